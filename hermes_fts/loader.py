@@ -1,0 +1,362 @@
+"""Bring the cjk_unicode61 extension into SQLite connections, on any Python.
+
+Strategy order for ``load(conn)`` (DESIGN.md decision 7):
+
+1. ``present``         the connection already has the extension;
+2. ``load_extension``  the connection can load extensions (stdlib builds that
+                       allow it, pysqlite3, sqlean.py, apsw); switched off again;
+3. ``auto_extension``  the stdlib module without ``enable_load_extension``:
+                       register the library process-wide with
+                       ``sqlite3_auto_extension`` on the very SQLite library the
+                       ``sqlite3`` module uses (through cffi, ABI mode), checked
+                       with a probe connection;
+4. ``ExtensionUnavailable`` with a message that says what to do.
+
+One process binds the library to one SQLite library only: the extension keeps
+SQLite's API table in a process-wide pointer, so serving two different SQLite
+builds from one copy would call one library's routines with the other's
+objects.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import threading
+from typing import Any, NamedTuple, Optional
+from urllib.parse import quote
+
+__all__ = [
+    "ExtensionUnavailable",
+    "Token",
+    "connect",
+    "extension_disabled",
+    "extension_path",
+    "has_extension",
+    "install",
+    "load",
+    "load_strategy",
+    "tokenize",
+    "uninstall",
+]
+
+LIB_NAME = "cjk_unicode61"
+if sys.platform == "win32":
+    LIB_SUFFIX = ".dll"
+elif sys.platform == "darwin":
+    LIB_SUFFIX = ".dylib"
+else:
+    LIB_SUFFIX = ".so"
+
+_OFF_VALUES = {"0", "false", "off", "no"}
+_PROBE_SQL = "SELECT cjk_unicode61_version()"
+
+
+class ExtensionUnavailable(RuntimeError):
+    """The cjk_unicode61 extension cannot be used; the message says what to do."""
+
+
+class Token(NamedTuple):
+    text: str
+    start: int  # UTF-8 byte offset into the original text
+    end: int
+    colocated: bool
+
+
+def extension_disabled() -> bool:
+    """True when HERMES_CJK_FTS switches the extension off (0, false, off, no)."""
+    return os.environ.get("HERMES_CJK_FTS", "").strip().lower() in _OFF_VALUES
+
+
+def extension_path() -> str:
+    """Path of the library without its suffix, for ``.load`` and ``load_extension``.
+
+    ``HERMES_FTS5_CJK_SO`` overrides the bundled library (suffix stripped, so
+    SQLite derives the entry point from the file name as usual).
+    """
+    override = os.environ.get("HERMES_FTS5_CJK_SO", "").strip()
+    if override:
+        path = os.path.expanduser(override)
+        for suffix in (".so", ".dylib", ".dll"):
+            if path.endswith(suffix):
+                return path[: -len(suffix)]
+        return path
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), LIB_NAME)
+
+
+def _library_file() -> str:
+    base = extension_path()
+    for candidate in (base + LIB_SUFFIX, base):
+        if os.path.isfile(candidate):
+            return candidate
+    raise ExtensionUnavailable(
+        f"the cjk_unicode61 library was not found at {base + LIB_SUFFIX}. "
+        "Reinstall hermes-fts from a wheel (pip install --force-reinstall hermes-fts), "
+        "or build it in a source checkout with `python setup.py build_ext --inplace`; "
+        "HERMES_FTS5_CJK_SO may point to a library built elsewhere."
+    )
+
+
+def _check_enabled() -> None:
+    if extension_disabled():
+        raise ExtensionUnavailable(
+            "the cjk_unicode61 extension is switched off by HERMES_CJK_FTS="
+            f"{os.environ.get('HERMES_CJK_FTS')!r}; unset it to enable CJK search"
+        )
+
+
+# --------------------------------------------------------------------------
+# Which SQLite library a connection runs on, and the one-library rule.
+
+_lock = threading.RLock()
+_bound_host: Optional[str] = None  # identity of the SQLite library the extension serves
+_strategy: Optional[str] = None  # how the extension reached the last connection
+
+
+def _host_identity(conn: Any) -> str:
+    """A stable name for the SQLite library behind ``conn``."""
+    module = type(conn).__module__.split(".")[0]
+    if module == "sqlite3":  # the stdlib: its C part is the _sqlite3 module
+        import _sqlite3
+
+        return getattr(_sqlite3, "__file__", None) or "builtin:_sqlite3"
+    mod = sys.modules.get(module)
+    ext_mod = sys.modules.get(module + "._sqlite3") or mod
+    return getattr(ext_mod, "__file__", None) or module
+
+
+def _bind(host: str) -> None:
+    global _bound_host
+    with _lock:
+        if _bound_host is not None and _bound_host != host:
+            raise ExtensionUnavailable(
+                "cjk_unicode61 is already serving the SQLite library of "
+                f"{_bound_host}; one process can serve one SQLite library only "
+                f"(asked for {host}). Use one sqlite3 module per process, or run "
+                "the other host in a separate process."
+            )
+        _bound_host = host
+
+
+def has_extension(conn: Any) -> bool:
+    """True when ``conn`` has the cjk_unicode61 tokenizer and helpers."""
+    try:
+        conn.execute(_PROBE_SQL).fetchall()
+    except Exception:  # each host raises its own error class for "no such function"
+        return False
+    return True
+
+
+def load_strategy() -> Optional[str]:
+    """How the extension reached the most recent connection (for ``status``)."""
+    return _strategy
+
+
+def load(conn: Any) -> str:
+    """Make cjk_unicode61 and its helpers available on ``conn``; return the strategy."""
+    global _strategy
+    _check_enabled()
+    if has_extension(conn):
+        _strategy = _strategy or "present"
+        return "present"
+    host = _host_identity(conn)
+    if hasattr(conn, "enable_load_extension"):
+        path = _library_file()
+        _bind(host)
+        conn.enable_load_extension(True)
+        try:
+            conn.load_extension(path)
+        except Exception as exc:
+            raise ExtensionUnavailable(f"loading {path} failed: {exc}") from exc
+        finally:
+            # Never leave SQL-level load_extension() switched on for the caller.
+            conn.enable_load_extension(False)
+        _strategy = "load_extension"
+        return _strategy
+    if isinstance(conn, sqlite3.Connection):
+        install()
+        raise ExtensionUnavailable(
+            "this Python's sqlite3 module cannot load extensions into an open "
+            "connection; hermes_fts.install() has now registered the extension for "
+            "every connection opened from here on. Open the connection again, or use "
+            "hermes_fts.connect(path)."
+        )
+    raise ExtensionUnavailable(
+        f"{type(conn).__module__}.{type(conn).__name__} cannot load SQLite extensions; "
+        "use the stdlib sqlite3 module with hermes_fts.connect(), or apsw / sqlean.py"
+    )
+
+
+# --------------------------------------------------------------------------
+# cffi auto-extension for the stdlib module without enable_load_extension.
+
+_CDEF = """
+int sqlite3_auto_extension(void (*xEntryPoint)(void));
+int sqlite3_cancel_auto_extension(void (*xEntryPoint)(void));
+const char *sqlite3_libversion(void);
+"""
+_EXT_CDEF = "int hermes_fts_auto_init(void *db, char **pzErrMsg, const void *pApi);"
+
+# Kept for the life of the process: connections keep pointers into the
+# library, so it must never be unloaded (cffi never dlcloses on its own).
+_native: dict = {}
+
+
+def _stdlib_sqlite_library(ffi: Any) -> Any:
+    """Open the SQLite library that the stdlib ``_sqlite3`` module is bound to."""
+    import _sqlite3
+
+    module_file = getattr(_sqlite3, "__file__", None)
+    if not module_file:
+        raise ExtensionUnavailable(
+            "the sqlite3 module is built into this Python, so its SQLite cannot be "
+            "reached; use apsw or sqlean.py (pip install sqlean.py)"
+        )
+    if sys.platform == "win32":
+        # GetProcAddress does not search dependencies: open the DLL beside _sqlite3.
+        candidate = os.path.join(os.path.dirname(module_file), "sqlite3.dll")
+        return ffi.dlopen(candidate if os.path.exists(candidate) else "sqlite3.dll")
+    # dlsym on the module's handle also searches the libsqlite3 it links to, and
+    # finds a statically linked SQLite whose symbols are exported.
+    return ffi.dlopen(module_file)
+
+
+def install() -> str:
+    """Register the extension for every stdlib connection opened from now on."""
+    global _strategy
+    _check_enabled()
+    with _lock:
+        if "entry" in _native:
+            return "auto_extension"
+        try:
+            from cffi import FFI
+        except ImportError as exc:  # pragma: no cover - cffi is a dependency
+            raise ExtensionUnavailable("cffi is required: pip install cffi") from exc
+        ffi = FFI()
+        ffi.cdef(_CDEF)
+        ffi.cdef(_EXT_CDEF)
+        try:
+            sqlite_lib = _stdlib_sqlite_library(ffi)
+            version = ffi.string(sqlite_lib.sqlite3_libversion()).decode()
+        except (OSError, AttributeError) as exc:
+            raise ExtensionUnavailable(
+                f"cannot reach the SQLite library of the sqlite3 module ({exc}); "
+                "use a Python whose sqlite3 allows enable_load_extension, or apsw / "
+                "sqlean.py"
+            ) from exc
+        if version != sqlite3.sqlite_version:
+            raise ExtensionUnavailable(
+                f"found SQLite {version} but the sqlite3 module runs "
+                f"{sqlite3.sqlite_version}; refusing to register with the wrong library"
+            )
+        probe = sqlite3.connect(":memory:")
+        try:
+            options = {row[0] for row in probe.execute("PRAGMA compile_options")}
+        finally:
+            probe.close()
+        if "OMIT_LOAD_EXTENSION" in options:
+            raise ExtensionUnavailable(
+                "this SQLite was built with SQLITE_OMIT_LOAD_EXTENSION; "
+                "use apsw or sqlean.py (pip install sqlean.py)"
+            )
+        import _sqlite3
+
+        host = getattr(_sqlite3, "__file__", None) or "builtin:_sqlite3"
+        _bind(host)
+        path = _library_file()
+        try:
+            ext_lib = ffi.dlopen(path)
+            entry = ffi.cast("void(*)(void)", ext_lib.hermes_fts_auto_init)
+        except (OSError, AttributeError) as exc:
+            raise ExtensionUnavailable(
+                f"{path} cannot be used as an auto-extension ({exc}); it must be a "
+                "hermes-fts build exporting hermes_fts_auto_init"
+            ) from exc
+        rc = sqlite_lib.sqlite3_auto_extension(entry)
+        if rc != 0:
+            raise ExtensionUnavailable(f"sqlite3_auto_extension failed with code {rc}")
+        probe = sqlite3.connect(":memory:")
+        try:
+            ok = has_extension(probe)
+        finally:
+            probe.close()
+        if not ok:
+            sqlite_lib.sqlite3_cancel_auto_extension(entry)
+            raise ExtensionUnavailable(
+                "the extension was registered but a new connection does not have it "
+                "(is FTS5 missing from this SQLite?); use apsw or sqlean.py"
+            )
+        _native.update(ffi=ffi, sqlite=sqlite_lib, ext=ext_lib, entry=entry)
+        _strategy = "auto_extension"
+        return _strategy
+
+
+def uninstall() -> bool:
+    """Stop adding the extension to new connections (the library stays mapped)."""
+    with _lock:
+        entry = _native.pop("entry", None)
+        if entry is None:
+            return False
+        return bool(_native["sqlite"].sqlite3_cancel_auto_extension(entry))
+
+
+# --------------------------------------------------------------------------
+# Public conveniences.
+
+
+def connect(path: str, readonly: bool = False, **kwargs: Any) -> sqlite3.Connection:
+    """A stdlib sqlite3 connection with cjk_unicode61; raises ExtensionUnavailable.
+
+    ``readonly=True`` opens a read-only URI, so nothing is ever written.
+    """
+    global _strategy
+    _check_enabled()
+    target = str(path)
+    if readonly:
+        target = "file:" + quote(os.path.abspath(target)) + "?mode=ro"
+        kwargs["uri"] = True
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        conn = sqlite3.connect(target, **kwargs)
+        try:
+            load(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+    install()
+    conn = sqlite3.connect(target, **kwargs)
+    if not has_extension(conn):
+        conn.close()
+        raise ExtensionUnavailable("the auto-extension did not reach the new connection")
+    _strategy = "auto_extension"
+    return conn
+
+
+_local = threading.local()
+
+
+def tokenize(text: str, *args: str, unigrams: bool = False, query: bool = False) -> list[Token]:
+    """Tokens of ``text`` exactly as cjk_unicode61 makes them in FTS5.
+
+    ``args`` are tokenizer arguments (e.g. ``"remove_diacritics", "2"``);
+    ``query=True`` tokenizes as a MATCH query does (never any unigram synonyms).
+    Runs in a private in-memory connection of this thread.
+    """
+    _check_enabled()
+    conn = getattr(_local, "conn", None)
+    if conn is None:
+        conn = connect(":memory:", check_same_thread=True)
+        _local.conn = conn
+    targs = list(args) + (["unigrams", "1"] if unigrams else [])
+    fn = "cjk_tokens_query" if query else "cjk_tokens"
+    placeholders = "".join(", ?" for _ in targs)
+    try:
+        (raw,) = conn.execute(f"SELECT {fn}(?{placeholders})", [text, *targs]).fetchone()
+    except sqlite3.Error as exc:
+        raise ValueError(f"cjk_unicode61 rejected the arguments {targs!r}: {exc}") from exc
+    return [
+        Token(t["token"], int(t["start"]), int(t["end"]), bool(t["colocated"]))
+        for t in json.loads(raw)
+    ]

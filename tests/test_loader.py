@@ -1,0 +1,269 @@
+"""Loading the extension into every kind of Python host.
+
+Hosts other than the current interpreter's stdlib run in subprocesses: one
+process may serve one SQLite library only (see hermes_fts.loader).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import hermes_fts
+from hermes_fts import loader
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_python(code: str, python: str = sys.executable, env: dict | None = None, check=True):
+    """Run ``code`` in a fresh interpreter with the source tree importable."""
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = str(ROOT)
+    full_env.pop("HERMES_CJK_FTS", None)
+    full_env.pop("HERMES_FTS5_CJK_SO", None)
+    full_env.update(env or {})
+    proc = subprocess.run(
+        [python, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=120,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"subprocess failed:\nSTDOUT:\n{proc.stdout}\nSTDERR:\n{proc.stderr}")
+    return proc
+
+
+CJK_ROUNDTRIP = """
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61')")
+    conn.execute("INSERT INTO t VALUES ('修改youer服务端'), ('東京タワーに行った'), ('plain english')")
+    hits = {
+        q: [r[0] for r in conn.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rowid", (q,))]
+        for q in ("服务", "youer", "タワー", "english", "务服")
+    }
+"""
+
+
+def test_connect_on_this_python_uses_the_best_strategy():
+    conn = hermes_fts.connect(":memory:")
+    exec(textwrap.dedent(CJK_ROUNDTRIP), {"conn": conn}, ns := {})
+    assert ns["hits"] == {"服务": [1], "youer": [1], "タワー": [2], "english": [3], "务服": []}
+    expected = (
+        "load_extension"
+        if hasattr(sqlite3.Connection, "enable_load_extension")
+        else "auto_extension"
+    )
+    assert loader.load_strategy() == expected
+
+
+def test_load_on_a_connection_that_already_has_it_reports_present():
+    conn = hermes_fts.connect(":memory:")
+    assert hermes_fts.load(conn) == "present"
+
+
+def test_connect_readonly_refuses_writes(tmp_path):
+    db = tmp_path / "ro.db"
+    w = hermes_fts.connect(str(db))
+    w.execute("CREATE TABLE x(a)")
+    w.commit()
+    w.close()
+    ro = hermes_fts.connect(str(db), readonly=True)
+    assert ro.execute("SELECT count(*) FROM x").fetchone() == (0,)
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        ro.execute("INSERT INTO x VALUES (1)")
+
+
+def test_extension_path_has_no_suffix_and_the_library_exists():
+    path = hermes_fts.extension_path()
+    assert not path.endswith((".so", ".dylib", ".dll"))
+    assert os.path.isfile(path + loader.LIB_SUFFIX)
+
+
+@pytest.mark.parametrize("value", ["0", "false", "OFF", " no "])
+def test_off_switch_refuses_with_a_clear_message(monkeypatch, value):
+    monkeypatch.setenv("HERMES_CJK_FTS", value)
+    with pytest.raises(hermes_fts.ExtensionUnavailable, match="HERMES_CJK_FTS"):
+        hermes_fts.connect(":memory:")
+    with pytest.raises(hermes_fts.ExtensionUnavailable, match="HERMES_CJK_FTS"):
+        hermes_fts.load(sqlite3.connect(":memory:"))
+    with pytest.raises(hermes_fts.ExtensionUnavailable, match="HERMES_CJK_FTS"):
+        hermes_fts.tokenize("中文")
+
+
+def test_tokenize_gives_tokens_with_exact_byte_offsets():
+    text = "修改youer服务端"
+    tokens = hermes_fts.tokenize(text)
+    assert [t.text for t in tokens] == ["修改", "youer", "服务", "务端"]
+    raw = text.encode()
+    assert [raw[t.start : t.end].decode() for t in tokens] == ["修改", "youer", "服务", "务端"]
+    uni = hermes_fts.tokenize("中国人", unigrams=True)
+    assert [(t.text, t.colocated) for t in uni] == [
+        ("中国", False),
+        ("中", True),
+        ("国人", False),
+        ("国", True),
+        ("人", True),
+    ]
+    assert [t.text for t in hermes_fts.tokenize("中国人", unigrams=True, query=True)] == [
+        "中国",
+        "国人",
+    ]
+    with pytest.raises(ValueError, match="rejected"):
+        hermes_fts.tokenize("x", "no_such_option", "1")
+
+
+def test_missing_library_override_fails_with_advice(tmp_path):
+    proc = run_python(
+        """
+        import hermes_fts
+        try:
+            hermes_fts.connect(":memory:")
+        except hermes_fts.ExtensionUnavailable as e:
+            print("ERR", e)
+        """,
+        env={"HERMES_FTS5_CJK_SO": str(tmp_path / "nope" / "libfts5_cjk.so")},
+    )
+    assert "ERR" in proc.stdout and "not found" in proc.stdout
+    assert "HERMES_FTS5_CJK_SO" in proc.stdout
+
+
+def test_override_serves_hermes_agents_library_name(tmp_path):
+    """HERMES_FTS5_CJK_SO may name the library as Hermes Agent does (libfts5_cjk.so)."""
+    copy = tmp_path / ("libfts5_cjk" + loader.LIB_SUFFIX)
+    shutil.copy(hermes_fts.extension_path() + loader.LIB_SUFFIX, copy)
+    proc = run_python(
+        """
+        import hermes_fts
+        conn = hermes_fts.connect(":memory:")
+        print(conn.execute("SELECT cjk_tokens('服务端')").fetchone()[0])
+        """,
+        env={"HERMES_FTS5_CJK_SO": str(copy)},
+    )
+    assert [t["token"] for t in json.loads(proc.stdout)] == ["服务", "务端"]
+
+
+def test_uninstall_stops_new_connections_and_install_restores():
+    proc = run_python(
+        """
+        import sqlite3, hermes_fts
+        from hermes_fts import loader
+        hermes_fts.connect(":memory:")
+        if loader.load_strategy() != "auto_extension":
+            print("SKIP")
+        else:
+            kept = sqlite3.connect(":memory:")
+            assert loader.uninstall() is True
+            print("after-uninstall", loader.has_extension(sqlite3.connect(":memory:")))
+            print("kept", loader.has_extension(kept))
+            hermes_fts.install()
+            print("after-install", loader.has_extension(sqlite3.connect(":memory:")))
+        """
+    )
+    if "SKIP" in proc.stdout:
+        pytest.skip("this Python loads extensions directly; auto-extension not used")
+    assert "after-uninstall False" in proc.stdout
+    assert "kept True" in proc.stdout
+    assert "after-install True" in proc.stdout
+
+
+def test_stdlib_connection_opened_before_install_gets_a_clear_error():
+    proc = run_python(
+        """
+        import sqlite3, hermes_fts
+        early = sqlite3.connect(":memory:")
+        if hasattr(early, "enable_load_extension"):
+            print("SKIP")
+        else:
+            try:
+                hermes_fts.load(early)
+            except hermes_fts.ExtensionUnavailable as e:
+                print("ERR", e)
+            late = sqlite3.connect(":memory:")
+            print("late", hermes_fts.load(late))
+        """
+    )
+    if "SKIP" in proc.stdout:
+        pytest.skip("this Python loads extensions into open connections")
+    assert "ERR" in proc.stdout and "hermes_fts.connect" in proc.stdout
+    assert "late present" in proc.stdout
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+@pytest.mark.skipif(not os.path.exists(SYSTEM_PYTHON), reason="no Debian system python3")
+def test_system_python_with_enable_load_extension_switches_it_off_again():
+    proc = run_python(
+        """
+        import sqlite3, hermes_fts
+        conn = sqlite3.connect(":memory:")
+        print("strategy", hermes_fts.load(conn))
+        """
+        + textwrap.indent(textwrap.dedent(CJK_ROUNDTRIP), "        ")
+        + """
+        print("hits", hits["服务"], hits["youer"])
+        try:
+            conn.execute("SELECT load_extension('x')")
+        except sqlite3.OperationalError as e:
+            print("sql-load", e)
+        """,
+        python=SYSTEM_PYTHON,
+    )
+    assert "strategy load_extension" in proc.stdout
+    assert "hits [1] [1]" in proc.stdout
+    assert "sql-load not authorized" in proc.stdout
+
+
+NEWER_HOSTS = {
+    "sqlean": "import sqlean as mod\nconn = mod.connect(':memory:')",
+    "pysqlite3": "from pysqlite3 import dbapi2 as mod\nconn = mod.connect(':memory:')",
+    "apsw": "import apsw as mod\nconn = apsw_conn = mod.Connection(':memory:')",
+}
+
+
+@pytest.mark.parametrize("host", sorted(NEWER_HOSTS))
+def test_newer_sqlite_hosts_load_through_load_extension(host):
+    module = {"sqlean": "sqlean", "pysqlite3": "pysqlite3", "apsw": "apsw"}[host]
+    probe = run_python(f"import {module}", check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"{module} is not installed (pip install '.[test]' brings it)")
+    code = NEWER_HOSTS[host] + textwrap.dedent(
+        """
+        import hermes_fts
+        print("strategy", hermes_fts.load(conn))
+        print("again", hermes_fts.load(conn))
+        version = conn.execute("SELECT cjk_unicode61_version()").fetchone()[0]
+        print("version", version)
+        """
+    ) + textwrap.dedent(CJK_ROUNDTRIP) + "\nprint('hits', hits['服务'], hits['タワー'], hits['务服'])\n"
+    proc = run_python(code)
+    assert "strategy load_extension" in proc.stdout
+    assert "again present" in proc.stdout
+    assert "hits [1] [2] []" in proc.stdout
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("version"))
+    assert "3.40" not in line  # really a different, newer SQLite
+
+
+def test_two_sqlite_libraries_in_one_process_are_refused():
+    probe = run_python("import sqlean", check=False)
+    if probe.returncode != 0:
+        pytest.skip("sqlean.py is not installed")
+    proc = run_python(
+        """
+        import sqlean, hermes_fts
+        hermes_fts.connect(":memory:")
+        try:
+            hermes_fts.load(sqlean.connect(":memory:"))
+        except hermes_fts.ExtensionUnavailable as e:
+            print("ERR", e)
+        """
+    )
+    assert "ERR" in proc.stdout and "one SQLite library" in proc.stdout
