@@ -41,6 +41,14 @@ class BuildLoadable(build_ext):
     def get_export_symbols(self, ext):
         return ENTRY_POINTS
 
+    def build_extensions(self):
+        # Some Pythons (pyenv) put their own -rpath in LDSHARED; a library that
+        # the sqlite3 shell loads must not carry a path to a Python install.
+        linker = getattr(self.compiler, "linker_so", None)
+        if isinstance(linker, list):
+            self.compiler.linker_so = [a for a in linker if not a.startswith("-Wl,-rpath")]
+        super().build_extensions()
+
     def get_libraries(self, ext):
         # Never link libpython: the library must load in the sqlite3 shell too.
         return list(ext.libraries)

@@ -1,0 +1,480 @@
+/*
+** FTS5 auxiliary functions cjk_highlight() and cjk_snippet().
+**
+** The built-in highlight()/snippet() work per token, so the overlapping
+** bigrams of one CJK phrase come out fragmented or doubled ("[中国][国人]").
+** These functions work on byte ranges instead: every phrase hit in a column
+** becomes the byte range from the start of its first token to the end of its
+** last token (positions are mapped to byte ranges by re-tokenizing the
+** column text), and overlapping or adjacent ranges are merged into one span
+** with exact original offsets: 我是[中国人]民.
+**
+** Single-character hits (unigrams 1 tables) fall on a bigram position.  When
+** the runtime offers Fts5ExtensionApi v3 (SQLite >= 3.45) xInstToken tells
+** which character matched and the span is narrowed to it.  On older SQLite
+** (e.g. 3.40) the whole bigram of that position is highlighted.
+*/
+#include "internal.h"
+SQLITE_EXTENSION_INIT3
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A matched byte range [iStart, iEnd) of the column text. */
+typedef struct Span {
+  int iStart;
+  int iEnd;
+  int iPhrase;
+} Span;
+
+/* Token position -> byte range, built by re-tokenizing the column text. */
+typedef struct PosMap {
+  int *aStart;
+  int *aEnd;
+  int n;
+  int nAlloc;
+} PosMap;
+
+typedef int (*InstTokenFn)(Fts5Context *, int iIdx, int iToken, const char **ppToken,
+                           int *pnToken);
+
+#if SQLITE_VERSION_NUMBER < 3045000
+/* Headers older than 3.45 stop at xPhraseNextColumn; version 3 of the
+** extension API appends these two methods (public ABI of fts5.h). */
+typedef struct Fts5ExtensionApiV3 {
+  Fts5ExtensionApi v2;
+  int (*xQueryToken)(Fts5Context *, int iPhrase, int iToken, const char **ppToken, int *pnToken);
+  InstTokenFn xInstToken;
+} Fts5ExtensionApiV3;
+#endif
+
+/* xInstToken when the running SQLite really has it, else NULL.  Both the
+** struct version and the library version are checked so an optimistic
+** iVersion can never make us read past the end of the struct. */
+static InstTokenFn getInstToken(const Fts5ExtensionApi *pApi) {
+  if (pApi->iVersion < 3 || sqlite3_libversion_number() < 3045000) return NULL;
+#if SQLITE_VERSION_NUMBER < 3045000
+  return ((const Fts5ExtensionApiV3 *)pApi)->xInstToken;
+#else
+  return pApi->xInstToken;
+#endif
+}
+
+static int posMapToken(void *pCtx, int tflags, const char *pToken, int nToken, int iStart,
+                       int iEnd) {
+  PosMap *m = (PosMap *)pCtx;
+  (void)pToken;
+  (void)nToken;
+  /* Colocated tokens share the previous position; its range is the
+  ** positional token's (the bigram). */
+  if (tflags & FTS5_TOKEN_COLOCATED) return SQLITE_OK;
+  if (m->n == m->nAlloc) {
+    int nNew = m->nAlloc ? m->nAlloc * 2 : 64;
+    int *aS;
+    int *aE;
+    if (m->nAlloc > INT_MAX / 4) return SQLITE_NOMEM;
+    aS = (int *)realloc(m->aStart, sizeof(int) * (size_t)nNew);
+    if (aS == NULL) return SQLITE_NOMEM;
+    m->aStart = aS;
+    aE = (int *)realloc(m->aEnd, sizeof(int) * (size_t)nNew);
+    if (aE == NULL) return SQLITE_NOMEM;
+    m->aEnd = aE;
+    m->nAlloc = nNew;
+  }
+  m->aStart[m->n] = iStart;
+  m->aEnd[m->n] = iEnd;
+  m->n++;
+  return SQLITE_OK;
+}
+
+static void posMapFree(PosMap *m) {
+  free(m->aStart);
+  free(m->aEnd);
+  memset(m, 0, sizeof(*m));
+}
+
+static int cmpSpan(const void *a, const void *b) {
+  const Span *x = (const Span *)a;
+  const Span *y = (const Span *)b;
+  if (x->iStart != y->iStart) return x->iStart < y->iStart ? -1 : 1;
+  if (x->iEnd != y->iEnd) return x->iEnd < y->iEnd ? -1 : 1;
+  return 0;
+}
+
+/* Narrow a one-token hit on a bigram to the character that matched. */
+static void refineSingleChar(InstTokenFn xInstToken, Fts5Context *pFts, int iInst, const char *z,
+                             int n, Span *pSpan) {
+  const char *pTok = NULL;
+  int nTok = 0;
+  unsigned int want;
+  unsigned int cp[3];
+  int aOff[4];
+  int nChar = 0;
+  int i;
+  int iMatch = -1;
+
+  if (xInstToken(pFts, iInst, 0, &pTok, &nTok) != SQLITE_OK || pTok == NULL || nTok <= 0) return;
+  if (hermes_utf8_decode((const unsigned char *)pTok, nTok, &want) != nTok) return;
+  if (!hermes_is_cjk(want)) return;
+  /* Decode exactly as the tokenizer does (same folding, same bound). */
+  for (i = pSpan->iStart; i < pSpan->iEnd && nChar < 3;) {
+    int bFolded;
+    int len = hermes_fold_next((const unsigned char *)z + i, n - i, &cp[nChar], &bFolded);
+    aOff[nChar++] = i;
+    i += len;
+  }
+  if (nChar != 2 || i != pSpan->iEnd) return;
+  aOff[2] = i;
+  for (i = 0; i < 2; i++) {
+    if (cp[i] == want) iMatch = (iMatch < 0) ? i : 2; /* 2 = both match: ambiguous */
+  }
+  if (iMatch == 0 || iMatch == 1) {
+    pSpan->iStart = aOff[iMatch];
+    pSpan->iEnd = aOff[iMatch + 1];
+  }
+}
+
+/*
+** Collect the hits of column iCol as byte ranges sorted by start.  *paHit is
+** malloc'd (NULL when there are none).
+*/
+static int collectHits(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int iCol, const char *z,
+                       int n, Span **paHit, int *pnHit) {
+  PosMap m;
+  Span *aHit = NULL;
+  int nHit = 0;
+  int nInst = 0;
+  int rc;
+  int i;
+  InstTokenFn xInstToken = getInstToken(pApi);
+
+  memset(&m, 0, sizeof(m));
+  *paHit = NULL;
+  *pnHit = 0;
+  rc = pApi->xInstCount(pFts, &nInst);
+  if (rc != SQLITE_OK || nInst <= 0) return rc;
+  rc = pApi->xTokenize(pFts, z, n, (void *)&m, posMapToken);
+  if (rc != SQLITE_OK) goto done;
+  aHit = (Span *)malloc(sizeof(Span) * (size_t)nInst);
+  if (aHit == NULL) {
+    rc = SQLITE_NOMEM;
+    goto done;
+  }
+  for (i = 0; i < nInst; i++) {
+    int iPhrase = 0;
+    int iHitCol = 0;
+    int iOff = 0;
+    int nTok;
+    rc = pApi->xInst(pFts, i, &iPhrase, &iHitCol, &iOff);
+    if (rc != SQLITE_OK) goto done;
+    if (iHitCol != iCol) continue;
+    nTok = pApi->xPhraseSize(pFts, iPhrase);
+    /* A stale external-content row can disagree with the index: skip hits
+    ** that do not fit the text rather than reading past the map. */
+    if (nTok < 1 || iOff < 0 || iOff > m.n - nTok) continue;
+    aHit[nHit].iStart = m.aStart[iOff];
+    aHit[nHit].iEnd = m.aEnd[iOff + nTok - 1];
+    aHit[nHit].iPhrase = iPhrase;
+    if (aHit[nHit].iEnd <= aHit[nHit].iStart) continue;
+    if (nTok == 1 && xInstToken) refineSingleChar(xInstToken, pFts, i, z, n, &aHit[nHit]);
+    nHit++;
+  }
+  qsort(aHit, (size_t)nHit, sizeof(Span), cmpSpan);
+
+done:
+  posMapFree(&m);
+  if (rc != SQLITE_OK || nHit == 0) {
+    free(aHit);
+    return rc;
+  }
+  *paHit = aHit;
+  *pnHit = nHit;
+  return SQLITE_OK;
+}
+
+/* Merge sorted spans in place: overlapping or touching ranges become one. */
+static int mergeSpans(Span *a, int n) {
+  int nOut = 0;
+  int i;
+  for (i = 0; i < n; i++) {
+    if (nOut > 0 && a[i].iStart <= a[nOut - 1].iEnd) {
+      if (a[i].iEnd > a[nOut - 1].iEnd) a[nOut - 1].iEnd = a[i].iEnd;
+    } else {
+      a[nOut++] = a[i];
+    }
+  }
+  return nOut;
+}
+
+typedef struct Markers {
+  const char *zOpen;
+  int nOpen;
+  const char *zClose;
+  int nClose;
+} Markers;
+
+/* Append z[lo..hi) with every (merged) span marked, spans clipped to it. */
+static void appendHighlighted(HBuf *b, const char *z, int lo, int hi, const Span *aSpan, int nSpan,
+                              const Markers *mk) {
+  int at = lo;
+  int i;
+  for (i = 0; i < nSpan; i++) {
+    int s = aSpan[i].iStart < at ? at : aSpan[i].iStart;
+    int e = aSpan[i].iEnd > hi ? hi : aSpan[i].iEnd;
+    if (s >= e) continue;
+    hermes_buf_append(b, z + at, (size_t)(s - at));
+    hermes_buf_append(b, mk->zOpen, (size_t)mk->nOpen);
+    hermes_buf_append(b, z + s, (size_t)(e - s));
+    hermes_buf_append(b, mk->zClose, (size_t)mk->nClose);
+    at = e;
+  }
+  if (at < hi) hermes_buf_append(b, z + at, (size_t)(hi - at));
+}
+
+static void readMarker(sqlite3_value *pVal, const char **pz, int *pn) {
+  const char *z = (const char *)sqlite3_value_text(pVal);
+  *pz = z ? z : "";
+  *pn = z ? sqlite3_value_bytes(pVal) : 0;
+}
+
+static void resultBuf(sqlite3_context *ctx, HBuf *b) {
+  if (b->oom) {
+    sqlite3_result_error_nomem(ctx);
+  } else if (b->n > (size_t)INT_MAX) {
+    sqlite3_result_error_toobig(ctx);
+  } else {
+    sqlite3_result_text(ctx, b->a ? b->a : "", (int)b->n, SQLITE_TRANSIENT);
+  }
+}
+
+static void resultErrorf(sqlite3_context *ctx, const char *zFmt, int iArg) {
+  char *zMsg = sqlite3_mprintf(zFmt, iArg);
+  sqlite3_result_error(ctx, zMsg ? zMsg : zFmt, -1);
+  sqlite3_free(zMsg);
+}
+
+/* cjk_highlight(tbl, col, open, close) */
+static void cjkHighlight(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
+                         int nVal, sqlite3_value **apVal) {
+  Markers mk;
+  const char *z = NULL;
+  int n = 0;
+  int iCol;
+  Span *aHit = NULL;
+  int nHit = 0;
+  HBuf b;
+  int rc;
+
+  if (nVal != 3) {
+    resultErrorf(ctx,
+                 "wrong number of arguments to function cjk_highlight(): expected 4 "
+                 "(table, column, open, close), got %d",
+                 nVal + 1);
+    return;
+  }
+  iCol = sqlite3_value_int(apVal[0]);
+  if (iCol < 0 || iCol >= pApi->xColumnCount(pFts)) {
+    resultErrorf(ctx, "cjk_highlight(): column index %d out of range", iCol);
+    return;
+  }
+  readMarker(apVal[1], &mk.zOpen, &mk.nOpen);
+  readMarker(apVal[2], &mk.zClose, &mk.nClose);
+  rc = pApi->xColumnText(pFts, iCol, &z, &n);
+  if (rc != SQLITE_OK) {
+    sqlite3_result_error_code(ctx, rc);
+    return;
+  }
+  if (z == NULL) return; /* NULL column -> NULL, as the built-in highlight() */
+
+  rc = collectHits(pApi, pFts, iCol, z, n, &aHit, &nHit);
+  if (rc != SQLITE_OK) {
+    sqlite3_result_error_code(ctx, rc);
+    return;
+  }
+  nHit = mergeSpans(aHit, nHit);
+  memset(&b, 0, sizeof(b));
+  appendHighlighted(&b, z, 0, n, aHit, nHit, &mk);
+  resultBuf(ctx, &b);
+  hermes_buf_free(&b);
+  free(aHit);
+}
+
+/* Column with the most hits (ties: lowest index); with no hits at all, the
+** first column that has text. */
+static int bestColumn(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int *piCol) {
+  int nCol = pApi->xColumnCount(pFts);
+  int nInst = 0;
+  int *aCount;
+  int rc;
+  int i;
+  int iBest = -1;
+
+  aCount = (int *)calloc((size_t)(nCol > 0 ? nCol : 1), sizeof(int));
+  if (aCount == NULL) return SQLITE_NOMEM;
+  rc = pApi->xInstCount(pFts, &nInst);
+  for (i = 0; rc == SQLITE_OK && i < nInst; i++) {
+    int iPhrase, iCol, iOff;
+    rc = pApi->xInst(pFts, i, &iPhrase, &iCol, &iOff);
+    if (rc == SQLITE_OK && iCol >= 0 && iCol < nCol) aCount[iCol]++;
+  }
+  for (i = 0; rc == SQLITE_OK && i < nCol; i++) {
+    if (aCount[i] > 0 && (iBest < 0 || aCount[i] > aCount[iBest])) iBest = i;
+  }
+  for (i = 0; rc == SQLITE_OK && iBest < 0 && i < nCol; i++) {
+    const char *z = NULL;
+    int n = 0;
+    rc = pApi->xColumnText(pFts, i, &z, &n);
+    if (rc == SQLITE_OK && z != NULL && n > 0) iBest = i;
+  }
+  free(aCount);
+  *piCol = iBest < 0 ? 0 : iBest;
+  return rc;
+}
+
+/* Index of the code point that starts at byte iByte (first at or after). */
+static int charIndexOf(const int *aChar, int nChar, int iByte) {
+  int lo = 0;
+  int hi = nChar;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (aChar[mid] < iByte) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+/* cjk_snippet(tbl, col, open, close, ellipsis, max_chars) */
+static void cjkSnippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
+                       int nVal, sqlite3_value **apVal) {
+  Markers mk;
+  const char *zEllipsis;
+  int nEllipsis;
+  const char *z = NULL;
+  int n = 0;
+  int iCol;
+  int nMax;
+  Span *aHit = NULL;
+  int nHit = 0;
+  int *aChar = NULL; /* byte offset of every code point, plus n at the end */
+  int *aSeen = NULL; /* per phrase: the last candidate window that counted it */
+  int nChar = 0;
+  int iWinStart = 0;
+  int iWinEnd;
+  HBuf b;
+  int rc;
+  int i;
+
+  memset(&b, 0, sizeof(b));
+  if (nVal != 5) {
+    resultErrorf(ctx,
+                 "wrong number of arguments to function cjk_snippet(): expected 6 "
+                 "(table, column, open, close, ellipsis, max_chars), got %d",
+                 nVal + 1);
+    return;
+  }
+  iCol = sqlite3_value_int(apVal[0]);
+  nMax = sqlite3_value_int(apVal[4]);
+  if (nMax < 1) {
+    resultErrorf(ctx, "cjk_snippet(): max_chars must be at least 1, got %d", nMax);
+    return;
+  }
+  if (iCol >= pApi->xColumnCount(pFts) || iCol < -1) {
+    resultErrorf(ctx, "cjk_snippet(): column index %d out of range", iCol);
+    return;
+  }
+  readMarker(apVal[1], &mk.zOpen, &mk.nOpen);
+  readMarker(apVal[2], &mk.zClose, &mk.nClose);
+  readMarker(apVal[3], &zEllipsis, &nEllipsis);
+
+  rc = (iCol < 0) ? bestColumn(pApi, pFts, &iCol) : SQLITE_OK;
+  if (rc == SQLITE_OK) rc = pApi->xColumnText(pFts, iCol, &z, &n);
+  if (rc != SQLITE_OK) goto error;
+  if (z == NULL) return; /* NULL column -> NULL */
+
+  rc = collectHits(pApi, pFts, iCol, z, n, &aHit, &nHit);
+  if (rc != SQLITE_OK) goto error;
+
+  /* Code point boundaries (the same lenient decoding as the tokenizer, so
+  ** every token offset is one of them). */
+  aChar = (int *)malloc(sizeof(int) * ((size_t)n + 1));
+  if (aChar == NULL) {
+    rc = SQLITE_NOMEM;
+    goto error;
+  }
+  for (i = 0; i < n;) {
+    unsigned int cp;
+    aChar[nChar++] = i;
+    i += hermes_utf8_decode((const unsigned char *)z + i, n - i, &cp);
+  }
+  aChar[nChar] = n;
+
+  if (nChar > nMax && nHit > 0) {
+    /* Score the window centred on each hit: most distinct phrases, then
+    ** most hits fully inside; ties keep the earliest hit. */
+    int nPhrase = pApi->xPhraseCount(pFts);
+    int bestDistinct = -1;
+    int bestCount = -1;
+    aSeen = (int *)calloc((size_t)(nPhrase > 0 ? nPhrase : 1), sizeof(int));
+    if (aSeen == NULL) {
+      rc = SQLITE_NOMEM;
+      goto error;
+    }
+    for (i = 0; i < nHit; i++) {
+      int hs = charIndexOf(aChar, nChar, aHit[i].iStart);
+      int he = charIndexOf(aChar, nChar, aHit[i].iEnd);
+      int ws = (hs + he) / 2 - nMax / 2;
+      int we;
+      int nDistinct = 0;
+      int nCount = 0;
+      int j;
+      if (ws > nChar - nMax) ws = nChar - nMax;
+      if (ws < 0) ws = 0;
+      we = ws + nMax;
+      /* Hits are sorted by start: skip to the first one inside the window
+      ** and stop at the first one past it, so this stays near-linear. */
+      j = i;
+      while (j > 0 && aHit[j - 1].iStart >= aChar[ws]) j--;
+      for (; j < nHit && aHit[j].iStart < aChar[we]; j++) {
+        if (aHit[j].iStart < aChar[ws] || aHit[j].iEnd > aChar[we]) continue;
+        nCount++;
+        if (aHit[j].iPhrase >= 0 && aHit[j].iPhrase < nPhrase &&
+            aSeen[aHit[j].iPhrase] != i + 1) {
+          aSeen[aHit[j].iPhrase] = i + 1;
+          nDistinct++;
+        }
+      }
+      if (nDistinct > bestDistinct || (nDistinct == bestDistinct && nCount > bestCount)) {
+        bestDistinct = nDistinct;
+        bestCount = nCount;
+        iWinStart = ws;
+      }
+    }
+  }
+  iWinEnd = iWinStart + nMax;
+  if (iWinEnd > nChar) iWinEnd = nChar;
+
+  nHit = mergeSpans(aHit, nHit);
+  if (iWinStart > 0) hermes_buf_append(&b, zEllipsis, (size_t)nEllipsis);
+  appendHighlighted(&b, z, aChar[iWinStart], aChar[iWinEnd], aHit, nHit, &mk);
+  if (iWinEnd < nChar) hermes_buf_append(&b, zEllipsis, (size_t)nEllipsis);
+  resultBuf(ctx, &b);
+  goto cleanup;
+
+error:
+  sqlite3_result_error_code(ctx, rc);
+cleanup:
+  hermes_buf_free(&b);
+  free(aHit);
+  free(aChar);
+  free(aSeen);
+}
+
+int hermes_register_aux(fts5_api *pApi) {
+  int rc = pApi->xCreateFunction(pApi, "cjk_highlight", NULL, cjkHighlight, NULL);
+  if (rc == SQLITE_OK) rc = pApi->xCreateFunction(pApi, "cjk_snippet", NULL, cjkSnippet, NULL);
+  return rc;
+}

@@ -1,0 +1,305 @@
+/*
+** The cjk_unicode61 FTS5 tokenizer (v1 tokenizer API, SQLite 3.34+).
+**
+** Segment-first design: the input is split into CJK and non-CJK segments.
+** Only non-CJK segments are handed to the built-in unicode61 tokenizer, with
+** a callback that rebases its offsets onto the original text; CJK runs are
+** turned into overlapping bigrams here (Lucene CJKBigramFilter semantics).
+** Tokens reach the caller strictly in document order, so FTS5 positions are
+** consistent and every offset is an exact byte offset into the input.
+**
+** Width folding happens before classification, so full-width ASCII is fed to
+** unicode61 as ASCII (through a folded copy with a byte offset map) and
+** half-width katakana joins CJK runs as full-width katakana.
+*/
+#include "internal.h"
+SQLITE_EXTENSION_INIT3
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One tokenizer instance: the wrapped unicode61 plus our own option. */
+typedef struct CjkTokenizer {
+  fts5_tokenizer inner;  /* unicode61's methods, found via xFindTokenizer */
+  Fts5Tokenizer *pInner; /* unicode61 instance created with the passed-through args */
+  int bUnigrams;         /* "unigrams 1": colocated unigrams in documents */
+} CjkTokenizer;
+
+typedef int (*TokenCallback)(void *, int, const char *, int, int, int);
+
+/* State of one xTokenize call. */
+typedef struct TokenizeState {
+  CjkTokenizer *p;
+  void *pCtx;            /* caller's context for xToken */
+  TokenCallback xToken;  /* caller's callback */
+  int flags;             /* FTS5_TOKENIZE_* flags of this call */
+  int bUnigrams;         /* emit colocated unigrams in this call */
+  const unsigned char *z;
+  int n;
+
+  /* The CJK run being built: only the previous character is needed. */
+  int nRun;
+  unsigned int prevCp;
+  int prevStart;
+  int prevEnd;
+
+  /* Offset translation for the non-CJK segment being fed to unicode61:
+  ** original = iBase + offset when aMap is NULL, else aMap[offset]. */
+  int iBase;
+  const int *aMap;
+  int nMapped;           /* valid indices of aMap are 0..nMapped */
+
+  /* Reused across segments of one call; only needed when folding happened. */
+  HBuf fold;
+  int *aMapAlloc;
+  int nMapAlloc;
+} TokenizeState;
+
+static const char *const UNIGRAMS_OPTION = "unigrams";
+
+static void cjkDelete(Fts5Tokenizer *pTok) {
+  CjkTokenizer *p = (CjkTokenizer *)pTok;
+  if (p == NULL) return;
+  if (p->pInner) p->inner.xDelete(p->pInner);
+  free(p);
+}
+
+/*
+** Arguments come as key/value pairs.  "unigrams 0|1" is ours and removed;
+** everything else goes to unicode61 unchanged, so its options work and an
+** unknown argument fails exactly as it does in unicode61.
+*/
+static int cjkCreate(void *pCtx, const char **azArg, int nArg, Fts5Tokenizer **ppOut) {
+  fts5_api *pApi = (fts5_api *)pCtx;
+  CjkTokenizer *p;
+  const char **azPass = NULL;
+  int nPass = 0;
+  void *pInnerUserData = NULL;
+  int rc = SQLITE_OK;
+  int i;
+
+  *ppOut = NULL;
+  p = (CjkTokenizer *)calloc(1, sizeof(*p));
+  if (p == NULL) return SQLITE_NOMEM;
+  if (nArg > 0) {
+    azPass = (const char **)malloc(sizeof(const char *) * (size_t)nArg);
+    if (azPass == NULL) {
+      rc = SQLITE_NOMEM;
+      goto done;
+    }
+  }
+  for (i = 0; i < nArg; i += 2) {
+    if (sqlite3_stricmp(azArg[i], UNIGRAMS_OPTION) == 0) {
+      const char *zVal = (i + 1 < nArg) ? azArg[i + 1] : NULL;
+      if (zVal != NULL && strcmp(zVal, "0") == 0) {
+        p->bUnigrams = 0;
+      } else if (zVal != NULL && strcmp(zVal, "1") == 0) {
+        p->bUnigrams = 1;
+      } else {
+        rc = SQLITE_ERROR;
+        goto done;
+      }
+      continue;
+    }
+    azPass[nPass++] = azArg[i];
+    if (i + 1 < nArg) azPass[nPass++] = azArg[i + 1];
+  }
+
+  rc = pApi->xFindTokenizer(pApi, "unicode61", &pInnerUserData, &p->inner);
+  if (rc != SQLITE_OK) goto done;
+  rc = p->inner.xCreate(pInnerUserData, azPass, nPass, &p->pInner);
+
+done:
+  free(azPass);
+  if (rc != SQLITE_OK) {
+    cjkDelete((Fts5Tokenizer *)p);
+    return rc;
+  }
+  *ppOut = (Fts5Tokenizer *)p;
+  return SQLITE_OK;
+}
+
+/* unicode61's callback: translate offsets back into the original text. */
+static int innerToken(void *pCtx, int tflags, const char *pToken, int nToken, int iStart,
+                      int iEnd) {
+  TokenizeState *s = (TokenizeState *)pCtx;
+  if (s->aMap) {
+    /* Offsets from unicode61 always lie inside the buffer it was given;
+    ** the clamps only guard the map index. */
+    if (iStart < 0) iStart = 0;
+    if (iEnd > s->nMapped) iEnd = s->nMapped;
+    if (iStart > iEnd) iStart = iEnd;
+    iStart = s->aMap[iStart];
+    iEnd = s->aMap[iEnd];
+  } else {
+    iStart += s->iBase;
+    iEnd += s->iBase;
+  }
+  return s->xToken(s->pCtx, tflags, pToken, nToken, iStart, iEnd);
+}
+
+/* Feed z[iStart..iEnd) (non-CJK) to unicode61. */
+static int flushSegment(TokenizeState *s, int iStart, int iEnd, int bFolded) {
+  CjkTokenizer *p = s->p;
+  int i;
+  int nSeg = iEnd - iStart;
+
+  if (!bFolded) {
+    /* Common case (all English text): one call, no copy, no allocation. */
+    s->aMap = NULL;
+    s->iBase = iStart;
+    return p->inner.xTokenize(p->pInner, (void *)s, s->flags, (const char *)s->z + iStart, nSeg,
+                              innerToken);
+  }
+
+  /* Folding never lengthens a character (3 bytes -> 1 or 3, 6 -> 3), so the
+  ** folded copy and its map need at most nSeg bytes / nSeg+1 entries. */
+  s->fold.n = 0;
+  if (hermes_buf_reserve(&s->fold, (size_t)nSeg) != SQLITE_OK) return SQLITE_NOMEM;
+  if (s->nMapAlloc < nSeg + 1) {
+    int *aNew = (int *)realloc(s->aMapAlloc, sizeof(int) * ((size_t)nSeg + 1));
+    if (aNew == NULL) return SQLITE_NOMEM;
+    s->aMapAlloc = aNew;
+    s->nMapAlloc = nSeg + 1;
+  }
+  for (i = iStart; i < iEnd;) {
+    unsigned int cp;
+    int bCharFolded;
+    /* Same bound as the main scan, so character boundaries are identical. */
+    int len = hermes_fold_next(s->z + i, s->n - i, &cp, &bCharFolded);
+    int k;
+    if (bCharFolded) {
+      char buf[4];
+      int nOut = hermes_utf8_encode(cp, buf);
+      for (k = 0; k < nOut; k++) s->aMapAlloc[s->fold.n + (size_t)k] = i;
+      memcpy(s->fold.a + s->fold.n, buf, (size_t)nOut);
+      s->fold.n += (size_t)nOut;
+    } else {
+      /* Copy verbatim (invalid bytes included) so unicode61 sees exactly
+      ** what it would have seen without folding elsewhere. */
+      for (k = 0; k < len; k++) {
+        s->aMapAlloc[s->fold.n + (size_t)k] = i + k;
+        s->fold.a[s->fold.n + (size_t)k] = (char)s->z[i + k];
+      }
+      s->fold.n += (size_t)len;
+    }
+    i += len;
+  }
+  s->aMapAlloc[s->fold.n] = iEnd;
+  s->aMap = s->aMapAlloc;
+  s->nMapped = (int)s->fold.n;
+  return p->inner.xTokenize(p->pInner, (void *)s, s->flags, s->fold.a, (int)s->fold.n,
+                            innerToken);
+}
+
+/* Emit the UTF-8 of one or two folded code points as a token. */
+static int emitCjk(TokenizeState *s, int tflags, unsigned int cp1, unsigned int cp2, int bTwo,
+                   int iStart, int iEnd) {
+  char buf[8];
+  int nBuf = hermes_utf8_encode(cp1, buf);
+  if (bTwo) nBuf += hermes_utf8_encode(cp2, buf + nBuf);
+  return s->xToken(s->pCtx, tflags, buf, nBuf, iStart, iEnd);
+}
+
+/* Add one CJK character at z[iStart..iEnd) to the current run. */
+static int addRunChar(TokenizeState *s, unsigned int cp, int iStart, int iEnd) {
+  int rc = SQLITE_OK;
+  if (s->nRun > 0) {
+    rc = emitCjk(s, 0, s->prevCp, cp, 1, s->prevStart, iEnd);
+    if (rc == SQLITE_OK && s->bUnigrams) {
+      /* Colocated with bigram(i): positions stay those of the plain run. */
+      rc = emitCjk(s, FTS5_TOKEN_COLOCATED, s->prevCp, 0, 0, s->prevStart, s->prevEnd);
+    }
+  }
+  s->nRun++;
+  s->prevCp = cp;
+  s->prevStart = iStart;
+  s->prevEnd = iEnd;
+  return rc;
+}
+
+/* The current run ended: a lone character becomes a unigram (Lucene
+** <SINGLE>); a longer run only needs the last character's colocated unigram. */
+static int endRun(TokenizeState *s) {
+  int rc = SQLITE_OK;
+  if (s->nRun == 1) {
+    rc = emitCjk(s, 0, s->prevCp, 0, 0, s->prevStart, s->prevEnd);
+  } else if (s->nRun > 1 && s->bUnigrams) {
+    rc = emitCjk(s, FTS5_TOKEN_COLOCATED, s->prevCp, 0, 0, s->prevStart, s->prevEnd);
+  }
+  s->nRun = 0;
+  return rc;
+}
+
+static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *pText, int nText,
+                       TokenCallback xToken) {
+  TokenizeState s;
+  int rc = SQLITE_OK;
+  int i = 0;
+  int iSeg = -1;      /* start of the pending non-CJK segment, -1 if none */
+  int bSegFolded = 0; /* the pending segment contains folded characters */
+
+  if (pText == NULL || nText <= 0) return SQLITE_OK;
+
+  memset(&s, 0, sizeof(s));
+  s.p = (CjkTokenizer *)pTok;
+  s.pCtx = pCtx;
+  s.xToken = xToken;
+  s.flags = flags;
+  /* Unigrams only when indexing documents: query, prefix and auxiliary
+  ** tokenization must match the plain bigram stream exactly. */
+  s.bUnigrams = s.p->bUnigrams && (flags & FTS5_TOKENIZE_DOCUMENT) != 0 &&
+                (flags & (FTS5_TOKENIZE_QUERY | FTS5_TOKENIZE_AUX)) == 0;
+  s.z = (const unsigned char *)pText;
+  s.n = nText;
+
+  while (i < nText) {
+    unsigned int cp;
+    int bFolded;
+    int len;
+
+    if (s.z[i] < 0x80) {
+      /* ASCII is never CJK and never folded: skip the whole stretch. */
+      if (s.nRun > 0 && (rc = endRun(&s)) != SQLITE_OK) break;
+      if (iSeg < 0) iSeg = i;
+      do {
+        i++;
+      } while (i < nText && s.z[i] < 0x80);
+      continue;
+    }
+
+    len = hermes_fold_next(s.z + i, nText - i, &cp, &bFolded);
+    if (hermes_is_cjk(cp)) {
+      if (iSeg >= 0) {
+        rc = flushSegment(&s, iSeg, i, bSegFolded);
+        iSeg = -1;
+        bSegFolded = 0;
+        if (rc != SQLITE_OK) break;
+      }
+      rc = addRunChar(&s, cp, i, i + len);
+      if (rc != SQLITE_OK) break;
+    } else {
+      if (s.nRun > 0 && (rc = endRun(&s)) != SQLITE_OK) break;
+      if (iSeg < 0) iSeg = i;
+      bSegFolded |= bFolded;
+    }
+    i += len;
+  }
+
+  if (rc == SQLITE_OK && s.nRun > 0) rc = endRun(&s);
+  if (rc == SQLITE_OK && iSeg >= 0) rc = flushSegment(&s, iSeg, nText, bSegFolded);
+
+  hermes_buf_free(&s.fold);
+  free(s.aMapAlloc);
+  return rc;
+}
+
+int hermes_register_tokenizer(fts5_api *pApi) {
+  fts5_tokenizer t;
+  t.xCreate = cjkCreate;
+  t.xDelete = cjkDelete;
+  t.xTokenize = cjkTokenize;
+  /* pContext is the fts5_api itself, so xCreate can find unicode61 on the
+  ** same connection without any global state. */
+  return pApi->xCreateTokenizer(pApi, HERMES_TOKENIZER_NAME, (void *)pApi, &t, NULL);
+}

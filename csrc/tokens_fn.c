@@ -1,0 +1,207 @@
+/*
+** Scalar SQL functions for people in the sqlite3 shell and for the Python
+** loader:
+**   cjk_tokens(text [, tokenizer args...])        document tokenization
+**   cjk_tokens_query(text [, tokenizer args...])  query tokenization
+**     -> JSON array of {"token","start","end","pos","colocated"}
+**   cjk_unicode61_version() -> "hermes-fts X; fts5 api v1; sqlite Y"
+** The fts5_api of the connection is the functions' user data, so the exact
+** tokenizer registered on that connection is used.
+*/
+#include "internal.h"
+SQLITE_EXTENSION_INIT3
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct JsonTokens {
+  HBuf out;
+  int nToken; /* tokens written so far (for the comma) */
+  int iPos;   /* next FTS5 position */
+} JsonTokens;
+
+/* Append z[0..n) as a JSON string.  Control characters are escaped as
+** \u00XX; bytes that are not valid UTF-8 (and encoded surrogates) become
+** U+FFFD so the output is always valid JSON, whatever the input. */
+static void jsonString(HBuf *b, const char *zIn, int n) {
+  const unsigned char *z = (const unsigned char *)zIn;
+  int i = 0;
+  hermes_buf_append(b, "\"", 1);
+  while (i < n) {
+    unsigned int c = z[i];
+    if (c < 0x80) {
+      if (c == '"' || c == '\\') {
+        char esc[2] = {'\\', (char)c};
+        hermes_buf_append(b, esc, 2);
+      } else if (c < 0x20 || c == 0x7F) {
+        char esc[8];
+        snprintf(esc, sizeof(esc), "\\u%04x", c);
+        hermes_buf_append(b, esc, 6);
+      } else {
+        hermes_buf_append(b, (const char *)z + i, 1);
+      }
+      i++;
+    } else {
+      unsigned int cp;
+      int len = hermes_utf8_decode(z + i, n - i, &cp);
+      int bValid = !(len == 1 || (cp >= 0xD800 && cp <= 0xDFFF));
+      if (bValid) {
+        hermes_buf_append(b, (const char *)z + i, (size_t)len);
+      } else {
+        hermes_buf_append(b, "\xEF\xBF\xBD", 3);
+      }
+      i += len;
+    }
+  }
+  hermes_buf_append(b, "\"", 1);
+}
+
+static int jsonToken(void *pCtx, int tflags, const char *pToken, int nToken, int iStart,
+                     int iEnd) {
+  JsonTokens *j = (JsonTokens *)pCtx;
+  int bColocated = (tflags & FTS5_TOKEN_COLOCATED) != 0;
+  int iPos;
+  char num[96];
+  int nNum;
+
+  /* A colocated token shares the position of the token before it. */
+  if (bColocated) {
+    iPos = j->iPos > 0 ? j->iPos - 1 : 0;
+  } else {
+    iPos = j->iPos++;
+  }
+  hermes_buf_append(&j->out, j->nToken ? ",{\"token\":" : "{\"token\":", j->nToken ? 10 : 9);
+  jsonString(&j->out, pToken, nToken);
+  nNum = snprintf(num, sizeof(num), ",\"start\":%d,\"end\":%d,\"pos\":%d,\"colocated\":%s}",
+                  iStart, iEnd, iPos, bColocated ? "true" : "false");
+  if (nNum < 0 || nNum >= (int)sizeof(num)) return SQLITE_ERROR;
+  hermes_buf_append(&j->out, num, (size_t)nNum);
+  j->nToken++;
+  return j->out.oom ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+static void tokensImpl(sqlite3_context *ctx, int argc, sqlite3_value **argv, int flags,
+                       const char *zFunc) {
+  fts5_api *pApi = (fts5_api *)sqlite3_user_data(ctx);
+  const char *zText;
+  int nText;
+  const char **azArg = NULL;
+  int nArg = argc - 1;
+  void *pUserData = NULL;
+  fts5_tokenizer tok;
+  Fts5Tokenizer *pTok = NULL;
+  JsonTokens j;
+  int rc;
+  int i;
+
+  memset(&j, 0, sizeof(j));
+  if (argc < 1) {
+    char *zMsg = sqlite3_mprintf("%s: expected (text [, tokenizer args...])", zFunc);
+    sqlite3_result_error(ctx, zMsg ? zMsg : "wrong number of arguments", -1);
+    sqlite3_free(zMsg);
+    return;
+  }
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  zText = (const char *)sqlite3_value_text(argv[0]);
+  nText = sqlite3_value_bytes(argv[0]);
+  if (zText == NULL && nText > 0) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (nArg > 0) {
+    azArg = (const char **)malloc(sizeof(const char *) * (size_t)nArg);
+    if (azArg == NULL) {
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    for (i = 0; i < nArg; i++) {
+      azArg[i] = (const char *)sqlite3_value_text(argv[i + 1]);
+      if (azArg[i] == NULL) {
+        char *zMsg = sqlite3_mprintf("%s: tokenizer argument %d is NULL", zFunc, i + 1);
+        sqlite3_result_error(ctx, zMsg ? zMsg : "NULL tokenizer argument", -1);
+        sqlite3_free(zMsg);
+        free(azArg);
+        return;
+      }
+    }
+  }
+
+  rc = pApi->xFindTokenizer(pApi, HERMES_TOKENIZER_NAME, &pUserData, &tok);
+  if (rc == SQLITE_OK) rc = tok.xCreate(pUserData, azArg, nArg, &pTok);
+  if (rc != SQLITE_OK) {
+    /* The v1 tokenizer API has no message channel; say what can be wrong. */
+    char *zMsg = sqlite3_mprintf(
+        "%s: error in tokenizer constructor (%s): 'unigrams' takes 0 or 1, every other "
+        "argument must be a valid unicode61 option (remove_diacritics, categories, "
+        "tokenchars, separators)",
+        zFunc, sqlite3_errstr(rc));
+    sqlite3_result_error(ctx, zMsg ? zMsg : "error in tokenizer constructor", -1);
+    sqlite3_free(zMsg);
+    free(azArg);
+    return;
+  }
+
+  hermes_buf_append(&j.out, "[", 1);
+  rc = tok.xTokenize(pTok, (void *)&j, flags, zText, nText, jsonToken);
+  hermes_buf_append(&j.out, "]", 1);
+  tok.xDelete(pTok);
+  free(azArg);
+
+  if (rc == SQLITE_OK && j.out.oom) rc = SQLITE_NOMEM;
+  if (rc == SQLITE_OK && j.out.n > (size_t)INT_MAX) rc = SQLITE_TOOBIG;
+  if (rc == SQLITE_NOMEM) {
+    sqlite3_result_error_nomem(ctx);
+  } else if (rc == SQLITE_TOOBIG) {
+    sqlite3_result_error_toobig(ctx);
+  } else if (rc != SQLITE_OK) {
+    sqlite3_result_error_code(ctx, rc);
+  } else {
+    /* Ownership of the malloc'd buffer passes to SQLite, freed with free(). */
+    sqlite3_result_text(ctx, j.out.a, (int)j.out.n, free);
+    j.out.a = NULL;
+  }
+  hermes_buf_free(&j.out);
+}
+
+static void cjkTokensFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  tokensImpl(ctx, argc, argv, FTS5_TOKENIZE_DOCUMENT, "cjk_tokens");
+}
+
+static void cjkTokensQueryFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  tokensImpl(ctx, argc, argv, FTS5_TOKENIZE_QUERY, "cjk_tokens_query");
+}
+
+static void versionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  char *z;
+  (void)argc;
+  (void)argv;
+  z = sqlite3_mprintf("hermes-fts %s; fts5 api v1; sqlite %s", HERMES_FTS_VERSION,
+                      sqlite3_libversion());
+  if (z == NULL) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, z, -1, sqlite3_free);
+}
+
+int hermes_register_sql_functions(sqlite3 *db, fts5_api *pApi) {
+  /* Same input -> same output on a connection, and harmless in triggers and
+  ** views, hence DETERMINISTIC | INNOCUOUS. */
+  const int eText = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
+  int rc = sqlite3_create_function_v2(db, "cjk_tokens", -1, eText, (void *)pApi, cjkTokensFunc,
+                                      NULL, NULL, NULL);
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_create_function_v2(db, "cjk_tokens_query", -1, eText, (void *)pApi,
+                                    cjkTokensQueryFunc, NULL, NULL, NULL);
+  }
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_create_function_v2(db, "cjk_unicode61_version", 0, eText, NULL, versionFunc,
+                                    NULL, NULL, NULL);
+  }
+  return rc;
+}
