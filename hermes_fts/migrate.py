@@ -1,0 +1,283 @@
+"""Index content maintenance: chunked backfill, CJK pending apply, optimize-storage.
+
+Every write here runs in its own ``BEGIN IMMEDIATE`` transaction so that a
+``kill -9`` at any instant leaves either the whole step or none of it, and the
+progress marker in ``state_meta`` always agrees with what the index holds.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Callable
+
+from . import schema
+from .schema import CJK, CJK_PENDING, DDL, TRIGRAM
+
+logger = logging.getLogger("hermes_fts.migrate")
+
+CHUNK_ROWS = 500
+DUTY_FACTOR = 4.0  # sleep >= 4x a chunk's cost: the backfill holds the lock <= 20 % of the time
+MIN_PAUSE = 0.2
+PENDING_BATCH_IDS = 2000  # bounds how long one sync transaction holds the write lock
+
+Sleep = Callable[[float], None]
+Progress = Callable[[dict[str, Any]], None]
+
+
+@contextmanager
+def write_txn(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE … COMMIT; rolls back on any exception, Ctrl-C included."""
+    # IMMEDIATE takes the write lock up front: a deferred transaction that
+    # upgrades later gets SQLITE_BUSY_SNAPSHOT in WAL mode, which the busy
+    # handler cannot wait out.
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        # SQLite already rolled back by itself after some errors (corruption,
+        # out of disk); a second ROLLBACK would mask the real exception.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _select_columns(index: str) -> str:
+    return ", ".join(DDL[index].columns)
+
+
+# --------------------------------------------------------------------------
+# Backfill
+
+
+def seed_full_backfill(conn: sqlite3.Connection, index: str) -> int | None:
+    """Inside the caller's transaction: mark every existing row as not yet indexed."""
+    row = conn.execute("SELECT MAX(id) FROM messages").fetchone()
+    high = row[0] if row and row[0] is not None else 0
+    if high <= 0:
+        schema.clear_markers(conn, index)
+        return None
+    schema.seed_markers(conn, index, high)
+    return int(high)
+
+
+def backfill_step(conn: sqlite3.Connection, index: str, chunk_rows: int = CHUNK_ROWS) -> bool:
+    """Index one chunk of ``index``; True while work remains."""
+    with write_txn(conn):
+        # Re-read the markers inside the write transaction: that is the claim,
+        # so two processes driving the same backfill never index a chunk twice.
+        state = schema.markers(conn, index)
+        if state is None:
+            return False
+        high, progress = state
+        upper = min(progress + chunk_rows, high)
+        if upper > progress:
+            cols = _select_columns(index)
+            conn.execute(
+                f"INSERT INTO {index}(rowid, {cols}) SELECT id, {cols} FROM {DDL[index].view} "
+                "WHERE id > ? AND id <= ?",
+                (progress, upper),
+            )
+            if index == CJK:
+                # The chunk indexed the rows' current state; older pending
+                # entries for them would 'delete' values the index never held.
+                conn.execute(
+                    f"DELETE FROM {CJK_PENDING} WHERE msg_id > ? AND msg_id <= ?",
+                    (progress, upper),
+                )
+        if upper >= high:
+            schema.clear_markers(conn, index)
+            logger.info("backfill of %s complete (%d ids)", index, high)
+            return False
+        schema.set_meta(conn, f"{schema.MARKER_PREFIX[index]}_progress", upper)
+        return True
+
+
+def drive_backfill(
+    conn: sqlite3.Connection,
+    index: str,
+    *,
+    sleep: Sleep = time.sleep,
+    chunk_rows: int = CHUNK_ROWS,
+    min_pause: float = MIN_PAUSE,
+    on_chunk: Callable[[], None] | None = None,
+) -> None:
+    """Run ``backfill_step`` until done, pausing so other writers are never starved."""
+    while True:
+        t0 = time.monotonic()
+        try:
+            more = backfill_step(conn, index, chunk_rows)
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc).lower() and "busy" not in str(exc).lower():
+                raise
+            logger.debug("backfill chunk of %s waited out lock contention: %s", index, exc)
+            more = True
+        if on_chunk is not None:
+            on_chunk()
+        if not more:
+            return
+        sleep(max(min_pause, (time.monotonic() - t0) * DUTY_FACTOR))
+
+
+def status(conn: sqlite3.Connection, indexes: tuple[str, ...] = schema.INDEXES
+           ) -> dict[str, Any] | None:
+    """Aggregate ``{pending, total, indexed, percent, indexes}`` or None."""
+    per: dict[str, dict[str, int]] = {}
+    for index in indexes:
+        state = schema.markers(conn, index)
+        if state is not None:
+            high, progress = state
+            per[index] = {"total": high, "indexed": min(progress, high)}
+    if not per:
+        return None
+    total = sum(v["total"] for v in per.values())
+    indexed = sum(v["indexed"] for v in per.values())
+    return {
+        "pending": True,
+        "total": total,
+        "indexed": indexed,
+        "percent": min(100, int(100 * indexed / total)) if total else 100,
+        "indexes": per,
+    }
+
+
+# --------------------------------------------------------------------------
+# CJK pending apply
+
+
+def pending_count(conn: sqlite3.Connection) -> int:
+    try:
+        return int(conn.execute(f"SELECT COUNT(*) FROM {CJK_PENDING}").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+def apply_pending(conn: sqlite3.Connection, batch_ids: int = PENDING_BATCH_IDS) -> int:
+    """Bring messages_fts_cjk up to date from the pending table; returns ids applied.
+
+    Each batch is its own write transaction, so a large backlog (an extension
+    outage) never holds the write lock for long.
+    """
+    applied = 0
+    while True:
+        with write_txn(conn):
+            n = apply_pending_batch(conn, batch_ids)
+        if n == 0:
+            return applied
+        applied += n
+
+
+def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) -> int:
+    """Inside the caller's transaction: apply the pending rows of up to ``batch_ids`` ids.
+
+    Batches are cut by message id, never by sequence number: all pending rows
+    of one message are consumed together, because only the *first* row's old
+    values are what the index holds (a later row's old values are a state the
+    index never saw).  ``None`` takes everything.
+    """
+    gate = schema.gate(CJK, "p.msg_id")
+    if batch_ids is None:
+        row = conn.execute(f"SELECT MAX(msg_id) FROM {CJK_PENDING}").fetchone()
+    else:
+        row = conn.execute(
+            f"SELECT MAX(msg_id) FROM (SELECT DISTINCT msg_id FROM {CJK_PENDING} "
+            "ORDER BY msg_id LIMIT ?)",
+            (batch_ids,),
+        ).fetchone()
+    if row is None or row[0] is None:
+        return 0
+    bound = row[0]
+    n = conn.execute(
+        f"SELECT COUNT(DISTINCT msg_id) FROM {CJK_PENDING} WHERE msg_id <= ?", (bound,)
+    ).fetchone()[0]
+    # 1) remove what the index holds: the first pending row's old values,
+    #    for rows that qualified then and lie in the indexed id range.
+    conn.execute(
+        f"INSERT INTO {CJK}({CJK}, rowid, content, tool_name, tool_calls) "
+        f"SELECT 'delete', p.msg_id, p.old_content, p.old_tool_name, p.old_tool_calls "
+        f"FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND p.seq = (SELECT MIN(seq) FROM "
+        f"{CJK_PENDING} q WHERE q.msg_id = p.msg_id) AND p.op <> 'insert' "
+        f"AND p.old_role <> 'tool' AND {gate}",
+        (bound,),
+    )
+    # 2) add the final state: whatever the row is now, if it still qualifies.
+    conn.execute(
+        f"INSERT INTO {CJK}(rowid, content, tool_name, tool_calls) "
+        f"SELECT v.id, v.content, v.tool_name, v.tool_calls FROM {DDL[CJK].view} v "
+        f"WHERE v.id IN (SELECT DISTINCT p.msg_id FROM {CJK_PENDING} p "
+        f"WHERE p.msg_id <= ? AND {gate})",
+        (bound,),
+    )
+    # Ids inside a running backfill window are simply dropped: the backfill
+    # will read their current state.
+    conn.execute(f"DELETE FROM {CJK_PENDING} WHERE msg_id <= ?", (bound,))
+    return int(n)
+
+
+# --------------------------------------------------------------------------
+# Reset / integrity
+
+
+def reset_index(conn: sqlite3.Connection, index: str) -> None:
+    """Drop and recreate ``index`` empty, seeding a full backfill; one transaction.
+
+    Used for a stale (corrupt) index, a re-enabled trigram index and to move
+    Hermes Agent's inline layout onto the external-content one.  Triggers are
+    recreated in the same transaction as the markers, so no concurrent write
+    is missed or double-indexed.
+    """
+    with write_txn(conn):
+        schema.drop_index_objects(conn, index)
+        schema.create_index_objects(conn, index)
+        seed_full_backfill(conn, index)
+        schema.create_triggers(conn, index)
+        if index == TRIGRAM:
+            schema.delete_meta(conn, schema.META_TRIGRAM_STALE)
+        if index == CJK:
+            schema.delete_meta(conn, schema.META_CJK_STALE)
+    logger.info("%s reset; a chunked backfill will rebuild it", index)
+
+
+def integrity_check(conn: sqlite3.Connection, index: str) -> str | None:
+    """None when FTS5 'integrity-check' passes, else the error text."""
+    try:
+        with write_txn(conn):
+            conn.execute(f"INSERT INTO {index}({index}) VALUES('integrity-check')")
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return None
+
+
+def page_bytes(conn: sqlite3.Connection) -> int:
+    """Database size from SQLite's page accounting (the WAL may hold the VACUUM result)."""
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    return int((pages - free) * size)
+
+
+def file_bytes(conn: sqlite3.Connection) -> int:
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    return int(pages * size)
+
+
+def index_bytes(conn: sqlite3.Connection, index: str) -> int | None:
+    try:
+        row = conn.execute(f"SELECT SUM(length(block)) FROM {index}_data").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return int(row[0] or 0)
+
+
+def text_bytes(conn: sqlite3.Connection) -> int:
+    row = conn.execute(
+        "SELECT SUM(COALESCE(length(CAST(content AS BLOB)), 0) + "
+        "COALESCE(length(CAST(tool_name AS BLOB)), 0) + "
+        "COALESCE(length(CAST(tool_calls AS BLOB)), 0)) FROM messages"
+    ).fetchone()
+    return int(row[0] or 0)

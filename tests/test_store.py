@@ -1,0 +1,438 @@
+"""SessionStore in one process: schema, writers, pending sync, fail-open paths, CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import hermes_fts
+from hermes_fts import cli, migrate, schema
+from hermes_fts.schema import BASE, CJK, CJK_PENDING, TRIGRAM
+from hermes_fts.store import SessionStore, is_fts_corruption
+
+
+def _has_extension() -> bool:
+    try:
+        hermes_fts.connect(":memory:").close()
+    except hermes_fts.ExtensionUnavailable:
+        return False
+    return True
+
+
+needs_ext = pytest.mark.skipif(not _has_extension(), reason="cjk_unicode61 extension unavailable here (not built, or no cffi)")
+
+TEXTS = [
+    ("user", "我们讨论了数据库迁移的计划", None),
+    ("assistant", "日本語のテキストを検索します", None),
+    ("user", "한국어 문장도 검색할 수 있어야 합니다", None),
+    ("assistant", "plain English about deployment pipelines", None),
+    ("tool", "工具输出 " + "x" * 9000 + " tailmarker", "shell"),
+    ("user", "修改youer服务端的计划", None),
+]
+
+
+def _fill(store: SessionStore, n_rounds: int = 1) -> list[int]:
+    store.add_session("s1", "cli", started_at=1.0)
+    store.add_session("c1", "cron", started_at=2.0)
+    rows = []
+    for i in range(n_rounds):
+        for j, (role, content, tool) in enumerate(TEXTS):
+            rows.append({"session_id": "c1" if j == 3 else "s1", "role": role,
+                         "content": f"{content} r{i}", "tool_name": tool,
+                         "timestamp": 10.0 + i * 10 + j})
+    return store.add_messages(rows)
+
+
+def _match(store: SessionStore, index: str, query: str) -> set[int]:
+    return {r[0] for r in store.conn.execute(
+        f"SELECT rowid FROM {index} WHERE {index} MATCH ?", (query,))}
+
+
+def _indexed_ids(conn: sqlite3.Connection, index: str) -> set[int]:
+    return {r[0] for r in conn.execute(f"SELECT id FROM {index}_docsize")}
+
+
+def _view_ids(conn: sqlite3.Connection, index: str) -> set[int]:
+    return {r[0] for r in conn.execute(f"SELECT id FROM {schema.DDL[index].view}")}
+
+
+def _assert_indexes_exact(store: SessionStore) -> None:
+    assert all(v is None for v in store.integrity_check().values()), store.integrity_check()
+    for index in schema.INDEXES:
+        if schema.index_sql(store.conn, index) is not None:
+            assert _indexed_ids(store.conn, index) == _view_ids(store.conn, index), index
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "state.db"
+
+
+def test_default_path_uses_hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
+    with SessionStore() as store:
+        assert store.path == tmp_path / "home" / "state.db"
+        assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        names = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
+        assert {"sessions", "messages", "state_meta", BASE, TRIGRAM} <= names
+        assert "schema_version" not in names  # that table belongs to Hermes Agent
+
+
+@needs_ext
+def test_writers_and_indexes(db: Path) -> None:
+    with SessionStore(db) as store:
+        ids = _fill(store)
+        assert store.get_session("s1")["source"] == "cli"
+        assert [m["id"] for m in store.get_messages("s1")] == [i for k, i in enumerate(ids)
+                                                               if k != 3]
+        assert _match(store, CJK, "数据") == {ids[0]}
+        assert _match(store, CJK, "迁") == {ids[0]}  # unigrams 1: one char inside a run
+        assert _match(store, CJK, '"服务"') == {ids[5]}
+        assert _match(store, BASE, "tailmarker") == set()  # tool rows: first 8192 chars
+        assert _match(store, BASE, "shell") == {ids[4]}
+        # trigram: no tool rows, no cron sessions
+        assert _match(store, TRIGRAM, "deployment") == set()
+        assert _match(store, TRIGRAM, "数据库") == {ids[0]}
+        store.update_message(ids[0], content="新的内容：向量检索")
+        store.delete_message(ids[1])
+        store.end_session("s1", "compression")
+        store.end_session("s1", "later")
+        assert store.get_session("s1")["end_reason"] == "compression"
+        assert _match(store, CJK, "数据") == set()
+        assert _match(store, CJK, "检索") == {ids[0]}
+        assert migrate.pending_count(store.conn) == 0  # own writes applied in the same txn
+        _assert_indexes_exact(store)
+
+
+@needs_ext
+def test_flag_flips_never_touch_the_indexes(db: Path) -> None:
+    with SessionStore(db) as store:
+        ids = _fill(store)
+        conn = store.conn
+        conn.execute(f"DROP TRIGGER {CJK_PENDING}_insert")  # keep pending rows visible
+        before = conn.total_changes
+        store.set_message_flags(ids[0], active=False, compacted=True)
+        # one row changed, no trigger wrote anything
+        assert conn.total_changes - before == 1
+        assert migrate.pending_count(conn) == 0
+
+
+@needs_ext
+def test_pending_coalescing_of_foreign_changes(db: Path) -> None:
+    with SessionStore(db) as store:
+        ids = _fill(store)
+    # A plain writer (no SessionStore): the triggers log, nothing applies.
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE messages SET content = '第一次修改' WHERE id = ?", (ids[0],))
+        conn.execute("UPDATE messages SET content = '第二次修改' WHERE id = ?", (ids[0],))
+        conn.execute("UPDATE messages SET role = 'tool' WHERE id = ?", (ids[2],))
+        conn.execute("UPDATE messages SET role = 'user' WHERE id = ?", (ids[4],))
+        conn.execute("UPDATE messages SET content = '临时' WHERE id = ?", (ids[1],))
+        conn.execute("DELETE FROM messages WHERE id = ?", (ids[1],))
+        conn.execute("INSERT INTO messages(session_id, role, content, timestamp) "
+                     "VALUES ('s1', 'user', '外部插入的消息', 99)")
+        conn.execute("UPDATE messages SET content = '外部插入后又改了' "
+                     "WHERE content = '外部插入的消息'")
+    conn.close()
+    with SessionStore(db) as store:  # open applies the backlog
+        assert migrate.pending_count(store.conn) == 0
+        assert _match(store, CJK, "第二") == {ids[0]}
+        assert _match(store, CJK, "第一") == set()
+        assert _match(store, CJK, "工具") == {ids[4]}
+        assert _match(store, CJK, "又改") != set()
+        _assert_indexes_exact(store)
+
+
+def test_readonly_open_changes_no_byte(db: Path) -> None:
+    def digest(p: Path) -> bytes:
+        # SQLite itself creates an empty -wal/-shm pair for a WAL reader when
+        # none exists; an absent and an empty log hold the same bytes.
+        return hashlib.sha256(p.read_bytes() if p.exists() else b"").digest()
+
+    with SessionStore(db) as store:
+        _fill(store)
+        store.mark_fts_stale("test: pending state must not be repaired by a reader")
+    wal = db.with_name(db.name + "-wal")
+    for writer_open in (False, True):
+        writer = SessionStore(db) if writer_open else None
+        if writer is not None:
+            writer.add_message("s1", "user", "写入者仍然打开")
+        before = (digest(db), digest(wal))
+        with SessionStore(db, readonly=True) as ro:
+            state = ro.index_state()
+            assert ro.conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0] >= 6
+            assert ro.sync() == 0
+            with pytest.raises(PermissionError):
+                ro.add_message("s1", "user", "nope")
+            assert ro.optimize_storage()["reason"] == "read_only"
+        assert state["fts_stale"] is True
+        assert (digest(db), digest(wal)) == before
+        if writer is not None:
+            writer.close()
+
+
+def test_readonly_missing_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        SessionStore(tmp_path / "nope.db", readonly=True)
+    assert not (tmp_path / "nope.db").exists()
+
+
+def test_trigram_tokenizer_unavailable_simulated(db: Path, monkeypatch: pytest.MonkeyPatch
+                                                  ) -> None:
+    # This SQLite has trigram; the capability probe is what is simulated.
+    with SessionStore(db) as store:
+        ids = _fill(store)
+    monkeypatch.setattr(schema, "probe_trigram", lambda conn: False)
+    with SessionStore(db) as store:
+        state = store.index_state()
+        assert state[TRIGRAM]["served"] is False
+        assert state[BASE]["served"] is True
+        assert schema.missing_triggers(store.conn, TRIGRAM)  # detached: writes keep working
+        new = store.add_message("s1", "user", "written while trigram is off")
+        assert _match(store, BASE, "written") == {new}
+        store.delete_message(ids[0])
+    fresh = db.with_name("fresh.db")
+    with SessionStore(fresh) as store:
+        assert schema.index_sql(store.conn, TRIGRAM) is None
+        _fill(store)
+        assert store.index_state()[BASE]["served"] is True
+    monkeypatch.undo()
+    with SessionStore(db) as store:  # tokenizer back: rebuilt by optimize-storage
+        assert store.index_state()[TRIGRAM]["served"] is False
+        assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
+        assert store.index_state()[TRIGRAM]["served"] is True
+        _assert_indexes_exact(store)
+
+
+def test_trigram_opt_out(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with SessionStore(db) as store:
+        _fill(store)
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "0")
+    with SessionStore(db) as store:
+        assert store.index_state()[TRIGRAM]["served"] is False
+        assert schema.index_sql(store.conn, TRIGRAM) is not None  # storage kept until optimize
+        store.add_message("s1", "user", "after opt-out")
+        assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
+        assert schema.index_sql(store.conn, TRIGRAM) is None
+    fresh = db.with_name("fresh.db")
+    with SessionStore(fresh) as store:
+        assert schema.index_sql(store.conn, TRIGRAM) is None
+
+
+def test_no_fts5_simulated_writes_still_work(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with SessionStore(db) as store:
+        _fill(store)
+    monkeypatch.setattr(schema, "probe_fts5", lambda conn: False)
+    with SessionStore(db) as store:
+        assert store.index_state()[BASE]["served"] is False
+        assert schema.missing_triggers(store.conn, BASE)
+        store.add_message("s1", "user", "no fts5 here")
+        assert store.optimize_storage()["reason"] == "fts5_unavailable"
+    monkeypatch.undo()
+    with SessionStore(db) as store:
+        assert store.fts_stale
+        assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
+        assert _match(store, BASE, "fts5") != set()
+        _assert_indexes_exact(store)
+
+
+@needs_ext
+def test_corrupt_shadow_table_fails_open_to_like(db: Path) -> None:
+    with SessionStore(db) as store:
+        ids = _fill(store, n_rounds=30)
+        contents = {r[0]: r[1] for r in store.conn.execute("SELECT id, content FROM messages")}
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(f"UPDATE {BASE}_data SET block = randomblob(length(block)) WHERE id > 10")
+    conn.close()
+    with SessionStore(db) as store:
+        with pytest.raises(sqlite3.DatabaseError) as err:
+            store.conn.execute(f"SELECT rowid FROM {BASE} WHERE {BASE} MATCH 'deployment'"
+                               ).fetchall()
+        assert is_fts_corruption(err.value, fts_query=True)
+        store.mark_fts_stale(str(err.value))
+        state = store.index_state()
+        assert state["fts_stale"] and not state[BASE]["served"] and not state[CJK]["served"]
+        # Every message is still found by a LIKE scan over its own text.
+        for mid, text in contents.items():
+            probe = text[:12]
+            hits = {r[0] for r in store.conn.execute(
+                "SELECT id FROM messages WHERE content LIKE ?", (f"%{probe}%",))}
+            assert mid in hits
+        new = store.add_message("s1", "user", "written after corruption 损坏之后")
+        assert store.get_messages("s1")[-1]["id"] == new
+    with SessionStore(db) as store:
+        assert store.fts_stale  # stays stale across opens until optimize
+        result = store.optimize_storage(sleep=lambda s: None, vacuum=True)
+        assert result["ok"] and result["vacuumed"]
+        assert not store.fts_stale
+        assert _match(store, BASE, "deployment") == {i for i in ids if contents[i] and
+                                                     "deployment" in contents[i]}
+        _assert_indexes_exact(store)
+
+
+@needs_ext
+def test_write_through_corrupt_index_is_not_lost(db: Path) -> None:
+    with SessionStore(db) as store:
+        _fill(store, n_rounds=30)
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(f"UPDATE {BASE}_data SET block = randomblob(length(block)) WHERE id > 10")
+    conn.close()
+    with SessionStore(db) as store:
+        ids = [store.add_message("s1", "user", f"deployment 部署 {i}") for i in range(20)]
+        stored = {m["id"] for m in store.get_messages("s1")}
+        assert set(ids) <= stored
+        if store.fts_stale:  # the trigger hit the corrupt segment
+            assert not store.index_state()[BASE]["served"]
+
+
+@needs_ext
+def test_backfill_in_process_with_status_and_gap(db: Path) -> None:
+    with SessionStore(db) as store:
+        ids = _fill(store, n_rounds=40)
+        store.mark_fts_stale("test")
+        progress: list[dict] = []
+        result = store.optimize_storage(progress=progress.append, vacuum=False,
+                                        sleep=lambda s: None, chunk_rows=25)
+        assert result["ok"]
+        phases = [p["phase"] for p in progress]
+        assert phases[0] == "repair" and phases[-1] == "done" and "backfill" in phases
+        mid = [p for p in progress if p["phase"] == "backfill" and 0 < p["percent"] < 100]
+        assert mid, "progress reported between chunks"
+        assert store.rebuild_status() is None
+        assert store.unindexed_range(BASE) is None
+        _assert_indexes_exact(store)
+        # a stale open now shows a pending range the search layer can LIKE-scan
+        store.mark_fts_stale("again")
+        migrate.reset_index(store.conn, BASE)
+        assert store.unindexed_range(BASE) == (0, max(ids))
+        st = store.rebuild_status()
+        assert st and st["pending"] and st["indexed"] == 0 and st["percent"] == 0
+
+
+def test_add_messages_rejects_unknown_fields(db: Path) -> None:
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+        with pytest.raises(ValueError):
+            store.add_messages([{"session_id": "s1", "role": "user", "bogus": 1}])
+        with pytest.raises(ValueError):
+            store.update_message(1, session_id="other")
+        assert store.get_messages("s1") == []
+
+
+def test_existing_store_extra_columns_and_tables_untouched(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    conn.executescript("""
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL,
+                               started_at REAL NOT NULL, billing TEXT);
+        CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,
+                               role TEXT NOT NULL, content TEXT, timestamp REAL NOT NULL,
+                               extra_col TEXT);
+        CREATE TABLE my_table (x);
+        INSERT INTO sessions VALUES ('s', 'cli', 1, 'b');
+        INSERT INTO messages(session_id, role, content, timestamp, extra_col)
+            VALUES ('s', 'user', 'old message 旧消息', 1, 'keep');
+    """)
+    conn.close()
+    with SessionStore(db) as store:
+        assert store.rebuild_status() is not None  # old rows wait for the backfill
+        store.optimize_storage(sleep=lambda s: None, vacuum=False)
+        row = store.conn.execute("SELECT extra_col, display_kind FROM messages").fetchone()
+        assert tuple(row) == ("keep", None)
+        assert store.conn.execute("SELECT billing FROM sessions").fetchone()[0] == "b"
+        assert _match(store, BASE, "old") == {1}
+        _assert_indexes_exact(store)
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def test_cli_status_sync_path(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with SessionStore(db) as store:
+        _fill(store)
+    assert cli.main(["status", "--db", str(db), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["indexes"][BASE]["exists"] and data["indexes"][BASE]["x_text"] > 0
+    assert data["sqlite_version"] == sqlite3.sqlite_version
+    assert cli.main(["status", "--db", str(db)]) == 0
+    assert "messages_fts" in capsys.readouterr().out
+    assert cli.main(["sync", "--db", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pending"] == 0
+    assert cli.main(["path"]) == 0
+    assert capsys.readouterr().out.strip() == hermes_fts.extension_path()
+    assert cli.main(["status", "--db", str(db.with_name("missing.db"))]) == 2
+
+
+def test_cli_optimize_prompt_eof_is_no(db: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    with SessionStore(db) as store:
+        _fill(store)
+        store.mark_fts_stale("test")
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert cli.main(["optimize-storage", "--db", str(db)]) == 1
+    assert "Cancelled" in capsys.readouterr().out
+    with SessionStore(db) as store:
+        assert store.fts_stale
+    assert cli.main(["optimize-storage", "--db", str(db), "--yes"]) == 0
+    out = capsys.readouterr()
+    assert "optimized" in out.out and ("reclaimed" in out.out or "grew by" in out.out)
+    with SessionStore(db) as store:
+        assert not store.fts_stale and store.rebuild_status() is None
+
+
+def test_cli_progress_bar_renders() -> None:
+    stream = io.StringIO()
+    bar = cli.ProgressBar(stream)
+    bar({"phase": "repair", "percent": 0, "indexed": 0, "total": 0})
+    bar({"phase": "backfill", "percent": 10, "indexed": 100, "total": 1000})
+    bar({"phase": "backfill", "percent": 50, "indexed": 500, "total": 1000})
+    bar({"phase": "done", "percent": 100, "indexed": 0, "total": 0})
+    text = stream.getvalue()
+    assert "50%" in text and "500/1,000 rows" in text and "rows/s" in text and "left" in text
+
+
+def test_add_messages_streams_an_iterator_and_returns_ids(db: Path) -> None:
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+        first = store.add_message("s1", "user", "before")
+        store.delete_message(first)  # AUTOINCREMENT: ids never reused
+        gen = ({"session_id": "s1", "role": "user", "content": f"row {i}"} for i in range(250))
+        ids = store.add_messages(gen)
+        assert ids == [m["id"] for m in store.get_messages("s1")]
+        assert ids[0] == first + 1 and len(ids) == 250
+        assert store.add_messages([]) == []
+
+
+@needs_ext
+def test_cli_optimize_ctrl_c_then_resume(db: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    with SessionStore(db) as store:
+        _fill(store, n_rounds=100)
+        store.mark_fts_stale("test")
+    calls = {"n": 0}
+    real = cli.ProgressBar.__call__
+
+    def interrupting(self: cli.ProgressBar, ev: dict) -> None:
+        real(self, ev)
+        if ev["phase"] == "backfill":
+            calls["n"] += 1
+            if calls["n"] == 3:
+                raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli.ProgressBar, "__call__", interrupting)
+    assert cli.main(["optimize-storage", "--db", str(db), "--yes", "--no-vacuum"]) == 130
+    assert "resume" in capsys.readouterr().err
+    with SessionStore(db) as store:
+        assert store.rebuild_status() is not None
+    monkeypatch.setattr(cli.ProgressBar, "__call__", real)
+    assert cli.main(["optimize-storage", "--db", str(db), "--yes", "--no-vacuum"]) == 0
+    with SessionStore(db) as store:
+        assert store.rebuild_status() is None
+        _assert_indexes_exact(store)
