@@ -25,7 +25,7 @@ import os
 import sqlite3
 import sys
 import threading
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 __all__ = [
@@ -111,8 +111,8 @@ def _check_enabled() -> None:
 # Which SQLite library a connection runs on, and the one-library rule.
 
 _lock = threading.RLock()
-_bound_host: Optional[str] = None  # identity of the SQLite library the extension serves
-_strategy: Optional[str] = None  # how the extension reached the last connection
+_bound_host: str | None = None  # identity of the SQLite library the extension serves
+_strategy: str | None = None  # how the extension reached the last connection
 
 
 def _host_identity(conn: Any) -> str:
@@ -149,7 +149,7 @@ def has_extension(conn: Any) -> bool:
     return True
 
 
-def load_strategy() -> Optional[str]:
+def load_strategy() -> str | None:
     """How the extension reached the most recent connection (for ``status``)."""
     return _strategy
 
