@@ -1,0 +1,363 @@
+"""``hermes-fts`` command line: a thin layer over the Python API.
+
+Adding a subcommand is one decorated function::
+
+    @command("name", help="one line", args=lambda p: p.add_argument("--x"))
+    def cmd_name(args: argparse.Namespace) -> int: ...
+
+Every subcommand gets ``--db PATH`` and ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sqlite3
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from . import loader, migrate, schema
+from .cli_tool import register as register_tool_commands
+from .store import SessionStore, default_db_path
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+@dataclass
+class _Command:
+    name: str
+    help: str
+    handler: Handler
+    configure: Callable[[argparse.ArgumentParser], Any] | None
+
+
+_COMMANDS: dict[str, _Command] = {}
+
+
+def command(name: str, help: str,
+            args: Callable[[argparse.ArgumentParser], Any] | None = None
+            ) -> Callable[[Handler], Handler]:
+    """Register ``fn`` as subcommand ``name``."""
+    def register(fn: Handler) -> Handler:
+        _COMMANDS[name] = _Command(name, help, fn, args)
+        return fn
+    return register
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", type=Path, default=None,
+                        help="session store (default: $HERMES_HOME/state.db)")
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+    parser = argparse.ArgumentParser(
+        prog="hermes-fts", description="Full-text search for Hermes-style session stores.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for cmd in _COMMANDS.values():
+        p = sub.add_parser(cmd.name, help=cmd.help, parents=[common], description=cmd.help)
+        if cmd.configure is not None:
+            cmd.configure(p)
+        p.set_defaults(_handler=cmd.handler)
+    register_tool_commands(sub, [common])
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._handler(args))
+    except FileNotFoundError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def db_path(args: argparse.Namespace) -> Path:
+    return Path(args.db).expanduser() if args.db else default_db_path()
+
+
+def emit_json(data: Any) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
+def _eta(seconds: float) -> str:
+    seconds = int(max(seconds, 0))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+class ProgressBar:
+    """One rewritten stderr line: bar, percent, rows, rate, time left."""
+
+    def __init__(self, stream: Any = None, width: int = 28) -> None:
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.start: float | None = None
+        self.first_indexed = 0
+        self.phase = ""
+        self.drawn = False
+
+    def __call__(self, ev: dict[str, Any]) -> None:
+        phase = ev.get("phase", "")
+        if phase == "backfill" and ev.get("total"):
+            self._bar(ev)
+        elif phase != self.phase:
+            self._end_line()
+            label = {"repair": "Checking indexes…", "backfill": "Indexes complete.",
+                     "vacuum": "Compacting database (VACUUM)…", "done": "Done."}.get(phase)
+            if label:
+                print(label, file=self.stream, flush=True)
+        self.phase = phase
+
+    def _bar(self, ev: dict[str, Any]) -> None:
+        now = time.monotonic()
+        indexed, total = int(ev["indexed"]), int(ev["total"])
+        if self.start is None:
+            self.start, self.first_indexed = now, indexed
+        done = indexed - self.first_indexed
+        elapsed = now - self.start
+        rate = done / elapsed if elapsed > 0 else 0.0
+        left = (total - indexed) / rate if rate > 0 else 0.0
+        fill = int(self.width * ev["percent"] / 100)
+        line = (f"\rRebuilding index [{'#' * fill}{'.' * (self.width - fill)}] "
+                f"{ev['percent']:3d}%  {indexed:,}/{total:,} rows  {rate:,.0f} rows/s  "
+                f"left {_eta(left)}")
+        self.stream.write(line)
+        self.stream.flush()
+        self.drawn = True
+
+    def _end_line(self) -> None:
+        if self.drawn:
+            self.stream.write("\n")
+            self.drawn = False
+
+    def close(self) -> None:
+        self._end_line()
+
+
+def _confirm(prompt: str) -> bool:
+    try:
+        answer = input(prompt)
+    except EOFError:
+        return False  # no terminal, no consent
+    return answer.strip().lower() in ("y", "yes")
+
+
+# ----------------------------------------------------------------- commands
+
+
+@command("path", help="print the extension path for .load / load_extension")
+def cmd_path(args: argparse.Namespace) -> int:
+    path = loader.extension_path()
+    if args.json:
+        emit_json({"path": path})
+    else:
+        print(path)
+    return 0
+
+
+def _status_data(store: SessionStore) -> dict[str, Any]:
+    conn = store.conn
+    state = store.index_state()
+    text = migrate.text_bytes(conn)
+    indexes: dict[str, Any] = {}
+    for index in schema.INDEXES:
+        info = dict(state[index])
+        size = migrate.index_bytes(conn, index) if info["exists"] else None
+        info["bytes"] = size
+        info["x_text"] = round(size / text, 3) if size is not None and text else None
+        indexes[index] = info
+    return {
+        "db": str(store.path),
+        "messages": conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0],
+        "text_bytes": text,
+        "db_bytes": migrate.file_bytes(conn),
+        "indexes": indexes,
+        "fts_stale": state["fts_stale"],
+        "cjk_pending": state["cjk_pending"],
+        "backfill": store.rebuild_status(),
+        "sqlite_version": sqlite3.sqlite_version,
+        "extension": {"loaded": store.cjk_available, "strategy": loader.load_strategy(),
+                      "disabled": loader.extension_disabled()},
+    }
+
+
+@command("status", help="show which indexes exist and are served, backlog and sizes")
+def cmd_status(args: argparse.Namespace) -> int:
+    # Read-only: status must never change the file it reports on.
+    with SessionStore(db_path(args), readonly=True) as store:
+        data = _status_data(store)
+    if args.json:
+        emit_json(data)
+        return 0
+    print(f"Store:    {data['db']}  ({human_bytes(data['db_bytes'])}, "
+          f"{data['messages']:,} messages, {human_bytes(data['text_bytes'])} of text)")
+    print(f"SQLite:   {data['sqlite_version']}")
+    ext = data["extension"]
+    how = "disabled by HERMES_CJK_FTS" if ext["disabled"] else (
+        ext["strategy"] if ext["loaded"] else "not loaded")
+    print(f"Extension: cjk_unicode61 {'loaded' if ext['loaded'] else 'missing'} ({how})")
+    for name, info in data["indexes"].items():
+        if not info["exists"]:
+            print(f"  {name:22} absent   {info['reason']}")
+            continue
+        size = f"{human_bytes(info['bytes'] or 0)} = {info['x_text'] or 0:.2f}x text"
+        served = "served" if info["served"] else "NOT served"
+        print(f"  {name:22} {served:10} {size:28} {info['reason']}")
+    if data["fts_stale"]:
+        print("FTS indexes are stale: search uses LIKE until `hermes-fts optimize-storage`.")
+    print(f"Pending CJK changes: {data['cjk_pending']:,}")
+    bf = data["backfill"]
+    if bf:
+        print(f"Backfill: {bf['percent']}% ({bf['indexed']:,}/{bf['total']:,}); "
+              "run `hermes-fts optimize-storage` to finish")
+    else:
+        print("Backfill: none pending")
+    return 0
+
+
+@command("sync", help="apply CJK index changes written by processes without the extension")
+def cmd_sync(args: argparse.Namespace) -> int:
+    with SessionStore(db_path(args)) as store:
+        # Opening already applied the backlog; report what is left (normally 0).
+        applied = store.sync()
+        left = migrate.pending_count(store.conn)
+    if args.json:
+        emit_json({"applied": applied, "pending": left})
+    else:
+        print(f"Applied pending changes; {left:,} left.")
+    return 0
+
+
+def _optimize_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-vacuum", action="store_true", help="skip the final VACUUM")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+
+
+@command("optimize-storage", help="build/repair/backfill the search indexes and compact the file",
+         args=_optimize_args)
+def cmd_optimize_storage(args: argparse.Namespace) -> int:
+    path = db_path(args)
+    if not path.exists():
+        raise FileNotFoundError(f"no session store at {path}")
+    store = SessionStore(path)
+    try:
+        return _optimize(store, args)
+    finally:
+        store.close()
+
+
+def _optimize(store: SessionStore, args: argparse.Namespace) -> int:
+    vacuum = not args.no_vacuum
+    if not store.optimize_needed() and not vacuum:
+        print("Search indexes are complete — nothing to do.")
+        return 0
+    size = store.path.stat().st_size
+    free = shutil.disk_usage(store.path.parent).free
+    # VACUUM writes a full copy; without it the backfill grows the file by
+    # roughly the index size, which stays well under a third of the text.
+    need = size if vacuum else int(size * 0.3)
+    print(f"Database: {human_bytes(size)}; free disk: {human_bytes(free)}")
+    if free < need:
+        hint = " Try --no-vacuum." if vacuum else ""
+        print(f"Not enough free disk space (need about {human_bytes(need)}).{hint}",
+              file=sys.stderr)
+        return 1
+    if size > 500 * 1024 * 1024:
+        print("This may take a while. It runs in the foreground, is safe to interrupt "
+              "with Ctrl-C and resumes where it stopped.")
+    if not args.yes and not _confirm("Proceed? [y/N] "):
+        print("Cancelled.")
+        return 1
+    before = migrate.page_bytes(store.conn)
+    bar = ProgressBar()
+    try:
+        result = store.optimize_storage(progress=bar, vacuum=vacuum)
+    except KeyboardInterrupt:
+        bar.close()
+        print("\nInterrupted. No data was lost; run `hermes-fts optimize-storage` again "
+              "to resume.", file=sys.stderr)
+        return 130
+    except sqlite3.Error as exc:
+        bar.close()
+        print(f"Error: optimization failed: {exc}. No data was lost. Re-run to resume.",
+              file=sys.stderr)
+        return 1
+    bar.close()
+    after = migrate.page_bytes(store.conn)
+    result["used_before"], result["used_after"] = before, after
+    if args.json:
+        emit_json(result)
+        return 0 if result.get("ok") else 1
+    if not result.get("ok"):
+        print(f"Could not optimize: {result.get('reason')}")
+        return 1
+    delta = before - after
+    change = (f"reclaimed {human_bytes(delta)}" if delta >= 0
+              else f"grew by {human_bytes(-delta)}")
+    print(f"✓ Search indexes optimized. {human_bytes(before)} → {human_bytes(after)} ({change}).")
+    if result.get("vacuumed") is False:
+        print("VACUUM did not run; re-run later to reclaim space.")
+    return 0
+
+
+def _bench_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--per-band", type=int, default=2,
+                   help="terms per frequency band and class (default 2)")
+    p.add_argument("--repeats", type=int, default=3, help="timed runs per term (default 3)")
+    p.add_argument("--seed", type=int, default=0, help="term sampling seed")
+
+
+@command("bench", help="time the indexes against a LIKE scan on this store (read-only)",
+         args=_bench_args)
+def cmd_bench(args: argparse.Namespace) -> int:
+    from . import bench
+
+    if args.per_band < 1 or args.repeats < 1:
+        print("Error: --per-band and --repeats must be at least 1", file=sys.stderr)
+        return 2
+    quiet = args.json or not sys.stderr.isatty()
+
+    def progress(what: str) -> None:
+        if not quiet:
+            print(f"\r\033[K timing {what}", end="", file=sys.stderr, flush=True)
+
+    with SessionStore(db_path(args), readonly=True) as store:
+        report = bench.run(store, args.per_band, args.repeats, args.seed, progress)
+    if not quiet:
+        print("\r\033[K", end="", file=sys.stderr)
+    if args.json:
+        emit_json(report)
+        return 0
+    print(f"Store: {report['db']} ({human_bytes(report['text_bytes'])} of text)")
+    print(f"{'class':11} {'terms':>5} {'index ms':>9} {'LIKE ms':>9} {'ratio':>7} "
+          f"{'worst':>7}  {'recall':>6}  routes / worst term")
+    for row in report["classes"]:
+        recall = "-" if row["min_recall"] is None else f"{row['min_recall']:.3f}"
+        print(f"{row['class']:11} {row['terms']:>5} {row['median_index_ms']:>9.2f} "
+              f"{row['median_like_ms']:>9.1f} {row['median_ratio'] or 0:>6.0f}x "
+              f"{row['worst_ratio'] or 0:>6.0f}x  {recall:>6}  {row['routes']} / "
+              f"{row['worst_term']}")
+    for index, size in report["sizes"].items():
+        print(f"{index:22} {human_bytes(size['bytes']):>10} = {size['x_text'] or 0:.2f}x text")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

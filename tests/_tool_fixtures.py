@@ -1,0 +1,84 @@
+"""Helpers shared by the view, tool and tool-CLI tests (not a test module)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Union
+
+import pytest
+
+from hermes_fts.store import SessionStore
+
+T0 = 1_700_000_000.0
+
+Turn = Union[tuple[str, Any], dict[str, Any]]
+
+
+def open_store(path: Path) -> SessionStore:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return SessionStore(path)
+
+
+def conversation(
+    store: SessionStore,
+    session_id: str,
+    turns: Sequence[Turn],
+    *,
+    source: str = "cli",
+    start: float = T0,
+    title: str | None = None,
+    parent: str | None = None,
+    end_reason: str | None = None,
+    model: str = "test-model",
+    **fields: Any,
+) -> list[int]:
+    """Add a session and its messages (one second apart); returns the message ids."""
+    store.add_session(
+        session_id,
+        source,
+        started_at=start,
+        title=title,
+        parent_session_id=parent,
+        model=model,
+        **fields,
+    )
+    ids = []
+    for number, turn in enumerate(turns):
+        if isinstance(turn, tuple):
+            role, content = turn
+            extra: dict[str, Any] = {}
+        else:
+            extra = dict(turn)
+            role = extra.pop("role")
+            content = extra.pop("content", None)
+        extra.setdefault("timestamp", start + number)
+        ids.append(store.add_message(session_id, role, content, **extra))
+    if end_reason:
+        store.end_session(session_id, end_reason)
+    return ids
+
+
+def chat(n: int, topic: str = "chatter") -> list[Turn]:
+    """``n`` alternating user/assistant turns numbered from 0."""
+    return [("user" if i % 2 == 0 else "assistant", f"{topic} turn {i}") for i in range(n)]
+
+
+def require_search(store: SessionStore) -> None:
+    if not hasattr(store, "search_messages"):
+        pytest.skip("search_messages not implemented yet")
+
+
+def assert_error(payload: dict[str, Any], *needles: str) -> None:
+    """The error shape: exactly success False plus a non-empty message."""
+    assert set(payload) == {"success", "error"}, payload
+    assert payload["success"] is False
+    assert isinstance(payload["error"], str) and payload["error"].strip()
+    for needle in needles:
+        assert needle in payload["error"], payload["error"]
+    json.dumps(payload, ensure_ascii=False)
+
+
+def ids_of(messages: Iterable[dict[str, Any]]) -> list[int]:
+    return [m["id"] for m in messages]

@@ -1,0 +1,263 @@
+"""hermes-fts search/read/scroll/browse/demo: --json equals the tool payload; human output."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _tool_fixtures import T0, chat, conversation, open_store
+
+from hermes_fts import cli_tool
+from hermes_fts.store import SessionStore
+from hermes_fts.tool import session_search
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _main(argv: list[str]) -> int:
+    try:
+        from hermes_fts.cli import main
+    except ImportError:  # the shared CLI module is not there yet
+        main = cli_tool.main
+    return int(main(argv))
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    return tmp_path
+
+
+@pytest.fixture
+def db(home: Path) -> Path:
+    path = home / "state.db"
+    s = open_store(path)
+    conversation(
+        s,
+        "s_zh",
+        [("user", "部署脚本失败了"), ("assistant", "看一下权限")],
+        title="部署问题",
+        start=T0,
+    )
+    conversation(
+        s,
+        "s_en",
+        [("user", "plan the database migration"), ("assistant", "ok")],
+        title="Migration",
+        start=T0 + 100,
+    )
+    conversation(s, "s_long", chat(40, "long"), start=T0 + 200)
+    s.close()
+    return path
+
+
+def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, Any]:
+    code = _main(argv)
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def tool_payload(path: Path, **kwargs: Any) -> dict[str, Any]:
+    store = SessionStore(path)
+    try:
+        return session_search(store, **kwargs)
+    finally:
+        store.close()
+
+
+def _has_search() -> bool:
+    return hasattr(SessionStore, "search_messages")
+
+
+# --------------------------------------------------------------------------- --json parity
+
+
+def test_read_json_equals_tool(db, capsys):
+    code, data = run_json(capsys, ["read", "s_long", "--db", str(db), "--json"])
+    assert code == 0
+    assert data == tool_payload(db, session_id="s_long")
+    assert data["truncated"] is True
+
+
+def test_scroll_json_equals_tool(db, capsys):
+    mid = tool_payload(db, session_id="s_long")["messages"][10]["id"]
+    argv = ["scroll", "s_long", str(mid), "--window", "3", "--db", str(db), "--json"]
+    code, data = run_json(capsys, argv)
+    assert code == 0
+    assert data == tool_payload(db, session_id="s_long", around_message_id=mid, window=3)
+
+
+def test_browse_json_equals_tool(db, capsys):
+    code, data = run_json(capsys, ["browse", "--limit", "2", "--json"])  # default store
+    assert code == 0
+    assert data == tool_payload(db, limit=2)
+    assert data["count"] == 2
+
+
+def test_search_json_equals_tool(db, capsys):
+    if not _has_search():
+        pytest.skip("search_messages not implemented yet")
+    for argv, kwargs in (
+        (["search", "部署"], {"query": "部署"}),
+        (
+            ["search", "migration", "--limit", "5", "--sort", "newest", "--detail", "full"],
+            {"query": "migration", "limit": 5, "sort": "newest", "detail": "full"},
+        ),
+        (
+            ["search", "migration", "--detail", "index", "--exclude", "s_zh"],
+            {"query": "migration", "detail": "index", "exclude_session_ids": ["s_zh"]},
+        ),
+    ):
+        code, data = run_json(capsys, [*argv, "--db", str(db), "--json"])
+        assert code == 0
+        assert data == tool_payload(db, **kwargs), argv
+
+
+def test_json_errors_exit_nonzero(db, capsys):
+    code, data = run_json(capsys, ["read", "missing", "--db", str(db), "--json"])
+    assert code == 1 and data["success"] is False
+    assert data == tool_payload(db, session_id="missing")
+    code, data = run_json(capsys, ["browse", "--profile", "../x", "--json"])
+    assert code == 1 and data["success"] is False and "profile" in data["error"]
+
+
+def test_profile_option(home, db, capsys):
+    s = open_store(home / "profiles" / "work" / "state.db")
+    conversation(s, "w1", [("user", "work stuff")], title="Work")
+    s.close()
+    code, data = run_json(capsys, ["read", "w1", "--profile", "work", "--json"])
+    assert code == 0 and data["link"] == "@session:work/w1"
+    code, data = run_json(capsys, ["browse", "--profile", "work", "--json"])
+    assert [r["session_id"] for r in data["results"]] == ["w1"]
+
+
+def test_missing_db_is_an_error(home, capsys):
+    code = _main(["read", "x", "--db", str(home / "nope.db")])
+    assert code == 2
+    assert "no session store" in capsys.readouterr().err
+    assert not (home / "nope.db").exists()
+    code, data = run_json(capsys, ["browse", "--json"])  # no default store either
+    assert code == 1 and "no session store" in data["error"]
+    assert not (home / "state.db").exists()
+
+
+# --------------------------------------------------------------------------- human output
+
+
+def test_human_read_and_scroll(db, capsys):
+    assert _main(["read", "s_zh", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "部署问题" in out and "@session:default/s_zh" in out and "部署脚本失败了" in out
+    assert " ms)" in out
+    assert "\x1b[" not in out  # captured stdout is not a terminal
+    mid = tool_payload(db, session_id="s_long")["messages"][5]["id"]
+    assert _main(["scroll", "s_long", str(mid), "--window", "2", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert f"\u25b6 #{mid}" in out and "more: hermes-fts scroll s_long" in out
+
+
+def test_human_read_truncated(db, capsys):
+    assert _main(["read", "s_long", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "first 20" in out and "messages not shown" in out
+
+
+def test_human_browse(db, capsys):
+    assert _main(["browse", "--db", str(db), "--limit", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "last active" in out and "Migration" in out and "@session:default/s_en" in out
+
+
+def test_human_search(db, capsys):
+    if not _has_search():
+        pytest.skip("search_messages not implemented yet")
+    assert _main(["search", "部署", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "[部署]" in out and "route " in out and " ms" in out
+    assert "@session:default/s_zh" in out
+
+
+def test_human_error(db, capsys):
+    assert _main(["scroll", "s_zh", "abc", "--db", str(db)]) == 1
+    err = capsys.readouterr().err
+    assert "scroll requires integer around_message_id" in err
+
+
+# --------------------------------------------------------------------------- colour
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_highlight_plain_and_colour(monkeypatch):
+    assert cli_tool.highlight("a >>>b<<< c", False) == "a [b] c"
+    coloured = cli_tool.highlight("a >>>b<<< c", True)
+    assert "\x1b[" in coloured and ">>>" not in coloured and "b" in coloured
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert cli_tool.use_color(_Tty()) is True
+    assert cli_tool.use_color(io.StringIO()) is False
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert cli_tool.use_color(_Tty()) is False
+    monkeypatch.setenv("NO_COLOR", "")
+    assert cli_tool.use_color(_Tty()) is True
+
+
+# --------------------------------------------------------------------------- demo
+
+
+def test_demo_in_process(home, capsys):
+    target = home / "demo" / "demo.db"
+    target.parent.mkdir()
+    assert _main(["demo", "--db", str(target)]) == 0
+    out = capsys.readouterr().out
+    assert target.exists()
+    assert "Demo store:" in out and "部署" in out and "migration" in out
+    if _has_search():
+        assert "route " in out and " ms" in out
+        # the Chinese and English searches found their conversations
+        assert "部署脚本权限问题" in out and "Orders table migration" in out
+    assert _main(["demo", "--db", str(target)]) == 2  # never overwrites
+
+
+def test_demo_json(home, capsys):
+    code, data = run_json(capsys, ["demo", "--json"])
+    assert code == 0
+    assert data["messages"] >= 200 and data["sessions"] >= 12
+    by_query = {item["query"]: item for item in data["searches"]}
+    for query in ("部署", "migration", "猫", "設定ファイル", "백업", "deploy.sh", "nginx"):
+        payload = by_query[query]["payload"]
+        if not _has_search():
+            assert payload["success"] is False
+            continue
+        assert payload["success"] is True and payload["count"] >= 1, query
+    if _has_search():
+        sources = {r["source"] for r in by_query["部署"]["payload"]["results"]}
+        assert "subagent" not in sources
+
+
+def test_demo_subprocess(home, tmp_path):
+    env = dict(os.environ, HERMES_HOME=str(home), NO_COLOR="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "demo"],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env,
+        cwd=str(tmp_path),
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Demo store:" in proc.stdout
+    if _has_search():
+        assert "部署脚本权限问题" in proc.stdout and "Orders table migration" in proc.stdout
+        assert "[部署]" in proc.stdout
