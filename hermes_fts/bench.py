@@ -1,0 +1,171 @@
+"""``hermes-fts bench``: the index routes against the LIKE scan, on your own store.
+
+Opens the store read-only, samples query terms from the store's own index
+vocabulary across frequency bands (rare … very common), and for each term
+times ``search_messages(term, limit=20)`` against the LIKE scan that a store
+without indexes would run, checks recall against that scan, and reports index
+sizes as multiples of the text they cover.  The benchmark suite in
+``benchmarks/`` reports the same numbers on generated stores.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sqlite3
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from . import migrate, schema, search
+from .query import has_cjk
+from .store import SessionStore
+
+CLASSES = ("cjk1", "cjk2", "cjk3", "latin_word")
+BANDS = ("rare", "mid", "common", "very_common")
+CONVERSATION_ROLES = ["user", "assistant", "system"]
+_LATIN = re.compile(r"[a-z][a-z0-9]{2,}")
+
+
+def _median_ms(fn: Callable[[], Any], repeats: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000.0)
+    return statistics.median(times)
+
+
+def _vocab(conn: sqlite3.Connection, table: str) -> list[tuple[str, int]]:
+    """(term, documents) of an index, from a temporary fts5vocab table."""
+    name = f"hermes_bench_vocab_{table}"
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} "
+                 f"USING fts5vocab(main, {table}, row)")
+    try:
+        return [(t, d) for t, d in conn.execute(f"SELECT term, doc FROM temp.{name}")]
+    finally:
+        conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
+
+
+def _banded(terms: list[tuple[str, int]], per_band: int, rng: random.Random) -> dict[str, list]:
+    """Split terms by document count into quartiles and sample each."""
+    ranked = sorted(terms, key=lambda x: (x[1], x[0]))
+    out: dict[str, list[str]] = {}
+    for i, band in enumerate(BANDS):
+        part = ranked[i * len(ranked) // 4 : (i + 1) * len(ranked) // 4]
+        if band == "very_common":
+            part = ranked[-max(1, len(ranked) // 100):]  # the top percent
+        out[band] = [t for t, _ in rng.sample(part, min(per_band, len(part)))]
+    return out
+
+
+def sample_terms(store: SessionStore, per_band: int = 2, seed: int = 0) -> dict[str, dict]:
+    """Query terms per class and frequency band, taken from the store's own indexes."""
+    rng = random.Random(seed)
+    conn = store.conn
+    classes: dict[str, dict[str, list[str]]] = {}
+    state = store.index_state()
+    if state[schema.CJK]["exists"] and store.cjk_available:
+        vocab = _vocab(conn, schema.CJK)
+        for cls, size in (("cjk1", 1), ("cjk2", 2)):
+            terms = [(t, d) for t, d in vocab if len(t) == size and all(has_cjk(c) for c in t)]
+            if terms:
+                classes[cls] = _banded(terms, per_band, rng)
+        longer = _longer_cjk_terms(conn, rng, per_band * 8)
+        if longer:
+            classes["cjk3"] = _banded(longer, per_band, rng)
+    if state[schema.BASE]["exists"]:
+        words = [(t, d) for t, d in _vocab(conn, schema.BASE) if _LATIN.fullmatch(t)]
+        if words:
+            classes["latin_word"] = _banded(words, per_band, rng)
+    return classes
+
+
+def _longer_cjk_terms(conn: sqlite3.Connection, rng: random.Random, n: int) -> list:
+    """3–4 character CJK substrings of random messages, with their document counts."""
+    top = conn.execute("SELECT MAX(id) FROM messages").fetchone()[0] or 0
+    found: dict[str, int] = {}
+    for _ in range(n * 20):
+        if len(found) >= n or not top:
+            break
+        row = conn.execute("SELECT content FROM messages WHERE id >= ? AND role <> 'tool' "
+                           "ORDER BY id LIMIT 1", (rng.randint(1, top),)).fetchone()
+        text = row[0] if row and isinstance(row[0], str) else ""
+        runs = [r for r in re.findall(r"\S+", text) if len(r) >= 3]
+        for run in runs:
+            start = rng.randrange(0, len(run) - 2)
+            term = run[start : start + rng.choice((3, 4))]
+            if len(term) >= 3 and all(has_cjk(c) for c in term):
+                found[term] = 0
+                break
+    for term in found:
+        (found[term],) = conn.execute(
+            f"SELECT count(*) FROM {schema.CJK} WHERE {schema.CJK} MATCH ?",
+            (search.match_expression(search.parse_query(f'"{term}"'), "fts_cjk"),),
+        ).fetchone()
+    return list(found.items())
+
+
+def _recall(store: SessionStore, term: str) -> float | None:
+    """Share of the LIKE scan's rows (what the route promises) that the index returns."""
+    fields = ["id"]
+    got = {r["id"] for r in store.search_messages(term, role_filter=CONVERSATION_ROLES,
+                                                  limit=10**7, fields=fields)}
+    truth_rows = search.search_messages(store, term, role_filter=CONVERSATION_ROLES,
+                                        limit=10**7, fields=fields, only_route="like_scan")
+    truth = {r["id"] for r in truth_rows}
+    if not has_cjk(term):  # the word index matches words, LIKE substrings
+        word = re.compile(r"(?<![a-z0-9])" + re.escape(term.lower()) + r"(?![a-z0-9])")
+        marks = ",".join("?" for _ in truth)
+        truth = {i for i, c in store.conn.execute(
+            f"SELECT id, content FROM messages WHERE id IN ({marks})", list(truth))
+            if isinstance(c, str) and word.search(c.lower())} if truth else set()
+    if not truth:
+        return None
+    return len(got & truth) / len(truth)
+
+
+def run(store: SessionStore, per_band: int = 2, repeats: int = 3, seed: int = 0,
+        progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Time every sampled term both ways; return per-term rows, per-class summaries, sizes."""
+    rows = []
+    for cls, bands in sample_terms(store, per_band, seed).items():
+        for band, terms in bands.items():
+            for term in terms:
+                if progress:
+                    progress(f"{cls} {band} {term}")
+                index_ms = _median_ms(lambda t=term: store.search_messages(t, limit=20), repeats)
+                like_ms = _median_ms(lambda t=term: search.search_messages(
+                    store, t, limit=20, only_route="like_scan"), repeats)
+                rows.append({"class": cls, "band": band, "term": term,
+                             "route": store.describe_search_path(term),
+                             "index_ms": round(index_ms, 3), "like_ms": round(like_ms, 3),
+                             "ratio": round(like_ms / index_ms, 1) if index_ms else None,
+                             "recall": _recall(store, term)})
+    summary = []
+    for cls in CLASSES:
+        mine = [r for r in rows if r["class"] == cls]
+        if not mine:
+            continue
+        ratios = [r["ratio"] for r in mine if r["ratio"] is not None]
+        recalls = [r["recall"] for r in mine if r["recall"] is not None]
+        worst = min(mine, key=lambda r: r["ratio"] or 0)
+        summary.append({
+            "class": cls, "terms": len(mine),
+            "routes": ",".join(sorted({r["route"] for r in mine})),
+            "median_index_ms": round(statistics.median(r["index_ms"] for r in mine), 3),
+            "median_like_ms": round(statistics.median(r["like_ms"] for r in mine), 3),
+            "median_ratio": round(statistics.median(ratios), 1) if ratios else None,
+            "worst_ratio": worst["ratio"], "worst_term": worst["term"],
+            "min_recall": min(recalls) if recalls else None,
+        })
+    text = migrate.text_bytes(store.conn)
+    sizes = {}
+    for index in schema.INDEXES:
+        size = migrate.index_bytes(store.conn, index)
+        if size is not None:
+            sizes[index] = {"bytes": size, "x_text": round(size / text, 3) if text else None}
+    return {"db": str(store.path), "text_bytes": text, "sizes": sizes,
+            "classes": summary, "terms": rows}
