@@ -16,6 +16,7 @@ import sqlite3
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from . import migrate, schema, search
@@ -136,9 +137,11 @@ def run(store: SessionStore, per_band: int = 2, repeats: int = 3, seed: int = 0,
             for term in terms:
                 if progress:
                     progress(f"{cls} {band} {term}")
-                index_ms = _median_ms(lambda t=term: store.search_messages(t, limit=20), repeats)
-                like_ms = _median_ms(lambda t=term: search.search_messages(
-                    store, t, limit=20, only_route="like_scan"), repeats)
+                index_ms = _median_ms(
+                    partial(store.search_messages, term, limit=20), repeats)
+                like_ms = _median_ms(partial(
+                    search.search_messages, store, term, limit=20, only_route="like_scan"),
+                    repeats)
                 rows.append({"class": cls, "band": band, "term": term,
                              "route": store.describe_search_path(term),
                              "index_ms": round(index_ms, 3), "like_ms": round(like_ms, 3),

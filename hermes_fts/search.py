@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
@@ -398,10 +399,43 @@ def _sort_key(sort: str | None):
     return None
 
 
+_MARKED = re.compile(r">>>(.*?)<<<", re.DOTALL)
+
+
+def narrow_single_char_hits(snippet: str, q: Query) -> str:
+    """Mark just the character when a one-character term hit inside a bigram.
+
+    cjk_snippet can only narrow such a hit itself on SQLite >= 3.45 (which
+    says which token matched); before that it marks the whole bigram, e.g.
+    ``>>>猫粮<<<`` for the query 猫.  The query knows which character it was.
+    """
+    singles = {t.text for t in q.terms if not t.negated and len(t.text) == 1 and has_cjk(t.text)}
+    if not singles or not snippet:
+        return snippet
+    longer = [t.text for t in q.terms if not t.negated and len(t.text) > 1]
+
+    def narrow(m: re.Match[str]) -> str:
+        span = m.group(1)
+        if len(span) != 2 or any(span in t for t in longer):
+            return m.group(0)
+        first, second = span
+        if first in singles:
+            return f">>>{first}<<<{second}"
+        if second in singles:
+            return f"{first}>>>{second}<<<"
+        return m.group(0)
+
+    return _MARKED.sub(narrow, snippet)
+
+
 def _execute(req: _Request) -> list[dict[str, Any]]:
     route = req.plan.route
     if route in INDEX_ROUTES:
         rows = _run_index(req, route)
+        if route == "fts_cjk":
+            for row in rows:
+                if isinstance(row.get("snippet"), str):
+                    row["snippet"] = narrow_single_char_hits(row["snippet"], req.plan.query)
     else:
         rows = _like_rows(req.store.conn, req.plan.query, req.where, req.params, req.sort, req.want)
     key = _sort_key(req.sort)

@@ -749,7 +749,7 @@ class _Discovery:
             "query": self.query,
             "detail": self.detail,
         }
-        filters = {}
+        filters: dict[str, Any] = {}
         if self.after is not None:
             filters["after"] = self.after
         if self.before is not None:

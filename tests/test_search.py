@@ -393,3 +393,11 @@ def test_rank_tiers_keep_every_match_and_exact_time_order(store, monkeypatch, wo
     assert ids(store.search_messages(word, sort="newest", limit=100)) == made[::-1]
     assert ids(store.search_messages(word, sort="oldest", limit=4)) == made[:4]
     assert ids(store.search_messages(word, sort="oldest", limit=4, offset=4)) == made[4:8]
+
+
+def test_one_character_hits_mark_only_that_character(store):
+    add(store, "s1", "user", "猫粮买好了，小猫很开心", 10)
+    (row,) = store.search_messages("猫")
+    assert row["snippet"] == ">>>猫<<<粮买好了，小>>>猫<<<很开心"
+    (row,) = store.search_messages("猫粮")
+    assert row["snippet"] == ">>>猫粮<<<买好了，小猫很开心"  # a two-character term keeps its bigram
