@@ -418,7 +418,7 @@ def narrow_single_char_hits(snippet: str, q: Query) -> str:
         span = m.group(1)
         if len(span) != 2 or any(span in t for t in longer):
             return m.group(0)
-        first, second = span
+        first, second = span[0], span[1]
         if first in singles:
             return f">>>{first}<<<{second}"
         if second in singles:
