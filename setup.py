@@ -66,6 +66,7 @@ class PlatformNoneWheel(bdist_wheel):
         return "py3", "none", plat
 
 
+link_args: list = []
 if sys.platform == "win32":
     compile_args = ["/O2", "/W3"]
     if os.environ.get("HERMES_FTS_WERROR"):
@@ -75,7 +76,11 @@ else:
     if os.environ.get("HERMES_FTS_WERROR"):
         compile_args.append("-Werror")
     if os.environ.get("HERMES_FTS_SANITIZE"):
+        # The sanitizer runtimes are preloaded by the test driver.
         compile_args += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+    elif sys.platform.startswith("linux"):
+        # Fail at link time, not at .load time, on any unresolved symbol.
+        link_args = ["-Wl,-z,defs"]
 
 extension = Extension(
     "hermes_fts.cjk_unicode61",
@@ -83,6 +88,7 @@ extension = Extension(
     depends=sorted(glob("csrc/*.h")),
     include_dirs=["csrc"],
     extra_compile_args=compile_args,
+    extra_link_args=link_args,
 )
 
 setup(

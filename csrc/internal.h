@@ -13,6 +13,12 @@
 #include <stddef.h>
 #include <sqlite3ext.h>
 
+/* Build against any SQLite >= 3.26 header set (manylinux ships 3.26); the
+** flag below arrived in 3.31, and the supported runtime minimum is 3.34. */
+#ifndef SQLITE_INNOCUOUS
+#define SQLITE_INNOCUOUS 0x000200000
+#endif
+
 #define HERMES_FTS_VERSION "0.1.0"
 #define HERMES_TOKENIZER_NAME "cjk_unicode61"
 

@@ -592,7 +592,7 @@ def _search(
     try:
         rows = _execute(req)
     except sqlite3.DatabaseError as exc:
-        if not _fts_scoped_corruption(store, exc):
+        if not store.is_index_corruption(exc):
             raise
         store.mark_fts_stale(str(exc))
         plan = Plan("like_scan_fts_stale", plan.query, plan.sanitized)
@@ -604,25 +604,3 @@ def _search(
     if projection is not None:
         rows = [{k: r.get(k) for k in projection} for r in rows]
     return plan.route, rows
-
-
-def _fts_scoped_corruption(store: SessionStore, exc: sqlite3.DatabaseError) -> bool:
-    """True when an index, not the messages themselves, is damaged.
-
-    Through a join FTS5 corruption may surface as a bare SQLITE_CORRUPT with no
-    table named; then the message tables are checked (cost paid only after an
-    error) and, when they are sound, the damage must be in an index.
-    """
-    from .store import is_fts_corruption
-
-    if is_fts_corruption(exc):
-        return True
-    if getattr(exc, "sqlite_errorcode", None) != 11 and "malformed" not in str(exc):
-        return False
-    try:
-        return all(
-            store.conn.execute(f"PRAGMA quick_check({table})").fetchone()[0] == "ok"
-            for table in ("messages", "sessions")
-        )
-    except sqlite3.DatabaseError:
-        return False

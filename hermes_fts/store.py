@@ -162,14 +162,16 @@ class SessionStore:
             conn.execute(schema.DDL[BASE].view_sql)
             schema.create_triggers(conn, BASE)
 
-        # Trigram index.
+        # Trigram index.  Whenever it is not maintained, placeholders hold
+        # its trigger names (see schema.TRIGRAM_PLACEHOLDERS) so that Hermes
+        # Agent never rebuilds messages_fts with its own layout.
         trigram_sql = schema.index_sql(conn, TRIGRAM)
         if stale:
             schema.drop_triggers(conn, TRIGRAM)
         elif not trigram_enabled_by_env() or not self.trigram_available:
             if trigram_sql is not None:
                 schema.set_meta(conn, schema.META_TRIGRAM_STALE, 1)
-                schema.drop_triggers(conn, TRIGRAM)
+            schema.install_trigram_placeholders(conn)
             if not self.trigram_available and trigram_enabled_by_env():
                 logger.info("SQLite trigram tokenizer unavailable (SQLite %s); "
                             "substring search falls back to LIKE", sqlite3.sqlite_version)
@@ -178,12 +180,16 @@ class SessionStore:
             if has_rows:
                 migrate.seed_full_backfill(conn, TRIGRAM)
             schema.create_triggers(conn, TRIGRAM)
-        elif schema.get_meta(conn, schema.META_TRIGRAM_STALE) is None:
-            if not self._triggers_ok(TRIGRAM):
-                schema.set_meta(conn, schema.META_TRIGRAM_STALE, 1)
-            elif schema.index_layout(trigram_sql) == "external":
-                conn.execute(schema.DDL[TRIGRAM].view_sql)
-                schema.create_triggers(conn, TRIGRAM)
+        elif schema.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:
+            # Quarantined until optimize-storage rebuilds it.
+            schema.install_trigram_placeholders(conn)
+        elif not self._triggers_ok(TRIGRAM):
+            # Writes went past it: stale, and detached until rebuilt.
+            schema.set_meta(conn, schema.META_TRIGRAM_STALE, 1)
+            schema.install_trigram_placeholders(conn)
+        elif schema.index_layout(trigram_sql) == "external":
+            conn.execute(schema.DDL[TRIGRAM].view_sql)
+            schema.create_triggers(conn, TRIGRAM)
 
         # CJK index: never written by a trigger, so its pending-log triggers
         # stay in place whether or not this process has the extension.
@@ -247,6 +253,9 @@ class SessionStore:
                 return False, "trigram tokenizer unavailable"
             if self._meta(schema.META_TRIGRAM_STALE) is not None:
                 return False, "stale: run `hermes-fts optimize-storage`"
+            if schema.missing_triggers(self.conn, TRIGRAM):
+                # Seen by a read-only open before any writer marked it stale.
+                return False, "triggers missing: run `hermes-fts optimize-storage`"
         if index == CJK:
             if not self.cjk_available:
                 return False, "cjk_unicode61 extension not loaded"
@@ -294,7 +303,7 @@ class SessionStore:
         try:
             return migrate.apply_pending(self.conn)
         except sqlite3.DatabaseError as exc:
-            if is_fts_corruption(exc):
+            if self.is_index_corruption(exc):
                 self.mark_fts_stale(f"{CJK}: {exc}")
                 return 0
             raise
@@ -306,13 +315,36 @@ class SessionStore:
                 and schema.index_sql(self.conn, CJK) is not None
                 and self._meta(schema.META_CJK_STALE) is None and not self.fts_stale)
 
+    def is_index_corruption(self, exc: BaseException) -> bool:
+        """True when an FTS index, not the message data, is damaged.
+
+        FTS5 damage reached through a trigger or a join often surfaces as a bare
+        SQLITE_CORRUPT naming no table (and Python < 3.11 hides the extended
+        code that would say "vtab").  Then the message tables are checked (a
+        cost paid only after an error); when they are sound, the damage must
+        be in an index, and failing open to LIKE loses nothing.
+        """
+        if is_fts_corruption(exc):
+            return True
+        if not isinstance(exc, sqlite3.DatabaseError):
+            return False
+        if getattr(exc, "sqlite_errorcode", None) != 11 and "malformed" not in str(exc):
+            return False
+        try:
+            return all(
+                self.conn.execute(f"PRAGMA quick_check({table})").fetchone()[0] == "ok"
+                for table in ("messages", "sessions")
+            )
+        except sqlite3.DatabaseError:
+            return False
+
     def _write(self, fn: Callable[[sqlite3.Connection], Any], replayable: bool = True) -> Any:
         if self.readonly:
             raise PermissionError(f"{self.path} is open read-only")
         try:
             return self._write_once(fn)
         except sqlite3.DatabaseError as exc:
-            if not is_fts_corruption(exc):
+            if not self.is_index_corruption(exc):
                 raise
             # The corrupt index rejected the write through its trigger:
             # detach the indexes and write again, so no message is lost.
@@ -342,7 +374,7 @@ class SessionStore:
                     cjk_error = exc
                 conn.execute("RELEASE cjk_apply")
         if cjk_error is not None:
-            if is_fts_corruption(cjk_error):
+            if self.is_index_corruption(cjk_error):
                 self.mark_fts_stale(f"{CJK}: {cjk_error}")
             else:
                 logger.warning("CJK index update deferred to the next sync: %s", cjk_error)
@@ -505,12 +537,14 @@ class SessionStore:
         for index in (BASE, TRIGRAM):
             sql = schema.index_sql(conn, index)
             if index == TRIGRAM and not (trigram_enabled_by_env() and self.trigram_available):
-                if sql is not None and not trigram_enabled_by_env():
-                    # Opt-out: the storage goes for good.
-                    with migrate.write_txn(conn):
+                with migrate.write_txn(conn):
+                    if sql is not None and not trigram_enabled_by_env():
+                        # Opt-out: the storage goes for good (its triggers too).
                         schema.drop_index_objects(conn, TRIGRAM)
                         schema.clear_markers(conn, TRIGRAM)
                         schema.delete_meta(conn, schema.META_TRIGRAM_STALE)
+                    # Same transaction: Hermes Agent never sees the names missing.
+                    schema.install_trigram_placeholders(conn)
                 continue
             if (sql is None or stale or schema.index_layout(sql) == "inline"
                     or (index == TRIGRAM and self._meta(schema.META_TRIGRAM_STALE))):

@@ -26,9 +26,13 @@ CSRC = ROOT / "csrc"
 HARNESS = CSRC / "fuzz" / "fuzz_tokenizer.c"
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error", "SUMMARY:")
 
-pytestmark = pytest.mark.skipif(
-    not sys.platform.startswith("linux"), reason="sanitizer runs are Linux-only"
-)
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sanitizer runs are Linux-only"),
+    pytest.mark.skipif(
+        not CSRC.is_dir(),
+        reason="sanitizer builds need the source checkout (csrc/), not an installed wheel",
+    ),
+]
 
 
 def _sources() -> list[str]:

@@ -200,6 +200,7 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 
 
 @pytest.mark.skipif(not os.path.exists(SYSTEM_PYTHON), reason="no Debian system python3")
+@pytest.mark.skipif(not (ROOT / "hermes_fts").is_dir(), reason="needs the source checkout")
 def test_system_python_with_enable_load_extension_switches_it_off_again():
     proc = run_python(
         """
