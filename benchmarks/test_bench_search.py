@@ -1,0 +1,107 @@
+"""search_messages per query class against the LIKE scan it replaces (issue 4).
+
+For every query class, terms are sampled across frequency bands (rare …
+very common).  Each term is timed three ways in the same run:
+
+* ``search_messages(term, limit=20)`` through the route the router picks;
+* the LIKE scan for the same term (the ``like_scan`` route: same filters,
+  same finalize), the fallback a plain SQLite store would use;
+* for Latin classes, the raw SQL statement of the ``fts5`` route (join,
+  filters, snippet, ``ORDER BY rank LIMIT 20``) with no router around it,
+  to show what planning and the glued-Latin check cost.
+
+Ratios are LIKE time / index time per term, medians per class, measured in
+one run (these machines are shared and noisy).  Recall is checked too: the
+index route must return the same rows as a LIKE scan restricted to what the
+route promises (see tests/test_search.py for the exact ground truth).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from benchmarks import corpus
+from hermes_fts import search
+from hermes_fts.store import SessionStore
+
+PER_BAND = 2
+REPEATS = 5
+CJK_CLASSES = ("zh2", "zh3", "cjk1", "ja", "ko", "zh2_or")
+LATIN_CLASSES = ("latin_word", "latin_ident", "latin_glued")
+NO_CONTEXT = [f for f in search.RESULT_FIELDS if f != "context"]
+
+
+def median_ms(fn: Callable[[], Any], repeats: int = REPEATS) -> float:
+    fn()  # warm the page cache and statement cache once
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000.0)
+    return statistics.median(times)
+
+
+@pytest.fixture(scope="module")
+def store(bench_store: Path):
+    st = SessionStore(bench_store, readonly=True)
+    if not st.cjk_available:
+        pytest.skip("cjk_unicode61 extension unavailable: nothing to compare")
+    yield st
+    st.close()
+
+
+def raw_fts5(st: SessionStore, term: str) -> list[Any]:
+    """The fts5 route's statement alone: no sanitizing, routing or supplements."""
+    plan = search.plan_search(st, term)
+    where, params = search._filters(False, None, None, None)
+    return search._match_rows(
+        st.conn, "messages_fts", search.match_expression(plan.query, "fts5"),
+        search._snippet_sql("messages_fts", True), where, params, "rank", 20,
+    )
+
+
+@pytest.mark.parametrize("query_class", CJK_CLASSES + LATIN_CLASSES)
+def test_search_vs_like(benchmark, store, bench_report, query_class):
+    samples = corpus.term_samples(query_class, per_band=PER_BAND)
+    rows = []
+    for band, terms in samples.items():
+        for term in terms:
+            route = store.describe_search_path(term)
+            index_ms = median_ms(lambda t=term: store.search_messages(t, limit=20))
+            like_ms = median_ms(
+                lambda t=term: search.search_messages(store, t, limit=20, only_route="like_scan"))
+            hits = len(store.search_messages(term, limit=10**6, fields=["id"]))
+            row = {"class": query_class, "band": band, "term": term, "route": route,
+                   "hits": hits, "index_ms": index_ms, "like_ms": like_ms,
+                   "ratio": like_ms / index_ms if index_ms else float("inf")}
+            if query_class in LATIN_CLASSES:
+                row["raw_ms"] = median_ms(lambda t=term: raw_fts5(store, t))
+                row["nocontext_ms"] = median_ms(
+                    lambda t=term: store.search_messages(t, limit=20, fields=NO_CONTEXT))
+                row["vs_raw"] = row["nocontext_ms"] / row["raw_ms"] if row["raw_ms"] else 0.0
+            rows.append(row)
+            bench_report.add("search: per term", row)
+    ratios = [r["ratio"] for r in rows]
+    summary = {
+        "class": query_class,
+        "terms": len(rows),
+        "routes": ",".join(sorted({r["route"] for r in rows})),
+        "median_index_ms": statistics.median(r["index_ms"] for r in rows),
+        "median_like_ms": statistics.median(r["like_ms"] for r in rows),
+        "median_ratio": statistics.median(ratios),
+        "worst_ratio": min(ratios),
+        "worst_term": min(rows, key=lambda r: r["ratio"])["term"],
+    }
+    if query_class in LATIN_CLASSES:
+        summary["median_vs_raw_match"] = statistics.median(r["vs_raw"] for r in rows)
+    bench_report.add("search: per query class", summary)
+    benchmark.extra_info.update(summary)
+    benchmark.extra_info["ratio_vs_like"] = summary["median_ratio"]
+    terms = [t for ts in samples.values() for t in ts]
+    benchmark.pedantic(lambda: [store.search_messages(t, limit=20) for t in terms],
+                       rounds=3, iterations=1)
