@@ -101,6 +101,7 @@ def test_search_vs_like(benchmark, store, bench_report, query_class):
         summary["median_vs_raw_match"] = statistics.median(r["vs_raw"] for r in rows)
     bench_report.add("search: per query class", summary)
     benchmark.extra_info.update(summary)
+    benchmark.extra_info["query_class"] = query_class
     benchmark.extra_info["ratio_vs_like"] = summary["median_ratio"]
     terms = [t for ts in samples.values() for t in ts]
     benchmark.pedantic(lambda: [store.search_messages(t, limit=20) for t in terms],
