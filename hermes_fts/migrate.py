@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any, Callable
 
 from . import schema
-from .schema import CJK, CJK_PENDING, DDL, TRIGRAM
+from .schema import BASE, CJK, CJK_PENDING, DDL, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.migrate")
 
@@ -235,6 +235,13 @@ def reset_index(conn: sqlite3.Connection, index: str) -> None:
         schema.create_index_objects(conn, index)
         seed_full_backfill(conn, index)
         schema.create_triggers(conn, index)
+        if index == BASE and schema.missing_triggers(conn, TRIGRAM):
+            # After a stale base the trigram triggers are gone too; until the
+            # trigram index is handled, Hermes Agent must still find its six
+            # trigger names, or it refills the new base index its own way.
+            if schema.index_sql(conn, TRIGRAM) is not None:
+                schema.set_meta(conn, schema.META_TRIGRAM_STALE, 1)
+            schema.install_trigram_placeholders(conn)
         if index == TRIGRAM:
             schema.delete_meta(conn, schema.META_TRIGRAM_STALE)
         if index == CJK:
@@ -243,10 +250,15 @@ def reset_index(conn: sqlite3.Connection, index: str) -> None:
 
 
 def integrity_check(conn: sqlite3.Connection, index: str) -> str | None:
-    """None when FTS5 'integrity-check' passes, else the error text."""
+    """None when FTS5 'integrity-check' passes, else the error text.
+
+    The ``rank = 1`` form also compares the index with its content view; the
+    plain form only checks the index against itself, so an index holding
+    the wrong text for its view would pass.
+    """
     try:
         with write_txn(conn):
-            conn.execute(f"INSERT INTO {index}({index}) VALUES('integrity-check')")
+            conn.execute(f"INSERT INTO {index}({index}, rank) VALUES('integrity-check', 1)")
     except sqlite3.DatabaseError as exc:
         return str(exc)
     return None

@@ -143,6 +143,7 @@ CREATE INDEX IF NOT EXISTS idx_sessions_source_id ON sessions(source, id);
 CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id);
 CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC);
 CREATE INDEX IF NOT EXISTS idx_sessions_session_key ON sessions(session_key, started_at DESC);
+CREATE INDEX IF NOT EXISTS idx_sessions_title ON sessions(title) WHERE title IS NOT NULL;
 CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp);
 CREATE INDEX IF NOT EXISTS idx_messages_session_id ON messages(session_id, id);
 CREATE INDEX IF NOT EXISTS idx_messages_session_active ON messages(session_id, active, timestamp);
@@ -447,7 +448,58 @@ def create_index_objects(conn: sqlite3.Connection, index: str) -> None:
         conn.execute(PENDING_INDEX_SQL)
 
 
+# Hermes Agent 0.19.0 counts six trigger names when it opens a store (the
+# three messages_fts_* and the three messages_fts_trigram_* ones); with
+# fewer present it creates its own trigram index and refills messages_fts with
+# its inline text, which wrecks our external-content layout.  So while our
+# trigram index is off (opt-out, no tokenizer, stale), the three trigram names
+# are held by placeholders: WHEN 0 means they never fire, and the body touches
+# no table, so no writer (one without FTS5 included) can fail on them.
+PLACEHOLDER_MARK = "hermes_fts placeholder: trigram index off"
+_TRIGRAM_EVENTS = (("insert", "INSERT"), ("delete", "DELETE"), ("update", "UPDATE"))
+TRIGRAM_PLACEHOLDERS: tuple[tuple[str, str], ...] = tuple(
+    (f"{TRIGRAM}_{suffix}",
+     f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_{suffix} AFTER {event} ON messages "
+     f"WHEN 0 BEGIN SELECT '{PLACEHOLDER_MARK}'; END")
+    for suffix, event in _TRIGRAM_EVENTS
+)
+
+
+def _trigger_sql(conn: sqlite3.Connection) -> dict[str, str]:
+    return {row[0]: row[1] or "" for row in conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")}
+
+
+def is_placeholder(sql: str | None) -> bool:
+    return sql is not None and PLACEHOLDER_MARK in sql
+
+
+def install_trigram_placeholders(conn: sqlite3.Connection) -> None:
+    """Detach the trigram index but keep Hermes' three trigger names taken.
+
+    Idempotent: placeholders already in place are left alone, so an open
+    does not rewrite the schema every time.
+    """
+    live = _trigger_sql(conn)
+    for name, _sql in DDL[TRIGRAM].triggers:  # real ones, session triggers included
+        if name in live and not is_placeholder(live[name]):
+            conn.execute(f"DROP TRIGGER {name}")
+    for name, sql in TRIGRAM_PLACEHOLDERS:
+        if not is_placeholder(live.get(name)):
+            conn.execute(sql)
+
+
+def drop_trigram_placeholders(conn: sqlite3.Connection) -> None:
+    live = _trigger_sql(conn)
+    for name, _sql in TRIGRAM_PLACEHOLDERS:
+        if is_placeholder(live.get(name)):
+            conn.execute(f"DROP TRIGGER {name}")
+
+
 def create_triggers(conn: sqlite3.Connection, index: str) -> None:
+    if index == TRIGRAM:
+        # CREATE TRIGGER IF NOT EXISTS would keep a placeholder in place.
+        drop_trigram_placeholders(conn)
     for _name, sql in DDL[index].triggers:
         conn.execute(sql)
 
@@ -466,14 +518,14 @@ def drop_index_objects(conn: sqlite3.Connection, index: str) -> None:
 
 
 def missing_triggers(conn: sqlite3.Connection, index: str) -> list[str]:
+    """Trigger names of ``index`` that are absent or only a placeholder."""
     names = [name for name, _ in DDL[index].triggers]
     if index == TRIGRAM:
         # Hermes Agent's own trigram layout has only the three message
         # triggers; the session triggers are ours and optional for it.
         names = names[:3]
-    present = {row[0] for row in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-    return [n for n in names if n not in present]
+    live = _trigger_sql(conn)
+    return [n for n in names if n not in live or is_placeholder(live[n])]
 
 
 def index_sql(conn: sqlite3.Connection, index: str) -> str | None:

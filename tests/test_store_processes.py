@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import hermes_fts
-from hermes_fts import schema
+from hermes_fts import migrate, schema
 from hermes_fts.schema import BASE, CJK, TRIGRAM
 from hermes_fts.store import SessionStore
 
@@ -373,4 +373,202 @@ def test_writer_appends_during_optimize_storage(tmp_path: Path,
     assert result["ok"]
     with SessionStore(db) as store:
         assert _match(store, CJK, "写入者") == set(report["ids"])
+        _assert_indexes_exact(store)
+
+
+# ------------------------------------------- Hermes Agent while our trigram is off
+#
+# Hermes Agent 0.19.0 counts six trigger names on open (messages_fts_* and
+# messages_fts_trigram_*); with fewer it recreates its own trigram index and
+# refills messages_fts with its inline text.  Whatever state our trigram index
+# is in, a Hermes writer must find all six names and leave our indexes alone.
+
+_TRIGRAM_OFF_MODES = ("env_fresh", "env_existing", "tokenizer_missing", "stale")
+
+
+def _open_trigram_off(db: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> SessionStore:
+    if mode in ("env_fresh", "env_existing"):
+        monkeypatch.setenv("HERMES_TRIGRAM_FTS", "0")
+    elif mode == "tokenizer_missing":
+        # This SQLite has trigram; the capability probe is what is simulated.
+        monkeypatch.setattr(schema, "probe_trigram", lambda conn: False)
+    else:  # stale: opened once with the opt-out, then enabled again, not yet rebuilt
+        monkeypatch.setenv("HERMES_TRIGRAM_FTS", "0")
+        SessionStore(db).close()
+        monkeypatch.delenv("HERMES_TRIGRAM_FTS")
+    return SessionStore(db)
+
+
+def _trigram_trigger_sql(conn: sqlite3.Connection) -> dict[str, str]:
+    names = tuple(name for name, _ in schema.DDL[TRIGRAM].triggers)
+    return {r[0]: r[1] for r in conn.execute(
+        f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
+        f"AND name IN ({', '.join('?' for _ in names)})", names)}
+
+
+def _assert_ours_intact(store: SessionStore, base_sql: str | None) -> None:
+    """Base and CJK exact; every index passes 'integrity-check' unless quarantined."""
+    assert schema.index_sql(store.conn, BASE) == base_sql
+    state = store.index_state()
+    for index in schema.INDEXES:
+        sql = schema.index_sql(store.conn, index)
+        if sql is None:
+            continue
+        quarantined = (index == TRIGRAM and not state[TRIGRAM]["served"]
+                       and schema.index_layout(sql) == "external")
+        if not quarantined:  # a quarantined trigram index is not maintained by design
+            problem = migrate.integrity_check(store.conn, index)
+            assert problem is None, (index, problem)
+            if schema.index_layout(sql) == "external":
+                # rank 1: compare with the content view too; the plain form
+                # only proves the index consistent with itself.
+                store.conn.execute(
+                    f"INSERT INTO {index}({index}, rank) VALUES('integrity-check', 1)")
+        if state[index]["served"]:
+            indexed = {r[0] for r in store.conn.execute(f"SELECT id FROM {index}_docsize")}
+            expected = {r[0] for r in store.conn.execute(
+                f"SELECT id FROM {schema.DDL[index].view}")}
+            assert indexed == expected, (index, len(indexed ^ expected))
+
+
+def _found(store: SessionStore, query: str) -> set[int]:
+    return {r["id"] for r in store.search_messages(query, limit=100)}
+
+
+@pytest.mark.parametrize("mode", _TRIGRAM_OFF_MODES)
+def test_hermes_agent_never_rebuilds_our_indexes_with_trigram_off(
+        tmp_path: Path, hermes_agent: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    db = tmp_path / "state.db"
+    if mode == "env_fresh":
+        monkeypatch.setenv("HERMES_TRIGRAM_FTS", "0")
+    ours = _seed(db)
+    with _open_trigram_off(db, mode, monkeypatch) as store:
+        assert not store.index_state()[TRIGRAM]["served"]
+        base_sql = schema.index_sql(store.conn, BASE)
+        assert schema.index_layout(base_sql) == "external"
+        # Hermes' three trigram names are present, and none of them writes.
+        assert set(_trigram_trigger_sql(store.conn)) >= {
+            f"{TRIGRAM}_insert", f"{TRIGRAM}_delete", f"{TRIGRAM}_update"}
+        assert schema.missing_triggers(store.conn, TRIGRAM)
+        before_trigram = schema.index_sql(store.conn, TRIGRAM)
+    for _round in range(2):
+        a, b, c, d = _run_hermes(hermes_agent, db)
+        plain = sqlite3.connect(db)
+        left = _trigram_trigger_sql(plain)  # what Hermes left behind, before we reopen
+        plain.close()
+        assert len(left) == 3 and all(map(schema.is_placeholder, left.values())), left
+        with SessionStore(db) as store:
+            store.sync()
+            _assert_ours_intact(store, base_sql)
+            if before_trigram is not None:
+                assert schema.index_sql(store.conn, TRIGRAM) == before_trigram
+            assert a in _found(store, "hermesalpha") and a in _found(store, "中文消息")
+            assert b in _found(store, "hermesdelta") and b not in _found(store, "hermesbeta")
+            assert _found(store, "hermesdoomed") == set()
+            assert set(ours) <= _found(store, "原有消息")
+            store.add_message("h1", "user", "我们之后写入 ourslater")
+            _assert_ours_intact(store, base_sql)
+            assert c > 0 and d > 0
+
+
+@pytest.mark.parametrize("mode", _TRIGRAM_OFF_MODES)
+def test_trigram_reenabled_after_hermes_wrote(
+        tmp_path: Path, hermes_agent: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    db = tmp_path / "state.db"
+    if mode == "env_fresh":
+        monkeypatch.setenv("HERMES_TRIGRAM_FTS", "0")
+    _seed(db)
+    _open_trigram_off(db, mode, monkeypatch).close()
+    _run_hermes(hermes_agent, db)
+    monkeypatch.undo()
+    with SessionStore(db) as store:
+        if store.optimize_needed():
+            assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
+        store.backfill(sleep=lambda s: None)
+        state = store.index_state()
+        assert state[TRIGRAM]["served"] and state[TRIGRAM]["layout"] == "external"
+        triggers = _trigram_trigger_sql(store.conn)
+        assert set(triggers) == {name for name, _ in schema.DDL[TRIGRAM].triggers}
+        assert not schema.missing_triggers(store.conn, TRIGRAM)
+        _assert_indexes_exact(store)
+    a, b, _c, _d = _run_hermes(hermes_agent, db)
+    with SessionStore(db) as store:
+        assert store.index_state()[TRIGRAM]["served"]
+        assert a in _match(store, TRIGRAM, "hermesalpha")
+        assert b in _match(store, TRIGRAM, "hermesdelta")
+        _assert_indexes_exact(store)
+
+
+def test_trigram_reenabled_on_a_store_that_never_had_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "state.db"
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "0")
+    ids = _seed(db)
+    with SessionStore(db) as store:
+        assert schema.index_sql(store.conn, TRIGRAM) is None
+        # Placeholders never fire: a plain writer keeps working.
+        new = store.add_message("s1", "user", "关闭期间写入 whileoff")
+        cookie = store.conn.execute("PRAGMA schema_version").fetchone()[0]
+    with SessionStore(db) as store:  # placeholders in place: the open rewrites no schema
+        assert store.conn.execute("PRAGMA schema_version").fetchone()[0] == cookie
+    conn = sqlite3.connect(db)  # no FTS5 code path involved at all
+    with conn:
+        conn.execute("UPDATE messages SET content = 'plain writer' WHERE id = ?", (ids[0],))
+        conn.execute("DELETE FROM messages WHERE id = ?", (ids[1],))
+    conn.close()
+    monkeypatch.delenv("HERMES_TRIGRAM_FTS")
+    with SessionStore(db) as store:
+        assert store.unindexed_range(TRIGRAM) is not None  # seeded backfill
+        store.backfill(sleep=lambda s: None)
+        assert store.index_state()[TRIGRAM]["served"]
+        assert not schema.missing_triggers(store.conn, TRIGRAM)
+        assert _match(store, TRIGRAM, "whileoff") == {new}
+        after = store.add_message("s1", "user", "重新启用后写入 afteron")
+        assert _match(store, TRIGRAM, "afteron") == {after}
+        _assert_indexes_exact(store)
+
+
+def test_optimize_storage_with_trigram_off_keeps_placeholders(
+        tmp_path: Path, hermes_agent: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "state.db"
+    _seed(db)
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "0")
+    _run_hermes(hermes_agent, db)
+    with SessionStore(db) as store:
+        base_sql = schema.index_sql(store.conn, BASE)
+        assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
+        assert schema.index_sql(store.conn, TRIGRAM) is None  # opt-out storage gone
+        assert set(_trigram_trigger_sql(store.conn)) == {
+            f"{TRIGRAM}_insert", f"{TRIGRAM}_delete", f"{TRIGRAM}_update"}
+        _assert_ours_intact(store, base_sql)
+    for _round in range(2):
+        a, b, _c, _d = _run_hermes(hermes_agent, db)
+        with SessionStore(db) as store:
+            _assert_ours_intact(store, base_sql)
+            assert a in _found(store, "hermesalpha") and b in _found(store, "hermesdelta")
+            assert store.optimize_storage(sleep=lambda s: None, vacuum=True)["ok"]
+            assert schema.index_sql(store.conn, TRIGRAM) is None
+            _assert_ours_intact(store, base_sql)
+
+
+def test_hermes_agent_between_base_and_trigram_rebuilds(tmp_path: Path,
+                                                         hermes_agent: Path) -> None:
+    db = tmp_path / "state.db"
+    _seed(db)
+    with SessionStore(db) as store:
+        store.mark_fts_stale("test: repair after corruption")
+        # optimize-storage resets the base index first, the trigram one next:
+        # a Hermes Agent open in between must not refill the new base index.
+        migrate.reset_index(store.conn, BASE)
+        base_sql = schema.index_sql(store.conn, BASE)
+        a, b, _c, _d = _run_hermes(hermes_agent, db)
+        left = _trigram_trigger_sql(store.conn)
+        assert len(left) == 3 and all(map(schema.is_placeholder, left.values())), left
+        store.backfill(BASE, sleep=lambda s: None)
+        assert migrate.integrity_check(store.conn, BASE) is None
+        store.conn.execute(f"INSERT INTO {BASE}({BASE}, rank) VALUES('integrity-check', 1)")
+        assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
+        _assert_ours_intact(store, base_sql)
+        assert store.index_state()[TRIGRAM]["served"]
+        assert a in _found(store, "hermesalpha") and b in _found(store, "hermesdelta")
         _assert_indexes_exact(store)
