@@ -19,14 +19,14 @@ route promises (see tests/test_search.py for the exact ground truth).
 from __future__ import annotations
 
 import statistics
-import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from benchmarks import corpus
 from hermes_fts import search
+from hermes_fts.bench import median_ms
 from hermes_fts.store import SessionStore
 
 PER_BAND = 2
@@ -34,16 +34,6 @@ REPEATS = 5
 CJK_CLASSES = ("zh2", "zh3", "cjk1", "ja", "ko", "zh2_or")
 LATIN_CLASSES = ("latin_word", "latin_ident", "latin_glued")
 NO_CONTEXT = [f for f in search.RESULT_FIELDS if f != "context"]
-
-
-def median_ms(fn: Callable[[], Any], repeats: int = REPEATS) -> float:
-    fn()  # warm the page cache and statement cache once
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1000.0)
-    return statistics.median(times)
 
 
 @pytest.fixture(scope="module")
@@ -72,17 +62,18 @@ def test_search_vs_like(benchmark, store, bench_report, query_class):
     for band, terms in samples.items():
         for term in terms:
             route = store.describe_search_path(term)
-            index_ms = median_ms(lambda t=term: store.search_messages(t, limit=20))
+            index_ms = median_ms(lambda t=term: store.search_messages(t, limit=20), REPEATS)
             like_ms = median_ms(
-                lambda t=term: search.search_messages(store, t, limit=20, only_route="like_scan"))
+                lambda t=term: search.search_messages(store, t, limit=20, only_route="like_scan"),
+                REPEATS)
             hits = len(store.search_messages(term, limit=10**6, fields=["id"]))
             row = {"class": query_class, "band": band, "term": term, "route": route,
                    "hits": hits, "index_ms": index_ms, "like_ms": like_ms,
                    "ratio": like_ms / index_ms if index_ms else float("inf")}
             if query_class in LATIN_CLASSES:
-                row["raw_ms"] = median_ms(lambda t=term: raw_fts5(store, t))
+                row["raw_ms"] = median_ms(lambda t=term: raw_fts5(store, t), REPEATS)
                 row["nocontext_ms"] = median_ms(
-                    lambda t=term: store.search_messages(t, limit=20, fields=NO_CONTEXT))
+                    lambda t=term: store.search_messages(t, limit=20, fields=NO_CONTEXT), REPEATS)
                 row["vs_raw"] = row["nocontext_ms"] / row["raw_ms"] if row["raw_ms"] else 0.0
             rows.append(row)
             bench_report.add("search: per term", row)

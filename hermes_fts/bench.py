@@ -29,7 +29,8 @@ CONVERSATION_ROLES = ["user", "assistant", "system"]
 _LATIN = re.compile(r"[a-z][a-z0-9]{2,}")
 
 
-def _median_ms(fn: Callable[[], Any], repeats: int) -> float:
+def median_ms(fn: Callable[[], Any], repeats: int = 3) -> float:
+    """Median wall time of ``repeats`` calls, after one warm-up call, in ms."""
     fn()
     times = []
     for _ in range(repeats):
@@ -137,9 +138,9 @@ def run(store: SessionStore, per_band: int = 2, repeats: int = 3, seed: int = 0,
             for term in terms:
                 if progress:
                     progress(f"{cls} {band} {term}")
-                index_ms = _median_ms(
+                index_ms = median_ms(
                     partial(store.search_messages, term, limit=20), repeats)
-                like_ms = _median_ms(partial(
+                like_ms = median_ms(partial(
                     search.search_messages, store, term, limit=20, only_route="like_scan"),
                     repeats)
                 rows.append({"class": cls, "band": band, "term": term,

@@ -218,11 +218,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         before=args.before,
         exclude_session_ids=args.exclude or None,
     )
-    if args.json:
-        _emit_json(payload)
-        return 0 if payload.get("success") else 1
-    if not payload.get("success"):
-        return _print_error(payload)
+    done = _json_or_error(args, payload)
+    if done is not None:
+        return done
     _print_search(payload, route, elapsed, use_color(), sys.stdout)
     return 0
 
@@ -278,13 +276,21 @@ def _clip(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return clipped
 
 
-def cmd_read(args: argparse.Namespace) -> int:
-    payload, elapsed, _route_unused = _run(args, session_id=args.session)
+def _json_or_error(args: argparse.Namespace, payload: dict[str, Any]) -> int | None:
+    """Print ``--json`` output or the error; None when the caller prints the result."""
     if args.json:
         _emit_json(payload)
         return 0 if payload.get("success") else 1
     if not payload.get("success"):
         return _print_error(payload)
+    return None
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    payload, elapsed, _route_unused = _run(args, session_id=args.session)
+    done = _json_or_error(args, payload)
+    if done is not None:
+        return done
     color = use_color()
     _print_session_header(payload, elapsed, color)
     print(payload.get("message") or f"{payload['message_count']} messages")
@@ -320,11 +326,9 @@ def cmd_scroll(args: argparse.Namespace) -> int:
     payload, elapsed, _route_unused = _run(
         args, session_id=args.session, around_message_id=args.message_id, window=args.window
     )
-    if args.json:
-        _emit_json(payload)
-        return 0 if payload.get("success") else 1
-    if not payload.get("success"):
-        return _print_error(payload)
+    done = _json_or_error(args, payload)
+    if done is not None:
+        return done
     color = use_color()
     _print_session_header(payload, elapsed, color)
     messages = payload["messages"]
@@ -346,11 +350,9 @@ def cmd_scroll(args: argparse.Namespace) -> int:
 
 def cmd_browse(args: argparse.Namespace) -> int:
     payload, elapsed, _route_unused = _run(args)
-    if args.json:
-        _emit_json(payload)
-        return 0 if payload.get("success") else 1
-    if not payload.get("success"):
-        return _print_error(payload)
+    done = _json_or_error(args, payload)
+    if done is not None:
+        return done
     color = use_color()
     rows = payload["results"]
     print(f"{len(rows)} most recently active sessions ({elapsed:.1f} ms)")
