@@ -74,7 +74,7 @@ LIKE_SNIPPET_BEFORE = 40
 LIKE_SNIPPET_CHARS = 120
 CONTEXT_CHARS = 200
 GAP_SCAN_LIMIT = 200  # bound on rows added from a not-yet-indexed id range
-RANK_TIER = 512  # matches ordered together; see _match_rows
+RANK_TIER = 256  # matches ordered together; see _match_rows
 SLOW_MS_DEFAULT = 1000.0
 
 
