@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from benchmarks import corpus
-from hermes_fts import search
-from hermes_fts.bench import median_ms
+from hermes_fts import migrate, schema, search
+from hermes_fts.bench import median_ms, recall
 from hermes_fts.store import SessionStore
 
 PER_BAND = 2
@@ -69,7 +69,14 @@ def test_search_vs_like(benchmark, store, bench_report, query_class):
             hits = len(store.search_messages(term, limit=10**6, fields=["id"]))
             row = {"class": query_class, "band": band, "term": term, "route": route,
                    "hits": hits, "index_ms": index_ms, "like_ms": like_ms,
-                   "ratio": like_ms / index_ms if index_ms else float("inf")}
+                   "ratio": like_ms / index_ms if index_ms else float("inf"),
+                   "recall": recall(store, term)}
+            if query_class in CJK_CLASSES:
+                # The substring index the bigram index replaces, when it can answer.
+                row["trigram_route"] = search.plan_search(store, term, None, "trigram").route
+                row["trigram_ms"] = median_ms(
+                    lambda t=term: search.search_messages(store, t, limit=20,
+                                                          only_route="trigram"), REPEATS)
             if query_class in LATIN_CLASSES:
                 row["raw_ms"] = median_ms(lambda t=term: raw_fts5(store, t), REPEATS)
                 row["nocontext_ms"] = median_ms(
@@ -87,6 +94,7 @@ def test_search_vs_like(benchmark, store, bench_report, query_class):
         "median_ratio": statistics.median(ratios),
         "worst_ratio": min(ratios),
         "worst_term": min(rows, key=lambda r: r["ratio"])["term"],
+        "min_recall": min((r["recall"] for r in rows if r["recall"] is not None), default=None),
     }
     if query_class in LATIN_CLASSES:
         summary["median_vs_raw_match"] = statistics.median(r["vs_raw"] for r in rows)
@@ -97,3 +105,15 @@ def test_search_vs_like(benchmark, store, bench_report, query_class):
     terms = [t for ts in samples.values() for t in ts]
     benchmark.pedantic(lambda: [store.search_messages(t, limit=20) for t in terms],
                        rounds=3, iterations=1)
+
+
+def test_index_sizes(benchmark, store, bench_report):
+    """Each index as a multiple of the text it covers (sum of its %_data blocks)."""
+    text = benchmark.pedantic(migrate.text_bytes, args=(store.conn,), rounds=1, iterations=1)
+    for index in schema.INDEXES:
+        size = migrate.index_bytes(store.conn, index)
+        if size is None:
+            continue
+        row = {"index": index, "MB": size / 1e6, "x_text": size / text}
+        bench_report.add("search: index sizes", row)
+        benchmark.extra_info[index] = row["x_text"]

@@ -110,7 +110,7 @@ def _longer_cjk_terms(conn: sqlite3.Connection, rng: random.Random, n: int) -> l
     return list(found.items())
 
 
-def _recall(store: SessionStore, term: str) -> float | None:
+def recall(store: SessionStore, term: str) -> float | None:
     """Share of the LIKE scan's rows (what the route promises) that the index returns."""
     fields = ["id"]
     got = {r["id"] for r in store.search_messages(term, role_filter=CONVERSATION_ROLES,
@@ -147,7 +147,7 @@ def run(store: SessionStore, per_band: int = 2, repeats: int = 3, seed: int = 0,
                              "route": store.describe_search_path(term),
                              "index_ms": round(index_ms, 3), "like_ms": round(like_ms, 3),
                              "ratio": round(like_ms / index_ms, 1) if index_ms else None,
-                             "recall": _recall(store, term)})
+                             "recall": recall(store, term)})
     summary = []
     for cls in CLASSES:
         mine = [r for r in rows if r["class"] == cls]
