@@ -9,22 +9,14 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from _support import needs_extension
 
 import hermes_fts
 from hermes_fts import cli, migrate, schema
 from hermes_fts.schema import BASE, CJK, CJK_PENDING, TRIGRAM
 from hermes_fts.store import SessionStore, is_fts_corruption
 
-
-def _has_extension() -> bool:
-    try:
-        hermes_fts.connect(":memory:").close()
-    except hermes_fts.ExtensionUnavailable:
-        return False
-    return True
-
-
-needs_ext = pytest.mark.skipif(not _has_extension(), reason="cjk_unicode61 extension unavailable here (not built, or no cffi)")
+needs_ext = needs_extension
 
 TEXTS = [
     ("user", "我们讨论了数据库迁移的计划", None),

@@ -14,8 +14,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from _support import needs_extension
 
-import hermes_fts
 from hermes_fts import migrate, schema
 from hermes_fts.schema import BASE, CJK, TRIGRAM
 from hermes_fts.store import SessionStore
@@ -24,15 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HERMES_AGENT_VERSION = "0.19.0"
 
 
-def _has_extension() -> bool:
-    try:
-        hermes_fts.connect(":memory:").close()
-    except hermes_fts.ExtensionUnavailable:
-        return False
-    return True
-
-
-pytestmark = pytest.mark.skipif(not _has_extension(), reason="cjk_unicode61 extension unavailable here (not built, or no cffi)")
+pytestmark = needs_extension
 
 
 def _env(**extra: str) -> dict[str, str]:

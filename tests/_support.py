@@ -1,0 +1,22 @@
+"""Helpers shared by test modules (not a test module itself)."""
+
+from __future__ import annotations
+
+import pytest
+
+import hermes_fts
+
+
+def extension_available() -> bool:
+    """True when hermes_fts.connect() gives a connection with cjk_unicode61."""
+    try:
+        hermes_fts.connect(":memory:").close()
+    except hermes_fts.ExtensionUnavailable:
+        return False
+    return True
+
+
+needs_extension = pytest.mark.skipif(
+    not extension_available(),
+    reason="cjk_unicode61 extension unavailable here (not built, or no cffi)",
+)
