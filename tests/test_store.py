@@ -16,8 +16,6 @@ from hermes_fts import cli, migrate, schema
 from hermes_fts.schema import BASE, CJK, CJK_PENDING, TRIGRAM
 from hermes_fts.store import SessionStore, is_fts_corruption
 
-needs_ext = needs_extension
-
 TEXTS = [
     ("user", "我们讨论了数据库迁移的计划", None),
     ("assistant", "日本語のテキストを検索します", None),
@@ -75,7 +73,7 @@ def test_default_path_uses_hermes_home(tmp_path: Path, monkeypatch: pytest.Monke
         assert "schema_version" not in names  # that table belongs to Hermes Agent
 
 
-@needs_ext
+@needs_extension
 def test_writers_and_indexes(db: Path) -> None:
     with SessionStore(db) as store:
         ids = _fill(store)
@@ -101,7 +99,7 @@ def test_writers_and_indexes(db: Path) -> None:
         _assert_indexes_exact(store)
 
 
-@needs_ext
+@needs_extension
 def test_flag_flips_never_touch_the_indexes(db: Path) -> None:
     with SessionStore(db) as store:
         ids = _fill(store)
@@ -114,7 +112,7 @@ def test_flag_flips_never_touch_the_indexes(db: Path) -> None:
         assert migrate.pending_count(conn) == 0
 
 
-@needs_ext
+@needs_extension
 def test_pending_coalescing_of_foreign_changes(db: Path) -> None:
     with SessionStore(db) as store:
         ids = _fill(store)
@@ -234,7 +232,7 @@ def test_no_fts5_simulated_writes_still_work(db: Path, monkeypatch: pytest.Monke
         _assert_indexes_exact(store)
 
 
-@needs_ext
+@needs_extension
 def test_corrupt_shadow_table_fails_open_to_like(db: Path) -> None:
     with SessionStore(db) as store:
         ids = _fill(store, n_rounds=30)
@@ -269,7 +267,7 @@ def test_corrupt_shadow_table_fails_open_to_like(db: Path) -> None:
         _assert_indexes_exact(store)
 
 
-@needs_ext
+@needs_extension
 def test_write_through_corrupt_index_is_not_lost(db: Path) -> None:
     with SessionStore(db) as store:
         _fill(store, n_rounds=30)
@@ -285,7 +283,7 @@ def test_write_through_corrupt_index_is_not_lost(db: Path) -> None:
             assert not store.index_state()[BASE]["served"]
 
 
-@needs_ext
+@needs_extension
 def test_backfill_in_process_with_status_and_gap(db: Path) -> None:
     with SessionStore(db) as store:
         ids = _fill(store, n_rounds=40)
@@ -402,7 +400,7 @@ def test_add_messages_streams_an_iterator_and_returns_ids(db: Path) -> None:
         assert store.add_messages([]) == []
 
 
-@needs_ext
+@needs_extension
 def test_cli_optimize_ctrl_c_then_resume(db: Path, monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     with SessionStore(db) as store:
