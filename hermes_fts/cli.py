@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import loader, migrate, schema
+from .cli_tool import StoreError, check_store
 from .cli_tool import register as register_tool_commands
 from .store import SessionStore, default_db_path
 
@@ -71,9 +72,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args._handler(args))
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, StoreError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
+    except sqlite3.DatabaseError as exc:
+        print(f"Error: the store cannot be used ({exc}); check that --db names an intact "
+              "Hermes state.db (`hermes-fts status --db PATH`)", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         return 0
 
@@ -83,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def db_path(args: argparse.Namespace) -> Path:
     return Path(args.db).expanduser() if args.db else default_db_path()
+
+
+def store_path(args: argparse.Namespace) -> Path:
+    """``db_path`` checked to be an existing session store (raises ``StoreError``)."""
+    return check_store(db_path(args))
 
 
 def emit_json(data: Any) -> None:
@@ -201,7 +211,7 @@ def _status_data(store: SessionStore) -> dict[str, Any]:
 @command("status", help="show which indexes exist and are served, backlog and sizes")
 def cmd_status(args: argparse.Namespace) -> int:
     # Read-only: status must never change the file it reports on.
-    with SessionStore(db_path(args), readonly=True) as store:
+    with SessionStore(store_path(args), readonly=True) as store:
         data = _status_data(store)
     if args.json:
         emit_json(data)
@@ -234,7 +244,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 @command("sync", help="apply CJK index changes written by processes without the extension")
 def cmd_sync(args: argparse.Namespace) -> int:
-    with SessionStore(db_path(args)) as store:
+    with SessionStore(store_path(args)) as store:
         # Opening already applied the backlog; report what is left (normally 0).
         applied = store.sync()
         left = migrate.pending_count(store.conn)
@@ -253,10 +263,7 @@ def _optimize_args(p: argparse.ArgumentParser) -> None:
 @command("optimize-storage", help="build/repair/backfill the search indexes and compact the file",
          args=_optimize_args)
 def cmd_optimize_storage(args: argparse.Namespace) -> int:
-    path = db_path(args)
-    if not path.exists():
-        raise FileNotFoundError(f"no session store at {path}")
-    store = SessionStore(path)
+    store = SessionStore(store_path(args))
     try:
         return _optimize(store, args)
     finally:
@@ -338,7 +345,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if not quiet:
             print(f"\r\033[K timing {what}", end="", file=sys.stderr, flush=True)
 
-    with SessionStore(db_path(args), readonly=True) as store:
+    with SessionStore(store_path(args), readonly=True) as store:
         report = bench.run(store, args.per_band, args.repeats, args.seed, progress)
     if not quiet:
         print("\r\033[K", end="", file=sys.stderr)

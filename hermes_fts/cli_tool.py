@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 import time
@@ -26,6 +27,8 @@ from . import tool
 from .tool import session_search
 
 __all__ = [
+    "StoreError",
+    "check_store",
     "cmd_browse",
     "cmd_demo",
     "cmd_read",
@@ -127,6 +130,55 @@ def _emit_json(payload: Any) -> None:
 
 # --------------------------------------------------------------------------- store handling
 
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class StoreError(Exception):
+    """A store path that cannot be used; the message says what to pass instead."""
+
+
+def check_store(path: Path) -> Path:
+    """``path`` when it is an existing Hermes session store; raises ``StoreError``.
+
+    Looks without writing: a folder, a file that is not SQLite, or a SQLite
+    file without the ``sessions``/``messages`` tables is refused, so a wrong
+    ``--db`` never turns some other file into a session store.
+    """
+    hint = "pass the Hermes state.db as --db PATH"
+    if not path.exists():
+        raise StoreError(f"no session store at {path}; pass an existing --db PATH")
+    if path.is_dir():
+        raise StoreError(f"{path} is a directory, not a session store; {hint}")
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError(f"cannot read {path} ({exc.strerror}); {hint}") from exc
+    if not header:
+        raise StoreError(f"{path} is empty, not a session store; {hint}")
+    if header != _SQLITE_HEADER:
+        raise StoreError(f"{path} is not a SQLite database; {hint}")
+    try:
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            names = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'"
+                    " AND name IN ('sessions', 'messages')"
+                )
+            }
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read {path} as SQLite ({exc}); {hint}") from exc
+    if names != {"sessions", "messages"}:
+        raise StoreError(
+            f"{path} is a SQLite database but not a Hermes session store (no sessions and "
+            f"messages tables); {hint}"
+        )
+    return path
+
 
 def _open_store(args: argparse.Namespace) -> Any:
     """The store named by ``--db``, the default store if it exists, else None.
@@ -137,15 +189,14 @@ def _open_store(args: argparse.Namespace) -> Any:
 
     db = getattr(args, "db", None)
     if db:
-        path = Path(db).expanduser()
-        if not path.exists():
-            raise FileNotFoundError(f"no session store at {path}; pass an existing --db PATH")
+        path = check_store(Path(db).expanduser())
     else:
         if getattr(args, "profile", None) is not None:
             return None  # the tool opens the profile's store read-only
         path = tool.hermes_home() / "state.db"
         if not path.exists():
             return None
+        check_store(path)
     try:
         return SessionStore(path)
     except (PermissionError, OSError):
@@ -208,6 +259,13 @@ def _run(
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    if not args.query.strip():
+        print(
+            "Error: search needs a QUERY (words to find); run `hermes-fts browse` to list "
+            "recent sessions",
+            file=sys.stderr,
+        )
+        return 2
     payload, elapsed, route = _run(
         args,
         route_query=args.query,
@@ -287,6 +345,13 @@ def _json_or_error(args: argparse.Namespace, payload: dict[str, Any]) -> int | N
 
 
 def cmd_read(args: argparse.Namespace) -> int:
+    if not args.session.strip().removeprefix("@session:").strip():
+        print(
+            "Error: read needs a SESSION id or link (@session:PROFILE/ID); run "
+            "`hermes-fts browse` to list recent sessions",
+            file=sys.stderr,
+        )
+        return 2
     payload, elapsed, _route_unused = _run(args, session_id=args.session)
     done = _json_or_error(args, payload)
     if done is not None:
@@ -558,7 +623,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(list(argv) if argv is not None else None)
     try:
         return int(args._handler(args))
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, StoreError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
 

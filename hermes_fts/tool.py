@@ -84,6 +84,8 @@ _BROWSE_EXTRA_ROWS = 15
 _BROWSE_MAX_PAGES = 8
 _TITLE_MAX_CHARS = 100
 _ERROR_MAX_CHARS = 2048
+_SQLITE_INT_MIN = -(2**63)  # message ids are SQLite INTEGERs (64-bit signed)
+_SQLITE_INT_MAX = 2**63 - 1
 
 _DEFAULT_PROFILE = "default"
 _PROFILE_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -910,6 +912,11 @@ def _scroll(ctx: _Ctx, session_id: str, around: Any, window: Any) -> dict[str, A
             f"scroll requires integer around_message_id (got {around!r}); pass a message "
             "id from a result's messages, or omit around_message_id to read the session"
         )
+    if not _SQLITE_INT_MIN <= anchor_id <= _SQLITE_INT_MAX:
+        raise _ToolError(
+            f"around_message_id {anchor_id} is out of range; pass a message id from a "
+            "result's messages, or omit around_message_id to read the session"
+        )
     size = _clamp_int(window, _SCROLL_WINDOW_DEFAULT, _SCROLL_WINDOW_MIN, _SCROLL_WINDOW_MAX)
     flags = ctx.message_flags(anchor_id)
     owner = flags[0] if flags is not None else None
@@ -1022,6 +1029,8 @@ def _listable(ctx: _Ctx, row: dict[str, Any]) -> str | None:
         parent_id = cur.get("parent_session_id")
         if not parent_id:
             return sid
+        if parent_id in seen:  # a parent cycle: the loop is one conversation
+            return min(seen)
         if config.get("_branched_from") or config.get("_reset_from"):
             return sid
         parent = ctx.session(parent_id)

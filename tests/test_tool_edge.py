@@ -1,0 +1,219 @@
+"""Edge cases of session_search and the CLI found in QA; each test pins one fixed bug.
+
+Bad ``--db`` paths (a folder, a non-SQLite file, a SQLite file that is not a
+session store) are clear errors with a non-zero exit and leave the file as it
+was; blank positional arguments are refused; out-of-range message ids are a
+plain error payload; sessions in a ``parent_session_id`` cycle stay browsable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from _tool_fixtures import T0, assert_error, chat, conversation, open_store
+
+from hermes_fts import cli
+from hermes_fts.tool import session_search
+
+SUBCOMMANDS = [
+    ["search", "deploy"],
+    ["read", "s1"],
+    ["scroll", "s1", "3"],
+    ["browse"],
+    ["status"],
+    ["sync"],
+    ["optimize-storage", "--yes", "--no-vacuum"],
+    ["bench", "--repeats", "1", "--per-band", "1"],
+]
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    (tmp_path / "home").mkdir()
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def db(home: Path) -> Path:
+    path = home / "state.db"
+    s = open_store(path)
+    conversation(s, "s_en", [("user", "plan the database migration"), ("assistant", "ok")])
+    conversation(s, "s_long", chat(12, "long"), start=T0 + 100)
+    s.close()
+    return path
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --------------------------------------------------------------------------- --db that is not a store
+
+
+@pytest.mark.parametrize("argv", SUBCOMMANDS, ids=lambda a: a[0])
+def test_db_that_is_a_directory_is_a_clear_error(home, tmp_path, capsys, argv):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    code, _out, err = run_cli([*argv, "--db", str(folder)], capsys)
+    assert code == 2
+    assert "directory" in err and "--db" in err and "Traceback" not in err
+    assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", SUBCOMMANDS, ids=lambda a: a[0])
+def test_db_that_is_not_sqlite_is_a_clear_error_and_untouched(home, tmp_path, capsys, argv):
+    bogus = tmp_path / "notes.db"
+    bogus.write_bytes(b"these are plain notes, not a database\n" * 40)
+    before = digest(bogus)
+    code, _out, err = run_cli([*argv, "--db", str(bogus)], capsys)
+    assert code == 2
+    assert "not a SQLite database" in err and "--db" in err
+    assert digest(bogus) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "notes.db"]
+
+
+@pytest.mark.parametrize("argv", SUBCOMMANDS, ids=lambda a: a[0])
+def test_db_of_another_application_is_refused_and_untouched(home, tmp_path, capsys, argv):
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE notes (x TEXT)")
+    conn.execute("INSERT INTO notes VALUES ('keep me')")
+    conn.commit()
+    conn.close()
+    before = digest(other)
+    code, _out, err = run_cli([*argv, "--db", str(other)], capsys)
+    assert code == 2
+    assert "not a Hermes session store" in err and "--db" in err
+    assert digest(other) == before
+    conn = sqlite3.connect(other)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    conn.close()
+    assert tables == {"notes"}
+
+
+def test_empty_db_file_is_refused(home, tmp_path, capsys):
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    code, _out, err = run_cli(["browse", "--db", str(empty)], capsys)
+    assert code == 2 and "empty" in err
+    assert empty.stat().st_size == 0
+
+
+def test_default_store_that_is_a_directory_is_a_clear_error(home, capsys):
+    (home / "state.db").mkdir()
+    for argv in (["browse"], ["search", "x", "--json"], ["status"], ["sync"]):
+        code, _out, err = run_cli(argv, capsys)
+        assert code == 2, argv
+        assert "directory" in err, argv
+
+
+def test_sync_does_not_create_a_missing_store(home, capsys):
+    code, _out, err = run_cli(["sync"], capsys)
+    assert code == 2 and "no session store" in err
+    assert not (home / "state.db").exists()
+    code, _out, err = run_cli(["sync", "--db", str(home / "nope.db")], capsys)
+    assert code == 2 and "no session store" in err
+    assert not (home / "nope.db").exists()
+
+
+def test_corrupt_store_is_an_error_not_a_traceback(home, tmp_path, capsys):
+    broken = tmp_path / "broken.db"
+    broken.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
+    before = digest(broken)
+    code, _out, err = run_cli(["status", "--db", str(broken)], capsys)
+    assert code != 0 and err.startswith("Error:") and "--db" in err
+    assert digest(broken) == before
+
+
+def test_valid_store_still_works(db, capsys):
+    code, out, _err = run_cli(["read", "s_en", "--db", str(db), "--json"], capsys)
+    assert code == 0 and json.loads(out)["session_id"] == "s_en"
+    assert run_cli(["status", "--db", str(db)], capsys)[0] == 0
+    assert run_cli(["sync", "--db", str(db)], capsys)[0] == 0
+
+
+# --------------------------------------------------------------------------- blank arguments
+
+
+@pytest.mark.parametrize("ref", ["", "   ", "@session:", "@session:  "])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_read_with_blank_session_is_refused(db, capsys, ref, as_json):
+    argv = ["read", ref, "--db", str(db)] + (["--json"] if as_json else [])
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2
+    assert "session" in err and "browse" in err
+    assert out == ""
+
+
+@pytest.mark.parametrize("query", ["", "   "])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_search_with_blank_query_is_refused(db, capsys, query, as_json):
+    argv = ["search", query, "--db", str(db)] + (["--json"] if as_json else [])
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2
+    assert "QUERY" in err and "browse" in err
+    assert out == ""
+
+
+# --------------------------------------------------------------------------- tool edge cases
+
+
+@pytest.mark.parametrize("anchor", [10**30, -(10**30), 2**63, str(10**25)])
+def test_scroll_anchor_out_of_range_is_a_plain_error(db, anchor):
+    from hermes_fts.store import SessionStore
+
+    store = SessionStore(db)
+    try:
+        out = session_search(store, session_id="s_long", around_message_id=anchor)
+    finally:
+        store.close()
+    assert_error(out, "around_message_id", "out of range")
+    assert "session_search failed" not in out["error"]
+
+
+def test_scroll_anchor_at_int64_edge_is_not_found(db):
+    from hermes_fts.store import SessionStore
+
+    store = SessionStore(db)
+    try:
+        out = session_search(store, session_id="s_long", around_message_id=2**63 - 1)
+    finally:
+        store.close()
+    assert_error(out, "not in session_id s_long")
+
+
+def test_browse_lists_sessions_in_a_parent_cycle(home):
+    s = open_store(home / "state.db")
+    try:
+        conversation(s, "loop", [("user", "self parent")], start=T0)
+        conversation(s, "a", [("user", "alpha")], start=T0 + 10)
+        conversation(
+            s, "b", [("user", "beta")], start=T0 + 20, parent="a", end_reason="compression"
+        )
+        conversation(s, "plain", [("user", "plain")], start=T0 + 30)
+        s.conn.execute("UPDATE sessions SET parent_session_id = 'loop' WHERE id = 'loop'")
+        s.conn.execute("UPDATE sessions SET parent_session_id = 'b' WHERE id = 'a'")
+        out = session_search(s, limit=10)
+        assert out["success"] is True
+        listed = [r["session_id"] for r in out["results"]]
+        assert "plain" in listed and "loop" in listed
+        # the a <-> b cycle is one conversation, listed once
+        assert len({"a", "b"} & set(listed)) == 1
+        assert len(listed) == 3
+        # the current session's cycle is still left out
+        out = session_search(s, limit=10, current_session_id="loop")
+        assert "loop" not in [r["session_id"] for r in out["results"]]
+    finally:
+        s.close()
