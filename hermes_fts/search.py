@@ -13,8 +13,8 @@ empty):
               one-character terms too, thanks to ``unigrams 1``.
 ``trigram``   CJK queries when the CJK index is unavailable and every term has at
               least 3 characters; rows the trigram index leaves out by design
-              (cron and subagent sessions) are added by a LIKE scan over those
-              sessions only.
+              (cron and subagent sessions, and rows with ``tool_calls``, a
+              column it lacks) are answered by a LIKE scan over those rows only.
 ``like_scan`` the last resort, with the same AND/OR/NOT meaning;
               ``like_scan_fts_stale`` when the indexes are under repair.
 ``empty``     nothing searchable in the query.
@@ -75,6 +75,7 @@ LIKE_SNIPPET_CHARS = 120
 CONTEXT_CHARS = 200
 GAP_SCAN_LIMIT = 200  # bound on rows added from a not-yet-indexed id range
 RANK_TIER = 256  # matches ordered together; see _match_rows
+MAX_ROWS = 2**62  # bound on limit + offset, within SQLite's 64-bit LIMIT
 SLOW_MS_DEFAULT = 1000.0
 
 
@@ -168,7 +169,9 @@ def _filters(
         parts.append("(m.active = 1 OR m.compacted = 1)")
     for values, op in ((source_filter, "IN"), (exclude_sources, "NOT IN")):
         if values is not None:
-            values = [values] if isinstance(values, str) else list(values)
+            # "cli,cron" means two sources, as "user,assistant" is two roles.
+            values = ([v.strip() for v in values.split(",") if v.strip()]
+                      if isinstance(values, str) else list(values))
             parts.append(f"s.source {op} ({', '.join('?' for _ in values)})")
             params.extend(values)
     if roles:
@@ -209,33 +212,33 @@ def _match_rows(
     Ranking or sorting every match costs microseconds per match, which for a
     very common term (tens of thousands of matches) would approach the LIKE
     scan the index replaces.  So matches are taken in tiers of RANK_TIER by
-    rowid (newest first, or oldest first for ``sort="oldest"``) and ordered
-    inside each tier; a term with at most RANK_TIER matches is ordered
-    exactly.  Message ids grow with time, so time sorts stay exact whenever
-    timestamps follow insertion order.
+    rowid (newest first) and ranked inside each tier; a term with at most
+    RANK_TIER matches is ranked exactly.  Time sorts are not tiered: rowids
+    need not follow timestamps (imported or back-dated rows), so only one
+    ordered query is exact there.
     """
     order_sql = order.replace("rank", f"{table}.rank")
-    direction = "ASC" if order.startswith("m.timestamp ASC") else "DESC"
     sql = (
         f"SELECT {_ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
         f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
         f"WHERE {table} MATCH ? AND {where}{extra}{{tier}} ORDER BY {order_sql} LIMIT ?"
     )
-    before = "<" if direction == "DESC" else ">"
-    beyond = ">=" if direction == "DESC" else "<="
+    if "rank" not in order:
+        cur = conn.execute(sql.format(tier=""), [expression, *params, *extra_params, limit])
+        return [_row_dict(cur, row) for row in cur]
     bound_sql = (
         f"SELECT rowid FROM {table} WHERE {table} MATCH ?{{tier}} "
-        f"ORDER BY rowid {direction} LIMIT 1 OFFSET {RANK_TIER - 1}"
+        f"ORDER BY rowid DESC LIMIT 1 OFFSET {RANK_TIER - 1}"
     )
     rows: list[dict[str, Any]] = []
     edge: int | None = None  # rowids past this edge were handled by earlier tiers
     while len(rows) < limit:
-        edge_sql = "" if edge is None else f" AND {table}.rowid {before} {int(edge)}"
+        edge_sql = "" if edge is None else f" AND {table}.rowid < {int(edge)}"
         bound = conn.execute(bound_sql.format(tier=edge_sql.replace(f"{table}.", "")),
                              [expression]).fetchone()
         tier_sql = edge_sql
         if bound is not None:
-            tier_sql += f" AND {table}.rowid {beyond} {int(bound[0])}"
+            tier_sql += f" AND {table}.rowid >= {int(bound[0])}"
         cur = conn.execute(sql.format(tier=tier_sql),
                            [expression, *params, *extra_params, limit - len(rows)])
         rows.extend(_row_dict(cur, row) for row in cur)
@@ -332,20 +335,56 @@ def _run_index(req: _Request, route: str) -> list[dict[str, Any]]:
     snippet = _snippet_sql(table, req.store.cjk_available)
     expression = match_expression(req.plan.query, route)
     order = _order(req.sort, ranked=True)
-    rows = _match_rows(conn, table, expression, snippet, req.where, req.params, order, req.want)
+    blind = _blind_spot(req, table)
+    extra = f" AND NOT ({blind})" if blind else ""
+    rows = _match_rows(conn, table, expression, snippet, req.where, req.params, order, req.want,
+                       extra)
     if route == "fts5":
         rows += _glued_latin(req, expression, rows)
     if route == "trigram":
-        rows += _trigram_left_out(req, rows)
+        rows += _left_out(req, rows, f"s.source IN ({_EXCLUDED_MARKS}) OR {blind}",
+                          schema.TRIGRAM_EXCLUDED_SOURCES)
+    elif blind:
+        rows += _left_out(req, rows, blind)
     rows += _unindexed_gap(req, table, rows)
     return rows
+
+
+_EXCLUDED_MARKS = ", ".join("?" for _ in schema.TRIGRAM_EXCLUDED_SOURCES)
+
+
+def _blind_spot(req: _Request, table: str) -> str:
+    """SQL condition for the non-tool rows ``table`` cannot answer exactly, or "".
+
+    The trigram index has no ``tool_calls`` column.  The CJK index lags behind
+    rows in the pending table when the store could not apply it (read-only):
+    those may be missing or indexed with their old text.  Such rows are left
+    out of the MATCH and answered by LIKE instead (``_left_out``).
+    """
+    if table == schema.TRIGRAM:
+        return "COALESCE(m.tool_calls, '') <> ''"
+    if table == schema.CJK and req.state["cjk_pending"]:
+        return f"m.id IN (SELECT msg_id FROM {schema.CJK_PENDING})"
+    return ""
+
+
+def _still_wanted(req: _Request, found: list[dict[str, Any]]) -> int:
+    """Rows a disjoint supplement must add to the rows already ``found``.
+
+    Relevance keeps the ranked hits first, so only the shortfall is needed.
+    A time sort merges every source by timestamp afterwards: a supplement row
+    may belong before any found row, so each source gives its own first ``want``.
+    """
+    if _sort_key(req.sort) is not None:
+        return req.want
+    return req.want - len(found)
 
 
 def _glued_latin(
     req: _Request, fts5_expr: str, found: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """Rows where a Latin term is glued to CJK, which unicode61 cannot see."""
-    missing = req.want - len(found)
+    missing = _still_wanted(req, found)
     cjk = req.state[schema.CJK]
     if missing <= 0 or not cjk["served"]:
         return []
@@ -354,22 +393,29 @@ def _glued_latin(
     expression = match_expression(req.plan.query, "fts_cjk")
     snippet = _snippet_sql(schema.CJK, True)
     extra = f" AND m.id NOT IN (SELECT rowid FROM {schema.BASE} WHERE {schema.BASE} MATCH ?)"
+    blind = _blind_spot(req, schema.CJK)
+    if blind:  # a stale CJK entry must not add a row
+        extra += f" AND NOT ({blind})"
     return _match_rows(
         req.store.conn, schema.CJK, expression, snippet, req.where, req.params,
         _order(req.sort, ranked=True), missing, extra, [fts5_expr],
     )
 
 
-def _trigram_left_out(req: _Request, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Cron and subagent sessions are not in the trigram index; scan only them."""
-    missing = req.want - len(found)
+def _left_out(
+    req: _Request, found: list[dict[str, Any]], condition: str, params: Sequence[Any] = ()
+) -> list[dict[str, Any]]:
+    """Non-tool rows an index leaves out (``condition``), found by a LIKE scan of only them.
+
+    The trigram index leaves out cron and subagent sessions by design, and
+    with the CJK index, the rows of ``_blind_spot``.
+    """
+    missing = _still_wanted(req, found)
     if missing <= 0:
         return []
-    excluded = ", ".join("?" for _ in schema.TRIGRAM_EXCLUDED_SOURCES)
-    extra = f" AND m.role <> 'tool' AND s.source IN ({excluded})"
     return _like_rows(
         req.store.conn, req.plan.query, req.where, req.params, req.sort, missing,
-        extra, list(schema.TRIGRAM_EXCLUDED_SOURCES),
+        f" AND m.role <> 'tool' AND ({condition})", list(params),
     )
 
 
@@ -565,6 +611,19 @@ def _log_search(route: str, started: float, rows: list | None, query: Any) -> No
     logger.info(line)
 
 
+def _count(value: Any, name: str) -> int:
+    """An integer ``limit``/``offset`` (``5``, ``"5"``, ``5.0``) or a clear error."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TypeError(f"search {name} must be an integer, not {type(value).__name__}")
+    try:
+        number = int(value) if isinstance(value, str) else value
+        if number != int(number):
+            raise ValueError
+        return int(number)
+    except (ValueError, OverflowError):
+        raise ValueError(f"search {name} must be an integer, got {value!r}") from None
+
+
 def _search(
     store: SessionStore,
     query: Any,
@@ -578,8 +637,8 @@ def _search(
     projection: tuple[str, ...] | None,
     only_route: str | None,
 ) -> tuple[str, list[dict[str, Any]]]:
-    limit = max(0, int(limit))
-    offset = max(0, int(offset))
+    limit = max(0, _count(limit, "limit"))
+    offset = max(0, _count(offset, "offset"))
     if not store.readonly:
         store.sync()  # rows written by processes without the extension
     state = store.index_state()
@@ -588,7 +647,8 @@ def _search(
         return plan.route, []
     roles = _role_list(role_filter)
     where, params = _filters(include_inactive, source_filter, exclude_sources, roles)
-    req = _Request(store, plan, where, params, sort, limit + offset, state)
+    # SQLite binds 64-bit integers; a larger "no limit" means every row anyway.
+    req = _Request(store, plan, where, params, sort, min(limit + offset, MAX_ROWS), state)
     try:
         rows = _execute(req)
     except sqlite3.DatabaseError as exc:
