@@ -12,6 +12,7 @@ Nothing here decides *when* to create something; ``store.py`` does that.
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 from dataclasses import dataclass
 
@@ -182,6 +183,38 @@ def ensure_base_schema(conn: sqlite3.Connection) -> list[str]:
     if added:
         logger.info("added missing columns to an existing store: %s", ", ".join(added))
     return added
+
+
+def _default_of(decl: str) -> str:
+    """The SQL literal a declared column defaults to (``NULL`` when none)."""
+    match = re.search(r"\bDEFAULT\s+('[^']*'|[-\w.]+)", decl, re.IGNORECASE)
+    return match.group(1) if match else "NULL"
+
+
+def shadow_missing_columns(conn: sqlite3.Connection) -> list[str]:
+    """Make an older store readable without writing to it; returns what was shadowed.
+
+    A read-only store from an older Hermes build may lack columns we read
+    (``active``, ``display_kind`` …) or ``state_meta``.  Writers add them
+    (``ensure_base_schema``); a reader cannot, so it puts TEMP views in front
+    of the tables (unqualified names find ``temp`` before ``main``) that add
+    the missing columns with their declared defaults.  Nothing touches the file.
+    """
+    shadowed: list[str] = []
+    for table, columns in (("sessions", SESSIONS_COLUMNS), ("messages", MESSAGES_COLUMNS)):
+        live = table_columns(conn, table)
+        missing = [(name, decl) for name, decl in columns if name not in live]
+        if not live or not missing:
+            continue
+        extra = ", ".join(f'{_default_of(decl)} AS "{name}"' for name, decl in missing)
+        conn.execute(f'CREATE TEMP VIEW "{table}" AS SELECT *, {extra} FROM main."{table}"')
+        shadowed += [f"{table}.{name}" for name, _ in missing]
+    if not table_columns(conn, "state_meta"):
+        conn.execute("CREATE TEMP TABLE state_meta (key TEXT PRIMARY KEY, value TEXT)")
+        shadowed.append("state_meta")
+    if shadowed:
+        logger.info("read-only store lacks %s; read with defaults", ", ".join(shadowed))
+    return shadowed
 
 
 # --------------------------------------------------------------------------

@@ -88,6 +88,8 @@ class SessionStore:
             raise FileNotFoundError(f"no session store at {self.path}")
         self.conn = self._open_connection()
         self.conn.row_factory = sqlite3.Row
+        if readonly:
+            schema.shadow_missing_columns(self.conn)
         self.cjk_available = self._cjk_capable()
         self.fts5_available = schema.probe_fts5(self.conn)
         self.trigram_available = self.fts5_available and schema.probe_trigram(self.conn)
