@@ -79,16 +79,16 @@ HERMES_EXPORT int sqlite3_cjkunicode_init(sqlite3 *db, char **pzErrMsg,
   return registerAll(db, pzErrMsg);
 }
 
+/* The names SQLite derives from libfts5_cjk.so, the file Hermes Agent loads
+** through HERMES_FTS5_CJK_SO: the same library serves it under that name. */
 HERMES_EXPORT int sqlite3_ftscjk_init(sqlite3 *db, char **pzErrMsg,
                                       const sqlite3_api_routines *pApi) {
-  SQLITE_EXTENSION_INIT2(pApi);
-  return registerAll(db, pzErrMsg);
+  return sqlite3_cjkunicode_init(db, pzErrMsg, pApi);
 }
 
 HERMES_EXPORT int sqlite3_fts5_cjk_init(sqlite3 *db, char **pzErrMsg,
                                         const sqlite3_api_routines *pApi) {
-  SQLITE_EXTENSION_INIT2(pApi);
-  return registerAll(db, pzErrMsg);
+  return sqlite3_cjkunicode_init(db, pzErrMsg, pApi);
 }
 
 /*
