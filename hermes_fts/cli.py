@@ -11,7 +11,6 @@ Every subcommand gets ``--db PATH`` and ``--json``.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sqlite3
 import sys
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import loader, migrate, schema
-from .cli_tool import StoreError, check_store
+from .cli_tool import StoreError, check_store, emit_json
 from .cli_tool import register as register_tool_commands
 from .store import SessionStore, default_db_path
 
@@ -93,10 +92,6 @@ def db_path(args: argparse.Namespace) -> Path:
 def store_path(args: argparse.Namespace) -> Path:
     """``db_path`` checked to be an existing session store (raises ``StoreError``)."""
     return check_store(db_path(args))
-
-
-def emit_json(data: Any) -> None:
-    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
 
 def human_bytes(n: float) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from . import tool
+from .store import SessionStore, default_db_path
 from .tool import session_search
 
 __all__ = [
@@ -124,8 +125,9 @@ def _print_error(payload: dict[str, Any]) -> int:
     return 1
 
 
-def _emit_json(payload: Any) -> None:
-    print(json.dumps(payload, ensure_ascii=False, indent=2))
+def emit_json(payload: Any) -> None:
+    """The payload verbatim, for scripts (``--json``)."""
+    print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
 
 
 # --------------------------------------------------------------------------- store handling
@@ -185,15 +187,13 @@ def _open_store(args: argparse.Namespace) -> Any:
 
     ``None`` lets the tool report a missing store as an error payload.
     """
-    from .store import SessionStore
-
     db = getattr(args, "db", None)
     if db:
         path = check_store(Path(db).expanduser())
     else:
         if getattr(args, "profile", None) is not None:
             return None  # the tool opens the profile's store read-only
-        path = tool.hermes_home() / "state.db"
+        path = default_db_path()
         if not path.exists():
             return None
         check_store(path)
@@ -213,8 +213,6 @@ def _route(store: Any, args: argparse.Namespace, query: str) -> str:
                 path = tool.profile_db_path(args.profile)
             except Exception:  # noqa: BLE001 - the tool reports a bad profile itself
                 return "unknown"
-            from .store import SessionStore
-
             opened = target = SessionStore(path, readonly=True)
         describe = getattr(target, "describe_search_path", None)
         if not callable(describe):
@@ -337,7 +335,7 @@ def _clip(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def _json_or_error(args: argparse.Namespace, payload: dict[str, Any]) -> int | None:
     """Print ``--json`` output or the error; None when the caller prints the result."""
     if args.json:
-        _emit_json(payload)
+        emit_json(payload)
         return 0 if payload.get("success") else 1
     if not payload.get("success"):
         return _print_error(payload)
@@ -466,7 +464,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         finally:
             store.close()
         if args.json:
-            _emit_json(
+            emit_json(
                 {
                     "db": str(path) if db else None,
                     "sessions": sessions,

@@ -65,9 +65,14 @@ class Token(NamedTuple):
     colocated: bool
 
 
+def switched_off(variable: str) -> bool:
+    """True when an on/off environment variable says 0, false, off or no."""
+    return os.environ.get(variable, "").strip().lower() in _OFF_VALUES
+
+
 def extension_disabled() -> bool:
-    """True when HERMES_CJK_FTS switches the extension off (0, false, off, no)."""
-    return os.environ.get("HERMES_CJK_FTS", "").strip().lower() in _OFF_VALUES
+    """True when HERMES_CJK_FTS switches the extension off."""
+    return switched_off("HERMES_CJK_FTS")
 
 
 def extension_path() -> str:

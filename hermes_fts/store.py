@@ -23,7 +23,6 @@ from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.store")
 
-_OFF_VALUES = {"0", "false", "off", "no"}
 BUSY_TIMEOUT_S = 10.0
 SQLITE_CORRUPT_VTAB = 267
 
@@ -36,7 +35,9 @@ _SESSION_FIELDS = tuple(name for name, _decl in schema.SESSIONS_COLUMNS)
 
 
 def hermes_home() -> Path:
-    return Path(os.environ.get("HERMES_HOME") or "~/.hermes").expanduser()
+    """``$HERMES_HOME`` or ``~/.hermes``."""
+    env = os.environ.get("HERMES_HOME", "").strip()
+    return Path(env).expanduser() if env else Path.home() / ".hermes"
 
 
 def default_db_path() -> Path:
@@ -44,7 +45,7 @@ def default_db_path() -> Path:
 
 
 def trigram_enabled_by_env() -> bool:
-    return os.environ.get("HERMES_TRIGRAM_FTS", "").strip().lower() not in _OFF_VALUES
+    return not loader.switched_off("HERMES_TRIGRAM_FTS")
 
 
 def is_fts_corruption(exc: BaseException, fts_query: bool = False) -> bool:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from . import views
+from .store import SessionStore, hermes_home
 
 __all__ = ["TOOL_SCHEMA", "session_search"]
 
@@ -265,12 +266,6 @@ def _format_ts(ts: Any) -> str:
 # --------------------------------------------------------------------------- profiles
 
 
-def hermes_home() -> Path:
-    """``$HERMES_HOME`` or ``~/.hermes``."""
-    env = os.environ.get("HERMES_HOME", "").strip()
-    return Path(env).expanduser() if env else Path.home() / ".hermes"
-
-
 def _validate_profile(name: Any) -> str:
     if not isinstance(name, str):
         raise _ToolError("profile must be a profile name such as 'work' (letters, digits, _ or -)")
@@ -365,8 +360,6 @@ def _profile_of_file(path: str | None) -> str | None:
 
 
 def _open_store(path: Path, readonly: bool) -> Any:
-    from .store import SessionStore
-
     return SessionStore(str(path), readonly=readonly)
 
 
