@@ -20,3 +20,24 @@ needs_extension = pytest.mark.skipif(
     not extension_available(),
     reason="cjk_unicode61 extension unavailable here (not built, or no cffi)",
 )
+
+
+# Identifiers users search for verbatim (hermes-agent "silent empty" reports):
+# every one must still find the message that contains it.
+IDENTIFIERS = [
+    "chat-send",
+    "P2.2",
+    "my-app.config.ts",
+    "scripts/deploy.sh",
+    "user@example.com",
+    "61.2%",
+    "TODO: fix",
+    "C:\\Users",
+    ".env",
+    "rm -rf",
+    "--force",
+    "`npm run build`",
+    "path:config.yaml",
+    "alpha`beta",
+    "my-app.config*",
+]

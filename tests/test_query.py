@@ -6,14 +6,10 @@ import sqlite3
 from collections.abc import Iterator
 
 import pytest
+from _support import IDENTIFIERS
 
-pytest.importorskip(
-    "hermes_fts._cjk_ranges",
-    reason="hermes_fts/_cjk_ranges.py not generated yet (python csrc/gen_cjk_tables.py)",
-)
-
-import hermes_fts  # noqa: E402
-from hermes_fts.query import (  # noqa: E402
+import hermes_fts
+from hermes_fts.query import (
     MAX_FTS5_QUERY_CHARS,
     Query,
     Term,
@@ -382,23 +378,6 @@ def test_like_where_no_positive_term_selects_nothing(messages: sqlite3.Connectio
 # Identifiers still find the message that contains them verbatim
 # ---------------------------------------------------------------------------
 
-IDENTIFIERS = [
-    "chat-send",
-    "P2.2",
-    "my-app.config.ts",
-    "scripts/deploy.sh",
-    "user@example.com",
-    "61.2%",
-    "TODO: fix",
-    "C:\\Users",
-    ".env",
-    "rm -rf",
-    "--force",
-    "`npm run build`",
-    "path:config.yaml",
-    "alpha`beta",
-    "my-app.config*",
-]
 
 
 @pytest.fixture(scope="module")

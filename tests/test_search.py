@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from _support import IDENTIFIERS
 
 from hermes_fts import search
 from hermes_fts.query import has_cjk
@@ -113,16 +114,6 @@ def test_cjk_boolean_and_phrases_on_every_cjk_route(store, route):
     assert set(ids(store_search(store, '"山水 甲天"', route))) == set()
 
 
-IDENTIFIERS = [
-    "chat-send",
-    "P2.2",
-    "my-app.config.ts",
-    "scripts/deploy.sh",
-    "user@example.com",
-    "61.2%",
-    "TODO: fix",
-    "C:\\Users",
-]
 
 
 @pytest.mark.parametrize("ident", IDENTIFIERS)
