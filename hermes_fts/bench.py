@@ -20,7 +20,7 @@ from functools import partial
 from typing import Any
 
 from . import migrate, schema, search
-from .query import has_cjk
+from .query import has_cjk, match_expression, parse_query
 from .store import SessionStore
 
 CLASSES = ("cjk1", "cjk2", "cjk3", "latin_word")
@@ -105,7 +105,7 @@ def _longer_cjk_terms(conn: sqlite3.Connection, rng: random.Random, n: int) -> l
     for term in found:
         (found[term],) = conn.execute(
             f"SELECT count(*) FROM {schema.CJK} WHERE {schema.CJK} MATCH ?",
-            (search.match_expression(search.parse_query(f'"{term}"'), "fts_cjk"),),
+            (match_expression(parse_query(f'"{term}"'), "fts_cjk"),),
         ).fetchone()
     return list(found.items())
 

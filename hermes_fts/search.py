@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from . import schema
 from .query import (
     Query,
+    choose_route,
     has_cjk,
     like_where,
     match_expression,
@@ -101,10 +102,6 @@ def _role_list(role_filter: Any) -> list[str] | None:
     return roles or None
 
 
-def _served_routes(state: dict[str, Any]) -> list[str]:
-    return [route for route, index in INDEX_ROUTES.items() if state[index]["served"]]
-
-
 def plan_search(
     store: SessionStore,
     query: Any,
@@ -130,18 +127,13 @@ def plan_search(
     if roles is not None and "tool" in roles:
         # The word index holds only a prefix of tool output.
         return Plan("like_scan", parsed, sanitized)
-    candidates = _served_routes(state)
-    if only_route is not None:
-        if only_route not in ROUTE_ORDER:
-            raise ValueError(f"unknown route {only_route!r}")
-        candidates = [r for r in candidates if r == only_route]
-    if not any(has_cjk(t.text) for t in parsed.terms) and "fts5" in candidates:
-        if route_can_represent(parsed, "fts5"):
-            return Plan("fts5", parsed, sanitized)
-    for route in ("fts_cjk", "trigram"):
-        if route in candidates and route_can_represent(parsed, route, unigrams=True):
-            return Plan(route, parsed, sanitized)
-    return Plan("like_scan", parsed, sanitized)
+    if only_route is not None and only_route not in ROUTE_ORDER:
+        raise ValueError(f"unknown route {only_route!r}")
+    served = {route: state[index]["served"] and only_route in (None, route)
+              for route, index in INDEX_ROUTES.items()}
+    route = choose_route(parsed, fts5_index=served["fts5"], cjk_index=served["fts_cjk"],
+                         trigram_index=served["trigram"])
+    return Plan(route, parsed, sanitized)
 
 
 def describe_search_path(store: SessionStore, query: Any) -> str:
