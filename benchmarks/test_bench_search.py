@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from benchmarks import corpus
-from hermes_fts import migrate, schema, search
+from hermes_fts import migrate, search
 from hermes_fts.bench import median_ms, recall
 from hermes_fts.store import SessionStore
 
@@ -109,11 +109,8 @@ def test_search_vs_like(benchmark, store, bench_report, query_class):
 
 def test_index_sizes(benchmark, store, bench_report):
     """Each index as a multiple of the text it covers (sum of its %_data blocks)."""
-    text = benchmark.pedantic(migrate.text_bytes, args=(store.conn,), rounds=1, iterations=1)
-    for index in schema.INDEXES:
-        size = migrate.index_bytes(store.conn, index)
-        if size is None:
-            continue
-        row = {"index": index, "MB": size / 1e6, "x_text": size / text}
-        bench_report.add("search: index sizes", row)
-        benchmark.extra_info[index] = row["x_text"]
+    sizes = benchmark.pedantic(migrate.index_sizes, args=(store.conn,), rounds=1, iterations=1)
+    for index, size in sizes.items():
+        bench_report.add("search: index sizes",
+                         {"index": index, "MB": size["bytes"] / 1e6, "x_text": size["x_text"]})
+        benchmark.extra_info[index] = size["x_text"]

@@ -166,10 +166,6 @@ def run(store: SessionStore, per_band: int = 2, repeats: int = 3, seed: int = 0,
             "min_recall": min(recalls) if recalls else None,
         })
     text = migrate.text_bytes(store.conn)
-    sizes = {}
-    for index in schema.INDEXES:
-        size = migrate.index_bytes(store.conn, index)
-        if size is not None:
-            sizes[index] = {"bytes": size, "x_text": round(size / text, 3) if text else None}
-    return {"db": str(store.path), "text_bytes": text, "sizes": sizes,
+    return {"db": str(store.path), "text_bytes": text,
+            "sizes": migrate.index_sizes(store.conn, text),
             "classes": summary, "terms": rows}

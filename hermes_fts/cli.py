@@ -181,13 +181,9 @@ def _status_data(store: SessionStore) -> dict[str, Any]:
     conn = store.conn
     state = store.index_state()
     text = migrate.text_bytes(conn)
-    indexes: dict[str, Any] = {}
-    for index in schema.INDEXES:
-        info = dict(state[index])
-        size = migrate.index_bytes(conn, index) if info["exists"] else None
-        info["bytes"] = size
-        info["x_text"] = round(size / text, 3) if size is not None and text else None
-        indexes[index] = info
+    sizes = migrate.index_sizes(conn, text)
+    indexes = {index: {**state[index], "bytes": None, "x_text": None, **sizes.get(index, {})}
+               for index in schema.INDEXES}
     return {
         "db": str(store.path),
         "messages": conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0],

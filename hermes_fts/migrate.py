@@ -293,3 +293,16 @@ def text_bytes(conn: sqlite3.Connection) -> int:
         "COALESCE(length(CAST(tool_calls AS BLOB)), 0)) FROM messages"
     ).fetchone()
     return int(row[0] or 0)
+
+
+def index_sizes(conn: sqlite3.Connection, text: int | None = None) -> dict[str, dict[str, Any]]:
+    """Each existing index: ``bytes`` (its %_data blocks) and ``x_text``, a multiple
+    of the UTF-8 text of content + tool_name + tool_calls (``text``, a full scan,
+    when the caller has not measured it already)."""
+    text = text_bytes(conn) if text is None else text
+    sizes: dict[str, dict[str, Any]] = {}
+    for index in schema.INDEXES:
+        size = index_bytes(conn, index)
+        if size is not None:
+            sizes[index] = {"bytes": size, "x_text": round(size / text, 3) if text else None}
+    return sizes
