@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import loader, migrate, schema
-from .cli_tool import StoreError, check_store, emit_json
+from . import loader
+from .cli_tool import StoreError, emit_json, store_error_text
 from .cli_tool import register as register_tool_commands
-from .store import SessionStore, default_db_path
+from .store import SessionStore, default_db_path, open_store
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -71,7 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args._handler(args))
-    except (FileNotFoundError, StoreError) as exc:
+    except StoreError as exc:
+        print(f"Error: {store_error_text(exc)}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
     except sqlite3.DatabaseError as exc:
@@ -89,9 +92,9 @@ def db_path(args: argparse.Namespace) -> Path:
     return Path(args.db).expanduser() if args.db else default_db_path()
 
 
-def store_path(args: argparse.Namespace) -> Path:
-    """``db_path`` checked to be an existing session store (raises ``StoreError``)."""
-    return check_store(db_path(args))
+def open_db(args: argparse.Namespace, readonly: bool) -> SessionStore:
+    """The existing session store named by ``--db`` (raises ``StoreError``)."""
+    return open_store(db_path(args), readonly=readonly)
 
 
 def human_bytes(n: float) -> str:
@@ -177,33 +180,11 @@ def cmd_path(args: argparse.Namespace) -> int:
     return 0
 
 
-def _status_data(store: SessionStore) -> dict[str, Any]:
-    conn = store.conn
-    state = store.index_state()
-    text = migrate.text_bytes(conn)
-    sizes = migrate.index_sizes(conn, text)
-    indexes = {index: {**state[index], "bytes": None, "x_text": None, **sizes.get(index, {})}
-               for index in schema.INDEXES}
-    return {
-        "db": str(store.path),
-        "messages": conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0],
-        "text_bytes": text,
-        "db_bytes": migrate.file_bytes(conn),
-        "indexes": indexes,
-        "fts_stale": state["fts_stale"],
-        "cjk_pending": state["cjk_pending"],
-        "backfill": store.rebuild_status(),
-        "sqlite_version": sqlite3.sqlite_version,
-        "extension": {"loaded": store.cjk_available, "strategy": loader.load_strategy(),
-                      "disabled": loader.extension_disabled()},
-    }
-
-
 @command("status", help="show which indexes exist and are served, backlog and sizes")
 def cmd_status(args: argparse.Namespace) -> int:
     # Read-only: status must never change the file it reports on.
-    with SessionStore(store_path(args), readonly=True) as store:
-        data = _status_data(store)
+    with open_db(args, readonly=True) as store:
+        data = store.status()
     if args.json:
         emit_json(data)
         return 0
@@ -235,10 +216,10 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 @command("sync", help="apply CJK index changes written by processes without the extension")
 def cmd_sync(args: argparse.Namespace) -> int:
-    with SessionStore(store_path(args)) as store:
+    with open_db(args, readonly=False) as store:
         # Opening already applied the backlog; report what is left (normally 0).
         applied = store.sync()
-        left = migrate.pending_count(store.conn)
+        left = store.index_state()["cjk_pending"]
     if args.json:
         emit_json({"applied": applied, "pending": left})
     else:
@@ -254,7 +235,7 @@ def _optimize_args(p: argparse.ArgumentParser) -> None:
 @command("optimize-storage", help="build/repair/backfill the search indexes and compact the file",
          args=_optimize_args)
 def cmd_optimize_storage(args: argparse.Namespace) -> int:
-    store = SessionStore(store_path(args))
+    store = open_db(args, readonly=False)
     try:
         return _optimize(store, args)
     finally:
@@ -266,8 +247,9 @@ def _optimize(store: SessionStore, args: argparse.Namespace) -> int:
     if not store.optimize_needed() and not vacuum:
         print("Search indexes are complete — nothing to do.")
         return 0
-    size = store.path.stat().st_size
-    free = shutil.disk_usage(store.path.parent).free
+    file = Path(store.path or db_path(args))
+    size = file.stat().st_size
+    free = shutil.disk_usage(file.parent).free
     # VACUUM writes a full copy; without it the backfill grows the file by
     # roughly the index size, which stays well under a third of the text.
     need = size if vacuum else int(size * 0.3)
@@ -283,7 +265,6 @@ def _optimize(store: SessionStore, args: argparse.Namespace) -> int:
     if not args.yes and not _confirm("Proceed? [y/N] "):
         print("Cancelled.")
         return 1
-    before = migrate.page_bytes(store.conn)
     bar = ProgressBar()
     try:
         result = store.optimize_storage(progress=bar, vacuum=vacuum)
@@ -298,14 +279,13 @@ def _optimize(store: SessionStore, args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     bar.close()
-    after = migrate.page_bytes(store.conn)
-    result["used_before"], result["used_after"] = before, after
     if args.json:
         emit_json(result)
         return 0 if result.get("ok") else 1
     if not result.get("ok"):
         print(f"Could not optimize: {result.get('reason')}")
         return 1
+    before, after = result["size_before"], result["size_after"]
     delta = before - after
     change = (f"reclaimed {human_bytes(delta)}" if delta >= 0
               else f"grew by {human_bytes(-delta)}")
@@ -336,7 +316,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if not quiet:
             print(f"\r\033[K timing {what}", end="", file=sys.stderr, flush=True)
 
-    with SessionStore(store_path(args), readonly=True) as store:
+    with open_db(args, readonly=True) as store:
         report = bench.run(store, args.per_band, args.repeats, args.seed, progress)
     if not quiet:
         print("\r\033[K", end="", file=sys.stderr)

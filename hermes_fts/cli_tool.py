@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 import sys
 import tempfile
 import time
@@ -24,12 +23,11 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from . import tool
-from .store import SessionStore, default_db_path
+from .store import StoreError, default_db_path, open_store
 from .tool import session_search
 
 __all__ = [
     "StoreError",
-    "check_store",
     "cmd_browse",
     "cmd_demo",
     "cmd_read",
@@ -37,6 +35,7 @@ __all__ = [
     "cmd_search",
     "highlight",
     "register",
+    "store_error_text",
     "use_color",
 ]
 
@@ -132,54 +131,9 @@ def emit_json(payload: Any) -> None:
 
 # --------------------------------------------------------------------------- store handling
 
-_SQLITE_HEADER = b"SQLite format 3\x00"
-
-
-class StoreError(Exception):
-    """A store path that cannot be used; the message says what to pass instead."""
-
-
-def check_store(path: Path) -> Path:
-    """``path`` when it is an existing Hermes session store; raises ``StoreError``.
-
-    Looks without writing: a folder, a file that is not SQLite, or a SQLite
-    file without the ``sessions``/``messages`` tables is refused, so a wrong
-    ``--db`` never turns some other file into a session store.
-    """
-    hint = "pass the Hermes state.db as --db PATH"
-    if not path.exists():
-        raise StoreError(f"no session store at {path}; pass an existing --db PATH")
-    if path.is_dir():
-        raise StoreError(f"{path} is a directory, not a session store; {hint}")
-    try:
-        with path.open("rb") as fh:
-            header = fh.read(len(_SQLITE_HEADER))
-    except OSError as exc:
-        raise StoreError(f"cannot read {path} ({exc.strerror}); {hint}") from exc
-    if not header:
-        raise StoreError(f"{path} is empty, not a session store; {hint}")
-    if header != _SQLITE_HEADER:
-        raise StoreError(f"{path} is not a SQLite database; {hint}")
-    try:
-        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
-        try:
-            names = {
-                row[0]
-                for row in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table'"
-                    " AND name IN ('sessions', 'messages')"
-                )
-            }
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot read {path} as SQLite ({exc}); {hint}") from exc
-    if names != {"sessions", "messages"}:
-        raise StoreError(
-            f"{path} is a SQLite database but not a Hermes session store (no sessions and "
-            f"messages tables); {hint}"
-        )
-    return path
+def store_error_text(exc: StoreError) -> str:
+    """The error line for a store that cannot be opened; hints at --db only for a wrong path."""
+    return f"{exc}; pass the Hermes state.db as --db PATH" if exc.wrong_path else str(exc)
 
 
 def _open_store(args: argparse.Namespace) -> Any:
@@ -189,18 +143,14 @@ def _open_store(args: argparse.Namespace) -> Any:
     """
     db = getattr(args, "db", None)
     if db:
-        path = check_store(Path(db).expanduser())
+        path = Path(db).expanduser()
     else:
         if getattr(args, "profile", None) is not None:
             return None  # the tool opens the profile's store read-only
         path = default_db_path()
         if not path.exists():
             return None
-        check_store(path)
-    try:
-        return SessionStore(path)
-    except (PermissionError, OSError):
-        return SessionStore(path, readonly=True)
+    return open_store(path, readonly=False)
 
 
 def _route(store: Any, args: argparse.Namespace, query: str) -> str:
@@ -213,7 +163,7 @@ def _route(store: Any, args: argparse.Namespace, query: str) -> str:
                 path = tool.profile_db_path(args.profile)
             except Exception:  # noqa: BLE001 - the tool reports a bad profile itself
                 return "unknown"
-            opened = target = SessionStore(path, readonly=True)
+            opened = target = open_store(path, readonly=True)
         describe = getattr(target, "describe_search_path", None)
         if not callable(describe):
             return "unknown"
@@ -621,7 +571,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(list(argv) if argv is not None else None)
     try:
         return int(args._handler(args))
-    except (FileNotFoundError, StoreError) as exc:
+    except StoreError as exc:
+        print(f"Error: {store_error_text(exc)}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
 

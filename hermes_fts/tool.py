@@ -32,8 +32,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import views
-from .store import SessionStore, hermes_home
+from ._env import hermes_home
+from .content import decode_content
+from .store import file_has_session, open_store
 
 __all__ = ["TOOL_SCHEMA", "session_search"]
 
@@ -334,13 +335,7 @@ def profile_db_path(name: str) -> Path:
 
 
 def _store_file(store: Any) -> str | None:
-    try:
-        for _seq, name, file in store.conn.execute("PRAGMA database_list"):
-            if name == "main":
-                return os.path.realpath(file) if file else None
-    except Exception:  # noqa: BLE001 - diagnostics only
-        log.debug("cannot read the store's database path", exc_info=True)
-    return None
+    return store.path
 
 
 def _profile_of_file(path: str | None) -> str | None:
@@ -360,21 +355,7 @@ def _profile_of_file(path: str | None) -> str | None:
 
 
 def _open_store(path: Path, readonly: bool) -> Any:
-    return SessionStore(str(path), readonly=readonly)
-
-
-def _file_has_session(path: Path, session_id: str) -> bool:
-    try:
-        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
-    except sqlite3.Error:
-        return False
-    try:
-        row = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        return row is not None
-    except sqlite3.Error:
-        return False
-    finally:
-        conn.close()
+    return open_store(path, readonly=readonly)
 
 
 def _locate_profile(session_id: str, skip_file: str | None) -> tuple[str, Path] | None:
@@ -389,7 +370,7 @@ def _locate_profile(session_id: str, skip_file: str | None) -> tuple[str, Path] 
         if real in seen:
             continue
         seen.add(real)
-        if _file_has_session(path, session_id):
+        if file_has_session(path, session_id):
             return name, path
     return None
 
@@ -402,7 +383,6 @@ class _Ctx:
 
     def __init__(self, store: Any, profile: str | None, current_session_id: str | None):
         self.store = store
-        self.conn: sqlite3.Connection = store.conn
         self.profile = profile
         self.current_session_id = current_session_id or None
         self.found_elsewhere = False  # a bare id resolved in another profile's store
@@ -421,10 +401,7 @@ class _Ctx:
             return None
         if session_id not in self._sessions:
             try:
-                cur = self.conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,))
-                row = cur.fetchone()
-                names = [d[0] for d in cur.description]
-                self._sessions[session_id] = None if row is None else dict(zip(names, row))
+                self._sessions[session_id] = self.store.get_session(session_id)
             except sqlite3.Error:
                 log.debug("session lookup failed for %s", session_id, exc_info=True)
                 self._sessions[session_id] = None
@@ -476,15 +453,10 @@ class _Ctx:
     def message_flags(self, message_id: int) -> tuple[str, int, int] | None:
         """(session_id, active, compacted) of a message, None when it does not exist."""
         try:
-            row = self.conn.execute(
-                "SELECT session_id, active, compacted FROM messages WHERE id = ?", (message_id,)
-            ).fetchone()
+            return self.store.message_flags(message_id)
         except sqlite3.Error:
             log.debug("message lookup failed for %s", message_id, exc_info=True)
             return None
-        if row is None:
-            return None
-        return str(row[0]), int(row[1] or 0), int(row[2] or 0)
 
     def is_compacted(self, message_id: int) -> bool:
         flags = self.message_flags(message_id)
@@ -501,20 +473,12 @@ class _Ctx:
 
     # views ------------------------------------------------------------
     def around(self, session_id: str, message_id: int, window: int) -> dict[str, Any]:
-        method = getattr(self.store, "get_messages_around", None)
-        if callable(method):
-            return method(session_id, message_id, window=window)
-        return views.get_messages_around(self.conn, session_id, message_id, window=window)
+        return self.store.get_messages_around(
+            session_id, message_id, window=window)
 
     def anchored(self, session_id: str, message_id: int) -> dict[str, Any]:
-        method = getattr(self.store, "get_anchored_view", None)
-        if callable(method):
-            return method(
-                session_id, message_id, window=_DISCOVER_WINDOW, bookend=_DISCOVER_BOOKEND
-            )
-        return views.get_anchored_view(
-            self.conn, session_id, message_id, window=_DISCOVER_WINDOW, bookend=_DISCOVER_BOOKEND
-        )
+        return self.store.get_anchored_view(
+            session_id, message_id, window=_DISCOVER_WINDOW, bookend=_DISCOVER_BOOKEND)
 
 
 # --------------------------------------------------------------------------- shaping
@@ -527,7 +491,7 @@ def _is_compaction_summary(content: Any) -> bool:
 def _shape_message(
     msg: dict[str, Any], anchor_id: int | None = None, cap: int | None = None
 ) -> dict[str, Any]:
-    content = views.decode_content(msg.get("content"))
+    content = decode_content(msg.get("content"))
     if isinstance(content, str) and "\x1b" in content:
         content = _ANSI_RE.sub("", content)
     out: dict[str, Any] = {
@@ -558,7 +522,7 @@ def _bookend_messages(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]
     return [
         _shape_message(m, cap=_BOOKEND_CONTENT_CAP)
         for m in messages
-        if not _is_compaction_summary(views.decode_content(m.get("content")))
+        if not _is_compaction_summary(decode_content(m.get("content")))
     ]
 
 
@@ -597,26 +561,8 @@ def _resolve_title(ctx: _Ctx, title: str) -> str | None:
     ``sessions(title)`` serves it); wildcard characters in the title are
     literal, so ``test_project`` never matches ``testXproject #2``.
     """
-    resolver = getattr(ctx.store, "resolve_session_by_title", None)
-    if callable(resolver):
-        found = resolver(title)
-        return str(found) if found else None
-    prefix = title + " #"
-    best: tuple[float, str] | None = None
-    exact: str | None = None
-    for sid, candidate, started in ctx.conn.execute(
-        "SELECT id, title, started_at FROM sessions WHERE title = ? OR (title >= ? AND title < ?)",
-        (title, prefix, title + " $"),
-    ):
-        if candidate == title:
-            exact = exact or str(sid)
-            continue
-        suffix = str(candidate)[len(prefix) :]
-        if suffix.isascii() and suffix.isdigit():
-            key = (float(started or 0.0), str(sid))
-            if best is None or key > best:
-                best = key
-    return best[1] if best is not None else exact
+    found = ctx.store.find_session_by_title(title)
+    return str(found) if found else None
 
 
 def _in_bounds(ts: Any, after: float | None, before: float | None) -> bool:
@@ -814,8 +760,8 @@ class _Discovery:
             if detail == "full":
                 view = self.ctx.anchored(session_id, anchor_id)
             else:  # compact: the anchor and the neighbour counts are all it shows
-                view = views.get_anchor_summary(
-                    self.ctx.conn, session_id, anchor_id, _DISCOVER_WINDOW
+                view = self.ctx.store.get_anchor_summary(
+                    session_id, anchor_id, _DISCOVER_WINDOW
                 )
         except Exception:  # noqa: BLE001 - one broken hit must not sink the others
             log.warning("anchored view failed for %s/%s", session_id, anchor_id, exc_info=True)
@@ -861,7 +807,7 @@ class _Discovery:
         sid = match["session_id"]
         row = self.ctx.session(sid) or {}
         root_row = self.ctx.session(root) or row
-        anchor_id = views.first_message_id(self.ctx.conn, sid)
+        anchor_id = self.ctx.store.first_message_id(sid)
         detail = "index" if self.detail == "index" else "full"
         entry: dict[str, Any] = {
             "session_id": sid,
@@ -1069,8 +1015,8 @@ def _browse(ctx: _Ctx, limit: int) -> dict[str, Any]:
     shown: set[str] = set()
     try:
         for number in range(_BROWSE_MAX_PAGES):
-            rows = views.sessions_by_activity(
-                ctx.conn, _HIDDEN_SESSION_SOURCES, limit=page, offset=number * page
+            rows = ctx.store.sessions_by_activity(
+                _HIDDEN_SESSION_SOURCES, limit=page, offset=number * page
             )
             for row in rows:
                 sid = str(row["id"])
@@ -1107,7 +1053,7 @@ def _browse_entry(ctx: _Ctx, row: dict[str, Any], conversation: str) -> dict[str
     sid = str(row["id"])
     count = row.get("message_count")
     if not count:
-        count = views.count_messages(ctx.conn, sid)
+        count = ctx.store.count_messages(sid)
     entry: dict[str, Any] = {
         "session_id": sid,
         "link": ctx.link(sid),
@@ -1116,7 +1062,7 @@ def _browse_entry(ctx: _Ctx, row: dict[str, Any], conversation: str) -> dict[str
         "started_at": _format_ts(row.get("started_at")),
         "last_active": _format_ts(row.get("last_active")),
         "message_count": int(count),
-        "preview": views.session_preview(ctx.conn, sid),
+        "preview": ctx.store.session_preview(sid),
     }
     if conversation != sid:
         entry["lineage_root_id"] = conversation

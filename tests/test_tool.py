@@ -975,7 +975,7 @@ def test_unexpected_exceptions_become_payloads(store, monkeypatch):
 
     monkeypatch.setattr(store, "get_messages", boom)
     assert_error(session_search(store, session_id="s1"), "failed to load session", "kaput")
-    monkeypatch.setattr(tool.views, "sessions_by_activity", boom)
+    monkeypatch.setattr(store, "sessions_by_activity", boom)
     assert_error(session_search(store), "kaput")
 
 
