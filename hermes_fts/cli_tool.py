@@ -408,9 +408,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         build_ms = (time.perf_counter() - started) * 1000.0
         try:
             report = _demo_searches(store, DEMO_SEARCHES)
-            messages = store.conn.execute("SELECT count(*) FROM messages").fetchone()[0]
-            sessions = store.conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
-            cjk = bool(getattr(store, "cjk_available", False))
+            counts = store.status()
+            messages, sessions = counts["messages"], counts["sessions"]
+            cjk = store.cjk_available
         finally:
             store.close()
         if args.json:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _env, _sqlite, indexing, loader, schema, transcript
+from . import _env, _sqlite, indexing, loader, schema, search, transcript
 from .content import encode_value
 from .schema import BASE, CJK, TRIGRAM
 
@@ -156,18 +156,18 @@ class SessionStore:
             self._path.parent.mkdir(parents=True, exist_ok=True)
         elif not self._path.exists():
             raise FileNotFoundError(f"no session store at {self._path}")
-        self.conn = self._open_connection()
-        self.conn.row_factory = sqlite3.Row
+        self._conn = self._open_connection()
+        self._conn.row_factory = sqlite3.Row
         self._file = self._main_file()
         if readonly:
-            schema.shadow_missing_columns(self.conn)
+            schema.shadow_missing_columns(self._conn)
         self.cjk_available = self._cjk_capable()
-        self.fts5_available = schema.probe_fts5(self.conn)
-        self.trigram_available = self.fts5_available and schema.probe_trigram(self.conn)
+        self.fts5_available = schema.probe_fts5(self._conn)
+        self.trigram_available = self.fts5_available and schema.probe_trigram(self._conn)
         if not readonly:
-            self.conn.execute("PRAGMA foreign_keys = ON")
-            if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                self.conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                self._conn.execute("PRAGMA journal_mode = WAL")
             self._align()
             self.sync()
 
@@ -189,7 +189,7 @@ class SessionStore:
         return sqlite3.connect(str(self._path), **kwargs)
 
     def _main_file(self) -> str | None:
-        for _seq, name, file in self.conn.execute("PRAGMA database_list"):
+        for _seq, name, file in self._conn.execute("PRAGMA database_list"):
             if name == "main":
                 return os.path.realpath(file) if file else None
         return None
@@ -202,14 +202,14 @@ class SessionStore:
     def _cjk_capable(self) -> bool:
         # The auto-extension may reach every connection in this process, so the
         # off switch is honoured here too, not only by the loader.
-        return not _env.cjk_extension_disabled() and loader.has_extension(self.conn)
+        return not _env.cjk_extension_disabled() and loader.has_extension(self._conn)
 
     def _triggers_ok(self, index: str) -> bool:
-        return not schema.missing_triggers(self.conn, index)
+        return not schema.missing_triggers(self._conn, index)
 
     def _align(self) -> None:
         """Schema alignment on open; adds only what is missing (spec §3)."""
-        conn = self.conn
+        conn = self._conn
         with indexing.write_txn(conn):
             schema.ensure_base_schema(conn)
             self._align_fts(conn)
@@ -294,7 +294,7 @@ class SessionStore:
     # ---------------------------------------------------------------- state
 
     def _meta(self, key: str) -> str | None:
-        return schema.get_meta(self.conn, key)
+        return schema.get_meta(self._conn, key)
 
     @property
     def fts_stale(self) -> bool:
@@ -309,10 +309,10 @@ class SessionStore:
             "fts5_available": self.fts5_available,
             "trigram_available": self.trigram_available,
             "cjk_available": self.cjk_available,
-            "cjk_pending": indexing.pending_count(self.conn),
+            "cjk_pending": indexing.pending_count(self._conn),
         }
         for index in schema.INDEXES:
-            sql = schema.index_sql(self.conn, index)
+            sql = schema.index_sql(self._conn, index)
             served, reason = self._served(index, sql, stale)
             out[index] = {
                 "exists": sql is not None,
@@ -337,7 +337,7 @@ class SessionStore:
                 return False, "trigram tokenizer unavailable"
             if self._meta(schema.META_TRIGRAM_STALE) is not None:
                 return False, "stale: run `hermes-fts optimize-storage`"
-            if schema.missing_triggers(self.conn, TRIGRAM):
+            if schema.missing_triggers(self._conn, TRIGRAM):
                 # Seen by a read-only open before any writer marked it stale.
                 return False, "triggers missing: run `hermes-fts optimize-storage`"
         if index == CJK:
@@ -345,36 +345,36 @@ class SessionStore:
                 return False, "cjk_unicode61 extension not loaded"
             if self._meta(schema.META_CJK_STALE) is not None:
                 return False, "stale: run `hermes-fts optimize-storage`"
-            if schema.markers(self.conn, CJK) is not None:
+            if schema.markers(self._conn, CJK) is not None:
                 # Reference behaviour: the CJK index is served once complete.
                 return False, "backfill pending: run `hermes-fts optimize-storage`"
-        if schema.markers(self.conn, index) is not None:
+        if schema.markers(self._conn, index) is not None:
             return True, "backfill pending: add a LIKE scan over unindexed_range"
         return True, "ok"
 
     def unindexed_range(self, index: str) -> tuple[int, int] | None:
         """``(lo, hi)``: ids ``lo < id <= hi`` are not yet in ``index``; None when complete."""
-        state = schema.markers(self.conn, index)
+        state = schema.markers(self._conn, index)
         if state is None:
             return None
         high, progress = state
         return (progress, high) if progress < high else None
 
     def rebuild_status(self) -> dict[str, Any] | None:
-        return indexing.status(self.conn)
+        return indexing.status(self._conn)
 
-    def mark_fts_stale(self, reason: str) -> None:
+    def _mark_fts_stale(self, reason: str) -> None:
         """Fail open after FTS-scoped corruption: serve LIKE until optimize rebuilds."""
         if self.readonly:
             logger.error("FTS index corrupt (%s); read-only store, serving LIKE", reason)
             return
-        with indexing.write_txn(self.conn):
-            schema.set_meta(self.conn, schema.META_FTS_STALE, 1)
-            schema.set_meta(self.conn, schema.META_FTS_STALE_REASON, reason)
+        with indexing.write_txn(self._conn):
+            schema.set_meta(self._conn, schema.META_FTS_STALE, 1)
+            schema.set_meta(self._conn, schema.META_FTS_STALE_REASON, reason)
             # A corrupt index would make every message write fail through its
             # trigger; the data must keep flowing, so the triggers go.
-            schema.drop_triggers(self.conn, BASE)
-            schema.drop_triggers(self.conn, TRIGRAM)
+            schema.drop_triggers(self._conn, BASE)
+            schema.drop_triggers(self._conn, TRIGRAM)
         logger.error("FTS index corrupt (%s); search uses LIKE until "
                      "`hermes-fts optimize-storage` rebuilds the indexes", reason)
 
@@ -385,10 +385,10 @@ class SessionStore:
         if not self._cjk_writable():
             return 0
         try:
-            return indexing.apply_pending(self.conn)
+            return indexing.apply_pending(self._conn)
         except sqlite3.DatabaseError as exc:
             if self._is_index_corruption(exc):
-                self.mark_fts_stale(f"{CJK}: {exc}")
+                self._mark_fts_stale(f"{CJK}: {exc}")
                 return 0
             raise
 
@@ -396,11 +396,11 @@ class SessionStore:
 
     def _cjk_writable(self) -> bool:
         return (self.cjk_available and self.fts5_available and not self.readonly
-                and schema.index_sql(self.conn, CJK) is not None
+                and schema.index_sql(self._conn, CJK) is not None
                 and self._meta(schema.META_CJK_STALE) is None and not self.fts_stale)
 
     def _is_index_corruption(self, exc: BaseException) -> bool:
-        return _sqlite.is_index_corruption(self.conn, exc)
+        return _sqlite.is_index_corruption(self._conn, exc)
 
     def _write(self, fn: Callable[[sqlite3.Connection], Any], replayable: bool = True) -> Any:
         if self.readonly:
@@ -412,7 +412,7 @@ class SessionStore:
                 raise
             # The corrupt index rejected the write through its trigger:
             # detach the indexes and write again, so no message is lost.
-            self.mark_fts_stale(str(exc))
+            self._mark_fts_stale(str(exc))
             if not replayable:
                 raise RuntimeError(
                     "a corrupt search index rejected the bulk insert; nothing was written. "
@@ -423,7 +423,7 @@ class SessionStore:
 
     def _write_once(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         cjk_error: sqlite3.DatabaseError | None = None
-        with indexing.write_txn(self.conn) as conn:
+        with indexing.write_txn(self._conn) as conn:
             result = fn(conn)
             if self._cjk_writable():
                 # Our own writes reach the CJK index in the same transaction,
@@ -439,7 +439,7 @@ class SessionStore:
                 conn.execute("RELEASE cjk_apply")
         if cjk_error is not None:
             if self._is_index_corruption(cjk_error):
-                self.mark_fts_stale(f"{CJK}: {cjk_error}")
+                self._mark_fts_stale(f"{CJK}: {cjk_error}")
             else:
                 logger.warning("CJK index update deferred to the next sync: %s", cjk_error)
         return result
@@ -469,7 +469,7 @@ class SessionStore:
             "WHERE id = ? AND ended_at IS NULL", (time.time(), end_reason, session_id)))
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
-        row = self.conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        row = self._conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return None if row is None else dict(row)
 
     @staticmethod
@@ -543,7 +543,7 @@ class SessionStore:
         self._write(lambda c: c.execute("DELETE FROM messages WHERE id = ?", (message_id,)))
 
     def get_messages(self, session_id: str) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.conn.execute(
+        return [dict(r) for r in self._conn.execute(
             "SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,))]
 
     # -------------------------------------------------------- maintenance
@@ -557,13 +557,13 @@ class SessionStore:
                 continue
             if name == TRIGRAM and not (self.trigram_available and _env.trigram_enabled()):
                 continue
-            if schema.index_sql(self.conn, name) is None:
+            if schema.index_sql(self._conn, name) is None:
                 continue
-            indexing.drive_backfill(self.conn, name, sleep=sleep, chunk_rows=chunk_rows,
+            indexing.drive_backfill(self._conn, name, sleep=sleep, chunk_rows=chunk_rows,
                                    min_pause=min_pause, on_chunk=on_chunk)
 
     def optimize_needed(self) -> bool:
-        conn = self.conn
+        conn = self._conn
         if self.fts_stale or indexing.status(conn) is not None:
             return True
         for index in (BASE, TRIGRAM):
@@ -584,7 +584,7 @@ class SessionStore:
             return {"ok": False, "reason": "read_only", "vacuumed": None}
         if not self.fts5_available:
             return {"ok": False, "reason": "fts5_unavailable", "vacuumed": None}
-        conn = self.conn
+        conn = self._conn
         size_before = indexing.file_bytes(conn)
 
         def emit(phase: str) -> None:
@@ -656,13 +656,13 @@ class SessionStore:
         """FTS5 'integrity-check' per existing, usable index: None means it passed."""
         out: dict[str, str | None] = {}
         for index in schema.INDEXES:
-            if schema.index_sql(self.conn, index) is None:
+            if schema.index_sql(self._conn, index) is None:
                 continue
             if index == CJK and not self.cjk_available:
                 continue
             if index == TRIGRAM and not self.trigram_available:
                 continue
-            out[index] = indexing.integrity_check(self.conn, index)
+            out[index] = indexing.integrity_check(self._conn, index)
         return out
 
     # ------------------------------------------------------ search and views
@@ -671,56 +671,71 @@ class SessionStore:
                         exclude_sources: Sequence[str] | None = None,
                         role_filter: Any = None, limit: int = 20, offset: int = 0,
                         sort: str | None = None, include_inactive: bool = False,
-                        fields: Any = None) -> list[dict[str, Any]]:
-        """Search visible messages; routes and semantics in hermes_fts.search."""
-        from . import search
+                        fields: Any = None, *, route: str | None = None
+                        ) -> list[dict[str, Any]]:
+        """Search visible messages; routes and semantics in ``hermes_fts.search``.
 
-        return search.search_messages(self, query, source_filter, exclude_sources, role_filter,
-                                      limit, offset, sort, include_inactive, fields)
+        ``route`` (``fts5``, ``fts_cjk``, ``trigram`` or ``like_scan``) runs
+        the search as if that route's index were the only one, plus the LIKE
+        scan: ``hermes-fts bench`` compares routes with it.  A damaged index
+        found on the way is detached (search falls back to LIKE) and the
+        search is answered anyway.
+        """
+        request = search.SearchRequest(query, source_filter, exclude_sources, role_filter,
+                                       limit, offset, sort, include_inactive, fields, route)
+        if not self.readonly:
+            self.sync()  # rows written by processes without the extension
+        try:
+            return search.search_messages(self._conn, self.index_state(), request)
+        except sqlite3.DatabaseError as exc:
+            if not self._is_index_corruption(exc):
+                raise
+            self._mark_fts_stale(str(exc))
+            # A read-only store cannot record it; the search is told directly.
+            damaged = {**self.index_state(), "fts_stale": True}
+            return search.search_messages(self._conn, damaged, request)
 
     def describe_search_path(self, query: Any) -> str:
         """The route search_messages(query) takes: fts5, fts_cjk, trigram, like_scan, …"""
-        from . import search
-
-        return search.describe_search_path(self, query)
+        return search.describe_search_path(self.index_state(), query)
 
     def get_messages_around(self, session_id: str, around_message_id: int,
                             window: int = 5) -> dict[str, Any]:
-        return transcript.get_messages_around(self.conn, session_id, around_message_id, window)
+        return transcript.get_messages_around(self._conn, session_id, around_message_id, window)
 
     def get_anchored_view(self, session_id: str, message_id: int, window: int = 5,
                           bookend: int = 3) -> dict[str, Any]:
-        return transcript.get_anchored_view(self.conn, session_id, message_id, window, bookend)
+        return transcript.get_anchored_view(self._conn, session_id, message_id, window, bookend)
 
     def get_anchor_summary(self, session_id: str, anchor_id: int,
                            window: int = 5) -> dict[str, Any]:
         """The anchor alone plus the neighbour counts ``get_anchored_view`` would report."""
-        return transcript.get_anchor_summary(self.conn, session_id, anchor_id, window)
+        return transcript.get_anchor_summary(self._conn, session_id, anchor_id, window)
 
     def message_flags(self, message_id: int) -> tuple[str, int, int] | None:
         """``(session_id, active, compacted)`` of a message; None when it does not exist."""
-        return transcript.message_flags(self.conn, message_id)
+        return transcript.message_flags(self._conn, message_id)
 
     def find_session_by_title(self, title: str) -> str | None:
         """Session id of the newest ``"<title> #N"`` continuation, else of the exact title."""
-        return transcript.find_session_by_title(self.conn, title)
+        return transcript.find_session_by_title(self._conn, title)
 
     def sessions_by_activity(self, hidden_sources: Sequence[str] = (), limit: int = 20,
                              offset: int = 0) -> list[dict[str, Any]]:
         """Session rows, most recently active first, leaving out ``hidden_sources``."""
-        return transcript.sessions_by_activity(self.conn, hidden_sources, limit, offset)
+        return transcript.sessions_by_activity(self._conn, hidden_sources, limit, offset)
 
     def count_messages(self, session_id: str) -> int:
         """Stored messages of a session, every kind included."""
-        return transcript.count_messages(self.conn, session_id)
+        return transcript.count_messages(self._conn, session_id)
 
     def session_preview(self, session_id: str) -> str:
         """The session's first visible user message on one line, shortened."""
-        return transcript.session_preview(self.conn, session_id)
+        return transcript.session_preview(self._conn, session_id)
 
     def first_message_id(self, session_id: str) -> int | None:
         """Id of the session's first visible message, None when it has none."""
-        return transcript.first_message_id(self.conn, session_id)
+        return transcript.first_message_id(self._conn, session_id)
 
     # -------------------------------------------------------------- status
 
@@ -732,7 +747,7 @@ class SessionStore:
         size of content + tool_name + tool_calls, and each index's ``x_text``
         is its size as a multiple of that.
         """
-        conn = self.conn
+        conn = self._conn
         state = self.index_state()
         text = indexing.text_bytes(conn)
         sizes = indexing.index_sizes(conn, text)
@@ -757,7 +772,7 @@ class SessionStore:
 
     def close(self) -> None:
         try:
-            self.conn.close()
+            self._conn.close()
         except sqlite3.Error as exc:
             logger.debug("closing %s failed: %s", self._path, exc)
 
