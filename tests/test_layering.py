@@ -36,14 +36,21 @@ LAYERS: dict[str, int] = {
     "_cjk_ranges": LEAF,
     "content": LEAF,
     "_sqlite": LEAF,
+    "_platform": LEAF,
+    "_params": LEAF,
+    "_index_text": LEAF,
+    "_query_syntax": LEAF,
+    "_cjk_variants": LEAF,
     "loader": 1,
     "query": 2,
     "schema": 3,
     "indexing": 4,
     "transcript": 5,
     "search": 6,
+    "index_state": 6,
     "store": 7,
     "bench": 8,
+    "hermes_host": 8,
     "tool": 9,
     "tool.schema": 9,
     "tool.args": 9,
@@ -52,7 +59,12 @@ LAYERS: dict[str, int] = {
     "tool.discover": 9,
     "tool.sessions": 9,
     "tool.shape": 9,
+    "tool.errors": 9,
     "cli": 10,
+    "cli.__main__": 10,
+    "cli.registry": 10,
+    "cli.output": 10,
+    "cli.progress": 10,
     "cli.admin": 10,
     "cli.history": 10,
     "cli.demo": 10,
@@ -67,7 +79,11 @@ FACADE_EAGER_MAX_LAYER = 1
 # Layers that never touch a sqlite3 connection: they go through SessionStore.
 NO_CONNECTION_LAYERS = (9, 10, 11)
 MAX_LINES = 600
-GENERATED = {"_cjk_ranges"}  # written by csrc/gen_cjk_tables.py
+GENERATED = {"_cjk_ranges", "_cjk_variants"}  # written by csrc/gen_cjk_*.py
+# Only the top layer may import the facade: the facade imports modules on
+# first use by name, which no parse sees, so below the top such an import
+# could close a cycle that no test would find.
+FACADE_IMPORTERS = {"hermes_plugin"}
 
 
 @dataclass(frozen=True)
@@ -200,12 +216,12 @@ def test_no_module_imports_a_higher_or_equal_layer():
             continue
         mine = LAYERS[module]
         for imp in imports:
-            if imp.target == FACADE:
+            if imp.target == FACADE and module not in FACADE_IMPORTERS:
                 bad.append(f"{_where(module, imp)} imports the hermes_fts facade; "
                            "import the module that defines the name")
                 continue
             theirs = LAYERS.get(imp.target)
-            if theirs is None:
+            if imp.target == FACADE or theirs is None:
                 continue  # reported by test_every_module_has_a_layer
             if _unit(imp.target) == _unit(module):
                 continue  # one package's own modules (cycles are checked separately)
