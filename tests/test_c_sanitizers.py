@@ -216,7 +216,8 @@ def test_libfuzzer_bounded_run(tmp_path: Path) -> None:
         timeout=300,
     )
     if build.returncode != 0 and "fuzzer" in build.stderr:
-        pytest.skip("clang without libFuzzer runtime: " + build.stderr[-300:])
+        pytest.skip("clang without its libFuzzer runtime (apt-get install -y libclang-rt-dev): "
+                    + build.stderr[-300:])
     assert build.returncode == 0, build.stderr
     corpus = tmp_path / "corpus"
     corpus.mkdir()

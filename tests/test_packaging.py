@@ -51,7 +51,7 @@ def _run(cmd: list[str], cwd: str | None = None,
 @pytest.fixture(scope="session")
 def dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """``python -m build``: an sdist, and a wheel built from that sdist."""
-    pytest.importorskip("build", reason="pip install build (in the 'test' extra)")
+    pytest.importorskip("build", reason="pip install build (in the 'dev' extra)")
     out = tmp_path_factory.mktemp("dist")
     cmd = [sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)]
     if os.environ.get("HERMES_BUILD_NO_ISOLATION"):
@@ -148,7 +148,7 @@ def repaired_wheel(dists: dict[str, Path], tmp_path_factory: pytest.TempPathFact
     if not sys.platform.startswith("linux"):
         return dists["wheel"]
     if not shutil.which("auditwheel"):
-        pytest.skip("auditwheel not installed (in the 'test' extra)")
+        pytest.skip("auditwheel not installed (in the 'dev' extra)")
     out = tmp_path_factory.mktemp("wheelhouse")
     _run(["auditwheel", "repair", "-w", str(out), str(dists["wheel"])])
     (wheel,) = out.glob("*.whl")

