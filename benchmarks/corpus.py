@@ -686,7 +686,7 @@ def _store_code_tag() -> str:
 
     h = hashlib.sha1(str(getattr(hermes_fts, "__version__", "")).encode())
     pkg = Path(hermes_fts.__file__).parent
-    for name in ("schema.py", "store.py", "migrate.py"):
+    for name in ("schema.py", "store.py", "indexing.py"):
         p = pkg / name
         if p.exists():
             h.update(p.read_bytes())

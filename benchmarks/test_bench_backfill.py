@@ -68,7 +68,7 @@ def test_cjk_backfill_throughput_and_writer_wait(benchmark: Any, tmp_path: Path,
         pytest.skip(extension_missing)
     if corpus.store_class() is None:
         pytest.skip("hermes_fts.SessionStore is not available yet")
-    from hermes_fts import migrate
+    from hermes_fts import indexing
     from hermes_fts.schema import CJK
     from hermes_fts.store import SessionStore
 
@@ -87,7 +87,7 @@ def test_cjk_backfill_throughput_and_writer_wait(benchmark: Any, tmp_path: Path,
         with SessionStore(db) as store:
             # Start from "store without a CJK index": recreate it empty with
             # the backfill markers seeded, exactly what a first open does.
-            migrate.reset_index(store.conn, CJK)
+            indexing.reset_index(store.conn, CJK)
         return (), {}
 
     def run() -> None:

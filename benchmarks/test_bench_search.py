@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from benchmarks import corpus
-from hermes_fts import migrate, search
+from hermes_fts import indexing, search
 from hermes_fts.bench import median_ms, recall
 from hermes_fts.store import SessionStore
 
@@ -109,7 +109,7 @@ def test_search_vs_like(benchmark, store, bench_report, query_class):
 
 def test_index_sizes(benchmark, store, bench_report):
     """Each index as a multiple of the text it covers (sum of its %_data blocks)."""
-    sizes = benchmark.pedantic(migrate.index_sizes, args=(store.conn,), rounds=1, iterations=1)
+    sizes = benchmark.pedantic(indexing.index_sizes, args=(store.conn,), rounds=1, iterations=1)
     for index, size in sizes.items():
         bench_report.add("search: index sizes",
                          {"index": index, "MB": size["bytes"] / 1e6, "x_text": size["x_text"]})

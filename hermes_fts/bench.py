@@ -19,7 +19,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from . import migrate, schema, search
+from . import indexing, schema, search
 from .query import has_cjk, match_expression, parse_query
 from .store import SessionStore
 
@@ -165,7 +165,7 @@ def run(store: SessionStore, per_band: int = 2, repeats: int = 3, seed: int = 0,
             "worst_ratio": worst["ratio"], "worst_term": worst["term"],
             "min_recall": min(recalls) if recalls else None,
         })
-    text = migrate.text_bytes(store.conn)
+    text = indexing.text_bytes(store.conn)
     return {"db": str(store.path), "text_bytes": text,
-            "sizes": migrate.index_sizes(store.conn, text),
+            "sizes": indexing.index_sizes(store.conn, text),
             "classes": summary, "terms": rows}

@@ -35,7 +35,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import schema
+from . import _sqlite, schema
+from .content import decode_content
 from .query import (
     Query,
     choose_route,
@@ -47,7 +48,6 @@ from .query import (
     sanitize_fts5_query,
     snippet_terms,
 )
-from .views import decode_content
 
 if TYPE_CHECKING:
     from .store import SessionStore
@@ -644,7 +644,7 @@ def _search(
     try:
         rows = _execute(req)
     except sqlite3.DatabaseError as exc:
-        if not store.is_index_corruption(exc):
+        if not _sqlite.is_index_corruption(store.conn, exc):
             raise
         store.mark_fts_stale(str(exc))
         plan = Plan("like_scan_fts_stale", plan.query, plan.sanitized)

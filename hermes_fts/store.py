@@ -8,7 +8,6 @@ writes a byte; it only reports what the file already holds.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sqlite3
@@ -16,15 +15,12 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import quote
 
-from . import loader, migrate, schema, views
+from . import _env, _sqlite, indexing, loader, schema, transcript
+from .content import encode_value
 from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.store")
-
-BUSY_TIMEOUT_S = 10.0
-SQLITE_CORRUPT_VTAB = 267
 
 _MESSAGE_FIELDS = (
     "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp",
@@ -34,45 +30,119 @@ _UPDATABLE_FIELDS = frozenset(_MESSAGE_FIELDS) - {"session_id"}
 _SESSION_FIELDS = tuple(name for name, _decl in schema.SESSIONS_COLUMNS)
 
 
-def hermes_home() -> Path:
-    """``$HERMES_HOME`` or ``~/.hermes``."""
-    env = os.environ.get("HERMES_HOME", "").strip()
-    return Path(env).expanduser() if env else Path.home() / ".hermes"
+class StoreError(Exception):
+    """A session store that cannot be opened; the message says what happened and what to do.
+
+    ``wrong_path`` is True when the path itself is the problem (nothing there,
+    a folder, not SQLite, another application's database), so a caller may
+    suggest another path; it is False for a sound store that cannot be used
+    right now (read-only, locked, disk full).
+    """
+
+    def __init__(self, message: str, *, wrong_path: bool = False) -> None:
+        super().__init__(message)
+        self.wrong_path = wrong_path
 
 
 def default_db_path() -> Path:
-    return hermes_home() / "state.db"
+    return _env.hermes_home() / "state.db"
 
 
-def trigram_enabled_by_env() -> bool:
-    return not loader.switched_off("HERMES_TRIGRAM_FTS")
+def _check_store_file(path: Path, create: bool) -> bool:
+    """Refuse anything but an existing Hermes store, looking without writing.
 
-
-def is_fts_corruption(exc: BaseException, fts_query: bool = False) -> bool:
-    """FTS-scoped corruption (fail open to LIKE) as opposed to a damaged database.
-
-    ``fts_query=True`` says the failing statement only read an FTS table (a
-    MATCH); then a bare "malformed" counts too, because Python < 3.11 does not
-    expose the extended code SQLITE_CORRUPT_VTAB that would say so.
+    Returns True when ``path`` is missing or empty and ``create`` allows making a store there.
     """
-    if not isinstance(exc, sqlite3.DatabaseError):
-        return False
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code == SQLITE_CORRUPT_VTAB:
+    kind, detail = _sqlite.file_kind(path)
+    if kind in ("missing", "empty") and create:
         return True
+    if kind == "missing":
+        raise StoreError(f"no session store at {path}", wrong_path=True)
+    if kind == "directory":
+        raise StoreError(f"{path} is a directory, not a session store", wrong_path=True)
+    if kind == "unreadable":
+        raise StoreError(f"cannot read {path} ({detail})")
+    if kind == "empty":
+        raise StoreError(f"{path} is empty, not a session store", wrong_path=True)
+    if kind == "not_sqlite":
+        raise StoreError(f"{path} is not a SQLite database", wrong_path=True)
+    try:
+        conn = sqlite3.connect(_sqlite.readonly_uri(path), uri=True)
+        try:
+            names = {row[0] for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"
+                " AND name IN ('sessions', 'messages')")}
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise _open_failure(path, True, exc) from exc
+    if names != {"sessions", "messages"}:
+        raise StoreError(f"{path} is a SQLite database but not a Hermes session store "
+                         "(no sessions and messages tables)", wrong_path=True)
+    return False
+
+
+def _open_failure(path: Path, readonly: bool, exc: BaseException) -> StoreError:
+    """What went wrong when SQLite could not open ``path``, in words a user can act on."""
     text = str(exc).lower()
-    if "fts5" in text and ("corrupt" in text or "malformed" in text or "messages_fts" in text):
-        return True
-    if "vtable constructor failed: messages_fts" in text:
-        return True
-    return fts_query and code is None and ("malformed" in text or "corrupt" in text)
+    refused = "readonly" in text or "read-only" in text or "unable to open" in text
+    if not readonly and path.exists() and not os.access(path, os.W_OK):
+        return StoreError(f"{path} is a read-only file ({exc}); make it writable or open "
+                          "the store read-only")
+    if (not readonly or refused) and not os.access(path.parent, os.W_OK):
+        return StoreError(
+            f"the folder {path.parent} is read-only, and SQLite must create its -wal and "
+            f"-shm files next to {path.name} ({exc}); make the folder writable"
+            + ("" if readonly else " or open the store read-only"))
+    if "locked" in text or "busy" in text:
+        return StoreError(f"{path} is locked by another process ({exc}); wait for it to "
+                          "finish and try again")
+    if "disk is full" in text or getattr(exc, "sqlite_errorcode", None) == _sqlite.SQLITE_FULL:
+        return StoreError(f"the disk holding {path} is full ({exc}); free some space and "
+                          "try again")
+    if refused:
+        return StoreError(f"{path} cannot be written ({exc}); make it and its folder "
+                          "writable or open the store read-only")
+    if "not a database" in text or "malformed" in text:
+        return StoreError(f"cannot read {path} as SQLite ({exc})", wrong_path=True)
+    return StoreError(f"cannot open {path} ({exc})")
 
 
-def _encode(value: Any) -> Any:
-    # tool_calls are stored as JSON text, the way Hermes Agent stores them.
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False)
-    return value
+def open_store(path: str | os.PathLike[str], *, readonly: bool,
+               create: bool = False) -> SessionStore:
+    """The one way the tool and the CLI open a store; raises StoreError.
+
+    Refuses a directory, a file that is not SQLite and a SQLite file of
+    another application (no ``sessions``/``messages`` tables) without
+    touching them.  A read-write open of a file that cannot be written fails
+    with the reason (read-only file, read-only folder, locked, disk full);
+    it is never silently turned into a read-only open.  ``create=True``
+    allows a missing (or empty) file to become a new store.
+    """
+    target = Path(path).expanduser()
+    creating = _check_store_file(target, create and not readonly)
+    if not readonly and not creating and not os.access(target, os.W_OK):
+        raise StoreError(f"{target} is a read-only file; make it writable or open the "
+                         "store read-only")
+    try:
+        return SessionStore(target, readonly=readonly)
+    except (sqlite3.Error, OSError) as exc:
+        raise _open_failure(target, readonly, exc) from exc
+
+
+def file_has_session(path: str | os.PathLike[str], session_id: str) -> bool:
+    """Whether the store at ``path`` holds ``session_id``; a read-only peek, False on any error."""
+    try:
+        conn = sqlite3.connect(_sqlite.readonly_uri(path), uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        row = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return row is not None
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
 
 
 class SessionStore:
@@ -80,15 +150,15 @@ class SessionStore:
 
     def __init__(self, path: str | os.PathLike[str] | None = None,
                  readonly: bool = False) -> None:
-        self.path = Path(path) if path is not None else default_db_path()
+        self._path = Path(path) if path is not None else default_db_path()
         self.readonly = readonly
-        self._reasons: dict[str, str] = {}
         if not readonly:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        elif not self.path.exists():
-            raise FileNotFoundError(f"no session store at {self.path}")
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+        elif not self._path.exists():
+            raise FileNotFoundError(f"no session store at {self._path}")
         self.conn = self._open_connection()
         self.conn.row_factory = sqlite3.Row
+        self._file = self._main_file()
         if readonly:
             schema.shadow_missing_columns(self.conn)
         self.cjk_available = self._cjk_capable()
@@ -105,23 +175,34 @@ class SessionStore:
 
     def _open_connection(self) -> sqlite3.Connection:
         kwargs: dict[str, Any] = {
-            "timeout": BUSY_TIMEOUT_S, "isolation_level": None, "check_same_thread": False,
+            "timeout": _sqlite.BUSY_TIMEOUT_S, "isolation_level": None,
+            "check_same_thread": False,
         }
         try:
-            return loader.connect(str(self.path), readonly=self.readonly, **kwargs)
+            return loader.connect(str(self._path), readonly=self.readonly, **kwargs)
         except loader.ExtensionUnavailable as exc:
             # Fail open: everything but the CJK index works without it.
-            log = logger.info if loader.extension_disabled() else logger.warning
+            log = logger.info if _env.cjk_extension_disabled() else logger.warning
             log("CJK search unavailable (%s); using the other indexes and LIKE", exc)
         if self.readonly:
-            uri = "file:" + quote(self.path.resolve().as_posix()) + "?mode=ro"
-            return sqlite3.connect(uri, uri=True, **kwargs)
-        return sqlite3.connect(str(self.path), **kwargs)
+            return sqlite3.connect(_sqlite.readonly_uri(self._path), uri=True, **kwargs)
+        return sqlite3.connect(str(self._path), **kwargs)
+
+    def _main_file(self) -> str | None:
+        for _seq, name, file in self.conn.execute("PRAGMA database_list"):
+            if name == "main":
+                return os.path.realpath(file) if file else None
+        return None
+
+    @property
+    def path(self) -> str | None:
+        """Real path of the main database file (None for an in-memory store)."""
+        return self._file
 
     def _cjk_capable(self) -> bool:
         # The auto-extension may reach every connection in this process, so the
         # off switch is honoured here too, not only by the loader.
-        return not loader.extension_disabled() and loader.has_extension(self.conn)
+        return not _env.cjk_extension_disabled() and loader.has_extension(self.conn)
 
     def _triggers_ok(self, index: str) -> bool:
         return not schema.missing_triggers(self.conn, index)
@@ -129,7 +210,7 @@ class SessionStore:
     def _align(self) -> None:
         """Schema alignment on open; adds only what is missing (spec §3)."""
         conn = self.conn
-        with migrate.write_txn(conn):
+        with indexing.write_txn(conn):
             schema.ensure_base_schema(conn)
             self._align_fts(conn)
 
@@ -152,7 +233,7 @@ class SessionStore:
         elif schema.index_sql(conn, BASE) is None:
             schema.create_index_objects(conn, BASE)
             if has_rows:
-                migrate.seed_full_backfill(conn, BASE)
+                indexing.seed_full_backfill(conn, BASE)
             schema.create_triggers(conn, BASE)
         elif not self._triggers_ok(BASE):
             # Writes happened with no trigger: the index no longer matches.
@@ -171,17 +252,17 @@ class SessionStore:
         trigram_sql = schema.index_sql(conn, TRIGRAM)
         if stale:
             schema.drop_triggers(conn, TRIGRAM)
-        elif not trigram_enabled_by_env() or not self.trigram_available:
+        elif not _env.trigram_enabled() or not self.trigram_available:
             if trigram_sql is not None:
                 schema.set_meta(conn, schema.META_TRIGRAM_STALE, 1)
             schema.install_trigram_placeholders(conn)
-            if not self.trigram_available and trigram_enabled_by_env():
+            if not self.trigram_available and _env.trigram_enabled():
                 logger.info("SQLite trigram tokenizer unavailable (SQLite %s); "
                             "substring search falls back to LIKE", sqlite3.sqlite_version)
         elif trigram_sql is None:
             schema.create_index_objects(conn, TRIGRAM)
             if has_rows:
-                migrate.seed_full_backfill(conn, TRIGRAM)
+                indexing.seed_full_backfill(conn, TRIGRAM)
             schema.create_triggers(conn, TRIGRAM)
         elif schema.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:
             # Quarantined until optimize-storage rebuilds it.
@@ -207,7 +288,7 @@ class SessionStore:
         elif self.cjk_available:
             schema.create_index_objects(conn, CJK)
             if conn.execute("SELECT 1 FROM messages WHERE role <> 'tool' LIMIT 1").fetchone():
-                migrate.seed_full_backfill(conn, CJK)
+                indexing.seed_full_backfill(conn, CJK)
             schema.create_triggers(conn, CJK)
 
     # ---------------------------------------------------------------- state
@@ -228,7 +309,7 @@ class SessionStore:
             "fts5_available": self.fts5_available,
             "trigram_available": self.trigram_available,
             "cjk_available": self.cjk_available,
-            "cjk_pending": migrate.pending_count(self.conn),
+            "cjk_pending": indexing.pending_count(self.conn),
         }
         for index in schema.INDEXES:
             sql = schema.index_sql(self.conn, index)
@@ -250,7 +331,7 @@ class SessionStore:
         if stale:
             return False, "fts_stale: index under repair, run `hermes-fts optimize-storage`"
         if index == TRIGRAM:
-            if not trigram_enabled_by_env():
+            if not _env.trigram_enabled():
                 return False, "disabled by HERMES_TRIGRAM_FTS"
             if not self.trigram_available:
                 return False, "trigram tokenizer unavailable"
@@ -280,14 +361,14 @@ class SessionStore:
         return (progress, high) if progress < high else None
 
     def rebuild_status(self) -> dict[str, Any] | None:
-        return migrate.status(self.conn)
+        return indexing.status(self.conn)
 
     def mark_fts_stale(self, reason: str) -> None:
         """Fail open after FTS-scoped corruption: serve LIKE until optimize rebuilds."""
         if self.readonly:
             logger.error("FTS index corrupt (%s); read-only store, serving LIKE", reason)
             return
-        with migrate.write_txn(self.conn):
+        with indexing.write_txn(self.conn):
             schema.set_meta(self.conn, schema.META_FTS_STALE, 1)
             schema.set_meta(self.conn, schema.META_FTS_STALE_REASON, reason)
             # A corrupt index would make every message write fail through its
@@ -304,9 +385,9 @@ class SessionStore:
         if not self._cjk_writable():
             return 0
         try:
-            return migrate.apply_pending(self.conn)
+            return indexing.apply_pending(self.conn)
         except sqlite3.DatabaseError as exc:
-            if self.is_index_corruption(exc):
+            if self._is_index_corruption(exc):
                 self.mark_fts_stale(f"{CJK}: {exc}")
                 return 0
             raise
@@ -318,36 +399,16 @@ class SessionStore:
                 and schema.index_sql(self.conn, CJK) is not None
                 and self._meta(schema.META_CJK_STALE) is None and not self.fts_stale)
 
-    def is_index_corruption(self, exc: BaseException) -> bool:
-        """True when an FTS index, not the message data, is damaged.
-
-        FTS5 damage reached through a trigger or a join often surfaces as a bare
-        SQLITE_CORRUPT naming no table (and Python < 3.11 hides the extended
-        code that would say "vtab").  Then the message tables are checked (a
-        cost paid only after an error); when they are sound, the damage must
-        be in an index, and failing open to LIKE loses nothing.
-        """
-        if is_fts_corruption(exc):
-            return True
-        if not isinstance(exc, sqlite3.DatabaseError):
-            return False
-        if getattr(exc, "sqlite_errorcode", None) != 11 and "malformed" not in str(exc):
-            return False
-        try:
-            return all(
-                self.conn.execute(f"PRAGMA quick_check({table})").fetchone()[0] == "ok"
-                for table in ("messages", "sessions")
-            )
-        except sqlite3.DatabaseError:
-            return False
+    def _is_index_corruption(self, exc: BaseException) -> bool:
+        return _sqlite.is_index_corruption(self.conn, exc)
 
     def _write(self, fn: Callable[[sqlite3.Connection], Any], replayable: bool = True) -> Any:
         if self.readonly:
-            raise PermissionError(f"{self.path} is open read-only")
+            raise PermissionError(f"{self._path} is open read-only")
         try:
             return self._write_once(fn)
         except sqlite3.DatabaseError as exc:
-            if not self.is_index_corruption(exc):
+            if not self._is_index_corruption(exc):
                 raise
             # The corrupt index rejected the write through its trigger:
             # detach the indexes and write again, so no message is lost.
@@ -362,7 +423,7 @@ class SessionStore:
 
     def _write_once(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         cjk_error: sqlite3.DatabaseError | None = None
-        with migrate.write_txn(self.conn) as conn:
+        with indexing.write_txn(self.conn) as conn:
             result = fn(conn)
             if self._cjk_writable():
                 # Our own writes reach the CJK index in the same transaction,
@@ -371,13 +432,13 @@ class SessionStore:
                 # rows stay for the next sync.
                 conn.execute("SAVEPOINT cjk_apply")
                 try:
-                    migrate.apply_pending_batch(conn)
+                    indexing.apply_pending_batch(conn)
                 except sqlite3.DatabaseError as exc:
                     conn.execute("ROLLBACK TO cjk_apply")
                     cjk_error = exc
                 conn.execute("RELEASE cjk_apply")
         if cjk_error is not None:
-            if self.is_index_corruption(cjk_error):
+            if self._is_index_corruption(cjk_error):
                 self.mark_fts_stale(f"{CJK}: {cjk_error}")
             else:
                 logger.warning("CJK index update deferred to the next sync: %s", cjk_error)
@@ -394,7 +455,7 @@ class SessionStore:
         unknown = set(fields) - set(_SESSION_FIELDS)
         if unknown:
             raise ValueError(f"unknown session field(s): {', '.join(sorted(unknown))}")
-        row.update({k: _encode(v) for k, v in fields.items()})
+        row.update({k: encode_value(v) for k, v in fields.items()})
         cols = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         self._write(lambda c: c.execute(
@@ -422,7 +483,7 @@ class SessionStore:
         values.setdefault("timestamp", time.time())
         values.setdefault("active", 1)
         values.setdefault("compacted", 0)
-        return tuple(_encode(values.get(name)) for name in _MESSAGE_FIELDS)
+        return tuple(encode_value(values.get(name)) for name in _MESSAGE_FIELDS)
 
     _INSERT_MESSAGE = (f"INSERT INTO messages({', '.join(_MESSAGE_FIELDS)}) "
                        f"VALUES ({', '.join('?' for _ in _MESSAGE_FIELDS)})")
@@ -465,7 +526,7 @@ class SessionStore:
         if not fields:
             return
         assigns = ", ".join(f"{k} = ?" for k in fields)
-        values = tuple(_encode(v) for v in fields.values())
+        values = tuple(encode_value(v) for v in fields.values())
         self._write(lambda c: c.execute(
             f"UPDATE messages SET {assigns} WHERE id = ?", (*values, message_id)))
 
@@ -487,23 +548,23 @@ class SessionStore:
 
     # -------------------------------------------------------- maintenance
 
-    def backfill(self, index: str | None = None, *, sleep: migrate.Sleep = time.sleep,
-                 chunk_rows: int = migrate.CHUNK_ROWS, min_pause: float = migrate.MIN_PAUSE,
+    def backfill(self, index: str | None = None, *, sleep: indexing.Sleep = time.sleep,
+                 chunk_rows: int = indexing.CHUNK_ROWS, min_pause: float = indexing.MIN_PAUSE,
                  on_chunk: Callable[[], None] | None = None) -> None:
         """Drive pending backfills (all indexes this process can write) to completion."""
         for name in (index,) if index else schema.INDEXES:
             if name == CJK and not self.cjk_available:
                 continue
-            if name == TRIGRAM and not (self.trigram_available and trigram_enabled_by_env()):
+            if name == TRIGRAM and not (self.trigram_available and _env.trigram_enabled()):
                 continue
             if schema.index_sql(self.conn, name) is None:
                 continue
-            migrate.drive_backfill(self.conn, name, sleep=sleep, chunk_rows=chunk_rows,
+            indexing.drive_backfill(self.conn, name, sleep=sleep, chunk_rows=chunk_rows,
                                    min_pause=min_pause, on_chunk=on_chunk)
 
     def optimize_needed(self) -> bool:
         conn = self.conn
-        if self.fts_stale or migrate.status(conn) is not None:
+        if self.fts_stale or indexing.status(conn) is not None:
             return True
         for index in (BASE, TRIGRAM):
             if schema.index_layout(schema.index_sql(conn, index)) == "inline":
@@ -512,24 +573,24 @@ class SessionStore:
             return True
         if self.cjk_available and self._meta(schema.META_CJK_STALE) is not None:
             return True
-        return migrate.pending_count(conn) > 0 and self.cjk_available
+        return indexing.pending_count(conn) > 0 and self.cjk_available
 
-    def optimize_storage(self, progress: migrate.Progress | None = None,
-                         vacuum: bool = True, *, sleep: migrate.Sleep = time.sleep,
-                         chunk_rows: int = migrate.CHUNK_ROWS,
-                         min_pause: float = migrate.MIN_PAUSE) -> dict[str, Any]:
+    def optimize_storage(self, progress: indexing.Progress | None = None,
+                         vacuum: bool = True, *, sleep: indexing.Sleep = time.sleep,
+                         chunk_rows: int = indexing.CHUNK_ROWS,
+                         min_pause: float = indexing.MIN_PAUSE) -> dict[str, Any]:
         """Repair, upgrade and backfill every index, then VACUUM (spec §4.3)."""
         if self.readonly:
             return {"ok": False, "reason": "read_only", "vacuumed": None}
         if not self.fts5_available:
             return {"ok": False, "reason": "fts5_unavailable", "vacuumed": None}
         conn = self.conn
-        size_before = migrate.file_bytes(conn)
+        size_before = indexing.file_bytes(conn)
 
         def emit(phase: str) -> None:
             if progress is None:
                 return
-            st = migrate.status(conn)
+            st = indexing.status(conn)
             if st is None:
                 st = {"percent": 100, "indexed": 0, "total": 0}
             progress({"phase": phase, "percent": st["percent"], "indexed": st["indexed"],
@@ -539,9 +600,9 @@ class SessionStore:
         stale = self.fts_stale
         for index in (BASE, TRIGRAM):
             sql = schema.index_sql(conn, index)
-            if index == TRIGRAM and not (trigram_enabled_by_env() and self.trigram_available):
-                with migrate.write_txn(conn):
-                    if sql is not None and not trigram_enabled_by_env():
+            if index == TRIGRAM and not (_env.trigram_enabled() and self.trigram_available):
+                with indexing.write_txn(conn):
+                    if sql is not None and not _env.trigram_enabled():
                         # Opt-out: the storage goes for good (its triggers too).
                         schema.drop_index_objects(conn, TRIGRAM)
                         schema.clear_markers(conn, TRIGRAM)
@@ -551,26 +612,26 @@ class SessionStore:
                 continue
             if (sql is None or stale or schema.index_layout(sql) == "inline"
                     or (index == TRIGRAM and self._meta(schema.META_TRIGRAM_STALE))):
-                migrate.reset_index(conn, index)
+                indexing.reset_index(conn, index)
         if stale:
-            with migrate.write_txn(conn):
+            with indexing.write_txn(conn):
                 if not self.cjk_available and schema.index_sql(conn, CJK) is not None:
                     # It may share the damage; rebuild it once the extension is back.
                     schema.set_meta(conn, schema.META_CJK_STALE, 1)
                 schema.delete_meta(conn, schema.META_FTS_STALE, schema.META_FTS_STALE_REASON)
         if self.cjk_available and (stale or self._meta(schema.META_CJK_STALE) is not None
                                    or schema.index_sql(conn, CJK) is None):
-            migrate.reset_index(conn, CJK)
+            indexing.reset_index(conn, CJK)
 
         emit("backfill")
         self.backfill(sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
                       on_chunk=lambda: emit("backfill"))
         self.sync()
-        remaining = migrate.status(conn)
+        remaining = indexing.status(conn)
         if remaining is not None:
             logger.warning("optimize-storage: backfill incomplete: %s", remaining)
             return {"ok": False, "reason": "backfill_incomplete", "vacuumed": None,
-                    "size_before": size_before, "size_after": migrate.file_bytes(conn)}
+                    "size_before": size_before, "size_after": indexing.file_bytes(conn)}
 
         vacuumed: bool | None = None
         if vacuum:
@@ -589,7 +650,7 @@ class SessionStore:
         emit("done")
         logger.info("storage optimization complete")
         return {"ok": True, "vacuumed": vacuumed, "size_before": size_before,
-                "size_after": migrate.file_bytes(conn)}
+                "size_after": indexing.file_bytes(conn)}
 
     def integrity_check(self) -> dict[str, str | None]:
         """FTS5 'integrity-check' per existing, usable index: None means it passed."""
@@ -601,7 +662,7 @@ class SessionStore:
                 continue
             if index == TRIGRAM and not self.trigram_available:
                 continue
-            out[index] = migrate.integrity_check(self.conn, index)
+            out[index] = indexing.integrity_check(self.conn, index)
         return out
 
     # ------------------------------------------------------ search and views
@@ -625,11 +686,72 @@ class SessionStore:
 
     def get_messages_around(self, session_id: str, around_message_id: int,
                             window: int = 5) -> dict[str, Any]:
-        return views.get_messages_around(self.conn, session_id, around_message_id, window)
+        return transcript.get_messages_around(self.conn, session_id, around_message_id, window)
 
     def get_anchored_view(self, session_id: str, message_id: int, window: int = 5,
                           bookend: int = 3) -> dict[str, Any]:
-        return views.get_anchored_view(self.conn, session_id, message_id, window, bookend)
+        return transcript.get_anchored_view(self.conn, session_id, message_id, window, bookend)
+
+    def get_anchor_summary(self, session_id: str, anchor_id: int,
+                           window: int = 5) -> dict[str, Any]:
+        """The anchor alone plus the neighbour counts ``get_anchored_view`` would report."""
+        return transcript.get_anchor_summary(self.conn, session_id, anchor_id, window)
+
+    def message_flags(self, message_id: int) -> tuple[str, int, int] | None:
+        """``(session_id, active, compacted)`` of a message; None when it does not exist."""
+        return transcript.message_flags(self.conn, message_id)
+
+    def find_session_by_title(self, title: str) -> str | None:
+        """Session id of the newest ``"<title> #N"`` continuation, else of the exact title."""
+        return transcript.find_session_by_title(self.conn, title)
+
+    def sessions_by_activity(self, hidden_sources: Sequence[str] = (), limit: int = 20,
+                             offset: int = 0) -> list[dict[str, Any]]:
+        """Session rows, most recently active first, leaving out ``hidden_sources``."""
+        return transcript.sessions_by_activity(self.conn, hidden_sources, limit, offset)
+
+    def count_messages(self, session_id: str) -> int:
+        """Stored messages of a session, every kind included."""
+        return transcript.count_messages(self.conn, session_id)
+
+    def session_preview(self, session_id: str) -> str:
+        """The session's first visible user message on one line, shortened."""
+        return transcript.session_preview(self.conn, session_id)
+
+    def first_message_id(self, session_id: str) -> int | None:
+        """Id of the session's first visible message, None when it has none."""
+        return transcript.first_message_id(self.conn, session_id)
+
+    # -------------------------------------------------------------- status
+
+    def status(self) -> dict[str, Any]:
+        """Everything ``hermes-fts status`` reports; reads only (a full scan of the text).
+
+        ``db_bytes`` is SQLite's page count times the page size, which
+        includes pages still in the ``-wal`` file; ``text_bytes`` is the UTF-8
+        size of content + tool_name + tool_calls, and each index's ``x_text``
+        is its size as a multiple of that.
+        """
+        conn = self.conn
+        state = self.index_state()
+        text = indexing.text_bytes(conn)
+        sizes = indexing.index_sizes(conn, text)
+        indexes = {index: {**state[index], "bytes": None, "x_text": None, **sizes.get(index, {})}
+                   for index in schema.INDEXES}
+        return {
+            "db": self.path,
+            "messages": conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0],
+            "sessions": conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0],
+            "text_bytes": text,
+            "db_bytes": _sqlite.db_bytes(conn),
+            "indexes": indexes,
+            "fts_stale": state["fts_stale"],
+            "cjk_pending": state["cjk_pending"],
+            "backfill": self.rebuild_status(),
+            "sqlite_version": sqlite3.sqlite_version,
+            "extension": {"loaded": self.cjk_available, "strategy": loader.load_strategy(),
+                          "disabled": _env.cjk_extension_disabled()},
+        }
 
     # ------------------------------------------------------------- closing
 
@@ -637,7 +759,7 @@ class SessionStore:
         try:
             self.conn.close()
         except sqlite3.Error as exc:
-            logger.debug("closing %s failed: %s", self.path, exc)
+            logger.debug("closing %s failed: %s", self._path, exc)
 
     def __enter__(self) -> SessionStore:
         return self

@@ -250,7 +250,7 @@ SECOND_PYTHON_SUITE = (
     "test_search.py",
     "test_store.py",
     "test_tool.py",
-    "test_views.py",
+    "test_transcript.py",
 )
 
 

@@ -214,9 +214,9 @@ def test_backfill_gap_is_supplemented_by_like(store):
     first = add(store, "s1", "user", "gap probe one", 10)
     second = add(store, "s1", "user", "gap probe two", 11)
     # Pretend the word index was just added: both rows are in the unindexed range.
-    from hermes_fts import migrate, schema
+    from hermes_fts import indexing, schema
 
-    migrate.reset_index(store.conn, schema.BASE)
+    indexing.reset_index(store.conn, schema.BASE)
     assert store.index_state()[schema.BASE]["unindexed_range"] is not None
     assert set(ids(store.search_messages("probe"))) == {first, second}
 

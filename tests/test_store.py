@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -12,9 +13,10 @@ import pytest
 from _support import needs_extension
 
 import hermes_fts
-from hermes_fts import cli, migrate, schema
+from hermes_fts import cli, indexing, schema
+from hermes_fts._sqlite import is_index_corruption
 from hermes_fts.schema import BASE, CJK, CJK_PENDING, TRIGRAM
-from hermes_fts.store import SessionStore, is_fts_corruption
+from hermes_fts.store import SessionStore
 
 TEXTS = [
     ("user", "我们讨论了数据库迁移的计划", None),
@@ -66,7 +68,7 @@ def db(tmp_path: Path) -> Path:
 def test_default_path_uses_hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
     with SessionStore() as store:
-        assert store.path == tmp_path / "home" / "state.db"
+        assert store.path == os.path.realpath(tmp_path / "home" / "state.db")
         assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         names = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
         assert {"sessions", "messages", "state_meta", BASE, TRIGRAM} <= names
@@ -95,7 +97,7 @@ def test_writers_and_indexes(db: Path) -> None:
         assert store.get_session("s1")["end_reason"] == "compression"
         assert _match(store, CJK, "数据") == set()
         assert _match(store, CJK, "检索") == {ids[0]}
-        assert migrate.pending_count(store.conn) == 0  # own writes applied in the same txn
+        assert indexing.pending_count(store.conn) == 0  # own writes applied in the same txn
         _assert_indexes_exact(store)
 
 
@@ -109,7 +111,7 @@ def test_flag_flips_never_touch_the_indexes(db: Path) -> None:
         store.set_message_flags(ids[0], active=False, compacted=True)
         # one row changed, no trigger wrote anything
         assert conn.total_changes - before == 1
-        assert migrate.pending_count(conn) == 0
+        assert indexing.pending_count(conn) == 0
 
 
 @needs_extension
@@ -131,7 +133,7 @@ def test_pending_coalescing_of_foreign_changes(db: Path) -> None:
                      "WHERE content = '外部插入的消息'")
     conn.close()
     with SessionStore(db) as store:  # open applies the backlog
-        assert migrate.pending_count(store.conn) == 0
+        assert indexing.pending_count(store.conn) == 0
         assert _match(store, CJK, "第二") == {ids[0]}
         assert _match(store, CJK, "第一") == set()
         assert _match(store, CJK, "工具") == {ids[4]}
@@ -245,7 +247,7 @@ def test_corrupt_shadow_table_fails_open_to_like(db: Path) -> None:
         with pytest.raises(sqlite3.DatabaseError) as err:
             store.conn.execute(f"SELECT rowid FROM {BASE} WHERE {BASE} MATCH 'deployment'"
                                ).fetchall()
-        assert is_fts_corruption(err.value, fts_query=True)
+        assert is_index_corruption(store.conn, err.value)
         store.mark_fts_stale(str(err.value))
         state = store.index_state()
         assert state["fts_stale"] and not state[BASE]["served"] and not state[CJK]["served"]
@@ -301,7 +303,7 @@ def test_backfill_in_process_with_status_and_gap(db: Path) -> None:
         _assert_indexes_exact(store)
         # a stale open now shows a pending range the search layer can LIKE-scan
         store.mark_fts_stale("again")
-        migrate.reset_index(store.conn, BASE)
+        indexing.reset_index(store.conn, BASE)
         assert store.unindexed_range(BASE) == (0, max(ids))
         st = store.rebuild_status()
         assert st and st["pending"] and st["indexed"] == 0 and st["percent"] == 0

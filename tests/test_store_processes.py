@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from _support import needs_extension
 
-from hermes_fts import migrate, schema
+from hermes_fts import indexing, schema
 from hermes_fts.schema import BASE, CJK, TRIGRAM
 from hermes_fts.store import SessionStore
 
@@ -409,7 +409,7 @@ def _assert_ours_intact(store: SessionStore, base_sql: str | None) -> None:
         quarantined = (index == TRIGRAM and not state[TRIGRAM]["served"]
                        and schema.index_layout(sql) == "external")
         if not quarantined:  # a quarantined trigram index is not maintained by design
-            problem = migrate.integrity_check(store.conn, index)
+            problem = indexing.integrity_check(store.conn, index)
             assert problem is None, (index, problem)
             if schema.index_layout(sql) == "external":
                 # rank 1: compare with the content view too; the plain form
@@ -551,13 +551,13 @@ def test_hermes_agent_between_base_and_trigram_rebuilds(tmp_path: Path,
         store.mark_fts_stale("test: repair after corruption")
         # optimize-storage resets the base index first, the trigram one next:
         # a Hermes Agent open in between must not refill the new base index.
-        migrate.reset_index(store.conn, BASE)
+        indexing.reset_index(store.conn, BASE)
         base_sql = schema.index_sql(store.conn, BASE)
         a, b, _c, _d = _run_hermes(hermes_agent, db)
         left = _trigram_trigger_sql(store.conn)
         assert len(left) == 3 and all(map(schema.is_placeholder, left.values())), left
         store.backfill(BASE, sleep=lambda s: None)
-        assert migrate.integrity_check(store.conn, BASE) is None
+        assert indexing.integrity_check(store.conn, BASE) is None
         store.conn.execute(f"INSERT INTO {BASE}({BASE}, rank) VALUES('integrity-check', 1)")
         assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
         _assert_ours_intact(store, base_sql)

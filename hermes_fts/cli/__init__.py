@@ -11,13 +11,19 @@ from __future__ import annotations
 import sqlite3
 import sys
 
+from ..store import StoreError
+
 # Importing the command modules registers their subcommands, in this order.
 from . import admin, demo, history  # noqa: F401
 from .progress import ProgressBar
 from .registry import build_parser
-from .stores import StoreError
 
 __all__ = ["ProgressBar", "build_parser", "main"]
+
+
+def store_error_text(exc: StoreError) -> str:
+    """The error line for a store that cannot be opened; hints at --db only for a wrong path."""
+    return f"{exc}; pass the Hermes state.db as --db PATH" if exc.wrong_path else str(exc)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,7 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args._handler(args))
-    except (FileNotFoundError, StoreError) as exc:
+    except StoreError as exc:
+        print(f"Error: {store_error_text(exc)}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
     except sqlite3.DatabaseError as exc:

@@ -6,14 +6,13 @@ import argparse
 import shutil
 import sqlite3
 import sys
-from typing import Any
+from pathlib import Path
 
-from .. import bench, loader, migrate, schema
+from .. import bench, loader
 from ..store import SessionStore
 from .output import emit_json, human_bytes
 from .progress import ProgressBar
-from .registry import command
-from .stores import open_db
+from .registry import command, db_path, open_db
 
 
 def _confirm(prompt: str) -> bool:
@@ -34,38 +33,11 @@ def cmd_path(args: argparse.Namespace) -> int:
     return 0
 
 
-def _status_data(store: SessionStore) -> dict[str, Any]:
-    conn = store.conn
-    state = store.index_state()
-    text = migrate.text_bytes(conn)
-    sizes = migrate.index_sizes(conn, text)
-    indexes = {
-        index: {**state[index], "bytes": None, "x_text": None, **sizes.get(index, {})}
-        for index in schema.INDEXES
-    }
-    return {
-        "db": str(store.path),
-        "messages": conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0],
-        "text_bytes": text,
-        "db_bytes": migrate.file_bytes(conn),
-        "indexes": indexes,
-        "fts_stale": state["fts_stale"],
-        "cjk_pending": state["cjk_pending"],
-        "backfill": store.rebuild_status(),
-        "sqlite_version": sqlite3.sqlite_version,
-        "extension": {
-            "loaded": store.cjk_available,
-            "strategy": loader.load_strategy(),
-            "disabled": loader.extension_disabled(),
-        },
-    }
-
-
 @command("status", help="show which indexes exist and are served, backlog and sizes")
 def cmd_status(args: argparse.Namespace) -> int:
     # Read-only: status must never change the file it reports on.
     with open_db(args, readonly=True) as store:
-        data = _status_data(store)
+        data = store.status()
     if args.json:
         emit_json(data)
         return 0
@@ -106,7 +78,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
     with open_db(args, readonly=False) as store:
         # Opening already applied the backlog; report what is left (normally 0).
         applied = store.sync()
-        left = migrate.pending_count(store.conn)
+        left = store.index_state()["cjk_pending"]
     if args.json:
         emit_json({"applied": applied, "pending": left})
     else:
@@ -134,8 +106,9 @@ def _optimize(store: SessionStore, args: argparse.Namespace) -> int:
     if not store.optimize_needed() and not vacuum:
         print("Search indexes are complete — nothing to do.")
         return 0
-    size = store.path.stat().st_size
-    free = shutil.disk_usage(store.path.parent).free
+    file = Path(store.path or db_path(args))
+    size = file.stat().st_size
+    free = shutil.disk_usage(file.parent).free
     # VACUUM writes a full copy; without it the backfill grows the file by
     # roughly the index size, which stays well under a third of the text.
     need = size if vacuum else int(size * 0.3)
@@ -154,7 +127,6 @@ def _optimize(store: SessionStore, args: argparse.Namespace) -> int:
     if not args.yes and not _confirm("Proceed? [y/N] "):
         print("Cancelled.")
         return 1
-    before = migrate.page_bytes(store.conn)
     bar = ProgressBar()
     try:
         result = store.optimize_storage(progress=bar, vacuum=vacuum)
@@ -173,14 +145,13 @@ def _optimize(store: SessionStore, args: argparse.Namespace) -> int:
         )
         return 1
     bar.close()
-    after = migrate.page_bytes(store.conn)
-    result["used_before"], result["used_after"] = before, after
     if args.json:
         emit_json(result)
         return 0 if result.get("ok") else 1
     if not result.get("ok"):
         print(f"Could not optimize: {result.get('reason')}")
         return 1
+    before, after = result["size_before"], result["size_after"]
     delta = before - after
     if delta >= 0:
         change = f"reclaimed {human_bytes(delta)}"

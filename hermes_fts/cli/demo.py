@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..store import SessionStore
+from ..store import SessionStore, open_store
 from ..tool import session_search
 from .output import BOLD, emit_json, highlight, one_line, style, use_color
 from .registry import command
@@ -36,10 +36,6 @@ class DemoData:
     turn_gap: float
     searches: list[tuple[str, str]]  # (query, what it shows)
     sessions: list[dict[str, Any]]
-
-    @property
-    def message_count(self) -> int:
-        return sum(len(session["turns"]) for session in self.sessions)
 
 
 @lru_cache(maxsize=1)
@@ -90,7 +86,7 @@ def _messages(session: dict[str, Any], start: float, gap: float) -> list[dict[st
 def build_demo_store(path: str | Path) -> SessionStore:
     """Create a new store at ``path`` holding the demo sessions; returns the open store."""
     demo = load_demo()
-    store = SessionStore(path)
+    store = open_store(path, readonly=False, create=True)
     for session in demo.sessions:
         start = demo.epoch + session["day"] * 86400.0
         messages = _messages(session, start, demo.turn_gap)
@@ -171,9 +167,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         try:
             report = _demo_searches(store, demo.searches)
             cjk = bool(store.cjk_available)
+            status = store.status()
         finally:
             store.close()
-        sessions, messages = len(demo.sessions), demo.message_count
+        sessions, messages = status["sessions"], status["messages"]
         if args.json:
             emit_json(
                 {

@@ -13,13 +13,12 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from ..store import SessionStore, default_db_path
+from ..store import SessionStore, default_db_path, open_store
 from ..tool import session_search
 from ..tool.args import LINK_PREFIX
 from ..tool.profiles import profile_db_path
 from .output import BOLD, DIM, LINE_CHARS, emit_json, highlight, one_line, style, use_color
 from .registry import command
-from .stores import open_store
 
 # --------------------------------------------------------------------------- rendering
 
@@ -130,7 +129,7 @@ def _route(store: Any, args: argparse.Namespace, query: str) -> str:
                 path = profile_db_path(args.profile)
             except Exception:  # noqa: BLE001 - the tool reports a bad profile itself
                 return "unknown"
-            opened = target = SessionStore(path, readonly=True)
+            opened = target = open_store(path, readonly=True)
         if target is None:
             return "unknown"
         return str(target.describe_search_path(query))

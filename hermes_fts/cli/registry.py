@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..store import default_db_path
+from ..store import SessionStore, default_db_path, open_store
 
 Handler = Callable[[argparse.Namespace], int]
 Configure = Callable[[argparse.ArgumentParser], Any]
@@ -74,3 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
 def db_path(args: argparse.Namespace) -> Path:
     """The store ``--db`` names, else the default ``$HERMES_HOME/state.db``."""
     return Path(args.db).expanduser() if args.db else default_db_path()
+
+
+def open_db(args: argparse.Namespace, *, readonly: bool) -> SessionStore:
+    """The existing session store ``--db`` names; raises ``StoreError`` saying what is wrong."""
+    return open_store(db_path(args), readonly=readonly)

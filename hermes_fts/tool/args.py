@@ -1,7 +1,10 @@
 """The tool's arguments: coercion and validation, each rule written once.
 
 Models send numbers as strings, lists as comma-separated text and links where
-ids are expected, so every argument is coerced here.  ``Call`` holds one
+ids are expected, so every argument is coerced here.  The rules the search
+layer shares (integers, sort orders, role lists) come from ``_params``; this
+module adds what only the tool does: clamping to Hermes' ranges, defaults, and
+errors a model can act on.  ``Call`` holds one
 call's arguments; the search options are parsed only when the search form
 runs (``Call.search_options``), so a read never fails on a search-only
 argument, exactly as before the arguments had a type.
@@ -10,12 +13,12 @@ argument, exactly as before the arguments had a type.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from .. import _params
 from .errors import ToolError
 
 SCROLL_WINDOW_DEFAULT = 5
@@ -25,7 +28,7 @@ LIMIT_DEFAULT = 3
 LIMIT_MIN = 1
 LIMIT_MAX = 10
 DEFAULT_ROLES = ("user", "assistant")
-SORTS = ("newest", "oldest")
+SORTS = _params.SORTS
 DETAILS = ("adaptive", "full", "index")
 LINK_PREFIX = "@session:"
 _SQLITE_INT_MIN = -(2**63)  # message ids are SQLite INTEGERs (64-bit signed)
@@ -52,27 +55,15 @@ def clamp_int(value: Any, default: int, low: int, high: int) -> int:
     return max(low, min(high, number))
 
 
-def message_id(value: Any) -> int | None:
-    """An integer message id from an int or a string of digits; None otherwise."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
-        return int(value)
-    return None
-
-
 def scroll_anchor(value: Any) -> int:
     """The ``around_message_id`` of a scroll, as a SQLite integer; raises ``ToolError``."""
-    anchor = message_id(value)
-    if anchor is None:
+    try:
+        anchor = _params.as_int(value, "around_message_id")
+    except (TypeError, ValueError):
         raise ToolError(
             f"scroll requires integer around_message_id (got {value!r}); pass a message "
             "id from a result's messages, or omit around_message_id to read the session"
-        )
+        ) from None
     if not _SQLITE_INT_MIN <= anchor <= _SQLITE_INT_MAX:
         raise ToolError(
             f"around_message_id {anchor} is out of range; pass a message id from a "
@@ -86,38 +77,18 @@ def scroll_window(value: Any) -> int:
 
 
 def parse_roles(role_filter: Any) -> list[str]:
-    """Roles to search: trimmed, lowercased, empties dropped, duplicates removed."""
-    if role_filter is None:
-        return list(DEFAULT_ROLES)
-    if isinstance(role_filter, str):
-        parts: Iterable[Any] = role_filter.split(",")
-    elif isinstance(role_filter, (list, tuple, set, frozenset)):
-        parts = role_filter
-    else:
-        raise ToolError(_ROLE_HINT)
-    roles: list[str] = []
-    for part in parts:
-        if not isinstance(part, str):
-            raise ToolError(_ROLE_HINT)
-        role = part.strip().lower()
-        if role and role not in roles:
-            roles.append(role)
+    """Roles to search (``_params.parse_roles``); the conversation roles when none is given."""
+    try:
+        roles = _params.parse_roles(role_filter)
+    except TypeError:
+        raise ToolError(_ROLE_HINT) from None
     return roles or list(DEFAULT_ROLES)
 
 
-def _choice(value: Any, choices: tuple[str, ...]) -> str | None:
-    if isinstance(value, str) and value.strip().lower() in choices:
-        return value.strip().lower()
-    return None
-
-
-def parse_sort(sort: Any) -> str | None:
-    """``newest`` or ``oldest``; None (best match first) for anything else."""
-    return _choice(sort, SORTS)
-
-
 def parse_detail(detail: Any) -> str:
-    return _choice(detail, DETAILS) or "adaptive"
+    """``full`` or ``index`` (any case); ``adaptive`` for anything else."""
+    key = detail.strip().lower() if isinstance(detail, str) else ""
+    return key if key in DETAILS else "adaptive"
 
 
 def parse_time_bound(value: Any, name: str) -> float | None:
@@ -286,7 +257,7 @@ class Call:
             query=query,
             limit=self.count,
             roles=parse_roles(self.role_filter),
-            sort=parse_sort(self.sort),
+            sort=_params.parse_sort(self.sort),
             detail=parse_detail(self.detail),
             after=parse_time_bound(self.after, "after"),
             before=parse_time_bound(self.before, "before"),

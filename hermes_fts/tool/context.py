@@ -4,21 +4,20 @@
 ``$HERMES_HOME/state.db`` or a profile's, read-only) and records the stores it
 opened so the entry point closes them; a store passed in by the caller is never
 closed.  ``CallContext`` caches the session rows one call looks at and answers
-the lineage questions discovery, scroll and browse ask.
+the lineage questions discovery, scroll and browse ask.  Every lookup is a
+``SessionStore`` method: this layer runs no SQL.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import views
-from ..store import SessionStore, hermes_home
+from ..store import SessionStore, StoreError, default_db_path, open_store
 from .args import LINK_PREFIX, Call
 from .errors import NoDefaultStore, NotHere, ToolError
 from .profiles import locate_profile, profile_db_path, profile_of_file, validate_profile
@@ -47,9 +46,8 @@ DISCOVER_BOOKEND = 3
 class CallContext:
     """One call's view of a store: profile for links, current session, lookups cached."""
 
-    def __init__(self, store: Any, profile: str | None, current_session_id: str | None):
+    def __init__(self, store: SessionStore, profile: str | None, current_session_id: str | None):
         self.store = store
-        self.conn: sqlite3.Connection = store.conn
         self.profile = profile
         self.current_session_id = current_session_id or None
         self.found_elsewhere = False  # a bare id resolved in another profile's store
@@ -64,17 +62,11 @@ class CallContext:
 
     # sessions ---------------------------------------------------------
     def session(self, session_id: str | None) -> dict[str, Any] | None:
+        """The session's row (cached for the call), None when it does not exist."""
         if not session_id:
             return None
         if session_id not in self._sessions:
-            try:
-                cur = self.conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,))
-                row = cur.fetchone()
-                names = [d[0] for d in cur.description]
-                self._sessions[session_id] = None if row is None else dict(zip(names, row))
-            except sqlite3.Error:
-                log.debug("session lookup failed for %s", session_id, exc_info=True)
-                self._sessions[session_id] = None
+            self._sessions[session_id] = self.store.get_session(session_id)
         return self._sessions[session_id]
 
     def remember(self, rows: Iterable[dict[str, Any]]) -> None:
@@ -127,16 +119,7 @@ class CallContext:
 
     def message_flags(self, message_id: int) -> tuple[str, int, int] | None:
         """(session_id, active, compacted) of a message, None when it does not exist."""
-        try:
-            row = self.conn.execute(
-                "SELECT session_id, active, compacted FROM messages WHERE id = ?", (message_id,)
-            ).fetchone()
-        except sqlite3.Error:
-            log.debug("message lookup failed for %s", message_id, exc_info=True)
-            return None
-        if row is None:
-            return None
-        return str(row[0]), int(row[1] or 0), int(row[2] or 0)
+        return self.store.message_flags(message_id)
 
     def is_compacted(self, message_id: int) -> bool:
         flags = self.message_flags(message_id)
@@ -161,104 +144,53 @@ class CallContext:
         )
 
     def anchor_summary(self, session_id: str, message_id: int) -> dict[str, Any]:
-        return views.get_anchor_summary(self.conn, session_id, message_id, DISCOVER_WINDOW)
-
-    def first_message_id(self, session_id: str) -> int | None:
-        return views.first_message_id(self.conn, session_id)
-
-    def count_messages(self, session_id: str) -> int:
-        return views.count_messages(self.conn, session_id)
-
-    def preview(self, session_id: str) -> str:
-        return views.session_preview(self.conn, session_id)
+        return self.store.get_anchor_summary(session_id, message_id, DISCOVER_WINDOW)
 
     def sessions_by_activity(self, limit: int, offset: int) -> list[dict[str, Any]]:
         """Listable sessions, most recently active first (hidden sources left out)."""
-        rows = views.sessions_by_activity(
-            self.conn, HIDDEN_SESSION_SOURCES, limit=limit, offset=offset
-        )
+        rows = self.store.sessions_by_activity(HIDDEN_SESSION_SOURCES, limit=limit, offset=offset)
         self.remember(rows)
         return rows
-
-    def find_session_by_title(self, title: str) -> str | None:
-        """Exact title, or the newest ``"<title> #N"`` continuation when one exists.
-
-        Continuations are found with a range scan on the title (an index on
-        ``sessions(title)`` serves it); wildcard characters in the title are
-        literal, so ``test_project`` never matches ``testXproject #2``.
-        """
-        prefix = title + " #"
-        best: tuple[float, str] | None = None
-        exact: str | None = None
-        for sid, candidate, started in self.conn.execute(
-            "SELECT id, title, started_at FROM sessions"
-            " WHERE title = ? OR (title >= ? AND title < ?)",
-            (title, prefix, title + " $"),
-        ):
-            if candidate == title:
-                exact = exact or str(sid)
-                continue
-            suffix = str(candidate)[len(prefix) :]
-            if suffix.isascii() and suffix.isdigit():
-                key = (float(started or 0.0), str(sid))
-                if best is None or key > best:
-                    best = key
-        return best[1] if best is not None else exact
-
-    def store_file(self) -> str | None:
-        return store_file(self.store)
 
 
 # --------------------------------------------------------------------------- opening stores
 
 
-def store_file(store: Any) -> str | None:
-    """The real path of ``store``'s main database file, None when unknown."""
+def _open_profile(path: Path, name: str) -> SessionStore:
+    """Another profile's store, read-only (a call never writes to another profile)."""
     try:
-        for _seq, name, file in store.conn.execute("PRAGMA database_list"):
-            if name == "main":
-                return os.path.realpath(file) if file else None
-    except Exception:  # noqa: BLE001 - diagnostics only
-        log.debug("cannot read the store's database path", exc_info=True)
-    return None
-
-
-def _open_store(path: Path, readonly: bool) -> Any:
-    return SessionStore(str(path), readonly=readonly)
-
-
-def _open_readonly(path: Path, name: str) -> Any:
-    try:
-        return _open_store(path, readonly=True)
-    except Exception as exc:  # noqa: BLE001 - reported to the caller
+        return open_store(path, readonly=True)
+    except StoreError as exc:
         log.warning("cannot open profile %s at %s", name, path, exc_info=True)
         raise ToolError(
             f"profile {name!r} cannot be opened ({exc}); pass another profile or omit it"
         ) from exc
 
 
-def _context(owned: list[Any], store: Any, profile: Any, current: str | None) -> CallContext:
+def _context(
+    owned: list[Any], store: SessionStore | None, profile: Any, current: str | None
+) -> CallContext:
     if profile is not None:
         name = validate_profile(profile)
         path = profile_db_path(name)
-        if store is not None and store_file(store) == os.path.realpath(path):
+        if store is not None and store.path == os.path.realpath(path):
             return CallContext(store, name, current)
-        opened = _open_readonly(path, name)
+        opened = _open_profile(path, name)
         owned.append(opened)
         return CallContext(opened, name, None)
     if store is None:
-        path = hermes_home() / "state.db"
+        path = default_db_path()
         if not path.is_file():
             raise NoDefaultStore(
                 f"no session store at {path}; pass a store, set HERMES_HOME to the folder "
                 "holding state.db, or pass profile"
             )
         try:
-            store = _open_store(path, readonly=False)
-        except Exception as exc:  # noqa: BLE001 - reported to the caller
+            store = open_store(path, readonly=False)
+        except StoreError as exc:
             raise ToolError(f"session store unavailable at {path}: {exc}") from exc
         owned.append(store)
-    return CallContext(store, profile_of_file(store_file(store)), current)
+    return CallContext(store, profile_of_file(store.path), current)
 
 
 def open_context(owned: list[Any], store: Any, call: Call) -> tuple[CallContext, Call]:
@@ -299,11 +231,11 @@ def with_profile_fallback(
     except NotHere:
         if call.pinned or call.session_id is None:
             raise
-        found = locate_profile(call.session_id, ctx.store_file())
+        found = locate_profile(call.session_id, ctx.store.path)
         if found is None:
             raise
         name, path = found
-        opened = _open_readonly(path, name)
+        opened = _open_profile(path, name)
         owned.append(opened)
         payload = action(CallContext(opened, name, None))
         payload["profile"] = name

@@ -63,7 +63,7 @@ class Discovery:
         if not title or len(title) > _TITLE_MAX_CHARS:
             return None
         try:
-            sid = self.ctx.find_session_by_title(title)
+            sid = self.ctx.store.find_session_by_title(title)
             if not sid or sid in opts.excluded:
                 return None
             row = self.ctx.session(sid)
@@ -93,19 +93,26 @@ class Discovery:
     def scan(self) -> list[dict[str, Any]]:
         opts = self.options
         fields = _DISCOVER_SEARCH_FIELDS + (("timestamp",) if opts.filtered else ())
-        kwargs = {
-            "exclude_sources": HIDDEN_SESSION_SOURCES,
-            "role_filter": opts.roles,
-            "sort": opts.sort,
-            "fields": fields,
-        }
-        search = self.ctx.store.search_messages
+
+        def search(limit: int, offset: int) -> list[dict[str, Any]]:
+            return list(
+                self.ctx.store.search_messages(
+                    opts.query,
+                    exclude_sources=HIDDEN_SESSION_SOURCES,
+                    role_filter=opts.roles,
+                    limit=limit,
+                    offset=offset,
+                    sort=opts.sort,
+                    fields=fields,
+                )
+            )
+
         if not opts.filtered:
-            return list(search(opts.query, limit=_DISCOVER_SCAN_LIMIT, offset=0, **kwargs))
+            return search(_DISCOVER_SCAN_LIMIT, 0)
         kept: list[dict[str, Any]] = []
         offset = 0
         while len(kept) < _DISCOVER_SCAN_LIMIT and offset < _FILTERED_SCAN_MAX_ROWS:
-            page = list(search(opts.query, limit=_FILTERED_SCAN_PAGE, offset=offset, **kwargs))
+            page = search(_FILTERED_SCAN_PAGE, offset)
             for row in page:
                 if row.get("session_id") in opts.excluded:
                     continue
@@ -258,7 +265,7 @@ class Discovery:
         sid = match["session_id"]
         row = self.ctx.session(sid) or {}
         root_row = self.ctx.session(root) or row
-        anchor_id = self.ctx.first_message_id(sid)
+        anchor_id = self.ctx.store.first_message_id(sid)
         detail = "index" if self.options.detail == "index" else "full"
         entry: dict[str, Any] = {
             "session_id": sid,

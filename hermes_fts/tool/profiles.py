@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 from pathlib import Path
 from typing import Any
 
-from ..store import hermes_home
+from .._env import hermes_home
+from ..store import default_db_path, file_has_session
 from .errors import ToolError
 
 DEFAULT_PROFILE = "default"
@@ -37,11 +37,15 @@ def validate_profile(name: Any) -> str:
     return canon
 
 
-def _profile_path(home: Path, name: str) -> Path:
-    """Where profile ``name`` keeps its store (the one place that spells the layout)."""
+def _profiles_dir() -> Path:
+    return hermes_home() / "profiles"
+
+
+def _profile_path(name: str) -> Path:
+    """Where profile ``name`` keeps its store (the one place that spells it)."""
     if name == DEFAULT_PROFILE:
-        return home / "state.db"
-    return home / "profiles" / name / "state.db"
+        return default_db_path()
+    return _profiles_dir() / name / "state.db"
 
 
 def _inside(path: Path, home: Path) -> bool:
@@ -53,18 +57,19 @@ def _inside(path: Path, home: Path) -> bool:
     return real == real_home or real_home in real.parents
 
 
-def available_profiles(home: Path) -> list[str]:
+def available_profiles() -> list[str]:
     """Profiles with a store, the default first, then by name."""
+    home = hermes_home()
     names = []
-    if _profile_path(home, DEFAULT_PROFILE).is_file():
+    if _profile_path(DEFAULT_PROFILE).is_file():
         names.append(DEFAULT_PROFILE)
-    root = home / "profiles"
+    root = _profiles_dir()
     try:
         entries = sorted(root.iterdir()) if root.is_dir() else []
     except OSError:
         entries = []
     for entry in entries:
-        path = _profile_path(home, entry.name)
+        path = _profile_path(entry.name)
         if (
             _PROFILE_NAME_RE.fullmatch(entry.name)
             and entry.name != DEFAULT_PROFILE
@@ -79,14 +84,14 @@ def profile_db_path(name: str) -> Path:
     """The ``state.db`` of a validated profile; raises ``ToolError`` when unusable."""
     canon = validate_profile(name)
     home = hermes_home()
-    path = _profile_path(home, canon)
+    path = _profile_path(canon)
     if not _inside(path, home):
         raise ToolError(
             f"profile {canon!r} resolves outside {home}; pass a profile that lives in "
             "$HERMES_HOME/profiles"
         )
     if not path.is_file():
-        known = ", ".join(available_profiles(home)) or "none"
+        known = ", ".join(available_profiles()) or "none"
         raise ToolError(
             f"profile {canon!r} does not exist (no state.db at {path}); "
             f"pass one of the existing profiles ({known}) or omit profile"
@@ -98,31 +103,17 @@ def profile_of_file(path: str | None) -> str | None:
     """The profile whose store is the (real) path ``path``; None for any other file."""
     if not path:
         return None
-    home = os.path.realpath(hermes_home())
-    if path == os.path.join(home, "state.db"):
+    default = _profile_path(DEFAULT_PROFILE)
+    if path == os.path.join(os.path.realpath(default.parent), default.name):
         return DEFAULT_PROFILE
     parent = os.path.dirname(path)
     if (
         os.path.basename(path) == "state.db"
-        and os.path.dirname(parent) == os.path.join(home, "profiles")
+        and os.path.dirname(parent) == os.path.realpath(_profiles_dir())
         and _PROFILE_NAME_RE.fullmatch(os.path.basename(parent))
     ):
         return os.path.basename(parent)
     return None
-
-
-def _file_has_session(path: Path, session_id: str) -> bool:
-    try:
-        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
-    except sqlite3.Error:
-        return False
-    try:
-        row = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        return row is not None
-    except sqlite3.Error:
-        return False
-    finally:
-        conn.close()
 
 
 def locate_profile(session_id: str, skip_file: str | None) -> tuple[str, Path] | None:
@@ -130,14 +121,13 @@ def locate_profile(session_id: str, skip_file: str | None) -> tuple[str, Path] |
 
     ``skip_file`` is the real path of a store already searched.
     """
-    home = hermes_home()
     seen = {skip_file} if skip_file else set()
-    for name in available_profiles(home):
-        path = _profile_path(home, name)
+    for name in available_profiles():
+        path = _profile_path(name)
         real = os.path.realpath(path)
         if real in seen:
             continue
         seen.add(real)
-        if _file_has_session(path, session_id):
+        if file_has_session(path, session_id):
             return name, path
     return None

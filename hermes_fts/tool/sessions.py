@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 from typing import Any
 
 from .args import scroll_anchor, scroll_window
@@ -219,7 +218,7 @@ def browse(ctx: CallContext, limit: int) -> dict[str, Any]:
                     break
             if len(results) >= limit or len(rows) < page:
                 break
-    except sqlite3.Error as exc:
+    except Exception as exc:  # noqa: BLE001 - reported to the caller
         log.error("listing recent sessions failed", exc_info=True)
         raise ToolError(f"Failed to list recent sessions: {exc}") from exc
     return {
@@ -238,7 +237,7 @@ def _browse_entry(ctx: CallContext, row: dict[str, Any], conversation: str) -> d
     sid = str(row["id"])
     count = row.get("message_count")
     if not count:
-        count = ctx.count_messages(sid)
+        count = ctx.store.count_messages(sid)
     entry: dict[str, Any] = {
         "session_id": sid,
         "link": ctx.link(sid),
@@ -247,7 +246,7 @@ def _browse_entry(ctx: CallContext, row: dict[str, Any], conversation: str) -> d
         "started_at": format_ts(row.get("started_at")),
         "last_active": format_ts(row.get("last_active")),
         "message_count": int(count),
-        "preview": ctx.preview(sid),
+        "preview": ctx.store.session_preview(sid),
     }
     if conversation != sid:
         entry["lineage_root_id"] = conversation

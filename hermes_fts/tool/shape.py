@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from .. import views
+from ..content import decode_content, parse_tool_calls
 
 log = logging.getLogger("hermes_fts.tool")
 
@@ -49,7 +48,7 @@ def shape_message(
     msg: dict[str, Any], anchor_id: int | None = None, cap: int | None = None
 ) -> dict[str, Any]:
     """One stored message as a payload entry; ``cap`` limits the content's characters."""
-    content = views.decode_content(msg.get("content"))
+    content = decode_content(msg.get("content"))
     if isinstance(content, str) and "\x1b" in content:
         content = _ANSI_RE.sub("", content)
     out: dict[str, Any] = {
@@ -60,11 +59,8 @@ def shape_message(
     }
     for key in ("tool_name", "tool_calls", "tool_call_id"):
         value = msg.get(key)
-        if key == "tool_calls" and isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                pass
+        if key == "tool_calls":
+            value = parse_tool_calls(value)
         if value:
             out[key] = value
     if anchor_id is not None and msg.get("id") == anchor_id:
@@ -81,7 +77,7 @@ def bookend_messages(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]
     return [
         shape_message(m, cap=BOOKEND_CONTENT_CAP)
         for m in messages
-        if not is_compaction_summary(views.decode_content(m.get("content")))
+        if not is_compaction_summary(decode_content(m.get("content")))
     ]
 
 

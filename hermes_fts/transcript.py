@@ -1,8 +1,9 @@
-"""Read-only views of one conversation around a message (spec §7.10).
+"""Reading transcripts: windows, bookends, session listings, title lookup, message flags.
 
-Plain functions over a ``sqlite3`` connection holding the Hermes ``messages``
-table.  ``SessionStore`` exposes them as methods; the tool and the CLI use
-them to show the stored messages around a search hit.
+Plain read-only functions over a ``sqlite3`` connection holding the Hermes
+``sessions`` and ``messages`` tables.  ``SessionStore`` exposes them as
+methods; the tool and the CLI reach them only through the store.  This module
+owns the visibility rule (``visible_sql``) that search uses too.
 
 Transcript order is the message id (monotonic), never the timestamp.  Row
 visibility follows the ``active``/``compacted``/``display_kind`` markers:
@@ -16,29 +17,27 @@ visibility follows the ``active``/``compacted``/``display_kind`` markers:
 
 from __future__ import annotations
 
-import json
-import logging
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ._params import as_int
+from ._sqlite import row_dict
+from .content import decode_content, parse_tool_calls
+
 __all__ = [
-    "JSON_CONTENT_PREFIX",
     "count_messages",
-    "decode_content",
+    "find_session_by_title",
     "first_message_id",
     "get_anchor_summary",
     "get_anchored_view",
     "get_messages_around",
     "hydrate_message",
+    "message_flags",
     "session_preview",
     "sessions_by_activity",
+    "visible_sql",
 ]
-
-log = logging.getLogger("hermes_fts.views")
-
-JSON_CONTENT_PREFIX = "\x00json:"
-MULTIMODAL_PLACEHOLDER = "[multimodal content]"
 
 _MESSAGE_COLUMNS = (
     "id",
@@ -54,67 +53,33 @@ _MESSAGE_COLUMNS = (
     "display_kind",
 )
 _SELECT = "SELECT " + ", ".join(_MESSAGE_COLUMNS) + " FROM messages"
-_NOT_REWOUND = "(active = 1 OR compacted = 1)"
-_NOT_HIDDEN = "COALESCE(display_kind, '') <> 'hidden'"
+
+
+def visible_sql(alias: str = "", *, include_rewound: bool = False,
+                include_hidden: bool = False) -> str:
+    """The SQL condition for messages a reader sees (see the module docstring).
+
+    ``alias`` qualifies the columns (``"m"`` gives ``m.active`` …).  Rewound
+    rows (``active = 0 AND compacted = 0``) are left out unless
+    ``include_rewound``; ``display_kind = 'hidden'`` rows unless ``include_hidden``.
+    """
+    col = f"{alias}." if alias else ""
+    parts = []
+    if not include_rewound:
+        parts.append(f"({col}active = 1 OR {col}compacted = 1)")
+    if not include_hidden:
+        parts.append(f"COALESCE({col}display_kind, '') <> 'hidden'")
+    return " AND ".join(parts) if parts else "1"
 
 
 # --------------------------------------------------------------------------- hydration
-
-
-def _flatten_parts(parts: Iterable[Any]) -> str:
-    texts: list[str] = []
-    for part in parts:
-        if isinstance(part, str):
-            if part:
-                texts.append(part)
-        elif isinstance(part, dict):
-            text = part.get("text")
-            if isinstance(text, str) and text:
-                texts.append(text)
-    return " ".join(texts) if texts else MULTIMODAL_PLACEHOLDER
-
-
-def decode_content(content: Any) -> Any:
-    """Return displayable text for a stored ``content`` value.
-
-    Structured content is stored as ``"\\x00json:" + JSON``; a list of parts
-    (multimodal) is flattened to its text parts joined by a space, or
-    ``"[multimodal content]"`` when it has none.  Anything that cannot be
-    decoded is returned without the prefix.  ``None`` stays ``None``.
-    """
-    if not isinstance(content, str) or not content.startswith(JSON_CONTENT_PREFIX):
-        return content
-    payload = content[len(JSON_CONTENT_PREFIX) :]
-    try:
-        value = json.loads(payload)
-    except ValueError:
-        log.debug("undecodable structured content (%d chars)", len(payload))
-        return payload
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return _flatten_parts(value)
-    if isinstance(value, dict):
-        return _flatten_parts([value])
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _parse_tool_calls(raw: Any) -> Any:
-    if not isinstance(raw, str):
-        return raw
-    if not raw.strip():
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
 
 
 def hydrate_message(row: Sequence[Any]) -> dict[str, Any]:
     """A message row (in ``_MESSAGE_COLUMNS`` order) as a dict for callers."""
     msg = dict(zip(_MESSAGE_COLUMNS, row))
     msg["content"] = decode_content(msg["content"])
-    msg["tool_calls"] = _parse_tool_calls(msg["tool_calls"])
+    msg["tool_calls"] = parse_tool_calls(msg["tool_calls"])
     return msg
 
 
@@ -142,7 +107,7 @@ def _window(
         return None, [], []
     if window <= 0:
         return anchor, [], []
-    neighbour_filter = _NOT_REWOUND if include_hidden else f"{_NOT_REWOUND} AND {_NOT_HIDDEN}"
+    neighbour_filter = visible_sql(include_hidden=include_hidden)
     before = _fetch(
         conn,
         f"{_SELECT} WHERE session_id = ? AND id < ? AND {neighbour_filter}"
@@ -156,12 +121,6 @@ def _window(
         (session_id, around_message_id, window),
     )
     return anchor, before, after
-
-
-def _as_int(value: Any, name: str) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an integer, not a bool")
-    return int(value)
 
 
 def get_messages_around(
@@ -182,9 +141,9 @@ def get_messages_around(
     returned.  ``include_hidden=False`` also skips ``display_kind='hidden'``
     rows and returns an empty window for a hidden anchor.
     """
-    window = max(_as_int(window, "window"), 0)
+    window = max(as_int(window, "window"), 0)
     anchor, before, after = _window(
-        conn, session_id, _as_int(around_message_id, "around_message_id"), window, include_hidden
+        conn, session_id, as_int(around_message_id, "around_message_id"), window, include_hidden
     )
     if anchor is None:
         return {"window": [], "messages_before": 0, "messages_after": 0}
@@ -208,13 +167,11 @@ def _bookends(
         return [], []
     where = [
         "session_id = ?",
-        _NOT_REWOUND,
+        visible_sql(include_hidden=include_hidden),
         "content IS NOT NULL",
         "length(content) > 0",
     ]
     params: list[Any] = [session_id]
-    if not include_hidden:
-        where.append(_NOT_HIDDEN)
     if keep_roles is not None:
         if not keep_roles:
             return [], []
@@ -256,9 +213,9 @@ def get_anchored_view(
     rows are left out before the limits apply unless ``include_hidden``.
     """
     roles = None if keep_roles is None else tuple(keep_roles)
-    anchor_id = _as_int(message_id, "message_id")
-    window = max(_as_int(window, "window"), 0)
-    bookend = max(_as_int(bookend, "bookend"), 0)
+    anchor_id = as_int(message_id, "message_id")
+    window = max(as_int(window, "window"), 0)
+    bookend = max(as_int(bookend, "bookend"), 0)
     anchor, before, after = _window(conn, session_id, anchor_id, window, include_hidden)
     if anchor is None:
         return {
@@ -291,7 +248,7 @@ def get_anchored_view(
 def first_message_id(conn: sqlite3.Connection, session_id: str) -> int | None:
     """Id of the first visible (not rewound, not hidden) message of a session."""
     row = conn.execute(
-        f"SELECT id FROM messages WHERE session_id = ? AND {_NOT_REWOUND} AND {_NOT_HIDDEN}"
+        f"SELECT id FROM messages WHERE session_id = ? AND {visible_sql()}"
         " ORDER BY id ASC LIMIT 1",
         (session_id,),
     ).fetchone()
@@ -308,7 +265,7 @@ def session_preview(conn: sqlite3.Connection, session_id: str) -> str:
     """The session's first user message on one line, at most 60 characters + ``...``."""
     row = conn.execute(
         f"SELECT content FROM messages WHERE session_id = ? AND role = 'user'"
-        f" AND {_NOT_REWOUND} AND {_NOT_HIDDEN} AND content IS NOT NULL AND length(content) > 0"
+        f" AND {visible_sql()} AND content IS NOT NULL AND length(content) > 0"
         " ORDER BY id ASC LIMIT 1",
         (session_id,),
     ).fetchone()
@@ -341,8 +298,11 @@ def sessions_by_activity(
     Activity is the freshest of ``last_activity_at``, ``started_at`` and the
     newest message's timestamp; each row carries it as ``last_active``.
     Candidates are the sessions with the latest start/activity marks plus the
-    owners of the newest messages (message ids grow with time), so the cost
-    follows ``offset + limit``, not the size of the store.
+    owners of the most recently written messages (the highest ids), so the
+    cost follows ``offset + limit``, not the size of the store.  Ids follow
+    insertion order, not timestamps: a session whose newest timestamp belongs
+    to rows written long ago (a back-dated import) and whose own activity
+    marks are older is found only once it is among the latest marks.
     """
     want = max(int(limit), 0) + max(int(offset), 0)
     if want == 0:
@@ -382,8 +342,7 @@ def sessions_by_activity(
             f" s.started_at)) AS last_active FROM sessions s WHERE s.id IN ({marks}){extra}",
             (*chunk, *params),
         )
-        names = [d[0] for d in cur.description]
-        rows.extend(dict(zip(names, row)) for row in cur)
+        rows.extend(row_dict(cur, row) for row in cur)
     rows.sort(
         key=lambda r: (r["last_active"] or 0, r.get("started_at") or 0, r["id"]), reverse=True
     )
@@ -403,12 +362,12 @@ def get_anchor_summary(
     Same visibility rules as the anchored view, without loading neighbours or
     bookends: ``{"window": [anchor] or [], "messages_before", "messages_after"}``.
     """
-    window = max(_as_int(window, "window"), 0)
-    anchor_id = _as_int(message_id, "message_id")
+    window = max(as_int(window, "window"), 0)
+    anchor_id = as_int(message_id, "message_id")
     rows = _fetch(conn, _SELECT + " WHERE id = ? AND session_id = ?", (anchor_id, session_id))
     if not rows or (not include_hidden and rows[0].get("display_kind") == "hidden"):
         return {"window": [], "messages_before": 0, "messages_after": 0}
-    visible = _NOT_REWOUND if include_hidden else f"{_NOT_REWOUND} AND {_NOT_HIDDEN}"
+    visible = visible_sql(include_hidden=include_hidden)
     counts = []
     for op, order in (("<", "DESC"), (">", "ASC")):
         row = conn.execute(
@@ -418,3 +377,40 @@ def get_anchor_summary(
         ).fetchone()
         counts.append(int(row[0]))
     return {"window": rows, "messages_before": counts[0], "messages_after": counts[1]}
+
+
+def message_flags(conn: sqlite3.Connection, message_id: int) -> tuple[str, int, int] | None:
+    """``(session_id, active, compacted)`` of a message; None when it does not exist."""
+    row = conn.execute(
+        "SELECT session_id, active, compacted FROM messages WHERE id = ?",
+        (as_int(message_id, "message_id"),),
+    ).fetchone()
+    if row is None:
+        return None
+    return str(row[0]), int(row[1] or 0), int(row[2] or 0)
+
+
+def find_session_by_title(conn: sqlite3.Connection, title: str) -> str | None:
+    """The newest ``"<title> #N"`` continuation when one exists, else the exact title's session.
+
+    Continuations are found with a range scan on the title (an index on
+    ``sessions(title)`` serves it); wildcard characters in the title are
+    literal, so ``test_project`` never matches ``testXproject #2``.  "Newest"
+    is the latest ``started_at`` (ties broken by the larger id).
+    """
+    prefix = title + " #"
+    best: tuple[float, str] | None = None
+    exact: str | None = None
+    for sid, candidate, started in conn.execute(
+        "SELECT id, title, started_at FROM sessions WHERE title = ? OR (title >= ? AND title < ?)",
+        (title, prefix, title + " $"),
+    ):
+        if candidate == title:
+            exact = exact or str(sid)
+            continue
+        suffix = str(candidate)[len(prefix) :]
+        if suffix.isascii() and suffix.isdigit():
+            key = (float(started or 0.0), str(sid))
+            if best is None or key > best:
+                best = key
+    return best[1] if best is not None else exact

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from _tool_fixtures import chat, conversation, ids_of, open_store
 
-from hermes_fts import views
+from hermes_fts import content, transcript
 from hermes_fts.store import SessionStore
 
 
@@ -21,11 +21,11 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def around(store: SessionStore, sid: str, anchor: int, window: int = 5) -> dict:
-    return views.get_messages_around(store.conn, sid, anchor, window)
+    return transcript.get_messages_around(store.conn, sid, anchor, window)
 
 
 def anchored(store: SessionStore, sid: str, anchor: int, **kw) -> dict:
-    return views.get_anchored_view(store.conn, sid, anchor, **kw)
+    return transcript.get_anchored_view(store.conn, sid, anchor, **kw)
 
 
 # --------------------------------------------------------------------------- around
@@ -122,24 +122,24 @@ def test_messages_are_hydrated(store):
     window = around(store, "s1", ids[2], window=5)["window"]
     assert window[0]["tool_calls"] == calls and window[0]["content"] is None
     assert window[1]["content"] == "look at this chart"
-    assert window[2]["content"] == views.MULTIMODAL_PLACEHOLDER
+    assert window[2]["content"] == content.MULTIMODAL_PLACEHOLDER
     assert window[3]["content"] == "plain 文字"
     assert window[4]["content"] == "{broken"
     assert {"id", "session_id", "role", "timestamp", "active", "compacted"} <= set(window[0])
 
 
 def test_decode_content_passthrough():
-    assert views.decode_content(None) is None
-    assert views.decode_content("plain") == "plain"
-    assert views.decode_content('\x00json:{"text": "dict part"}') == "dict part"
-    assert views.decode_content("\x00json:42") == "42"
+    assert content.decode_content(None) is None
+    assert content.decode_content("plain") == "plain"
+    assert content.decode_content('\x00json:{"text": "dict part"}') == "dict part"
+    assert content.decode_content("\x00json:42") == "42"
 
 
 def test_include_hidden_switch_on_the_primitive(store):
     ids = conversation(store, "s1", chat(5))
     store.update_message(ids[1], display_kind="hidden")
     assert ids[1] in ids_of(around(store, "s1", ids[2], window=1)["window"])
-    strict = views.get_messages_around(store.conn, "s1", ids[2], 1, include_hidden=False)
+    strict = transcript.get_messages_around(store.conn, "s1", ids[2], 1, include_hidden=False)
     assert ids_of(strict["window"]) == [ids[0], ids[2], ids[3]]
 
 
@@ -290,13 +290,13 @@ def test_first_message_id_and_preview(store):
         ],
     )
     store.set_message_flags(ids[1], active=False, compacted=False)
-    assert views.first_message_id(store.conn, "s1") == ids[0]
-    preview = views.session_preview(store.conn, "s1")
+    assert transcript.first_message_id(store.conn, "s1") == ids[0]
+    preview = transcript.session_preview(store.conn, "s1")
     assert preview.startswith("please look at the flaky deploy script x")
-    assert preview.endswith("...") and len(preview) == views.PREVIEW_CHARS + 3
+    assert preview.endswith("...") and len(preview) == transcript.PREVIEW_CHARS + 3
     conversation(store, "empty", [])
-    assert views.first_message_id(store.conn, "empty") is None
-    assert views.session_preview(store.conn, "empty") == ""
+    assert transcript.first_message_id(store.conn, "empty") is None
+    assert transcript.session_preview(store.conn, "empty") == ""
 
 
 def test_sessions_by_activity_uses_newest_message(store):
@@ -304,7 +304,7 @@ def test_sessions_by_activity_uses_newest_message(store):
     conversation(store, "new", chat(2), start=2000)
     store.add_message("old", "user", "late reply", timestamp=9000)
     conversation(store, "bot", chat(2), start=3000, source="subagent")
-    rows = views.sessions_by_activity(store.conn, ("subagent",), limit=10)
+    rows = transcript.sessions_by_activity(store.conn, ("subagent",), limit=10)
     assert [r["id"] for r in rows] == ["old", "new"]
     assert rows[0]["last_active"] == 9000
 
@@ -315,9 +315,9 @@ def test_anchor_summary_matches_anchored_view(store):
     store.update_message(ids[12], display_kind="hidden")
     for anchor in (ids[0], ids[11], ids[13], ids[30], ids[-1]):
         full = anchored(store, "s1", anchor)
-        summary = views.get_anchor_summary(store.conn, "s1", anchor)
+        summary = transcript.get_anchor_summary(store.conn, "s1", anchor)
         assert ids_of(summary["window"]) == [anchor]
         assert summary["messages_before"] == full["messages_before"]
         assert summary["messages_after"] == full["messages_after"]
-    assert views.get_anchor_summary(store.conn, "s1", ids[12])["window"] == []
-    assert views.get_anchor_summary(store.conn, "other", ids[3])["window"] == []
+    assert transcript.get_anchor_summary(store.conn, "s1", ids[12])["window"] == []
+    assert transcript.get_anchor_summary(store.conn, "other", ids[3])["window"] == []

@@ -17,7 +17,7 @@ from typing import Any, Callable
 from . import schema
 from .schema import BASE, CJK, CJK_PENDING, DDL, TRIGRAM
 
-logger = logging.getLogger("hermes_fts.migrate")
+logger = logging.getLogger("hermes_fts.indexing")
 
 CHUNK_ROWS = 500
 DUTY_FACTOR = 4.0  # sleep >= 4x a chunk's cost: the backfill holds the lock <= 20 % of the time

@@ -1,0 +1,90 @@
+"""Every ``HERMES_*`` environment variable the package reads, and how it is parsed.
+
+One place, so each switch has one spelling and one meaning:
+
+``HERMES_HOME``             folder of ``state.db`` and ``profiles/`` (default ``~/.hermes``)
+``HERMES_CJK_FTS``          ``0``/``false``/``off``/``no`` switches the extension off
+``HERMES_TRIGRAM_FTS``      the same for the trigram index
+``HERMES_FTS5_CJK_SO``      a cjk_unicode61 library to use instead of the bundled one
+``HERMES_SEARCH_SLOW_MS``   searches slower than this are logged (default 1000)
+``HERMES_SEARCH_LOG_QUERY`` ``1``/``true``/``yes``/``on`` adds the query text to that log line
+
+A leaf module: it imports nothing from the package.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = [
+    "cjk_extension_disabled",
+    "cjk_switch_value",
+    "extension_override",
+    "hermes_home",
+    "log_search_query",
+    "search_slow_ms",
+    "switched_off",
+    "switched_on",
+    "trigram_enabled",
+]
+
+_OFF_VALUES = frozenset({"0", "false", "off", "no"})
+_ON_VALUES = frozenset({"1", "true", "on", "yes"})
+SLOW_MS_DEFAULT = 1000.0
+
+
+def _value(name: str) -> str:
+    return os.environ.get(name, "").strip()
+
+
+def switched_off(name: str) -> bool:
+    """True when an on/off variable says 0, false, off or no (unset means on)."""
+    return _value(name).lower() in _OFF_VALUES
+
+
+def switched_on(name: str) -> bool:
+    """True when an opt-in variable says 1, true, on or yes (unset means off)."""
+    return _value(name).lower() in _ON_VALUES
+
+
+def hermes_home() -> Path:
+    """``$HERMES_HOME`` or ``~/.hermes``."""
+    value = _value("HERMES_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".hermes"
+
+
+def cjk_extension_disabled() -> bool:
+    """``HERMES_CJK_FTS`` switches the cjk_unicode61 extension off."""
+    return switched_off("HERMES_CJK_FTS")
+
+
+def cjk_switch_value() -> str | None:
+    """The raw ``HERMES_CJK_FTS`` value, for messages that quote it."""
+    return os.environ.get("HERMES_CJK_FTS")
+
+
+def trigram_enabled() -> bool:
+    """``HERMES_TRIGRAM_FTS`` left on (the default)."""
+    return not switched_off("HERMES_TRIGRAM_FTS")
+
+
+def extension_override() -> str | None:
+    """``HERMES_FTS5_CJK_SO`` with ``~`` expanded, or None when unset."""
+    value = _value("HERMES_FTS5_CJK_SO")
+    return os.path.expanduser(value) if value else None
+
+
+def search_slow_ms() -> float:
+    """``HERMES_SEARCH_SLOW_MS``; a missing, unparsable or negative value gives the default."""
+    raw = _value("HERMES_SEARCH_SLOW_MS")
+    try:
+        value = float(raw)
+    except ValueError:
+        return SLOW_MS_DEFAULT
+    return value if value >= 0 else SLOW_MS_DEFAULT
+
+
+def log_search_query() -> bool:
+    """``HERMES_SEARCH_LOG_QUERY``: put the query text into the slow-search log line."""
+    return switched_on("HERMES_SEARCH_LOG_QUERY")

@@ -1,0 +1,265 @@
+"""The store interface the tool and CLI use: open_store, file_has_session and the read methods."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from _tool_fixtures import T0, chat, conversation
+
+from hermes_fts import _sqlite
+from hermes_fts.store import SessionStore, StoreError, file_has_session, open_store
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture()
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "state.db"
+    with SessionStore(path) as store:
+        conversation(store, "s1", chat(4), title="deploy notes")
+        conversation(store, "s2", chat(2), start=T0 + 100, title="deploy notes #2")
+        conversation(store, "s3", chat(2), start=T0 + 50, title="deploy notes #3")
+        conversation(store, "lit", chat(1), start=T0 + 200, title="deployXnotes #9")
+    return path
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+def test_missing_store_is_refused_and_not_created(tmp_path: Path) -> None:
+    path = tmp_path / "nope.db"
+    for readonly in (True, False):
+        with pytest.raises(StoreError, match="no session store") as err:
+            open_store(path, readonly=readonly)
+        assert err.value.wrong_path
+    assert not path.exists()
+
+
+def test_create_makes_a_new_store(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "state.db"
+    with open_store(path, readonly=False, create=True) as store:
+        assert store.path == os.path.realpath(path)
+        assert store.count_messages("x") == 0
+    with open_store(path, readonly=True) as store:
+        assert store.status()["sessions"] == 0
+
+
+@pytest.mark.parametrize("readonly", [True, False])
+def test_directory_empty_plain_and_foreign_files_are_refused_untouched(
+        tmp_path: Path, readonly: bool) -> None:
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    notes = tmp_path / "notes.db"
+    notes.write_bytes(b"plain notes, not a database\n" * 20)
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE notes (x TEXT)")
+    conn.commit()
+    conn.close()
+    before = {p.name: (digest(p) if p.is_file() else None) for p in tmp_path.iterdir()}
+    cases = [(folder, "is a directory"), (empty, "is empty"),
+             (notes, "is not a SQLite database"), (other, "not a Hermes session store")]
+    for path, reason in cases:
+        with pytest.raises(StoreError, match=reason) as err:
+            open_store(path, readonly=readonly)
+        assert err.value.wrong_path, path
+    after = {p.name: (digest(p) if p.is_file() else None) for p in tmp_path.iterdir()}
+    assert after == before  # no -wal, -shm or journal files either
+    assert list(folder.iterdir()) == []
+
+
+def test_a_locked_store_says_locked_not_wrong_path(db: Path, monkeypatch) -> None:
+    monkeypatch.setattr(_sqlite, "BUSY_TIMEOUT_S", 0.05)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError, match="locked by another process") as err:
+            open_store(db, readonly=False)
+        assert not err.value.wrong_path
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+# --------------------------------------------------------------------------- real permissions
+
+
+def _python_for_nobody() -> str | None:
+    if os.geteuid() != 0 or shutil.which("runuser") is None:
+        return None
+    for exe in (sys.executable, "/usr/bin/python3"):
+        probe = subprocess.run(["runuser", "-u", "nobody", "--", exe, "-c", "import sqlite3"],
+                               capture_output=True)
+        if probe.returncode == 0:
+            return exe
+    return None
+
+
+NOBODY_PYTHON = _python_for_nobody()
+needs_nobody = pytest.mark.skipif(
+    NOBODY_PYTHON is None, reason="needs root to run as the real user nobody")
+
+_AS_NOBODY = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    from hermes_fts.store import StoreError, open_store
+    try:
+        store = open_store(sys.argv[2], readonly=sys.argv[3] == "ro")
+    except StoreError as exc:
+        print(json.dumps({"error": str(exc), "wrong_path": exc.wrong_path}))
+    else:
+        print(json.dumps({"readonly": store.readonly,
+                          "messages": store.status()["messages"]}))
+        store.close()
+""")
+
+
+def _open_as_nobody(path: Path, mode: str) -> dict:
+    assert NOBODY_PYTHON is not None
+    env = {"PATH": os.environ.get("PATH", ""), "HERMES_CJK_FTS": "0"}
+    proc = subprocess.run(
+        ["runuser", "-u", "nobody", "--", NOBODY_PYTHON, "-c", _AS_NOBODY, str(ROOT),
+         str(path), mode], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture()
+def shared_dir() -> Iterator[Path]:
+    # pytest's tmp_path lives under root's private folder, out of nobody's reach.
+    path = Path(tempfile.mkdtemp(prefix="hermes-fts-perm-"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _store_in(folder: Path) -> Path:
+    path = folder / "state.db"
+    with SessionStore(path) as store:
+        conversation(store, "s1", chat(3))
+    for suffix in ("-wal", "-shm"):
+        assert not Path(f"{path}{suffix}").exists()
+    return path
+
+
+@needs_nobody
+def test_read_write_open_of_a_read_only_file_fails_and_never_reopens_read_only(
+        shared_dir: Path) -> None:
+    os.chown(shared_dir, 65534, 65534)  # the folder is nobody's; the file stays root's 0644
+    path = _store_in(shared_dir)
+    before = digest(path)
+    result = _open_as_nobody(path, "rw")
+    assert "error" in result, result
+    assert "read-only file" in result["error"] and not result["wrong_path"]
+    assert digest(path) == before
+    assert _open_as_nobody(path, "ro") == {"readonly": True, "messages": 3}
+
+
+@needs_nobody
+def test_read_write_open_in_a_read_only_folder_names_the_folder(shared_dir: Path) -> None:
+    path = _store_in(shared_dir)  # the folder stays root's 0755; the file becomes nobody's
+    os.chown(path, 65534, 65534)
+    result = _open_as_nobody(path, "rw")
+    assert "error" in result, result
+    assert "folder" in result["error"] and "read-only" in result["error"]
+    assert not result["wrong_path"]
+    assert str(shared_dir) in result["error"]
+
+
+# --------------------------------------------------------------------------- peeks and reads
+
+
+def test_file_has_session_peeks_without_writing(db: Path, tmp_path: Path) -> None:
+    before = digest(db)
+    assert file_has_session(db, "s1")
+    assert not file_has_session(db, "missing")
+    assert not file_has_session(tmp_path / "nope.db", "s1")
+    assert not (tmp_path / "nope.db").exists()
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"not sqlite" * 100)
+    assert not file_has_session(junk, "s1")
+    assert digest(db) == before
+
+
+def test_path_is_the_real_file(db: Path, tmp_path: Path) -> None:
+    link = tmp_path / "link.db"
+    link.symlink_to(db)
+    with open_store(link, readonly=True) as store:
+        assert store.path == os.path.realpath(db)
+
+
+def test_read_methods(db: Path) -> None:
+    with open_store(db, readonly=True) as store:
+        first = store.first_message_id("s1")
+        assert first == min(m["id"] for m in store.get_messages("s1"))
+        assert store.message_flags(first) == ("s1", 1, 0)
+        assert store.message_flags(10**9) is None
+        assert store.count_messages("s1") == 4 and store.count_messages("none") == 0
+        assert store.session_preview("s1") == store.get_messages("s1")[0]["content"][:60]
+        assert store.first_message_id("none") is None
+        # The newest continuation by start time wins; the exact title otherwise.
+        assert store.find_session_by_title("deploy notes") == "s2"
+        assert store.find_session_by_title("deploy notes #3") == "s3"
+        assert store.find_session_by_title("deploy_notes") is None
+        assert store.find_session_by_title("deployXnotes") == "lit"  # only a continuation
+        listed = [row["id"] for row in store.sessions_by_activity((), limit=10)]
+        assert listed == ["lit", "s2", "s3", "s1"]
+        assert [r["id"] for r in store.sessions_by_activity((), limit=2, offset=1)] == ["s2", "s3"]
+        summary = store.get_anchor_summary("s1", first, 2)
+        assert [m["id"] for m in summary["window"]] == [first]
+        assert (summary["messages_before"], summary["messages_after"]) == (0, 2)
+
+
+def test_flags_follow_writes(db: Path) -> None:
+    with open_store(db, readonly=False) as store:
+        mid = store.first_message_id("s2")
+        assert mid is not None
+        store.set_message_flags(mid, active=False, compacted=True)
+        assert store.message_flags(mid) == ("s2", 0, 1)
+        store.set_message_flags(mid, compacted=False)
+        assert store.message_flags(mid) == ("s2", 0, 0)
+        # A rewound first message is no longer the session's first visible one.
+        assert store.first_message_id("s2") != mid
+
+
+def test_status_reports_everything_without_writing(db: Path) -> None:
+    before = digest(db)
+    with open_store(db, readonly=True) as store:
+        data = store.status()
+        conn = sqlite3.connect(_sqlite.readonly_uri(db), uri=True)
+        pages, size = (conn.execute(f"PRAGMA {p}").fetchone()[0]
+                       for p in ("page_count", "page_size"))
+        text = conn.execute(
+            "SELECT SUM(length(CAST(content AS BLOB))) FROM messages").fetchone()[0]
+        conn.close()
+    assert digest(db) == before
+    assert data["db"] == os.path.realpath(db)
+    assert (data["messages"], data["sessions"]) == (9, 4)
+    assert data["db_bytes"] == pages * size
+    assert data["text_bytes"] == text
+    assert data["cjk_pending"] == 0 and data["backfill"] is None and not data["fts_stale"]
+    base = data["indexes"]["messages_fts"]
+    assert base["exists"] and base["served"] and base["bytes"] > 0
+    assert base["x_text"] == round(base["bytes"] / text, 3)
+    assert data["sqlite_version"] == sqlite3.sqlite_version
+    assert set(data["extension"]) == {"loaded", "strategy", "disabled"}
+    json.dumps(data)  # the CLI prints it as JSON
