@@ -37,7 +37,7 @@ from .sessions import browse, read, scroll
 
 __all__ = ["TOOL_SCHEMA", "session_search"]
 
-log = logging.getLogger("hermes_fts.tool")
+log = logging.getLogger(__name__)
 
 
 def session_search(

@@ -23,7 +23,7 @@ from .errors import NoDefaultStore, NotHere, ToolError
 from .profiles import locate_profile, profile_db_path, profile_of_file, validate_profile
 from .shape import format_ts
 
-log = logging.getLogger("hermes_fts.tool")
+log = logging.getLogger(__name__)
 
 HIDDEN_SESSION_SOURCES = ("kanban", "subagent", "tool")
 # Sessions that end this way leave the agent's live context: their messages

@@ -16,7 +16,7 @@ from .context import HIDDEN_SESSION_SOURCES, CallContext
 from .errors import ToolError
 from .shape import WINDOW_CONTENT_CAP, bookend_messages, format_ts, rebuild_note, shape_message
 
-log = logging.getLogger("hermes_fts.tool")
+log = logging.getLogger(__name__)
 
 _DEMOTED_SESSION_SOURCES = ("cron",)
 _DISCOVER_SCAN_LIMIT = 300

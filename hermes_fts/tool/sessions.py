@@ -11,7 +11,7 @@ from .context import FRESH_RESET_END_REASONS, CallContext
 from .errors import NotHere, ToolError
 from .shape import format_ts, shape_message
 
-log = logging.getLogger("hermes_fts.tool")
+log = logging.getLogger(__name__)
 
 _READ_HEAD = 20
 _READ_TAIL = 10

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..content import decode_content, parse_tool_calls
 
-log = logging.getLogger("hermes_fts.tool")
+log = logging.getLogger(__name__)
 
 WINDOW_CONTENT_CAP = 4000
 BOOKEND_CONTENT_CAP = 1200

@@ -1,0 +1,158 @@
+"""One registry and one main: every subcommand has --db and --json; stores open one way."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from _tool_fixtures import chat, conversation, open_store
+
+from hermes_fts.cli import build_parser, main
+from hermes_fts.cli.demo import load_demo
+from hermes_fts.cli.registry import COMMANDS, command
+
+REPO = Path(__file__).resolve().parents[1]
+
+# The positional arguments each subcommand needs to parse.
+POSITIONALS = {"search": ["deploy"], "read": ["s1"], "scroll": ["s1", "3"]}
+EXPECTED = {
+    "path", "status", "sync", "optimize-storage", "bench",
+    "search", "read", "scroll", "browse", "demo",
+}
+
+
+def test_every_subcommand_takes_db_and_json():
+    assert set(COMMANDS) == EXPECTED
+    parser = build_parser()
+    for name in COMMANDS:
+        args = parser.parse_args([name, *POSITIONALS.get(name, []), "--db", "x.db", "--json"])
+        assert args.db == Path("x.db") and args.json is True, name
+        plain = parser.parse_args([name, *POSITIONALS.get(name, [])])
+        assert plain.db is None and plain.json is False, name
+
+
+def test_a_subcommand_name_is_registered_once():
+    with pytest.raises(ValueError, match="registered twice"):
+        command("status", help="again")(lambda args: 0)
+    assert COMMANDS["status"].help.startswith("show which indexes")
+
+
+def test_module_entry_point_lists_every_subcommand(tmp_path):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "--help"],
+        capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for name in EXPECTED:
+        assert name in proc.stdout
+
+
+def test_demo_data_is_package_json_and_the_demo_counts_what_it_stored(tmp_path, capsys):
+    demo = load_demo()
+    assert len(demo.sessions) >= 12 and [q for q, _ in demo.searches][:2] == ["部署", "猫"]
+    target = tmp_path / "demo.db"
+    assert main(["demo", "--db", str(target), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    conn = sqlite3.connect(target)
+    try:
+        stored_messages = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+        stored_sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+    finally:
+        conn.close()
+    assert report["messages"] == stored_messages == sum(len(s["turns"]) for s in demo.sessions)
+    assert report["sessions"] == stored_sessions == len(demo.sessions)
+    assert [item["query"] for item in report["searches"]] == [q for q, _ in demo.searches]
+
+
+@pytest.mark.parametrize("argv", [["status"], ["search", "x"], ["read", "s1"], ["browse"]])
+def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, capsys, argv):
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE notes(x)")
+    conn.commit()
+    conn.close()
+    before = other.read_bytes()
+    assert main([*argv, "--db", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "not a Hermes session store" in err and "--db PATH" in err
+    assert other.read_bytes() == before
+
+
+# --------------------------------------------------------------------------- no silent read-only
+
+
+def _python_for_nobody() -> str | None:
+    if os.geteuid() != 0 or shutil.which("runuser") is None:
+        return None
+    for exe in (sys.executable, "/usr/bin/python3"):
+        probe = subprocess.run(
+            ["runuser", "-u", "nobody", "--", exe, "-c", "import sqlite3"], capture_output=True
+        )
+        if probe.returncode == 0:
+            return exe
+    return None
+
+
+NOBODY_PYTHON = _python_for_nobody()
+needs_nobody = pytest.mark.skipif(
+    NOBODY_PYTHON is None, reason="needs root to run as the real user nobody"
+)
+
+_AS_NOBODY = textwrap.dedent(
+    """
+    import contextlib, io, json, sys
+    sys.path.insert(0, sys.argv[1])
+    from hermes_fts.cli import main
+    from hermes_fts.tool import session_search
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["search", "chatter", "--db", sys.argv[2]])
+    print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(),
+                      "tool": session_search(None, query="chatter")}))
+    """
+)
+
+
+@pytest.fixture()
+def shared_dir() -> Iterator[Path]:
+    # pytest's tmp_path lives under root's private folder, out of nobody's reach.
+    path = Path(tempfile.mkdtemp(prefix="hermes-fts-cli-perm-"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@needs_nobody
+def test_a_read_only_store_is_an_error_not_a_silent_read_only_open(shared_dir):
+    os.chown(shared_dir, 65534, 65534)  # nobody's folder; the file stays root's 0644
+    path = shared_dir / "state.db"
+    store = open_store(path)
+    conversation(store, "s1", chat(4))
+    store.close()
+    before = path.read_bytes()
+    env = {"PATH": os.environ.get("PATH", ""), "HERMES_HOME": str(shared_dir), "NO_COLOR": "1"}
+    proc = subprocess.run(
+        ["runuser", "-u", "nobody", "--", str(NOBODY_PYTHON), "-c", _AS_NOBODY, str(REPO),
+         str(path)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["code"] == 2 and result["out"] == ""
+    assert "read-only file" in result["err"]
+    assert result["tool"]["success"] is False
+    assert "read-only file" in result["tool"]["error"]
+    assert path.read_bytes() == before
