@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _tool_fixtures import chat, conversation, open_store
+from _tool_fixtures import (
+    chat,
+    conversation,
+    needs_nobody,
+    nobody_dir,
+    nobody_python,
+    open_store,
+)
 
 from hermes_fts.cli import build_parser, main
 from hermes_fts.cli.demo import load_demo
@@ -92,23 +96,6 @@ def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, capsys, argv):
 # --------------------------------------------------------------------------- no silent read-only
 
 
-def _python_for_nobody() -> str | None:
-    if os.geteuid() != 0 or shutil.which("runuser") is None:
-        return None
-    for exe in (sys.executable, "/usr/bin/python3"):
-        probe = subprocess.run(
-            ["runuser", "-u", "nobody", "--", exe, "-c", "import sqlite3"], capture_output=True
-        )
-        if probe.returncode == 0:
-            return exe
-    return None
-
-
-NOBODY_PYTHON = _python_for_nobody()
-needs_nobody = pytest.mark.skipif(
-    NOBODY_PYTHON is None, reason="needs root to run as the real user nobody"
-)
-
 _AS_NOBODY = textwrap.dedent(
     """
     import contextlib, io, json, sys
@@ -124,28 +111,22 @@ _AS_NOBODY = textwrap.dedent(
 )
 
 
-@pytest.fixture()
-def shared_dir() -> Iterator[Path]:
-    # pytest's tmp_path lives under root's private folder, out of nobody's reach.
-    path = Path(tempfile.mkdtemp(prefix="hermes-fts-cli-perm-"))
-    path.chmod(0o755)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 @needs_nobody
-def test_a_read_only_store_is_an_error_not_a_silent_read_only_open(shared_dir):
-    os.chown(shared_dir, 65534, 65534)  # nobody's folder; the file stays root's 0644
-    path = shared_dir / "state.db"
+def test_a_read_only_store_is_an_error_not_a_silent_read_only_open():
+    with nobody_dir() as folder:
+        _check_read_only_store_refused(folder)
+
+
+def _check_read_only_store_refused(folder: Path) -> None:
+    os.chown(folder, 65534, 65534)  # nobody's folder; the file stays root's 0644
+    path = folder / "state.db"
     store = open_store(path)
     conversation(store, "s1", chat(4))
     store.close()
     before = path.read_bytes()
-    env = {"PATH": os.environ.get("PATH", ""), "HERMES_HOME": str(shared_dir), "NO_COLOR": "1"}
+    env = {"PATH": os.environ.get("PATH", ""), "HERMES_HOME": str(folder), "NO_COLOR": "1"}
     proc = subprocess.run(
-        ["runuser", "-u", "nobody", "--", str(NOBODY_PYTHON), "-c", _AS_NOBODY, str(REPO),
+        ["runuser", "-u", "nobody", "--", str(nobody_python()), "-c", _AS_NOBODY, str(REPO),
          str(path)],
         capture_output=True, text=True, env=env, timeout=120,
     )

@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from _tool_fixtures import assert_error, chat, conversation, open_store
 
 from hermes_fts.tool import session_search
 from hermes_fts.tool.args import Call, clamp_int, parse_roles, scroll_anchor
 from hermes_fts.tool.errors import ToolError
-
-
-@pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
-    s = open_store(tmp_path / "state.db")
-    yield s
-    s.close()
 
 
 @pytest.mark.parametrize(
@@ -84,8 +74,14 @@ def test_scroll_anchor_refuses_what_is_not_an_integer(value):
         scroll_anchor(value)
 
 
-def test_search_options_are_parsed_only_for_the_search_form(store):
-    conversation(store, "s1", chat(3))
+def test_search_options_are_parsed_only_for_the_search_form(tmp_path, monkeypatch):
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    with open_store(tmp_path / "state.db") as store:
+        conversation(store, "s1", chat(3))
+        _check_search_only_options(store)
+
+
+def _check_search_only_options(store):
     bad = {"role_filter": 3.5, "after": "nonsense", "exclude_session_ids": 5}
     # a read and a browse never fail on an argument only the search uses
     assert session_search(store, session_id="s1", **bad)["success"] is True

@@ -285,6 +285,21 @@ def _print_search(
 # --------------------------------------------------------------------------- read / scroll
 
 
+def _show_session(args: argparse.Namespace, **kwargs: Any) -> tuple[dict[str, Any], bool] | int:
+    """Read or scroll one session and print its header; the exit status when that is all.
+
+    Returns ``(payload, colour)`` for the caller to print the messages, or the
+    exit status after ``--json`` output or an error.
+    """
+    payload, elapsed, _route_unused = _run(args, **kwargs)
+    done = _json_or_error(args, payload)
+    if done is not None:
+        return done
+    color = use_color()
+    _print_session_header(payload, elapsed, color)
+    return payload, color
+
+
 def _read_args(p: argparse.ArgumentParser) -> None:
     _session_arg(p)
     _history_options(p)
@@ -299,12 +314,10 @@ def cmd_read(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    payload, elapsed, _route_unused = _run(args, session_id=args.session)
-    done = _json_or_error(args, payload)
-    if done is not None:
-        return done
-    color = use_color()
-    _print_session_header(payload, elapsed, color)
+    shown_session = _show_session(args, session_id=args.session)
+    if isinstance(shown_session, int):
+        return shown_session
+    payload, color = shown_session
     print(payload.get("message") or f"{payload['message_count']} messages")
     shown = payload["messages"]
     if payload.get("truncated"):
@@ -327,14 +340,12 @@ def _scroll_args(p: argparse.ArgumentParser) -> None:
 
 @command("scroll", help="show the messages around one message of a session", args=_scroll_args)
 def cmd_scroll(args: argparse.Namespace) -> int:
-    payload, elapsed, _route_unused = _run(
+    shown_session = _show_session(
         args, session_id=args.session, around_message_id=args.message_id, window=args.window
     )
-    done = _json_or_error(args, payload)
-    if done is not None:
-        return done
-    color = use_color()
-    _print_session_header(payload, elapsed, color)
+    if isinstance(shown_session, int):
+        return shown_session
+    payload, color = shown_session
     messages = payload["messages"]
     if payload.get("messages_before", 0) < payload["window"]:
         print(style("  (start of session)", DIM, color))

@@ -35,6 +35,15 @@ _TITLE_MAX_CHARS = 100
 _TITLE_QUOTES = "`\"'\u201c\u201d\u2018\u2019"
 
 
+def _origin(root_row: dict[str, Any], row: dict[str, Any], started_key: str) -> dict[str, Any]:
+    """When, where and with which model a conversation began: its root, else ``row``."""
+    return {
+        "when": format_ts(root_row.get("started_at") or row.get(started_key)),
+        "source": root_row.get("source") or row.get("source") or "unknown",
+        "model": root_row.get("model") or row.get("model") or "unknown",
+    }
+
+
 def _in_bounds(ts: Any, after: float | None, before: float | None) -> bool:
     if after is None and before is None:
         return True
@@ -246,9 +255,7 @@ class Discovery:
         detail = self._entry_detail(first)
         entry: dict[str, Any] = {
             "session_id": sid,
-            "when": format_ts(root_row.get("started_at") or hit.get("session_started")),
-            "source": root_row.get("source") or hit.get("source") or "unknown",
-            "model": root_row.get("model") or hit.get("model") or "unknown",
+            **_origin(root_row, hit, "session_started"),
             "title": root_row.get("title") or None,
             "matched_role": hit.get("role"),
             "match_message_id": hit_id,
@@ -269,9 +276,7 @@ class Discovery:
         detail = "index" if self.options.detail == "index" else "full"
         entry: dict[str, Any] = {
             "session_id": sid,
-            "when": format_ts(root_row.get("started_at") or row.get("started_at")),
-            "source": root_row.get("source") or row.get("source") or "unknown",
-            "model": root_row.get("model") or row.get("model") or "unknown",
+            **_origin(root_row, row, "started_at"),
             "title": match["title"],
             "matched_role": "session_title",
             "match_message_id": anchor_id,
