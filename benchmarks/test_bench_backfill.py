@@ -43,9 +43,9 @@ _WRITER = """
         # Lock wait alone (what the backfill can cause), then a real append
         # (lock wait + its own work: triggers, CJK apply, WAL checkpoint).
         t0 = time.monotonic()
-        s.conn.execute("BEGIN IMMEDIATE")
+        s._conn.execute("BEGIN IMMEDIATE")
         locks.append(time.monotonic() - t0)
-        s.conn.execute("ROLLBACK")
+        s._conn.execute("ROLLBACK")
         t0 = time.monotonic()
         s.add_message("bench-writer", "user", f"并发写入 concurrent writer {{len(writes)}}")
         writes.append(time.monotonic() - t0)
@@ -87,7 +87,7 @@ def test_cjk_backfill_throughput_and_writer_wait(benchmark: Any, tmp_path: Path,
         with SessionStore(db) as store:
             # Start from "store without a CJK index": recreate it empty with
             # the backfill markers seeded, exactly what a first open does.
-            indexing.reset_index(store.conn, CJK)
+            indexing.reset_index(store._conn, CJK)
         return (), {}
 
     def run() -> None:

@@ -47,10 +47,10 @@ def store(bench_store: Path):
 
 def raw_fts5(st: SessionStore, term: str) -> list[Any]:
     """The fts5 route's statement alone: no sanitizing, routing or supplements."""
-    plan = search.plan_search(st, term)
-    where, params = search._filters(False, None, None, None)
+    plan = search.plan_search(st.index_state(), term)
+    where, params = search._filters(search.SearchRequest(term))
     return search._match_rows(
-        st.conn, "messages_fts", search.match_expression(plan.query, "fts5"),
+        st._conn, "messages_fts", search.match_expression(plan.query, "fts5"),
         search._snippet_sql("messages_fts", True), where, params, "rank", 20,
     )
 
@@ -64,7 +64,7 @@ def test_search_vs_like(benchmark, store, bench_report, query_class):
             route = store.describe_search_path(term)
             index_ms = median_ms(lambda t=term: store.search_messages(t, limit=20), REPEATS)
             like_ms = median_ms(
-                lambda t=term: search.search_messages(store, t, limit=20, only_route="like_scan"),
+                lambda t=term: store.search_messages(t, limit=20, route="like_scan"),
                 REPEATS)
             hits = len(store.search_messages(term, limit=10**6, fields=["id"]))
             row = {"class": query_class, "band": band, "term": term, "route": route,
@@ -73,10 +73,9 @@ def test_search_vs_like(benchmark, store, bench_report, query_class):
                    "recall": recall(store, term)}
             if query_class in CJK_CLASSES:
                 # The substring index the bigram index replaces, when it can answer.
-                row["trigram_route"] = search.plan_search(store, term, None, "trigram").route
+                row["trigram_route"] = search.plan_search(store.index_state(), term, None, "trigram").route
                 row["trigram_ms"] = median_ms(
-                    lambda t=term: search.search_messages(store, t, limit=20,
-                                                          only_route="trigram"), REPEATS)
+                    lambda t=term: store.search_messages(t, limit=20, route="trigram"), REPEATS)
             if query_class in LATIN_CLASSES:
                 row["raw_ms"] = median_ms(lambda t=term: raw_fts5(store, t), REPEATS)
                 row["nocontext_ms"] = median_ms(
@@ -109,7 +108,7 @@ def test_search_vs_like(benchmark, store, bench_report, query_class):
 
 def test_index_sizes(benchmark, store, bench_report):
     """Each index as a multiple of the text it covers (sum of its %_data blocks)."""
-    sizes = benchmark.pedantic(indexing.index_sizes, args=(store.conn,), rounds=1, iterations=1)
+    sizes = benchmark.pedantic(indexing.index_sizes, args=(store._conn,), rounds=1, iterations=1)
     for index, size in sizes.items():
         bench_report.add("search: index sizes",
                          {"index": index, "MB": size["bytes"] / 1e6, "x_text": size["x_text"]})

@@ -10,7 +10,7 @@ import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 __all__ = [
@@ -21,10 +21,13 @@ __all__ = [
     "SQLITE_HEADER",
     "db_bytes",
     "file_kind",
+    "FileProblem",
     "is_index_corruption",
+    "open_problem",
     "readonly_uri",
     "row_dict",
     "rows_as_dicts",
+    "store_file_problem",
 ]
 
 BUSY_TIMEOUT_S = 10.0
@@ -125,3 +128,80 @@ def db_bytes(conn: sqlite3.Connection) -> int:
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     size = conn.execute("PRAGMA page_size").fetchone()[0]
     return int(pages * size)
+
+
+# --------------------------------------------------------------------------
+# Why a session store file cannot be used
+
+
+class FileProblem(NamedTuple):
+    """Why a store file cannot be used; ``wrong_path`` when the path itself is the problem."""
+
+    message: str
+    wrong_path: bool = False
+
+
+def store_file_problem(path: Path, *, readonly: bool, may_create: bool) -> FileProblem | None:
+    """Why ``path`` is not a usable Hermes session store, looking without writing; None if it is.
+
+    Nothing there, a folder, an empty file, a file that is not SQLite and a
+    SQLite file without the ``sessions``/``messages`` tables are wrong paths
+    (``may_create`` accepts a missing or empty file).  For a read-write open,
+    a file without write permission is named as such.
+    """
+    kind, detail = file_kind(path)
+    if kind in ("missing", "empty") and may_create:
+        return None
+    wrong = {
+        "missing": f"no session store at {path}",
+        "directory": f"{path} is a directory, not a session store",
+        "empty": f"{path} is empty, not a session store",
+        "not_sqlite": f"{path} is not a SQLite database",
+    }
+    if kind in wrong:
+        return FileProblem(wrong[kind], wrong_path=True)
+    if kind == "unreadable":
+        return FileProblem(f"cannot read {path} ({detail})")
+    try:
+        conn = sqlite3.connect(readonly_uri(path), uri=True)
+        try:
+            names = {row[0] for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"
+                " AND name IN ('sessions', 'messages')")}
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return open_problem(path, True, exc)
+    if names != {"sessions", "messages"}:
+        return FileProblem(f"{path} is a SQLite database but not a Hermes session store "
+                           "(no sessions and messages tables)", wrong_path=True)
+    if not readonly and not os.access(path, os.W_OK):
+        return FileProblem(f"{path} is a read-only file; make it writable or open the "
+                           "store read-only")
+    return None
+
+
+def open_problem(path: Path, readonly: bool, exc: BaseException) -> FileProblem:
+    """What went wrong when SQLite could not open ``path``, in words a user can act on."""
+    text = str(exc).lower()
+    refused = "readonly" in text or "read-only" in text or "unable to open" in text
+    if not readonly and path.exists() and not os.access(path, os.W_OK):
+        return FileProblem(f"{path} is a read-only file ({exc}); make it writable or open "
+                           "the store read-only")
+    if (not readonly or refused) and not os.access(path.parent, os.W_OK):
+        return FileProblem(
+            f"the folder {path.parent} is read-only, and SQLite must create its -wal and "
+            f"-shm files next to {path.name} ({exc}); make the folder writable"
+            + ("" if readonly else " or open the store read-only"))
+    if "locked" in text or "busy" in text:
+        return FileProblem(f"{path} is locked by another process ({exc}); wait for it to "
+                           "finish and try again")
+    if "disk is full" in text or getattr(exc, "sqlite_errorcode", None) == SQLITE_FULL:
+        return FileProblem(f"the disk holding {path} is full ({exc}); free some space and "
+                           "try again")
+    if refused:
+        return FileProblem(f"{path} cannot be written ({exc}); make it and its folder "
+                           "writable or open the store read-only")
+    if "not a database" in text or "malformed" in text:
+        return FileProblem(f"cannot read {path} as SQLite ({exc})", wrong_path=True)
+    return FileProblem(f"cannot open {path} ({exc})")

@@ -1,11 +1,12 @@
 """``hermes-fts bench``: the index routes against the LIKE scan, on your own store.
 
-Opens the store read-only, samples query terms from the store's own index
-vocabulary across frequency bands (rare … very common), and for each term
-times ``search_messages(term, limit=20)`` against the LIKE scan that a store
-without indexes would run, checks recall against that scan, and reports index
-sizes as multiples of the text they cover.  The benchmark suite in
-``benchmarks/`` reports the same numbers on generated stores.
+Works on a store opened read-only, samples query terms from the store's own
+index vocabulary across frequency bands (rare … very common), and for each
+term times ``search_messages(term, limit=20)`` against the LIKE scan that a
+store without indexes would run (``search_messages(term, route="like_scan")``),
+checks recall against that scan, and reports index sizes as multiples of the
+text they cover.  The benchmark suite in ``benchmarks/`` reports the same
+numbers on generated stores.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from . import indexing, schema, search
+from . import schema
 from .query import has_cjk, match_expression, parse_query
 from .store import SessionStore
 
@@ -66,7 +67,7 @@ def _banded(terms: list[tuple[str, int]], per_band: int, rng: random.Random) -> 
 def sample_terms(store: SessionStore, per_band: int = 2, seed: int = 0) -> dict[str, dict]:
     """Query terms per class and frequency band, taken from the store's own indexes."""
     rng = random.Random(seed)
-    conn = store.conn
+    conn = store._conn
     classes: dict[str, dict[str, list[str]]] = {}
     state = store.index_state()
     if state[schema.CJK]["exists"] and store.cjk_available:
@@ -115,13 +116,13 @@ def recall(store: SessionStore, term: str) -> float | None:
     fields = ["id"]
     got = {r["id"] for r in store.search_messages(term, role_filter=CONVERSATION_ROLES,
                                                   limit=10**7, fields=fields)}
-    truth_rows = search.search_messages(store, term, role_filter=CONVERSATION_ROLES,
-                                        limit=10**7, fields=fields, only_route="like_scan")
+    truth_rows = store.search_messages(term, role_filter=CONVERSATION_ROLES,
+                                       limit=10**7, fields=fields, route="like_scan")
     truth = {r["id"] for r in truth_rows}
     if not has_cjk(term):  # the word index matches words, LIKE substrings
         word = re.compile(r"(?<![a-z0-9])" + re.escape(term.lower()) + r"(?![a-z0-9])")
         marks = ",".join("?" for _ in truth)
-        truth = {i for i, c in store.conn.execute(
+        truth = {i for i, c in store._conn.execute(
             f"SELECT id, content FROM messages WHERE id IN ({marks})", list(truth))
             if isinstance(c, str) and word.search(c.lower())} if truth else set()
     if not truth:
@@ -141,8 +142,7 @@ def run(store: SessionStore, per_band: int = 2, repeats: int = 3, seed: int = 0,
                 index_ms = median_ms(
                     partial(store.search_messages, term, limit=20), repeats)
                 like_ms = median_ms(partial(
-                    search.search_messages, store, term, limit=20, only_route="like_scan"),
-                    repeats)
+                    store.search_messages, term, limit=20, route="like_scan"), repeats)
                 rows.append({"class": cls, "band": band, "term": term,
                              "route": store.describe_search_path(term),
                              "index_ms": round(index_ms, 3), "like_ms": round(like_ms, 3),
@@ -165,7 +165,8 @@ def run(store: SessionStore, per_band: int = 2, repeats: int = 3, seed: int = 0,
             "worst_ratio": worst["ratio"], "worst_term": worst["term"],
             "min_recall": min(recalls) if recalls else None,
         })
-    text = indexing.text_bytes(store.conn)
-    return {"db": str(store.path), "text_bytes": text,
-            "sizes": indexing.index_sizes(store.conn, text),
+    status = store.status()
+    return {"db": status["db"], "text_bytes": status["text_bytes"],
+            "sizes": {index: {"bytes": info["bytes"], "x_text": info["x_text"]}
+                      for index, info in status["indexes"].items() if info["bytes"] is not None},
             "classes": summary, "terms": rows}

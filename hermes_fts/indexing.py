@@ -46,6 +46,62 @@ def write_txn(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("COMMIT")
 
 
+# --------------------------------------------------------------------------
+# state_meta: flags and backfill windows
+
+
+def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    try:
+        row = conn.execute("SELECT value FROM state_meta WHERE key = ?", (key,)).fetchone()
+    except sqlite3.OperationalError:
+        return None  # no state_meta yet (read-only open of a foreign file)
+    return None if row is None else row[0]
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: object) -> None:
+    conn.execute(
+        "INSERT INTO state_meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, str(value)),
+    )
+
+
+def delete_meta(conn: sqlite3.Connection, *keys: str) -> None:
+    for key in keys:
+        conn.execute("DELETE FROM state_meta WHERE key = ?", (key,))
+
+
+def backfill_window(conn: sqlite3.Connection, index: str) -> tuple[int, int] | None:
+    """``(high_water, progress)`` of a pending backfill of ``index``, else None.
+
+    Ids ``progress < id <= high_water`` are not yet in the index; the
+    triggers skip them (``schema.indexed_condition``) and the backfill fills them.
+    """
+    prefix = schema.MARKER_PREFIX[index]
+    high = get_meta(conn, f"{prefix}_high_water")
+    if high is None:
+        return None
+    try:
+        high_i = int(high)
+        prog_i = int(get_meta(conn, f"{prefix}_progress") or 0)
+    except ValueError:
+        return None
+    if high_i <= 0:
+        return None
+    return high_i, prog_i
+
+
+def open_backfill_window(conn: sqlite3.Connection, index: str, high_water: int) -> None:
+    prefix = schema.MARKER_PREFIX[index]
+    set_meta(conn, f"{prefix}_high_water", high_water)
+    set_meta(conn, f"{prefix}_progress", 0)
+
+
+def close_backfill_window(conn: sqlite3.Connection, index: str) -> None:
+    prefix = schema.MARKER_PREFIX[index]
+    delete_meta(conn, f"{prefix}_high_water", f"{prefix}_progress")
+
+
 def _select_columns(index: str) -> str:
     return ", ".join(DDL[index].columns)
 
@@ -59,9 +115,9 @@ def seed_full_backfill(conn: sqlite3.Connection, index: str) -> int | None:
     row = conn.execute("SELECT MAX(id) FROM messages").fetchone()
     high = row[0] if row and row[0] is not None else 0
     if high <= 0:
-        schema.clear_markers(conn, index)
+        close_backfill_window(conn, index)
         return None
-    schema.seed_markers(conn, index, high)
+    open_backfill_window(conn, index, high)
     return int(high)
 
 
@@ -70,7 +126,7 @@ def backfill_step(conn: sqlite3.Connection, index: str, chunk_rows: int = CHUNK_
     with write_txn(conn):
         # Re-read the markers inside the write transaction: that is the claim,
         # so two processes driving the same backfill never index a chunk twice.
-        state = schema.markers(conn, index)
+        state = backfill_window(conn, index)
         if state is None:
             return False
         high, progress = state
@@ -90,10 +146,10 @@ def backfill_step(conn: sqlite3.Connection, index: str, chunk_rows: int = CHUNK_
                     (progress, upper),
                 )
         if upper >= high:
-            schema.clear_markers(conn, index)
+            close_backfill_window(conn, index)
             logger.info("backfill of %s complete (%d ids)", index, high)
             return False
-        schema.set_meta(conn, f"{schema.MARKER_PREFIX[index]}_progress", upper)
+        set_meta(conn, f"{schema.MARKER_PREFIX[index]}_progress", upper)
         return True
 
 
@@ -128,7 +184,7 @@ def status(conn: sqlite3.Connection, indexes: tuple[str, ...] = schema.INDEXES
     """Aggregate ``{pending, total, indexed, percent, indexes}`` or None."""
     per: dict[str, dict[str, int]] = {}
     for index in indexes:
-        state = schema.markers(conn, index)
+        state = backfill_window(conn, index)
         if state is not None:
             high, progress = state
             per[index] = {"total": high, "indexed": min(progress, high)}
@@ -179,7 +235,7 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
     values are what the index holds (a later row's old values are a state the
     index never saw).  ``None`` takes everything.
     """
-    gate = schema.gate(CJK, "p.msg_id")
+    indexed = schema.indexed_condition(CJK, "p.msg_id")
     if batch_ids is None:
         row = conn.execute(f"SELECT MAX(msg_id) FROM {CJK_PENDING}").fetchone()
     else:
@@ -201,7 +257,7 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
         f"SELECT 'delete', p.msg_id, p.old_content, p.old_tool_name, p.old_tool_calls "
         f"FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND p.seq = (SELECT MIN(seq) FROM "
         f"{CJK_PENDING} q WHERE q.msg_id = p.msg_id) AND p.op <> 'insert' "
-        f"AND p.old_role <> 'tool' AND {gate}",
+        f"AND p.old_role <> 'tool' AND {indexed}",
         (bound,),
     )
     # 2) add the final state: whatever the row is now, if it still qualifies.
@@ -209,7 +265,7 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
         f"INSERT INTO {CJK}(rowid, content, tool_name, tool_calls) "
         f"SELECT v.id, v.content, v.tool_name, v.tool_calls FROM {DDL[CJK].view} v "
         f"WHERE v.id IN (SELECT DISTINCT p.msg_id FROM {CJK_PENDING} p "
-        f"WHERE p.msg_id <= ? AND {gate})",
+        f"WHERE p.msg_id <= ? AND {indexed})",
         (bound,),
     )
     # Ids inside a running backfill window are simply dropped: the backfill
@@ -240,12 +296,12 @@ def reset_index(conn: sqlite3.Connection, index: str) -> None:
             # trigram index is handled, Hermes Agent must still find its six
             # trigger names, or it refills the new base index its own way.
             if schema.index_sql(conn, TRIGRAM) is not None:
-                schema.set_meta(conn, schema.META_TRIGRAM_STALE, 1)
+                set_meta(conn, schema.META_TRIGRAM_STALE, 1)
             schema.install_trigram_placeholders(conn)
         if index == TRIGRAM:
-            schema.delete_meta(conn, schema.META_TRIGRAM_STALE)
+            delete_meta(conn, schema.META_TRIGRAM_STALE)
         if index == CJK:
-            schema.delete_meta(conn, schema.META_CJK_STALE)
+            delete_meta(conn, schema.META_CJK_STALE)
     logger.info("%s reset; a chunked backfill will rebuild it", index)
 
 

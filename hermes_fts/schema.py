@@ -1,10 +1,12 @@
 """DDL for the Hermes-compatible session store and its three FTS5 indexes.
 
 This module owns every ``CREATE``/``DROP`` statement: the base tables
-(``sessions``, ``messages``, ``state_meta``), the content views, the FTS5
-virtual tables, their triggers and the CJK pending-change table.  Row-level
-SQL for ``sessions``/``messages`` lives in ``store.py``; index *content*
-(backfill, pending apply) lives in ``migrate.py``.
+(``sessions``, ``messages``, ``state_meta``, declared once by the column
+tables ``SESSIONS``/``MESSAGES``/``STATE_META``, which drive CREATE, ALTER
+and the read-only TEMP views alike), the content views, the FTS5 virtual
+tables, their triggers and the CJK pending-change table.  Row-level SQL lives
+in ``store.py`` and ``transcript.py``; index *content* (backfill, pending
+apply, the ``state_meta`` flags) lives in ``indexing.py``.
 
 Nothing here decides *when* to create something; ``store.py`` does that.
 """
@@ -42,101 +44,99 @@ MARKER_PREFIX = {
     CJK: "fts_cjk_rebuild",
 }
 
-# Columns we rely on.  Any other column of an existing store is left alone;
-# a column missing from an existing store (an older Hermes build) is added.
-SESSIONS_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("source", "TEXT NOT NULL DEFAULT 'cli'"),
-    ("created_source", "TEXT"),
-    ("session_key", "TEXT"),
-    ("user_id", "TEXT"),
-    ("chat_id", "TEXT"),
-    ("chat_type", "TEXT"),
-    ("thread_id", "TEXT"),
-    ("display_name", "TEXT"),
-    ("origin_json", "TEXT"),
-    ("model", "TEXT"),
-    ("model_config", "TEXT"),
-    ("parent_session_id", "TEXT"),
-    ("started_at", "REAL NOT NULL DEFAULT 0"),
-    ("ended_at", "REAL"),
-    ("end_reason", "TEXT"),
-    ("message_count", "INTEGER DEFAULT 0"),
-    ("tool_call_count", "INTEGER DEFAULT 0"),
-    ("title", "TEXT"),
-    ("title_source", "TEXT"),
-    ("last_activity_at", "REAL"),
-    ("archived", "INTEGER NOT NULL DEFAULT 0"),
-    ("pinned", "INTEGER NOT NULL DEFAULT 0"),
-    ("hidden", "INTEGER NOT NULL DEFAULT 0"),
-)
-MESSAGES_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("session_id", "TEXT NOT NULL DEFAULT ''"),
-    ("role", "TEXT NOT NULL DEFAULT 'user'"),
-    ("content", "TEXT"),
-    ("tool_call_id", "TEXT"),
-    ("tool_calls", "TEXT"),
-    ("tool_name", "TEXT"),
-    ("timestamp", "REAL NOT NULL DEFAULT 0"),
-    ("reasoning", "TEXT"),
-    ("reasoning_content", "TEXT"),
-    ("reasoning_details", "TEXT"),
-    ("active", "INTEGER NOT NULL DEFAULT 1"),
-    ("compacted", "INTEGER NOT NULL DEFAULT 0"),
-    ("display_kind", "TEXT"),
-)
+@dataclass(frozen=True)
+class Column:
+    """One column we rely on: how a fresh table declares it, and how it is added later.
+
+    ``decl`` is the declaration in a fresh ``CREATE TABLE`` (Hermes Agent's
+    own layout).  ``ALTER TABLE ADD COLUMN`` cannot add a ``NOT NULL`` column
+    without a default, so ``added`` gives the declaration used when an
+    existing store (an older Hermes build) lacks the column; its default is
+    also what a read-only open shows for a column the file does not have.
+    """
+
+    name: str
+    decl: str
+    added: str | None = None
+
+    @property
+    def add_decl(self) -> str:
+        return self.added or self.decl
+
+    @property
+    def default_sql(self) -> str:
+        """The SQL literal the column defaults to (``NULL`` when none)."""
+        match = re.search(r"\bDEFAULT\s+('[^']*'|[-\w.]+)", self.add_decl, re.IGNORECASE)
+        return match.group(1) if match else "NULL"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A base table: its key, the columns we rely on and its table constraints.
+
+    Any other column of an existing store is left alone; a column missing
+    from an existing store is added (writers) or shown with its default
+    (read-only opens).
+    """
+
+    name: str
+    key: str
+    columns: tuple[Column, ...]
+    constraints: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Column names without the key, in declaration order."""
+        return tuple(c.name for c in self.columns)
+
+    def create_sql(self) -> str:
+        body = [self.key, *(f"{c.name} {c.decl}" for c in self.columns), *self.constraints]
+        return (f"CREATE TABLE IF NOT EXISTS {self.name} (\n    "
+                + ",\n    ".join(body) + "\n)")
+
+
+def _text(name: str) -> Column:
+    return Column(name, "TEXT")
+
+
+def _flag(name: str) -> Column:
+    return Column(name, "INTEGER NOT NULL DEFAULT 0")
+
 
 # Fresh tables match Hermes Agent's layout (it ADDs its own extra columns on
 # its next open).  NOT NULL columns are only those Hermes always fills, so a
 # Hermes writer never trips over a constraint of ours.
-_BASE_TABLES = """
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
-    source TEXT NOT NULL,
-    created_source TEXT,
-    session_key TEXT,
-    user_id TEXT,
-    chat_id TEXT,
-    chat_type TEXT,
-    thread_id TEXT,
-    display_name TEXT,
-    origin_json TEXT,
-    model TEXT,
-    model_config TEXT,
-    parent_session_id TEXT,
-    started_at REAL NOT NULL,
-    ended_at REAL,
-    end_reason TEXT,
-    message_count INTEGER DEFAULT 0,
-    tool_call_count INTEGER DEFAULT 0,
-    title TEXT,
-    title_source TEXT,
-    last_activity_at REAL,
-    archived INTEGER NOT NULL DEFAULT 0,
-    pinned INTEGER NOT NULL DEFAULT 0,
-    hidden INTEGER NOT NULL DEFAULT 0,
-    FOREIGN KEY (parent_session_id) REFERENCES sessions(id)
-);
-CREATE TABLE IF NOT EXISTS messages (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    session_id TEXT NOT NULL REFERENCES sessions(id),
-    role TEXT NOT NULL,
-    content TEXT,
-    tool_call_id TEXT,
-    tool_calls TEXT,
-    tool_name TEXT,
-    timestamp REAL NOT NULL,
-    reasoning TEXT,
-    reasoning_content TEXT,
-    reasoning_details TEXT,
-    active INTEGER NOT NULL DEFAULT 1,
-    compacted INTEGER NOT NULL DEFAULT 0,
-    display_kind TEXT
-);
-CREATE TABLE IF NOT EXISTS state_meta (
-    key TEXT PRIMARY KEY,
-    value TEXT
-);
-"""
+SESSIONS = Table("sessions", "id TEXT PRIMARY KEY", (
+    Column("source", "TEXT NOT NULL", "TEXT NOT NULL DEFAULT 'cli'"),
+    *map(_text, ("created_source", "session_key", "user_id", "chat_id", "chat_type",
+                 "thread_id", "display_name", "origin_json", "model", "model_config",
+                 "parent_session_id")),
+    Column("started_at", "REAL NOT NULL", "REAL NOT NULL DEFAULT 0"),
+    Column("ended_at", "REAL"),
+    _text("end_reason"),
+    Column("message_count", "INTEGER DEFAULT 0"),
+    Column("tool_call_count", "INTEGER DEFAULT 0"),
+    _text("title"),
+    _text("title_source"),
+    Column("last_activity_at", "REAL"),
+    _flag("archived"),
+    _flag("pinned"),
+    _flag("hidden"),
+), ("FOREIGN KEY (parent_session_id) REFERENCES sessions(id)",))
+
+MESSAGES = Table("messages", "id INTEGER PRIMARY KEY AUTOINCREMENT", (
+    Column("session_id", "TEXT NOT NULL REFERENCES sessions(id)", "TEXT NOT NULL DEFAULT ''"),
+    Column("role", "TEXT NOT NULL", "TEXT NOT NULL DEFAULT 'user'"),
+    *map(_text, ("content", "tool_call_id", "tool_calls", "tool_name")),
+    Column("timestamp", "REAL NOT NULL", "REAL NOT NULL DEFAULT 0"),
+    *map(_text, ("reasoning", "reasoning_content", "reasoning_details")),
+    Column("active", "INTEGER NOT NULL DEFAULT 1"),
+    _flag("compacted"),
+    _text("display_kind"),
+))
+
+STATE_META = Table("state_meta", "key TEXT PRIMARY KEY", (_text("value"),))
+BASE_TABLES = (SESSIONS, MESSAGES, STATE_META)
 
 _BASE_INDEXES = """
 CREATE INDEX IF NOT EXISTS idx_sessions_source ON sessions(source);
@@ -163,17 +163,17 @@ def table_columns(conn: sqlite3.Connection, table: str) -> set[str]:
 
 def ensure_base_schema(conn: sqlite3.Connection) -> list[str]:
     """Create missing base tables, add missing columns; returns added columns."""
-    for stmt in _statements(_BASE_TABLES):
-        conn.execute(stmt)
     added: list[str] = []
-    for table, columns in (("sessions", SESSIONS_COLUMNS), ("messages", MESSAGES_COLUMNS)):
-        live = table_columns(conn, table)
-        for name, decl in columns:
-            if name in live:
+    for table in BASE_TABLES:
+        conn.execute(table.create_sql())
+        live = table_columns(conn, table.name)
+        for column in table.columns:
+            if column.name in live:
                 continue
             try:
-                conn.execute(f'ALTER TABLE "{table}" ADD COLUMN "{name}" {decl}')
-                added.append(f"{table}.{name}")
+                conn.execute(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" '
+                             f"{column.add_decl}")
+                added.append(f"{table.name}.{column.name}")
             except sqlite3.OperationalError as exc:
                 # A sibling process may have added it a moment ago.
                 if "duplicate column" not in str(exc).lower():
@@ -183,12 +183,6 @@ def ensure_base_schema(conn: sqlite3.Connection) -> list[str]:
     if added:
         logger.info("added missing columns to an existing store: %s", ", ".join(added))
     return added
-
-
-def _default_of(decl: str) -> str:
-    """The SQL literal a declared column defaults to (``NULL`` when none)."""
-    match = re.search(r"\bDEFAULT\s+('[^']*'|[-\w.]+)", decl, re.IGNORECASE)
-    return match.group(1) if match else "NULL"
 
 
 def shadow_missing_columns(conn: sqlite3.Connection) -> list[str]:
@@ -201,83 +195,35 @@ def shadow_missing_columns(conn: sqlite3.Connection) -> list[str]:
     the missing columns with their declared defaults.  Nothing touches the file.
     """
     shadowed: list[str] = []
-    for table, columns in (("sessions", SESSIONS_COLUMNS), ("messages", MESSAGES_COLUMNS)):
-        live = table_columns(conn, table)
-        missing = [(name, decl) for name, decl in columns if name not in live]
+    for table in (SESSIONS, MESSAGES):
+        live = table_columns(conn, table.name)
+        missing = [c for c in table.columns if c.name not in live]
         if not live or not missing:
             continue
-        extra = ", ".join(f'{_default_of(decl)} AS "{name}"' for name, decl in missing)
-        conn.execute(f'CREATE TEMP VIEW "{table}" AS SELECT *, {extra} FROM main."{table}"')
-        shadowed += [f"{table}.{name}" for name, _ in missing]
-    if not table_columns(conn, "state_meta"):
-        conn.execute("CREATE TEMP TABLE state_meta (key TEXT PRIMARY KEY, value TEXT)")
-        shadowed.append("state_meta")
+        extra = ", ".join(f'{c.default_sql} AS "{c.name}"' for c in missing)
+        conn.execute(f'CREATE TEMP VIEW "{table.name}" AS SELECT *, {extra} '
+                     f'FROM main."{table.name}"')
+        shadowed += [f"{table.name}.{c.name}" for c in missing]
+    if not table_columns(conn, STATE_META.name):
+        conn.execute(STATE_META.create_sql().replace("CREATE TABLE", "CREATE TEMP TABLE", 1))
+        shadowed.append(STATE_META.name)
     if shadowed:
         logger.info("read-only store lacks %s; read with defaults", ", ".join(shadowed))
     return shadowed
 
 
 # --------------------------------------------------------------------------
-# state_meta
-
-
-def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
-    try:
-        row = conn.execute("SELECT value FROM state_meta WHERE key = ?", (key,)).fetchone()
-    except sqlite3.OperationalError:
-        return None  # no state_meta yet (read-only open of a foreign file)
-    return None if row is None else row[0]
-
-
-def set_meta(conn: sqlite3.Connection, key: str, value: object) -> None:
-    conn.execute(
-        "INSERT INTO state_meta(key, value) VALUES (?, ?) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (key, str(value)),
-    )
-
-
-def delete_meta(conn: sqlite3.Connection, *keys: str) -> None:
-    for key in keys:
-        conn.execute("DELETE FROM state_meta WHERE key = ?", (key,))
-
-
-def markers(conn: sqlite3.Connection, index: str) -> tuple[int, int] | None:
-    """``(high_water, progress)`` of a pending backfill of ``index``, else None."""
-    prefix = MARKER_PREFIX[index]
-    high = get_meta(conn, f"{prefix}_high_water")
-    if high is None:
-        return None
-    try:
-        high_i = int(high)
-        prog_i = int(get_meta(conn, f"{prefix}_progress") or 0)
-    except ValueError:
-        return None
-    if high_i <= 0:
-        return None
-    return high_i, prog_i
-
-
-def seed_markers(conn: sqlite3.Connection, index: str, high_water: int) -> None:
-    prefix = MARKER_PREFIX[index]
-    set_meta(conn, f"{prefix}_high_water", high_water)
-    set_meta(conn, f"{prefix}_progress", 0)
-
-
-def clear_markers(conn: sqlite3.Connection, index: str) -> None:
-    prefix = MARKER_PREFIX[index]
-    delete_meta(conn, f"{prefix}_high_water", f"{prefix}_progress")
-
-
-# --------------------------------------------------------------------------
 # FTS objects
 
 
-def gate(index: str, id_expr: str) -> str:
-    # The rebuild predicate: a row is "in the index" unless it lies in the
-    # not-yet-backfilled window (progress, high_water].  Triggers must neither
-    # 'delete' a row the backfill has not indexed (corrupts FTS5) nor skip one
-    # it has (leaves a stale entry); this one predicate keeps both right.
+def indexed_condition(index: str, id_expr: str) -> str:
+    """SQL that is true when the row ``id_expr`` belongs in ``index`` already.
+
+    A row is in the index unless it lies in the not-yet-backfilled window
+    (progress, high_water] kept in ``state_meta``.  Triggers must neither
+    'delete' a row the backfill has not indexed (corrupts FTS5) nor skip one
+    it has (leaves a stale entry); this one predicate keeps both right.
+    """
     prefix = MARKER_PREFIX[index]
     return (
         f"({id_expr} > COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta "
@@ -341,16 +287,16 @@ def _base_ddl() -> IndexDDL:
     triggers = (
         (f"{BASE}_insert",
          f"CREATE TRIGGER IF NOT EXISTS {BASE}_insert AFTER INSERT ON messages "
-         f"WHEN {gate(BASE, 'new.id')} BEGIN {ins} END"),
+         f"WHEN {indexed_condition(BASE, 'new.id')} BEGIN {ins} END"),
         (f"{BASE}_delete",
          f"CREATE TRIGGER IF NOT EXISTS {BASE}_delete AFTER DELETE ON messages "
-         f"WHEN {gate(BASE, 'old.id')} BEGIN {dele} END"),
+         f"WHEN {indexed_condition(BASE, 'old.id')} BEGIN {dele} END"),
         # UPDATE OF narrows firing to indexed columns: flipping active/compacted
         # must never touch the index.
         (f"{BASE}_update",
          f"CREATE TRIGGER IF NOT EXISTS {BASE}_update AFTER UPDATE OF "
          f"id, content, tool_name, tool_calls, role ON messages "
-         f"WHEN {changed} AND {gate(BASE, 'old.id')} BEGIN {dele} {ins} END"),
+         f"WHEN {changed} AND {indexed_condition(BASE, 'old.id')} BEGIN {dele} {ins} END"),
     )
     return IndexDDL(BASE, f"{BASE}_src", view_sql, table_sql, triggers,
                     ("content", "tool_name", "tool_calls"))
@@ -385,7 +331,7 @@ def _trigram_ddl() -> IndexDDL:
 
     def session_rows(extra: str) -> str:
         return (f"FROM messages m WHERE m.session_id = old.id AND m.role <> 'tool' "
-                f"AND {gate(TRIGRAM, 'm.id')}{extra}")
+                f"AND {indexed_condition(TRIGRAM, 'm.id')}{extra}")
 
     def sess_delete(extra: str = "") -> str:
         return (f"INSERT INTO {TRIGRAM}({TRIGRAM}, rowid, content, tool_name) "
@@ -396,14 +342,14 @@ def _trigram_ddl() -> IndexDDL:
     triggers = (
         (f"{TRIGRAM}_insert",
          f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_insert AFTER INSERT ON messages "
-         f"WHEN {new_ok} AND {gate(TRIGRAM, 'new.id')} BEGIN {ins} END"),
+         f"WHEN {new_ok} AND {indexed_condition(TRIGRAM, 'new.id')} BEGIN {ins} END"),
         (f"{TRIGRAM}_delete",
          f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_delete AFTER DELETE ON messages "
-         f"WHEN {old_ok} AND {gate(TRIGRAM, 'old.id')} BEGIN {dele} END"),
+         f"WHEN {old_ok} AND {indexed_condition(TRIGRAM, 'old.id')} BEGIN {dele} END"),
         (f"{TRIGRAM}_update",
          f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_update AFTER UPDATE OF "
          f"id, content, tool_name, role, session_id ON messages "
-         f"WHEN {changed} AND {gate(TRIGRAM, 'old.id')} BEGIN "
+         f"WHEN {changed} AND {indexed_condition(TRIGRAM, 'old.id')} BEGIN "
          f"INSERT INTO {TRIGRAM}({TRIGRAM}, rowid, content, tool_name) "
          f"SELECT 'delete', old.id, old.content, old.tool_name WHERE {old_ok}; "
          f"INSERT INTO {TRIGRAM}(rowid, content, tool_name) "

@@ -1,7 +1,12 @@
 """search_messages: sanitize → route → MATCH / LIKE → finalize.
 
-Routes, in the order they are tried (DESIGN.md decision 6, never silently
-empty):
+Search plans and runs over a connection and an index state (what
+``SessionStore.index_state()`` reports); it never calls the store.  The store
+syncs pending changes first, passes one ``SearchRequest``, and on index damage
+marks the indexes stale and asks again with a state that says so.
+
+Routes, in the order they are tried; a search is never silently empty because
+an index is missing or damaged:
 
 ``fts5``      queries without CJK, on the unicode61 word index (all roles, tool
               rows by their first 8192 characters).  Latin glued to CJK
@@ -27,15 +32,16 @@ reason to scan.  A tool-role search reads full tool bodies with LIKE.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
-from . import _sqlite, schema
+from . import _env, schema
+from ._params import as_int, parse_roles, parse_sort
+from ._sqlite import row_dict
 from .content import decode_content
 from .query import (
     Query,
@@ -48,9 +54,7 @@ from .query import (
     sanitize_fts5_query,
     snippet_terms,
 )
-
-if TYPE_CHECKING:
-    from .store import SessionStore
+from .transcript import visible_sql
 
 logger = logging.getLogger("hermes_fts.search")
 
@@ -77,7 +81,6 @@ CONTEXT_CHARS = 200
 GAP_SCAN_LIMIT = 200  # bound on rows added from a not-yet-indexed id range
 RANK_TIER = 256  # matches ordered together; see _match_rows
 MAX_ROWS = 2**62  # bound on limit + offset, within SQLite's 64-bit LIMIT
-SLOW_MS_DEFAULT = 1000.0
 
 
 @dataclass(frozen=True)
@@ -89,30 +92,56 @@ class Plan:
     sanitized: str
 
 
+@dataclass
+class SearchRequest:
+    """One search, as ``SessionStore.search_messages`` takes it; checked on creation.
+
+    ``limit``/``offset`` become non-negative integers (a clear error for
+    anything else), ``sort`` becomes ``"newest"``, ``"oldest"`` or None
+    (relevance), ``role_filter`` a list of roles or None, and ``fields`` the
+    result keys to keep (None: all of ``RESULT_FIELDS``).  ``route`` runs the
+    search as if that route's index were the only one (plus the LIKE scan):
+    for benchmarks and for comparing routes; a query the index cannot
+    represent exactly still goes to ``like_scan``.
+    """
+
+    query: Any
+    source_filter: Sequence[str] | str | None = None
+    exclude_sources: Sequence[str] | str | None = None
+    role_filter: Any = None
+    limit: Any = 20
+    offset: Any = 0
+    sort: Any = None
+    include_inactive: bool = False
+    fields: Any = None
+    route: str | None = None
+    roles: list[str] | None = field(init=False)
+    projection: tuple[str, ...] | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.projection = _check_fields(self.fields)
+        self.limit = max(0, as_int(self.limit, "search limit"))
+        self.offset = max(0, as_int(self.offset, "search offset"))
+        self.sort = parse_sort(self.sort)
+        self.roles = parse_roles(self.role_filter)
+        if self.route is not None and self.route not in ROUTE_ORDER:
+            raise ValueError(f"unknown route {self.route!r}; one of {', '.join(ROUTE_ORDER)}")
+
+
 # ---------------------------------------------------------------------------
 # Planning
 
 
-def _role_list(role_filter: Any) -> list[str] | None:
-    if role_filter is None:
-        return None
-    if isinstance(role_filter, str):
-        role_filter = role_filter.split(",")
-    roles = [str(r).strip() for r in role_filter if str(r).strip()]
-    return roles or None
-
-
 def plan_search(
-    store: SessionStore,
+    state: dict[str, Any],
     query: Any,
     role_filter: Any = None,
-    only_route: str | None = None,
-    state: dict[str, Any] | None = None,
+    route: str | None = None,
 ) -> Plan:
-    """Choose the route for ``query``.
+    """Choose the route for ``query`` given the index ``state``.
 
-    ``only_route`` restricts the indexes to that one (plus LIKE), as if it
-    were the only index available: tests use it to prove every route exact.
+    ``route`` restricts the indexes to that one (plus LIKE), as if it were
+    the only index available (see ``SearchRequest``).
     """
     if not isinstance(query, str) or not query.strip():
         return Plan("empty", Query(()), "")
@@ -120,26 +149,25 @@ def plan_search(
     parsed = parse_query(sanitized)
     if parsed.is_empty:
         return Plan("empty", parsed, sanitized)
-    state = state if state is not None else store.index_state()
     if state["fts_stale"]:
         return Plan("like_scan_fts_stale", parsed, sanitized)
-    roles = _role_list(role_filter)
+    roles = parse_roles(role_filter)
     if roles is not None and "tool" in roles:
         # The word index holds only a prefix of tool output.
         return Plan("like_scan", parsed, sanitized)
-    if only_route is not None and only_route not in ROUTE_ORDER:
-        raise ValueError(f"unknown route {only_route!r}")
-    served = {route: state[index]["served"] and only_route in (None, route)
-              for route, index in INDEX_ROUTES.items()}
-    route = choose_route(parsed, fts5_index=served["fts5"], cjk_index=served["fts_cjk"],
-                         trigram_index=served["trigram"])
-    return Plan(route, parsed, sanitized)
+    if route is not None and route not in ROUTE_ORDER:
+        raise ValueError(f"unknown route {route!r}; one of {', '.join(ROUTE_ORDER)}")
+    served = {name: state[index]["served"] and route in (None, name)
+              for name, index in INDEX_ROUTES.items()}
+    chosen = choose_route(parsed, fts5_index=served["fts5"], cjk_index=served["fts_cjk"],
+                          trigram_index=served["trigram"])
+    return Plan(chosen, parsed, sanitized)
 
 
-def describe_search_path(store: SessionStore, query: Any) -> str:
-    """The route ``search_messages(query)`` takes; never raises."""
+def describe_search_path(state: dict[str, Any], query: Any) -> str:
+    """The route a search for ``query`` takes; never raises."""
     try:
-        return plan_search(store, query).route
+        return plan_search(state, query).route
     except Exception:  # a description must never break the caller
         logger.debug("describe_search_path failed", exc_info=True)
         return "unknown"
@@ -149,36 +177,36 @@ def describe_search_path(store: SessionStore, query: Any) -> str:
 # SQL pieces
 
 
-def _filters(
-    include_inactive: bool,
-    source_filter: Sequence[str] | None,
-    exclude_sources: Sequence[str] | None,
-    roles: list[str] | None,
-) -> tuple[str, list[Any]]:
-    parts = ["COALESCE(m.display_kind, '') <> 'hidden'"]
+def _filters(request: SearchRequest) -> tuple[str, list[Any]]:
+    parts = [visible_sql("m", include_rewound=request.include_inactive)]
     params: list[Any] = []
-    if not include_inactive:
-        parts.append("(m.active = 1 OR m.compacted = 1)")
-    for values, op in ((source_filter, "IN"), (exclude_sources, "NOT IN")):
+    for values, op in ((request.source_filter, "IN"), (request.exclude_sources, "NOT IN")):
         if values is not None:
             # "cli,cron" means two sources, as "user,assistant" is two roles.
             values = ([v.strip() for v in values.split(",") if v.strip()]
                       if isinstance(values, str) else list(values))
             parts.append(f"s.source {op} ({', '.join('?' for _ in values)})")
             params.extend(values)
-    if roles:
-        parts.append(f"m.role IN ({', '.join('?' for _ in roles)})")
-        params.extend(roles)
+    if request.roles:
+        parts.append(f"m.role IN ({', '.join('?' for _ in request.roles)})")
+        params.extend(request.roles)
     return " AND ".join(parts), params
 
 
 def _order(sort: str | None, ranked: bool) -> str:
-    key = sort.strip().lower() if isinstance(sort, str) else ""
-    if key == "newest":
+    if sort == "newest":
         return "m.timestamp DESC, m.id DESC"
-    if key == "oldest":
+    if sort == "oldest":
         return "m.timestamp ASC, m.id ASC"
     return "rank" if ranked else "m.timestamp DESC, m.id DESC"
+
+
+def _sort_key(sort: str | None) -> Callable[[dict[str, Any]], tuple[Any, Any]] | None:
+    if sort == "oldest":
+        return lambda r: (r["timestamp"], r["id"])
+    if sort == "newest":
+        return lambda r: (-r["timestamp"], -r["id"])
+    return None
 
 
 _ROW_COLUMNS = (
@@ -217,7 +245,7 @@ def _match_rows(
     )
     if "rank" not in order:
         cur = conn.execute(sql.format(tier=""), [expression, *params, *extra_params, limit])
-        return [_row_dict(cur, row) for row in cur]
+        return [row_dict(cur, row) for row in cur]
     bound_sql = (
         f"SELECT rowid FROM {table} WHERE {table} MATCH ?{{tier}} "
         f"ORDER BY rowid DESC LIMIT 1 OFFSET {RANK_TIER - 1}"
@@ -233,15 +261,11 @@ def _match_rows(
             tier_sql += f" AND {table}.rowid >= {int(bound[0])}"
         cur = conn.execute(sql.format(tier=tier_sql),
                            [expression, *params, *extra_params, limit - len(rows)])
-        rows.extend(_row_dict(cur, row) for row in cur)
+        rows.extend(row_dict(cur, row) for row in cur)
         if bound is None:
             break
         edge = int(bound[0])
     return rows
-
-
-def _row_dict(cur: sqlite3.Cursor, row: Sequence[Any]) -> dict[str, Any]:
-    return {d[0]: v for d, v in zip(cur.description, row)}
 
 
 def _like_rows(
@@ -265,7 +289,7 @@ def _like_rows(
     terms = snippet_terms(parsed)
     rows = []
     for raw in cur:
-        row = _row_dict(cur, raw)
+        row = row_dict(cur, raw)
         texts = [row.pop("_content"), row.pop("_tool_name"), row.pop("_tool_calls")]
         row["snippet"] = like_snippet(texts, terms)
         rows.append(row)
@@ -311,20 +335,22 @@ def _snippet_sql(table: str, cjk_helpers: bool) -> str:
 
 
 @dataclass
-class _Request:
-    store: SessionStore
+class _Run:
+    """One plan being executed: the connection, the filters and the rows wanted."""
+
+    conn: sqlite3.Connection
+    state: dict[str, Any]
     plan: Plan
     where: str
     params: list[Any]
     sort: str | None
     want: int  # limit + offset: rows needed before the page is cut
-    state: dict[str, Any]
 
 
-def _run_index(req: _Request, route: str) -> list[dict[str, Any]]:
+def _run_index(req: _Run, route: str) -> list[dict[str, Any]]:
     table = INDEX_ROUTES[route]
-    conn = req.store.conn
-    snippet = _snippet_sql(table, req.store.cjk_available)
+    conn = req.conn
+    snippet = _snippet_sql(table, req.state["cjk_available"])
     expression = match_expression(req.plan.query, route)
     order = _order(req.sort, ranked=True)
     blind = _blind_spot(req, table)
@@ -345,7 +371,7 @@ def _run_index(req: _Request, route: str) -> list[dict[str, Any]]:
 _EXCLUDED_MARKS = ", ".join("?" for _ in schema.TRIGRAM_EXCLUDED_SOURCES)
 
 
-def _blind_spot(req: _Request, table: str) -> str:
+def _blind_spot(req: _Run, table: str) -> str:
     """SQL condition for the non-tool rows ``table`` cannot answer exactly, or "".
 
     The trigram index has no ``tool_calls`` column.  The CJK index lags behind
@@ -360,7 +386,7 @@ def _blind_spot(req: _Request, table: str) -> str:
     return ""
 
 
-def _still_wanted(req: _Request, found: list[dict[str, Any]]) -> int:
+def _still_wanted(req: _Run, found: list[dict[str, Any]]) -> int:
     """Rows a disjoint supplement must add to the rows already ``found``.
 
     Relevance keeps the ranked hits first, so only the shortfall is needed.
@@ -373,7 +399,7 @@ def _still_wanted(req: _Request, found: list[dict[str, Any]]) -> int:
 
 
 def _glued_latin(
-    req: _Request, fts5_expr: str, found: list[dict[str, Any]]
+    req: _Run, fts5_expr: str, found: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """Rows where a Latin term is glued to CJK, which unicode61 cannot see."""
     missing = _still_wanted(req, found)
@@ -389,13 +415,13 @@ def _glued_latin(
     if blind:  # a stale CJK entry must not add a row
         extra += f" AND NOT ({blind})"
     return _match_rows(
-        req.store.conn, schema.CJK, expression, snippet, req.where, req.params,
+        req.conn, schema.CJK, expression, snippet, req.where, req.params,
         _order(req.sort, ranked=True), missing, extra, [fts5_expr],
     )
 
 
 def _left_out(
-    req: _Request, found: list[dict[str, Any]], condition: str, params: Sequence[Any] = ()
+    req: _Run, found: list[dict[str, Any]], condition: str, params: Sequence[Any] = ()
 ) -> list[dict[str, Any]]:
     """Non-tool rows an index leaves out (``condition``), found by a LIKE scan of only them.
 
@@ -406,12 +432,12 @@ def _left_out(
     if missing <= 0:
         return []
     return _like_rows(
-        req.store.conn, req.plan.query, req.where, req.params, req.sort, missing,
+        req.conn, req.plan.query, req.where, req.params, req.sort, missing,
         f" AND m.role <> 'tool' AND ({condition})", list(params),
     )
 
 
-def _unindexed_gap(req: _Request, table: str, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """During a backfill, rows not yet indexed are found by a bounded LIKE scan."""
     gap = req.state[table]["unindexed_range"]
     if not gap:
@@ -422,19 +448,10 @@ def _unindexed_gap(req: _Request, table: str, found: list[dict[str, Any]]) -> li
     if table != schema.BASE:
         extra += " AND m.role <> 'tool'"
     rows = _like_rows(
-        req.store.conn, req.plan.query, req.where, req.params, req.sort,
+        req.conn, req.plan.query, req.where, req.params, req.sort,
         min(GAP_SCAN_LIMIT, req.want), extra, [lo, hi],
     )
     return [r for r in rows if r["id"] not in seen]
-
-
-def _sort_key(sort: str | None):
-    key = sort.strip().lower() if isinstance(sort, str) else ""
-    if key == "oldest":
-        return lambda r: (r["timestamp"], r["id"])
-    if key == "newest":
-        return lambda r: (-r["timestamp"], -r["id"])
-    return None
 
 
 _MARKED = re.compile(r">>>(.*?)<<<", re.DOTALL)
@@ -466,7 +483,7 @@ def narrow_single_char_hits(snippet: str, q: Query) -> str:
     return _MARKED.sub(narrow, snippet)
 
 
-def _execute(req: _Request) -> list[dict[str, Any]]:
+def _execute(req: _Run) -> list[dict[str, Any]]:
     route = req.plan.route
     if route in INDEX_ROUTES:
         rows = _run_index(req, route)
@@ -475,7 +492,7 @@ def _execute(req: _Request) -> list[dict[str, Any]]:
                 if isinstance(row.get("snippet"), str):
                     row["snippet"] = narrow_single_char_hits(row["snippet"], req.plan.query)
     else:
-        rows = _like_rows(req.store.conn, req.plan.query, req.where, req.params, req.sort, req.want)
+        rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort, req.want)
     key = _sort_key(req.sort)
     if key is not None:
         rows.sort(key=key)
@@ -490,8 +507,7 @@ def _attach_context(
     conn: sqlite3.Connection, rows: list[dict[str, Any]], include_inactive: bool
 ) -> None:
     """The previous message, the match and the next message of the same session."""
-    visible = "" if include_inactive else " AND (n.active = 1 OR n.compacted = 1)"
-    visible += " AND COALESCE(n.display_kind, '') <> 'hidden'"
+    visible = " AND " + visible_sql("n", include_rewound=include_inactive)
     neighbour = (
         "(SELECT n.id FROM messages n WHERE n.session_id = m.session_id{vis} "
         "AND (n.timestamp, n.id) {op} (m.timestamp, m.id) "
@@ -545,114 +561,52 @@ def _check_fields(fields: Any) -> tuple[str, ...] | None:
 # Entry point
 
 
-def _slow_ms() -> float:
-    raw = os.environ.get("HERMES_SEARCH_SLOW_MS")
-    if raw is None:
-        return SLOW_MS_DEFAULT
-    try:
-        value = float(raw)
-    except ValueError:
-        return SLOW_MS_DEFAULT
-    return value if value >= 0 else SLOW_MS_DEFAULT
-
-
-def _truthy(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
 def search_messages(
-    store: SessionStore,
-    query: Any,
-    source_filter: Sequence[str] | None = None,
-    exclude_sources: Sequence[str] | None = None,
-    role_filter: Any = None,
-    limit: int = 20,
-    offset: int = 0,
-    sort: str | None = None,
-    include_inactive: bool = False,
-    fields: Any = None,
-    *,
-    only_route: str | None = None,
+    conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest
 ) -> list[dict[str, Any]]:
-    """Search visible messages; see the module docstring for the routes."""
-    projection = _check_fields(fields)
+    """Run ``request`` over ``conn`` with the indexes ``state`` describes.
+
+    Raises ``sqlite3.DatabaseError`` when an index turns out to be damaged;
+    the caller decides what that means for the store (see the module docstring).
+    """
     started = time.perf_counter()
     route = "unknown"
     rows: list[dict[str, Any]] | None = None
     try:
-        route, rows = _search(
-            store, query, source_filter, exclude_sources, role_filter,
-            limit, offset, sort, include_inactive, projection, only_route,
-        )
+        route, rows = _search(conn, state, request)
         return rows
     finally:
-        _log_search(route, started, rows, query)
+        _log_search(route, started, rows, request.query)
 
 
-def _log_search(route: str, started: float, rows: list | None, query: Any) -> None:
+def _log_search(route: str, started: float, rows: list[Any] | None, query: Any) -> None:
     elapsed_ms = (time.perf_counter() - started) * 1000.0
-    if elapsed_ms < _slow_ms():
+    if elapsed_ms < _env.search_slow_ms():
         return
     text = query if isinstance(query, str) else ""
     line = (
         f"session search: path={route} elapsed={elapsed_ms:.1f}ms "
         f"rows={len(rows) if rows is not None else 'err'} chars={len(text)}"
     )
-    if _truthy("HERMES_SEARCH_LOG_QUERY"):
+    if _env.log_search_query():
         line += f" query={text[:200]!r}"
     logger.info(line)
 
 
-def _count(value: Any, name: str) -> int:
-    """An integer ``limit``/``offset`` (``5``, ``"5"``, ``5.0``) or a clear error."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise TypeError(f"search {name} must be an integer, not {type(value).__name__}")
-    try:
-        number = int(value) if isinstance(value, str) else value
-        if number != int(number):
-            raise ValueError
-        return int(number)
-    except (ValueError, OverflowError):
-        raise ValueError(f"search {name} must be an integer, got {value!r}") from None
-
-
 def _search(
-    store: SessionStore,
-    query: Any,
-    source_filter: Sequence[str] | None,
-    exclude_sources: Sequence[str] | None,
-    role_filter: Any,
-    limit: int,
-    offset: int,
-    sort: str | None,
-    include_inactive: bool,
-    projection: tuple[str, ...] | None,
-    only_route: str | None,
+    conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest
 ) -> tuple[str, list[dict[str, Any]]]:
-    limit = max(0, _count(limit, "limit"))
-    offset = max(0, _count(offset, "offset"))
-    if not store.readonly:
-        store.sync()  # rows written by processes without the extension
-    state = store.index_state()
-    plan = plan_search(store, query, role_filter, only_route, state)
-    if plan.route == "empty" or limit == 0:
+    plan = plan_search(state, request.query, request.roles, request.route)
+    if plan.route == "empty" or request.limit == 0:
         return plan.route, []
-    roles = _role_list(role_filter)
-    where, params = _filters(include_inactive, source_filter, exclude_sources, roles)
+    where, params = _filters(request)
     # SQLite binds 64-bit integers; a larger "no limit" means every row anyway.
-    req = _Request(store, plan, where, params, sort, min(limit + offset, MAX_ROWS), state)
-    try:
-        rows = _execute(req)
-    except sqlite3.DatabaseError as exc:
-        if not _sqlite.is_index_corruption(store.conn, exc):
-            raise
-        store.mark_fts_stale(str(exc))
-        plan = Plan("like_scan_fts_stale", plan.query, plan.sanitized)
-        req.plan = plan
-        rows = _execute(req)
-    rows = rows[offset : offset + limit]
+    want = min(request.limit + request.offset, MAX_ROWS)
+    rows = _execute(_Run(conn, state, plan, where, params, request.sort, want))
+    rows = rows[request.offset : request.offset + request.limit]
+    projection = request.projection
     if projection is None or "context" in projection:
-        _attach_context(store.conn, rows, include_inactive)
+        _attach_context(conn, rows, request.include_inactive)
     if projection is not None:
         rows = [{k: r.get(k) for k in projection} for r in rows]
     return plan.route, rows

@@ -16,18 +16,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _env, _sqlite, indexing, loader, schema, transcript
+from . import _env, _sqlite, index_state, indexing, loader, schema, search, transcript
 from .content import encode_value
 from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.store")
 
-_MESSAGE_FIELDS = (
-    "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp",
-    "reasoning", "reasoning_content", "reasoning_details", "active", "compacted", "display_kind",
-)
+_MESSAGE_FIELDS = schema.MESSAGES.names
 _UPDATABLE_FIELDS = frozenset(_MESSAGE_FIELDS) - {"session_id"}
-_SESSION_FIELDS = tuple(name for name, _decl in schema.SESSIONS_COLUMNS)
+_SESSION_FIELDS = schema.SESSIONS.names
 
 
 class StoreError(Exception):
@@ -48,66 +45,6 @@ def default_db_path() -> Path:
     return _env.hermes_home() / "state.db"
 
 
-def _check_store_file(path: Path, create: bool) -> bool:
-    """Refuse anything but an existing Hermes store, looking without writing.
-
-    Returns True when ``path`` is missing or empty and ``create`` allows making a store there.
-    """
-    kind, detail = _sqlite.file_kind(path)
-    if kind in ("missing", "empty") and create:
-        return True
-    if kind == "missing":
-        raise StoreError(f"no session store at {path}", wrong_path=True)
-    if kind == "directory":
-        raise StoreError(f"{path} is a directory, not a session store", wrong_path=True)
-    if kind == "unreadable":
-        raise StoreError(f"cannot read {path} ({detail})")
-    if kind == "empty":
-        raise StoreError(f"{path} is empty, not a session store", wrong_path=True)
-    if kind == "not_sqlite":
-        raise StoreError(f"{path} is not a SQLite database", wrong_path=True)
-    try:
-        conn = sqlite3.connect(_sqlite.readonly_uri(path), uri=True)
-        try:
-            names = {row[0] for row in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'"
-                " AND name IN ('sessions', 'messages')")}
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise _open_failure(path, True, exc) from exc
-    if names != {"sessions", "messages"}:
-        raise StoreError(f"{path} is a SQLite database but not a Hermes session store "
-                         "(no sessions and messages tables)", wrong_path=True)
-    return False
-
-
-def _open_failure(path: Path, readonly: bool, exc: BaseException) -> StoreError:
-    """What went wrong when SQLite could not open ``path``, in words a user can act on."""
-    text = str(exc).lower()
-    refused = "readonly" in text or "read-only" in text or "unable to open" in text
-    if not readonly and path.exists() and not os.access(path, os.W_OK):
-        return StoreError(f"{path} is a read-only file ({exc}); make it writable or open "
-                          "the store read-only")
-    if (not readonly or refused) and not os.access(path.parent, os.W_OK):
-        return StoreError(
-            f"the folder {path.parent} is read-only, and SQLite must create its -wal and "
-            f"-shm files next to {path.name} ({exc}); make the folder writable"
-            + ("" if readonly else " or open the store read-only"))
-    if "locked" in text or "busy" in text:
-        return StoreError(f"{path} is locked by another process ({exc}); wait for it to "
-                          "finish and try again")
-    if "disk is full" in text or getattr(exc, "sqlite_errorcode", None) == _sqlite.SQLITE_FULL:
-        return StoreError(f"the disk holding {path} is full ({exc}); free some space and "
-                          "try again")
-    if refused:
-        return StoreError(f"{path} cannot be written ({exc}); make it and its folder "
-                          "writable or open the store read-only")
-    if "not a database" in text or "malformed" in text:
-        return StoreError(f"cannot read {path} as SQLite ({exc})", wrong_path=True)
-    return StoreError(f"cannot open {path} ({exc})")
-
-
 def open_store(path: str | os.PathLike[str], *, readonly: bool,
                create: bool = False) -> SessionStore:
     """The one way the tool and the CLI open a store; raises StoreError.
@@ -120,14 +57,15 @@ def open_store(path: str | os.PathLike[str], *, readonly: bool,
     allows a missing (or empty) file to become a new store.
     """
     target = Path(path).expanduser()
-    creating = _check_store_file(target, create and not readonly)
-    if not readonly and not creating and not os.access(target, os.W_OK):
-        raise StoreError(f"{target} is a read-only file; make it writable or open the "
-                         "store read-only")
+    problem = _sqlite.store_file_problem(target, readonly=readonly,
+                                         may_create=create and not readonly)
+    if problem is not None:
+        raise StoreError(problem.message, wrong_path=problem.wrong_path)
     try:
         return SessionStore(target, readonly=readonly)
     except (sqlite3.Error, OSError) as exc:
-        raise _open_failure(target, readonly, exc) from exc
+        problem = _sqlite.open_problem(target, readonly, exc)
+        raise StoreError(problem.message, wrong_path=problem.wrong_path) from exc
 
 
 def file_has_session(path: str | os.PathLike[str], session_id: str) -> bool:
@@ -156,19 +94,19 @@ class SessionStore:
             self._path.parent.mkdir(parents=True, exist_ok=True)
         elif not self._path.exists():
             raise FileNotFoundError(f"no session store at {self._path}")
-        self.conn = self._open_connection()
-        self.conn.row_factory = sqlite3.Row
+        self._conn = self._open_connection()
+        self._conn.row_factory = sqlite3.Row
         self._file = self._main_file()
         if readonly:
-            schema.shadow_missing_columns(self.conn)
+            schema.shadow_missing_columns(self._conn)
         self.cjk_available = self._cjk_capable()
-        self.fts5_available = schema.probe_fts5(self.conn)
-        self.trigram_available = self.fts5_available and schema.probe_trigram(self.conn)
+        self.fts5_available = schema.probe_fts5(self._conn)
+        self.trigram_available = self.fts5_available and schema.probe_trigram(self._conn)
         if not readonly:
-            self.conn.execute("PRAGMA foreign_keys = ON")
-            if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                self.conn.execute("PRAGMA journal_mode = WAL")
-            self._align()
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                self._conn.execute("PRAGMA journal_mode = WAL")
+            index_state.align(self._conn, self._caps)
             self.sync()
 
     # ------------------------------------------------------------------ open
@@ -189,7 +127,7 @@ class SessionStore:
         return sqlite3.connect(str(self._path), **kwargs)
 
     def _main_file(self) -> str | None:
-        for _seq, name, file in self.conn.execute("PRAGMA database_list"):
+        for _seq, name, file in self._conn.execute("PRAGMA database_list"):
             if name == "main":
                 return os.path.realpath(file) if file else None
         return None
@@ -202,99 +140,17 @@ class SessionStore:
     def _cjk_capable(self) -> bool:
         # The auto-extension may reach every connection in this process, so the
         # off switch is honoured here too, not only by the loader.
-        return not _env.cjk_extension_disabled() and loader.has_extension(self.conn)
+        return not _env.cjk_extension_disabled() and loader.has_extension(self._conn)
 
-    def _triggers_ok(self, index: str) -> bool:
-        return not schema.missing_triggers(self.conn, index)
-
-    def _align(self) -> None:
-        """Schema alignment on open; adds only what is missing (spec §3)."""
-        conn = self.conn
-        with indexing.write_txn(conn):
-            schema.ensure_base_schema(conn)
-            self._align_fts(conn)
-
-    def _align_fts(self, conn: sqlite3.Connection) -> None:
-        if not self.fts5_available:
-            # Triggers into FTS5 tables would make every message write fail.
-            for index in (BASE, TRIGRAM):
-                if schema.index_sql(conn, index) is not None and self._triggers_ok(index):
-                    schema.set_meta(conn, schema.META_FTS_STALE, 1)
-                    schema.set_meta(conn, schema.META_FTS_STALE_REASON, "fts5 unavailable")
-                schema.drop_triggers(conn, index)
-            logger.warning("SQLite FTS5 unavailable; message writes work, search uses LIKE")
-            return
-        stale = schema.get_meta(conn, schema.META_FTS_STALE) is not None
-        has_rows = conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
-
-        # Base word index.
-        if stale:
-            schema.drop_triggers(conn, BASE)
-        elif schema.index_sql(conn, BASE) is None:
-            schema.create_index_objects(conn, BASE)
-            if has_rows:
-                indexing.seed_full_backfill(conn, BASE)
-            schema.create_triggers(conn, BASE)
-        elif not self._triggers_ok(BASE):
-            # Writes happened with no trigger: the index no longer matches.
-            schema.set_meta(conn, schema.META_FTS_STALE, 1)
-            schema.set_meta(conn, schema.META_FTS_STALE_REASON, "base triggers missing")
-            schema.drop_triggers(conn, BASE)
-            schema.drop_triggers(conn, TRIGRAM)
-            stale = True
-        elif schema.index_layout(schema.index_sql(conn, BASE)) == "external":
-            conn.execute(schema.DDL[BASE].view_sql)
-            schema.create_triggers(conn, BASE)
-
-        # Trigram index.  Whenever it is not maintained, placeholders hold
-        # its trigger names (see schema.TRIGRAM_PLACEHOLDERS) so that Hermes
-        # Agent never rebuilds messages_fts with its own layout.
-        trigram_sql = schema.index_sql(conn, TRIGRAM)
-        if stale:
-            schema.drop_triggers(conn, TRIGRAM)
-        elif not _env.trigram_enabled() or not self.trigram_available:
-            if trigram_sql is not None:
-                schema.set_meta(conn, schema.META_TRIGRAM_STALE, 1)
-            schema.install_trigram_placeholders(conn)
-            if not self.trigram_available and _env.trigram_enabled():
-                logger.info("SQLite trigram tokenizer unavailable (SQLite %s); "
-                            "substring search falls back to LIKE", sqlite3.sqlite_version)
-        elif trigram_sql is None:
-            schema.create_index_objects(conn, TRIGRAM)
-            if has_rows:
-                indexing.seed_full_backfill(conn, TRIGRAM)
-            schema.create_triggers(conn, TRIGRAM)
-        elif schema.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:
-            # Quarantined until optimize-storage rebuilds it.
-            schema.install_trigram_placeholders(conn)
-        elif not self._triggers_ok(TRIGRAM):
-            # Writes went past it: stale, and detached until rebuilt.
-            schema.set_meta(conn, schema.META_TRIGRAM_STALE, 1)
-            schema.install_trigram_placeholders(conn)
-        elif schema.index_layout(trigram_sql) == "external":
-            conn.execute(schema.DDL[TRIGRAM].view_sql)
-            schema.create_triggers(conn, TRIGRAM)
-
-        # CJK index: never written by a trigger, so its pending-log triggers
-        # stay in place whether or not this process has the extension.
-        cjk_exists = schema.index_sql(conn, CJK) is not None
-        if cjk_exists:
-            conn.execute(schema.PENDING_TABLE_SQL)
-            conn.execute(schema.PENDING_INDEX_SQL)
-            if not self._triggers_ok(CJK):
-                # Changes went unlogged: only a rebuild can make it right.
-                schema.set_meta(conn, schema.META_CJK_STALE, 1)
-            schema.create_triggers(conn, CJK)
-        elif self.cjk_available:
-            schema.create_index_objects(conn, CJK)
-            if conn.execute("SELECT 1 FROM messages WHERE role <> 'tool' LIMIT 1").fetchone():
-                indexing.seed_full_backfill(conn, CJK)
-            schema.create_triggers(conn, CJK)
+    @property
+    def _caps(self) -> index_state.Capabilities:
+        return index_state.Capabilities(self.fts5_available, self.trigram_available,
+                                        self.cjk_available)
 
     # ---------------------------------------------------------------- state
 
     def _meta(self, key: str) -> str | None:
-        return schema.get_meta(self.conn, key)
+        return indexing.get_meta(self._conn, key)
 
     @property
     def fts_stale(self) -> bool:
@@ -302,79 +158,27 @@ class SessionStore:
 
     def index_state(self) -> dict[str, Any]:
         """Per index: exists, served, reason, layout, unindexed range; plus flags."""
-        stale = self.fts_stale
-        out: dict[str, Any] = {
-            "fts_stale": stale,
-            "fts_stale_reason": self._meta(schema.META_FTS_STALE_REASON) if stale else None,
-            "fts5_available": self.fts5_available,
-            "trigram_available": self.trigram_available,
-            "cjk_available": self.cjk_available,
-            "cjk_pending": indexing.pending_count(self.conn),
-        }
-        for index in schema.INDEXES:
-            sql = schema.index_sql(self.conn, index)
-            served, reason = self._served(index, sql, stale)
-            out[index] = {
-                "exists": sql is not None,
-                "layout": schema.index_layout(sql),
-                "served": served,
-                "reason": reason,
-                "unindexed_range": self.unindexed_range(index),
-            }
-        return out
-
-    def _served(self, index: str, sql: str | None, stale: bool) -> tuple[bool, str]:
-        if sql is None:
-            return False, "not created"
-        if not self.fts5_available:
-            return False, "fts5 unavailable"
-        if stale:
-            return False, "fts_stale: index under repair, run `hermes-fts optimize-storage`"
-        if index == TRIGRAM:
-            if not _env.trigram_enabled():
-                return False, "disabled by HERMES_TRIGRAM_FTS"
-            if not self.trigram_available:
-                return False, "trigram tokenizer unavailable"
-            if self._meta(schema.META_TRIGRAM_STALE) is not None:
-                return False, "stale: run `hermes-fts optimize-storage`"
-            if schema.missing_triggers(self.conn, TRIGRAM):
-                # Seen by a read-only open before any writer marked it stale.
-                return False, "triggers missing: run `hermes-fts optimize-storage`"
-        if index == CJK:
-            if not self.cjk_available:
-                return False, "cjk_unicode61 extension not loaded"
-            if self._meta(schema.META_CJK_STALE) is not None:
-                return False, "stale: run `hermes-fts optimize-storage`"
-            if schema.markers(self.conn, CJK) is not None:
-                # Reference behaviour: the CJK index is served once complete.
-                return False, "backfill pending: run `hermes-fts optimize-storage`"
-        if schema.markers(self.conn, index) is not None:
-            return True, "backfill pending: add a LIKE scan over unindexed_range"
-        return True, "ok"
+        return index_state.index_state(self._conn, self._caps)
 
     def unindexed_range(self, index: str) -> tuple[int, int] | None:
         """``(lo, hi)``: ids ``lo < id <= hi`` are not yet in ``index``; None when complete."""
-        state = schema.markers(self.conn, index)
-        if state is None:
-            return None
-        high, progress = state
-        return (progress, high) if progress < high else None
+        return index_state.unindexed_range(self._conn, index)
 
     def rebuild_status(self) -> dict[str, Any] | None:
-        return indexing.status(self.conn)
+        return indexing.status(self._conn)
 
-    def mark_fts_stale(self, reason: str) -> None:
+    def _mark_fts_stale(self, reason: str) -> None:
         """Fail open after FTS-scoped corruption: serve LIKE until optimize rebuilds."""
         if self.readonly:
             logger.error("FTS index corrupt (%s); read-only store, serving LIKE", reason)
             return
-        with indexing.write_txn(self.conn):
-            schema.set_meta(self.conn, schema.META_FTS_STALE, 1)
-            schema.set_meta(self.conn, schema.META_FTS_STALE_REASON, reason)
+        with indexing.write_txn(self._conn):
+            indexing.set_meta(self._conn, schema.META_FTS_STALE, 1)
+            indexing.set_meta(self._conn, schema.META_FTS_STALE_REASON, reason)
             # A corrupt index would make every message write fail through its
             # trigger; the data must keep flowing, so the triggers go.
-            schema.drop_triggers(self.conn, BASE)
-            schema.drop_triggers(self.conn, TRIGRAM)
+            schema.drop_triggers(self._conn, BASE)
+            schema.drop_triggers(self._conn, TRIGRAM)
         logger.error("FTS index corrupt (%s); search uses LIKE until "
                      "`hermes-fts optimize-storage` rebuilds the indexes", reason)
 
@@ -385,10 +189,10 @@ class SessionStore:
         if not self._cjk_writable():
             return 0
         try:
-            return indexing.apply_pending(self.conn)
+            return indexing.apply_pending(self._conn)
         except sqlite3.DatabaseError as exc:
             if self._is_index_corruption(exc):
-                self.mark_fts_stale(f"{CJK}: {exc}")
+                self._mark_fts_stale(f"{CJK}: {exc}")
                 return 0
             raise
 
@@ -396,11 +200,11 @@ class SessionStore:
 
     def _cjk_writable(self) -> bool:
         return (self.cjk_available and self.fts5_available and not self.readonly
-                and schema.index_sql(self.conn, CJK) is not None
+                and schema.index_sql(self._conn, CJK) is not None
                 and self._meta(schema.META_CJK_STALE) is None and not self.fts_stale)
 
     def _is_index_corruption(self, exc: BaseException) -> bool:
-        return _sqlite.is_index_corruption(self.conn, exc)
+        return _sqlite.is_index_corruption(self._conn, exc)
 
     def _write(self, fn: Callable[[sqlite3.Connection], Any], replayable: bool = True) -> Any:
         if self.readonly:
@@ -412,7 +216,7 @@ class SessionStore:
                 raise
             # The corrupt index rejected the write through its trigger:
             # detach the indexes and write again, so no message is lost.
-            self.mark_fts_stale(str(exc))
+            self._mark_fts_stale(str(exc))
             if not replayable:
                 raise RuntimeError(
                     "a corrupt search index rejected the bulk insert; nothing was written. "
@@ -423,7 +227,7 @@ class SessionStore:
 
     def _write_once(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         cjk_error: sqlite3.DatabaseError | None = None
-        with indexing.write_txn(self.conn) as conn:
+        with indexing.write_txn(self._conn) as conn:
             result = fn(conn)
             if self._cjk_writable():
                 # Our own writes reach the CJK index in the same transaction,
@@ -439,7 +243,7 @@ class SessionStore:
                 conn.execute("RELEASE cjk_apply")
         if cjk_error is not None:
             if self._is_index_corruption(cjk_error):
-                self.mark_fts_stale(f"{CJK}: {cjk_error}")
+                self._mark_fts_stale(f"{CJK}: {cjk_error}")
             else:
                 logger.warning("CJK index update deferred to the next sync: %s", cjk_error)
         return result
@@ -469,7 +273,7 @@ class SessionStore:
             "WHERE id = ? AND ended_at IS NULL", (time.time(), end_reason, session_id)))
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
-        row = self.conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        row = self._conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return None if row is None else dict(row)
 
     @staticmethod
@@ -543,7 +347,7 @@ class SessionStore:
         self._write(lambda c: c.execute("DELETE FROM messages WHERE id = ?", (message_id,)))
 
     def get_messages(self, session_id: str) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.conn.execute(
+        return [dict(r) for r in self._conn.execute(
             "SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,))]
 
     # -------------------------------------------------------- maintenance
@@ -557,13 +361,13 @@ class SessionStore:
                 continue
             if name == TRIGRAM and not (self.trigram_available and _env.trigram_enabled()):
                 continue
-            if schema.index_sql(self.conn, name) is None:
+            if schema.index_sql(self._conn, name) is None:
                 continue
-            indexing.drive_backfill(self.conn, name, sleep=sleep, chunk_rows=chunk_rows,
+            indexing.drive_backfill(self._conn, name, sleep=sleep, chunk_rows=chunk_rows,
                                    min_pause=min_pause, on_chunk=on_chunk)
 
     def optimize_needed(self) -> bool:
-        conn = self.conn
+        conn = self._conn
         if self.fts_stale or indexing.status(conn) is not None:
             return True
         for index in (BASE, TRIGRAM):
@@ -579,13 +383,19 @@ class SessionStore:
                          vacuum: bool = True, *, sleep: indexing.Sleep = time.sleep,
                          chunk_rows: int = indexing.CHUNK_ROWS,
                          min_pause: float = indexing.MIN_PAUSE) -> dict[str, Any]:
-        """Repair, upgrade and backfill every index, then VACUUM (spec §4.3)."""
+        """Repair, upgrade and backfill every index, then VACUUM.
+
+        Every step is its own transaction (see ``indexing``), so an
+        interrupted run resumes where it stopped.  Returns ``ok``,
+        ``vacuumed`` and the database size before and after
+        (``_sqlite.db_bytes``), or ``ok: False`` with a ``reason``.
+        """
         if self.readonly:
             return {"ok": False, "reason": "read_only", "vacuumed": None}
         if not self.fts5_available:
             return {"ok": False, "reason": "fts5_unavailable", "vacuumed": None}
-        conn = self.conn
-        size_before = indexing.file_bytes(conn)
+        conn = self._conn
+        size_before = _sqlite.db_bytes(conn)
 
         def emit(phase: str) -> None:
             if progress is None:
@@ -597,31 +407,7 @@ class SessionStore:
                       "total": st["total"]})
 
         emit("repair")
-        stale = self.fts_stale
-        for index in (BASE, TRIGRAM):
-            sql = schema.index_sql(conn, index)
-            if index == TRIGRAM and not (_env.trigram_enabled() and self.trigram_available):
-                with indexing.write_txn(conn):
-                    if sql is not None and not _env.trigram_enabled():
-                        # Opt-out: the storage goes for good (its triggers too).
-                        schema.drop_index_objects(conn, TRIGRAM)
-                        schema.clear_markers(conn, TRIGRAM)
-                        schema.delete_meta(conn, schema.META_TRIGRAM_STALE)
-                    # Same transaction: Hermes Agent never sees the names missing.
-                    schema.install_trigram_placeholders(conn)
-                continue
-            if (sql is None or stale or schema.index_layout(sql) == "inline"
-                    or (index == TRIGRAM and self._meta(schema.META_TRIGRAM_STALE))):
-                indexing.reset_index(conn, index)
-        if stale:
-            with indexing.write_txn(conn):
-                if not self.cjk_available and schema.index_sql(conn, CJK) is not None:
-                    # It may share the damage; rebuild it once the extension is back.
-                    schema.set_meta(conn, schema.META_CJK_STALE, 1)
-                schema.delete_meta(conn, schema.META_FTS_STALE, schema.META_FTS_STALE_REASON)
-        if self.cjk_available and (stale or self._meta(schema.META_CJK_STALE) is not None
-                                   or schema.index_sql(conn, CJK) is None):
-            indexing.reset_index(conn, CJK)
+        index_state.repair(conn, self._caps)
 
         emit("backfill")
         self.backfill(sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
@@ -631,7 +417,7 @@ class SessionStore:
         if remaining is not None:
             logger.warning("optimize-storage: backfill incomplete: %s", remaining)
             return {"ok": False, "reason": "backfill_incomplete", "vacuumed": None,
-                    "size_before": size_before, "size_after": indexing.file_bytes(conn)}
+                    "size_before": size_before, "size_after": _sqlite.db_bytes(conn)}
 
         vacuumed: bool | None = None
         if vacuum:
@@ -650,19 +436,19 @@ class SessionStore:
         emit("done")
         logger.info("storage optimization complete")
         return {"ok": True, "vacuumed": vacuumed, "size_before": size_before,
-                "size_after": indexing.file_bytes(conn)}
+                "size_after": _sqlite.db_bytes(conn)}
 
     def integrity_check(self) -> dict[str, str | None]:
         """FTS5 'integrity-check' per existing, usable index: None means it passed."""
         out: dict[str, str | None] = {}
         for index in schema.INDEXES:
-            if schema.index_sql(self.conn, index) is None:
+            if schema.index_sql(self._conn, index) is None:
                 continue
             if index == CJK and not self.cjk_available:
                 continue
             if index == TRIGRAM and not self.trigram_available:
                 continue
-            out[index] = indexing.integrity_check(self.conn, index)
+            out[index] = indexing.integrity_check(self._conn, index)
         return out
 
     # ------------------------------------------------------ search and views
@@ -671,56 +457,71 @@ class SessionStore:
                         exclude_sources: Sequence[str] | None = None,
                         role_filter: Any = None, limit: int = 20, offset: int = 0,
                         sort: str | None = None, include_inactive: bool = False,
-                        fields: Any = None) -> list[dict[str, Any]]:
-        """Search visible messages; routes and semantics in hermes_fts.search."""
-        from . import search
+                        fields: Any = None, *, route: str | None = None
+                        ) -> list[dict[str, Any]]:
+        """Search visible messages; routes and semantics in ``hermes_fts.search``.
 
-        return search.search_messages(self, query, source_filter, exclude_sources, role_filter,
-                                      limit, offset, sort, include_inactive, fields)
+        ``route`` (``fts5``, ``fts_cjk``, ``trigram`` or ``like_scan``) runs
+        the search as if that route's index were the only one, plus the LIKE
+        scan: ``hermes-fts bench`` compares routes with it.  A damaged index
+        found on the way is detached (search falls back to LIKE) and the
+        search is answered anyway.
+        """
+        request = search.SearchRequest(query, source_filter, exclude_sources, role_filter,
+                                       limit, offset, sort, include_inactive, fields, route)
+        if not self.readonly:
+            self.sync()  # rows written by processes without the extension
+        try:
+            return search.search_messages(self._conn, self.index_state(), request)
+        except sqlite3.DatabaseError as exc:
+            if not self._is_index_corruption(exc):
+                raise
+            self._mark_fts_stale(str(exc))
+            # A read-only store cannot record it; the search is told directly.
+            damaged = {**self.index_state(), "fts_stale": True}
+            return search.search_messages(self._conn, damaged, request)
 
     def describe_search_path(self, query: Any) -> str:
         """The route search_messages(query) takes: fts5, fts_cjk, trigram, like_scan, …"""
-        from . import search
-
-        return search.describe_search_path(self, query)
+        return search.describe_search_path(self.index_state(), query)
 
     def get_messages_around(self, session_id: str, around_message_id: int,
                             window: int = 5) -> dict[str, Any]:
-        return transcript.get_messages_around(self.conn, session_id, around_message_id, window)
+        return transcript.get_messages_around(self._conn, session_id, around_message_id, window)
 
     def get_anchored_view(self, session_id: str, message_id: int, window: int = 5,
                           bookend: int = 3) -> dict[str, Any]:
-        return transcript.get_anchored_view(self.conn, session_id, message_id, window, bookend)
+        return transcript.get_anchored_view(self._conn, session_id, message_id, window, bookend)
 
     def get_anchor_summary(self, session_id: str, anchor_id: int,
                            window: int = 5) -> dict[str, Any]:
         """The anchor alone plus the neighbour counts ``get_anchored_view`` would report."""
-        return transcript.get_anchor_summary(self.conn, session_id, anchor_id, window)
+        return transcript.get_anchor_summary(self._conn, session_id, anchor_id, window)
 
     def message_flags(self, message_id: int) -> tuple[str, int, int] | None:
         """``(session_id, active, compacted)`` of a message; None when it does not exist."""
-        return transcript.message_flags(self.conn, message_id)
+        return transcript.message_flags(self._conn, message_id)
 
     def find_session_by_title(self, title: str) -> str | None:
         """Session id of the newest ``"<title> #N"`` continuation, else of the exact title."""
-        return transcript.find_session_by_title(self.conn, title)
+        return transcript.find_session_by_title(self._conn, title)
 
     def sessions_by_activity(self, hidden_sources: Sequence[str] = (), limit: int = 20,
                              offset: int = 0) -> list[dict[str, Any]]:
         """Session rows, most recently active first, leaving out ``hidden_sources``."""
-        return transcript.sessions_by_activity(self.conn, hidden_sources, limit, offset)
+        return transcript.sessions_by_activity(self._conn, hidden_sources, limit, offset)
 
     def count_messages(self, session_id: str) -> int:
         """Stored messages of a session, every kind included."""
-        return transcript.count_messages(self.conn, session_id)
+        return transcript.count_messages(self._conn, session_id)
 
     def session_preview(self, session_id: str) -> str:
         """The session's first visible user message on one line, shortened."""
-        return transcript.session_preview(self.conn, session_id)
+        return transcript.session_preview(self._conn, session_id)
 
     def first_message_id(self, session_id: str) -> int | None:
         """Id of the session's first visible message, None when it has none."""
-        return transcript.first_message_id(self.conn, session_id)
+        return transcript.first_message_id(self._conn, session_id)
 
     # -------------------------------------------------------------- status
 
@@ -732,7 +533,7 @@ class SessionStore:
         size of content + tool_name + tool_calls, and each index's ``x_text``
         is its size as a multiple of that.
         """
-        conn = self.conn
+        conn = self._conn
         state = self.index_state()
         text = indexing.text_bytes(conn)
         sizes = indexing.index_sizes(conn, text)
@@ -757,7 +558,7 @@ class SessionStore:
 
     def close(self) -> None:
         try:
-            self.conn.close()
+            self._conn.close()
         except sqlite3.Error as exc:
             logger.debug("closing %s failed: %s", self._path, exc)
 

@@ -24,6 +24,7 @@ from typing import Any
 from ._params import as_int
 from ._sqlite import row_dict
 from .content import decode_content, parse_tool_calls
+from .schema import MESSAGES
 
 __all__ = [
     "count_messages",
@@ -39,19 +40,10 @@ __all__ = [
     "visible_sql",
 ]
 
-_MESSAGE_COLUMNS = (
-    "id",
-    "session_id",
-    "role",
-    "content",
-    "tool_call_id",
-    "tool_calls",
-    "tool_name",
-    "timestamp",
-    "active",
-    "compacted",
-    "display_kind",
-)
+# The model's private reasoning stays out of transcripts read back to a user
+# or an agent; every other message column is shown.
+_MODEL_ONLY = frozenset({"reasoning", "reasoning_content", "reasoning_details"})
+_MESSAGE_COLUMNS = ("id", *(name for name in MESSAGES.names if name not in _MODEL_ONLY))
 _SELECT = "SELECT " + ", ".join(_MESSAGE_COLUMNS) + " FROM messages"
 
 
@@ -304,7 +296,9 @@ def sessions_by_activity(
     to rows written long ago (a back-dated import) and whose own activity
     marks are older is found only once it is among the latest marks.
     """
-    want = max(int(limit), 0) + max(int(offset), 0)
+    limit = max(as_int(limit, "limit"), 0)
+    offset = max(as_int(offset, "offset"), 0)
+    want = limit + offset
     if want == 0:
         return []
     not_hidden = ""

@@ -51,13 +51,15 @@ def test_routes_follow_the_terms_not_the_total_cjk_count(store):
 
 
 def test_route_fallbacks_when_an_index_cannot_represent_the_query(store):
-    plan = search.plan_search
+    def plan(st, query, **kw):
+        return search.plan_search(st.index_state(), query, **kw)
+
     # trigram only when every term has >= 3 characters (hermes-agent#20494).
-    assert plan(store, "广西 OR 桂林 OR 漓江", only_route="trigram").route == "like_scan"
-    assert plan(store, "桂林漓江", only_route="trigram").route == "trigram"
-    assert plan(store, "桂林 漓江山水", only_route="trigram").route == "like_scan"
+    assert plan(store, "广西 OR 桂林 OR 漓江", route="trigram").route == "like_scan"
+    assert plan(store, "桂林漓江", route="trigram").route == "trigram"
+    assert plan(store, "桂林 漓江山水", route="trigram").route == "like_scan"
     # a CJK query can never be answered by the word index.
-    assert plan(store, "服务", only_route="fts5").route == "like_scan"
+    assert plan(store, "服务", route="fts5").route == "like_scan"
     assert plan(store, "服务", role_filter="user,tool").route == "like_scan"
 
 
@@ -86,7 +88,7 @@ def test_trailing_star_is_a_prefix_on_every_route(store):
 
 def store_search(st, q, route, **kw):
     kw.setdefault("limit", 10**6)
-    return search.search_messages(st, q, only_route=route, **kw)
+    return st.search_messages(q, route=route, **kw)
 
 
 @pytest.mark.parametrize("route", ["fts5", "fts_cjk", "trigram", "like_scan"])
@@ -216,7 +218,7 @@ def test_backfill_gap_is_supplemented_by_like(store):
     # Pretend the word index was just added: both rows are in the unindexed range.
     from hermes_fts import indexing, schema
 
-    indexing.reset_index(store.conn, schema.BASE)
+    indexing.reset_index(store._conn, schema.BASE)
     assert store.index_state()[schema.BASE]["unindexed_range"] is not None
     assert set(ids(store.search_messages("probe"))) == {first, second}
 
@@ -224,7 +226,7 @@ def test_backfill_gap_is_supplemented_by_like(store):
 def test_corrupt_index_fails_open_to_like(store):
     hit = add(store, "s1", "user", "corruption probe sentence", 10)
     # Leaf pages full of 0xff: FTS5 reports SQLITE_CORRUPT_VTAB on MATCH.
-    store.conn.execute("UPDATE messages_fts_data SET block = x'ffffffffffffffffffff' WHERE id > 10")
+    store._conn.execute("UPDATE messages_fts_data SET block = x'ffffffffffffffffffff' WHERE id > 10")
     rows = store.search_messages("corruption")
     assert ids(rows) == [hit]
     assert store.describe_search_path("corruption") == "like_scan_fts_stale"
@@ -347,7 +349,7 @@ def test_recall_of_cjk_terms_is_exact_on_every_route(recall_store, route):
         assert len(got) == len(set(got)), term
         assert set(got) == truth, (route, term)
         expected_route = route if route != "trigram" or len(term) >= 3 else "like_scan"
-        assert search.plan_search(st, term, ROLES, route).route == expected_route
+        assert search.plan_search(st.index_state(), term, ROLES, route).route == expected_route
 
 
 @pytest.mark.parametrize("route", ["fts5", "fts_cjk", "trigram", "like_scan"])
@@ -359,7 +361,7 @@ def test_recall_of_latin_words_is_exact_on_every_route(recall_store, route):
         truth = {r["id"] for r in visible if pattern.search(r["content"].lower())}
         got = ids(store_search(st, word, route, role_filter=ROLES))
         assert set(got) == truth, (route, word)
-        assert search.plan_search(st, word, ROLES, only_route=route).route == route
+        assert search.plan_search(st.index_state(), word, ROLES, route=route).route == route
 
 
 def test_recall_including_tool_rows_uses_full_bodies(recall_store):

@@ -27,7 +27,7 @@ def ids(rows):
 
 
 def forced(st, q, route, **kw):
-    return ids(search.search_messages(st, q, only_route=route, **kw))
+    return ids(st.search_messages(q, route=route, **kw))
 
 
 # ---------------------------------------------------------------------------

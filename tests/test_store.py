@@ -41,7 +41,7 @@ def _fill(store: SessionStore, n_rounds: int = 1) -> list[int]:
 
 
 def _match(store: SessionStore, index: str, query: str) -> set[int]:
-    return {r[0] for r in store.conn.execute(
+    return {r[0] for r in store._conn.execute(
         f"SELECT rowid FROM {index} WHERE {index} MATCH ?", (query,))}
 
 
@@ -56,8 +56,8 @@ def _view_ids(conn: sqlite3.Connection, index: str) -> set[int]:
 def _assert_indexes_exact(store: SessionStore) -> None:
     assert all(v is None for v in store.integrity_check().values()), store.integrity_check()
     for index in schema.INDEXES:
-        if schema.index_sql(store.conn, index) is not None:
-            assert _indexed_ids(store.conn, index) == _view_ids(store.conn, index), index
+        if schema.index_sql(store._conn, index) is not None:
+            assert _indexed_ids(store._conn, index) == _view_ids(store._conn, index), index
 
 
 @pytest.fixture
@@ -69,8 +69,8 @@ def test_default_path_uses_hermes_home(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
     with SessionStore() as store:
         assert store.path == os.path.realpath(tmp_path / "home" / "state.db")
-        assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        names = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
+        assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        names = {r[0] for r in store._conn.execute("SELECT name FROM sqlite_master")}
         assert {"sessions", "messages", "state_meta", BASE, TRIGRAM} <= names
         assert "schema_version" not in names  # that table belongs to Hermes Agent
 
@@ -97,7 +97,7 @@ def test_writers_and_indexes(db: Path) -> None:
         assert store.get_session("s1")["end_reason"] == "compression"
         assert _match(store, CJK, "数据") == set()
         assert _match(store, CJK, "检索") == {ids[0]}
-        assert indexing.pending_count(store.conn) == 0  # own writes applied in the same txn
+        assert indexing.pending_count(store._conn) == 0  # own writes applied in the same txn
         _assert_indexes_exact(store)
 
 
@@ -105,7 +105,7 @@ def test_writers_and_indexes(db: Path) -> None:
 def test_flag_flips_never_touch_the_indexes(db: Path) -> None:
     with SessionStore(db) as store:
         ids = _fill(store)
-        conn = store.conn
+        conn = store._conn
         conn.execute(f"DROP TRIGGER {CJK_PENDING}_insert")  # keep pending rows visible
         before = conn.total_changes
         store.set_message_flags(ids[0], active=False, compacted=True)
@@ -133,7 +133,7 @@ def test_pending_coalescing_of_foreign_changes(db: Path) -> None:
                      "WHERE content = '外部插入的消息'")
     conn.close()
     with SessionStore(db) as store:  # open applies the backlog
-        assert indexing.pending_count(store.conn) == 0
+        assert indexing.pending_count(store._conn) == 0
         assert _match(store, CJK, "第二") == {ids[0]}
         assert _match(store, CJK, "第一") == set()
         assert _match(store, CJK, "工具") == {ids[4]}
@@ -149,7 +149,7 @@ def test_readonly_open_changes_no_byte(db: Path) -> None:
 
     with SessionStore(db) as store:
         _fill(store)
-        store.mark_fts_stale("test: pending state must not be repaired by a reader")
+        store._mark_fts_stale("test: pending state must not be repaired by a reader")
     wal = db.with_name(db.name + "-wal")
     for writer_open in (False, True):
         writer = SessionStore(db) if writer_open else None
@@ -158,7 +158,7 @@ def test_readonly_open_changes_no_byte(db: Path) -> None:
         before = (digest(db), digest(wal))
         with SessionStore(db, readonly=True) as ro:
             state = ro.index_state()
-            assert ro.conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0] >= 6
+            assert ro._conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0] >= 6
             assert ro.sync() == 0
             with pytest.raises(PermissionError):
                 ro.add_message("s1", "user", "nope")
@@ -185,13 +185,13 @@ def test_trigram_tokenizer_unavailable_simulated(db: Path, monkeypatch: pytest.M
         state = store.index_state()
         assert state[TRIGRAM]["served"] is False
         assert state[BASE]["served"] is True
-        assert schema.missing_triggers(store.conn, TRIGRAM)  # detached: writes keep working
+        assert schema.missing_triggers(store._conn, TRIGRAM)  # detached: writes keep working
         new = store.add_message("s1", "user", "written while trigram is off")
         assert _match(store, BASE, "written") == {new}
         store.delete_message(ids[0])
     fresh = db.with_name("fresh.db")
     with SessionStore(fresh) as store:
-        assert schema.index_sql(store.conn, TRIGRAM) is None
+        assert schema.index_sql(store._conn, TRIGRAM) is None
         _fill(store)
         assert store.index_state()[BASE]["served"] is True
     monkeypatch.undo()
@@ -208,13 +208,13 @@ def test_trigram_opt_out(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HERMES_TRIGRAM_FTS", "0")
     with SessionStore(db) as store:
         assert store.index_state()[TRIGRAM]["served"] is False
-        assert schema.index_sql(store.conn, TRIGRAM) is not None  # storage kept until optimize
+        assert schema.index_sql(store._conn, TRIGRAM) is not None  # storage kept until optimize
         store.add_message("s1", "user", "after opt-out")
         assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
-        assert schema.index_sql(store.conn, TRIGRAM) is None
+        assert schema.index_sql(store._conn, TRIGRAM) is None
     fresh = db.with_name("fresh.db")
     with SessionStore(fresh) as store:
-        assert schema.index_sql(store.conn, TRIGRAM) is None
+        assert schema.index_sql(store._conn, TRIGRAM) is None
 
 
 def test_no_fts5_simulated_writes_still_work(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -223,7 +223,7 @@ def test_no_fts5_simulated_writes_still_work(db: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(schema, "probe_fts5", lambda conn: False)
     with SessionStore(db) as store:
         assert store.index_state()[BASE]["served"] is False
-        assert schema.missing_triggers(store.conn, BASE)
+        assert schema.missing_triggers(store._conn, BASE)
         store.add_message("s1", "user", "no fts5 here")
         assert store.optimize_storage()["reason"] == "fts5_unavailable"
     monkeypatch.undo()
@@ -238,23 +238,23 @@ def test_no_fts5_simulated_writes_still_work(db: Path, monkeypatch: pytest.Monke
 def test_corrupt_shadow_table_fails_open_to_like(db: Path) -> None:
     with SessionStore(db) as store:
         ids = _fill(store, n_rounds=30)
-        contents = {r[0]: r[1] for r in store.conn.execute("SELECT id, content FROM messages")}
+        contents = {r[0]: r[1] for r in store._conn.execute("SELECT id, content FROM messages")}
     conn = sqlite3.connect(db)
     with conn:
         conn.execute(f"UPDATE {BASE}_data SET block = randomblob(length(block)) WHERE id > 10")
     conn.close()
     with SessionStore(db) as store:
         with pytest.raises(sqlite3.DatabaseError) as err:
-            store.conn.execute(f"SELECT rowid FROM {BASE} WHERE {BASE} MATCH 'deployment'"
+            store._conn.execute(f"SELECT rowid FROM {BASE} WHERE {BASE} MATCH 'deployment'"
                                ).fetchall()
-        assert is_index_corruption(store.conn, err.value)
-        store.mark_fts_stale(str(err.value))
+        assert is_index_corruption(store._conn, err.value)
+        store._mark_fts_stale(str(err.value))
         state = store.index_state()
         assert state["fts_stale"] and not state[BASE]["served"] and not state[CJK]["served"]
         # Every message is still found by a LIKE scan over its own text.
         for mid, text in contents.items():
             probe = text[:12]
-            hits = {r[0] for r in store.conn.execute(
+            hits = {r[0] for r in store._conn.execute(
                 "SELECT id FROM messages WHERE content LIKE ?", (f"%{probe}%",))}
             assert mid in hits
         new = store.add_message("s1", "user", "written after corruption 损坏之后")
@@ -289,7 +289,7 @@ def test_write_through_corrupt_index_is_not_lost(db: Path) -> None:
 def test_backfill_in_process_with_status_and_gap(db: Path) -> None:
     with SessionStore(db) as store:
         ids = _fill(store, n_rounds=40)
-        store.mark_fts_stale("test")
+        store._mark_fts_stale("test")
         progress: list[dict] = []
         result = store.optimize_storage(progress=progress.append, vacuum=False,
                                         sleep=lambda s: None, chunk_rows=25)
@@ -302,8 +302,8 @@ def test_backfill_in_process_with_status_and_gap(db: Path) -> None:
         assert store.unindexed_range(BASE) is None
         _assert_indexes_exact(store)
         # a stale open now shows a pending range the search layer can LIKE-scan
-        store.mark_fts_stale("again")
-        indexing.reset_index(store.conn, BASE)
+        store._mark_fts_stale("again")
+        indexing.reset_index(store._conn, BASE)
         assert store.unindexed_range(BASE) == (0, max(ids))
         st = store.rebuild_status()
         assert st and st["pending"] and st["indexed"] == 0 and st["percent"] == 0
@@ -336,9 +336,9 @@ def test_existing_store_extra_columns_and_tables_untouched(db: Path) -> None:
     with SessionStore(db) as store:
         assert store.rebuild_status() is not None  # old rows wait for the backfill
         store.optimize_storage(sleep=lambda s: None, vacuum=False)
-        row = store.conn.execute("SELECT extra_col, display_kind FROM messages").fetchone()
+        row = store._conn.execute("SELECT extra_col, display_kind FROM messages").fetchone()
         assert tuple(row) == ("keep", None)
-        assert store.conn.execute("SELECT billing FROM sessions").fetchone()[0] == "b"
+        assert store._conn.execute("SELECT billing FROM sessions").fetchone()[0] == "b"
         assert _match(store, BASE, "old") == {1}
         _assert_indexes_exact(store)
 
@@ -366,7 +366,7 @@ def test_cli_optimize_prompt_eof_is_no(db: Path, monkeypatch: pytest.MonkeyPatch
                                        capsys: pytest.CaptureFixture[str]) -> None:
     with SessionStore(db) as store:
         _fill(store)
-        store.mark_fts_stale("test")
+        store._mark_fts_stale("test")
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert cli.main(["optimize-storage", "--db", str(db)]) == 1
     assert "Cancelled" in capsys.readouterr().out
@@ -407,7 +407,7 @@ def test_cli_optimize_ctrl_c_then_resume(db: Path, monkeypatch: pytest.MonkeyPat
                                          capsys: pytest.CaptureFixture[str]) -> None:
     with SessionStore(db) as store:
         _fill(store, n_rounds=100)
-        store.mark_fts_stale("test")
+        store._mark_fts_stale("test")
     calls = {"n": 0}
     real = cli.ProgressBar.__call__
 

@@ -42,7 +42,7 @@ def _python(code: str, timeout: float = 60, **env: str) -> str:
 
 
 def _match(store: SessionStore, index: str, query: str) -> set[int]:
-    return {r[0] for r in store.conn.execute(
+    return {r[0] for r in store._conn.execute(
         f"SELECT rowid FROM {index} WHERE {index} MATCH ?", (query,))}
 
 
@@ -50,13 +50,13 @@ def _assert_indexes_exact(store: SessionStore) -> None:
     problems = {k: v for k, v in store.integrity_check().items() if v is not None}
     assert not problems, problems
     for index in schema.INDEXES:
-        if schema.index_sql(store.conn, index) is None:
+        if schema.index_sql(store._conn, index) is None:
             continue
-        indexed = {r[0] for r in store.conn.execute(f"SELECT id FROM {index}_docsize")}
+        indexed = {r[0] for r in store._conn.execute(f"SELECT id FROM {index}_docsize")}
         # Hermes Agent's own inline layout indexes every message.
-        inline = schema.index_layout(schema.index_sql(store.conn, index)) == "inline"
+        inline = schema.index_layout(schema.index_sql(store._conn, index)) == "inline"
         source = "messages" if inline else schema.DDL[index].view
-        expected = {r[0] for r in store.conn.execute(f"SELECT id FROM {source}")}
+        expected = {r[0] for r in store._conn.execute(f"SELECT id FROM {source}")}
         assert indexed == expected, (index, len(indexed ^ expected))
 
 
@@ -189,14 +189,14 @@ def test_store_made_by_hermes_agent(tmp_path: Path, hermes_agent: Path) -> None:
         assert state[CJK]["exists"] and state[CJK]["unindexed_range"] is not None
         store.backfill(sleep=lambda s: None)
         assert store.index_state()[CJK]["served"]
-        assert hermes_objects(store.conn) == before
-        rows = store.conn.execute("SELECT version FROM schema_version").fetchall()
+        assert hermes_objects(store._conn) == before
+        rows = store._conn.execute("SELECT version FROM schema_version").fetchall()
         assert [tuple(r) for r in rows] == version
         _assert_indexes_exact(store)
     a, b, _c, _d = _run_hermes(hermes_agent, db)  # Hermes again, now next to our objects
     with SessionStore(db) as store:
         assert a in _match(store, CJK, "中文") and b in _match(store, CJK, "更新")
-        assert hermes_objects(store.conn) == before
+        assert hermes_objects(store._conn) == before
         _assert_indexes_exact(store)
         # optimize-storage moves Hermes' inline layout onto the compact one
         assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
@@ -276,7 +276,7 @@ def test_kill_9_during_backfill_resumes_exactly(tmp_path: Path) -> None:
              "role": ("user", "assistant", "tool")[i % 3],
              "content": f"第{i}条消息 message number {i}", "tool_name": "t" if i % 3 == 2 else None}
             for i in range(3000))
-        store.mark_fts_stale("test: force a full rebuild of every index")
+        store._mark_fts_stale("test: force a full rebuild of every index")
     writer = SessionStore(db)
     kills = 0
     interrupted: set[str] = set()
@@ -345,7 +345,7 @@ def test_writer_appends_during_optimize_storage(tmp_path: Path,
         store.add_messages({"session_id": "s1", "role": "user",
                             "content": f"历史消息 {i} history " + "词语" * 40}
                            for i in range(3000))
-        store.mark_fts_stale("test: rebuild everything while a writer appends")
+        store._mark_fts_stale("test: rebuild everything while a writer appends")
     proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(
         _WRITER_CHILD.format(db=str(db), stop=str(stop)))], env=_env(),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -400,25 +400,25 @@ def _trigram_trigger_sql(conn: sqlite3.Connection) -> dict[str, str]:
 
 def _assert_ours_intact(store: SessionStore, base_sql: str | None) -> None:
     """Base and CJK exact; every index passes 'integrity-check' unless quarantined."""
-    assert schema.index_sql(store.conn, BASE) == base_sql
+    assert schema.index_sql(store._conn, BASE) == base_sql
     state = store.index_state()
     for index in schema.INDEXES:
-        sql = schema.index_sql(store.conn, index)
+        sql = schema.index_sql(store._conn, index)
         if sql is None:
             continue
         quarantined = (index == TRIGRAM and not state[TRIGRAM]["served"]
                        and schema.index_layout(sql) == "external")
         if not quarantined:  # a quarantined trigram index is not maintained by design
-            problem = indexing.integrity_check(store.conn, index)
+            problem = indexing.integrity_check(store._conn, index)
             assert problem is None, (index, problem)
             if schema.index_layout(sql) == "external":
                 # rank 1: compare with the content view too; the plain form
                 # only proves the index consistent with itself.
-                store.conn.execute(
+                store._conn.execute(
                     f"INSERT INTO {index}({index}, rank) VALUES('integrity-check', 1)")
         if state[index]["served"]:
-            indexed = {r[0] for r in store.conn.execute(f"SELECT id FROM {index}_docsize")}
-            expected = {r[0] for r in store.conn.execute(
+            indexed = {r[0] for r in store._conn.execute(f"SELECT id FROM {index}_docsize")}
+            expected = {r[0] for r in store._conn.execute(
                 f"SELECT id FROM {schema.DDL[index].view}")}
             assert indexed == expected, (index, len(indexed ^ expected))
 
@@ -436,13 +436,13 @@ def test_hermes_agent_never_rebuilds_our_indexes_with_trigram_off(
     ours = _seed(db)
     with _open_trigram_off(db, mode, monkeypatch) as store:
         assert not store.index_state()[TRIGRAM]["served"]
-        base_sql = schema.index_sql(store.conn, BASE)
+        base_sql = schema.index_sql(store._conn, BASE)
         assert schema.index_layout(base_sql) == "external"
         # Hermes' three trigram names are present, and none of them writes.
-        assert set(_trigram_trigger_sql(store.conn)) >= {
+        assert set(_trigram_trigger_sql(store._conn)) >= {
             f"{TRIGRAM}_insert", f"{TRIGRAM}_delete", f"{TRIGRAM}_update"}
-        assert schema.missing_triggers(store.conn, TRIGRAM)
-        before_trigram = schema.index_sql(store.conn, TRIGRAM)
+        assert schema.missing_triggers(store._conn, TRIGRAM)
+        before_trigram = schema.index_sql(store._conn, TRIGRAM)
     for _round in range(2):
         a, b, c, d = _run_hermes(hermes_agent, db)
         plain = sqlite3.connect(db)
@@ -453,7 +453,7 @@ def test_hermes_agent_never_rebuilds_our_indexes_with_trigram_off(
             store.sync()
             _assert_ours_intact(store, base_sql)
             if before_trigram is not None:
-                assert schema.index_sql(store.conn, TRIGRAM) == before_trigram
+                assert schema.index_sql(store._conn, TRIGRAM) == before_trigram
             assert a in _found(store, "hermesalpha") and a in _found(store, "中文消息")
             assert b in _found(store, "hermesdelta") and b not in _found(store, "hermesbeta")
             assert _found(store, "hermesdoomed") == set()
@@ -479,9 +479,9 @@ def test_trigram_reenabled_after_hermes_wrote(
         store.backfill(sleep=lambda s: None)
         state = store.index_state()
         assert state[TRIGRAM]["served"] and state[TRIGRAM]["layout"] == "external"
-        triggers = _trigram_trigger_sql(store.conn)
+        triggers = _trigram_trigger_sql(store._conn)
         assert set(triggers) == {name for name, _ in schema.DDL[TRIGRAM].triggers}
-        assert not schema.missing_triggers(store.conn, TRIGRAM)
+        assert not schema.missing_triggers(store._conn, TRIGRAM)
         _assert_indexes_exact(store)
     a, b, _c, _d = _run_hermes(hermes_agent, db)
     with SessionStore(db) as store:
@@ -497,12 +497,12 @@ def test_trigram_reenabled_on_a_store_that_never_had_it(
     monkeypatch.setenv("HERMES_TRIGRAM_FTS", "0")
     ids = _seed(db)
     with SessionStore(db) as store:
-        assert schema.index_sql(store.conn, TRIGRAM) is None
+        assert schema.index_sql(store._conn, TRIGRAM) is None
         # Placeholders never fire: a plain writer keeps working.
         new = store.add_message("s1", "user", "关闭期间写入 whileoff")
-        cookie = store.conn.execute("PRAGMA schema_version").fetchone()[0]
+        cookie = store._conn.execute("PRAGMA schema_version").fetchone()[0]
     with SessionStore(db) as store:  # placeholders in place: the open rewrites no schema
-        assert store.conn.execute("PRAGMA schema_version").fetchone()[0] == cookie
+        assert store._conn.execute("PRAGMA schema_version").fetchone()[0] == cookie
     conn = sqlite3.connect(db)  # no FTS5 code path involved at all
     with conn:
         conn.execute("UPDATE messages SET content = 'plain writer' WHERE id = ?", (ids[0],))
@@ -513,7 +513,7 @@ def test_trigram_reenabled_on_a_store_that_never_had_it(
         assert store.unindexed_range(TRIGRAM) is not None  # seeded backfill
         store.backfill(sleep=lambda s: None)
         assert store.index_state()[TRIGRAM]["served"]
-        assert not schema.missing_triggers(store.conn, TRIGRAM)
+        assert not schema.missing_triggers(store._conn, TRIGRAM)
         assert _match(store, TRIGRAM, "whileoff") == {new}
         after = store.add_message("s1", "user", "重新启用后写入 afteron")
         assert _match(store, TRIGRAM, "afteron") == {after}
@@ -527,10 +527,10 @@ def test_optimize_storage_with_trigram_off_keeps_placeholders(
     monkeypatch.setenv("HERMES_TRIGRAM_FTS", "0")
     _run_hermes(hermes_agent, db)
     with SessionStore(db) as store:
-        base_sql = schema.index_sql(store.conn, BASE)
+        base_sql = schema.index_sql(store._conn, BASE)
         assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
-        assert schema.index_sql(store.conn, TRIGRAM) is None  # opt-out storage gone
-        assert set(_trigram_trigger_sql(store.conn)) == {
+        assert schema.index_sql(store._conn, TRIGRAM) is None  # opt-out storage gone
+        assert set(_trigram_trigger_sql(store._conn)) == {
             f"{TRIGRAM}_insert", f"{TRIGRAM}_delete", f"{TRIGRAM}_update"}
         _assert_ours_intact(store, base_sql)
     for _round in range(2):
@@ -539,7 +539,7 @@ def test_optimize_storage_with_trigram_off_keeps_placeholders(
             _assert_ours_intact(store, base_sql)
             assert a in _found(store, "hermesalpha") and b in _found(store, "hermesdelta")
             assert store.optimize_storage(sleep=lambda s: None, vacuum=True)["ok"]
-            assert schema.index_sql(store.conn, TRIGRAM) is None
+            assert schema.index_sql(store._conn, TRIGRAM) is None
             _assert_ours_intact(store, base_sql)
 
 
@@ -548,17 +548,17 @@ def test_hermes_agent_between_base_and_trigram_rebuilds(tmp_path: Path,
     db = tmp_path / "state.db"
     _seed(db)
     with SessionStore(db) as store:
-        store.mark_fts_stale("test: repair after corruption")
+        store._mark_fts_stale("test: repair after corruption")
         # optimize-storage resets the base index first, the trigram one next:
         # a Hermes Agent open in between must not refill the new base index.
-        indexing.reset_index(store.conn, BASE)
-        base_sql = schema.index_sql(store.conn, BASE)
+        indexing.reset_index(store._conn, BASE)
+        base_sql = schema.index_sql(store._conn, BASE)
         a, b, _c, _d = _run_hermes(hermes_agent, db)
-        left = _trigram_trigger_sql(store.conn)
+        left = _trigram_trigger_sql(store._conn)
         assert len(left) == 3 and all(map(schema.is_placeholder, left.values())), left
         store.backfill(BASE, sleep=lambda s: None)
-        assert indexing.integrity_check(store.conn, BASE) is None
-        store.conn.execute(f"INSERT INTO {BASE}({BASE}, rank) VALUES('integrity-check', 1)")
+        assert indexing.integrity_check(store._conn, BASE) is None
+        store._conn.execute(f"INSERT INTO {BASE}({BASE}, rank) VALUES('integrity-check', 1)")
         assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
         _assert_ours_intact(store, base_sql)
         assert store.index_state()[TRIGRAM]["served"]

@@ -550,10 +550,10 @@ def test_discovery_dedupes_lineage_and_returns_hit_session(searchable):
 def test_discovery_survives_parent_cycles(searchable):
     conversation(searchable, "a", [("user", "ouroboros one")])
     conversation(searchable, "b", [("user", "ouroboros two")], parent="a")
-    searchable.conn.execute("UPDATE sessions SET parent_session_id = 'b' WHERE id = 'a'")
+    searchable._conn.execute("UPDATE sessions SET parent_session_id = 'b' WHERE id = 'a'")
     conversation(searchable, "orphan", [("user", "ouroboros three")])
-    searchable.conn.execute("PRAGMA foreign_keys = OFF")
-    searchable.conn.execute("UPDATE sessions SET parent_session_id = 'gone' WHERE id = 'orphan'")
+    searchable._conn.execute("PRAGMA foreign_keys = OFF")
+    searchable._conn.execute("UPDATE sessions SET parent_session_id = 'gone' WHERE id = 'orphan'")
     out = session_search(searchable, query="ouroboros", limit=10)
     assert out["success"] is True
     ids = _result_ids(out)
@@ -914,8 +914,8 @@ def test_profile_store_closed_caller_store_kept(home, store, monkeypatch):
     assert session_search(store, profile="work")["success"] is True
     assert len(opened) == 1 and opened[0].readonly is True
     with pytest.raises(sqlite3.ProgrammingError):
-        opened[0].conn.execute("SELECT 1")
-    store.conn.execute("SELECT 1")  # the caller's store is still open
+        opened[0]._conn.execute("SELECT 1")
+    store._conn.execute("SELECT 1")  # the caller's store is still open
 
 
 def test_default_profile_reuses_caller_store(home, store, monkeypatch):

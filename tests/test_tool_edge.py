@@ -203,8 +203,8 @@ def test_browse_lists_sessions_in_a_parent_cycle(home):
             s, "b", [("user", "beta")], start=T0 + 20, parent="a", end_reason="compression"
         )
         conversation(s, "plain", [("user", "plain")], start=T0 + 30)
-        s.conn.execute("UPDATE sessions SET parent_session_id = 'loop' WHERE id = 'loop'")
-        s.conn.execute("UPDATE sessions SET parent_session_id = 'b' WHERE id = 'a'")
+        s._conn.execute("UPDATE sessions SET parent_session_id = 'loop' WHERE id = 'loop'")
+        s._conn.execute("UPDATE sessions SET parent_session_id = 'b' WHERE id = 'a'")
         out = session_search(s, limit=10)
         assert out["success"] is True
         listed = [r["session_id"] for r in out["results"]]

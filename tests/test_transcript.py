@@ -21,11 +21,11 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def around(store: SessionStore, sid: str, anchor: int, window: int = 5) -> dict:
-    return transcript.get_messages_around(store.conn, sid, anchor, window)
+    return transcript.get_messages_around(store._conn, sid, anchor, window)
 
 
 def anchored(store: SessionStore, sid: str, anchor: int, **kw) -> dict:
-    return transcript.get_anchored_view(store.conn, sid, anchor, **kw)
+    return transcript.get_anchored_view(store._conn, sid, anchor, **kw)
 
 
 # --------------------------------------------------------------------------- around
@@ -139,7 +139,7 @@ def test_include_hidden_switch_on_the_primitive(store):
     ids = conversation(store, "s1", chat(5))
     store.update_message(ids[1], display_kind="hidden")
     assert ids[1] in ids_of(around(store, "s1", ids[2], window=1)["window"])
-    strict = transcript.get_messages_around(store.conn, "s1", ids[2], 1, include_hidden=False)
+    strict = transcript.get_messages_around(store._conn, "s1", ids[2], 1, include_hidden=False)
     assert ids_of(strict["window"]) == [ids[0], ids[2], ids[3]]
 
 
@@ -290,13 +290,13 @@ def test_first_message_id_and_preview(store):
         ],
     )
     store.set_message_flags(ids[1], active=False, compacted=False)
-    assert transcript.first_message_id(store.conn, "s1") == ids[0]
-    preview = transcript.session_preview(store.conn, "s1")
+    assert transcript.first_message_id(store._conn, "s1") == ids[0]
+    preview = transcript.session_preview(store._conn, "s1")
     assert preview.startswith("please look at the flaky deploy script x")
     assert preview.endswith("...") and len(preview) == transcript.PREVIEW_CHARS + 3
     conversation(store, "empty", [])
-    assert transcript.first_message_id(store.conn, "empty") is None
-    assert transcript.session_preview(store.conn, "empty") == ""
+    assert transcript.first_message_id(store._conn, "empty") is None
+    assert transcript.session_preview(store._conn, "empty") == ""
 
 
 def test_sessions_by_activity_uses_newest_message(store):
@@ -304,7 +304,7 @@ def test_sessions_by_activity_uses_newest_message(store):
     conversation(store, "new", chat(2), start=2000)
     store.add_message("old", "user", "late reply", timestamp=9000)
     conversation(store, "bot", chat(2), start=3000, source="subagent")
-    rows = transcript.sessions_by_activity(store.conn, ("subagent",), limit=10)
+    rows = transcript.sessions_by_activity(store._conn, ("subagent",), limit=10)
     assert [r["id"] for r in rows] == ["old", "new"]
     assert rows[0]["last_active"] == 9000
 
@@ -315,9 +315,9 @@ def test_anchor_summary_matches_anchored_view(store):
     store.update_message(ids[12], display_kind="hidden")
     for anchor in (ids[0], ids[11], ids[13], ids[30], ids[-1]):
         full = anchored(store, "s1", anchor)
-        summary = transcript.get_anchor_summary(store.conn, "s1", anchor)
+        summary = transcript.get_anchor_summary(store._conn, "s1", anchor)
         assert ids_of(summary["window"]) == [anchor]
         assert summary["messages_before"] == full["messages_before"]
         assert summary["messages_after"] == full["messages_after"]
-    assert transcript.get_anchor_summary(store.conn, "s1", ids[12])["window"] == []
-    assert transcript.get_anchor_summary(store.conn, "other", ids[3])["window"] == []
+    assert transcript.get_anchor_summary(store._conn, "s1", ids[12])["window"] == []
+    assert transcript.get_anchor_summary(store._conn, "other", ids[3])["window"] == []

@@ -1,0 +1,240 @@
+"""The state of each search index: what it is, whether it can be served, and aligning it.
+
+``index_state`` reads what the file holds (exists, layout, served or why not,
+the id range a backfill has not reached) without writing.  ``align`` runs
+when a writer opens a store: it adds only what is missing and decides, per
+index, whether it is maintained.  ``repair`` is optimize-storage's first
+phase: it resets every index that is damaged, in Hermes Agent's inline layout,
+missing, or stale, so the backfill can rebuild it.
+
+Both take the ``Capabilities`` of this process's SQLite: whether FTS5, the
+trigram tokenizer and cjk_unicode61 are available here.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from . import _env, indexing, schema
+from .schema import BASE, CJK, TRIGRAM
+
+logger = logging.getLogger("hermes_fts.index_state")
+
+__all__ = ["Capabilities", "align", "index_state", "repair", "unindexed_range"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What this process's SQLite can do: FTS5, the trigram tokenizer, cjk_unicode61."""
+
+    fts5: bool
+    trigram: bool
+    cjk: bool
+
+
+def _triggers_ok(conn: sqlite3.Connection, index: str) -> bool:
+    return not schema.missing_triggers(conn, index)
+
+
+# --------------------------------------------------------------------------
+# Reading the state
+
+
+def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
+    """Per index: exists, served, reason, layout, unindexed range; plus flags."""
+    stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
+    stale_reason = indexing.get_meta(conn, schema.META_FTS_STALE_REASON) if stale else None
+    out: dict[str, Any] = {
+        "fts_stale": stale,
+        "fts_stale_reason": stale_reason,
+        "fts5_available": caps.fts5,
+        "trigram_available": caps.trigram,
+        "cjk_available": caps.cjk,
+        "cjk_pending": indexing.pending_count(conn),
+    }
+    for index in schema.INDEXES:
+        sql = schema.index_sql(conn, index)
+        served, reason = _served(conn, caps, index, sql, stale)
+        out[index] = {
+            "exists": sql is not None,
+            "layout": schema.index_layout(sql),
+            "served": served,
+            "reason": reason,
+            "unindexed_range": unindexed_range(conn, index),
+        }
+    return out
+
+
+def _served(conn: sqlite3.Connection, caps: Capabilities, index: str, sql: str | None,
+            stale: bool) -> tuple[bool, str]:
+    if sql is None:
+        return False, "not created"
+    if not caps.fts5:
+        return False, "fts5 unavailable"
+    if stale:
+        return False, "fts_stale: index under repair, run `hermes-fts optimize-storage`"
+    if index == TRIGRAM:
+        if not _env.trigram_enabled():
+            return False, "disabled by HERMES_TRIGRAM_FTS"
+        if not caps.trigram:
+            return False, "trigram tokenizer unavailable"
+        if indexing.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:
+            return False, "stale: run `hermes-fts optimize-storage`"
+        if schema.missing_triggers(conn, TRIGRAM):
+            # Seen by a read-only open before any writer marked it stale.
+            return False, "triggers missing: run `hermes-fts optimize-storage`"
+    if index == CJK:
+        if not caps.cjk:
+            return False, "cjk_unicode61 extension not loaded"
+        if indexing.get_meta(conn, schema.META_CJK_STALE) is not None:
+            return False, "stale: run `hermes-fts optimize-storage`"
+        if indexing.backfill_window(conn, CJK) is not None:
+            # Reference behaviour: the CJK index is served once complete.
+            return False, "backfill pending: run `hermes-fts optimize-storage`"
+    if indexing.backfill_window(conn, index) is not None:
+        return True, "backfill pending: add a LIKE scan over unindexed_range"
+    return True, "ok"
+
+def unindexed_range(conn: sqlite3.Connection, index: str) -> tuple[int, int] | None:
+    """``(lo, hi)``: ids ``lo < id <= hi`` are not yet in ``index``; None when complete."""
+    state = indexing.backfill_window(conn, index)
+    if state is None:
+        return None
+    high, progress = state
+    return (progress, high) if progress < high else None
+
+
+# --------------------------------------------------------------------------
+# Aligning on open
+
+
+def align(conn: sqlite3.Connection, caps: Capabilities) -> None:
+    """Schema alignment on open, in one write transaction; adds only what is missing.
+
+    Missing base tables and columns are added, then each index is created,
+    kept, detached (stale) or held by placeholders as this process can
+    maintain it.
+    """
+    with indexing.write_txn(conn):
+        schema.ensure_base_schema(conn)
+        _align_indexes(conn, caps)
+
+
+def _align_indexes(conn: sqlite3.Connection, caps: Capabilities) -> None:
+    if not caps.fts5:
+        # Triggers into FTS5 tables would make every message write fail.
+        for index in (BASE, TRIGRAM):
+            if schema.index_sql(conn, index) is not None and _triggers_ok(conn, index):
+                indexing.set_meta(conn, schema.META_FTS_STALE, 1)
+                indexing.set_meta(conn, schema.META_FTS_STALE_REASON, "fts5 unavailable")
+            schema.drop_triggers(conn, index)
+        logger.warning("SQLite FTS5 unavailable; message writes work, search uses LIKE")
+        return
+    stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
+    has_rows = conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
+
+    # Base word index.
+    if stale:
+        schema.drop_triggers(conn, BASE)
+    elif schema.index_sql(conn, BASE) is None:
+        schema.create_index_objects(conn, BASE)
+        if has_rows:
+            indexing.seed_full_backfill(conn, BASE)
+        schema.create_triggers(conn, BASE)
+    elif not _triggers_ok(conn, BASE):
+        # Writes happened with no trigger: the index no longer matches.
+        indexing.set_meta(conn, schema.META_FTS_STALE, 1)
+        indexing.set_meta(conn, schema.META_FTS_STALE_REASON, "base triggers missing")
+        schema.drop_triggers(conn, BASE)
+        schema.drop_triggers(conn, TRIGRAM)
+        stale = True
+    elif schema.index_layout(schema.index_sql(conn, BASE)) == "external":
+        conn.execute(schema.DDL[BASE].view_sql)
+        schema.create_triggers(conn, BASE)
+
+    # Trigram index.  Whenever it is not maintained, placeholders hold
+    # its trigger names (see schema.TRIGRAM_PLACEHOLDERS) so that Hermes
+    # Agent never rebuilds messages_fts with its own layout.
+    trigram_sql = schema.index_sql(conn, TRIGRAM)
+    if stale:
+        schema.drop_triggers(conn, TRIGRAM)
+    elif not _env.trigram_enabled() or not caps.trigram:
+        if trigram_sql is not None:
+            indexing.set_meta(conn, schema.META_TRIGRAM_STALE, 1)
+        schema.install_trigram_placeholders(conn)
+        if not caps.trigram and _env.trigram_enabled():
+            logger.info("SQLite trigram tokenizer unavailable (SQLite %s); "
+                        "substring search falls back to LIKE", sqlite3.sqlite_version)
+    elif trigram_sql is None:
+        schema.create_index_objects(conn, TRIGRAM)
+        if has_rows:
+            indexing.seed_full_backfill(conn, TRIGRAM)
+        schema.create_triggers(conn, TRIGRAM)
+    elif indexing.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:
+        # Quarantined until optimize-storage rebuilds it.
+        schema.install_trigram_placeholders(conn)
+    elif not _triggers_ok(conn, TRIGRAM):
+        # Writes went past it: stale, and detached until rebuilt.
+        indexing.set_meta(conn, schema.META_TRIGRAM_STALE, 1)
+        schema.install_trigram_placeholders(conn)
+    elif schema.index_layout(trigram_sql) == "external":
+        conn.execute(schema.DDL[TRIGRAM].view_sql)
+        schema.create_triggers(conn, TRIGRAM)
+
+    # CJK index: never written by a trigger, so its pending-log triggers
+    # stay in place whether or not this process has the extension.
+    cjk_exists = schema.index_sql(conn, CJK) is not None
+    if cjk_exists:
+        conn.execute(schema.PENDING_TABLE_SQL)
+        conn.execute(schema.PENDING_INDEX_SQL)
+        if not _triggers_ok(conn, CJK):
+            # Changes went unlogged: only a rebuild can make it right.
+            indexing.set_meta(conn, schema.META_CJK_STALE, 1)
+        schema.create_triggers(conn, CJK)
+    elif caps.cjk:
+        schema.create_index_objects(conn, CJK)
+        if conn.execute("SELECT 1 FROM messages WHERE role <> 'tool' LIMIT 1").fetchone():
+            indexing.seed_full_backfill(conn, CJK)
+        schema.create_triggers(conn, CJK)
+
+
+# --------------------------------------------------------------------------
+# optimize-storage's repair phase
+
+
+def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
+    """Reset every index that must be rebuilt; the backfill that follows refills them.
+
+    A stale (damaged) store resets all of them; otherwise an index is reset
+    when it is missing, in Hermes Agent's inline layout or marked stale.  A
+    trigram index this process must not maintain is dropped (opt-out) or left
+    to its placeholders.
+    """
+    stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
+    for index in (BASE, TRIGRAM):
+        sql = schema.index_sql(conn, index)
+        if index == TRIGRAM and not (_env.trigram_enabled() and caps.trigram):
+            with indexing.write_txn(conn):
+                if sql is not None and not _env.trigram_enabled():
+                    # Opt-out: the storage goes for good (its triggers too).
+                    schema.drop_index_objects(conn, TRIGRAM)
+                    indexing.close_backfill_window(conn, TRIGRAM)
+                    indexing.delete_meta(conn, schema.META_TRIGRAM_STALE)
+                # Same transaction: Hermes Agent never sees the names missing.
+                schema.install_trigram_placeholders(conn)
+            continue
+        if (sql is None or stale or schema.index_layout(sql) == "inline"
+                or (index == TRIGRAM and indexing.get_meta(conn, schema.META_TRIGRAM_STALE))):
+            indexing.reset_index(conn, index)
+    if stale:
+        with indexing.write_txn(conn):
+            if not caps.cjk and schema.index_sql(conn, CJK) is not None:
+                # It may share the damage; rebuild it once the extension is back.
+                indexing.set_meta(conn, schema.META_CJK_STALE, 1)
+            indexing.delete_meta(conn, schema.META_FTS_STALE, schema.META_FTS_STALE_REASON)
+    if caps.cjk and (stale or indexing.get_meta(conn, schema.META_CJK_STALE) is not None
+                               or schema.index_sql(conn, CJK) is None):
+        indexing.reset_index(conn, CJK)
