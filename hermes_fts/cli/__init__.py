@@ -16,7 +16,7 @@ from ..store import StoreError
 # Importing the command modules registers their subcommands, in this order.
 from . import admin, demo, history  # noqa: F401
 from .progress import ProgressBar
-from .registry import build_parser
+from .registry import CommandError, build_parser
 
 __all__ = ["ProgressBar", "build_parser", "main"]
 
@@ -31,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args._handler(args))
+    except CommandError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return exc.status
     except StoreError as exc:
         print(f"Error: {store_error_text(exc)}", file=sys.stderr)
         return 2

@@ -12,7 +12,7 @@ from .. import bench, loader
 from ..store import SessionStore
 from .output import emit_json, human_bytes
 from .progress import ProgressBar
-from .registry import command, db_path, open_db
+from .registry import CommandError, command, db_path, open_db
 
 
 def _confirm(prompt: str) -> bool:
@@ -139,11 +139,9 @@ def _optimize(store: SessionStore, args: argparse.Namespace) -> int:
         return 130
     except sqlite3.Error as exc:
         bar.close()
-        print(
-            f"Error: optimization failed: {exc}. No data was lost. Re-run to resume.",
-            file=sys.stderr,
-        )
-        return 1
+        raise CommandError(
+            f"optimization failed: {exc}. No data was lost. Re-run to resume.", 1
+        ) from exc
     bar.close()
     if args.json:
         emit_json(result)
@@ -176,8 +174,7 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
 )
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.per_band < 1 or args.repeats < 1:
-        print("Error: --per-band and --repeats must be at least 1", file=sys.stderr)
-        return 2
+        raise CommandError("--per-band and --repeats must be at least 1")
     quiet = args.json or not sys.stderr.isatty()
 
     def progress(what: str) -> None:

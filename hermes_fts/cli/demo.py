@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from typing import Any
 from ..store import SessionStore, open_store
 from ..tool import session_search
 from .output import BOLD, emit_json, highlight, one_line, style, use_color
-from .registry import command
+from .registry import CommandError, command
 
 _DATA_FILE = "demo.json"
 
@@ -151,11 +150,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if db:
         path = Path(db).expanduser()
         if path.exists():
-            print(
-                f"Error: {path} already exists; pass a new --db PATH for the demo store",
-                file=sys.stderr,
-            )
-            return 2
+            raise CommandError(f"{path} already exists; pass a new --db PATH for the demo store")
     else:
         tmp = tempfile.TemporaryDirectory(prefix="hermes-fts-demo-")
         path = Path(tmp.name) / "state.db"

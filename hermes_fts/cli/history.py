@@ -18,7 +18,7 @@ from ..tool import session_search
 from ..tool.args import LINK_PREFIX
 from ..tool.profiles import profile_db_path
 from .output import BOLD, DIM, LINE_CHARS, emit_json, highlight, one_line, style, use_color
-from .registry import command
+from .registry import CommandError, command
 
 # --------------------------------------------------------------------------- rendering
 
@@ -74,13 +74,12 @@ def _clip(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _json_or_error(args: argparse.Namespace, payload: dict[str, Any]) -> int | None:
-    """Print ``--json`` output or the error; None when the caller prints the result."""
+    """Print ``--json`` output (the exit status) or raise the error; None: the caller prints."""
     if args.json:
         emit_json(payload)
         return 0 if payload.get("success") else 1
     if not payload.get("success"):
-        print(f"Error: {payload.get('error')}", file=sys.stderr)
-        return 1
+        raise CommandError(str(payload.get("error")), 1)
     return None
 
 
@@ -217,12 +216,9 @@ def _search_args(p: argparse.ArgumentParser) -> None:
 @command("search", help="full-text search over past conversations", args=_search_args)
 def cmd_search(args: argparse.Namespace) -> int:
     if not args.query.strip():
-        print(
-            "Error: search needs a QUERY (words to find); run `hermes-fts browse` to list "
-            "recent sessions",
-            file=sys.stderr,
+        raise CommandError(
+            "search needs a QUERY (words to find); run `hermes-fts browse` to list recent sessions"
         )
-        return 2
     payload, elapsed, route = _run(
         args,
         route_query=args.query,
@@ -308,12 +304,10 @@ def _read_args(p: argparse.ArgumentParser) -> None:
 @command("read", help="show one session (first 20 + last 10 messages when long)", args=_read_args)
 def cmd_read(args: argparse.Namespace) -> int:
     if not args.session.strip().removeprefix(LINK_PREFIX).strip():
-        print(
-            "Error: read needs a SESSION id or link (@session:PROFILE/ID); run "
-            "`hermes-fts browse` to list recent sessions",
-            file=sys.stderr,
+        raise CommandError(
+            "read needs a SESSION id or link (@session:PROFILE/ID); run "
+            "`hermes-fts browse` to list recent sessions"
         )
-        return 2
     shown_session = _show_session(args, session_id=args.session)
     if isinstance(shown_session, int):
         return shown_session

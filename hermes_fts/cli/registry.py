@@ -6,7 +6,9 @@ Adding a subcommand is one decorated function in ``admin``, ``history`` or
     @command("name", help="one line", args=lambda p: p.add_argument("--x"))
     def cmd_name(args: argparse.Namespace) -> int: ...
 
-Every subcommand gets ``--db PATH`` and ``--json``, defined here once.
+Every subcommand gets ``--db PATH`` and ``--json``, defined here once.  A
+handler that cannot go on raises ``CommandError``; ``main`` prints every error
+in one place.
 """
 
 from __future__ import annotations
@@ -31,6 +33,14 @@ class Command:
 
 
 COMMANDS: dict[str, Command] = {}
+
+
+class CommandError(Exception):
+    """A subcommand cannot go on: the message says what to pass instead; ``status`` exits."""
+
+    def __init__(self, message: str, status: int = 2) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def command(name: str, help: str, args: Configure | None = None) -> Callable[[Handler], Handler]:
