@@ -155,8 +155,8 @@ def _run(
         started = time.perf_counter()
         payload = session_search(
             store,
-            limit=getattr(args, "limit", None),
-            sort=getattr(args, "sort", None),
+            limit=args.limit,
+            sort=args.sort,
             profile=args.profile,
             **kwargs,
         )
