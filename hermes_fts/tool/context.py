@@ -170,6 +170,11 @@ def _open_profile(path: Path, name: str) -> SessionStore:
 def _context(
     owned: list[Any], store: SessionStore | None, profile: Any, current: str | None
 ) -> CallContext:
+    """Where a call reads: the named profile's store, else the caller's, else the default.
+
+    The caller's store serves a profile when it is that profile's file; a store
+    opened here is appended to ``owned``.
+    """
     if profile is not None:
         name = validate_profile(profile)
         path = profile_db_path(name)
@@ -193,7 +198,9 @@ def _context(
     return CallContext(store, profile_of_file(store.path), current)
 
 
-def open_context(owned: list[Any], store: Any, call: Call) -> tuple[CallContext, Call]:
+def open_context(
+    owned: list[Any], store: SessionStore | None, call: Call
+) -> tuple[CallContext, Call]:
     """The context ``call`` runs in; stores opened for it are appended to ``owned``.
 
     With no store and no default store, a session id is looked up in the
