@@ -27,6 +27,7 @@ import pytest
 from benchmarks import corpus
 from hermes_fts import indexing, search
 from hermes_fts.bench import median_ms, recall
+from hermes_fts.query import match_expression
 from hermes_fts.store import SessionStore
 
 PER_BAND = 2
@@ -50,7 +51,7 @@ def raw_fts5(st: SessionStore, term: str) -> list[Any]:
     plan = search.plan_search(st.index_state(), term)
     where, params = search._filters(search.SearchRequest(term))
     return search._match_rows(
-        st._conn, "messages_fts", search.match_expression(plan.query, "fts5"),
+        st._conn, "messages_fts", match_expression(plan.query, "fts5"),
         search._snippet_sql("messages_fts", True), where, params, "rank", 20,
     )
 

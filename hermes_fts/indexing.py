@@ -1,4 +1,8 @@
-"""Index content maintenance: chunked backfill, CJK pending apply, optimize-storage.
+"""Index content maintenance: chunked backfill, CJK pending apply, resets, integrity, sizes.
+
+Also the ``state_meta`` bookkeeping these steps share (stale flags, backfill
+windows).  The optimize-storage sequence itself is ``SessionStore.optimize_storage``
+(its repair phase is ``index_state.repair``); this module supplies its steps.
 
 Every write here runs in its own ``BEGIN IMMEDIATE`` transaction so that a
 ``kill -9`` at any instant leaves either the whole step or none of it, and the
@@ -179,7 +183,7 @@ def drive_backfill(
         sleep(max(min_pause, (time.monotonic() - t0) * DUTY_FACTOR))
 
 
-def status(conn: sqlite3.Connection, indexes: tuple[str, ...] = schema.INDEXES
+def backfill_progress(conn: sqlite3.Connection, indexes: tuple[str, ...] = schema.INDEXES
            ) -> dict[str, Any] | None:
     """Aggregate ``{pending, total, indexed, percent, indexes}`` or None."""
     per: dict[str, dict[str, int]] = {}
@@ -318,20 +322,6 @@ def integrity_check(conn: sqlite3.Connection, index: str) -> str | None:
     except sqlite3.DatabaseError as exc:
         return str(exc)
     return None
-
-
-def page_bytes(conn: sqlite3.Connection) -> int:
-    """Database size from SQLite's page accounting (the WAL may hold the VACUUM result)."""
-    pages = conn.execute("PRAGMA page_count").fetchone()[0]
-    size = conn.execute("PRAGMA page_size").fetchone()[0]
-    free = conn.execute("PRAGMA freelist_count").fetchone()[0]
-    return int((pages - free) * size)
-
-
-def file_bytes(conn: sqlite3.Connection) -> int:
-    pages = conn.execute("PRAGMA page_count").fetchone()[0]
-    size = conn.execute("PRAGMA page_size").fetchone()[0]
-    return int(pages * size)
 
 
 def index_bytes(conn: sqlite3.Connection, index: str) -> int | None:

@@ -1,6 +1,6 @@
 """Bring the cjk_unicode61 extension into SQLite connections, on any Python.
 
-Strategy order for ``load(conn)`` (DESIGN.md decision 7):
+Strategy order for ``load(conn)``, most direct first:
 
 1. ``present``         the connection already has the extension;
 2. ``load_extension``  the connection can load extensions (stdlib builds that
@@ -26,20 +26,20 @@ import sqlite3
 import sys
 import threading
 from typing import Any, NamedTuple
-from urllib.parse import quote
+
+from . import _env
+from ._sqlite import readonly_uri
 
 __all__ = [
     "ExtensionUnavailable",
     "Token",
     "connect",
-    "extension_disabled",
     "extension_path",
     "has_extension",
     "install",
     "load",
     "load_strategy",
     "tokenize",
-    "uninstall",
 ]
 
 LIB_NAME = "cjk_unicode61"
@@ -50,7 +50,6 @@ elif sys.platform == "darwin":
 else:
     LIB_SUFFIX = ".so"
 
-_OFF_VALUES = {"0", "false", "off", "no"}
 _PROBE_SQL = "SELECT cjk_unicode61_version()"
 
 
@@ -65,25 +64,15 @@ class Token(NamedTuple):
     colocated: bool
 
 
-def switched_off(variable: str) -> bool:
-    """True when an on/off environment variable says 0, false, off or no."""
-    return os.environ.get(variable, "").strip().lower() in _OFF_VALUES
-
-
-def extension_disabled() -> bool:
-    """True when HERMES_CJK_FTS switches the extension off."""
-    return switched_off("HERMES_CJK_FTS")
-
-
 def extension_path() -> str:
     """Path of the library without its suffix, for ``.load`` and ``load_extension``.
 
     ``HERMES_FTS5_CJK_SO`` overrides the bundled library (suffix stripped, so
     SQLite derives the entry point from the file name as usual).
     """
-    override = os.environ.get("HERMES_FTS5_CJK_SO", "").strip()
+    override = _env.extension_override()
     if override:
-        path = os.path.expanduser(override)
+        path = override
         for suffix in (".so", ".dylib", ".dll"):
             if path.endswith(suffix):
                 return path[: -len(suffix)]
@@ -105,10 +94,10 @@ def _library_file() -> str:
 
 
 def _check_enabled() -> None:
-    if extension_disabled():
+    if _env.cjk_extension_disabled():
         raise ExtensionUnavailable(
             "the cjk_unicode61 extension is switched off by HERMES_CJK_FTS="
-            f"{os.environ.get('HERMES_CJK_FTS')!r}; unset it to enable CJK search"
+            f"{_env.cjk_switch_value()!r}; unset it to enable CJK search"
         )
 
 
@@ -298,15 +287,6 @@ def install() -> str:
         return _strategy
 
 
-def uninstall() -> bool:
-    """Stop adding the extension to new connections (the library stays mapped)."""
-    with _lock:
-        entry = _native.pop("entry", None)
-        if entry is None:
-            return False
-        return bool(_native["sqlite"].sqlite3_cancel_auto_extension(entry))
-
-
 # --------------------------------------------------------------------------
 # Public conveniences.
 
@@ -320,7 +300,7 @@ def connect(path: str, readonly: bool = False, **kwargs: Any) -> sqlite3.Connect
     _check_enabled()
     target = str(path)
     if readonly:
-        target = "file:" + quote(os.path.abspath(target)) + "?mode=ro"
+        target = readonly_uri(target)
         kwargs["uri"] = True
     if hasattr(sqlite3.Connection, "enable_load_extension"):
         conn = sqlite3.connect(target, **kwargs)

@@ -44,6 +44,7 @@ from ._params import as_int, parse_roles, parse_sort
 from ._sqlite import row_dict
 from .content import decode_content
 from .query import (
+    ROUTES,
     Query,
     choose_route,
     has_cjk,
@@ -55,6 +56,18 @@ from .query import (
     snippet_terms,
 )
 from .transcript import visible_sql
+
+__all__ = [
+    "RESULT_FIELDS",
+    "ROUTE_ORDER",
+    "Plan",
+    "SearchRequest",
+    "describe_search_path",
+    "like_snippet",
+    "narrow_single_char_hits",
+    "plan_search",
+    "search_messages",
+]
 
 logger = logging.getLogger("hermes_fts.search")
 
@@ -71,7 +84,7 @@ RESULT_FIELDS = (
     "context",
 )
 INDEX_ROUTES = {"fts5": schema.BASE, "fts_cjk": schema.CJK, "trigram": schema.TRIGRAM}
-ROUTE_ORDER = ("fts5", "fts_cjk", "trigram", "like_scan")
+ROUTE_ORDER = (*ROUTES, "like_scan")  # the index routes in query.choose_route's order
 
 SNIPPET_TOKENS = 40  # built-in snippet(): a word index counts tokens
 SNIPPET_CHARS = 80  # cjk_snippet(): characters, since a bigram is one character wide
@@ -124,12 +137,16 @@ class SearchRequest:
         self.offset = max(0, as_int(self.offset, "search offset"))
         self.sort = parse_sort(self.sort)
         self.roles = parse_roles(self.role_filter)
-        if self.route is not None and self.route not in ROUTE_ORDER:
-            raise ValueError(f"unknown route {self.route!r}; one of {', '.join(ROUTE_ORDER)}")
+        _check_route(self.route)
 
 
 # ---------------------------------------------------------------------------
 # Planning
+
+
+def _check_route(route: str | None) -> None:
+    if route is not None and route not in ROUTE_ORDER:
+        raise ValueError(f"unknown route {route!r}; one of {', '.join(ROUTE_ORDER)}")
 
 
 def plan_search(
@@ -155,8 +172,7 @@ def plan_search(
     if roles is not None and "tool" in roles:
         # The word index holds only a prefix of tool output.
         return Plan("like_scan", parsed, sanitized)
-    if route is not None and route not in ROUTE_ORDER:
-        raise ValueError(f"unknown route {route!r}; one of {', '.join(ROUTE_ORDER)}")
+    _check_route(route)
     served = {name: state[index]["served"] and route in (None, name)
               for name, index in INDEX_ROUTES.items()}
     chosen = choose_route(parsed, fts5_index=served["fts5"], cjk_index=served["fts_cjk"],

@@ -20,6 +20,8 @@ from . import _env, _sqlite, index_state, indexing, loader, schema, search, tran
 from .content import encode_value
 from .schema import BASE, CJK, TRIGRAM
 
+__all__ = ["SessionStore", "StoreError", "default_db_path", "file_has_session", "open_store"]
+
 logger = logging.getLogger("hermes_fts.store")
 
 _MESSAGE_FIELDS = schema.MESSAGES.names
@@ -165,7 +167,7 @@ class SessionStore:
         return index_state.unindexed_range(self._conn, index)
 
     def rebuild_status(self) -> dict[str, Any] | None:
-        return indexing.status(self._conn)
+        return indexing.backfill_progress(self._conn)
 
     def _mark_fts_stale(self, reason: str) -> None:
         """Fail open after FTS-scoped corruption: serve LIKE until optimize rebuilds."""
@@ -368,7 +370,7 @@ class SessionStore:
 
     def optimize_needed(self) -> bool:
         conn = self._conn
-        if self.fts_stale or indexing.status(conn) is not None:
+        if self.fts_stale or indexing.backfill_progress(conn) is not None:
             return True
         for index in (BASE, TRIGRAM):
             if schema.index_layout(schema.index_sql(conn, index)) == "inline":
@@ -400,7 +402,7 @@ class SessionStore:
         def emit(phase: str) -> None:
             if progress is None:
                 return
-            st = indexing.status(conn)
+            st = indexing.backfill_progress(conn)
             if st is None:
                 st = {"percent": 100, "indexed": 0, "total": 0}
             progress({"phase": phase, "percent": st["percent"], "indexed": st["indexed"],
@@ -413,7 +415,7 @@ class SessionStore:
         self.backfill(sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
                       on_chunk=lambda: emit("backfill"))
         self.sync()
-        remaining = indexing.status(conn)
+        remaining = indexing.backfill_progress(conn)
         if remaining is not None:
             logger.warning("optimize-storage: backfill incomplete: %s", remaining)
             return {"ok": False, "reason": "backfill_incomplete", "vacuumed": None,
@@ -467,8 +469,10 @@ class SessionStore:
         found on the way is detached (search falls back to LIKE) and the
         search is answered anyway.
         """
-        request = search.SearchRequest(query, source_filter, exclude_sources, role_filter,
-                                       limit, offset, sort, include_inactive, fields, route)
+        request = search.SearchRequest(
+            query, source_filter=source_filter, exclude_sources=exclude_sources,
+            role_filter=role_filter, limit=limit, offset=offset, sort=sort,
+            include_inactive=include_inactive, fields=fields, route=route)
         if not self.readonly:
             self.sync()  # rows written by processes without the extension
         try:

@@ -150,30 +150,6 @@ def test_override_serves_hermes_agents_library_name(tmp_path):
     assert [t["token"] for t in json.loads(proc.stdout)] == ["服务", "务端"]
 
 
-def test_uninstall_stops_new_connections_and_install_restores():
-    proc = run_python(
-        """
-        import sqlite3, hermes_fts
-        from hermes_fts import loader
-        hermes_fts.connect(":memory:")
-        if loader.load_strategy() != "auto_extension":
-            print("SKIP")
-        else:
-            kept = sqlite3.connect(":memory:")
-            assert loader.uninstall() is True
-            print("after-uninstall", loader.has_extension(sqlite3.connect(":memory:")))
-            print("kept", loader.has_extension(kept))
-            hermes_fts.install()
-            print("after-install", loader.has_extension(sqlite3.connect(":memory:")))
-        """
-    )
-    if "SKIP" in proc.stdout:
-        pytest.skip("this Python loads extensions directly; auto-extension not used")
-    assert "after-uninstall False" in proc.stdout
-    assert "kept True" in proc.stdout
-    assert "after-install True" in proc.stdout
-
-
 def test_stdlib_connection_opened_before_install_gets_a_clear_error():
     proc = run_python(
         """
