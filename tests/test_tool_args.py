@@ -55,12 +55,46 @@ def test_roles_of_the_wrong_type_are_an_error(value):
 
 
 @pytest.mark.parametrize(
-    ("value", "expected"),
-    [(None, 3), ("abc", 3), (True, 3), ("7.9", 7), (-1, 1), (0, 1), (99, 10), ("4", 4)],
+    ("value", "expected", "note"),
+    [
+        (None, 3, None),
+        ("4", 4, None),
+        (" 4 ", 4, None),
+        (4.0, 4, None),
+        ("abc", 3, "limit 'abc' is not a number; used the default 3"),
+        (True, 3, "limit True is not a number; used the default 3"),
+        ("7.9", 7, "limit '7.9' is not a whole number; used 7"),
+        (-1, 1, "limit -1 is outside 1-10; used 1"),
+        (0, 1, "limit 0 is outside 1-10; used 1"),
+        (99, 10, "limit 99 is outside 1-10; used 10"),
+    ],
 )
-def test_limit_is_clamped_the_hermes_way(value, expected):
+def test_limit_is_clamped_the_hermes_way_and_the_clamp_is_noted(value, expected, note):
     assert clamp_int(value, 3, 1, 10) == expected
-    assert Call.parse(None, None, None, limit=value).count == expected
+    assert Call.parse(None, None, None, limit=value).count == (expected, note)
+
+
+def test_every_clamp_reaches_the_payload_as_a_query_note(tmp_path, monkeypatch):
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    with open_store(tmp_path / "state.db") as store:
+        ids = conversation(store, "s1", chat(6))
+        browse = session_search(store, limit=50)
+        assert browse["success"] is True
+        assert browse["query_notes"] == ["limit 50 is outside 1-10; used 10"]
+        scroll = session_search(store, session_id="s1", around_message_id=ids[2], window="x")
+        assert scroll["window"] == 5
+        assert scroll["query_notes"] == ["window 'x' is not a number; used the default 5"]
+        found = session_search(store, query="chatter", limit="2", sort="sideways", detail="Huge")
+        assert found["success"] is True and found["detail"] == "adaptive"
+        assert found["query_notes"] == [
+            "sort 'sideways' is not one of newest, oldest; used best match first",
+            "detail 'Huge' is not one of adaptive, full, index; used adaptive",
+        ]
+        exact = session_search(
+            store, query="chatter", limit=2, sort="Newest", detail="index", window=3
+        )
+        assert "query_notes" not in exact
+        assert "query_notes" not in session_search(store, session_id="s1", limit="junk")
 
 
 @pytest.mark.parametrize(("value", "expected"), [(12, 12), (" 12 ", 12), (12.0, 12), ("-3", -3)])

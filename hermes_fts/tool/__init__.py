@@ -34,6 +34,7 @@ from .discover import Discovery
 from .errors import ToolError, error_payload
 from .schema import TOOL_SCHEMA
 from .sessions import browse, read, scroll
+from .shape import with_notes
 
 __all__ = ["TOOL_SCHEMA", "session_search"]
 
@@ -112,5 +113,6 @@ def _dispatch(owned: list[Any], store: Any, call: Call) -> dict[str, Any]:
             "holds around_message_id"
         )
     if call.search_query is None:
-        return browse(ctx, call.count)
+        limit, note = call.count
+        return with_notes(browse(ctx, limit), [note])
     return Discovery(ctx, call.search_options()).run()

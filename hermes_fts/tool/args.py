@@ -40,19 +40,39 @@ _EXCLUDE_HINT = "exclude_session_ids must be a list of session ids (or links) to
 # --------------------------------------------------------------------------- single values
 
 
-def clamp_int(value: Any, default: int, low: int, high: int) -> int:
-    """``value`` as an int in ``[low, high]``; ``default`` when it is not a number."""
-    if value is None or isinstance(value, bool):
-        number = default
-    else:
+def clamped(value: Any, default: int, low: int, high: int, name: str) -> tuple[int, str | None]:
+    """``value`` as an int in ``[low, high]`` (``default`` when it is not a number), and a
+    note saying what was changed, None when the value was used as given.
+
+    Hermes' tools clamp instead of refusing, so a model never loses a call to a
+    range; the note tells it (``query_notes``) what it got instead.
+    """
+    if value is None:
+        return default, None
+    number: int | None = None
+    if not isinstance(value, bool):
         try:
             number = int(value)
         except (TypeError, ValueError, OverflowError):
             try:
                 number = int(float(value))
             except (TypeError, ValueError, OverflowError):
-                number = default
-    return max(low, min(high, number))
+                number = None
+    if number is None:
+        return default, f"{name} {value!r} is not a number; used the default {default}"
+    used = max(low, min(high, number))
+    if used != number:
+        return used, f"{name} {value!r} is outside {low}-{high}; used {used}"
+    if isinstance(value, float) and not value.is_integer() or (
+        isinstance(value, str) and value.strip() != str(number)
+    ):
+        return used, f"{name} {value!r} is not a whole number; used {used}"
+    return used, None
+
+
+def clamp_int(value: Any, default: int, low: int, high: int) -> int:
+    """``value`` as an int in ``[low, high]``; ``default`` when it is not a number."""
+    return clamped(value, default, low, high, "value")[0]
 
 
 def scroll_anchor(value: Any) -> int:
@@ -72,8 +92,16 @@ def scroll_anchor(value: Any) -> int:
     return anchor
 
 
-def scroll_window(value: Any) -> int:
-    return clamp_int(value, SCROLL_WINDOW_DEFAULT, SCROLL_WINDOW_MIN, SCROLL_WINDOW_MAX)
+def scroll_window(value: Any) -> tuple[int, str | None]:
+    """The scroll window and the note saying how it was clamped, if it was."""
+    return clamped(value, SCROLL_WINDOW_DEFAULT, SCROLL_WINDOW_MIN, SCROLL_WINDOW_MAX, "window")
+
+
+def _choice_note(name: str, value: Any, choices: tuple[str, ...], fallback: str) -> str | None:
+    """A note when ``value`` was given but is not one of ``choices`` (any case)."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in choices):
+        return None
+    return f"{name} {value!r} is not one of {', '.join(choices)}; used {fallback}"
 
 
 def parse_roles(role_filter: Any) -> list[str]:
@@ -193,6 +221,7 @@ class SearchOptions:
     after: float | None
     before: float | None
     excluded: frozenset[str]
+    notes: tuple[str, ...] = ()  # what was clamped or ignored, for ``query_notes``
 
     @property
     def filtered(self) -> bool:
@@ -237,9 +266,9 @@ class Call:
         return self.profile is not None or self.qualified
 
     @property
-    def count(self) -> int:
-        """How many conversations search and browse return."""
-        return clamp_int(self.limit, LIMIT_DEFAULT, LIMIT_MIN, LIMIT_MAX)
+    def count(self) -> tuple[int, str | None]:
+        """How many conversations search and browse return, and the clamp note."""
+        return clamped(self.limit, LIMIT_DEFAULT, LIMIT_MIN, LIMIT_MAX, "limit")
 
     @property
     def search_query(self) -> str | None:
@@ -253,15 +282,24 @@ class Call:
         query = self.search_query
         if query is None:
             raise ToolError("search requires a query; pass words to find")
+        limit, limit_note = self.count
+        sort = _params.parse_sort(self.sort)
+        detail = parse_detail(self.detail)
+        notes = (
+            limit_note,
+            _choice_note("sort", self.sort, SORTS, "best match first"),
+            _choice_note("detail", self.detail, DETAILS, detail),
+        )
         options = SearchOptions(
             query=query,
-            limit=self.count,
+            limit=limit,
             roles=parse_roles(self.role_filter),
-            sort=_params.parse_sort(self.sort),
-            detail=parse_detail(self.detail),
+            sort=sort,
+            detail=detail,
             after=parse_time_bound(self.after, "after"),
             before=parse_time_bound(self.before, "before"),
             excluded=parse_exclusions(self.exclude_session_ids),
+            notes=tuple(note for note in notes if note),
         )
         if options.after is not None and options.before is not None:
             if options.after >= options.before:

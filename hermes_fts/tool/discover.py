@@ -14,7 +14,14 @@ from typing import Any
 from .args import SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
 from .errors import ToolError
-from .shape import WINDOW_CONTENT_CAP, bookend_messages, format_ts, rebuild_note, shape_message
+from .shape import (
+    WINDOW_CONTENT_CAP,
+    bookend_messages,
+    format_ts,
+    rebuild_note,
+    shape_message,
+    with_notes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +193,7 @@ class Discovery:
         note = rebuild_note(self.ctx.store)
         if note is not None:
             payload["index_rebuild"] = note
-        return payload
+        return with_notes(payload, opts.notes)
 
     def _slots(
         self, title: dict[str, Any] | None, rows: list[dict[str, Any]]

@@ -34,6 +34,8 @@ means you reached the start or end of the session.
 messages when it has more than 30 (scroll to see the middle).
 4. Browse: no arguments lists the most recently active sessions with title and \
 preview.
+Out-of-range or unrecognised values (limit, window, sort, detail) are replaced by \
+the nearest valid one; the answer's query_notes then says what was used instead.
 
 Query syntax: words are combined with AND automatically; put OR between alternatives \
 for broader recall (deploy OR release OR rollout); "double quotes" match an exact \

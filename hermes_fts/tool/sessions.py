@@ -9,7 +9,7 @@ from typing import Any
 from .args import scroll_anchor, scroll_window
 from .context import FRESH_RESET_END_REASONS, CallContext
 from .errors import NotHere, ToolError
-from .shape import format_ts, shape_message
+from .shape import format_ts, shape_message, with_notes
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def _check_not_live(ctx: CallContext, session_id: str, flags: tuple[str, int, in
 def scroll(ctx: CallContext, session_id: str, around: Any, window: Any) -> dict[str, Any]:
     """``window`` messages on each side of message ``around`` of ``session_id``."""
     anchor_id = scroll_anchor(around)
-    size = scroll_window(window)
+    size, window_note = scroll_window(window)
     flags = ctx.message_flags(anchor_id)
     owner = flags[0] if flags is not None else None
     _check_not_live(ctx, session_id, flags)
@@ -94,7 +94,7 @@ def scroll(ctx: CallContext, session_id: str, around: Any, window: Any) -> dict[
         "messages_after": int(view.get("messages_after") or 0),
     }
     payload.update(payload_extra)
-    return payload
+    return with_notes(payload, [window_note])
 
 
 # --------------------------------------------------------------------------- read

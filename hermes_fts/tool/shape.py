@@ -81,6 +81,14 @@ def bookend_messages(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]
     ]
 
 
+def with_notes(payload: dict[str, Any], notes: Iterable[str | None]) -> dict[str, Any]:
+    """``payload`` with ``query_notes``: every argument that was clamped or ignored."""
+    given = [note for note in notes if note]
+    if given:
+        payload["query_notes"] = given
+    return payload
+
+
 def rebuild_note(store: Any) -> dict[str, Any] | None:
     """The backfill's progress as a note for the model, None when the indexes are complete."""
     try:
