@@ -93,6 +93,46 @@ def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, capsys, argv):
     assert other.read_bytes() == before
 
 
+# --------------------------------------------------------------------------- no silent coercion
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["search", "x", "--limit", "abc"], "must be an integer from 1 to 10 (got 'abc')"),
+        (["search", "x", "--limit", "0"], "must be an integer from 1 to 10 (got '0')"),
+        (["browse", "--limit", "-1"], "must be an integer from 1 to 10 (got '-1')"),
+        (["browse", "--limit", "11"], "must be an integer from 1 to 10 (got '11')"),
+        (["search", "x", "--limit", "2.5"], "(got '2.5')"),
+        (["scroll", "s1", "3", "--window", "x"], "must be an integer from 1 to 20 (got 'x')"),
+        (["scroll", "s1", "3", "--window", "21"], "must be an integer from 1 to 20 (got '21')"),
+        (["search", "x", "--sort", "sideways"], "invalid choice: 'sideways'"),
+        (["read", "s1", "--limit", "3"], "unrecognized arguments: --limit 3"),
+        (["read", "s1", "--sort", "newest"], "unrecognized arguments: --sort newest"),
+        (["scroll", "s1", "3", "--limit", "3"], "unrecognized arguments: --limit 3"),
+        (["browse", "--sort", "newest"], "unrecognized arguments: --sort newest"),
+    ],
+)
+def test_invalid_or_unused_values_are_refused(tmp_path, capsys, argv, needle):
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--db", str(tmp_path / "never-opened.db")])
+    assert exc.value.code == 2
+    assert needle in capsys.readouterr().err
+    assert not (tmp_path / "never-opened.db").exists()
+
+
+def test_values_in_range_reach_the_tool(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    with open_store(tmp_path / "state.db") as store:
+        for number in range(12):
+            conversation(store, f"s{number:02d}", chat(2), start=1_700_000_000.0 + number)
+    assert main(["browse", "--limit", " 10 ", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["count"] == 10 and "query_notes" not in payload
+    assert main(["scroll", "s03", "7", "--window", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["window"] == 1
+
+
 # --------------------------------------------------------------------------- no silent read-only
 
 

@@ -36,6 +36,9 @@ CLI_LAYERS = [
 # What the tool may use from the rest of the package: the store and leaf helpers.
 TOOL_MAY_IMPORT = {"hermes_fts.store", "hermes_fts._env", "hermes_fts._params", "hermes_fts.content"}
 CLI_MAY_IMPORT = {
+    "hermes_fts._env",
+    "hermes_fts._params",
+    "hermes_fts.content",
     "hermes_fts.store",
     "hermes_fts.tool",
     "hermes_fts.tool.args",

@@ -15,10 +15,18 @@ from typing import Any, TextIO
 
 from ..store import SessionStore, default_db_path, open_store
 from ..tool import session_search
-from ..tool.args import LINK_PREFIX
+from ..tool.args import (
+    DETAILS,
+    LIMIT_MAX,
+    LIMIT_MIN,
+    LINK_PREFIX,
+    SCROLL_WINDOW_MAX,
+    SCROLL_WINDOW_MIN,
+    SORTS,
+)
 from ..tool.profiles import profile_db_path
 from .output import BOLD, DIM, LINE_CHARS, emit_json, highlight, one_line, style, use_color
-from .registry import CommandError, command
+from .registry import CommandError, bounded_int, command
 
 # --------------------------------------------------------------------------- rendering
 
@@ -153,13 +161,7 @@ def _run(
         if route_query is not None and not args.json:
             route = _route(store, args, route_query)
         started = time.perf_counter()
-        payload = session_search(
-            store,
-            limit=args.limit,
-            sort=args.sort,
-            profile=args.profile,
-            **kwargs,
-        )
+        payload = session_search(store, profile=args.profile, **kwargs)
         elapsed = (time.perf_counter() - started) * 1000.0
     finally:
         if store is not None:
@@ -167,19 +169,23 @@ def _run(
     return payload, elapsed, route
 
 
-def _history_options(parser: argparse.ArgumentParser) -> None:
-    """The options every history subcommand shares (besides ``--db`` and ``--json``)."""
+# Each subcommand takes only the options it uses; the ranges are the tool's.
+
+
+def _profile_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile",
         default=None,
         help="read another profile's store ($HERMES_HOME/profiles/NAME), read-only",
     )
-    parser.add_argument("--limit", default=None, help="results to return (1-10, default 3)")
+
+
+def _limit_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--sort",
+        "--limit",
+        type=bounded_int(LIMIT_MIN, LIMIT_MAX),
         default=None,
-        choices=("newest", "oldest"),
-        help="bias results by time instead of relevance",
+        help=f"results to return ({LIMIT_MIN}-{LIMIT_MAX}, default 3)",
     )
 
 
@@ -192,11 +198,15 @@ def _session_arg(parser: argparse.ArgumentParser) -> None:
 
 def _search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("query", help='words to find; OR for alternatives, "quotes" for phrases')
-    _history_options(p)
+    _profile_option(p)
+    _limit_option(p)
+    p.add_argument(
+        "--sort", default=None, choices=SORTS, help="bias results by time instead of relevance"
+    )
     p.add_argument(
         "--detail",
         default=None,
-        choices=("adaptive", "full", "index"),
+        choices=DETAILS,
         help="adaptive (default), full, or index (snippets only)",
     )
     p.add_argument(
@@ -223,6 +233,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         args,
         route_query=args.query,
         query=args.query,
+        limit=args.limit,
+        sort=args.sort,
         detail=args.detail,
         role_filter=args.role,
         after=args.after,
@@ -298,7 +310,7 @@ def _show_session(args: argparse.Namespace, **kwargs: Any) -> tuple[dict[str, An
 
 def _read_args(p: argparse.ArgumentParser) -> None:
     _session_arg(p)
-    _history_options(p)
+    _profile_option(p)
 
 
 @command("read", help="show one session (first 20 + last 10 messages when long)", args=_read_args)
@@ -328,8 +340,13 @@ def cmd_read(args: argparse.Namespace) -> int:
 def _scroll_args(p: argparse.ArgumentParser) -> None:
     _session_arg(p)
     p.add_argument("message_id", help="message id to centre on")
-    p.add_argument("--window", default=None, help="messages on each side (1-20, default 5)")
-    _history_options(p)
+    p.add_argument(
+        "--window",
+        type=bounded_int(SCROLL_WINDOW_MIN, SCROLL_WINDOW_MAX),
+        default=None,
+        help=f"messages on each side ({SCROLL_WINDOW_MIN}-{SCROLL_WINDOW_MAX}, default 5)",
+    )
+    _profile_option(p)
 
 
 @command("scroll", help="show the messages around one message of a session", args=_scroll_args)
@@ -355,9 +372,14 @@ def cmd_scroll(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- browse
 
 
-@command("browse", help="list the most recently active sessions", args=_history_options)
+def _browse_args(p: argparse.ArgumentParser) -> None:
+    _profile_option(p)
+    _limit_option(p)
+
+
+@command("browse", help="list the most recently active sessions", args=_browse_args)
 def cmd_browse(args: argparse.Namespace) -> int:
-    payload, elapsed, _route_unused = _run(args)
+    payload, elapsed, _route_unused = _run(args, limit=args.limit)
     done = _json_or_error(args, payload)
     if done is not None:
         return done

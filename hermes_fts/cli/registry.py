@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from .._params import as_int
 from ..store import SessionStore, default_db_path, open_store
 
 Handler = Callable[[argparse.Namespace], int]
@@ -53,6 +54,27 @@ def command(name: str, help: str, args: Configure | None = None) -> Callable[[Ha
         return fn
 
     return register
+
+
+def bounded_int(low: int, high: int) -> Callable[[str], int]:
+    """An argparse ``type``: an integer in ``[low, high]``, else a usage error saying so.
+
+    The command line refuses what the model-facing tool would clamp: a person
+    who typed ``--limit abc`` wants to hear about it.
+    """
+
+    def parse(text: str) -> int:
+        try:
+            number = as_int(text.strip(), "value")
+        except (TypeError, ValueError):
+            number = None
+        if number is None or not low <= number <= high:
+            raise argparse.ArgumentTypeError(
+                f"must be an integer from {low} to {high} (got {text!r})"
+            )
+        return number
+
+    return parse
 
 
 def common_options() -> argparse.ArgumentParser:
