@@ -28,6 +28,7 @@ from benchmarks import corpus
 from hermes_fts import indexing, search
 from hermes_fts.bench import median_ms, recall
 from hermes_fts.query import match_expression
+from hermes_fts.snippets import snippet_sql
 from hermes_fts.store import SessionStore
 
 PER_BAND = 2
@@ -52,7 +53,7 @@ def raw_fts5(st: SessionStore, term: str) -> list[Any]:
     where, params = search._filters(search.SearchRequest(term))
     return search._match_rows(
         st._conn, "messages_fts", match_expression(plan.query, "fts5"),
-        search._snippet_sql("messages_fts", True), where, params, "rank", 20,
+        snippet_sql("messages_fts", True), where, params, "rank", 20,
     )
 
 

@@ -32,10 +32,9 @@ reason to scan.  A tool-role search reads full tool bodies with LIKE.
 from __future__ import annotations
 
 import logging
-import re
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -47,7 +46,6 @@ from .query import (
     ROUTES,
     Query,
     choose_route,
-    has_cjk,
     like_where,
     match_expression,
     parse_query,
@@ -55,6 +53,7 @@ from .query import (
     sanitize_fts5_query,
     snippet_terms,
 )
+from .snippets import like_snippet, narrow_single_char_hits, snippet_sql
 from .transcript import visible_sql
 
 __all__ = [
@@ -63,8 +62,6 @@ __all__ = [
     "Plan",
     "SearchRequest",
     "describe_search_path",
-    "like_snippet",
-    "narrow_single_char_hits",
     "plan_search",
     "search_messages",
 ]
@@ -86,10 +83,6 @@ RESULT_FIELDS = (
 INDEX_ROUTES = {"fts5": schema.BASE, "fts_cjk": schema.CJK, "trigram": schema.TRIGRAM}
 ROUTE_ORDER = (*ROUTES, "like_scan")  # the index routes in query.choose_route's order
 
-SNIPPET_TOKENS = 40  # built-in snippet(): a word index counts tokens
-SNIPPET_CHARS = 80  # cjk_snippet(): characters, since a bigram is one character wide
-LIKE_SNIPPET_BEFORE = 40
-LIKE_SNIPPET_CHARS = 120
 CONTEXT_CHARS = 200
 GAP_SCAN_LIMIT = 200  # bound on rows added from a not-yet-indexed id range
 RANK_TIER = 256  # matches ordered together; see _match_rows
@@ -312,40 +305,6 @@ def _like_rows(
     return rows
 
 
-def like_snippet(texts: Iterable[str | None], terms: Sequence[str]) -> str:
-    """Text around the first term found, marked ``>>>term<<<``.
-
-    Taken from the first column holding a term, so a hit in ``tool_name``
-    alone still shows the term.
-    """
-    found = [t for t in (decode_content(x) for x in texts) if isinstance(t, str) and t]
-    for text in found:
-        lowered = text.lower()
-        for term in terms:
-            at = lowered.find(term.lower())
-            if at < 0:
-                continue
-            start = max(0, at - LIKE_SNIPPET_BEFORE)
-            end = min(len(text), start + LIKE_SNIPPET_CHARS)
-            end = max(end, at + len(term))
-            return (
-                ("..." if start > 0 else "")
-                + text[start:at]
-                + ">>>"
-                + text[at : at + len(term)]
-                + "<<<"
-                + text[at + len(term) : end]
-                + ("..." if end < len(text) else "")
-            )
-    return found[0][:LIKE_SNIPPET_CHARS] if found else ""
-
-
-def _snippet_sql(table: str, cjk_helpers: bool) -> str:
-    if cjk_helpers:  # merges overlapping bigram/trigram hits into one span
-        return f"cjk_snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_CHARS})"
-    return f"snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_TOKENS})"
-
-
 # ---------------------------------------------------------------------------
 # Running a plan
 
@@ -366,7 +325,7 @@ class _Run:
 def _run_index(req: _Run, route: str) -> list[dict[str, Any]]:
     table = INDEX_ROUTES[route]
     conn = req.conn
-    snippet = _snippet_sql(table, req.state["cjk_available"])
+    snippet = snippet_sql(table, req.state["cjk_available"])
     expression = match_expression(req.plan.query, route)
     order = _order(req.sort, ranked=True)
     blind = _blind_spot(req, table)
@@ -425,7 +384,7 @@ def _glued_latin(
     if not route_can_represent(req.plan.query, "fts_cjk"):
         return []
     expression = match_expression(req.plan.query, "fts_cjk")
-    snippet = _snippet_sql(schema.CJK, True)
+    snippet = snippet_sql(schema.CJK, True)
     extra = f" AND m.id NOT IN (SELECT rowid FROM {schema.BASE} WHERE {schema.BASE} MATCH ?)"
     blind = _blind_spot(req, schema.CJK)
     if blind:  # a stale CJK entry must not add a row
@@ -468,35 +427,6 @@ def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[d
         min(GAP_SCAN_LIMIT, req.want), extra, [lo, hi],
     )
     return [r for r in rows if r["id"] not in seen]
-
-
-_MARKED = re.compile(r">>>(.*?)<<<", re.DOTALL)
-
-
-def narrow_single_char_hits(snippet: str, q: Query) -> str:
-    """Mark just the character when a one-character term hit inside a bigram.
-
-    cjk_snippet can only narrow such a hit itself on SQLite >= 3.45 (which
-    says which token matched); before that it marks the whole bigram, e.g.
-    ``>>>猫粮<<<`` for the query 猫.  The query knows which character it was.
-    """
-    singles = {t.text for t in q.terms if not t.negated and len(t.text) == 1 and has_cjk(t.text)}
-    if not singles or not snippet:
-        return snippet
-    longer = [t.text for t in q.terms if not t.negated and len(t.text) > 1]
-
-    def narrow(m: re.Match[str]) -> str:
-        span = m.group(1)
-        if len(span) != 2 or any(span in t for t in longer):
-            return m.group(0)
-        first, second = span[0], span[1]
-        if first in singles:
-            return f">>>{first}<<<{second}"
-        if second in singles:
-            return f"{first}>>>{second}<<<"
-        return m.group(0)
-
-    return _MARKED.sub(narrow, snippet)
 
 
 def _execute(req: _Run) -> list[dict[str, Any]]:

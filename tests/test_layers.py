@@ -18,7 +18,7 @@ LEAVES = {"_version", "_env", "_cjk_ranges", "content", "_sqlite", "_params"}
 LAYERS = [
     {"loader"},
     {"query"},
-    {"schema"},
+    {"schema", "snippets"},
     {"indexing"},
     {"index_state"},
     {"transcript"},
