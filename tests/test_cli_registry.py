@@ -64,7 +64,7 @@ def test_module_entry_point_lists_every_subcommand(tmp_path):
 
 def test_demo_data_is_package_json_and_the_demo_counts_what_it_stored(tmp_path, capsys):
     demo = load_demo()
-    assert len(demo.sessions) >= 12 and [q for q, _ in demo.searches][:2] == ["部署", "猫"]
+    assert len(demo.sessions) >= 12 and [s.query for s in demo.searches][:2] == ["部署", "猫"]
     target = tmp_path / "demo.db"
     assert main(["demo", "--db", str(target), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
@@ -76,7 +76,7 @@ def test_demo_data_is_package_json_and_the_demo_counts_what_it_stored(tmp_path, 
         conn.close()
     assert report["messages"] == stored_messages == sum(len(s["turns"]) for s in demo.sessions)
     assert report["sessions"] == stored_sessions == len(demo.sessions)
-    assert [item["query"] for item in report["searches"]] == [q for q, _ in demo.searches]
+    assert [item["query"] for item in report["searches"]] == [s.query for s in demo.searches]
 
 
 @pytest.mark.parametrize("argv", [["status"], ["search", "x"], ["read", "s1"], ["browse"]])

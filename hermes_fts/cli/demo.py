@@ -6,7 +6,8 @@ written for this project, in four languages).  Each session has ``id``,
 optional ``parent``/``end_reason``, and ``turns``: ``[role, text]`` pairs,
 ``["call", tool_name, arguments]`` for an assistant tool call and
 ``["tool", tool_name, output]`` for its result.  ``searches`` lists the
-queries the demo runs, in order, with what each one shows.
+queries the demo runs, in order, with what each one shows and optional
+``after``/``before`` time bounds.
 """
 
 from __future__ import annotations
@@ -29,11 +30,25 @@ from .registry import CommandError, command
 _DATA_FILE = "demo.json"
 
 
+_BOUNDS = ("after", "before")
+
+
+@dataclass(frozen=True)
+class DemoSearch:
+    query: str
+    shows: str  # the claim the result proves
+    bounds: dict[str, str]  # after/before, as passed to --after/--before
+
+    def command(self) -> str:
+        flags = "".join(f" --{name} {value}" for name, value in self.bounds.items())
+        return f"hermes-fts search {self.query!r}{flags}"
+
+
 @dataclass(frozen=True)
 class DemoData:
     epoch: float
     turn_gap: float
-    searches: list[tuple[str, str]]  # (query, what it shows)
+    searches: list[DemoSearch]
     sessions: list[dict[str, Any]]
 
 
@@ -45,7 +60,12 @@ def load_demo() -> DemoData:
     return DemoData(
         epoch=float(raw["epoch"]),
         turn_gap=float(raw["turn_gap_seconds"]),
-        searches=[(item["query"], item["shows"]) for item in raw["searches"]],
+        searches=[
+            DemoSearch(
+                item["query"], item["shows"], {k: item[k] for k in _BOUNDS if k in item}
+            )
+            for item in raw["searches"]
+        ],
         sessions=raw["sessions"],
     )
 
@@ -102,21 +122,24 @@ def build_demo_store(path: str | Path) -> SessionStore:
     return store
 
 
-def _demo_searches(store: SessionStore, searches: list[tuple[str, str]]) -> list[dict[str, Any]]:
+def _demo_searches(store: SessionStore, searches: list[DemoSearch]) -> list[dict[str, Any]]:
     report = []
-    session_search(store, query=searches[0][0], limit=3)  # untimed warm-up (lazy imports)
-    for query, what in searches:
+    session_search(store, query=searches[0].query, limit=3)  # untimed warm-up (lazy imports)
+    for search in searches:
+        query = search.query
         try:
             route = str(store.describe_search_path(query))
         except Exception:  # noqa: BLE001 - a label only
             route = "unknown"
         started = time.perf_counter()
-        payload = session_search(store, query=query, limit=3)
+        payload = session_search(store, query=query, limit=3, **search.bounds)
         elapsed = (time.perf_counter() - started) * 1000.0
         report.append(
             {
                 "query": query,
-                "shows": what,
+                "shows": search.shows,
+                "command": search.command(),
+                **search.bounds,
                 "route": route,
                 "ms": round(elapsed, 2),
                 "payload": payload,
@@ -128,7 +151,7 @@ def _demo_searches(store: SessionStore, searches: list[tuple[str, str]]) -> list
 def _print_demo_item(item: dict[str, Any], color: bool) -> None:
     payload = item["payload"]
     print()
-    head = f"$ hermes-fts search {item['query']!r}"
+    head = f"$ {item['command']}"
     print(f"{style(head, BOLD, color)}   # {item['shows']}")
     if not payload.get("success"):
         print(f"  error: {payload.get('error')}")
