@@ -177,3 +177,25 @@ def _check_read_only_store_refused(folder: Path) -> None:
     assert result["tool"]["success"] is False
     assert "read-only file" in result["tool"]["error"]
     assert path.read_bytes() == before
+
+
+# --------------------------------------------------------------------------- status at a glance
+
+
+def test_status_draws_the_text_and_each_index_on_one_scale(tmp_path, capsys):
+    db = tmp_path / "state.db"
+    with open_store(db) as store:
+        conversation(store, "s1", [("user", f"deploy 部署 step {i} " * 20) for i in range(30)])
+    assert main(["status", "--db", str(db), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert main(["status", "--db", str(db)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    sizes = {"text": data["text_bytes"]}
+    sizes.update({n: i["bytes"] for n, i in data["indexes"].items() if i["exists"]})
+    scale = max(sizes.values())
+    for name, size in sizes.items():
+        (line,) = [ln for ln in lines if ln.split()[:1] == [name]]
+        chart = line[line.index("[") : line.index("]") + 1]
+        assert len(chart) == 22, line
+        assert chart.count("#") == int(20 * size / scale), (line, size, scale)
+    assert any(ln.startswith("Backfill: none pending") for ln in lines)

@@ -28,7 +28,8 @@ TOOL_LAYERS = [
     {"__init__"},
 ]
 CLI_LAYERS = [
-    {"output", "progress", "registry"},
+    {"output"},
+    {"progress", "registry"},
     {"admin", "history", "demo"},
     {"__init__"},
     {"__main__"},

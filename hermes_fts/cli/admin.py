@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .. import bench, loader
 from ..store import SessionStore
-from .output import emit_json, human_bytes
+from .output import bar, emit_json, human_bytes
 from .progress import ProgressBar
 from .registry import CommandError, command, db_path, open_db
 
@@ -52,20 +52,26 @@ def cmd_status(args: argparse.Namespace) -> int:
     else:
         how = ext["strategy"] if ext["loaded"] else "not loaded"
     print(f"Extension: cjk_unicode61 {'loaded' if ext['loaded'] else 'missing'} ({how})")
+    # One scale for the text and every index, so the bars compare at a glance.
+    text = data["text_bytes"] or 0
+    scale = max([text] + [info["bytes"] or 0 for info in data["indexes"].values()]) or 1
+    print(f"  {'text':22} {'':10} {human_bytes(text):28} {bar(text / scale)}")
     for name, info in data["indexes"].items():
         if not info["exists"]:
             print(f"  {name:22} absent   {info['reason']}")
             continue
         size = f"{human_bytes(info['bytes'] or 0)} = {info['x_text'] or 0:.2f}x text"
         served = "served" if info["served"] else "NOT served"
-        print(f"  {name:22} {served:10} {size:28} {info['reason']}")
+        chart = bar((info["bytes"] or 0) / scale)
+        print(f"  {name:22} {served:10} {size:28} {chart} {info['reason']}")
     if data["fts_stale"]:
         print("FTS indexes are stale: search uses LIKE until `hermes-fts optimize-storage`.")
     print(f"Pending CJK changes: {data['cjk_pending']:,}")
     bf = data["backfill"]
     if bf:
         print(
-            f"Backfill: {bf['percent']}% ({bf['indexed']:,}/{bf['total']:,}); "
+            f"Backfill: {bf['percent']}% {bar(bf['percent'] / 100)} "
+            f"({bf['indexed']:,}/{bf['total']:,}); "
             "run `hermes-fts optimize-storage` to finish"
         )
     else:

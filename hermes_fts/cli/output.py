@@ -33,6 +33,12 @@ def human_bytes(n: float) -> str:
     return f"{n:.1f} GB"
 
 
+def bar(fraction: float, width: int = 20) -> str:
+    """``[####......]``: ``fraction`` (clamped to 0-1) of ``width`` cells filled."""
+    fill = int(width * min(max(fraction, 0.0), 1.0))  # full only when complete
+    return f"[{'#' * fill}{'.' * (width - fill)}]"
+
+
 def use_color(stream: TextIO | None = None) -> bool:
     """Colour only on a terminal and only when ``NO_COLOR`` is unset or empty."""
     stream = stream or sys.stdout

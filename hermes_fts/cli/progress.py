@@ -6,6 +6,8 @@ import sys
 import time
 from typing import Any
 
+from .output import bar
+
 
 def _eta(seconds: float) -> str:
     seconds = int(max(seconds, 0))
@@ -52,9 +54,8 @@ class ProgressBar:
         elapsed = now - self.start
         rate = done / elapsed if elapsed > 0 else 0.0
         left = (total - indexed) / rate if rate > 0 else 0.0
-        fill = int(self.width * ev["percent"] / 100)
         line = (
-            f"\rRebuilding index [{'#' * fill}{'.' * (self.width - fill)}] "
+            f"\rRebuilding index {bar(ev['percent'] / 100, self.width)} "
             f"{ev['percent']:3d}%  {indexed:,}/{total:,} rows  {rate:,.0f} rows/s  "
             f"left {_eta(left)}"
         )
