@@ -199,3 +199,29 @@ def test_status_draws_the_text_and_each_index_on_one_scale(tmp_path, capsys):
         assert len(chart) == 22, line
         assert chart.count("#") == int(20 * size / scale), (line, size, scale)
     assert any(ln.startswith("Backfill: none pending") for ln in lines)
+
+
+def test_bench_draws_the_speed_ups_on_a_terminal_only(tmp_path, capsys, monkeypatch):
+    db = tmp_path / "state.db"
+    words = ["deploy", "server", "config", "memory", "search", "window"]
+    han = "广西桂林漓江山水服务端修改计划东京明天问题"
+    with open_store(db) as store:
+        conversation(
+            store,
+            "s1",
+            [("user", f"{words[i % 6]} {words[i * 7 % 6]} {han[i % 20]}{han[i * 3 % 20]}{han[i % 7]}")
+             for i in range(300)],
+        )
+    argv = ["bench", "--db", str(db), "--per-band", "1", "--repeats", "1"]
+    assert main([*argv, "--json"]) == 0
+    ratios = {row["class"]: row["median_ratio"] for row in json.loads(capsys.readouterr().out)["classes"]}
+    assert main(argv) == 0
+    assert "speed-up" not in capsys.readouterr().out  # not a terminal: the table only
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    chart = out[out.index("median speed-up") :].splitlines()[1:]
+    assert [line.split()[0] for line in chart] == list(ratios)
+    fills = {line.split()[0]: line.count("#") for line in chart}
+    assert max(fills.values()) == 30  # the largest speed-up fills its bar
+    assert all(0 <= fill <= 30 for fill in fills.values())

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 import shutil
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 from .. import bench, loader
 from ..store import SessionStore
@@ -209,4 +211,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
         )
     for index, size in report["sizes"].items():
         print(f"{index:22} {human_bytes(size['bytes']):>10} = {size['x_text'] or 0:.2f}x text")
+    if sys.stdout.isatty():
+        _print_ratio_chart(report["classes"])
     return 0
+
+
+def _print_ratio_chart(classes: list[dict[str, Any]]) -> None:
+    """Median speed-up per class on a log scale (1x empty, the largest ratio full)."""
+    ratios = {row["class"]: row["median_ratio"] or 0.0 for row in classes}
+    top = max([math.log10(r) for r in ratios.values() if r > 1] or [0.0])
+    print("\nindex vs LIKE, median speed-up (log scale):")
+    for name, ratio in ratios.items():
+        fraction = math.log10(ratio) / top if top > 0 and ratio > 1 else 0.0
+        print(f"  {name:11} {bar(fraction, 30)} {ratio:,.0f}x")
