@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable, Sequence
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Union
 
@@ -82,3 +89,36 @@ def assert_error(payload: dict[str, Any], *needles: str) -> None:
 
 def ids_of(messages: Iterable[dict[str, Any]]) -> list[int]:
     return [m["id"] for m in messages]
+
+
+# --------------------------------------------------------------------------- the real user nobody
+
+
+@lru_cache(maxsize=1)
+def nobody_python() -> str | None:
+    """A Python the real user ``nobody`` can run (as root with runuser), else None."""
+    if os.geteuid() != 0 or shutil.which("runuser") is None:
+        return None
+    for exe in (sys.executable, "/usr/bin/python3"):
+        probe = subprocess.run(
+            ["runuser", "-u", "nobody", "--", exe, "-c", "import sqlite3"], capture_output=True
+        )
+        if probe.returncode == 0:
+            return exe
+    return None
+
+
+needs_nobody = pytest.mark.skipif(
+    nobody_python() is None, reason="needs root to run as the real user nobody"
+)
+
+
+@contextlib.contextmanager
+def nobody_dir() -> Iterator[Path]:
+    """A fresh folder ``nobody`` can reach (pytest's tmp_path lives under root's own)."""
+    path = Path(tempfile.mkdtemp(prefix="hermes-fts-perm-"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from _tool_fixtures import T0, chat, conversation, open_store
 
-from hermes_fts import cli_tool
+from hermes_fts.cli import main
+from hermes_fts.cli import output as cli_output
 from hermes_fts.store import SessionStore
 from hermes_fts.tool import session_search
 
@@ -21,10 +22,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _main(argv: list[str]) -> int:
-    try:
-        from hermes_fts.cli import main
-    except ImportError:  # the shared CLI module is not there yet
-        main = cli_tool.main
     return int(main(argv))
 
 
@@ -199,16 +196,16 @@ class _Tty(io.StringIO):
 
 
 def test_highlight_plain_and_colour(monkeypatch):
-    assert cli_tool.highlight("a >>>b<<< c", False) == "a [b] c"
-    coloured = cli_tool.highlight("a >>>b<<< c", True)
+    assert cli_output.highlight("a >>>b<<< c", False) == "a [b] c"
+    coloured = cli_output.highlight("a >>>b<<< c", True)
     assert "\x1b[" in coloured and ">>>" not in coloured and "b" in coloured
     monkeypatch.delenv("NO_COLOR", raising=False)
-    assert cli_tool.use_color(_Tty()) is True
-    assert cli_tool.use_color(io.StringIO()) is False
+    assert cli_output.use_color(_Tty()) is True
+    assert cli_output.use_color(io.StringIO()) is False
     monkeypatch.setenv("NO_COLOR", "1")
-    assert cli_tool.use_color(_Tty()) is False
+    assert cli_output.use_color(_Tty()) is False
     monkeypatch.setenv("NO_COLOR", "")
-    assert cli_tool.use_color(_Tty()) is True
+    assert cli_output.use_color(_Tty()) is True
 
 
 # --------------------------------------------------------------------------- demo

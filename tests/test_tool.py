@@ -21,9 +21,9 @@ from _tool_fixtures import (
 )
 
 import hermes_fts
-from hermes_fts import tool
 from hermes_fts.store import SessionStore
 from hermes_fts.tool import TOOL_SCHEMA, session_search
+from hermes_fts.tool import context as tool_context
 
 
 @pytest.fixture
@@ -903,14 +903,14 @@ def test_bare_id_found_in_another_profile(home, store):
 def test_profile_store_closed_caller_store_kept(home, store, monkeypatch):
     _profile_store(home, "work")
     opened: list[SessionStore] = []
-    real_open = tool._open_store
+    real_open = tool_context.open_store
 
-    def tracking(path: Path, readonly: bool) -> SessionStore:
-        s = real_open(path, readonly)
+    def tracking(path: Path, *, readonly: bool) -> SessionStore:
+        s = real_open(path, readonly=readonly)
         opened.append(s)
         return s
 
-    monkeypatch.setattr(tool, "_open_store", tracking)
+    monkeypatch.setattr(tool_context, "open_store", tracking)
     assert session_search(store, profile="work")["success"] is True
     assert len(opened) == 1 and opened[0].readonly is True
     with pytest.raises(sqlite3.ProgrammingError):
@@ -924,7 +924,7 @@ def test_default_profile_reuses_caller_store(home, store, monkeypatch):
     def no_open(*a: Any, **k: Any) -> None:
         raise AssertionError("the caller's own store must be reused")
 
-    monkeypatch.setattr(tool, "_open_store", no_open)
+    monkeypatch.setattr(tool_context, "open_store", no_open)
     out = session_search(store, session_id="@session:default/mine", current_session_id="x")
     assert out["success"] is True and out["link"] == "@session:default/mine"
 

@@ -1,0 +1,226 @@
+"""``hermes-fts path|status|sync|optimize-storage|bench``: looking after a store."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+from .. import bench, loader
+from ..store import SessionStore
+from .output import bar, emit_json, human_bytes
+from .progress import ProgressBar
+from .registry import CommandError, command, db_path, open_db
+
+
+def _confirm(prompt: str) -> bool:
+    try:
+        answer = input(prompt)
+    except EOFError:
+        return False  # no terminal, no consent
+    return answer.strip().lower() in ("y", "yes")
+
+
+@command("path", help="print the extension path for .load / load_extension")
+def cmd_path(args: argparse.Namespace) -> int:
+    path = loader.extension_path()
+    if args.json:
+        emit_json({"path": path})
+    else:
+        print(path)
+    return 0
+
+
+@command("status", help="show which indexes exist and are served, backlog and sizes")
+def cmd_status(args: argparse.Namespace) -> int:
+    # Read-only: status must never change the file it reports on.
+    with open_db(args, readonly=True) as store:
+        data = store.status()
+    if args.json:
+        emit_json(data)
+        return 0
+    print(
+        f"Store:    {data['db']}  ({human_bytes(data['db_bytes'])}, "
+        f"{data['messages']:,} messages, {human_bytes(data['text_bytes'])} of text)"
+    )
+    print(f"SQLite:   {data['sqlite_version']}")
+    ext = data["extension"]
+    if ext["disabled"]:
+        how = "disabled by HERMES_CJK_FTS"
+    else:
+        how = ext["strategy"] if ext["loaded"] else "not loaded"
+    print(f"Extension: cjk_unicode61 {'loaded' if ext['loaded'] else 'missing'} ({how})")
+    # One scale for the text and every index, so the bars compare at a glance.
+    text = data["text_bytes"] or 0
+    scale = max([text] + [info["bytes"] or 0 for info in data["indexes"].values()]) or 1
+    print(f"  {'text':22} {'':10} {human_bytes(text):28} {bar(text / scale)}")
+    for name, info in data["indexes"].items():
+        if not info["exists"]:
+            print(f"  {name:22} absent   {info['reason']}")
+            continue
+        size = f"{human_bytes(info['bytes'] or 0)} = {info['x_text'] or 0:.2f}x text"
+        served = "served" if info["served"] else "NOT served"
+        chart = bar((info["bytes"] or 0) / scale)
+        print(f"  {name:22} {served:10} {size:28} {chart} {info['reason']}")
+    if data["fts_stale"]:
+        print("FTS indexes are stale: search uses LIKE until `hermes-fts optimize-storage`.")
+    print(f"Pending CJK changes: {data['cjk_pending']:,}")
+    bf = data["backfill"]
+    if bf:
+        print(
+            f"Backfill: {bf['percent']}% {bar(bf['percent'] / 100)} "
+            f"({bf['indexed']:,}/{bf['total']:,}); "
+            "run `hermes-fts optimize-storage` to finish"
+        )
+    else:
+        print("Backfill: none pending")
+    return 0
+
+
+@command("sync", help="apply CJK index changes written by processes without the extension")
+def cmd_sync(args: argparse.Namespace) -> int:
+    with open_db(args, readonly=False) as store:
+        # Opening already applied the backlog; report what is left (normally 0).
+        applied = store.sync()
+        left = store.index_state()["cjk_pending"]
+    if args.json:
+        emit_json({"applied": applied, "pending": left})
+    else:
+        print(f"Applied pending changes; {left:,} left.")
+    return 0
+
+
+def _optimize_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-vacuum", action="store_true", help="skip the final VACUUM")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+
+
+@command(
+    "optimize-storage",
+    help="build/repair/backfill the search indexes and compact the file",
+    args=_optimize_args,
+)
+def cmd_optimize_storage(args: argparse.Namespace) -> int:
+    with open_db(args, readonly=False) as store:
+        return _optimize(store, args)
+
+
+def _optimize(store: SessionStore, args: argparse.Namespace) -> int:
+    vacuum = not args.no_vacuum
+    if not store.optimize_needed() and not vacuum:
+        print("Search indexes are complete — nothing to do.")
+        return 0
+    file = Path(store.path or db_path(args))
+    size = file.stat().st_size
+    free = shutil.disk_usage(file.parent).free
+    # VACUUM writes a full copy; without it the backfill grows the file by
+    # roughly the index size, which stays well under a third of the text.
+    need = size if vacuum else int(size * 0.3)
+    print(f"Database: {human_bytes(size)}; free disk: {human_bytes(free)}")
+    if free < need:
+        hint = " Try --no-vacuum." if vacuum else ""
+        print(
+            f"Not enough free disk space (need about {human_bytes(need)}).{hint}", file=sys.stderr
+        )
+        return 1
+    if size > 500 * 1024 * 1024:
+        print(
+            "This may take a while. It runs in the foreground, is safe to interrupt "
+            "with Ctrl-C and resumes where it stopped."
+        )
+    if not args.yes and not _confirm("Proceed? [y/N] "):
+        print("Cancelled.")
+        return 1
+    bar = ProgressBar()
+    try:
+        result = store.optimize_storage(progress=bar, vacuum=vacuum)
+    except KeyboardInterrupt:
+        bar.close()
+        print(
+            "\nInterrupted. No data was lost; run `hermes-fts optimize-storage` again to resume.",
+            file=sys.stderr,
+        )
+        return 130
+    except sqlite3.Error as exc:
+        bar.close()
+        raise CommandError(
+            f"optimization failed: {exc}. No data was lost. Re-run to resume.", 1
+        ) from exc
+    bar.close()
+    if args.json:
+        emit_json(result)
+        return 0 if result.get("ok") else 1
+    if not result.get("ok"):
+        print(f"Could not optimize: {result.get('reason')}")
+        return 1
+    before, after = result["size_before"], result["size_after"]
+    delta = before - after
+    if delta >= 0:
+        change = f"reclaimed {human_bytes(delta)}"
+    else:
+        change = f"grew by {human_bytes(-delta)}"
+    print(f"✓ Search indexes optimized. {human_bytes(before)} → {human_bytes(after)} ({change}).")
+    if result.get("vacuumed") is False:
+        print("VACUUM did not run; re-run later to reclaim space.")
+    return 0
+
+
+def _bench_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--per-band", type=int, default=2, help="terms per frequency band and class (default 2)"
+    )
+    p.add_argument("--repeats", type=int, default=3, help="timed runs per term (default 3)")
+    p.add_argument("--seed", type=int, default=0, help="term sampling seed")
+
+
+@command(
+    "bench", help="time the indexes against a LIKE scan on this store (read-only)", args=_bench_args
+)
+def cmd_bench(args: argparse.Namespace) -> int:
+    if args.per_band < 1 or args.repeats < 1:
+        raise CommandError("--per-band and --repeats must be at least 1")
+    quiet = args.json or not sys.stderr.isatty()
+
+    def progress(what: str) -> None:
+        if not quiet:
+            print(f"\r\033[K timing {what}", end="", file=sys.stderr, flush=True)
+
+    with open_db(args, readonly=True) as store:
+        report = bench.run(store, args.per_band, args.repeats, args.seed, progress)
+    if not quiet:
+        print("\r\033[K", end="", file=sys.stderr)
+    if args.json:
+        emit_json(report)
+        return 0
+    print(f"Store: {report['db']} ({human_bytes(report['text_bytes'])} of text)")
+    print(
+        f"{'class':11} {'terms':>5} {'index ms':>9} {'LIKE ms':>9} {'ratio':>7} "
+        f"{'worst':>7}  {'recall':>6}  routes / worst term"
+    )
+    for row in report["classes"]:
+        recall = "-" if row["min_recall"] is None else f"{row['min_recall']:.3f}"
+        print(
+            f"{row['class']:11} {row['terms']:>5} {row['median_index_ms']:>9.2f} "
+            f"{row['median_like_ms']:>9.1f} {row['median_ratio'] or 0:>6.0f}x "
+            f"{row['worst_ratio'] or 0:>6.0f}x  {recall:>6}  {row['routes']} / "
+            f"{row['worst_term']}"
+        )
+    for index, size in report["sizes"].items():
+        print(f"{index:22} {human_bytes(size['bytes']):>10} = {size['x_text'] or 0:.2f}x text")
+    if sys.stdout.isatty():
+        _print_ratio_chart(report["classes"])
+    return 0
+
+
+def _print_ratio_chart(classes: list[dict[str, Any]]) -> None:
+    """Median speed-up per class on a log scale (1x empty, the largest ratio full)."""
+    ratios = {row["class"]: row["median_ratio"] or 0.0 for row in classes}
+    top = max([math.log10(r) for r in ratios.values() if r > 1] or [0.0])
+    print("\nindex vs LIKE, median speed-up (log scale):")
+    for name, ratio in ratios.items():
+        fraction = math.log10(ratio) / top if top > 0 and ratio > 1 else 0.0
+        print(f"  {name:11} {bar(fraction, 30)} {ratio:,.0f}x")

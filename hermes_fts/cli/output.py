@@ -1,0 +1,67 @@
+"""How ``hermes-fts`` prints: JSON for scripts, sizes, colour and one-line text for people.
+
+Matches (``>>> <<<`` in snippets) are coloured on a terminal and bracketed
+``[ ]`` elsewhere or when ``NO_COLOR`` is set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+MARK_OPEN = ">>>"
+MARK_CLOSE = "<<<"
+BOLD_MATCH = "\x1b[1;33m"
+DIM = "\x1b[2m"
+BOLD = "\x1b[1m"
+RESET = "\x1b[0m"
+LINE_CHARS = 160
+
+
+def emit_json(payload: Any) -> None:
+    """The payload verbatim, for scripts (``--json``)."""
+    print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
+def bar(fraction: float, width: int = 20) -> str:
+    """``[####......]``: ``fraction`` (clamped to 0-1) of ``width`` cells filled."""
+    fill = int(width * min(max(fraction, 0.0), 1.0))  # full only when complete
+    return f"[{'#' * fill}{'.' * (width - fill)}]"
+
+
+def use_color(stream: TextIO | None = None) -> bool:
+    """Colour only on a terminal and only when ``NO_COLOR`` is unset or empty."""
+    stream = stream or sys.stdout
+    if os.environ.get("NO_COLOR", ""):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def highlight(text: str, color: bool) -> str:
+    """Turn the ``>>> <<<`` match markers into colour or plain brackets."""
+    if color:
+        return text.replace(MARK_OPEN, BOLD_MATCH).replace(MARK_CLOSE, RESET)
+    return text.replace(MARK_OPEN, "[").replace(MARK_CLOSE, "]")
+
+
+def style(text: str, code: str, color: bool) -> str:
+    return f"{code}{text}{RESET}" if color else text
+
+
+def one_line(text: Any, width: int = LINE_CHARS) -> str:
+    """``text`` with its whitespace runs folded to one space, cut to ``width`` characters."""
+    if text is None:
+        return ""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "\u2026"

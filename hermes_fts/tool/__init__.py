@@ -1,0 +1,118 @@
+"""The ``session_search`` agent tool: four call forms over a ``SessionStore``.
+
+The call form is inferred from the arguments, there is no mode parameter:
+
+* ``session_id`` + ``around_message_id`` → SCROLL a window of one session;
+* ``session_id`` alone                   → READ a whole session (head + tail when long);
+* ``query``                              → DISCOVERY: full-text search, one result per
+                                           conversation lineage, with the messages around
+                                           each hit;
+* nothing                                → BROWSE the most recently active sessions.
+
+Every answer is a JSON-ready dict; failures are ``{"success": False,
+"error": "..."}`` with a message that says what to pass instead.  The tool
+never raises for bad arguments.
+
+Profiles: ``$HERMES_HOME/profiles/<name>/state.db`` (the default profile is
+``$HERMES_HOME/state.db``).  A profile store is opened read-only for one call
+and closed afterwards; a store passed in by the caller is never closed.
+
+The package, bottom layer first: ``errors`` and ``args`` (coercion),
+``schema`` (what the model reads), ``shape`` (messages as payload entries),
+``profiles``, ``context`` (one call's store and lookups), then one module per
+form: ``discover`` and ``sessions`` (read, scroll, browse).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from .args import Call
+from .context import open_context, with_profile_fallback
+from .discover import Discovery
+from .errors import ToolError, error_payload
+from .schema import TOOL_SCHEMA
+from .sessions import browse, read, scroll
+from .shape import with_notes
+
+__all__ = ["TOOL_SCHEMA", "session_search"]
+
+log = logging.getLogger(__name__)
+
+
+def session_search(
+    store: Any = None,
+    query: str | None = None,
+    session_id: str | None = None,
+    around_message_id: Any = None,
+    window: Any = None,
+    limit: Any = None,
+    sort: str | None = None,
+    detail: str | None = None,
+    role_filter: Any = None,
+    profile: str | None = None,
+    current_session_id: str | None = None,
+    *,
+    after: Any = None,
+    before: Any = None,
+    exclude_session_ids: Any = None,
+) -> dict[str, Any]:
+    """Search, read, scroll or browse past conversations; returns a JSON-ready dict.
+
+    The call form follows from the arguments: ``session_id`` with
+    ``around_message_id`` scrolls, ``session_id`` alone reads, ``query``
+    searches, nothing browses.  ``store`` is a ``SessionStore`` (``None`` opens
+    ``$HERMES_HOME/state.db``); ``profile`` (or a ``@session:<profile>/<id>``
+    link) reads another profile's store read-only.  Errors come back as
+    ``{"success": False, "error": "..."}``.
+    """
+    owned: list[Any] = []
+    try:
+        call = Call.parse(
+            session_id,
+            profile,
+            current_session_id,
+            query=query,
+            around_message_id=around_message_id,
+            window=window,
+            limit=limit,
+            sort=sort,
+            detail=detail,
+            role_filter=role_filter,
+            after=after,
+            before=before,
+            exclude_session_ids=exclude_session_ids,
+        )
+        return _dispatch(owned, store, call)
+    except ToolError as exc:
+        return error_payload(str(exc))
+    except Exception as exc:  # noqa: BLE001 - the tool answers, it never raises
+        log.exception("session_search failed")
+        return error_payload(f"session_search failed: {exc}; retry with simpler arguments")
+    finally:
+        for opened in owned:
+            try:
+                opened.close()
+            except Exception:  # noqa: BLE001
+                log.debug("closing a profile store failed", exc_info=True)
+
+
+def _dispatch(owned: list[Any], store: Any, call: Call) -> dict[str, Any]:
+    """Run the form the arguments name; stores opened on the way go to ``owned``."""
+    ctx, call = open_context(owned, store, call)
+    sid = call.session_id
+    if sid is not None and call.around_message_id is not None:
+        around, window = call.around_message_id, call.window
+        return with_profile_fallback(owned, ctx, call, lambda c: scroll(c, sid, around, window))
+    if sid is not None:
+        return with_profile_fallback(owned, ctx, call, lambda c: read(c, sid))
+    if call.around_message_id is not None:
+        raise ToolError(
+            "scroll requires session_id; pass the session_id (or link) of the result that "
+            "holds around_message_id"
+        )
+    if call.search_query is None:
+        limit, note = call.count
+        return with_notes(browse(ctx, limit), [note])
+    return Discovery(ctx, call.search_options()).run()

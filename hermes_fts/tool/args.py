@@ -1,0 +1,307 @@
+"""The tool's arguments: coercion and validation, each rule written once.
+
+Models send numbers as strings, lists as comma-separated text and links where
+ids are expected, so every argument is coerced here.  The rules the search
+layer shares (integers, sort orders, role lists) come from ``_params``; this
+module adds what only the tool does: clamping to Hermes' ranges, defaults, and
+errors a model can act on.  ``Call`` holds one
+call's arguments; the search options are parsed only when the search form
+runs (``Call.search_options``), so a read never fails on a search-only
+argument, exactly as before the arguments had a type.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .. import _params
+from .errors import ToolError
+
+SCROLL_WINDOW_DEFAULT = 5
+SCROLL_WINDOW_MIN = 1
+SCROLL_WINDOW_MAX = 20
+LIMIT_DEFAULT = 3
+LIMIT_MIN = 1
+LIMIT_MAX = 10
+DEFAULT_ROLES = ("user", "assistant")
+SORTS = _params.SORTS
+DETAILS = ("adaptive", "full", "index")
+LINK_PREFIX = "@session:"
+_SQLITE_INT_MIN = -(2**63)  # message ids are SQLite INTEGERs (64-bit signed)
+_SQLITE_INT_MAX = 2**63 - 1
+_ROLE_HINT = "role_filter must be a comma-separated string such as 'user,assistant' or 'tool'"
+_EXCLUDE_HINT = "exclude_session_ids must be a list of session ids (or links) to leave out"
+
+
+# --------------------------------------------------------------------------- single values
+
+
+def clamped(value: Any, default: int, low: int, high: int, name: str) -> tuple[int, str | None]:
+    """``value`` as an int in ``[low, high]`` (``default`` when it is not a number), and a
+    note saying what was changed, None when the value was used as given.
+
+    Hermes' tools clamp instead of refusing, so a model never loses a call to a
+    range; the note tells it (``query_notes``) what it got instead.
+    """
+    if value is None:
+        return default, None
+    number: int | None = None
+    if not isinstance(value, bool):
+        try:
+            number = int(value)
+        except (TypeError, ValueError, OverflowError):
+            try:
+                number = int(float(value))
+            except (TypeError, ValueError, OverflowError):
+                number = None
+    if number is None:
+        return default, f"{name} {value!r} is not a number; used the default {default}"
+    used = max(low, min(high, number))
+    if used != number:
+        return used, f"{name} {value!r} is outside {low}-{high}; used {used}"
+    if isinstance(value, float) and not value.is_integer() or (
+        isinstance(value, str) and value.strip() != str(number)
+    ):
+        return used, f"{name} {value!r} is not a whole number; used {used}"
+    return used, None
+
+
+def clamp_int(value: Any, default: int, low: int, high: int) -> int:
+    """``value`` as an int in ``[low, high]``; ``default`` when it is not a number."""
+    return clamped(value, default, low, high, "value")[0]
+
+
+def scroll_anchor(value: Any) -> int:
+    """The ``around_message_id`` of a scroll, as a SQLite integer; raises ``ToolError``."""
+    try:
+        anchor = _params.as_int(value, "around_message_id")
+    except (TypeError, ValueError):
+        raise ToolError(
+            f"scroll requires integer around_message_id (got {value!r}); pass a message "
+            "id from a result's messages, or omit around_message_id to read the session"
+        ) from None
+    if not _SQLITE_INT_MIN <= anchor <= _SQLITE_INT_MAX:
+        raise ToolError(
+            f"around_message_id {anchor} is out of range; pass a message id from a "
+            "result's messages, or omit around_message_id to read the session"
+        )
+    return anchor
+
+
+def scroll_window(value: Any) -> tuple[int, str | None]:
+    """The scroll window and the note saying how it was clamped, if it was."""
+    return clamped(value, SCROLL_WINDOW_DEFAULT, SCROLL_WINDOW_MIN, SCROLL_WINDOW_MAX, "window")
+
+
+def _choice_note(name: str, value: Any, choices: tuple[str, ...], fallback: str) -> str | None:
+    """A note when ``value`` was given but is not one of ``choices`` (any case)."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in choices):
+        return None
+    return f"{name} {value!r} is not one of {', '.join(choices)}; used {fallback}"
+
+
+def parse_roles(role_filter: Any) -> list[str]:
+    """Roles to search (``_params.parse_roles``); the conversation roles when none is given."""
+    try:
+        roles = _params.parse_roles(role_filter)
+    except TypeError:
+        raise ToolError(_ROLE_HINT) from None
+    return roles or list(DEFAULT_ROLES)
+
+
+def parse_detail(detail: Any) -> str:
+    """``full`` or ``index`` (any case); ``adaptive`` for anything else."""
+    key = detail.strip().lower() if isinstance(detail, str) else ""
+    return key if key in DETAILS else "adaptive"
+
+
+def parse_time_bound(value: Any, name: str) -> float | None:
+    """Epoch seconds from a number, a numeric string or an ISO date/datetime string.
+
+    Naive ISO values are local time (the same clock as the ``when`` fields).
+    """
+    if value is None:
+        return None
+    hint = (
+        f"{name} must be epoch seconds or an ISO date/time such as 2026-03-15 or "
+        f"2026-03-15T09:30 (got {value!r})"
+    )
+    if isinstance(value, bool):
+        raise ToolError(hint)
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise ToolError(hint)
+        return float(value)
+    if not isinstance(value, str):
+        raise ToolError(hint)
+    text = value.strip()
+    if not text:
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        pass
+    else:
+        if not math.isfinite(number):
+            raise ToolError(hint)
+        return number
+    iso = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
+    try:
+        return datetime.fromisoformat(iso).timestamp()
+    except (ValueError, OverflowError, OSError):
+        raise ToolError(hint) from None
+
+
+# --------------------------------------------------------------------------- session references
+
+
+def strip_link(ref: str) -> str:
+    """``ref`` without surrounding blanks and the ``@session:`` prefix."""
+    ref = ref.strip()
+    if ref.startswith(LINK_PREFIX):
+        ref = ref[len(LINK_PREFIX) :].strip()
+    return ref
+
+
+def parse_exclusions(value: Any) -> frozenset[str]:
+    """Session ids to leave out, from ids, ``profile/id`` references or links."""
+    if value is None:
+        return frozenset()
+    if isinstance(value, str):
+        items: Iterable[Any] = value.split(",")
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        items = value
+    else:
+        raise ToolError(_EXCLUDE_HINT)
+    ids = set()
+    for item in items:
+        if not isinstance(item, str):
+            raise ToolError(_EXCLUDE_HINT)
+        ref = strip_link(item)
+        if "/" in ref:
+            ref = ref.split("/", 1)[1].strip()
+        if ref:
+            ids.add(ref)
+    return frozenset(ids)
+
+
+def split_session_ref(session_id: Any, profile: Any) -> tuple[str | None, Any, bool]:
+    """(session id, profile, whether the id named its profile) from the caller's args.
+
+    An explicit ``profile`` wins over the one a ``profile/id`` reference names.
+    """
+    if not isinstance(session_id, str):
+        return None, profile, False
+    ref = strip_link(session_id)
+    if "/" in ref:
+        left, right = ref.split("/", 1)
+        if right.strip():
+            if profile is None:
+                return right.strip(), left.strip(), True
+            return right.strip(), profile, True
+    return (ref or None), profile, False
+
+
+# --------------------------------------------------------------------------- one call
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """The parsed arguments of the search form."""
+
+    query: str
+    limit: int
+    roles: list[str]
+    sort: str | None
+    detail: str
+    after: float | None
+    before: float | None
+    excluded: frozenset[str]
+    notes: tuple[str, ...] = ()  # what was clamped or ignored, for ``query_notes``
+
+    @property
+    def filtered(self) -> bool:
+        """Whether hits are dropped after the search (time bounds or exclusions)."""
+        return self.after is not None or self.before is not None or bool(self.excluded)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call's arguments: the session reference resolved, the rest as given.
+
+    ``profile`` and ``qualified`` come from ``split_session_ref``; the search
+    and scroll values stay raw until their form runs.
+    """
+
+    session_id: str | None
+    profile: Any
+    qualified: bool
+    current_session_id: str | None
+    query: Any = None
+    around_message_id: Any = None
+    window: Any = None
+    limit: Any = None
+    sort: Any = None
+    detail: Any = None
+    role_filter: Any = None
+    after: Any = None
+    before: Any = None
+    exclude_session_ids: Any = None
+
+    @classmethod
+    def parse(cls, session_id: Any, profile: Any, current_session_id: Any, **rest: Any) -> Call:
+        sid, profile, qualified = split_session_ref(session_id, profile)
+        current = None
+        if isinstance(current_session_id, str):
+            current = current_session_id.strip() or None
+        return cls(sid, profile, qualified, current, **rest)
+
+    @property
+    def pinned(self) -> bool:
+        """Whether the caller named the profile (so other profiles are not tried)."""
+        return self.profile is not None or self.qualified
+
+    @property
+    def count(self) -> tuple[int, str | None]:
+        """How many conversations search and browse return, and the clamp note."""
+        return clamped(self.limit, LIMIT_DEFAULT, LIMIT_MIN, LIMIT_MAX, "limit")
+
+    @property
+    def search_query(self) -> str | None:
+        """The query text when this is the search form, else None."""
+        if isinstance(self.query, str) and self.query.strip():
+            return self.query.strip()
+        return None
+
+    def search_options(self) -> SearchOptions:
+        """The search form's options; raises ``ToolError`` for a bad one."""
+        query = self.search_query
+        if query is None:
+            raise ToolError("search requires a query; pass words to find")
+        limit, limit_note = self.count
+        sort = _params.parse_sort(self.sort)
+        detail = parse_detail(self.detail)
+        notes = (
+            limit_note,
+            _choice_note("sort", self.sort, SORTS, "best match first"),
+            _choice_note("detail", self.detail, DETAILS, detail),
+        )
+        options = SearchOptions(
+            query=query,
+            limit=limit,
+            roles=parse_roles(self.role_filter),
+            sort=sort,
+            detail=detail,
+            after=parse_time_bound(self.after, "after"),
+            before=parse_time_bound(self.before, "before"),
+            excluded=parse_exclusions(self.exclude_session_ids),
+            notes=tuple(note for note in notes if note),
+        )
+        if options.after is not None and options.before is not None:
+            if options.after >= options.before:
+                raise ToolError("after must be earlier than before; pass a wider time range")
+        return options

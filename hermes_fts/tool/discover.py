@@ -1,0 +1,304 @@
+"""The search form: one result per conversation lineage, with the messages around each hit.
+
+A title that names a session exactly comes first; then full-text hits, best
+first, one per lineage.  The caller's own conversation is left out while it is
+still in the model's live context.  Time bounds and exclusions are applied to
+pages of hits (the search itself does not know them).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from .args import SearchOptions
+from .context import HIDDEN_SESSION_SOURCES, CallContext
+from .errors import ToolError
+from .shape import (
+    WINDOW_CONTENT_CAP,
+    bookend_messages,
+    format_ts,
+    rebuild_note,
+    shape_message,
+    with_notes,
+)
+
+log = logging.getLogger(__name__)
+
+_DEMOTED_SESSION_SOURCES = ("cron",)
+_DISCOVER_SCAN_LIMIT = 300
+_FILTERED_SCAN_PAGE = 1000
+_FILTERED_SCAN_MAX_ROWS = 30_000
+_DISCOVER_SEARCH_FIELDS = (
+    "id",
+    "session_id",
+    "role",
+    "snippet",
+    "source",
+    "model",
+    "session_started",
+)
+_TITLE_MAX_CHARS = 100
+_TITLE_QUOTES = "`\"'\u201c\u201d\u2018\u2019"
+
+
+def _origin(root_row: dict[str, Any], row: dict[str, Any], started_key: str) -> dict[str, Any]:
+    """When, where and with which model a conversation began: its root, else ``row``."""
+    return {
+        "when": format_ts(root_row.get("started_at") or row.get(started_key)),
+        "source": root_row.get("source") or row.get("source") or "unknown",
+        "model": root_row.get("model") or row.get("model") or "unknown",
+    }
+
+
+def _in_bounds(ts: Any, after: float | None, before: float | None) -> bool:
+    if after is None and before is None:
+        return True
+    try:
+        value = float(ts)
+    except (TypeError, ValueError):
+        return False
+    if after is not None and value < after:
+        return False
+    return not (before is not None and value >= before)
+
+
+class Discovery:
+    """One search: ``Discovery(ctx, options).run()`` returns the payload."""
+
+    def __init__(self, ctx: CallContext, options: SearchOptions) -> None:
+        self.ctx = ctx
+        self.options = options
+        self.current = ctx.current_session_id
+        self.current_root = ctx.lineage(self.current)[0] if self.current else None
+
+    # title ------------------------------------------------------------
+    def title_match(self) -> dict[str, Any] | None:
+        opts = self.options
+        title = opts.query.strip().strip(_TITLE_QUOTES).strip()
+        if not title or len(title) > _TITLE_MAX_CHARS:
+            return None
+        try:
+            sid = self.ctx.store.find_session_by_title(title)
+            if not sid or sid in opts.excluded:
+                return None
+            row = self.ctx.session(sid)
+            if row is None:
+                return None
+            root = self.ctx.lineage(sid)[0]
+            if (
+                self.current_root is not None
+                and root == self.current_root
+                and not self.ctx.left_live_context(sid)
+            ):
+                return None
+            root_row = self.ctx.session(root) or row
+            if (
+                root_row.get("source") in HIDDEN_SESSION_SOURCES
+                or row.get("source") in HIDDEN_SESSION_SOURCES
+            ):
+                return None
+            if not _in_bounds(row.get("started_at"), opts.after, opts.before):
+                return None
+            return {"session_id": sid, "root": root, "title": row.get("title") or title}
+        except Exception:  # noqa: BLE001 - a title lookup must not break discovery
+            log.debug("title match failed for %r", opts.query, exc_info=True)
+            return None
+
+    # raw scan ---------------------------------------------------------
+    def scan(self) -> list[dict[str, Any]]:
+        opts = self.options
+        fields = _DISCOVER_SEARCH_FIELDS + (("timestamp",) if opts.filtered else ())
+
+        def search(limit: int, offset: int) -> list[dict[str, Any]]:
+            return list(
+                self.ctx.store.search_messages(
+                    opts.query,
+                    exclude_sources=HIDDEN_SESSION_SOURCES,
+                    role_filter=opts.roles,
+                    limit=limit,
+                    offset=offset,
+                    sort=opts.sort,
+                    fields=fields,
+                )
+            )
+
+        if not opts.filtered:
+            return search(_DISCOVER_SCAN_LIMIT, 0)
+        kept: list[dict[str, Any]] = []
+        offset = 0
+        while len(kept) < _DISCOVER_SCAN_LIMIT and offset < _FILTERED_SCAN_MAX_ROWS:
+            page = search(_FILTERED_SCAN_PAGE, offset)
+            for row in page:
+                if row.get("session_id") in opts.excluded:
+                    continue
+                if not _in_bounds(row.get("timestamp"), opts.after, opts.before):
+                    continue
+                kept.append(row)
+            if len(page) < _FILTERED_SCAN_PAGE:
+                break
+            offset += _FILTERED_SCAN_PAGE
+        return kept[:_DISCOVER_SCAN_LIMIT]
+
+    # main -------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        opts = self.options
+        title = self.title_match()
+        try:
+            rows = self.scan()
+        except Exception as exc:  # noqa: BLE001 - reported to the caller
+            log.error("full-text search failed for %r", opts.query, exc_info=True)
+            raise ToolError(
+                f"Search failed: {exc}; retry with plain words (drop operators and "
+                "punctuation) or browse with no arguments"
+            ) from exc
+        rows.sort(key=lambda r: 1 if r.get("source") in _DEMOTED_SESSION_SOURCES else 0)
+
+        payload: dict[str, Any] = {
+            "success": True,
+            "mode": "discover",
+            "query": opts.query,
+            "detail": opts.detail,
+        }
+        filters: dict[str, Any] = {}
+        if opts.after is not None:
+            filters["after"] = opts.after
+        if opts.before is not None:
+            filters["before"] = opts.before
+        if opts.excluded:
+            filters["exclude_session_ids"] = sorted(opts.excluded)
+        if filters:
+            payload["filters"] = filters
+
+        slots = self._slots(title, rows)
+        results: list[dict[str, Any]] = []
+        for root, slot in slots.items():
+            if "title_match" in slot:
+                entry = self._title_entry(root, slot["title_match"], first=not results)
+            else:
+                entry = self._hit_entry(root, slot["hit"], first=not results)
+            if entry is not None:
+                entry["link"] = self.ctx.link(entry["session_id"])
+                results.append(entry)
+
+        payload["results"] = results
+        payload["count"] = len(results)
+        payload["sessions_searched"] = len(slots)
+        if not results:
+            payload["message"] = (
+                "No matching sessions found. Try fewer or different words, join "
+                "alternatives with OR, use a prefix such as deploy*, or drop the time "
+                "filters; this searches past conversations only."
+            )
+        note = rebuild_note(self.ctx.store)
+        if note is not None:
+            payload["index_rebuild"] = note
+        return with_notes(payload, opts.notes)
+
+    def _slots(
+        self, title: dict[str, Any] | None, rows: list[dict[str, Any]]
+    ) -> dict[str, dict[str, Any]]:
+        """One slot per lineage root, in result order: the title match, then the hits."""
+        slots: dict[str, dict[str, Any]] = {}
+        if title is not None:
+            slots[title["root"]] = {"title_match": title}
+        for row in rows:
+            if len(slots) >= self.options.limit:
+                break
+            sid = row.get("session_id")
+            if not sid:
+                continue
+            root = self.ctx.lineage(sid)[0]
+            if root in slots:
+                continue
+            if self.current is not None and (root == self.current_root or sid == self.current):
+                compacted_hit = self.ctx.is_compacted(int(row["id"]))
+                if root == self.current_root and not (
+                    compacted_hit or self.ctx.left_live_context(sid)
+                ):
+                    continue
+                if sid == self.current and not compacted_hit:
+                    continue
+            slots[root] = {"hit": row}
+        return slots
+
+    def _entry_detail(self, first: bool) -> str:
+        if self.options.detail == "index":
+            return "index"
+        if self.options.detail == "full" or first:
+            return "full"
+        return "compact"
+
+    def _attach_view(
+        self, entry: dict[str, Any], session_id: str, anchor_id: int, detail: str
+    ) -> bool:
+        try:
+            if detail == "full":
+                view = self.ctx.anchored(session_id, anchor_id)
+            else:  # compact: the anchor and the neighbour counts are all it shows
+                view = self.ctx.anchor_summary(session_id, anchor_id)
+        except Exception:  # noqa: BLE001 - one broken hit must not sink the others
+            log.warning("anchored view failed for %s/%s", session_id, anchor_id, exc_info=True)
+            return False
+        window = view.get("window") or []
+        if detail == "full":
+            entry["bookend_start"] = bookend_messages(view.get("bookend_start") or [])
+            entry["messages"] = [shape_message(m, anchor_id, WINDOW_CONTENT_CAP) for m in window]
+            entry["bookend_end"] = bookend_messages(view.get("bookend_end") or [])
+        else:
+            entry["messages"] = [
+                shape_message(m, anchor_id, WINDOW_CONTENT_CAP)
+                for m in window
+                if m.get("id") == anchor_id
+            ]
+        entry["messages_before"] = int(view.get("messages_before") or 0)
+        entry["messages_after"] = int(view.get("messages_after") or 0)
+        return True
+
+    def _hit_entry(self, root: str, hit: dict[str, Any], first: bool) -> dict[str, Any] | None:
+        sid = str(hit["session_id"])
+        hit_id = int(hit["id"])
+        root_row = self.ctx.session(root) or {}
+        detail = self._entry_detail(first)
+        entry: dict[str, Any] = {
+            "session_id": sid,
+            **_origin(root_row, hit, "session_started"),
+            "title": root_row.get("title") or None,
+            "matched_role": hit.get("role"),
+            "match_message_id": hit_id,
+            "snippet": hit.get("snippet") or "",
+            "detail": detail,
+        }
+        if root != sid:
+            entry["parent_session_id"] = root
+        if detail != "index" and not self._attach_view(entry, sid, hit_id, detail):
+            return None
+        return entry
+
+    def _title_entry(self, root: str, match: dict[str, Any], first: bool) -> dict[str, Any] | None:
+        sid = match["session_id"]
+        row = self.ctx.session(sid) or {}
+        root_row = self.ctx.session(root) or row
+        anchor_id = self.ctx.store.first_message_id(sid)
+        detail = "index" if self.options.detail == "index" else "full"
+        entry: dict[str, Any] = {
+            "session_id": sid,
+            **_origin(root_row, row, "started_at"),
+            "title": match["title"],
+            "matched_role": "session_title",
+            "match_message_id": anchor_id,
+            "snippet": f"Session title matched: {match['title']}",
+            "detail": detail,
+        }
+        if root != sid:
+            entry["parent_session_id"] = root
+        if detail == "index":
+            return entry
+        if anchor_id is None:
+            entry.update(
+                bookend_start=[], messages=[], bookend_end=[], messages_before=0, messages_after=0
+            )
+            return entry
+        if not self._attach_view(entry, sid, anchor_id, "full"):
+            return None
+        return entry

@@ -1,0 +1,31 @@
+"""The tool's failures: each becomes ``{"success": False, "error": "..."}``.
+
+The tool never raises for bad arguments; every module of the package raises
+``ToolError`` with a message that says what to pass instead, and the entry
+point turns it into the error payload.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_ERROR_MAX_CHARS = 2048
+
+
+class ToolError(Exception):
+    """A problem with the call; becomes ``{"success": False, "error": str(exc)}``."""
+
+
+class NotHere(ToolError):
+    """The session is not in this store; other profiles may hold it."""
+
+
+class NoDefaultStore(ToolError):
+    """No store was passed and ``$HERMES_HOME/state.db`` does not exist."""
+
+
+def error_payload(message: str) -> dict[str, Any]:
+    """The error shape, with an overlong message cut (a model reads it)."""
+    if len(message) > _ERROR_MAX_CHARS:
+        message = message[:_ERROR_MAX_CHARS] + "\u2026 [truncated]"
+    return {"success": False, "error": message}

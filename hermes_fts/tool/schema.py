@@ -1,0 +1,147 @@
+"""The ``session_search`` schema the agent shows the model: description and parameters.
+
+The description is the only manual a model reads, so it says when to use the
+tool, how each call form works, the query syntax, what an empty result does
+not mean, and how to cite a session.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .args import DETAILS, LIMIT_MAX, LIMIT_MIN, SCROLL_WINDOW_MAX, SCROLL_WINDOW_MIN, SORTS
+
+_DESCRIPTION = """\
+Look through this user's past conversations with you (the stored session history) \
+and bring back the real messages, never a summary. Use it when the user refers to \
+earlier work: "what did we decide about X", "where did we leave Y", "find the chat \
+where we fixed Z", "what was I doing last week".
+
+The call form follows from the arguments you pass:
+1. Search: query="..." returns one result per conversation (best hit first), each \
+with match_message_id, a snippet with the match between >>> and <<<, and the messages \
+around the hit. With the default detail="adaptive" only the first result carries its \
+full surroundings (opening and closing turns plus the window); the others show just \
+the matching message, so scroll one of them if it looks more promising. \
+detail="full" expands every result; detail="index" returns snippets only (cheapest, \
+good for a first look). Narrow with after/before (epoch seconds or ISO dates such \
+as 2026-03-15) and exclude_session_ids (sessions you have already looked at).
+2. Scroll: session_id plus around_message_id returns window messages on each side \
+of that message. To move forward pass the last message id you got, to move back the \
+first one; that boundary message repeats. Fewer than window messages on one side \
+means you reached the start or end of the session.
+3. Read: session_id alone returns the whole session, or its first 20 and last 10 \
+messages when it has more than 30 (scroll to see the middle).
+4. Browse: no arguments lists the most recently active sessions with title and \
+preview.
+Out-of-range or unrecognised values (limit, window, sort, detail) are replaced by \
+the nearest valid one; the answer's query_notes then says what was used instead.
+
+Query syntax: words are combined with AND automatically; put OR between alternatives \
+for broader recall (deploy OR release OR rollout); "double quotes" match an exact \
+phrase; a trailing * matches a prefix (migrat*); NOT excludes a word. Chinese, \
+Japanese and Korean work as typed, no spaces needed. If nothing comes back, try \
+fewer words, synonyms joined by OR, or a prefix.
+
+This tool only sees past conversations. It is never evidence about the current \
+state of anything outside them: when the user points at a source (a URL, file, \
+repository, mailbox, contact, account or running system) inspect that source \
+first if you can and use this tool only as background. An empty result does not \
+mean there was no prior contact or that something does not exist; say what you \
+checked instead of drawing that conclusion.
+
+Every result has a link such as @session:default/20260315_092437_c9a6ff. To point \
+the user at a session, write that link exactly as given, inside your sentence where \
+a noun would go ("we settled this in @session:default/20260315_092437_c9a6ff last \
+week"). The interface shows it as the session title, so do not wrap it in markdown \
+or backticks, do not put it on a line by itself, and do not repeat the title, id or \
+date next to it. A link (or its id) can be passed back as session_id."""
+
+TOOL_SCHEMA: dict[str, Any] = {
+    "name": "session_search",
+    "description": _DESCRIPTION,
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "description": (
+                    "Words to find in past conversations (search form). Omit to read, "
+                    "scroll or browse."
+                ),
+            },
+            "session_id": {
+                "type": "string",
+                "description": (
+                    "A session id or link from an earlier result "
+                    "(@session:<profile>/<id>, <profile>/<id> or <id>). Alone it reads the "
+                    "session; with around_message_id it scrolls."
+                ),
+            },
+            "around_message_id": {
+                "type": "integer",
+                "description": "Message id to centre a scroll window on (needs session_id).",
+            },
+            "window": {
+                "type": "integer",
+                "minimum": SCROLL_WINDOW_MIN,
+                "maximum": SCROLL_WINDOW_MAX,
+                "description": "Messages on each side of around_message_id; default 5, 1 to 20.",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": LIMIT_MIN,
+                "maximum": LIMIT_MAX,
+                "description": (
+                    "How many conversations to return (search and browse); default 3, "
+                    "at most 10. Use 5-10 when the topic spans many sessions."
+                ),
+            },
+            "sort": {
+                "type": "string",
+                "enum": list(SORTS),
+                "description": (
+                    "Omit for best match first. newest favours recent hits ('where did we "
+                    "leave X'); oldest favours early ones ('how did X start')."
+                ),
+            },
+            "detail": {
+                "type": "string",
+                "enum": list(DETAILS),
+                "description": (
+                    "adaptive (default): first result in full, others compact; full: all "
+                    "results in full; index: snippets only."
+                ),
+            },
+            "role_filter": {
+                "type": "string",
+                "description": (
+                    "Comma-separated roles to search; default 'user,assistant'. Use "
+                    "'user,assistant,tool' or 'tool' to search tool output."
+                ),
+            },
+            "profile": {
+                "type": "string",
+                "description": (
+                    "Another profile's history to read (read-only), e.g. 'work'. Taken from "
+                    "a link's <profile>/ part automatically."
+                ),
+            },
+            "after": {
+                "type": "string",
+                "description": "Only hits at or after this time: epoch seconds or ISO date.",
+            },
+            "before": {
+                "type": "string",
+                "description": "Only hits before this time: epoch seconds or ISO date.",
+            },
+            "exclude_session_ids": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Session ids or links to leave out of search results.",
+            },
+        },
+        "required": [],
+        "additionalProperties": False,
+    },
+}

@@ -1,0 +1,253 @@
+"""The read, scroll and browse forms: one session, a window of one, the recent ones."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from .args import scroll_anchor, scroll_window
+from .context import FRESH_RESET_END_REASONS, CallContext
+from .errors import NotHere, ToolError
+from .shape import format_ts, shape_message, with_notes
+
+log = logging.getLogger(__name__)
+
+_READ_HEAD = 20
+_READ_TAIL = 10
+_BROWSE_EXTRA_ROWS = 15
+_BROWSE_MAX_PAGES = 8
+
+
+def _not_found(session_id: str) -> str:
+    return (
+        f"session_id not found: {session_id}; pass a session_id (or link) from a search or "
+        "browse result, or call with no arguments to list recent sessions"
+    )
+
+
+# --------------------------------------------------------------------------- scroll
+
+
+def _check_not_live(ctx: CallContext, session_id: str, flags: tuple[str, int, int] | None) -> None:
+    """Refuse an anchor the model already has in front of it (its own live lineage)."""
+    if ctx.current_session_id is None:
+        return
+    anchor_session = flags[0] if flags is not None else session_id
+    current_root = ctx.lineage(ctx.current_session_id)[0]
+    if ctx.lineage(anchor_session)[0] != current_root:
+        return
+    archived = flags is not None and flags[1] == 0 and flags[2] == 1
+    rewound = flags is not None and flags[1] == 0 and flags[2] == 0
+    if not (archived or (not rewound and ctx.left_live_context(anchor_session))):
+        raise ToolError(
+            "scroll rejected: anchor lives in the current session lineage (already in "
+            "your active context); scroll a session from another search result instead"
+        )
+
+
+def scroll(ctx: CallContext, session_id: str, around: Any, window: Any) -> dict[str, Any]:
+    """``window`` messages on each side of message ``around`` of ``session_id``."""
+    anchor_id = scroll_anchor(around)
+    size, window_note = scroll_window(window)
+    flags = ctx.message_flags(anchor_id)
+    owner = flags[0] if flags is not None else None
+    _check_not_live(ctx, session_id, flags)
+
+    if ctx.session(session_id) is None:
+        raise NotHere(_not_found(session_id))
+    try:
+        view = ctx.around(session_id, anchor_id, size)
+    except Exception as exc:  # noqa: BLE001 - reported to the caller
+        log.error("failed to load messages around %s in %s", anchor_id, session_id, exc_info=True)
+        raise ToolError(f"failed to load messages: {exc}") from exc
+    payload_extra: dict[str, Any] = {}
+    if (
+        not view.get("window")
+        and owner is not None
+        and owner != session_id
+        and ctx.lineage(owner)[0] == ctx.lineage(session_id)[0]
+    ):
+        given = session_id
+        session_id = owner
+        view = ctx.around(session_id, anchor_id, size)
+        payload_extra["warning"] = (
+            f"around_message_id {anchor_id} lives in {owner} (same conversation lineage as "
+            f"{given}); switched to that session"
+        )
+    if not view.get("window"):
+        raise ToolError(
+            f"around_message_id {anchor_id} not in session_id {session_id}; pass a message id "
+            "from that session (read it with session_id alone to see its ids)"
+        )
+    messages = [shape_message(m, anchor_id) for m in view["window"]]
+    payload = {
+        "success": True,
+        "mode": "scroll",
+        "session_id": session_id,
+        "link": ctx.link(session_id),
+        "around_message_id": anchor_id,
+        "session_meta": ctx.meta(session_id),
+        "window": size,
+        "messages": messages,
+        "messages_before": int(view.get("messages_before") or 0),
+        "messages_after": int(view.get("messages_after") or 0),
+    }
+    payload.update(payload_extra)
+    return with_notes(payload, [window_note])
+
+
+# --------------------------------------------------------------------------- read
+
+
+def read(ctx: CallContext, session_id: str) -> dict[str, Any]:
+    """The whole session, or its head and tail when it is long."""
+    if ctx.session(session_id) is None:
+        raise NotHere(_not_found(session_id))
+    try:
+        raw = list(ctx.store.get_messages(session_id))
+    except Exception as exc:  # noqa: BLE001 - reported to the caller
+        log.error("failed to load session %s", session_id, exc_info=True)
+        raise ToolError(f"failed to load session: {exc}") from exc
+    total = len(raw)
+    truncated = total > _READ_HEAD + _READ_TAIL
+    chosen = raw[:_READ_HEAD] + raw[-_READ_TAIL:] if truncated else raw
+    payload: dict[str, Any] = {
+        "success": True,
+        "mode": "read",
+        "session_id": session_id,
+        "link": ctx.link(session_id),
+        "session_meta": ctx.meta(session_id),
+        "message_count": total,
+        "truncated": truncated,
+        "messages": [shape_message(m) for m in chosen],
+    }
+    if truncated:
+        payload["message"] = (
+            f"Session has {total} messages; showing the first {_READ_HEAD} and the last "
+            f"{_READ_TAIL}. To see the middle, pass around_message_id (any message id shown "
+            "here) with this session_id."
+        )
+    return payload
+
+
+# --------------------------------------------------------------------------- browse
+
+
+def _model_config(row: dict[str, Any]) -> dict[str, Any]:
+    raw = row.get("model_config")
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _listable(ctx: CallContext, row: dict[str, Any]) -> str | None:
+    """The id of the conversation this session belongs to in a listing, or None.
+
+    Roots, ``/branch`` children and ``/new`` reset children are conversations of
+    their own; compression continuations belong to the conversation they
+    continue; delegation children are never listed.
+    """
+    seen: set[str] = set()
+    cur = row
+    while True:
+        sid = str(cur["id"])
+        if sid in seen:
+            return min(seen)
+        seen.add(sid)
+        config = _model_config(cur)
+        if config.get("_delegate_from"):
+            return None
+        parent_id = cur.get("parent_session_id")
+        if not parent_id:
+            return sid
+        if parent_id in seen:  # a parent cycle: the loop is one conversation
+            return min(seen)
+        if config.get("_branched_from") or config.get("_reset_from"):
+            return sid
+        parent = ctx.session(parent_id)
+        if parent is None:
+            return sid
+        reason = parent.get("end_reason")
+        if reason == "branched":
+            return sid
+        if reason in FRESH_RESET_END_REASONS:
+            key = cur.get("session_key")
+            if key and key == parent.get("session_key"):
+                return sid
+            return None
+        if reason == "compression":
+            cur = parent
+            continue
+        return None
+
+
+def browse(ctx: CallContext, limit: int) -> dict[str, Any]:
+    """The ``limit`` most recently active conversations, one entry each."""
+    current = ctx.current_session_id
+    # The conversation the caller is in (a compressed chain lists as one entry):
+    # already in context, so it is left out; other conversations of the same
+    # lineage (/new resets, branches) stay listed.
+    skip_conversation: str | None = None
+    if current is not None:
+        current_row = ctx.session(current)
+        if current_row is not None:
+            skip_conversation = _listable(ctx, current_row)
+    page = limit + _BROWSE_EXTRA_ROWS
+    results: list[dict[str, Any]] = []
+    shown: set[str] = set()
+    try:
+        for number in range(_BROWSE_MAX_PAGES):
+            rows = ctx.sessions_by_activity(limit=page, offset=number * page)
+            for row in rows:
+                sid = str(row["id"])
+                if sid == current:
+                    continue
+                conversation = _listable(ctx, row)
+                if conversation is None or conversation in shown:
+                    continue
+                if conversation == skip_conversation:
+                    continue
+                shown.add(conversation)
+                results.append(_browse_entry(ctx, row, conversation))
+                if len(results) >= limit:
+                    break
+            if len(results) >= limit or len(rows) < page:
+                break
+    except Exception as exc:  # noqa: BLE001 - reported to the caller
+        log.error("listing recent sessions failed", exc_info=True)
+        raise ToolError(f"Failed to list recent sessions: {exc}") from exc
+    return {
+        "success": True,
+        "mode": "browse",
+        "results": results,
+        "count": len(results),
+        "message": (
+            f"Showing the {len(results)} most recently active sessions. Pass query to "
+            "search, session_id to read one, or session_id with around_message_id to scroll."
+        ),
+    }
+
+
+def _browse_entry(ctx: CallContext, row: dict[str, Any], conversation: str) -> dict[str, Any]:
+    sid = str(row["id"])
+    count = row.get("message_count")
+    if not count:
+        count = ctx.store.count_messages(sid)
+    entry: dict[str, Any] = {
+        "session_id": sid,
+        "link": ctx.link(sid),
+        "title": row.get("title") or None,
+        "source": row.get("source") or "unknown",
+        "started_at": format_ts(row.get("started_at")),
+        "last_active": format_ts(row.get("last_active")),
+        "message_count": int(count),
+        "preview": ctx.store.session_preview(sid),
+    }
+    if conversation != sid:
+        entry["lineage_root_id"] = conversation
+    return entry

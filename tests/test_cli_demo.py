@@ -1,0 +1,96 @@
+"""``hermes-fts demo``: every line shows the row that proves what the line claims."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_fts.cli import main
+from hermes_fts.store import open_store
+from hermes_fts.tool import session_search
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("demo") / "demo.db"
+
+
+@pytest.fixture(scope="module")
+def report(demo_db: Path) -> dict[str, dict[str, Any]]:
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert main(["demo", "--db", str(demo_db), "--json"]) == 0
+    data = json.loads(buffer.getvalue())
+    by_query = {item["query"]: item for item in data["searches"]}
+    for item in by_query.values():
+        assert item["payload"]["success"] is True, item
+    return by_query
+
+
+def _results(report: dict[str, dict[str, Any]], query: str) -> list[dict[str, Any]]:
+    results = report[query]["payload"]["results"]
+    assert results, query
+    return results
+
+
+@pytest.mark.parametrize(
+    ("query", "title"),
+    [
+        ("部署", "部署脚本权限问题"),
+        ("設定ファイル", "設定ファイルの YAML 移行"),
+        ("백업", "데이터베이스 백업 자동화"),
+        ("migration", "Orders table migration"),
+        ("deploy.sh", "部署脚本权限问题"),
+        ("nginx", "nginx https 跳转"),
+    ],
+)
+def test_word_lines_mark_the_word_in_its_conversation(report, query, title):
+    first = _results(report, query)[0]
+    assert first["title"] == title
+    assert f">>>{query}<<<" in first["snippet"]
+
+
+def test_single_character_is_found_inside_longer_text(report):
+    for res in _results(report, "猫"):
+        before, marked, after = res["snippet"].partition(">>>猫<<<")
+        assert marked and before.strip() and after.strip(), res["snippet"]
+
+
+def test_glued_line_shows_the_glued_message(report):
+    first = _results(report, "nginx配置")[0]
+    assert first["matched_role"] == "user"
+    # Han characters run straight into the Latin word: no space the tokenizer could use
+    assert "修改>>>nginx配置<<<" in first["snippet"]
+
+
+def test_or_line_finds_both_scripts(report):
+    snippets = [res["snippet"] for res in _results(report, "备份 OR 백업")]
+    assert any(">>>备份<<<" in s for s in snippets)
+    assert any(">>>백업<<<" in s for s in snippets)
+
+
+def test_full_width_query_finds_plain_letters(report):
+    first = _results(report, "ｍｉｇｒａｔｉｏｎ")[0]
+    assert first["title"] == "Orders table migration"
+    assert ">>>migration<<<" in first["snippet"]  # stored text is plain ASCII
+
+
+def test_time_bounded_line_keeps_only_earlier_hits(report, demo_db):
+    item = report["backup"]
+    assert item["before"] == "2026-01-10" and "--before 2026-01-10" in item["command"]
+    payload = item["payload"]
+    bound = datetime.fromisoformat("2026-01-10").timestamp()
+    assert payload["filters"] == {"before": bound}
+    titles = [res["title"] for res in _results(report, "backup")]
+    assert titles == ["每日数据库备份 / nightly backup"]
+    # without the bound, later conversations match too
+    with open_store(demo_db, readonly=True) as store:
+        unbounded = session_search(store, query="backup", limit=10)
+    later = {res["title"] for res in unbounded["results"]} - set(titles)
+    assert later, unbounded

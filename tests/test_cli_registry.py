@@ -1,0 +1,227 @@
+"""One registry and one main: every subcommand has --db and --json; stores open one way."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from _tool_fixtures import (
+    chat,
+    conversation,
+    needs_nobody,
+    nobody_dir,
+    nobody_python,
+    open_store,
+)
+
+from hermes_fts.cli import build_parser, main
+from hermes_fts.cli.demo import load_demo
+from hermes_fts.cli.registry import COMMANDS, command
+
+REPO = Path(__file__).resolve().parents[1]
+
+# The positional arguments each subcommand needs to parse.
+POSITIONALS = {"search": ["deploy"], "read": ["s1"], "scroll": ["s1", "3"]}
+EXPECTED = {
+    "path", "status", "sync", "optimize-storage", "bench",
+    "search", "read", "scroll", "browse", "demo",
+}
+
+
+def test_every_subcommand_takes_db_and_json():
+    assert set(COMMANDS) == EXPECTED
+    parser = build_parser()
+    for name in COMMANDS:
+        args = parser.parse_args([name, *POSITIONALS.get(name, []), "--db", "x.db", "--json"])
+        assert args.db == Path("x.db") and args.json is True, name
+        plain = parser.parse_args([name, *POSITIONALS.get(name, [])])
+        assert plain.db is None and plain.json is False, name
+
+
+def test_a_subcommand_name_is_registered_once():
+    with pytest.raises(ValueError, match="registered twice"):
+        command("status", help="again")(lambda args: 0)
+    assert COMMANDS["status"].help.startswith("show which indexes")
+
+
+def test_module_entry_point_lists_every_subcommand(tmp_path):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "--help"],
+        capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for name in EXPECTED:
+        assert name in proc.stdout
+
+
+def test_demo_data_is_package_json_and_the_demo_counts_what_it_stored(tmp_path, capsys):
+    demo = load_demo()
+    assert len(demo.sessions) >= 12 and [s.query for s in demo.searches][:2] == ["部署", "猫"]
+    target = tmp_path / "demo.db"
+    assert main(["demo", "--db", str(target), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    conn = sqlite3.connect(target)
+    try:
+        stored_messages = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+        stored_sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+    finally:
+        conn.close()
+    assert report["messages"] == stored_messages == sum(len(s["turns"]) for s in demo.sessions)
+    assert report["sessions"] == stored_sessions == len(demo.sessions)
+    assert [item["query"] for item in report["searches"]] == [s.query for s in demo.searches]
+
+
+@pytest.mark.parametrize("argv", [["status"], ["search", "x"], ["read", "s1"], ["browse"]])
+def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, capsys, argv):
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE notes(x)")
+    conn.commit()
+    conn.close()
+    before = other.read_bytes()
+    assert main([*argv, "--db", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "not a Hermes session store" in err and "--db PATH" in err
+    assert other.read_bytes() == before
+
+
+# --------------------------------------------------------------------------- no silent coercion
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["search", "x", "--limit", "abc"], "must be an integer from 1 to 10 (got 'abc')"),
+        (["search", "x", "--limit", "0"], "must be an integer from 1 to 10 (got '0')"),
+        (["browse", "--limit", "-1"], "must be an integer from 1 to 10 (got '-1')"),
+        (["browse", "--limit", "11"], "must be an integer from 1 to 10 (got '11')"),
+        (["search", "x", "--limit", "2.5"], "(got '2.5')"),
+        (["scroll", "s1", "3", "--window", "x"], "must be an integer from 1 to 20 (got 'x')"),
+        (["scroll", "s1", "3", "--window", "21"], "must be an integer from 1 to 20 (got '21')"),
+        (["search", "x", "--sort", "sideways"], "invalid choice: 'sideways'"),
+        (["read", "s1", "--limit", "3"], "unrecognized arguments: --limit 3"),
+        (["read", "s1", "--sort", "newest"], "unrecognized arguments: --sort newest"),
+        (["scroll", "s1", "3", "--limit", "3"], "unrecognized arguments: --limit 3"),
+        (["browse", "--sort", "newest"], "unrecognized arguments: --sort newest"),
+    ],
+)
+def test_invalid_or_unused_values_are_refused(tmp_path, capsys, argv, needle):
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--db", str(tmp_path / "never-opened.db")])
+    assert exc.value.code == 2
+    assert needle in capsys.readouterr().err
+    assert not (tmp_path / "never-opened.db").exists()
+
+
+def test_values_in_range_reach_the_tool(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    with open_store(tmp_path / "state.db") as store:
+        for number in range(12):
+            conversation(store, f"s{number:02d}", chat(2), start=1_700_000_000.0 + number)
+    assert main(["browse", "--limit", " 10 ", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["count"] == 10 and "query_notes" not in payload
+    assert main(["scroll", "s03", "7", "--window", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["window"] == 1
+
+
+# --------------------------------------------------------------------------- no silent read-only
+
+
+_AS_NOBODY = textwrap.dedent(
+    """
+    import contextlib, io, json, sys
+    sys.path.insert(0, sys.argv[1])
+    from hermes_fts.cli import main
+    from hermes_fts.tool import session_search
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["search", "chatter", "--db", sys.argv[2]])
+    print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(),
+                      "tool": session_search(None, query="chatter")}))
+    """
+)
+
+
+@needs_nobody
+def test_a_read_only_store_is_an_error_not_a_silent_read_only_open():
+    with nobody_dir() as folder:
+        _check_read_only_store_refused(folder)
+
+
+def _check_read_only_store_refused(folder: Path) -> None:
+    os.chown(folder, 65534, 65534)  # nobody's folder; the file stays root's 0644
+    path = folder / "state.db"
+    store = open_store(path)
+    conversation(store, "s1", chat(4))
+    store.close()
+    before = path.read_bytes()
+    env = {"PATH": os.environ.get("PATH", ""), "HERMES_HOME": str(folder), "NO_COLOR": "1"}
+    proc = subprocess.run(
+        ["runuser", "-u", "nobody", "--", str(nobody_python()), "-c", _AS_NOBODY, str(REPO),
+         str(path)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["code"] == 2 and result["out"] == ""
+    assert "read-only file" in result["err"]
+    assert result["tool"]["success"] is False
+    assert "read-only file" in result["tool"]["error"]
+    assert path.read_bytes() == before
+
+
+# --------------------------------------------------------------------------- status at a glance
+
+
+def test_status_draws_the_text_and_each_index_on_one_scale(tmp_path, capsys):
+    db = tmp_path / "state.db"
+    with open_store(db) as store:
+        conversation(store, "s1", [("user", f"deploy 部署 step {i} " * 20) for i in range(30)])
+    assert main(["status", "--db", str(db), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert main(["status", "--db", str(db)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    sizes = {"text": data["text_bytes"]}
+    sizes.update({n: i["bytes"] for n, i in data["indexes"].items() if i["exists"]})
+    scale = max(sizes.values())
+    for name, size in sizes.items():
+        (line,) = [ln for ln in lines if ln.split()[:1] == [name]]
+        chart = line[line.index("[") : line.index("]") + 1]
+        assert len(chart) == 22, line
+        assert chart.count("#") == int(20 * size / scale), (line, size, scale)
+    assert any(ln.startswith("Backfill: none pending") for ln in lines)
+
+
+def test_bench_draws_the_speed_ups_on_a_terminal_only(tmp_path, capsys, monkeypatch):
+    db = tmp_path / "state.db"
+    words = ["deploy", "server", "config", "memory", "search", "window"]
+    han = "广西桂林漓江山水服务端修改计划东京明天问题"
+    with open_store(db) as store:
+        conversation(
+            store,
+            "s1",
+            [("user", f"{words[i % 6]} {words[i * 7 % 6]} {han[i % 20]}{han[i * 3 % 20]}{han[i % 7]}")
+             for i in range(300)],
+        )
+    argv = ["bench", "--db", str(db), "--per-band", "1", "--repeats", "1"]
+    assert main([*argv, "--json"]) == 0
+    ratios = {row["class"]: row["median_ratio"] for row in json.loads(capsys.readouterr().out)["classes"]}
+    assert main(argv) == 0
+    assert "speed-up" not in capsys.readouterr().out  # not a terminal: the table only
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    chart = out[out.index("median speed-up") :].splitlines()[1:]
+    assert [line.split()[0] for line in chart] == list(ratios)
+    fills = {line.split()[0]: line.count("#") for line in chart}
+    assert max(fills.values()) == 30  # the largest speed-up fills its bar
+    assert all(0 <= fill <= 30 for fill in fills.values())

@@ -1,0 +1,154 @@
+"""The tool's argument rules: one Call per call, each coercion written once."""
+
+from __future__ import annotations
+
+import pytest
+from _tool_fixtures import assert_error, chat, conversation, open_store
+
+from hermes_fts.tool import session_search
+from hermes_fts.tool.args import Call, clamp_int, parse_roles, scroll_anchor
+from hermes_fts.tool.errors import ToolError
+
+
+@pytest.mark.parametrize(
+    ("session_id", "profile", "expected"),
+    [
+        ("@session:work/abc", None, ("abc", "work", True)),
+        ("  work/abc ", None, ("abc", "work", True)),
+        ("@session:abc", None, ("abc", None, False)),
+        ("work/abc", "home", ("abc", "home", True)),  # an explicit profile wins
+        ("work/", None, ("work/", None, False)),  # no id after the slash: not a reference
+        ("@session:", None, (None, None, False)),
+        (42, "x", (None, "x", False)),
+    ],
+)
+def test_call_parses_session_references(session_id, profile, expected):
+    call = Call.parse(session_id, profile, None)
+    assert (call.session_id, call.profile, call.qualified) == expected
+
+
+def test_call_current_session_is_trimmed_or_dropped():
+    assert Call.parse(None, None, "  s1 ").current_session_id == "s1"
+    assert Call.parse(None, None, "   ").current_session_id is None
+    assert Call.parse(None, None, 7).current_session_id is None
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, ["user", "assistant"]),
+        ("", ["user", "assistant"]),
+        (" , ,", ["user", "assistant"]),
+        (" Tool , tool,,USER", ["tool", "user"]),
+        (["assistant", " Assistant ", "tool"], ["assistant", "tool"]),
+        (("user",), ["user"]),
+    ],
+)
+def test_roles_are_trimmed_lowercased_and_deduplicated(value, expected):
+    assert parse_roles(value) == expected
+
+
+@pytest.mark.parametrize("value", [3.5, {"user": 1}, ["user", 3]])
+def test_roles_of_the_wrong_type_are_an_error(value):
+    with pytest.raises(ToolError, match="role_filter"):
+        parse_roles(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected", "note"),
+    [
+        (None, 3, None),
+        ("4", 4, None),
+        (" 4 ", 4, None),
+        (4.0, 4, None),
+        ("abc", 3, "limit 'abc' is not a number; used the default 3"),
+        (True, 3, "limit True is not a number; used the default 3"),
+        ("7.9", 7, "limit '7.9' is not a whole number; used 7"),
+        (-1, 1, "limit -1 is outside 1-10; used 1"),
+        (0, 1, "limit 0 is outside 1-10; used 1"),
+        (99, 10, "limit 99 is outside 1-10; used 10"),
+    ],
+)
+def test_limit_is_clamped_the_hermes_way_and_the_clamp_is_noted(value, expected, note):
+    assert clamp_int(value, 3, 1, 10) == expected
+    assert Call.parse(None, None, None, limit=value).count == (expected, note)
+
+
+def test_every_clamp_reaches_the_payload_as_a_query_note(tmp_path, monkeypatch):
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    with open_store(tmp_path / "state.db") as store:
+        ids = conversation(store, "s1", chat(6))
+        browse = session_search(store, limit=50)
+        assert browse["success"] is True
+        assert browse["query_notes"] == ["limit 50 is outside 1-10; used 10"]
+        scroll = session_search(store, session_id="s1", around_message_id=ids[2], window="x")
+        assert scroll["window"] == 5
+        assert scroll["query_notes"] == ["window 'x' is not a number; used the default 5"]
+        found = session_search(store, query="chatter", limit="2", sort="sideways", detail="Huge")
+        assert found["success"] is True and found["detail"] == "adaptive"
+        assert found["query_notes"] == [
+            "sort 'sideways' is not one of newest, oldest; used best match first",
+            "detail 'Huge' is not one of adaptive, full, index; used adaptive",
+        ]
+        exact = session_search(
+            store, query="chatter", limit=2, sort="Newest", detail="index", window=3
+        )
+        assert "query_notes" not in exact
+        assert "query_notes" not in session_search(store, session_id="s1", limit="junk")
+
+
+@pytest.mark.parametrize(("value", "expected"), [(12, 12), (" 12 ", 12), (12.0, 12), ("-3", -3)])
+def test_scroll_anchor_accepts_integers_in_any_spelling(value, expected):
+    assert scroll_anchor(value) == expected
+
+
+@pytest.mark.parametrize("value", ["x", 1.5, True, None, "1.5", [3]])
+def test_scroll_anchor_refuses_what_is_not_an_integer(value):
+    with pytest.raises(ToolError, match="integer around_message_id"):
+        scroll_anchor(value)
+
+
+def test_search_options_are_parsed_only_for_the_search_form(tmp_path, monkeypatch):
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    with open_store(tmp_path / "state.db") as store:
+        conversation(store, "s1", chat(3))
+        _check_search_only_options(store)
+
+
+def _check_search_only_options(store):
+    bad = {"role_filter": 3.5, "after": "nonsense", "exclude_session_ids": 5}
+    # a read and a browse never fail on an argument only the search uses
+    assert session_search(store, session_id="s1", **bad)["success"] is True
+    assert session_search(store, **bad)["success"] is True
+    assert_error(session_search(store, query="chatter", **bad), "role_filter")
+    assert_error(session_search(store, query="chatter", role_filter="user", after="nonsense"),
+                 "after must be epoch seconds")
+    assert_error(
+        session_search(store, query="chatter", after="2026-03-02", before="2026-03-01"),
+        "after must be earlier than before",
+    )
+
+
+def test_search_options_carry_the_parsed_values():
+    call = Call.parse(
+        None,
+        None,
+        None,
+        query="  deploy  ",
+        limit="5",
+        sort=" Newest ",
+        detail="INDEX",
+        role_filter="tool",
+        after="100",
+        before=200,
+        exclude_session_ids=["@session:work/a", "b", " "],
+    )
+    options = call.search_options()
+    assert options.query == "deploy" and options.limit == 5
+    assert options.sort == "newest" and options.detail == "index"
+    assert options.roles == ["tool"]
+    assert (options.after, options.before) == (100.0, 200.0)
+    assert options.excluded == frozenset({"a", "b"}) and options.filtered
+    plain = Call.parse(None, None, None, query="deploy", sort="sideways", detail="huge")
+    options = plain.search_options()
+    assert options.sort is None and options.detail == "adaptive" and not options.filtered
