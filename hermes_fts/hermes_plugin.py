@@ -29,6 +29,7 @@ Hermes only inside functions Hermes itself calls.
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import io
 import json
@@ -159,6 +160,9 @@ class _StoreCache:
 
 
 _STORES = _StoreCache()
+# Close before interpreter teardown: a connection still open when the cffi
+# handle of the library is collected would call into unmapped tokenizer code.
+atexit.register(_STORES.drop)
 
 
 # --------------------------------------------------------------------------- serving
@@ -178,14 +182,23 @@ def _cjk_available(store: Any) -> bool:
 
 
 def _needs_optimize(store: Any) -> bool:
-    """True when our indexes are missing or incomplete on this store."""
-    if store.optimize_needed():
-        return True
+    """True when one of our indexes is missing, stale or under repair.
+
+    Pending CJK changes written by Hermes' process do not count: the read-only
+    store answers them through the exact fallback, and any hermes-fts write
+    (``hermes fts sync``) applies them.
+    """
     state = store.index_state()
-    return not all(
-        isinstance(v, dict) and v.get("exists") for k, v in state.items()
-        if k.startswith("messages_fts")
-    )
+    if state.get("fts_stale"):
+        return True
+    for value in state.values():
+        if not isinstance(value, dict) or "exists" not in value:
+            continue
+        if not value.get("exists"):
+            return True
+        if not value.get("served") and "optimize-storage" in str(value.get("reason")):
+            return True
+    return False
 
 
 def _route(store: Any, payload: dict[str, Any], args: dict[str, Any]) -> str:
@@ -211,8 +224,9 @@ def _annotate(store: Any, payload: dict[str, Any], args: dict[str, Any], path: P
               "routes until you run `%s`", path, OPTIMIZE_HINT)
 
 
-def answer(args: Any, current_session_id: str | None, path: Path | None = None) -> str:
-    """Our answer to one ``session_search`` call as Hermes' JSON string; raises ``_Decline``.
+def answer(args: Any, current_session_id: str | None,
+           path: Path | None = None) -> dict[str, Any]:
+    """Our answer to one ``session_search`` call (a JSON-ready dict); raises ``_Decline``.
 
     ``path`` is the store (default: the one Hermes' SessionDB uses for this task).
     A current session that this store does not hold means the agent runs on a
@@ -242,7 +256,7 @@ def answer(args: Any, current_session_id: str | None, path: Path | None = None) 
                     _INTERNAL_FAILURE_PREFIX):
                 raise _Decline(error)
             _annotate(store, payload, call_args, path)
-            return json.dumps(payload, ensure_ascii=False)
+            return payload
         except _Decline:
             raise
         except Exception as exc:
@@ -255,6 +269,44 @@ def _fallback_reason(reason: str) -> None:
           "hermes-fts: %s; Hermes' built-in session_search answers instead", reason)
 
 
+def _cross_check(payload: dict[str, Any], builtin: Callable[[], Any]) -> Any:
+    """An empty search is the one failure that looks like success (a damaged index
+    can read as empty), so Hermes' built-in is asked too: the cost of a miss, never
+    of a hit.  When it finds something, its answer is used and a WARNING says so."""
+    try:
+        theirs = builtin()
+        data = json.loads(theirs) if isinstance(theirs, str) else None
+    except Exception:  # noqa: BLE001 - the check is extra; our answer stands
+        log.debug("cross-checking an empty answer with the built-in failed", exc_info=True)
+        return json.dumps(payload, ensure_ascii=False)
+    found = data.get("results") if isinstance(data, dict) else None
+    if not found:
+        return json.dumps(payload, ensure_ascii=False)
+    query = payload.get("query")
+    _once(logging.WARNING, f"empty:{query}",
+          "hermes-fts found nothing for %r but Hermes' built-in found %d session(s), so its "
+          "answer is used; check the indexes with `hermes fts status` and rebuild them with "
+          "`%s`", query, len(found), OPTIMIZE_HINT)
+    return theirs
+
+
+def serve(args: Any, current_session_id: str | None, builtin: Callable[[], Any],
+          path: Path | None = None) -> Any:
+    """One ``session_search`` call: our answer as Hermes' JSON string, else ``builtin()``."""
+    try:
+        payload = answer(args, current_session_id, path)
+    except _Decline as exc:
+        _fallback_reason(str(exc))
+        return builtin()
+    except Exception as exc:  # noqa: BLE001 - nothing of ours may reach the agent loop
+        log.debug("hermes-fts failed", exc_info=True)
+        _fallback_reason(f"unexpected failure: {exc}")
+        return builtin()
+    if payload.get("mode") == "discover" and not payload.get("results"):
+        return _cross_check(payload, builtin)
+    return json.dumps(payload, ensure_ascii=False)
+
+
 def tool_execution_middleware(*, tool_name: str = "", args: Any = None,
                               next_call: Callable[[Any], Any] | None = None,
                               session_id: str = "", **_context: Any) -> Any:
@@ -262,32 +314,21 @@ def tool_execution_middleware(*, tool_name: str = "", args: Any = None,
     assert next_call is not None  # Hermes always passes it
     if tool_name != TOOL_NAME:
         return next_call(args)
-    try:
-        return answer(args, session_id or None)
-    except _Decline as exc:
-        _fallback_reason(str(exc))
-    except Exception as exc:  # noqa: BLE001 - nothing of ours may reach the agent loop
-        log.debug("hermes-fts middleware failed", exc_info=True)
-        _fallback_reason(f"unexpected failure: {exc}")
-    return next_call(args)
+    return serve(args, session_id or None, lambda: next_call(args))
 
 
 def _registry_handler(builtin: Callable[..., Any] | None) -> Callable[..., Any]:
     """The registry entry for ``session_search`` (used by ``registry.dispatch`` callers)."""
 
     def handle_session_search(args: dict[str, Any], **kw: Any) -> Any:
-        db = kw.get("db")
-        db_path = getattr(db, "db_path", None)
-        try:
-            return answer(args, kw.get("current_session_id"),
-                          Path(db_path) if db_path else None)
-        except _Decline as exc:
-            _fallback_reason(str(exc))
-        except Exception as exc:  # noqa: BLE001
-            _fallback_reason(f"unexpected failure: {exc}")
-        if builtin is None:
-            return json.dumps({"success": False, "error": "session_search is unavailable"})
-        return builtin(args, **kw)
+        def fallback() -> Any:
+            if builtin is None:
+                return json.dumps({"success": False, "error": "session_search is unavailable"})
+            return builtin(args, **kw)
+
+        db_path = getattr(kw.get("db"), "db_path", None)
+        return serve(args, kw.get("current_session_id"), fallback,
+                     Path(db_path) if db_path else None)
 
     return handle_session_search
 

@@ -23,6 +23,7 @@ import contextlib
 import json
 import logging
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -127,10 +128,10 @@ HISTORY = [
 ]
 
 
-def _session_db() -> Any:
+def _session_db(path: str | None = None) -> Any:
     from hermes_state import SessionDB
 
-    return SessionDB()
+    return SessionDB(Path(path)) if path else SessionDB()
 
 
 def cmd_seed(_args: argparse.Namespace) -> dict[str, Any]:
@@ -168,9 +169,9 @@ def _capture_logs() -> _Records:
 
 
 class _Script:
-    """What the scripted model answers: a session_search call first, then a final message."""
+    """What the scripted model answers: session_search calls first, then a final message."""
 
-    def __init__(self, tool_args: dict[str, Any]) -> None:
+    def __init__(self, tool_args: list[dict[str, Any]]) -> None:
         self.tool_args = tool_args
         self.requests: list[dict[str, Any]] = []
         self.chat_requests = 0
@@ -185,10 +186,10 @@ class _Script:
             first = self.chat_requests == 1
         if first:
             return {"role": "assistant", "content": None, "tool_calls": [{
-                "id": "call_fts_1", "type": "function",
+                "id": f"call_fts_{i}", "type": "function",
                 "function": {"name": "session_search",
-                             "arguments": json.dumps(self.tool_args, ensure_ascii=False)},
-            }]}
+                             "arguments": json.dumps(args, ensure_ascii=False)},
+            } for i, args in enumerate(self.tool_args)]}
         return {"role": "assistant", "content": "Here is what I found."}
 
 
@@ -269,28 +270,30 @@ def cmd_turn(args: argparse.Namespace) -> dict[str, Any]:
     records = _capture_logs()
     script = _Script(json.loads(args.tool_args))
     server = _serve(script)
-    db = _session_db()
+    db = _session_db(args.db_path)
     try:
         agent = _agent(f"http://127.0.0.1:{server.server_address[1]}/v1", db)
         final = agent.run_conversation(args.prompt)
     finally:
         server.shutdown()
     chats = [r for r in script.requests if r.get("messages")]
-    tool_messages = [m for r in chats for m in r["messages"] if m.get("role") == "tool"]
+    tool_messages = [m for m in chats[-1]["messages"] if m.get("role") == "tool"] if chats else []
     return {
         "final": final.get("final_response") if isinstance(final, dict) else str(final),
         "requests": len(script.requests),
         "chat_requests": len(chats),
         "probe_first": bool(script.requests) and not script.requests[0].get("messages"),
-        "tool_message": tool_messages[0]["content"] if tool_messages else None,
+        "tool_messages": [m["content"] for m in tool_messages],
         "schema": _tool_schema(chats[0]) if chats else None,
         "logs": records.records,
     }
 
 
 def cmd_calls(args: argparse.Namespace) -> dict[str, Any]:
-    """Steps (JSON list): {"search": ARGS} through invoke_tool, or a SessionDB write:
-    {"append": [sid, role, text]}, {"update": [message_id, text]}, {"delete": sid}."""
+    """Steps (JSON list): {"search": ARGS} through invoke_tool, {"dispatch": ARGS} through
+    the tool registry, a SessionDB write
+    ({"append": [sid, role, text]}, {"update": [message_id, text]}, {"delete": sid}),
+    or "lock" / "unlock" (a second connection holding BEGIN EXCLUSIVE)."""
     from agent.agent_runtime_helpers import invoke_tool
 
     records = _capture_logs()
@@ -298,9 +301,24 @@ def cmd_calls(args: argparse.Namespace) -> dict[str, Any]:
     agent = _agent("http://127.0.0.1:9/v1", db)
     db.create_session(SESSION_ID, "cli")
     out: list[Any] = []
+    holder = None
     for step in json.loads(args.steps):
-        if "search" in step:
+        if step == "lock":  # another connection takes the write lock and keeps it
+            holder = sqlite3.connect(db.db_path, isolation_level=None, timeout=5)
+            holder.execute("BEGIN EXCLUSIVE")
+            out.append("locked")
+        elif step == "unlock":
+            assert holder is not None
+            holder.execute("ROLLBACK")
+            holder.close()
+            out.append("unlocked")
+        elif "search" in step:
             out.append(json.loads(invoke_tool(agent, "session_search", step["search"], "task-1")))
+        elif "dispatch" in step:  # the registry entry, as ctx.dispatch_tool callers reach it
+            from tools.registry import registry
+
+            out.append(json.loads(registry.dispatch("session_search", step["dispatch"], db=db,
+                                                    current_session_id=SESSION_ID)))
         elif "append" in step:
             sid, role, text = step["append"]
             if db.get_session(sid) is None:
@@ -361,6 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     turn = sub.add_parser("turn")
     turn.add_argument("--tool-args", required=True, help="JSON arguments of the tool call")
     turn.add_argument("--prompt", default="What did we say earlier?")
+    turn.add_argument("--db-path", help="a custom SessionDB file instead of Hermes' default")
     turn.set_defaults(fn=cmd_turn)
     calls = sub.add_parser("calls")
     calls.add_argument("--steps", required=True)
