@@ -342,6 +342,16 @@ def cmd_plugins(_args: argparse.Namespace) -> dict[str, Any]:
     return {"plugins": manager.list_plugins()}
 
 
+def cmd_slash(args: argparse.Namespace) -> dict[str, Any]:
+    """The in-session ``/NAME`` command, looked up the way Hermes' CLI and gateway do."""
+    from hermes_cli.plugins import get_plugin_command_handler, resolve_plugin_command_result
+
+    handler = get_plugin_command_handler(args.name)
+    if handler is None:
+        return {"text": None}
+    return {"text": resolve_plugin_command_result(handler(args.raw))}
+
+
 def cmd_bench(args: argparse.Namespace) -> dict[str, Any]:
     """Median seconds per query through invoke_tool (middleware on) and the built-in."""
     from agent.agent_runtime_helpers import invoke_tool
@@ -385,6 +395,10 @@ def main(argv: list[str] | None = None) -> int:
     calls.add_argument("--steps", required=True)
     calls.set_defaults(fn=cmd_calls)
     sub.add_parser("plugins").set_defaults(fn=cmd_plugins)
+    slash = sub.add_parser("slash")
+    slash.add_argument("name")
+    slash.add_argument("raw", nargs="?", default="")
+    slash.set_defaults(fn=cmd_slash)
     bench = sub.add_parser("bench")
     bench.add_argument("--queries", required=True)
     bench.add_argument("--repeats", type=int, default=5)

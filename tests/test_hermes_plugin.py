@@ -365,6 +365,16 @@ def test_hermes_fts_commands_through_the_real_hermes_command(
     assert bad.returncode != 0 and "invalid choice" in bad.stderr
 
 
+def test_fts_slash_command_shows_who_answers(hermes_venv: Path, home: Path) -> None:
+    enable(hermes_venv, home, grant=True)
+    optimize(hermes_venv, home)
+    text = he.run_driver(hermes_venv, home, "slash", "fts")["text"]
+    assert "session_search: served by hermes-fts (schema override)" in text
+    assert "answers now: hermes-fts" in text and "indexes:" not in text
+    off = he.run_driver(hermes_venv, home, "slash", "fts", env={"HERMES_CJK_FTS": "0"})["text"]
+    assert "answers now: Hermes' built-in (the cjk_unicode61 extension" in off
+
+
 def test_hermes_fts_follows_the_active_profile(hermes_venv: Path, home: Path) -> None:
     enable(hermes_venv, home, grant=False)
     profile = home / "profiles" / "work"
