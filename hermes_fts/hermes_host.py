@@ -203,6 +203,22 @@ def plugin_status(hermes_home: str | os.PathLike[str]) -> dict[str, Any]:
     return out
 
 
+def format_plugin_status(status: dict[str, Any]) -> str:
+    """One line for ``hermes-fts status``: ``status`` is ``plugin_status(home)``."""
+    config = status["config"]
+    enable = f"`hermes plugins enable {PLUGIN_NAME} {GRANT_FLAG}`"
+    if status["error"]:
+        return f"Hermes plugin: unknown ({status['error']})"
+    if status["serves_session_search"]:
+        line = f"Hermes plugin: enabled in {config}; serves session_search ({status['grant']})"
+        if not status["allow_tool_override"]:
+            line += f"; {enable} shows the model hermes-fts' schema"
+        return line
+    if status["disabled"]:
+        return f"Hermes plugin: disabled in {config}; {enable} turns it on"
+    return f"Hermes plugin: not enabled in {config}; run {enable}"
+
+
 # --------------------------------------------------------------------------- drop-in library
 
 

@@ -176,19 +176,13 @@ def _accepted_args(args: Any) -> dict[str, Any]:
     return {k: v for k, v in args.items() if k in known}
 
 
-def _cjk_available(store: Any) -> bool:
-    state = store.index_state()
-    return bool(state.get("cjk_available"))
-
-
-def _needs_optimize(store: Any) -> bool:
+def _needs_optimize(state: dict[str, Any]) -> bool:
     """True when one of our indexes is missing, stale or under repair.
 
     Pending CJK changes written by Hermes' process do not count: the read-only
     store answers them through the exact fallback, and any hermes-fts write
-    (``hermes fts sync``) applies them.
+    (``hermes fts sync``) applies them.  ``state`` is ``SessionStore.index_state()``.
     """
-    state = store.index_state()
     if state.get("fts_stale"):
         return True
     for value in state.values():
@@ -208,10 +202,11 @@ def _route(store: Any, payload: dict[str, Any], args: dict[str, Any]) -> str:
     return str(payload.get("mode") or "unknown")
 
 
-def _annotate(store: Any, payload: dict[str, Any], args: dict[str, Any], path: Path) -> None:
+def _annotate(store: Any, state: dict[str, Any], payload: dict[str, Any],
+              args: dict[str, Any], path: Path) -> None:
     payload["engine"] = ENGINE
     payload["route"] = _route(store, payload, args)
-    if "index_rebuild" not in payload and _needs_optimize(store):
+    if "index_rebuild" not in payload and _needs_optimize(state):
         payload["index_rebuild"] = {
             "note": (
                 "hermes-fts search indexes are not built (or not complete) on this store, so "
@@ -237,7 +232,8 @@ def answer(args: Any, current_session_id: str | None,
     with _STORES.lock:
         store = _STORES.get(path)
         try:
-            if not _cjk_available(store):
+            state = store.index_state()
+            if not state.get("cjk_available"):
                 raise _Decline(
                     "the cjk_unicode61 extension is not available in this process "
                     "(see `hermes-fts status`)"
@@ -255,7 +251,7 @@ def answer(args: Any, current_session_id: str | None,
             if payload.get("success") is False and isinstance(error, str) and error.startswith(
                     _INTERNAL_FAILURE_PREFIX):
                 raise _Decline(error)
-            _annotate(store, payload, call_args, path)
+            _annotate(store, state, payload, call_args, path)
             return payload
         except _Decline:
             raise
@@ -350,9 +346,9 @@ def serving_status() -> dict[str, Any]:
     }
     with _STORES.lock:
         try:
-            store = _STORES.get(home / "state.db")
-            out["cjk_available"] = _cjk_available(store)
-            out["indexes_ready"] = not _needs_optimize(store)
+            state = _STORES.get(home / "state.db").index_state()
+            out["cjk_available"] = bool(state.get("cjk_available"))
+            out["indexes_ready"] = not _needs_optimize(state)
             out["answers"] = "hermes-fts" if out["cjk_available"] else "Hermes' built-in"
         except _Decline as exc:
             out["answers"] = "Hermes' built-in"

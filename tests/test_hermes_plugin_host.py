@@ -83,6 +83,21 @@ def test_status_variants(tmp_path: Path, yaml_mode: str, text: str, serves: bool
     assert status["hint"] == "hermes plugins enable hermes-fts --allow-tool-override"
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    (HERMES_CONFIG, "enabled in {c}; serves session_search (schema override)"),
+    ("plugins:\n  enabled: [hermes-fts]\n",
+     "enabled in {c}; serves session_search (execution middleware only); "
+     "`hermes plugins enable hermes-fts --allow-tool-override` shows the model"),
+    ("plugins:\n  enabled: [hermes-fts]\n  disabled: [hermes-fts]\n", "disabled in {c}"),
+    ("", "not enabled in {c}; run `hermes plugins enable hermes-fts --allow-tool-override`"),
+])
+def test_status_line_for_hermes_fts_status(tmp_path: Path, text: str, expected: str) -> None:
+    home = write_config(tmp_path / "h", text)
+    line = hermes_host.format_plugin_status(plugin_status(home))
+    assert line.startswith("Hermes plugin: ")
+    assert expected.format(c=home / "config.yaml") in line
+
+
 def test_missing_config_means_not_enabled(tmp_path: Path) -> None:
     status = plugin_status(tmp_path / "nothing-here")
     assert status["error"] is None and not status["enabled"]
