@@ -1,0 +1,491 @@
+"""Hermes Agent plugin: the agent's own ``session_search`` runs on hermes-fts.
+
+Hermes Agent (0.19.0) loads this module through the ``hermes_agent.plugins``
+entry point once ``hermes plugins enable hermes-fts`` is run, and calls
+``register(ctx)``.  What it registers, and why:
+
+* A ``tool_execution`` middleware.  In the agent loop ``session_search`` is an
+  agent-level tool: ``invoke_tool`` calls Hermes' implementation directly, not
+  through the tool registry, so replacing the registry entry alone would change
+  the schema but not the code that runs.  The middleware wraps that execution
+  and answers every ``session_search`` call from hermes-fts.
+* With the operator's grant (``--allow-tool-override``), the registry entry too,
+  so the model sees our ``TOOL_SCHEMA`` and its extra parameters.  Without it the
+  middleware still serves every call with Hermes' argument names, and one INFO
+  line says how to grant the override.
+* ``hermes fts status|optimize-storage|search|sync`` and the ``/fts`` slash command.
+
+Fail safe: whenever hermes-fts cannot answer properly (the extension does not
+load, the store is missing or cannot be opened, our search fails inside), the
+call goes to Hermes' own implementation (``next_call``) and one WARNING says
+why.  Nothing raised on our side reaches the agent loop.  Searching opens the
+store read-only, so it never writes, never backfills in the agent's hot path
+and is not blocked by another connection holding the write lock.
+
+Importing ``hermes_fts`` never imports this module, and this module imports
+Hermes only inside functions Hermes itself calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import io
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import hermes_fts
+
+from . import hermes_host
+
+log = logging.getLogger(__name__)
+
+TOOL_NAME = "session_search"
+TOOLSET = "session_search"  # Hermes' own toolset name, so toolset filters keep the tool
+ENGINE = f"hermes-fts {hermes_fts.__version__}"
+CLI_COMMANDS = ("status", "optimize-storage", "search", "sync")
+OPTIMIZE_HINT = "hermes fts optimize-storage"
+
+# hermes_fts.session_search answers every failure itself; internal ones (not a
+# refusal of the caller's arguments) carry this prefix and go to the built-in.
+_INTERNAL_FAILURE_PREFIX = "session_search failed"
+_STORE_TTL_S = 30.0  # a cached read-only store is reopened after this long
+
+
+# --------------------------------------------------------------------------- state
+
+
+@dataclass
+class Registration:
+    """What ``register`` achieved in this process (``hermes fts status``, ``/fts``)."""
+
+    middleware: bool = False
+    schema_override: bool = False
+    override_refused: str | None = None
+    commands: list[str] = field(default_factory=list)
+
+    @property
+    def grant(self) -> str:
+        if not self.middleware:
+            return "not serving"
+        return "schema override" if self.schema_override else "execution middleware only"
+
+
+REGISTRATION = Registration()
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _once(level: int, key: str, message: str, *args: Any) -> None:
+    """Log ``message`` at ``level`` the first time ``key`` comes up, at DEBUG after."""
+    with _warned_lock:
+        first = key not in _warned
+        _warned.add(key)
+    log.log(level if first else logging.DEBUG, message, *args)
+
+
+class _Decline(Exception):
+    """hermes-fts will not answer this call; Hermes' built-in does (message: why)."""
+
+
+# --------------------------------------------------------------------------- locating the store
+
+
+def hermes_home() -> Path:
+    """The home Hermes uses for this call (its per-task override included)."""
+    try:
+        from hermes_constants import get_hermes_home
+    except ImportError:  # outside Hermes (tests, benchmarks): $HERMES_HOME as Hermes reads it
+        from .store import default_db_path
+
+        return default_db_path().parent
+    return Path(get_hermes_home())
+
+
+def store_path() -> Path:
+    return hermes_home() / "state.db"
+
+
+class _StoreCache:
+    """One read-only SessionStore per database file, reused across calls.
+
+    Opening costs about as much as a search, so the store is kept; it is
+    reopened when the file is replaced, after ``_STORE_TTL_S`` and after any
+    failure.  A read-only connection sees every commit Hermes makes, so live
+    writes show up on the next search.  The lock keeps concurrent tool calls off
+    one connection.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._entries: dict[str, tuple[tuple[int, int], float, Any]] = {}
+
+    def get(self, path: Path) -> Any:
+        key = os.path.realpath(path)
+        try:
+            st = os.stat(key)
+        except FileNotFoundError:
+            self.drop(key)
+            raise _Decline(f"no session store at {path}") from None
+        except OSError as exc:
+            raise _Decline(f"cannot stat the session store {path}: {exc}") from exc
+        ident = (st.st_dev, st.st_ino)
+        cached = self._entries.get(key)
+        fresh = cached is not None and time.monotonic() - cached[1] < _STORE_TTL_S
+        if cached is not None and fresh and cached[0] == ident:
+            return cached[2]
+        self.drop(key)
+        try:
+            store = hermes_fts.SessionStore(key, readonly=True)
+        except Exception as exc:  # noqa: BLE001 - any open failure means "ask the built-in"
+            raise _Decline(f"cannot open the session store {path} read-only: {exc}") from exc
+        self._entries[key] = (ident, time.monotonic(), store)
+        return store
+
+    def drop(self, key: str | None = None) -> None:
+        keys = [key] if key is not None else list(self._entries)
+        for k in keys:
+            entry = self._entries.pop(os.path.realpath(k), None)
+            if entry is not None:
+                with contextlib.suppress(Exception):
+                    entry[2].close()
+
+
+_STORES = _StoreCache()
+# Close before interpreter teardown: a connection still open when the cffi
+# handle of the library is collected would call into unmapped tokenizer code.
+atexit.register(_STORES.drop)
+
+
+# --------------------------------------------------------------------------- serving
+
+
+def _accepted_args(args: Any) -> dict[str, Any]:
+    """The model's arguments our tool knows (Hermes' names are a subset of ours)."""
+    if not isinstance(args, dict):
+        return {}
+    known = hermes_fts.TOOL_SCHEMA["parameters"]["properties"]
+    return {k: v for k, v in args.items() if k in known}
+
+
+def _needs_optimize(state: dict[str, Any]) -> bool:
+    """True when one of our indexes is missing, stale or under repair.
+
+    Pending CJK changes written by Hermes' process do not count: the read-only
+    store answers them through the exact fallback, and any hermes-fts write
+    (``hermes fts sync``) applies them.  ``state`` is ``SessionStore.index_state()``.
+    """
+    if state.get("fts_stale"):
+        return True
+    for value in state.values():
+        if not isinstance(value, dict) or "exists" not in value:
+            continue
+        if not value.get("exists"):
+            return True
+        if not value.get("served") and "optimize-storage" in str(value.get("reason")):
+            return True
+    return False
+
+
+def _route(store: Any, payload: dict[str, Any], args: dict[str, Any]) -> str:
+    query = args.get("query")
+    if payload.get("mode") == "discover" and isinstance(query, str) and query.strip():
+        return str(store.describe_search_path(query))
+    return str(payload.get("mode") or "unknown")
+
+
+def _annotate(store: Any, state: dict[str, Any], payload: dict[str, Any],
+              args: dict[str, Any], path: Path) -> None:
+    payload["engine"] = ENGINE
+    payload["route"] = _route(store, payload, args)
+    if "index_rebuild" not in payload and _needs_optimize(state):
+        payload["index_rebuild"] = {
+            "note": (
+                "hermes-fts search indexes are not built (or not complete) on this store, so "
+                "this answer used slower exact routes. Ask the user to run "
+                f"`{OPTIMIZE_HINT}` once."
+            ),
+        }
+        _once(logging.INFO, f"optimize:{path}",
+              "hermes-fts: the search indexes of %s are not built; searches use slower exact "
+              "routes until you run `%s`", path, OPTIMIZE_HINT)
+
+
+def answer(args: Any, current_session_id: str | None,
+           path: Path | None = None) -> dict[str, Any]:
+    """Our answer to one ``session_search`` call (a JSON-ready dict); raises ``_Decline``.
+
+    ``path`` is the store (default: the one Hermes' SessionDB uses for this task).
+    A current session that this store does not hold means the agent runs on a
+    custom session DB we cannot see, so the built-in must answer.
+    """
+    path = path if path is not None else store_path()
+    call_args = _accepted_args(args)
+    with _STORES.lock:
+        store = _STORES.get(path)
+        try:
+            state = store.index_state()
+            if not state.get("cjk_available"):
+                raise _Decline(
+                    "the cjk_unicode61 extension is not available in this process "
+                    "(see `hermes-fts status`)"
+                )
+            if current_session_id and store.get_session(current_session_id) is None:
+                raise _Decline(
+                    f"the current session {current_session_id!r} is not in {path}; the agent "
+                    "uses a session store hermes-fts cannot locate"
+                )
+            payload = hermes_fts.session_search(
+                store, current_session_id=current_session_id or None, **call_args)
+            if not isinstance(payload, dict):
+                raise _Decline(f"hermes-fts returned {type(payload).__name__}, not a result")
+            error = payload.get("error")
+            if payload.get("success") is False and isinstance(error, str) and error.startswith(
+                    _INTERNAL_FAILURE_PREFIX):
+                raise _Decline(error)
+            _annotate(store, state, payload, call_args, path)
+            return payload
+        except _Decline:
+            raise
+        except Exception as exc:
+            _STORES.drop(str(path))
+            raise _Decline(f"hermes-fts search failed: {exc}") from exc
+
+
+def _fallback_reason(reason: str) -> None:
+    _once(logging.WARNING, f"fallback:{reason}",
+          "hermes-fts: %s; Hermes' built-in session_search answers instead", reason)
+
+
+def _cross_check(payload: dict[str, Any], builtin: Callable[[], Any]) -> Any:
+    """An empty search is the one failure that looks like success (a damaged index
+    can read as empty), so Hermes' built-in is asked too: the cost of a miss, never
+    of a hit.  When it finds something, its answer is used and a WARNING says so."""
+    try:
+        theirs = builtin()
+        data = json.loads(theirs) if isinstance(theirs, str) else None
+    except Exception:  # noqa: BLE001 - the check is extra; our answer stands
+        log.debug("cross-checking an empty answer with the built-in failed", exc_info=True)
+        return json.dumps(payload, ensure_ascii=False)
+    found = data.get("results") if isinstance(data, dict) else None
+    if not found:
+        return json.dumps(payload, ensure_ascii=False)
+    query = payload.get("query")
+    _once(logging.WARNING, f"empty:{query}",
+          "hermes-fts found nothing for %r but Hermes' built-in found %d session(s), so its "
+          "answer is used; check the indexes with `hermes fts status` and rebuild them with "
+          "`%s`", query, len(found), OPTIMIZE_HINT)
+    return theirs
+
+
+def serve(args: Any, current_session_id: str | None, builtin: Callable[[], Any],
+          path: Path | None = None) -> Any:
+    """One ``session_search`` call: our answer as Hermes' JSON string, else ``builtin()``."""
+    try:
+        payload = answer(args, current_session_id, path)
+    except _Decline as exc:
+        _fallback_reason(str(exc))
+        return builtin()
+    except Exception as exc:  # noqa: BLE001 - nothing of ours may reach the agent loop
+        log.debug("hermes-fts failed", exc_info=True)
+        _fallback_reason(f"unexpected failure: {exc}")
+        return builtin()
+    if payload.get("mode") == "discover" and not payload.get("results"):
+        return _cross_check(payload, builtin)
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def tool_execution_middleware(*, tool_name: str = "", args: Any = None,
+                              next_call: Callable[[Any], Any] | None = None,
+                              session_id: str = "", **_context: Any) -> Any:
+    """Hermes ``tool_execution`` middleware: serve ``session_search``, pass the rest."""
+    assert next_call is not None  # Hermes always passes it
+    if tool_name != TOOL_NAME:
+        return next_call(args)
+    return serve(args, session_id or None, lambda: next_call(args))
+
+
+def _registry_handler(builtin: Callable[..., Any] | None) -> Callable[..., Any]:
+    """The registry entry for ``session_search`` (used by ``registry.dispatch`` callers)."""
+
+    def handle_session_search(args: dict[str, Any], **kw: Any) -> Any:
+        def fallback() -> Any:
+            if builtin is None:
+                return json.dumps({"success": False, "error": "session_search is unavailable"})
+            return builtin(args, **kw)
+
+        db_path = getattr(kw.get("db"), "db_path", None)
+        return serve(args, kw.get("current_session_id"), fallback,
+                     Path(db_path) if db_path else None)
+
+    return handle_session_search
+
+
+# --------------------------------------------------------------------------- status
+
+
+def serving_status() -> dict[str, Any]:
+    """Everything ``hermes fts status`` and ``/fts`` report about the plugin."""
+    home = hermes_home()
+    out: dict[str, Any] = {
+        "engine": ENGINE,
+        "serves_session_search": REGISTRATION.middleware,
+        "grant": REGISTRATION.grant,
+        "override_refused": REGISTRATION.override_refused,
+        "hermes_home": str(home),
+        "store": str(home / "state.db"),
+        "config": hermes_host.plugin_status(home),
+    }
+    with _STORES.lock:
+        try:
+            state = _STORES.get(home / "state.db").index_state()
+            out["cjk_available"] = bool(state.get("cjk_available"))
+            out["indexes_ready"] = not _needs_optimize(state)
+            out["answers"] = "hermes-fts" if out["cjk_available"] else "Hermes' built-in"
+        except _Decline as exc:
+            out["answers"] = "Hermes' built-in"
+            out["why_builtin"] = str(exc)
+        except Exception as exc:  # noqa: BLE001 - status must always print
+            out["answers"] = "Hermes' built-in"
+            out["why_builtin"] = f"unexpected failure: {exc}"
+    if out.get("cjk_available") is False:
+        out["why_builtin"] = "the cjk_unicode61 extension is not available in this process"
+    return out
+
+
+def format_status(status: dict[str, Any]) -> str:
+    lines = [f"Hermes plugin ({status['engine']}):"]
+    if status["serves_session_search"]:
+        lines.append(f"  session_search: served by hermes-fts ({status['grant']})")
+    else:
+        lines.append("  session_search: not served (the plugin registered no middleware)")
+    if status.get("override_refused"):
+        lines.append(f"  schema override: not granted; run `hermes plugins enable "
+                     f"{hermes_host.PLUGIN_NAME} {hermes_host.GRANT_FLAG}`")
+    lines.append(f"  store: {status['store']}")
+    lines.append(f"  answers now: {status['answers']}"
+                 + (f" ({status['why_builtin']})" if status.get("why_builtin") else ""))
+    if status.get("indexes_ready") is False:
+        lines.append(f"  indexes: not built or incomplete; run `{OPTIMIZE_HINT}`")
+    return "\n".join(lines)
+
+
+def slash_command(raw_args: str = "") -> str:
+    """``/fts``: the plugin's status inside a session."""
+    try:
+        return format_status(serving_status())
+    except Exception as exc:  # noqa: BLE001 - a slash command answers, never raises
+        return f"hermes-fts status failed: {exc}"
+
+
+# --------------------------------------------------------------------------- hermes fts ...
+
+
+def _setup_cli(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "hermes-fts commands on the active Hermes profile's store; the same flags as "
+        "`hermes-fts COMMAND` (`hermes fts COMMAND --help`)."
+    )
+    parser.add_argument("fts_command", choices=CLI_COMMANDS, metavar="COMMAND",
+                        help=", ".join(CLI_COMMANDS))
+    parser.add_argument("fts_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+
+
+@contextlib.contextmanager
+def _home_env(home: Path) -> Any:
+    """Point ``HERMES_HOME`` at Hermes' active home while our CLI runs."""
+    old = os.environ.get("HERMES_HOME")
+    os.environ["HERMES_HOME"] = str(home)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("HERMES_HOME", None)
+        else:
+            os.environ["HERMES_HOME"] = old
+
+
+def run_cli(argv: list[str]) -> int:
+    """``hermes fts ARGV``: our CLI on Hermes' active home, status extended with the plugin."""
+    from .cli import main as cli_main
+
+    command = argv[0] if argv else ""
+    with _home_env(hermes_home()):
+        if command != "status" or any(a in ("-h", "--help") for a in argv):
+            return int(cli_main(argv) or 0)
+        plugin = serving_status()
+        if "--json" in argv:
+            buffer = io.StringIO()
+            with contextlib.redirect_stdout(buffer):
+                rc = int(cli_main(argv) or 0)
+            try:
+                data = json.loads(buffer.getvalue())
+            except ValueError:
+                sys.stdout.write(buffer.getvalue())
+                return rc
+            if isinstance(data, dict):
+                data["hermes_plugin"] = plugin
+            print(json.dumps(data, ensure_ascii=False, indent=2))
+            return rc
+        rc = int(cli_main(argv) or 0)
+        print(format_status(plugin))
+        return rc
+
+
+def _handle_cli(args: argparse.Namespace) -> None:
+    rc = run_cli([args.fts_command, *args.fts_args])
+    if rc:
+        sys.exit(rc)
+
+
+# --------------------------------------------------------------------------- register
+
+
+def _register_schema_override(ctx: Any) -> None:
+    builtin = None
+    try:
+        from tools.registry import registry
+
+        entry = registry.get_entry(TOOL_NAME)
+        builtin = getattr(entry, "handler", None)
+    except Exception:  # noqa: BLE001 - no registry entry: no built-in to fall back to
+        log.debug("no registry entry for %s", TOOL_NAME, exc_info=True)
+    try:
+        ctx.register_tool(
+            TOOL_NAME, TOOLSET, hermes_fts.TOOL_SCHEMA, _registry_handler(builtin),
+            emoji="\U0001f50d", override=True,
+        )
+    except PermissionError as exc:  # Hermes' PluginToolOverrideError
+        REGISTRATION.override_refused = str(exc)
+        log.info(
+            "hermes-fts serves every session_search call through its execution middleware; "
+            "the model still sees Hermes' tool schema. To show it hermes-fts' schema (more "
+            "parameters) run `hermes plugins enable %s %s`",
+            hermes_host.PLUGIN_NAME, hermes_host.GRANT_FLAG)
+        return
+    REGISTRATION.schema_override = True
+
+
+def register(ctx: Any) -> None:
+    """Hermes' plugin entry point."""
+    ctx.register_middleware("tool_execution", tool_execution_middleware)
+    REGISTRATION.middleware = True
+    REGISTRATION.override_refused = None
+    REGISTRATION.schema_override = False
+    _register_schema_override(ctx)
+    ctx.register_cli_command(
+        "fts", "hermes-fts search index: status, optimize-storage, search, sync",
+        _setup_cli, _handle_cli,
+        description="Runs `hermes-fts COMMAND` on the active profile's state.db.",
+    )
+    ctx.register_command("fts", slash_command,
+                         description="hermes-fts: who answers session_search, index state")
+    REGISTRATION.commands = ["hermes fts", "/fts"]

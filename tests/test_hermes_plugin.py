@@ -1,0 +1,385 @@
+"""The Hermes Agent plugin against the real hermes-agent 0.19.0 from PyPI.
+
+A venv with hermes-agent and this checkout is built once per test session
+(``tests/_hermes_env.py``; set ``HERMES_FTS_TEST_VENV`` to a folder to keep it
+between sessions).  Every Hermes step runs in that venv's python: Hermes'
+``SessionDB`` writes the history, its ``PluginManager`` and ``hermes plugins``
+command enable the plugin, its ``AIAgent`` runs the turn against a scripted
+OpenAI-compatible server on 127.0.0.1, and the real ``hermes`` command runs
+``hermes fts ...``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import _hermes_env as he
+import pytest
+
+ENGINE_PREFIX = "hermes-fts "
+PLUGIN_LOGGER = "hermes_fts.hermes_plugin"
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="session")
+def hermes_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    keep = os.environ.get("HERMES_FTS_TEST_VENV", "").strip()
+    folder = Path(keep) if keep else tmp_path_factory.getbasetemp() / "hermes-venv"
+    try:
+        return he.ensure_venv(folder)
+    except (he.HermesUnavailable, OSError) as exc:
+        pytest.skip(f"hermes-agent 0.19.0 cannot be installed here: {exc}")
+
+
+@pytest.fixture()
+def home(tmp_path: Path, hermes_venv: Path) -> Path:
+    """A Hermes home whose state.db holds zh/ja/ko/en history written by SessionDB."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    he.run_driver(hermes_venv, folder, "seed")
+    return folder
+
+
+def hermes(venv: Path, home: Path, *args: str, env: dict[str, str] | None = None,
+           ok: bool = True) -> Any:
+    proc = he.run_hermes(venv, home, *args, env=env)
+    if ok:
+        assert proc.returncode == 0, f"hermes {args} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def enable_with_hermes(venv: Path, home: Path, grant: bool) -> None:
+    hermes(venv, home, "plugins", "enable", "hermes-fts",
+           *(["--allow-tool-override"] if grant else []))
+
+
+def enable(venv: Path, home: Path, grant: bool) -> None:
+    """What ``hermes plugins enable`` writes (checked in the discovery test), without
+    the second it takes to start Hermes' CLI."""
+    (home / "config.yaml").write_text(
+        "plugins:\n  enabled:\n    - hermes-fts\n  disabled: []\n  entries:\n"
+        f"    hermes-fts:\n      allow_tool_override: {'true' if grant else 'false'}\n")
+
+
+def optimize(venv: Path, home: Path) -> None:
+    proc = subprocess.run(
+        [str(he.venv_bin(venv, "hermes-fts")), "optimize-storage", "--yes",
+         "--db", str(home / "state.db")],
+        capture_output=True, text=True, env=he.clean_env(home), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def turn(venv: Path, home: Path, *tool_args: dict[str, Any], prompt: str = "What did we say?",
+         env: dict[str, str] | None = None, db_path: str | None = None) -> dict[str, Any]:
+    args = ["turn", "--tool-args", json.dumps(list(tool_args)), "--prompt", prompt]
+    if db_path:
+        args += ["--db-path", db_path]
+    out = he.run_driver(venv, home, *args, env=env)
+    assert out["probe_first"], "the agent's first request is its probe"
+    assert out["chat_requests"] == 2, out
+    assert out["final"] == "Here is what I found.", "the agent turn completed"
+    assert len(out["tool_messages"]) == len(tool_args), out
+    out["payloads"] = [json.loads(m) for m in out["tool_messages"]]
+    return out
+
+
+def warnings(out: dict[str, Any]) -> list[str]:
+    return [r["message"] for r in out["logs"]
+            if r["logger"] == PLUGIN_LOGGER and r["level"] == "WARNING"]
+
+
+def infos(out: dict[str, Any]) -> list[str]:
+    return [r["message"] for r in out["logs"]
+            if r["logger"] == PLUGIN_LOGGER and r["level"] == "INFO"]
+
+
+def hit_sessions(payload: dict[str, Any]) -> list[str]:
+    return [r["session_id"] for r in payload["results"]]
+
+
+def is_ours(payload: dict[str, Any]) -> bool:
+    return str(payload.get("engine", "")).startswith(ENGINE_PREFIX)
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def test_pluginmanager_finds_the_entry_point_and_enable_loads_it(
+        hermes_venv: Path, home: Path) -> None:
+    before = he.run_driver(hermes_venv, home, "plugins")["plugins"]
+    ours = [p for p in before if p["name"] == "hermes-fts"]
+    assert len(ours) == 1 and ours[0]["source"] == "entrypoint"
+    assert ours[0]["enabled"] is False, "pip plugins are opt-in"
+
+    enable_with_hermes(hermes_venv, home, grant=False)
+    after = {p["name"]: p for p in he.run_driver(hermes_venv, home, "plugins")["plugins"]}
+    loaded = after["hermes-fts"]
+    assert loaded["enabled"] is True and not loaded.get("error"), loaded
+    assert loaded["middleware"] >= 1 and loaded["commands"] >= 1, loaded
+
+    from hermes_fts.hermes_host import plugin_status
+
+    status = plugin_status(home)
+    assert status["serves_session_search"] and status["grant"] == "execution middleware only"
+    assert status["hint"] == "hermes plugins enable hermes-fts --allow-tool-override"
+    written = (home / "config.yaml").read_text()
+    enable(hermes_venv, home, grant=False)
+    assert plugin_status(home) == status, "the tests' enable() writes what Hermes writes"
+    (home / "config.yaml").write_text(written)
+    enable_with_hermes(hermes_venv, home, grant=True)
+    status = plugin_status(home)
+    assert status["allow_tool_override"] and status["grant"] == "schema override"
+    assert status["hint"] is None
+    hermes(hermes_venv, home, "plugins", "disable", "hermes-fts")
+    assert not plugin_status(home)["serves_session_search"]
+
+
+# --------------------------------------------------------------------------- the agent loop
+
+SEARCHES = (
+    {"query": "服务"},   # two-character Chinese
+    {"query": "京"},     # one character (Japanese history)
+    {"query": "검색"},   # Korean
+)
+EXPECTED = ("zh-1", "ja-1", "ko-1")
+
+
+@pytest.mark.parametrize("grant", [False, True], ids=["middleware-only", "schema-override"])
+def test_agent_turn_is_answered_by_hermes_fts(hermes_venv: Path, home: Path, grant: bool) -> None:
+    enable(hermes_venv, home, grant=grant)
+    optimize(hermes_venv, home)
+    # The prompt holds the query words: the current session must stay out of the hits.
+    out = turn(hermes_venv, home, *SEARCHES, prompt="服务 京 검색: what did we say?")
+    for payload, expected in zip(out["payloads"], EXPECTED):
+        assert is_ours(payload), payload
+        assert payload["success"] is True and payload["mode"] == "discover"
+        assert payload["route"] == "fts_cjk", payload
+        assert hit_sessions(payload) == [expected], payload
+        assert he.SESSION_ID not in hit_sessions(payload)
+        assert payload["count"] == 1 and "index_rebuild" not in payload
+        # Hermes' result shape, field for field.
+        for key in ("session_id", "when", "source", "snippet", "messages", "bookend_start",
+                    "bookend_end", "match_message_id", "messages_before", "messages_after"):
+            assert key in payload["results"][0], key
+    properties = set(out["schema"]["parameters"]["properties"])
+    grant_hint = [m for m in infos(out) if "--allow-tool-override" in m]
+    if grant:
+        assert {"detail", "exclude_session_ids", "after", "before"} <= properties
+        assert not grant_hint
+    else:
+        assert "detail" not in properties, "without the grant the model sees Hermes' schema"
+        assert len(grant_hint) == 1, out["logs"]
+    assert not warnings(out)
+
+
+def test_store_without_our_indexes_is_answered_exactly_with_a_rebuild_note(
+        hermes_venv: Path, home: Path) -> None:
+    enable(hermes_venv, home, grant=False)
+    out = turn(hermes_venv, home, {"query": "服务"}, {"query": "deploy"})
+    zh, en = out["payloads"]
+    assert is_ours(zh) and hit_sessions(zh) == ["zh-1"]
+    assert zh["route"] != "fts_cjk", "no CJK index yet: an exact fallback route"
+    assert "hermes fts optimize-storage" in zh["index_rebuild"]["note"]
+    assert is_ours(en) and hit_sessions(en) == ["en-1"]
+    told = [m for m in infos(out) if "hermes fts optimize-storage" in m]
+    assert len(told) == 1, "one log line, not one per call"
+    con = sqlite3.connect(home / "state.db")
+    try:
+        names = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+    finally:
+        con.close()
+    assert not any(n.startswith("messages_fts_cjk") for n in names), "no backfill in the turn"
+
+
+def test_disabled_plugin_leaves_the_builtin_in_charge(hermes_venv: Path, home: Path) -> None:
+    enable_with_hermes(hermes_venv, home, grant=True)
+    hermes(hermes_venv, home, "plugins", "disable", "hermes-fts")
+    out = turn(hermes_venv, home, {"query": "服务"})
+    payload = out["payloads"][0]
+    assert "engine" not in payload and "route" not in payload
+    assert payload["success"] is True and hit_sessions(payload) == ["zh-1"]
+    assert "detail" not in out["schema"]["parameters"]["properties"]
+
+
+# --------------------------------------------------------------------------- fail safe
+
+
+def _broken_library(tmp_path: Path) -> str:
+    path = tmp_path / "libfts5_cjk.so"
+    path.write_bytes(b"\x7fELF this is not a shared library")
+    return str(path)
+
+
+@pytest.mark.parametrize("case", ["extension-off", "broken-library"])
+def test_without_the_extension_the_builtin_answers_with_one_warning(
+        hermes_venv: Path, home: Path, tmp_path: Path, case: str) -> None:
+    enable(hermes_venv, home, grant=True)
+    optimize(hermes_venv, home)
+    env = ({"HERMES_CJK_FTS": "0"} if case == "extension-off"
+           else {"HERMES_FTS5_CJK_SO": _broken_library(tmp_path)})
+    out = turn(hermes_venv, home, {"query": "服务"}, {"query": "검색"}, env=env)
+    for payload, expected in zip(out["payloads"], ("zh-1", "ko-1")):
+        assert not is_ours(payload), payload
+        assert payload["success"] is True and hit_sessions(payload) == [expected]
+    found = warnings(out)
+    assert len(found) == 1 and "cjk_unicode61" in found[0], out["logs"]
+
+
+CORRUPTIONS = {
+    # Zeroed segment pages read as an empty doclist: no error, just nothing found.
+    "zeroed-segments": "UPDATE messages_fts_cjk_data SET block = zeroblob(length(block)) "
+                       "WHERE id > 10",
+    # A broken structure record raises SQLITE_CORRUPT_VTAB.
+    "broken-structure": "UPDATE messages_fts_cjk_data SET block = x'00' WHERE id = 10",
+}
+
+
+@pytest.mark.parametrize("corruption", sorted(CORRUPTIONS))
+def test_corrupt_cjk_index_still_answers(hermes_venv: Path, home: Path, corruption: str) -> None:
+    enable(hermes_venv, home, grant=False)
+    optimize(hermes_venv, home)
+    con = sqlite3.connect(home / "state.db")
+    try:
+        con.execute(CORRUPTIONS[corruption])
+        con.commit()
+    finally:
+        con.close()
+    out = turn(hermes_venv, home, {"query": "服务"})
+    payload = out["payloads"][0]
+    assert payload["success"] is True and hit_sessions(payload) == ["zh-1"], payload
+    logged = [r for r in out["logs"] if r["level"] in ("WARNING", "ERROR")
+              and r["logger"].startswith("hermes_fts")]
+    if is_ours(payload):  # our exact LIKE fallback, after logging the damage
+        assert any("corrupt" in r["message"] for r in logged), out["logs"]
+    else:  # our index read as empty; the cross-check handed the call to the built-in
+        assert any("built-in found 1 session" in m for m in warnings(out)), out["logs"]
+    if corruption == "zeroed-segments":
+        assert not is_ours(payload), "zeroed pages raise nothing: only the cross-check helps"
+
+
+def test_custom_session_db_we_cannot_locate_goes_to_the_builtin(
+        hermes_venv: Path, home: Path, tmp_path: Path) -> None:
+    enable(hermes_venv, home, grant=True)
+    other = tmp_path / "elsewhere" / "custom.db"
+    other.parent.mkdir()
+    out = turn(hermes_venv, home, {"query": "服务"}, db_path=str(other))
+    payload = out["payloads"][0]
+    assert not is_ours(payload) and payload["success"] is True
+    assert payload["results"] == [], "the built-in searched the agent's own (empty) store"
+    assert any("cannot locate" in m for m in warnings(out)), out["logs"]
+
+
+def test_locked_store_is_still_answered_by_hermes_fts(hermes_venv: Path, home: Path) -> None:
+    enable(hermes_venv, home, grant=False)
+    optimize(hermes_venv, home)
+    steps = ["lock", {"search": {"query": "服务"}}, {"search": {"query": "京"}}, "unlock"]
+    out = he.run_driver(hermes_venv, home, "calls", "--steps", json.dumps(steps))
+    zh, ja = out["results"][1], out["results"][2]
+    assert is_ours(zh) and hit_sessions(zh) == ["zh-1"], zh
+    assert is_ours(ja) and hit_sessions(ja) == ["ja-1"], ja
+    assert not warnings(out)
+
+
+@pytest.mark.parametrize("grant", [False, True], ids=["middleware-only", "schema-override"])
+def test_registry_dispatch_is_ours_only_with_the_grant(
+        hermes_venv: Path, home: Path, grant: bool) -> None:
+    enable(hermes_venv, home, grant=grant)
+    optimize(hermes_venv, home)
+    steps = [{"dispatch": {"query": "검색", "detail": "index"}}]
+    out = he.run_driver(hermes_venv, home, "calls", "--steps", json.dumps(steps))
+    payload = out["results"][0]
+    assert payload["success"] is True and hit_sessions(payload) == ["ko-1"]
+    assert is_ours(payload) is grant, payload
+    if grant:
+        assert payload["detail"] == "index" and payload["route"] == "fts_cjk"
+
+
+# --------------------------------------------------------------------------- live writes
+
+
+@pytest.mark.parametrize("optimized", [True, False], ids=["optimized", "agent-only-store"])
+def test_live_sessiondb_writes_show_up_on_the_next_search(
+        hermes_venv: Path, home: Path, optimized: bool) -> None:
+    enable(hermes_venv, home, grant=False)
+    if optimized:
+        optimize(hermes_venv, home)
+    steps: list[Any] = [
+        {"search": {"query": "桂花糕"}},                                   # 0: nothing yet
+        {"append": ["live-1", "user", "下午茶吃桂花糕，然后去桂林。"]},        # 1: new message id
+        {"search": {"query": "桂花糕"}},                                   # 2: found
+        {"search": {"query": "桂花"}},                                     # 3: two characters
+    ]
+    out = he.run_driver(hermes_venv, home, "calls", "--steps", json.dumps(steps))
+    res = out["results"]
+    new_id = res[1]
+    steps2: list[Any] = [
+        {"update": [new_id, "下午茶改成了绿豆糕。"]},
+        {"search": {"query": "桂花糕"}},                                   # 1: gone after edit
+        {"search": {"query": "绿豆糕"}},                                   # 2: the edit is found
+        {"delete": "live-1"},
+        {"search": {"query": "绿豆糕"}},                                   # 4: gone after delete
+    ]
+    out2 = he.run_driver(hermes_venv, home, "calls", "--steps", json.dumps(steps2))
+    res2 = out2["results"]
+    for payload in (res[0], res[2], res[3], res2[1], res2[2], res2[4]):
+        assert is_ours(payload), payload
+    assert res[0]["results"] == []
+    assert hit_sessions(res[2]) == ["live-1"] and hit_sessions(res[3]) == ["live-1"]
+    assert res2[1]["results"] == []
+    assert hit_sessions(res2[2]) == ["live-1"]
+    assert res2[4]["results"] == []
+    assert not warnings(out) and not warnings(out2)
+
+
+# --------------------------------------------------------------------------- hermes fts ...
+
+
+def test_hermes_fts_commands_through_the_real_hermes_command(
+        hermes_venv: Path, home: Path) -> None:
+    enable_with_hermes(hermes_venv, home, grant=False)
+    status = hermes(hermes_venv, home, "fts", "status").stdout
+    assert "session_search: served by hermes-fts (execution middleware only)" in status
+    assert "hermes plugins enable hermes-fts --allow-tool-override" in status
+    assert "run `hermes fts optimize-storage`" in status
+    assert str(home / "state.db") in status
+
+    done = hermes(hermes_venv, home, "fts", "optimize-storage", "--yes")
+    assert "optimized" in done.stdout.lower(), done.stdout
+
+    data = json.loads(hermes(hermes_venv, home, "fts", "status", "--json").stdout)
+    plugin = data["hermes_plugin"]
+    assert plugin["serves_session_search"] and plugin["answers"] == "hermes-fts"
+    assert plugin["indexes_ready"] is True and plugin["config"]["enabled"] is True
+
+    found = hermes(hermes_venv, home, "fts", "search", "검색").stdout
+    assert "ko-1" in found and "fts_cjk" in found
+    hermes(hermes_venv, home, "fts", "sync")
+    bad = hermes(hermes_venv, home, "fts", "demo", ok=False)
+    assert bad.returncode != 0 and "invalid choice" in bad.stderr
+
+
+def test_fts_slash_command_shows_who_answers(hermes_venv: Path, home: Path) -> None:
+    enable(hermes_venv, home, grant=True)
+    optimize(hermes_venv, home)
+    text = he.run_driver(hermes_venv, home, "slash", "fts")["text"]
+    assert "session_search: served by hermes-fts (schema override)" in text
+    assert "answers now: hermes-fts" in text and "indexes:" not in text
+    off = he.run_driver(hermes_venv, home, "slash", "fts", env={"HERMES_CJK_FTS": "0"})["text"]
+    assert "answers now: Hermes' built-in (the cjk_unicode61 extension" in off
+
+
+def test_hermes_fts_follows_the_active_profile(hermes_venv: Path, home: Path) -> None:
+    enable(hermes_venv, home, grant=False)
+    profile = home / "profiles" / "work"
+    profile.mkdir(parents=True)
+    (profile / "config.yaml").write_text((home / "config.yaml").read_text())
+    he.run_driver(hermes_venv, profile, "seed")
+    out = hermes(hermes_venv, home, "-p", "work", "fts", "status").stdout
+    assert f"store: {profile / 'state.db'}" in out, out

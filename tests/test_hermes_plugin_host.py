@@ -1,0 +1,243 @@
+"""The plugin's Hermes-independent parts, in this interpreter (no Hermes installed):
+config.yaml status, the libfts5_cjk drop-in, import isolation and pass-through."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hermes_fts import hermes_host
+from hermes_fts.hermes_host import ConfigUnreadable, config_section, plugin_status
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# What `hermes plugins enable hermes-fts --allow-tool-override` writes (Hermes 0.19.0),
+# inside the kind of file `hermes setup` leaves behind.
+HERMES_CONFIG = """\
+_config_version: 33
+model:
+  default: anthropic/claude-sonnet-4
+  provider: openrouter
+plugins:
+  enabled:
+    - hermes-fts
+  disabled: []
+  entries:
+    hermes-fts:
+      allow_tool_override: true
+
+# ── Security ──
+# security:
+#   redact_secrets: true
+toolsets:
+  - name: web
+    enabled: true
+prompt: |
+  multi-line text: with colons
+"""
+
+
+@pytest.fixture(params=["pyyaml", "subset-reader"])
+def yaml_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "pyyaml":
+        pytest.importorskip("yaml")
+    else:
+        monkeypatch.setitem(sys.modules, "yaml", None)  # import yaml -> ImportError
+    return str(request.param)
+
+
+def write_config(home: Path, text: str) -> Path:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(text, encoding="utf-8")
+    return home
+
+
+def test_status_of_a_full_hermes_config(tmp_path: Path, yaml_mode: str) -> None:
+    status = plugin_status(write_config(tmp_path / "h", HERMES_CONFIG))
+    assert status["enabled"] and status["allow_tool_override"] and not status["disabled"]
+    assert status["serves_session_search"] and status["grant"] == "schema override"
+    assert status["hint"] is None and status["error"] is None
+
+
+@pytest.mark.parametrize(("text", "serves", "grant"), [
+    ("plugins:\n  enabled: [other, hermes-fts]\n", True, "execution middleware only"),
+    ("plugins:\n  enabled: ['hermes-fts']  # on\n  entries:\n    hermes-fts: {}\n", True,
+     "execution middleware only"),
+    ("plugins:\n  enabled:\n  - hermes-fts\n  disabled:\n  - hermes-fts\n", False, None),
+    ("plugins:\n  enabled: []\n", False, None),
+    ("plugins:\n  entries:\n    hermes-fts:\n      allow_tool_override: true\n", False, None),
+    ("model:\n  default: x\n", False, None),
+    ("", False, None),
+])
+def test_status_variants(tmp_path: Path, yaml_mode: str, text: str, serves: bool,
+                         grant: str | None) -> None:
+    status = plugin_status(write_config(tmp_path / "h", text))
+    assert status["error"] is None
+    assert status["serves_session_search"] is serves and status["grant"] == grant
+    assert status["hint"] == "hermes plugins enable hermes-fts --allow-tool-override"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (HERMES_CONFIG, "enabled in {c}; serves session_search (schema override)"),
+    ("plugins:\n  enabled: [hermes-fts]\n",
+     "enabled in {c}; serves session_search (execution middleware only); "
+     "`hermes plugins enable hermes-fts --allow-tool-override` shows the model"),
+    ("plugins:\n  enabled: [hermes-fts]\n  disabled: [hermes-fts]\n", "disabled in {c}"),
+    ("", "not enabled in {c}; run `hermes plugins enable hermes-fts --allow-tool-override`"),
+])
+def test_status_line_for_hermes_fts_status(tmp_path: Path, text: str, expected: str) -> None:
+    home = write_config(tmp_path / "h", text)
+    line = hermes_host.format_plugin_status(plugin_status(home))
+    assert line.startswith("Hermes plugin: ")
+    assert expected.format(c=home / "config.yaml") in line
+
+
+def test_missing_config_means_not_enabled(tmp_path: Path) -> None:
+    status = plugin_status(tmp_path / "nothing-here")
+    assert status["error"] is None and not status["enabled"]
+    assert status["config"] == str(tmp_path / "nothing-here" / "config.yaml")
+
+
+def test_unreadable_plugins_section_is_reported_not_guessed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "yaml", None)
+    status = plugin_status(write_config(tmp_path / "h", "plugins:\n  enabled: &a [x]\n"))
+    assert status["error"] and "config.yaml" in status["error"]
+    assert status["serves_session_search"] is False
+    with pytest.raises(ConfigUnreadable):
+        config_section("plugins:\n  enabled:\n    - name: x\n", "plugins")
+
+
+def test_subset_reader_only_reads_the_plugins_section(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "yaml", None)
+    text = "weird: &anchor\n  - {a: [1, {b: 2}]}\n" + HERMES_CONFIG
+    assert config_section(text, "plugins") == {
+        "enabled": ["hermes-fts"], "disabled": [],
+        "entries": {"hermes-fts": {"allow_tool_override": True}},
+    }
+    assert config_section(text, "absent") is None
+
+
+def test_same_answer_with_and_without_pyyaml(monkeypatch: pytest.MonkeyPatch) -> None:
+    yaml = pytest.importorskip("yaml")
+    expected = yaml.safe_load(HERMES_CONFIG)["plugins"]
+    monkeypatch.setitem(sys.modules, "yaml", None)
+    assert config_section(HERMES_CONFIG, "plugins") == expected
+
+
+# --------------------------------------------------------------------------- drop-in library
+
+
+@pytest.fixture()
+def built_library() -> Path:
+    library = hermes_host.bundled_library()
+    if not library.is_file():
+        pytest.skip(f"the extension is not built ({library}); run setup.py build_ext --inplace")
+    return library
+
+
+def test_drop_in_is_a_stable_symlink_to_the_bundled_library(
+        tmp_path: Path, built_library: Path) -> None:
+    path = hermes_host.hermes_drop_in_path(tmp_path / "cache")
+    assert path.is_absolute() and path.name == "libfts5_cjk" + built_library.suffix
+    assert path.resolve() == built_library.resolve()
+    assert hermes_host.hermes_drop_in_path(tmp_path / "cache") == path
+    path.unlink()
+    path.write_bytes(b"stale")  # a stale copy is replaced, atomically
+    assert hermes_host.hermes_drop_in_path(tmp_path / "cache").resolve() == built_library
+
+
+def test_drop_in_falls_back_to_a_copy_without_symlinks(
+        tmp_path: Path, built_library: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_symlinks(*_a: object, **_k: object) -> None:
+        raise OSError("symlinks not permitted here")
+
+    monkeypatch.setattr(os, "symlink", no_symlinks)
+    path = hermes_host.hermes_drop_in_path(tmp_path / "cache")
+    assert not path.is_symlink() and path.read_bytes() == built_library.read_bytes()
+    assert hermes_host.hermes_drop_in_path(tmp_path / "cache") == path
+    assert not list((tmp_path / "cache").glob(".*tmp")), "no staging file left behind"
+
+
+def test_default_drop_in_folder_is_per_install(
+        tmp_path: Path, built_library: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    if sys.platform in ("win32", "darwin"):
+        pytest.skip("XDG_CACHE_HOME is the Linux cache folder")
+    path = hermes_host.hermes_drop_in_path()
+    assert path.parent.parent == tmp_path / "xdg" / "hermes-fts"
+
+
+def test_sqlite_derives_the_ftscjk_entry_point_from_the_drop_in_name(
+        tmp_path: Path, built_library: Path) -> None:
+    shell = shutil.which("sqlite3")
+    if shell is None:
+        pytest.skip("the sqlite3 shell is not installed")
+    path = hermes_host.hermes_drop_in_path(tmp_path / "cache")
+    # No entry point given: exactly how Hermes' HERMES_FTS5_CJK_SO loader calls it.
+    proc = subprocess.run(
+        [shell, ":memory:", f".load {path}",
+         "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61');",
+         "INSERT INTO t VALUES ('我们明天去东京');",
+         "SELECT count(*) FROM t WHERE t MATCH '东京';"],
+        capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "1"
+
+
+def test_missing_library_is_a_clear_error(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hermes_host, "bundled_library", lambda: tmp_path / "gone.so")
+    with pytest.raises(hermes_host.loader.ExtensionUnavailable, match="reinstall"):
+        hermes_host.hermes_drop_in_path(tmp_path / "cache")
+
+
+# --------------------------------------------------------------------------- isolation
+
+
+def test_importing_hermes_fts_never_imports_the_plugin_or_hermes() -> None:
+    code = (
+        "import sys, hermes_fts\n"
+        "hermes_fts.session_search; hermes_fts.TOOL_SCHEMA; hermes_fts.SessionStore\n"
+        "import hermes_fts.cli\n"
+        "bad = [m for m in sys.modules if m == 'hermes_fts.hermes_plugin' or\n"
+        "       m.split('.')[0] in ('hermes_cli', 'hermes_state', 'hermes_constants', 'tools')]\n"
+        "print(bad)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+def test_middleware_passes_every_other_tool_through_untouched() -> None:
+    from hermes_fts import hermes_plugin
+
+    seen: list[object] = []
+
+    def terminal(args: object) -> str:
+        seen.append(args)
+        return json.dumps({"ok": True})
+
+    args = {"command": "ls"}
+    assert hermes_plugin.tool_execution_middleware(
+        tool_name="terminal", args=args, next_call=terminal, session_id="s") == '{"ok": true}'
+    assert seen == [args]
+
+
+def test_outside_hermes_the_store_follows_hermes_home(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_fts import hermes_plugin
+
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    assert hermes_plugin.store_path() == tmp_path / "state.db"
+    calls: list[str] = []
+    result = hermes_plugin.serve({"query": "东京"}, None, lambda: calls.append("builtin") or "B")
+    assert result == "B" and calls == ["builtin"], "no store: Hermes' built-in answers"
