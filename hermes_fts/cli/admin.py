@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import bench, loader
+from .. import bench, hermes_host, loader
+from .._env import hermes_home
 from ..store import SessionStore
 from .output import bar, emit_json, human_bytes
 from .progress import ProgressBar
@@ -25,9 +26,23 @@ def _confirm(prompt: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-@command("path", help="print the extension path for .load / load_extension")
+def _path_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--hermes",
+        action="store_true",
+        help="print a libfts5_cjk library for Hermes builds that read HERMES_FTS5_CJK_SO",
+    )
+
+
+@command("path", help="print the extension path for .load / load_extension", args=_path_args)
 def cmd_path(args: argparse.Namespace) -> int:
-    path = loader.extension_path()
+    if args.hermes:
+        try:
+            path = str(hermes_host.hermes_drop_in_path())
+        except (loader.ExtensionUnavailable, OSError) as exc:
+            raise CommandError(f"cannot provide the Hermes drop-in library: {exc}") from exc
+    else:
+        path = loader.extension_path()
     if args.json:
         emit_json({"path": path})
     else:
@@ -40,6 +55,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     # Read-only: status must never change the file it reports on.
     with open_db(args, readonly=True) as store:
         data = store.status()
+    # A disabled plugin has no `hermes fts` commands, so this is where users
+    # see whether Hermes Agent itself uses hermes-fts.
+    home = db_path(args).parent if args.db else hermes_home()
+    data["hermes_plugin"] = hermes_host.plugin_status(home)
     if args.json:
         emit_json(data)
         return 0
@@ -48,6 +67,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"{data['messages']:,} messages, {human_bytes(data['text_bytes'])} of text)"
     )
     print(f"SQLite:   {data['sqlite_version']}")
+    print(f"Hermes:   {hermes_host.format_plugin_status(data['hermes_plugin'])}")
     ext = data["extension"]
     if ext["disabled"]:
         how = "disabled by HERMES_CJK_FTS"
