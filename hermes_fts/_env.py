@@ -22,6 +22,7 @@ __all__ = [
     "cjk_switch_value",
     "extension_override",
     "hermes_home",
+    "hermes_root",
     "log_search_query",
     "search_slow_ms",
     "switched_off",
@@ -52,6 +53,29 @@ def hermes_home() -> Path:
     """``$HERMES_HOME`` or ``~/.hermes``."""
     value = _value("HERMES_HOME")
     return Path(value).expanduser() if value else Path.home() / ".hermes"
+
+
+def hermes_root() -> Path:
+    """The folder Hermes Agent anchors its profiles at.
+
+    Under ``hermes -p NAME`` Hermes sets ``HERMES_HOME`` to
+    ``<root>/profiles/NAME``; profile ``default`` is ``<root>/state.db`` and
+    profile ``NAME`` is ``<root>/profiles/NAME/state.db``, whichever profile is
+    active.  A ``HERMES_HOME`` inside ``~/.hermes`` has ``~/.hermes`` as its
+    root; elsewhere (a container volume) it is its own root unless it is
+    itself a profile folder.
+    """
+    native = Path.home() / ".hermes"
+    value = _value("HERMES_HOME")
+    if not value:
+        return native
+    home = Path(value).expanduser()
+    try:
+        home.resolve().relative_to(native.resolve())
+        return native
+    except (ValueError, OSError):
+        pass
+    return home.parent.parent if home.parent.name == "profiles" else home
 
 
 def cjk_extension_disabled() -> bool:

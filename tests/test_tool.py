@@ -1025,3 +1025,20 @@ def test_no_default_store_still_finds_profile_sessions(home):
     assert out["profile"] == "solo"
     assert_error(session_search(None, session_id="ghost"), "no session store")
     assert not (home / "state.db").exists()
+
+
+def test_profiles_are_anchored_at_hermes_root_under_an_active_profile(tmp_path, monkeypatch):
+    # `hermes -p work` points HERMES_HOME at <root>/profiles/work; Hermes still
+    # finds profile "default" at <root>/state.db and "other" next to "work".
+    root = tmp_path / "data"
+    default = open_store(root / "state.db")
+    conversation(default, "root_sess", [("user", "secret of root flamingo")], title="root")
+    default.close()
+    _profile_store(root, "other")
+    work = _profile_store(root, "work")
+    monkeypatch.setenv("HERMES_HOME", str(root / "profiles" / "work"))
+    with open_store(work) as current:
+        other = session_search(current, query="flamingo", profile="other")
+        assert [r["session_id"] for r in other["results"]] == ["other_sess"]
+        home = session_search(current, query="flamingo", profile="default")
+        assert [r["session_id"] for r in home["results"]] == ["root_sess"]

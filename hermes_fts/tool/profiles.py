@@ -1,8 +1,10 @@
-"""Hermes profiles: ``$HERMES_HOME/profiles/<name>/state.db``.
+"""Hermes profiles, anchored where Hermes Agent anchors them (``_env.hermes_root``).
 
-The default profile is ``$HERMES_HOME/state.db``.  A profile name is checked
-before it becomes a path, and a path is used only when it resolves inside
-``$HERMES_HOME`` (a symlinked profile must not lead a model elsewhere).
+Profile ``default`` is ``<root>/state.db`` and profile ``NAME`` is
+``<root>/profiles/NAME/state.db``, also while ``hermes -p NAME`` has pointed
+``HERMES_HOME`` at a profile folder.  A profile name is checked before it
+becomes a path, and a path is used only when it resolves inside the root (a
+symlinked profile must not lead a model elsewhere).
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .._env import hermes_home
-from ..store import default_db_path, file_has_session
+from .._env import hermes_root
+from ..store import file_has_session
 from .errors import ToolError
 
 DEFAULT_PROFILE = "default"
@@ -38,13 +40,13 @@ def validate_profile(name: Any) -> str:
 
 
 def _profiles_dir() -> Path:
-    return hermes_home() / "profiles"
+    return hermes_root() / "profiles"
 
 
 def _profile_path(name: str) -> Path:
     """Where profile ``name`` keeps its store (the one place that spells it)."""
     if name == DEFAULT_PROFILE:
-        return default_db_path()
+        return hermes_root() / "state.db"
     return _profiles_dir() / name / "state.db"
 
 
@@ -59,7 +61,7 @@ def _inside(path: Path, home: Path) -> bool:
 
 def available_profiles() -> list[str]:
     """Profiles with a store, the default first, then by name."""
-    home = hermes_home()
+    home = hermes_root()
     names = []
     if _profile_path(DEFAULT_PROFILE).is_file():
         names.append(DEFAULT_PROFILE)
@@ -83,12 +85,12 @@ def available_profiles() -> list[str]:
 def profile_db_path(name: str) -> Path:
     """The ``state.db`` of a validated profile; raises ``ToolError`` when unusable."""
     canon = validate_profile(name)
-    home = hermes_home()
+    home = hermes_root()
     path = _profile_path(canon)
     if not _inside(path, home):
         raise ToolError(
             f"profile {canon!r} resolves outside {home}; pass a profile that lives in "
-            "$HERMES_HOME/profiles"
+            "the Hermes profiles folder"
         )
     if not path.is_file():
         known = ", ".join(available_profiles()) or "none"
