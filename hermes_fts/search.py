@@ -18,6 +18,8 @@ empty):
 ``like_scan`` the last resort, with the same AND/OR/NOT meaning;
               ``like_scan_fts_stale`` when the indexes are under repair.
 ``empty``     nothing searchable in the query.
+``refused``   a query the language refuses (``query.parse_query``): search_messages
+              raises ``QueryError`` saying how to write it.
 
 A route is taken only when it can represent the query exactly
 (``query.route_can_represent``); a miss on such a route is the answer, not a
@@ -37,11 +39,17 @@ from typing import TYPE_CHECKING, Any
 
 from . import schema
 from .query import (
+    LikeAny,
+    LikeNear,
+    LikeNode,
+    LikeText,
     Query,
+    QueryError,
     choose_route,
     has_cjk,
-    like_where,
+    like_plan,
     match_expression,
+    near_matches,
     parse_query,
     route_can_represent,
     sanitize_fts5_query,
@@ -88,6 +96,11 @@ class Plan:
     query: Query
     sanitized: str
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the parser changed in the query as written, and why (query.parse_query)."""
+        return self.query.notes
+
 
 # ---------------------------------------------------------------------------
 # Planning
@@ -115,9 +128,11 @@ def plan_search(
     were the only index available: tests use it to prove every route exact.
     """
     if not isinstance(query, str) or not query.strip():
-        return Plan("empty", Query(()), "")
+        return Plan("empty", Query(), "")
+    parsed = parse_query(query)
+    if parsed.error:  # search_messages raises QueryError with the reason
+        return Plan("refused", parsed, "")
     sanitized = sanitize_fts5_query(query)
-    parsed = parse_query(sanitized)
     if parsed.is_empty:
         return Plan("empty", parsed, sanitized)
     state = state if state is not None else store.index_state()
@@ -134,6 +149,15 @@ def plan_search(
     route = choose_route(parsed, fts5_index=served["fts5"], cjk_index=served["fts_cjk"],
                          trigram_index=served["trigram"])
     return Plan(route, parsed, sanitized)
+
+
+def query_notes(query: Any) -> list[str]:
+    """What the parser changed in ``query`` and why, then the refusal reason if any.
+
+    The same notes as ``plan_search(...).notes``; for the tool's and CLI's output.
+    """
+    parsed = parse_query(query)
+    return [*parsed.notes, *([parsed.error] if parsed.error else [])]
 
 
 def describe_search_path(store: SessionStore, query: Any) -> str:
@@ -254,7 +278,7 @@ def _like_rows(
     extra: str = "",
     extra_params: Sequence[Any] = (),
 ) -> list[dict[str, Any]]:
-    like_sql, like_params = like_where(parsed)
+    like_sql, like_params = _like_where(conn, like_plan(parsed))
     sql = (
         f"SELECT {_ROW_COLUMNS.format(snippet='NULL')}, m.content AS _content, "
         f"m.tool_name AS _tool_name, m.tool_calls AS _tool_calls "
@@ -270,6 +294,57 @@ def _like_rows(
         row["snippet"] = like_snippet(texts, terms)
         rows.append(row)
     return rows
+
+
+# LIKE SQL from query.like_plan -------------------------------------------
+
+LIKE_COLUMNS = ("m.content", "m.tool_name", "m.tool_calls")
+NEAR_FUNCTION = "hermes_fts_near"  # query.near_matches, registered per connection
+
+
+def _like_where(conn: sqlite3.Connection, plan: LikeNode | None) -> tuple[str, list[Any]]:
+    """A WHERE fragment for ``plan`` over LIKE_COLUMNS; ``("0", [])`` for no plan.
+
+    ``COALESCE(col, '')`` keeps NULL columns from turning a NOT into NULL.
+    """
+    if plan is None:
+        return "0", []
+    conn.create_function(NEAR_FUNCTION, -1, near_matches, deterministic=True)
+    params: list[Any] = []
+    return _like_sql(plan, params), params
+
+
+def _like_sql(node: LikeNode, params: list[Any]) -> str:
+    if isinstance(node, LikeText):
+        params.extend([f"%{_like_escape(node.text)}%"] * len(LIKE_COLUMNS))
+        return "(" + " OR ".join(
+            f"COALESCE({col}, '') LIKE ? ESCAPE '\\'" for col in LIKE_COLUMNS) + ")"
+    if isinstance(node, LikeNear):
+        parts = [_like_sql(LikeText(text), params) for text in node.required]
+        params.append(node.spec)
+        parts.append(f"{NEAR_FUNCTION}(?, {', '.join(LIKE_COLUMNS)})")
+        return _balanced(parts, "AND")
+    if isinstance(node, LikeAny):
+        return _balanced([_like_sql(o, params) for o in node.options], "OR")
+    parts = [_like_sql(c, params) for c in node.include]
+    parts += ["NOT " + _like_sql(c, params) for c in node.exclude]
+    return _balanced(parts, "AND")
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _balanced(parts: list[str], op: str) -> str:
+    """``parts`` joined with ``op`` as a balanced tree.
+
+    SQLite parses ``a AND b AND c …`` left-deep and rejects depth > 1000, which
+    a 2048-character query of one-letter words exceeds; balanced is log2(n) deep.
+    """
+    if len(parts) == 1:
+        return parts[0]
+    mid = len(parts) // 2
+    return f"({_balanced(parts[:mid], op)} {op} {_balanced(parts[mid:], op)})"
 
 
 def like_snippet(texts: Iterable[str | None], terms: Sequence[str]) -> str:
@@ -635,6 +710,8 @@ def _search(
         store.sync()  # rows written by processes without the extension
     state = store.index_state()
     plan = plan_search(store, query, role_filter, only_route, state)
+    if plan.route == "refused":
+        raise QueryError(plan.query.error)
     if plan.route == "empty" or limit == 0:
         return plan.route, []
     roles = _role_list(role_filter)
