@@ -309,7 +309,10 @@ def _like_where(conn: sqlite3.Connection, plan: LikeNode | None) -> tuple[str, l
     """
     if plan is None:
         return "0", []
-    conn.create_function(NEAR_FUNCTION, -1, near_matches, deterministic=True)
+    try:
+        conn.create_function(NEAR_FUNCTION, -1, near_matches, deterministic=True)
+    except sqlite3.OperationalError:
+        pass  # already registered: SQLite refuses to redefine it while a statement runs
     params: list[Any] = []
     return _like_sql(plan, params), params
 
