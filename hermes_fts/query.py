@@ -254,7 +254,8 @@ def like_plan(q: Query) -> LikeNode | None:
 
     A term is its literal text (a prefix ``*`` adds nothing, a phrase keeps
     its spaces).  NEAR becomes a :class:`LikeNear`, whose ``required`` texts
-    are the ASCII words of its terms (LIKE finds them whatever their case).
+    are the ASCII words and CJK runs of its terms (like every LIKE check they
+    are raw text: no width folding).
     """
     return None if q.expr is None else _like(q.expr)
 
@@ -263,7 +264,9 @@ def _like(node: Node) -> LikeNode:
     if isinstance(node, Term):
         return LikeText(node.text)
     if isinstance(node, Near):
-        words = [seg for t in node.terms for c, seg in segments(t.text) if seg.isascii()]
+        # A superset check: SQLite's LIKE folds ASCII case only, so a word with
+        # diacritics (which the NEAR check folds) is left to near_matches.
+        words = [s for t in node.terms for cjk, s in segments(t.text) if cjk or s.isascii()]
         return LikeNear(render(node), tuple(dict.fromkeys(words)))
     if isinstance(node, AnyOf):
         return LikeAny(tuple(_like(o) for o in node.options))

@@ -52,7 +52,6 @@ from .query import (
     near_matches,
     parse_query,
     route_can_represent,
-    sanitize_fts5_query,
     snippet_terms,
 )
 from .views import decode_content
@@ -132,7 +131,7 @@ def plan_search(
     parsed = parse_query(query)
     if parsed.error:  # search_messages raises QueryError with the reason
         return Plan("refused", parsed, "")
-    sanitized = sanitize_fts5_query(query)
+    sanitized = match_expression(parsed, "fts5")  # = sanitize_fts5_query(query)
     if parsed.is_empty:
         return Plan("empty", parsed, sanitized)
     state = state if state is not None else store.index_state()

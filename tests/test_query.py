@@ -338,7 +338,8 @@ def test_like_plan_shape() -> None:
     assert like_plan(q("alpha NOT beta* OR 广西")) is not None
     assert like_plan(q("alpha NOT beta*")) == LikeAll((LikeText("alpha"),), (LikeText("beta"),))
     assert like_plan(q('"100%_\\x"')) == LikeText("100%_\\x")
-    assert like_plan(q("NEAR(Deploy 桂林, 2)")) == LikeNear('NEAR("Deploy" "桂林", 2)', ("Deploy",))
+    assert like_plan(q("NEAR(Deploy 桂林 Émile, 2)")) == LikeNear(
+        'NEAR("Deploy" "桂林" "Émile", 2)', ("Deploy", "桂林"))
     assert like_plan(Query()) is None
 
 
