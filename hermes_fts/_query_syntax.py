@@ -34,6 +34,9 @@ class QueryError(ValueError):
     """A query the language refuses; the message says how to write it."""
 
 
+# ---------------------------------------------------------------------------
+# The expression tree
+# ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

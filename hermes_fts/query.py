@@ -17,7 +17,10 @@ The language (the same meaning on every route):
   bind at the same level, left to right, and ``OR`` binds loosest.  ``a NOT b``
   is "a and not b", so ``a NOT b c`` is ``(a NOT b) AND c`` and
   ``a OR b NOT c`` is ``a OR (b NOT c)``.  ``AND NOT`` is the same as ``NOT``;
-* ``( … )`` groups; ``NOT (a OR b)`` excludes both;
+* ``( … )`` groups; ``NOT (a OR b)`` excludes both.  A query, each side of
+  an ``OR`` and each group needs a word that is not negated (``NOT x`` alone
+  is refused, never answered with its opposite); ``NOT x deploy`` is
+  ``deploy NOT x``;
 * ``prefix*`` and ``"phrase"*``: the last word of the term is a prefix;
 * ``NEAR(a "b c" d, N)``: every term occurs and the terms lie within ``N``
   tokens of each other (``N`` defaults to 10).  A token is a word; a run of
@@ -50,7 +53,8 @@ What each route promises for one term (``T`` = the term text):
   text (no width folding).  NEAR is checked by :func:`near_matches`.
 
 So Latin words are words on the token routes and substrings on trigram and
-LIKE (``deploy`` finds "deployment" there); that is the one route difference.
+LIKE (``deploy`` finds "deployment" there): the main route difference.  LIKE
+also folds only ASCII case and no widths; NEAR counts tokens on every route.
 """
 
 from __future__ import annotations
