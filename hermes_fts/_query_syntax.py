@@ -238,6 +238,8 @@ def _word(piece: str, notes: list[str]) -> _Tok | None:
             f"{piece!r} is searched as {text!r}: a leading '-' does not exclude "
             f"(write NOT {text} to exclude it)"
         )
+    if stem.upper() in OPERATORS + ("NEAR",) and (stem != stem.upper() or stem != piece):
+        notes.append(f"{piece!r} is searched as a word: operators are upper case ({stem.upper()})")
     column = stem.split(":", 1)[0].lstrip(string.punctuation).lower() if ":" in stem else ""
     if column in COLUMN_NAMES:
         notes.append(

@@ -392,6 +392,9 @@ def test_colons_and_dashes_are_text_and_say_so(store, query, row, note) -> None:
         ("deploy AND AND service", "read 'AND AND' as 'AND'"),
         ("deploy ---", "ignored '---'"),
         ("NEAR(deploy)", "NEAR with fewer than two"),
+        ("deploy or release", "'or' is searched as a word: operators are upper case"),
+        ("near(deploy release)", "'near' is searched as a word"),
+        ("NEAR(deploy service, 999999)", "NEAR distance 999999 lowered"),
     ],
 )
 def test_every_change_to_the_written_query_is_noted(query: str, fragment: str) -> None:
@@ -402,7 +405,7 @@ def test_every_change_to_the_written_query_is_noted(query: str, fragment: str) -
 
 def test_clean_queries_have_no_notes() -> None:
     for query, _meaning in TRUTH_TABLE:
-        if query not in ("rm -rf", "deploy -service", "content:deploy"):
+        if query not in ("rm -rf", "deploy -service", "content:deploy", "and or not"):
             assert parse_query(query).notes == (), query
 
 
