@@ -364,8 +364,11 @@ def _balance(toks: list[_Tok], notes: list[str]) -> list[_Tok]:
     return out
 
 
-def _cut(text: str, notes: list[str]) -> str:
-    """``text`` cut to the limit at a term boundary (outside phrases and NEAR)."""
+def _cut(text: str, written: int, notes: list[str]) -> str:
+    """``text`` cut to the limit at a term boundary (outside phrases and NEAR).
+
+    ``written`` is the length of the query as written (``text`` may be its head).
+    """
     if len(text) <= MAX_FTS5_QUERY_CHARS:
         return text
     inside = ""  # '"' inside a phrase, "N" inside NEAR(…)
@@ -383,7 +386,7 @@ def _cut(text: str, notes: list[str]) -> str:
         raise _Refuse(
             f"the query is one term longer than {MAX_FTS5_QUERY_CHARS} characters: shorten it"
         )
-    dropped = len(text) - best
+    dropped = written - best
     notes.append(
         f"the query was cut to {best} characters at a term boundary (limit "
         f"{MAX_FTS5_QUERY_CHARS}): {dropped} characters at the end were not searched"
@@ -490,7 +493,9 @@ def parse_query(text: object) -> Query:
         return Query()
     notes: list[str] = []
     try:
-        toks = _lex(_cut(_clean_control(text), notes), notes)
+        # only what can be searched is cleaned: a huge paste costs no more than the limit
+        cleaned = _clean_control(text[: MAX_FTS5_QUERY_CHARS + 1])
+        toks = _lex(_cut(cleaned, len(text), notes), notes)
         expr = _Parser(toks, notes).any_of(0)
         words = [t for t in toks if t.kind == "term"]
         if words and all(t.dash for t in words) and not any(t.kind == "near" for t in toks):

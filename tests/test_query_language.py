@@ -440,6 +440,12 @@ def test_long_queries_are_cut_at_a_term_boundary_and_say_so(store) -> None:
     assert {t.text for t in parse_query("please " * 292 + "deploy").terms} == {"please"}
 
 
+def test_truncation_reports_what_was_dropped_of_a_huge_paste() -> None:
+    query = "deploy " * 100_000
+    (note,) = parse_query(query).notes
+    assert "cut to 2043 characters" in note and f"{len(query) - 2043} characters" in note
+
+
 def test_truncation_keeps_phrases_and_near_whole() -> None:
     pad = "x " * ((MAX_FTS5_QUERY_CHARS - 10) // 2)
     for tail in ['"alpha bravo charlie delta"', "NEAR(alpha bravo charlie, 3)"]:
