@@ -65,8 +65,6 @@ from typing import Union
 
 from hermes_fts._index_text import has_cjk, positions, segments
 from hermes_fts._query_syntax import (
-    MAX_FTS5_QUERY_CHARS,
-    AllOf,
     AnyOf,
     Near,
     Node,
@@ -78,19 +76,15 @@ from hermes_fts._query_syntax import (
     render,
 )
 
+# What the other modules of the package use; the tree types (Term, Near, AllOf,
+# AnyOf) come with Query.expr and live in hermes_fts._query_syntax.
 __all__ = [
-    "MAX_FTS5_QUERY_CHARS",
-    "AllOf",
-    "AnyOf",
-    "LikeAll",
     "LikeAny",
     "LikeNear",
     "LikeNode",
     "LikeText",
-    "Near",
     "Query",
     "QueryError",
-    "Term",
     "choose_route",
     "has_cjk",
     "like_plan",

@@ -11,16 +11,12 @@ from _support import IDENTIFIERS
 import hermes_fts
 from hermes_fts import search
 from hermes_fts._index_text import fold_width
+from hermes_fts._query_syntax import MAX_FTS5_QUERY_CHARS, AllOf, AnyOf, Near, Term
 from hermes_fts.query import (
-    MAX_FTS5_QUERY_CHARS,
-    AllOf,
-    AnyOf,
     LikeAll,
     LikeNear,
     LikeText,
-    Near,
     Query,
-    Term,
     choose_route,
     has_cjk,
     like_plan,

@@ -25,8 +25,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_fts import search
+from hermes_fts._query_syntax import MAX_FTS5_QUERY_CHARS
 from hermes_fts.query import (
-    MAX_FTS5_QUERY_CHARS,
     QueryError,
     match_expression,
     parse_query,

@@ -29,13 +29,9 @@ pytest.importorskip(
 import hermes_fts  # noqa: E402
 from hermes_fts import search  # noqa: E402
 from hermes_fts._cjk_ranges import is_cjk  # noqa: E402
+from hermes_fts._query_syntax import AllOf, AnyOf, Near, Node, Term  # noqa: E402
 from hermes_fts.query import (  # noqa: E402
-    AllOf,
-    AnyOf,
-    Near,
-    Node,
     Query,
-    Term,
     like_plan,
     match_expression,
     parse_query,
