@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_fts import search
-from hermes_fts._query_syntax import MAX_FTS5_QUERY_CHARS
+from hermes_fts._query_syntax import MAX_FTS5_QUERY_CHARS, MAX_NESTING
 from hermes_fts.query import (
     QueryError,
     match_expression,
@@ -418,6 +418,25 @@ def test_malformed_queries_are_refused_not_rewritten(query: str) -> None:
     parsed = parse_query(query)
     assert parsed.error and parsed.is_empty
     assert sanitize_fts5_query(query) == ""
+
+
+def test_the_deepest_accepted_nesting_runs_on_every_route(store) -> None:
+    """MAX_NESTING keeps FTS5's and SQLite's expression depth limits out of reach."""
+    st, ids = store
+    query, meaning = "deploy", deploy
+    for level in range(MAX_NESTING - 1):
+        other = W(f"x{level}")
+        if level % 2:  # (kubernetes OR x1 inner): OR binds loosest
+            query, meaning = f"(kubernetes OR x{level} {query})", Or((kube, And((other, meaning))))
+        else:  # (kubernetes NOT x0 inner)
+            query, meaning = f"(kubernetes NOT x{level} {query})", And((kube, meaning), (other,))
+    query = f"({query})"
+    assert parse_query(query).error is None
+    for route in ROUTES:
+        taken, got = run(st, query, route)
+        assert got == expected(ids, meaning, taken), (route, taken)
+    assert expected(ids, meaning, "fts5")  # not a vacuous check
+    assert parse_query(f"({query})").error is not None
 
 
 # ---------------------------------------------------------------------------
