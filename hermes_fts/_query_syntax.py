@@ -449,7 +449,9 @@ class _Parser:
         if not (include or exclude):
             return None
         if not include:
-            shown = render(_all_of(exclude, []))
+            excluded = _all_of(exclude, [])
+            shown = (excluded.text + "*" * excluded.prefix if isinstance(excluded, Term)
+                     else render(excluded, top=False))
             raise _Refuse(
                 f"NOT {shown} has nothing to find: NOT only removes rows from what the "
                 f"words before it find. Put what you are looking for first, e.g. "
