@@ -9,7 +9,7 @@ import pytest
 from _support import IDENTIFIERS
 
 import hermes_fts
-from hermes_fts import search
+from hermes_fts import like_sql
 from hermes_fts._index_text import fold_width
 from hermes_fts._query_syntax import MAX_FTS5_QUERY_CHARS, AllOf, AnyOf, Near, Term
 from hermes_fts.query import (
@@ -406,7 +406,7 @@ def messages() -> Iterator[sqlite3.Connection]:
 
 
 def like_ids(conn: sqlite3.Connection, query: Query) -> list[int]:
-    sql, params = search._like_where(conn, like_plan(query))
+    sql, params = like_sql.like_where(conn, like_plan(query))
     return [
         r[0] for r in conn.execute(f"SELECT id FROM messages m WHERE {sql} ORDER BY id", params)
     ]
@@ -414,10 +414,10 @@ def like_ids(conn: sqlite3.Connection, query: Query) -> list[int]:
 
 def test_like_sql_escapes_wildcards() -> None:
     conn = sqlite3.connect(":memory:")
-    sql, params = search._like_where(conn, like_plan(q('"100%_\\x"')))
-    assert sql.count("LIKE ? ESCAPE") == len(search.LIKE_COLUMNS)
-    assert params == ["%100\\%\\_\\\\x%"] * len(search.LIKE_COLUMNS)
-    assert search._like_where(conn, None) == ("0", [])
+    sql, params = like_sql.like_where(conn, like_plan(q('"100%_\\x"')))
+    assert sql.count("LIKE ? ESCAPE") == len(like_sql.LIKE_COLUMNS)
+    assert params == ["%100\\%\\_\\\\x%"] * len(like_sql.LIKE_COLUMNS)
+    assert like_sql.like_where(conn, None) == ("0", [])
 
 
 @pytest.mark.parametrize(

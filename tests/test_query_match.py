@@ -27,7 +27,7 @@ pytest.importorskip(
 )
 
 import hermes_fts  # noqa: E402
-from hermes_fts import search  # noqa: E402
+from hermes_fts import like_sql  # noqa: E402
 from hermes_fts._cjk_ranges import is_cjk  # noqa: E402
 from hermes_fts._query_syntax import AllOf, AnyOf, Near, Node, Term  # noqa: E402
 from hermes_fts.query import (  # noqa: E402
@@ -72,7 +72,7 @@ def rowids(conn: sqlite3.Connection, table: str, expr: str) -> set[int]:
 
 def like_rowids(conn: sqlite3.Connection, query: Query) -> set[int]:
     """The search layer's LIKE SQL over ``messages m`` (content, tool_name, tool_calls)."""
-    sql, params = search._like_where(conn, like_plan(query))
+    sql, params = like_sql.like_where(conn, like_plan(query))
     return {r[0] for r in conn.execute(f"SELECT id FROM messages m WHERE {sql}", params)}
 
 
@@ -434,7 +434,7 @@ def test_longest_queries_run_on_every_route(
         rowids(conn, table, sanitized)
         for route in ROUTES:
             rowids(conn, table, match_expression(parsed, route))
-    sql, params = search._like_where(conn, like_plan(parsed))
+    sql, params = like_sql.like_where(conn, like_plan(parsed))
     # the search layer adds its own filters with AND
     conn.execute(
         f"SELECT count(*) FROM messages m WHERE {sql} AND m.id > 0 AND m.content IS NOT NULL",
