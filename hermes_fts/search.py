@@ -33,7 +33,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -677,3 +677,51 @@ def _search(
     if projection is not None:
         rows = [{k: r.get(k) for k in projection} for r in rows]
     return plan.route, rows
+
+
+# ---------------------------------------------------------------------------
+# One best hit per group (discovery: a session lineage per result)
+
+DISTINCT_FIRST_SCAN = 300  # what discovery scanned before
+DISTINCT_MAX_SCAN = 30_000
+
+
+def search_distinct(
+    store: SessionStore,
+    query: Any,
+    group_of: Callable[[dict[str, Any]], str | None],
+    want: int,
+    *,
+    demote: Callable[[dict[str, Any]], bool] | None = None,
+    first_scan: int = DISTINCT_FIRST_SCAN,
+    max_scan: int = DISTINCT_MAX_SCAN,
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """The best hit of each of the first ``want`` groups, in search order.
+
+    ``group_of(row)`` names a row's group (for discovery, its session
+    lineage), or None to skip the row; a group is represented by its first
+    row.  ``demote(row)`` ranks groups whose first row it is true for (cron
+    sessions) after all others, keeping search order within each tier.  One long session cannot crowd out the rest: while the rows
+    read hold fewer than ``want`` groups of the first tier, the scan doubles
+    (re-read from the top, so the ranking holds), up to ``max_scan`` rows.
+    Doubling keeps all the rows read within twice the last scan.  ``options``
+    go to :func:`search_messages` (not ``limit``/``offset``).
+    """
+    if want <= 0:
+        return []
+    scan = max(1, min(first_scan, max_scan))
+    while True:
+        rows = search_messages(store, query, limit=scan, offset=0, **options)
+        tiers: tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]] = ({}, {})
+        for row in rows:
+            key = group_of(row)
+            if key is None or key in tiers[0] or key in tiers[1]:
+                continue
+            tier = tiers[1] if demote is not None and demote(row) else tiers[0]
+            tier[key] = row
+            if len(tiers[0]) >= want:
+                break
+        if len(tiers[0]) >= want or len(rows) < scan or scan >= max_scan:
+            return [*tiers[0].values(), *tiers[1].values()][:want]
+        scan = min(scan * 2, max_scan)
