@@ -23,6 +23,8 @@ an index is missing or damaged:
 ``like_scan`` the last resort, with the same AND/OR/NOT meaning;
               ``like_scan_fts_stale`` when the indexes are under repair.
 ``empty``     nothing searchable in the query.
+``refused``   a query the language refuses (``query.parse_query``): search_messages
+              raises ``QueryError`` saying how to write it.
 
 A route is taken only when it can represent the query exactly
 (``query.route_can_represent``); a miss on such a route is the answer, not a
@@ -34,23 +36,24 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from . import _env, schema
 from ._params import as_int, parse_roles, parse_sort
 from ._sqlite import row_dict
 from .content import decode_content
+from .like_sql import like_where
 from .query import (
     ROUTES,
     Query,
+    QueryError,
     choose_route,
-    like_where,
+    like_plan,
     match_expression,
     parse_query,
     route_can_represent,
-    sanitize_fts5_query,
     snippet_terms,
 )
 from .snippets import like_snippet, narrow_single_char_hits, snippet_sql
@@ -96,6 +99,11 @@ class Plan:
     route: str
     query: Query
     sanitized: str
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the parser changed in the query as written, and why (query.parse_query)."""
+        return self.query.notes
 
 
 @dataclass
@@ -154,9 +162,11 @@ def plan_search(
     the only index available (see ``SearchRequest``).
     """
     if not isinstance(query, str) or not query.strip():
-        return Plan("empty", Query(()), "")
-    sanitized = sanitize_fts5_query(query)
-    parsed = parse_query(sanitized)
+        return Plan("empty", Query(), "")
+    parsed = parse_query(query)
+    if parsed.error:  # search_messages raises QueryError with the reason
+        return Plan("refused", parsed, "")
+    sanitized = match_expression(parsed, "fts5")  # = sanitize_fts5_query(query)
     if parsed.is_empty:
         return Plan("empty", parsed, sanitized)
     if state["fts_stale"]:
@@ -171,6 +181,15 @@ def plan_search(
     chosen = choose_route(parsed, fts5_index=served["fts5"], cjk_index=served["fts_cjk"],
                           trigram_index=served["trigram"])
     return Plan(chosen, parsed, sanitized)
+
+
+def query_notes(query: Any) -> list[str]:
+    """What the parser changed in ``query`` and why, then the refusal reason if any.
+
+    The same notes as ``plan_search(...).notes``; for the tool's and CLI's output.
+    """
+    parsed = parse_query(query)
+    return [*parsed.notes, *([parsed.error] if parsed.error else [])]
 
 
 def describe_search_path(state: dict[str, Any], query: Any) -> str:
@@ -287,7 +306,7 @@ def _like_rows(
     extra: str = "",
     extra_params: Sequence[Any] = (),
 ) -> list[dict[str, Any]]:
-    like_sql, like_params = like_where(parsed)
+    like_sql, like_params = like_where(conn, like_plan(parsed))
     sql = (
         f"SELECT {_ROW_COLUMNS.format(snippet='NULL')}, m.content AS _content, "
         f"m.tool_name AS _tool_name, m.tool_calls AS _tool_calls "
@@ -543,6 +562,8 @@ def _search(
     conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest
 ) -> tuple[str, list[dict[str, Any]]]:
     plan = plan_search(state, request.query, request.roles, request.route)
+    if plan.route == "refused":
+        raise QueryError(plan.query.error)
     if plan.route == "empty" or request.limit == 0:
         return plan.route, []
     where, params = _filters(request)

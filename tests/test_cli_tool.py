@@ -258,3 +258,17 @@ def test_demo_subprocess(home, tmp_path):
     if _has_search():
         assert "部署脚本权限问题" in proc.stdout and "Orders table migration" in proc.stdout
         assert "[部署]" in proc.stdout
+
+
+def test_search_prints_what_it_changed_in_the_query(tmp_path, capsys):
+    from hermes_fts.cli import main
+
+    db = tmp_path / "state.db"
+    from hermes_fts import SessionStore
+
+    with SessionStore(str(db)) as st:
+        st.add_session("s1")
+        st.add_message("s1", "user", "deploy the service today")
+    assert main(["search", "--db", str(db), "--", "deploy -service"]) == 0
+    out = capsys.readouterr().out
+    assert "note:" in out and "-service" in out

@@ -43,6 +43,7 @@ LAYERS: dict[str, int] = {
     "_cjk_variants": LEAF,
     "loader": 1,
     "query": 2,
+    "like_sql": 3,
     "schema": 3,
     "indexing": 4,
     "transcript": 5,

@@ -1,4 +1,4 @@
-"""hermes_fts.query: sanitizer, parsed form, routing decisions, MATCH and LIKE building."""
+"""hermes_fts.query: canonical text, parsed form, routing decisions, MATCH text and LIKE plans."""
 
 from __future__ import annotations
 
@@ -9,18 +9,19 @@ import pytest
 from _support import IDENTIFIERS
 
 import hermes_fts
+from hermes_fts import like_sql
+from hermes_fts._index_text import fold_width
+from hermes_fts._query_syntax import MAX_FTS5_QUERY_CHARS, AllOf, AnyOf, Near, Term
 from hermes_fts.query import (
-    MAX_FTS5_QUERY_CHARS,
+    LikeAll,
+    LikeNear,
+    LikeText,
     Query,
-    Term,
     choose_route,
-    cjk_run_lengths,
-    cjk_terms,
-    fold_width,
     has_cjk,
-    like_where,
+    like_plan,
     match_expression,
-    min_cjk_run,
+    near_matches,
     parse_query,
     route_can_represent,
     sanitize_fts5_query,
@@ -29,97 +30,114 @@ from hermes_fts.query import (
 
 
 def q(raw: str) -> Query:
-    return parse_query(sanitize_fts5_query(raw))
+    parsed = parse_query(raw)
+    assert parsed.error is None, parsed.error
+    return parsed
 
 
 # ---------------------------------------------------------------------------
-# Sanitizer: exact outputs
+# Canonical text: every term quoted, every operator explicit
 # ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        ("hello world", "hello world"),
+        ("hello world", '"hello" AND "world"'),
         ("chat-send", '"chat-send"'),
         ("P2.2", '"P2.2"'),
         ("my-app.config.ts", '"my-app.config.ts"'),
         ("scripts/deploy.sh", '"scripts/deploy.sh"'),
         ("user@example.com", '"user@example.com"'),
         ("61.2%", '"61.2%"'),
+        ("50%", '"50%"'),
         ("path\\to\\file.txt", '"path\\to\\file.txt"'),
         ("my-app.config*", '"my-app.config"*'),
         ("my-app.config***", '"my-app.config"*'),
         ("path:config.yaml", '"path:config.yaml"'),
-        ("(see my-app.config.ts),", 'see "my-app.config.ts"'),
+        ("content:deploy", '"content:deploy"'),  # one term, never `content AND deploy`
+        ("(see my-app.config.ts),", '"see" AND "my-app.config.ts"'),
         ("`my-app.config.ts`", '"my-app.config.ts"'),
-        ("TODO: fix", "TODO  fix"),
-        ("C:\\Users", "C  Users"),
-        (".env", "env"),
-        ("rm -rf", "rm  rf"),
-        ("--force", "force"),
-        ("alpha`beta", "alpha beta"),
-        ("issue --- main", "issue     main"),
-        ("a\tb  c", "a\tb  c"),
-        ('"exact phrase" other', '"exact phrase" other'),
-        ('say "unbalanced', "say  unbalanced"),
+        ("TODO: fix", '"TODO" AND "fix"'),
+        ("C:\\Users", '"C:\\Users"'),
+        (".env", '"env"'),
+        ("rm -rf", '"rm" AND "rf"'),
+        ("--force", '"force"'),
+        ("alpha`beta", '"alpha`beta"'),
+        ("issue --- main", '"issue" AND "main"'),
+        ("a\tb  c", '"a" AND "b" AND "c"'),
+        ('"exact phrase" other', '"exact phrase" AND "other"'),
+        ('say "unbalanced', '"say" AND "unbalanced"'),
         ('""', ""),
         ("***", ""),
-        ("*foo", "foo"),
-        ("foo*", "foo*"),
-        ("foo)*", "foo*"),
+        ("*foo", '"foo"'),
+        ("foo*", '"foo"*'),
         ("OR*", '"OR"*'),
-        ("秃发*", "秃发*"),
+        ("秃发*", '"秃发"*'),
         ('"秃发*"', '"秃发"*'),
         ("100%完成", '"100%完成"'),
-        ("50%", "50"),
-        ("x\u3000y", "x y"),
-        ("a\x00b", "a b"),
+        ("x\u3000y", '"x" AND "y"'),
+        ("a\x00b", '"a" AND "b"'),
         ("foo_bar", '"foo_bar"'),
+        ('"say ""hi"""', '"say ""hi"""'),
+        ("桂林OR漓江", '"桂林" OR "漓江"'),
+        ("ORACLE DOOR漓江", '"ORACLE" AND "DOOR漓江"'),  # an operator only between CJK
+        ("NEAR(deploy service, 5)", 'NEAR("deploy" "service", 5)'),
+        ("NEAR(deploy service)", 'NEAR("deploy" "service", 10)'),
+        ("near(deploy service)", '"near" AND "deploy" AND "service"'),
     ],
 )
-def test_sanitize_exact(raw: str, expected: str) -> None:
+def test_canonical_text(raw: str, expected: str) -> None:
     assert sanitize_fts5_query(raw) == expected
 
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        ("a AND OR b", "a AND  b"),
+        ("a AND OR b", '"a" OR "b"'),
         ("OR OR", ""),
-        ("a OR OR b", "a OR  b"),
-        ("NOT NOT x", "x"),
-        ("x AND AND y", "x AND  y"),
-        ("a AND NOT b", "a NOT  b"),
-        ("a NOT NOT b", "a NOT  b"),
-        ("a OR NOT b", "a OR  b"),
-        ("AND a", "a"),
-        ("OR a OR", "a"),
-        ("NOT foo", "foo"),
-        ("foo NOT", "foo"),
-        ("a --- OR --- b", "a     OR     b"),
-        ("(a OR b)", "a OR b"),
-        # NOT negates one term: FTS5 must not read `a NOT (b c)`.
-        ("a NOT b c", "a NOT b AND c"),
-        ("and or not", "and or not"),
+        ("a OR OR b", '"a" OR "b"'),
+        ("x AND AND y", '"x" AND "y"'),
+        ("a AND NOT b", '"a" NOT "b"'),
+        ("AND a", '"a"'),
+        ("OR a OR", '"a"'),
+        ("foo NOT", '"foo"'),
+        ("a --- OR --- b", '"a" OR "b"'),
+        ("(a OR b)", '"a" OR "b"'),
+        ("a (b OR c)", '"a" AND ("b" OR "c")'),
+        # NOT and AND bind at one level, left to right; OR is loosest
+        ("a NOT b c", '("a" AND "c") NOT "b"'),
+        ("a OR b NOT c", '"a" OR ("b" NOT "c")'),
+        ("x NOT (a OR b) NOT c", '"x" NOT ("a" OR "b" OR "c")'),
+        ("a NOT (b NOT c)", '"a" NOT ("b" NOT "c")'),
+        ("and or not", '"and" AND "or" AND "not"'),
+        # refused: nothing to find, or ambiguous
+        ("NOT NOT x", ""),
+        ("a NOT NOT b", ""),
+        ("a OR NOT b", ""),
+        ("NOT foo", ""),
     ],
 )
-def test_sanitize_operators(raw: str, expected: str) -> None:
+def test_canonical_operators(raw: str, expected: str) -> None:
     assert sanitize_fts5_query(raw) == expected
 
 
-def test_sanitize_cuts_long_input() -> None:
-    out = sanitize_fts5_query("a" * (MAX_FTS5_QUERY_CHARS + 500))
-    assert out == "a" * MAX_FTS5_QUERY_CHARS
-    # the cut may split a phrase: the leftover quote becomes a space
+def test_long_input_is_cut_at_a_term_boundary() -> None:
+    parsed = parse_query("ab " * MAX_FTS5_QUERY_CHARS)
+    assert [t.text for t in parsed.terms] == ["ab"]
+    assert any("cut" in n for n in parsed.notes)
+    # a phrase across the limit is dropped whole, never cut into `"ab c`
     raw = "x" * (MAX_FTS5_QUERY_CHARS - 3) + ' "ab cd"'
-    assert sanitize_fts5_query(raw) == "x" * (MAX_FTS5_QUERY_CHARS - 3) + "  a"
+    assert sanitize_fts5_query(raw) == '"' + "x" * (MAX_FTS5_QUERY_CHARS - 3) + '"'
+    assert parse_query("a" * (MAX_FTS5_QUERY_CHARS + 500)).error
 
 
-def test_sanitize_is_idempotent_on_examples() -> None:
-    for raw in ["a NOT b c", "scripts/deploy.sh*", '"秃发*" OR 桂林', "TODO: fix", "a AND OR b"]:
+def test_canonical_text_is_a_fixed_point() -> None:
+    for raw in ["a NOT b c", "scripts/deploy.sh*", '"秃发*" OR 桂林', "TODO: fix", "a AND OR b",
+                "NEAR(a \"b c\"*, 3) OR (x NOT y)", '"a ""quoted"" word"']:
         once = sanitize_fts5_query(raw)
         assert sanitize_fts5_query(once) == once
+        assert parse_query(once).expr == parse_query(raw).expr
 
 
 # ---------------------------------------------------------------------------
@@ -127,33 +145,41 @@ def test_sanitize_is_idempotent_on_examples() -> None:
 # ---------------------------------------------------------------------------
 
 
-def test_parse_groups_and_precedence() -> None:
-    parsed = q("alpha beta OR gamma NOT delta epsilon")
-    assert [[(t.text, t.negated) for t in g.terms] for g in parsed.groups] == [
-        [("alpha", False), ("beta", False)],
-        [("gamma", False), ("delta", True), ("epsilon", False)],
-    ]
+def test_parse_tree_and_precedence() -> None:
+    t = Term
+    assert q("alpha beta OR gamma NOT delta epsilon").expr == AnyOf((
+        AllOf((t("alpha"), t("beta"))),
+        AllOf((t("gamma"), t("epsilon")), (t("delta"),)),
+    ))
+    assert q("a b a").expr == AllOf((t("a"), t("b")))  # a repeated term changes nothing
+    assert q("a OR a").expr == t("a")
+    assert q("NEAR(a b*, 2)").expr == Near((t("a"), t("b", prefix=True)), 2)
 
 
-def test_parse_phrase_prefix_flags() -> None:
-    parsed = q('"exact phrase"* my-app.config foo*')
+def test_parse_prefix_flags_and_term_listing() -> None:
+    parsed = q('"exact phrase"* my-app.config foo* NOT bar')
     assert parsed.terms == (
-        Term("exact phrase", phrase=True, prefix=True),
-        Term("my-app.config", phrase=True),
+        Term("exact phrase", prefix=True),
+        Term("my-app.config"),
         Term("foo", prefix=True),
+        Term("bar", negated=True),
     )
+    assert q("a NOT (b NOT c)").terms == (Term("a"), Term("b", negated=True), Term("c"))
 
 
 def test_parse_undoubles_quotes_and_never_raises() -> None:
-    assert parse_query('"say ""hi"""').terms == (Term('say "hi"', phrase=True),)
-    for junk in ["", "   ", "OR", "NOT", '"', '"""', "*", "NOT x", "a OR NOT", "(((", ":"]:
-        parse_query(junk)
+    assert parse_query('"say ""hi"""').terms == (Term('say "hi"'),)
+    for junk in ["", "   ", "OR", "NOT", '"', '"""', "*", "NOT x", "a OR NOT", "(((", ":",
+                 ")))", "NEAR(", "NEAR()", "NEAR(,)", "NEAR(a,", None, 42]:
+        parsed = parse_query(junk)
+        assert parsed.is_empty or parsed.error is None
 
 
-def test_parse_drops_group_without_positive_term() -> None:
-    parsed = parse_query("NOT a OR b")
-    assert [[t.text for t in g.terms] for g in parsed.groups] == [["b"]]
-    assert parse_query("NOT a").is_empty
+def test_negative_only_is_refused_never_inverted() -> None:
+    for raw in ["NOT a OR b", "NOT a", "-a", "(NOT a)", "a OR NOT b"]:
+        parsed = parse_query(raw)
+        assert parsed.is_empty and parsed.error and "NOT" in parsed.error, raw
+    assert q("NOT a b").expr == AllOf((Term("b"),), (Term("a"),))  # a word to find
 
 
 # ---------------------------------------------------------------------------
@@ -169,19 +195,11 @@ def test_has_cjk_uses_folded_width() -> None:
     assert fold_width("ｶﾞｷﾞＡ") == "ガギA"
 
 
-def test_cjk_run_lengths_are_per_run() -> None:
-    assert cjk_run_lengths("广西 桂林漓江 x 山") == [2, 4, 1]
-    assert cjk_run_lengths("ｶﾞｷﾞ") == [2]  # folded: ガギ
-    assert cjk_run_lengths("修改youer服务端") == [2, 3]
-
-
-def test_min_cjk_run_is_per_term_not_total() -> None:
-    # hermes-agent#20494: 8 CJK characters, but every term has 2
+def test_routing_is_per_term_not_the_total_cjk_count() -> None:
+    # hermes-agent#20494: 8 CJK characters, but every term has 2: no trigram
     query = q("广西 OR 桂林 OR 漓江 OR 旅游")
-    assert min_cjk_run(query) == 2
-    assert len(cjk_terms(query)) == 4
-    assert min_cjk_run(q("hello")) is None
-    assert min_cjk_run(q("广西桂林 漓")) == 1
+    assert choose_route(query) == "fts_cjk"
+    assert choose_route(query, cjk_index=False) == "like_scan"
 
 
 # ---------------------------------------------------------------------------
@@ -220,6 +238,11 @@ def routes(raw: str, unigrams: bool = True) -> dict[str, bool]:
         ("😀", {"fts5": False, "fts_cjk": False, "trigram": False}),
         ('"---"', {"fts5": False, "fts_cjk": False, "trigram": True}),
         ("ｶﾀｶﾅ", {"fts5": False, "fts_cjk": True, "trigram": True}),
+        # NEAR counts cjk_unicode61 positions: only the CJK index runs it natively
+        ("NEAR(deploy service)", {"fts5": False, "fts_cjk": True, "trigram": False}),
+        ("NEAR(桂林 漓江, 2)", {"fts5": False, "fts_cjk": True, "trigram": False}),
+        ("NEAR(桂 漓江, 2)", {"fts5": False, "fts_cjk": False, "trigram": False}),
+        ("alpha NOT NEAR(beta gamma)", {"fts5": False, "fts_cjk": True, "trigram": False}),
     ],
 )
 def test_route_can_represent(raw: str, expected: dict[str, bool]) -> None:
@@ -280,9 +303,13 @@ def test_unknown_route_is_an_error() -> None:
         ("秃发*", '"秃发"*', '"秃发"'),
         ('"广西 桂林"', '"广西 桂林"', '"广西 桂林"'),
         ("a b OR c NOT d", '("a" AND "b") OR ("c" NOT "d")', '("a" AND "b") OR ("c" NOT "d")'),
-        ("a NOT b c", '"a" AND "c" NOT "b"', '"a" AND "c" NOT "b"'),
+        ("a NOT b c", '("a" AND "c") NOT "b"', '("a" AND "c") NOT "b"'),
         ("my-app.config*", '"my-app.config"*', '"my-app.config"'),
         ("修改youer服务端", '"修改youer服务端"', '"修改youer服务端"'),
+        ("NEAR(ab* cd, 3)", 'NEAR("ab"* "cd", 3)', 'NEAR("ab" "cd", 3)'),
+        ("(a OR b) (c OR d) NOT (e f)",
+         '(("a" OR "b") AND ("c" OR "d")) NOT ("e" AND "f")',
+         '(("a" OR "b") AND ("c" OR "d")) NOT ("e" AND "f")'),
     ],
 )
 def test_match_expression(raw: str, fts: str, trigram: str) -> None:
@@ -293,27 +320,63 @@ def test_match_expression(raw: str, fts: str, trigram: str) -> None:
 
 
 def test_match_expression_doubles_quotes_and_empty() -> None:
-    parsed = Query(groups=parse_query('"say ""hi"""').groups)
-    assert match_expression(parsed, "fts5") == '"say ""hi"""'
+    assert match_expression(q('"say ""hi"""'), "fts5") == '"say ""hi"""'
     assert match_expression(q("---"), "fts5") == ""
+    assert match_expression(Query(), "trigram") == ""
 
 
 # ---------------------------------------------------------------------------
-# LIKE
+# LIKE plan (the SQL is built by the search layer) and the NEAR check
 # ---------------------------------------------------------------------------
 
 
-def test_like_where_shape_and_escaping() -> None:
-    sql, params = like_where(parse_query('"100%_\\x"'), columns=("c",))
-    assert sql == "((COALESCE(c, '') LIKE ? ESCAPE '\\'))"
-    assert params == ["%100\\%\\_\\\\x%"]
+def test_like_plan_shape() -> None:
+    assert like_plan(q("alpha NOT beta* OR 广西")) is not None
+    assert like_plan(q("alpha NOT beta*")) == LikeAll((LikeText("alpha"),), (LikeText("beta"),))
+    assert like_plan(q('"100%_\\x"')) == LikeText("100%_\\x")
+    assert like_plan(q("NEAR(Deploy 桂林 Émile, 2)")) == LikeNear(
+        'NEAR("Deploy" "桂林" "Émile", 2)', ("Deploy", "桂林"))
+    assert like_plan(Query()) is None
 
 
-def test_like_where_no_positive_term() -> None:
-    assert like_where(parse_query("")) == ("0", [])
-    assert like_where(Query(groups=())) == ("0", [])
-    with pytest.raises(ValueError):
-        like_where(q("x"), columns=())
+@pytest.mark.parametrize(
+    ("spec", "text", "holds"),
+    [
+        ('NEAR("alpha" "beta", 0)', "alpha beta", True),
+        ('NEAR("alpha" "beta", 0)', "beta alpha", True),  # unordered, as in FTS5
+        ('NEAR("alpha" "beta", 0)', "alpha x beta", False),
+        ('NEAR("alpha" "beta", 1)', "alpha x beta", True),
+        ('NEAR("alpha" "beta", 2)', "alpha 桂林山水 beta", False),  # a run counts its bigrams
+        ('NEAR("alpha" "beta", 3)', "alpha 桂林山水 beta", True),
+        ('NEAR("ALPHA" "Émile", 0)', "alpha, emile", True),  # case and diacritics folded
+        ('NEAR("al"* "beta", 0)', "alphabet beta", True),
+        ('NEAR("alpha beta" "gamma", 0)', "alpha beta gamma", True),
+        ('NEAR("alpha beta" "gamma", 0)', "beta alpha gamma", False),
+        ('NEAR("桂林" "漓江", 1)', "广西桂林漓江", True),
+        ('NEAR("桂" "漓江", 1)', "广西桂林漓江", True),  # a character is a colocated unigram
+        ('NEAR("alpha" "beta", 10)', "alpha", False),
+    ],
+)
+def test_near_matches(spec: str, text: str, holds: bool) -> None:
+    assert near_matches(spec, None, text) is holds
+
+
+def test_near_matches_agrees_with_the_cjk_index() -> None:
+    try:
+        conn = hermes_fts.connect(":memory:")
+    except hermes_fts.ExtensionUnavailable as exc:
+        pytest.skip(f"cjk_unicode61 extension unavailable: {exc}")
+    conn.execute("CREATE VIRTUAL TABLE k USING fts5(x, tokenize='cjk_unicode61 unigrams 1')")
+    texts = ["alpha beta", "alpha x beta", "alpha 桂林山水 beta", "广西桂林漓江", "桂林 x y 漓江",
+             "beta 漓江山水 alpha", "deploy 的 service", "修改deploy服务端 service"]
+    conn.executemany("INSERT INTO k(rowid, x) VALUES (?, ?)", enumerate(texts, start=1))
+    for terms in ['"alpha" "beta"', '"桂林" "漓江"', '"deploy" "service"', '"漓江山水" "alpha"',
+                  '"服务" "service"']:
+        for distance in range(5):
+            spec = f"NEAR({terms}, {distance})"
+            native = {r[0] for r in conn.execute("SELECT rowid FROM k WHERE k MATCH ?", (spec,))}
+            ours = {i for i, t in enumerate(texts, start=1) if near_matches(spec, t)}
+            assert ours == native, spec
 
 
 def test_snippet_terms() -> None:
@@ -335,6 +398,7 @@ def messages() -> Iterator[sqlite3.Connection]:
         (8, "Alpha beta", "terminal", None),
         (9, "ALPHA gamma", None, None),
         (10, "Émile", None, None),
+        (11, "alpha and then beta", None, None),
     ]
     conn.executemany("INSERT INTO messages VALUES (?, ?, ?, ?)", rows)
     yield conn
@@ -342,36 +406,44 @@ def messages() -> Iterator[sqlite3.Connection]:
 
 
 def like_ids(conn: sqlite3.Connection, query: Query) -> list[int]:
-    sql, params = like_where(query)
+    sql, params = like_sql.like_where(conn, like_plan(query))
     return [
         r[0] for r in conn.execute(f"SELECT id FROM messages m WHERE {sql} ORDER BY id", params)
     ]
 
 
+def test_like_sql_escapes_wildcards() -> None:
+    conn = sqlite3.connect(":memory:")
+    sql, params = like_sql.like_where(conn, like_plan(q('"100%_\\x"')))
+    assert sql.count("LIKE ? ESCAPE") == len(like_sql.LIKE_COLUMNS)
+    assert params == ["%100\\%\\_\\\\x%"] * len(like_sql.LIKE_COLUMNS)
+    assert like_sql.like_where(conn, None) == ("0", [])
+
+
 @pytest.mark.parametrize(
     ("query", "ids"),
     [
-        (parse_query('"100%"'), [1]),
-        (parse_query('"a_b"'), [3]),
+        (q('"100%"'), [1]),
+        (q('"a_b"'), [3]),
         (parse_query('"C:\\Users"'), [5]),
         (q("广西"), [6, 7]),  # tool_calls and content
         (q("web_search"), [6]),
-        (q("alpha"), [8, 9]),  # ASCII case-insensitive
+        (q("alpha"), [8, 9, 11]),  # ASCII case-insensitive
         (q("alpha NOT beta"), [9]),
-        (q("alpha NOT 广西"), [8, 9]),  # NULL columns do not hide rows from NOT
-        (q("beta OR gamma"), [8, 9]),
+        (q("alpha NOT 广西"), [8, 9, 11]),  # NULL columns do not hide rows from NOT
+        (q("beta OR gamma"), [8, 9, 11]),
         (q("广西 NOT 桂林"), [6]),
         (q("alp* gam*"), [9]),
         (q("émile"), []),  # SQLite LIKE folds ASCII only
         (q("Émile"), [10]),
+        (q("NEAR(alpha beta, 0)"), [8]),
+        (q("NEAR(alpha beta, 2)"), [8, 11]),
+        (q("gamma OR NEAR(alpha beta, 0)"), [8, 9]),
+        (q("alpha NOT NEAR(alpha beta, 0)"), [9, 11]),
     ],
 )
-def test_like_where_semantics(messages: sqlite3.Connection, query: Query, ids: list[int]) -> None:
+def test_like_semantics(messages: sqlite3.Connection, query: Query, ids: list[int]) -> None:
     assert like_ids(messages, query) == ids
-
-
-def test_like_where_no_positive_term_selects_nothing(messages: sqlite3.Connection) -> None:
-    assert like_ids(messages, parse_query("NOT alpha")) == []
 
 
 # ---------------------------------------------------------------------------
@@ -418,7 +490,7 @@ def test_identifier_found_on_every_route(
     conn, cjk = ident_db
     row = IDENTIFIERS.index(ident) + 1
     sanitized = sanitize_fts5_query(ident)
-    parsed = parse_query(sanitized)
+    parsed = parse_query(ident)
     assert not parsed.is_empty
 
     def hits(table: str, expr: str) -> set[int]:

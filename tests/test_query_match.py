@@ -27,17 +27,19 @@ pytest.importorskip(
 )
 
 import hermes_fts  # noqa: E402
+from hermes_fts import like_sql  # noqa: E402
 from hermes_fts._cjk_ranges import is_cjk  # noqa: E402
+from hermes_fts._query_syntax import AllOf, AnyOf, Near, Node, Term  # noqa: E402
 from hermes_fts.query import (  # noqa: E402
-    ROUTES,
     Query,
-    Term,
-    like_where,
+    like_plan,
     match_expression,
     parse_query,
     route_can_represent,
     sanitize_fts5_query,
 )
+
+ROUTES = ("fts5", "fts_cjk", "trigram")
 
 TABLE_FOR_ROUTE = {"fts5": "u", "trigram": "t", "fts_cjk": "k"}
 
@@ -68,8 +70,9 @@ def rowids(conn: sqlite3.Connection, table: str, expr: str) -> set[int]:
     return {r[0] for r in conn.execute(sql, (expr,))}
 
 
-def like_rowids(conn: sqlite3.Connection, query: Query, columns: tuple[str, ...]) -> set[int]:
-    sql, params = like_where(query, columns=columns)
+def like_rowids(conn: sqlite3.Connection, query: Query) -> set[int]:
+    """The search layer's LIKE SQL over ``messages m`` (content, tool_name, tool_calls)."""
+    sql, params = like_sql.like_where(conn, like_plan(query))
     return {r[0] for r in conn.execute(f"SELECT id FROM messages m WHERE {sql}", params)}
 
 
@@ -131,7 +134,8 @@ def test_match_never_raises(
     sanitized = sanitize_fts5_query(raw)
     assert "\x00" not in sanitized
     assert sanitize_fts5_query(sanitized) == sanitized
-    parsed = parse_query(sanitized)
+    parsed = parse_query(raw)
+    assert parse_query(sanitized).expr == parsed.expr
     assert parsed.is_empty == (sanitized == "")
     own = {"u": ("fts5", True), "k": ("fts_cjk", True), "k0": ("fts_cjk", False)}
     for table in tables:
@@ -147,7 +151,7 @@ def test_match_never_raises(
             if route_can_represent(parsed, route, unigrams=own[table][1]):
                 # FTS5 reads the sanitized text exactly as parse_query does
                 assert hits == direct, (sanitized, expr, table)
-    like_rowids(conn, parsed, ("m.content", "m.tool_name", "m.tool_calls"))
+    like_rowids(conn, parsed)
 
 
 def test_property_covers_cjk_table(
@@ -267,16 +271,23 @@ def promise(route: str) -> Callable[[Term, str], bool]:
     return fts_cjk
 
 
+def evaluate(node: Node, text: str, holds: Callable[[Term, str], bool]) -> bool:
+    if isinstance(node, Term):
+        return holds(node, text)
+    if isinstance(node, Near):
+        raise AssertionError("recall queries have no NEAR (test_query_language covers it)")
+    if isinstance(node, AnyOf):
+        return any(evaluate(o, text, holds) for o in node.options)
+    assert isinstance(node, AllOf)
+    return all(evaluate(c, text, holds) for c in node.include) and not any(
+        evaluate(c, text, holds) for c in node.exclude
+    )
+
+
 def truth(query: Query, rows: list[str], route: str) -> set[int]:
     holds = promise(route)
-    return {
-        i
-        for i, text in enumerate(rows, start=1)
-        if any(
-            all(holds(t, text) for t in g.positive) and not any(holds(t, text) for t in g.negative)
-            for g in query.groups
-        )
-    }
+    assert query.expr is not None
+    return {i for i, text in enumerate(rows, start=1) if evaluate(query.expr, text, holds)}
 
 
 def recall_queries(rows: list[str]) -> list[str]:
@@ -321,10 +332,10 @@ def recall_db() -> Iterator[tuple[sqlite3.Connection, list[str], list[str]]]:
     if missing:
         pytest.skip(missing)
     tables = create_tables(conn, True, "x")
-    conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, content)")
+    conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, content, tool_name, tool_calls)")
     rows = make_rows(400)
     for i, text in enumerate(rows, start=1):
-        conn.execute("INSERT INTO messages VALUES (?, ?)", (i, text))
+        conn.execute("INSERT INTO messages VALUES (?, ?, NULL, NULL)", (i, text))
         for table in tables:
             conn.execute(f"INSERT INTO {table}(rowid, x) VALUES (?, ?)", (i, text))
     yield conn, rows, recall_queries(rows)
@@ -337,10 +348,10 @@ def test_recall_every_representable_route(
     conn, rows, raws = recall_db
     checked = {"fts5": 0, "fts_cjk": 0, "fts_cjk/no-unigrams": 0, "trigram": 0, "like": 0}
     for raw in raws:
-        parsed = parse_query(sanitize_fts5_query(raw))
+        parsed = parse_query(raw)
         assert not parsed.is_empty, raw
         expected_like = truth(parsed, rows, "like")
-        assert like_rowids(conn, parsed, ("m.content",)) == expected_like, raw
+        assert like_rowids(conn, parsed) == expected_like, raw
         checked["like"] += 1
         for route in ROUTES:
             if not route_can_represent(parsed, route):
@@ -360,7 +371,7 @@ def test_every_cjk_term_of_1_to_4_chars_uses_the_cjk_index(
 ) -> None:
     conn, rows, _raws = recall_db
     for term in ["漓", "广西", "桂林漓", "秃发广西", "秃发*", "广*"]:
-        parsed = parse_query(sanitize_fts5_query(term))
+        parsed = parse_query(term)
         assert route_can_represent(parsed, "fts_cjk"), term
         assert not route_can_represent(parsed, "fts5"), term
         # and the substring ground truth is what the CJK index returns
@@ -417,13 +428,13 @@ def test_longest_queries_run_on_every_route(
 ) -> None:
     conn, tables, _missing = prop_db
     sanitized = sanitize_fts5_query(LONG_SHAPES[shape])
-    parsed = parse_query(sanitized)
+    parsed = parse_query(LONG_SHAPES[shape])
     assert not parsed.is_empty
     for table in tables:
         rowids(conn, table, sanitized)
         for route in ROUTES:
             rowids(conn, table, match_expression(parsed, route))
-    sql, params = like_where(parsed)
+    sql, params = like_sql.like_where(conn, like_plan(parsed))
     # the search layer adds its own filters with AND
     conn.execute(
         f"SELECT count(*) FROM messages m WHERE {sql} AND m.id > 0 AND m.content IS NOT NULL",

@@ -261,6 +261,8 @@ def _print_search(
     note = payload.get("index_rebuild")
     if note:
         print(style(note["note"], DIM, color), file=out)
+    for change in payload.get("query_notes", []):
+        print(style(f"note: {change}", DIM, color), file=out)
     if not payload.get("results"):
         print(payload.get("message", "No matching sessions found."), file=out)
         return

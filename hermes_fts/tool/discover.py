@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from .._query_syntax import QueryError
+from ..query import parse_query
 from .args import SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
 from .errors import ToolError
@@ -26,7 +28,10 @@ from .shape import (
 log = logging.getLogger(__name__)
 
 _DEMOTED_SESSION_SOURCES = ("cron",)
+# Discovery reads the top rows, then doubles the read while they hold fewer
+# than `limit` lineages, so one long session cannot crowd out the rest.
 _DISCOVER_SCAN_LIMIT = 300
+_DISCOVER_MAX_SCAN = 38_400  # 300 doubled seven times
 _FILTERED_SCAN_PAGE = 1000
 _FILTERED_SCAN_MAX_ROWS = 30_000
 _DISCOVER_SEARCH_FIELDS = (
@@ -40,6 +45,10 @@ _DISCOVER_SEARCH_FIELDS = (
 )
 _TITLE_MAX_CHARS = 100
 _TITLE_QUOTES = "`\"'\u201c\u201d\u2018\u2019"
+
+
+def _demoted(row: dict[str, Any]) -> int:
+    return 1 if row.get("source") in _DEMOTED_SESSION_SOURCES else 0
 
 
 def _origin(root_row: dict[str, Any], row: dict[str, Any], started_key: str) -> dict[str, Any]:
@@ -106,7 +115,8 @@ class Discovery:
             return None
 
     # raw scan ---------------------------------------------------------
-    def scan(self) -> list[dict[str, Any]]:
+    def scan(self, want: int) -> list[dict[str, Any]]:
+        """The top ``want`` rows the filters keep, best first."""
         opts = self.options
         fields = _DISCOVER_SEARCH_FIELDS + (("timestamp",) if opts.filtered else ())
 
@@ -124,10 +134,10 @@ class Discovery:
             )
 
         if not opts.filtered:
-            return search(_DISCOVER_SCAN_LIMIT, 0)
+            return search(want, 0)
         kept: list[dict[str, Any]] = []
         offset = 0
-        while len(kept) < _DISCOVER_SCAN_LIMIT and offset < _FILTERED_SCAN_MAX_ROWS:
+        while len(kept) < want and offset < _FILTERED_SCAN_MAX_ROWS:
             page = search(_FILTERED_SCAN_PAGE, offset)
             for row in page:
                 if row.get("session_id") in opts.excluded:
@@ -138,21 +148,40 @@ class Discovery:
             if len(page) < _FILTERED_SCAN_PAGE:
                 break
             offset += _FILTERED_SCAN_PAGE
-        return kept[:_DISCOVER_SCAN_LIMIT]
+        return kept[:want]
+
+    def collect(self, title: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+        """``limit`` lineage slots whenever that many lineages match.
+
+        Rows are read best first; while they hold fewer than ``limit``
+        lineages outside the demoted (cron) sources, the read doubles and
+        starts again from the top, so the ranking order holds.  Demoted
+        lineages fill what is left after the others.
+        """
+        want = _DISCOVER_SCAN_LIMIT
+        while True:
+            rows = self.scan(want)
+            rows.sort(key=_demoted)  # stable: search order within each tier
+            slots = self._slots(title, rows)
+            firsts = sum(1 for slot in slots.values() if not _demoted(slot.get("hit", {})))
+            if firsts >= self.options.limit or len(rows) < want or want >= _DISCOVER_MAX_SCAN:
+                return slots
+            want = min(want * 2, _DISCOVER_MAX_SCAN)
 
     # main -------------------------------------------------------------
     def run(self) -> dict[str, Any]:
         opts = self.options
         title = self.title_match()
         try:
-            rows = self.scan()
+            slots = self.collect(title)
+        except QueryError as exc:  # the message already says how to write the query
+            raise ToolError(str(exc)) from exc
         except Exception as exc:  # noqa: BLE001 - reported to the caller
             log.error("full-text search failed for %r", opts.query, exc_info=True)
             raise ToolError(
                 f"Search failed: {exc}; retry with plain words (drop operators and "
                 "punctuation) or browse with no arguments"
             ) from exc
-        rows.sort(key=lambda r: 1 if r.get("source") in _DEMOTED_SESSION_SOURCES else 0)
 
         payload: dict[str, Any] = {
             "success": True,
@@ -170,7 +199,6 @@ class Discovery:
         if filters:
             payload["filters"] = filters
 
-        slots = self._slots(title, rows)
         results: list[dict[str, Any]] = []
         for root, slot in slots.items():
             if "title_match" in slot:
@@ -193,7 +221,7 @@ class Discovery:
         note = rebuild_note(self.ctx.store)
         if note is not None:
             payload["index_rebuild"] = note
-        return with_notes(payload, opts.notes)
+        return with_notes(payload, [*parse_query(opts.query).notes, *opts.notes])
 
     def _slots(
         self, title: dict[str, Any] | None, rows: list[dict[str, Any]]

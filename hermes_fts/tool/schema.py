@@ -37,11 +37,19 @@ preview.
 Out-of-range or unrecognised values (limit, window, sort, detail) are replaced by \
 the nearest valid one; the answer's query_notes then says what was used instead.
 
-Query syntax: words are combined with AND automatically; put OR between alternatives \
-for broader recall (deploy OR release OR rollout); "double quotes" match an exact \
-phrase; a trailing * matches a prefix (migrat*); NOT excludes a word. Chinese, \
-Japanese and Korean work as typed, no spaces needed. If nothing comes back, try \
-fewer words, synonyms joined by OR, or a prefix.
+Query syntax: words are combined with AND automatically; OR joins alternatives \
+(deploy OR release OR rollout; 部署 OR 发布); NOT removes what follows it from what \
+the words before it find (deploy NOT staging; 部署 NOT 测试), so a query needs at \
+least one word that is not negated and NOT alone is refused; AND and NOT bind \
+tighter than OR, and parentheses group ((deploy OR rollout) NOT staging; \
+(桂林 OR 漓江) 旅游); "double quotes" match an exact phrase ("connection refused", \
+"数据库迁移"); a trailing * matches a prefix (migrat*); NEAR(deploy rollback, 5) finds \
+terms within 5 words of each other (NEAR(桂林 漓江, 3)). Operators are upper case. \
+Chinese, Japanese and Korean work as typed, no spaces needed, also next to \
+operators (桂林OR漓江). A leading - and a colon are ordinary text (rm -rf, \
+path:config.yaml). If the result has query_notes, read them: they say what was \
+changed in your query or your arguments. If nothing comes back, try fewer words, \
+synonyms joined by OR, or a prefix.
 
 This tool only sees past conversations. It is never evidence about the current \
 state of anything outside them: when the user points at a source (a URL, file, \

@@ -1,0 +1,123 @@
+"""The indexes' view of text, modelled in Python: widths, CJK runs, token positions.
+
+The search layer and the query language both need to know what the
+``cjk_unicode61`` tokenizer will see in a piece of text (to choose a route, and
+to check NEAR on a LIKE scan exactly as the CJK index counts it).  These
+functions mirror the C library; the tests compare them with the real tokenizer.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from hermes_fts._cjk_ranges import is_cjk
+
+_HALFWIDTH_KANA_FIRST = 0xFF65
+_HALFWIDTH_KANA_LAST = 0xFF9F
+_HALFWIDTH_VOICED = "\uff9e"
+_HALFWIDTH_SEMI_VOICED = "\uff9f"
+_KATAKANA_FIRST = 0x30A1
+_KATAKANA_LAST = 0x30FA
+
+
+def fold_width(text: str) -> str:
+    """Fold widths the way the ``cjk_unicode61`` tokenizer does before classifying.
+
+    Full-width ASCII U+FF01..U+FF5E becomes ASCII; half-width katakana
+    U+FF65..U+FF9F becomes full-width (NFKC), and a half-width (semi-)voiced
+    mark is composed into the katakana before it when such a kana exists
+    (``ｶﾞ`` → ``ガ``).  Everything else is left alone, as in the C library.
+    """
+    out: list[str] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        cp = ord(ch)
+        i += 1
+        if cp < _KATAKANA_FIRST:
+            out.append(ch)
+            continue
+        if 0xFF01 <= cp <= 0xFF5E:
+            ch = chr(cp - 0xFEE0)
+        elif _HALFWIDTH_KANA_FIRST <= cp <= _HALFWIDTH_KANA_LAST:
+            ch = unicodedata.normalize("NFKC", ch)
+        if (
+            len(ch) == 1
+            and _KATAKANA_FIRST <= ord(ch) <= _KATAKANA_LAST
+            and i < n
+            and text[i] in (_HALFWIDTH_VOICED, _HALFWIDTH_SEMI_VOICED)
+        ):
+            mark = "\u3099" if text[i] == _HALFWIDTH_VOICED else "\u309a"
+            composed = unicodedata.normalize("NFC", ch + mark)
+            if len(composed) == 1:
+                ch = composed
+                i += 1
+        out.append(ch)
+    return "".join(out)
+
+
+def has_cjk(text: str) -> bool:
+    """True if ``text`` contains a CJK character (after width folding)."""
+    return any(is_cjk(ord(ch)) for ch in fold_width(text))
+
+
+def is_token_char(ch: str) -> bool:
+    """unicode61's default token characters: categories L*, N*, Co."""
+    cat = unicodedata.category(ch)
+    return cat[0] in "LN" or cat == "Co"
+
+
+def segments(text: str) -> list[tuple[bool, str]]:
+    """The tokenizer's view of ``text``: (is_cjk_run, segment) pairs.
+
+    Separators are dropped; a non-CJK segment is a maximal run of unicode61
+    token characters; a CJK segment is a maximal CJK run (width folded).
+    """
+    segs: list[tuple[bool, str]] = []
+    cur: list[str] = []
+    cur_cjk = False
+    for ch in fold_width(text):
+        if is_cjk(ord(ch)):
+            kind: bool | None = True
+        elif is_token_char(ch):
+            kind = False
+        else:
+            kind = None
+        if cur and kind is not cur_cjk:
+            segs.append((cur_cjk, "".join(cur)))
+            cur = []
+        if kind is not None:
+            cur.append(ch)
+            cur_cjk = kind
+    if cur:
+        segs.append((cur_cjk, "".join(cur)))
+    return segs
+
+
+
+def fold_case(token: str) -> str:
+    """unicode61 folding of a non-CJK token: lower case, diacritics removed."""
+    decomposed = unicodedata.normalize("NFKD", token.lower())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def positions(text: str, document: bool) -> list[frozenset[str]]:
+    """cjk_unicode61 token positions of ``text``: the tokens at each position.
+
+    A non-CJK word is one position; a CJK run is its bigrams (a lone
+    character is itself).  In a ``document`` (``unigrams 1``), each character
+    of a run is also colocated with the bigram it starts, the last with the
+    last bigram; a query never has unigrams.
+    """
+    out: list[frozenset[str]] = []
+    for cjk, seg in segments(text):
+        if not cjk:
+            out.append(frozenset({fold_case(seg)}))
+        elif len(seg) == 1:
+            out.append(frozenset({seg}))
+        else:
+            for i in range(len(seg) - 1):
+                extra = {seg[i]} | ({seg[i + 1]} if i == len(seg) - 2 else set())
+                out.append(frozenset({seg[i : i + 2]} | (extra if document else set())))
+    return out

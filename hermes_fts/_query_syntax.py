@@ -1,0 +1,545 @@
+"""The query language's syntax: the expression tree, the lexer and the parser.
+
+``parse_query`` turns user or model text into a tree of :class:`Term`,
+:class:`Near`, :class:`AllOf` and :class:`AnyOf` nodes, with a note for every
+change it made to what was written, or a refusal saying how to write the query.
+``render`` writes a tree back in canonical form, which is also valid FTS5.
+The language itself is documented in :mod:`hermes_fts.query`.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Union
+
+from hermes_fts._index_text import has_cjk
+
+MAX_FTS5_QUERY_CHARS = 2048
+MAX_NESTING = 16  # parentheses; SQLite and FTS5 limit expression depth
+MAX_NEAR_DISTANCE = 100_000
+DEFAULT_NEAR_DISTANCE = 10
+OPERATORS = ("AND", "OR", "NOT")
+COLUMN_NAMES = frozenset({"content", "tool_name", "tool_calls", "role", "source", "title"})
+
+_SPACE = " \t\n\r"
+_GLUED_OPERATOR = re.compile("AND|OR|NOT")
+_NEAR_DISTANCE = re.compile(r",[ \t\n\r]*(\d+)[ \t\n\r]*\)")
+
+
+class QueryError(ValueError):
+    """A query the language refuses; the message says how to write it."""
+
+
+# ---------------------------------------------------------------------------
+# The expression tree
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Term:
+    """A word or phrase: ``text`` to find, ``prefix`` for a trailing ``*``.
+
+    ``negated`` is set only in :attr:`Query.terms` listings (a term under an
+    odd number of ``NOT``); terms inside the tree never carry it.
+    """
+
+    text: str
+    prefix: bool = False
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Near:
+    """``NEAR(t1 t2 …, distance)``."""
+
+    terms: tuple[Term, ...]
+    distance: int = DEFAULT_NEAR_DISTANCE
+
+
+@dataclass(frozen=True)
+class AllOf:
+    """Every ``include`` node and none of the ``exclude`` nodes."""
+
+    include: tuple[Node, ...]
+    exclude: tuple[Node, ...] = ()
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """At least one of ``options``."""
+
+    options: tuple[Node, ...]
+
+
+Node = Union[Term, Near, AllOf, AnyOf]
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query: ``expr`` (None: matches nothing), what the parser changed, or why not."""
+
+    expr: Node | None = None
+    notes: tuple[str, ...] = ()
+    error: str | None = None
+
+    @property
+    def is_empty(self) -> bool:
+        return self.expr is None
+
+    @property
+    def terms(self) -> tuple[Term, ...]:
+        """Every term in query order, NEAR terms included, ``negated`` by polarity."""
+        return tuple(_walk_terms(self.expr, False)) if self.expr is not None else ()
+
+
+def _walk_terms(node: Node, negated: bool) -> Iterator[Term]:
+    if isinstance(node, Term):
+        yield replace(node, negated=negated)
+    elif isinstance(node, Near):
+        for term in node.terms:
+            yield replace(term, negated=negated)
+    elif isinstance(node, AnyOf):
+        for option in node.options:
+            yield from _walk_terms(option, negated)
+    else:
+        for child in node.include:
+            yield from _walk_terms(child, negated)
+        for child in node.exclude:
+            yield from _walk_terms(child, not negated)
+
+
+def contains_near(node: Node | None) -> bool:
+    if node is None or isinstance(node, Term):
+        return False
+    if isinstance(node, Near):
+        return True
+    children = node.options if isinstance(node, AnyOf) else node.include + node.exclude
+    return any(contains_near(c) for c in children)
+
+
+def _all_of(include: list[Node], exclude: list[Node]) -> Node:
+    """AND is associative: nested positive ANDs merge; repeats are kept once."""
+    inc: list[Node] = []
+    exc: list[Node] = []
+    for node in exclude:  # NOT (a OR b) is NOT a NOT b
+        exc.extend(node.options if isinstance(node, AnyOf) else (node,))
+    for node in include:
+        if isinstance(node, AllOf):
+            inc.extend(node.include)
+            exc.extend(node.exclude)
+        else:
+            inc.append(node)
+    inc_t, exc_t = tuple(dict.fromkeys(inc)), tuple(dict.fromkeys(exc))
+    if len(inc_t) == 1 and not exc_t:
+        return inc_t[0]
+    return AllOf(inc_t, exc_t)
+
+
+def _any_of(options: list[Node]) -> Node:
+    flat: list[Node] = []
+    for node in options:
+        flat.extend(node.options if isinstance(node, AnyOf) else (node,))
+    unique = tuple(dict.fromkeys(flat))
+    return unique[0] if len(unique) == 1 else AnyOf(unique)
+
+
+# ---------------------------------------------------------------------------
+# Lexer
+# ---------------------------------------------------------------------------
+
+
+class _Refuse(Exception):
+    """Internal: carries a QueryError message out of the parser."""
+
+
+@dataclass
+class _Tok:
+    kind: str  # "(", ")", "AND", "OR", "NOT", "term", "near"
+    term: Term | None = None
+    near: Near | None = None
+    dash: bool = False  # a word written with a leading single "-"
+
+
+def _clean_control(text: str) -> str:
+    """Control characters, lone surrogates and non-ASCII spaces become spaces.
+
+    NUL would end FTS5's scan early, other controls are syntax errors,
+    surrogates cannot be bound, and a non-ASCII space (U+3000) separates
+    terms for a user but is a bareword character for FTS5.
+    """
+    out = []
+    for ch in text:
+        cp = ord(ch)
+        if ch in _SPACE:
+            out.append(ch)
+        elif cp < 0x20 or 0x7F <= cp <= 0x9F or 0xD800 <= cp <= 0xDFFF or ch.isspace():
+            out.append(" ")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _is_edge_punct(ch: str) -> bool:
+    # "%" stays (`61.2%`); it is part of what people search for.
+    return ch != "%" and (ch in string.punctuation or unicodedata.category(ch)[0] == "P")
+
+
+def _trim(word: str) -> str:
+    start, end = 0, len(word)
+    while start < end and _is_edge_punct(word[start]):
+        start += 1
+    while end > start and _is_edge_punct(word[end - 1]):
+        end -= 1
+    return word[start:end]
+
+
+def _closing_quote(text: str, start: int) -> int:
+    """Index of the quote closing the phrase opened at ``start`` (``""`` escapes), or -1."""
+    i = start + 1
+    while i < len(text):
+        if text[i] == '"':
+            if i + 1 < len(text) and text[i + 1] == '"':
+                i += 2
+                continue
+            return i
+        i += 1
+    return -1
+
+
+def _phrase(text: str, start: int, notes: list[str]) -> tuple[Term | None, int]:
+    """The phrase opened at ``start`` and the index after it (and its ``*``)."""
+    end = _closing_quote(text, start)
+    body = text[start + 1 : end].replace('""', '"').strip(_SPACE)
+    i = end + 1
+    prefix = False
+    while i < len(text) and text[i] == "*":
+        prefix, i = True, i + 1
+    if body.endswith("*"):  # `"秃发*"`: a closing star is a prefix on every route
+        body, prefix = body.rstrip("*").rstrip(_SPACE), True
+    if not body:
+        notes.append('ignored an empty phrase ""')
+        return None, i
+    return Term(body, prefix), i
+
+
+def _word(piece: str, notes: list[str]) -> _Tok | None:
+    stem = piece.rstrip("*")
+    text = _trim(stem)
+    if not text:
+        notes.append(f"ignored {piece!r}: nothing to search for in it")
+        return None
+    dash = len(stem) > 1 and stem[0] == "-" and stem[1] != "-"
+    if dash:
+        notes.append(
+            f"{piece!r} is searched as {text!r}: a leading '-' does not exclude "
+            f"(write NOT {text} to exclude it)"
+        )
+    if stem.upper() in OPERATORS + ("NEAR",) and (stem != stem.upper() or stem != piece):
+        notes.append(f"{piece!r} is searched as a word: operators are upper case ({stem.upper()})")
+    column = stem.split(":", 1)[0].lstrip(string.punctuation).lower() if ":" in stem else ""
+    if column in COLUMN_NAMES:
+        notes.append(
+            f"{piece!r} is searched as text: column filters such as '{column}:' are not "
+            "part of the query language"
+        )
+    return _Tok("term", Term(text, stem != piece), dash=dash)
+
+
+def _split_glued_operators(chunk: str) -> list[str]:
+    """``桂林OR漓江`` → ``桂林``, ``OR``, ``漓江``: an operator between CJK characters."""
+    pieces: list[str] = []
+    last = 0
+    for m in _GLUED_OPERATOR.finditer(chunk):
+        before = chunk[m.start() - 1] if m.start() > 0 else ""
+        after = chunk[m.end()] if m.end() < len(chunk) else ""
+        if (before or after) and all(not c or has_cjk(c) for c in (before, after)):
+            pieces += [chunk[last : m.start()], m.group()]
+            last = m.end()
+    pieces.append(chunk[last:])
+    return [p for p in pieces if p]
+
+
+def _chunk_end(text: str, i: int, stop: str) -> int:
+    while i < len(text) and text[i] not in _SPACE and text[i] not in stop:
+        i += 1
+    return i
+
+
+def _near(text: str, start: int, notes: list[str]) -> tuple[_Tok | None, int]:
+    """``NEAR(`` at ``start``: its terms and optional ``, N`` up to the closing ``)``."""
+    usage = "write NEAR(deploy service, 5): words or phrases, then an optional distance"
+    terms: list[Term] = []
+    distance = DEFAULT_NEAR_DISTANCE
+    i = start + len("NEAR(")
+    while True:
+        while i < len(text) and text[i] in _SPACE:
+            i += 1
+        if i >= len(text):
+            raise _Refuse(f"NEAR( is not closed: {usage}")
+        ch = text[i]
+        if ch == ")":
+            i += 1
+            break
+        if ch == '"' and _closing_quote(text, i) >= 0:
+            term, i = _phrase(text, i, notes)
+            terms += [term] if term else []
+            continue
+        if ch == ",":
+            m = _NEAR_DISTANCE.match(text, i)
+            if m is None:
+                raise _Refuse(f"NEAR(...) takes a number after its comma: {usage}")
+            distance, i = int(m.group(1)), m.end()
+            if distance > MAX_NEAR_DISTANCE:
+                notes.append(f"NEAR distance {distance} lowered to {MAX_NEAR_DISTANCE}")
+                distance = MAX_NEAR_DISTANCE
+            break
+        end = _chunk_end(text, i, '"(),')
+        piece = text[i:end]
+        if not piece or piece in OPERATORS:
+            raise _Refuse(f"NEAR(...) cannot hold {piece or ch!r}: {usage}")
+        tok = _word(piece, notes)
+        terms += [tok.term] if tok and tok.term else []
+        i = end
+    unique = tuple(dict.fromkeys(terms))
+    if len(unique) < 2:
+        notes.append("NEAR with fewer than two different terms is just its terms")
+        if not unique:
+            return None, i
+    return _Tok("near", near=Near(unique, distance)), i
+
+
+def _lex(text: str, notes: list[str]) -> list[_Tok]:
+    toks: list[_Tok] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch in _SPACE:
+            i += 1
+        elif ch == '"':
+            if _closing_quote(text, i) < 0:
+                notes.append("ignored an unmatched '\"'")
+                i += 1
+                continue
+            term, i = _phrase(text, i, notes)
+            if term:
+                toks.append(_Tok("term", term))
+        elif ch in "()":
+            toks.append(_Tok(ch))
+            i += 1
+        elif text.startswith("NEAR(", i):
+            tok, i = _near(text, i, notes)
+            if tok:
+                toks.append(tok)
+        else:
+            end = _chunk_end(text, i, '"()')
+            chunk = text[i:end]
+            i = end
+            for piece in [chunk] if chunk in OPERATORS else _split_glued_operators(chunk):
+                word = _Tok(piece) if piece in OPERATORS else _word(piece, notes)
+                if word:
+                    toks.append(word)
+    return _balance(toks, notes)
+
+
+def _balance(toks: list[_Tok], notes: list[str]) -> list[_Tok]:
+    """Drop a ``)`` that closes nothing and close every ``(`` left open."""
+    out: list[_Tok] = []
+    depth = 0
+    for tok in toks:
+        if tok.kind == ")":
+            if depth == 0:
+                notes.append("ignored a ')' that closes nothing")
+                continue
+            depth -= 1
+        elif tok.kind == "(":
+            depth += 1
+        out.append(tok)
+    if depth:
+        notes.append(f"closed {depth} '(' left open at the end")
+        out += [_Tok(")") for _ in range(depth)]
+    return out
+
+
+def _cut(text: str, written: int, notes: list[str]) -> str:
+    """``text`` cut to the limit at a term boundary (outside phrases and NEAR).
+
+    ``written`` is the length of the query as written (``text`` may be its head).
+    """
+    if len(text) <= MAX_FTS5_QUERY_CHARS:
+        return text
+    inside = ""  # '"' inside a phrase, "N" inside NEAR(…)
+    best = -1
+    for i, ch in enumerate(text[: MAX_FTS5_QUERY_CHARS + 1]):
+        if ch == '"':
+            inside = "" if inside == '"' else ('"' if inside == "" else inside)
+        elif inside == "" and text.startswith("NEAR(", i):
+            inside = "N"
+        elif inside == "N" and ch == ")":
+            inside = ""
+        elif inside == "" and ch in _SPACE:
+            best = i
+    if best <= 0 or not text[:best].strip(_SPACE):
+        raise _Refuse(
+            f"the query is one term longer than {MAX_FTS5_QUERY_CHARS} characters: shorten it"
+        )
+    dropped = written - best
+    notes.append(
+        f"the query was cut to {best} characters at a term boundary (limit "
+        f"{MAX_FTS5_QUERY_CHARS}): {dropped} characters at the end were not searched"
+    )
+    return text[:best]
+
+
+# ---------------------------------------------------------------------------
+# Parser
+# ---------------------------------------------------------------------------
+
+
+class _Parser:
+    """Recursive descent over the tokens; see the module docstring for the grammar."""
+
+    def __init__(self, toks: list[_Tok], notes: list[str]) -> None:
+        self.toks = toks
+        self.pos = 0
+        self.notes = notes
+
+    def peek(self) -> str | None:
+        return self.toks[self.pos].kind if self.pos < len(self.toks) else None
+
+    def any_of(self, depth: int) -> Node | None:
+        options: list[Node] = []
+        dangling = False
+        while True:
+            node = self.all_of(depth)
+            if node is None:
+                dangling = dangling or bool(options) or self.peek() == "OR"
+            else:
+                options.append(node)
+            if self.peek() != "OR":
+                break
+            self.pos += 1
+            if node is None:
+                dangling = True
+        if dangling:
+            self.notes.append("dropped an OR with nothing on one side")
+        return _any_of(options) if options else None
+
+    def all_of(self, depth: int) -> Node | None:
+        include: list[Node] = []
+        exclude: list[Node] = []
+        pending: list[str] = []
+        while self.peek() not in (None, ")", "OR"):
+            kind = self.peek()
+            if kind in ("AND", "NOT"):
+                pending.append(str(kind))
+                self.pos += 1
+                continue
+            operand = self.primary(depth)
+            if operand is None:
+                continue
+            negated = self.read_operators(pending, first=not (include or exclude))
+            pending = []
+            (exclude if negated else include).append(operand)
+        if pending:
+            self.notes.append(f"dropped {' '.join(pending)!r} with nothing after it")
+        if not (include or exclude):
+            return None
+        if not include:
+            excluded = _all_of(exclude, [])
+            shown = (excluded.text + "*" * excluded.prefix if isinstance(excluded, Term)
+                     else render(excluded, top=False))
+            raise _Refuse(
+                f"NOT {shown} has nothing to find: NOT only removes rows from what the "
+                f"words before it find. Put what you are looking for first, e.g. "
+                f"'<words> NOT {shown}'; in an OR or a group, every side needs such a word"
+            )
+        return _all_of(include, exclude)
+
+    def read_operators(self, pending: list[str], first: bool) -> bool:
+        """Whether the operand after ``pending`` operators is negated; notes odd runs."""
+        if pending.count("NOT") > 1:
+            raise _Refuse("'NOT NOT' is ambiguous: write one NOT, or drop both")
+        negated = "NOT" in pending
+        meant = ["NOT"] if negated else (["AND"] if pending else [])
+        if first and "AND" in pending:
+            self.notes.append("dropped an AND with nothing before it")
+        elif pending not in (meant, ["AND", "NOT"]):
+            self.notes.append(f"read {' '.join(pending)!r} as {' '.join(meant)!r}")
+        return negated
+
+    def primary(self, depth: int) -> Node | None:
+        tok = self.toks[self.pos]
+        self.pos += 1
+        if tok.kind == "(":
+            if depth >= MAX_NESTING:
+                raise _Refuse(f"parentheses nested deeper than {MAX_NESTING} levels: simplify")
+            node = self.any_of(depth + 1)
+            self.pos += 1  # the ")" that _balance guarantees
+            if node is None:
+                self.notes.append("ignored an empty ( )")
+            return node
+        return tok.term if tok.kind == "term" else tok.near
+
+
+def parse_query(text: object) -> Query:
+    """Parse user or model text into a :class:`Query`; never raises.
+
+    A refused query has ``error`` set (and no expression); ``notes`` lists
+    every change made to what was written.  Non-strings parse as empty.
+    """
+    if not isinstance(text, str):
+        return Query()
+    notes: list[str] = []
+    try:
+        # only what can be searched is cleaned: a huge paste costs no more than the limit
+        cleaned = _clean_control(text[: MAX_FTS5_QUERY_CHARS + 1])
+        toks = _lex(_cut(cleaned, len(text), notes), notes)
+        expr = _Parser(toks, notes).any_of(0)
+        words = [t for t in toks if t.kind == "term"]
+        if words and all(t.dash for t in words) and not any(t.kind == "near" for t in toks):
+            shown = " ".join(str(t.term.text) for t in words if t.term)
+            raise _Refuse(
+                "a leading '-' is searched as text, not as an exclusion, and this query "
+                f"has nothing else to find: to exclude write '<words> NOT {shown}'; to "
+                f'search the text itself put it in quotes, e.g. "-{shown}"'
+            )
+    except _Refuse as exc:
+        return Query(notes=tuple(notes), error=str(exc))
+    return Query(expr, tuple(dict.fromkeys(notes)))
+
+
+# ---------------------------------------------------------------------------
+# Canonical text
+# ---------------------------------------------------------------------------
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def render(node: Node, *, prefix_star: bool = True, top: bool = True) -> str:
+    """``node`` with every term quoted, every operator explicit, compounds parenthesized.
+
+    FTS5's own precedence never decides the meaning.  ``prefix_star=False``
+    drops the ``*`` of prefix terms (a trigram substring already extends).
+    """
+    if isinstance(node, Term):
+        return _quote(node.text) + ("*" if node.prefix and prefix_star else "")
+    if isinstance(node, Near):
+        inner = " ".join(render(t, prefix_star=prefix_star) for t in node.terms)
+        return f"NEAR({inner}, {node.distance})"
+    if isinstance(node, AnyOf):
+        text = " OR ".join(render(o, prefix_star=prefix_star, top=False) for o in node.options)
+    else:
+        text = " AND ".join(render(c, prefix_star=prefix_star, top=False) for c in node.include)
+        if node.exclude:
+            # one NOT over an OR of the exclusions keeps the FTS5 tree shallow
+            if len(node.include) > 1:
+                text = f"({text})"
+            excluded = _any_of(list(node.exclude))
+            text += " NOT " + render(excluded, prefix_star=prefix_star, top=False)
+    return text if top else f"({text})"

@@ -1,0 +1,69 @@
+"""Discovery returns `limit` lineages whenever that many match, even when one
+long session holds every top-ranked hit; query refusals and notes reach the model."""
+
+from __future__ import annotations
+
+import pytest
+from _tool_fixtures import conversation, open_store
+
+from hermes_fts import session_search
+
+OTHERS = ["s1", "s2", "s3", "s4", "s5", "s6"]
+PARENT = {"s6": "s5"}  # s6 continues s5: one lineage
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    st = open_store(tmp_path_factory.mktemp("lineages") / "state.db")
+    # Sessions whose single hit is word-poor and old: they rank below every big hit.
+    for i, sid in enumerate(OTHERS):
+        conversation(st, sid, [("user", "we talked about many things " * 20 + "and deploy")],
+                     source="cron" if sid == "s2" else "cli", start=1000.0 + i,
+                     parent=PARENT.get(sid))
+    conversation(st, "big", [("assistant", "deploy deploy")] * 700, start=5000.0)
+    yield st
+    st.close()
+
+
+def _lineages(payload):
+    assert payload["success"], payload
+    return [r["session_id"] for r in payload["results"]]
+
+
+def test_the_top_rows_belong_to_one_session(store):
+    # Why the old fixed scan of 300 rows found one session only.
+    rows = store.search_messages("deploy", limit=300)
+    assert {r["session_id"] for r in rows} == {"big"}
+
+
+def test_one_long_session_does_not_crowd_out_the_rest(store):
+    got = _lineages(session_search(store, query="deploy", limit=5))
+    assert len(got) == len(set(got)) == 5
+    assert got[0] == "big"  # the best hit's lineage leads
+    assert "s2" not in got  # the cron lineage gives way while others fill the page
+    # One result per lineage: s5 and s6 are one conversation.
+    assert not {"s5", "s6"} <= set(got)
+
+
+def test_every_matching_lineage_with_cron_last(store):
+    got = _lineages(session_search(store, query="deploy", limit=10))
+    assert len(got) == 6 and got[-1] == "s2"
+    assert got[0] == "big"
+
+
+@pytest.mark.parametrize("sort", ["newest", "oldest"])
+def test_time_sorts_also_return_limit_lineages(store, sort):
+    got = _lineages(session_search(store, query="deploy", limit=5, sort=sort))
+    assert len(got) == len(set(got)) == 5
+
+
+def test_a_refused_query_says_how_to_write_it(store):
+    out = session_search(store, query="NOT deploy")
+    assert out["success"] is False
+    assert "NOT" in out["error"] and "retry with plain words" not in out["error"]
+
+
+def test_query_changes_are_reported_to_the_model(store):
+    out = session_search(store, query="deploy -service")
+    assert out["success"]
+    assert any("-" in note for note in out.get("query_notes", [])), out
