@@ -80,7 +80,7 @@ def test_version_in_shell() -> None:
         f".load {LIB.with_suffix('')}\nSELECT cjk_unicode61_version(), sqlite_version();"
     )
     version, sqlite_version = proc.stdout.strip().split("|")
-    assert version == f"hermes-fts 0.1.0; fts5 api v1; sqlite {sqlite_version}"
+    assert version == f"hermes-fts {hermes_fts.__version__}; fts5 api v1; sqlite {sqlite_version}"
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF tools")
