@@ -28,6 +28,8 @@ import threading
 from typing import Any, NamedTuple
 from urllib.parse import quote
 
+from ._platform import LIB_NAME, library_suffix, strip_library_suffix
+
 __all__ = [
     "ExtensionUnavailable",
     "Token",
@@ -42,13 +44,7 @@ __all__ = [
     "uninstall",
 ]
 
-LIB_NAME = "cjk_unicode61"
-if sys.platform == "win32":
-    LIB_SUFFIX = ".dll"
-elif sys.platform == "darwin":
-    LIB_SUFFIX = ".dylib"
-else:
-    LIB_SUFFIX = ".so"
+LIB_SUFFIX = library_suffix()  # this platform's; the rule lives in _platform
 
 _OFF_VALUES = {"0", "false", "off", "no"}
 _PROBE_SQL = "SELECT cjk_unicode61_version()"
@@ -83,11 +79,7 @@ def extension_path() -> str:
     """
     override = os.environ.get("HERMES_FTS5_CJK_SO", "").strip()
     if override:
-        path = os.path.expanduser(override)
-        for suffix in (".so", ".dylib", ".dll"):
-            if path.endswith(suffix):
-                return path[: -len(suffix)]
-        return path
+        return strip_library_suffix(os.path.expanduser(override))
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), LIB_NAME)
 
 
