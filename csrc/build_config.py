@@ -59,8 +59,17 @@ HEADERS = sorted(str(p.relative_to(ROOT).as_posix()) for p in CSRC.glob("*.h"))
 
 # GCC/Clang (and zig cc): strict ISO C11, everything but the entry points
 # hidden.  -Wpedantic makes any compiler extension a warning, and a build
-# error under HERMES_FTS_WERROR=1, so MSVC builds the same code.
-GNU_CFLAGS = ["-std=c11", "-Wpedantic", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra"]
+# error under HERMES_FTS_WERROR=1; -Wvla because MSVC has no variable-length
+# arrays (optional in C11).  So MSVC builds the same code.
+GNU_CFLAGS = [
+    "-std=c11",
+    "-Wpedantic",
+    "-Wvla",
+    "-O2",
+    "-fvisibility=hidden",
+    "-Wall",
+    "-Wextra",
+]
 GNU_WERROR = ["-Werror"]
 MSVC_CFLAGS = ["/O2", "/W3"]
 MSVC_WERROR = ["/WX"]

@@ -216,6 +216,10 @@ def compile_flags(target: Target) -> list[str]:
     link = ["-shared", "-s"]
     if target.binary_format == "elf":
         link += config.ELF_LDFLAGS
+    elif target.binary_format == "macho":
+        # The install name is the bare file name: nothing links against the
+        # library, and it must not carry a path of this build machine.
+        link.append(f"-Wl,-install_name,{target.library_filename}")
     return flags + link
 
 
