@@ -374,3 +374,140 @@ def test_the_flags_reject_compiler_extensions(
     strict = subprocess.run(cmd[:-3] + flags + cmd[-3:], capture_output=True, text=True,
                             env=xb.zig_env())
     assert strict.returncode != 0, "the build flags let a compiler extension through"
+
+
+# ------------------------------------------------------------ running them
+
+
+def _run_shell(cmd: list[str], library: str, cwd: Path | None = None,
+               env: dict[str, str] | None = None) -> list[str]:
+    script = f".load {library}\n{COMPARE_SQL}"
+    proc = subprocess.run(cmd + ["-batch", "-bail", ":memory:"], input=script.encode(),
+                          capture_output=True, cwd=cwd, env=env, timeout=600)
+    out = proc.stdout.decode("utf-8", "replace").replace("\r\n", "\n")
+    assert proc.returncode == 0, f"{cmd}: {proc.stderr.decode('utf-8', 'replace')[-3000:]}\n{out}"
+    return out.strip().split("\n")
+
+
+@pytest.fixture(scope="session")
+def native_answers() -> list[str]:
+    """What this machine's sqlite3 shell and the in-tree (setup.py) build answer."""
+    import hermes_fts
+
+    shell = shutil.which("sqlite3")
+    if shell is None:
+        pytest.skip("sqlite3 shell not installed (apt-get install -y sqlite3)")
+    lines = _run_shell([shell], hermes_fts.extension_path())
+    assert lines[:-1] == EXPECTED_LINES
+    assert lines[-1] == f"hermes-fts {hermes_fts.__version__}"
+    return lines
+
+
+def test_manylinux_x86_64_runs_in_the_native_shell(built: dict, native_answers: list[str]) -> None:
+    lib = built["libs"]["manylinux_2_17_x86_64"]
+    assert _run_shell([shutil.which("sqlite3") or "sqlite3"], str(lib.with_suffix(""))) == (
+        native_answers)
+
+
+# Debian's arm64 sqlite3 and what it needs to start, unpacked (not installed).
+ARM64_PACKAGES = ("sqlite3", "libsqlite3-0", "libc6", "libreadline8", "libtinfo6", "zlib1g")
+
+
+@pytest.fixture(scope="session")
+def arm64_root() -> Path:
+    """A directory tree with Debian's arm64 sqlite3 shell, for qemu-aarch64-static -L."""
+    for tool in ("apt-get", "dpkg-deb", "qemu-aarch64-static"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} not found (apt-get install -y qemu-user-static; "
+                        ".ci/run installs it)")
+    base = CACHE / "debian-arm64"
+    root = base / "root"
+    if (root / "usr" / "bin" / "sqlite3").is_file():
+        return root
+    # A private apt state with only arm64: the machine's dpkg is not touched.
+    state, cache, debs = base / "state", base / "cache", base / "debs"
+    for d in (state / "lists" / "partial", cache / "archives" / "partial", debs):
+        d.mkdir(parents=True, exist_ok=True)
+    (base / "status").touch()
+    opts = [f"-o=Dir::State={state}", f"-o=Dir::State::status={base / 'status'}",
+            f"-o=Dir::Cache={cache}", "-o=APT::Architecture=arm64",
+            "-o=APT::Architectures::=arm64", "-o=Debug::NoLocking=1"]
+    _run(["apt-get", *opts, "-qq", "update"])
+    _run(["apt-get", *opts, "-qq", "download", *[f"{p}:arm64" for p in ARM64_PACKAGES]],
+         cwd=str(debs))
+    tmp_root = base / "root.partial"
+    shutil.rmtree(tmp_root, ignore_errors=True)
+    for deb in sorted(debs.glob("*.deb")):
+        _run(["dpkg-deb", "-x", str(deb), str(tmp_root)])
+    tmp_root.rename(root)
+    return root
+
+
+def test_manylinux_aarch64_runs_under_qemu(
+    built: dict, arm64_root: Path, native_answers: list[str]
+) -> None:
+    lib = built["libs"]["manylinux_2_17_aarch64"]
+    shell = ["qemu-aarch64-static", "-L", str(arm64_root), str(arm64_root / "usr/bin/sqlite3")]
+    version = _run(shell + ["-version"]).stdout
+    assert version.startswith("3."), version
+    assert _run_shell(shell, str(lib.with_suffix(""))) == native_answers
+
+
+# SQLite's amalgamation and shell, as shipped in this sdist (the sqlean.py
+# project appends its own init hook after the amalgamation's end marker).
+AMALGAMATION_SDIST = "sqlean.py==3.50.4.5"
+AMALGAMATION_END = b"/************************** End of sqlite3.c ******************************/"
+
+
+def _wine() -> str:
+    for cand in ("wine64", "/usr/lib/wine/wine64", "wine"):
+        found = shutil.which(cand)
+        if found:
+            return found
+    pytest.skip("wine64 not found (apt-get install -y wine64; .ci/run installs it)")
+
+
+@pytest.fixture(scope="session")
+def windows_shell() -> Path:
+    """sqlite3.exe for x86_64 Windows, built from SQLite's amalgamation with zig cc."""
+    import tarfile
+
+    base = CACHE / "windows-sqlite"
+    exe = base / "sqlite3.exe"
+    if exe.is_file():
+        return exe
+    base.mkdir(parents=True, exist_ok=True)
+    python = xb.ensure_toolchain()
+    sdists = base / "sdist"
+    _run([str(python), "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+          "--no-deps", "--no-binary", ":all:", "--no-build-isolation", "-d", str(sdists),
+          AMALGAMATION_SDIST])
+    (sdist,) = sdists.glob("*.tar.gz")
+    src = base / "src"
+    src.mkdir(exist_ok=True)
+    with tarfile.open(sdist) as tf:
+        for member in tf.getmembers():
+            name = member.name.rsplit("/", 1)[-1]
+            if member.name.endswith(f"/sqlite/{name}") and name in (
+                    "sqlite3.c", "shell.c", "sqlite3.h", "sqlite3ext.h"):
+                data = tf.extractfile(member).read()  # type: ignore[union-attr]
+                if name == "sqlite3.c":
+                    cut = data.index(AMALGAMATION_END) + len(AMALGAMATION_END)
+                    data = data[:cut] + b"\n"
+                (src / name).write_bytes(data)
+    partial = base / "sqlite3.partial.exe"
+    _run([*xb.zig_cc(python), "-target", "x86_64-windows-gnu", "-O1", "-DSQLITE_ENABLE_FTS5",
+          f"-I{src}", str(src / "shell.c"), str(src / "sqlite3.c"), "-o", str(partial)],
+         env=xb.zig_env())
+    partial.rename(exe)
+    return exe
+
+
+def test_win_amd64_runs_under_wine(
+    built: dict, windows_shell: Path, native_answers: list[str], tmp_path: Path
+) -> None:
+    wine = _wine()
+    shutil.copyfile(built["libs"]["win_amd64"], tmp_path / "cjk_unicode61.dll")
+    env = dict(os.environ, WINEPREFIX=str(CACHE / "wineprefix"), WINEDEBUG="-all")
+    answers = _run_shell([wine, str(windows_shell)], "./cjk_unicode61", cwd=tmp_path, env=env)
+    assert answers == native_answers
