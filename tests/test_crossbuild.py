@@ -511,3 +511,20 @@ def test_win_amd64_runs_under_wine(
     env = dict(os.environ, WINEPREFIX=str(CACHE / "wineprefix"), WINEDEBUG="-all")
     answers = _run_shell([wine, str(windows_shell)], "./cjk_unicode61", cwd=tmp_path, env=env)
     assert answers == native_answers
+
+
+@pytest.mark.parametrize("name", TARGET_NAMES)
+def test_loader_finds_the_library_in_each_wheel(
+    built: dict, name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_fts import loader
+
+    target = _target(name)
+    with zipfile.ZipFile(built["wheels"][name]) as zf:
+        zf.extractall(tmp_path)
+    monkeypatch.delenv("HERMES_FTS5_CJK_SO", raising=False)
+    monkeypatch.setattr(loader, "__file__", str(tmp_path / "hermes_fts" / "loader.py"))
+    monkeypatch.setattr(sys, "platform", target.platform)
+    found = Path(loader._library_file())
+    assert found.parent == tmp_path / "hermes_fts" and found.is_file()
+    assert _format_and_machine(found.read_bytes())[0] == target.binary_format
