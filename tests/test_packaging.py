@@ -317,5 +317,5 @@ def test_cibuildwheel_selects_cpython_39_to_314() -> None:
     proc = _run([tool, "--print-build-identifiers", "--platform", "linux", str(ROOT)],
                 cwd=str(ROOT))
     ids = proc.stdout.split()
-    assert sorted({i.split("-")[0] for i in ids}) == [f"cp3{m}" for m in range(9, 15)], ids
+    assert {i.split("-")[0] for i in ids} == {f"cp3{m}" for m in range(9, 15)}, ids
     assert {i.split("-", 1)[1] for i in ids} == {"manylinux_x86_64", "musllinux_x86_64"}
