@@ -13,11 +13,13 @@ rule, and the deployment target.  Then what can run here does run:
 * manylinux aarch64: Debian's arm64 sqlite3 under qemu-aarch64-static;
 * win_amd64: a Windows sqlite3 shell (SQLite's amalgamation, from the
   sqlean.py sdist on PyPI, built with the same zig cc) under wine64;
+* musllinux x86_64 / aarch64: a musl sqlite3 shell built the same way, on
+  Debian's musl runtime (natively / under qemu with the arm64 musl package);
 
 and each must answer a CJK MATCH and cjk_highlight exactly as the native build.
 
 Host tools come from Debian: llvm (llvm-nm, llvm-readobj, llvm-objdump),
-qemu-user-static, wine64.  .ci/run installs them.
+qemu-user-static, wine64, musl.  .ci/run installs them.
 """
 
 from __future__ import annotations
@@ -409,8 +411,10 @@ def test_manylinux_x86_64_runs_in_the_native_shell(built: dict, native_answers: 
         native_answers)
 
 
-# Debian's arm64 sqlite3 and what it needs to start, unpacked (not installed).
-ARM64_PACKAGES = ("sqlite3", "libsqlite3-0", "libc6", "libreadline8", "libtinfo6", "zlib1g")
+# Debian's arm64 sqlite3 and what it needs to start, and the arm64 musl
+# runtime, unpacked (not installed).
+ARM64_PACKAGES = ("sqlite3", "libsqlite3-0", "libc6", "libreadline8", "libtinfo6", "zlib1g",
+                  "musl")
 
 
 @pytest.fixture(scope="session")
@@ -422,8 +426,10 @@ def arm64_root() -> Path:
                         ".ci/run installs it)")
     base = CACHE / "debian-arm64"
     root = base / "root"
-    if (root / "usr" / "bin" / "sqlite3").is_file():
+    marker = root / "packages.txt"
+    if marker.is_file() and marker.read_text(encoding="utf-8") == " ".join(ARM64_PACKAGES):
         return root
+    shutil.rmtree(root, ignore_errors=True)
     # A private apt state with only arm64: the machine's dpkg is not touched.
     state, cache, debs = base / "state", base / "cache", base / "debs"
     for d in (state / "lists" / "partial", cache / "archives" / "partial", debs):
@@ -439,6 +445,7 @@ def arm64_root() -> Path:
     shutil.rmtree(tmp_root, ignore_errors=True)
     for deb in sorted(debs.glob("*.deb")):
         _run(["dpkg-deb", "-x", str(deb), str(tmp_root)])
+    (tmp_root / "packages.txt").write_text(" ".join(ARM64_PACKAGES), encoding="utf-8")
     tmp_root.rename(root)
     return root
 
@@ -468,23 +475,22 @@ def _wine() -> str:
 
 
 @pytest.fixture(scope="session")
-def windows_shell() -> Path:
-    """sqlite3.exe for x86_64 Windows, built from SQLite's amalgamation with zig cc."""
+def amalgamation() -> Path:
+    """SQLite's sqlite3.c, shell.c and headers, as the upstream amalgamation."""
     import tarfile
 
-    base = CACHE / "windows-sqlite"
-    exe = base / "sqlite3.exe"
-    if exe.is_file():
-        return exe
-    base.mkdir(parents=True, exist_ok=True)
+    src = CACHE / "sqlite-amalgamation" / AMALGAMATION_SDIST.replace("==", "-")
+    if (src / "sqlite3.c").is_file():
+        return src
     python = xb.ensure_toolchain()
-    sdists = base / "sdist"
+    sdists = src.parent / "sdist"
     _run([str(python), "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
           "--no-deps", "--no-binary", ":all:", "--no-build-isolation", "-d", str(sdists),
           AMALGAMATION_SDIST])
     (sdist,) = sdists.glob("*.tar.gz")
-    src = base / "src"
-    src.mkdir(exist_ok=True)
+    partial = src.parent / "partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
     with tarfile.open(sdist) as tf:
         for member in tf.getmembers():
             name = member.name.rsplit("/", 1)[-1]
@@ -494,13 +500,55 @@ def windows_shell() -> Path:
                 if name == "sqlite3.c":
                     cut = data.index(AMALGAMATION_END) + len(AMALGAMATION_END)
                     data = data[:cut] + b"\n"
-                (src / name).write_bytes(data)
-    partial = base / "sqlite3.partial.exe"
-    _run([*xb.zig_cc(python), "-target", "x86_64-windows-gnu", "-O1", "-DSQLITE_ENABLE_FTS5",
-          f"-I{src}", str(src / "shell.c"), str(src / "sqlite3.c"), "-o", str(partial)],
-         env=xb.zig_env())
+                (partial / name).write_bytes(data)
+    partial.rename(src)
+    return src
+
+
+def _sqlite_shell(amalgamation: Path, zig_target: str, name: str, *flags: str) -> Path:
+    """SQLite's shell for ``zig_target``, built once with the same zig cc."""
+    exe = CACHE / "sqlite-shells" / zig_target / name
+    if exe.is_file():
+        return exe
+    exe.parent.mkdir(parents=True, exist_ok=True)
+    partial = exe.with_name("partial-" + name)
+    _run([*xb.zig_cc(xb.ensure_toolchain()), "-target", zig_target, *flags,
+          "-DSQLITE_ENABLE_FTS5", f"-I{amalgamation}", str(amalgamation / "shell.c"),
+          str(amalgamation / "sqlite3.c"), "-o", str(partial)], env=xb.zig_env())
     partial.rename(exe)
     return exe
+
+
+@pytest.fixture(scope="session")
+def windows_shell(amalgamation: Path) -> Path:
+    """sqlite3.exe for x86_64 Windows."""
+    # -O0: a test host, and the amalgamation compiles several times faster.
+    return _sqlite_shell(amalgamation, "x86_64-windows-gnu", "sqlite3.exe", "-O0")
+
+
+def _musl_shell(amalgamation: Path, machine: str) -> Path:
+    # Dynamically linked against musl, so it can dlopen the library (.load).
+    # -O1: at -O0 the shell calls statx(), which Debian's musl 1.2.3 lacks.
+    return _sqlite_shell(amalgamation, f"{machine}-linux-musl", "sqlite3", "-dynamic", "-O1")
+
+
+def test_musllinux_x86_64_runs_in_a_musl_sqlite3(
+    built: dict, amalgamation: Path, native_answers: list[str]
+) -> None:
+    if not Path("/lib/ld-musl-x86_64.so.1").exists():
+        pytest.skip("the musl runtime is not installed (apt-get install -y musl)")
+    shell = _musl_shell(amalgamation, "x86_64")
+    lib = built["libs"]["musllinux_1_2_x86_64"]
+    assert _run_shell([str(shell)], str(lib.with_suffix(""))) == native_answers
+
+
+def test_musllinux_aarch64_runs_under_qemu(
+    built: dict, amalgamation: Path, arm64_root: Path, native_answers: list[str]
+) -> None:
+    shell = _musl_shell(amalgamation, "aarch64")
+    lib = built["libs"]["musllinux_1_2_aarch64"]
+    cmd = ["qemu-aarch64-static", "-L", str(arm64_root), str(shell)]
+    assert _run_shell(cmd, str(lib.with_suffix(""))) == native_answers
 
 
 def test_win_amd64_runs_under_wine(
