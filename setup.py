@@ -2,12 +2,14 @@
 
 The library is a plain SQLite loadable extension, not a CPython module: it
 never includes Python.h, never links libpython, and exports only the SQLite
-entry points.  Wheels are therefore tagged py3-none-<platform>.
+entry points.  Wheels are therefore tagged py3-none-<platform>.  Sources,
+flags, the version define and the entry points come from csrc/build_config.py,
+which the cross-build script (.ci/build-wheels) uses as well.
 """
 
+import importlib.util
 import os
 import sys
-from glob import glob
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -17,29 +19,24 @@ try:  # setuptools >= 70.1 ships bdist_wheel itself
 except ImportError:  # pragma: no cover - older toolchains
     from wheel.bdist_wheel import bdist_wheel  # type: ignore[no-redef]
 
-ENTRY_POINTS = [
-    "sqlite3_cjkunicode_init",
-    "sqlite3_ftscjk_init",
-    "sqlite3_fts5_cjk_init",
-    "hermes_fts_auto_init",
-]
-
-if sys.platform == "win32":
-    LIB_SUFFIX = ".dll"
-elif sys.platform == "darwin":
-    LIB_SUFFIX = ".dylib"
-else:
-    LIB_SUFFIX = ".so"
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location(
+    "hermes_build_config", os.path.join(HERE, "csrc", "build_config.py")
+)
+assert _spec is not None and _spec.loader is not None
+config = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(config)
 
 
 class BuildLoadable(build_ext):
     """build_ext that produces a plain shared library with a platform suffix."""
 
     def get_ext_filename(self, fullname):
-        return os.path.join(*fullname.split(".")) + LIB_SUFFIX
+        # Called with the full dotted name and with its last part alone.
+        return os.path.join(*fullname.split(".")) + config.library_suffix(sys.platform)
 
     def get_export_symbols(self, ext):
-        return ENTRY_POINTS
+        return config.ENTRY_POINTS
 
     def build_extensions(self):
         # Some Pythons (pyenv) put their own -rpath in LDSHARED; a library that
@@ -66,27 +63,24 @@ class PlatformNoneWheel(bdist_wheel):
         return "py3", "none", plat
 
 
+werror = bool(os.environ.get("HERMES_FTS_WERROR"))
 link_args: list = []
 if sys.platform == "win32":
-    compile_args = ["/O2", "/W3"]
-    if os.environ.get("HERMES_FTS_WERROR"):
-        compile_args.append("/WX")
+    compile_args = config.MSVC_CFLAGS + (config.MSVC_WERROR if werror else [])
 else:
-    compile_args = ["-std=c11", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra"]
-    if os.environ.get("HERMES_FTS_WERROR"):
-        compile_args.append("-Werror")
+    compile_args = config.GNU_CFLAGS + (config.GNU_WERROR if werror else [])
     if os.environ.get("HERMES_FTS_SANITIZE"):
         # The sanitizer runtimes are preloaded by the test driver.
-        compile_args += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+        compile_args += config.SANITIZE_CFLAGS
     elif sys.platform.startswith("linux"):
-        # Fail at link time, not at .load time, on any unresolved symbol.
-        link_args = ["-Wl,-z,defs"]
+        link_args = config.ELF_LDFLAGS
 
 extension = Extension(
-    "hermes_fts.cjk_unicode61",
-    sources=sorted(glob("csrc/*.c")),
-    depends=sorted(glob("csrc/*.h")),
+    "hermes_fts." + config.LIB_NAME,
+    sources=config.SOURCES,
+    depends=config.HEADERS,
     include_dirs=["csrc"],
+    define_macros=[config.VERSION_MACRO],
     extra_compile_args=compile_args,
     extra_link_args=link_args,
 )

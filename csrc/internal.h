@@ -2,10 +2,11 @@
 ** Shared declarations of the cjk_unicode61 loadable extension.
 **
 ** Every .c file includes sqlite3ext.h through this header.  Exactly one file
-** (cjk_unicode61.c) defines the sqlite3_api pointer with
-** SQLITE_EXTENSION_INIT1; the others declare it with SQLITE_EXTENSION_INIT3.
-** That pointer is the only global mutable state in the library: SQLite's
-** loadable-extension ABI requires it.
+** (extension.c) defines the sqlite3_api pointer with SQLITE_EXTENSION_INIT1;
+** the others declare it with SQLITE_EXTENSION_INIT3.  That pointer is the
+** only global mutable state in the library: SQLite's loadable-extension ABI
+** requires it.  All memory comes from sqlite3_malloc64/sqlite3_realloc64 and
+** goes back with sqlite3_free, so the host's allocator and its limits apply.
 */
 #ifndef HERMES_INTERNAL_H
 #define HERMES_INTERNAL_H
@@ -13,26 +14,27 @@
 #include <stddef.h>
 #include <sqlite3ext.h>
 
+#include "hermes_fts.h"
+
 /* Build against any SQLite >= 3.26 header set (manylinux ships 3.26); the
 ** flag below arrived in 3.31, and the supported runtime minimum is 3.34. */
 #ifndef SQLITE_INNOCUOUS
 #define SQLITE_INNOCUOUS 0x000200000
 #endif
 
-#define HERMES_FTS_VERSION "0.1.0"
+/* The version lives only in hermes_fts/_version.py; every build passes it as
+** -DHERMES_FTS_VERSION=X.Y.Z (unquoted, so no shell or MSVC quoting rules
+** get in the way) and it is turned into a string here. */
+#ifndef HERMES_FTS_VERSION
+#error "HERMES_FTS_VERSION is not defined: build through setup.py or csrc/build_config.py"
+#endif
+#define HERMES_STRINGIFY_(x) #x
+#define HERMES_STRINGIFY(x) HERMES_STRINGIFY_(x)
+#define HERMES_FTS_VERSION_STRING HERMES_STRINGIFY(HERMES_FTS_VERSION)
+
 #define HERMES_TOKENIZER_NAME "cjk_unicode61"
 
-/* Entry points are the only symbols with default visibility; the build uses
-** -fvisibility=hidden for everything else. */
-#if defined(_WIN32)
-#define HERMES_EXPORT __declspec(dllexport)
-#elif defined(__GNUC__)
-#define HERMES_EXPORT __attribute__((visibility("default")))
-#else
-#define HERMES_EXPORT
-#endif
-
-/* ---- UTF-8, classification and width folding (width.c) ------------------ */
+/* ---- UTF-8 codec (utf8.c) ------------------------------------------------ */
 
 /* Decode one code point at z[0..n) (n >= 1) leniently and return the number
 ** of bytes it occupies (always >= 1, so every scan terminates).  An invalid
@@ -40,6 +42,11 @@
 ** one code point (U+FFFD) consuming one byte.  Encoded surrogates decode as
 ** themselves (non-CJK). */
 int hermes_utf8_decode(const unsigned char *z, int n, unsigned int *pCp);
+
+/* Write cp as UTF-8 into z (room for 4 bytes); return the byte count. */
+int hermes_utf8_encode(unsigned int cp, char *z);
+
+/* ---- what the tokenizer calls a character (tokenizer.c) ----------------- */
 
 /* Like hermes_utf8_decode, then width-folded (full-width ASCII -> ASCII,
 ** half-width katakana -> full-width).  A following half-width (semi-)voiced
@@ -51,26 +58,39 @@ int hermes_fold_next(const unsigned char *z, int n, unsigned int *pCp, int *pbFo
 /* True when cp (already folded) belongs to a CJK run. */
 int hermes_is_cjk(unsigned int cp);
 
-/* Write cp as UTF-8 into z (room for 4 bytes); return the byte count. */
-int hermes_utf8_encode(unsigned int cp, char *z);
-
-/* ---- a growable byte buffer (libc malloc; width.c) ---------------------- */
+/* ---- a growable byte buffer on SQLite's allocator (buffer.c) ------------ */
 
 typedef struct HBuf {
-  char *a;        /* malloc'd bytes, not NUL-terminated unless asked */
+  char *a;        /* sqlite3_malloc64'd bytes, not NUL-terminated */
   size_t n;       /* bytes used */
   size_t nAlloc;  /* bytes allocated */
   int oom;        /* set once an allocation failed; later appends are no-ops */
 } HBuf;
 
+/* Make room for nExtra more bytes; SQLITE_NOMEM (and oom set) on failure. */
 int hermes_buf_reserve(HBuf *p, size_t nExtra);
+/* Append z[0..n); on failure nothing is appended and oom is set. */
 void hermes_buf_append(HBuf *p, const char *z, size_t n);
+/* Hand the bytes to SQLite as the text result of ctx (or report NOMEM /
+** TOOBIG) and leave the buffer empty. */
+void hermes_buf_result_text(HBuf *p, sqlite3_context *ctx);
 void hermes_buf_free(HBuf *p);
 
-/* ---- registration (one per source file) --------------------------------- */
+/* ---- what extension.c registers ----------------------------------------- */
 
-int hermes_register_tokenizer(fts5_api *pApi);
-int hermes_register_aux(fts5_api *pApi);
-int hermes_register_sql_functions(sqlite3 *db, fts5_api *pApi);
+/* The tokenizer; its xCreate expects the connection's fts5_api as context. */
+extern const fts5_tokenizer hermes_cjk_tokenizer;
+
+/* FTS5 auxiliary functions (highlight.c). */
+void hermes_cjk_highlight(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
+                          int nVal, sqlite3_value **apVal);
+void hermes_cjk_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
+                        int nVal, sqlite3_value **apVal);
+
+/* Scalar SQL functions (sql_functions.c); the cjk_tokens pair expects the
+** connection's fts5_api as user data. */
+void hermes_cjk_tokens(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void hermes_cjk_tokens_query(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void hermes_cjk_version(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 
 #endif /* HERMES_INTERNAL_H */

@@ -15,8 +15,80 @@
 #include "internal.h"
 SQLITE_EXTENSION_INIT3
 
-#include <stdlib.h>
 #include <string.h>
+
+#include "cjk_script.h"
+
+/* ---- characters: width folding and CJK classification ------------------- */
+
+/* Folding follows Lucene's CJKWidthFilter: full-width ASCII U+FF01..FF5E
+** becomes ASCII, half-width katakana U+FF65..FF9F becomes full-width
+** katakana, and a half-width (semi-)voiced mark is composed into the kana
+** before it when such a composed kana exists.  Half-width Hangul,
+** U+FFE0..FFEE and the ideographic space are deliberately left alone. */
+#define FULLWIDTH_ASCII_FIRST 0xFF01
+#define FULLWIDTH_ASCII_LAST 0xFF5E
+#define FULLWIDTH_ASCII_DELTA 0xFEE0
+#define HALFWIDTH_VOICED_MARK 0xFF9E
+#define HALFWIDTH_SEMI_VOICED_MARK 0xFF9F
+
+int hermes_fold_next(const unsigned char *z, int n, unsigned int *pCp, int *pbFolded) {
+  unsigned int cp;
+  int len = hermes_utf8_decode(z, n, &cp);
+
+  *pbFolded = 0;
+  if (cp < HERMES_KATAKANA_FIRST) {
+    /* Fast path: ASCII, Latin, Han's neighbours below katakana never fold. */
+    *pCp = cp;
+    return len;
+  }
+  if (cp >= FULLWIDTH_ASCII_FIRST && cp <= FULLWIDTH_ASCII_LAST) {
+    cp -= FULLWIDTH_ASCII_DELTA;
+    *pbFolded = 1;
+  } else if (cp >= HERMES_HALFWIDTH_FIRST && cp <= HERMES_HALFWIDTH_LAST) {
+    cp = hermes_halfwidth_kana[cp - HERMES_HALFWIDTH_FIRST];
+    *pbFolded = 1;
+  }
+  /* Compose "kana + half-width (semi-)voiced mark" into one kana (ｶﾞ -> ガ).
+  ** Without a composition the mark is folded on its own, to the combining
+  ** U+3099/U+309A, when the scan reaches it. */
+  if (cp >= HERMES_KATAKANA_FIRST && cp <= HERMES_KATAKANA_LAST && len < n) {
+    unsigned int next;
+    int nextLen = hermes_utf8_decode(z + len, n - len, &next);
+    unsigned int composed = 0;
+    if (next == HALFWIDTH_VOICED_MARK) {
+      composed = hermes_kana_voiced[cp - HERMES_KATAKANA_FIRST];
+    } else if (next == HALFWIDTH_SEMI_VOICED_MARK) {
+      composed = hermes_kana_semivoiced[cp - HERMES_KATAKANA_FIRST];
+    }
+    if (composed) {
+      cp = composed;
+      len += nextLen;
+      *pbFolded = 1;
+    }
+  }
+  *pCp = cp;
+  return len;
+}
+
+int hermes_is_cjk(unsigned int cp) {
+  int lo = 0;
+  int hi = HERMES_CJK_NRANGES - 1;
+  if (cp < HERMES_CJK_MIN) return 0;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (cp < hermes_cjk_ranges[mid][0]) {
+      hi = mid - 1;
+    } else if (cp > hermes_cjk_ranges[mid][1]) {
+      lo = mid + 1;
+    } else {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* ---- the tokenizer ------------------------------------------------------- */
 
 /* One tokenizer instance: the wrapped unicode61 plus our own option. */
 typedef struct CjkTokenizer {
@@ -61,7 +133,7 @@ static void cjkDelete(Fts5Tokenizer *pTok) {
   CjkTokenizer *p = (CjkTokenizer *)pTok;
   if (p == NULL) return;
   if (p->pInner) p->inner.xDelete(p->pInner);
-  free(p);
+  sqlite3_free(p);
 }
 
 /*
@@ -79,10 +151,11 @@ static int cjkCreate(void *pCtx, const char **azArg, int nArg, Fts5Tokenizer **p
   int i;
 
   *ppOut = NULL;
-  p = (CjkTokenizer *)calloc(1, sizeof(*p));
+  p = (CjkTokenizer *)sqlite3_malloc64(sizeof(*p));
   if (p == NULL) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
   if (nArg > 0) {
-    azPass = (const char **)malloc(sizeof(const char *) * (size_t)nArg);
+    azPass = (const char **)sqlite3_malloc64(sizeof(const char *) * (sqlite3_uint64)nArg);
     if (azPass == NULL) {
       rc = SQLITE_NOMEM;
       goto done;
@@ -110,7 +183,7 @@ static int cjkCreate(void *pCtx, const char **azArg, int nArg, Fts5Tokenizer **p
   rc = p->inner.xCreate(pInnerUserData, azPass, nPass, &p->pInner);
 
 done:
-  free(azPass);
+  sqlite3_free(azPass);
   if (rc != SQLITE_OK) {
     cjkDelete((Fts5Tokenizer *)p);
     return rc;
@@ -157,7 +230,8 @@ static int flushSegment(TokenizeState *s, int iStart, int iEnd, int bFolded) {
   s->fold.n = 0;
   if (hermes_buf_reserve(&s->fold, (size_t)nSeg) != SQLITE_OK) return SQLITE_NOMEM;
   if (s->nMapAlloc < nSeg + 1) {
-    int *aNew = (int *)realloc(s->aMapAlloc, sizeof(int) * ((size_t)nSeg + 1));
+    int *aNew =
+        (int *)sqlite3_realloc64(s->aMapAlloc, sizeof(int) * ((sqlite3_uint64)nSeg + 1));
     if (aNew == NULL) return SQLITE_NOMEM;
     s->aMapAlloc = aNew;
     s->nMapAlloc = nSeg + 1;
@@ -290,16 +364,10 @@ static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *p
   if (rc == SQLITE_OK && iSeg >= 0) rc = flushSegment(&s, iSeg, nText, bSegFolded);
 
   hermes_buf_free(&s.fold);
-  free(s.aMapAlloc);
+  sqlite3_free(s.aMapAlloc);
   return rc;
 }
 
-int hermes_register_tokenizer(fts5_api *pApi) {
-  fts5_tokenizer t;
-  t.xCreate = cjkCreate;
-  t.xDelete = cjkDelete;
-  t.xTokenize = cjkTokenize;
-  /* pContext is the fts5_api itself, so xCreate can find unicode61 on the
-  ** same connection without any global state. */
-  return pApi->xCreateTokenizer(pApi, HERMES_TOKENIZER_NAME, (void *)pApi, &t, NULL);
-}
+/* pContext given to xCreateTokenizer must be the connection's fts5_api, so
+** that xCreate finds unicode61 on the same connection without global state. */
+const fts5_tokenizer hermes_cjk_tokenizer = {cjkCreate, cjkDelete, cjkTokenize};

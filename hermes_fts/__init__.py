@@ -8,6 +8,7 @@ cheap for callers that only need the tokenizer.
 from importlib import import_module
 from typing import Any
 
+from ._version import __version__ as __version__
 from .loader import (
     ExtensionUnavailable,
     Token,
@@ -17,8 +18,6 @@ from .loader import (
     load,
     tokenize,
 )
-
-__version__ = "0.1.0"
 
 _LAZY = {
     "sanitize_fts5_query": "query",

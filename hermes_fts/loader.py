@@ -28,6 +28,13 @@ import threading
 from typing import Any, NamedTuple
 
 from . import _env
+from ._platform import (
+    LIB_NAME,
+    STATIC_SQLITE_WORKAROUND,
+    library_suffix,
+    sqlite_library_candidates,
+    strip_library_suffix,
+)
 from ._sqlite import readonly_uri
 
 __all__ = [
@@ -42,13 +49,7 @@ __all__ = [
     "tokenize",
 ]
 
-LIB_NAME = "cjk_unicode61"
-if sys.platform == "win32":
-    LIB_SUFFIX = ".dll"
-elif sys.platform == "darwin":
-    LIB_SUFFIX = ".dylib"
-else:
-    LIB_SUFFIX = ".so"
+LIB_SUFFIX = library_suffix()  # this platform's; the rule lives in _platform
 
 _PROBE_SQL = "SELECT cjk_unicode61_version()"
 
@@ -72,21 +73,18 @@ def extension_path() -> str:
     """
     override = _env.extension_override()
     if override:
-        path = override
-        for suffix in (".so", ".dylib", ".dll"):
-            if path.endswith(suffix):
-                return path[: -len(suffix)]
-        return path
+        return strip_library_suffix(override)
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), LIB_NAME)
 
 
 def _library_file() -> str:
     base = extension_path()
-    for candidate in (base + LIB_SUFFIX, base):
+    suffix = library_suffix()  # at call time: the platform the process runs on
+    for candidate in (base + suffix, base):
         if os.path.isfile(candidate):
             return candidate
     raise ExtensionUnavailable(
-        f"the cjk_unicode61 library was not found at {base + LIB_SUFFIX}. "
+        f"the cjk_unicode61 library was not found at {base + suffix}. "
         "Reinstall hermes-fts from a wheel (pip install --force-reinstall hermes-fts), "
         "or build it in a source checkout with `python setup.py build_ext --inplace`; "
         "HERMES_FTS5_CJK_SO may point to a library built elsewhere."
@@ -198,23 +196,53 @@ _EXT_CDEF = "int hermes_fts_auto_init(void *db, char **pzErrMsg, const void *pAp
 _native: dict = {}
 
 
-def _stdlib_sqlite_library(ffi: Any) -> Any:
-    """Open the SQLite library that the stdlib ``_sqlite3`` module is bound to."""
+def _stdlib_sqlite_library(ffi: Any) -> tuple[Any, str]:
+    """Open the SQLite library that the stdlib ``_sqlite3`` module runs on.
+
+    Returns the cffi library and its version.  Tries every place this
+    platform's Python keeps it; a candidate counts only when it exports
+    SQLite's functions and reports the module's own SQLite version.
+    """
     import _sqlite3
 
     module_file = getattr(_sqlite3, "__file__", None)
     if not module_file:
         raise ExtensionUnavailable(
             "the sqlite3 module is built into this Python, so its SQLite cannot be "
-            "reached; use apsw or sqlean.py (pip install sqlean.py)"
+            f"reached; {STATIC_SQLITE_WORKAROUND}"
         )
-    if sys.platform == "win32":
-        # GetProcAddress does not search dependencies: open the DLL beside _sqlite3.
-        candidate = os.path.join(os.path.dirname(module_file), "sqlite3.dll")
-        return ffi.dlopen(candidate if os.path.exists(candidate) else "sqlite3.dll")
-    # dlsym on the module's handle also searches the libsqlite3 it links to, and
-    # finds a statically linked SQLite whose symbols are exported.
-    return ffi.dlopen(module_file)
+    tried: list[str] = []
+    module_lacks_symbols = False
+    for candidate in sqlite_library_candidates(module_file, (sys.prefix, sys.base_prefix)):
+        if os.path.isabs(candidate) and not os.path.exists(candidate):
+            continue
+        try:
+            lib = ffi.dlopen(candidate)
+        except OSError as exc:
+            tried.append(f"{candidate}: {exc}")
+            continue
+        try:
+            version = ffi.string(lib.sqlite3_libversion()).decode()
+            lib.sqlite3_auto_extension  # noqa: B018 - the lookup is the check
+            lib.sqlite3_cancel_auto_extension  # noqa: B018
+        except AttributeError:
+            module_lacks_symbols = module_lacks_symbols or candidate == module_file
+            tried.append(f"{candidate}: does not export SQLite's functions")
+            continue
+        if version != sqlite3.sqlite_version:
+            tried.append(f"{candidate}: SQLite {version}, the module runs {sqlite3.sqlite_version}")
+            continue
+        return lib, version
+    if module_lacks_symbols:
+        reason = (
+            f"SQLite is linked statically into {module_file} and its functions are not "
+            "exported, so the extension cannot be registered with it"
+        )
+    else:
+        reason = "the SQLite library of the sqlite3 module was not found"
+    raise ExtensionUnavailable(
+        f"{reason} (tried: {'; '.join(tried) or 'nothing'}); {STATIC_SQLITE_WORKAROUND}"
+    )
 
 
 def install() -> str:
@@ -231,20 +259,7 @@ def install() -> str:
         ffi = FFI()
         ffi.cdef(_CDEF)
         ffi.cdef(_EXT_CDEF)
-        try:
-            sqlite_lib = _stdlib_sqlite_library(ffi)
-            version = ffi.string(sqlite_lib.sqlite3_libversion()).decode()
-        except (OSError, AttributeError) as exc:
-            raise ExtensionUnavailable(
-                f"cannot reach the SQLite library of the sqlite3 module ({exc}); "
-                "use a Python whose sqlite3 allows enable_load_extension, or apsw / "
-                "sqlean.py"
-            ) from exc
-        if version != sqlite3.sqlite_version:
-            raise ExtensionUnavailable(
-                f"found SQLite {version} but the sqlite3 module runs "
-                f"{sqlite3.sqlite_version}; refusing to register with the wrong library"
-            )
+        sqlite_lib, _version = _stdlib_sqlite_library(ffi)
         probe = sqlite3.connect(":memory:")
         try:
             options = {row[0] for row in probe.execute("PRAGMA compile_options")}
@@ -261,7 +276,10 @@ def install() -> str:
         _bind(host)
         path = _library_file()
         try:
-            ext_lib = ffi.dlopen(path)
+            # NODELETE: connections may outlive this handle at interpreter exit
+            # (module globals are cleared first); unmapping the library under
+            # their tokenizers would crash the process.
+            ext_lib = ffi.dlopen(path, ffi.RTLD_NOW | getattr(ffi, "RTLD_NODELETE", 0))
             entry = ffi.cast("void(*)(void)", ext_lib.hermes_fts_auto_init)
         except (OSError, AttributeError) as exc:
             raise ExtensionUnavailable(
@@ -280,7 +298,8 @@ def install() -> str:
             sqlite_lib.sqlite3_cancel_auto_extension(entry)
             raise ExtensionUnavailable(
                 "the extension was registered but a new connection does not have it "
-                "(is FTS5 missing from this SQLite?); use apsw or sqlean.py"
+                "(FTS5 missing from this SQLite, or a second copy of SQLite of the same "
+                f"version); {STATIC_SQLITE_WORKAROUND}"
             )
         _native.update(ffi=ffi, sqlite=sqlite_lib, ext=ext_lib, entry=entry)
         _strategy = "auto_extension"

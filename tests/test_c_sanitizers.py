@@ -20,23 +20,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from _csrc import CSRC, ROOT, config, needs_csrc, sources
 
-ROOT = Path(__file__).resolve().parent.parent
-CSRC = ROOT / "csrc"
 HARNESS = CSRC / "fuzz" / "fuzz_tokenizer.c"
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error", "SUMMARY:")
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sanitizer runs are Linux-only"),
-    pytest.mark.skipif(
-        not CSRC.is_dir(),
-        reason="sanitizer builds need the source checkout (csrc/), not an installed wheel",
-    ),
+    needs_csrc,
 ]
-
-
-def _sources() -> list[str]:
-    return sorted(str(p) for p in CSRC.glob("*.c"))
 
 
 def _sanitizer_env() -> dict[str, str]:
@@ -169,9 +161,10 @@ def test_standalone_driver_asan_ubsan(tmp_path: Path) -> None:
             "-Wextra",
             "-Werror",
             "-DHERMES_FUZZ_STANDALONE",
+            config.VERSION_DEFINE,
             f"-I{CSRC}",
             str(HARNESS),
-            *_sources(),
+            *sources(),
             "-lsqlite3",
             "-o",
             str(exe),
@@ -204,9 +197,10 @@ def test_libfuzzer_bounded_run(tmp_path: Path) -> None:
             "-O1",
             "-fsanitize=fuzzer,address,undefined",
             "-fno-sanitize-recover=undefined",
+            config.VERSION_DEFINE,
             f"-I{CSRC}",
             str(HARNESS),
-            *_sources(),
+            *sources(),
             "-lsqlite3",
             "-o",
             str(exe),

@@ -244,3 +244,25 @@ def test_two_sqlite_libraries_in_one_process_are_refused():
         """
     )
     assert "ERR" in proc.stdout and "one SQLite library" in proc.stdout
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_auto_extension_library_stays_mapped_when_its_handle_is_dropped():
+    # Connections can outlive the cffi handle at interpreter exit; the library
+    # must stay mapped under their tokenizers (a crash at exit otherwise).
+    out = run_python(
+        """
+        import gc, sqlite3
+        from hermes_fts import loader
+        loader.install()
+        conn = sqlite3.connect(":memory:")
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61')")
+        path = loader._library_file()
+        loader._native.clear()
+        gc.collect()
+        maps = open("/proc/self/maps").read()
+        conn.execute("INSERT INTO t VALUES ('我们明天去东京')")
+        print(path in maps, conn.execute("SELECT count(*) FROM t WHERE t MATCH '东京'").fetchone()[0])
+        """
+    )
+    assert out.stdout.split() == ["True", "1"]

@@ -22,16 +22,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from _csrc import ROOT, config
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY_POINTS = {
-    "sqlite3_cjkunicode_init",
-    "sqlite3_ftscjk_init",
-    "sqlite3_fts5_cjk_init",
-    "hermes_fts_auto_init",
-}
+import hermes_fts
+from hermes_fts._platform import library_filename
+
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
-LIB_SUFFIX = {"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so")
 
 pytestmark = pytest.mark.skipif(
     not (ROOT / "setup.py").exists() or not (ROOT / "csrc").is_dir(),
@@ -69,7 +65,7 @@ def library(dists: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) ->
     out = tmp_path_factory.mktemp("lib")
     with zipfile.ZipFile(dists["wheel"]) as zf:
         names = [n for n in zf.namelist() if n.startswith("hermes_fts/cjk_unicode61")]
-        assert names == [f"hermes_fts/cjk_unicode61{LIB_SUFFIX}"], names
+        assert names == [f"hermes_fts/{library_filename()}"], names
         return Path(zf.extract(names[0], out))
 
 
@@ -139,7 +135,26 @@ def _exported(lib: Path) -> set[str]:
 
 
 def test_library_exports_only_the_entry_points(library: Path) -> None:
-    assert _exported(library) == ENTRY_POINTS
+    assert config is not None
+    assert _exported(library) == set(config.ENTRY_POINTS)
+
+
+def test_one_version_in_pyproject_package_and_library() -> None:
+    from setuptools.config.pyprojecttoml import read_configuration
+
+    resolved = read_configuration(ROOT / "pyproject.toml", expand=True)["project"]["version"]
+    conn = hermes_fts.connect(":memory:")
+    try:
+        (c_version,) = conn.execute("SELECT cjk_unicode61_version()").fetchone()
+    finally:
+        conn.close()
+    assert c_version.split(";")[0] == f"hermes-fts {hermes_fts.__version__}"
+    assert resolved == hermes_fts.__version__
+
+
+def test_wheel_and_sdist_carry_the_version(dists: dict[str, Path]) -> None:
+    for dist in dists.values():
+        assert dist.name.startswith(f"hermes_fts-{hermes_fts.__version__}"), dist.name
 
 
 @pytest.fixture(scope="session")
@@ -302,5 +317,5 @@ def test_cibuildwheel_selects_cpython_39_to_314() -> None:
     proc = _run([tool, "--print-build-identifiers", "--platform", "linux", str(ROOT)],
                 cwd=str(ROOT))
     ids = proc.stdout.split()
-    assert [i.split("-")[0] for i in ids] == [f"cp3{m}" for m in range(9, 15)], ids
-    assert all("-manylinux_" in i for i in ids), "musllinux is skipped"
+    assert {i.split("-")[0] for i in ids} == {f"cp3{m}" for m in range(9, 15)}, ids
+    assert {i.split("-", 1)[1] for i in ids} == {"manylinux_x86_64", "musllinux_x86_64"}

@@ -80,7 +80,7 @@ def test_version_in_shell() -> None:
         f".load {LIB.with_suffix('')}\nSELECT cjk_unicode61_version(), sqlite_version();"
     )
     version, sqlite_version = proc.stdout.strip().split("|")
-    assert version == f"hermes-fts 0.1.0; fts5 api v1; sqlite {sqlite_version}"
+    assert version == f"hermes-fts {hermes_fts.__version__}; fts5 api v1; sqlite {sqlite_version}"
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF tools")
@@ -116,3 +116,18 @@ def test_auto_init_without_api_is_a_no_op(tmp_path: Path) -> None:
     fn.restype = ctypes.c_int
     fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     assert fn(None, None, None) == 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF tools")
+def test_memory_comes_only_from_sqlite() -> None:
+    # Every allocation goes through sqlite3_malloc64/sqlite3_free (the API
+    # table), so the library must not import libc's allocator at all.
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("binutils nm not installed")
+    out = subprocess.run(
+        [nm, "-D", "--undefined-only", str(LIB)], capture_output=True, text=True, check=True
+    ).stdout
+    imported = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
+    assert "memcpy" in imported  # the listing works
+    assert not imported & {"malloc", "calloc", "realloc", "free", "strdup"}, imported

@@ -334,7 +334,7 @@ def test_megabyte_inputs(sdb: Db) -> None:
 
 def test_version_string(db: Db) -> None:
     v = db.value("SELECT cjk_unicode61_version()")
-    assert v.startswith("hermes-fts 0.1.0; fts5 api v1; sqlite ")
+    assert v.startswith(f"hermes-fts {hermes_fts.__version__}; fts5 api v1; sqlite ")
     assert v.endswith(db.value("SELECT sqlite_version()"))
 
 

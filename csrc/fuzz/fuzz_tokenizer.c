@@ -2,17 +2,20 @@
 ** Fuzz/sanitizer harness for the cjk_unicode61 extension.
 **
 ** Two ways to build it (both link the extension sources directly and the
-** system libsqlite3):
+** system libsqlite3).  SRCS = every csrc .c file, VERSION = the one in
+** hermes_fts/_version.py (csrc/build_config.py gives both to the tests):
 **
-**   libFuzzer (clang), SRCS = every csrc .c file:
+**   libFuzzer (clang):
 **     clang -g -O1 -fsanitize=fuzzer,address,undefined -Icsrc
+**       -DHERMES_FTS_VERSION=$VERSION
 **       csrc/fuzz/fuzz_tokenizer.c $SRCS -lsqlite3 -o fuzz_tokenizer
 **     ./fuzz_tokenizer -max_total_time=30
 **
 **   standalone driver (gcc or clang, no libFuzzer), used by
 **   tests/test_c_sanitizers.py:
 **     gcc -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
-**       -DHERMES_FUZZ_STANDALONE -Icsrc csrc/fuzz/fuzz_tokenizer.c $SRCS
+**       -DHERMES_FUZZ_STANDALONE -DHERMES_FTS_VERSION=$VERSION -Icsrc
+**       csrc/fuzz/fuzz_tokenizer.c $SRCS
 **       -lsqlite3 -o driver
 **     ./driver 3000        # pseudo-random inputs, deterministic seed
 **
@@ -22,13 +25,12 @@
 ** A failed integrity-check aborts: it would mean the tokenizer is not
 ** deterministic or emitted inconsistent tokens.
 */
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int sqlite3_cjkunicode_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
+#include "hermes_fts.h"
 
 static sqlite3 *g_db; /* harness-only state: one connection for all inputs */
 

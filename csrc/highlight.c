@@ -18,7 +18,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include <limits.h>
-#include <stdlib.h>
+#include <stdlib.h> /* qsort */
 #include <string.h>
 
 /* A matched byte range [iStart, iEnd) of the column text. */
@@ -74,10 +74,10 @@ static int posMapToken(void *pCtx, int tflags, const char *pToken, int nToken, i
     int *aS;
     int *aE;
     if (m->nAlloc > INT_MAX / 4) return SQLITE_NOMEM;
-    aS = (int *)realloc(m->aStart, sizeof(int) * (size_t)nNew);
+    aS = (int *)sqlite3_realloc64(m->aStart, sizeof(int) * (sqlite3_uint64)nNew);
     if (aS == NULL) return SQLITE_NOMEM;
     m->aStart = aS;
-    aE = (int *)realloc(m->aEnd, sizeof(int) * (size_t)nNew);
+    aE = (int *)sqlite3_realloc64(m->aEnd, sizeof(int) * (sqlite3_uint64)nNew);
     if (aE == NULL) return SQLITE_NOMEM;
     m->aEnd = aE;
     m->nAlloc = nNew;
@@ -89,8 +89,8 @@ static int posMapToken(void *pCtx, int tflags, const char *pToken, int nToken, i
 }
 
 static void posMapFree(PosMap *m) {
-  free(m->aStart);
-  free(m->aEnd);
+  sqlite3_free(m->aStart);
+  sqlite3_free(m->aEnd);
   memset(m, 0, sizeof(*m));
 }
 
@@ -102,8 +102,10 @@ static int cmpSpan(const void *a, const void *b) {
   return 0;
 }
 
-/* Narrow a one-token hit on a bigram to the character that matched. */
-static void refineSingleChar(InstTokenFn xInstToken, Fts5Context *pFts, int iInst, const char *z,
+/* Narrow a one-token hit on a bigram to the character that matched.  The
+** span stays as it is when the match cannot be pinned to one character;
+** an error from xInstToken is passed up. */
+static int refineSingleChar(InstTokenFn xInstToken, Fts5Context *pFts, int iInst, const char *z,
                              int n, Span *pSpan) {
   const char *pTok = NULL;
   int nTok = 0;
@@ -114,9 +116,11 @@ static void refineSingleChar(InstTokenFn xInstToken, Fts5Context *pFts, int iIns
   int i;
   int iMatch = -1;
 
-  if (xInstToken(pFts, iInst, 0, &pTok, &nTok) != SQLITE_OK || pTok == NULL || nTok <= 0) return;
-  if (hermes_utf8_decode((const unsigned char *)pTok, nTok, &want) != nTok) return;
-  if (!hermes_is_cjk(want)) return;
+  int rc = xInstToken(pFts, iInst, 0, &pTok, &nTok);
+  if (rc != SQLITE_OK) return rc;
+  if (pTok == NULL || nTok <= 0) return SQLITE_OK;
+  if (hermes_utf8_decode((const unsigned char *)pTok, nTok, &want) != nTok) return SQLITE_OK;
+  if (!hermes_is_cjk(want)) return SQLITE_OK;
   /* Decode exactly as the tokenizer does (same folding, same bound). */
   for (i = pSpan->iStart; i < pSpan->iEnd && nChar < 3;) {
     int bFolded;
@@ -124,7 +128,7 @@ static void refineSingleChar(InstTokenFn xInstToken, Fts5Context *pFts, int iIns
     aOff[nChar++] = i;
     i += len;
   }
-  if (nChar != 2 || i != pSpan->iEnd) return;
+  if (nChar != 2 || i != pSpan->iEnd) return SQLITE_OK;
   aOff[2] = i;
   for (i = 0; i < 2; i++) {
     if (cp[i] == want) iMatch = (iMatch < 0) ? i : 2; /* 2 = both match: ambiguous */
@@ -133,11 +137,12 @@ static void refineSingleChar(InstTokenFn xInstToken, Fts5Context *pFts, int iIns
     pSpan->iStart = aOff[iMatch];
     pSpan->iEnd = aOff[iMatch + 1];
   }
+  return SQLITE_OK;
 }
 
 /*
 ** Collect the hits of column iCol as byte ranges sorted by start.  *paHit is
-** malloc'd (NULL when there are none).
+** from sqlite3_malloc64 (NULL when there are none).
 */
 static int collectHits(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int iCol, const char *z,
                        int n, Span **paHit, int *pnHit) {
@@ -156,7 +161,7 @@ static int collectHits(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int iCol
   if (rc != SQLITE_OK || nInst <= 0) return rc;
   rc = pApi->xTokenize(pFts, z, n, (void *)&m, posMapToken);
   if (rc != SQLITE_OK) goto done;
-  aHit = (Span *)malloc(sizeof(Span) * (size_t)nInst);
+  aHit = (Span *)sqlite3_malloc64(sizeof(Span) * (sqlite3_uint64)nInst);
   if (aHit == NULL) {
     rc = SQLITE_NOMEM;
     goto done;
@@ -177,7 +182,10 @@ static int collectHits(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int iCol
     aHit[nHit].iEnd = m.aEnd[iOff + nTok - 1];
     aHit[nHit].iPhrase = iPhrase;
     if (aHit[nHit].iEnd <= aHit[nHit].iStart) continue;
-    if (nTok == 1 && xInstToken) refineSingleChar(xInstToken, pFts, i, z, n, &aHit[nHit]);
+    if (nTok == 1 && xInstToken) {
+      rc = refineSingleChar(xInstToken, pFts, i, z, n, &aHit[nHit]);
+      if (rc != SQLITE_OK) goto done;
+    }
     nHit++;
   }
   qsort(aHit, (size_t)nHit, sizeof(Span), cmpSpan);
@@ -185,7 +193,7 @@ static int collectHits(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int iCol
 done:
   posMapFree(&m);
   if (rc != SQLITE_OK || nHit == 0) {
-    free(aHit);
+    sqlite3_free(aHit);
     return rc;
   }
   *paHit = aHit;
@@ -238,16 +246,6 @@ static void readMarker(sqlite3_value *pVal, const char **pz, int *pn) {
   *pn = z ? sqlite3_value_bytes(pVal) : 0;
 }
 
-static void resultBuf(sqlite3_context *ctx, HBuf *b) {
-  if (b->oom) {
-    sqlite3_result_error_nomem(ctx);
-  } else if (b->n > (size_t)INT_MAX) {
-    sqlite3_result_error_toobig(ctx);
-  } else {
-    sqlite3_result_text(ctx, b->a ? b->a : "", (int)b->n, SQLITE_TRANSIENT);
-  }
-}
-
 static void resultErrorf(sqlite3_context *ctx, const char *zFmt, int iArg) {
   char *zMsg = sqlite3_mprintf(zFmt, iArg);
   sqlite3_result_error(ctx, zMsg ? zMsg : zFmt, -1);
@@ -255,7 +253,7 @@ static void resultErrorf(sqlite3_context *ctx, const char *zFmt, int iArg) {
 }
 
 /* cjk_highlight(tbl, col, open, close) */
-static void cjkHighlight(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
+void hermes_cjk_highlight(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
                          int nVal, sqlite3_value **apVal) {
   Markers mk;
   const char *z = NULL;
@@ -295,9 +293,8 @@ static void cjkHighlight(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite
   nHit = mergeSpans(aHit, nHit);
   memset(&b, 0, sizeof(b));
   appendHighlighted(&b, z, 0, n, aHit, nHit, &mk);
-  resultBuf(ctx, &b);
-  hermes_buf_free(&b);
-  free(aHit);
+  hermes_buf_result_text(&b, ctx);
+  sqlite3_free(aHit);
 }
 
 /* Column with the most hits (ties: lowest index); with no hits at all, the
@@ -310,8 +307,9 @@ static int bestColumn(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int *piCo
   int i;
   int iBest = -1;
 
-  aCount = (int *)calloc((size_t)(nCol > 0 ? nCol : 1), sizeof(int));
+  aCount = (int *)sqlite3_malloc64(sizeof(int) * (sqlite3_uint64)(nCol > 0 ? nCol : 1));
   if (aCount == NULL) return SQLITE_NOMEM;
+  memset(aCount, 0, sizeof(int) * (size_t)(nCol > 0 ? nCol : 1));
   rc = pApi->xInstCount(pFts, &nInst);
   for (i = 0; rc == SQLITE_OK && i < nInst; i++) {
     int iPhrase, iCol, iOff;
@@ -327,7 +325,7 @@ static int bestColumn(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int *piCo
     rc = pApi->xColumnText(pFts, i, &z, &n);
     if (rc == SQLITE_OK && z != NULL && n > 0) iBest = i;
   }
-  free(aCount);
+  sqlite3_free(aCount);
   *piCol = iBest < 0 ? 0 : iBest;
   return rc;
 }
@@ -348,7 +346,7 @@ static int charIndexOf(const int *aChar, int nChar, int iByte) {
 }
 
 /* cjk_snippet(tbl, col, open, close, ellipsis, max_chars) */
-static void cjkSnippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
+void hermes_cjk_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
                        int nVal, sqlite3_value **apVal) {
   Markers mk;
   const char *zEllipsis;
@@ -400,7 +398,7 @@ static void cjkSnippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_
 
   /* Code point boundaries (the same lenient decoding as the tokenizer, so
   ** every token offset is one of them). */
-  aChar = (int *)malloc(sizeof(int) * ((size_t)n + 1));
+  aChar = (int *)sqlite3_malloc64(sizeof(int) * ((sqlite3_uint64)n + 1));
   if (aChar == NULL) {
     rc = SQLITE_NOMEM;
     goto error;
@@ -418,11 +416,13 @@ static void cjkSnippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_
     int nPhrase = pApi->xPhraseCount(pFts);
     int bestDistinct = -1;
     int bestCount = -1;
-    aSeen = (int *)calloc((size_t)(nPhrase > 0 ? nPhrase : 1), sizeof(int));
+    size_t nSeen = sizeof(int) * (size_t)(nPhrase > 0 ? nPhrase : 1);
+    aSeen = (int *)sqlite3_malloc64((sqlite3_uint64)nSeen);
     if (aSeen == NULL) {
       rc = SQLITE_NOMEM;
       goto error;
     }
+    memset(aSeen, 0, nSeen);
     for (i = 0; i < nHit; i++) {
       int hs = charIndexOf(aChar, nChar, aHit[i].iStart);
       int he = charIndexOf(aChar, nChar, aHit[i].iEnd);
@@ -461,20 +461,14 @@ static void cjkSnippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_
   if (iWinStart > 0) hermes_buf_append(&b, zEllipsis, (size_t)nEllipsis);
   appendHighlighted(&b, z, aChar[iWinStart], aChar[iWinEnd], aHit, nHit, &mk);
   if (iWinEnd < nChar) hermes_buf_append(&b, zEllipsis, (size_t)nEllipsis);
-  resultBuf(ctx, &b);
+  hermes_buf_result_text(&b, ctx);
   goto cleanup;
 
 error:
   sqlite3_result_error_code(ctx, rc);
 cleanup:
   hermes_buf_free(&b);
-  free(aHit);
-  free(aChar);
-  free(aSeen);
-}
-
-int hermes_register_aux(fts5_api *pApi) {
-  int rc = pApi->xCreateFunction(pApi, "cjk_highlight", NULL, cjkHighlight, NULL);
-  if (rc == SQLITE_OK) rc = pApi->xCreateFunction(pApi, "cjk_snippet", NULL, cjkSnippet, NULL);
-  return rc;
+  sqlite3_free(aHit);
+  sqlite3_free(aChar);
+  sqlite3_free(aSeen);
 }

@@ -11,9 +11,6 @@
 #include "internal.h"
 SQLITE_EXTENSION_INIT3
 
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 typedef struct JsonTokens {
@@ -37,7 +34,7 @@ static void jsonString(HBuf *b, const char *zIn, int n) {
         hermes_buf_append(b, esc, 2);
       } else if (c < 0x20 || c == 0x7F) {
         char esc[8];
-        snprintf(esc, sizeof(esc), "\\u%04x", c);
+        sqlite3_snprintf((int)sizeof(esc), esc, "\\u%04x", c);
         hermes_buf_append(b, esc, 6);
       } else {
         hermes_buf_append(b, (const char *)z + i, 1);
@@ -64,7 +61,6 @@ static int jsonToken(void *pCtx, int tflags, const char *pToken, int nToken, int
   int bColocated = (tflags & FTS5_TOKEN_COLOCATED) != 0;
   int iPos;
   char num[96];
-  int nNum;
 
   /* A colocated token shares the position of the token before it. */
   if (bColocated) {
@@ -74,10 +70,11 @@ static int jsonToken(void *pCtx, int tflags, const char *pToken, int nToken, int
   }
   hermes_buf_append(&j->out, j->nToken ? ",{\"token\":" : "{\"token\":", j->nToken ? 10 : 9);
   jsonString(&j->out, pToken, nToken);
-  nNum = snprintf(num, sizeof(num), ",\"start\":%d,\"end\":%d,\"pos\":%d,\"colocated\":%s}",
-                  iStart, iEnd, iPos, bColocated ? "true" : "false");
-  if (nNum < 0 || nNum >= (int)sizeof(num)) return SQLITE_ERROR;
-  hermes_buf_append(&j->out, num, (size_t)nNum);
+  /* At most 4 * 11 digits plus 48 bytes of keys: num always has room. */
+  sqlite3_snprintf((int)sizeof(num), num,
+                   ",\"start\":%d,\"end\":%d,\"pos\":%d,\"colocated\":%s}", iStart, iEnd,
+                   iPos, bColocated ? "true" : "false");
+  hermes_buf_append(&j->out, num, strlen(num));
   j->nToken++;
   return j->out.oom ? SQLITE_NOMEM : SQLITE_OK;
 }
@@ -114,7 +111,7 @@ static void tokensImpl(sqlite3_context *ctx, int argc, sqlite3_value **argv, int
     return;
   }
   if (nArg > 0) {
-    azArg = (const char **)malloc(sizeof(const char *) * (size_t)nArg);
+    azArg = (const char **)sqlite3_malloc64(sizeof(const char *) * (sqlite3_uint64)nArg);
     if (azArg == NULL) {
       sqlite3_result_error_nomem(ctx);
       return;
@@ -125,7 +122,7 @@ static void tokensImpl(sqlite3_context *ctx, int argc, sqlite3_value **argv, int
         char *zMsg = sqlite3_mprintf("%s: tokenizer argument %d is NULL", zFunc, i + 1);
         sqlite3_result_error(ctx, zMsg ? zMsg : "NULL tokenizer argument", -1);
         sqlite3_free(zMsg);
-        free(azArg);
+        sqlite3_free(azArg);
         return;
       }
     }
@@ -142,7 +139,7 @@ static void tokensImpl(sqlite3_context *ctx, int argc, sqlite3_value **argv, int
         zFunc, sqlite3_errstr(rc));
     sqlite3_result_error(ctx, zMsg ? zMsg : "error in tokenizer constructor", -1);
     sqlite3_free(zMsg);
-    free(azArg);
+    sqlite3_free(azArg);
     return;
   }
 
@@ -150,58 +147,35 @@ static void tokensImpl(sqlite3_context *ctx, int argc, sqlite3_value **argv, int
   rc = tok.xTokenize(pTok, (void *)&j, flags, zText, nText, jsonToken);
   hermes_buf_append(&j.out, "]", 1);
   tok.xDelete(pTok);
-  free(azArg);
+  sqlite3_free(azArg);
 
-  if (rc == SQLITE_OK && j.out.oom) rc = SQLITE_NOMEM;
-  if (rc == SQLITE_OK && j.out.n > (size_t)INT_MAX) rc = SQLITE_TOOBIG;
   if (rc == SQLITE_NOMEM) {
     sqlite3_result_error_nomem(ctx);
-  } else if (rc == SQLITE_TOOBIG) {
-    sqlite3_result_error_toobig(ctx);
   } else if (rc != SQLITE_OK) {
     sqlite3_result_error_code(ctx, rc);
   } else {
-    /* Ownership of the malloc'd buffer passes to SQLite, freed with free(). */
-    sqlite3_result_text(ctx, j.out.a, (int)j.out.n, free);
-    j.out.a = NULL;
+    hermes_buf_result_text(&j.out, ctx); /* also reports NOMEM and TOOBIG */
   }
   hermes_buf_free(&j.out);
 }
 
-static void cjkTokensFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+void hermes_cjk_tokens(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   tokensImpl(ctx, argc, argv, FTS5_TOKENIZE_DOCUMENT, "cjk_tokens");
 }
 
-static void cjkTokensQueryFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+void hermes_cjk_tokens_query(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   tokensImpl(ctx, argc, argv, FTS5_TOKENIZE_QUERY, "cjk_tokens_query");
 }
 
-static void versionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+void hermes_cjk_version(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   char *z;
   (void)argc;
   (void)argv;
-  z = sqlite3_mprintf("hermes-fts %s; fts5 api v1; sqlite %s", HERMES_FTS_VERSION,
+  z = sqlite3_mprintf("hermes-fts %s; fts5 api v1; sqlite %s", HERMES_FTS_VERSION_STRING,
                       sqlite3_libversion());
   if (z == NULL) {
     sqlite3_result_error_nomem(ctx);
     return;
   }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
-}
-
-int hermes_register_sql_functions(sqlite3 *db, fts5_api *pApi) {
-  /* Same input -> same output on a connection, and harmless in triggers and
-  ** views, hence DETERMINISTIC | INNOCUOUS. */
-  const int eText = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
-  int rc = sqlite3_create_function_v2(db, "cjk_tokens", -1, eText, (void *)pApi, cjkTokensFunc,
-                                      NULL, NULL, NULL);
-  if (rc == SQLITE_OK) {
-    rc = sqlite3_create_function_v2(db, "cjk_tokens_query", -1, eText, (void *)pApi,
-                                    cjkTokensQueryFunc, NULL, NULL, NULL);
-  }
-  if (rc == SQLITE_OK) {
-    rc = sqlite3_create_function_v2(db, "cjk_unicode61_version", 0, eText, NULL, versionFunc,
-                                    NULL, NULL, NULL);
-  }
-  return rc;
 }

@@ -1,0 +1,131 @@
+/*
+** Entry points of the cjk_unicode61 SQLite loadable extension, and the one
+** table of everything it registers on a connection.
+**
+** The exported entry points are declared in hermes_fts.h.  Only the FTS5 v1
+** extension API is used (fts5_api from "SELECT fts5(?1)"), so the library
+** runs on SQLite 3.34+ including Debian bookworm's 3.40.1.
+*/
+#include "internal.h"
+SQLITE_EXTENSION_INIT1
+
+/* Same input -> same output on a connection, and harmless in triggers and
+** views, hence DETERMINISTIC | INNOCUOUS for every scalar function. */
+#define SCALAR_FLAGS (SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS)
+
+typedef enum RegistrationKind {
+  REG_TOKENIZER, /* an FTS5 tokenizer; context = the fts5_api */
+  REG_AUX,       /* an FTS5 auxiliary function */
+  REG_SCALAR     /* a scalar SQL function; user data = the fts5_api */
+} RegistrationKind;
+
+typedef struct Registration {
+  RegistrationKind eKind;
+  const char *zName;
+  const fts5_tokenizer *pTokenizer;                          /* REG_TOKENIZER */
+  fts5_extension_function xAux;                              /* REG_AUX */
+  void (*xScalar)(sqlite3_context *, int, sqlite3_value **); /* REG_SCALAR */
+  int nArg;                                                  /* REG_SCALAR; -1 = any */
+} Registration;
+
+/* Registered in this order; the tokenizer first, because the functions find
+** it by name on the same connection. */
+static const Registration REGISTRATIONS[] = {
+    {REG_TOKENIZER, HERMES_TOKENIZER_NAME, &hermes_cjk_tokenizer, NULL, NULL, 0},
+    {REG_AUX, "cjk_highlight", NULL, hermes_cjk_highlight, NULL, 0},
+    {REG_AUX, "cjk_snippet", NULL, hermes_cjk_snippet, NULL, 0},
+    {REG_SCALAR, "cjk_tokens", NULL, NULL, hermes_cjk_tokens, -1},
+    {REG_SCALAR, "cjk_tokens_query", NULL, NULL, hermes_cjk_tokens_query, -1},
+    {REG_SCALAR, "cjk_unicode61_version", NULL, NULL, hermes_cjk_version, 0},
+};
+
+/* Fetch the connection's fts5_api; NULL (with SQLITE_ERROR) when the SQLite
+** build has no FTS5, i.e. the fts5() SQL function does not exist. */
+static int getFts5Api(sqlite3 *db, fts5_api **ppApi) {
+  sqlite3_stmt *pStmt = NULL;
+  int rc;
+  int rc2;
+
+  *ppApi = NULL;
+  rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &pStmt, NULL);
+  if (rc != SQLITE_OK) return rc;
+  rc = sqlite3_bind_pointer(pStmt, 1, (void *)ppApi, "fts5_api_ptr", NULL);
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(pStmt);
+    rc = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? SQLITE_OK : rc;
+  }
+  rc2 = sqlite3_finalize(pStmt);
+  if (rc == SQLITE_OK) rc = rc2;
+  if (rc == SQLITE_OK && *ppApi == NULL) rc = SQLITE_ERROR;
+  return rc;
+}
+
+static int registerOne(sqlite3 *db, fts5_api *pFts5, const Registration *r) {
+  switch (r->eKind) {
+    case REG_TOKENIZER: {
+      /* xCreateTokenizer copies the methods; it takes a non-const pointer. */
+      fts5_tokenizer methods = *r->pTokenizer;
+      return pFts5->xCreateTokenizer(pFts5, r->zName, (void *)pFts5, &methods, NULL);
+    }
+    case REG_AUX:
+      return pFts5->xCreateFunction(pFts5, r->zName, NULL, r->xAux, NULL);
+    case REG_SCALAR:
+      return sqlite3_create_function_v2(db, r->zName, r->nArg, SCALAR_FLAGS, (void *)pFts5,
+                                        r->xScalar, NULL, NULL, NULL);
+  }
+  return SQLITE_INTERNAL;
+}
+
+/* Register everything on db; the work shared by all entry points.  Stops at
+** the first failure and returns its code, with a message naming what failed. */
+static int registerAll(sqlite3 *db, char **pzErrMsg) {
+  fts5_api *pFts5 = NULL;
+  size_t i;
+
+  if (getFts5Api(db, &pFts5) != SQLITE_OK) {
+    if (pzErrMsg) {
+      *pzErrMsg = sqlite3_mprintf("cjk_unicode61: FTS5 is not available in this SQLite build");
+    }
+    return SQLITE_ERROR;
+  }
+  for (i = 0; i < sizeof(REGISTRATIONS) / sizeof(REGISTRATIONS[0]); i++) {
+    int rc = registerOne(db, pFts5, &REGISTRATIONS[i]);
+    if (rc != SQLITE_OK) {
+      if (pzErrMsg) {
+        *pzErrMsg = sqlite3_mprintf("cjk_unicode61: cannot register %s (%s)",
+                                    REGISTRATIONS[i].zName, sqlite3_errstr(rc));
+      }
+      return rc;
+    }
+  }
+  return SQLITE_OK;
+}
+
+int sqlite3_cjkunicode_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi) {
+  SQLITE_EXTENSION_INIT2(pApi);
+  return registerAll(db, pzErrMsg);
+}
+
+int sqlite3_ftscjk_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi) {
+  return sqlite3_cjkunicode_init(db, pzErrMsg, pApi);
+}
+
+int sqlite3_fts5_cjk_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi) {
+  return sqlite3_cjkunicode_init(db, pzErrMsg, pApi);
+}
+
+/*
+** Runs for every new connection of the process, so it registers what it can
+** and always returns SQLITE_OK.  When called without an API table (a probe,
+** or a host that passes NULL) it returns before touching anything, because
+** sqlite3_api would be unusable.
+*/
+int hermes_fts_auto_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi) {
+  char *zErr = NULL;
+  if (pApi == NULL || db == NULL) return SQLITE_OK;
+  SQLITE_EXTENSION_INIT2(pApi);
+  (void)pzErrMsg; /* never surface an error: connections must keep opening */
+  (void)registerAll(db, &zErr);
+  sqlite3_free(zErr);
+  return SQLITE_OK;
+}

@@ -1,0 +1,87 @@
+"""Platform facts about the cjk_unicode61 library file.
+
+One place for the file name the build writes and the loader looks for:
+``cjk_unicode61`` plus the platform's shared-library suffix, never a ``lib``
+prefix.  setup.py and the cross-build script load this file by path (it
+imports nothing from the package), so builds and the loader cannot disagree.
+It also knows where each platform's Python keeps its SQLite library.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+LIB_NAME = "cjk_unicode61"
+
+# sys.platform prefix -> suffix; everything else (Linux, the BSDs, musl) is ELF.
+_SUFFIXES = {"win32": ".dll", "cygwin": ".dll", "darwin": ".dylib"}
+ELF_SUFFIX = ".so"
+ALL_SUFFIXES = (ELF_SUFFIX, ".dylib", ".dll")
+
+
+def library_suffix(platform: str | None = None) -> str:
+    """Shared-library suffix for ``platform`` (a ``sys.platform`` value)."""
+    return _SUFFIXES.get(sys.platform if platform is None else platform, ELF_SUFFIX)
+
+
+def library_filename(platform: str | None = None) -> str:
+    """File name of the library on ``platform``: ``cjk_unicode61.so`` and so on."""
+    return LIB_NAME + library_suffix(platform)
+
+
+def strip_library_suffix(path: str) -> str:
+    """``path`` without a shared-library suffix of any platform."""
+    for suffix in ALL_SUFFIXES:
+        if path.endswith(suffix):
+            return path[: -len(suffix)]
+    return path
+
+
+# Where each platform's Python keeps the SQLite library its ``_sqlite3`` module
+# runs on.  The loader tries these in order and takes the first one that
+# exports SQLite's functions and reports the same version as the module.
+HOMEBREW_SQLITE = (
+    "/opt/homebrew/opt/sqlite/lib/libsqlite3.dylib",  # Apple silicon
+    "/usr/local/opt/sqlite/lib/libsqlite3.dylib",  # Intel
+)
+STATIC_SQLITE_WORKAROUND = (
+    "pip install sqlean.py (or apsw) and open connections with it, or use a Python "
+    "whose sqlite3 module allows enable_load_extension"
+)
+
+
+def sqlite_library_candidates(
+    module_file: str, prefixes: tuple[str, ...], platform: str | None = None
+) -> list[str]:
+    """Files (or loader names) that may hold the SQLite of the ``_sqlite3`` module.
+
+    ``module_file`` is ``_sqlite3.__file__``; ``prefixes`` are ``sys.prefix`` and
+    ``sys.base_prefix``.  On ELF and Mach-O, looking a symbol up through the
+    module's own handle also searches the libraries it links, so the module comes
+    first; it also covers a statically linked SQLite whose symbols are exported.
+    """
+    platform = sys.platform if platform is None else platform
+    module_dir = os.path.dirname(module_file)
+    unique_prefixes = list(dict.fromkeys(prefixes))
+    if platform in ("win32", "cygwin"):
+        # GetProcAddress does not search dependencies: python.org and the Store
+        # builds keep sqlite3.dll beside _sqlite3.pyd (the DLLs folder).
+        found = [os.path.join(module_dir, "sqlite3.dll")]
+        found += [os.path.join(p, "DLLs", "sqlite3.dll") for p in unique_prefixes]
+        return list(dict.fromkeys(found + ["sqlite3.dll"]))
+    found = [module_file]
+    if platform == "darwin":
+        # python.org and framework builds keep it in the prefix's lib/, Homebrew's
+        # Python links Homebrew's keg-only sqlite; the system one comes last.
+        for prefix in unique_prefixes:
+            found += [os.path.join(prefix, "lib", "libsqlite3.0.dylib"),
+                      os.path.join(prefix, "lib", "libsqlite3.dylib")]
+        found += [*HOMEBREW_SQLITE, "/usr/lib/libsqlite3.dylib"]
+    else:
+        # glibc and musl (Alpine) alike: the prefix's own copy (conda, some
+        # relocatable builds), then the dynamic loader's search by soname.
+        for prefix in unique_prefixes:
+            found.append(os.path.join(prefix, "lib", "libsqlite3.so.0"))
+        found.append("libsqlite3.so.0")
+    return list(dict.fromkeys(found))
