@@ -15,6 +15,7 @@
 ** so the library runs on SQLite 3.34+ including Debian bookworm's 3.40.1.
 */
 #include "internal.h"
+#include "variants.h"
 SQLITE_EXTENSION_INIT1
 
 /* Fetch the connection's fts5_api; NULL (with SQLITE_ERROR) when the SQLite
@@ -68,6 +69,11 @@ static int registerAll(sqlite3 *db, char **pzErrMsg) {
   rc = hermes_register_sql_functions(db, pFts5);
   if (rc != SQLITE_OK) {
     setError(pzErrMsg, "cannot register cjk_tokens/cjk_unicode61_version", rc);
+    return rc;
+  }
+  rc = hermes_register_variants(db);
+  if (rc != SQLITE_OK) {
+    setError(pzErrMsg, "cannot register cjk_fold", rc);
     return rc;
   }
   return SQLITE_OK;
