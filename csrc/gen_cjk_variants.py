@@ -18,7 +18,9 @@ most one fold; the final table is closed, i.e. fold(fold(c)) == fold(c)):
 * ``unihan``: a Traditional character whose Unihan kSimplifiedVariant names
   exactly one other character folds to it (發 → 发, 髮 → 发).
 * ``opencc``: where Unihan names no single simplified form (several, or
-  none), OpenCC's TSCharacters.txt decides with its first (most common)
+  none), and for characters that are standard in Simplified Chinese
+  themselves (Unihan kTGH or GB 2312: 瑙 in 玛瑙, 阪 in 大阪, which Unihan
+  would fold to rare forms), OpenCC's TSCharacters.txt decides with its first (most common)
   candidate: 乾 → 干 (so 乾, 幹 and 干 all fold to 干, as Simplified text
   writes them), 於 → 于; a character OpenCC leaves alone (著) is not folded.
 * ``japan``: a Japanese shinjitai and its kyūjitai fold to the canonical form
@@ -159,7 +161,9 @@ def build_table(unicode_dir: Path, opencc_dir: Path) -> list[tuple[int, int, str
         others = [v for v in vals if v != cp]
         if cp in step or not others:
             continue
-        if len(vals) == 1:
+        # A character that is itself standard in Simplified Chinese (玛瑙's 瑙,
+        # 大阪's 阪) has its own uses there: OpenCC decides for it below.
+        if len(vals) == 1 and (cp not in chinese_std or ts.get(cp, [cp])[0] == vals[0]):
             step[cp] = (vals[0], "unihan")
     for cp, cands in ts.items():
         if cp in step or cands[0] == cp:
@@ -216,7 +220,8 @@ def render_table(rows: list[tuple[int, int, str]]) -> str:
         "# TO is final (it never folds again).  SOURCE says which rule made the fold:",
         "#   compat  compatibility ideograph -> unified ideograph (UnicodeData.txt)",
         "#   unihan  Traditional -> its single Unihan kSimplifiedVariant",
-        "#   opencc  no single Unihan form: OpenCC's first candidate (乾 -> 干, 於 -> 于)",
+        "#   opencc  no single Unihan form, or the character is standard in Simplified",
+        "#           Chinese too (kTGH/GB 2312): OpenCC's first candidate (乾 -> 干)",
         "#   japan   shinjitai/kyujitai -> the shared canonical form (広 廣 -> 广)",
         "# Counts: " + ", ".join(f"{s} {counts[s]}" for s in SOURCES) + f"; total {len(rows)}.",
         "",
