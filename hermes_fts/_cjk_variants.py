@@ -1545,6 +1545,9 @@ FOLDS: dict[int, int] = {
 
 _TRANSLATION: dict[int, str] = {a: chr(b) for a, b in FOLDS.items()}
 
+# Every character that has another spelling: the sources and their targets.
+_HAS_VARIANT: frozenset[int] = frozenset(FOLDS) | frozenset(FOLDS.values())
+
 
 def fold_char(cp: int) -> int:
     """The canonical code point of Han character ``cp`` (``cp`` itself if none)."""
@@ -1554,3 +1557,12 @@ def fold_char(cp: int) -> int:
 def fold(text: str) -> str:
     """``text`` with every Han variant folded (東京 → 东京); same length, same order."""
     return text.translate(_TRANSLATION)
+
+
+def has_variants(text: str) -> bool:
+    """True when ``text`` has a character with another spelling (東 or 东, not 日).
+
+    A route that compares raw text (the trigram index) answers such a query
+    differently from the folding ``variants 1`` index.
+    """
+    return any(ord(ch) in _HAS_VARIANT for ch in text)

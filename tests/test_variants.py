@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_fts._cjk_ranges import is_cjk
-from hermes_fts._cjk_variants import FOLDS, fold_char
+from hermes_fts._cjk_variants import FOLDS, fold_char, has_variants
 from hermes_fts._cjk_variants import fold as fold_variants
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -411,3 +411,27 @@ def test_offsets_exact_in_original_text(db: Db) -> None:
         original = raw[t["start"] : t["end"]].decode("utf-8")
         assert fold_variants(original) == t["token"]
         assert len(original) == len(t["token"])
+
+
+def test_has_variants_names_both_sides_of_every_fold() -> None:
+    for src, dst in _spread(sorted(FOLDS.items()), 200):
+        assert has_variants(chr(src)) and has_variants(chr(dst))
+        assert has_variants(f"abc{chr(dst)}の")
+    for text in ("日本", "abc", "ひらがな", "한국어", "", "ＡＢＣ"):
+        assert not has_variants(text), text
+
+
+def test_like_over_cjk_fold_finds_every_form(db: Db) -> None:
+    """The LIKE route's recipe: cjk_fold(column) LIKE fold(pattern)."""
+    db.run("CREATE TABLE m(content TEXT)")
+    rows = ["東京タワーの近く", "我住在东京附近", "ＴＯＫＹＯ東京", "大阪"]
+    for r in rows:
+        db.run("INSERT INTO m VALUES (?)", [r])
+    for query in ("东京", "東京"):
+        pattern = f"%{fold_variants(fold(query))}%"
+        got = [
+            r[0] for r in db.all("SELECT content FROM m WHERE cjk_fold(content) LIKE ?", [pattern])
+        ]
+        assert got == rows[:3], query
+    got = db.all("SELECT content FROM m WHERE cjk_fold(content) LIKE ?", ["%tokyo%"])
+    assert got == [("ＴＯＫＹＯ東京",)]  # width folding too, and LIKE's ASCII case folding
