@@ -288,3 +288,56 @@ def test_traditional_and_simplified_find_each_other(
         "or the source a Traditional row was converted from) matches the Simplified "
         "form of the query without folding."
     )
+
+
+# --------------------------------------------------------------------------
+# the LIKE route over cjk_fold()
+
+LIKE_TABLE = "variants: LIKE scan with and without cjk_fold() (issue 15)"
+LIKE_SQL = {
+    "raw": "SELECT count(*) FROM docs WHERE body LIKE ?",
+    "cjk_fold": "SELECT count(*) FROM docs WHERE cjk_fold(body) LIKE ?",
+}
+
+
+@pytest.mark.parametrize("how", sorted(LIKE_SQL))
+def test_like_scan_over_cjk_fold(
+    benchmark: Any,
+    how: str,
+    bench_size: int,
+    bench_seed: int,
+    connect_db: Connect,
+    bench_report: Any,
+) -> None:
+    """What folding the LIKE route costs: one scan of mixed zh-Hans/zh-Hant rows."""
+    convert = _hant()
+    half = max(1, bench_size // 2)
+    rows = corpus.texts("zh", half, bench_seed) + [
+        convert(t) for t in corpus.texts("zh", half, bench_seed + 1)
+    ]
+    terms = [t for t in queries("zh-Hans") if fold(t) == t][:20]
+    conn = connect_db(need_extension=True)
+    conn.execute("CREATE TABLE docs(body TEXT)")
+    with conn:
+        conn.executemany("INSERT INTO docs VALUES (?)", [(t,) for t in rows])
+    sql = LIKE_SQL[how]
+    patterns = [f"%{t}%" for t in terms]
+    benchmark.group = "LIKE scan zh-Hans + zh-Hant"
+    counts: list[int] = []
+
+    def run() -> None:
+        counts[:] = [conn.execute(sql, [p]).fetchone()[0] for p in patterns]
+
+    benchmark.pedantic(run, rounds=ROUNDS, iterations=1)
+    conn.close()
+    stats = benchmark.stats.stats if benchmark.stats else None
+    bench_report.add(
+        LIKE_TABLE,
+        {
+            "compare": how,
+            "rows": len(rows),
+            "queries": len(patterns),
+            "ms_per_query": (stats.min * 1000 / len(patterns)) if stats else "",
+            "hits_per_query": sum(counts) / len(patterns),
+        },
+    )

@@ -15,7 +15,11 @@ SQLITE_EXTENSION_INIT3
 unsigned int hermes_variant_fold(unsigned int cp) {
   int lo = 0;
   int hi = HERMES_VARIANT_NFOLDS - 1;
-  if (cp < HERMES_VARIANT_MIN) return cp; /* ASCII, kana, Hangul: never folded */
+  if (cp < HERMES_VARIANT_MIN) return cp; /* ASCII, kana: never folded */
+  if (cp < 0x10000) {
+    unsigned int bit = cp - HERMES_VARIANT_BITMAP_BASE;
+    if ((hermes_variant_bitmap[bit >> 5] & (1u << (bit & 31))) == 0) return cp;
+  }
   while (lo <= hi) {
     int mid = lo + (hi - lo) / 2;
     if (cp < hermes_variant_folds[mid][0]) {
