@@ -22,6 +22,7 @@ from _cjk_hosts import DB_ERRORS, HOSTS, Db, fold, host_db
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import hermes_fts
 from hermes_fts._cjk_ranges import is_cjk
 from hermes_fts._cjk_variants import FOLDS, fold_char, has_variants
 from hermes_fts._cjk_variants import fold as fold_variants
@@ -435,3 +436,42 @@ def test_like_over_cjk_fold_finds_every_form(db: Db) -> None:
         assert got == rows[:3], query
     got = db.all("SELECT content FROM m WHERE cjk_fold(content) LIKE ?", ["%tokyo%"])
     assert got == [("ＴＯＫＹＯ東京",)]  # width folding too, and LIKE's ASCII case folding
+
+
+def test_c_fold_agrees_with_python_on_every_bmp_han(sdb: Db) -> None:
+    """Exhaustive over U+3400..U+FAFF: the C bitmap and search miss nothing."""
+    text = "".join(chr(cp) for cp in range(0x3400, 0xFB00) if not 0xD800 <= cp <= 0xDFFF)
+    assert sdb.value("SELECT cjk_fold(?)", [text]) == fold_variants(fold(text))
+
+
+SHELL_EXAMPLE = """\
+CREATE VIRTUAL TABLE v USING fts5(x, tokenize='cjk_unicode61 unigrams 1 variants 1');
+INSERT INTO v VALUES ('東京タワーの近くで'), ('我们明天去东京'), ('臺灣的天氣很好');
+SELECT rowid, cjk_highlight(v, 0, '[', ']') FROM v WHERE v MATCH '东京';
+SELECT rowid, cjk_highlight(v, 0, '[', ']') FROM v WHERE v MATCH '台湾 天气';
+SELECT cjk_fold('東京タワー 臺灣 ＡＢＣ');
+SELECT rowid FROM v WHERE cjk_fold(x) LIKE '%' || cjk_fold('東京') || '%';
+"""
+
+
+def test_sqlite3_shell_example() -> None:
+    """The README's shell example: 東京 found by 东京, highlights in the original."""
+    shell = shutil.which("sqlite3")
+    if shell is None:
+        pytest.skip("needs the sqlite3 shell (apt-get install -y sqlite3)")
+    proc = subprocess.run(
+        [shell, "-batch", "-bail", ":memory:"],
+        input=f".load {hermes_fts.extension_path()}\n{SHELL_EXAMPLE}",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "1|[東京]タワーの近くで",
+        "2|我们明天去[东京]",
+        "3|[臺灣]的[天氣]很好",
+        "东京タワー 台湾 ABC",
+        "1",
+        "2",
+    ]
