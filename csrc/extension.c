@@ -7,6 +7,7 @@
 ** runs on SQLite 3.34+ including Debian bookworm's 3.40.1.
 */
 #include "internal.h"
+#include "variants.h"
 SQLITE_EXTENSION_INIT1
 
 /* Same input -> same output on a connection, and harmless in triggers and
@@ -37,6 +38,7 @@ static const Registration REGISTRATIONS[] = {
     {REG_SCALAR, "cjk_tokens", NULL, NULL, hermes_cjk_tokens, -1},
     {REG_SCALAR, "cjk_tokens_query", NULL, NULL, hermes_cjk_tokens_query, -1},
     {REG_SCALAR, "cjk_unicode61_version", NULL, NULL, hermes_cjk_version, 0},
+    {REG_SCALAR, "cjk_fold", NULL, NULL, hermes_cjk_fold, 1},
 };
 
 /* Fetch the connection's fts5_api; NULL (with SQLITE_ERROR) when the SQLite

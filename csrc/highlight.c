@@ -15,6 +15,7 @@
 ** (e.g. 3.40) the whole bigram of that position is highlighted.
 */
 #include "internal.h"
+#include "variants.h"
 SQLITE_EXTENSION_INIT3
 
 #include <limits.h>
@@ -131,7 +132,12 @@ static int refineSingleChar(InstTokenFn xInstToken, Fts5Context *pFts, int iInst
   if (nChar != 2 || i != pSpan->iEnd) return SQLITE_OK;
   aOff[2] = i;
   for (i = 0; i < 2; i++) {
-    if (cp[i] == want) iMatch = (iMatch < 0) ? i : 2; /* 2 = both match: ambiguous */
+    /* Under "variants 1" the token is the folded form (东 for 東); folding
+    ** the text's character too matches either way, and without the option a
+    ** token only ever hit a bigram holding it, so nothing else can match. */
+    if (cp[i] == want || hermes_variant_fold(cp[i]) == want) {
+      iMatch = (iMatch < 0) ? i : 2; /* 2 = both match: ambiguous */
+    }
   }
   if (iMatch == 0 || iMatch == 1) {
     pSpan->iStart = aOff[iMatch];

@@ -13,6 +13,7 @@
 ** half-width katakana joins CJK runs as full-width katakana.
 */
 #include "internal.h"
+#include "variants.h"
 SQLITE_EXTENSION_INIT3
 
 #include <string.h>
@@ -95,6 +96,7 @@ typedef struct CjkTokenizer {
   fts5_tokenizer inner;  /* unicode61's methods, found via xFindTokenizer */
   Fts5Tokenizer *pInner; /* unicode61 instance created with the passed-through args */
   int bUnigrams;         /* "unigrams 1": colocated unigrams in documents */
+  int bVariants;         /* "variants 1": Han variants folded (variants.c) */
 } CjkTokenizer;
 
 typedef int (*TokenCallback)(void *, int, const char *, int, int, int);
@@ -128,6 +130,20 @@ typedef struct TokenizeState {
 } TokenizeState;
 
 static const char *const UNIGRAMS_OPTION = "unigrams";
+static const char *const VARIANTS_OPTION = "variants";
+
+/* Our options take exactly "0" or "1"; anything else (or a missing value)
+** fails the constructor, as unicode61 does for its own options. */
+static int parseFlag(const char *zVal, int *pbOut) {
+  if (zVal != NULL && strcmp(zVal, "0") == 0) {
+    *pbOut = 0;
+  } else if (zVal != NULL && strcmp(zVal, "1") == 0) {
+    *pbOut = 1;
+  } else {
+    return SQLITE_ERROR;
+  }
+  return SQLITE_OK;
+}
 
 static void cjkDelete(Fts5Tokenizer *pTok) {
   CjkTokenizer *p = (CjkTokenizer *)pTok;
@@ -137,7 +153,8 @@ static void cjkDelete(Fts5Tokenizer *pTok) {
 }
 
 /*
-** Arguments come as key/value pairs.  "unigrams 0|1" is ours and removed;
+** Arguments come as key/value pairs.  "unigrams 0|1" and "variants 0|1" are
+** ours and removed;
 ** everything else goes to unicode61 unchanged, so its options work and an
 ** unknown argument fails exactly as it does in unicode61.
 */
@@ -162,16 +179,13 @@ static int cjkCreate(void *pCtx, const char **azArg, int nArg, Fts5Tokenizer **p
     }
   }
   for (i = 0; i < nArg; i += 2) {
+    const char *zVal = (i + 1 < nArg) ? azArg[i + 1] : NULL;
     if (sqlite3_stricmp(azArg[i], UNIGRAMS_OPTION) == 0) {
-      const char *zVal = (i + 1 < nArg) ? azArg[i + 1] : NULL;
-      if (zVal != NULL && strcmp(zVal, "0") == 0) {
-        p->bUnigrams = 0;
-      } else if (zVal != NULL && strcmp(zVal, "1") == 0) {
-        p->bUnigrams = 1;
-      } else {
-        rc = SQLITE_ERROR;
-        goto done;
-      }
+      if ((rc = parseFlag(zVal, &p->bUnigrams)) != SQLITE_OK) goto done;
+      continue;
+    }
+    if (sqlite3_stricmp(azArg[i], VARIANTS_OPTION) == 0) {
+      if ((rc = parseFlag(zVal, &p->bVariants)) != SQLITE_OK) goto done;
       continue;
     }
     azPass[nPass++] = azArg[i];
@@ -350,6 +364,8 @@ static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *p
         bSegFolded = 0;
         if (rc != SQLITE_OK) break;
       }
+      /* Only the token text changes: offsets stay those of the original. */
+      if (s.p->bVariants) cp = hermes_variant_fold(cp);
       rc = addRunChar(&s, cp, i, i + len);
       if (rc != SQLITE_OK) break;
     } else {

