@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import _env, _sqlite, index_state, indexing, loader, schema, search, transcript
+from ._query_syntax import QueryError
 from .content import encode_value
 from .schema import BASE, CJK, TRIGRAM
 
-__all__ = ["SessionStore", "StoreError", "default_db_path", "file_has_session", "open_store"]
+__all__ = [
+    "QueryError", "SessionStore", "StoreError", "default_db_path", "file_has_session", "open_store",
+]
 
 logger = logging.getLogger("hermes_fts.store")
 
@@ -484,6 +487,11 @@ class SessionStore:
             # A read-only store cannot record it; the search is told directly.
             damaged = {**self.index_state(), "fts_stale": True}
             return search.search_messages(self._conn, damaged, request)
+
+    @staticmethod
+    def query_notes(query: Any) -> list[str]:
+        """What searching for ``query`` changes in it and why (and a refusal's reason)."""
+        return search.query_notes(query)
 
     def describe_search_path(self, query: Any) -> str:
         """The route search_messages(query) takes: fts5, fts_cjk, trigram, like_scan, …"""

@@ -11,8 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .._query_syntax import QueryError
-from ..query import parse_query
+from ..store import QueryError
 from .args import SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
 from .errors import ToolError
@@ -221,7 +220,7 @@ class Discovery:
         note = rebuild_note(self.ctx.store)
         if note is not None:
             payload["index_rebuild"] = note
-        return with_notes(payload, [*parse_query(opts.query).notes, *opts.notes])
+        return with_notes(payload, [*self.ctx.store.query_notes(opts.query), *opts.notes])
 
     def _slots(
         self, title: dict[str, Any] | None, rows: list[dict[str, Any]]
