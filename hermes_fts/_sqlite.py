@@ -20,6 +20,7 @@ __all__ = [
     "SQLITE_FULL",
     "SQLITE_HEADER",
     "db_bytes",
+    "file_bytes",
     "file_kind",
     "FileProblem",
     "is_index_corruption",
@@ -128,6 +129,22 @@ def db_bytes(conn: sqlite3.Connection) -> int:
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     size = conn.execute("PRAGMA page_size").fetchone()[0]
     return int(pages * size)
+
+
+def file_bytes(path: str | os.PathLike[str]) -> int:
+    """What the store takes on disk: the main file plus its ``-wal`` file.
+
+    Unlike ``db_bytes`` this counts a WAL that has been checkpointed but not
+    yet truncated, so a before/after pair measured this way shows what the
+    disk really gained or lost.
+    """
+    total = 0
+    for name in (os.fspath(path), os.fspath(path) + "-wal"):
+        try:
+            total += os.stat(name).st_size
+        except OSError:
+            pass  # no WAL (or no file yet) takes no space
+    return total
 
 
 # --------------------------------------------------------------------------

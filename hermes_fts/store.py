@@ -27,6 +27,7 @@ logger = logging.getLogger("hermes_fts.store")
 _MESSAGE_FIELDS = schema.MESSAGES.names
 _UPDATABLE_FIELDS = frozenset(_MESSAGE_FIELDS) - {"session_id"}
 _SESSION_FIELDS = schema.SESSIONS.names
+_WAL_TRUNCATE_WAIT_MS = 200  # how long a post-VACUUM truncate waits for readers
 
 
 class StoreError(Exception):
@@ -389,27 +390,30 @@ class SessionStore:
 
         Every step is its own transaction (see ``indexing``), so an
         interrupted run resumes where it stopped.  Returns ``ok``,
-        ``vacuumed`` and the database size before and after
-        (``_sqlite.db_bytes``), or ``ok: False`` with a ``reason``.
+        ``vacuumed`` and the space the store takes on disk before and
+        after, both measured as ``_sqlite.file_bytes`` (main file plus WAL),
+        or ``ok: False`` with a ``reason``.
         """
         if self.readonly:
             return {"ok": False, "reason": "read_only", "vacuumed": None}
         if not self.fts5_available:
             return {"ok": False, "reason": "fts5_unavailable", "vacuumed": None}
         conn = self._conn
-        size_before = _sqlite.db_bytes(conn)
+        size_before = _sqlite.file_bytes(self._path)
+
+        job: _BackfillJob | None = None
 
         def emit(phase: str) -> None:
             if progress is None:
                 return
-            st = indexing.backfill_progress(conn)
-            if st is None:
-                st = {"percent": 100, "indexed": 0, "total": 0}
-            progress({"phase": phase, "percent": st["percent"], "indexed": st["indexed"],
-                      "total": st["total"]})
+            event: dict[str, Any] = {"phase": phase, "percent": 100, "indexed": 0, "total": 0}
+            if job is not None:
+                event.update(job.progress())
+            progress(event)
 
         emit("repair")
         index_state.repair(conn, self._caps)
+        job = _BackfillJob(conn)
 
         emit("backfill")
         self.backfill(sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
@@ -419,7 +423,7 @@ class SessionStore:
         if remaining is not None:
             logger.warning("optimize-storage: backfill incomplete: %s", remaining)
             return {"ok": False, "reason": "backfill_incomplete", "vacuumed": None,
-                    "size_before": size_before, "size_after": _sqlite.db_bytes(conn)}
+                    "size_before": size_before, "size_after": _sqlite.file_bytes(self._path)}
 
         vacuumed: bool | None = None
         if vacuum:
@@ -430,15 +434,30 @@ class SessionStore:
             except sqlite3.DatabaseError as exc:
                 logger.warning("VACUUM failed (%s); indexes are complete anyway", exc)
                 vacuumed = False
-            try:
-                # PASSIVE never waits for readers; TRUNCATE could stall them.
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            except sqlite3.DatabaseError as exc:
-                logger.debug("checkpoint after VACUUM skipped: %s", exc)
+            self._shrink_wal()
         emit("done")
         logger.info("storage optimization complete")
         return {"ok": True, "vacuumed": vacuumed, "size_before": size_before,
-                "size_after": _sqlite.db_bytes(conn)}
+                "size_after": _sqlite.file_bytes(self._path)}
+
+    def _shrink_wal(self) -> None:
+        """Checkpoint the VACUUM's pages and truncate the WAL, waiting briefly for readers.
+
+        VACUUM in WAL mode writes the whole database into the ``-wal`` file;
+        until it is truncated the disk holds the store twice.  A busy reader
+        only leaves the WAL for a later checkpoint, never stalls this one.
+        """
+        conn = self._conn
+        try:
+            busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            if not busy:
+                conn.execute(f"PRAGMA busy_timeout = {_WAL_TRUNCATE_WAIT_MS}")
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                finally:
+                    conn.execute(f"PRAGMA busy_timeout = {int(_sqlite.BUSY_TIMEOUT_S * 1000)}")
+        except sqlite3.DatabaseError as exc:
+            logger.debug("checkpoint after VACUUM skipped: %s", exc)
 
     def integrity_check(self) -> dict[str, str | None]:
         """FTS5 'integrity-check' per existing, usable index: None means it passed."""
@@ -571,3 +590,34 @@ class SessionStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _BackfillJob:
+    """One optimize-storage backfill as progress in messages, over every index it fills.
+
+    ``indexing.backfill_progress`` sums id windows per pending index, so its
+    totals count each message once per index and shrink as an index
+    finishes.  The job keeps the windows it started with (a finished index
+    counts as complete) and reports that fraction of the messages to index,
+    so one bar runs from where a resumed run stands to 100 %.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        start = indexing.backfill_progress(conn)
+        self._highs = {index: st["total"] for index, st in (start or {}).get("indexes", {}).items()}
+        top = max(self._highs.values(), default=0)
+        self.messages = int(conn.execute(
+            "SELECT COUNT(*) FROM messages WHERE id <= ?", (top,)).fetchone()[0]) if top else 0
+
+    def progress(self) -> dict[str, Any]:
+        """``percent``, ``indexed`` and ``total`` (messages) of the whole job so far."""
+        span = sum(self._highs.values())
+        if not span:
+            return {"percent": 100, "indexed": self.messages, "total": self.messages}
+        now = (indexing.backfill_progress(self._conn) or {}).get("indexes", {})
+        done = sum(min(now[index]["indexed"], high) if index in now else high
+                   for index, high in self._highs.items())
+        fraction = done / span
+        return {"percent": min(100, int(100 * fraction)),
+                "indexed": round(fraction * self.messages), "total": self.messages}

@@ -20,13 +20,14 @@ from ..tool.args import (
     LIMIT_MAX,
     LIMIT_MIN,
     LINK_PREFIX,
+    ROLES,
     SCROLL_WINDOW_MAX,
     SCROLL_WINDOW_MIN,
     SORTS,
 )
 from ..tool.profiles import profile_db_path
 from .output import BOLD, DIM, LINE_CHARS, emit_json, highlight, one_line, style, use_color
-from .registry import CommandError, bounded_int, command
+from .registry import CommandError, bounded_int, command, role_list
 
 # --------------------------------------------------------------------------- rendering
 
@@ -210,7 +211,10 @@ def _search_args(p: argparse.ArgumentParser) -> None:
         help="adaptive (default), full, or index (snippets only)",
     )
     p.add_argument(
-        "--role", default=None, help="comma-separated roles to search (default user,assistant)"
+        "--role",
+        type=role_list(ROLES),
+        default=None,
+        help=f"comma-separated roles to search: {', '.join(ROLES)} (default user,assistant)",
     )
     p.add_argument("--after", default=None, help="only hits at/after (epoch seconds or ISO date)")
     p.add_argument("--before", default=None, help="only hits before (epoch seconds or ISO date)")

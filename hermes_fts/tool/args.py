@@ -28,6 +28,7 @@ LIMIT_DEFAULT = 3
 LIMIT_MIN = 1
 LIMIT_MAX = 10
 DEFAULT_ROLES = ("user", "assistant")
+ROLES = ("user", "assistant", "tool", "system")  # the roles Hermes stores
 SORTS = _params.SORTS
 DETAILS = ("adaptive", "full", "index")
 LINK_PREFIX = "@session:"

@@ -95,16 +95,14 @@ def rebuild_note(store: Any) -> dict[str, Any] | None:
         status = store.rebuild_status()
         if not status:
             return None
-        total = int(status.get("total") or 0)
-        indexed = int(status.get("indexed") or 0)
-        percent = status.get("percent")
-        if percent is None:
-            percent = round(100.0 * indexed / total, 1) if total else 0.0
+        # The percent only: the store's totals count id windows per index, not messages.
+        percent = int(status.get("percent") or 0)
         return {
             "percent": percent,
             "note": (
-                f"Search index backfill in progress: {percent}% ({indexed:,} of {total:,} "
-                "messages indexed). Hits from older messages can be missing until it completes."
+                f"Search index backfill incomplete: {percent}% done. Hits from older "
+                "messages can be missing until it completes; it advances while Hermes "
+                "runs, and `hermes-fts optimize-storage` finishes it now."
             ),
         }
     except Exception:  # noqa: BLE001 - an annotation must never break a search
