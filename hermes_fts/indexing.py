@@ -369,3 +369,34 @@ def index_sizes(conn: sqlite3.Connection, text: int | None = None) -> dict[str, 
         if size is not None:
             sizes[index] = {"bytes": size, "x_text": round(size / text, 3) if text else None}
     return sizes
+
+
+class BackfillJob:
+    """One optimize-storage backfill as progress in messages, over every index it fills.
+
+    ``backfill_progress`` sums id windows per pending index, so its
+    totals count each message once per index and shrink as an index
+    finishes.  The job keeps the windows it started with (a finished index
+    counts as complete) and reports that fraction of the messages to index,
+    so one bar runs from where a resumed run stands to 100 %.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        start = backfill_progress(conn)
+        self._highs = {index: st["total"] for index, st in (start or {}).get("indexes", {}).items()}
+        top = max(self._highs.values(), default=0)
+        self.messages = int(conn.execute(
+            "SELECT COUNT(*) FROM messages WHERE id <= ?", (top,)).fetchone()[0]) if top else 0
+
+    def progress(self) -> dict[str, Any]:
+        """``percent``, ``indexed`` and ``total`` (messages) of the whole job so far."""
+        span = sum(self._highs.values())
+        if not span:
+            return {"percent": 100, "indexed": self.messages, "total": self.messages}
+        now = (backfill_progress(self._conn) or {}).get("indexes", {})
+        done = sum(min(now[index]["indexed"], high) if index in now else high
+                   for index, high in self._highs.items())
+        fraction = done / span
+        return {"percent": min(100, int(100 * fraction)),
+                "indexed": round(fraction * self.messages), "total": self.messages}

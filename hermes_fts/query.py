@@ -47,6 +47,8 @@ from hermes_fts._cjk_ranges import is_cjk
 
 __all__ = [
     "MAX_FTS5_QUERY_CHARS",
+    "MAX_LIKE_TERMS",
+    "QueryTooBroad",
     "OPERATORS",
     "ROUTES",
     "Group",
@@ -57,6 +59,7 @@ __all__ = [
     "cjk_terms",
     "fold_width",
     "has_cjk",
+    "check_like_terms",
     "like_where",
     "match_expression",
     "min_cjk_run",
@@ -669,6 +672,29 @@ def _balanced(parts: list[str], op: str) -> str:
     return f"({_balanced(parts[:mid], op)} {op} {_balanced(parts[mid:], op)})"
 
 
+MAX_LIKE_TERMS = 32  # LIKE comparisons per row grow with every term; a scan must stay bounded
+
+
+class QueryTooBroad(ValueError):
+    """A query that would cost a LIKE scan more terms than ``MAX_LIKE_TERMS`` allows."""
+
+
+def check_like_terms(q: Query) -> None:
+    """Refuse (``QueryTooBroad``) a query a LIKE scan would have to test too many terms for.
+
+    Every term is a substring test of every row, so 80 OR'd emoji cost a scan
+    80 passes over the text.  Such a query is refused with how to narrow it,
+    never cut to fewer terms (which would silently answer a different query).
+    """
+    count = sum(len(g.positive) + len(g.negative) for g in q.groups if g.positive)
+    if count > MAX_LIKE_TERMS:
+        raise QueryTooBroad(
+            f"the query has {count} terms, and a search that has to scan the text (no index "
+            f"serves it) takes at most {MAX_LIKE_TERMS}; search for fewer alternatives at a "
+            "time (split the OR list), or use words an index serves"
+        )
+
+
 def like_where(q: Query, columns: Sequence[str] = LIKE_COLUMNS) -> tuple[str, list[str]]:
     """A WHERE fragment with the query's boolean meaning over ``columns`` via LIKE.
 
@@ -687,6 +713,7 @@ def like_where(q: Query, columns: Sequence[str] = LIKE_COLUMNS) -> tuple[str, li
     """
     if not columns:
         raise ValueError("like_where needs at least one column")
+    check_like_terms(q)
     params: list[str] = []
     groups_sql: list[str] = []
 

@@ -18,16 +18,17 @@ from typing import Any, Callable
 
 from . import _env, _sqlite, index_state, indexing, loader, schema, search, transcript
 from .content import encode_value
+from .query import QueryTooBroad  # re-exported: the tool and CLI see queries through the store
 from .schema import BASE, CJK, TRIGRAM
 
-__all__ = ["SessionStore", "StoreError", "default_db_path", "file_has_session", "open_store"]
+__all__ = ["QueryTooBroad", "SessionStore", "StoreError", "default_db_path", "file_has_session",
+           "open_store"]
 
 logger = logging.getLogger("hermes_fts.store")
 
 _MESSAGE_FIELDS = schema.MESSAGES.names
 _UPDATABLE_FIELDS = frozenset(_MESSAGE_FIELDS) - {"session_id"}
 _SESSION_FIELDS = schema.SESSIONS.names
-_WAL_TRUNCATE_WAIT_MS = 200  # how long a post-VACUUM truncate waits for readers
 
 
 class StoreError(Exception):
@@ -93,6 +94,9 @@ class SessionStore:
                  readonly: bool = False) -> None:
         self._path = Path(path) if path is not None else default_db_path()
         self.readonly = readonly
+        if self._path.is_dir():  # SQLite would only say "disk I/O error"
+            raise StoreError(f"{self._path} is a directory, not a session store",
+                             wrong_path=True)
         if not readonly:
             self._path.parent.mkdir(parents=True, exist_ok=True)
         elif not self._path.exists():
@@ -401,7 +405,7 @@ class SessionStore:
         conn = self._conn
         size_before = _sqlite.file_bytes(self._path)
 
-        job: _BackfillJob | None = None
+        job: indexing.BackfillJob | None = None
 
         def emit(phase: str) -> None:
             if progress is None:
@@ -413,7 +417,7 @@ class SessionStore:
 
         emit("repair")
         index_state.repair(conn, self._caps)
-        job = _BackfillJob(conn)
+        job = indexing.BackfillJob(conn)
 
         emit("backfill")
         self.backfill(sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
@@ -434,30 +438,11 @@ class SessionStore:
             except sqlite3.DatabaseError as exc:
                 logger.warning("VACUUM failed (%s); indexes are complete anyway", exc)
                 vacuumed = False
-            self._shrink_wal()
+            _sqlite.shrink_wal(conn)
         emit("done")
         logger.info("storage optimization complete")
         return {"ok": True, "vacuumed": vacuumed, "size_before": size_before,
                 "size_after": _sqlite.file_bytes(self._path)}
-
-    def _shrink_wal(self) -> None:
-        """Checkpoint the VACUUM's pages and truncate the WAL, waiting briefly for readers.
-
-        VACUUM in WAL mode writes the whole database into the ``-wal`` file;
-        until it is truncated the disk holds the store twice.  A busy reader
-        only leaves the WAL for a later checkpoint, never stalls this one.
-        """
-        conn = self._conn
-        try:
-            busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-            if not busy:
-                conn.execute(f"PRAGMA busy_timeout = {_WAL_TRUNCATE_WAIT_MS}")
-                try:
-                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-                finally:
-                    conn.execute(f"PRAGMA busy_timeout = {int(_sqlite.BUSY_TIMEOUT_S * 1000)}")
-        except sqlite3.DatabaseError as exc:
-            logger.debug("checkpoint after VACUUM skipped: %s", exc)
 
     def integrity_check(self) -> dict[str, str | None]:
         """FTS5 'integrity-check' per existing, usable index: None means it passed."""
@@ -548,6 +533,10 @@ class SessionStore:
 
     # -------------------------------------------------------------- status
 
+    def disk_bytes(self) -> int:
+        """What the store takes on disk now: its main file plus its ``-wal`` file."""
+        return _sqlite.file_bytes(self._path)
+
     def status(self) -> dict[str, Any]:
         """Everything ``hermes-fts status`` reports; reads only (a full scan of the text).
 
@@ -568,6 +557,7 @@ class SessionStore:
             "sessions": conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0],
             "text_bytes": text,
             "db_bytes": _sqlite.db_bytes(conn),
+            "disk_bytes": self.disk_bytes(),
             "indexes": indexes,
             "fts_stale": state["fts_stale"],
             "cjk_pending": state["cjk_pending"],
@@ -591,33 +581,3 @@ class SessionStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-class _BackfillJob:
-    """One optimize-storage backfill as progress in messages, over every index it fills.
-
-    ``indexing.backfill_progress`` sums id windows per pending index, so its
-    totals count each message once per index and shrink as an index
-    finishes.  The job keeps the windows it started with (a finished index
-    counts as complete) and reports that fraction of the messages to index,
-    so one bar runs from where a resumed run stands to 100 %.
-    """
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-        start = indexing.backfill_progress(conn)
-        self._highs = {index: st["total"] for index, st in (start or {}).get("indexes", {}).items()}
-        top = max(self._highs.values(), default=0)
-        self.messages = int(conn.execute(
-            "SELECT COUNT(*) FROM messages WHERE id <= ?", (top,)).fetchone()[0]) if top else 0
-
-    def progress(self) -> dict[str, Any]:
-        """``percent``, ``indexed`` and ``total`` (messages) of the whole job so far."""
-        span = sum(self._highs.values())
-        if not span:
-            return {"percent": 100, "indexed": self.messages, "total": self.messages}
-        now = (indexing.backfill_progress(self._conn) or {}).get("indexes", {})
-        done = sum(min(now[index]["indexed"], high) if index in now else high
-                   for index, high in self._highs.items())
-        fraction = done / span
-        return {"percent": min(100, int(100 * fraction)),
-                "indexed": round(fraction * self.messages), "total": self.messages}

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from .. import bench, loader
-from .._sqlite import file_bytes
 from ..store import SessionStore
 from .output import bar, emit_json, human_bytes
 from .progress import ProgressBar
@@ -127,7 +126,7 @@ def _optimize(store: SessionStore, args: argparse.Namespace) -> int:
         # A script cannot answer a prompt; it must say yes up front.
         raise CommandError("optimize-storage --json needs --yes (it cannot ask for confirmation)")
     file = Path(store.path or db_path(args))
-    size = file_bytes(file)
+    size = store.disk_bytes()
     free = shutil.disk_usage(file.parent).free
     # VACUUM writes a full copy; without it the backfill grows the file by
     # roughly the index size, which stays well under a third of the text.

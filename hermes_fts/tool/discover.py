@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ..store import QueryTooBroad
 from .args import SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
 from .errors import ToolError
@@ -146,6 +147,8 @@ class Discovery:
         title = self.title_match()
         try:
             rows = self.scan()
+        except QueryTooBroad as exc:  # its message says how to narrow the query
+            raise ToolError(str(exc)) from exc
         except Exception as exc:  # noqa: BLE001 - reported to the caller
             log.error("full-text search failed for %r", opts.query, exc_info=True)
             raise ToolError(
