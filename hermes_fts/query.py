@@ -47,7 +47,7 @@ from hermes_fts._cjk_ranges import is_cjk
 
 __all__ = [
     "MAX_FTS5_QUERY_CHARS",
-    "MAX_LIKE_TERMS",
+    "MAX_LIKE_ALTERNATIVES",
     "QueryTooBroad",
     "OPERATORS",
     "ROUTES",
@@ -59,7 +59,7 @@ __all__ = [
     "cjk_terms",
     "fold_width",
     "has_cjk",
-    "check_like_terms",
+    "check_like_alternatives",
     "like_where",
     "match_expression",
     "min_cjk_run",
@@ -672,26 +672,28 @@ def _balanced(parts: list[str], op: str) -> str:
     return f"({_balanced(parts[:mid], op)} {op} {_balanced(parts[mid:], op)})"
 
 
-MAX_LIKE_TERMS = 32  # LIKE comparisons per row grow with every term; a scan must stay bounded
+MAX_LIKE_ALTERNATIVES = 32  # a full LIKE scan tests every row once per OR alternative
 
 
 class QueryTooBroad(ValueError):
-    """A query that would cost a LIKE scan more terms than ``MAX_LIKE_TERMS`` allows."""
+    """A query a full LIKE scan would answer only at the cost of too many passes over the text."""
 
 
-def check_like_terms(q: Query) -> None:
-    """Refuse (``QueryTooBroad``) a query a LIKE scan would have to test too many terms for.
+def check_like_alternatives(q: Query) -> None:
+    """Refuse (``QueryTooBroad``) a query with more OR alternatives than a LIKE scan takes.
 
-    Every term is a substring test of every row, so 80 OR'd emoji cost a scan
-    80 passes over the text.  Such a query is refused with how to narrow it,
-    never cut to fewer terms (which would silently answer a different query).
+    A row that matches nothing is tested against every alternative (ANDed
+    terms stop at the first miss), so 80 OR'd emoji cost 80 substring tests
+    per row of the store.  Such a query is refused with how to narrow it,
+    never cut to fewer alternatives (which would silently answer a different
+    query).
     """
-    count = sum(len(g.positive) + len(g.negative) for g in q.groups if g.positive)
-    if count > MAX_LIKE_TERMS:
+    count = sum(1 for g in q.groups if g.positive)
+    if count > MAX_LIKE_ALTERNATIVES:
         raise QueryTooBroad(
-            f"the query has {count} terms, and a search that has to scan the text (no index "
-            f"serves it) takes at most {MAX_LIKE_TERMS}; search for fewer alternatives at a "
-            "time (split the OR list), or use words an index serves"
+            f"the query has {count} OR alternatives, and a search that has to scan the text "
+            f"(no index serves it) takes at most {MAX_LIKE_ALTERNATIVES}; search for fewer "
+            "alternatives at a time (split the OR list), or use words an index serves"
         )
 
 
@@ -713,7 +715,6 @@ def like_where(q: Query, columns: Sequence[str] = LIKE_COLUMNS) -> tuple[str, li
     """
     if not columns:
         raise ValueError("like_where needs at least one column")
-    check_like_terms(q)
     params: list[str] = []
     groups_sql: list[str] = []
 

@@ -9,7 +9,7 @@ import pytest
 
 import hermes_fts
 from hermes_fts import indexing
-from hermes_fts.query import MAX_LIKE_TERMS, QueryTooBroad
+from hermes_fts.query import MAX_LIKE_ALTERNATIVES, QueryTooBroad
 from hermes_fts.store import SessionStore, StoreError
 from hermes_fts.tool import session_search
 
@@ -63,23 +63,30 @@ def _emoji_or(count: int) -> str:
 
 
 def test_like_scan_over_the_term_bound_is_refused_with_how_to_narrow(emoji_store):
-    query = _emoji_or(MAX_LIKE_TERMS + 1)
+    query = _emoji_or(MAX_LIKE_ALTERNATIVES + 1)
     assert emoji_store.describe_search_path(query) == "like_scan"
-    with pytest.raises(QueryTooBroad, match=f"{MAX_LIKE_TERMS + 1} terms"):
+    with pytest.raises(QueryTooBroad, match=f"{MAX_LIKE_ALTERNATIVES + 1} OR alternatives"):
         emoji_store.search_messages(query)
     out = session_search(emoji_store, query=query)
     assert out["success"] is False
-    assert f"at most {MAX_LIKE_TERMS}" in out["error"] and "split the OR list" in out["error"]
+    assert f"at most {MAX_LIKE_ALTERNATIVES}" in out["error"] and "split the OR list" in out["error"]
 
 
 def test_like_scan_at_the_bound_runs_and_finds_every_match(emoji_store):
-    out = session_search(emoji_store, query=_emoji_or(MAX_LIKE_TERMS))
+    out = session_search(emoji_store, query=_emoji_or(MAX_LIKE_ALTERNATIVES))
     assert out["success"] is True and out["count"] == 1
+
+
+def test_many_anded_terms_are_not_alternatives(emoji_store):
+    # ANDed terms stop at the first miss: they do not multiply a scan's work.
+    query = " ".join(["\U0001f600"] + [chr(0x1F601 + i) for i in range(40)])
+    assert emoji_store.describe_search_path(query) == "like_scan"
+    assert session_search(emoji_store, query=query)["success"] is True
 
 
 def test_an_indexed_query_with_many_terms_is_not_bounded(emoji_store):
     emoji_store.add_message("s1", "user", "word40 here")
-    words = " OR ".join(f"word{i}" for i in range(MAX_LIKE_TERMS + 10))
+    words = " OR ".join(f"word{i}" for i in range(MAX_LIKE_ALTERNATIVES + 10))
     assert emoji_store.describe_search_path(words) != "like_scan"
     assert session_search(emoji_store, query=words)["count"] == 1
 

@@ -64,8 +64,10 @@ def clamped(value: Any, default: int, low: int, high: int, name: str) -> tuple[i
     used = max(low, min(high, number))
     if used != number:
         return used, f"{name} {value!r} is outside {low}-{high}; used {used}"
-    if isinstance(value, float) and not value.is_integer() or (
-        isinstance(value, str) and value.strip() != str(number)
+    if (
+        isinstance(value, float)
+        and not value.is_integer()
+        or (isinstance(value, str) and value.strip() != str(number))
     ):
         return used, f"{name} {value!r} is not a whole number; used {used}"
     return used, None
