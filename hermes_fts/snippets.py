@@ -8,13 +8,11 @@ apart from the SQL expression they return.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from typing import Any
 
-from .content import decode_content
+from .content import decode_content, render_tool_calls
 from .query import Query, has_cjk
 
 __all__ = [
@@ -23,7 +21,6 @@ __all__ = [
     "like_snippet",
     "narrow_single_char_hits",
     "readable_text",
-    "render_tool_calls",
     "snippet_sql",
 ]
 
@@ -85,41 +82,6 @@ def readable_text(value: str | None) -> str:
         return ""
     calls = render_tool_calls(text) if text.lstrip().startswith("[") else None
     return calls if calls is not None else text
-
-
-def render_tool_calls(raw: str) -> str | None:
-    """A stored ``tool_calls`` JSON array as ``web_search(query="nginx")``; None if it is not one.
-
-    Arguments are shown as ``key=value`` with JSON values (strings quoted);
-    several calls are joined with ``; ``.
-    """
-    try:
-        calls = json.loads(raw)
-    except ValueError:
-        return None
-    if not isinstance(calls, list) or not calls:
-        return None
-    shown: list[str] = []
-    for call in calls:
-        fn = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            return None
-        args: Any = fn.get("arguments")
-        if isinstance(args, str):
-            try:
-                args = json.loads(args) if args.strip() else {}
-            except ValueError:
-                pass  # not JSON: shown as the text it is
-        if isinstance(args, dict):
-            inner = ", ".join(
-                f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in args.items()
-            )
-        elif args is None:
-            inner = ""
-        else:
-            inner = json.dumps(args, ensure_ascii=False)
-        shown.append(f"{fn['name']}({inner})")
-    return "; ".join(shown)
 
 
 def is_tool_call_json(snippet: str) -> bool:

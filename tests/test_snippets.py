@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 import hermes_fts
+from hermes_fts.content import render_tool_calls
 from hermes_fts.snippets import (
     LIKE_SNIPPET_BEFORE,
     LIKE_SNIPPET_CHARS,
     edge_cut_highlight,
     like_snippet,
-    render_tool_calls,
 )
 from hermes_fts.store import SessionStore
 from hermes_fts.tool import session_search

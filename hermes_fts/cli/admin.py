@@ -18,9 +18,12 @@ from .registry import CommandError, bounded_int, command, db_path, open_db
 
 
 def _confirm(prompt: str) -> bool:
-    try:
-        answer = input(prompt)
-    except EOFError:
+    """Ask on stderr (stdout stays the command's output); end of input is a no."""
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if not answer:
+        sys.stderr.write("\n")
         return False  # no terminal, no consent
     return answer.strip().lower() in ("y", "yes")
 

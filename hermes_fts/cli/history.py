@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from ..content import render_tool_calls
 from ..store import SessionStore, default_db_path, open_store
 from ..tool import session_search
 from ..tool.args import (
@@ -36,15 +37,9 @@ def _message_text(msg: dict[str, Any]) -> str:
     content = msg.get("content")
     if content:
         return str(content)
-    calls = msg.get("tool_calls")
-    if isinstance(calls, list):
-        names = []
-        for call in calls:
-            fn = call.get("function") if isinstance(call, dict) else None
-            if isinstance(fn, dict) and fn.get("name"):
-                names.append(str(fn["name"]))
-        if names:
-            return "(calls " + ", ".join(names) + ")"
+    calls = render_tool_calls(msg.get("tool_calls"))
+    if calls:
+        return "calls " + calls
     return "(no text)"
 
 
@@ -77,7 +72,7 @@ def _clip(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     clipped = []
     for msg in messages:
         copy = dict(msg)
-        copy["content"] = one_line(msg.get("content"), LINE_CHARS) or None
+        copy["content"] = one_line(_message_text(msg), LINE_CHARS)
         clipped.append(copy)
     return clipped
 
