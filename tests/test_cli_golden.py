@@ -229,3 +229,20 @@ def test_optimize_json_with_yes_keeps_people_text_off_stdout(db, capsys, monkeyp
     payload = json.loads(out)  # --json with --yes: the lines for people went to stderr
     assert payload["success"] is True and payload["ok"] is True
     assert "Database:" in err and "Database:" not in out
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["human", "json"])
+def test_cli_read_and_scroll_of_a_huge_message_are_bounded(as_json, db, capsys, monkeypatch):
+    with SessionStore(db) as store:
+        ids = conversation(store, "s-huge", [("user", "q"), ("assistant", "長" * 3_000_000)],
+                           start=T0 + 2 * 86400)
+    for words in (["read", "s-huge"], ["scroll", "s-huge", str(ids[1])]):
+        code, out, _err = _run(_argv(words, db, *(["--json"] if as_json else [])), capsys,
+                               monkeypatch, terminal=False)
+        assert code == 0
+        assert len(out.encode("utf-8")) < 80 * 1024, len(out)
+        if as_json:
+            shown = json.loads(out)["messages"][1]
+            assert shown["content_truncated"] and shown["original_content_chars"] == 3_000_000
+        else:
+            assert "[cut from 3,000,000 characters]" in out

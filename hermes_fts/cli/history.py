@@ -58,7 +58,7 @@ def _print_messages(
         head = f"{indent}{marker} #{msg.get('id')} {_role_label(msg)}: "
         body = _message_text(msg)
         if msg.get("content_truncated"):
-            body += f" [{msg.get('original_content_chars')} chars, truncated]"
+            body += f" [cut from {int(msg.get('original_content_chars') or 0):,} characters]"
         lines = body.splitlines() or [""]
         text = head + lines[0]
         for extra in lines[1:]:
