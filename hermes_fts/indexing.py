@@ -391,10 +391,12 @@ class BackfillJob:
 
     def progress(self) -> dict[str, Any]:
         """``percent``, ``indexed`` and ``total`` (messages) of the whole job so far."""
+        now = (backfill_progress(self._conn) or {}).get("indexes", {})
+        for index, st in now.items():  # a window opened mid-job (an index reset) joins it
+            self._highs.setdefault(index, st["total"])
         span = sum(self._highs.values())
         if not span:
             return {"percent": 100, "indexed": self.messages, "total": self.messages}
-        now = (backfill_progress(self._conn) or {}).get("indexes", {})
         done = sum(min(now[index]["indexed"], high) if index in now else high
                    for index, high in self._highs.items())
         fraction = done / span
