@@ -1070,3 +1070,13 @@ def test_no_default_store_still_finds_profile_sessions(home):
     assert out["profile"] == "solo"
     assert_error(session_search(None, session_id="ghost"), "no session store")
     assert not (home / "state.db").exists()
+
+
+def test_an_unknown_role_is_noted_not_silently_empty(searchable):
+    conversation(searchable, "s1", [("user", "gecko facts")])
+    out = session_search(searchable, query="gecko", role_filter="user,bogus")
+    assert out["count"] == 1
+    assert any("'bogus' is not a Hermes role" in note for note in out["query_notes"])
+    out = session_search(searchable, query="gecko", role_filter="bogus")
+    assert out["count"] == 0 and "'bogus' is not a Hermes role" in " ".join(out["query_notes"])
+    assert "query_notes" not in session_search(searchable, query="gecko", role_filter="user")

@@ -116,6 +116,17 @@ def parse_roles(role_filter: Any) -> list[str]:
     return roles or list(DEFAULT_ROLES)
 
 
+def role_note(roles: list[str]) -> str | None:
+    """A note naming the roles Hermes never stores (they match nothing), None when all are."""
+    unknown = [role for role in roles if role not in ROLES]
+    if not unknown:
+        return None
+    return (
+        f"role_filter {', '.join(map(repr, unknown))} is not a Hermes role "
+        f"({', '.join(ROLES)}) and matches no message"
+    )
+
+
 def parse_detail(detail: Any) -> str:
     """``full`` or ``index`` (any case); ``adaptive`` for anything else."""
     key = detail.strip().lower() if isinstance(detail, str) else ""
@@ -288,15 +299,17 @@ class Call:
         limit, limit_note = self.count
         sort = _params.parse_sort(self.sort)
         detail = parse_detail(self.detail)
+        roles = parse_roles(self.role_filter)
         notes = (
             limit_note,
             _choice_note("sort", self.sort, SORTS, "best match first"),
             _choice_note("detail", self.detail, DETAILS, detail),
+            role_note(roles),
         )
         options = SearchOptions(
             query=query,
             limit=limit,
-            roles=parse_roles(self.role_filter),
+            roles=roles,
             sort=sort,
             detail=detail,
             after=parse_time_bound(self.after, "after"),
