@@ -246,3 +246,4 @@ def test_cli_read_and_scroll_of_a_huge_message_are_bounded(as_json, db, capsys, 
             assert shown["content_truncated"] and shown["original_content_chars"] == 3_000_000
         else:
             assert "[cut from 3,000,000 characters]" in out
+            assert "note: 1 message(s) cut to 4,000 characters" in out

@@ -100,6 +100,13 @@ def _print_session_header(payload: dict[str, Any], elapsed: float, color: bool) 
     print(line)
     if payload.get("warning"):
         print(style(f"note: {payload['warning']}", DIM, color))
+    _print_notes(payload, color, sys.stdout)
+
+
+def _print_notes(payload: dict[str, Any], color: bool, out: TextIO) -> None:
+    """The tool's ``query_notes`` (what it clamped or cut), one dim line each."""
+    for note in payload.get("query_notes") or ():
+        print(style(f"note: {note}", DIM, color), file=out)
 
 
 # --------------------------------------------------------------------------- calling the tool
@@ -260,6 +267,7 @@ def _print_search(
     note = payload.get("index_rebuild")
     if note:
         print(style(note["note"], DIM, color), file=out)
+    _print_notes(payload, color, out)
     if not payload.get("results"):
         print(payload.get("message", "No matching sessions found."), file=out)
         return
