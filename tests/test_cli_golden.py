@@ -106,7 +106,7 @@ HUMAN = {
     "search": ["search", "nginx"],
     "search-tool-call": ["search", "web_search", "--role", "assistant"],
     "search-cjk": ["search", "東京タワー", "--detail", "index"],
-    "search-dash": ["search", "--", "-deploy"],
+    "search-dash": ["search", "--", "-deploy nginx"],
     "read": ["read", "s-nginx"],
     "scroll": ["scroll", "s-nginx", "2", "--window", "1"],
     "browse": ["browse"],
