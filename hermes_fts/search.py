@@ -57,13 +57,7 @@ from .query import (
     route_can_represent,
     snippet_terms,
 )
-from .snippets import (
-    edge_cut_highlight,
-    is_tool_call_json,
-    like_snippet,
-    narrow_single_char_hits,
-    snippet_sql,
-)
+from .snippets import like_snippet, narrow_single_char_hits, recut_unreadable_snippets, snippet_sql
 from .transcript import visible_sql
 
 __all__ = [
@@ -463,7 +457,7 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
             for row in rows:
                 if isinstance(row.get("snippet"), str):
                     row["snippet"] = narrow_single_char_hits(row["snippet"], req.plan.query)
-        _recut_unreadable_snippets(req.conn, rows, req.plan.query)
+        recut_unreadable_snippets(req.conn, rows, snippet_terms(req.plan.query))
     else:
         check_like_alternatives(req.plan.query)  # a full scan: its work is bounded up front
         rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort, req.want)
@@ -471,31 +465,6 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
     if key is not None:
         rows.sort(key=key)
     return rows
-
-
-def _recut_unreadable_snippets(
-    conn: sqlite3.Connection, rows: list[dict[str, Any]], parsed: Query
-) -> None:
-    """Cut again, from the stored text, the index snippets people could not read.
-
-    SQLite's snippet shows a ``tool_calls`` column as raw JSON, and one
-    limited in characters can cut a marked term at its edge.  Those rows get
-    ``like_snippet``'s (calls as ``name(arg="…")``, terms whole), when it
-    finds a query term in the text; otherwise the index snippet stays.
-    """
-    terms = snippet_terms(parsed)
-    for row in rows:
-        snippet = row.get("snippet")
-        if not isinstance(snippet, str) or not (
-            is_tool_call_json(snippet) or edge_cut_highlight(snippet)
-        ):
-            continue
-        texts = conn.execute(
-            "SELECT content, tool_name, tool_calls FROM messages WHERE id = ?", (row["id"],)
-        ).fetchone()
-        recut = like_snippet(texts or (), terms)
-        if ">>>" in recut:
-            row["snippet"] = recut
 
 
 # ---------------------------------------------------------------------------

@@ -2,15 +2,19 @@
 
 Index routes ask SQLite for the snippet (``snippet_sql``); the LIKE scan cuts
 it from the decoded text itself (``like_snippet``); ``narrow_single_char_hits``
-fixes the CJK index's marks for one-character terms.  Pure text functions
-apart from the SQL expression they return.
+fixes the CJK index's marks for one-character terms, and
+``recut_unreadable_snippets`` replaces an index snippet people cannot read
+(raw tool-call JSON, a mark cut at the edge) with one cut from the stored
+text.  Pure text functions apart from the SQL they run or return.
 """
 
 from __future__ import annotations
 
 import re
+import sqlite3
 import unicodedata
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .content import decode_content, render_tool_calls
 from .query import Query, has_cjk
@@ -21,6 +25,7 @@ __all__ = [
     "like_snippet",
     "narrow_single_char_hits",
     "readable_text",
+    "recut_unreadable_snippets",
     "snippet_sql",
 ]
 
@@ -93,6 +98,30 @@ def is_tool_call_json(snippet: str) -> bool:
 def edge_cut_highlight(snippet: str) -> bool:
     """Whether a mark touches a cut edge (``...>>>`` or ``<<<...``): its term may be cut."""
     return snippet.startswith("...>>>") or snippet.endswith("<<<...")
+
+
+def recut_unreadable_snippets(
+    conn: sqlite3.Connection, rows: list[dict[str, Any]], terms: Sequence[str]
+) -> None:
+    """Cut again, from the stored text, the index snippets people could not read.
+
+    SQLite's snippet shows a ``tool_calls`` column as raw JSON, and one
+    limited in characters can cut a marked term at its edge.  Those rows get
+    ``like_snippet``'s (calls as ``name(arg="…")``, terms whole) when it finds
+    a query term in the text; otherwise the index snippet stays.
+    """
+    for row in rows:
+        snippet = row.get("snippet")
+        if not isinstance(snippet, str) or not (
+            is_tool_call_json(snippet) or edge_cut_highlight(snippet)
+        ):
+            continue
+        texts = conn.execute(
+            "SELECT content, tool_name, tool_calls FROM messages WHERE id = ?", (row["id"],)
+        ).fetchone()
+        recut = like_snippet(texts or (), terms)
+        if ">>>" in recut:
+            row["snippet"] = recut
 
 
 # --------------------------------------------------------------------------- edges
