@@ -6,6 +6,7 @@ and the tool all spell these rules the same way.
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 from collections.abc import Sequence
@@ -20,6 +21,8 @@ __all__ = [
     "SQLITE_FULL",
     "SQLITE_HEADER",
     "db_bytes",
+    "file_bytes",
+    "shrink_wal",
     "file_kind",
     "FileProblem",
     "is_index_corruption",
@@ -29,6 +32,8 @@ __all__ = [
     "rows_as_dicts",
     "store_file_problem",
 ]
+
+logger = logging.getLogger("hermes_fts.sqlite")
 
 BUSY_TIMEOUT_S = 10.0
 SQLITE_CORRUPT = 11
@@ -128,6 +133,44 @@ def db_bytes(conn: sqlite3.Connection) -> int:
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     size = conn.execute("PRAGMA page_size").fetchone()[0]
     return int(pages * size)
+
+
+def file_bytes(path: str | os.PathLike[str]) -> int:
+    """What the store takes on disk: the main file plus its ``-wal`` file.
+
+    Unlike ``db_bytes`` this counts a WAL that has been checkpointed but not
+    yet truncated, so a before/after pair measured this way shows what the
+    disk really gained or lost.
+    """
+    total = 0
+    for name in (os.fspath(path), os.fspath(path) + "-wal"):
+        try:
+            total += os.stat(name).st_size
+        except OSError:
+            pass  # no WAL (or no file yet) takes no space
+    return total
+
+
+WAL_TRUNCATE_WAIT_MS = 200  # how long truncating the WAL after a VACUUM waits for readers
+
+
+def shrink_wal(conn: sqlite3.Connection) -> None:
+    """Checkpoint a VACUUM's pages and truncate the WAL, waiting only briefly for readers.
+
+    VACUUM in WAL mode writes the whole database into the ``-wal`` file;
+    until it is truncated the disk holds the store twice.  A busy reader
+    only leaves the WAL for a later checkpoint; it never stalls this one.
+    """
+    try:
+        busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if not busy:
+            conn.execute(f"PRAGMA busy_timeout = {WAL_TRUNCATE_WAIT_MS}")
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    except sqlite3.DatabaseError as exc:
+        logger.debug("checkpoint after VACUUM skipped: %s", exc)
 
 
 # --------------------------------------------------------------------------

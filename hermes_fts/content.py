@@ -21,6 +21,7 @@ __all__ = [
     "decode_content",
     "encode_value",
     "parse_tool_calls",
+    "render_tool_calls",
 ]
 
 log = logging.getLogger("hermes_fts.content")
@@ -82,6 +83,39 @@ def parse_tool_calls(raw: Any) -> Any:
         return json.loads(raw)
     except ValueError:
         return raw
+
+
+def render_tool_calls(raw: Any) -> str | None:
+    """``tool_calls`` (stored JSON text or parsed) as ``web_search(query="nginx")``.
+
+    Arguments are shown as ``key=value`` with JSON values (strings quoted);
+    several calls are joined with ``; ``.  None when ``raw`` is not a list of
+    calls, so the caller shows what it has instead.
+    """
+    calls = parse_tool_calls(raw)
+    if not isinstance(calls, list) or not calls:
+        return None
+    shown: list[str] = []
+    for call in calls:
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            return None
+        args: Any = fn.get("arguments")
+        if isinstance(args, str):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except ValueError:
+                pass  # not JSON: shown as the text it is
+        if isinstance(args, dict):
+            inner = ", ".join(
+                f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in args.items()
+            )
+        elif args is None:
+            inner = ""
+        else:
+            inner = json.dumps(args, ensure_ascii=False)
+        shown.append(f"{fn['name']}({inner})")
+    return "; ".join(shown)
 
 
 def encode_value(value: Any) -> Any:

@@ -356,8 +356,18 @@ def tokenize(text: str, *args: str, unigrams: bool = False, query: bool = False)
     targs = list(args) + (["unigrams", "1"] if unigrams else [])
     fn = "cjk_tokens_query" if query else "cjk_tokens"
     placeholders = "".join(", ?" for _ in targs)
+    value: str | bytes = text
     try:
-        (raw,) = conn.execute(f"SELECT {fn}(?{placeholders})", [text, *targs]).fetchone()
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate cannot be strict UTF-8.  Pass its 3-byte encoding,
+        # as another SQLite client would store it; the tokenizer treats those
+        # invalid bytes as a separator (byte offsets count them).
+        value = text.encode("utf-8", "surrogatepass")
+    try:
+        (raw,) = conn.execute(
+            f"SELECT {fn}(CAST(? AS TEXT){placeholders})", [value, *targs]
+        ).fetchone()
     except sqlite3.Error as exc:
         raise ValueError(f"cjk_unicode61 rejected the arguments {targs!r}: {exc}") from exc
     return [

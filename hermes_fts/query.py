@@ -83,10 +83,13 @@ __all__ = [
     "LikeNear",
     "LikeNode",
     "LikeText",
+    "MAX_LIKE_ALTERNATIVES",
+    "QueryTooBroad",
     "Query",
     "QueryError",
     "choose_route",
     "has_cjk",
+    "check_like_alternatives",
     "like_plan",
     "match_expression",
     "near_matches",
@@ -269,6 +272,40 @@ def _like(node: Node) -> LikeNode:
     if isinstance(node, AnyOf):
         return LikeAny(tuple(_like(o) for o in node.options))
     return LikeAll(tuple(_like(c) for c in node.include), tuple(_like(c) for c in node.exclude))
+
+
+MAX_LIKE_ALTERNATIVES = 32  # substring tests a full LIKE scan may make per row that misses
+
+
+class QueryTooBroad(QueryError):
+    """A query a full LIKE scan would answer only at the cost of too many passes over the text."""
+
+
+def _like_tests(node: LikeNode) -> int:
+    """Substring tests a row that matches nothing costs (ANDed checks stop at the first miss)."""
+    if isinstance(node, LikeAny):
+        return sum(_like_tests(option) for option in node.options)
+    if isinstance(node, LikeAll):
+        return _like_tests(node.include[0]) if node.include else 1
+    return 1
+
+
+def check_like_alternatives(q: Query) -> None:
+    """Refuse (``QueryTooBroad``) a query with more OR alternatives than a LIKE scan takes.
+
+    A row that matches nothing is tested against every alternative, so 80
+    OR'd emoji cost 80 substring tests per row of the store.  Such a query is
+    refused with how to narrow it, never cut to fewer alternatives (which
+    would silently answer a different query).
+    """
+    plan = like_plan(q)
+    count = 0 if plan is None else _like_tests(plan)
+    if count > MAX_LIKE_ALTERNATIVES:
+        raise QueryTooBroad(
+            f"the query has {count} OR alternatives, and a search that has to scan the text "
+            f"(no index serves it) takes at most {MAX_LIKE_ALTERNATIVES}; search for fewer "
+            "alternatives at a time (split the OR list), or use words an index serves"
+        )
 
 
 

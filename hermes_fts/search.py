@@ -49,6 +49,7 @@ from .query import (
     ROUTES,
     Query,
     QueryError,
+    check_like_alternatives,
     choose_route,
     like_plan,
     match_expression,
@@ -56,7 +57,7 @@ from .query import (
     route_can_represent,
     snippet_terms,
 )
-from .snippets import like_snippet, narrow_single_char_hits, snippet_sql
+from .snippets import like_snippet, narrow_single_char_hits, recut_unreadable_snippets, snippet_sql
 from .transcript import visible_sql
 
 __all__ = [
@@ -456,7 +457,9 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
             for row in rows:
                 if isinstance(row.get("snippet"), str):
                     row["snippet"] = narrow_single_char_hits(row["snippet"], req.plan.query)
+        recut_unreadable_snippets(req.conn, rows, snippet_terms(req.plan.query))
     else:
+        check_like_alternatives(req.plan.query)  # a full scan: its work is bounded up front
         rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort, req.want)
     key = _sort_key(req.sort)
     if key is not None:

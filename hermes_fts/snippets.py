@@ -2,19 +2,32 @@
 
 Index routes ask SQLite for the snippet (``snippet_sql``); the LIKE scan cuts
 it from the decoded text itself (``like_snippet``); ``narrow_single_char_hits``
-fixes the CJK index's marks for one-character terms.  Pure text functions
-apart from the SQL expression they return.
+fixes the CJK index's marks for one-character terms, and
+``recut_unreadable_snippets`` replaces an index snippet people cannot read
+(raw tool-call JSON, a mark cut at the edge) with one cut from the stored
+text.  Pure text functions apart from the SQL they run or return.
 """
 
 from __future__ import annotations
 
 import re
+import sqlite3
+import unicodedata
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-from .content import decode_content
+from .content import decode_content, render_tool_calls
 from .query import Query, has_cjk
 
-__all__ = ["like_snippet", "narrow_single_char_hits", "snippet_sql"]
+__all__ = [
+    "edge_cut_highlight",
+    "is_tool_call_json",
+    "like_snippet",
+    "narrow_single_char_hits",
+    "readable_text",
+    "recut_unreadable_snippets",
+    "snippet_sql",
+]
 
 SNIPPET_TOKENS = 40  # built-in snippet(): a word index counts tokens
 SNIPPET_CHARS = 80  # cjk_snippet(): characters, since a bigram is one character wide
@@ -32,28 +45,128 @@ def like_snippet(texts: Iterable[str | None], terms: Sequence[str]) -> str:
     """Text around the first term found, marked ``>>>term<<<``.
 
     Taken from the first column holding a term, so a hit in ``tool_name``
-    alone still shows the term.
+    alone still shows the term.  A stored ``tool_calls`` array is shown as
+    ``name(arg="value")`` rather than its JSON.  The mark covers the whole
+    word a Latin term sits in (``dep`` marks ``deployment``), and neither the
+    mark nor a character (a combining mark, an emoji sequence) is cut at the
+    snippet's edges.
     """
-    found = [t for t in (decode_content(x) for x in texts) if isinstance(t, str) and t]
+    found = [t for t in (readable_text(x) for x in texts) if t]
     for text in found:
         lowered = text.lower()
         for term in terms:
             at = lowered.find(term.lower())
             if at < 0:
                 continue
-            start = max(0, at - LIKE_SNIPPET_BEFORE)
-            end = min(len(text), start + LIKE_SNIPPET_CHARS)
-            end = max(end, at + len(term))
+            hit_end = _word_end(text, at + len(term))
+            at = _word_start(text, at)
+            start = _char_start(text, max(0, at - LIKE_SNIPPET_BEFORE))
+            end = _char_end(text, max(min(len(text), start + LIKE_SNIPPET_CHARS), hit_end))
             return (
                 ("..." if start > 0 else "")
                 + text[start:at]
                 + ">>>"
-                + text[at : at + len(term)]
+                + text[at:hit_end]
                 + "<<<"
-                + text[at + len(term) : end]
+                + text[hit_end:end]
                 + ("..." if end < len(text) else "")
             )
-    return found[0][:LIKE_SNIPPET_CHARS] if found else ""
+    if not found:
+        return ""
+    end = _char_end(found[0], min(len(found[0]), LIKE_SNIPPET_CHARS))
+    return found[0][:end] + ("..." if end < len(found[0]) else "")
+
+
+# --------------------------------------------------------------------------- readable text
+
+
+def readable_text(value: str | None) -> str:
+    """A stored column as people read it: decoded content, tool calls as calls."""
+    text = decode_content(value)
+    if not isinstance(text, str) or not text:
+        return ""
+    calls = render_tool_calls(text) if text.lstrip().startswith("[") else None
+    return calls if calls is not None else text
+
+
+def is_tool_call_json(snippet: str) -> bool:
+    """Whether an index snippet shows a ``tool_calls`` column's raw JSON."""
+    plain = snippet.replace(">>>", "").replace("<<<", "")
+    return '"function"' in plain or '"arguments"' in plain
+
+
+def edge_cut_highlight(snippet: str) -> bool:
+    """Whether a mark touches a cut edge (``...>>>`` or ``<<<...``): its term may be cut."""
+    return snippet.startswith("...>>>") or snippet.endswith("<<<...")
+
+
+def recut_unreadable_snippets(
+    conn: sqlite3.Connection, rows: list[dict[str, Any]], terms: Sequence[str]
+) -> None:
+    """Cut again, from the stored text, the index snippets people could not read.
+
+    SQLite's snippet shows a ``tool_calls`` column as raw JSON, and one
+    limited in characters can cut a marked term at its edge.  Those rows get
+    ``like_snippet``'s (calls as ``name(arg="…")``, terms whole) when it finds
+    a query term in the text; otherwise the index snippet stays.
+    """
+    for row in rows:
+        snippet = row.get("snippet")
+        if not isinstance(snippet, str) or not (
+            is_tool_call_json(snippet) or edge_cut_highlight(snippet)
+        ):
+            continue
+        texts = conn.execute(
+            "SELECT content, tool_name, tool_calls FROM messages WHERE id = ?", (row["id"],)
+        ).fetchone()
+        recut = like_snippet(texts or (), terms)
+        if ">>>" in recut:
+            row["snippet"] = recut
+
+
+# --------------------------------------------------------------------------- edges
+
+_JOINERS = {"\u200d", "\ufe0e", "\ufe0f"}  # zero-width joiner, variation selectors
+
+
+def _joins_previous(ch: str) -> bool:
+    """Whether ``ch`` belongs to the character before it (combining mark, joiner, modifier)."""
+    return (
+        bool(unicodedata.combining(ch))
+        or ch in _JOINERS
+        or "\U0001f3fb" <= ch <= "\U0001f3ff"  # skin-tone modifiers
+        or unicodedata.category(ch) == "Mn"
+    )
+
+
+def _char_start(text: str, i: int) -> int:
+    """``i`` moved back to the start of the character it falls inside."""
+    while 0 < i < len(text) and (_joins_previous(text[i]) or text[i - 1] == "\u200d"):
+        i -= 1
+    return i
+
+
+def _char_end(text: str, i: int) -> int:
+    """``i`` moved forward past the rest of the character before it."""
+    while 0 < i < len(text) and (_joins_previous(text[i]) or text[i - 1] == "\u200d"):
+        i += 1
+    return i
+
+
+def _latin_word_char(ch: str) -> bool:
+    return (ch.isalnum() or ch == "_") and not has_cjk(ch)
+
+
+def _word_start(text: str, i: int) -> int:
+    while i > 0 and _latin_word_char(text[i - 1]) and _latin_word_char(text[i]):
+        i -= 1
+    return _char_start(text, i)
+
+
+def _word_end(text: str, i: int) -> int:
+    while 0 < i < len(text) and _latin_word_char(text[i - 1]) and _latin_word_char(text[i]):
+        i += 1
+    return _char_end(text, i)
 
 
 _MARKED = re.compile(r">>>(.*?)<<<", re.DOTALL)

@@ -19,10 +19,12 @@ from typing import Any, Callable
 from . import _env, _sqlite, index_state, indexing, loader, schema, search, transcript
 from ._query_syntax import QueryError
 from .content import encode_value
+from .query import QueryTooBroad  # re-exported: the tool and CLI see queries through the store
 from .schema import BASE, CJK, TRIGRAM
 
 __all__ = [
-    "QueryError", "SessionStore", "StoreError", "default_db_path", "file_has_session", "open_store",
+    "QueryError", "QueryTooBroad", "SessionStore", "StoreError", "default_db_path",
+    "file_has_session", "open_store",
 ]
 
 logger = logging.getLogger("hermes_fts.store")
@@ -95,6 +97,9 @@ class SessionStore:
                  readonly: bool = False) -> None:
         self._path = Path(path) if path is not None else default_db_path()
         self.readonly = readonly
+        if self._path.is_dir():  # SQLite would only say "disk I/O error"
+            raise StoreError(f"{self._path} is a directory, not a session store",
+                             wrong_path=True)
         if not readonly:
             self._path.parent.mkdir(parents=True, exist_ok=True)
         elif not self._path.exists():
@@ -392,27 +397,30 @@ class SessionStore:
 
         Every step is its own transaction (see ``indexing``), so an
         interrupted run resumes where it stopped.  Returns ``ok``,
-        ``vacuumed`` and the database size before and after
-        (``_sqlite.db_bytes``), or ``ok: False`` with a ``reason``.
+        ``vacuumed`` and the space the store takes on disk before and
+        after, both measured as ``_sqlite.file_bytes`` (main file plus WAL),
+        or ``ok: False`` with a ``reason``.
         """
         if self.readonly:
             return {"ok": False, "reason": "read_only", "vacuumed": None}
         if not self.fts5_available:
             return {"ok": False, "reason": "fts5_unavailable", "vacuumed": None}
         conn = self._conn
-        size_before = _sqlite.db_bytes(conn)
+        size_before = _sqlite.file_bytes(self._path)
+
+        job: indexing.BackfillJob | None = None
 
         def emit(phase: str) -> None:
             if progress is None:
                 return
-            st = indexing.backfill_progress(conn)
-            if st is None:
-                st = {"percent": 100, "indexed": 0, "total": 0}
-            progress({"phase": phase, "percent": st["percent"], "indexed": st["indexed"],
-                      "total": st["total"]})
+            event: dict[str, Any] = {"phase": phase, "percent": 100, "indexed": 0, "total": 0}
+            if job is not None:
+                event.update(job.progress())
+            progress(event)
 
         emit("repair")
         index_state.repair(conn, self._caps)
+        job = indexing.BackfillJob(conn)
 
         emit("backfill")
         self.backfill(sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
@@ -422,7 +430,7 @@ class SessionStore:
         if remaining is not None:
             logger.warning("optimize-storage: backfill incomplete: %s", remaining)
             return {"ok": False, "reason": "backfill_incomplete", "vacuumed": None,
-                    "size_before": size_before, "size_after": _sqlite.db_bytes(conn)}
+                    "size_before": size_before, "size_after": _sqlite.file_bytes(self._path)}
 
         vacuumed: bool | None = None
         if vacuum:
@@ -433,15 +441,11 @@ class SessionStore:
             except sqlite3.DatabaseError as exc:
                 logger.warning("VACUUM failed (%s); indexes are complete anyway", exc)
                 vacuumed = False
-            try:
-                # PASSIVE never waits for readers; TRUNCATE could stall them.
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            except sqlite3.DatabaseError as exc:
-                logger.debug("checkpoint after VACUUM skipped: %s", exc)
+            _sqlite.shrink_wal(conn)
         emit("done")
         logger.info("storage optimization complete")
         return {"ok": True, "vacuumed": vacuumed, "size_before": size_before,
-                "size_after": _sqlite.db_bytes(conn)}
+                "size_after": _sqlite.file_bytes(self._path)}
 
     def integrity_check(self) -> dict[str, str | None]:
         """FTS5 'integrity-check' per existing, usable index: None means it passed."""
@@ -537,6 +541,10 @@ class SessionStore:
 
     # -------------------------------------------------------------- status
 
+    def disk_bytes(self) -> int:
+        """What the store takes on disk now: its main file plus its ``-wal`` file."""
+        return _sqlite.file_bytes(self._path)
+
     def status(self) -> dict[str, Any]:
         """Everything ``hermes-fts status`` reports; reads only (a full scan of the text).
 
@@ -557,6 +565,7 @@ class SessionStore:
             "sessions": conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0],
             "text_bytes": text,
             "db_bytes": _sqlite.db_bytes(conn),
+            "disk_bytes": self.disk_bytes(),
             "indexes": indexes,
             "fts_stale": state["fts_stale"],
             "cjk_pending": state["cjk_pending"],
@@ -579,3 +588,4 @@ class SessionStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+

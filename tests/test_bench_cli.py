@@ -56,4 +56,4 @@ def test_bench_table_for_people_and_argument_errors(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "cjk2" in out and "x text" in out and "recall" in out
     assert main(["bench", "--db", str(db), "--repeats", "0"]) == 2
-    assert "at least 1" in capsys.readouterr().err
+    assert "must be an integer from 1 to 100" in capsys.readouterr().err

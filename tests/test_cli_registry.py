@@ -111,13 +111,24 @@ def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, capsys, argv):
         (["read", "s1", "--sort", "newest"], "unrecognized arguments: --sort newest"),
         (["scroll", "s1", "3", "--limit", "3"], "unrecognized arguments: --limit 3"),
         (["browse", "--sort", "newest"], "unrecognized arguments: --sort newest"),
+        (["search", "x", "--role", "bogus"], "invalid role 'bogus'; choose from"),
+        (["search", "x", "--detail", "most"], "invalid choice: 'most'"),
+        (["bench", "--per-band", "0"], "must be an integer from 1 to"),
+        (["bench", "--repeats", "x"], "must be an integer from 1 to"),
+        (["search", "-deploy"], "goes after `--` (hermes-fts search -- -word)"),
+        (["search", "x", "-deploy"], "goes after `--` (hermes-fts search -- -word)"),
     ],
 )
 def test_invalid_or_unused_values_are_refused(tmp_path, capsys, argv, needle):
-    with pytest.raises(SystemExit) as exc:
-        main([*argv, "--db", str(tmp_path / "never-opened.db")])
-    assert exc.value.code == 2
-    assert needle in capsys.readouterr().err
+    # Usage errors go through main's one error path (not argparse's exit), so
+    # that --json can report them as JSON too.
+    assert main([*argv, "--db", str(tmp_path / "never-opened.db")]) == 2
+    out = capsys.readouterr()
+    assert needle in out.err and out.out == ""
+    assert main([*argv, "--db", str(tmp_path / "never-opened.db"), "--json"]) == 2
+    out = capsys.readouterr()
+    payload = json.loads(out.out)
+    assert payload["success"] is False and needle in payload["error"] and out.err == ""
     assert not (tmp_path / "never-opened.db").exists()
 
 

@@ -369,7 +369,7 @@ def test_cli_optimize_prompt_eof_is_no(db: Path, monkeypatch: pytest.MonkeyPatch
         store._mark_fts_stale("test")
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert cli.main(["optimize-storage", "--db", str(db)]) == 1
-    assert "Cancelled" in capsys.readouterr().out
+    assert "cancelled; nothing was changed" in capsys.readouterr().err
     with SessionStore(db) as store:
         assert store.fts_stale
     assert cli.main(["optimize-storage", "--db", str(db), "--yes"]) == 0
@@ -381,13 +381,13 @@ def test_cli_optimize_prompt_eof_is_no(db: Path, monkeypatch: pytest.MonkeyPatch
 
 def test_cli_progress_bar_renders() -> None:
     stream = io.StringIO()
-    bar = cli.ProgressBar(stream)
+    bar = cli.ProgressBar(stream, terminal=True)
     bar({"phase": "repair", "percent": 0, "indexed": 0, "total": 0})
     bar({"phase": "backfill", "percent": 10, "indexed": 100, "total": 1000})
     bar({"phase": "backfill", "percent": 50, "indexed": 500, "total": 1000})
     bar({"phase": "done", "percent": 100, "indexed": 0, "total": 0})
     text = stream.getvalue()
-    assert "50%" in text and "500/1,000 rows" in text and "rows/s" in text and "left" in text
+    assert "50%" in text and "500/1,000 messages" in text and "messages/s" in text and "left" in text
 
 
 def test_add_messages_streams_an_iterator_and_returns_ids(db: Path) -> None:

@@ -114,9 +114,11 @@ def test_empty_db_file_is_refused(home, tmp_path, capsys):
 def test_default_store_that_is_a_directory_is_a_clear_error(home, capsys):
     (home / "state.db").mkdir()
     for argv in (["browse"], ["search", "x", "--json"], ["status"], ["sync"]):
-        code, _out, err = run_cli(argv, capsys)
+        code, out, err = run_cli(argv, capsys)
         assert code == 2, argv
-        assert "directory" in err, argv
+        # With --json the error is the one JSON document on stdout (issue 14).
+        text = json.loads(out)["error"] if "--json" in argv else err
+        assert "directory" in text, argv
 
 
 def test_sync_does_not_create_a_missing_store(home, capsys):
@@ -153,8 +155,10 @@ def test_read_with_blank_session_is_refused(db, capsys, ref, as_json):
     argv = ["read", ref, "--db", str(db)] + (["--json"] if as_json else [])
     code, out, err = run_cli(argv, capsys)
     assert code == 2
-    assert "session" in err and "browse" in err
-    assert out == ""
+    # With --json the error is the one JSON document on stdout (issue 14).
+    text = json.loads(out)["error"] if as_json else err
+    assert "session" in text and "browse" in text
+    assert (err if as_json else out) == ""
 
 
 @pytest.mark.parametrize("query", ["", "   "])
@@ -163,8 +167,10 @@ def test_search_with_blank_query_is_refused(db, capsys, query, as_json):
     argv = ["search", query, "--db", str(db)] + (["--json"] if as_json else [])
     code, out, err = run_cli(argv, capsys)
     assert code == 2
-    assert "QUERY" in err and "browse" in err
-    assert out == ""
+    # With --json the error is the one JSON document on stdout (issue 14).
+    text = json.loads(out)["error"] if as_json else err
+    assert "QUERY" in text and "browse" in text
+    assert (err if as_json else out) == ""
 
 
 # --------------------------------------------------------------------------- tool edge cases

@@ -15,6 +15,7 @@ from ..store import StoreError
 
 # Importing the command modules registers their subcommands, in this order.
 from . import admin, demo, history  # noqa: F401
+from .output import emit_json
 from .progress import ProgressBar
 from .registry import CommandError, build_parser
 
@@ -26,26 +27,40 @@ def store_error_text(exc: StoreError) -> str:
     return f"{exc}; pass the Hermes state.db as --db PATH" if exc.wrong_path else str(exc)
 
 
+def _wants_json(argv: list[str]) -> bool:
+    """Whether ``--json`` was given, looked up before (or without) a successful parse."""
+    words = argv[: argv.index("--")] if "--" in argv else argv
+    return "--json" in words
+
+
+def _fail(message: str, status: int, as_json: bool) -> int:
+    """Report an error: one JSON document on stdout with ``--json``, else a line on stderr."""
+    if as_json:
+        emit_json({"success": False, "error": message})
+    else:
+        print(f"Error: {message}", file=sys.stderr)
+    return status
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``hermes-fts`` with ``argv`` (default: the process arguments); the exit status."""
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    as_json = _wants_json(words)
     try:
+        args = build_parser().parse_args(words)
         return int(args._handler(args))
     except CommandError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
-        return exc.status
+        return _fail(str(exc), exc.status, as_json)
     except StoreError as exc:
-        print(f"Error: {store_error_text(exc)}", file=sys.stderr)
-        return 2
+        return _fail(store_error_text(exc), 2, as_json)
     except FileNotFoundError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc), 2, as_json)
     except sqlite3.DatabaseError as exc:
-        print(
-            f"Error: the store cannot be used ({exc}); check that --db names an intact "
+        return _fail(
+            f"the store cannot be used ({exc}); check that --db names an intact "
             "Hermes state.db (`hermes-fts status --db PATH`)",
-            file=sys.stderr,
+            1,
+            as_json,
         )
-        return 1
     except BrokenPipeError:
         return 0

@@ -15,13 +15,16 @@ from .._env import hermes_home
 from ..store import SessionStore
 from .output import bar, emit_json, human_bytes
 from .progress import ProgressBar
-from .registry import CommandError, command, db_path, open_db
+from .registry import CommandError, bounded_int, command, db_path, open_db
 
 
 def _confirm(prompt: str) -> bool:
-    try:
-        answer = input(prompt)
-    except EOFError:
+    """Ask on stderr (stdout stays the command's output); end of input is a no."""
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if not answer:
+        sys.stderr.write("\n")
         return False  # no terminal, no consent
     return answer.strip().lower() in ("y", "yes")
 
@@ -129,54 +132,63 @@ def cmd_optimize_storage(args: argparse.Namespace) -> int:
         return _optimize(store, args)
 
 
+def _say(text: str) -> None:
+    """A line for people: stderr, so stdout stays one JSON document under ``--json``."""
+    print(text, file=sys.stderr, flush=True)
+
+
 def _optimize(store: SessionStore, args: argparse.Namespace) -> int:
     vacuum = not args.no_vacuum
     if not store.optimize_needed() and not vacuum:
-        print("Search indexes are complete — nothing to do.")
+        if args.json:
+            emit_json({"success": True, "ok": True, "nothing_to_do": True})
+        else:
+            print("Search indexes are complete — nothing to do.")
         return 0
+    if args.json and not args.yes:
+        # A script cannot answer a prompt; it must say yes up front.
+        raise CommandError("optimize-storage --json needs --yes (it cannot ask for confirmation)")
     file = Path(store.path or db_path(args))
-    size = file.stat().st_size
+    size = store.disk_bytes()
     free = shutil.disk_usage(file.parent).free
     # VACUUM writes a full copy; without it the backfill grows the file by
     # roughly the index size, which stays well under a third of the text.
     need = size if vacuum else int(size * 0.3)
-    print(f"Database: {human_bytes(size)}; free disk: {human_bytes(free)}")
+    _say(f"Database: {human_bytes(size)}; free disk: {human_bytes(free)}")
     if free < need:
         hint = " Try --no-vacuum." if vacuum else ""
-        print(
-            f"Not enough free disk space (need about {human_bytes(need)}).{hint}", file=sys.stderr
+        raise CommandError(
+            f"not enough free disk space (need about {human_bytes(need)}, "
+            f"{human_bytes(free)} free).{hint}",
+            1,
         )
-        return 1
     if size > 500 * 1024 * 1024:
-        print(
+        _say(
             "This may take a while. It runs in the foreground, is safe to interrupt "
             "with Ctrl-C and resumes where it stopped."
         )
     if not args.yes and not _confirm("Proceed? [y/N] "):
-        print("Cancelled.")
-        return 1
-    bar = ProgressBar()
+        raise CommandError("cancelled; nothing was changed", 1)
+    progress = ProgressBar()
     try:
-        result = store.optimize_storage(progress=bar, vacuum=vacuum)
+        result = store.optimize_storage(progress=progress, vacuum=vacuum)
     except KeyboardInterrupt:
-        bar.close()
-        print(
-            "\nInterrupted. No data was lost; run `hermes-fts optimize-storage` again to resume.",
-            file=sys.stderr,
-        )
-        return 130
+        progress.close()
+        raise CommandError(
+            "interrupted. No data was lost; run `hermes-fts optimize-storage` again to resume.",
+            130,
+        ) from None
     except sqlite3.Error as exc:
-        bar.close()
+        progress.close()
         raise CommandError(
             f"optimization failed: {exc}. No data was lost. Re-run to resume.", 1
         ) from exc
-    bar.close()
+    progress.close()
     if args.json:
-        emit_json(result)
+        emit_json({"success": bool(result.get("ok")), **result})
         return 0 if result.get("ok") else 1
     if not result.get("ok"):
-        print(f"Could not optimize: {result.get('reason')}")
-        return 1
+        raise CommandError(f"could not optimize: {result.get('reason')}", 1)
     before, after = result["size_before"], result["size_after"]
     delta = before - after
     if delta >= 0:
@@ -191,9 +203,17 @@ def _optimize(store: SessionStore, args: argparse.Namespace) -> int:
 
 def _bench_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--per-band", type=int, default=2, help="terms per frequency band and class (default 2)"
+        "--per-band",
+        type=bounded_int(1, 50),
+        default=2,
+        help="terms per frequency band and class (1-50, default 2)",
     )
-    p.add_argument("--repeats", type=int, default=3, help="timed runs per term (default 3)")
+    p.add_argument(
+        "--repeats",
+        type=bounded_int(1, 100),
+        default=3,
+        help="timed runs per term (1-100, default 3)",
+    )
     p.add_argument("--seed", type=int, default=0, help="term sampling seed")
 
 
@@ -201,8 +221,6 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
     "bench", help="time the indexes against a LIKE scan on this store (read-only)", args=_bench_args
 )
 def cmd_bench(args: argparse.Namespace) -> int:
-    if args.per_band < 1 or args.repeats < 1:
-        raise CommandError("--per-band and --repeats must be at least 1")
     quiet = args.json or not sys.stderr.isatty()
 
     def progress(what: str) -> None:

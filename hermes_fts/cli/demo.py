@@ -61,9 +61,7 @@ def load_demo() -> DemoData:
         epoch=float(raw["epoch"]),
         turn_gap=float(raw["turn_gap_seconds"]),
         searches=[
-            DemoSearch(
-                item["query"], item["shows"], {k: item[k] for k in _BOUNDS if k in item}
-            )
+            DemoSearch(item["query"], item["shows"], {k: item[k] for k in _BOUNDS if k in item})
             for item in raw["searches"]
         ],
         sessions=raw["sessions"],

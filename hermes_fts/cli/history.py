@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from ..content import render_tool_calls
 from ..store import SessionStore, default_db_path, open_store
 from ..tool import session_search
 from ..tool.args import (
@@ -20,13 +21,14 @@ from ..tool.args import (
     LIMIT_MAX,
     LIMIT_MIN,
     LINK_PREFIX,
+    ROLES,
     SCROLL_WINDOW_MAX,
     SCROLL_WINDOW_MIN,
     SORTS,
 )
 from ..tool.profiles import profile_db_path
 from .output import BOLD, DIM, LINE_CHARS, emit_json, highlight, one_line, style, use_color
-from .registry import CommandError, bounded_int, command
+from .registry import CommandError, bounded_int, command, role_list
 
 # --------------------------------------------------------------------------- rendering
 
@@ -35,15 +37,9 @@ def _message_text(msg: dict[str, Any]) -> str:
     content = msg.get("content")
     if content:
         return str(content)
-    calls = msg.get("tool_calls")
-    if isinstance(calls, list):
-        names = []
-        for call in calls:
-            fn = call.get("function") if isinstance(call, dict) else None
-            if isinstance(fn, dict) and fn.get("name"):
-                names.append(str(fn["name"]))
-        if names:
-            return "(calls " + ", ".join(names) + ")"
+    calls = render_tool_calls(msg.get("tool_calls"))
+    if calls:
+        return "calls " + calls
     return "(no text)"
 
 
@@ -62,7 +58,7 @@ def _print_messages(
         head = f"{indent}{marker} #{msg.get('id')} {_role_label(msg)}: "
         body = _message_text(msg)
         if msg.get("content_truncated"):
-            body += f" [{msg.get('original_content_chars')} chars, truncated]"
+            body += f" [cut from {int(msg.get('original_content_chars') or 0):,} characters]"
         lines = body.splitlines() or [""]
         text = head + lines[0]
         for extra in lines[1:]:
@@ -76,7 +72,7 @@ def _clip(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     clipped = []
     for msg in messages:
         copy = dict(msg)
-        copy["content"] = one_line(msg.get("content"), LINE_CHARS) or None
+        copy["content"] = one_line(_message_text(msg), LINE_CHARS)
         clipped.append(copy)
     return clipped
 
@@ -104,6 +100,13 @@ def _print_session_header(payload: dict[str, Any], elapsed: float, color: bool) 
     print(line)
     if payload.get("warning"):
         print(style(f"note: {payload['warning']}", DIM, color))
+    _print_notes(payload, color, sys.stdout)
+
+
+def _print_notes(payload: dict[str, Any], color: bool, out: TextIO) -> None:
+    """The tool's ``query_notes`` (what it clamped or cut), one dim line each."""
+    for note in payload.get("query_notes") or ():
+        print(style(f"note: {note}", DIM, color), file=out)
 
 
 # --------------------------------------------------------------------------- calling the tool
@@ -210,7 +213,10 @@ def _search_args(p: argparse.ArgumentParser) -> None:
         help="adaptive (default), full, or index (snippets only)",
     )
     p.add_argument(
-        "--role", default=None, help="comma-separated roles to search (default user,assistant)"
+        "--role",
+        type=role_list(ROLES),
+        default=None,
+        help=f"comma-separated roles to search: {', '.join(ROLES)} (default user,assistant)",
     )
     p.add_argument("--after", default=None, help="only hits at/after (epoch seconds or ISO date)")
     p.add_argument("--before", default=None, help="only hits before (epoch seconds or ISO date)")
@@ -261,8 +267,7 @@ def _print_search(
     note = payload.get("index_rebuild")
     if note:
         print(style(note["note"], DIM, color), file=out)
-    for change in payload.get("query_notes", []):
-        print(style(f"note: {change}", DIM, color), file=out)
+    _print_notes(payload, color, out)
     if not payload.get("results"):
         print(payload.get("message", "No matching sessions found."), file=out)
         return

@@ -1,12 +1,19 @@
-"""The progress line ``hermes-fts optimize-storage`` draws on stderr."""
+"""The progress ``hermes-fts optimize-storage`` shows on stderr.
+
+On a terminal one line is redrawn in place; anywhere else (a log, a pipe) a
+plain line is written every few seconds, with no carriage returns, and once
+more when the backfill completes.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import Any, Callable
 
 from .output import bar
+
+PLAIN_EVERY_S = 5.0  # seconds between lines when stderr is not a terminal
 
 
 def _eta(seconds: float) -> str:
@@ -14,18 +21,36 @@ def _eta(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
+def _is_terminal(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
 class ProgressBar:
-    """One rewritten stderr line: bar, percent, rows, rate, time left.
+    """Bar, percent, messages, rate and time left for one whole backfill.
 
     Called with the events ``SessionStore.optimize_storage(progress=...)``
-    reports; a phase change ends the bar's line and prints the phase's label.
+    reports: ``indexed`` and ``total`` count messages over the whole job.  The
+    rate counts only what this run indexed, so a resumed run is not credited
+    with the earlier run's work.  A phase change ends the bar and prints the
+    phase's label.
     """
 
-    def __init__(self, stream: Any = None, width: int = 28) -> None:
+    def __init__(
+        self,
+        stream: Any = None,
+        width: int = 28,
+        clock: Callable[[], float] = time.monotonic,
+        terminal: bool | None = None,
+    ) -> None:
         self.stream = stream or sys.stderr
         self.width = width
+        self.clock = clock
+        self.terminal = _is_terminal(self.stream) if terminal is None else terminal
         self.start: float | None = None
         self.first_indexed = 0
+        self.last_plain: float | None = None
+        self.last_line = ""
         self.phase = ""
         self.drawn = False
 
@@ -45,23 +70,32 @@ class ProgressBar:
                 print(label, file=self.stream, flush=True)
         self.phase = phase
 
-    def _bar(self, ev: dict[str, Any]) -> None:
-        now = time.monotonic()
-        indexed, total = int(ev["indexed"]), int(ev["total"])
+    def _line(self, ev: dict[str, Any], now: float) -> str:
+        indexed, total, percent = int(ev["indexed"]), int(ev["total"]), int(ev["percent"])
         if self.start is None:
             self.start, self.first_indexed = now, indexed
-        done = indexed - self.first_indexed
         elapsed = now - self.start
-        rate = done / elapsed if elapsed > 0 else 0.0
-        left = (total - indexed) / rate if rate > 0 else 0.0
-        line = (
-            f"\rRebuilding index {bar(ev['percent'] / 100, self.width)} "
-            f"{ev['percent']:3d}%  {indexed:,}/{total:,} rows  {rate:,.0f} rows/s  "
-            f"left {_eta(left)}"
+        rate = (indexed - self.first_indexed) / elapsed if elapsed > 0 else 0.0
+        left = f"left {_eta((total - indexed) / rate)}" if rate > 0 else "left -:--:--"
+        return (
+            f"Indexing {bar(percent / 100, self.width)} {percent:3d}%  "
+            f"{indexed:,}/{total:,} messages  {rate:,.0f} messages/s  {left}"
         )
-        self.stream.write(line)
+
+    def _bar(self, ev: dict[str, Any]) -> None:
+        now = self.clock()
+        line = self._line(ev, now)
+        if self.terminal:
+            self.stream.write("\r" + line)
+            self.drawn = True
+        else:
+            complete = int(ev["percent"]) >= 100
+            due = self.last_plain is None or now - self.last_plain >= PLAIN_EVERY_S
+            if not (due or complete) or line == self.last_line:
+                return
+            self.stream.write(line + "\n")
+            self.last_plain, self.last_line = now, line
         self.stream.flush()
-        self.drawn = True
 
     def _end_line(self) -> None:
         if self.drawn:

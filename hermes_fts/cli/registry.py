@@ -77,9 +77,37 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
-def common_options() -> argparse.ArgumentParser:
+class UsageError(CommandError):
+    """A command line argparse refuses (unknown option, bad value): ``main`` prints it."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are raised, so ``--json`` can report them."""
+
+    def error(self, message: str) -> Any:  # argparse's hook; never returns
+        if message.startswith("unrecognized arguments: -") or message.endswith("required: query"):
+            message += "; a query that starts with '-' goes after `--` (hermes-fts search -- -word)"
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def role_list(choices: tuple[str, ...]) -> Callable[[str], str]:
+    """An argparse ``type``: comma-separated roles, each one of ``choices``."""
+
+    def parse(text: str) -> str:
+        roles = [part.strip().lower() for part in text.split(",") if part.strip()]
+        for role in roles or [text]:
+            if role not in choices:
+                raise argparse.ArgumentTypeError(
+                    f"invalid role {role!r}; choose from {', '.join(choices)} (comma-separated)"
+                )
+        return ",".join(roles)
+
+    return parse
+
+
+def common_options() -> Parser:
     """The parent parser holding ``--db`` and ``--json``."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument(
         "--db", type=Path, default=None, help="session store (default: $HERMES_HOME/state.db)"
     )
@@ -90,7 +118,7 @@ def common_options() -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     """The ``hermes-fts`` parser over every registered subcommand, in registration order."""
     common = common_options()
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="hermes-fts", description="Full-text search for Hermes-style session stores."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -28,6 +28,7 @@ LIMIT_DEFAULT = 3
 LIMIT_MIN = 1
 LIMIT_MAX = 10
 DEFAULT_ROLES = ("user", "assistant")
+ROLES = ("user", "assistant", "tool", "system")  # the roles Hermes stores
 SORTS = _params.SORTS
 DETAILS = ("adaptive", "full", "index")
 LINK_PREFIX = "@session:"
@@ -63,8 +64,10 @@ def clamped(value: Any, default: int, low: int, high: int, name: str) -> tuple[i
     used = max(low, min(high, number))
     if used != number:
         return used, f"{name} {value!r} is outside {low}-{high}; used {used}"
-    if isinstance(value, float) and not value.is_integer() or (
-        isinstance(value, str) and value.strip() != str(number)
+    if (
+        isinstance(value, float)
+        and not value.is_integer()
+        or (isinstance(value, str) and value.strip() != str(number))
     ):
         return used, f"{name} {value!r} is not a whole number; used {used}"
     return used, None
@@ -111,6 +114,17 @@ def parse_roles(role_filter: Any) -> list[str]:
     except TypeError:
         raise ToolError(_ROLE_HINT) from None
     return roles or list(DEFAULT_ROLES)
+
+
+def role_note(roles: list[str]) -> str | None:
+    """A note naming the roles Hermes never stores (they match nothing), None when all are."""
+    unknown = [role for role in roles if role not in ROLES]
+    if not unknown:
+        return None
+    return (
+        f"role_filter {', '.join(map(repr, unknown))} is not a Hermes role "
+        f"({', '.join(ROLES)}) and matches no message"
+    )
 
 
 def parse_detail(detail: Any) -> str:
@@ -285,15 +299,17 @@ class Call:
         limit, limit_note = self.count
         sort = _params.parse_sort(self.sort)
         detail = parse_detail(self.detail)
+        roles = parse_roles(self.role_filter)
         notes = (
             limit_note,
             _choice_note("sort", self.sort, SORTS, "best match first"),
             _choice_note("detail", self.detail, DETAILS, detail),
+            role_note(roles),
         )
         options = SearchOptions(
             query=query,
             limit=limit,
-            roles=parse_roles(self.role_filter),
+            roles=roles,
             sort=sort,
             detail=detail,
             after=parse_time_bound(self.after, "after"),

@@ -9,7 +9,7 @@ from typing import Any
 from .args import scroll_anchor, scroll_window
 from .context import FRESH_RESET_END_REASONS, CallContext
 from .errors import NotHere, ToolError
-from .shape import format_ts, shape_message, with_notes
+from .shape import format_ts, messages_within_budget, with_notes
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +80,7 @@ def scroll(ctx: CallContext, session_id: str, around: Any, window: Any) -> dict[
             f"around_message_id {anchor_id} not in session_id {session_id}; pass a message id "
             "from that session (read it with session_id alone to see its ids)"
         )
-    messages = [shape_message(m, anchor_id) for m in view["window"]]
-    payload = {
+    frame = {
         "success": True,
         "mode": "scroll",
         "session_id": session_id,
@@ -89,12 +88,12 @@ def scroll(ctx: CallContext, session_id: str, around: Any, window: Any) -> dict[
         "around_message_id": anchor_id,
         "session_meta": ctx.meta(session_id),
         "window": size,
-        "messages": messages,
         "messages_before": int(view.get("messages_before") or 0),
         "messages_after": int(view.get("messages_after") or 0),
+        **payload_extra,
     }
-    payload.update(payload_extra)
-    return with_notes(payload, [window_note])
+    frame = with_notes(frame, [window_note])
+    return messages_within_budget(frame, list(view["window"]), anchor_id)
 
 
 # --------------------------------------------------------------------------- read
@@ -112,7 +111,7 @@ def read(ctx: CallContext, session_id: str) -> dict[str, Any]:
     total = len(raw)
     truncated = total > _READ_HEAD + _READ_TAIL
     chosen = raw[:_READ_HEAD] + raw[-_READ_TAIL:] if truncated else raw
-    payload: dict[str, Any] = {
+    frame: dict[str, Any] = {
         "success": True,
         "mode": "read",
         "session_id": session_id,
@@ -120,15 +119,14 @@ def read(ctx: CallContext, session_id: str) -> dict[str, Any]:
         "session_meta": ctx.meta(session_id),
         "message_count": total,
         "truncated": truncated,
-        "messages": [shape_message(m) for m in chosen],
     }
     if truncated:
-        payload["message"] = (
+        frame["message"] = (
             f"Session has {total} messages; showing the first {_READ_HEAD} and the last "
             f"{_READ_TAIL}. To see the middle, pass around_message_id (any message id shown "
             "here) with this session_id."
         )
-    return payload
+    return messages_within_budget(frame, chosen)
 
 
 # --------------------------------------------------------------------------- browse

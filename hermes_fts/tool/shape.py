@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Iterable
@@ -14,6 +15,12 @@ log = logging.getLogger(__name__)
 
 WINDOW_CONTENT_CAP = 4000
 BOOKEND_CONTENT_CAP = 1200
+# The most a read or scroll payload takes, as UTF-8 JSON: a model's context is
+# not the place for a 3 MB transcript.
+PAYLOAD_BUDGET_BYTES = 64 * 1024
+_MIN_CONTENT_CAP = 250
+_NOTES_ROOM = 1024  # bytes kept for the notes that say what was cut
+_FIT_BYTES = PAYLOAD_BUDGET_BYTES - _NOTES_ROOM
 _TRUNCATION_MARK = "\u2026"
 _COMPACTION_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
 _ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
@@ -69,7 +76,87 @@ def shape_message(
         out["content"] = content[:cap] + _TRUNCATION_MARK
         out["content_truncated"] = True
         out["original_content_chars"] = len(content)
+    if cap is not None and "tool_calls" in out:
+        calls, cut = _cap_tool_calls(out["tool_calls"], cap)
+        if cut:
+            out["tool_calls"], out["tool_calls_truncated"] = calls, True
     return {k: v for k, v in out.items() if v is not None or k == "content"}
+
+
+def _cap_tool_calls(calls: Any, cap: int) -> tuple[Any, bool]:
+    """``calls`` with every argument string longer than ``cap`` cut; whether any was."""
+    if isinstance(calls, str):
+        return (calls[:cap] + _TRUNCATION_MARK, True) if len(calls) > cap else (calls, False)
+    if not isinstance(calls, list):
+        return calls, False
+    out: list[Any] = []
+    cut = False
+    for call in calls:
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict):
+            arguments = fn.get("arguments")
+            if isinstance(arguments, str) and len(arguments) > cap:
+                fn = {**fn, "arguments": arguments[:cap] + _TRUNCATION_MARK}
+                call = {**call, "function": fn}
+                cut = True
+        out.append(call)
+    return out, cut
+
+
+def payload_bytes(payload: Any) -> int:
+    """The payload's size as UTF-8 JSON, the way a tool result reaches the model."""
+    return len(json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8"))
+
+
+def messages_within_budget(
+    frame: dict[str, Any], raw: list[dict[str, Any]], anchor_id: int | None = None
+) -> dict[str, Any]:
+    """``frame`` with ``messages``: ``raw`` shaped to fit ``PAYLOAD_BUDGET_BYTES`` in all.
+
+    Each message's content is capped at ``WINDOW_CONTENT_CAP`` characters, as
+    discovery does; while the payload is still over the budget the cap is
+    halved (down to ``_MIN_CONTENT_CAP``), then messages farthest from the
+    anchor (or the last ones) are left out.  Every cut is named in
+    ``query_notes`` with how to see more; nothing is cut silently.
+    """
+    cap = WINDOW_CONTENT_CAP
+    while True:
+        messages = [shape_message(m, anchor_id, cap=cap) for m in raw]
+        payload = {**frame, "messages": messages}
+        if cap <= _MIN_CONTENT_CAP or payload_bytes(payload) <= _FIT_BYTES:
+            break
+        cap = max(_MIN_CONTENT_CAP, cap // 2)
+    left_out = 0
+    while len(messages) > 1 and payload_bytes(payload) > _FIT_BYTES:
+        messages.pop(_farthest(messages, anchor_id))
+        left_out += 1
+    notes: list[str] = []
+    cut = sum(1 for m in messages if m.get("content_truncated") or m.get("tool_calls_truncated"))
+    if cut:
+        notes.append(
+            f"{cut} message(s) cut to {cap:,} characters (content_truncated, "
+            "original_content_chars): a message shows at most "
+            f"{WINDOW_CONTENT_CAP:,} characters, fewer when many share the "
+            f"{PAYLOAD_BUDGET_BYTES // 1024} KB payload budget; scroll to the message with a "
+            "small window to see up to the full cap"
+        )
+    if left_out:
+        payload["messages_omitted"] = left_out
+        notes.append(
+            f"{left_out} message(s) left out to keep the payload under "
+            f"{PAYLOAD_BUDGET_BYTES // 1024} KB; scroll with around_message_id and a smaller "
+            "window to page through them"
+        )
+    return with_notes(payload, notes)
+
+
+def _farthest(messages: list[dict[str, Any]], anchor_id: int | None) -> int:
+    """The index of the message to leave out first: farthest from the anchor, else the last."""
+    ids = [m.get("id") for m in messages]
+    if anchor_id is None or anchor_id not in ids:
+        return len(messages) - 1
+    at = ids.index(anchor_id)
+    return 0 if at > len(messages) - 1 - at else len(messages) - 1
 
 
 def bookend_messages(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -82,10 +169,10 @@ def bookend_messages(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]
 
 
 def with_notes(payload: dict[str, Any], notes: Iterable[str | None]) -> dict[str, Any]:
-    """``payload`` with ``query_notes``: every argument that was clamped or ignored."""
+    """``payload`` with ``query_notes``: every argument clamped or ignored, every cut made."""
     given = [note for note in notes if note]
     if given:
-        payload["query_notes"] = given
+        payload["query_notes"] = [*payload.get("query_notes", []), *given]
     return payload
 
 
@@ -95,16 +182,14 @@ def rebuild_note(store: Any) -> dict[str, Any] | None:
         status = store.rebuild_status()
         if not status:
             return None
-        total = int(status.get("total") or 0)
-        indexed = int(status.get("indexed") or 0)
-        percent = status.get("percent")
-        if percent is None:
-            percent = round(100.0 * indexed / total, 1) if total else 0.0
+        # The percent only: the store's totals count id windows per index, not messages.
+        percent = int(status.get("percent") or 0)
         return {
             "percent": percent,
             "note": (
-                f"Search index backfill in progress: {percent}% ({indexed:,} of {total:,} "
-                "messages indexed). Hits from older messages can be missing until it completes."
+                f"Search index backfill incomplete: {percent}% done. Hits from older "
+                "messages can be missing until it completes; it advances while Hermes "
+                "runs, and `hermes-fts optimize-storage` finishes it now."
             ),
         }
     except Exception:  # noqa: BLE001 - an annotation must never break a search

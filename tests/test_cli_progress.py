@@ -1,0 +1,130 @@
+"""optimize-storage progress: one bar over the whole job, in messages, to 100 %, log-friendly."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import hermes_fts
+from hermes_fts.cli.progress import PLAIN_EVERY_S, ProgressBar
+from hermes_fts.store import SessionStore
+
+pytestmark = pytest.mark.skipif(
+    not hermes_fts.extension_path(), reason="needs the built cjk_unicode61 extension"
+)
+
+MESSAGES = 300
+
+
+def _store_needing_a_full_backfill(path: Path) -> None:
+    with SessionStore(path) as store:
+        store.add_session("s1", "cli")
+        store.add_messages(
+            {"session_id": "s1", "role": "user", "content": f"note {i} 東京 backup"}
+            for i in range(MESSAGES)
+        )
+        store._mark_fts_stale("test")  # every index is rebuilt from scratch
+
+
+class _Stop(Exception):
+    pass
+
+
+def _run(path: Path, stop_after: int | None = None) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+
+    def record(ev: dict[str, Any]) -> None:
+        events.append(dict(ev))
+        backfill = [e for e in events if e["phase"] == "backfill"]
+        if stop_after is not None and len(backfill) >= stop_after:
+            raise _Stop
+
+    with SessionStore(path) as store:
+        try:
+            store.optimize_storage(
+                progress=record, vacuum=False, sleep=lambda s: None, chunk_rows=40
+            )
+        except _Stop:
+            pass
+    return [e for e in events if e["phase"] == "backfill"]
+
+
+def test_one_bar_in_messages_that_never_restarts_and_reaches_100(tmp_path):
+    db = tmp_path / "state.db"
+    _store_needing_a_full_backfill(db)
+    events = _run(db)
+    assert len(events) > 5  # several chunks per index, several indexes
+    assert {e["total"] for e in events} == {MESSAGES}  # messages, not index rows
+    done = [e["indexed"] for e in events]
+    assert done == sorted(done), "the bar went backwards (restarted at an index change)"
+    assert events[0]["percent"] == 0 and events[-1]["percent"] == 100
+    assert events[-1]["indexed"] == MESSAGES
+
+
+def test_a_resumed_run_starts_where_the_first_stopped(tmp_path):
+    db = tmp_path / "state.db"
+    _store_needing_a_full_backfill(db)
+    first = _run(db, stop_after=6)
+    second = _run(db)
+    assert second[0]["indexed"] >= first[-1]["indexed"] > 0
+    assert second[-1]["percent"] == 100 and {e["total"] for e in second} == {MESSAGES}
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _event(indexed: int, total: int = 1000) -> dict[str, Any]:
+    return {"phase": "backfill", "indexed": indexed, "total": total,
+            "percent": int(100 * indexed / total)}
+
+
+def test_off_a_terminal_plain_lines_every_few_seconds_and_at_100():
+    stream, clock = io.StringIO(), _Clock()
+    bar = ProgressBar(stream, clock=clock, terminal=False)
+    bar({"phase": "repair", "indexed": 0, "total": 0, "percent": 0})
+    for step in range(1, 11):  # one event a second
+        clock.now += 1.0
+        bar(_event(step * 100))
+    bar({"phase": "done", "indexed": 0, "total": 0, "percent": 100})
+    text = stream.getvalue()
+    assert "\r" not in text and "\x1b" not in text
+    lines = [line for line in text.splitlines() if line.startswith("Indexing")]
+    # The first event, one every PLAIN_EVERY_S seconds, and the final 100 %.
+    assert len(lines) == 1 + int(9 // PLAIN_EVERY_S) + 1
+    assert "100%" in lines[-1] and "1,000/1,000 messages" in lines[-1]
+    assert text.splitlines()[-1] == "Done."
+
+
+def test_on_a_terminal_the_line_is_redrawn_in_place():
+    stream, clock = io.StringIO(), _Clock()
+    bar = ProgressBar(stream, clock=clock, terminal=True)
+    for step in range(1, 4):
+        clock.now += 1.0
+        bar(_event(step * 100))
+    bar.close()
+    assert stream.getvalue().count("\r") == 3 and stream.getvalue().endswith("\n")
+
+
+def test_rate_after_a_resume_counts_only_this_runs_work():
+    stream, clock = io.StringIO(), _Clock()
+    bar = ProgressBar(stream, clock=clock, terminal=True)
+    bar(_event(600))  # resumed: 600 of 1000 were done by an earlier run
+    clock.now += 2.0
+    bar(_event(800))
+    assert "100 messages/s" in stream.getvalue().rsplit("\r", 1)[-1]
+    assert "left 0:00:02" in stream.getvalue().rsplit("\r", 1)[-1]
+
+
+def test_the_progress_bar_is_attached_to_stderr_by_default(monkeypatch):
+    fake = io.StringIO()
+    monkeypatch.setattr("sys.stderr", fake)
+    bar = ProgressBar()
+    assert bar.stream is fake and bar.terminal is False

@@ -1,0 +1,139 @@
+"""Snippets people can read: tool calls as calls, no cut term, no cut character."""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+import hermes_fts
+from hermes_fts.content import render_tool_calls
+from hermes_fts.snippets import (
+    LIKE_SNIPPET_BEFORE,
+    LIKE_SNIPPET_CHARS,
+    edge_cut_highlight,
+    like_snippet,
+)
+from hermes_fts.store import SessionStore
+from hermes_fts.tool import session_search
+
+needs_extension = pytest.mark.skipif(
+    not hermes_fts.extension_path(), reason="needs the built cjk_unicode61 extension"
+)
+
+MARKED = re.compile(r">>>(.*?)<<<")
+
+
+def _call(name: str, arguments: dict) -> list[dict]:
+    return [{"id": "c1", "type": "function",
+             "function": {"name": name, "arguments": json.dumps(arguments)}}]
+
+
+# --------------------------------------------------------------------------- tool calls
+
+
+def test_tool_calls_render_as_calls():
+    raw = json.dumps(_call("web_search", {"query": "nginx 配置", "limit": 5}), ensure_ascii=False)
+    assert render_tool_calls(raw) == 'web_search(query="nginx 配置", limit=5)'
+    two = _call("a", {}) + _call("b", {"x": [1]})
+    assert render_tool_calls(json.dumps(two)) == "a(); b(x=[1])"
+    assert render_tool_calls("[1, 2]") is None and render_tool_calls("not json") is None
+
+
+def test_like_snippet_marks_the_match_inside_the_rendered_call():
+    raw = json.dumps(_call("web_search", {"query": "deploy guide"}))
+    assert like_snippet([None, None, raw], ["web_search"]) == (
+        '>>>web_search<<<(query="deploy guide")'
+    )
+    assert like_snippet([None, None, raw], ["guide"]) == 'web_search(query="deploy >>>guide<<<")'
+
+
+@pytest.fixture()
+def store(tmp_path: Path):
+    with SessionStore(tmp_path / "state.db") as st:
+        st.add_session("s1", "cli")
+        yield st
+
+
+@needs_extension
+@pytest.mark.parametrize("query", ["web_search", "nginx", "deploy*"])
+def test_index_snippets_of_tool_calls_show_the_call_not_json(store, query):
+    store.add_message("s1", "user", "find me a guide")
+    store.add_message("s1", "assistant", None,
+                      tool_calls=_call("web_search", {"query": "nginx deploy guide"}))
+    out = session_search(store, query=query, role_filter="assistant")
+    assert out["count"] == 1, out
+    snippet = out["results"][0]["snippet"]
+    assert '"function"' not in snippet and "arguments" not in snippet
+    assert snippet.startswith(("web_search(", ">>>web_search<<<("))
+    assert MARKED.search(snippet), snippet
+
+
+# --------------------------------------------------------------------------- boundaries
+
+
+def test_a_latin_mark_covers_its_whole_word():
+    text = "a " * 60 + "deployment of the service"
+    snippet = like_snippet([text], ["dep"])
+    assert ">>>deployment<<<" in snippet
+
+
+def test_the_mark_is_never_cut_at_the_end_even_when_the_term_is_long():
+    term = "z" * (LIKE_SNIPPET_CHARS + 30)
+    text = "a" * 100 + " " + term + " tail"
+    snippet = like_snippet([text], [term])
+    assert MARKED.search(snippet).group(1) == term
+
+
+@pytest.mark.parametrize("pad", range(LIKE_SNIPPET_BEFORE - 3, LIKE_SNIPPET_BEFORE + 4))
+@pytest.mark.parametrize(
+    "cluster",
+    ["e\u0301", "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f44d\U0001f3fd", "\u2764\ufe0f"],
+    ids=["combining", "zwj-family", "skin-tone", "variation"],
+)
+def test_no_character_is_cut_at_either_edge(pad, cluster):
+    # The cluster sits where the snippet's start (or end) would otherwise fall.
+    text = cluster * 30 + "x" * pad + "東京タワー" + "y" * (LIKE_SNIPPET_CHARS - pad) + cluster * 30
+    snippet = like_snippet([text], ["東京タワー"])
+    body = snippet.removeprefix("...").removesuffix("...")
+    body = body.replace(">>>", "").replace("<<<", "")
+    assert body in text
+    start = text.index(body)
+    end = start + len(body)
+    for edge in (start, end):
+        if 0 < edge < len(text):
+            ch, before = text[edge], text[edge - 1]
+            assert not unicodedata.combining(ch) and ch not in "\u200d\ufe0f", (pad, edge)
+            assert before != "\u200d" and not ("\U0001f3fb" <= ch <= "\U0001f3ff"), (pad, edge)
+
+
+@pytest.mark.parametrize("at", [0, 1, 39, 40, 41, 119, 120, 121])
+def test_cjk_term_whole_at_every_position(at):
+    text = "中" * at + "東京タワー" + "文" * 150
+    snippet = like_snippet([text], ["東京タワー"])
+    assert MARKED.findall(snippet) == ["東京タワー"]
+    assert snippet.replace(">>>", "").replace("<<<", "").strip(".") in text
+
+
+def test_edge_cut_detection():
+    assert edge_cut_highlight(">>>東京タワ<<<...") is True  # issue 14's example
+    assert edge_cut_highlight(">>>東京タワー<<< and more") is False
+    assert edge_cut_highlight("...abc >>>東京タワ<<<...") is True
+    assert edge_cut_highlight("...>>>タワー<<< abc") is True
+    assert edge_cut_highlight("...a >>>b<<< c...") is False
+
+
+@needs_extension
+def test_index_snippet_never_cuts_a_marked_cjk_term(store):
+    # A run of hits longer than the snippet: the index's own snippet marks it
+    # up to its character limit and cuts it there.
+    store.add_message("s1", "user", "東京タワー" * 40)
+    store.add_message("s1", "user", "前" * 200 + "東京タワー" * 30)
+    for res in session_search(store, query="東京タワー", limit=5)["results"]:
+        snippet = res["snippet"]
+        assert not edge_cut_highlight(snippet), snippet
+        for marked in MARKED.findall(snippet):
+            assert marked.replace("東京タワー", "") == "", snippet
