@@ -50,6 +50,7 @@ from .query import (
     Query,
     QueryError,
     choose_route,
+    folds_apply,
     like_plan,
     match_expression,
     parse_query,
@@ -178,8 +179,11 @@ def plan_search(
     _check_route(route)
     served = {name: state[index]["served"] and route in (None, name)
               for name, index in INDEX_ROUTES.items()}
+    # The trigram index compares raw text; where LIKE folds (the extension's
+    # cjk_fold), a query folding changes goes to LIKE so every route folds alike.
+    trigram = served["trigram"] and not (state.get("cjk_fold") and folds_apply(parsed))
     chosen = choose_route(parsed, fts5_index=served["fts5"], cjk_index=served["fts_cjk"],
-                          trigram_index=served["trigram"])
+                          trigram_index=trigram)
     return Plan(chosen, parsed, sanitized)
 
 
@@ -305,8 +309,10 @@ def _like_rows(
     limit: int,
     extra: str = "",
     extra_params: Sequence[Any] = (),
+    *,
+    fold: bool,
 ) -> list[dict[str, Any]]:
-    like_sql, like_params = like_where(conn, like_plan(parsed))
+    like_sql, like_params = like_where(conn, like_plan(parsed), fold)
     sql = (
         f"SELECT {_ROW_COLUMNS.format(snippet='NULL')}, m.content AS _content, "
         f"m.tool_name AS _tool_name, m.tool_calls AS _tool_calls "
@@ -319,7 +325,7 @@ def _like_rows(
     for raw in cur:
         row = row_dict(cur, raw)
         texts = [row.pop("_content"), row.pop("_tool_name"), row.pop("_tool_calls")]
-        row["snippet"] = like_snippet(texts, terms)
+        row["snippet"] = like_snippet(texts, terms, fold=fold)
         rows.append(row)
     return rows
 
@@ -339,6 +345,11 @@ class _Run:
     params: list[Any]
     sort: str | None
     want: int  # limit + offset: rows needed before the page is cut
+
+    @property
+    def fold(self) -> bool:
+        """LIKE compares folded text: the connection has the extension's cjk_fold()."""
+        return bool(self.state.get("cjk_fold"))
 
 
 def _run_index(req: _Run, route: str) -> list[dict[str, Any]]:
@@ -427,7 +438,7 @@ def _left_out(
         return []
     return _like_rows(
         req.conn, req.plan.query, req.where, req.params, req.sort, missing,
-        f" AND m.role <> 'tool' AND ({condition})", list(params),
+        f" AND m.role <> 'tool' AND ({condition})", list(params), fold=req.fold,
     )
 
 
@@ -443,7 +454,7 @@ def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[d
         extra += " AND m.role <> 'tool'"
     rows = _like_rows(
         req.conn, req.plan.query, req.where, req.params, req.sort,
-        min(GAP_SCAN_LIMIT, req.want), extra, [lo, hi],
+        min(GAP_SCAN_LIMIT, req.want), extra, [lo, hi], fold=req.fold,
     )
     return [r for r in rows if r["id"] not in seen]
 
@@ -457,7 +468,8 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
                 if isinstance(row.get("snippet"), str):
                     row["snippet"] = narrow_single_char_hits(row["snippet"], req.plan.query)
     else:
-        rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort, req.want)
+        rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort, req.want,
+                          fold=req.fold)
     key = _sort_key(req.sort)
     if key is not None:
         rows.sort(key=key)

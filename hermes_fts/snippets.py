@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from ._index_text import fold_width
 from .content import decode_content
-from .query import Query, has_cjk
+from .query import Query, fold_text, has_cjk
 
 __all__ = ["like_snippet", "narrow_single_char_hits", "snippet_sql"]
 
@@ -28,32 +29,63 @@ def snippet_sql(table: str, cjk_helpers: bool) -> str:
     return f"snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_TOKENS})"
 
 
-def like_snippet(texts: Iterable[str | None], terms: Sequence[str]) -> str:
+def like_snippet(texts: Iterable[str | None], terms: Sequence[str], *,
+                 fold: bool = False) -> str:
     """Text around the first term found, marked ``>>>term<<<``.
 
     Taken from the first column holding a term, so a hit in ``tool_name``
-    alone still shows the term.
+    alone still shows the term.  With ``fold`` (the LIKE scan compared
+    folded text) the term is looked up in the folded text and the mark is
+    put on the original characters it came from (``>>>東京<<<`` for 东京).
     """
     found = [t for t in (decode_content(x) for x in texts) if isinstance(t, str) and t]
     for text in found:
-        lowered = text.lower()
+        lowered, starts = _folded(text) if fold else (text.lower(), None)
         for term in terms:
-            at = lowered.find(term.lower())
+            key = (fold_text(term) if fold else term).lower()
+            at = lowered.find(key)
             if at < 0:
                 continue
+            stop = at + len(key)
+            if starts is not None:  # folded positions back to original ones
+                at, stop = starts[at], starts[stop]
             start = max(0, at - LIKE_SNIPPET_BEFORE)
             end = min(len(text), start + LIKE_SNIPPET_CHARS)
-            end = max(end, at + len(term))
+            end = max(end, stop)
             return (
                 ("..." if start > 0 else "")
                 + text[start:at]
                 + ">>>"
-                + text[at : at + len(term)]
+                + text[at:stop]
                 + "<<<"
-                + text[at + len(term) : end]
+                + text[stop:end]
                 + ("..." if end < len(text) else "")
             )
     return found[0][:LIKE_SNIPPET_CHARS] if found else ""
+
+
+_HALFWIDTH_MARKS = ("\uff9e", "\uff9f")
+
+
+def _folded(text: str) -> tuple[str, list[int]]:
+    """``fold_text(text).lower()`` and, per folded character, where it starts in ``text``.
+
+    Variant folding keeps lengths; width folding may join a half-width kana
+    and its voiced mark into one character, so positions need the map (the
+    extra last entry is ``len(text)``).
+    """
+    chars: list[str] = []
+    starts: list[int] = []
+    i = 0
+    while i < len(text):
+        pair = text[i : i + 2]
+        step = 2 if pair[1:] in _HALFWIDTH_MARKS and len(fold_width(pair)) == 1 else 1
+        for ch in fold_text(text[i:i + step]).lower():
+            chars.append(ch)
+            starts.append(i)
+        i += step
+    starts.append(len(text))
+    return "".join(chars), starts
 
 
 _MARKED = re.compile(r">>>(.*?)<<<", re.DOTALL)
