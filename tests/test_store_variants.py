@@ -161,3 +161,18 @@ def test_a_library_without_cjk_fold_leaves_like_unfolded(tmp_path, monkeypatch):
         assert _ids(st.search_messages("东京", route="like_scan")) == {ids["zh-Hans"]}
         # nothing to fold with, so trigram answers as before (a stated route difference)
         assert search.plan_search(st.index_state(), "东京タワ", route="trigram").route == "trigram"
+
+
+def test_status_says_whether_the_cjk_index_folds_variants(tmp_path, capsys):
+    from hermes_fts.cli import main
+
+    path = tmp_path / "state.db"
+    with SessionStore(path) as st:
+        _fill(st)
+        _rebuild_cjk_without_variants(st)
+    assert main(["status", "--db", str(path)]) == 0
+    assert "Han variants not folded: `hermes-fts optimize-storage`" in capsys.readouterr().out
+    assert main(["optimize-storage", "--db", str(path), "--yes"]) == 0
+    capsys.readouterr()
+    assert main(["status", "--db", str(path)]) == 0
+    assert "Han variants folded" in capsys.readouterr().out
