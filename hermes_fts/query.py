@@ -261,8 +261,8 @@ def like_plan(q: Query) -> LikeNode | None:
 
     A term is its literal text (a prefix ``*`` adds nothing, a phrase keeps
     its spaces).  NEAR becomes a :class:`LikeNear`, whose ``required`` texts
-    are the ASCII words and CJK runs of its terms (like every LIKE check they
-    are raw text: no width folding).
+    are the ASCII words and CJK runs of its terms.  Texts stay as written;
+    ``like_sql`` folds both sides where the extension offers ``cjk_fold()``.
     """
     return None if q.expr is None else _like(q.expr)
 

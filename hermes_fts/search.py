@@ -17,9 +17,11 @@ an index is missing or damaged:
 ``fts_cjk``   CJK queries, on the cjk_unicode61 bigram index (non-tool rows);
               one-character terms too, thanks to ``unigrams 1``.
 ``trigram``   CJK queries when the CJK index is unavailable and every term has at
-              least 3 characters; rows the trigram index leaves out by design
-              (cron and subagent sessions, and rows with ``tool_calls``, a
-              column it lacks) are answered by a LIKE scan over those rows only.
+              least 3 characters (and, where LIKE folds with the extension's
+              cjk_fold, no term that folding changes: the index is raw text);
+              rows the trigram index leaves out by design (cron and subagent
+              sessions, and rows with ``tool_calls``, a column it lacks) are
+              answered by a LIKE scan over those rows only.
 ``like_scan`` the last resort, with the same AND/OR/NOT meaning;
               ``like_scan_fts_stale`` when the indexes are under repair.
 ``empty``     nothing searchable in the query.
