@@ -28,11 +28,15 @@ __all__ = ["Capabilities", "align", "index_state", "repair", "unindexed_range"]
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What this process's SQLite can do: FTS5, the trigram tokenizer, cjk_unicode61."""
+    """What this process's SQLite can do: FTS5, the trigram tokenizer, cjk_unicode61.
+
+    ``fold``: the loaded library has ``cjk_fold()``, so LIKE compares folded text.
+    """
 
     fts5: bool
     trigram: bool
     cjk: bool
+    fold: bool = False
 
 
 def _triggers_ok(conn: sqlite3.Connection, index: str) -> bool:
@@ -53,6 +57,7 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
         "fts5_available": caps.fts5,
         "trigram_available": caps.trigram,
         "cjk_available": caps.cjk,
+        "cjk_fold": caps.cjk and caps.fold,
         "cjk_pending": indexing.pending_count(conn),
     }
     for index in schema.INDEXES:
@@ -65,6 +70,7 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
             "reason": reason,
             "unindexed_range": unindexed_range(conn, index),
         }
+    out[CJK]["variants"] = schema.cjk_variants_on(schema.index_sql(conn, CJK))
     return out
 
 
@@ -209,7 +215,8 @@ def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
     """Reset every index that must be rebuilt; the backfill that follows refills them.
 
     A stale (damaged) store resets all of them; otherwise an index is reset
-    when it is missing, in Hermes Agent's inline layout or marked stale.  A
+    when it is missing, in Hermes Agent's inline layout or marked stale; the
+    CJK index also when its tokenizer options are not ``schema.CJK_TOKENIZE``.  A
     trigram index this process must not maintain is dropped (opt-out) or left
     to its placeholders.
     """
@@ -236,5 +243,7 @@ def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
                 indexing.set_meta(conn, schema.META_CJK_STALE, 1)
             indexing.delete_meta(conn, schema.META_FTS_STALE, schema.META_FTS_STALE_REASON)
     if caps.cjk and (stale or indexing.get_meta(conn, schema.META_CJK_STALE) is not None
-                               or schema.index_sql(conn, CJK) is None):
+                     or not schema.cjk_tokenize_current(schema.index_sql(conn, CJK))):
+        # Missing, or built with other tokenizer options (an older hermes-fts
+        # without `variants 1`): rebuilt empty, served again once complete.
         indexing.reset_index(conn, CJK)

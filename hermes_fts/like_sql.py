@@ -3,6 +3,11 @@
 The fragment is written for ``messages m``: every check looks at ``m.content``,
 ``m.tool_name`` and ``m.tool_calls``.  ``NEAR`` is checked in SQL by
 ``query.near_matches``, registered on the connection as ``hermes_fts_near``.
+
+With ``fold`` (the extension's ``cjk_fold()`` is on the connection) every
+comparison is between folded texts: the column through ``cjk_fold()``, the
+pattern through ``query.fold_text``, the same width and Han variant folds the
+``variants 1`` CJK index applies, so 东京 finds 東京 here too.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from .query import LikeAny, LikeNear, LikeNode, LikeText, near_matches
+from .query import LikeAny, LikeNear, LikeNode, LikeText, fold_text, near_matches
 
 __all__ = ["LIKE_COLUMNS", "like_where"]
 
@@ -18,8 +23,11 @@ LIKE_COLUMNS = ("m.content", "m.tool_name", "m.tool_calls")
 NEAR_FUNCTION = "hermes_fts_near"  # query.near_matches, registered per connection
 
 
-def like_where(conn: sqlite3.Connection, plan: LikeNode | None) -> tuple[str, list[Any]]:
+def like_where(conn: sqlite3.Connection, plan: LikeNode | None,
+               fold: bool = False) -> tuple[str, list[Any]]:
     """A WHERE fragment for ``plan`` over LIKE_COLUMNS; ``("0", [])`` for no plan.
+
+    ``fold`` compares folded text (module docstring); it needs ``cjk_fold()``.
 
     ``COALESCE(col, '')`` keeps NULL columns from turning a NOT into NULL.
     """
@@ -30,23 +38,27 @@ def like_where(conn: sqlite3.Connection, plan: LikeNode | None) -> tuple[str, li
     except sqlite3.OperationalError:
         pass  # already registered: SQLite refuses to redefine it while a statement runs
     params: list[Any] = []
-    return _like_sql(plan, params), params
+    columns = tuple(f"cjk_fold({c})" if fold else c for c in LIKE_COLUMNS)
+    return _like_sql(plan, params, columns, fold), params
 
 
-def _like_sql(node: LikeNode, params: list[Any]) -> str:
+def _like_sql(node: LikeNode, params: list[Any], columns: tuple[str, ...], fold: bool) -> str:
     if isinstance(node, LikeText):
-        params.extend([f"%{_like_escape(node.text)}%"] * len(LIKE_COLUMNS))
+        text = fold_text(node.text) if fold else node.text
+        params.extend([f"%{_like_escape(text)}%"] * len(columns))
         return "(" + " OR ".join(
-            f"COALESCE({col}, '') LIKE ? ESCAPE '\\'" for col in LIKE_COLUMNS) + ")"
+            f"COALESCE({col}, '') LIKE ? ESCAPE '\\'" for col in columns) + ")"
     if isinstance(node, LikeNear):
-        parts = [_like_sql(LikeText(text), params) for text in node.required]
-        params.append(node.spec)
-        parts.append(f"{NEAR_FUNCTION}(?, {', '.join(LIKE_COLUMNS)})")
+        parts = [_like_sql(LikeText(text), params, columns, fold) for text in node.required]
+        # near_matches width-folds itself; the variant fold of spec and
+        # columns makes it count the tokens the variants index counts.
+        params.append(fold_text(node.spec) if fold else node.spec)
+        parts.append(f"{NEAR_FUNCTION}(?, {', '.join(columns)})")
         return _balanced(parts, "AND")
     if isinstance(node, LikeAny):
-        return _balanced([_like_sql(o, params) for o in node.options], "OR")
-    parts = [_like_sql(c, params) for c in node.include]
-    parts += ["NOT " + _like_sql(c, params) for c in node.exclude]
+        return _balanced([_like_sql(o, params, columns, fold) for o in node.options], "OR")
+    parts = [_like_sql(c, params, columns, fold) for c in node.include]
+    parts += ["NOT " + _like_sql(c, params, columns, fold) for c in node.exclude]
     return _balanced(parts, "AND")
 
 

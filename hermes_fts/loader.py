@@ -141,6 +141,19 @@ def has_extension(conn: Any) -> bool:
     return True
 
 
+def has_fold(conn: Any) -> bool:
+    """True when ``conn`` has ``cjk_fold()``; a library older than ``variants 1`` lacks it.
+
+    ``HERMES_FTS5_CJK_SO`` may point to such a library, so the store checks once
+    per connection before it folds LIKE comparisons.
+    """
+    try:
+        conn.execute("SELECT cjk_fold('')").fetchall()
+    except Exception:  # each host raises its own error class for "no such function"
+        return False
+    return True
+
+
 def load_strategy() -> str | None:
     """How the extension reached the most recent connection (for ``status``)."""
     return _strategy

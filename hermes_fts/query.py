@@ -49,12 +49,17 @@ What each route promises for one term (``T`` = the term text):
   the colocated unigrams of ``unigrams 1``).  NEAR is native here.
 * ``trigram``: ``T`` is a substring (Unicode case-insensitive); terms of
   >= 3 characters only, no NEAR.
-* LIKE: ``T`` is a substring, case-insensitive for ASCII letters only, raw
-  text (no width folding).  NEAR is checked by :func:`near_matches`.
+* LIKE: ``T`` is a substring, case-insensitive for ASCII letters only.
+  Where the extension is loaded both sides are folded (:func:`fold_text`,
+  ``cjk_fold()``): widths and Han variants, as on ``fts_cjk``; without it,
+  raw text.  NEAR is checked by :func:`near_matches`.
 
 So Latin words are words on the token routes and substrings on trigram and
 LIKE (``deploy`` finds "deployment" there): the main route difference.  LIKE
-also folds only ASCII case and no widths; NEAR counts tokens on every route.
+folds only ASCII case; NEAR counts tokens on every route.  The trigram index
+compares raw text, so a query that folding changes (:func:`folds_apply`) is
+not answered by trigram alone where the extension is loaded (the search
+layer sends it to LIKE, which folds).
 """
 
 from __future__ import annotations
@@ -63,7 +68,9 @@ import functools
 from dataclasses import dataclass
 from typing import Union
 
-from hermes_fts._index_text import has_cjk, positions, segments
+from hermes_fts._cjk_variants import fold as fold_variants
+from hermes_fts._cjk_variants import has_variants
+from hermes_fts._index_text import fold_width, has_cjk, positions, segments
 from hermes_fts._query_syntax import (
     AnyOf,
     Near,
@@ -88,6 +95,8 @@ __all__ = [
     "Query",
     "QueryError",
     "choose_route",
+    "fold_text",
+    "folds_apply",
     "has_cjk",
     "check_like_alternatives",
     "like_plan",
@@ -255,8 +264,8 @@ def like_plan(q: Query) -> LikeNode | None:
 
     A term is its literal text (a prefix ``*`` adds nothing, a phrase keeps
     its spaces).  NEAR becomes a :class:`LikeNear`, whose ``required`` texts
-    are the ASCII words and CJK runs of its terms (like every LIKE check they
-    are raw text: no width folding).
+    are the ASCII words and CJK runs of its terms.  Texts stay as written;
+    ``like_sql`` folds both sides where the extension offers ``cjk_fold()``.
     """
     return None if q.expr is None else _like(q.expr)
 
@@ -351,6 +360,20 @@ def near_matches(spec: str, *texts: object) -> bool:
             if all(any(last - n - near.distance <= p <= last for p in s) for s, n in starts):
                 return True
     return False
+
+
+def fold_text(text: str) -> str:
+    """Width then Han variant folding: Python's twin of the extension's ``cjk_fold()``."""
+    return fold_variants(fold_width(text))
+
+
+def folds_apply(q: Query) -> bool:
+    """Whether folding could change what a term matches (a variant or a width form).
+
+    Checked on both sides of a fold: 東 and 东 alike, since either may be the
+    text's spelling.
+    """
+    return any(has_variants(t.text) or fold_width(t.text) != t.text for t in q.terms)
 
 
 def snippet_terms(q: Query) -> list[str]:

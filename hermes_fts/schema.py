@@ -32,6 +32,9 @@ TRIGRAM = "messages_fts_trigram"
 CJK = "messages_fts_cjk"
 INDEXES = (BASE, TRIGRAM, CJK)
 CJK_PENDING = "messages_fts_cjk_pending"
+# The CJK index's tokenizer.  ``variants 1`` folds Han variants (東京 finds
+# 东京); an index built with other options is rebuilt by optimize-storage.
+CJK_TOKENIZE = "cjk_unicode61 unigrams 1 variants 1"
 
 # state_meta keys.
 META_FTS_STALE = "fts_stale"
@@ -374,7 +377,7 @@ def _cjk_ddl() -> IndexDDL:
     table_sql = (
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {CJK} USING fts5("
         f"content, tool_name, tool_calls, content='{CJK}_src', content_rowid='id', "
-        f"tokenize='cjk_unicode61 unigrams 1')"
+        f"tokenize='{CJK_TOKENIZE}')"
     )
     # No trigger writes into the CJK index: a writer without the extension
     # (sqlite3 shell, older agent) would fail with "no such tokenizer".  The
@@ -512,6 +515,28 @@ def index_sql(conn: sqlite3.Connection, index: str) -> str | None:
         "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (index,)
     ).fetchone()
     return None if row is None else (row[0] or "")
+
+
+def _tokenize_options(sql: str) -> list[str]:
+    match = re.search(r"tokenize\s*=\s*'([^']*)'", sql, re.IGNORECASE)
+    return match.group(1).split() if match else []
+
+
+def cjk_tokenize_current(sql: str | None) -> bool:
+    """Whether the CJK index DDL ``sql`` uses ``CJK_TOKENIZE`` (False when absent).
+
+    An index an older hermes-fts built (without ``variants 1``) is not
+    current: optimize-storage rebuilds it.
+    """
+    return sql is not None and _tokenize_options(sql) == CJK_TOKENIZE.split()
+
+
+def cjk_variants_on(sql: str | None) -> bool | None:
+    """Whether the CJK index DDL ``sql`` folds Han variants; None when there is no index."""
+    if sql is None:
+        return None
+    options = _tokenize_options(sql)
+    return any(options[i:i + 2] == ["variants", "1"] for i in range(len(options)))
 
 
 def index_layout(sql: str | None) -> str | None:

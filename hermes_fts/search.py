@@ -17,9 +17,11 @@ an index is missing or damaged:
 ``fts_cjk``   CJK queries, on the cjk_unicode61 bigram index (non-tool rows);
               one-character terms too, thanks to ``unigrams 1``.
 ``trigram``   CJK queries when the CJK index is unavailable and every term has at
-              least 3 characters; rows the trigram index leaves out by design
-              (cron and subagent sessions, and rows with ``tool_calls``, a
-              column it lacks) are answered by a LIKE scan over those rows only.
+              least 3 characters (and, where LIKE folds with the extension's
+              cjk_fold, no term that folding changes: the index is raw text);
+              rows the trigram index leaves out by design (cron and subagent
+              sessions, and rows with ``tool_calls``, a column it lacks) are
+              answered by a LIKE scan over those rows only.
 ``like_scan`` the last resort, with the same AND/OR/NOT meaning;
               ``like_scan_fts_stale`` when the indexes are under repair.
 ``empty``     nothing searchable in the query.
@@ -51,6 +53,7 @@ from .query import (
     QueryError,
     check_like_alternatives,
     choose_route,
+    folds_apply,
     like_plan,
     match_expression,
     parse_query,
@@ -179,8 +182,11 @@ def plan_search(
     _check_route(route)
     served = {name: state[index]["served"] and route in (None, name)
               for name, index in INDEX_ROUTES.items()}
+    # The trigram index compares raw text; where LIKE folds (the extension's
+    # cjk_fold), a query folding changes goes to LIKE so every route folds alike.
+    trigram = served["trigram"] and not (state.get("cjk_fold") and folds_apply(parsed))
     chosen = choose_route(parsed, fts5_index=served["fts5"], cjk_index=served["fts_cjk"],
-                          trigram_index=served["trigram"])
+                          trigram_index=trigram)
     return Plan(chosen, parsed, sanitized)
 
 
@@ -306,8 +312,10 @@ def _like_rows(
     limit: int,
     extra: str = "",
     extra_params: Sequence[Any] = (),
+    *,
+    fold: bool,
 ) -> list[dict[str, Any]]:
-    like_sql, like_params = like_where(conn, like_plan(parsed))
+    like_sql, like_params = like_where(conn, like_plan(parsed), fold)
     sql = (
         f"SELECT {_ROW_COLUMNS.format(snippet='NULL')}, m.content AS _content, "
         f"m.tool_name AS _tool_name, m.tool_calls AS _tool_calls "
@@ -320,7 +328,7 @@ def _like_rows(
     for raw in cur:
         row = row_dict(cur, raw)
         texts = [row.pop("_content"), row.pop("_tool_name"), row.pop("_tool_calls")]
-        row["snippet"] = like_snippet(texts, terms)
+        row["snippet"] = like_snippet(texts, terms, fold=fold)
         rows.append(row)
     return rows
 
@@ -340,6 +348,11 @@ class _Run:
     params: list[Any]
     sort: str | None
     want: int  # limit + offset: rows needed before the page is cut
+
+    @property
+    def fold(self) -> bool:
+        """LIKE compares folded text: the connection has the extension's cjk_fold()."""
+        return bool(self.state.get("cjk_fold"))
 
 
 def _run_index(req: _Run, route: str) -> list[dict[str, Any]]:
@@ -428,7 +441,7 @@ def _left_out(
         return []
     return _like_rows(
         req.conn, req.plan.query, req.where, req.params, req.sort, missing,
-        f" AND m.role <> 'tool' AND ({condition})", list(params),
+        f" AND m.role <> 'tool' AND ({condition})", list(params), fold=req.fold,
     )
 
 
@@ -444,7 +457,7 @@ def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[d
         extra += " AND m.role <> 'tool'"
     rows = _like_rows(
         req.conn, req.plan.query, req.where, req.params, req.sort,
-        min(GAP_SCAN_LIMIT, req.want), extra, [lo, hi],
+        min(GAP_SCAN_LIMIT, req.want), extra, [lo, hi], fold=req.fold,
     )
     return [r for r in rows if r["id"] not in seen]
 
@@ -460,7 +473,8 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
         recut_unreadable_snippets(req.conn, rows, snippet_terms(req.plan.query))
     else:
         check_like_alternatives(req.plan.query)  # a full scan: its work is bounded up front
-        rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort, req.want)
+        rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort, req.want,
+                          fold=req.fold)
     key = _sort_key(req.sort)
     if key is not None:
         rows.sort(key=key)

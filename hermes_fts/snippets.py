@@ -16,8 +16,9 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ._index_text import fold_width
 from .content import decode_content, render_tool_calls
-from .query import Query, has_cjk
+from .query import Query, fold_text, has_cjk
 
 __all__ = [
     "edge_cut_highlight",
@@ -41,7 +42,8 @@ def snippet_sql(table: str, cjk_helpers: bool) -> str:
     return f"snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_TOKENS})"
 
 
-def like_snippet(texts: Iterable[str | None], terms: Sequence[str]) -> str:
+def like_snippet(texts: Iterable[str | None], terms: Sequence[str], *,
+                 fold: bool = False) -> str:
     """Text around the first term found, marked ``>>>term<<<``.
 
     Taken from the first column holding a term, so a hit in ``tool_name``
@@ -49,16 +51,22 @@ def like_snippet(texts: Iterable[str | None], terms: Sequence[str]) -> str:
     ``name(arg="value")`` rather than its JSON.  The mark covers the whole
     word a Latin term sits in (``dep`` marks ``deployment``), and neither the
     mark nor a character (a combining mark, an emoji sequence) is cut at the
-    snippet's edges.
+    snippet's edges.  With ``fold`` (the LIKE scan compared folded text) the
+    term is looked up in the folded text and the mark is put on the original
+    characters it came from (``>>>東京<<<`` for 东京).
     """
     found = [t for t in (readable_text(x) for x in texts) if t]
     for text in found:
-        lowered = text.lower()
+        lowered, starts = _folded(text) if fold else (text.lower(), None)
         for term in terms:
-            at = lowered.find(term.lower())
+            key = (fold_text(term) if fold else term).lower()
+            at = lowered.find(key)
             if at < 0:
                 continue
-            hit_end = _word_end(text, at + len(term))
+            stop = at + len(key)
+            if starts is not None:  # folded positions back to original ones
+                at, stop = starts[at], starts[stop]
+            hit_end = _word_end(text, stop)
             at = _word_start(text, at)
             start = _char_start(text, max(0, at - LIKE_SNIPPET_BEFORE))
             end = _char_end(text, max(min(len(text), start + LIKE_SNIPPET_CHARS), hit_end))
@@ -167,6 +175,30 @@ def _word_end(text: str, i: int) -> int:
     while 0 < i < len(text) and _latin_word_char(text[i - 1]) and _latin_word_char(text[i]):
         i += 1
     return _char_end(text, i)
+
+
+_HALFWIDTH_MARKS = ("\uff9e", "\uff9f")
+
+
+def _folded(text: str) -> tuple[str, list[int]]:
+    """``fold_text(text).lower()`` and, per folded character, where it starts in ``text``.
+
+    Variant folding keeps lengths; width folding may join a half-width kana
+    and its voiced mark into one character, so positions need the map (the
+    extra last entry is ``len(text)``).
+    """
+    chars: list[str] = []
+    starts: list[int] = []
+    i = 0
+    while i < len(text):
+        pair = text[i : i + 2]
+        step = 2 if pair[1:] in _HALFWIDTH_MARKS and len(fold_width(pair)) == 1 else 1
+        for ch in fold_text(text[i:i + step]).lower():
+            chars.append(ch)
+            starts.append(i)
+        i += step
+    starts.append(len(text))
+    return "".join(chars), starts
 
 
 _MARKED = re.compile(r">>>(.*?)<<<", re.DOTALL)

@@ -110,6 +110,8 @@ class SessionStore:
         if readonly:
             schema.shadow_missing_columns(self._conn)
         self.cjk_available = self._cjk_capable()
+        # Checked once: HERMES_FTS5_CJK_SO may name a library without cjk_fold().
+        self.cjk_fold_available = self.cjk_available and loader.has_fold(self._conn)
         self.fts5_available = schema.probe_fts5(self._conn)
         self.trigram_available = self.fts5_available and schema.probe_trigram(self._conn)
         if not readonly:
@@ -155,7 +157,7 @@ class SessionStore:
     @property
     def _caps(self) -> index_state.Capabilities:
         return index_state.Capabilities(self.fts5_available, self.trigram_available,
-                                        self.cjk_available)
+                                        self.cjk_available, self.cjk_fold_available)
 
     # ---------------------------------------------------------------- state
 
@@ -387,6 +389,9 @@ class SessionStore:
             return True
         if self.cjk_available and self._meta(schema.META_CJK_STALE) is not None:
             return True
+        cjk_sql = schema.index_sql(conn, CJK)
+        if self.cjk_available and cjk_sql is not None and not schema.cjk_tokenize_current(cjk_sql):
+            return True  # built with older tokenizer options: optimize-storage rebuilds it
         return indexing.pending_count(conn) > 0 and self.cjk_available
 
     def optimize_storage(self, progress: indexing.Progress | None = None,

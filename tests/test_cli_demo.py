@@ -94,3 +94,11 @@ def test_time_bounded_line_keeps_only_earlier_hits(report, demo_db):
         unbounded = session_search(store, query="backup", limit=10)
     later = {res["title"] for res in unbounded["results"]} - set(titles)
     assert later, unbounded
+
+
+def test_simplified_query_finds_traditional_text(report):
+    first = _results(report, "台北 高铁")[0]
+    assert first["title"] == "臺北到高雄的高鐵"
+    # the stored text is Traditional, and the highlight marks it as written
+    assert ">>>臺北<<<" in first["snippet"] and ">>>高鐵<<<" in first["snippet"]
+    assert "台北" not in first["snippet"] and "高铁" not in first["snippet"]

@@ -89,6 +89,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         served = "served" if info["served"] else "NOT served"
         chart = bar((info["bytes"] or 0) / scale)
         print(f"  {name:22} {served:10} {size:28} {chart} {info['reason']}")
+        if info.get("variants") is not None:  # the CJK index: built with `variants 1`?
+            folds = ("folded" if info["variants"]
+                     else "not folded: `hermes-fts optimize-storage` rebuilds the index")
+            print(f"  {'':22} Han variants {folds}")
     if data["fts_stale"]:
         print("FTS indexes are stale: search uses LIKE until `hermes-fts optimize-storage`.")
     print(f"Pending CJK changes: {data['cjk_pending']:,}")
