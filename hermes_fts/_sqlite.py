@@ -55,7 +55,11 @@ def row_dict(cursor: sqlite3.Cursor, row: Sequence[Any]) -> dict[str, Any]:
 
 def rows_as_dicts(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
     """Every remaining row of ``cursor`` as a dict."""
-    return [row_dict(cursor, row) for row in cursor]
+    rows = cursor.fetchall()
+    if not rows:
+        return []
+    names = [d[0] for d in cursor.description]  # read once, not per row
+    return [dict(zip(names, row)) for row in rows]
 
 
 def file_kind(path: str | os.PathLike[str]) -> tuple[str, str]:

@@ -31,6 +31,7 @@ reason to scan.  A tool-role search reads full tool bodies with LIKE.
 
 from __future__ import annotations
 
+import functools
 import logging
 import sqlite3
 import time
@@ -40,7 +41,7 @@ from typing import Any, Callable
 
 from . import _env, schema
 from ._params import as_int, parse_roles, parse_sort
-from ._sqlite import row_dict
+from ._sqlite import row_dict, rows_as_dicts
 from .content import decode_content
 from .query import (
     ROUTES,
@@ -53,7 +54,7 @@ from .query import (
     sanitize_fts5_query,
     snippet_terms,
 )
-from .snippets import like_snippet, narrow_single_char_hits, snippet_sql
+from .snippets import like_snippet, single_char_narrowing, snippet_sql
 from .transcript import visible_sql
 
 __all__ = [
@@ -155,21 +156,33 @@ def plan_search(
     """
     if not isinstance(query, str) or not query.strip():
         return Plan("empty", Query(()), "")
+    roles = parse_roles(role_filter)
+    _check_route(route)
+    served = tuple(state[index]["served"] and route in (None, name)
+                   for name, index in INDEX_ROUTES.items())
+    return _plan(query, bool(state["fts_stale"]), roles is not None and "tool" in roles,
+                 served)  # type: ignore[arg-type]
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(query: str, fts_stale: bool, tool_role: bool,
+          served: tuple[bool, bool, bool]) -> Plan:
+    """``plan_search`` on plain values, so a repeated query is planned once.
+
+    Sanitizing, parsing and routing are pure functions of these values and a
+    Plan is immutable, so a cached one is the same answer.
+    """
     sanitized = sanitize_fts5_query(query)
     parsed = parse_query(sanitized)
     if parsed.is_empty:
         return Plan("empty", parsed, sanitized)
-    if state["fts_stale"]:
+    if fts_stale:
         return Plan("like_scan_fts_stale", parsed, sanitized)
-    roles = parse_roles(role_filter)
-    if roles is not None and "tool" in roles:
+    if tool_role:
         # The word index holds only a prefix of tool output.
         return Plan("like_scan", parsed, sanitized)
-    _check_route(route)
-    served = {name: state[index]["served"] and route in (None, name)
-              for name, index in INDEX_ROUTES.items()}
-    chosen = choose_route(parsed, fts5_index=served["fts5"], cjk_index=served["fts_cjk"],
-                          trigram_index=served["trigram"])
+    fts5, cjk, trigram = served
+    chosen = choose_route(parsed, fts5_index=fts5, cjk_index=cjk, trigram_index=trigram)
     return Plan(chosen, parsed, sanitized)
 
 
@@ -218,6 +231,7 @@ def _sort_key(sort: str | None) -> Callable[[dict[str, Any]], tuple[Any, Any]] |
     return None
 
 
+_ROW_FIELDS = tuple(f for f in RESULT_FIELDS if f != "context")  # what a SELECT gives
 _ROW_COLUMNS = (
     "m.id, m.session_id, m.role, {snippet} AS snippet, m.timestamp, m.tool_name, "
     "s.source, s.model, s.started_at AS session_started"
@@ -253,8 +267,8 @@ def _match_rows(
         f"WHERE {table} MATCH ? AND {where}{extra}{{tier}} ORDER BY {order_sql} LIMIT ?"
     )
     if "rank" not in order:
-        cur = conn.execute(sql.format(tier=""), [expression, *params, *extra_params, limit])
-        return [row_dict(cur, row) for row in cur]
+        return rows_as_dicts(conn.execute(sql.format(tier=""),
+                                          [expression, *params, *extra_params, limit]))
     bound_sql = (
         f"SELECT rowid FROM {table} WHERE {table} MATCH ?{{tier}} "
         f"ORDER BY rowid DESC LIMIT 1 OFFSET {RANK_TIER - 1}"
@@ -268,9 +282,8 @@ def _match_rows(
         tier_sql = edge_sql
         if bound is not None:
             tier_sql += f" AND {table}.rowid >= {int(bound[0])}"
-        cur = conn.execute(sql.format(tier=tier_sql),
-                           [expression, *params, *extra_params, limit - len(rows)])
-        rows.extend(row_dict(cur, row) for row in cur)
+        rows.extend(rows_as_dicts(conn.execute(
+            sql.format(tier=tier_sql), [expression, *params, *extra_params, limit - len(rows)])))
         if bound is None:
             break
         edge = int(bound[0])
@@ -433,10 +446,11 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
     route = req.plan.route
     if route in INDEX_ROUTES:
         rows = _run_index(req, route)
-        if route == "fts_cjk":
+        narrow = single_char_narrowing(req.plan.query) if route == "fts_cjk" else None
+        if narrow is not None:
             for row in rows:
                 if isinstance(row.get("snippet"), str):
-                    row["snippet"] = narrow_single_char_hits(row["snippet"], req.plan.query)
+                    row["snippet"] = narrow(row["snippet"])
     else:
         rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort, req.want)
     key = _sort_key(req.sort)
@@ -553,6 +567,8 @@ def _search(
     projection = request.projection
     if projection is None or "context" in projection:
         _attach_context(conn, rows, request.include_inactive)
-    if projection is not None:
+    if projection is not None and projection != _ROW_FIELDS:
+        # Both row producers give exactly _ROW_FIELDS; only a narrower
+        # projection needs new dicts.
         rows = [{k: r.get(k) for k in projection} for r in rows]
     return plan.route, rows

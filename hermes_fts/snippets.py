@@ -9,12 +9,12 @@ apart from the SQL expression they return.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from .content import decode_content
 from .query import Query, has_cjk
 
-__all__ = ["like_snippet", "narrow_single_char_hits", "snippet_sql"]
+__all__ = ["like_snippet", "narrow_single_char_hits", "single_char_narrowing", "snippet_sql"]
 
 SNIPPET_TOKENS = 40  # built-in snippet(): a word index counts tokens
 SNIPPET_CHARS = 80  # cjk_snippet(): characters, since a bigram is one character wide
@@ -66,9 +66,18 @@ def narrow_single_char_hits(snippet: str, q: Query) -> str:
     says which token matched); before that it marks the whole bigram, e.g.
     ``>>>猫粮<<<`` for the query 猫.  The query knows which character it was.
     """
+    narrow = single_char_narrowing(q)
+    return snippet if narrow is None or not snippet else narrow(snippet)
+
+
+def single_char_narrowing(q: Query) -> Callable[[str], str] | None:
+    """``narrow_single_char_hits`` for one query, prepared once for all its rows.
+
+    None when the query has no one-character CJK term (nothing to narrow).
+    """
     singles = {t.text for t in q.terms if not t.negated and len(t.text) == 1 and has_cjk(t.text)}
-    if not singles or not snippet:
-        return snippet
+    if not singles:
+        return None
     longer = [t.text for t in q.terms if not t.negated and len(t.text) > 1]
 
     def narrow(m: re.Match[str]) -> str:
@@ -82,4 +91,4 @@ def narrow_single_char_hits(snippet: str, q: Query) -> str:
             return f"{first}>>>{second}<<<"
         return m.group(0)
 
-    return _MARKED.sub(narrow, snippet)
+    return lambda snippet: _MARKED.sub(narrow, snippet)

@@ -8,6 +8,7 @@ writes a byte; it only reports what the file already holds.
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import sqlite3
@@ -98,6 +99,10 @@ class SessionStore:
             raise FileNotFoundError(f"no session store at {self._path}")
         self._conn = self._open_connection()
         self._conn.row_factory = sqlite3.Row
+        # What this connection last saw of the file (see _freshness): the
+        # index state read then, and whether the pending log was applied then.
+        self._state_seen: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+        self._synced_seen: tuple[int, int] | None = None
         self._file = self._main_file()
         if readonly:
             schema.shadow_missing_columns(self._conn)
@@ -160,7 +165,36 @@ class SessionStore:
 
     def index_state(self) -> dict[str, Any]:
         """Per index: exists, served, reason, layout, unindexed range; plus flags."""
-        return index_state.index_state(self._conn, self._caps)
+        return copy.deepcopy(self._current_state(self._freshness()))
+
+    def _freshness(self) -> tuple[int, int]:
+        """A token that changes whenever the file may differ from what we last read.
+
+        ``PRAGMA data_version`` changes when any other connection (another
+        process, another store in this one, the sqlite3 shell, a plain
+        sqlite3 connection without the extension) commits; it does not
+        change for this connection's own commits, so ``total_changes``
+        covers those (every row this connection wrote, triggers included).
+        This connection's own schema changes without row changes go through
+        ``_forget_state``.
+        """
+        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        return int(version), self._conn.total_changes
+
+    def _current_state(self, fresh: tuple[int, int]) -> dict[str, Any]:
+        """The index state, read again only when the file or the environment changed."""
+        key = (*fresh, _env.trigram_enabled())
+        seen = self._state_seen
+        if seen is not None and seen[0] == key:
+            return seen[1]
+        state = index_state.index_state(self._conn, self._caps)
+        self._state_seen = (key, state)
+        return state
+
+    def _forget_state(self) -> None:
+        """After our own schema or maintenance work: read the state and sync again."""
+        self._state_seen = None
+        self._synced_seen = None
 
     def unindexed_range(self, index: str) -> tuple[int, int] | None:
         """``(lo, hi)``: ids ``lo < id <= hi`` are not yet in ``index``; None when complete."""
@@ -181,6 +215,7 @@ class SessionStore:
             # trigger; the data must keep flowing, so the triggers go.
             schema.drop_triggers(self._conn, BASE)
             schema.drop_triggers(self._conn, TRIGRAM)
+        self._forget_state()
         logger.error("FTS index corrupt (%s); search uses LIKE until "
                      "`hermes-fts optimize-storage` rebuilds the indexes", reason)
 
@@ -188,15 +223,32 @@ class SessionStore:
 
     def sync(self) -> int:
         """Apply CJK changes logged by any process; returns message ids applied."""
+        self._synced_seen = None
         if not self._cjk_writable():
             return 0
         try:
-            return indexing.apply_pending(self._conn)
+            applied = indexing.apply_pending(self._conn)
         except sqlite3.DatabaseError as exc:
             if self._is_index_corruption(exc):
                 self._mark_fts_stale(f"{CJK}: {exc}")
                 return 0
             raise
+        self._synced_seen = self._freshness()
+        return applied
+
+    def _sync_if_written(self, fresh: tuple[int, int]) -> tuple[int, int]:
+        """``sync()`` unless nothing was committed since the last one; the new token.
+
+        Every row another process writes reaches the pending log in its own
+        commit, which changes ``data_version``; our own writes apply their
+        pending rows in the same transaction.  So an unchanged token means
+        an empty (or already applied) pending log, and the sync's write
+        transaction can be skipped.
+        """
+        if self.readonly or fresh == self._synced_seen:
+            return fresh
+        self.sync()
+        return self._freshness()
 
     # --------------------------------------------------------------- writers
 
@@ -358,6 +410,14 @@ class SessionStore:
                  chunk_rows: int = indexing.CHUNK_ROWS, min_pause: float = indexing.MIN_PAUSE,
                  on_chunk: Callable[[], None] | None = None) -> None:
         """Drive pending backfills (all indexes this process can write) to completion."""
+        try:
+            self._backfill(index, sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
+                           on_chunk=on_chunk)
+        finally:
+            self._forget_state()
+
+    def _backfill(self, index: str | None, *, sleep: indexing.Sleep, chunk_rows: int,
+                  min_pause: float, on_chunk: Callable[[], None] | None) -> None:
         for name in (index,) if index else schema.INDEXES:
             if name == CJK and not self.cjk_available:
                 continue
@@ -409,7 +469,10 @@ class SessionStore:
                       "total": st["total"]})
 
         emit("repair")
-        index_state.repair(conn, self._caps)
+        try:
+            index_state.repair(conn, self._caps)
+        finally:
+            self._forget_state()
 
         emit("backfill")
         self.backfill(sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
@@ -473,21 +536,21 @@ class SessionStore:
             query, source_filter=source_filter, exclude_sources=exclude_sources,
             role_filter=role_filter, limit=limit, offset=offset, sort=sort,
             include_inactive=include_inactive, fields=fields, route=route)
-        if not self.readonly:
-            self.sync()  # rows written by processes without the extension
+        # Rows written by processes without the extension reach the index first.
+        fresh = self._sync_if_written(self._freshness())
         try:
-            return search.search_messages(self._conn, self.index_state(), request)
+            return search.search_messages(self._conn, self._current_state(fresh), request)
         except sqlite3.DatabaseError as exc:
             if not self._is_index_corruption(exc):
                 raise
             self._mark_fts_stale(str(exc))
             # A read-only store cannot record it; the search is told directly.
-            damaged = {**self.index_state(), "fts_stale": True}
+            damaged = {**self._current_state(self._freshness()), "fts_stale": True}
             return search.search_messages(self._conn, damaged, request)
 
     def describe_search_path(self, query: Any) -> str:
         """The route search_messages(query) takes: fts5, fts_cjk, trigram, like_scan, …"""
-        return search.describe_search_path(self.index_state(), query)
+        return search.describe_search_path(self._current_state(self._freshness()), query)
 
     def get_messages_around(self, session_id: str, around_message_id: int,
                             window: int = 5) -> dict[str, Any]:
