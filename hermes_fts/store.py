@@ -408,16 +408,22 @@ class SessionStore:
 
     def backfill(self, index: str | None = None, *, sleep: indexing.Sleep = time.sleep,
                  chunk_rows: int = indexing.CHUNK_ROWS, min_pause: float = indexing.MIN_PAUSE,
-                 on_chunk: Callable[[], None] | None = None) -> None:
-        """Drive pending backfills (all indexes this process can write) to completion."""
+                 on_chunk: Callable[[], None] | None = None,
+                 txn_target: float | None = indexing.TXN_TARGET_S) -> None:
+        """Drive pending backfills (all indexes this process can write) to completion.
+
+        Pacing (``chunk_rows``, ``min_pause``, ``txn_target``): see
+        ``indexing.drive_backfill``.
+        """
         try:
             self._backfill(index, sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
-                           on_chunk=on_chunk)
+                           on_chunk=on_chunk, txn_target=txn_target)
         finally:
             self._forget_state()
 
     def _backfill(self, index: str | None, *, sleep: indexing.Sleep, chunk_rows: int,
-                  min_pause: float, on_chunk: Callable[[], None] | None) -> None:
+                  min_pause: float, on_chunk: Callable[[], None] | None,
+                  txn_target: float | None) -> None:
         for name in (index,) if index else schema.INDEXES:
             if name == CJK and not self.cjk_available:
                 continue
@@ -426,7 +432,8 @@ class SessionStore:
             if schema.index_sql(self._conn, name) is None:
                 continue
             indexing.drive_backfill(self._conn, name, sleep=sleep, chunk_rows=chunk_rows,
-                                   min_pause=min_pause, on_chunk=on_chunk)
+                                   min_pause=min_pause, on_chunk=on_chunk,
+                                   txn_target=txn_target)
 
     def optimize_needed(self) -> bool:
         conn = self._conn
@@ -444,13 +451,16 @@ class SessionStore:
     def optimize_storage(self, progress: indexing.Progress | None = None,
                          vacuum: bool = True, *, sleep: indexing.Sleep = time.sleep,
                          chunk_rows: int = indexing.CHUNK_ROWS,
-                         min_pause: float = indexing.MIN_PAUSE) -> dict[str, Any]:
+                         min_pause: float = indexing.MIN_PAUSE,
+                         txn_target: float | None = indexing.TXN_TARGET_S) -> dict[str, Any]:
         """Repair, upgrade and backfill every index, then VACUUM.
 
         Every step is its own transaction (see ``indexing``), so an
         interrupted run resumes where it stopped.  Returns ``ok``,
         ``vacuumed`` and the database size before and after
         (``_sqlite.db_bytes``), or ``ok: False`` with a ``reason``.
+        Backfill events carry ``rate``: rows indexed per second (wall time,
+        pauses included) since the backfill phase began.
         """
         if self.readonly:
             return {"ok": False, "reason": "read_only", "vacuumed": None}
@@ -459,14 +469,23 @@ class SessionStore:
         conn = self._conn
         size_before = _sqlite.db_bytes(conn)
 
+        started: list[tuple[float, int]] = []  # (time, rows indexed) when the backfill began
+
         def emit(phase: str) -> None:
             if progress is None:
                 return
             st = indexing.backfill_progress(conn)
             if st is None:
                 st = {"percent": 100, "indexed": 0, "total": 0}
-            progress({"phase": phase, "percent": st["percent"], "indexed": st["indexed"],
-                      "total": st["total"]})
+            event = {"phase": phase, "percent": st["percent"], "indexed": st["indexed"],
+                     "total": st["total"]}
+            if phase == "backfill":
+                now = time.monotonic()
+                if not started:
+                    started.append((now, st["indexed"]))
+                t0, first = started[0]
+                event["rate"] = (st["indexed"] - first) / (now - t0) if now > t0 else 0.0
+            progress(event)
 
         emit("repair")
         try:
@@ -476,7 +495,7 @@ class SessionStore:
 
         emit("backfill")
         self.backfill(sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
-                      on_chunk=lambda: emit("backfill"))
+                      on_chunk=lambda: emit("backfill"), txn_target=txn_target)
         self.sync()
         remaining = indexing.backfill_progress(conn)
         if remaining is not None:

@@ -52,7 +52,8 @@ class ProgressBar:
             self.start, self.first_indexed = now, indexed
         done = indexed - self.first_indexed
         elapsed = now - self.start
-        rate = done / elapsed if elapsed > 0 else 0.0
+        # The store measures the rate from the start of the backfill itself.
+        rate = float(ev["rate"]) if ev.get("rate") else (done / elapsed if elapsed > 0 else 0.0)
         left = (total - indexed) / rate if rate > 0 else 0.0
         line = (
             f"\rRebuilding index {bar(ev['percent'] / 100, self.width)} "
