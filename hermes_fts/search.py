@@ -32,6 +32,7 @@ reason to scan.  A tool-role search reads full tool bodies with LIKE.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import sqlite3
 import time
@@ -110,6 +111,13 @@ class SearchRequest:
     search as if that route's index were the only one (plus the LIKE scan):
     for benchmarks and for comparing routes; a query the index cannot
     represent exactly still goes to ``like_scan``.
+
+    ``after``/``before`` keep messages with ``after <= timestamp < before``
+    (Unix seconds; a message without a numeric timestamp is left out once
+    either bound is given) and ``exclude_session_ids`` leaves out those
+    sessions' messages.  Both are conditions of the SQL, so they cost no
+    extra rows, and a result is exactly the unfiltered result with the
+    left-out rows removed (same order; see ``_match_rows``).
     """
 
     query: Any
@@ -122,6 +130,9 @@ class SearchRequest:
     include_inactive: bool = False
     fields: Any = None
     route: str | None = None
+    after: Any = None
+    before: Any = None
+    exclude_session_ids: Any = None
     roles: list[str] | None = field(init=False)
     projection: tuple[str, ...] | None = field(init=False)
 
@@ -132,6 +143,31 @@ class SearchRequest:
         self.sort = parse_sort(self.sort)
         self.roles = parse_roles(self.role_filter)
         _check_route(self.route)
+        self.after = _time_bound(self.after, "after")
+        self.before = _time_bound(self.before, "before")
+        self.exclude_session_ids = _session_ids(self.exclude_session_ids)
+
+
+def _time_bound(value: Any, name: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"search {name} must be a Unix time in seconds (a number), "
+                        f"not {type(value).__name__}")
+    if value != value:  # NaN would silently match nothing
+        raise ValueError(f"search {name} must be a number, got NaN")
+    return float(value)
+
+
+def _session_ids(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes)):
+        raise TypeError("exclude_session_ids must be a collection of session ids, not a string")
+    ids = tuple(value)
+    if not all(isinstance(i, str) for i in ids):
+        raise TypeError("exclude_session_ids must hold session ids (strings)")
+    return ids
 
 
 # ---------------------------------------------------------------------------
@@ -212,6 +248,19 @@ def _filters(request: SearchRequest) -> tuple[str, list[Any]]:
     if request.roles:
         parts.append(f"m.role IN ({', '.join('?' for _ in request.roles)})")
         params.extend(request.roles)
+    if request.after is not None or request.before is not None:
+        # Text or NULL timestamps compare oddly with numbers in SQLite: out.
+        parts.append("typeof(m.timestamp) IN ('integer', 'real')")
+        if request.after is not None:
+            parts.append("m.timestamp >= ?")
+            params.append(request.after)
+        if request.before is not None:
+            parts.append("m.timestamp < ?")
+            params.append(request.before)
+    if request.exclude_session_ids:
+        # One JSON parameter, however many ids (no bound-variable limit).
+        parts.append("m.session_id NOT IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(list(request.exclude_session_ids)))
     return " AND ".join(parts), params
 
 
@@ -220,15 +269,29 @@ def _order(sort: str | None, ranked: bool) -> str:
         return "m.timestamp DESC, m.id DESC"
     if sort == "oldest":
         return "m.timestamp ASC, m.id ASC"
-    return "rank" if ranked else "m.timestamp DESC, m.id DESC"
+    # Equal ranks (identical texts) are ordered by id, so a filtered search
+    # keeps exactly the unfiltered order of the rows it keeps.
+    return "rank, m.id DESC" if ranked else "m.timestamp DESC, m.id DESC"
 
 
 def _sort_key(sort: str | None) -> Callable[[dict[str, Any]], tuple[Any, Any]] | None:
-    if sort == "oldest":
-        return lambda r: (r["timestamp"], r["id"])
-    if sort == "newest":
-        return lambda r: (-r["timestamp"], -r["id"])
+    """The key of ``_order``'s time sorts in Python, for "oldest" (reverse it for "newest")."""
+    if sort in ("oldest", "newest"):
+        return lambda r: (_sqlite_order(r["timestamp"]), r["id"])
     return None
+
+
+def _sqlite_order(value: Any) -> tuple[int, Any]:
+    """SQLite's ORDER BY across types: NULL, then numbers, then text, then blobs.
+
+    A timestamp written as text by another program must sort where SQLite
+    sorts it, not make the merge fail.
+    """
+    if value is None:
+        return (0, 0)
+    if isinstance(value, (int, float)):
+        return (1, value)
+    return (2, value) if isinstance(value, str) else (3, bytes(value))
 
 
 _ROW_FIELDS = tuple(f for f in RESULT_FIELDS if f != "context")  # what a SELECT gives
@@ -455,7 +518,7 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
         rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort, req.want)
     key = _sort_key(req.sort)
     if key is not None:
-        rows.sort(key=key)
+        rows.sort(key=key, reverse=req.sort == "newest")
     return rows
 
 

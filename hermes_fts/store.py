@@ -541,9 +541,14 @@ class SessionStore:
                         exclude_sources: Sequence[str] | None = None,
                         role_filter: Any = None, limit: int = 20, offset: int = 0,
                         sort: str | None = None, include_inactive: bool = False,
-                        fields: Any = None, *, route: str | None = None
+                        fields: Any = None, *, route: str | None = None,
+                        after: float | None = None, before: float | None = None,
+                        exclude_session_ids: Sequence[str] | None = None,
                         ) -> list[dict[str, Any]]:
         """Search visible messages; routes and semantics in ``hermes_fts.search``.
+
+        ``after``/``before`` (Unix seconds, ``after <= timestamp < before``)
+        and ``exclude_session_ids`` are applied in SQL (``search.SearchRequest``).
 
         ``route`` (``fts5``, ``fts_cjk``, ``trigram`` or ``like_scan``) runs
         the search as if that route's index were the only one, plus the LIKE
@@ -554,7 +559,8 @@ class SessionStore:
         request = search.SearchRequest(
             query, source_filter=source_filter, exclude_sources=exclude_sources,
             role_filter=role_filter, limit=limit, offset=offset, sort=sort,
-            include_inactive=include_inactive, fields=fields, route=route)
+            include_inactive=include_inactive, fields=fields, route=route, after=after,
+            before=before, exclude_session_ids=exclude_session_ids)
         # Rows written by processes without the extension reach the index first.
         fresh = self._sync_if_written(self._freshness())
         try:

@@ -2,8 +2,9 @@
 
 A title that names a session exactly comes first; then full-text hits, best
 first, one per lineage.  The caller's own conversation is left out while it is
-still in the model's live context.  Time bounds and exclusions are applied to
-pages of hits (the search itself does not know them).
+still in the model's live context.  Time bounds and session exclusions are
+conditions of the search itself (``SessionStore.search_messages``), so a
+bounded discovery reads no more rows than an unbounded one.
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ log = logging.getLogger(__name__)
 
 _DEMOTED_SESSION_SOURCES = ("cron",)
 _DISCOVER_SCAN_LIMIT = 300
-_FILTERED_SCAN_PAGE = 1000
-_FILTERED_SCAN_MAX_ROWS = 30_000
 _DISCOVER_SEARCH_FIELDS = (
     "id",
     "session_id",
@@ -108,37 +107,19 @@ class Discovery:
     # raw scan ---------------------------------------------------------
     def scan(self) -> list[dict[str, Any]]:
         opts = self.options
-        fields = _DISCOVER_SEARCH_FIELDS + (("timestamp",) if opts.filtered else ())
-
-        def search(limit: int, offset: int) -> list[dict[str, Any]]:
-            return list(
-                self.ctx.store.search_messages(
-                    opts.query,
-                    exclude_sources=HIDDEN_SESSION_SOURCES,
-                    role_filter=opts.roles,
-                    limit=limit,
-                    offset=offset,
-                    sort=opts.sort,
-                    fields=fields,
-                )
+        return list(
+            self.ctx.store.search_messages(
+                opts.query,
+                exclude_sources=HIDDEN_SESSION_SOURCES,
+                role_filter=opts.roles,
+                limit=_DISCOVER_SCAN_LIMIT,
+                sort=opts.sort,
+                fields=_DISCOVER_SEARCH_FIELDS,
+                after=opts.after,
+                before=opts.before,
+                exclude_session_ids=sorted(opts.excluded),
             )
-
-        if not opts.filtered:
-            return search(_DISCOVER_SCAN_LIMIT, 0)
-        kept: list[dict[str, Any]] = []
-        offset = 0
-        while len(kept) < _DISCOVER_SCAN_LIMIT and offset < _FILTERED_SCAN_MAX_ROWS:
-            page = search(_FILTERED_SCAN_PAGE, offset)
-            for row in page:
-                if row.get("session_id") in opts.excluded:
-                    continue
-                if not _in_bounds(row.get("timestamp"), opts.after, opts.before):
-                    continue
-                kept.append(row)
-            if len(page) < _FILTERED_SCAN_PAGE:
-                break
-            offset += _FILTERED_SCAN_PAGE
-        return kept[:_DISCOVER_SCAN_LIMIT]
+        )
 
     # main -------------------------------------------------------------
     def run(self) -> dict[str, Any]:
