@@ -32,7 +32,7 @@ logger = logging.getLogger("hermes_fts.indexing")
 # A yield longer than both means a waiting writer is let in at each yield, so
 # its worst wait is about one transaction plus one retry interval.
 CHUNK_ROWS = 500  # the first chunk; later chunks are sized to TXN_TARGET_S
-TXN_TARGET_S = 0.35  # longest write transaction a chunk aims for
+TXN_TARGET_S = 0.25  # longest write transaction a chunk aims for
 MIN_PAUSE = 0.16  # the yield between chunks: > 150 ms, Hermes' longest retry interval
 MAX_CHUNK_ROWS = 50_000
 PENDING_BATCH_IDS = 2000  # bounds how long one sync transaction holds the write lock
