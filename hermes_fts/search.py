@@ -330,8 +330,21 @@ def _match_rows(
         f"WHERE {table} MATCH ? AND {where}{extra}{{tier}} ORDER BY {order_sql} LIMIT ?"
     )
     if "rank" not in order:
-        return rows_as_dicts(conn.execute(sql.format(tier=""),
-                                          [expression, *params, *extra_params, limit]))
+        # A time sort must look at every match.  Ids first, snippets after:
+        # in one SELECT, SQLite would build a snippet for every match that
+        # enters the sorter (all of them, newest first), not only the top.
+        top = (f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
+               f"JOIN sessions s ON s.id = m.session_id "
+               f"WHERE {table} MATCH ? AND {where}{extra} ORDER BY {order} LIMIT ?")
+        rows_sql = (
+            f"WITH top(id) AS ({top}) "
+            f"SELECT {_ROW_COLUMNS.format(snippet=snippet_sql)} FROM top "
+            f"CROSS JOIN {table} ON {table}.rowid = top.id "  # CROSS: top drives the join
+            f"JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
+            f"WHERE {table} MATCH ? ORDER BY {order}"
+        )
+        return rows_as_dicts(conn.execute(
+            rows_sql, [expression, *params, *extra_params, limit, expression]))
     bound_sql = (
         f"SELECT rowid FROM {table} WHERE {table} MATCH ?{{tier}} "
         f"ORDER BY rowid DESC LIMIT 1 OFFSET {RANK_TIER - 1}"
