@@ -32,7 +32,6 @@ import pytest
 
 from benchmarks import corpus
 from hermes_fts import indexing, search
-from hermes_fts.bench import median_ms
 from hermes_fts.content import decode_content
 from hermes_fts.query import has_cjk, match_expression
 from hermes_fts.schema import CJK
@@ -87,12 +86,12 @@ def _interleaved_ms(fns: dict[str, Any], repeats: int) -> dict[str, float]:
 @pytest.mark.parametrize("query_class", CLASSES)
 def test_overhead_vs_prepared_statement(benchmark, store, bench_report, query_class):
     rows = []
+    conn = store._conn
     for term in corpus.term_samples(query_class, bands=["rare"], per_band=PER_BAND)["rare"]:
         stmt = prepared_statement(store, term)
         if stmt is None:
             continue
         sql, params = stmt
-        conn = store._conn
         ours = [r["id"] for r in store.search_messages(term, limit=20, fields=NO_CONTEXT)]
         raw = [r[0] for r in conn.execute(sql, params)]
         if ours != raw:
@@ -101,7 +100,7 @@ def test_overhead_vs_prepared_statement(benchmark, store, bench_report, query_cl
                                                          "ours": len(ours), "raw": len(raw)})
             continue
         ms = _interleaved_ms({
-            "statement": lambda: conn.execute(sql, params).fetchall(),
+            "statement": lambda q=sql, p=params: conn.execute(q, p).fetchall(),
             "search": lambda t=term: store.search_messages(t, limit=20, fields=NO_CONTEXT),
             "with_context": lambda t=term: store.search_messages(t, limit=20),
         }, REPEATS)

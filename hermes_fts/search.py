@@ -197,7 +197,7 @@ def plan_search(
     served = tuple(state[index]["served"] and route in (None, name)
                    for name, index in INDEX_ROUTES.items())
     return _plan(query, bool(state["fts_stale"]), roles is not None and "tool" in roles,
-                 served)  # type: ignore[arg-type]
+                 served)
 
 
 @functools.lru_cache(maxsize=256)
