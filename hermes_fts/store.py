@@ -225,6 +225,8 @@ class SessionStore:
         """Apply CJK changes logged by any process; returns message ids applied."""
         self._synced_seen = None
         if not self._cjk_writable():
+            # Nothing this store may apply until the file changes.
+            self._synced_seen = self._freshness()
             return 0
         try:
             applied = indexing.apply_pending(self._conn)

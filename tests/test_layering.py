@@ -46,6 +46,7 @@ LAYERS: dict[str, int] = {
     "schema": 3,
     "indexing": 4,
     "transcript": 5,
+    "snippets": 5,  # the snippet SQL and the LIKE snippet; search (6) uses it
     "search": 6,
     "index_state": 6,
     "store": 7,
