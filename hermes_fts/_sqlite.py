@@ -26,6 +26,7 @@ __all__ = [
     "open_problem",
     "readonly_uri",
     "row_dict",
+    "sqlite_sort_key",
     "rows_as_dicts",
     "store_file_problem",
 ]
@@ -209,3 +210,16 @@ def open_problem(path: Path, readonly: bool, exc: BaseException) -> FileProblem:
     if "not a database" in text or "malformed" in text:
         return FileProblem(f"cannot read {path} as SQLite ({exc})", wrong_path=True)
     return FileProblem(f"cannot open {path} ({exc})")
+
+
+def sqlite_sort_key(value: Any) -> tuple[int, Any]:
+    """SQLite's ORDER BY across types: NULL, then numbers, then text, then blobs.
+
+    A timestamp written as text by another program must sort where SQLite
+    sorts it, not make the merge fail.
+    """
+    if value is None:
+        return (0, 0)
+    if isinstance(value, (int, float)):
+        return (1, value)
+    return (2, value) if isinstance(value, str) else (3, bytes(value))

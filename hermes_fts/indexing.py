@@ -241,6 +241,34 @@ def backfill_progress(conn: sqlite3.Connection, indexes: tuple[str, ...] = schem
     }
 
 
+class ProgressReporter:
+    """``reporter(phase)`` sends ``progress`` one event of optimize-storage's progress.
+
+    An event holds ``phase``, ``percent``, ``indexed`` and ``total`` (from
+    ``backfill_progress``); backfill events add ``rate``: rows indexed per
+    second of wall time (pauses included) since the first backfill event.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, progress: Progress | None) -> None:
+        self.conn = conn
+        self.progress = progress
+        self._start: tuple[float, int] | None = None
+
+    def __call__(self, phase: str) -> None:
+        if self.progress is None:
+            return
+        st = backfill_progress(self.conn) or {"percent": 100, "indexed": 0, "total": 0}
+        event: dict[str, Any] = {"phase": phase, "percent": st["percent"],
+                                 "indexed": st["indexed"], "total": st["total"]}
+        if phase == "backfill":
+            now = time.monotonic()
+            if self._start is None:
+                self._start = (now, st["indexed"])
+            t0, first = self._start
+            event["rate"] = (st["indexed"] - first) / (now - t0) if now > t0 else 0.0
+        self.progress(event)
+
+
 # --------------------------------------------------------------------------
 # CJK pending apply
 

@@ -41,9 +41,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import _env, schema
-from ._params import as_int, parse_roles, parse_sort
-from ._sqlite import row_dict, rows_as_dicts
-from .content import decode_content
+from ._params import as_int, as_session_ids, as_time_bound, parse_roles, parse_sort
+from ._sqlite import row_dict, rows_as_dicts, sqlite_sort_key
 from .query import (
     ROUTES,
     Query,
@@ -56,7 +55,7 @@ from .query import (
     snippet_terms,
 )
 from .snippets import like_snippet, single_char_narrowing, snippet_sql
-from .transcript import visible_sql
+from .transcript import attach_context, visible_sql
 
 __all__ = [
     "RESULT_FIELDS",
@@ -85,7 +84,6 @@ RESULT_FIELDS = (
 INDEX_ROUTES = {"fts5": schema.BASE, "fts_cjk": schema.CJK, "trigram": schema.TRIGRAM}
 ROUTE_ORDER = (*ROUTES, "like_scan")  # the index routes in query.choose_route's order
 
-CONTEXT_CHARS = 200
 GAP_SCAN_LIMIT = 200  # bound on rows added from a not-yet-indexed id range
 RANK_TIER = 256  # matches ordered together; see _match_rows
 MAX_ROWS = 2**62  # bound on limit + offset, within SQLite's 64-bit LIMIT
@@ -143,31 +141,9 @@ class SearchRequest:
         self.sort = parse_sort(self.sort)
         self.roles = parse_roles(self.role_filter)
         _check_route(self.route)
-        self.after = _time_bound(self.after, "after")
-        self.before = _time_bound(self.before, "before")
-        self.exclude_session_ids = _session_ids(self.exclude_session_ids)
-
-
-def _time_bound(value: Any, name: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"search {name} must be a Unix time in seconds (a number), "
-                        f"not {type(value).__name__}")
-    if value != value:  # NaN would silently match nothing
-        raise ValueError(f"search {name} must be a number, got NaN")
-    return float(value)
-
-
-def _session_ids(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, (str, bytes)):
-        raise TypeError("exclude_session_ids must be a collection of session ids, not a string")
-    ids = tuple(value)
-    if not all(isinstance(i, str) for i in ids):
-        raise TypeError("exclude_session_ids must hold session ids (strings)")
-    return ids
+        self.after = as_time_bound(self.after, "search after")
+        self.before = as_time_bound(self.before, "search before")
+        self.exclude_session_ids = as_session_ids(self.exclude_session_ids)
 
 
 # ---------------------------------------------------------------------------
@@ -277,21 +253,8 @@ def _order(sort: str | None, ranked: bool) -> str:
 def _sort_key(sort: str | None) -> Callable[[dict[str, Any]], tuple[Any, Any]] | None:
     """The key of ``_order``'s time sorts in Python, for "oldest" (reverse it for "newest")."""
     if sort in ("oldest", "newest"):
-        return lambda r: (_sqlite_order(r["timestamp"]), r["id"])
+        return lambda r: (sqlite_sort_key(r["timestamp"]), r["id"])
     return None
-
-
-def _sqlite_order(value: Any) -> tuple[int, Any]:
-    """SQLite's ORDER BY across types: NULL, then numbers, then text, then blobs.
-
-    A timestamp written as text by another program must sort where SQLite
-    sorts it, not make the merge fail.
-    """
-    if value is None:
-        return (0, 0)
-    if isinstance(value, (int, float)):
-        return (1, value)
-    return (2, value) if isinstance(value, str) else (3, bytes(value))
 
 
 _ROW_FIELDS = tuple(f for f in RESULT_FIELDS if f != "context")  # what a SELECT gives
@@ -539,48 +502,6 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
 # Finalize: context and projection
 
 
-def _attach_context(
-    conn: sqlite3.Connection, rows: list[dict[str, Any]], include_inactive: bool
-) -> None:
-    """The previous message, the match and the next message of the same session."""
-    visible = " AND " + visible_sql("n", include_rewound=include_inactive)
-    neighbour = (
-        "(SELECT n.id FROM messages n WHERE n.session_id = m.session_id{vis} "
-        "AND (n.timestamp, n.id) {op} (m.timestamp, m.id) "
-        "ORDER BY n.timestamp {dir}, n.id {dir} LIMIT 1)"
-    )
-    prev_sql = neighbour.format(vis=visible, op="<", dir="DESC")
-    next_sql = neighbour.format(vis=visible, op=">", dir="ASC")
-    for row in rows:
-        row["context"] = []
-    by_id = {r["id"]: r for r in rows}
-    ids = list(by_id)
-    try:
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
-            marks = ", ".join("?" for _ in batch)
-            triples = conn.execute(
-                f"SELECT m.id, {prev_sql}, {next_sql} FROM messages m WHERE m.id IN ({marks})",
-                batch,
-            ).fetchall()
-            wanted = {i for t in triples for i in t if i is not None}
-            bodies = {}
-            wanted_list = list(wanted)
-            for s in range(0, len(wanted_list), 500):
-                chunk = wanted_list[s : s + 500]
-                q = ", ".join("?" for _ in chunk)
-                for mid, role, content in conn.execute(
-                    f"SELECT id, role, content FROM messages WHERE id IN ({q})", chunk
-                ):
-                    text = decode_content(content)
-                    text = text[:CONTEXT_CHARS] if isinstance(text, str) else text
-                    bodies[mid] = {"role": role, "content": text}
-            for mid, prev_id, next_id in triples:
-                by_id[mid]["context"] = [bodies[i] for i in (prev_id, mid, next_id) if i in bodies]
-    except sqlite3.Error:
-        logger.debug("context lookup failed; results keep empty contexts", exc_info=True)
-
-
 def _check_fields(fields: Any) -> tuple[str, ...] | None:
     if fields is None:
         return None
@@ -642,7 +563,7 @@ def _search(
     rows = rows[request.offset : request.offset + request.limit]
     projection = request.projection
     if projection is None or "context" in projection:
-        _attach_context(conn, rows, request.include_inactive)
+        attach_context(conn, rows, request.include_inactive)
     if projection is not None and projection != _ROW_FIELDS:
         # Both row producers give exactly _ROW_FIELDS; only a narrower
         # projection needs new dicts.

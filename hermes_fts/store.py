@@ -99,16 +99,13 @@ class SessionStore:
             raise FileNotFoundError(f"no session store at {self._path}")
         self._conn = self._open_connection()
         self._conn.row_factory = sqlite3.Row
-        # What this connection last saw of the file (see _freshness): the
-        # index state read then, and whether the pending log was applied then.
-        self._state_seen: tuple[tuple[Any, ...], dict[str, Any]] | None = None
-        self._synced_seen: tuple[int, int] | None = None
         self._file = self._main_file()
         if readonly:
             schema.shadow_missing_columns(self._conn)
         self.cjk_available = self._cjk_capable()
         self.fts5_available = schema.probe_fts5(self._conn)
         self.trigram_available = self.fts5_available and schema.probe_trigram(self._conn)
+        self._seen = index_state.StateCache(self._conn, self._caps)
         if not readonly:
             self._conn.execute("PRAGMA foreign_keys = ON")
             if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
@@ -165,36 +162,7 @@ class SessionStore:
 
     def index_state(self) -> dict[str, Any]:
         """Per index: exists, served, reason, layout, unindexed range; plus flags."""
-        return copy.deepcopy(self._current_state(self._freshness()))
-
-    def _freshness(self) -> tuple[int, int]:
-        """A token that changes whenever the file may differ from what we last read.
-
-        ``PRAGMA data_version`` changes when any other connection (another
-        process, another store in this one, the sqlite3 shell, a plain
-        sqlite3 connection without the extension) commits; it does not
-        change for this connection's own commits, so ``total_changes``
-        covers those (every row this connection wrote, triggers included).
-        This connection's own schema changes without row changes go through
-        ``_forget_state``.
-        """
-        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
-        return int(version), self._conn.total_changes
-
-    def _current_state(self, fresh: tuple[int, int]) -> dict[str, Any]:
-        """The index state, read again only when the file or the environment changed."""
-        key = (*fresh, _env.trigram_enabled())
-        seen = self._state_seen
-        if seen is not None and seen[0] == key:
-            return seen[1]
-        state = index_state.index_state(self._conn, self._caps)
-        self._state_seen = (key, state)
-        return state
-
-    def _forget_state(self) -> None:
-        """After our own schema or maintenance work: read the state and sync again."""
-        self._state_seen = None
-        self._synced_seen = None
+        return copy.deepcopy(self._seen.state(self._seen.token()))
 
     def unindexed_range(self, index: str) -> tuple[int, int] | None:
         """``(lo, hi)``: ids ``lo < id <= hi`` are not yet in ``index``; None when complete."""
@@ -215,7 +183,7 @@ class SessionStore:
             # trigger; the data must keep flowing, so the triggers go.
             schema.drop_triggers(self._conn, BASE)
             schema.drop_triggers(self._conn, TRIGRAM)
-        self._forget_state()
+        self._seen.forget()
         logger.error("FTS index corrupt (%s); search uses LIKE until "
                      "`hermes-fts optimize-storage` rebuilds the indexes", reason)
 
@@ -223,10 +191,10 @@ class SessionStore:
 
     def sync(self) -> int:
         """Apply CJK changes logged by any process; returns message ids applied."""
-        self._synced_seen = None
+        self._seen.synced = None
         if not self._cjk_writable():
             # Nothing this store may apply until the file changes.
-            self._synced_seen = self._freshness()
+            self._seen.synced = self._seen.token()
             return 0
         try:
             applied = indexing.apply_pending(self._conn)
@@ -235,22 +203,19 @@ class SessionStore:
                 self._mark_fts_stale(f"{CJK}: {exc}")
                 return 0
             raise
-        self._synced_seen = self._freshness()
+        self._seen.synced = self._seen.token()
         return applied
 
     def _sync_if_written(self, fresh: tuple[int, int]) -> tuple[int, int]:
         """``sync()`` unless nothing was committed since the last one; the new token.
 
-        Every row another process writes reaches the pending log in its own
-        commit, which changes ``data_version``; our own writes apply their
-        pending rows in the same transaction.  So an unchanged token means
-        an empty (or already applied) pending log, and the sync's write
-        transaction can be skipped.
+        Other processes' rows reach the pending log in commits that change
+        ``data_version``; our own writes apply theirs in the same transaction.
         """
-        if self.readonly or fresh == self._synced_seen:
+        if self.readonly or fresh == self._seen.synced:
             return fresh
         self.sync()
-        return self._freshness()
+        return self._seen.token()
 
     # --------------------------------------------------------------- writers
 
@@ -412,30 +377,20 @@ class SessionStore:
                  chunk_rows: int = indexing.CHUNK_ROWS, min_pause: float = indexing.MIN_PAUSE,
                  on_chunk: Callable[[], None] | None = None,
                  txn_target: float | None = indexing.TXN_TARGET_S) -> None:
-        """Drive pending backfills (all indexes this process can write) to completion.
-
-        Pacing (``chunk_rows``, ``min_pause``, ``txn_target``): see
-        ``indexing.drive_backfill``.
-        """
+        """Drive pending backfills to completion; pacing: ``indexing.drive_backfill``."""
         try:
-            self._backfill(index, sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
-                           on_chunk=on_chunk, txn_target=txn_target)
+            for name in (index,) if index else schema.INDEXES:
+                if name == CJK and not self.cjk_available:
+                    continue
+                if name == TRIGRAM and not (self.trigram_available and _env.trigram_enabled()):
+                    continue
+                if schema.index_sql(self._conn, name) is None:
+                    continue
+                indexing.drive_backfill(self._conn, name, sleep=sleep, chunk_rows=chunk_rows,
+                                       min_pause=min_pause, on_chunk=on_chunk,
+                                       txn_target=txn_target)
         finally:
-            self._forget_state()
-
-    def _backfill(self, index: str | None, *, sleep: indexing.Sleep, chunk_rows: int,
-                  min_pause: float, on_chunk: Callable[[], None] | None,
-                  txn_target: float | None) -> None:
-        for name in (index,) if index else schema.INDEXES:
-            if name == CJK and not self.cjk_available:
-                continue
-            if name == TRIGRAM and not (self.trigram_available and _env.trigram_enabled()):
-                continue
-            if schema.index_sql(self._conn, name) is None:
-                continue
-            indexing.drive_backfill(self._conn, name, sleep=sleep, chunk_rows=chunk_rows,
-                                   min_pause=min_pause, on_chunk=on_chunk,
-                                   txn_target=txn_target)
+            self._seen.forget()
 
     def optimize_needed(self) -> bool:
         conn = self._conn
@@ -470,30 +425,12 @@ class SessionStore:
             return {"ok": False, "reason": "fts5_unavailable", "vacuumed": None}
         conn = self._conn
         size_before = _sqlite.db_bytes(conn)
-
-        started: list[tuple[float, int]] = []  # (time, rows indexed) when the backfill began
-
-        def emit(phase: str) -> None:
-            if progress is None:
-                return
-            st = indexing.backfill_progress(conn)
-            if st is None:
-                st = {"percent": 100, "indexed": 0, "total": 0}
-            event = {"phase": phase, "percent": st["percent"], "indexed": st["indexed"],
-                     "total": st["total"]}
-            if phase == "backfill":
-                now = time.monotonic()
-                if not started:
-                    started.append((now, st["indexed"]))
-                t0, first = started[0]
-                event["rate"] = (st["indexed"] - first) / (now - t0) if now > t0 else 0.0
-            progress(event)
-
+        emit = indexing.ProgressReporter(conn, progress)
         emit("repair")
         try:
             index_state.repair(conn, self._caps)
         finally:
-            self._forget_state()
+            self._seen.forget()
 
         emit("backfill")
         self.backfill(sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
@@ -545,13 +482,12 @@ class SessionStore:
                         sort: str | None = None, include_inactive: bool = False,
                         fields: Any = None, *, route: str | None = None,
                         after: float | None = None, before: float | None = None,
-                        exclude_session_ids: Sequence[str] | None = None,
+                        exclude_session_ids: Sequence[str] | None = None
                         ) -> list[dict[str, Any]]:
         """Search visible messages; routes and semantics in ``hermes_fts.search``.
 
-        ``after``/``before`` (Unix seconds, ``after <= timestamp < before``)
-        and ``exclude_session_ids`` are applied in SQL (``search.SearchRequest``).
-
+        ``after``/``before`` (Unix seconds, ``after <= timestamp < before``) and
+        ``exclude_session_ids`` are SQL conditions (``search.SearchRequest``).
         ``route`` (``fts5``, ``fts_cjk``, ``trigram`` or ``like_scan``) runs
         the search as if that route's index were the only one, plus the LIKE
         scan: ``hermes-fts bench`` compares routes with it.  A damaged index
@@ -564,20 +500,20 @@ class SessionStore:
             include_inactive=include_inactive, fields=fields, route=route, after=after,
             before=before, exclude_session_ids=exclude_session_ids)
         # Rows written by processes without the extension reach the index first.
-        fresh = self._sync_if_written(self._freshness())
+        fresh = self._sync_if_written(self._seen.token())
         try:
-            return search.search_messages(self._conn, self._current_state(fresh), request)
+            return search.search_messages(self._conn, self._seen.state(fresh), request)
         except sqlite3.DatabaseError as exc:
             if not self._is_index_corruption(exc):
                 raise
             self._mark_fts_stale(str(exc))
             # A read-only store cannot record it; the search is told directly.
-            damaged = {**self._current_state(self._freshness()), "fts_stale": True}
+            damaged = {**self._seen.state(self._seen.token()), "fts_stale": True}
             return search.search_messages(self._conn, damaged, request)
 
     def describe_search_path(self, query: Any) -> str:
         """The route search_messages(query) takes: fts5, fts_cjk, trigram, like_scan, …"""
-        return search.describe_search_path(self._current_state(self._freshness()), query)
+        return search.describe_search_path(self._seen.state(self._seen.token()), query)
 
     def get_messages_around(self, session_id: str, around_message_id: int,
                             window: int = 5) -> dict[str, Any]:
