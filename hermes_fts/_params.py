@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["SORTS", "as_int", "parse_roles", "parse_sort"]
+__all__ = ["SORTS", "as_int", "as_session_ids", "as_time_bound", "parse_roles", "parse_sort"]
 
 SORTS = ("newest", "oldest")
 _ROLES_HINT = ("a role filter is a comma-separated string such as 'user,assistant' "
@@ -66,3 +66,27 @@ def parse_roles(role_filter: Any) -> list[str] | None:
         if role and role not in roles:
             roles.append(role)
     return roles or None
+
+
+def as_time_bound(value: Any, name: str) -> float | None:
+    """A time bound in Unix seconds (None: no bound); a clear error for anything else."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a Unix time in seconds (a number), "
+                        f"not {type(value).__name__}")
+    if value != value:  # NaN would silently match nothing
+        raise ValueError(f"{name} must be a number, got NaN")
+    return float(value)
+
+
+def as_session_ids(value: Any) -> tuple[str, ...]:
+    """Session ids to leave out, as a tuple; a string or a non-string id is refused."""
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes)):
+        raise TypeError("exclude_session_ids must be a collection of session ids, not a string")
+    ids = tuple(value)
+    if not all(isinstance(i, str) for i in ids):
+        raise TypeError("exclude_session_ids must hold session ids (strings)")
+    return ids

@@ -29,6 +29,7 @@ __all__ = [
     "open_problem",
     "readonly_uri",
     "row_dict",
+    "sqlite_sort_key",
     "rows_as_dicts",
     "store_file_problem",
 ]
@@ -60,7 +61,11 @@ def row_dict(cursor: sqlite3.Cursor, row: Sequence[Any]) -> dict[str, Any]:
 
 def rows_as_dicts(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
     """Every remaining row of ``cursor`` as a dict."""
-    return [row_dict(cursor, row) for row in cursor]
+    rows = cursor.fetchall()
+    if not rows:
+        return []
+    names = [d[0] for d in cursor.description]  # read once, not per row
+    return [dict(zip(names, row)) for row in rows]
 
 
 def file_kind(path: str | os.PathLike[str]) -> tuple[str, str]:
@@ -248,3 +253,16 @@ def open_problem(path: Path, readonly: bool, exc: BaseException) -> FileProblem:
     if "not a database" in text or "malformed" in text:
         return FileProblem(f"cannot read {path} as SQLite ({exc})", wrong_path=True)
     return FileProblem(f"cannot open {path} ({exc})")
+
+
+def sqlite_sort_key(value: Any) -> tuple[int, Any]:
+    """SQLite's ORDER BY across types: NULL, then numbers, then text, then blobs.
+
+    A timestamp written as text by another program must sort where SQLite
+    sorts it, not make the merge fail.
+    """
+    if value is None:
+        return (0, 0)
+    if isinstance(value, (int, float)):
+        return (1, value)
+    return (2, value) if isinstance(value, str) else (3, bytes(value))

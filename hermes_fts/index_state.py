@@ -23,7 +23,7 @@ from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.index_state")
 
-__all__ = ["Capabilities", "align", "index_state", "repair", "unindexed_range"]
+__all__ = ["Capabilities", "StateCache", "align", "index_state", "repair", "unindexed_range"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,43 @@ class Capabilities:
     trigram: bool
     cjk: bool
     fold: bool = False
+
+
+class StateCache:
+    """What one connection last read of the file, and when (``token``).
+
+    ``token()`` changes whenever the file may differ from what was read:
+    ``PRAGMA data_version`` changes when any other connection (another
+    process, another store in this one, the sqlite3 shell, a plain sqlite3
+    connection without the extension) commits, and ``total_changes`` counts
+    every row this connection wrote itself, triggers included.  This
+    connection's own schema work without row changes calls ``forget()``.
+    ``synced`` is the token at the last pending-log sync (None: sync again).
+    """
+
+    def __init__(self, conn: sqlite3.Connection, caps: Capabilities) -> None:
+        self.conn = conn
+        self.caps = caps
+        self.synced: tuple[int, int] | None = None
+        self._read: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+
+    def token(self) -> tuple[int, int]:
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        return int(version), self.conn.total_changes
+
+    def state(self, token: tuple[int, int]) -> dict[str, Any]:
+        """``index_state``, read again only when the file or the environment changed."""
+        key = (*token, _env.trigram_enabled())
+        if self._read is not None and self._read[0] == key:
+            return self._read[1]
+        state = index_state(self.conn, self.caps)
+        self._read = (key, state)
+        return state
+
+    def forget(self) -> None:
+        """After this connection's own schema or maintenance work: read and sync again."""
+        self._read = None
+        self.synced = None
 
 
 def _triggers_ok(conn: sqlite3.Connection, index: str) -> bool:

@@ -23,9 +23,18 @@ from .schema import BASE, CJK, CJK_PENDING, DDL, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.indexing")
 
-CHUNK_ROWS = 500
-DUTY_FACTOR = 4.0  # sleep >= 4x a chunk's cost: the backfill holds the lock <= 20 % of the time
-MIN_PAUSE = 0.2
+# Pacing of the backfill (see drive_backfill).  SQLite cannot tell us that
+# another connection is waiting for the write lock, so the backfill bounds how
+# long it holds the lock and lets go for long enough that any waiting writer
+# gets it.  Hermes Agent 0.19.0's writer (hermes_state.SessionDB) opens with a
+# 1 s busy timeout; while waiting, SQLite's busy handler retries at most
+# every 100 ms, and after a timeout Hermes retries after a random 20-150 ms.
+# A yield longer than both means a waiting writer is let in at each yield, so
+# its worst wait is about one transaction plus one retry interval.
+CHUNK_ROWS = 500  # the first chunk; later chunks are sized to TXN_TARGET_S
+TXN_TARGET_S = 0.25  # longest write transaction a chunk aims for
+MIN_PAUSE = 0.16  # the yield between chunks: > 150 ms, Hermes' longest retry interval
+MAX_CHUNK_ROWS = 50_000
 PENDING_BATCH_IDS = 2000  # bounds how long one sync transaction holds the write lock
 
 Sleep = Callable[[float], None]
@@ -165,22 +174,49 @@ def drive_backfill(
     chunk_rows: int = CHUNK_ROWS,
     min_pause: float = MIN_PAUSE,
     on_chunk: Callable[[], None] | None = None,
+    txn_target: float | None = TXN_TARGET_S,
 ) -> None:
-    """Run ``backfill_step`` until done, pausing so other writers are never starved."""
+    """Run ``backfill_step`` until done, yielding the write lock between chunks.
+
+    Each chunk is one write transaction sized from the speed of the chunks
+    before it so that it lasts about ``txn_target`` seconds (starting from
+    ``chunk_rows`` rows, at most doubling per chunk, shrinking at once after
+    a slow one), and ``min_pause`` seconds pass between chunks so that a
+    writer waiting for the lock gets it (see MIN_PAUSE).  On an idle store
+    the backfill thus spends most of its time indexing, not sleeping.
+    ``txn_target=None`` keeps every chunk at ``chunk_rows`` rows.
+    """
+    rows = max(1, chunk_rows)
     while True:
         t0 = time.monotonic()
         try:
-            more = backfill_step(conn, index, chunk_rows)
+            more = backfill_step(conn, index, rows)
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc).lower() and "busy" not in str(exc).lower():
                 raise
             logger.debug("backfill chunk of %s waited out lock contention: %s", index, exc)
             more = True
+        else:
+            if txn_target is not None:
+                rows = next_chunk_rows(rows, time.monotonic() - t0, txn_target)
         if on_chunk is not None:
             on_chunk()
         if not more:
             return
-        sleep(max(min_pause, (time.monotonic() - t0) * DUTY_FACTOR))
+        sleep(min_pause)
+
+
+def next_chunk_rows(rows: int, elapsed: float, target: float) -> int:
+    """Rows for the next chunk after ``rows`` took ``elapsed`` seconds; aims at ``target``.
+
+    Growth is at most 2x per chunk (one fast chunk on a warm cache must not
+    make the next transaction long); a chunk over the target shrinks the
+    next one in proportion at once.
+    """
+    if elapsed <= 0:
+        return min(MAX_CHUNK_ROWS, rows * 2)
+    ideal = int(rows * target / elapsed)
+    return max(1, min(MAX_CHUNK_ROWS, rows * 2, ideal))
 
 
 def backfill_progress(conn: sqlite3.Connection, indexes: tuple[str, ...] = schema.INDEXES

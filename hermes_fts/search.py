@@ -35,6 +35,8 @@ reason to scan.  A tool-role search reads full tool bodies with LIKE.
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import sqlite3
 import time
@@ -43,9 +45,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _env, schema
-from ._params import as_int, parse_roles, parse_sort
-from ._sqlite import row_dict
-from .content import decode_content
+from ._params import as_int, as_session_ids, as_time_bound, parse_roles, parse_sort
+from ._sqlite import row_dict, rows_as_dicts, sqlite_sort_key
 from .like_sql import like_where
 from .query import (
     ROUTES,
@@ -60,8 +61,8 @@ from .query import (
     route_can_represent,
     snippet_terms,
 )
-from .snippets import like_snippet, narrow_single_char_hits, recut_unreadable_snippets, snippet_sql
-from .transcript import visible_sql
+from .snippets import like_snippet, recut_unreadable_snippets, single_char_narrowing, snippet_sql
+from .transcript import attach_context, visible_sql
 
 __all__ = [
     "RESULT_FIELDS",
@@ -90,7 +91,6 @@ RESULT_FIELDS = (
 INDEX_ROUTES = {"fts5": schema.BASE, "fts_cjk": schema.CJK, "trigram": schema.TRIGRAM}
 ROUTE_ORDER = (*ROUTES, "like_scan")  # the index routes in query.choose_route's order
 
-CONTEXT_CHARS = 200
 GAP_SCAN_LIMIT = 200  # bound on rows added from a not-yet-indexed id range
 RANK_TIER = 256  # matches ordered together; see _match_rows
 MAX_ROWS = 2**62  # bound on limit + offset, within SQLite's 64-bit LIMIT
@@ -121,6 +121,13 @@ class SearchRequest:
     search as if that route's index were the only one (plus the LIKE scan):
     for benchmarks and for comparing routes; a query the index cannot
     represent exactly still goes to ``like_scan``.
+
+    ``after``/``before`` keep messages with ``after <= timestamp < before``
+    (Unix seconds; a message without a numeric timestamp is left out once
+    either bound is given) and ``exclude_session_ids`` leaves out those
+    sessions' messages.  Both are conditions of the SQL, so they cost no
+    extra rows, and a result is exactly the unfiltered result with the
+    left-out rows removed (same order; see ``_match_rows``).
     """
 
     query: Any
@@ -133,6 +140,9 @@ class SearchRequest:
     include_inactive: bool = False
     fields: Any = None
     route: str | None = None
+    after: Any = None
+    before: Any = None
+    exclude_session_ids: Any = None
     roles: list[str] | None = field(init=False)
     projection: tuple[str, ...] | None = field(init=False)
 
@@ -143,6 +153,9 @@ class SearchRequest:
         self.sort = parse_sort(self.sort)
         self.roles = parse_roles(self.role_filter)
         _check_route(self.route)
+        self.after = as_time_bound(self.after, "search after")
+        self.before = as_time_bound(self.before, "search before")
+        self.exclude_session_ids = as_session_ids(self.exclude_session_ids)
 
 
 # ---------------------------------------------------------------------------
@@ -167,26 +180,38 @@ def plan_search(
     """
     if not isinstance(query, str) or not query.strip():
         return Plan("empty", Query(), "")
+    roles = parse_roles(role_filter)
+    _check_route(route)
+    served = tuple(state[index]["served"] and route in (None, name)
+                   for name, index in INDEX_ROUTES.items())
+    return _plan(query, bool(state["fts_stale"]), roles is not None and "tool" in roles,
+                 served, bool(state.get("cjk_fold")))
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(query: str, fts_stale: bool, tool_role: bool,
+          served: tuple[bool, bool, bool], fold: bool) -> Plan:
+    """``plan_search`` on plain values, so a repeated query is planned once.
+
+    Parsing and routing are pure functions of these values and a Plan is
+    immutable, so a cached one is the same answer.
+    """
     parsed = parse_query(query)
     if parsed.error:  # search_messages raises QueryError with the reason
         return Plan("refused", parsed, "")
     sanitized = match_expression(parsed, "fts5")  # = sanitize_fts5_query(query)
     if parsed.is_empty:
         return Plan("empty", parsed, sanitized)
-    if state["fts_stale"]:
+    if fts_stale:
         return Plan("like_scan_fts_stale", parsed, sanitized)
-    roles = parse_roles(role_filter)
-    if roles is not None and "tool" in roles:
+    if tool_role:
         # The word index holds only a prefix of tool output.
         return Plan("like_scan", parsed, sanitized)
-    _check_route(route)
-    served = {name: state[index]["served"] and route in (None, name)
-              for name, index in INDEX_ROUTES.items()}
+    fts5, cjk, trigram = served
     # The trigram index compares raw text; where LIKE folds (the extension's
     # cjk_fold), a query folding changes goes to LIKE so every route folds alike.
-    trigram = served["trigram"] and not (state.get("cjk_fold") and folds_apply(parsed))
-    chosen = choose_route(parsed, fts5_index=served["fts5"], cjk_index=served["fts_cjk"],
-                          trigram_index=trigram)
+    trigram = trigram and not (fold and folds_apply(parsed))
+    chosen = choose_route(parsed, fts5_index=fts5, cjk_index=cjk, trigram_index=trigram)
     return Plan(chosen, parsed, sanitized)
 
 
@@ -225,6 +250,19 @@ def _filters(request: SearchRequest) -> tuple[str, list[Any]]:
     if request.roles:
         parts.append(f"m.role IN ({', '.join('?' for _ in request.roles)})")
         params.extend(request.roles)
+    if request.after is not None or request.before is not None:
+        # Text or NULL timestamps compare oddly with numbers in SQLite: out.
+        parts.append("typeof(m.timestamp) IN ('integer', 'real')")
+        if request.after is not None:
+            parts.append("m.timestamp >= ?")
+            params.append(request.after)
+        if request.before is not None:
+            parts.append("m.timestamp < ?")
+            params.append(request.before)
+    if request.exclude_session_ids:
+        # One JSON parameter, however many ids (no bound-variable limit).
+        parts.append("m.session_id NOT IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(list(request.exclude_session_ids)))
     return " AND ".join(parts), params
 
 
@@ -233,17 +271,19 @@ def _order(sort: str | None, ranked: bool) -> str:
         return "m.timestamp DESC, m.id DESC"
     if sort == "oldest":
         return "m.timestamp ASC, m.id ASC"
-    return "rank" if ranked else "m.timestamp DESC, m.id DESC"
+    # Equal ranks (identical texts) are ordered by id, so a filtered search
+    # keeps exactly the unfiltered order of the rows it keeps.
+    return "rank, m.id DESC" if ranked else "m.timestamp DESC, m.id DESC"
 
 
 def _sort_key(sort: str | None) -> Callable[[dict[str, Any]], tuple[Any, Any]] | None:
-    if sort == "oldest":
-        return lambda r: (r["timestamp"], r["id"])
-    if sort == "newest":
-        return lambda r: (-r["timestamp"], -r["id"])
+    """The key of ``_order``'s time sorts in Python, for "oldest" (reverse it for "newest")."""
+    if sort in ("oldest", "newest"):
+        return lambda r: (sqlite_sort_key(r["timestamp"]), r["id"])
     return None
 
 
+_ROW_FIELDS = tuple(f for f in RESULT_FIELDS if f != "context")  # what a SELECT gives
 _ROW_COLUMNS = (
     "m.id, m.session_id, m.role, {snippet} AS snippet, m.timestamp, m.tool_name, "
     "s.source, s.model, s.started_at AS session_started"
@@ -279,8 +319,21 @@ def _match_rows(
         f"WHERE {table} MATCH ? AND {where}{extra}{{tier}} ORDER BY {order_sql} LIMIT ?"
     )
     if "rank" not in order:
-        cur = conn.execute(sql.format(tier=""), [expression, *params, *extra_params, limit])
-        return [row_dict(cur, row) for row in cur]
+        # A time sort must look at every match.  Ids first, snippets after:
+        # in one SELECT, SQLite would build a snippet for every match that
+        # enters the sorter (all of them, newest first), not only the top.
+        top = (f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
+               f"JOIN sessions s ON s.id = m.session_id "
+               f"WHERE {table} MATCH ? AND {where}{extra} ORDER BY {order} LIMIT ?")
+        rows_sql = (
+            f"WITH top(id) AS ({top}) "
+            f"SELECT {_ROW_COLUMNS.format(snippet=snippet_sql)} FROM top "
+            f"CROSS JOIN {table} ON {table}.rowid = top.id "  # CROSS: top drives the join
+            f"JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
+            f"WHERE {table} MATCH ? ORDER BY {order}"
+        )
+        return rows_as_dicts(conn.execute(
+            rows_sql, [expression, *params, *extra_params, limit, expression]))
     bound_sql = (
         f"SELECT rowid FROM {table} WHERE {table} MATCH ?{{tier}} "
         f"ORDER BY rowid DESC LIMIT 1 OFFSET {RANK_TIER - 1}"
@@ -294,9 +347,8 @@ def _match_rows(
         tier_sql = edge_sql
         if bound is not None:
             tier_sql += f" AND {table}.rowid >= {int(bound[0])}"
-        cur = conn.execute(sql.format(tier=tier_sql),
-                           [expression, *params, *extra_params, limit - len(rows)])
-        rows.extend(row_dict(cur, row) for row in cur)
+        rows.extend(rows_as_dicts(conn.execute(
+            sql.format(tier=tier_sql), [expression, *params, *extra_params, limit - len(rows)])))
         if bound is None:
             break
         edge = int(bound[0])
@@ -466,10 +518,11 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
     route = req.plan.route
     if route in INDEX_ROUTES:
         rows = _run_index(req, route)
-        if route == "fts_cjk":
+        narrow = single_char_narrowing(req.plan.query) if route == "fts_cjk" else None
+        if narrow is not None:
             for row in rows:
                 if isinstance(row.get("snippet"), str):
-                    row["snippet"] = narrow_single_char_hits(row["snippet"], req.plan.query)
+                    row["snippet"] = narrow(row["snippet"])
         recut_unreadable_snippets(req.conn, rows, snippet_terms(req.plan.query))
     else:
         check_like_alternatives(req.plan.query)  # a full scan: its work is bounded up front
@@ -477,54 +530,12 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
                           fold=req.fold)
     key = _sort_key(req.sort)
     if key is not None:
-        rows.sort(key=key)
+        rows.sort(key=key, reverse=req.sort == "newest")
     return rows
 
 
 # ---------------------------------------------------------------------------
 # Finalize: context and projection
-
-
-def _attach_context(
-    conn: sqlite3.Connection, rows: list[dict[str, Any]], include_inactive: bool
-) -> None:
-    """The previous message, the match and the next message of the same session."""
-    visible = " AND " + visible_sql("n", include_rewound=include_inactive)
-    neighbour = (
-        "(SELECT n.id FROM messages n WHERE n.session_id = m.session_id{vis} "
-        "AND (n.timestamp, n.id) {op} (m.timestamp, m.id) "
-        "ORDER BY n.timestamp {dir}, n.id {dir} LIMIT 1)"
-    )
-    prev_sql = neighbour.format(vis=visible, op="<", dir="DESC")
-    next_sql = neighbour.format(vis=visible, op=">", dir="ASC")
-    for row in rows:
-        row["context"] = []
-    by_id = {r["id"]: r for r in rows}
-    ids = list(by_id)
-    try:
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
-            marks = ", ".join("?" for _ in batch)
-            triples = conn.execute(
-                f"SELECT m.id, {prev_sql}, {next_sql} FROM messages m WHERE m.id IN ({marks})",
-                batch,
-            ).fetchall()
-            wanted = {i for t in triples for i in t if i is not None}
-            bodies = {}
-            wanted_list = list(wanted)
-            for s in range(0, len(wanted_list), 500):
-                chunk = wanted_list[s : s + 500]
-                q = ", ".join("?" for _ in chunk)
-                for mid, role, content in conn.execute(
-                    f"SELECT id, role, content FROM messages WHERE id IN ({q})", chunk
-                ):
-                    text = decode_content(content)
-                    text = text[:CONTEXT_CHARS] if isinstance(text, str) else text
-                    bodies[mid] = {"role": role, "content": text}
-            for mid, prev_id, next_id in triples:
-                by_id[mid]["context"] = [bodies[i] for i in (prev_id, mid, next_id) if i in bodies]
-    except sqlite3.Error:
-        logger.debug("context lookup failed; results keep empty contexts", exc_info=True)
 
 
 def _check_fields(fields: Any) -> tuple[str, ...] | None:
@@ -590,7 +601,9 @@ def _search(
     rows = rows[request.offset : request.offset + request.limit]
     projection = request.projection
     if projection is None or "context" in projection:
-        _attach_context(conn, rows, request.include_inactive)
-    if projection is not None:
+        attach_context(conn, rows, request.include_inactive)
+    if projection is not None and projection != _ROW_FIELDS:
+        # Both row producers give exactly _ROW_FIELDS; only a narrower
+        # projection needs new dicts.
         rows = [{k: r.get(k) for k in projection} for r in rows]
     return plan.route, rows

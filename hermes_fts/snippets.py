@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ._index_text import fold_width
@@ -27,6 +27,7 @@ __all__ = [
     "narrow_single_char_hits",
     "readable_text",
     "recut_unreadable_snippets",
+    "single_char_narrowing",
     "snippet_sql",
 ]
 
@@ -211,9 +212,18 @@ def narrow_single_char_hits(snippet: str, q: Query) -> str:
     says which token matched); before that it marks the whole bigram, e.g.
     ``>>>猫粮<<<`` for the query 猫.  The query knows which character it was.
     """
+    narrow = single_char_narrowing(q)
+    return snippet if narrow is None or not snippet else narrow(snippet)
+
+
+def single_char_narrowing(q: Query) -> Callable[[str], str] | None:
+    """``narrow_single_char_hits`` for one query, prepared once for all its rows.
+
+    None when the query has no one-character CJK term (nothing to narrow).
+    """
     singles = {t.text for t in q.terms if not t.negated and len(t.text) == 1 and has_cjk(t.text)}
-    if not singles or not snippet:
-        return snippet
+    if not singles:
+        return None
     longer = [t.text for t in q.terms if not t.negated and len(t.text) > 1]
 
     def narrow(m: re.Match[str]) -> str:
@@ -227,4 +237,4 @@ def narrow_single_char_hits(snippet: str, q: Query) -> str:
             return f"{first}>>>{second}<<<"
         return m.group(0)
 
-    return _MARKED.sub(narrow, snippet)
+    return lambda snippet: _MARKED.sub(narrow, snippet)

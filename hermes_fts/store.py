@@ -8,6 +8,7 @@ writes a byte; it only reports what the file already holds.
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import sqlite3
@@ -114,6 +115,7 @@ class SessionStore:
         self.cjk_fold_available = self.cjk_available and loader.has_fold(self._conn)
         self.fts5_available = schema.probe_fts5(self._conn)
         self.trigram_available = self.fts5_available and schema.probe_trigram(self._conn)
+        self._seen = index_state.StateCache(self._conn, self._caps)
         if not readonly:
             self._conn.execute("PRAGMA foreign_keys = ON")
             if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
@@ -170,7 +172,7 @@ class SessionStore:
 
     def index_state(self) -> dict[str, Any]:
         """Per index: exists, served, reason, layout, unindexed range; plus flags."""
-        return index_state.index_state(self._conn, self._caps)
+        return copy.deepcopy(self._seen.state(self._seen.token()))
 
     def unindexed_range(self, index: str) -> tuple[int, int] | None:
         """``(lo, hi)``: ids ``lo < id <= hi`` are not yet in ``index``; None when complete."""
@@ -191,6 +193,7 @@ class SessionStore:
             # trigger; the data must keep flowing, so the triggers go.
             schema.drop_triggers(self._conn, BASE)
             schema.drop_triggers(self._conn, TRIGRAM)
+        self._seen.forget()
         logger.error("FTS index corrupt (%s); search uses LIKE until "
                      "`hermes-fts optimize-storage` rebuilds the indexes", reason)
 
@@ -198,15 +201,31 @@ class SessionStore:
 
     def sync(self) -> int:
         """Apply CJK changes logged by any process; returns message ids applied."""
+        self._seen.synced = None
         if not self._cjk_writable():
+            # Nothing this store may apply until the file changes.
+            self._seen.synced = self._seen.token()
             return 0
         try:
-            return indexing.apply_pending(self._conn)
+            applied = indexing.apply_pending(self._conn)
         except sqlite3.DatabaseError as exc:
             if self._is_index_corruption(exc):
                 self._mark_fts_stale(f"{CJK}: {exc}")
                 return 0
             raise
+        self._seen.synced = self._seen.token()
+        return applied
+
+    def _sync_if_written(self, fresh: tuple[int, int]) -> tuple[int, int]:
+        """``sync()`` unless nothing was committed since the last one; the new token.
+
+        Other processes' rows reach the pending log in commits that change
+        ``data_version``; our own writes apply theirs in the same transaction.
+        """
+        if self.readonly or fresh == self._seen.synced:
+            return fresh
+        self.sync()
+        return self._seen.token()
 
     # --------------------------------------------------------------- writers
 
@@ -366,17 +385,22 @@ class SessionStore:
 
     def backfill(self, index: str | None = None, *, sleep: indexing.Sleep = time.sleep,
                  chunk_rows: int = indexing.CHUNK_ROWS, min_pause: float = indexing.MIN_PAUSE,
-                 on_chunk: Callable[[], None] | None = None) -> None:
-        """Drive pending backfills (all indexes this process can write) to completion."""
-        for name in (index,) if index else schema.INDEXES:
-            if name == CJK and not self.cjk_available:
-                continue
-            if name == TRIGRAM and not (self.trigram_available and _env.trigram_enabled()):
-                continue
-            if schema.index_sql(self._conn, name) is None:
-                continue
-            indexing.drive_backfill(self._conn, name, sleep=sleep, chunk_rows=chunk_rows,
-                                   min_pause=min_pause, on_chunk=on_chunk)
+                 on_chunk: Callable[[], None] | None = None,
+                 txn_target: float | None = indexing.TXN_TARGET_S) -> None:
+        """Drive pending backfills to completion; pacing: ``indexing.drive_backfill``."""
+        try:
+            for name in (index,) if index else schema.INDEXES:
+                if name == CJK and not self.cjk_available:
+                    continue
+                if name == TRIGRAM and not (self.trigram_available and _env.trigram_enabled()):
+                    continue
+                if schema.index_sql(self._conn, name) is None:
+                    continue
+                indexing.drive_backfill(self._conn, name, sleep=sleep, chunk_rows=chunk_rows,
+                                       min_pause=min_pause, on_chunk=on_chunk,
+                                       txn_target=txn_target)
+        finally:
+            self._seen.forget()
 
     def optimize_needed(self) -> bool:
         conn = self._conn
@@ -397,7 +421,8 @@ class SessionStore:
     def optimize_storage(self, progress: indexing.Progress | None = None,
                          vacuum: bool = True, *, sleep: indexing.Sleep = time.sleep,
                          chunk_rows: int = indexing.CHUNK_ROWS,
-                         min_pause: float = indexing.MIN_PAUSE) -> dict[str, Any]:
+                         min_pause: float = indexing.MIN_PAUSE,
+                         txn_target: float | None = indexing.TXN_TARGET_S) -> dict[str, Any]:
         """Repair, upgrade and backfill every index, then VACUUM.
 
         Every step is its own transaction (see ``indexing``), so an
@@ -424,12 +449,15 @@ class SessionStore:
             progress(event)
 
         emit("repair")
-        index_state.repair(conn, self._caps)
+        try:
+            index_state.repair(conn, self._caps)
+        finally:
+            self._seen.forget()
         job = indexing.BackfillJob(conn)
 
         emit("backfill")
         self.backfill(sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
-                      on_chunk=lambda: emit("backfill"))
+                      on_chunk=lambda: emit("backfill"), txn_target=txn_target)
         self.sync()
         remaining = indexing.backfill_progress(conn)
         if remaining is not None:
@@ -471,10 +499,14 @@ class SessionStore:
                         exclude_sources: Sequence[str] | None = None,
                         role_filter: Any = None, limit: int = 20, offset: int = 0,
                         sort: str | None = None, include_inactive: bool = False,
-                        fields: Any = None, *, route: str | None = None
+                        fields: Any = None, *, route: str | None = None,
+                        after: float | None = None, before: float | None = None,
+                        exclude_session_ids: Sequence[str] | None = None
                         ) -> list[dict[str, Any]]:
         """Search visible messages; routes and semantics in ``hermes_fts.search``.
 
+        ``after``/``before`` (Unix seconds, ``after <= timestamp < before``) and
+        ``exclude_session_ids`` are SQL conditions (``search.SearchRequest``).
         ``route`` (``fts5``, ``fts_cjk``, ``trigram`` or ``like_scan``) runs
         the search as if that route's index were the only one, plus the LIKE
         scan: ``hermes-fts bench`` compares routes with it.  A damaged index
@@ -484,17 +516,18 @@ class SessionStore:
         request = search.SearchRequest(
             query, source_filter=source_filter, exclude_sources=exclude_sources,
             role_filter=role_filter, limit=limit, offset=offset, sort=sort,
-            include_inactive=include_inactive, fields=fields, route=route)
-        if not self.readonly:
-            self.sync()  # rows written by processes without the extension
+            include_inactive=include_inactive, fields=fields, route=route, after=after,
+            before=before, exclude_session_ids=exclude_session_ids)
+        # Rows written by processes without the extension reach the index first.
+        fresh = self._sync_if_written(self._seen.token())
         try:
-            return search.search_messages(self._conn, self.index_state(), request)
+            return search.search_messages(self._conn, self._seen.state(fresh), request)
         except sqlite3.DatabaseError as exc:
             if not self._is_index_corruption(exc):
                 raise
             self._mark_fts_stale(str(exc))
             # A read-only store cannot record it; the search is told directly.
-            damaged = {**self.index_state(), "fts_stale": True}
+            damaged = {**self._seen.state(self._seen.token()), "fts_stale": True}
             return search.search_messages(self._conn, damaged, request)
 
     @staticmethod
@@ -504,7 +537,7 @@ class SessionStore:
 
     def describe_search_path(self, query: Any) -> str:
         """The route search_messages(query) takes: fts5, fts_cjk, trigram, like_scan, …"""
-        return search.describe_search_path(self.index_state(), query)
+        return search.describe_search_path(self._seen.state(self._seen.token()), query)
 
     def get_messages_around(self, session_id: str, around_message_id: int,
                             window: int = 5) -> dict[str, Any]:

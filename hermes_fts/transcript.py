@@ -17,6 +17,7 @@ visibility follows the ``active``/``compacted``/``display_kind`` markers:
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -27,6 +28,7 @@ from .content import decode_content, parse_tool_calls
 from .schema import MESSAGES
 
 __all__ = [
+    "attach_context",
     "count_messages",
     "find_session_by_title",
     "first_message_id",
@@ -39,6 +41,10 @@ __all__ = [
     "sessions_by_activity",
     "visible_sql",
 ]
+
+logger = logging.getLogger("hermes_fts.transcript")
+
+CONTEXT_CHARS = 200  # characters of each message in a search hit's context
 
 # The model's private reasoning stays out of transcripts read back to a user
 # or an agent; every other message column is shown.
@@ -408,3 +414,45 @@ def find_session_by_title(conn: sqlite3.Connection, title: str) -> str | None:
             if best is None or key > best:
                 best = key
     return best[1] if best is not None else exact
+
+
+def attach_context(
+    conn: sqlite3.Connection, rows: list[dict[str, Any]], include_inactive: bool
+) -> None:
+    """The previous message, the match and the next message of the same session."""
+    visible = " AND " + visible_sql("n", include_rewound=include_inactive)
+    neighbour = (
+        "(SELECT n.id FROM messages n WHERE n.session_id = m.session_id{vis} "
+        "AND (n.timestamp, n.id) {op} (m.timestamp, m.id) "
+        "ORDER BY n.timestamp {dir}, n.id {dir} LIMIT 1)"
+    )
+    prev_sql = neighbour.format(vis=visible, op="<", dir="DESC")
+    next_sql = neighbour.format(vis=visible, op=">", dir="ASC")
+    for row in rows:
+        row["context"] = []
+    by_id = {r["id"]: r for r in rows}
+    ids = list(by_id)
+    try:
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            marks = ", ".join("?" for _ in batch)
+            triples = conn.execute(
+                f"SELECT m.id, {prev_sql}, {next_sql} FROM messages m WHERE m.id IN ({marks})",
+                batch,
+            ).fetchall()
+            wanted = {i for t in triples for i in t if i is not None}
+            bodies = {}
+            wanted_list = list(wanted)
+            for s in range(0, len(wanted_list), 500):
+                chunk = wanted_list[s : s + 500]
+                q = ", ".join("?" for _ in chunk)
+                for mid, role, content in conn.execute(
+                    f"SELECT id, role, content FROM messages WHERE id IN ({q})", chunk
+                ):
+                    text = decode_content(content)
+                    text = text[:CONTEXT_CHARS] if isinstance(text, str) else text
+                    bodies[mid] = {"role": role, "content": text}
+            for mid, prev_id, next_id in triples:
+                by_id[mid]["context"] = [bodies[i] for i in (prev_id, mid, next_id) if i in bodies]
+    except sqlite3.Error:
+        logger.debug("context lookup failed; results keep empty contexts", exc_info=True)

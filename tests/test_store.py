@@ -292,7 +292,7 @@ def test_backfill_in_process_with_status_and_gap(db: Path) -> None:
         store._mark_fts_stale("test")
         progress: list[dict] = []
         result = store.optimize_storage(progress=progress.append, vacuum=False,
-                                        sleep=lambda s: None, chunk_rows=25)
+                                        sleep=lambda s: None, chunk_rows=25, txn_target=None)
         assert result["ok"]
         phases = [p["phase"] for p in progress]
         assert phases[0] == "repair" and phases[-1] == "done" and "backfill" in phases

@@ -261,7 +261,7 @@ _BACKFILL_CHILD = """
     def progress(ev):
         print(ev["phase"], ev["indexed"], ev["total"], flush=True)
     s.optimize_storage(progress=progress, vacuum=False, chunk_rows=40, min_pause=0.002,
-                       sleep=time.sleep)
+                       sleep=time.sleep, txn_target=None)
     print("finished", flush=True)
 """
 

@@ -239,7 +239,7 @@ class SearchOptions:
 
     @property
     def filtered(self) -> bool:
-        """Whether hits are dropped after the search (time bounds or exclusions)."""
+        """Whether time bounds or session exclusions narrow the search."""
         return self.after is not None or self.before is not None or bool(self.excluded)
 
 

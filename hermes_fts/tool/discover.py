@@ -2,8 +2,9 @@
 
 A title that names a session exactly comes first; then full-text hits, best
 first, one per lineage.  The caller's own conversation is left out while it is
-still in the model's live context.  Time bounds and exclusions are applied to
-pages of hits (the search itself does not know them).
+still in the model's live context.  Time bounds and session exclusions are
+conditions of the search itself (``SessionStore.search_messages``), so a
+bounded discovery reads no more rows than an unbounded one.
 """
 
 from __future__ import annotations
@@ -31,8 +32,6 @@ _DEMOTED_SESSION_SOURCES = ("cron",)
 # than `limit` lineages, so one long session cannot crowd out the rest.
 _DISCOVER_SCAN_LIMIT = 300
 _DISCOVER_MAX_SCAN = 38_400  # 300 doubled seven times
-_FILTERED_SCAN_PAGE = 1000
-_FILTERED_SCAN_MAX_ROWS = 30_000
 _DISCOVER_SEARCH_FIELDS = (
     "id",
     "session_id",
@@ -117,37 +116,19 @@ class Discovery:
     def scan(self, want: int) -> list[dict[str, Any]]:
         """The top ``want`` rows the filters keep, best first."""
         opts = self.options
-        fields = _DISCOVER_SEARCH_FIELDS + (("timestamp",) if opts.filtered else ())
-
-        def search(limit: int, offset: int) -> list[dict[str, Any]]:
-            return list(
-                self.ctx.store.search_messages(
-                    opts.query,
-                    exclude_sources=HIDDEN_SESSION_SOURCES,
-                    role_filter=opts.roles,
-                    limit=limit,
-                    offset=offset,
-                    sort=opts.sort,
-                    fields=fields,
-                )
+        return list(
+            self.ctx.store.search_messages(
+                opts.query,
+                exclude_sources=HIDDEN_SESSION_SOURCES,
+                role_filter=opts.roles,
+                limit=want,
+                sort=opts.sort,
+                fields=_DISCOVER_SEARCH_FIELDS,
+                after=opts.after,
+                before=opts.before,
+                exclude_session_ids=sorted(opts.excluded),
             )
-
-        if not opts.filtered:
-            return search(want, 0)
-        kept: list[dict[str, Any]] = []
-        offset = 0
-        while len(kept) < want and offset < _FILTERED_SCAN_MAX_ROWS:
-            page = search(_FILTERED_SCAN_PAGE, offset)
-            for row in page:
-                if row.get("session_id") in opts.excluded:
-                    continue
-                if not _in_bounds(row.get("timestamp"), opts.after, opts.before):
-                    continue
-                kept.append(row)
-            if len(page) < _FILTERED_SCAN_PAGE:
-                break
-            offset += _FILTERED_SCAN_PAGE
-        return kept[:want]
+        )
 
     def collect(self, title: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
         """``limit`` lineage slots whenever that many lineages match.

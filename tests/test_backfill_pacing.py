@@ -1,0 +1,143 @@
+"""Adaptive backfill pacing: chunks sized to a transaction length, and a writer
+waiting for the lock still gets in between chunks.
+
+Speed is measured in benchmarks/test_bench_backfill.py; these tests assert on
+behaviour only (chunk sizing, who got the lock when), never on durations.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from _support import needs_extension
+
+from hermes_fts import indexing, schema
+from hermes_fts.schema import CJK
+from hermes_fts.store import SessionStore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_chunk_grows_at_most_twofold_and_shrinks_after_a_slow_one() -> None:
+    assert indexing.next_chunk_rows(500, 0.01, 0.35) == 1000  # fast: capped at 2x
+    assert indexing.next_chunk_rows(1000, 0.35, 0.35) == 1000  # on target: unchanged
+    assert indexing.next_chunk_rows(1000, 0.7, 0.35) == 500  # twice too slow: halved
+    assert indexing.next_chunk_rows(1000, 35.0, 0.35) == 10  # a stall: cut hard
+    assert indexing.next_chunk_rows(1, 100.0, 0.35) == 1  # never zero
+    assert indexing.next_chunk_rows(40_000, 0.0, 0.35) == indexing.MAX_CHUNK_ROWS
+
+
+def test_pause_is_longer_than_hermes_retry_interval() -> None:
+    # Hermes Agent 0.19.0 retries a locked write after 20-150 ms; SQLite's busy
+    # handler polls at most every 100 ms.  The yield must outlast both.
+    assert indexing.MIN_PAUSE > 0.150
+    assert indexing.TXN_TARGET_S + indexing.MIN_PAUSE < 1.0  # Hermes' busy timeout
+
+
+@needs_extension
+def test_chunks_follow_the_measured_speed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+        store.add_messages({"session_id": "s1", "role": "user", "content": f"消息 {i}"}
+                           for i in range(5000))
+        indexing.reset_index(store._conn, CJK)
+        sizes: list[int] = []
+        real_step = indexing.backfill_step
+
+        def step(conn, index, chunk_rows=indexing.CHUNK_ROWS):  # type: ignore[no-untyped-def]
+            sizes.append(chunk_rows)
+            return real_step(conn, index, chunk_rows)
+
+        monkeypatch.setattr(indexing, "backfill_step", step)
+        # A fake clock: every chunk "takes" 0.1 s, so with a 0.4 s target the
+        # chunks double until they reach four times 100 rows.
+        clock = iter(x * 0.05 for x in range(10_000))
+        monkeypatch.setattr(indexing.time, "monotonic", lambda: next(clock))
+        store.backfill(CJK, sleep=lambda s: None, chunk_rows=100, txn_target=0.4)
+        assert sizes[:4] == [100, 200, 400, 800]
+        assert store.rebuild_status() is None
+        expected = {r[0] for r in store._conn.execute(f"SELECT id FROM {schema.DDL[CJK].view}")}
+        indexed = {r[0] for r in store._conn.execute(f"SELECT id FROM {CJK}_docsize")}
+        assert indexed == expected
+
+
+# A writer shaped like Hermes Agent 0.19.0's: plain sqlite3 (no extension),
+# a 1 s busy timeout, BEGIN IMMEDIATE, and a 20-150 ms jittered retry when the
+# lock stays taken.  Inside each transaction it notes how far the backfill had
+# got, so the test can see between which chunks it got the lock.
+_HERMES_LIKE_WRITER = """
+    import json, os, random, sqlite3, time
+    conn = sqlite3.connect({db!r}, timeout=1.0, isolation_level=None)
+    print("ready", flush=True)
+    seen, ids, retries = [], [], 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not os.path.exists({stop!r}):
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            retries += 1
+            time.sleep(random.uniform(0.020, 0.150))
+            continue
+        row = conn.execute("SELECT group_concat(key || '=' || value) FROM state_meta "
+                           "WHERE key LIKE '%progress'").fetchone()
+        cur = conn.execute("INSERT INTO messages(session_id, role, content, timestamp) "
+                           "VALUES ('w1', 'user', ?, ?)", (f"写入者 {{len(ids)}}", time.time()))
+        conn.execute("COMMIT")
+        ids.append(cur.lastrowid)
+        if row[0]:
+            seen.append(row[0])
+        time.sleep(0.005)
+    print(json.dumps({{"seen": seen, "ids": ids, "retries": retries}}), flush=True)
+"""
+
+
+@needs_extension
+def test_adaptive_pacing_lets_a_hermes_like_writer_in(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    stop = tmp_path / "stop"
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+        store.add_session("w1", "cli")
+        store.add_messages({"session_id": "s1", "role": "user",
+                            "content": f"历史消息 {i} history " + "词语" * 30}
+                           for i in range(6000))
+        indexing.reset_index(store._conn, CJK)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(_HERMES_LIKE_WRITER.format(db=str(db),
+                                                                          stop=str(stop)))],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    try:
+        with SessionStore(db) as store:
+            chunks = []
+            # Production pacing (adaptive chunks, MIN_PAUSE yields), with a
+            # shorter transaction target so that this small store takes many chunks.
+            store.backfill(CJK, txn_target=0.03,
+                           on_chunk=lambda: chunks.append(store.rebuild_status()))
+            assert store.rebuild_status() is None
+    finally:
+        stop.touch()
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    report = json.loads(out.strip().splitlines()[-1])
+    mid_backfill = set(report["seen"])
+    # The writer committed while the backfill was under way, at several
+    # different points of it: it got the lock between chunks, not only after.
+    assert len(chunks) >= 4
+    assert len(mid_backfill) >= 3, (len(chunks), report)
+    with SessionStore(db) as store:
+        # Every row it wrote through the pending log reached the CJK index.
+        found = {r["id"] for r in store.search_messages("写入者", limit=10**6, fields=["id"])}
+        assert found == set(report["ids"])
+        assert store.integrity_check()[CJK] is None
