@@ -1,0 +1,163 @@
+"""Hermes Agent 0.19.0's own search never finds less on a store hermes-fts touched.
+
+Every check compares two copies of one history written by the real agent
+(``hermes_state.SessionDB`` from PyPI, driven by ``_coex_driver.py`` inside a
+venv): ``control`` is never touched by hermes-fts, ``db`` is.  Both get the
+same agent writes; for every probe query, Hermes' own
+``search_messages(q, limit=100000)`` on ``db`` must return a superset of what
+it returns on ``control``.  Then: every route of ours gives one answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import _hermes_env as he
+import pytest
+
+from hermes_fts import schema
+from hermes_fts.store import SessionStore
+
+DRIVER = Path(__file__).with_name("_coex_driver.py")
+ROOT = Path(__file__).resolve().parent.parent
+
+# Latin words, identifiers, 1/2/3+-character CJK, words only in tool rows,
+# a word past the first 8 KB of a tool row, tool names, CJK in tool-call
+# arguments, words only in cron and subagent sessions.
+PROBES = ["deploy", "pipeline", "scripts/deploy.sh", "user@example.com", "服", "服务",
+          "服务端", "数据库迁移", "工具标记", "tailmarker", "桂林", "한국어", "東京タワー",
+          "ラーメン", "terminal", "cronword", "subagentword", "每日构建", "新消息",
+          "tailA", "editedA", "dolor"]
+
+
+@pytest.fixture(scope="module")
+def hermes_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    keep = os.environ.get("HERMES_FTS_TEST_VENV", "").strip()
+    folder = Path(keep) if keep else tmp_path_factory.getbasetemp() / "hermes-venv"
+    try:
+        return he.ensure_venv(folder)
+    except (he.HermesUnavailable, OSError) as exc:
+        pytest.skip(f"hermes-agent 0.19.0 cannot be installed here: {exc}")
+
+
+def agent(venv: Path, *args: str) -> Any:
+    """Run one ``_coex_driver.py`` command with Hermes' own code; its JSON result."""
+    env = he.clean_env(Path(args[1]).parent / "home")
+    proc = subprocess.run([str(he.venv_python(venv)), str(DRIVER), *args],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def probe(venv: Path, db: Path) -> dict[str, set[int]]:
+    return {q: set(ids) for q, ids in agent(venv, "probe", str(db), json.dumps(PROBES)).items()}
+
+
+@pytest.fixture()
+def pair(tmp_path: Path, hermes_venv: Path) -> tuple[Path, Path]:
+    """``(db, control)``: two identical agent-written stores."""
+    db, control = tmp_path / "state.db", tmp_path / "control.db"
+    agent(hermes_venv, "seed", str(db))
+    shutil.copy(db, control)
+    return db, control
+
+
+def lost(venv: Path, db: Path, control: Path) -> dict[str, set[int]]:
+    """Per probe, the rows Hermes finds on ``control`` but not on ``db``."""
+    ours, theirs = probe(venv, db), probe(venv, control)
+    assert any(theirs.values())  # the probes find something at all
+    return {q: theirs[q] - ours[q] for q in PROBES if theirs[q] - ours[q]}
+
+
+def both_write(venv: Path, db: Path, control: Path, tag: str) -> None:
+    """The same agent writes, edits and deletes on both copies."""
+    assert agent(venv, "write", str(db), tag) == agent(venv, "write", str(control), tag)
+
+
+@pytest.mark.parametrize("trigram", ["1", "0"])
+def test_open_optimize_and_later_agent_writes_never_worse(
+        pair: tuple[Path, Path], hermes_venv: Path, trigram: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    db, control = pair
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", trigram)
+    with SessionStore(db) as store:
+        assert lost(hermes_venv, db, control) == {}  # after an open
+        assert store.optimize_storage(min_pause=0)["ok"]
+    assert lost(hermes_venv, db, control) == {}  # after optimize-storage
+    both_write(hermes_venv, db, control, "A")
+    assert lost(hermes_venv, db, control) == {}  # rows the agent wrote afterwards
+    assert probe(hermes_venv, db)["tailA"]  # past the first 8 KB of a new tool row
+    with SessionStore(db) as store:  # our next open after the agent's
+        state = store.index_state()
+        if trigram == "0":
+            assert not state[schema.TRIGRAM]["served"]
+            assert "triggers missing" not in state[schema.TRIGRAM]["reason"]
+        assert store.optimize_storage(min_pause=0)["ok"]
+    both_write(hermes_venv, db, control, "B")
+    assert lost(hermes_venv, db, control) == {}
+
+
+def test_during_and_after_an_interrupted_optimize_never_worse(
+        pair: tuple[Path, Path], hermes_venv: Path) -> None:
+    db, control = pair
+    pauses: list[int] = []
+
+    def pause(_seconds: float) -> None:
+        # Between two chunks no transaction is open: the agent may search.
+        pauses.append(1)
+        if len(pauses) in (1, 4):
+            assert lost(hermes_venv, db, control) == {}
+        if len(pauses) == 4:
+            raise KeyboardInterrupt  # Ctrl-C in the middle of a rebuild
+
+    with SessionStore(db) as store:
+        with pytest.raises(KeyboardInterrupt):
+            store.optimize_storage(sleep=pause, chunk_rows=5, min_pause=0)
+        assert store.index_state()[schema.BASE]["rebuilding"]  # it did stop mid-way
+    assert lost(hermes_venv, db, control) == {}
+    both_write(hermes_venv, db, control, "A")
+    assert lost(hermes_venv, db, control) == {}
+    with SessionStore(db) as store:  # a rerun finishes the job
+        assert store.optimize_storage(min_pause=0)["ok"]
+        assert not store.index_state()[schema.BASE]["rebuilding"]
+        assert store.integrity_check() == {index: None for index in schema.INDEXES}
+    assert lost(hermes_venv, db, control) == {}
+
+
+def test_kill_9_during_optimize_never_worse(pair: tuple[Path, Path], hermes_venv: Path,
+                                            tmp_path: Path) -> None:
+    db, control = pair
+    marker = tmp_path / "paused"
+    script = (
+        "import sys, time, pathlib\n"
+        "from hermes_fts.store import SessionStore\n"
+        "marker = pathlib.Path(sys.argv[2]); count = [0]\n"
+        "def pause(_s):\n"
+        "    count[0] += 1\n"
+        "    if count[0] == 3:\n"
+        "        marker.write_text('x'); time.sleep(600)\n"
+        "SessionStore(sys.argv[1]).optimize_storage(sleep=pause, chunk_rows=5, min_pause=0)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", script, str(db), str(marker)], env=env)
+    try:
+        for _ in range(600):
+            if marker.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert marker.exists(), "optimize-storage never reached its third pause"
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    assert lost(hermes_venv, db, control) == {}
+    both_write(hermes_venv, db, control, "A")
+    assert lost(hermes_venv, db, control) == {}
