@@ -184,8 +184,10 @@ def _align_indexes(conn: sqlite3.Connection, caps: Capabilities) -> None:
                         "substring search falls back to LIKE", sqlite3.sqlite_version)
     elif not _env.trigram_enabled():
         # Opted out: not served.  A kept index stays complete (its triggers
-        # run everywhere); optimize-storage replaces it by the stub.
-        pass
+        # run everywhere) until optimize-storage replaces it by the stub;
+        # without one, the stub keeps Hermes Agent from refilling messages_fts.
+        if trigram_sql is None:
+            schema.install_trigram_stub(conn)
     elif trigram_sql is None:
         if not has_rows and not schema.building(conn, TRIGRAM):
             schema.create_index_objects(conn, TRIGRAM)

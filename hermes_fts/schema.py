@@ -379,10 +379,19 @@ def create_index_objects(conn: sqlite3.Connection, index: str) -> None:
 # fails to prepare and 0.19.0 answers from its complete LIKE path, plus three
 # placeholder triggers holding the trigger names.  WHEN 0 means they never
 # fire, and the body touches no table, so no writer can fail on them.  Its
-# `CREATE VIRTUAL TABLE IF NOT EXISTS` sees the view and does nothing.
+# `CREATE VIRTUAL TABLE IF NOT EXISTS` sees the view and does nothing, and
+# the refill it runs when trigger names are missing (`DELETE FROM` and
+# `INSERT INTO messages_fts_trigram(rowid, content)`) lands on INSTEAD OF
+# triggers that do nothing, so its open never fails on the stub.
 PLACEHOLDER_MARK = "hermes_fts placeholder: trigram index off"
 STUB_SQL = (f"CREATE VIEW IF NOT EXISTS {TRIGRAM} AS "
-            f"SELECT NULL AS content, '{PLACEHOLDER_MARK}' AS note WHERE 0")
+            f"SELECT NULL AS rowid, NULL AS content, '{PLACEHOLDER_MARK}' AS note WHERE 0")
+STUB_TRIGGERS: tuple[tuple[str, str], ...] = tuple(
+    (f"{TRIGRAM}_stub_{event.lower()}",
+     f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_stub_{event.lower()} INSTEAD OF {event} "
+     f"ON {TRIGRAM} BEGIN SELECT '{PLACEHOLDER_MARK}'; END")
+    for event in ("INSERT", "DELETE", "UPDATE")
+)
 _TRIGRAM_EVENTS = (("insert", "INSERT"), ("delete", "DELETE"), ("update", "UPDATE"))
 TRIGRAM_PLACEHOLDERS: tuple[tuple[str, str], ...] = tuple(
     (f"{TRIGRAM}_{suffix}",
@@ -420,6 +429,8 @@ def install_trigram_stub(conn: sqlite3.Connection) -> None:
     if not has_trigram_stub(conn):
         conn.execute(f"DROP TABLE IF EXISTS {TRIGRAM}")
         conn.execute(STUB_SQL)
+        for _name, sql in STUB_TRIGGERS:
+            conn.execute(sql)
     for name, sql in TRIGRAM_PLACEHOLDERS:
         if not is_placeholder(live.get(name)):
             conn.execute(sql)
@@ -431,7 +442,7 @@ def drop_trigram_stub(conn: sqlite3.Connection) -> None:
         if is_placeholder(live.get(name)):
             conn.execute(f"DROP TRIGGER {name}")
     if has_trigram_stub(conn):
-        conn.execute(f"DROP VIEW {TRIGRAM}")
+        conn.execute(f"DROP VIEW {TRIGRAM}")  # its INSTEAD OF triggers go with it
 
 
 def create_triggers(conn: sqlite3.Connection, index: str) -> None:

@@ -363,7 +363,8 @@ class SessionStore:
                 continue
             if name == TRIGRAM and not (self.trigram_available and _env.trigram_enabled()):
                 continue
-            if schema.index_sql(self._conn, name) is None:
+            if schema.index_sql(self._conn, name) is None and not schema.building(
+                    self._conn, name):
                 continue
             indexing.drive_backfill(self._conn, name, sleep=sleep, chunk_rows=chunk_rows,
                                    min_pause=min_pause, on_chunk=on_chunk)
@@ -373,8 +374,13 @@ class SessionStore:
         if self.fts_stale or indexing.backfill_progress(conn) is not None:
             return True
         for index in (BASE, TRIGRAM):
-            if schema.index_layout(schema.index_sql(conn, index)) == "inline":
+            if schema.index_layout(schema.index_sql(conn, index)) in ("inline", "outdated"):
                 return True
+        if schema.index_sql(conn, BASE) is None:
+            return True  # messages but no word index yet (align builds none over rows)
+        if (schema.index_sql(conn, TRIGRAM) is None) is (_env.trigram_enabled()
+                                                        and self.trigram_available):
+            return True  # the trigram index to build, or one to give up
         if self._meta(schema.META_TRIGRAM_STALE) is not None:
             return True
         if self.cjk_available and self._meta(schema.META_CJK_STALE) is not None:
