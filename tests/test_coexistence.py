@@ -161,3 +161,78 @@ def test_kill_9_during_optimize_never_worse(pair: tuple[Path, Path], hermes_venv
     assert lost(hermes_venv, db, control) == {}
     both_write(hermes_venv, db, control, "A")
     assert lost(hermes_venv, db, control) == {}
+
+
+# ------------------------------------------------------------ one answer per route
+
+ROUTES = ("fts5", "fts_cjk", "trigram", "like_scan")
+
+
+@pytest.fixture()
+def every_kind(tmp_path: Path) -> tuple[SessionStore, dict[str, int]]:
+    """A store holding every kind of row, optimized: all three indexes served."""
+    store = SessionStore(tmp_path / "routes.db")
+    store.add_session("chat", "cli")
+    store.add_session("cron-1", "cron")
+    store.add_session("sub-1", "subagent")
+    calls = json.dumps([{"id": "c1", "type": "function", "function": {
+        "name": "web_search", "arguments": json.dumps({"q": "漓江 竹筏"}, ensure_ascii=False)}}],
+        ensure_ascii=False)
+    rows = {
+        "user": store.add_message("chat", "user", "服务端 deploy 数据库迁移"),
+        "calls": store.add_message("chat", "assistant", "好的 sure", tool_calls=calls),
+        "tool": store.add_message("chat", "tool", "工具标记 " + "x " * 6000 + " 尾部词 tailword",
+                                  tool_name="terminal"),
+        "toolname": store.add_message("chat", "tool", "ok", tool_name="搜"),
+        "cron": store.add_message("cron-1", "user", "定时任务报告 cronword"),
+        "sub": store.add_message("sub-1", "assistant", "子代理输出 subword"),
+    }
+    assert store.optimize_storage(min_pause=0)["ok"]
+    state = store.index_state()
+    assert all(state[index]["served"] for index in schema.INDEXES), state
+    yield store, rows
+    store.close()
+
+
+def _route_ids(store: SessionStore, query: str, route: str) -> list[int]:
+    return [r["id"] for r in store.search_messages(query, limit=1000, route=route)]
+
+
+@pytest.mark.parametrize("query, expect", [
+    ("服务端", {"user"}), ("数据库迁移", {"user"}), ("工具标记", {"tool"}),
+    ("尾部词", {"tool"}),  # past the first 8 KB of a tool row
+    ("漓江竹", set()), ("竹筏", {"calls"}), ("定时任务", {"cron"}), ("子代理", {"sub"}),
+    ("搜", {"toolname"}),  # one character, found only in a tool row's tool_name
+])
+def test_every_cjk_route_gives_the_same_rows(every_kind: tuple[SessionStore, dict[str, int]],
+                                             query: str, expect: set[str]) -> None:
+    store, rows = every_kind
+    want = {rows[name] for name in expect}
+    for route in ("fts_cjk", "trigram", "like_scan"):
+        found = _route_ids(store, query, route)
+        assert len(found) == len(set(found)), (route, found)  # no duplicates
+        assert set(found) == want, (route, query)
+
+
+@pytest.mark.parametrize("query, expect", [
+    ("deploy", {"user"}), ("tailword", {"tool"}), ("terminal", {"tool"}),
+    ("web_search", {"calls"}), ("cronword", {"cron"}), ("subword", {"sub"}),
+])
+def test_every_route_gives_the_same_rows_for_whole_latin_words(
+        every_kind: tuple[SessionStore, dict[str, int]], query: str, expect: set[str]) -> None:
+    store, rows = every_kind
+    want = {rows[name] for name in expect}
+    for route in ROUTES:
+        found = _route_ids(store, query, route)
+        assert len(found) == len(set(found)), (route, found)
+        assert set(found) == want, (route, query)
+
+
+def test_substring_routes_treat_latin_as_substrings(
+        every_kind: tuple[SessionStore, dict[str, int]]) -> None:
+    """The documented difference: fts5 and fts_cjk match words, trigram and LIKE substrings."""
+    store, rows = every_kind
+    assert _route_ids(store, "eploy", "fts5") == []
+    assert _route_ids(store, "eploy", "fts_cjk") == []
+    assert _route_ids(store, "eploy", "trigram") == [rows["user"]]
+    assert _route_ids(store, "eploy", "like_scan") == [rows["user"]]
