@@ -122,19 +122,21 @@ def unindexed_range(conn: sqlite3.Connection, index: str) -> tuple[int, int] | N
 # Aligning on open
 
 
-def align(conn: sqlite3.Connection, caps: Capabilities) -> None:
+def align(conn: sqlite3.Connection, caps: Capabilities, *, create_cjk: bool = False,
+          base: bool = True) -> None:
     """Schema alignment on open, in one write transaction; adds only what is missing.
 
-    Missing base tables and columns are added, then each index is created,
-    kept, detached (stale) or held by placeholders as this process can
-    maintain it.
+    Missing base tables and columns are added (unless ``base`` is False: the
+    store defers that to its first write), then each index is created, kept,
+    detached (stale) or held by the stub as this process can maintain it.
     """
     with indexing.write_txn(conn):
-        schema.ensure_base_schema(conn)
-        _align_indexes(conn, caps)
+        if base:
+            schema.ensure_base_schema(conn)
+        _align_indexes(conn, caps, create_cjk)
 
 
-def _align_indexes(conn: sqlite3.Connection, caps: Capabilities) -> None:
+def _align_indexes(conn: sqlite3.Connection, caps: Capabilities, create_cjk: bool) -> None:
     if not caps.fts5:
         # Triggers into FTS5 tables would make every message write fail.
         for index in (BASE, TRIGRAM):
@@ -217,7 +219,9 @@ def _align_indexes(conn: sqlite3.Connection, caps: Capabilities) -> None:
             # Changes went unlogged: only a rebuild can make it right.
             indexing.set_meta(conn, schema.META_CJK_STALE, 1)
         schema.create_triggers(conn, CJK)
-    elif caps.cjk:
+    elif caps.cjk and (create_cjk or not has_rows):
+        # Over existing rows only when asked (sync, optimize-storage): an open
+        # of an agent's store changes nothing in it (docs/DESIGN.md §9.2).
         schema.create_index_objects(conn, CJK)
         if has_rows:
             indexing.seed_full_backfill(conn, CJK)

@@ -99,7 +99,11 @@ class SessionStore:
         self._conn = self._open_connection()
         self._conn.row_factory = sqlite3.Row
         self._file = self._main_file()
-        if readonly:
+        # An existing store's missing columns are added on the first write,
+        # not on open: opening and searching an agent's store changes nothing
+        # in it (docs/DESIGN.md §9.2).  Until then TEMP views supply them.
+        self._base_deferred = not readonly and self._has_rows()
+        if readonly or self._base_deferred:
             schema.shadow_missing_columns(self._conn)
         self.cjk_available = self._cjk_capable()
         self.fts5_available = schema.probe_fts5(self._conn)
@@ -108,10 +112,27 @@ class SessionStore:
             self._conn.execute("PRAGMA foreign_keys = ON")
             if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 self._conn.execute("PRAGMA journal_mode = WAL")
-            index_state.align(self._conn, self._caps)
-            self.sync()
+            index_state.align(self._conn, self._caps, base=not self._base_deferred)
+            self._apply_pending()
 
     # ------------------------------------------------------------------ open
+
+    def _has_rows(self) -> bool:
+        try:
+            return self._conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
+        except sqlite3.OperationalError:
+            return False  # no messages table yet: a new store
+
+    def _align_base(self) -> None:
+        """Before our first write: replace the TEMP views by the real columns."""
+        if not self._base_deferred:
+            return
+        for name in ("sessions", "messages"):
+            self._conn.execute(f'DROP VIEW IF EXISTS temp."{name}"')
+        self._conn.execute(f'DROP TABLE IF EXISTS temp."{schema.STATE_META.name}"')
+        with indexing.write_txn(self._conn):
+            schema.ensure_base_schema(self._conn)
+        self._base_deferred = False
 
     def _open_connection(self) -> sqlite3.Connection:
         kwargs: dict[str, Any] = {
@@ -174,6 +195,7 @@ class SessionStore:
         if self.readonly:
             logger.error("FTS index corrupt (%s); read-only store, serving LIKE", reason)
             return
+        self._align_base()
         with indexing.write_txn(self._conn):
             indexing.set_meta(self._conn, schema.META_FTS_STALE, 1)
             indexing.set_meta(self._conn, schema.META_FTS_STALE_REASON, reason)
@@ -187,7 +209,19 @@ class SessionStore:
     # ----------------------------------------------------------------- sync
 
     def sync(self) -> int:
-        """Apply CJK changes logged by any process; returns message ids applied."""
+        """Apply CJK changes logged by any process; returns message ids applied.
+
+        On a store that has no CJK index yet (an agent's store that was only
+        opened), this creates it and opens its backfill window: an explicit
+        sync is one of the steps allowed to add our schema objects.
+        """
+        if (not self.readonly and self.cjk_available and self.fts5_available
+                and schema.index_sql(self._conn, CJK) is None):
+            self._align_base()
+            index_state.align(self._conn, self._caps, create_cjk=True)
+        return self._apply_pending()
+
+    def _apply_pending(self) -> int:
         if not self._cjk_writable():
             return 0
         try:
@@ -211,6 +245,7 @@ class SessionStore:
     def _write(self, fn: Callable[[sqlite3.Connection], Any], replayable: bool = True) -> Any:
         if self.readonly:
             raise PermissionError(f"{self._path} is open read-only")
+        self._align_base()
         try:
             return self._write_once(fn)
         except sqlite3.DatabaseError as exc:
@@ -358,6 +393,7 @@ class SessionStore:
                  chunk_rows: int = indexing.CHUNK_ROWS, min_pause: float = indexing.MIN_PAUSE,
                  on_chunk: Callable[[], None] | None = None) -> None:
         """Drive pending backfills (all indexes this process can write) to completion."""
+        self._align_base()
         for name in (index,) if index else schema.INDEXES:
             if name == CJK and not self.cjk_available:
                 continue
@@ -402,6 +438,7 @@ class SessionStore:
             return {"ok": False, "reason": "read_only", "vacuumed": None}
         if not self.fts5_available:
             return {"ok": False, "reason": "fts5_unavailable", "vacuumed": None}
+        self._align_base()
         conn = self._conn
         size_before = _sqlite.db_bytes(conn)
 
@@ -480,7 +517,7 @@ class SessionStore:
             role_filter=role_filter, limit=limit, offset=offset, sort=sort,
             include_inactive=include_inactive, fields=fields, route=route)
         if not self.readonly:
-            self.sync()  # rows written by processes without the extension
+            self._apply_pending()  # rows written by processes without the extension
         try:
             return search.search_messages(self._conn, self.index_state(), request)
         except sqlite3.DatabaseError as exc:

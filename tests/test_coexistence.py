@@ -236,3 +236,32 @@ def test_substring_routes_treat_latin_as_substrings(
     assert _route_ids(store, "eploy", "fts_cjk") == []
     assert _route_ids(store, "eploy", "trigram") == [rows["user"]]
     assert _route_ids(store, "eploy", "like_scan") == [rows["user"]]
+
+
+# ------------------------------------------------------------- opening changes nothing
+
+
+def _file_state(db: Path) -> tuple[bytes, list[tuple[Any, ...]]]:
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        schema_rows = sorted(conn.execute("SELECT type, name, sql FROM sqlite_master"))
+    finally:
+        conn.close()
+    return db.read_bytes(), schema_rows
+
+
+def test_opening_and_searching_an_agent_store_leaves_it_byte_identical(
+        pair: tuple[Path, Path], hermes_venv: Path) -> None:
+    db, _control = pair
+    before = _file_state(db)
+    with SessionStore(db) as store:
+        assert store.search_messages("服务端", limit=5)
+        assert store.search_messages("deploy", limit=5)
+        assert store.index_state()[schema.CJK]["exists"] is False  # not created by a search
+    assert _file_state(db) == before
+    with SessionStore(db) as store:  # an explicit sync may add the CJK index
+        store.sync()
+        assert store.index_state()[schema.CJK]["exists"]
+    assert _file_state(db)[1] != before[1]
