@@ -23,7 +23,8 @@ from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.index_state")
 
-__all__ = ["Capabilities", "align", "index_state", "repair", "unindexed_range"]
+__all__ = ["Capabilities", "align", "index_state", "optimize_needed", "repair",
+           "unindexed_range"]
 
 
 @dataclass(frozen=True)
@@ -230,6 +231,29 @@ def _align_indexes(conn: sqlite3.Connection, caps: Capabilities, create_cjk: boo
 
 # --------------------------------------------------------------------------
 # optimize-storage's repair phase
+
+
+def optimize_needed(conn: sqlite3.Connection, caps: Capabilities) -> bool:
+    """Whether ``optimize-storage`` has work to do on this store, for this process."""
+    if indexing.get_meta(conn, schema.META_FTS_STALE) is not None:
+        return True
+    if indexing.backfill_progress(conn) is not None:
+        return True
+    for index in (BASE, TRIGRAM):
+        if schema.index_layout(schema.index_sql(conn, index)) in ("inline", "outdated"):
+            return True
+    if schema.index_sql(conn, BASE) is None:
+        return True  # messages but no word index yet (an open builds none over rows)
+    if (schema.index_sql(conn, TRIGRAM) is None) is (_env.trigram_enabled() and caps.trigram):
+        return True  # the trigram index to build, or one to give up for the stub
+    if indexing.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:
+        return True
+    if not caps.cjk:
+        return False
+    if (schema.index_sql(conn, CJK) is None
+            or indexing.get_meta(conn, schema.META_CJK_STALE) is not None):
+        return True
+    return indexing.pending_count(conn) > 0
 
 
 def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:

@@ -99,11 +99,10 @@ class SessionStore:
         self._conn = self._open_connection()
         self._conn.row_factory = sqlite3.Row
         self._file = self._main_file()
-        # An existing store's missing columns are added on the first write,
-        # not on open: opening and searching an agent's store changes nothing
-        # in it (docs/DESIGN.md §9.2).  Until then TEMP views supply them.
+        # An existing store's missing columns come from TEMP views until our
+        # first write: an open changes nothing in it (docs/DESIGN.md §9.2).
         self._base_deferred = not readonly and self._has_rows()
-        if readonly or self._base_deferred:
+        if readonly:
             schema.shadow_missing_columns(self._conn)
         self.cjk_available = self._cjk_capable()
         self.fts5_available = schema.probe_fts5(self._conn)
@@ -113,22 +112,24 @@ class SessionStore:
             if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 self._conn.execute("PRAGMA journal_mode = WAL")
             index_state.align(self._conn, self._caps, base=not self._base_deferred)
+            if self._base_deferred:  # after align: a trigger must name main.messages
+                schema.shadow_missing_columns(self._conn)
             self._apply_pending()
 
     # ------------------------------------------------------------------ open
 
     def _has_rows(self) -> bool:
-        try:
+        try:  # no messages table yet: a new store
             return self._conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
         except sqlite3.OperationalError:
-            return False  # no messages table yet: a new store
+            return False
 
     def _align_base(self) -> None:
         """Before our first write: replace the TEMP views by the real columns."""
         if not self._base_deferred:
             return
-        for name in ("sessions", "messages"):
-            self._conn.execute(f'DROP VIEW IF EXISTS temp."{name}"')
+        self._conn.execute('DROP VIEW IF EXISTS temp."sessions"')
+        self._conn.execute('DROP VIEW IF EXISTS temp."messages"')
         self._conn.execute(f'DROP TABLE IF EXISTS temp."{schema.STATE_META.name}"')
         with indexing.write_txn(self._conn):
             schema.ensure_base_schema(self._conn)
@@ -211,10 +212,7 @@ class SessionStore:
     def sync(self) -> int:
         """Apply CJK changes logged by any process; returns message ids applied.
 
-        On a store that has no CJK index yet (an agent's store that was only
-        opened), this creates it and opens its backfill window: an explicit
-        sync is one of the steps allowed to add our schema objects.
-        """
+        Creates the CJK index first when the store has none (only opened so far)."""
         if (not self.readonly and self.cjk_available and self.fts5_available
                 and schema.index_sql(self._conn, CJK) is None):
             self._align_base()
@@ -406,22 +404,7 @@ class SessionStore:
                                    min_pause=min_pause, on_chunk=on_chunk)
 
     def optimize_needed(self) -> bool:
-        conn = self._conn
-        if self.fts_stale or indexing.backfill_progress(conn) is not None:
-            return True
-        for index in (BASE, TRIGRAM):
-            if schema.index_layout(schema.index_sql(conn, index)) in ("inline", "outdated"):
-                return True
-        if schema.index_sql(conn, BASE) is None:
-            return True  # messages but no word index yet (align builds none over rows)
-        if (schema.index_sql(conn, TRIGRAM) is None) is (_env.trigram_enabled()
-                                                        and self.trigram_available):
-            return True  # the trigram index to build, or one to give up
-        if self._meta(schema.META_TRIGRAM_STALE) is not None:
-            return True
-        if self.cjk_available and self._meta(schema.META_CJK_STALE) is not None:
-            return True
-        return indexing.pending_count(conn) > 0 and self.cjk_available
+        return index_state.optimize_needed(self._conn, self._caps)
 
     def optimize_storage(self, progress: indexing.Progress | None = None,
                          vacuum: bool = True, *, sleep: indexing.Sleep = time.sleep,

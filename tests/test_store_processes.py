@@ -186,7 +186,9 @@ def test_store_made_by_hermes_agent(tmp_path: Path, hermes_agent: Path) -> None:
     with SessionStore(db) as store:
         state = store.index_state()
         assert state[BASE]["layout"] == "inline" and state[BASE]["served"]
-        assert state[CJK]["exists"] and state[CJK]["unindexed_range"] is not None
+        assert not state[CJK]["exists"]  # an open adds nothing to the agent's store
+        store.sync()  # an explicit sync does
+        assert store.index_state()[CJK]["unindexed_range"] is not None
         store.backfill(sleep=lambda s: None)
         assert store.index_state()[CJK]["served"]
         assert hermes_objects(store._conn) == before
@@ -244,6 +246,7 @@ def test_store_created_without_extension_gains_cjk_later(tmp_path: Path) -> None
     """, HERMES_CJK_FTS="0")
     with SessionStore(db) as store:
         assert store.index_state()[CJK]["served"] is False
+        store.sync()  # creates the CJK index over the existing rows
         assert store.rebuild_status()["total"] == 1200
         new = store.add_message("s1", "user", "早期之后的新消息")
         store.backfill(sleep=lambda s: None)
