@@ -147,7 +147,8 @@ class SessionStore:
             log = logger.info if _env.cjk_extension_disabled() else logger.warning
             log("CJK search unavailable (%s); using the other indexes and LIKE", exc)
         if self.readonly:
-            return sqlite3.connect(_sqlite.readonly_uri(self._path), uri=True, **kwargs)
+            return sqlite3.connect(_sqlite.readonly_uri(
+                self._path, immutable=_sqlite.nobody_writing(self._path)), uri=True, **kwargs)
         return sqlite3.connect(str(self._path), **kwargs)
 
     def _main_file(self) -> str | None:

@@ -265,3 +265,59 @@ def test_opening_and_searching_an_agent_store_leaves_it_byte_identical(
         store.sync()
         assert store.index_state()[schema.CJK]["exists"]
     assert _file_state(db)[1] != before[1]
+
+
+# ------------------------------------------------------------- searching never writes
+
+
+# The test interpreter may live where nobody cannot run it (~root/.pyenv):
+# the system's python3 runs this checkout instead.
+SYSTEM_PYTHON = shutil.which("python3", path="/usr/bin:/bin")
+RUNUSER = shutil.which("runuser")
+
+
+def _as_nobody(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": "/tmp"}
+    return subprocess.run([str(RUNUSER), "-u", "nobody", "--", str(SYSTEM_PYTHON), "-m",
+                           "hermes_fts.cli", *args], capture_output=True, text=True,
+                          env=env, cwd="/tmp", timeout=120)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or RUNUSER is None or SYSTEM_PYTHON is None,
+                    reason="needs root, runuser and /usr/bin/python3 to run as nobody")
+def test_read_only_file_in_a_read_only_folder_is_searched_as_nobody() -> None:
+    import sqlite3
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="hermes-fts-ro-"))
+    try:
+        db = folder / "state.db"
+        with SessionStore(db) as store:
+            store.add_session("a")
+            store.add_message("a", "user", "服务端 deploy")
+            assert store.optimize_storage(min_pause=0)["ok"]
+        conn = sqlite3.connect(db)  # a write our package has not applied: a pending row
+        with conn:
+            conn.execute("INSERT INTO messages(session_id, role, content, timestamp) "
+                         "VALUES ('a', 'user', '后来的 服务端 pendingword', 2)")
+        conn.close()
+        assert not Path(f"{db}-wal").exists()
+        db.chmod(0o444)
+        folder.chmod(0o755)  # nobody may read, not write
+        for args in (["search", "pendingword", "--json"], ["search", "服务端", "--json"],
+                     ["browse", "--json"], ["status", "--json"], ["read", "a", "--json"]):
+            proc = _as_nobody(*args, "--db", str(db))
+            assert proc.returncode == 0, (args, proc.stderr)
+            json.loads(proc.stdout)
+        found = json.loads(_as_nobody("search", "pendingword", "--json", "--db", str(db)).stdout)
+        assert found["results"], found  # the pending row, by the exact fallback
+        assert sorted(p.name for p in folder.iterdir()) == ["state.db"]  # nothing written
+        # With a -wal next to it, someone may be writing: a clear error, not a stale read.
+        folder.chmod(0o700)
+        Path(f"{db}-wal").write_bytes(b"")
+        folder.chmod(0o755)
+        proc = _as_nobody("search", "服务端", "--db", str(db))
+        assert proc.returncode != 0 and "folder" in proc.stderr and "read-only" in proc.stderr
+    finally:
+        folder.chmod(0o700)
+        shutil.rmtree(folder, ignore_errors=True)
