@@ -321,3 +321,19 @@ def test_read_only_file_in_a_read_only_folder_is_searched_as_nobody() -> None:
     finally:
         folder.chmod(0o700)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_agent_store_before_optimize_gives_one_answer_without_duplicates(
+        pair: tuple[Path, Path]) -> None:
+    """Served from the agent's own inline indexes: no supplement, so no row twice."""
+    db, _control = pair
+    with SessionStore(db) as store:
+        assert store.index_state()[schema.TRIGRAM]["layout"] == "inline"
+        for query in ("服务端", "数据库迁移", "工具标记", "東京タワー"):
+            trigram = _route_ids(store, query, "trigram")
+            assert trigram and len(trigram) == len(set(trigram)), query
+            assert set(trigram) == set(_route_ids(store, query, "like_scan")), query
+        for query in ("deploy", "tailmarker", "terminal"):
+            words = _route_ids(store, query, "fts5")
+            assert words and len(words) == len(set(words)), query
+            assert set(words) == set(_route_ids(store, query, "like_scan")), query
