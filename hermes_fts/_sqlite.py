@@ -27,6 +27,7 @@ __all__ = [
     "FileProblem",
     "is_index_corruption",
     "open_problem",
+    "nobody_writing",
     "readonly_uri",
     "row_dict",
     "sqlite_sort_key",
@@ -52,6 +53,20 @@ def readonly_uri(path: str | os.PathLike[str], *, immutable: bool = False) -> st
     """
     absolute = Path(os.path.abspath(os.fspath(path))).as_posix()
     return f"file:{quote(absolute)}?mode=ro" + ("&immutable=1" if immutable else "")
+
+
+def nobody_writing(path: str | os.PathLike[str]) -> bool:
+    """Whether a read-only open of ``path`` may be immutable: nobody can be writing it.
+
+    True when this user cannot write the folder and there is no ``-wal`` or
+    ``-journal`` file: SQLite could not create the ``-shm`` it needs, and any
+    writer, whoever it is, would have left one of those next to the file.
+    """
+    target = os.path.abspath(os.fspath(path))
+    folder = os.path.dirname(target) or "."
+    return (os.path.isfile(target) and not os.access(folder, os.W_OK)
+            and not os.path.exists(target + "-wal")
+            and not os.path.exists(target + "-journal"))
 
 
 def row_dict(cursor: sqlite3.Cursor, row: Sequence[Any]) -> dict[str, Any]:
@@ -211,7 +226,7 @@ def store_file_problem(path: Path, *, readonly: bool, may_create: bool) -> FileP
     if kind == "unreadable":
         return FileProblem(f"cannot read {path} ({detail})")
     try:
-        conn = sqlite3.connect(readonly_uri(path), uri=True)
+        conn = sqlite3.connect(readonly_uri(path, immutable=nobody_writing(path)), uri=True)
         try:
             names = {row[0] for row in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table'"

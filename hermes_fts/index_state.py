@@ -23,7 +23,8 @@ from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.index_state")
 
-__all__ = ["Capabilities", "StateCache", "align", "index_state", "repair", "unindexed_range"]
+__all__ = ["Capabilities", "StateCache", "align", "index_state", "optimize_needed", "repair",
+           "unindexed_range"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,7 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
             "served": served,
             "reason": reason,
             "unindexed_range": unindexed_range(conn, index),
+            "rebuilding": schema.building(conn, index),
         }
     out[CJK]["variants"] = schema.cjk_variants_on(schema.index_sql(conn, CJK))
     return out
@@ -114,7 +116,11 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
 def _served(conn: sqlite3.Connection, caps: Capabilities, index: str, sql: str | None,
             stale: bool) -> tuple[bool, str]:
     if sql is None:
+        if index == TRIGRAM and schema.has_trigram_stub(conn):
+            return False, "not kept (stub): run `hermes-fts optimize-storage` to build it"
         return False, "not created"
+    if schema.index_layout(sql) == "outdated":
+        return False, "earlier layout: run `hermes-fts optimize-storage` to rebuild it"
     if not caps.fts5:
         return False, "fts5 unavailable"
     if stale:
@@ -142,7 +148,13 @@ def _served(conn: sqlite3.Connection, caps: Capabilities, index: str, sql: str |
     return True, "ok"
 
 def unindexed_range(conn: sqlite3.Connection, index: str) -> tuple[int, int] | None:
-    """``(lo, hi)``: ids ``lo < id <= hi`` are not yet in ``index``; None when complete."""
+    """``(lo, hi)``: ids ``lo < id <= hi`` are not yet in ``index``; None when complete.
+
+    A rebuild under the build name leaves the live index complete, so its
+    window is the build's, not the live index's.
+    """
+    if schema.building(conn, index):
+        return None
     state = indexing.backfill_window(conn, index)
     if state is None:
         return None
@@ -154,19 +166,21 @@ def unindexed_range(conn: sqlite3.Connection, index: str) -> tuple[int, int] | N
 # Aligning on open
 
 
-def align(conn: sqlite3.Connection, caps: Capabilities) -> None:
+def align(conn: sqlite3.Connection, caps: Capabilities, *, create_cjk: bool = False,
+          base: bool = True) -> None:
     """Schema alignment on open, in one write transaction; adds only what is missing.
 
-    Missing base tables and columns are added, then each index is created,
-    kept, detached (stale) or held by placeholders as this process can
-    maintain it.
+    Missing base tables and columns are added (unless ``base`` is False: the
+    store defers that to its first write), then each index is created, kept,
+    detached (stale) or held by the stub as this process can maintain it.
     """
     with indexing.write_txn(conn):
-        schema.ensure_base_schema(conn)
-        _align_indexes(conn, caps)
+        if base:
+            schema.ensure_base_schema(conn)
+        _align_indexes(conn, caps, create_cjk)
 
 
-def _align_indexes(conn: sqlite3.Connection, caps: Capabilities) -> None:
+def _align_indexes(conn: sqlite3.Connection, caps: Capabilities, create_cjk: bool) -> None:
     if not caps.fts5:
         # Triggers into FTS5 tables would make every message write fail.
         for index in (BASE, TRIGRAM):
@@ -179,14 +193,18 @@ def _align_indexes(conn: sqlite3.Connection, caps: Capabilities) -> None:
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
     has_rows = conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
 
-    # Base word index.
+    # Word and trigram index.  An index Hermes Agent reads is only ever
+    # created here when the store has no messages (nothing to build); with
+    # messages it is built by optimize-storage and swapped in complete
+    # (docs/DESIGN.md §9).  Hermes Agent's inline layout and our earlier
+    # layout are complete as their triggers keep them and stay until then.
+    base_sql = schema.index_sql(conn, BASE)
     if stale:
         schema.drop_triggers(conn, BASE)
-    elif schema.index_sql(conn, BASE) is None:
-        schema.create_index_objects(conn, BASE)
-        if has_rows:
-            indexing.seed_full_backfill(conn, BASE)
-        schema.create_triggers(conn, BASE)
+    elif base_sql is None:
+        if not has_rows and not schema.building(conn, BASE):
+            schema.create_index_objects(conn, BASE)
+            schema.create_triggers(conn, BASE)
     elif not _triggers_ok(conn, BASE):
         # Writes happened with no trigger: the index no longer matches.
         indexing.set_meta(conn, schema.META_FTS_STALE, 1)
@@ -194,52 +212,62 @@ def _align_indexes(conn: sqlite3.Connection, caps: Capabilities) -> None:
         schema.drop_triggers(conn, BASE)
         schema.drop_triggers(conn, TRIGRAM)
         stale = True
-    elif schema.index_layout(schema.index_sql(conn, BASE)) == "external":
+    elif schema.index_layout(base_sql) == "external":
         conn.execute(schema.DDL[BASE].view_sql)
         schema.create_triggers(conn, BASE)
 
-    # Trigram index.  Whenever it is not maintained, placeholders hold
-    # its trigger names (see schema.TRIGRAM_PLACEHOLDERS) so that Hermes
-    # Agent never rebuilds messages_fts with its own layout.
+    # Whenever no trigram index is kept, the stub holds its name (see
+    # schema.STUB_SQL), so that Hermes Agent answers CJK queries by LIKE and
+    # never refills messages_fts its own way.
     trigram_sql = schema.index_sql(conn, TRIGRAM)
     if stale:
         schema.drop_triggers(conn, TRIGRAM)
-    elif not _env.trigram_enabled() or not caps.trigram:
-        if trigram_sql is not None:
-            indexing.set_meta(conn, schema.META_TRIGRAM_STALE, 1)
-        schema.install_trigram_placeholders(conn)
-        if not caps.trigram and _env.trigram_enabled():
+    elif not caps.trigram:
+        # Its triggers would make this process's writes fail.
+        schema.install_trigram_stub(conn)
+        if _env.trigram_enabled():
             logger.info("SQLite trigram tokenizer unavailable (SQLite %s); "
                         "substring search falls back to LIKE", sqlite3.sqlite_version)
+    elif not _env.trigram_enabled():
+        # Opted out: not served.  A kept index stays complete (its triggers
+        # run everywhere) until optimize-storage replaces it by the stub;
+        # without one, the stub keeps Hermes Agent from refilling messages_fts.
+        if trigram_sql is None:
+            schema.install_trigram_stub(conn)
     elif trigram_sql is None:
-        schema.create_index_objects(conn, TRIGRAM)
-        if has_rows:
-            indexing.seed_full_backfill(conn, TRIGRAM)
-        schema.create_triggers(conn, TRIGRAM)
+        if not has_rows and not schema.building(conn, TRIGRAM):
+            schema.create_index_objects(conn, TRIGRAM)
+            schema.create_triggers(conn, TRIGRAM)
+        else:
+            schema.install_trigram_stub(conn)  # optimize-storage builds it
     elif indexing.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:
-        # Quarantined until optimize-storage rebuilds it.
-        schema.install_trigram_placeholders(conn)
+        schema.install_trigram_stub(conn)
     elif not _triggers_ok(conn, TRIGRAM):
-        # Writes went past it: stale, and detached until rebuilt.
+        # Writes went past it: it misses rows, and Hermes would trust it.
         indexing.set_meta(conn, schema.META_TRIGRAM_STALE, 1)
-        schema.install_trigram_placeholders(conn)
+        schema.install_trigram_stub(conn)
     elif schema.index_layout(trigram_sql) == "external":
         conn.execute(schema.DDL[TRIGRAM].view_sql)
         schema.create_triggers(conn, TRIGRAM)
 
     # CJK index: never written by a trigger, so its pending-log triggers
     # stay in place whether or not this process has the extension.
-    cjk_exists = schema.index_sql(conn, CJK) is not None
-    if cjk_exists:
+    cjk_sql = schema.index_sql(conn, CJK)
+    if cjk_sql is not None and schema.index_layout(cjk_sql) == "outdated":
+        # Tool rows were left out: not served until optimize-storage rebuilds it.
+        indexing.set_meta(conn, schema.META_CJK_STALE, 1)
+    elif cjk_sql is not None:
         conn.execute(schema.PENDING_TABLE_SQL)
         conn.execute(schema.PENDING_INDEX_SQL)
         if not _triggers_ok(conn, CJK):
             # Changes went unlogged: only a rebuild can make it right.
             indexing.set_meta(conn, schema.META_CJK_STALE, 1)
         schema.create_triggers(conn, CJK)
-    elif caps.cjk:
+    elif caps.cjk and (create_cjk or not has_rows):
+        # Over existing rows only when asked (sync, optimize-storage): an open
+        # of an agent's store changes nothing in it (docs/DESIGN.md §9.2).
         schema.create_index_objects(conn, CJK)
-        if conn.execute("SELECT 1 FROM messages WHERE role <> 'tool' LIMIT 1").fetchone():
+        if has_rows:
             indexing.seed_full_backfill(conn, CJK)
         schema.create_triggers(conn, CJK)
 
@@ -248,29 +276,55 @@ def _align_indexes(conn: sqlite3.Connection, caps: Capabilities) -> None:
 # optimize-storage's repair phase
 
 
-def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
-    """Reset every index that must be rebuilt; the backfill that follows refills them.
+def optimize_needed(conn: sqlite3.Connection, caps: Capabilities) -> bool:
+    """Whether ``optimize-storage`` has work to do on this store, for this process."""
+    if indexing.get_meta(conn, schema.META_FTS_STALE) is not None:
+        return True
+    if indexing.backfill_progress(conn) is not None:
+        return True
+    for index in (BASE, TRIGRAM):
+        if schema.index_layout(schema.index_sql(conn, index)) in ("inline", "outdated"):
+            return True
+    if schema.index_sql(conn, BASE) is None:
+        return True  # messages but no word index yet (an open builds none over rows)
+    if (schema.index_sql(conn, TRIGRAM) is None) is (_env.trigram_enabled() and caps.trigram):
+        return True  # the trigram index to build, or one to give up for the stub
+    if indexing.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:
+        return True
+    if not caps.cjk:
+        return False
+    cjk_sql = schema.index_sql(conn, CJK)
+    if cjk_sql is None or indexing.get_meta(conn, schema.META_CJK_STALE) is not None:
+        return True
+    if not schema.cjk_tokenize_current(cjk_sql):
+        return True  # built with older tokenizer options: optimize-storage rebuilds it
+    return indexing.pending_count(conn) > 0
 
-    A stale (damaged) store resets all of them; otherwise an index is reset
-    when it is missing, in Hermes Agent's inline layout or marked stale; the
-    CJK index also when its tokenizer options are not ``schema.CJK_TOKENIZE``.  A
-    trigram index this process must not maintain is dropped (opt-out) or left
-    to its placeholders.
+
+def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
+    """Start a rebuild of every index that needs one; the backfill that follows does it.
+
+    A stale (damaged) store rebuilds all of them; otherwise an index is
+    rebuilt when it is missing, in Hermes Agent's inline layout, in an earlier
+    layout of ours or marked stale; the CJK index also when its tokenizer
+    options are not ``schema.CJK_TOKENIZE``.  A rebuild already under way
+    resumes.  A trigram index this process must not keep becomes the stub.
     """
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
     for index in (BASE, TRIGRAM):
         sql = schema.index_sql(conn, index)
         if index == TRIGRAM and not (_env.trigram_enabled() and caps.trigram):
             with indexing.write_txn(conn):
-                if sql is not None and not _env.trigram_enabled():
-                    # Opt-out: the storage goes for good (its triggers too).
-                    schema.drop_index_objects(conn, TRIGRAM)
-                    indexing.close_backfill_window(conn, TRIGRAM)
-                    indexing.delete_meta(conn, schema.META_TRIGRAM_STALE)
-                # Same transaction: Hermes Agent never sees the names missing.
-                schema.install_trigram_placeholders(conn)
+                schema.drop_build_objects(conn, TRIGRAM)
+                indexing.close_backfill_window(conn, TRIGRAM)
+                indexing.delete_meta(conn, schema.META_TRIGRAM_STALE)
+                # One transaction: Hermes Agent sees the index or the stub.
+                schema.install_trigram_stub(conn)
             continue
-        if (sql is None or stale or schema.index_layout(sql) == "inline"
+        if (not stale and schema.building(conn, index)
+                and indexing.backfill_window(conn, index) is not None):
+            continue  # an interrupted rebuild resumes where it stopped
+        if (sql is None or stale or schema.index_layout(sql) in ("inline", "outdated")
                 or (index == TRIGRAM and indexing.get_meta(conn, schema.META_TRIGRAM_STALE))):
             indexing.reset_index(conn, index)
     if stale:

@@ -135,19 +135,25 @@ def seed_full_backfill(conn: sqlite3.Connection, index: str) -> int | None:
 
 
 def backfill_step(conn: sqlite3.Connection, index: str, chunk_rows: int = CHUNK_ROWS) -> bool:
-    """Index one chunk of ``index``; True while work remains."""
+    """Index one chunk of ``index``; True while work remains.
+
+    The word and trigram indexes are filled under their build name and
+    swapped in by the transaction of the last chunk (``schema.swap_in_build``);
+    the CJK index, which Hermes Agent never reads, is filled in place.
+    """
     with write_txn(conn):
         # Re-read the markers inside the write transaction: that is the claim,
         # so two processes driving the same backfill never index a chunk twice.
         state = backfill_window(conn, index)
         if state is None:
             return False
+        target = schema.build_name(index) if schema.building(conn, index) else index
         high, progress = state
         upper = min(progress + chunk_rows, high)
         if upper > progress:
             cols = _select_columns(index)
             conn.execute(
-                f"INSERT INTO {index}(rowid, {cols}) SELECT id, {cols} FROM {DDL[index].view} "
+                f"INSERT INTO {target}(rowid, {cols}) SELECT id, {cols} FROM {DDL[index].view} "
                 "WHERE id > ? AND id <= ?",
                 (progress, upper),
             )
@@ -160,6 +166,8 @@ def backfill_step(conn: sqlite3.Connection, index: str, chunk_rows: int = CHUNK_
                 )
         if upper >= high:
             close_backfill_window(conn, index)
+            if target != index:
+                schema.swap_in_build(conn, index)
             logger.info("backfill of %s complete (%d ids)", index, high)
             return False
         set_meta(conn, f"{schema.MARKER_PREFIX[index]}_progress", upper)
@@ -297,7 +305,7 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
         f"SELECT 'delete', p.msg_id, p.old_content, p.old_tool_name, p.old_tool_calls "
         f"FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND p.seq = (SELECT MIN(seq) FROM "
         f"{CJK_PENDING} q WHERE q.msg_id = p.msg_id) AND p.op <> 'insert' "
-        f"AND p.old_role <> 'tool' AND {indexed}",
+        f"AND {indexed}",
         (bound,),
     )
     # 2) add the final state: whatever the row is now, if it still qualifies.
@@ -319,25 +327,38 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
 
 
 def reset_index(conn: sqlite3.Connection, index: str) -> None:
-    """Drop and recreate ``index`` empty, seeding a full backfill; one transaction.
+    """Start rebuilding ``index`` from scratch; one transaction.
 
-    Used for a stale (corrupt) index, a re-enabled trigram index and to move
-    Hermes Agent's inline layout onto the external-content one.  Triggers are
-    recreated in the same transaction as the markers, so no concurrent write
-    is missed or double-indexed.
+    The word and trigram indexes, which Hermes Agent reads, are rebuilt under
+    their build name while the live one stays as it is (complete, or the
+    trigram stub that sends Hermes to LIKE); the last backfill chunk swaps
+    the build in.  With no rows there is nothing to build and the new index
+    goes live at once.  The CJK index is dropped and recreated in place: only
+    we read it, and only once its backfill is complete.
     """
     with write_txn(conn):
-        schema.drop_index_objects(conn, index)
-        schema.create_index_objects(conn, index)
-        seed_full_backfill(conn, index)
-        schema.create_triggers(conn, index)
-        if index == BASE and schema.missing_triggers(conn, TRIGRAM):
+        has_rows = conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
+        if index in schema.SWAPPED and has_rows:
+            schema.create_build_objects(conn, index)
+            seed_full_backfill(conn, index)
+        elif index in schema.SWAPPED:
+            close_backfill_window(conn, index)
+            schema.drop_build_objects(conn, index)
+            schema.drop_index_objects(conn, index)
+            schema.create_index_objects(conn, index)
+            schema.create_triggers(conn, index)
+        else:
+            schema.drop_index_objects(conn, index)
+            schema.create_index_objects(conn, index)
+            seed_full_backfill(conn, index)
+            schema.create_triggers(conn, index)
+        if index == BASE and schema.missing_triggers(conn, TRIGRAM) \
+                and not schema.has_trigram_stub(conn):
             # After a stale base the trigram triggers are gone too; until the
-            # trigram index is handled, Hermes Agent must still find its six
-            # trigger names, or it refills the new base index its own way.
-            if schema.index_sql(conn, TRIGRAM) is not None:
-                set_meta(conn, schema.META_TRIGRAM_STALE, 1)
-            schema.install_trigram_placeholders(conn)
+            # trigram index is rebuilt, Hermes Agent must find its six trigger
+            # names, or it refills messages_fts its own way.
+            set_meta(conn, schema.META_TRIGRAM_STALE, 1)
+            schema.install_trigram_stub(conn)
         if index == TRIGRAM:
             delete_meta(conn, schema.META_TRIGRAM_STALE)
         if index == CJK:

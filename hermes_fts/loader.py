@@ -35,7 +35,7 @@ from ._platform import (
     sqlite_library_candidates,
     strip_library_suffix,
 )
-from ._sqlite import readonly_uri
+from ._sqlite import nobody_writing, readonly_uri
 
 __all__ = [
     "ExtensionUnavailable",
@@ -326,13 +326,15 @@ def install() -> str:
 def connect(path: str, readonly: bool = False, **kwargs: Any) -> sqlite3.Connection:
     """A stdlib sqlite3 connection with cjk_unicode61; raises ExtensionUnavailable.
 
-    ``readonly=True`` opens a read-only URI, so nothing is ever written.
+    ``readonly=True`` opens a read-only URI, so nothing is ever written; an
+    immutable one when nobody can be writing the file (``_sqlite.nobody_writing``).
     """
     global _strategy
     _check_enabled()
     target = str(path)
     if readonly:
-        target = readonly_uri(target)
+        # In a folder nobody can write, immutable: no -shm is needed.
+        target = readonly_uri(target, immutable=nobody_writing(target))
         kwargs["uri"] = True
     if hasattr(sqlite3.Connection, "enable_load_extension"):
         conn = sqlite3.connect(target, **kwargs)

@@ -20,12 +20,11 @@ from dataclasses import dataclass
 
 logger = logging.getLogger("hermes_fts.schema")
 
-# Tool results can be megabytes of JSON; the word index keeps a prefix so it
-# stays small, and a tool-role search reads the full body with LIKE instead.
-TOOL_CONTENT_PREFIX_CHARS = 8192
-# Automated sessions repeat the same vocabulary thousands of times; keeping
-# them out of the substring index keeps it small and their noise out of CJK hits.
-TRIGRAM_EXCLUDED_SOURCES = ("cron", "subagent")
+# Every index covers content, tool_name and tool_calls of every row, whole:
+# Hermes Agent 0.19.0 searches messages_fts and messages_fts_trigram itself
+# and has no other path for what they hold, so neither may keep less than it
+# indexes, and the CJK index keeps the same so every route gives one answer
+# (docs/DESIGN.md §9).
 
 BASE = "messages_fts"
 TRIGRAM = "messages_fts_trigram"
@@ -35,6 +34,25 @@ CJK_PENDING = "messages_fts_cjk_pending"
 # The CJK index's tokenizer.  ``variants 1`` folds Han variants (東京 finds
 # 东京); an index built with other options is rebuilt by optimize-storage.
 CJK_TOKENIZE = "cjk_unicode61 unigrams 1 variants 1"
+
+# The indexes Hermes Agent reads are rebuilt under this suffix and swapped in
+# complete (docs/DESIGN.md §9.3); Hermes never reads a half-built one.
+BUILD_SUFFIX = "_next"
+SWAPPED = (BASE, TRIGRAM)
+
+
+def build_name(index: str) -> str:
+    return index + BUILD_SUFFIX
+
+
+def content_view(index: str) -> str:
+    """The view an index of the current layout reads its rows from."""
+    return f"{index}_rows"
+
+
+def legacy_view(index: str) -> str:
+    """The view of the earlier layout (tool rows capped or left out)."""
+    return f"{index}_src"
 
 # state_meta keys.
 META_FTS_STALE = "fts_stale"
@@ -236,25 +254,6 @@ def indexed_condition(index: str, id_expr: str) -> str:
     )
 
 
-def _tool_prefix(row: str) -> str:
-    # Must be the exact expression of the view, so 'delete' removes precisely
-    # the tokens that were inserted.
-    return (
-        f"CASE WHEN {row}.role = 'tool' THEN substr(COALESCE({row}.content, ''), 1, "
-        f"{TOOL_CONTENT_PREFIX_CHARS}) ELSE {row}.content END"
-    )
-
-
-_EXCLUDED = ", ".join(f"'{s}'" for s in TRIGRAM_EXCLUDED_SOURCES)
-
-
-def _trigram_session_ok(session_expr: str) -> str:
-    return (
-        f"EXISTS (SELECT 1 FROM sessions s WHERE s.id = {session_expr} "
-        f"AND s.source NOT IN ({_EXCLUDED}))"
-    )
-
-
 @dataclass(frozen=True)
 class IndexDDL:
     name: str
@@ -265,146 +264,81 @@ class IndexDDL:
     columns: tuple[str, ...]
 
 
-def _base_ddl() -> IndexDDL:
-    view_sql = (
-        f"CREATE VIEW IF NOT EXISTS {BASE}_src AS SELECT id, "
-        f"{_tool_prefix('messages')} AS content, tool_name, tool_calls FROM messages"
-    )
+_CHANGED = (
+    "(old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name "
+    "OR old.tool_calls IS NOT new.tool_calls OR old.id IS NOT new.id)"
+)
+
+
+def _word_ddl(index: str, tokenize: str, table: str, gated: bool) -> IndexDDL:
+    """The word index or the trigram index, live (``table == index``) or being built.
+
+    Both are external-content tables over a view of every message, so FTS5's
+    own ``'rebuild'`` (which Hermes Agent runs to repair) rebuilds them right.
+    A table being built carries the backfill gate (``indexed_condition``);
+    the live one is complete, so its triggers are not gated.
+    """
+    view = content_view(index)
+    view_sql = (f"CREATE VIEW IF NOT EXISTS {view} AS SELECT id, content, tool_name, "
+                f"tool_calls FROM messages")
     table_sql = (
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {BASE} USING fts5("
-        f"content, tool_name, tool_calls, content='{BASE}_src', content_rowid='id')"
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
+        f"content, tool_name, tool_calls, content='{view}', content_rowid='id'{tokenize})"
     )
-    ins = (
-        f"INSERT INTO {BASE}(rowid, content, tool_name, tool_calls) VALUES "
-        f"(new.id, {_tool_prefix('new')}, new.tool_name, new.tool_calls);"
-    )
-    dele = (
-        f"INSERT INTO {BASE}({BASE}, rowid, content, tool_name, tool_calls) VALUES "
-        f"('delete', old.id, {_tool_prefix('old')}, old.tool_name, old.tool_calls);"
-    )
-    changed = (
-        "(old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name "
-        "OR old.tool_calls IS NOT new.tool_calls OR old.role IS NOT new.role "
-        "OR old.id IS NOT new.id)"
-    )
+    ins = (f"INSERT INTO {table}(rowid, content, tool_name, tool_calls) VALUES "
+           f"(new.id, new.content, new.tool_name, new.tool_calls);")
+    dele = (f"INSERT INTO {table}({table}, rowid, content, tool_name, tool_calls) VALUES "
+            f"('delete', old.id, old.content, old.tool_name, old.tool_calls);")
+
+    def gate(row: str) -> str:
+        return f" AND {indexed_condition(index, row + '.id')}" if gated else ""
+
     triggers = (
-        (f"{BASE}_insert",
-         f"CREATE TRIGGER IF NOT EXISTS {BASE}_insert AFTER INSERT ON messages "
-         f"WHEN {indexed_condition(BASE, 'new.id')} BEGIN {ins} END"),
-        (f"{BASE}_delete",
-         f"CREATE TRIGGER IF NOT EXISTS {BASE}_delete AFTER DELETE ON messages "
-         f"WHEN {indexed_condition(BASE, 'old.id')} BEGIN {dele} END"),
+        (f"{table}_insert",
+         f"CREATE TRIGGER IF NOT EXISTS {table}_insert AFTER INSERT ON messages "
+         f"WHEN 1{gate('new')} BEGIN {ins} END"),
+        (f"{table}_delete",
+         f"CREATE TRIGGER IF NOT EXISTS {table}_delete AFTER DELETE ON messages "
+         f"WHEN 1{gate('old')} BEGIN {dele} END"),
         # UPDATE OF narrows firing to indexed columns: flipping active/compacted
         # must never touch the index.
-        (f"{BASE}_update",
-         f"CREATE TRIGGER IF NOT EXISTS {BASE}_update AFTER UPDATE OF "
-         f"id, content, tool_name, tool_calls, role ON messages "
-         f"WHEN {changed} AND {indexed_condition(BASE, 'old.id')} BEGIN {dele} {ins} END"),
+        (f"{table}_update",
+         f"CREATE TRIGGER IF NOT EXISTS {table}_update AFTER UPDATE OF "
+         f"id, content, tool_name, tool_calls ON messages "
+         f"WHEN {_CHANGED}{gate('old')} BEGIN {dele} {ins} END"),
     )
-    return IndexDDL(BASE, f"{BASE}_src", view_sql, table_sql, triggers,
+    return IndexDDL(index, view, view_sql, table_sql, triggers,
                     ("content", "tool_name", "tool_calls"))
 
 
-def _trigram_ddl() -> IndexDDL:
-    view_sql = (
-        f"CREATE VIEW IF NOT EXISTS {TRIGRAM}_src AS SELECT m.id AS id, m.content AS content, "
-        f"m.tool_name AS tool_name FROM messages m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE m.role <> 'tool' AND s.source NOT IN ({_EXCLUDED})"
-    )
-    table_sql = (
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {TRIGRAM} USING fts5("
-        f"content, tool_name, content='{TRIGRAM}_src', content_rowid='id', tokenize='trigram')"
-    )
-    ins = (f"INSERT INTO {TRIGRAM}(rowid, content, tool_name) "
-           f"VALUES (new.id, new.content, new.tool_name);")
-    dele = (f"INSERT INTO {TRIGRAM}({TRIGRAM}, rowid, content, tool_name) "
-            f"VALUES ('delete', old.id, old.content, old.tool_name);")
-    new_ok = f"(new.role <> 'tool' AND {_trigram_session_ok('new.session_id')})"
-    old_ok = f"(old.role <> 'tool' AND {_trigram_session_ok('old.session_id')})"
-    changed = (
-        "(old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name "
-        "OR old.role IS NOT new.role OR old.session_id IS NOT new.session_id "
-        "OR old.id IS NOT new.id)"
-    )
-    # Membership depends on the session row too, so session changes that move
-    # messages in or out of the view must be mirrored, or 'integrity-check'
-    # would fail after e.g. a foreign process deletes a session first.
-    old_src_ok = f"old.source NOT IN ({_EXCLUDED})"
-    new_src_ok = f"new.source NOT IN ({_EXCLUDED})"
-
-    def session_rows(extra: str) -> str:
-        return (f"FROM messages m WHERE m.session_id = old.id AND m.role <> 'tool' "
-                f"AND {indexed_condition(TRIGRAM, 'm.id')}{extra}")
-
-    def sess_delete(extra: str = "") -> str:
-        return (f"INSERT INTO {TRIGRAM}({TRIGRAM}, rowid, content, tool_name) "
-                f"SELECT 'delete', m.id, m.content, m.tool_name {session_rows(extra)};")
-
-    sess_insert = (f"INSERT INTO {TRIGRAM}(rowid, content, tool_name) "
-                   f"SELECT m.id, m.content, m.tool_name {session_rows(f' AND {new_src_ok}')};")
-    triggers = (
-        (f"{TRIGRAM}_insert",
-         f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_insert AFTER INSERT ON messages "
-         f"WHEN {new_ok} AND {indexed_condition(TRIGRAM, 'new.id')} BEGIN {ins} END"),
-        (f"{TRIGRAM}_delete",
-         f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_delete AFTER DELETE ON messages "
-         f"WHEN {old_ok} AND {indexed_condition(TRIGRAM, 'old.id')} BEGIN {dele} END"),
-        (f"{TRIGRAM}_update",
-         f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_update AFTER UPDATE OF "
-         f"id, content, tool_name, role, session_id ON messages "
-         f"WHEN {changed} AND {indexed_condition(TRIGRAM, 'old.id')} BEGIN "
-         f"INSERT INTO {TRIGRAM}({TRIGRAM}, rowid, content, tool_name) "
-         f"SELECT 'delete', old.id, old.content, old.tool_name WHERE {old_ok}; "
-         f"INSERT INTO {TRIGRAM}(rowid, content, tool_name) "
-         f"SELECT new.id, new.content, new.tool_name WHERE {new_ok}; END"),
-        (f"{TRIGRAM}_session_update",
-         f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_session_update AFTER UPDATE OF "
-         f"source ON sessions WHEN ({old_src_ok}) IS NOT ({new_src_ok}) BEGIN "
-         f"{sess_delete(f' AND {old_src_ok}')} {sess_insert} END"),
-        (f"{TRIGRAM}_session_delete",
-         f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_session_delete AFTER DELETE ON sessions "
-         f"WHEN {old_src_ok} BEGIN {sess_delete()} END"),
-    )
-    return IndexDDL(TRIGRAM, f"{TRIGRAM}_src", view_sql, table_sql, triggers,
-                    ("content", "tool_name"))
-
-
 def _cjk_ddl() -> IndexDDL:
-    view_sql = (
-        f"CREATE VIEW IF NOT EXISTS {CJK}_src AS SELECT id, content, tool_name, tool_calls "
-        f"FROM messages WHERE role <> 'tool'"
-    )
+    view = content_view(CJK)
+    view_sql = (f"CREATE VIEW IF NOT EXISTS {view} AS SELECT id, content, tool_name, tool_calls "
+                f"FROM messages")
     table_sql = (
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {CJK} USING fts5("
-        f"content, tool_name, tool_calls, content='{CJK}_src', content_rowid='id', "
+        f"content, tool_name, tool_calls, content='{view}', content_rowid='id', "
         f"tokenize='{CJK_TOKENIZE}')"
     )
     # No trigger writes into the CJK index: a writer without the extension
-    # (sqlite3 shell, older agent) would fail with "no such tokenizer".  The
+    # (sqlite3 shell, Hermes Agent) would fail with "no such tokenizer".  The
     # triggers only log the change, with the old indexed values, into a plain
     # table that SessionStore applies later.
     log = (f"INSERT INTO {CJK_PENDING}(msg_id, op, old_role, old_content, old_tool_name, "
            f"old_tool_calls) VALUES ")
-    changed = (
-        "(old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name "
-        "OR old.tool_calls IS NOT new.tool_calls OR old.role IS NOT new.role)"
-    )
     triggers = (
         (f"{CJK_PENDING}_insert",
-         f"CREATE TRIGGER IF NOT EXISTS {CJK_PENDING}_insert AFTER INSERT ON messages "
-         f"WHEN new.role <> 'tool' BEGIN "
+         f"CREATE TRIGGER IF NOT EXISTS {CJK_PENDING}_insert AFTER INSERT ON messages BEGIN "
          f"{log}(new.id, 'insert', NULL, NULL, NULL, NULL); END"),
         (f"{CJK_PENDING}_delete",
-         f"CREATE TRIGGER IF NOT EXISTS {CJK_PENDING}_delete AFTER DELETE ON messages "
-         f"WHEN old.role <> 'tool' BEGIN "
+         f"CREATE TRIGGER IF NOT EXISTS {CJK_PENDING}_delete AFTER DELETE ON messages BEGIN "
          f"{log}(old.id, 'delete', old.role, old.content, old.tool_name, old.tool_calls); END"),
         (f"{CJK_PENDING}_update",
          f"CREATE TRIGGER IF NOT EXISTS {CJK_PENDING}_update AFTER UPDATE OF "
-         f"content, tool_name, tool_calls, role ON messages "
-         f"WHEN {changed} AND (old.role <> 'tool' OR new.role <> 'tool') BEGIN "
+         f"id, content, tool_name, tool_calls ON messages WHEN {_CHANGED} BEGIN "
          f"{log}(old.id, 'update', old.role, old.content, old.tool_name, old.tool_calls); END"),
     )
-    return IndexDDL(CJK, f"{CJK}_src", view_sql, table_sql, triggers,
+    return IndexDDL(CJK, view, view_sql, table_sql, triggers,
                     ("content", "tool_name", "tool_calls"))
 
 
@@ -417,7 +351,15 @@ PENDING_INDEX_SQL = (
     f"CREATE INDEX IF NOT EXISTS {CJK_PENDING}_msg ON {CJK_PENDING}(msg_id, seq)"
 )
 
-DDL: dict[str, IndexDDL] = {BASE: _base_ddl(), TRIGRAM: _trigram_ddl(), CJK: _cjk_ddl()}
+DDL: dict[str, IndexDDL] = {
+    BASE: _word_ddl(BASE, "", BASE, gated=False),
+    TRIGRAM: _word_ddl(TRIGRAM, ", tokenize='trigram'", TRIGRAM, gated=False),
+    CJK: _cjk_ddl(),
+}
+BUILD_DDL: dict[str, IndexDDL] = {
+    BASE: _word_ddl(BASE, "", build_name(BASE), gated=True),
+    TRIGRAM: _word_ddl(TRIGRAM, ", tokenize='trigram'", build_name(TRIGRAM), gated=True),
+}
 
 
 def create_index_objects(conn: sqlite3.Connection, index: str) -> None:
@@ -432,12 +374,28 @@ def create_index_objects(conn: sqlite3.Connection, index: str) -> None:
 
 # Hermes Agent 0.19.0 counts six trigger names when it opens a store (the
 # three messages_fts_* and the three messages_fts_trigram_* ones); with
-# fewer present it creates its own trigram index and refills messages_fts with
-# its inline text, which wrecks our external-content layout.  So while our
-# trigram index is off (opt-out, no tokenizer, stale), the three trigram names
-# are held by placeholders: WHEN 0 means they never fire, and the body touches
-# no table, so no writer (one without FTS5 included) can fail on them.
+# fewer present it recreates them and refills both indexes with its inline
+# text, which wrecks an external-content layout.  And it trusts
+# messages_fts_trigram for CJK queries of 3+ characters unless a MATCH on it
+# raises.  So whenever we keep no trigram index (opt-out, no tokenizer here,
+# stale, or rebuilding from nothing) the name is held by a *stub*: a view with
+# no rows and no column of its own name, so `messages_fts_trigram MATCH ?`
+# fails to prepare and 0.19.0 answers from its complete LIKE path, plus three
+# placeholder triggers holding the trigger names.  WHEN 0 means they never
+# fire, and the body touches no table, so no writer can fail on them.  Its
+# `CREATE VIRTUAL TABLE IF NOT EXISTS` sees the view and does nothing, and
+# the refill it runs when trigger names are missing (`DELETE FROM` and
+# `INSERT INTO messages_fts_trigram(rowid, content)`) lands on INSTEAD OF
+# triggers that do nothing, so its open never fails on the stub.
 PLACEHOLDER_MARK = "hermes_fts placeholder: trigram index off"
+STUB_SQL = (f"CREATE VIEW IF NOT EXISTS {TRIGRAM} AS "
+            f"SELECT NULL AS rowid, NULL AS content, '{PLACEHOLDER_MARK}' AS note WHERE 0")
+STUB_TRIGGERS: tuple[tuple[str, str], ...] = tuple(
+    (f"{TRIGRAM}_stub_{event.lower()}",
+     f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_stub_{event.lower()} INSTEAD OF {event} "
+     f"ON {TRIGRAM} BEGIN SELECT '{PLACEHOLDER_MARK}'; END")
+    for event in ("INSERT", "DELETE", "UPDATE")
+)
 _TRIGRAM_EVENTS = (("insert", "INSERT"), ("delete", "DELETE"), ("update", "UPDATE"))
 TRIGRAM_PLACEHOLDERS: tuple[tuple[str, str], ...] = tuple(
     (f"{TRIGRAM}_{suffix}",
@@ -456,32 +414,45 @@ def is_placeholder(sql: str | None) -> bool:
     return sql is not None and PLACEHOLDER_MARK in sql
 
 
-def install_trigram_placeholders(conn: sqlite3.Connection) -> None:
-    """Detach the trigram index but keep Hermes' three trigger names taken.
+def has_trigram_stub(conn: sqlite3.Connection) -> bool:
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'view' AND name = ?",
+                       (TRIGRAM,)).fetchone()
+    return row is not None
 
-    Idempotent: placeholders already in place are left alone, so an open
-    does not rewrite the schema every time.
+
+def install_trigram_stub(conn: sqlite3.Connection) -> None:
+    """Inside the caller's transaction: replace the trigram index by the stub.
+
+    Idempotent: a stub already in place is left alone, so an open does not
+    rewrite the schema every time.
     """
     live = _trigger_sql(conn)
-    for name, _sql in DDL[TRIGRAM].triggers:  # real ones, session triggers included
+    for name, _sql in DDL[TRIGRAM].triggers:
         if name in live and not is_placeholder(live[name]):
             conn.execute(f"DROP TRIGGER {name}")
+    if not has_trigram_stub(conn):
+        conn.execute(f"DROP TABLE IF EXISTS {TRIGRAM}")
+        conn.execute(STUB_SQL)
+        for _name, sql in STUB_TRIGGERS:
+            conn.execute(sql)
     for name, sql in TRIGRAM_PLACEHOLDERS:
         if not is_placeholder(live.get(name)):
             conn.execute(sql)
 
 
-def drop_trigram_placeholders(conn: sqlite3.Connection) -> None:
+def drop_trigram_stub(conn: sqlite3.Connection) -> None:
     live = _trigger_sql(conn)
     for name, _sql in TRIGRAM_PLACEHOLDERS:
         if is_placeholder(live.get(name)):
             conn.execute(f"DROP TRIGGER {name}")
+    if has_trigram_stub(conn):
+        conn.execute(f"DROP VIEW {TRIGRAM}")  # its INSTEAD OF triggers go with it
 
 
 def create_triggers(conn: sqlite3.Connection, index: str) -> None:
     if index == TRIGRAM:
         # CREATE TRIGGER IF NOT EXISTS would keep a placeholder in place.
-        drop_trigram_placeholders(conn)
+        drop_trigram_stub(conn)
     for _name, sql in DDL[index].triggers:
         conn.execute(sql)
 
@@ -489,23 +460,69 @@ def create_triggers(conn: sqlite3.Connection, index: str) -> None:
 def drop_triggers(conn: sqlite3.Connection, index: str) -> None:
     for name, _sql in DDL[index].triggers:
         conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+    if index == TRIGRAM:  # the session triggers of the earlier layout
+        for suffix in ("session_update", "session_delete"):
+            conn.execute(f"DROP TRIGGER IF EXISTS {TRIGRAM}_{suffix}")
 
 
 def drop_index_objects(conn: sqlite3.Connection, index: str) -> None:
     drop_triggers(conn, index)
+    if index == TRIGRAM and has_trigram_stub(conn):
+        drop_trigram_stub(conn)
     conn.execute(f"DROP TABLE IF EXISTS {index}")
     conn.execute(f"DROP VIEW IF EXISTS {DDL[index].view}")
+    conn.execute(f"DROP VIEW IF EXISTS {legacy_view(index)}")
     if index == CJK:
         conn.execute(f"DROP TABLE IF EXISTS {CJK_PENDING}")
+
+
+# ---------------------------------------------------------------- build + swap
+
+
+def building(conn: sqlite3.Connection, index: str) -> bool:
+    """Whether a rebuild of ``index`` under its build name is in progress."""
+    return index in SWAPPED and index_sql(conn, build_name(index)) is not None
+
+
+def create_build_objects(conn: sqlite3.Connection, index: str) -> None:
+    """Inside the caller's transaction: an empty build table with its gated triggers."""
+    drop_build_objects(conn, index)
+    ddl = BUILD_DDL[index]
+    conn.execute(ddl.view_sql)
+    conn.execute(ddl.table_sql)
+    for _name, sql in ddl.triggers:
+        conn.execute(sql)
+
+
+def drop_build_objects(conn: sqlite3.Connection, index: str) -> None:
+    for name, _sql in BUILD_DDL[index].triggers:
+        conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+    conn.execute(f"DROP TABLE IF EXISTS {build_name(index)}")
+
+
+def swap_in_build(conn: sqlite3.Connection, index: str) -> None:
+    """Inside the caller's transaction: the complete build table becomes ``index``.
+
+    The live object (Hermes Agent's inline table, an index of the earlier
+    layout, or the trigram stub) and its triggers go, and the live triggers
+    come, in the same transaction: no reader ever sees the name missing,
+    empty or half built, and no writer's change falls between the two.
+    """
+    drop_triggers(conn, index)
+    if index == TRIGRAM:
+        drop_trigram_stub(conn)
+    conn.execute(f"DROP TABLE IF EXISTS {index}")
+    conn.execute(f"DROP VIEW IF EXISTS {legacy_view(index)}")
+    for name, _sql in BUILD_DDL[index].triggers:
+        conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+    conn.execute(f"ALTER TABLE {build_name(index)} RENAME TO {index}")
+    for _name, sql in DDL[index].triggers:
+        conn.execute(sql)
 
 
 def missing_triggers(conn: sqlite3.Connection, index: str) -> list[str]:
     """Trigger names of ``index`` that are absent or only a placeholder."""
     names = [name for name, _ in DDL[index].triggers]
-    if index == TRIGRAM:
-        # Hermes Agent's own trigram layout has only the three message
-        # triggers; the session triggers are ours and optional for it.
-        names = names[:3]
     live = _trigger_sql(conn)
     return [n for n in names if n not in live or is_placeholder(live[n])]
 
@@ -540,10 +557,14 @@ def cjk_variants_on(sql: str | None) -> bool | None:
 
 
 def index_layout(sql: str | None) -> str | None:
-    """``external`` (ours: content over a view) or ``inline`` (Hermes Agent's own)."""
+    """``external`` (ours, current), ``outdated`` (ours, an earlier layout whose
+    view capped or left out tool rows) or ``inline`` (Hermes Agent's own)."""
     if sql is None:
         return None
-    return "external" if "content=" in sql.replace(" ", "").lower() else "inline"
+    flat = sql.replace(" ", "").lower()
+    if "content=" not in flat:
+        return "inline"
+    return "external" if "_rows'" in flat else "outdated"
 
 
 def probe_fts5(conn: sqlite3.Connection) -> bool:

@@ -8,20 +8,16 @@ marks the indexes stale and asks again with a state that says so.
 Routes, in the order they are tried; a search is never silently empty because
 an index is missing or damaged:
 
-``fts5``      queries without CJK, on the unicode61 word index (all roles, tool
-              rows by their first 8192 characters).  Latin glued to CJK
+``fts5``      queries without CJK, on the unicode61 word index.  Latin glued to CJK
               (``修改youer服务端``) is one unicode61 token, so when the word index
               comes up short the CJK index, which splits Latin off CJK, adds
               the rows it missed *after* the ranked hits: searches that already
               succeed keep their unicode61 ranking.
-``fts_cjk``   CJK queries, on the cjk_unicode61 bigram index (non-tool rows);
-              one-character terms too, thanks to ``unigrams 1``.
+``fts_cjk``   CJK queries, on the cjk_unicode61 bigram index; one-character
+              terms too, thanks to ``unigrams 1``.
 ``trigram``   CJK queries when the CJK index is unavailable and every term has at
               least 3 characters (and, where LIKE folds with the extension's
-              cjk_fold, no term that folding changes: the index is raw text);
-              rows the trigram index leaves out by design (cron and subagent
-              sessions, and rows with ``tool_calls``, a column it lacks) are
-              answered by a LIKE scan over those rows only.
+              cjk_fold, no term that folding changes: the index is raw text).
 ``like_scan`` the last resort, with the same AND/OR/NOT meaning;
               ``like_scan_fts_stale`` when the indexes are under repair.
 ``empty``     nothing searchable in the query.
@@ -30,7 +26,8 @@ an index is missing or damaged:
 
 A route is taken only when it can represent the query exactly
 (``query.route_can_represent``); a miss on such a route is the answer, not a
-reason to scan.  A tool-role search reads full tool bodies with LIKE.
+reason to scan.  Every index covers content, tool_name and tool_calls of
+every row, whole, so every route gives the same rows (docs/DESIGN.md §9).
 """
 
 from __future__ import annotations
@@ -204,9 +201,6 @@ def _plan(query: str, fts_stale: bool, tool_role: bool,
         return Plan("empty", parsed, sanitized)
     if fts_stale:
         return Plan("like_scan_fts_stale", parsed, sanitized)
-    if tool_role:
-        # The word index holds only a prefix of tool output.
-        return Plan("like_scan", parsed, sanitized)
     fts5, cjk, trigram = served
     # The trigram index compares raw text; where LIKE folds (the extension's
     # cjk_fold), a query folding changes goes to LIKE so every route folds alike.
@@ -419,28 +413,22 @@ def _run_index(req: _Run, route: str) -> list[dict[str, Any]]:
                        extra)
     if route == "fts5":
         rows += _glued_latin(req, expression, rows)
-    if route == "trigram":
-        rows += _left_out(req, rows, f"s.source IN ({_EXCLUDED_MARKS}) OR {blind}",
-                          schema.TRIGRAM_EXCLUDED_SOURCES)
-    elif blind:
+    if blind:
         rows += _left_out(req, rows, blind)
     rows += _unindexed_gap(req, table, rows)
     return rows
 
 
-_EXCLUDED_MARKS = ", ".join("?" for _ in schema.TRIGRAM_EXCLUDED_SOURCES)
-
 
 def _blind_spot(req: _Run, table: str) -> str:
-    """SQL condition for the non-tool rows ``table`` cannot answer exactly, or "".
+    """SQL condition for the rows ``table`` cannot answer exactly, or "".
 
-    The trigram index has no ``tool_calls`` column.  The CJK index lags behind
-    rows in the pending table when the store could not apply it (read-only):
-    those may be missing or indexed with their old text.  Such rows are left
-    out of the MATCH and answered by LIKE instead (``_left_out``).
+    Every index covers every row, whole (docs/DESIGN.md §9).  Only the CJK
+    index lags behind rows in the pending table when the store could not
+    apply it (read-only): those may be missing or indexed with their old
+    text.  Such rows are left out of the MATCH and answered by LIKE instead
+    (``_left_out``).
     """
-    if table == schema.TRIGRAM:
-        return "COALESCE(m.tool_calls, '') <> ''"
     if table == schema.CJK and req.state["cjk_pending"]:
         return f"m.id IN (SELECT msg_id FROM {schema.CJK_PENDING})"
     return ""
@@ -483,17 +471,13 @@ def _glued_latin(
 def _left_out(
     req: _Run, found: list[dict[str, Any]], condition: str, params: Sequence[Any] = ()
 ) -> list[dict[str, Any]]:
-    """Non-tool rows an index leaves out (``condition``), found by a LIKE scan of only them.
-
-    The trigram index leaves out cron and subagent sessions by design, and
-    with the CJK index, the rows of ``_blind_spot``.
-    """
+    """Rows an index cannot answer (``condition``), found by a LIKE scan of only them."""
     missing = _still_wanted(req, found)
     if missing <= 0:
         return []
     return _like_rows(
         req.conn, req.plan.query, req.where, req.params, req.sort, missing,
-        f" AND m.role <> 'tool' AND ({condition})", list(params), fold=req.fold,
+        f" AND ({condition})", list(params), fold=req.fold,
     )
 
 
@@ -505,8 +489,6 @@ def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[d
     seen = {r["id"] for r in found}
     lo, hi = gap
     extra = " AND m.id > ? AND m.id <= ?"
-    if table != schema.BASE:
-        extra += " AND m.role <> 'tool'"
     rows = _like_rows(
         req.conn, req.plan.query, req.where, req.params, req.sort,
         min(GAP_SCAN_LIMIT, req.want), extra, [lo, hi], fold=req.fold,

@@ -108,6 +108,9 @@ class SessionStore:
         self._conn = self._open_connection()
         self._conn.row_factory = sqlite3.Row
         self._file = self._main_file()
+        # An existing store's missing columns come from TEMP views until our
+        # first write: an open changes nothing in it (docs/DESIGN.md §9.2).
+        self._base_deferred = not readonly and self._has_rows()
         if readonly:
             schema.shadow_missing_columns(self._conn)
         self.cjk_available = self._cjk_capable()
@@ -120,10 +123,29 @@ class SessionStore:
             self._conn.execute("PRAGMA foreign_keys = ON")
             if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 self._conn.execute("PRAGMA journal_mode = WAL")
-            index_state.align(self._conn, self._caps)
-            self.sync()
+            index_state.align(self._conn, self._caps, base=not self._base_deferred)
+            if self._base_deferred:  # after align: a trigger must name main.messages
+                schema.shadow_missing_columns(self._conn)
+            self._apply_pending()
 
     # ------------------------------------------------------------------ open
+
+    def _has_rows(self) -> bool:
+        try:  # no messages table yet: a new store
+            return self._conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
+        except sqlite3.OperationalError:
+            return False
+
+    def _align_base(self) -> None:
+        """Before our first write: replace the TEMP views by the real columns."""
+        if not self._base_deferred:
+            return
+        self._conn.execute('DROP VIEW IF EXISTS temp."sessions"')
+        self._conn.execute('DROP VIEW IF EXISTS temp."messages"')
+        self._conn.execute(f'DROP TABLE IF EXISTS temp."{schema.STATE_META.name}"')
+        with indexing.write_txn(self._conn):
+            schema.ensure_base_schema(self._conn)
+        self._base_deferred = False
 
     def _open_connection(self) -> sqlite3.Connection:
         kwargs: dict[str, Any] = {
@@ -137,7 +159,8 @@ class SessionStore:
             log = logger.info if _env.cjk_extension_disabled() else logger.warning
             log("CJK search unavailable (%s); using the other indexes and LIKE", exc)
         if self.readonly:
-            return sqlite3.connect(_sqlite.readonly_uri(self._path), uri=True, **kwargs)
+            return sqlite3.connect(_sqlite.readonly_uri(
+                self._path, immutable=_sqlite.nobody_writing(self._path)), uri=True, **kwargs)
         return sqlite3.connect(str(self._path), **kwargs)
 
     def _main_file(self) -> str | None:
@@ -186,6 +209,7 @@ class SessionStore:
         if self.readonly:
             logger.error("FTS index corrupt (%s); read-only store, serving LIKE", reason)
             return
+        self._align_base()
         with indexing.write_txn(self._conn):
             indexing.set_meta(self._conn, schema.META_FTS_STALE, 1)
             indexing.set_meta(self._conn, schema.META_FTS_STALE_REASON, reason)
@@ -200,8 +224,17 @@ class SessionStore:
     # ----------------------------------------------------------------- sync
 
     def sync(self) -> int:
-        """Apply CJK changes logged by any process; returns message ids applied."""
+        """Apply CJK changes logged by any process; returns message ids applied.
+
+        Creates the CJK index first when the store has none (only opened so far)."""
         self._seen.synced = None
+        if (not self.readonly and self.cjk_available and self.fts5_available
+                and schema.index_sql(self._conn, CJK) is None):
+            self._align_base()
+            index_state.align(self._conn, self._caps, create_cjk=True)
+        return self._apply_pending()
+
+    def _apply_pending(self) -> int:
         if not self._cjk_writable():
             # Nothing this store may apply until the file changes.
             self._seen.synced = self._seen.token()
@@ -224,7 +257,7 @@ class SessionStore:
         """
         if self.readonly or fresh == self._seen.synced:
             return fresh
-        self.sync()
+        self._apply_pending()  # a search never creates an index (docs/DESIGN.md §9.2)
         return self._seen.token()
 
     # --------------------------------------------------------------- writers
@@ -240,6 +273,7 @@ class SessionStore:
     def _write(self, fn: Callable[[sqlite3.Connection], Any], replayable: bool = True) -> Any:
         if self.readonly:
             raise PermissionError(f"{self._path} is open read-only")
+        self._align_base()
         try:
             return self._write_once(fn)
         except sqlite3.DatabaseError as exc:
@@ -387,14 +421,18 @@ class SessionStore:
                  chunk_rows: int = indexing.CHUNK_ROWS, min_pause: float = indexing.MIN_PAUSE,
                  on_chunk: Callable[[], None] | None = None,
                  txn_target: float | None = indexing.TXN_TARGET_S) -> None:
-        """Drive pending backfills to completion; pacing: ``indexing.drive_backfill``."""
+        """Drive pending backfills (all indexes this process can write) to completion.
+
+        Pacing: ``indexing.drive_backfill``."""
+        self._align_base()
         try:
             for name in (index,) if index else schema.INDEXES:
                 if name == CJK and not self.cjk_available:
                     continue
                 if name == TRIGRAM and not (self.trigram_available and _env.trigram_enabled()):
                     continue
-                if schema.index_sql(self._conn, name) is None:
+                if schema.index_sql(self._conn, name) is None and not schema.building(
+                        self._conn, name):
                     continue
                 indexing.drive_backfill(self._conn, name, sleep=sleep, chunk_rows=chunk_rows,
                                        min_pause=min_pause, on_chunk=on_chunk,
@@ -403,20 +441,7 @@ class SessionStore:
             self._seen.forget()
 
     def optimize_needed(self) -> bool:
-        conn = self._conn
-        if self.fts_stale or indexing.backfill_progress(conn) is not None:
-            return True
-        for index in (BASE, TRIGRAM):
-            if schema.index_layout(schema.index_sql(conn, index)) == "inline":
-                return True
-        if self._meta(schema.META_TRIGRAM_STALE) is not None:
-            return True
-        if self.cjk_available and self._meta(schema.META_CJK_STALE) is not None:
-            return True
-        cjk_sql = schema.index_sql(conn, CJK)
-        if self.cjk_available and cjk_sql is not None and not schema.cjk_tokenize_current(cjk_sql):
-            return True  # built with older tokenizer options: optimize-storage rebuilds it
-        return indexing.pending_count(conn) > 0 and self.cjk_available
+        return index_state.optimize_needed(self._conn, self._caps)
 
     def optimize_storage(self, progress: indexing.Progress | None = None,
                          vacuum: bool = True, *, sleep: indexing.Sleep = time.sleep,
@@ -435,6 +460,7 @@ class SessionStore:
             return {"ok": False, "reason": "read_only", "vacuumed": None}
         if not self.fts5_available:
             return {"ok": False, "reason": "fts5_unavailable", "vacuumed": None}
+        self._align_base()
         conn = self._conn
         size_before = _sqlite.file_bytes(self._path)
 

@@ -67,7 +67,8 @@ def test_route_fallbacks_when_an_index_cannot_represent_the_query(store):
     assert search.plan_search(unfolded, "桂林漓江", route="trigram").route == "trigram"
     # a CJK query can never be answered by the word index.
     assert plan(store, "服务", route="fts5").route == "like_scan"
-    assert plan(store, "服务", role_filter="user,tool").route == "like_scan"
+    # every index holds tool rows whole, so a tool-role search keeps its index
+    assert plan(store, "服务", role_filter="user,tool").route == "fts_cjk"
 
 
 def test_cjk_two_character_words_one_character_and_phrases(store):
@@ -146,9 +147,12 @@ def test_tool_role_searches_full_tool_bodies_and_escapes_like(store):
     long_output = "x" * 9000 + " needle_in_tool 100% done"
     t = add(store, "s1", "tool", long_output, 10, tool_name="shell")
     add(store, "s1", "tool", "needleXinXtool 100 done", 11, tool_name="shell")
-    assert ids(store.search_messages("needle_in_tool")) == []  # past the 8192-char prefix
+    # past the first 8 KB of a tool row: every index holds tool rows whole
+    assert ids(store.search_messages("needle_in_tool")) == [t]
     assert ids(store.search_messages("needle_in_tool", role_filter=["tool"])) == [t]
-    assert ids(store.search_messages('"100%"', role_filter=["tool"])) == [t]
+    # LIKE escapes % (a literal substring); the word index sees the word 100
+    assert ids(store.search_messages('"100%"', role_filter=["tool"], route="like_scan")) == [t]
+    assert len(ids(store.search_messages('"100%"', role_filter=["tool"]))) == 2
 
 
 def test_visibility_filters_sort_and_fields(store):
@@ -222,12 +226,17 @@ def test_messages_written_without_the_extension_are_found_after_the_next_search(
 def test_backfill_gap_is_supplemented_by_like(store):
     first = add(store, "s1", "user", "gap probe one", 10)
     second = add(store, "s1", "user", "gap probe two", 11)
-    # Pretend the word index was just added: both rows are in the unindexed range.
+    # Pretend the CJK index was just added: both rows are in the unindexed range.
+    # (The word and trigram indexes are rebuilt under another name instead,
+    # the live one staying whole.)
     from hermes_fts import indexing, schema
 
+    indexing.reset_index(store._conn, schema.CJK)
+    assert store.index_state()[schema.CJK]["unindexed_range"] is not None
+    assert set(ids(store.search_messages("probe", route="fts_cjk"))) == {first, second}
     indexing.reset_index(store._conn, schema.BASE)
-    assert store.index_state()[schema.BASE]["unindexed_range"] is not None
-    assert set(ids(store.search_messages("probe"))) == {first, second}
+    assert store.index_state()[schema.BASE]["unindexed_range"] is None
+    assert set(ids(store.search_messages("probe", route="fts5"))) == {first, second}
 
 
 def test_corrupt_index_fails_open_to_like(store):

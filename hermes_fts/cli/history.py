@@ -126,7 +126,9 @@ def _open_history_store(args: argparse.Namespace) -> SessionStore | None:
         path = default_db_path()
         if not path.exists():
             return None
-    return open_store(path, readonly=False)
+    # Searching never writes: rows still pending for the CJK index are
+    # answered by the exact LIKE fallback, on a read-only file or folder too.
+    return open_store(path, readonly=True)
 
 
 def _route(store: Any, args: argparse.Namespace, query: str) -> str:
