@@ -205,8 +205,10 @@ def _align_indexes(conn: sqlite3.Connection, caps: Capabilities, create_cjk: boo
         if not has_rows and not schema.building(conn, BASE):
             schema.create_index_objects(conn, BASE)
             schema.create_triggers(conn, BASE)
-    elif not _triggers_ok(conn, BASE):
-        # Writes happened with no trigger: the index no longer matches.
+    elif not _triggers_ok(conn, BASE) and not schema.building(conn, BASE):
+        # Writes happened with no trigger: the index no longer matches.  (While
+        # a rebuild is under way the build takes the writes and replaces this
+        # index when complete, so an interrupted rebuild resumes, not restarts.)
         indexing.set_meta(conn, schema.META_FTS_STALE, 1)
         indexing.set_meta(conn, schema.META_FTS_STALE_REASON, "base triggers missing")
         schema.drop_triggers(conn, BASE)

@@ -47,7 +47,7 @@ def _run(path: Path, stop_after: int | None = None) -> list[dict[str, Any]]:
             store.optimize_storage(
                 progress=record, vacuum=False, sleep=lambda s: None, chunk_rows=40,
                 # Fixed chunks: with adaptive ones an index can finish before the
-                # stop, and a resumed job does not count finished indexes yet.
+                # stop, and a resumed job does not yet count finished indexes.
                 txn_target=None,
             )
         except _Stop:
@@ -131,3 +131,15 @@ def test_the_progress_bar_is_attached_to_stderr_by_default(monkeypatch):
     monkeypatch.setattr("sys.stderr", fake)
     bar = ProgressBar()
     assert bar.stream is fake and bar.terminal is False
+
+
+def test_an_interrupted_rebuild_of_a_damaged_store_resumes(tmp_path):
+    # Regression: the word index's triggers are dropped while it is damaged,
+    # and the next open took that for unlogged writes and restarted the rebuild.
+    db = tmp_path / "state.db"
+    _store_needing_a_full_backfill(db)
+    first = _run(db, stop_after=3)
+    with SessionStore(db) as store:
+        assert store.rebuild_status()["indexed"] > 0
+    second = _run(db)
+    assert second[0]["indexed"] >= first[-1]["indexed"] > 0

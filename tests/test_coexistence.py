@@ -120,7 +120,8 @@ def test_during_and_after_an_interrupted_optimize_never_worse(
 
     with SessionStore(db) as store:
         with pytest.raises(KeyboardInterrupt):
-            store.optimize_storage(sleep=pause, chunk_rows=5, min_pause=0)
+            # Fixed 5-row chunks, so the rebuild is still under way at the 4th pause.
+            store.optimize_storage(sleep=pause, chunk_rows=5, min_pause=0, txn_target=None)
         assert store.index_state()[schema.BASE]["rebuilding"]  # it did stop mid-way
     assert lost(hermes_venv, db, control) == {}
     both_write(hermes_venv, db, control, "A")

@@ -283,9 +283,10 @@ def test_kill_9_during_backfill_resumes_exactly(tmp_path: Path) -> None:
     writer = SessionStore(db)
     kills = 0
     interrupted: set[str] = set()
-    # chunks seen before each kill; cumulatively they reach into all three
-    # indexes' backfills (75 chunks each)
-    stops = (1, 9, 45, 80, 70, 40)
+    # chunks seen before each kill; a killed run resumes where it stopped, so
+    # cumulatively (215 of 225) they reach into all three indexes' backfills
+    # (75 chunks each) and the last kill still lands before the end
+    stops = (1, 9, 45, 80, 70, 10)
     for stop_after in stops:
         proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(
             _BACKFILL_CHILD.format(db=str(db)))], env=_env(), stdout=subprocess.PIPE,
