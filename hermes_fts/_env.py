@@ -21,6 +21,7 @@ __all__ = [
     "cjk_extension_disabled",
     "cjk_switch_value",
     "extension_override",
+    "default_db_path",
     "hermes_home",
     "hermes_root",
     "log_search_query",
@@ -53,6 +54,11 @@ def hermes_home() -> Path:
     """``$HERMES_HOME`` or ``~/.hermes``."""
     value = _value("HERMES_HOME")
     return Path(value).expanduser() if value else Path.home() / ".hermes"
+
+
+def default_db_path() -> Path:
+    """The store Hermes Agent uses: ``$HERMES_HOME/state.db``."""
+    return hermes_home() / "state.db"
 
 
 def hermes_root() -> Path:

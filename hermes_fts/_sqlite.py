@@ -19,6 +19,7 @@ __all__ = [
     "SQLITE_CORRUPT",
     "SQLITE_CORRUPT_VTAB",
     "SQLITE_FULL",
+    "StoreError",
     "SQLITE_HEADER",
     "db_bytes",
     "file_bytes",
@@ -42,6 +43,20 @@ SQLITE_CORRUPT = 11
 SQLITE_FULL = 13
 SQLITE_CORRUPT_VTAB = 267  # SQLITE_CORRUPT | (1 << 8): a virtual table is damaged
 SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class StoreError(Exception):
+    """A session store that cannot be opened; the message says what happened and what to do.
+
+    ``wrong_path`` is True when the path itself is the problem (nothing there,
+    a folder, not SQLite, another application's database), so a caller may
+    suggest another path; it is False for a sound store that cannot be used
+    right now (read-only, locked, disk full).
+    """
+
+    def __init__(self, message: str, *, wrong_path: bool = False) -> None:
+        super().__init__(message)
+        self.wrong_path = wrong_path
 
 
 def readonly_uri(path: str | os.PathLike[str], *, immutable: bool = False) -> str:

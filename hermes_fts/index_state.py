@@ -18,13 +18,13 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from . import _env, indexing, schema
+from . import _env, _sqlite, indexing, schema
 from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.index_state")
 
 __all__ = ["Capabilities", "StateCache", "align", "index_state", "optimize_needed", "repair",
-           "unindexed_range"]
+           "status_report", "unindexed_range"]
 
 
 @dataclass(frozen=True)
@@ -340,3 +340,37 @@ def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
         # Missing, or built with other tokenizer options (an older hermes-fts
         # without `variants 1`): rebuilt empty, served again once complete.
         indexing.reset_index(conn, CJK)
+
+
+# --------------------------------------------------------------------------
+# status
+
+
+def status_report(conn: sqlite3.Connection, state: dict[str, Any],
+                  backfill: dict[str, Any] | None, path: str | None, disk_bytes: int,
+                  extension: dict[str, Any]) -> dict[str, Any]:
+    """Everything ``hermes-fts status`` reports; reads only (a full scan of the text).
+
+    ``db_bytes`` is SQLite's page count times the page size, which includes
+    pages still in the ``-wal`` file; ``disk_bytes`` what the files take on
+    disk; ``text_bytes`` is the UTF-8 size of content + tool_name +
+    tool_calls, and each index's ``x_text`` is its size as a multiple of that.
+    """
+    text = indexing.text_bytes(conn)
+    sizes = indexing.index_sizes(conn, text)
+    indexes = {index: {**state[index], "bytes": None, "x_text": None, **sizes.get(index, {})}
+               for index in schema.INDEXES}
+    return {
+        "db": path,
+        "messages": conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0],
+        "sessions": conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0],
+        "text_bytes": text,
+        "db_bytes": _sqlite.db_bytes(conn),
+        "disk_bytes": disk_bytes,
+        "indexes": indexes,
+        "fts_stale": state["fts_stale"],
+        "cjk_pending": state["cjk_pending"],
+        "backfill": backfill,
+        "sqlite_version": sqlite3.sqlite_version,
+        "extension": extension,
+    }

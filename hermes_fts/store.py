@@ -1,9 +1,8 @@
-"""SessionStore: open a Hermes-compatible ``state.db``, align its indexes, write rows.
+"""SessionStore: a Hermes-compatible ``state.db``, its indexes, its rows.
 
-Opening as a writer aligns the schema (adds only what is missing), decides per
-index whether it can be served, and applies pending CJK changes written by
-processes without the extension.  Opening read-only does none of that and never
-writes a byte; it only reports what the file already holds.
+Opening an agent's store changes nothing in it: our objects are created by
+the first write, ``sync()`` or ``optimize_storage()`` (docs/DESIGN.md §9.2).
+A read-only open never writes a byte; it reports what the file holds.
 """
 
 from __future__ import annotations
@@ -18,10 +17,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import _env, _sqlite, index_state, indexing, loader, schema, search, transcript
+from ._env import default_db_path
 from ._query_syntax import QueryError
+from ._sqlite import StoreError
 from .content import encode_value
 from .query import QueryTooBroad  # re-exported: the tool and CLI see queries through the store
 from .schema import BASE, CJK, TRIGRAM
+from .transcript import file_has_session  # re-exported: the tool's profile lookup
 
 __all__ = [
     "QueryError", "QueryTooBroad", "SessionStore", "StoreError", "default_db_path",
@@ -33,24 +35,6 @@ logger = logging.getLogger("hermes_fts.store")
 _MESSAGE_FIELDS = schema.MESSAGES.names
 _UPDATABLE_FIELDS = frozenset(_MESSAGE_FIELDS) - {"session_id"}
 _SESSION_FIELDS = schema.SESSIONS.names
-
-
-class StoreError(Exception):
-    """A session store that cannot be opened; the message says what happened and what to do.
-
-    ``wrong_path`` is True when the path itself is the problem (nothing there,
-    a folder, not SQLite, another application's database), so a caller may
-    suggest another path; it is False for a sound store that cannot be used
-    right now (read-only, locked, disk full).
-    """
-
-    def __init__(self, message: str, *, wrong_path: bool = False) -> None:
-        super().__init__(message)
-        self.wrong_path = wrong_path
-
-
-def default_db_path() -> Path:
-    return _env.hermes_home() / "state.db"
 
 
 def open_store(path: str | os.PathLike[str], *, readonly: bool,
@@ -74,21 +58,6 @@ def open_store(path: str | os.PathLike[str], *, readonly: bool,
     except (sqlite3.Error, OSError) as exc:
         problem = _sqlite.open_problem(target, readonly, exc)
         raise StoreError(problem.message, wrong_path=problem.wrong_path) from exc
-
-
-def file_has_session(path: str | os.PathLike[str], session_id: str) -> bool:
-    """Whether the store at ``path`` holds ``session_id``; a read-only peek, False on any error."""
-    try:
-        conn = sqlite3.connect(_sqlite.readonly_uri(path), uri=True)
-    except sqlite3.Error:
-        return False
-    try:
-        row = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        return row is not None
-    except sqlite3.Error:
-        return False
-    finally:
-        conn.close()
 
 
 class SessionStore:
@@ -603,43 +572,18 @@ class SessionStore:
         """Id of the session's first visible message, None when it has none."""
         return transcript.first_message_id(self._conn, session_id)
 
-    # -------------------------------------------------------------- status
+    # ------------------------------------------------------ status, closing
 
     def disk_bytes(self) -> int:
         """What the store takes on disk now: its main file plus its ``-wal`` file."""
         return _sqlite.file_bytes(self._path)
 
     def status(self) -> dict[str, Any]:
-        """Everything ``hermes-fts status`` reports; reads only (a full scan of the text).
-
-        ``db_bytes`` is SQLite's page count times the page size, which
-        includes pages still in the ``-wal`` file; ``text_bytes`` is the UTF-8
-        size of content + tool_name + tool_calls, and each index's ``x_text``
-        is its size as a multiple of that.
-        """
-        conn = self._conn
-        state = self.index_state()
-        text = indexing.text_bytes(conn)
-        sizes = indexing.index_sizes(conn, text)
-        indexes = {index: {**state[index], "bytes": None, "x_text": None, **sizes.get(index, {})}
-                   for index in schema.INDEXES}
-        return {
-            "db": self.path,
-            "messages": conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0],
-            "sessions": conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0],
-            "text_bytes": text,
-            "db_bytes": _sqlite.db_bytes(conn),
-            "disk_bytes": self.disk_bytes(),
-            "indexes": indexes,
-            "fts_stale": state["fts_stale"],
-            "cjk_pending": state["cjk_pending"],
-            "backfill": self.rebuild_status(),
-            "sqlite_version": sqlite3.sqlite_version,
-            "extension": {"loaded": self.cjk_available, "strategy": loader.load_strategy(),
-                          "disabled": _env.cjk_extension_disabled()},
-        }
-
-    # ------------------------------------------------------------- closing
+        """Everything ``hermes-fts status`` reports (``index_state.status_report``)."""
+        return index_state.status_report(
+            self._conn, self.index_state(), self.rebuild_status(), self.path, self.disk_bytes(),
+            extension={"loaded": self.cjk_available, "strategy": loader.load_strategy(),
+                       "disabled": _env.cjk_extension_disabled()})
 
     def close(self) -> None:
         try:

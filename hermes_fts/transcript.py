@@ -18,12 +18,13 @@ visibility follows the ``active``/``compacted``/``display_kind`` markers:
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._params import as_int
-from ._sqlite import row_dict
+from ._sqlite import readonly_uri, row_dict
 from .content import decode_content, parse_tool_calls
 from .schema import MESSAGES
 
@@ -456,3 +457,18 @@ def attach_context(
                 by_id[mid]["context"] = [bodies[i] for i in (prev_id, mid, next_id) if i in bodies]
     except sqlite3.Error:
         logger.debug("context lookup failed; results keep empty contexts", exc_info=True)
+
+
+def file_has_session(path: str | os.PathLike[str], session_id: str) -> bool:
+    """Whether the store at ``path`` holds ``session_id``; a read-only peek, False on any error."""
+    try:
+        conn = sqlite3.connect(readonly_uri(path), uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        row = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return row is not None
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()

@@ -38,14 +38,6 @@ PROBES = ["deploy", "pipeline", "scripts/deploy.sh", "user@example.com", "服", 
           "tailA", "editedA", "dolor"]
 
 
-@pytest.fixture(scope="module")
-def hermes_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    keep = os.environ.get("HERMES_FTS_TEST_VENV", "").strip()
-    folder = Path(keep) if keep else tmp_path_factory.getbasetemp() / "hermes-venv"
-    try:
-        return he.ensure_venv(folder)
-    except (he.HermesUnavailable, OSError) as exc:
-        pytest.skip(f"hermes-agent 0.19.0 cannot be installed here: {exc}")
 
 
 def agent(venv: Path, *args: str) -> Any:

@@ -12,7 +12,6 @@ OpenAI-compatible server on 127.0.0.1, and the real ``hermes`` command runs
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -28,14 +27,6 @@ PLUGIN_LOGGER = "hermes_fts.hermes_plugin"
 # --------------------------------------------------------------------------- fixtures
 
 
-@pytest.fixture(scope="session")
-def hermes_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    keep = os.environ.get("HERMES_FTS_TEST_VENV", "").strip()
-    folder = Path(keep) if keep else tmp_path_factory.getbasetemp() / "hermes-venv"
-    try:
-        return he.ensure_venv(folder)
-    except (he.HermesUnavailable, OSError) as exc:
-        pytest.skip(f"hermes-agent 0.19.0 cannot be installed here: {exc}")
 
 
 @pytest.fixture()

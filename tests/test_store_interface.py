@@ -5,17 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
-import sys
-import tempfile
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _tool_fixtures import T0, chat, conversation
+from _tool_fixtures import T0, chat, conversation, nobody_dir, nobody_python
 
 from hermes_fts import _sqlite
 from hermes_fts.store import SessionStore, StoreError, file_has_session, open_store
@@ -101,18 +98,7 @@ def test_a_locked_store_says_locked_not_wrong_path(db: Path, monkeypatch) -> Non
 # --------------------------------------------------------------------------- real permissions
 
 
-def _python_for_nobody() -> str | None:
-    if os.geteuid() != 0 or shutil.which("runuser") is None:
-        return None
-    for exe in (sys.executable, "/usr/bin/python3"):
-        probe = subprocess.run(["runuser", "-u", "nobody", "--", exe, "-c", "import sqlite3"],
-                               capture_output=True)
-        if probe.returncode == 0:
-            return exe
-    return None
-
-
-NOBODY_PYTHON = _python_for_nobody()
+NOBODY_PYTHON = nobody_python()
 needs_nobody = pytest.mark.skipif(
     NOBODY_PYTHON is None, reason="needs root to run as the real user nobody")
 
@@ -143,13 +129,8 @@ def _open_as_nobody(path: Path, mode: str) -> dict:
 
 @pytest.fixture()
 def shared_dir() -> Iterator[Path]:
-    # pytest's tmp_path lives under root's private folder, out of nobody's reach.
-    path = Path(tempfile.mkdtemp(prefix="hermes-fts-perm-"))
-    path.chmod(0o755)
-    try:
+    with nobody_dir() as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def _store_in(folder: Path) -> Path:
