@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
+from pathlib import Path
+
 import pytest
 
 import hermes_fts
@@ -14,6 +18,16 @@ def extension_available() -> bool:
     except hermes_fts.ExtensionUnavailable:
         return False
     return True
+
+
+def generator_copy(tmp_path: Path, generator: str, files: tuple[str, ...]) -> list[str]:
+    """Copy a table generator and its files (paths relative to the repository) into
+    ``tmp_path`` with the same layout; returns the command that runs the copy."""
+    root = Path(__file__).resolve().parent.parent
+    for rel in (generator, *files):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / rel, tmp_path / rel)
+    return [sys.executable, str(tmp_path / generator)]
 
 
 needs_extension = pytest.mark.skipif(

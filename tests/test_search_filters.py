@@ -17,26 +17,16 @@ from _support import needs_extension
 from hermes_fts.store import SessionStore
 from hermes_fts.tool.args import SearchOptions
 from hermes_fts.tool.context import HIDDEN_SESSION_SOURCES, CallContext
-from hermes_fts.tool.discover import _DISCOVER_SEARCH_FIELDS, Discovery
+
+# The old post-filter's rule (numeric timestamps in [after, before)); discovery
+# still applies it to title matches.
+from hermes_fts.tool.discover import _DISCOVER_SEARCH_FIELDS, Discovery, _in_bounds
 
 pytestmark = needs_extension
 
 T0 = 1_700_000_000.0
 PAGE = 1000
 MAX_ROWS = 30_000  # the old scan's cap
-
-
-def _in_bounds(ts: Any, after: float | None, before: float | None) -> bool:
-    """The old post-filter's rule: numeric timestamps in [after, before)."""
-    if after is None and before is None:
-        return True
-    try:
-        value = float(ts)
-    except (TypeError, ValueError):
-        return False
-    if after is not None and value < after:
-        return False
-    return not (before is not None and value >= before)
 
 
 def post_filtered(store: SessionStore, query: str, limit: int, after: float | None,

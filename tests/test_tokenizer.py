@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from _cjk_hosts import DB_ERRORS, HOSTS, Db, assert_exact_offsets, fold, host_db
+from _support import generator_copy
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -354,16 +355,8 @@ def test_generated_tables_are_fresh() -> None:
 
 @needs_source_tree
 def test_generated_tables_check_detects_staleness(tmp_path: Path) -> None:
-    (tmp_path / "csrc").mkdir()
-    (tmp_path / "hermes_fts").mkdir()
-    for rel in (
-        "csrc/gen_cjk_tables.py",
-        "csrc/cjk_ranges.txt",
-        "csrc/cjk_script.h",
-        "hermes_fts/_cjk_ranges.py",
-    ):
-        shutil.copyfile(ROOT / rel, tmp_path / rel)
-    script = [sys.executable, str(tmp_path / "csrc" / "gen_cjk_tables.py")]
+    script = generator_copy(tmp_path, "csrc/gen_cjk_tables.py", (
+        "csrc/cjk_ranges.txt", "csrc/cjk_script.h", "hermes_fts/_cjk_ranges.py"))
     assert subprocess.run([*script, "--check"], capture_output=True).returncode == 0
     with open(tmp_path / "csrc" / "cjk_ranges.txt", "a", encoding="utf-8") as f:
         f.write("E000..E001  # test-only range\n")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from _cjk_hosts import DB_ERRORS, HOSTS, Db, fold, host_db
+from _support import generator_copy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -165,17 +166,9 @@ def test_generated_variant_tables_are_fresh() -> None:
 
 @needs_source_tree
 def test_variant_check_detects_staleness(tmp_path: Path) -> None:
-    (tmp_path / "csrc").mkdir()
-    (tmp_path / "hermes_fts").mkdir()
-    for rel in (
-        "csrc/gen_cjk_variants.py",
-        "csrc/cjk_variants.txt",
-        "csrc/cjk_variants.h",
-        "csrc/cjk_ranges.txt",
-        "hermes_fts/_cjk_variants.py",
-    ):
-        shutil.copyfile(ROOT / rel, tmp_path / rel)
-    script = [sys.executable, str(tmp_path / "csrc" / "gen_cjk_variants.py")]
+    script = generator_copy(tmp_path, "csrc/gen_cjk_variants.py", (
+        "csrc/cjk_variants.txt", "csrc/cjk_variants.h", "csrc/cjk_ranges.txt",
+        "hermes_fts/_cjk_variants.py"))
     assert subprocess.run([*script, "--check"], capture_output=True).returncode == 0
     table = tmp_path / "csrc" / "cjk_variants.txt"
     table.write_text(
