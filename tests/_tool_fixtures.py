@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -10,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Union
 
@@ -111,6 +112,23 @@ def nobody_python() -> str | None:
 needs_nobody = pytest.mark.skipif(
     nobody_python() is None, reason="needs root to run as the real user nobody"
 )
+
+
+@cache
+def nobody_package_root() -> Path:
+    """A folder ``nobody`` can read holding a copy of this checkout's package.
+
+    The checkout itself may sit where ``nobody`` cannot look (a fresh clone
+    under root's 0700 home or a 0700 temporary folder); put this folder on
+    ``PYTHONPATH`` for processes run as ``nobody``.
+    """
+    root = Path(tempfile.mkdtemp(prefix="hermes-fts-nobody-pkg-"))
+    shutil.copytree(Path(__file__).resolve().parent.parent / "hermes_fts", root / "hermes_fts",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() or path.suffix in (".so", ".dylib") else 0o644)
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
 
 
 @contextlib.contextmanager

@@ -39,8 +39,9 @@ def test_status_reports_whether_the_plugin_is_enabled(capsys, tmp_path):
     assert plugin["enabled"] is False and plugin["serves_session_search"] is False
 
     (tmp_path / "config.yaml").write_text(
-        "plugins:\n  enabled: [hermes-fts]\n  entries:\n"
-        "    hermes-fts: {allow_tool_override: true}\n"
+        # As `hermes plugins enable hermes-fts --allow-tool-override` writes it.
+        "plugins:\n  enabled:\n  - hermes-fts\n  entries:\n"
+        "    hermes-fts:\n      allow_tool_override: true\n"
     )
     assert main(["status", "--db", str(db), "--json"]) == 0
     plugin = json.loads(capsys.readouterr().out)["hermes_plugin"]

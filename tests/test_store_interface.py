@@ -12,12 +12,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _tool_fixtures import T0, chat, conversation, nobody_dir, nobody_python
+from _tool_fixtures import (
+    T0,
+    chat,
+    conversation,
+    nobody_dir,
+    nobody_package_root,
+    nobody_python,
+)
 
 from hermes_fts import _sqlite
 from hermes_fts.store import SessionStore, StoreError, file_has_session, open_store
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def digest(path: Path) -> str:
@@ -121,7 +127,7 @@ def _open_as_nobody(path: Path, mode: str) -> dict:
     assert NOBODY_PYTHON is not None
     env = {"PATH": os.environ.get("PATH", ""), "HERMES_CJK_FTS": "0"}
     proc = subprocess.run(
-        ["runuser", "-u", "nobody", "--", NOBODY_PYTHON, "-c", _AS_NOBODY, str(ROOT),
+        ["runuser", "-u", "nobody", "--", NOBODY_PYTHON, "-c", _AS_NOBODY, str(nobody_package_root()),
          str(path), mode], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
