@@ -25,7 +25,6 @@ from hermes_fts import _sqlite
 from hermes_fts.store import SessionStore, StoreError, file_has_session, open_store
 
 
-
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
