@@ -118,6 +118,18 @@ def bench_store(bench_size: int, bench_seed: int) -> Path:
     return corpus.cached_store(bench_size, bench_seed)
 
 
+@pytest.fixture(scope="module")
+def store(bench_store: Path) -> Iterator[Any]:
+    """The benchmark store opened read-only, with the extension (the CJK routes to time)."""
+    from hermes_fts.store import SessionStore
+
+    st = SessionStore(bench_store, readonly=True)
+    if not st.cjk_available:
+        pytest.skip("cjk_unicode61 extension unavailable: nothing to compare")
+    yield st
+    st.close()
+
+
 class BenchReport:
     """Rows collected by the suites, printed as Markdown tables at the end."""
 

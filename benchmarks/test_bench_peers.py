@@ -25,7 +25,6 @@ from __future__ import annotations
 import shutil
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -44,15 +43,6 @@ REPEATS = 15
 PER_BAND = 3
 OVERHEAD_TARGET = 1.5
 NO_CONTEXT = [f for f in search.RESULT_FIELDS if f != "context"]
-
-
-@pytest.fixture(scope="module")
-def store(bench_store: Path):
-    st = SessionStore(bench_store, readonly=True)
-    if not st.cjk_available:
-        pytest.skip("cjk_unicode61 extension unavailable: nothing to compare")
-    yield st
-    st.close()
 
 
 def prepared_statement(st: SessionStore, term: str) -> tuple[str, list[Any]] | None:

@@ -19,7 +19,6 @@ route promises (see tests/test_search.py for the exact ground truth).
 from __future__ import annotations
 
 import statistics
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,15 +35,6 @@ REPEATS = 5
 CJK_CLASSES = ("zh2", "zh3", "cjk1", "ja", "ko", "zh2_or")
 LATIN_CLASSES = ("latin_word", "latin_ident", "latin_glued")
 NO_CONTEXT = [f for f in search.RESULT_FIELDS if f != "context"]
-
-
-@pytest.fixture(scope="module")
-def store(bench_store: Path):
-    st = SessionStore(bench_store, readonly=True)
-    if not st.cjk_available:
-        pytest.skip("cjk_unicode61 extension unavailable: nothing to compare")
-    yield st
-    st.close()
 
 
 def raw_fts5(st: SessionStore, term: str) -> list[Any]:
