@@ -8,14 +8,22 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote
 
 __all__ = [
     "BUSY_TIMEOUT_S",
+    "SHORT_WAIT_S",
+    "busy_timeout",
+    "cannot_write_now",
+    "connect_readonly",
+    "disk_full",
+    "store_error",
     "SQLITE_CORRUPT",
     "SQLITE_CORRUPT_VTAB",
     "SQLITE_FULL",
@@ -39,8 +47,19 @@ __all__ = [
 logger = logging.getLogger("hermes_fts.sqlite")
 
 BUSY_TIMEOUT_S = 10.0
+# How long work nobody asked for (applying the pending table before a search)
+# waits for another process' write lock: longer than an agent's write, far
+# shorter than a user would wait.  Skipped work costs no result (§5.3).
+SHORT_WAIT_S = 0.2
 SQLITE_CORRUPT = 11
 SQLITE_FULL = 13
+SQLITE_IOERR_SHMSIZE = 4874  # the -shm file could not be grown (a full disk)
+SHM_BYTES = 32768  # the first -shm region every WAL connection needs
+# Primary result codes of a store that is sound but cannot take a write now:
+# BUSY, LOCKED, READONLY, IOERR, FULL, CANTOPEN.
+_CANNOT_WRITE_CODES = frozenset({5, 6, 8, 10, 13, 14})
+_CANNOT_WRITE_WORDS = ("locked", "busy", "readonly", "read-only", "disk is full",
+                       "disk i/o error", "unable to open")
 SQLITE_CORRUPT_VTAB = 267  # SQLITE_CORRUPT | (1 << 8): a virtual table is damaged
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -84,6 +103,76 @@ def nobody_writing(path: str | os.PathLike[str]) -> bool:
             and not os.path.exists(target + "-journal"))
 
 
+def disk_full(path: str | os.PathLike[str]) -> bool:
+    """Whether the file system holding ``path`` has no room for even a -shm file."""
+    folder = os.path.dirname(os.path.abspath(os.fspath(path))) or "."
+    try:
+        return shutil.disk_usage(folder).free < 2 * SHM_BYTES
+    except OSError:
+        return False
+
+
+def _wal_empty(path: str) -> bool:
+    try:
+        return os.stat(path + "-wal").st_size == 0
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
+def _shm_failed(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return bool(code == SQLITE_IOERR_SHMSIZE)
+    return "disk i/o error" in str(exc).lower()  # Python < 3.11 hides the code
+
+
+def connect_readonly(path: str | os.PathLike[str], **kwargs: Any) -> sqlite3.Connection:
+    """A read-only connection to ``path``, which writes nothing, even on a full disk.
+
+    Immutable when nobody can be writing (``nobody_writing``).  On a full
+    disk SQLite cannot create the 32 KB ``-shm`` file every WAL connection
+    needs, so no process can use the store in WAL mode; with no ``-wal``
+    content to read either, the file alone is the whole store, and it is
+    opened immutable.  A full disk with a ``-wal`` that holds changes raises.
+    """
+    target = os.fspath(path)
+    conn = sqlite3.connect(readonly_uri(target, immutable=nobody_writing(target)),
+                           uri=True, **kwargs)
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # opens the WAL index
+    except sqlite3.Error as exc:
+        conn.close()
+        if not (isinstance(exc, sqlite3.OperationalError) and _shm_failed(exc)
+                and disk_full(target) and _wal_empty(target)):
+            raise
+        logger.info("%s: disk full, no -wal content: reading the file immutable", target)
+        conn = sqlite3.connect(readonly_uri(target, immutable=True), uri=True, **kwargs)
+    return conn
+
+
+@contextmanager
+def busy_timeout(conn: sqlite3.Connection, seconds: float) -> Iterator[None]:
+    """Wait at most ``seconds`` for another process' lock inside the block."""
+    conn.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+
+
+def cannot_write_now(exc: BaseException) -> bool:
+    """True for a write refused by the circumstances, not by the data: locked, read-only, full."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _CANNOT_WRITE_CODES
+    text = str(exc).lower()
+    return any(word in text for word in _CANNOT_WRITE_WORDS)
+
+
 def row_dict(cursor: sqlite3.Cursor, row: Sequence[Any]) -> dict[str, Any]:
     """One fetched row as ``{column name: value}``, whatever the row factory."""
     return {d[0]: v for d, v in zip(cursor.description, row)}
@@ -106,11 +195,11 @@ def file_kind(path: str | os.PathLike[str]) -> tuple[str, str]:
     and ``sqlite`` (the file starts with SQLite's header).
     """
     target = Path(path)
-    if not target.exists():
-        return "missing", ""
-    if target.is_dir():
-        return "directory", ""
     try:
+        if not target.exists():
+            return "missing", ""
+        if target.is_dir():
+            return "directory", ""
         with target.open("rb") as fh:
             header = fh.read(len(SQLITE_HEADER))
     except OSError as exc:
@@ -186,7 +275,7 @@ def file_bytes(path: str | os.PathLike[str]) -> int:
     return total
 
 
-WAL_TRUNCATE_WAIT_MS = 200  # how long truncating the WAL after a VACUUM waits for readers
+WAL_TRUNCATE_WAIT_S = 0.2  # how long truncating the WAL after a VACUUM waits for readers
 
 
 def shrink_wal(conn: sqlite3.Connection) -> None:
@@ -199,11 +288,8 @@ def shrink_wal(conn: sqlite3.Connection) -> None:
     try:
         busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         if not busy:
-            conn.execute(f"PRAGMA busy_timeout = {WAL_TRUNCATE_WAIT_MS}")
-            try:
+            with busy_timeout(conn, WAL_TRUNCATE_WAIT_S):
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            finally:
-                conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
     except sqlite3.DatabaseError as exc:
         logger.debug("checkpoint after VACUUM skipped: %s", exc)
 
@@ -225,11 +311,12 @@ def store_file_problem(path: Path, *, readonly: bool, may_create: bool) -> FileP
     Nothing there, a folder, an empty file, a file that is not SQLite and a
     SQLite file without the ``sessions``/``messages`` tables are wrong paths
     (``may_create`` accepts a missing or empty file).  For a read-write open,
-    a file without write permission is named as such.
+    a file or folder this user cannot write is named as such: the check runs
+    before anything is written.
     """
     kind, detail = file_kind(path)
     if kind in ("missing", "empty") and may_create:
-        return None
+        return None if readonly else _write_problem(path)
     wrong = {
         "missing": f"no session store at {path}",
         "directory": f"{path} is a directory, not a session store",
@@ -239,9 +326,11 @@ def store_file_problem(path: Path, *, readonly: bool, may_create: bool) -> FileP
     if kind in wrong:
         return FileProblem(wrong[kind], wrong_path=True)
     if kind == "unreadable":
-        return FileProblem(f"cannot read {path} ({detail})")
+        return FileProblem(f"{path} cannot be read by this user ({detail}); give this user "
+                           "read permission on it and the folders above it, or run as the "
+                           "store's owner")
     try:
-        conn = sqlite3.connect(readonly_uri(path, immutable=nobody_writing(path)), uri=True)
+        conn = connect_readonly(path)
         try:
             names = {row[0] for row in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table'"
@@ -253,36 +342,76 @@ def store_file_problem(path: Path, *, readonly: bool, may_create: bool) -> FileP
     if names != {"sessions", "messages"}:
         return FileProblem(f"{path} is a SQLite database but not a Hermes session store "
                            "(no sessions and messages tables)", wrong_path=True)
-    if not readonly and not os.access(path, os.W_OK):
-        return FileProblem(f"{path} is a read-only file; make it writable or open the "
-                           "store read-only")
+    return None if readonly else _write_problem(path)
+
+
+_WRITES = "this command writes to the store"
+
+
+def _write_problem(path: Path) -> FileProblem | None:
+    """Why this user cannot write ``path`` (or create it), looking only; None if it can."""
+    if path.exists() and not os.access(path, os.W_OK):
+        return FileProblem(f"{path} is a read-only file and {_WRITES}; make it writable "
+                           f"(chmod u+w as its owner) or run as a user who may write it")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # a missing folder is created in the nearest existing one
+    if not os.access(folder, os.W_OK):
+        return FileProblem(f"the folder {folder} is read-only for this user and {_WRITES}: "
+                           f"SQLite creates its -wal and -shm files next to {path.name}; "
+                           "make the folder writable")
     return None
 
 
 def open_problem(path: Path, readonly: bool, exc: BaseException) -> FileProblem:
-    """What went wrong when SQLite could not open ``path``, in words a user can act on."""
+    """What went wrong when SQLite could not open or use ``path``, in words a user can act on.
+
+    ``readonly`` says whether only reading was attempted.  Only a file that
+    is not SQLite at all is reported as a wrong path.
+    """
     text = str(exc).lower()
+    code = getattr(exc, "sqlite_errorcode", None)
     refused = "readonly" in text or "read-only" in text or "unable to open" in text
-    if not readonly and path.exists() and not os.access(path, os.W_OK):
-        return FileProblem(f"{path} is a read-only file ({exc}); make it writable or open "
-                           "the store read-only")
-    if (not readonly or refused) and not os.access(path.parent, os.W_OK):
+    if not readonly:
+        problem = _write_problem(path)
+        if problem is not None:
+            return FileProblem(f"{problem.message} ({exc})")
+    if readonly and refused and not os.access(path.parent, os.W_OK):
         return FileProblem(
-            f"the folder {path.parent} is read-only, and SQLite must create its -wal and "
-            f"-shm files next to {path.name} ({exc}); make the folder writable"
-            + ("" if readonly else " or open the store read-only"))
+            f"the folder {path.parent} is read-only for this user and a {path.name}-wal file "
+            f"next to the store shows it may be being written: reading it safely needs a "
+            f"-shm file there ({exc}); make the folder writable, or read a copy of the "
+            "store and its -wal file")
     if "locked" in text or "busy" in text:
         return FileProblem(f"{path} is locked by another process ({exc}); wait for it to "
-                           "finish and try again")
-    if "disk is full" in text or getattr(exc, "sqlite_errorcode", None) == SQLITE_FULL:
+                           "finish (Hermes Agent or another hermes-fts command) and try again")
+    if ("disk is full" in text or (code is not None and code & 0xFF == SQLITE_FULL)
+            or (("disk i/o error" in text or refused) and disk_full(path))):
         return FileProblem(f"the disk holding {path} is full ({exc}); free some space and "
                            "try again")
     if refused:
         return FileProblem(f"{path} cannot be written ({exc}); make it and its folder "
-                           "writable or open the store read-only")
-    if "not a database" in text or "malformed" in text:
-        return FileProblem(f"cannot read {path} as SQLite ({exc})", wrong_path=True)
-    return FileProblem(f"cannot open {path} ({exc})")
+                           "writable for this user")
+    if "not a database" in text:
+        return FileProblem(f"{path} is not a SQLite database ({exc})", wrong_path=True)
+    if "malformed" in text or "corrupt" in text:
+        return FileProblem(f"{path} is damaged ({exc}); restore it from a backup, or "
+                           f"recover what is left with `sqlite3 {path} .recover`")
+    return FileProblem(f"cannot use {path} ({exc})")
+
+
+def store_error(path: str | os.PathLike[str], exc: BaseException, *,
+                readonly: bool | None = None) -> StoreError:
+    """``exc``, raised while opening or using the store at ``path``, as a StoreError.
+
+    ``readonly`` None: whether only reading was attempted is read from the
+    error (SQLite names a refused write).
+    """
+    if readonly is None:
+        text = str(exc).lower()
+        readonly = not ("readonly" in text or "read-only" in text or "disk is full" in text)
+    problem = open_problem(Path(path), readonly, exc)
+    return StoreError(problem.message, wrong_path=problem.wrong_path)
 
 
 def sqlite_sort_key(value: Any) -> tuple[int, Any]:

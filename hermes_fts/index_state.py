@@ -23,8 +23,8 @@ from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.index_state")
 
-__all__ = ["Capabilities", "StateCache", "align", "index_state", "optimize_needed", "repair",
-           "status_report", "unindexed_range"]
+__all__ = ["Capabilities", "StateCache", "align", "backfill_targets", "has_messages",
+           "index_state", "optimize_needed", "repair", "status_report", "unindexed_range"]
 
 
 @dataclass(frozen=True)
@@ -166,6 +166,26 @@ def unindexed_range(conn: sqlite3.Connection, index: str) -> tuple[int, int] | N
 # Aligning on open
 
 
+def has_messages(conn: sqlite3.Connection) -> bool:
+    """Whether the store holds any message (False for a new store without the table)."""
+    try:
+        return conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
+    except sqlite3.OperationalError:
+        return False
+
+
+def backfill_targets(conn: sqlite3.Connection, caps: Capabilities,
+                     index: str | None = None) -> list[str]:
+    """The indexes (``index`` alone, or all) that exist or are being built and this
+    process can write: the CJK index needs the extension, trigram its tokenizer
+    and ``HERMES_TRIGRAM_FTS`` on."""
+    names = (index,) if index else schema.INDEXES
+    return [name for name in names
+            if not (name == CJK and not caps.cjk)
+            and not (name == TRIGRAM and not (caps.trigram and _env.trigram_enabled()))
+            and (schema.index_sql(conn, name) is not None or schema.building(conn, name))]
+
+
 def align(conn: sqlite3.Connection, caps: Capabilities, *, create_cjk: bool = False,
           base: bool = True) -> None:
     """Schema alignment on open, in one write transaction; adds only what is missing.
@@ -191,7 +211,7 @@ def _align_indexes(conn: sqlite3.Connection, caps: Capabilities, create_cjk: boo
         logger.warning("SQLite FTS5 unavailable; message writes work, search uses LIKE")
         return
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
-    has_rows = conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
+    has_rows = has_messages(conn)
 
     # Word and trigram index.  An index Hermes Agent reads is only ever
     # created here when the store has no messages (nothing to build); with

@@ -264,15 +264,18 @@ def apply_pending(conn: sqlite3.Connection, batch_ids: int = PENDING_BATCH_IDS) 
     """Bring messages_fts_cjk up to date from the pending table; returns ids applied.
 
     Each batch is its own write transaction, so a large backlog (an extension
-    outage) never holds the write lock for long.
+    outage) never holds the write lock for long.  A batch deletes the pending
+    rows it applied (and their old text) in its own transaction; with nothing
+    pending no write lock is taken.
     """
     applied = 0
-    while True:
+    while conn.execute(f"SELECT 1 FROM {CJK_PENDING} LIMIT 1").fetchone() is not None:
         with write_txn(conn):
             n = apply_pending_batch(conn, batch_ids)
         if n == 0:
-            return applied
+            break
         applied += n
+    return applied
 
 
 def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) -> int:

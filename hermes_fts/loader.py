@@ -35,7 +35,7 @@ from ._platform import (
     sqlite_library_candidates,
     strip_library_suffix,
 )
-from ._sqlite import nobody_writing, readonly_uri
+from ._sqlite import connect_readonly
 
 __all__ = [
     "ExtensionUnavailable",
@@ -327,25 +327,21 @@ def connect(path: str, readonly: bool = False, **kwargs: Any) -> sqlite3.Connect
     """A stdlib sqlite3 connection with cjk_unicode61; raises ExtensionUnavailable.
 
     ``readonly=True`` opens a read-only URI, so nothing is ever written; an
-    immutable one when nobody can be writing the file (``_sqlite.nobody_writing``).
+    immutable one when nobody can be writing the file (``_sqlite.connect_readonly``).
     """
     global _strategy
     _check_enabled()
-    target = str(path)
-    if readonly:
-        # In a folder nobody can write, immutable: no -shm is needed.
-        target = readonly_uri(target, immutable=nobody_writing(target))
-        kwargs["uri"] = True
-    if hasattr(sqlite3.Connection, "enable_load_extension"):
-        conn = sqlite3.connect(target, **kwargs)
+    loadable = hasattr(sqlite3.Connection, "enable_load_extension")
+    if not loadable:
+        install()
+    conn = connect_readonly(path, **kwargs) if readonly else sqlite3.connect(str(path), **kwargs)
+    if loadable:
         try:
             load(conn)
         except BaseException:
             conn.close()
             raise
         return conn
-    install()
-    conn = sqlite3.connect(target, **kwargs)
     if not has_extension(conn):
         conn.close()
         raise ExtensionUnavailable("the auto-extension did not reach the new connection")

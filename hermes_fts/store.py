@@ -19,7 +19,7 @@ from typing import Any, Callable
 from . import _env, _sqlite, index_state, indexing, loader, schema, search, transcript
 from ._env import default_db_path
 from ._query_syntax import QueryError
-from ._sqlite import StoreError
+from ._sqlite import StoreError, store_error  # the CLI names a failure's cause with it
 from .content import encode_value
 from .query import QueryTooBroad  # re-exported: the tool and CLI see queries through the store
 from .schema import BASE, CJK, TRIGRAM
@@ -27,8 +27,7 @@ from .transcript import file_has_session  # re-exported: the tool's profile look
 
 __all__ = [
     "QueryError", "QueryTooBroad", "SessionStore", "StoreError", "default_db_path",
-    "file_has_session", "open_store",
-]
+    "file_has_session", "open_store", "store_error"]
 
 logger = logging.getLogger("hermes_fts.store")
 
@@ -37,8 +36,8 @@ _UPDATABLE_FIELDS = frozenset(_MESSAGE_FIELDS) - {"session_id"}
 _SESSION_FIELDS = schema.SESSIONS.names
 
 
-def open_store(path: str | os.PathLike[str], *, readonly: bool,
-               create: bool = False) -> SessionStore:
+def open_store(path: str | os.PathLike[str], *, readonly: bool, create: bool = False,
+               check_writable: bool = False) -> SessionStore:
     """The one way the tool and the CLI open a store; raises StoreError.
 
     Refuses a directory, a file that is not SQLite and a SQLite file of
@@ -46,18 +45,18 @@ def open_store(path: str | os.PathLike[str], *, readonly: bool,
     touching them.  A read-write open of a file that cannot be written fails
     with the reason (read-only file, read-only folder, locked, disk full);
     it is never silently turned into a read-only open.  ``create=True``
-    allows a missing (or empty) file to become a new store.
+    allows a missing (or empty) file to become a new store.  ``check_writable``
+    makes a read-only open refuse what a read-write one would (a preflight).
     """
     target = Path(path).expanduser()
-    problem = _sqlite.store_file_problem(target, readonly=readonly,
+    problem = _sqlite.store_file_problem(target, readonly=readonly and not check_writable,
                                          may_create=create and not readonly)
     if problem is not None:
         raise StoreError(problem.message, wrong_path=problem.wrong_path)
     try:
         return SessionStore(target, readonly=readonly)
     except (sqlite3.Error, OSError) as exc:
-        problem = _sqlite.open_problem(target, readonly, exc)
-        raise StoreError(problem.message, wrong_path=problem.wrong_path) from exc
+        raise _sqlite.store_error(target, exc, readonly=readonly) from exc
 
 
 class SessionStore:
@@ -79,7 +78,7 @@ class SessionStore:
         self._file = self._main_file()
         # An existing store's missing columns come from TEMP views until our
         # first write: an open changes nothing in it (docs/DESIGN.md §9.2).
-        self._base_deferred = not readonly and self._has_rows()
+        self._base_deferred = not readonly and index_state.has_messages(self._conn)
         if readonly:
             schema.shadow_missing_columns(self._conn)
         self.cjk_available = self._cjk_capable()
@@ -89,6 +88,9 @@ class SessionStore:
         self.trigram_available = self.fts5_available and schema.probe_trigram(self._conn)
         self._seen = index_state.StateCache(self._conn, self._caps)
         if not readonly:
+            # Deleted text is overwritten, not left in free pages (§5.3), whatever
+            # this SQLite build's default; old SQLite knows the pragma too.
+            self._conn.execute("PRAGMA secure_delete = ON")
             self._conn.execute("PRAGMA foreign_keys = ON")
             if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 self._conn.execute("PRAGMA journal_mode = WAL")
@@ -98,12 +100,6 @@ class SessionStore:
             self._apply_pending()
 
     # ------------------------------------------------------------------ open
-
-    def _has_rows(self) -> bool:
-        try:  # no messages table yet: a new store
-            return self._conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
-        except sqlite3.OperationalError:
-            return False
 
     def _align_base(self) -> None:
         """Before our first write: replace the TEMP views by the real columns."""
@@ -128,8 +124,7 @@ class SessionStore:
             log = logger.info if _env.cjk_extension_disabled() else logger.warning
             log("CJK search unavailable (%s); using the other indexes and LIKE", exc)
         if self.readonly:
-            return sqlite3.connect(_sqlite.readonly_uri(
-                self._path, immutable=_sqlite.nobody_writing(self._path)), uri=True, **kwargs)
+            return _sqlite.connect_readonly(self._path, **kwargs)
         return sqlite3.connect(str(self._path), **kwargs)
 
     def _main_file(self) -> str | None:
@@ -203,18 +198,30 @@ class SessionStore:
             index_state.align(self._conn, self._caps, create_cjk=True)
         return self._apply_pending()
 
-    def _apply_pending(self) -> int:
+    def _apply_pending(self, *, asked: bool = True) -> int:
+        """Apply the pending table; unless ``asked``, only if the lock comes at once.
+
+        Before a search nobody asked for the write: a lock held by another
+        process, a read-only file or a full disk then leaves the rows pending,
+        and the search answers them by the exact fallback (§5.3).
+        """
         if not self._cjk_writable():
             # Nothing this store may apply until the file changes.
             self._seen.synced = self._seen.token()
             return 0
+        wait = _sqlite.BUSY_TIMEOUT_S if asked else _sqlite.SHORT_WAIT_S
         try:
-            applied = indexing.apply_pending(self._conn)
+            with _sqlite.busy_timeout(self._conn, wait):
+                applied = indexing.apply_pending(self._conn)
         except sqlite3.DatabaseError as exc:
             if self._is_index_corruption(exc):
                 self._mark_fts_stale(f"{CJK}: {exc}")
                 return 0
-            raise
+            if asked or not _sqlite.cannot_write_now(exc):
+                raise
+            logger.info("pending CJK changes left for later (%s); search reads them by LIKE",
+                        exc)
+            return 0
         self._seen.synced = self._seen.token()
         return applied
 
@@ -226,7 +233,7 @@ class SessionStore:
         """
         if self.readonly or fresh == self._seen.synced:
             return fresh
-        self._apply_pending()  # a search never creates an index (docs/DESIGN.md §9.2)
+        self._apply_pending(asked=False)  # never creates an index (docs/DESIGN.md §9.2)
         return self._seen.token()
 
     # --------------------------------------------------------------- writers
@@ -395,14 +402,7 @@ class SessionStore:
         Pacing: ``indexing.drive_backfill``."""
         self._align_base()
         try:
-            for name in (index,) if index else schema.INDEXES:
-                if name == CJK and not self.cjk_available:
-                    continue
-                if name == TRIGRAM and not (self.trigram_available and _env.trigram_enabled()):
-                    continue
-                if schema.index_sql(self._conn, name) is None and not schema.building(
-                        self._conn, name):
-                    continue
+            for name in index_state.backfill_targets(self._conn, self._caps, index):
                 indexing.drive_backfill(self._conn, name, sleep=sleep, chunk_rows=chunk_rows,
                                        min_pause=min_pause, on_chunk=on_chunk,
                                        txn_target=txn_target)

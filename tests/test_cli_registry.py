@@ -170,8 +170,8 @@ def test_a_read_only_store_is_searched_without_writing():
 
 
 def _check_read_only_store_searched(folder: Path) -> None:
-    """The CLI's search never writes, so it works on a read-only file (issue 10);
-    the tool, which opens the agent's store for writing, still says why it cannot."""
+    """The CLI's search and the tool never write, so both work on a read-only file
+    (issue 10)."""
     os.chown(folder, 65534, 65534)  # nobody's folder; the file stays root's 0644
     path = folder / "state.db"
     store = open_store(path)
@@ -187,8 +187,7 @@ def _check_read_only_store_searched(folder: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["code"] == 0 and "chatter" in result["out"], result
-    assert result["tool"]["success"] is False
-    assert "read-only file" in result["tool"]["error"]
+    assert result["tool"]["success"] is True and result["tool"]["results"], result["tool"]
     assert path.read_bytes() == before
 
 

@@ -56,11 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as exc:
         return _fail(str(exc), 2, as_json)
     except sqlite3.DatabaseError as exc:
-        return _fail(
-            f"the store cannot be used ({exc}); check that --db names an intact "
-            "Hermes state.db (`hermes-fts status --db PATH`)",
-            1,
-            as_json,
-        )
+        # A store opened through open_db reports its cause as a StoreError;
+        # this is what is left (e.g. damage found while reading).
+        return _fail(f"the session store cannot be used ({exc})", 1, as_json)
     except BrokenPipeError:
         return 0

@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import bench, hermes_host, loader
 from .._env import hermes_home
-from ..store import SessionStore
+from ..store import SessionStore, store_error
 from .output import bar, emit_json, human_bytes
 from .progress import ProgressBar
 from .registry import CommandError, bounded_int, command, db_path, open_db
@@ -132,8 +132,14 @@ def _optimize_args(p: argparse.ArgumentParser) -> None:
     args=_optimize_args,
 )
 def cmd_optimize_storage(args: argparse.Namespace) -> int:
+    # Every check (permissions, free space, consent) runs on a read-only open,
+    # before the read-write open that may already write (pending rows, WAL mode).
+    with open_db(args, readonly=True, check_writable=True) as store:
+        vacuum = _preflight(store, args)
+    if vacuum is None:
+        return 0
     with open_db(args, readonly=False) as store:
-        return _optimize(store, args)
+        return _optimize(store, args, vacuum)
 
 
 def _say(text: str) -> None:
@@ -141,14 +147,18 @@ def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def _optimize(store: SessionStore, args: argparse.Namespace) -> int:
+def _preflight(store: SessionStore, args: argparse.Namespace) -> bool | None:
+    """Whether to VACUUM, once every check has passed; None when there is nothing to do.
+
+    Raises CommandError for a refusal.  ``store`` is open read-only.
+    """
     vacuum = not args.no_vacuum
     if not store.optimize_needed() and not vacuum:
         if args.json:
             emit_json({"success": True, "ok": True, "nothing_to_do": True})
         else:
             print("Search indexes are complete — nothing to do.")
-        return 0
+        return None
     if args.json and not args.yes:
         # A script cannot answer a prompt; it must say yes up front.
         raise CommandError("optimize-storage --json needs --yes (it cannot ask for confirmation)")
@@ -173,6 +183,10 @@ def _optimize(store: SessionStore, args: argparse.Namespace) -> int:
         )
     if not args.yes and not _confirm("Proceed? [y/N] "):
         raise CommandError("cancelled; nothing was changed", 1)
+    return vacuum
+
+
+def _optimize(store: SessionStore, args: argparse.Namespace, vacuum: bool) -> int:
     progress = ProgressBar()
     try:
         result = store.optimize_storage(progress=progress, vacuum=vacuum)
@@ -184,8 +198,9 @@ def _optimize(store: SessionStore, args: argparse.Namespace) -> int:
         ) from None
     except sqlite3.Error as exc:
         progress.close()
+        cause = store_error(store.path or db_path(args), exc)  # locked, disk full, ...
         raise CommandError(
-            f"optimization failed: {exc}. No data was lost. Re-run to resume.", 1
+            f"optimization failed: {cause}. No data was lost. Re-run to resume.", 1
         ) from exc
     progress.close()
     if args.json:

@@ -14,12 +14,15 @@ in one place.
 from __future__ import annotations
 
 import argparse
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from .._params import as_int
-from ..store import SessionStore, default_db_path, open_store
+from ..store import SessionStore, default_db_path, open_store, store_error
 
 Handler = Callable[[argparse.Namespace], int]
 Configure = Callable[[argparse.ArgumentParser], Any]
@@ -136,6 +139,19 @@ def db_path(args: argparse.Namespace) -> Path:
     return Path(args.db).expanduser() if args.db else default_db_path()
 
 
-def open_db(args: argparse.Namespace, *, readonly: bool) -> SessionStore:
-    """The existing session store ``--db`` names; raises ``StoreError`` saying what is wrong."""
-    return open_store(db_path(args), readonly=readonly)
+@contextmanager
+def open_db(args: argparse.Namespace, *, readonly: bool,
+            check_writable: bool = False) -> Iterator[SessionStore]:
+    """The existing session store ``--db`` names, closed after the block.
+
+    Raises ``StoreError`` saying what is wrong, also for a failure inside the
+    block that the circumstances caused (locked, read-only, disk full).
+    ``check_writable`` refuses, before a read-only open, a store this user
+    could not write.
+    """
+    path = db_path(args)
+    with open_store(path, readonly=readonly, check_writable=check_writable) as store:
+        try:
+            yield store
+        except sqlite3.OperationalError as exc:
+            raise store_error(path, exc) from exc

@@ -1,7 +1,7 @@
 """One call's view of a store: which store, which profile, the current session.
 
-``open_context`` picks the store a call reads (the caller's, the default
-``$HERMES_HOME/state.db`` or a profile's, read-only) and records the stores it
+``open_context`` picks the store a call reads (the caller's, or read-only the
+default ``$HERMES_HOME/state.db`` or a profile's) and records the stores it
 opened so the entry point closes them; a store passed in by the caller is never
 closed.  ``CallContext`` caches the session rows one call looks at and answers
 the lineage questions discovery, scroll and browse ask.  Every lookup is a
@@ -191,7 +191,10 @@ def _context(
                 "holding state.db, or pass profile"
             )
         try:
-            store = open_store(path, readonly=False)
+            # A call only reads: read-only, so a read-only file, a full disk or
+            # another process' write lock cannot stop it; rows the agent wrote
+            # since the last hermes-fts write are read by the exact fallback.
+            store = open_store(path, readonly=True)
         except StoreError as exc:
             raise ToolError(f"session store unavailable at {path}: {exc}") from exc
         owned.append(store)
