@@ -24,7 +24,8 @@ from .schema import BASE, CJK, TRIGRAM
 logger = logging.getLogger("hermes_fts.index_state")
 
 __all__ = ["Capabilities", "StateCache", "align", "backfill_targets", "has_messages",
-           "index_state", "optimize_needed", "repair", "status_report", "unindexed_range"]
+           "index_state", "merge_segments", "optimize_needed", "repair", "status_report",
+           "unindexed_range", "usable_indexes"]
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,27 @@ def unindexed_range(conn: sqlite3.Connection, index: str) -> tuple[int, int] | N
         return None
     high, progress = state
     return (progress, high) if progress < high else None
+
+
+def usable_indexes(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
+    """The indexes that exist as FTS5 tables this process can open (not the trigram stub)."""
+    return [index for index in schema.INDEXES
+            if schema.index_sql(conn, index) is not None
+            and not (index == CJK and not caps.cjk)
+            and not (index == TRIGRAM and not caps.trigram)]
+
+
+def merge_segments(conn: sqlite3.Connection, caps: Capabilities) -> None:
+    """FTS5 'optimize' on every usable index, each in its own transaction.
+
+    One segment per index is left, without the tokens of deleted rows, which
+    otherwise stay in older segments until FTS5 happens to merge them; with
+    ``secure_delete`` on, the pages they held are overwritten.  Hermes
+    Agent's ``vacuum()`` does the same for its two indexes, never for ours.
+    """
+    for index in usable_indexes(conn, caps):
+        with indexing.write_txn(conn):
+            conn.execute(f"INSERT INTO {index}({index}) VALUES('optimize')")
 
 
 # --------------------------------------------------------------------------
