@@ -154,12 +154,13 @@ def connect_readonly(path: str | os.PathLike[str], **kwargs: Any) -> sqlite3.Con
 
 @contextmanager
 def busy_timeout(conn: sqlite3.Connection, seconds: float) -> Iterator[None]:
-    """Wait at most ``seconds`` for another process' lock inside the block."""
+    """Wait at most ``seconds`` for another process' lock inside the block, then as before."""
+    before = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
     conn.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
     try:
         yield
     finally:
-        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        conn.execute(f"PRAGMA busy_timeout = {before}")
 
 
 def cannot_write_now(exc: BaseException) -> bool:

@@ -88,7 +88,7 @@ class SessionStore:
         self.trigram_available = self.fts5_available and schema.probe_trigram(self._conn)
         self._seen = index_state.StateCache(self._conn, self._caps)
         if not readonly:
-            # Deleted text is overwritten, not left in free pages (§5.3), whatever
+            # Deleted text is overwritten, not left in free pages (§5.3.1), whatever
             # this SQLite build's default; old SQLite knows the pragma too.
             self._conn.execute("PRAGMA secure_delete = ON")
             self._conn.execute("PRAGMA foreign_keys = ON")

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._params import as_int
-from ._sqlite import readonly_uri, row_dict
+from ._sqlite import connect_readonly, row_dict
 from .content import decode_content, parse_tool_calls
 from .schema import MESSAGES
 
@@ -462,7 +462,7 @@ def attach_context(
 def file_has_session(path: str | os.PathLike[str], session_id: str) -> bool:
     """Whether the store at ``path`` holds ``session_id``; a read-only peek, False on any error."""
     try:
-        conn = sqlite3.connect(readonly_uri(path), uri=True)
+        conn = connect_readonly(path)  # also in a read-only folder and on a full disk
     except sqlite3.Error:
         return False
     try:

@@ -14,8 +14,9 @@ Every answer is a JSON-ready dict; failures are ``{"success": False,
 never raises for bad arguments.
 
 Profiles: ``$HERMES_HOME/profiles/<name>/state.db`` (the default profile is
-``$HERMES_HOME/state.db``).  A profile store is opened read-only for one call
-and closed afterwards; a store passed in by the caller is never closed.
+``$HERMES_HOME/state.db``).  A profile store, and the default store when no
+store is passed, is opened read-only for one call and closed afterwards; a
+store passed in by the caller is never closed.
 
 The package, bottom layer first: ``errors`` and ``args`` (coercion),
 ``schema`` (what the model reads), ``shape`` (messages as payload entries),
