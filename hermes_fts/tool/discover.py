@@ -29,9 +29,11 @@ log = logging.getLogger(__name__)
 
 _DEMOTED_SESSION_SOURCES = ("cron",)
 # Discovery reads the top rows, then doubles the read while they hold fewer
-# than `limit` lineages, so one long session cannot crowd out the rest.
-_DISCOVER_SCAN_LIMIT = 300
-_DISCOVER_MAX_SCAN = 38_400  # 300 doubled seven times
+# than `limit` lineages, so one long session cannot crowd out the rest.  The
+# first read is small: every row read costs a snippet, and the answer is the
+# same whichever read first holds `limit` lineages (see `collect`).
+_DISCOVER_ROWS_PER_LINEAGE = 8
+_DISCOVER_MAX_SCAN = 38_400
 _DISCOVER_SEARCH_FIELDS = (
     "id",
     "session_id",
@@ -137,8 +139,14 @@ class Discovery:
         lineages outside the demoted (cron) sources, the read doubles and
         starts again from the top, so the ranking order holds.  Demoted
         lineages fill what is left after the others.
+
+        The size of the first read never changes the answer: a longer read
+        starts with the rows of a shorter one, so once a read holds ``limit``
+        lineages outside the demoted sources, every longer read picks the
+        same lineages with the same first hits; the last read is always
+        ``_DISCOVER_MAX_SCAN`` rows or all of them.
         """
-        want = _DISCOVER_SCAN_LIMIT
+        want = min(self.options.limit * _DISCOVER_ROWS_PER_LINEAGE, _DISCOVER_MAX_SCAN)
         while True:
             rows = self.scan(want)
             rows.sort(key=_demoted)  # stable: search order within each tier
