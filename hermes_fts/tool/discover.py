@@ -32,7 +32,7 @@ _DEMOTED_SESSION_SOURCES = ("cron",)
 # than `limit` lineages, so one long session cannot crowd out the rest.  The
 # first read is small: every row read costs a snippet, and the answer is the
 # same whichever read first holds `limit` lineages (see `collect`).
-_DISCOVER_ROWS_PER_LINEAGE = 8
+_DISCOVER_ROWS_PER_LINEAGE = 4
 _DISCOVER_MAX_SCAN = 38_400
 _DISCOVER_SEARCH_FIELDS = (
     "id",
