@@ -9,10 +9,11 @@ bounded discovery reads no more rows than an unbounded one.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
-from ..store import QueryError
+from ..store import QueryError, SessionStore
 from .args import SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
 from .errors import ToolError
@@ -45,6 +46,12 @@ _DISCOVER_SEARCH_FIELDS = (
 )
 _TITLE_MAX_CHARS = 100
 _TITLE_QUOTES = "`\"'\u201c\u201d\u2018\u2019"
+
+
+@functools.lru_cache(maxsize=256)
+def _query_notes(query: str) -> tuple[str, ...]:
+    """``SessionStore.query_notes``: a pure function of the text, so parsed once per query."""
+    return tuple(SessionStore.query_notes(query))
 
 
 def _demoted(row: dict[str, Any]) -> int:
@@ -209,7 +216,7 @@ class Discovery:
         note = rebuild_note(self.ctx.store)
         if note is not None:
             payload["index_rebuild"] = note
-        return with_notes(payload, [*self.ctx.store.query_notes(opts.query), *opts.notes])
+        return with_notes(payload, [*_query_notes(opts.query), *opts.notes])
 
     def _slots(
         self, title: dict[str, Any] | None, rows: list[dict[str, Any]]

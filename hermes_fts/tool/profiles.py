@@ -103,13 +103,14 @@ def profile_db_path(name: str) -> Path:
 
 
 @functools.lru_cache(maxsize=16)
-def _real_anchors(_hermes_home: str, _user_home: str) -> tuple[str, str]:
+def _real_anchors(_hermes_home: str, _home_env: str) -> tuple[str, str]:
     """(real path of the default store, real profiles folder) for these anchors.
 
     Resolving them costs a few ``lstat`` per path component, on every tool
-    call, so they are kept per ``HERMES_HOME`` and home folder (the arguments
-    are the cache key).  A Hermes folder re-pointed by a symlink while the
-    process runs keeps its old name in ``link`` strings until the process restarts.
+    call, so they are kept per ``HERMES_HOME`` and ``HOME`` (the arguments are
+    the cache key; ``HOME`` is what ``Path.home()`` reads).  A Hermes folder
+    re-pointed by a symlink while the process runs keeps its old name in
+    ``link`` strings until the process restarts.
     """
     default = _profile_path(DEFAULT_PROFILE)
     return (os.path.join(os.path.realpath(default.parent), default.name),
@@ -121,7 +122,7 @@ def profile_of_file(path: str | None) -> str | None:
     if not path:
         return None
     default_real, profiles_real = _real_anchors(
-        os.environ.get("HERMES_HOME", ""), str(Path.home()))
+        os.environ.get("HERMES_HOME", ""), os.environ.get("HOME", ""))
     if path == default_real:
         return DEFAULT_PROFILE
     parent = os.path.dirname(path)
