@@ -154,6 +154,7 @@ def _served(conn: sqlite3.Connection, caps: Capabilities, index: str, sql: str |
         return True, "backfill pending: add a LIKE scan over unindexed_range"
     return True, "ok"
 
+
 def _store_folder(conn: sqlite3.Connection) -> str | None:
     """The folder of the main database file (None in memory)."""
     for _seq, name, file in conn.execute("PRAGMA database_list"):
