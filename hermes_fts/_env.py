@@ -4,7 +4,8 @@ One place, so each switch has one spelling and one meaning:
 
 ``HERMES_HOME``             folder of ``state.db`` and ``profiles/`` (default ``~/.hermes``)
 ``HERMES_CJK_FTS``          ``0``/``false``/``off``/``no`` switches the extension off
-``HERMES_TRIGRAM_FTS``      the same for the trigram index
+``HERMES_TRIGRAM_FTS``      the same for the trigram index; ``1``/``true``/``on``/``yes``
+                            keeps it also where the Hermes plugin makes it unneeded
 ``HERMES_FTS5_CJK_SO``      a cjk_unicode61 library to use instead of the bundled one
 ``HERMES_SEARCH_SLOW_MS``   searches slower than this are logged (default 1000)
 ``HERMES_SEARCH_LOG_QUERY`` ``1``/``true``/``yes``/``on`` adds the query text to that log line
@@ -29,6 +30,7 @@ __all__ = [
     "switched_off",
     "switched_on",
     "trigram_enabled",
+    "trigram_forced",
 ]
 
 _OFF_VALUES = frozenset({"0", "false", "off", "no"})
@@ -97,6 +99,11 @@ def cjk_switch_value() -> str | None:
 def trigram_enabled() -> bool:
     """``HERMES_TRIGRAM_FTS`` left on (the default)."""
     return not switched_off("HERMES_TRIGRAM_FTS")
+
+
+def trigram_forced() -> bool:
+    """``HERMES_TRIGRAM_FTS`` explicitly on: keep the trigram index in every case."""
+    return switched_on("HERMES_TRIGRAM_FTS")
 
 
 def extension_override() -> str | None:

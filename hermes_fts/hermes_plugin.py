@@ -45,6 +45,7 @@ from typing import Any, Callable
 import hermes_fts
 
 from . import hermes_host
+from .schema import TRIGRAM
 
 log = logging.getLogger(__name__)
 
@@ -181,12 +182,14 @@ def _needs_optimize(state: dict[str, Any]) -> bool:
 
     Pending CJK changes written by Hermes' process do not count: the read-only
     store answers them through the exact fallback, and any hermes-fts write
-    (``hermes fts sync``) applies them.  ``state`` is ``SessionStore.index_state()``.
+    (``hermes fts sync``) applies them.  Nor does the trigram index: while the
+    CJK index answers, no route of ours reads it, and with the plugin enabled
+    optimize-storage leaves only its stub.  ``state`` is ``SessionStore.index_state()``.
     """
     if state.get("fts_stale"):
         return True
-    for value in state.values():
-        if not isinstance(value, dict) or "exists" not in value:
+    for name, value in state.items():
+        if name == TRIGRAM or not isinstance(value, dict) or "exists" not in value:
             continue
         if not value.get("exists"):
             return True

@@ -8,24 +8,29 @@ phase: it resets every index that is damaged, in Hermes Agent's inline layout,
 missing, or stale, so the backfill can rebuild it.
 
 Both take the ``Capabilities`` of this process's SQLite: whether FTS5, the
-trigram tokenizer and cjk_unicode61 are available here.
+trigram tokenizer and cjk_unicode61 are available here.  ``trigram_policy``
+says whether the store keeps Hermes Agent's trigram index at all.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from . import _env, _sqlite, indexing, schema
+from . import _env, _hermes_config, _sqlite, indexing, schema
 from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.index_state")
 
 __all__ = ["Capabilities", "StateCache", "align", "backfill_targets", "has_messages",
            "index_state", "merge_segments", "optimize_needed", "repair", "status_report",
-           "unindexed_range", "usable_indexes"]
+           "trigram_policy", "unindexed_range", "usable_indexes"]
+
+PLUGIN_SERVES = ("not needed: the Hermes plugin answers session_search from the CJK index "
+                 "(HERMES_TRIGRAM_FTS=1 keeps it)")
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,9 @@ def _served(conn: sqlite3.Connection, caps: Capabilities, index: str, sql: str |
             stale: bool) -> tuple[bool, str]:
     if sql is None:
         if index == TRIGRAM and schema.has_trigram_stub(conn):
-            return False, "not kept (stub): run `hermes-fts optimize-storage` to build it"
+            kept, why = trigram_policy(conn, caps)
+            return False, ("not kept (stub): run `hermes-fts optimize-storage` to build it"
+                           if kept else f"not kept (stub): {why}")
         return False, "not created"
     if schema.index_layout(sql) == "outdated":
         return False, "earlier layout: run `hermes-fts optimize-storage` to rebuild it"
@@ -147,6 +154,38 @@ def _served(conn: sqlite3.Connection, caps: Capabilities, index: str, sql: str |
     if indexing.backfill_window(conn, index) is not None:
         return True, "backfill pending: add a LIKE scan over unindexed_range"
     return True, "ok"
+
+
+def _store_folder(conn: sqlite3.Connection) -> str | None:
+    """The folder of the main database file (None in memory)."""
+    for _seq, name, file in conn.execute("PRAGMA database_list"):
+        if name == "main":
+            return os.path.dirname(file) if file else None
+    return None
+
+
+def trigram_policy(conn: sqlite3.Connection, caps: Capabilities) -> tuple[bool, str]:
+    """(whether the store keeps a complete trigram index for this process, why not).
+
+    It is kept where this process's SQLite has the tokenizer, unless
+    ``HERMES_TRIGRAM_FTS`` switches it off, or unless Hermes Agent's own
+    ``session_search`` runs on hermes-fts: the store's folder is a Hermes home
+    whose ``config.yaml`` enables our plugin, and this process has
+    cjk_unicode61 (it builds and serves the CJK index).  The agent's search
+    then reads the CJK index; Hermes' other readers find the stub and use
+    their complete LIKE path (docs/DESIGN.md §9).  ``HERMES_TRIGRAM_FTS=1``
+    keeps it anyway.
+    """
+    if not caps.trigram:
+        return False, "trigram tokenizer unavailable"
+    if not _env.trigram_enabled():
+        return False, "disabled by HERMES_TRIGRAM_FTS"
+    if caps.cjk and not _env.trigram_forced():
+        folder = _store_folder(conn)
+        if folder is not None and _hermes_config.plugin_serves(folder):
+            return False, PLUGIN_SERVES
+    return True, "kept"
+
 
 def unindexed_range(conn: sqlite3.Connection, index: str) -> tuple[int, int] | None:
     """``(lo, hi)``: ids ``lo < id <= hi`` are not yet in ``index``; None when complete.
@@ -331,7 +370,7 @@ def optimize_needed(conn: sqlite3.Connection, caps: Capabilities) -> bool:
             return True
     if schema.index_sql(conn, BASE) is None:
         return True  # messages but no word index yet (an open builds none over rows)
-    if (schema.index_sql(conn, TRIGRAM) is None) is (_env.trigram_enabled() and caps.trigram):
+    if (schema.index_sql(conn, TRIGRAM) is None) is trigram_policy(conn, caps)[0]:
         return True  # the trigram index to build, or one to give up for the stub
     if indexing.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:
         return True
@@ -355,9 +394,10 @@ def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
     resumes.  A trigram index this process must not keep becomes the stub.
     """
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
+    keep_trigram = trigram_policy(conn, caps)[0]
     for index in (BASE, TRIGRAM):
         sql = schema.index_sql(conn, index)
-        if index == TRIGRAM and not (_env.trigram_enabled() and caps.trigram):
+        if index == TRIGRAM and not keep_trigram:
             with indexing.write_txn(conn):
                 schema.drop_build_objects(conn, TRIGRAM)
                 indexing.close_backfill_window(conn, TRIGRAM)

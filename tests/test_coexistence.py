@@ -98,6 +98,60 @@ def test_open_optimize_and_later_agent_writes_never_worse(
     assert lost(hermes_venv, db, control) == {}
 
 
+# What `hermes plugins enable hermes-fts` writes; next to the store it makes
+# optimize-storage leave only the trigram stub (issue 13, lean storage).
+PLUGIN_ENABLED = "plugins:\n  enabled:\n    - hermes-fts\n"
+# The trigger names Hermes Agent 0.19.0 counts; fewer than all six refill its indexes.
+HERMES_FTS_TRIGGERS = ("messages_fts_insert", "messages_fts_delete", "messages_fts_update",
+                       "messages_fts_trigram_insert", "messages_fts_trigram_delete",
+                       "messages_fts_trigram_update")
+
+
+def _trigram_dropped(db: Path) -> tuple[bool, int]:
+    """(only the stub holds the trigram name, how many of Hermes' trigger names exist)."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        kinds = dict(conn.execute(
+            "SELECT name, type FROM sqlite_master WHERE name LIKE 'messages_fts_trigram%' "
+            "AND type IN ('table', 'view')").fetchall())
+        triggers = conn.execute(
+            f"SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN "
+            f"({','.join('?' for _ in HERMES_FTS_TRIGGERS)})", HERMES_FTS_TRIGGERS).fetchone()[0]
+    finally:
+        conn.close()
+    return kinds == {"messages_fts_trigram": "view"}, int(triggers)
+
+
+def test_with_the_plugin_enabled_trigram_is_dropped_and_stays_dropped(
+        pair: tuple[Path, Path], hermes_venv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db, control = pair
+    monkeypatch.delenv("HERMES_TRIGRAM_FTS", raising=False)
+    (db.parent / "config.yaml").write_text(PLUGIN_ENABLED)
+    with SessionStore(db) as store:
+        if not store.cjk_available:
+            pytest.skip("the plugin policy needs cjk_unicode61")
+        assert store.optimize_storage(min_pause=0)["ok"]
+        assert not store.index_state()[schema.TRIGRAM]["exists"]
+    assert _trigram_dropped(db) == (True, 6)
+    assert lost(hermes_venv, db, control) == {}  # Hermes falls back to LIKE, complete
+    size = db.stat().st_size
+    for tag in ("A", "B"):  # Hermes opens and writes: no trigram table, no refill
+        both_write(hermes_venv, db, control, tag)
+        assert _trigram_dropped(db) == (True, 6)
+        assert lost(hermes_venv, db, control) == {}
+    assert probe(hermes_venv, db)["tailA"]
+    # A refill of messages_fts would rewrite it whole; the writes add a few pages.
+    assert db.stat().st_size < size * 1.25
+    with SessionStore(db) as store:  # our next open and optimize keep it dropped
+        assert not store.optimize_needed()
+        state = store.index_state()
+        assert state[schema.CJK]["served"] and not state["fts_stale"]
+        assert store.integrity_check() == {schema.BASE: None, schema.CJK: None}
+    assert _trigram_dropped(db) == (True, 6)
+
+
 def test_during_and_after_an_interrupted_optimize_never_worse(
         pair: tuple[Path, Path], hermes_venv: Path) -> None:
     db, control = pair

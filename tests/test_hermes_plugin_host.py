@@ -241,3 +241,81 @@ def test_outside_hermes_the_store_follows_hermes_home(
     calls: list[str] = []
     result = hermes_plugin.serve({"query": "东京"}, None, lambda: calls.append("builtin") or "B")
     assert result == "B" and calls == ["builtin"], "no store: Hermes' built-in answers"
+
+
+# --------------------------------------------------------------------------- the cached store
+
+PLAIN_INSERT = """\
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1])  # no extension: the CJK index cannot be written here
+conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
+             ("s1", "user", sys.argv[2], 1700000100.0))
+conn.commit()
+"""
+OUR_INSERT = """\
+import sys
+from hermes_fts.store import SessionStore
+with SessionStore(sys.argv[1]) as store:
+    store.add_message("s1", "assistant", sys.argv[2], timestamp=1700000100.0)
+"""
+
+
+def _served_sessions(path: Path, query: str) -> list[str] | None:
+    """Session ids hermes-fts answers for ``query`` through the plugin; None: the built-in."""
+    from hermes_fts import hermes_plugin
+
+    raw = hermes_plugin.serve({"query": query}, None, lambda: None, path)
+    if raw is None:
+        return None
+    payload = json.loads(raw)
+    assert payload["engine"].startswith("hermes-fts"), payload
+    return [r["session_id"] for r in payload["results"]]
+
+
+@pytest.fixture()
+def plugin_store(tmp_path: Path) -> Path:
+    from _tool_fixtures import conversation
+
+    from hermes_fts.store import SessionStore
+
+    path = tmp_path / "state.db"
+    with SessionStore(path) as store:
+        if not store.cjk_available:
+            pytest.skip("the plugin serves only with cjk_unicode61")
+        conversation(store, "s1", [("user", "数据库迁移的方案")])
+        store.optimize_storage(min_pause=0)
+    return path
+
+
+@pytest.mark.parametrize("writer", [PLAIN_INSERT, OUR_INSERT], ids=["plain-sqlite3", "hermes-fts"])
+def test_a_write_by_another_process_is_seen_on_the_next_call(plugin_store: Path,
+                                                             writer: str) -> None:
+    assert _served_sessions(plugin_store, "数据库") == ["s1"]  # the store is now cached
+    assert _served_sessions(plugin_store, "桂林机房") == []
+    subprocess.run([sys.executable, "-c", writer, str(plugin_store), "桂林机房要通知"],
+                   check=True, cwd=str(ROOT))
+    assert _served_sessions(plugin_store, "桂林机房") == ["s1"]
+
+
+def test_a_replaced_file_is_not_answered_from_the_old_handle(plugin_store: Path,
+                                                             tmp_path: Path) -> None:
+    from _tool_fixtures import conversation
+
+    from hermes_fts.store import SessionStore
+
+    assert _served_sessions(plugin_store, "数据库") == ["s1"]
+    other = tmp_path / "other.db"
+    with SessionStore(other) as store:
+        conversation(store, "s9", [("user", "东京的天气")])
+    for suffix in ("-wal", "-shm"):
+        Path(str(plugin_store) + suffix).unlink(missing_ok=True)
+    os.replace(other, plugin_store)  # as a restore from backup would
+    assert _served_sessions(plugin_store, "数据库") == []
+    assert _served_sessions(plugin_store, "东京") == ["s9"]
+
+
+def test_a_deleted_file_goes_to_the_builtin(plugin_store: Path) -> None:
+    assert _served_sessions(plugin_store, "数据库") == ["s1"]
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(plugin_store) + suffix).unlink(missing_ok=True)
+    assert _served_sessions(plugin_store, "数据库") is None

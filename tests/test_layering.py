@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "_index_text": LEAF,
     "_query_syntax": LEAF,
     "_cjk_variants": LEAF,
+    "_hermes_config": LEAF,
     "loader": 1,
     "query": 2,
     "like_sql": 3,

@@ -67,3 +67,21 @@ def test_query_changes_are_reported_to_the_model(store):
     out = session_search(store, query="deploy -service")
     assert out["success"]
     assert any("-" in note for note in out.get("query_notes", [])), out
+
+
+@pytest.mark.parametrize("limit", [1, 3, 5, 10])
+@pytest.mark.parametrize("sort", [None, "newest", "oldest"])
+@pytest.mark.parametrize("query", ["deploy", "things", "many things", "deploy OR things"])
+def test_the_first_read_size_never_changes_the_answer(store, monkeypatch, query, sort, limit):
+    # Discovery reads a few rows per wanted lineage first; a read of
+    # everything at once (the reference) and reads doubling from one row per
+    # lineage must give the same payload.
+    from hermes_fts.tool import discover
+
+    answers = []
+    for per_lineage in (100_000, 1, discover._DISCOVER_ROWS_PER_LINEAGE):
+        monkeypatch.setattr(discover, "_DISCOVER_ROWS_PER_LINEAGE", per_lineage)
+        answers.append(session_search(store, query=query, limit=limit, sort=sort))
+    assert answers[0]["success"] and answers[0]["results"]
+    assert answers[1] == answers[0]
+    assert answers[2] == answers[0]

@@ -9,10 +9,11 @@ bounded discovery reads no more rows than an unbounded one.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
-from ..store import QueryError
+from ..store import QueryError, SessionStore
 from .args import SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
 from .errors import ToolError
@@ -29,9 +30,11 @@ log = logging.getLogger(__name__)
 
 _DEMOTED_SESSION_SOURCES = ("cron",)
 # Discovery reads the top rows, then doubles the read while they hold fewer
-# than `limit` lineages, so one long session cannot crowd out the rest.
-_DISCOVER_SCAN_LIMIT = 300
-_DISCOVER_MAX_SCAN = 38_400  # 300 doubled seven times
+# than `limit` lineages, so one long session cannot crowd out the rest.  The
+# first read is small: every row read costs a snippet, and the answer is the
+# same whichever read first holds `limit` lineages (see `collect`).
+_DISCOVER_ROWS_PER_LINEAGE = 4
+_DISCOVER_MAX_SCAN = 38_400
 _DISCOVER_SEARCH_FIELDS = (
     "id",
     "session_id",
@@ -43,6 +46,12 @@ _DISCOVER_SEARCH_FIELDS = (
 )
 _TITLE_MAX_CHARS = 100
 _TITLE_QUOTES = "`\"'\u201c\u201d\u2018\u2019"
+
+
+@functools.lru_cache(maxsize=256)
+def _query_notes(query: str) -> tuple[str, ...]:
+    """``SessionStore.query_notes``: a pure function of the text, so parsed once per query."""
+    return tuple(SessionStore.query_notes(query))
 
 
 def _demoted(row: dict[str, Any]) -> int:
@@ -137,8 +146,14 @@ class Discovery:
         lineages outside the demoted (cron) sources, the read doubles and
         starts again from the top, so the ranking order holds.  Demoted
         lineages fill what is left after the others.
+
+        The size of the first read never changes the answer: a longer read
+        starts with the rows of a shorter one, so once a read holds ``limit``
+        lineages outside the demoted sources, every longer read picks the
+        same lineages with the same first hits; the last read is always
+        ``_DISCOVER_MAX_SCAN`` rows or all of them.
         """
-        want = _DISCOVER_SCAN_LIMIT
+        want = min(self.options.limit * _DISCOVER_ROWS_PER_LINEAGE, _DISCOVER_MAX_SCAN)
         while True:
             rows = self.scan(want)
             rows.sort(key=_demoted)  # stable: search order within each tier
@@ -201,7 +216,7 @@ class Discovery:
         note = rebuild_note(self.ctx.store)
         if note is not None:
             payload["index_rebuild"] = note
-        return with_notes(payload, [*self.ctx.store.query_notes(opts.query), *opts.notes])
+        return with_notes(payload, [*_query_notes(opts.query), *opts.notes])
 
     def _slots(
         self, title: dict[str, Any] | None, rows: list[dict[str, Any]]

@@ -9,6 +9,7 @@ symlinked profile must not lead a model elsewhere).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -101,17 +102,33 @@ def profile_db_path(name: str) -> Path:
     return path
 
 
+@functools.lru_cache(maxsize=16)
+def _real_anchors(_hermes_home: str, _home_env: str) -> tuple[str, str]:
+    """(real path of the default store, real profiles folder) for these anchors.
+
+    Resolving them costs a few ``lstat`` per path component, on every tool
+    call, so they are kept per ``HERMES_HOME`` and ``HOME`` (the arguments are
+    the cache key; ``HOME`` is what ``Path.home()`` reads).  A Hermes folder
+    re-pointed by a symlink while the process runs keeps its old name in
+    ``link`` strings until the process restarts.
+    """
+    default = _profile_path(DEFAULT_PROFILE)
+    return (os.path.join(os.path.realpath(default.parent), default.name),
+            os.path.realpath(_profiles_dir()))
+
+
 def profile_of_file(path: str | None) -> str | None:
     """The profile whose store is the (real) path ``path``; None for any other file."""
     if not path:
         return None
-    default = _profile_path(DEFAULT_PROFILE)
-    if path == os.path.join(os.path.realpath(default.parent), default.name):
+    default_real, profiles_real = _real_anchors(
+        os.environ.get("HERMES_HOME", ""), os.environ.get("HOME", ""))
+    if path == default_real:
         return DEFAULT_PROFILE
     parent = os.path.dirname(path)
     if (
         os.path.basename(path) == "state.db"
-        and os.path.dirname(parent) == os.path.realpath(_profiles_dir())
+        and os.path.dirname(parent) == profiles_real
         and _PROFILE_NAME_RE.fullmatch(os.path.basename(parent))
     ):
         return os.path.basename(parent)

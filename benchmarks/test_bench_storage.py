@@ -1,0 +1,142 @@
+"""Issue 13, lean storage: index bytes and file size on the benchmark store.
+
+Three stores hold the same generated messages, each VACUUMed:
+
+* **hermes-fts, plugin enabled**: ``optimize-storage`` with a ``config.yaml``
+  next to the store that enables the Hermes plugin, so only the trigram stub
+  is left (the agent's ``session_search`` reads the CJK index);
+* **hermes-fts, no plugin**: ``optimize-storage`` without that file, so
+  Hermes' trigram index stays complete for its built-in search;
+* **Hermes 0.19.0 only**: our objects removed, then Hermes Agent 0.19.0's own
+  ``SessionDB`` opens the file and builds its indexes (``tests/_hermes_env.py``
+  installs it in a venv; skipped when it cannot be installed).
+
+Targets (reported, never asserted): all FTS at most 2.5× the text, and the
+file smaller than Hermes 0.19.0's own store of the same messages.
+
+    python -m pytest benchmarks/test_bench_storage.py --bench-size 200k
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import hermes_fts
+from hermes_fts.store import SessionStore
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = "Lean storage: index bytes and file size (same messages, each store VACUUMed)"
+PLUGIN_ENABLED = "plugins:\n  enabled:\n    - hermes-fts\n"
+HERMES_OPEN = "import sys; from pathlib import Path; from hermes_state import SessionDB; " \
+              "SessionDB(Path(sys.argv[1])).close()"
+
+
+def _hermes_env() -> Any:
+    spec = importlib.util.spec_from_file_location("_hermes_env", ROOT / "tests" / "_hermes_env.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _ours(source: Path, folder: Path, plugin: bool, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder.mkdir()
+    db = folder / "state.db"
+    shutil.copyfile(source, db)
+    if plugin:
+        (folder / "config.yaml").write_text(PLUGIN_ENABLED)
+    monkeypatch.delenv("HERMES_TRIGRAM_FTS", raising=False)
+    with SessionStore(db) as store:
+        if not store.cjk_available:
+            pytest.skip("cjk_unicode61 extension unavailable")
+        assert store.optimize_storage(min_pause=0)["ok"]
+    return db
+
+
+def _strip_ours(db: Path) -> None:
+    """Drop every search object (ours and Hermes'), leaving sessions and messages."""
+    conn = hermes_fts.connect(str(db))  # the CJK table needs its tokenizer to be dropped
+    try:
+        objects = conn.execute(
+            "SELECT type, name, sql FROM sqlite_master WHERE name LIKE 'messages_fts%'").fetchall()
+        with conn:
+            for kind, name, _sql in objects:
+                if kind == "trigger":
+                    conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+            for kind, name, sql in objects:  # a virtual table drops its shadow tables
+                if kind == "table" and (sql or "").startswith("CREATE VIRTUAL"):
+                    conn.execute(f"DROP TABLE IF EXISTS {name}")
+            for kind, name, sql in objects:
+                if kind == "view":
+                    conn.execute(f"DROP VIEW IF EXISTS {name}")
+                elif kind == "table" and not (sql or "").startswith("CREATE VIRTUAL"):
+                    conn.execute(f"DROP TABLE IF EXISTS {name}")
+    finally:
+        conn.close()
+
+
+def _hermes_only(source: Path, folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    he = _hermes_env()
+    keep = os.environ.get("HERMES_FTS_TEST_VENV", "").strip()
+    venv = Path(keep) if keep else tmp_path_factory.getbasetemp() / "hermes-venv"
+    try:
+        he.ensure_venv(venv)
+    except (he.HermesUnavailable, OSError) as exc:
+        pytest.skip(f"hermes-agent 0.19.0 cannot be installed here: {exc}")
+    folder.mkdir()
+    db = folder / "state.db"
+    shutil.copyfile(source, db)
+    _strip_ours(db)
+    done = subprocess.run([str(he.venv_python(venv)), "-c", HERMES_OPEN, str(db)],
+                          capture_output=True, text=True, env=he.clean_env(folder),
+                          timeout=3600)
+    assert done.returncode == 0, done.stderr
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("VACUUM")
+    finally:
+        conn.close()
+    return db
+
+
+def _sizes(db: Path) -> dict[str, Any]:
+    with SessionStore(db, readonly=True) as store:
+        status = store.status()
+    indexes = {name: info["bytes"] or 0 for name, info in status["indexes"].items()}
+    return {"file": db.stat().st_size, "text": status["text_bytes"], "indexes": indexes,
+            "fts": sum(indexes.values())}
+
+
+def test_storage_sizes(bench_store: Path, bench_size: int, bench_report: Any,
+                       tmp_path_factory: pytest.TempPathFactory,
+                       monkeypatch: pytest.MonkeyPatch) -> None:
+    base = tmp_path_factory.mktemp("bench-storage")
+    stores = {
+        "hermes-fts, plugin enabled": _ours(bench_store, base / "plugin", True, monkeypatch),
+        "hermes-fts, no plugin": _ours(bench_store, base / "no-plugin", False, monkeypatch),
+        "Hermes 0.19.0 only": _hermes_only(bench_store, base / "hermes", tmp_path_factory),
+    }
+    sizes = {name: _sizes(db) for name, db in stores.items()}
+    hermes_file = sizes["Hermes 0.19.0 only"]["file"]
+    mib = 1024 * 1024
+    for name, size in sizes.items():
+        text = size["text"] or 1
+        bench_report.add(TABLE, {
+            "store": name,
+            "messages": bench_size,
+            "text MiB": round(text / mib, 1),
+            **{f"{index} × text": round(b / text, 2) for index, b in size["indexes"].items()},
+            "all FTS × text": round(size["fts"] / text, 2),
+            "file MiB": round(size["file"] / mib, 1),
+            "file / Hermes-only": round(size["file"] / hermes_file, 2),
+        })
+    lean = sizes["hermes-fts, plugin enabled"]
+    assert lean["indexes"]["messages_fts_trigram"] == 0  # the stub holds no index pages
