@@ -24,7 +24,11 @@ __all__ = [
     "MULTIMODAL_PLACEHOLDER",
     "decode_content",
     "encode_value",
+    "INDEXED_COLUMNS",
+    "JSON_PREFIX_END_SQL",
+    "JSON_PREFIX_SQL",
     "indexed_text_sql",
+    "indexed_values",
     "parse_tool_calls",
     "render_tool_calls",
 ]
@@ -159,7 +163,7 @@ def encode_value(value: Any) -> Any:
 _BS = "\\"
 _ESCAPE = "'\\u'"  # where an escape may start, as an SQL literal
 JSON_PREFIX_SQL = "char(0) || 'json:'"  # JSON_CONTENT_PREFIX as an SQL value
-_PREFIX_END_SQL = "char(0) || 'json;'"  # the first text after every prefixed one
+JSON_PREFIX_END_SQL = "char(0) || 'json;'"  # the first text after every prefixed one
 _HOLD = "char(1)"  # an escaped backslash, set aside while quotes are rewritten
 
 
@@ -226,7 +230,7 @@ def indexed_text_sql(column: str) -> str:
     decode, not text) is the value unchanged, so such rows index exactly as
     Hermes Agent's own.
     """
-    prefixed = f"({column} >= {JSON_PREFIX_SQL} AND {column} < {_PREFIX_END_SQL})"
+    prefixed = f"({column} >= {JSON_PREFIX_SQL} AND {column} < {JSON_PREFIX_END_SQL})"
     payload = (f"CASE WHEN {prefixed} THEN CAST(substr(CAST({column} AS BLOB), "
                f"{len(JSON_CONTENT_PREFIX.encode()) + 1}) AS TEXT) ELSE {column} END")
     guard = (f"typeof({column}) = 'text' AND ({prefixed} OR substr({column}, 1, 1) "
@@ -235,3 +239,12 @@ def indexed_text_sql(column: str) -> str:
     decoded = (f"(SELECT {column} || COALESCE(char(10) || COALESCE({again}, d), '') "
                f"FROM (SELECT {_decoded_sql(payload)} AS d LIMIT -1 OFFSET 0))")
     return f"CASE WHEN {guard} THEN {decoded} ELSE {column} END"
+
+
+INDEXED_COLUMNS = ("content", "tool_name", "tool_calls")
+
+
+def indexed_values(row: str) -> str:
+    """``content, tool_name, tool_calls`` of ``row`` (``new``, ``old``, ``p.old_`` …)
+    as the indexes hold them: the one list every insert and 'delete' uses."""
+    return ", ".join(indexed_text_sql(f"{row}{col}") for col in INDEXED_COLUMNS)

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any, Callable
 
 from . import schema
+from .content import indexed_values
 from .schema import BASE, CJK, CJK_PENDING, DDL, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.indexing")
@@ -300,9 +301,11 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
     ).fetchone()[0]
     # 1) remove what the index holds: the first pending row's old values,
     #    for rows that qualified then and lie in the indexed id range.
+    # The pending table keeps stored values; the index holds their indexed
+    # text (content.indexed_values), which the 'delete' must give exactly.
     conn.execute(
         f"INSERT INTO {CJK}({CJK}, rowid, content, tool_name, tool_calls) "
-        f"SELECT 'delete', p.msg_id, p.old_content, p.old_tool_name, p.old_tool_calls "
+        f"SELECT 'delete', p.msg_id, {indexed_values('p.old_')} "
         f"FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND p.seq = (SELECT MIN(seq) FROM "
         f"{CJK_PENDING} q WHERE q.msg_id = p.msg_id) AND p.op <> 'insert' "
         f"AND {indexed}",
