@@ -65,7 +65,7 @@ def decode_content(content: Any) -> Any:
     payload = content[len(JSON_CONTENT_PREFIX) :]
     try:
         value = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past Python's limit
         log.debug("undecodable structured content (%d chars)", len(payload))
         return payload
     if isinstance(value, str):
@@ -90,7 +90,7 @@ def parse_tool_calls(raw: Any) -> Any:
         return None
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return raw
 
 
@@ -113,7 +113,7 @@ def render_tool_calls(raw: Any) -> str | None:
         if isinstance(args, str):
             try:
                 args = json.loads(args) if args.strip() else {}
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass  # not JSON: shown as the text it is
         if isinstance(args, dict):
             inner = ", ".join(
@@ -222,9 +222,10 @@ def _decoded_sql(value: str, when: str = "1") -> str:
 def indexed_text_sql(column: str) -> str:
     """SQL for the text every index holds for the stored ``column`` value.
 
-    The value itself; and when it is JSON (``"\\x00json:"`` structured
-    content, or text starting with ``[``, ``{`` or ``"``) holding a ``\\u``
-    escape and its escapes decode, the value, a newline and the decoded text.
+    The value itself (structured content's ``"\\x00json:"`` prefix with a
+    space for its NUL); and when it is JSON (structured content, or text
+    starting with ``[``, ``{`` or ``"``) holding a ``\\u`` escape and its
+    escapes decode, that, a newline and the decoded text.
     Strings that hold JSON themselves (tool-call ``arguments``) are decoded
     one level more.  Anything else (no escape, not JSON, escapes that do not
     decode, not text) is the value unchanged, so such rows index exactly as
@@ -235,10 +236,15 @@ def indexed_text_sql(column: str) -> str:
                f"{len(JSON_CONTENT_PREFIX.encode()) + 1}) AS TEXT) ELSE {column} END")
     guard = (f"typeof({column}) = 'text' AND ({prefixed} OR substr({column}, 1, 1) "
              f"IN ('[', '{{', '\"')) AND {_has(f'({payload})', _ESCAPE)}")
+    # The prefix's NUL as a space: FTS5's trigram tokenizer and LIKE read text
+    # only up to a NUL, so they would never see a prefixed value; unicode61
+    # splits words at either, so the word index keeps Hermes Agent's tokens.
+    stored = (f"CASE WHEN {prefixed} THEN ' ' || CAST(substr(CAST({column} AS BLOB), 2) "
+              f"AS TEXT) ELSE {column} END")
     again = _decoded_sql("d", _has("d", _ESCAPE))
-    decoded = (f"(SELECT {column} || COALESCE(char(10) || COALESCE({again}, d), '') "
+    decoded = (f"(SELECT ({stored}) || COALESCE(char(10) || COALESCE({again}, d), '') "
                f"FROM (SELECT {_decoded_sql(payload)} AS d LIMIT -1 OFFSET 0))")
-    return f"CASE WHEN {guard} THEN {decoded} ELSE {column} END"
+    return f"CASE WHEN {guard} THEN {decoded} ELSE {stored} END"
 
 
 INDEXED_COLUMNS = ("content", "tool_name", "tool_calls")

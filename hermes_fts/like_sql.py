@@ -17,26 +17,16 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from .content import INDEXED_COLUMNS, JSON_PREFIX_END_SQL, JSON_PREFIX_SQL, indexed_text_sql
+from .content import INDEXED_COLUMNS, indexed_text_sql
 from .query import LikeAny, LikeNear, LikeNode, LikeText, fold_text, near_matches
 
 __all__ = ["LIKE_COLUMNS", "LIKE_SOURCE", "like_where"]
-
-
-
-def _like_text(column: str) -> str:
-    """The indexed text of ``column``, its leading NUL (``"\\x00json:"``) as a space:
-    LIKE reads text up to the first NUL, so it would never see a prefixed row."""
-    text = indexed_text_sql(column)
-    return (f"CASE WHEN {column} >= {JSON_PREFIX_SQL} AND {column} < {JSON_PREFIX_END_SQL} "
-            f"THEN ' ' || CAST(substr(CAST({text} AS BLOB), 2) AS TEXT) ELSE {text} END")
-
 
 # SQLite merges this subquery into the scan (the id and session conditions
 # still use their indexes) and computes a column's text where a check reads
 # it; a row without a JSON escape costs a few comparisons and one GLOB.
 LIKE_SOURCE = ("(SELECT *, " + ", ".join(
-    f"{_like_text(col)} AS _indexed_{col}" for col in INDEXED_COLUMNS) + " FROM messages)")
+    f"{indexed_text_sql(col)} AS _indexed_{col}" for col in INDEXED_COLUMNS) + " FROM messages)")
 LIKE_COLUMNS = tuple(f"m._indexed_{col}" for col in INDEXED_COLUMNS)
 NEAR_FUNCTION = "hermes_fts_near"  # query.near_matches, registered per connection
 

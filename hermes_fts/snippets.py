@@ -102,7 +102,7 @@ def readable_text(value: str | None) -> str:
     if "\\u" in text and text[:1] in ("[", "{", '"'):
         try:
             return json.dumps(json.loads(text), ensure_ascii=False)
-        except ValueError:
+        except (ValueError, RecursionError):
             pass  # not JSON after all: shown as stored
     return text
 
