@@ -158,7 +158,7 @@ def encode_value(value: Any) -> Any:
 # limit from 2000 to 1000); ``\u0000``, which SQLite 3.40 decodes as the end
 # of the text and 3.54 as a NUL, stays literal; and a decode holding text
 # SQLite reads as U+FFFD (a lone UTF-16 surrogate decodes to invalid UTF-8)
-# is dropped.  docs/DESIGN.md §9.2 says what 0.19.0 sees.
+# is dropped.  docs/DESIGN.md §5.7 has the whole story.
 
 _BS = "\\"
 _ESCAPE = "'\\u'"  # where an escape may start, as an SQL literal
@@ -234,23 +234,29 @@ def indexed_text_sql(column: str) -> str:
     prefixed = f"({column} >= {JSON_PREFIX_SQL} AND {column} < {JSON_PREFIX_END_SQL})"
     payload = (f"CASE WHEN {prefixed} THEN CAST(substr(CAST({column} AS BLOB), "
                f"{len(JSON_CONTENT_PREFIX.encode()) + 1}) AS TEXT) ELSE {column} END")
-    guard = (f"typeof({column}) = 'text' AND ({prefixed} OR substr({column}, 1, 1) "
-             f"IN ('[', '{{', '\"')) AND {_has(f'({payload})', _ESCAPE)}")
+    # Each mention of a column reads its value again (a long one from its
+    # overflow pages), so a value that cannot be JSON is settled by typeof()
+    # (which reads no text) and unicode() of its first character (NULL for
+    # the prefix's NUL): two reads, as many as the stored value itself costs.
+    not_json = (f"typeof({column}) <> 'text' OR "
+                f"COALESCE(unicode({column}), 0) NOT IN (0, 34, 91, 123)")
+    again = _decoded_sql("d", _has("d", _ESCAPE))
     # The prefix's NUL as a space: FTS5's trigram tokenizer and LIKE read text
     # only up to a NUL, so they would never see a prefixed value; unicode61
     # splits words at either, so the word index keeps Hermes Agent's tokens.
-    stored = (f"CASE WHEN {prefixed} THEN ' ' || CAST(substr(CAST({column} AS BLOB), 2) "
-              f"AS TEXT) ELSE {column} END")
-    again = _decoded_sql("d", _has("d", _ESCAPE))
-    decoded = (f"(SELECT ({stored}) || COALESCE(char(10) || COALESCE({again}, d), '') "
+    stored = f"' ' || CAST(substr(CAST({column} AS BLOB), 2) AS TEXT)"
+    decoded = (f"(SELECT (CASE WHEN {prefixed} THEN {stored} ELSE {column} END) || "
+               f"COALESCE(char(10) || COALESCE({again}, d), '') "
                f"FROM (SELECT {_decoded_sql(payload)} AS d LIMIT -1 OFFSET 0))")
-    return f"CASE WHEN {guard} THEN {decoded} ELSE {stored} END"
+    return (f"CASE WHEN {not_json} THEN {column} "
+            f"WHEN {_has(f'({payload})', _ESCAPE)} THEN {decoded} "
+            f"WHEN {prefixed} THEN {stored} ELSE {column} END")
 
 
 INDEXED_COLUMNS = ("content", "tool_name", "tool_calls")
 
 
 def indexed_values(row: str) -> str:
-    """``content, tool_name, tool_calls`` of ``row`` (``new``, ``old``, ``p.old_`` …)
+    """``content, tool_name, tool_calls`` of ``row`` (``new.``, ``old.``, ``p.old_`` …)
     as the indexes hold them: the one list every insert and 'delete' uses."""
     return ", ".join(indexed_text_sql(f"{row}{col}") for col in INDEXED_COLUMNS)
