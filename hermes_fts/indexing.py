@@ -267,6 +267,10 @@ def apply_pending(conn: sqlite3.Connection, batch_ids: int = PENDING_BATCH_IDS) 
     Each batch is its own write transaction, so a large backlog (an extension
     outage) never holds the write lock for long.
     """
+    if schema.index_layout(schema.index_sql(conn, CJK)) != "external":
+        # An earlier layout holds other text: a 'delete' of the indexed text
+        # would corrupt it.  optimize-storage rebuilds it.
+        return 0
     applied = 0
     while True:
         with write_txn(conn):

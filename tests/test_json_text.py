@@ -23,7 +23,7 @@ import pytest
 from test_coexistence import agent, probe
 
 import hermes_fts
-from hermes_fts import content, schema
+from hermes_fts import content, indexing, schema
 from hermes_fts.store import SessionStore
 
 try:
@@ -322,6 +322,11 @@ def test_an_earlier_layout_is_rebuilt_and_the_agent_never_loses_a_row(
     _to_earlier_layout(db)
     agent(hermes_venv, "write", str(db), "A")  # its triggers keep the earlier layout whole
     control = probe(hermes_venv, db)
+    conn = hermes_fts.connect(str(db))
+    pending = indexing.pending_count(conn)
+    assert pending and indexing.apply_pending(conn) == 0  # its old text is not ours to delete
+    assert indexing.pending_count(conn) == pending
+    conn.close()
     with SessionStore(db) as store:
         state = store.index_state()
         for index in schema.INDEXES:
