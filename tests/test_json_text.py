@@ -244,7 +244,7 @@ def test_agent_search_finds_more_and_never_less_after_optimize(
 # ------------------------------------------------------------------ foreign writers
 
 
-@pytest.mark.skipif(SQLITE3 is None, reason="no sqlite3 shell")
+@pytest.mark.skipif(SQLITE3 is None, reason="sqlite3 shell not found")
 def test_the_sqlite3_shell_writes_awkward_json_and_the_indexes_stay_right(
         tmp_path: Path) -> None:
     db = tmp_path / "state.db"
