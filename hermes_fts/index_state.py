@@ -337,7 +337,8 @@ def _align_indexes(conn: sqlite3.Connection, caps: Capabilities, create_cjk: boo
     # stay in place whether or not this process has the extension.
     cjk_sql = schema.index_sql(conn, CJK)
     if cjk_sql is not None and schema.index_layout(cjk_sql) == "outdated":
-        # Tool rows were left out: not served until optimize-storage rebuilds it.
+        # An earlier layout (tool rows left out, or JSON escapes indexed as
+        # stored): not served until optimize-storage rebuilds it.
         indexing.set_meta(conn, schema.META_CJK_STALE, 1)
     elif cjk_sql is not None:
         conn.execute(schema.PENDING_TABLE_SQL)

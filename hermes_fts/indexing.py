@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any, Callable
 
 from . import schema
+from .content import indexed_values
 from .schema import BASE, CJK, CJK_PENDING, DDL, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.indexing")
@@ -268,6 +269,10 @@ def apply_pending(conn: sqlite3.Connection, batch_ids: int = PENDING_BATCH_IDS) 
     rows it applied (and their old text) in its own transaction; with nothing
     pending no write lock is taken.
     """
+    if schema.index_layout(schema.index_sql(conn, CJK)) != "external":
+        # An earlier layout holds other text: a 'delete' of the indexed text
+        # would corrupt it.  optimize-storage rebuilds it.
+        return 0
     applied = 0
     while conn.execute(f"SELECT 1 FROM {CJK_PENDING} LIMIT 1").fetchone() is not None:
         with write_txn(conn):
@@ -303,9 +308,11 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
     ).fetchone()[0]
     # 1) remove what the index holds: the first pending row's old values,
     #    for rows that qualified then and lie in the indexed id range.
+    # The pending table keeps stored values; the index holds their indexed
+    # text (content.indexed_values), which the 'delete' must give exactly.
     conn.execute(
         f"INSERT INTO {CJK}({CJK}, rowid, content, tool_name, tool_calls) "
-        f"SELECT 'delete', p.msg_id, p.old_content, p.old_tool_name, p.old_tool_calls "
+        f"SELECT 'delete', p.msg_id, {indexed_values('p.old_')} "
         f"FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND p.seq = (SELECT MIN(seq) FROM "
         f"{CJK_PENDING} q WHERE q.msg_id = p.msg_id) AND p.op <> 'insert' "
         f"AND {indexed}",

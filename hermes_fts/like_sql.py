@@ -1,8 +1,10 @@
 """SQL for a LIKE scan, built from the SQL-free plan of ``query.like_plan``.
 
-The fragment is written for ``messages m``: every check looks at ``m.content``,
-``m.tool_name`` and ``m.tool_calls``.  ``NEAR`` is checked in SQL by
-``query.near_matches``, registered on the connection as ``hermes_fts_near``.
+The fragment is written for ``LIKE_SOURCE m``: ``messages`` with each indexed
+column's text as the indexes hold it (``content.indexed_text_sql``: JSON
+escapes decoded), so a scan finds what an index finds.  ``NEAR`` is checked
+in SQL by ``query.near_matches``, registered on the connection as
+``hermes_fts_near``.
 
 With ``fold`` (the extension's ``cjk_fold()`` is on the connection) every
 comparison is between folded texts: the column through ``cjk_fold()``, the
@@ -15,11 +17,17 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from .content import INDEXED_COLUMNS, indexed_text_sql
 from .query import LikeAny, LikeNear, LikeNode, LikeText, fold_text, near_matches
 
-__all__ = ["LIKE_COLUMNS", "like_where"]
+__all__ = ["LIKE_COLUMNS", "LIKE_SOURCE", "like_where"]
 
-LIKE_COLUMNS = ("m.content", "m.tool_name", "m.tool_calls")
+# SQLite merges this subquery into the scan (the id and session conditions
+# still use their indexes) and computes a column's text where a check reads
+# it; a row without a JSON escape costs a few comparisons and one GLOB.
+LIKE_SOURCE = ("(SELECT *, " + ", ".join(
+    f"{indexed_text_sql(col)} AS _indexed_{col}" for col in INDEXED_COLUMNS) + " FROM messages)")
+LIKE_COLUMNS = tuple(f"m._indexed_{col}" for col in INDEXED_COLUMNS)
 NEAR_FUNCTION = "hermes_fts_near"  # query.near_matches, registered per connection
 
 

@@ -18,13 +18,16 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
+from .content import INDEXED_COLUMNS, indexed_text_sql, indexed_values
+
 logger = logging.getLogger("hermes_fts.schema")
 
 # Every index covers content, tool_name and tool_calls of every row, whole:
 # Hermes Agent 0.19.0 searches messages_fts and messages_fts_trigram itself
 # and has no other path for what they hold, so neither may keep less than it
 # indexes, and the CJK index keeps the same so every route gives one answer
-# (docs/DESIGN.md §9).
+# (docs/DESIGN.md §9).  Each column's text is ``indexed_text_sql``'s: the
+# stored value, plus the decoded text of JSON escapes it holds.
 
 BASE = "messages_fts"
 TRIGRAM = "messages_fts_trigram"
@@ -47,12 +50,19 @@ def build_name(index: str) -> str:
 
 def content_view(index: str) -> str:
     """The view an index of the current layout reads its rows from."""
-    return f"{index}_rows"
+    return f"{index}_text"
 
 
-def legacy_view(index: str) -> str:
-    """The view of the earlier layout (tool rows capped or left out)."""
-    return f"{index}_src"
+def legacy_views(index: str) -> tuple[str, ...]:
+    """The views of earlier layouts: tool rows capped or left out (``_src``),
+    then JSON escapes indexed as stored (``_rows``)."""
+    return f"{index}_src", f"{index}_rows"
+
+
+def _view_sql(index: str) -> str:
+    texts = ", ".join(f"{indexed_text_sql(f'm.{c}')} AS {c}" for c in INDEXED_COLUMNS)
+    view = content_view(index)
+    return f"CREATE VIEW IF NOT EXISTS {view} AS SELECT m.id, {texts} FROM messages m"
 
 # state_meta keys.
 META_FTS_STALE = "fts_stale"
@@ -279,16 +289,17 @@ def _word_ddl(index: str, tokenize: str, table: str, gated: bool) -> IndexDDL:
     the live one is complete, so its triggers are not gated.
     """
     view = content_view(index)
-    view_sql = (f"CREATE VIEW IF NOT EXISTS {view} AS SELECT id, content, tool_name, "
-                f"tool_calls FROM messages")
+    view_sql = _view_sql(index)
     table_sql = (
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
         f"content, tool_name, tool_calls, content='{view}', content_rowid='id'{tokenize})"
     )
+    # Insert and 'delete' must give FTS5 the very same text, or the index
+    # keeps tokens no row has: both take it from indexed_values.
     ins = (f"INSERT INTO {table}(rowid, content, tool_name, tool_calls) VALUES "
-           f"(new.id, new.content, new.tool_name, new.tool_calls);")
+           f"(new.id, {indexed_values('new.')});")
     dele = (f"INSERT INTO {table}({table}, rowid, content, tool_name, tool_calls) VALUES "
-            f"('delete', old.id, old.content, old.tool_name, old.tool_calls);")
+            f"('delete', old.id, {indexed_values('old.')});")
 
     def gate(row: str) -> str:
         return f" AND {indexed_condition(index, row + '.id')}" if gated else ""
@@ -307,14 +318,12 @@ def _word_ddl(index: str, tokenize: str, table: str, gated: bool) -> IndexDDL:
          f"id, content, tool_name, tool_calls ON messages "
          f"WHEN {_CHANGED}{gate('old')} BEGIN {dele} {ins} END"),
     )
-    return IndexDDL(index, view, view_sql, table_sql, triggers,
-                    ("content", "tool_name", "tool_calls"))
+    return IndexDDL(index, view, view_sql, table_sql, triggers, INDEXED_COLUMNS)
 
 
 def _cjk_ddl() -> IndexDDL:
     view = content_view(CJK)
-    view_sql = (f"CREATE VIEW IF NOT EXISTS {view} AS SELECT id, content, tool_name, tool_calls "
-                f"FROM messages")
+    view_sql = _view_sql(CJK)
     table_sql = (
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {CJK} USING fts5("
         f"content, tool_name, tool_calls, content='{view}', content_rowid='id', "
@@ -323,7 +332,8 @@ def _cjk_ddl() -> IndexDDL:
     # No trigger writes into the CJK index: a writer without the extension
     # (sqlite3 shell, Hermes Agent) would fail with "no such tokenizer".  The
     # triggers only log the change, with the old indexed values, into a plain
-    # table that SessionStore applies later.
+    # table that SessionStore applies later.  They log the stored values;
+    # the apply turns them into indexed text (indexed_values).
     log = (f"INSERT INTO {CJK_PENDING}(msg_id, op, old_role, old_content, old_tool_name, "
            f"old_tool_calls) VALUES ")
     triggers = (
@@ -338,8 +348,7 @@ def _cjk_ddl() -> IndexDDL:
          f"id, content, tool_name, tool_calls ON messages WHEN {_CHANGED} BEGIN "
          f"{log}(old.id, 'update', old.role, old.content, old.tool_name, old.tool_calls); END"),
     )
-    return IndexDDL(CJK, view, view_sql, table_sql, triggers,
-                    ("content", "tool_name", "tool_calls"))
+    return IndexDDL(CJK, view, view_sql, table_sql, triggers, INDEXED_COLUMNS)
 
 
 PENDING_TABLE_SQL = (
@@ -471,7 +480,8 @@ def drop_index_objects(conn: sqlite3.Connection, index: str) -> None:
         drop_trigram_stub(conn)
     conn.execute(f"DROP TABLE IF EXISTS {index}")
     conn.execute(f"DROP VIEW IF EXISTS {DDL[index].view}")
-    conn.execute(f"DROP VIEW IF EXISTS {legacy_view(index)}")
+    for view in legacy_views(index):
+        conn.execute(f"DROP VIEW IF EXISTS {view}")
     if index == CJK:
         conn.execute(f"DROP TABLE IF EXISTS {CJK_PENDING}")
 
@@ -512,7 +522,8 @@ def swap_in_build(conn: sqlite3.Connection, index: str) -> None:
     if index == TRIGRAM:
         drop_trigram_stub(conn)
     conn.execute(f"DROP TABLE IF EXISTS {index}")
-    conn.execute(f"DROP VIEW IF EXISTS {legacy_view(index)}")
+    for view in legacy_views(index):
+        conn.execute(f"DROP VIEW IF EXISTS {view}")
     for name, _sql in BUILD_DDL[index].triggers:
         conn.execute(f"DROP TRIGGER IF EXISTS {name}")
     conn.execute(f"ALTER TABLE {build_name(index)} RENAME TO {index}")
@@ -557,14 +568,15 @@ def cjk_variants_on(sql: str | None) -> bool | None:
 
 
 def index_layout(sql: str | None) -> str | None:
-    """``external`` (ours, current), ``outdated`` (ours, an earlier layout whose
-    view capped or left out tool rows) or ``inline`` (Hermes Agent's own)."""
+    """``external`` (ours, current), ``outdated`` (ours, an earlier layout: its
+    view capped or left out tool rows, or indexed JSON escapes as stored) or
+    ``inline`` (Hermes Agent's own)."""
     if sql is None:
         return None
     flat = sql.replace(" ", "").lower()
     if "content=" not in flat:
         return "inline"
-    return "external" if "_rows'" in flat else "outdated"
+    return "external" if "_text'" in flat else "outdated"
 
 
 def probe_fts5(conn: sqlite3.Connection) -> bool:

@@ -44,7 +44,7 @@ from typing import Any
 from . import _env, schema
 from ._params import as_int, as_session_ids, as_time_bound, parse_roles, parse_sort
 from ._sqlite import row_dict, rows_as_dicts, sqlite_sort_key
-from .like_sql import like_where
+from .like_sql import LIKE_SOURCE, like_where
 from .query import (
     ROUTES,
     Query,
@@ -365,7 +365,7 @@ def _like_rows(
     sql = (
         f"SELECT {_ROW_COLUMNS.format(snippet='NULL')}, m.content AS _content, "
         f"m.tool_name AS _tool_name, m.tool_calls AS _tool_calls "
-        f"FROM messages m JOIN sessions s ON s.id = m.session_id "
+        f"FROM {LIKE_SOURCE} m JOIN sessions s ON s.id = m.session_id "
         f"WHERE {like_sql} AND {where}{extra} ORDER BY {_order(sort, ranked=False)} LIMIT ?"
     )
     cur = conn.execute(sql, [*like_params, *params, *extra_params, limit])

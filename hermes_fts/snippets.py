@@ -10,6 +10,7 @@ text.  Pure text functions apart from the SQL they run or return.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import unicodedata
@@ -90,18 +91,32 @@ def like_snippet(texts: Iterable[str | None], terms: Sequence[str], *,
 
 
 def readable_text(value: str | None) -> str:
-    """A stored column as people read it: decoded content, tool calls as calls."""
+    """A stored column as people read it: decoded content, tool calls as calls,
+    other JSON holding ``\\u`` escapes with the characters they encode."""
     text = decode_content(value)
     if not isinstance(text, str) or not text:
         return ""
     calls = render_tool_calls(text) if text.lstrip().startswith("[") else None
-    return calls if calls is not None else text
+    if calls is not None:
+        return calls
+    if "\\u" in text and text[:1] in ("[", "{", '"'):
+        try:
+            return json.dumps(json.loads(text), ensure_ascii=False)
+        except (ValueError, RecursionError):
+            pass  # not JSON after all: shown as stored
+    return text
+
+
+# What an index snippet of a JSON column looks like: escapes, or keys (quoted
+# as stored, or bare as in the decoded text the indexes add).
+_JSON_LOOK = re.compile(r'\\u[0-9a-fA-F]{4}|[{,] ?"?[A-Za-z_][\w-]*"?: ')
 
 
 def is_tool_call_json(snippet: str) -> bool:
-    """Whether an index snippet shows a ``tool_calls`` column's raw JSON."""
+    """Whether an index snippet shows JSON: a ``tool_calls`` column, structured
+    content or escaped text, as stored or as the decoded text indexed with it."""
     plain = snippet.replace(">>>", "").replace("<<<", "")
-    return '"function"' in plain or '"arguments"' in plain
+    return '"function"' in plain or '"arguments"' in plain or bool(_JSON_LOOK.search(plain))
 
 
 def edge_cut_highlight(snippet: str) -> bool:
@@ -114,8 +129,9 @@ def recut_unreadable_snippets(
 ) -> None:
     """Cut again, from the stored text, the index snippets people could not read.
 
-    SQLite's snippet shows a ``tool_calls`` column as raw JSON, and one
-    limited in characters can cut a marked term at its edge.  Those rows get
+    SQLite's snippet shows a ``tool_calls`` column or structured content as
+    JSON (raw, or the decoded text the indexes add to it), and one limited in
+    characters can cut a marked term at its edge.  Those rows get
     ``like_snippet``'s (calls as ``name(arg="…")``, terms whole) when it finds
     a query term in the text; otherwise the index snippet stays.
     """

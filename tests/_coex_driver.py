@@ -4,8 +4,10 @@
 
 * ``seed DB`` writes a history through ``hermes_state.SessionDB`` the way the
   agent does: CJK and Latin chat, tool rows longer than 8 KB with a word past
-  the first 8 KB, tool calls whose arguments hold CJK (stored JSON-escaped),
-  cron and subagent sessions.
+  the first 8 KB, tool calls whose arguments hold CJK and multimodal (list)
+  content (both stored JSON-escaped), cron and subagent sessions.
+* ``json DB`` appends rows of awkward JSON through SessionDB: huge, deeply
+  nested, strings holding JSON, escapes that do not decode, lone surrogates.
 * ``probe DB QUERIES_JSON`` runs ``SessionDB.search_messages(q, limit=100000)``
   for each query: ``{query: [ids]}``.
 * ``write DB TAG`` appends, edits and deletes rows through SessionDB, with
@@ -47,6 +49,10 @@ def seed(path: str) -> dict[str, Any]:
         db.append_message(sid, "tool", content=f"工具标记 result {n} " + FILLER + " tailmarker",
                           tool_name="terminal")
         db.append_message(sid, "assistant", content="東京タワーの近くでラーメン。服。")
+        # Multimodal content: stored as "\x00json:" + JSON, CJK escaped.
+        db.append_message(sid, "user", content=[
+            {"type": "text", "text": f"象鼻山的照片 {n}"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0K"}}])
         db.end_session(sid, "user_exit")
     for source in ("cron", "subagent"):
         sid = f"{source}-1"
@@ -81,7 +87,33 @@ def write(path: str, tag: str) -> dict[str, Any]:
     return {"new": [int(i) for i in new], "edited": int(edited)}
 
 
+def awkward_json(path: str) -> dict[str, Any]:
+    db = _db(path)
+    sid = "json-1"
+    db.create_session(sid, "cli")
+    deep: Any = "深层嵌套"
+    for _ in range(1500):  # valid for SQLite 3.40 (limit 2000), not for 3.45+ (1000)
+        deep = [deep]
+    sys.setrecursionlimit(10_000)  # json.dumps recurses once per level
+    # arguments: a JSON string holding JSON, one part of it JSON again (escaped thrice).
+    inner = json.dumps({"query": "漓江 竹筏", "nested": json.dumps({"city": "阳朔"})})
+    ids = [
+        db.append_message(sid, "user", content=[{"type": "text", "text": "巨大 " * 100_000}]),
+        db.append_message(sid, "user", content=deep),
+        db.append_message(sid, "assistant", content="calling",
+                          tool_calls=[{"id": "c9", "type": "function",
+                                       "function": {"name": "plan_trip", "arguments": inner}}]),
+        db.append_message(sid, "tool", content='{"broken": "\\u12 \\x41 \u5e7f"',
+                          tool_name="plan_trip"),
+        db.append_message(sid, "user", content=[{"type": "text", "text": "孤立\ud800代理"}]),
+        db.append_message(sid, "tool", content="[not json \\u5e7f\\u5dde", tool_name="t"),
+    ]
+    db.close()
+    return {"ids": [int(i) for i in ids]}
+
+
 if __name__ == "__main__":
     command, db_path, *rest = sys.argv[1:]
-    result = {"seed": seed, "probe": probe, "write": write}[command](db_path, *rest)
+    commands = {"seed": seed, "probe": probe, "write": write, "json": awkward_json}
+    result = commands[command](db_path, *rest)
     print(json.dumps(result))

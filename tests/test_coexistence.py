@@ -32,11 +32,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Latin words, identifiers, 1/2/3+-character CJK, words only in tool rows,
 # a word past the first 8 KB of a tool row, tool names, CJK in tool-call
-# arguments, words only in cron and subagent sessions.
+# arguments and in multimodal (list) content, words only in cron and
+# subagent sessions.
 PROBES = ["deploy", "pipeline", "scripts/deploy.sh", "user@example.com", "服", "服务",
           "服务端", "数据库迁移", "工具标记", "tailmarker", "桂林", "한국어", "東京タワー",
           "ラーメン", "terminal", "cronword", "subagentword", "每日构建", "新消息",
-          "tailA", "editedA", "dolor"]
+          "tailA", "editedA", "dolor", "象鼻山", "照片", "天气"]
 
 
 

@@ -408,7 +408,7 @@ def messages() -> Iterator[sqlite3.Connection]:
 def like_ids(conn: sqlite3.Connection, query: Query) -> list[int]:
     sql, params = like_sql.like_where(conn, like_plan(query))
     return [
-        r[0] for r in conn.execute(f"SELECT id FROM messages m WHERE {sql} ORDER BY id", params)
+        r[0] for r in conn.execute(f"SELECT id FROM {like_sql.LIKE_SOURCE} m WHERE {sql} ORDER BY id", params)
     ]
 
 

@@ -73,7 +73,7 @@ def rowids(conn: sqlite3.Connection, table: str, expr: str) -> set[int]:
 def like_rowids(conn: sqlite3.Connection, query: Query) -> set[int]:
     """The search layer's LIKE SQL over ``messages m`` (content, tool_name, tool_calls)."""
     sql, params = like_sql.like_where(conn, like_plan(query))
-    return {r[0] for r in conn.execute(f"SELECT id FROM messages m WHERE {sql}", params)}
+    return {r[0] for r in conn.execute(f"SELECT id FROM {like_sql.LIKE_SOURCE} m WHERE {sql}", params)}
 
 
 # ---------------------------------------------------------------------------
@@ -437,6 +437,6 @@ def test_longest_queries_run_on_every_route(
     sql, params = like_sql.like_where(conn, like_plan(parsed))
     # the search layer adds its own filters with AND
     conn.execute(
-        f"SELECT count(*) FROM messages m WHERE {sql} AND m.id > 0 AND m.content IS NOT NULL",
+        f"SELECT count(*) FROM {like_sql.LIKE_SOURCE} m WHERE {sql} AND m.id > 0 AND m.content IS NOT NULL",
         params,
     ).fetchone()
