@@ -54,8 +54,7 @@ def content_view(index: str) -> str:
 
 
 def legacy_views(index: str) -> tuple[str, ...]:
-    """The views of earlier layouts: tool rows capped or left out (``_src``),
-    then JSON escapes indexed as stored (``_rows``)."""
+    """Earlier layouts' views: tool rows capped (``_src``), escapes as stored (``_rows``)."""
     return f"{index}_src", f"{index}_rows"
 
 
@@ -329,24 +328,26 @@ def _cjk_ddl() -> IndexDDL:
         f"content, tool_name, tool_calls, content='{view}', content_rowid='id', "
         f"tokenize='{CJK_TOKENIZE}')"
     )
-    # No trigger writes into the CJK index: a writer without the extension
-    # (sqlite3 shell, Hermes Agent) would fail with "no such tokenizer".  The
-    # triggers only log the change, with the old indexed values, into a plain
-    # table that SessionStore applies later.  They log the stored values;
-    # the apply turns them into indexed text (indexed_values).
+    # No trigger writes the CJK index (a writer without the extension would get
+    # "no such tokenizer"); they log into a table SessionStore applies later.
+    # Only a message's first pending row keeps old values (what the index
+    # holds), so deleted text is kept once, until the next apply (DESIGN
+    # §5.3.1).  An id change also logs the new id.
     log = (f"INSERT INTO {CJK_PENDING}(msg_id, op, old_role, old_content, old_tool_name, "
-           f"old_tool_calls) VALUES ")
+           f"old_tool_calls) SELECT ")
+    first = f" WHERE NOT EXISTS (SELECT 1 FROM {CJK_PENDING} WHERE msg_id = old.id);"
     triggers = (
         (f"{CJK_PENDING}_insert",
          f"CREATE TRIGGER IF NOT EXISTS {CJK_PENDING}_insert AFTER INSERT ON messages BEGIN "
-         f"{log}(new.id, 'insert', NULL, NULL, NULL, NULL); END"),
+         f"{log}new.id, 'insert', NULL, NULL, NULL, NULL; END"),
         (f"{CJK_PENDING}_delete",
          f"CREATE TRIGGER IF NOT EXISTS {CJK_PENDING}_delete AFTER DELETE ON messages BEGIN "
-         f"{log}(old.id, 'delete', old.role, old.content, old.tool_name, old.tool_calls); END"),
+         f"{log}old.id, 'delete', old.role, old.content, old.tool_name, old.tool_calls{first} END"),
         (f"{CJK_PENDING}_update",
          f"CREATE TRIGGER IF NOT EXISTS {CJK_PENDING}_update AFTER UPDATE OF "
          f"id, content, tool_name, tool_calls ON messages WHEN {_CHANGED} BEGIN "
-         f"{log}(old.id, 'update', old.role, old.content, old.tool_name, old.tool_calls); END"),
+         f"{log}old.id, 'update', old.role, old.content, old.tool_name, old.tool_calls{first} "
+         f"{log}new.id, 'insert', NULL, NULL, NULL, NULL WHERE new.id IS NOT old.id; END"),
     )
     return IndexDDL(CJK, view, view_sql, table_sql, triggers, INDEXED_COLUMNS)
 

@@ -143,6 +143,42 @@ def test_pending_coalescing_of_foreign_changes(db: Path) -> None:
         _assert_indexes_exact(store)
 
 
+def test_foreign_id_change_is_indexed_under_the_new_id(db: Path) -> None:
+    # Regression: the pending triggers logged only the old id, so a row whose
+    # id a plain writer changed vanished from the CJK index.
+    with SessionStore(db) as store:
+        ids = _fill(store)
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE messages SET id = 9999 WHERE id = ?", (ids[0],))
+    conn.close()
+    with SessionStore(db) as store:
+        assert _match(store, CJK, "迁移") == {9999}
+        assert {r["id"] for r in store.search_messages("迁移")} == {9999}
+        _assert_indexes_exact(store)
+
+
+def test_pending_keeps_old_text_once_per_message(db: Path) -> None:
+    # Only the first pending row's old values are ever read, so later edits
+    # and the final delete must not store the text again.
+    with SessionStore(db) as store:
+        ids = _fill(store)
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE messages SET content = '第一版' WHERE id = ?", (ids[0],))
+        conn.execute("UPDATE messages SET content = '第二版' WHERE id = ?", (ids[0],))
+        conn.execute("DELETE FROM messages WHERE id = ?", (ids[0],))
+    kept = conn.execute(f"SELECT old_content FROM {CJK_PENDING} WHERE msg_id = ?",
+                        (ids[0],)).fetchall()
+    conn.close()
+    assert kept == [(TEXTS[0][1] + " r0",)]
+    with SessionStore(db) as store:
+        assert indexing.pending_count(store._conn) == 0
+        assert _match(store, CJK, "迁移") == set()
+        assert _match(store, CJK, "第二") == set()
+        _assert_indexes_exact(store)
+
+
 def test_readonly_open_changes_no_byte(db: Path) -> None:
     def digest(p: Path) -> bytes:
         # SQLite itself creates an empty -wal/-shm pair for a WAL reader when
