@@ -91,6 +91,7 @@ ROUTE_ORDER = (*ROUTES, "like_scan")  # the index routes in query.choose_route's
 GAP_SCAN_LIMIT = 200  # bound on rows added from a not-yet-indexed id range
 RANK_TIER = 256  # matches ordered together; see _match_rows
 MAX_ROWS = 2**62  # bound on limit + offset, within SQLite's 64-bit LIMIT
+MAX_ROWID, MIN_ROWID = 2**63 - 1, -(2**63)
 
 
 @dataclass(frozen=True)
@@ -284,6 +285,49 @@ _ROW_COLUMNS = (
 )
 
 
+@functools.lru_cache(maxsize=512)
+def _ranked_sql(table: str, snippet_sql: str, where: str, order: str, extra: str,
+                tier_size: int) -> str:
+    """One rank tier of ``_match_rows``, built once per shape (the statement cache keys on it).
+
+    The tier's lower rowid bound is a scalar subquery over the same MATCH
+    (``?1``), computed once and returned as ``_tier`` on every row, so a
+    tier costs one round trip, not two.  ``?3`` is the tier's top rowid.
+    """
+    columns = _ROW_COLUMNS.format(snippet=snippet_sql)
+    order_sql = order.replace("rank", f"{table}.rank")
+    joins = (f"JOIN messages m ON m.id = {table}.rowid "
+             f"JOIN sessions s ON s.id = m.session_id")
+    bound = (f"SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid <= ?3 "
+             f"ORDER BY rowid DESC LIMIT 1 OFFSET {tier_size - 1}")
+    # CROSS JOIN: the one-row bound drives the join, so the MATCH sees both
+    # rowid constraints; MIN_ROWID stands for "no bound" (all that is left).
+    return (f"WITH tier(lo) AS (SELECT ({bound})) "
+            f"SELECT {columns}, tier.lo AS _tier FROM tier CROSS JOIN {table} {joins} "
+            f"WHERE {table} MATCH ?1 AND {table}.rowid <= ?3 "
+            f"AND {table}.rowid >= coalesce(tier.lo, {MIN_ROWID}) "
+            f"AND {where}{extra} ORDER BY {order_sql} LIMIT ?2")
+
+
+@functools.lru_cache(maxsize=512)
+def _time_sorted_sql(table: str, snippet_sql: str, where: str, order: str, extra: str) -> str:
+    """``_match_rows`` for a time sort: the top ids first, snippets for them only.
+
+    In one SELECT, SQLite would build a snippet for every match that enters
+    the sorter (all of them), not only the top ones.
+    """
+    top = (f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
+           f"JOIN sessions s ON s.id = m.session_id "
+           f"WHERE {table} MATCH ?1 AND {where}{extra} ORDER BY {order} LIMIT ?")
+    return (
+        f"WITH top(id) AS ({top}) "
+        f"SELECT {_ROW_COLUMNS.format(snippet=snippet_sql)} FROM top "
+        f"CROSS JOIN {table} ON {table}.rowid = top.id "  # CROSS: top drives the join
+        f"JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {table} MATCH ?1 ORDER BY {order}"
+    )
+
+
 def _match_rows(
     conn: sqlite3.Connection,
     table: str,
@@ -305,48 +349,37 @@ def _match_rows(
     RANK_TIER matches is ranked exactly.  Time sorts are not tiered: rowids
     need not follow timestamps (imported or back-dated rows), so only one
     ordered query is exact there.
+
+    ``where``/``extra`` use plain ``?`` parameters (``params`` then
+    ``extra_params``); the MATCH text is ``?1``.
     """
-    order_sql = order.replace("rank", f"{table}.rank")
-    sql = (
-        f"SELECT {_ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
-        f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {table} MATCH ? AND {where}{extra}{{tier}} ORDER BY {order_sql} LIMIT ?"
-    )
     if "rank" not in order:
-        # A time sort must look at every match.  Ids first, snippets after:
-        # in one SELECT, SQLite would build a snippet for every match that
-        # enters the sorter (all of them, newest first), not only the top.
-        top = (f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
-               f"JOIN sessions s ON s.id = m.session_id "
-               f"WHERE {table} MATCH ? AND {where}{extra} ORDER BY {order} LIMIT ?")
-        rows_sql = (
-            f"WITH top(id) AS ({top}) "
-            f"SELECT {_ROW_COLUMNS.format(snippet=snippet_sql)} FROM top "
-            f"CROSS JOIN {table} ON {table}.rowid = top.id "  # CROSS: top drives the join
-            f"JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
-            f"WHERE {table} MATCH ? ORDER BY {order}"
-        )
-        return rows_as_dicts(conn.execute(
-            rows_sql, [expression, *params, *extra_params, limit, expression]))
-    bound_sql = (
-        f"SELECT rowid FROM {table} WHERE {table} MATCH ?{{tier}} "
-        f"ORDER BY rowid DESC LIMIT 1 OFFSET {RANK_TIER - 1}"
-    )
+        sql = _time_sorted_sql(table, snippet_sql, where, order, extra)
+        return rows_as_dicts(conn.execute(sql, [expression, *params, *extra_params, limit]))
+    sql = _ranked_sql(table, snippet_sql, where, order, extra, RANK_TIER)
     rows: list[dict[str, Any]] = []
-    edge: int | None = None  # rowids past this edge were handled by earlier tiers
+    top = MAX_ROWID  # the tier takes matches with rowid <= top
     while len(rows) < limit:
-        edge_sql = "" if edge is None else f" AND {table}.rowid < {int(edge)}"
-        bound = conn.execute(bound_sql.format(tier=edge_sql.replace(f"{table}.", "")),
-                             [expression]).fetchone()
-        tier_sql = edge_sql
-        if bound is not None:
-            tier_sql += f" AND {table}.rowid >= {int(bound[0])}"
-        rows.extend(rows_as_dicts(conn.execute(
-            sql.format(tier=tier_sql), [expression, *params, *extra_params, limit - len(rows)])))
-        if bound is None:
+        cur = conn.execute(sql, [expression, limit - len(rows), top, *params, *extra_params])
+        tier = cur.fetchall()
+        if tier:
+            bound = tier[0][-1]
+            names = [d[0] for d in cur.description[:-1]]  # zip leaves _tier out
+            rows.extend(dict(zip(names, row)) for row in tier)
+        else:  # no row of this tier passed the filters: the bound alone
+            bound = _tier_bound(conn, table, expression, top)
+        if bound is None or bound <= MIN_ROWID:
             break
-        edge = int(bound[0])
+        top = int(bound) - 1
     return rows
+
+
+def _tier_bound(conn: sqlite3.Connection, table: str, expression: str, top: int) -> int | None:
+    """The lowest rowid of the tier whose top is ``top`` (None: the last tier)."""
+    row = conn.execute(
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid <= ? "
+        f"ORDER BY rowid DESC LIMIT 1 OFFSET {RANK_TIER - 1}", (expression, top)).fetchone()
+    return None if row is None else int(row[0])
 
 
 def _like_rows(
@@ -401,23 +434,43 @@ class _Run:
         return bool(self.state.get("cjk_fold"))
 
 
-def _run_index(req: _Run, route: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class _IndexQuery:
+    """What a plan needs on one index route, worked out once per plan (``_index_query``)."""
+
+    table: str
+    expression: str  # the MATCH text
+    snippet: str  # the snippet SQL
+    narrow: Callable[[str], str] | None  # one-character hits inside bigrams (fts_cjk)
+    terms: tuple[str, ...]  # positive terms, for snippets cut again from the text
+
+
+@functools.lru_cache(maxsize=256)
+def _index_query(plan: Plan, route: str, cjk_helpers: bool) -> _IndexQuery:
+    """``_IndexQuery`` of ``plan`` on ``route``; pure in its arguments, so cached."""
     table = INDEX_ROUTES[route]
-    conn = req.conn
-    snippet = snippet_sql(table, req.state["cjk_available"])
-    expression = match_expression(req.plan.query, route)
-    order = _order(req.sort, ranked=True)
+    return _IndexQuery(
+        table=table,
+        expression=match_expression(plan.query, route),
+        snippet=snippet_sql(table, cjk_helpers),
+        narrow=single_char_narrowing(plan.query) if route == "fts_cjk" else None,
+        terms=tuple(snippet_terms(plan.query)),
+    )
+
+
+def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
+    table = iq.table
+    expression = iq.expression
     blind = _blind_spot(req, table)
     extra = f" AND NOT ({blind})" if blind else ""
-    rows = _match_rows(conn, table, expression, snippet, req.where, req.params, order, req.want,
-                       extra)
+    rows = _match_rows(req.conn, table, expression, iq.snippet, req.where, req.params,
+                       _order(req.sort, ranked=True), req.want, extra)
     if route == "fts5":
         rows += _glued_latin(req, expression, rows)
     if blind:
         rows += _left_out(req, rows, blind)
     rows += _unindexed_gap(req, table, rows)
     return rows
-
 
 
 def _blind_spot(req: _Run, table: str) -> str:
@@ -456,14 +509,13 @@ def _glued_latin(
         return []
     if not route_can_represent(req.plan.query, "fts_cjk"):
         return []
-    expression = match_expression(req.plan.query, "fts_cjk")
-    snippet = snippet_sql(schema.CJK, True)
+    iq = _index_query(req.plan, "fts_cjk", True)
     extra = f" AND m.id NOT IN (SELECT rowid FROM {schema.BASE} WHERE {schema.BASE} MATCH ?)"
     blind = _blind_spot(req, schema.CJK)
     if blind:  # a stale CJK entry must not add a row
         extra += f" AND NOT ({blind})"
     return _match_rows(
-        req.conn, schema.CJK, expression, snippet, req.where, req.params,
+        req.conn, schema.CJK, iq.expression, iq.snippet, req.where, req.params,
         _order(req.sort, ranked=True), missing, extra, [fts5_expr],
     )
 
@@ -499,13 +551,14 @@ def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[d
 def _execute(req: _Run) -> list[dict[str, Any]]:
     route = req.plan.route
     if route in INDEX_ROUTES:
-        rows = _run_index(req, route)
-        narrow = single_char_narrowing(req.plan.query) if route == "fts_cjk" else None
+        iq = _index_query(req.plan, route, bool(req.state["cjk_available"]))
+        rows = _run_index(req, iq, route)
+        narrow = iq.narrow
         if narrow is not None:
             for row in rows:
                 if isinstance(row.get("snippet"), str):
                     row["snippet"] = narrow(row["snippet"])
-        recut_unreadable_snippets(req.conn, rows, snippet_terms(req.plan.query))
+        recut_unreadable_snippets(req.conn, rows, iq.terms)
     else:
         check_like_alternatives(req.plan.query)  # a full scan: its work is bounded up front
         rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort, req.want,
@@ -525,7 +578,16 @@ def _check_fields(fields: Any) -> tuple[str, ...] | None:
         return None
     if isinstance(fields, (str, bytes)):
         raise TypeError("search fields must be a collection of field names, not a string")
-    names = list(fields)
+    names = tuple(fields)
+    try:
+        return _projection(names)
+    except TypeError:  # an unhashable name: checked, and refused, the long way
+        return _projection.__wrapped__(names)
+
+
+@functools.lru_cache(maxsize=64)
+def _projection(names: tuple[Any, ...]) -> tuple[str, ...]:
+    """The result keys ``names`` asks for, in RESULT_FIELDS order (asked once per list)."""
     unknown = sorted({str(f) for f in names} - set(RESULT_FIELDS))
     if unknown:
         raise ValueError(f"unknown search result field(s): {', '.join(unknown)}")
