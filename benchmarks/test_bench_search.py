@@ -18,6 +18,7 @@ route promises (see tests/test_search.py for the exact ground truth).
 
 from __future__ import annotations
 
+import os
 import statistics
 from typing import Any
 
@@ -30,7 +31,7 @@ from hermes_fts.query import match_expression
 from hermes_fts.snippets import snippet_sql
 from hermes_fts.store import SessionStore
 
-PER_BAND = 2
+PER_BAND = int(os.environ.get("HERMES_BENCH_PER_BAND", "2"))  # terms per frequency band
 REPEATS = 5
 CJK_CLASSES = ("zh2", "zh3", "cjk1", "ja", "ko", "zh2_or")
 LATIN_CLASSES = ("latin_word", "latin_ident", "latin_glued")

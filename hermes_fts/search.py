@@ -311,8 +311,8 @@ def _ranked_sql(table: str, snippet_sql: str, where: str, order: str, extra: str
 
 @functools.lru_cache(maxsize=512)
 def _time_sorted_sql(table: str, snippet_sql: str, where: str, order: str, extra: str,
-                     walk: str | None) -> str:
-    """``_match_rows`` for a time sort: the top ids first, snippets for them only.
+                     walk: str | None) -> tuple[str, str]:
+    """``_match_rows`` for a time sort: the top ids, then the rows and snippets of those.
 
     In one SELECT, SQLite would build a snippet for every match that enters
     the sorter (all of them), not only the top ones.  Two plans give the
@@ -322,6 +322,11 @@ def _time_sorted_sql(table: str, snippet_sql: str, where: str, order: str, extra
     * ``walk`` (the name of the index on ``messages(timestamp)``,
       ``index_state.TIME_INDEX``): go through it in the order asked and keep
       the rows whose id is a match (cost grows with rows per match found).
+
+    The second statement reads the top rows in one pass over the matches
+    between the lowest and highest top id: looking a rowid up under a MATCH
+    one row at a time costs a walk of a common term's doclist per row (the
+    ``+`` keeps SQLite from driving the MATCH with the id list that way).
     """
     if walk:
         top = (f"SELECT m.id FROM messages m INDEXED BY {walk} "
@@ -332,13 +337,13 @@ def _time_sorted_sql(table: str, snippet_sql: str, where: str, order: str, extra
         top = (f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
                f"JOIN sessions s ON s.id = m.session_id "
                f"WHERE {table} MATCH ?1 AND {where}{extra} ORDER BY {order} LIMIT ?")
-    return (
-        f"WITH top(id) AS ({top}) "
-        f"SELECT {_ROW_COLUMNS.format(snippet=snippet_sql)} FROM top "
-        f"CROSS JOIN {table} ON {table}.rowid = top.id "  # CROSS: top drives the join
-        f"JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {table} MATCH ?1 ORDER BY {order}"
+    rows = (
+        f"SELECT {_ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
+        f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {table} MATCH ?1 AND {table}.rowid BETWEEN ?2 AND ?3 "
+        f"AND +{table}.rowid IN (SELECT value FROM json_each(?4)) ORDER BY {order}"
     )
+    return top, rows
 
 
 # Cost model of the two time-sort plans, in microseconds (measured at 200k
@@ -404,8 +409,13 @@ def _match_rows(
         walk = None
         if time_index is not None and _walk_pays(conn, table, expression, limit, time_index[1]):
             walk = time_index[0]
-        sql = _time_sorted_sql(table, snippet_sql, where, order, extra, walk)
-        return rows_as_dicts(conn.execute(sql, [expression, *params, *extra_params, limit]))
+        top_sql, rows_sql = _time_sorted_sql(table, snippet_sql, where, order, extra, walk)
+        ids = [int(r[0]) for r in conn.execute(
+            top_sql, [expression, *params, *extra_params, limit])]
+        if not ids:
+            return []
+        return rows_as_dicts(conn.execute(
+            rows_sql, [expression, min(ids), max(ids), json.dumps(ids)]))
     sql = _ranked_sql(table, snippet_sql, where, order, extra, RANK_TIER)
     rows: list[dict[str, Any]] = []
     top = MAX_ROWID  # the tier takes matches with rowid <= top
@@ -567,13 +577,19 @@ def _glued_latin(
     if not route_can_represent(req.plan.query, "fts_cjk"):
         return []
     iq = _index_query(req.plan, "fts_cjk", True)
-    extra = f" AND m.id NOT IN (SELECT rowid FROM {schema.BASE} WHERE {schema.BASE} MATCH ?)"
+    # On the CJK table's rowid, not m.id: SQLite tests it as each match comes
+    # out of the index, before reading the message row (a common word has
+    # thousands of matches there that are no glued rows).
+    extra = (f" AND {schema.CJK}.rowid NOT IN "
+             f"(SELECT rowid FROM {schema.BASE} WHERE {schema.BASE} MATCH ?)")
     blind = _blind_spot(req, schema.CJK)
     if blind:  # a stale CJK entry must not add a row
         extra += f" AND NOT ({blind})"
     return _match_rows(
         req.conn, schema.CJK, iq.expression, iq.snippet, req.where, req.params,
-        _order(req.sort, ranked=True), missing, extra, [fts5_expr], time_index=req.time_index,
+        _order(req.sort, ranked=True), missing, extra, [fts5_expr],
+        # No walk: the matches left once the NOT IN drops the word index's
+        # are few, and the walk would step through every message to find them.
     )
 
 
