@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import shutil
 from typing import Any
 
 import pytest
@@ -216,3 +217,34 @@ def test_the_walk_is_chosen_only_for_very_common_terms(store):
     assert common and not rare
     assert search.walk_threshold(20, 200_000) < search.walk_threshold(300, 200_000)
     assert search.walk_threshold(20, 200_000) < search.walk_threshold(20, 1_000_000)
+
+
+def test_time_index_survives_hermes_agent_writes_and_the_walk_sees_them(
+        tmp_path, hermes_venv, monkeypatch):
+    """Hermes Agent 0.19.0 writes, edits and deletes on an optimized store: the
+    index stays, SQLite keeps it current, and both time-sort plans agree on it."""
+    from test_coexistence import agent, lost
+
+    db, control = tmp_path / "state.db", tmp_path / "control.db"
+    agent(hermes_venv, "seed", str(db))
+    shutil.copy(db, control)
+    with SessionStore(db) as st:
+        assert st.optimize_storage(min_pause=0)["ok"]
+        assert st.index_state()["time_index"] == index_state.TIME_INDEX
+    wrote = agent(hermes_venv, "write", str(db), "T")
+    agent(hermes_venv, "write", str(control), "T")
+    assert lost(hermes_venv, db, control) == {}  # Hermes' own search finds no less
+    with SessionStore(db, readonly=True) as st:
+        assert st.index_state()["time_index"] == index_state.TIME_INDEX
+        assert st._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        for query in ["服务端", "deploy", "数据库迁移", "工具标记"]:
+            for sort in ["newest", "oldest"]:
+                fast, statements = _time_sorted(st, monkeypatch, True, query=query, sort=sort,
+                                                limit=50)
+                slow, _ = _time_sorted(st, monkeypatch, False, query=query, sort=sort,
+                                       limit=50)
+                assert fast == slow, (query, sort)
+                assert any(index_state.TIME_INDEX in s for s in statements)
+        newest = [i for i, _ in _time_sorted(st, monkeypatch, True, query="deploy",
+                                             sort="newest", limit=1)[0]]
+        assert newest == [wrote["new"][0]]  # the agent's newest row comes first
