@@ -248,3 +248,44 @@ def test_time_index_survives_hermes_agent_writes_and_the_walk_sees_them(
         newest = [i for i, _ in _time_sorted(st, monkeypatch, True, query="deploy",
                                              sort="newest", limit=1)[0]]
         assert newest == [wrote["new"][0]]  # the agent's newest row comes first
+
+
+def one_statement_time_sort(conn: Any, table: str, expression: str, snippet_sql: str,
+                            where: str, params: list[Any], order: str,
+                            limit: int) -> list[dict[str, Any]]:
+    """The time-sort plan before this change: top ids in a CTE, a MATCH per top row."""
+    top = (f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
+           f"JOIN sessions s ON s.id = m.session_id "
+           f"WHERE {table} MATCH ? AND {where} ORDER BY {order} LIMIT ?")
+    sql = (f"WITH top(id) AS ({top}) "
+           f"SELECT {search._ROW_COLUMNS.format(snippet=snippet_sql)} FROM top "
+           f"CROSS JOIN {table} ON {table}.rowid = top.id "
+           f"JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
+           f"WHERE {table} MATCH ? ORDER BY {order}")
+    cur = conn.execute(sql, [expression, *params, limit, expression])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+@pytest.mark.parametrize("walk", [False, True])
+def test_time_sorts_equal_the_old_one_statement_plan(store, walk):
+    state = store.index_state()
+    time_index = (state["time_index"], state["message_id_max"]) if walk else None
+    filters = [{}, {"role_filter": ["tool"]}, {"include_inactive": True},
+               {"source_filter": ["cron", "subagent"]}, {"after": T0 + 3000}]
+    checked = 0
+    for query, kw, limit, order in itertools.product(
+            QUERIES, filters, [1, 9, 10_000],
+            ["m.timestamp DESC, m.id DESC", "m.timestamp ASC, m.id ASC"]):
+        plan = search.plan_search(state, query, kw.get("role_filter"))
+        if plan.route not in search.INDEX_ROUTES:
+            continue
+        where, params = search._filters(search.SearchRequest(query, limit=limit, **kw))
+        iq = search._index_query(plan, plan.route, True)
+        new = search._match_rows(store._conn, iq.table, iq.expression, iq.snippet, where,
+                                 params, order, limit, time_index=time_index)
+        old = one_statement_time_sort(store._conn, iq.table, iq.expression, iq.snippet,
+                                      where, params, order, limit)
+        assert new == old, (query, kw, limit, order)
+        checked += bool(new)
+    assert checked > 50
