@@ -455,11 +455,15 @@ def _like_rows(
     fold: bool,
 ) -> list[dict[str, Any]]:
     like_sql, like_params = like_where(conn, like_plan(parsed), fold)
+    # `+`: a scan in file order, as before optimize-storage added the time
+    # index; walking that index reads rows in random order, which for a rare
+    # term (every row read, few kept) costs several times the plain scan.
+    order = _order(sort, ranked=False).replace("m.timestamp", "+m.timestamp")
     sql = (
         f"SELECT {_ROW_COLUMNS.format(snippet='NULL')}, m.content AS _content, "
         f"m.tool_name AS _tool_name, m.tool_calls AS _tool_calls "
         f"FROM messages m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {like_sql} AND {where}{extra} ORDER BY {_order(sort, ranked=False)} LIMIT ?"
+        f"WHERE {like_sql} AND {where}{extra} ORDER BY {order} LIMIT ?"
     )
     cur = conn.execute(sql, [*like_params, *params, *extra_params, limit])
     terms = snippet_terms(parsed)
