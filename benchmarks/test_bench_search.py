@@ -32,6 +32,9 @@ from hermes_fts.snippets import snippet_sql
 from hermes_fts.store import SessionStore
 
 PER_BAND = int(os.environ.get("HERMES_BENCH_PER_BAND", "2"))  # terms per frequency band
+# HERMES_BENCH_RECALL=0 leaves the recall columns out: each is two more full
+# LIKE scans per term with every hit's snippet, most of a 1M run's time.
+RECALL = os.environ.get("HERMES_BENCH_RECALL", "1") != "0"
 REPEATS = 5
 CJK_CLASSES = ("zh2", "zh3", "cjk1", "ja", "ko", "zh2_or")
 LATIN_CLASSES = ("latin_word", "latin_ident", "latin_glued")
@@ -91,8 +94,8 @@ def test_search_vs_like(benchmark, store, bench_report, query_class):
             row = {"class": query_class, "band": band, "term": term, "route": route,
                    "hits": hits, "index_ms": index_ms, "like_ms": like_ms,
                    "ratio": like_ms / index_ms if index_ms else float("inf"),
-                   "recall": recall(store, term),
-                   "recall_all_visible": recall_all_visible(store, term)}
+                   "recall": recall(store, term) if RECALL else None,
+                   "recall_all_visible": recall_all_visible(store, term) if RECALL else None}
             if query_class in CJK_CLASSES:
                 # The substring index the bigram index replaces, when it can answer.
                 row["trigram_route"] = search.plan_search(store.index_state(), term, None, "trigram").route
