@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from benchmarks import corpus
-from hermes_fts import indexing, search
+from hermes_fts import indexing, match_rows, search
 from hermes_fts.bench import median_ms, recall
 from hermes_fts.query import match_expression
 from hermes_fts.snippets import snippet_sql
@@ -60,7 +60,7 @@ def raw_fts5(st: SessionStore, term: str) -> list[Any]:
     """The fts5 route's statement alone: no sanitizing, routing or supplements."""
     plan = search.plan_search(st.index_state(), term)
     where, params = search._filters(search.SearchRequest(term))
-    return search._match_rows(
+    return match_rows.match_rows(
         st._conn, "messages_fts", match_expression(plan.query, "fts5"),
         snippet_sql("messages_fts", True), where, params, "rank", 20,
     )

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from _support import needs_extension
 
-from hermes_fts import index_state, search
+from hermes_fts import index_state, match_rows, search
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -84,7 +84,7 @@ def two_statement_tiers(conn: Any, table: str, expression: str, snippet_sql: str
                         extra_params: Any = ()) -> list[dict[str, Any]]:
     """The rank-tier plan before this change: a bound statement, then the tier."""
     order_sql = order.replace("rank", f"{table}.rank")
-    sql = (f"SELECT {search._ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
+    sql = (f"SELECT {match_rows.ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
            f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
            f"WHERE {table} MATCH ? AND {where}{extra}{{tier}} ORDER BY {order_sql} LIMIT ?")
     bound_sql = (f"SELECT rowid FROM {table} WHERE {table} MATCH ?{{tier}} "
@@ -121,8 +121,8 @@ def test_one_statement_tiers_equal_two_statement_tiers(store, monkeypatch, tier)
         request = search.SearchRequest(query, limit=limit, **kw)
         where, params = search._filters(request)
         iq = search._index_query(plan, plan.route, True)
-        new = search._match_rows(store._conn, iq.table, iq.expression, iq.snippet, where,
-                                 params, "rank, m.id DESC", limit)
+        new = match_rows.match_rows(store._conn, iq.table, iq.expression, iq.snippet, where,
+                                    params, "rank, m.id DESC", limit, tier_size=tier)
         old = two_statement_tiers(store._conn, iq.table, iq.expression, iq.snippet, where,
                                   params, "rank, m.id DESC", limit)
         assert new == old, (query, kw, limit)
@@ -145,7 +145,7 @@ def test_tiers_that_filters_empty_still_reach_older_matches(store, monkeypatch):
 def _time_sorted(store: SessionStore, monkeypatch: pytest.MonkeyPatch, walk: bool,
                  **kw: Any) -> tuple[list[Any], list[str]]:
     """search_messages with the walk forced on or off, and the statements it ran."""
-    monkeypatch.setattr(search, "walk_threshold", (lambda limit, rows: 1) if walk
+    monkeypatch.setattr(match_rows, "walk_threshold", (lambda limit, rows: 1) if walk
                         else (lambda limit, rows: 10**18))
     statements: list[str] = []
     store._conn.set_trace_callback(statements.append)
@@ -215,8 +215,8 @@ def test_the_walk_is_chosen_only_for_very_common_terms(store):
     finally:
         store._conn.set_trace_callback(None)
     assert common and not rare
-    assert search.walk_threshold(20, 200_000) < search.walk_threshold(300, 200_000)
-    assert search.walk_threshold(20, 200_000) < search.walk_threshold(20, 1_000_000)
+    assert match_rows.walk_threshold(20, 200_000) < match_rows.walk_threshold(300, 200_000)
+    assert match_rows.walk_threshold(20, 200_000) < match_rows.walk_threshold(20, 1_000_000)
 
 
 def test_time_index_survives_hermes_agent_writes_and_the_walk_sees_them(
@@ -258,7 +258,7 @@ def one_statement_time_sort(conn: Any, table: str, expression: str, snippet_sql:
            f"JOIN sessions s ON s.id = m.session_id "
            f"WHERE {table} MATCH ? AND {where} ORDER BY {order} LIMIT ?")
     sql = (f"WITH top(id) AS ({top}) "
-           f"SELECT {search._ROW_COLUMNS.format(snippet=snippet_sql)} FROM top "
+           f"SELECT {match_rows.ROW_COLUMNS.format(snippet=snippet_sql)} FROM top "
            f"CROSS JOIN {table} ON {table}.rowid = top.id "
            f"JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
            f"WHERE {table} MATCH ? ORDER BY {order}")
@@ -282,8 +282,8 @@ def test_time_sorts_equal_the_old_one_statement_plan(store, walk):
             continue
         where, params = search._filters(search.SearchRequest(query, limit=limit, **kw))
         iq = search._index_query(plan, plan.route, True)
-        new = search._match_rows(store._conn, iq.table, iq.expression, iq.snippet, where,
-                                 params, order, limit, time_index=time_index)
+        new = match_rows.match_rows(store._conn, iq.table, iq.expression, iq.snippet, where,
+                                    params, order, limit, time_index=time_index)
         old = one_statement_time_sort(store._conn, iq.table, iq.expression, iq.snippet,
                                       where, params, order, limit)
         assert new == old, (query, kw, limit, order)
