@@ -112,10 +112,10 @@ def connect_db(extension_missing: str | None) -> Callable[..., sqlite3.Connectio
 
 @pytest.fixture(scope="session")
 def bench_store(bench_size: int, bench_seed: int) -> Path:
-    """A generated store of ``bench_size`` messages (cached across runs), read-only."""
+    """A generated store of ``bench_size`` messages after optimize-storage (cached), read-only."""
     if corpus.store_class() is None:
         pytest.skip("hermes_fts.SessionStore is not available yet")
-    return corpus.cached_store(bench_size, bench_seed)
+    return corpus.cached_store(bench_size, bench_seed, optimized=True)
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from benchmarks import corpus
-from hermes_fts import indexing, search
+from hermes_fts import indexing, match_rows, search
 from hermes_fts.content import decode_content
 from hermes_fts.query import has_cjk, match_expression
 from hermes_fts.schema import CJK
@@ -53,7 +53,7 @@ def prepared_statement(st: SessionStore, term: str) -> tuple[str, list[Any]] | N
     if table is None:
         return None
     where, params = search._filters(search.SearchRequest(term))
-    columns = search._ROW_COLUMNS.format(snippet=snippet_sql(table, True))
+    columns = match_rows.ROW_COLUMNS.format(snippet=snippet_sql(table, True))
     sql = (f"SELECT {columns} FROM {table} JOIN messages m ON m.id = {table}.rowid "
            f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ? AND {where} "
            f"ORDER BY {table}.rank, m.id DESC LIMIT 20")

@@ -43,8 +43,10 @@ from typing import Any
 
 from . import _env, schema
 from ._params import as_int, as_session_ids, as_time_bound, parse_roles, parse_sort
-from ._sqlite import row_dict, rows_as_dicts, sqlite_sort_key
+from ._sqlite import row_dict, sqlite_sort_key
 from .like_sql import LIKE_SOURCE, like_where
+from .match_rows import ROW_COLUMNS as _ROW_COLUMNS
+from .match_rows import match_rows as _match_rows
 from .query import (
     ROUTES,
     Query,
@@ -89,7 +91,7 @@ INDEX_ROUTES = {"fts5": schema.BASE, "fts_cjk": schema.CJK, "trigram": schema.TR
 ROUTE_ORDER = (*ROUTES, "like_scan")  # the index routes in query.choose_route's order
 
 GAP_SCAN_LIMIT = 200  # bound on rows added from a not-yet-indexed id range
-RANK_TIER = 256  # matches ordered together; see _match_rows
+RANK_TIER = 256  # matches ordered together; see match_rows.match_rows
 MAX_ROWS = 2**62  # bound on limit + offset, within SQLite's 64-bit LIMIT
 
 
@@ -278,77 +280,6 @@ def _sort_key(sort: str | None) -> Callable[[dict[str, Any]], tuple[Any, Any]] |
 
 
 _ROW_FIELDS = tuple(f for f in RESULT_FIELDS if f != "context")  # what a SELECT gives
-_ROW_COLUMNS = (
-    "m.id, m.session_id, m.role, {snippet} AS snippet, m.timestamp, m.tool_name, "
-    "s.source, s.model, s.started_at AS session_started"
-)
-
-
-def _match_rows(
-    conn: sqlite3.Connection,
-    table: str,
-    expression: str,
-    snippet_sql: str,
-    where: str,
-    params: list[Any],
-    order: str,
-    limit: int,
-    extra: str = "",
-    extra_params: Sequence[Any] = (),
-) -> list[dict[str, Any]]:
-    """Matching rows in ``order``, ranked tier by tier.
-
-    Ranking or sorting every match costs microseconds per match, which for a
-    very common term (tens of thousands of matches) would approach the LIKE
-    scan the index replaces.  So matches are taken in tiers of RANK_TIER by
-    rowid (newest first) and ranked inside each tier; a term with at most
-    RANK_TIER matches is ranked exactly.  Time sorts are not tiered: rowids
-    need not follow timestamps (imported or back-dated rows), so only one
-    ordered query is exact there.
-    """
-    order_sql = order.replace("rank", f"{table}.rank")
-    sql = (
-        f"SELECT {_ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
-        f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {table} MATCH ? AND {where}{extra}{{tier}} ORDER BY {order_sql} LIMIT ?"
-    )
-    if "rank" not in order:
-        # A time sort must look at every match.  Ids first, snippets after:
-        # in one SELECT, SQLite would build a snippet for every match that
-        # enters the sorter (all of them, newest first), not only the top.
-        top = (f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
-               f"JOIN sessions s ON s.id = m.session_id "
-               f"WHERE {table} MATCH ? AND {where}{extra} ORDER BY {order} LIMIT ?")
-        rows_sql = (
-            f"WITH top(id) AS ({top}) "
-            f"SELECT {_ROW_COLUMNS.format(snippet=snippet_sql)} FROM top "
-            f"CROSS JOIN {table} ON {table}.rowid = top.id "  # CROSS: top drives the join
-            f"JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
-            f"WHERE {table} MATCH ? ORDER BY {order}"
-        )
-        return rows_as_dicts(conn.execute(
-            rows_sql, [expression, *params, *extra_params, limit, expression]))
-    bound_sql = (
-        f"SELECT rowid FROM {table} WHERE {table} MATCH ?{{tier}} "
-        f"ORDER BY rowid DESC LIMIT 1 OFFSET {RANK_TIER - 1}"
-    )
-    rows: list[dict[str, Any]] = []
-    edge: int | None = None  # rowids past this edge were handled by earlier tiers
-    while len(rows) < limit:
-        edge_sql = "" if edge is None else f" AND {table}.rowid < {int(edge)}"
-        bound = conn.execute(bound_sql.format(tier=edge_sql.replace(f"{table}.", "")),
-                             [expression]).fetchone()
-        tier_sql = edge_sql
-        if bound is not None:
-            tier_sql += f" AND {table}.rowid >= {int(bound[0])}"
-        rows.extend(rows_as_dicts(conn.execute(
-            sql.format(tier=tier_sql), [expression, *params, *extra_params, limit - len(rows)])))
-        if bound is None:
-            break
-        edge = int(bound[0])
-    return rows
-
-
 def _like_rows(
     conn: sqlite3.Connection,
     parsed: Query,
@@ -362,11 +293,15 @@ def _like_rows(
     fold: bool,
 ) -> list[dict[str, Any]]:
     like_sql, like_params = like_where(conn, like_plan(parsed), fold)
+    # `+`: a scan in file order, as before optimize-storage added the time
+    # index; walking that index reads rows in random order, which for a rare
+    # term (every row read, few kept) costs several times the plain scan.
+    order = _order(sort, ranked=False).replace("m.timestamp", "+m.timestamp")
     sql = (
         f"SELECT {_ROW_COLUMNS.format(snippet='NULL')}, m.content AS _content, "
         f"m.tool_name AS _tool_name, m.tool_calls AS _tool_calls "
         f"FROM {LIKE_SOURCE} m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {like_sql} AND {where}{extra} ORDER BY {_order(sort, ranked=False)} LIMIT ?"
+        f"WHERE {like_sql} AND {where}{extra} ORDER BY {order} LIMIT ?"
     )
     cur = conn.execute(sql, [*like_params, *params, *extra_params, limit])
     terms = snippet_terms(parsed)
@@ -396,28 +331,55 @@ class _Run:
     want: int  # limit + offset: rows needed before the page is cut
 
     @property
+    def time_index(self) -> tuple[str, int] | None:
+        """The index on messages(timestamp) and about how many rows it has, if any."""
+        name = self.state.get("time_index")
+        return (name, int(self.state.get("message_id_max") or 0)) if name else None
+
+    @property
     def fold(self) -> bool:
         """LIKE compares folded text: the connection has the extension's cjk_fold()."""
         return bool(self.state.get("cjk_fold"))
 
 
-def _run_index(req: _Run, route: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class _IndexQuery:
+    """What a plan needs on one index route, worked out once per plan (``_index_query``)."""
+
+    table: str
+    expression: str  # the MATCH text
+    snippet: str  # the snippet SQL
+    narrow: Callable[[str], str] | None  # one-character hits inside bigrams (fts_cjk)
+    terms: tuple[str, ...]  # positive terms, for snippets cut again from the text
+
+
+@functools.lru_cache(maxsize=256)
+def _index_query(plan: Plan, route: str, cjk_helpers: bool) -> _IndexQuery:
+    """``_IndexQuery`` of ``plan`` on ``route``; pure in its arguments, so cached."""
     table = INDEX_ROUTES[route]
-    conn = req.conn
-    snippet = snippet_sql(table, req.state["cjk_available"])
-    expression = match_expression(req.plan.query, route)
-    order = _order(req.sort, ranked=True)
+    return _IndexQuery(
+        table=table,
+        expression=match_expression(plan.query, route),
+        snippet=snippet_sql(table, cjk_helpers),
+        narrow=single_char_narrowing(plan.query) if route == "fts_cjk" else None,
+        terms=tuple(snippet_terms(plan.query)),
+    )
+
+
+def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
+    table = iq.table
+    expression = iq.expression
     blind = _blind_spot(req, table)
     extra = f" AND NOT ({blind})" if blind else ""
-    rows = _match_rows(conn, table, expression, snippet, req.where, req.params, order, req.want,
-                       extra)
+    rows = _match_rows(req.conn, table, expression, iq.snippet, req.where, req.params,
+                       _order(req.sort, ranked=True), req.want, extra,
+                       tier_size=RANK_TIER, time_index=req.time_index)
     if route == "fts5":
         rows += _glued_latin(req, expression, rows)
     if blind:
         rows += _left_out(req, rows, blind)
     rows += _unindexed_gap(req, table, rows)
     return rows
-
 
 
 def _blind_spot(req: _Run, table: str) -> str:
@@ -456,15 +418,20 @@ def _glued_latin(
         return []
     if not route_can_represent(req.plan.query, "fts_cjk"):
         return []
-    expression = match_expression(req.plan.query, "fts_cjk")
-    snippet = snippet_sql(schema.CJK, True)
-    extra = f" AND m.id NOT IN (SELECT rowid FROM {schema.BASE} WHERE {schema.BASE} MATCH ?)"
+    iq = _index_query(req.plan, "fts_cjk", True)
+    # On the CJK table's rowid, not m.id: SQLite tests it as each match comes
+    # out of the index, before reading the message row (a common word has
+    # thousands of matches there that are no glued rows).
+    extra = (f" AND {schema.CJK}.rowid NOT IN "
+             f"(SELECT rowid FROM {schema.BASE} WHERE {schema.BASE} MATCH ?)")
     blind = _blind_spot(req, schema.CJK)
     if blind:  # a stale CJK entry must not add a row
         extra += f" AND NOT ({blind})"
     return _match_rows(
-        req.conn, schema.CJK, expression, snippet, req.where, req.params,
-        _order(req.sort, ranked=True), missing, extra, [fts5_expr],
+        req.conn, schema.CJK, iq.expression, iq.snippet, req.where, req.params,
+        _order(req.sort, ranked=True), missing, extra, [fts5_expr], tier_size=RANK_TIER,
+        # No walk: the matches left once the NOT IN drops the word index's
+        # are few, and the walk would step through every message to find them.
     )
 
 
@@ -499,13 +466,14 @@ def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[d
 def _execute(req: _Run) -> list[dict[str, Any]]:
     route = req.plan.route
     if route in INDEX_ROUTES:
-        rows = _run_index(req, route)
-        narrow = single_char_narrowing(req.plan.query) if route == "fts_cjk" else None
+        iq = _index_query(req.plan, route, bool(req.state["cjk_available"]))
+        rows = _run_index(req, iq, route)
+        narrow = iq.narrow
         if narrow is not None:
             for row in rows:
                 if isinstance(row.get("snippet"), str):
                     row["snippet"] = narrow(row["snippet"])
-        recut_unreadable_snippets(req.conn, rows, snippet_terms(req.plan.query))
+        recut_unreadable_snippets(req.conn, rows, iq.terms)
     else:
         check_like_alternatives(req.plan.query)  # a full scan: its work is bounded up front
         rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort, req.want,
@@ -525,7 +493,16 @@ def _check_fields(fields: Any) -> tuple[str, ...] | None:
         return None
     if isinstance(fields, (str, bytes)):
         raise TypeError("search fields must be a collection of field names, not a string")
-    names = list(fields)
+    names = tuple(fields)
+    try:
+        return _projection(names)
+    except TypeError:  # an unhashable name: checked, and refused, the long way
+        return _projection.__wrapped__(names)
+
+
+@functools.lru_cache(maxsize=64)
+def _projection(names: tuple[Any, ...]) -> tuple[str, ...]:
+    """The result keys ``names`` asks for, in RESULT_FIELDS order (asked once per list)."""
     unknown = sorted({str(f) for f in names} - set(RESULT_FIELDS))
     if unknown:
         raise ValueError(f"unknown search result field(s): {', '.join(unknown)}")

@@ -49,6 +49,7 @@ LAYERS: dict[str, int] = {
     "indexing": 4,
     "transcript": 5,
     "snippets": 5,
+    "match_rows": 5,
     "search": 6,
     "index_state": 6,
     "store": 7,

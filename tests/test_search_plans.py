@@ -1,0 +1,291 @@
+"""Faster search plans give exactly the rows and order of the plans they replace.
+
+* Rank tiers: one statement per tier (the tier's rowid bound is a scalar CTE
+  of the same statement) against the two statements per tier it replaced
+  (bound first, then the tier), reimplemented here as the reference.
+* Time sorts: walking the index on ``messages(timestamp)`` that
+  optimize-storage creates against reading and sorting every match.
+
+The store mixes what the plans must agree on: tool rows (``tool_name``,
+``tool_calls``), hidden rows, rewound and archived rows, cron and subagent
+sessions, identical texts (equal ranks), equal timestamps, text timestamps,
+and back-dated rows written late (ids that do not follow timestamps).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import shutil
+from typing import Any
+
+import pytest
+from _support import needs_extension
+
+from hermes_fts import index_state, match_rows, search
+from hermes_fts.store import SessionStore
+
+pytestmark = needs_extension
+
+T0 = 1_700_000_000.0
+WORDS = ["数据", "服务", "deploy", "config", "数据库", "日本語", "데이터", "据", "migration"]
+QUERIES = ["数据", "deploy", "数据 OR deploy", "据", "config -deploy", "日本語", "데이터",
+           "shell", "youer", "数据库 migration"]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    st = SessionStore(tmp_path_factory.mktemp("plans") / "state.db")
+    rng = random.Random(13)
+    sources = ["cli", "cron", "telegram", "subagent"]
+    for s in range(24):
+        st.add_session(f"s{s:02d}", sources[s % 4], started_at=T0 + s * 600)
+    rows = []
+    for i in range(900):
+        s = rng.randrange(24)
+        role = rng.choice(["user", "assistant", "tool"])
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 6)))
+        if i % 7 == 0:
+            text = "数据 deploy 同一段文字 same text"  # identical rows: equal ranks
+        if i % 31 == 0:
+            text = f"修改youer服务端 {text}"
+        ts: Any = T0 + s * 600 + (i // 3) * 5  # groups of three share a timestamp
+        if i % 97 == 0:
+            ts = "unknown"  # text: after every number in SQLite's order
+        active, compacted = rng.choice([(1, 0)] * 8 + [(0, 1), (0, 0)])
+        rows.append({
+            "session_id": f"s{s:02d}", "role": role, "content": text, "timestamp": ts,
+            "tool_name": "shell" if role == "tool" else None,
+            "tool_calls": json.dumps([{"id": f"c{i}", "type": "function", "function": {
+                "name": "shell", "arguments": json.dumps({"cmd": f"deploy {text}"})}}])
+            if role == "assistant" and i % 5 == 0 else None,
+            "active": active, "compacted": compacted,
+            "display_kind": "hidden" if i % 41 == 0 else None,
+        })
+    st.add_messages(rows)
+    # Back-dated rows written late.
+    st.add_messages([{"session_id": "s03", "role": "user", "timestamp": T0 - 50 + k,
+                      "content": "数据 deploy 补录 late"} for k in range(6)])
+    st.optimize_storage(vacuum=False)
+    yield st
+    st.close()
+
+
+def _ids(rows: list[dict[str, Any]]) -> list[Any]:
+    return [(r["id"], r["snippet"]) for r in rows]
+
+
+# --------------------------------------------------------------------------- tiers
+
+
+def two_statement_tiers(conn: Any, table: str, expression: str, snippet_sql: str, where: str,
+                        params: list[Any], order: str, limit: int, extra: str = "",
+                        extra_params: Any = ()) -> list[dict[str, Any]]:
+    """The rank-tier plan before this change: a bound statement, then the tier."""
+    order_sql = order.replace("rank", f"{table}.rank")
+    sql = (f"SELECT {match_rows.ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
+           f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
+           f"WHERE {table} MATCH ? AND {where}{extra}{{tier}} ORDER BY {order_sql} LIMIT ?")
+    bound_sql = (f"SELECT rowid FROM {table} WHERE {table} MATCH ?{{tier}} "
+                 f"ORDER BY rowid DESC LIMIT 1 OFFSET {search.RANK_TIER - 1}")
+    rows: list[dict[str, Any]] = []
+    edge = None
+    while len(rows) < limit:
+        edge_sql = "" if edge is None else f" AND {table}.rowid < {int(edge)}"
+        bound = conn.execute(bound_sql.format(tier=edge_sql.replace(f"{table}.", "")),
+                             [expression]).fetchone()
+        tier_sql = edge_sql + ("" if bound is None else f" AND {table}.rowid >= {int(bound[0])}")
+        cur = conn.execute(sql.format(tier=tier_sql),
+                           [expression, *params, *extra_params, limit - len(rows)])
+        names = [d[0] for d in cur.description]
+        rows.extend(dict(zip(names, r)) for r in cur.fetchall())
+        if bound is None:
+            break
+        edge = int(bound[0])
+    return rows
+
+
+@pytest.mark.parametrize("tier", [3, 7, 256])
+def test_one_statement_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
+    monkeypatch.setattr(search, "RANK_TIER", tier)
+    state = store.index_state()
+    filters = [{}, {"role_filter": ["tool"]}, {"include_inactive": True},
+               {"source_filter": ["cron", "subagent"]}, {"before": T0 + 7200},
+               {"exclude_session_ids": ["s01", "s02"]}]
+    checked = 0
+    for query, kw, limit in itertools.product(QUERIES, filters, [1, 5, 40, 10_000]):
+        plan = search.plan_search(state, query, kw.get("role_filter"))
+        if plan.route not in search.INDEX_ROUTES:
+            continue
+        request = search.SearchRequest(query, limit=limit, **kw)
+        where, params = search._filters(request)
+        iq = search._index_query(plan, plan.route, True)
+        new = match_rows.match_rows(store._conn, iq.table, iq.expression, iq.snippet, where,
+                                    params, "rank, m.id DESC", limit, tier_size=tier)
+        old = two_statement_tiers(store._conn, iq.table, iq.expression, iq.snippet, where,
+                                  params, "rank, m.id DESC", limit)
+        assert new == old, (query, kw, limit)
+        checked += bool(new)
+    assert checked > 50
+
+
+def test_tiers_that_filters_empty_still_reach_older_matches(store, monkeypatch):
+    # The newest tiers hold no row the filter keeps: the bound comes from its own query.
+    monkeypatch.setattr(search, "RANK_TIER", 3)
+    got = store.search_messages("补录", limit=100, before=T0)
+    assert len(got) == 6
+    got = store.search_messages("数据", limit=100, before=T0)
+    assert {r["id"] for r in got} == {r["id"] for r in store.search_messages("补录", limit=100)}
+
+
+# --------------------------------------------------------------------------- time sorts
+
+
+def _time_sorted(store: SessionStore, monkeypatch: pytest.MonkeyPatch, walk: bool,
+                 **kw: Any) -> tuple[list[Any], list[str]]:
+    """search_messages with the walk forced on or off, and the statements it ran."""
+    monkeypatch.setattr(match_rows, "walk_threshold", (lambda limit, rows: 1) if walk
+                        else (lambda limit, rows: 10**18))
+    statements: list[str] = []
+    store._conn.set_trace_callback(statements.append)
+    try:
+        return _ids(store.search_messages(fields=[f for f in search.RESULT_FIELDS
+                                                  if f != "context"], **kw)), statements
+    finally:
+        store._conn.set_trace_callback(None)
+
+
+def test_optimize_storage_creates_the_time_index(store, tmp_path):
+    assert store.index_state()["time_index"] == index_state.TIME_INDEX
+    fresh = SessionStore(tmp_path / "fresh.db")
+    try:
+        fresh.add_session("a", "cli")
+        fresh.add_message("a", "user", "数据 deploy", timestamp=T0)
+        assert fresh.index_state()["time_index"] is None  # writes alone never add it
+        fresh.optimize_storage(vacuum=False)
+        assert fresh.index_state()["time_index"] == index_state.TIME_INDEX
+        fresh.optimize_storage(vacuum=False)  # a second run keeps the one index
+        names = [r[0] for r in fresh._conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages'")]
+        assert names.count(index_state.TIME_INDEX) == 1
+    finally:
+        fresh.close()
+
+
+def test_an_index_of_another_shape_by_that_name_is_not_walked(tmp_path):
+    st = SessionStore(tmp_path / "other.db")
+    try:
+        st._conn.execute(f"CREATE INDEX {index_state.TIME_INDEX} ON messages(session_id)")
+        assert st.index_state()["time_index"] is None
+        st.optimize_storage(vacuum=False)  # ours by name: replaced by the real one
+        assert st.index_state()["time_index"] == index_state.TIME_INDEX
+    finally:
+        st.close()
+
+
+@pytest.mark.parametrize("sort", ["newest", "oldest"])
+def test_time_index_walk_equals_sorting_every_match(store, monkeypatch, sort):
+    filters = [{}, {"role_filter": ["tool"]}, {"role_filter": ["user", "assistant"]},
+               {"include_inactive": True}, {"source_filter": ["cron"]},
+               {"exclude_sources": ["cron", "subagent"]},
+               {"after": T0 + 3000}, {"before": T0 + 9000},
+               {"after": T0 + 2000, "before": T0 + 6000},
+               {"exclude_session_ids": ["s00", "s05", "s11"]}]
+    walked = 0
+    for query, kw, (limit, offset) in itertools.product(
+            QUERIES, filters, [(1, 0), (7, 0), (20, 13), (2000, 0)]):
+        args = {"query": query, "sort": sort, "limit": limit, "offset": offset, **kw}
+        fast, statements = _time_sorted(store, monkeypatch, True, **args)
+        slow, _ = _time_sorted(store, monkeypatch, False, **args)
+        assert fast == slow, args
+        walked += any(index_state.TIME_INDEX in s for s in statements)
+    assert walked > 100  # the walk really ran on the index routes
+
+
+def test_the_walk_is_chosen_only_for_very_common_terms(store):
+    statements: list[str] = []
+    store._conn.set_trace_callback(statements.append)
+    try:
+        store.search_messages("数据", sort="newest", limit=1)  # hundreds of matches
+        common = any(index_state.TIME_INDEX in s for s in statements)
+        statements.clear()
+        store.search_messages("补录", sort="newest", limit=1)  # six
+        rare = any(index_state.TIME_INDEX in s for s in statements)
+    finally:
+        store._conn.set_trace_callback(None)
+    assert common and not rare
+    assert match_rows.walk_threshold(20, 200_000) < match_rows.walk_threshold(300, 200_000)
+    assert match_rows.walk_threshold(20, 200_000) < match_rows.walk_threshold(20, 1_000_000)
+
+
+def test_time_index_survives_hermes_agent_writes_and_the_walk_sees_them(
+        tmp_path, hermes_venv, monkeypatch):
+    """Hermes Agent 0.19.0 writes, edits and deletes on an optimized store: the
+    index stays, SQLite keeps it current, and both time-sort plans agree on it."""
+    from test_coexistence import agent, lost
+
+    db, control = tmp_path / "state.db", tmp_path / "control.db"
+    agent(hermes_venv, "seed", str(db))
+    shutil.copy(db, control)
+    with SessionStore(db) as st:
+        assert st.optimize_storage(min_pause=0)["ok"]
+        assert st.index_state()["time_index"] == index_state.TIME_INDEX
+    wrote = agent(hermes_venv, "write", str(db), "T")
+    agent(hermes_venv, "write", str(control), "T")
+    assert lost(hermes_venv, db, control) == {}  # Hermes' own search finds no less
+    with SessionStore(db, readonly=True) as st:
+        assert st.index_state()["time_index"] == index_state.TIME_INDEX
+        assert st._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        for query in ["服务端", "deploy", "数据库迁移", "工具标记"]:
+            for sort in ["newest", "oldest"]:
+                fast, statements = _time_sorted(st, monkeypatch, True, query=query, sort=sort,
+                                                limit=50)
+                slow, _ = _time_sorted(st, monkeypatch, False, query=query, sort=sort,
+                                       limit=50)
+                assert fast == slow, (query, sort)
+                assert any(index_state.TIME_INDEX in s for s in statements)
+        newest = [i for i, _ in _time_sorted(st, monkeypatch, True, query="deploy",
+                                             sort="newest", limit=1)[0]]
+        assert newest == [wrote["new"][0]]  # the agent's newest row comes first
+
+
+def one_statement_time_sort(conn: Any, table: str, expression: str, snippet_sql: str,
+                            where: str, params: list[Any], order: str,
+                            limit: int) -> list[dict[str, Any]]:
+    """The time-sort plan before this change: top ids in a CTE, a MATCH per top row."""
+    top = (f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
+           f"JOIN sessions s ON s.id = m.session_id "
+           f"WHERE {table} MATCH ? AND {where} ORDER BY {order} LIMIT ?")
+    sql = (f"WITH top(id) AS ({top}) "
+           f"SELECT {match_rows.ROW_COLUMNS.format(snippet=snippet_sql)} FROM top "
+           f"CROSS JOIN {table} ON {table}.rowid = top.id "
+           f"JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
+           f"WHERE {table} MATCH ? ORDER BY {order}")
+    cur = conn.execute(sql, [expression, *params, limit, expression])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+@pytest.mark.parametrize("walk", [False, True])
+def test_time_sorts_equal_the_old_one_statement_plan(store, walk):
+    state = store.index_state()
+    time_index = (state["time_index"], state["message_id_max"]) if walk else None
+    filters = [{}, {"role_filter": ["tool"]}, {"include_inactive": True},
+               {"source_filter": ["cron", "subagent"]}, {"after": T0 + 3000}]
+    checked = 0
+    for query, kw, limit, order in itertools.product(
+            QUERIES, filters, [1, 9, 10_000],
+            ["m.timestamp DESC, m.id DESC", "m.timestamp ASC, m.id ASC"]):
+        plan = search.plan_search(state, query, kw.get("role_filter"))
+        if plan.route not in search.INDEX_ROUTES:
+            continue
+        where, params = search._filters(search.SearchRequest(query, limit=limit, **kw))
+        iq = search._index_query(plan, plan.route, True)
+        new = match_rows.match_rows(store._conn, iq.table, iq.expression, iq.snippet, where,
+                                    params, order, limit, time_index=time_index)
+        old = one_statement_time_sort(store._conn, iq.table, iq.expression, iq.snippet,
+                                      where, params, order, limit)
+        assert new == old, (query, kw, limit, order)
+        checked += bool(new)
+    assert checked > 50
