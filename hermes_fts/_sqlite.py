@@ -23,6 +23,7 @@ __all__ = [
     "cannot_write_now",
     "connect_readonly",
     "disk_full",
+    "failure_cause",
     "store_error",
     "SQLITE_CORRUPT",
     "SQLITE_CORRUPT_VTAB",
@@ -399,6 +400,30 @@ def open_problem(path: Path, readonly: bool, exc: BaseException) -> FileProblem:
         return FileProblem(f"{path} is damaged ({exc}); restore it from a backup, or "
                            f"recover what is left with `sqlite3 {path} .recover`")
     return FileProblem(f"cannot use {path} ({exc})")
+
+
+def failure_cause(exc: BaseException) -> str | None:
+    """Why a store that opened fine failed while in use, in words a user can act on.
+
+    None when ``exc`` is not a SQLite error of a known cause (a bug of ours,
+    not the store's state).
+    """
+    if not isinstance(exc, sqlite3.Error):
+        return None
+    text = str(exc).lower()
+    code = getattr(exc, "sqlite_errorcode", None)
+    if "locked" in text or "busy" in text:
+        return (f"the store is locked by another process ({exc}); wait for it to finish "
+                "(Hermes Agent or another hermes-fts command) and try again")
+    if "disk is full" in text or (code is not None and code & 0xFF == SQLITE_FULL):
+        return f"the disk holding the store is full ({exc}); free some space and try again"
+    if "readonly" in text or "read-only" in text:
+        return (f"the store cannot be written by this user ({exc}); make it and its folder "
+                "writable, or read it with a read-only command")
+    if "malformed" in text or "corrupt" in text or "not a database" in text:
+        return (f"the store is damaged ({exc}); run `hermes-fts optimize-storage` to rebuild "
+                "its indexes, or restore it from a backup")
+    return None
 
 
 def store_error(path: str | os.PathLike[str], exc: BaseException, *,

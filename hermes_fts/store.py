@@ -19,7 +19,7 @@ from typing import Any, Callable
 from . import _env, _sqlite, index_state, indexing, loader, schema, search, transcript
 from ._env import default_db_path
 from ._query_syntax import QueryError
-from ._sqlite import StoreError, store_error  # the CLI names a failure's cause with it
+from ._sqlite import StoreError, failure_cause, store_error  # tool/CLI name causes with them
 from .content import encode_value
 from .query import QueryTooBroad  # re-exported: the tool and CLI see queries through the store
 from .schema import BASE, CJK, TRIGRAM
@@ -27,7 +27,7 @@ from .transcript import file_has_session  # re-exported: the tool's profile look
 
 __all__ = [
     "QueryError", "QueryTooBroad", "SessionStore", "StoreError", "default_db_path",
-    "file_has_session", "open_store", "store_error"]
+    "failure_cause", "file_has_session", "open_store", "store_error"]
 
 logger = logging.getLogger("hermes_fts.store")
 

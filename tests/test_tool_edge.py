@@ -223,3 +223,72 @@ def test_browse_lists_sessions_in_a_parent_cycle(home):
         assert "loop" not in [r["session_id"] for r in out["results"]]
     finally:
         s.close()
+
+
+# --------------------------------------------------------------------------- failures in use
+
+
+def _locked_error(tmp_path: Path) -> sqlite3.Error:
+    """The real error SQLite gives a reader while another connection holds EXCLUSIVE."""
+    path = tmp_path / "journal.db"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA journal_mode = DELETE")
+    holder.execute("CREATE TABLE t(x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    reader = sqlite3.connect(path, timeout=0)
+    try:
+        reader.execute("SELECT * FROM t").fetchall()
+    except sqlite3.Error as exc:
+        return exc
+    finally:
+        reader.close()
+        holder.close()
+    raise AssertionError("the reader was not refused")
+
+
+def _readonly_error(tmp_path: Path) -> sqlite3.Error:
+    path = tmp_path / "ro.db"
+    sqlite3.connect(path).execute("CREATE TABLE t(x)").connection.close()
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        conn.execute("INSERT INTO t VALUES (1)")
+    except sqlite3.Error as exc:
+        return exc
+    finally:
+        conn.close()
+    raise AssertionError("the write was not refused")
+
+
+def test_a_store_failure_in_use_names_its_cause_not_the_arguments(db, tmp_path, monkeypatch):
+    # Regression: a lock met while searching was reported as "retry with
+    # simpler arguments", which sends a model rewriting a sound query.
+    store = open_store(db)
+    try:
+        error = _locked_error(tmp_path)
+
+        def locked(*_args, **_kwargs):
+            raise error
+
+        monkeypatch.setattr(store, "search_messages", locked)
+        payload = session_search(store, query="migration")
+        assert_error(payload, "could not read the store", "locked by another process", "try again")
+        assert "simpler arguments" not in payload["error"]
+    finally:
+        store.close()
+
+
+def test_failure_causes_of_real_sqlite_errors(tmp_path):
+    from hermes_fts._sqlite import failure_cause
+
+    assert "locked by another process" in failure_cause(_locked_error(tmp_path))
+    assert "cannot be written" in failure_cause(_readonly_error(tmp_path))
+    broken = tmp_path / "broken.db"
+    broken.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
+    try:
+        sqlite3.connect(broken).execute("SELECT * FROM sqlite_master").fetchall()
+    except sqlite3.Error as exc:
+        assert "damaged" in failure_cause(exc)
+    else:
+        raise AssertionError("the broken file was read")
+    assert failure_cause(ValueError("a bug of ours")) is None
+    assert failure_cause(sqlite3.OperationalError("no such column: x")) is None

@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ..store import failure_cause
 from .args import Call
 from .context import open_context, with_profile_fallback
 from .discover import Discovery
@@ -89,6 +90,10 @@ def session_search(
     except ToolError as exc:
         return error_payload(str(exc))
     except Exception as exc:  # noqa: BLE001 - the tool answers, it never raises
+        cause = failure_cause(exc)
+        if cause is not None:  # the store's state, not the arguments
+            log.warning("session_search could not read the store: %s", cause)
+            return error_payload(f"session_search could not read the store: {cause}")
         log.exception("session_search failed")
         return error_payload(f"session_search failed: {exc}; retry with simpler arguments")
     finally:

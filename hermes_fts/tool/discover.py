@@ -13,7 +13,7 @@ import functools
 import logging
 from typing import Any
 
-from ..store import QueryError, SessionStore
+from ..store import QueryError, SessionStore, failure_cause
 from .args import SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
 from .errors import ToolError
@@ -172,6 +172,9 @@ class Discovery:
         except QueryError as exc:  # the message already says how to write the query
             raise ToolError(str(exc)) from exc
         except Exception as exc:  # noqa: BLE001 - reported to the caller
+            cause = failure_cause(exc)
+            if cause is not None:  # the store's state: rewriting the query would not help
+                raise ToolError(f"Search could not read the store: {cause}") from exc
             log.error("full-text search failed for %r", opts.query, exc_info=True)
             raise ToolError(
                 f"Search failed: {exc}; retry with plain words (drop operators and "
