@@ -22,7 +22,6 @@ terms), faster than it for 3+ character Chinese (its trigram index).
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import os
@@ -37,6 +36,7 @@ from typing import Any
 import pytest
 
 from benchmarks import corpus
+from benchmarks._hermes import hermes_env, hermes_venv
 
 INNER_HOME = "FTS_BENCH_PLUGIN_HOME"  # set by the outer run: the Hermes home to search
 INNER_QUERIES = "FTS_BENCH_PLUGIN_QUERIES"  # JSON {class: [terms]}
@@ -122,14 +122,6 @@ def test_inner_dispatch(benchmark: Any, hermes_side: Any, query_class: str, side
 # ============================================================================ outer run
 
 
-def _hermes_env() -> Any:
-    spec = importlib.util.spec_from_file_location("_hermes_env", ROOT / "tests" / "_hermes_env.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _queries() -> dict[str, list[str]]:
     out = {}
     for query_class in CLASSES:
@@ -145,13 +137,8 @@ def _queries() -> dict[str, list[str]]:
 def test_plugin_dispatch_vs_builtin(bench_store: Path, bench_size: int, bench_report: Any,
                                     tmp_path_factory: pytest.TempPathFactory,
                                     request: pytest.FixtureRequest) -> None:
-    he = _hermes_env()
-    keep = os.environ.get("HERMES_FTS_TEST_VENV", "").strip()
-    venv = Path(keep) if keep else tmp_path_factory.getbasetemp() / "hermes-venv"
-    try:
-        he.ensure_venv(venv)
-    except (he.HermesUnavailable, OSError) as exc:
-        pytest.skip(f"hermes-agent 0.19.0 cannot be installed here: {exc}")
+    he = hermes_env()
+    venv = hermes_venv(tmp_path_factory)
     python = str(he.venv_python(venv))
     if subprocess.run([python, "-c", "import pytest_benchmark"],
                       capture_output=True).returncode != 0:

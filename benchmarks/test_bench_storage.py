@@ -19,8 +19,6 @@ file smaller than Hermes 0.19.0's own store of the same messages.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import shutil
 import sqlite3
 import subprocess
@@ -30,21 +28,13 @@ from typing import Any
 import pytest
 
 import hermes_fts
+from benchmarks._hermes import hermes_env, hermes_venv
 from hermes_fts.store import SessionStore
 
-ROOT = Path(__file__).resolve().parent.parent
 TABLE = "Lean storage: index bytes and file size (same messages, each store VACUUMed)"
 PLUGIN_ENABLED = "plugins:\n  enabled:\n    - hermes-fts\n"
 HERMES_OPEN = "import sys; from pathlib import Path; from hermes_state import SessionDB; " \
               "SessionDB(Path(sys.argv[1])).close()"
-
-
-def _hermes_env() -> Any:
-    spec = importlib.util.spec_from_file_location("_hermes_env", ROOT / "tests" / "_hermes_env.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _ours(source: Path, folder: Path, plugin: bool, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -84,13 +74,8 @@ def _strip_ours(db: Path) -> None:
 
 
 def _hermes_only(source: Path, folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    he = _hermes_env()
-    keep = os.environ.get("HERMES_FTS_TEST_VENV", "").strip()
-    venv = Path(keep) if keep else tmp_path_factory.getbasetemp() / "hermes-venv"
-    try:
-        he.ensure_venv(venv)
-    except (he.HermesUnavailable, OSError) as exc:
-        pytest.skip(f"hermes-agent 0.19.0 cannot be installed here: {exc}")
+    he = hermes_env()
+    venv = hermes_venv(tmp_path_factory)
     folder.mkdir()
     db = folder / "state.db"
     shutil.copyfile(source, db)
