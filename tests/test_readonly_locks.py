@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _tool_fixtures import nobody_package_root
+from _tool_fixtures import nobody_dir, nobody_package_root
 
 from hermes_fts import _sqlite
 from hermes_fts.store import SessionStore
@@ -120,17 +120,6 @@ def reads_all_work(db: Path, *, nobody: bool) -> None:
 
 
 @contextlib.contextmanager
-def shared_folder() -> Iterator[Path]:
-    """A root-owned 0755 folder (pytest's tmp_path sits where nobody cannot look)."""
-    path = Path(tempfile.mkdtemp(prefix="hermes-fts-rl-"))
-    path.chmod(0o755)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-@contextlib.contextmanager
 def tmpfs(size: str = "2m") -> Iterator[Path]:
     """A small tmpfs anyone may write, unmounted afterwards; skips if it cannot be mounted."""
     mount = Path(tempfile.mkdtemp(prefix="hermes-fts-tmpfs-"))
@@ -171,7 +160,7 @@ def files(db: Path) -> dict[str, bytes]:
 
 
 def test_a_read_only_file_with_a_pending_change_is_read_as_nobody() -> None:
-    with shared_folder() as folder:
+    with nobody_dir() as folder:
         os.chown(folder, NOBODY, NOBODY)  # nobody may make -shm; the file stays root's
         db = make_store(folder)
         db.chmod(0o444)
@@ -216,7 +205,7 @@ def test_a_full_disk_with_unread_wal_changes_says_so() -> None:
 
 
 def test_readers_are_not_blocked_by_another_process_holding_begin_exclusive() -> None:
-    with shared_folder() as folder:
+    with nobody_dir() as folder:
         db = make_store(folder)
         holder = subprocess.Popen(
             [sys.executable, "-c", textwrap.dedent("""
@@ -291,7 +280,7 @@ def test_missing_and_foreign_files_are_wrong_paths(tmp_path: Path) -> None:
 
 
 def test_a_read_only_folder_is_named_as_nobody() -> None:
-    with shared_folder() as folder:  # root's 0755 folder, nobody's file
+    with nobody_dir() as folder:  # root's 0755 folder, nobody's file
         db = make_store(folder)
         os.chown(db, NOBODY, NOBODY)
         before = db.read_bytes()
@@ -306,7 +295,7 @@ def test_a_read_only_folder_is_named_as_nobody() -> None:
 
 
 def test_a_store_this_user_cannot_read_is_named_as_nobody() -> None:
-    with shared_folder() as folder:
+    with nobody_dir() as folder:
         db = make_store(folder)
         folder.chmod(0o700)  # nobody cannot even look inside
         for command in (["search", "deploy"], ["sync"]):

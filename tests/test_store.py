@@ -8,6 +8,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _support import needs_extension
@@ -58,6 +59,17 @@ def _assert_indexes_exact(store: SessionStore) -> None:
     for index in schema.INDEXES:
         if schema.index_sql(store._conn, index) is not None:
             assert _indexed_ids(store._conn, index) == _view_ids(store._conn, index), index
+
+
+def _plain_write(db: Path, *statements: tuple[str, tuple[Any, ...]]) -> None:
+    """Write through a plain connection (no SessionStore): the triggers log, nothing applies."""
+    conn = sqlite3.connect(db)
+    try:
+        with conn:
+            for sql, params in statements:
+                conn.execute(sql, params)
+    finally:
+        conn.close()
 
 
 @pytest.fixture
@@ -120,20 +132,18 @@ def test_flag_flips_never_touch_the_indexes(db: Path) -> None:
 def test_pending_coalescing_of_foreign_changes(db: Path) -> None:
     with SessionStore(db) as store:
         ids = _fill(store)
-    # A plain writer (no SessionStore): the triggers log, nothing applies.
-    conn = sqlite3.connect(db)
-    with conn:
-        conn.execute("UPDATE messages SET content = '第一次修改' WHERE id = ?", (ids[0],))
-        conn.execute("UPDATE messages SET content = '第二次修改' WHERE id = ?", (ids[0],))
-        conn.execute("UPDATE messages SET role = 'tool' WHERE id = ?", (ids[2],))
-        conn.execute("UPDATE messages SET role = 'user' WHERE id = ?", (ids[4],))
-        conn.execute("UPDATE messages SET content = '临时' WHERE id = ?", (ids[1],))
-        conn.execute("DELETE FROM messages WHERE id = ?", (ids[1],))
-        conn.execute("INSERT INTO messages(session_id, role, content, timestamp) "
-                     "VALUES ('s1', 'user', '外部插入的消息', 99)")
-        conn.execute("UPDATE messages SET content = '外部插入后又改了' "
-                     "WHERE content = '外部插入的消息'")
-    conn.close()
+    _plain_write(
+        db,
+        ("UPDATE messages SET content = '第一次修改' WHERE id = ?", (ids[0],)),
+        ("UPDATE messages SET content = '第二次修改' WHERE id = ?", (ids[0],)),
+        ("UPDATE messages SET role = 'tool' WHERE id = ?", (ids[2],)),
+        ("UPDATE messages SET role = 'user' WHERE id = ?", (ids[4],)),
+        ("UPDATE messages SET content = '临时' WHERE id = ?", (ids[1],)),
+        ("DELETE FROM messages WHERE id = ?", (ids[1],)),
+        ("INSERT INTO messages(session_id, role, content, timestamp) "
+         "VALUES ('s1', 'user', '外部插入的消息', 99)", ()),
+        ("UPDATE messages SET content = '外部插入后又改了' WHERE content = '外部插入的消息'", ()),
+    )
     with SessionStore(db) as store:  # open applies the backlog
         assert indexing.pending_count(store._conn) == 0
         assert _match(store, CJK, "第二") == {ids[0]}
@@ -148,10 +158,7 @@ def test_foreign_id_change_is_indexed_under_the_new_id(db: Path) -> None:
     # id a plain writer changed vanished from the CJK index.
     with SessionStore(db) as store:
         ids = _fill(store)
-    conn = sqlite3.connect(db)
-    with conn:
-        conn.execute("UPDATE messages SET id = 9999 WHERE id = ?", (ids[0],))
-    conn.close()
+    _plain_write(db, ("UPDATE messages SET id = 9999 WHERE id = ?", (ids[0],)))
     with SessionStore(db) as store:
         assert _match(store, CJK, "迁移") == {9999}
         assert {r["id"] for r in store.search_messages("迁移")} == {9999}
@@ -163,11 +170,10 @@ def test_pending_keeps_old_text_once_per_message(db: Path) -> None:
     # and the final delete must not store the text again.
     with SessionStore(db) as store:
         ids = _fill(store)
+    _plain_write(db, ("UPDATE messages SET content = '第一版' WHERE id = ?", (ids[0],)),
+                 ("UPDATE messages SET content = '第二版' WHERE id = ?", (ids[0],)),
+                 ("DELETE FROM messages WHERE id = ?", (ids[0],)))
     conn = sqlite3.connect(db)
-    with conn:
-        conn.execute("UPDATE messages SET content = '第一版' WHERE id = ?", (ids[0],))
-        conn.execute("UPDATE messages SET content = '第二版' WHERE id = ?", (ids[0],))
-        conn.execute("DELETE FROM messages WHERE id = ?", (ids[0],))
     kept = conn.execute(f"SELECT old_content FROM {CJK_PENDING} WHERE msg_id = ?",
                         (ids[0],)).fetchall()
     conn.close()
