@@ -28,27 +28,15 @@ ROW_COLUMNS = (
 
 
 @functools.lru_cache(maxsize=512)
-def _ranked_sql(table: str, snippet_sql: str, where: str, order: str, extra: str,
-                tier_size: int) -> str:
-    """One rank tier of ``match_rows``, built once per shape (the statement cache keys on it).
-
-    The tier's lower rowid bound is a scalar subquery over the same MATCH
-    (``?1``), computed once and returned as ``_tier`` on every row, so a
-    tier costs one round trip, not two.  ``?3`` is the tier's top rowid.
-    """
-    columns = ROW_COLUMNS.format(snippet=snippet_sql)
-    order_sql = order.replace("rank", f"{table}.rank")
-    joins = (f"JOIN messages m ON m.id = {table}.rowid "
-             f"JOIN sessions s ON s.id = m.session_id")
-    bound = (f"SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid <= ?3 "
-             f"ORDER BY rowid DESC LIMIT 1 OFFSET {tier_size - 1}")
-    # CROSS JOIN: the one-row bound drives the join, so the MATCH sees both
-    # rowid constraints; MIN_ROWID stands for "no bound" (all that is left).
-    return (f"WITH tier(lo) AS (SELECT ({bound})) "
-            f"SELECT {columns}, tier.lo AS _tier FROM tier CROSS JOIN {table} {joins} "
-            f"WHERE {table} MATCH ?1 AND {table}.rowid <= ?3 "
-            f"AND {table}.rowid >= coalesce(tier.lo, {MIN_ROWID}) "
-            f"AND {where}{extra} ORDER BY {order_sql} LIMIT ?2")
+def _kept_rows_sql(table: str, snippet_sql: str, where: str, extra: str) -> str:
+    """The rows, snippets included, of the candidate ids ``?4`` (a JSON array) that pass
+    the filters.  The MATCH re-reads only the candidates' span of the doclist
+    (``BETWEEN ?2 AND ?3``); the ``+`` keeps SQLite from seeking each id,
+    which walks a common term's doclist once per id."""
+    return (f"SELECT {ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
+            f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
+            f"WHERE {table} MATCH ?1 AND {table}.rowid BETWEEN ?2 AND ?3 "
+            f"AND +{table}.rowid IN (SELECT value FROM json_each(?4)) AND {where}{extra}")
 
 
 @functools.lru_cache(maxsize=512)
@@ -160,28 +148,43 @@ def match_rows(
             return []
         return rows_as_dicts(conn.execute(
             rows_sql, [expression, min(ids), max(ids), json.dumps(ids)]))
-    sql = _ranked_sql(table, snippet_sql, where, order, extra, tier_size)
+    # A tier: the tier_size newest matches, best first (as ORDER BY rank, m.id DESC).
+    tier_sql = (f"SELECT id FROM (SELECT rowid AS id, rank AS r FROM {table} "
+                f"WHERE {table} MATCH ? AND rowid <= ? ORDER BY rowid DESC "
+                f"LIMIT {tier_size}) ORDER BY r, id DESC")
+    kept_sql = _kept_rows_sql(table, snippet_sql, where, extra)
     rows: list[dict[str, Any]] = []
     top = MAX_ROWID  # the tier takes matches with rowid <= top
     while len(rows) < limit:
-        cur = conn.execute(sql, [expression, limit - len(rows), top, *params, *extra_params])
-        tier = cur.fetchall()
-        if tier:
-            bound = tier[0][-1]
-            names = [d[0] for d in cur.description[:-1]]  # zip leaves _tier out
-            rows.extend(dict(zip(names, row)) for row in tier)
-        else:  # no row of this tier passed the filters: the bound alone
-            bound = _tier_bound(conn, table, expression, top, tier_size)
-        if bound is None or bound <= MIN_ROWID:
+        ranked = [int(r[0]) for r in conn.execute(tier_sql, (expression, top))]
+        if not ranked:
             break
-        top = int(bound) - 1
+        rows += _kept_in_order(conn, kept_sql, expression, ranked, limit - len(rows),
+                               [*params, *extra_params])
+        if len(ranked) < tier_size:  # that was every match left
+            break
+        top = min(ranked) - 1
     return rows
 
 
-def _tier_bound(conn: sqlite3.Connection, table: str, expression: str, top: int,
-                tier_size: int) -> int | None:
-    """The lowest rowid of the tier whose top is ``top`` (None: the last tier)."""
-    row = conn.execute(
-        f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid <= ? "
-        f"ORDER BY rowid DESC LIMIT 1 OFFSET {tier_size - 1}", (expression, top)).fetchone()
-    return None if row is None else int(row[0])
+def _kept_in_order(conn: sqlite3.Connection, kept_sql: str, expression: str,
+                   ranked: list[int], want: int, params: list[Any]) -> list[dict[str, Any]]:
+    """The first ``want`` of the ``ranked`` ids that pass the filters, as rows.
+
+    The filters read each message's row, and a snippet tokenizes it, so they
+    run on the best candidates only: first as many as are wanted (filters
+    usually keep them all), then as many more as the rate they kept so far
+    predicts (a role filter may keep one match in a hundred).
+    """
+    out: list[dict[str, Any]] = []
+    start, batch = 0, want
+    while start < len(ranked) and len(out) < want:
+        ids = ranked[start:start + batch]
+        start += len(ids)
+        found = {int(r["id"]): r for r in rows_as_dicts(conn.execute(
+            kept_sql, [expression, min(ids), max(ids), json.dumps(ids), *params]))}
+        out += [found[i] for i in ids if i in found][:want - len(out)]
+        # Next, what the filters' keep rate so far predicts is needed (+1);
+        # while they kept nothing, four times as many.
+        batch = (-(-(want - len(out)) * start // len(out)) + 1) if out else batch * 4
+    return out

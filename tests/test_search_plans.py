@@ -1,8 +1,9 @@
 """Faster search plans give exactly the rows and order of the plans they replace.
 
-* Rank tiers: one statement per tier (the tier's rowid bound is a scalar CTE
-  of the same statement) against the two statements per tier it replaced
-  (bound first, then the tier), reimplemented here as the reference.
+* Rank tiers: each tier ranked from the index alone, then the filters,
+  rows and snippets of the best candidates only, against the two statements
+  per tier of the first plan (bound first, then the tier, ranked after the
+  join), reimplemented here as the reference.
 * Time sorts: walking the index on ``messages(timestamp)`` that
   optimize-storage creates against reading and sorting every match.
 
@@ -107,7 +108,7 @@ def two_statement_tiers(conn: Any, table: str, expression: str, snippet_sql: str
 
 
 @pytest.mark.parametrize("tier", [3, 7, 256])
-def test_one_statement_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
+def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
     monkeypatch.setattr(search, "RANK_TIER", tier)
     state = store.index_state()
     filters = [{}, {"role_filter": ["tool"]}, {"include_inactive": True},
@@ -128,6 +129,42 @@ def test_one_statement_tiers_equal_two_statement_tiers(store, monkeypatch, tier)
         assert new == old, (query, kw, limit)
         checked += bool(new)
     assert checked > 50
+
+
+def test_snippets_are_built_for_the_kept_rows_only(store):
+    # One SELECT would build a snippet for every row that enters its top-N
+    # sorter; a snippet reads the message through the index's content view.
+    conn = store._conn
+    table = "messages_fts_cjk"
+    where, params = search._filters(search.SearchRequest("数据"))
+    iq = search._index_query(search.plan_search(store.index_state(), "数据"), "fts_cjk", True)
+    matches = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?",
+                           [iq.expression]).fetchone()[0]
+    assert matches > 100
+    one_select = (f"SELECT {match_rows.ROW_COLUMNS.format(snippet=iq.snippet)} FROM {table} "
+                  f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
+                  f"WHERE {table} MATCH ? AND {where} ORDER BY {table}.rank, m.id DESC LIMIT ?")
+
+    def content_reads(run: Any) -> tuple[Any, int]:
+        reads: list[str] = []
+        conn.set_trace_callback(reads.append)
+        try:
+            got = run()
+        finally:
+            conn.set_trace_callback(None)
+        return got, sum(f"{table}_text" in r for r in reads)
+
+    for limit in (1, 5, 20):
+        rows, ours = content_reads(lambda: match_rows.match_rows(
+            conn, table, iq.expression, iq.snippet, where, params, "rank, m.id DESC", limit))
+        assert len(rows) == limit
+        # The first batch is `limit` candidates; when the filters drop some
+        # (hidden, inactive rows), a batch sized by their keep rate follows.
+        assert limit <= ours <= 2 * limit + 4, (limit, ours)
+        if limit >= 5:
+            _, theirs = content_reads(lambda: conn.execute(
+                one_select, [iq.expression, *params, limit]).fetchall())
+            assert ours < theirs, (limit, ours, theirs)
 
 
 def test_tiers_that_filters_empty_still_reach_older_matches(store, monkeypatch):
