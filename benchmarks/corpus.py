@@ -79,6 +79,8 @@ QUERY_CLASSES = (
     "zh3",  # Chinese word of three or more characters
     "cjk1",  # single CJK character
     "ja",  # Japanese word (kana and/or kanji), 2+ characters
+    "ja2",  # Japanese 2-character word with kana (Hermes Agent LIKE-scans it)
+    "ja3",  # Japanese word of 3+ characters (Hermes Agent uses its trigram index)
     "ko",  # Korean word, 2+ syllables
     "latin_word",  # English word
     "latin_ident",  # identifier such as my-app.config.ts
@@ -584,9 +586,12 @@ def _candidates(query_class: str) -> tuple[str, ...]:
                     if _is_han(c):
                         score[c] = score.get(c, 0.0) + f
         return tuple(sorted(score, key=lambda c: (-score[c], c)))
-    if query_class == "ja":
-        return tuple(w for w in _sublexicon("ja", 2, 8).words
-                     if any(_is_kana(c) for c in w) or len(w) >= 3)
+    if query_class in ("ja", "ja2", "ja3"):
+        words = [w for w in _sublexicon("ja", 2, 8).words
+                 if any(_is_kana(c) for c in w) or len(w) >= 3]
+        if query_class != "ja":  # split where Hermes' own search changes route
+            words = [w for w in words if (len(w) >= 3) == (query_class == "ja3")]
+        return tuple(words)
     if query_class == "ko":
         return tuple(_sublexicon("ko", 2, 6).words)
     if query_class == "latin_word":

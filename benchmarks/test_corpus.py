@@ -121,6 +121,10 @@ def test_term_samples_per_band(qc: str) -> None:
         assert all(len(t) >= 3 for t in flat)
     elif qc == "cjk1":
         assert all(len(t) == 1 for t in flat)
+    elif qc == "ja2":
+        assert all(len(t) == 2 and KANA.search(t) for t in flat)
+    elif qc == "ja3":
+        assert all(len(t) >= 3 for t in flat)
     elif qc == "zh2_or":
         assert all(" OR " in t for t in flat)
     elif qc == "latin_glued":
