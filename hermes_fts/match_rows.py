@@ -16,9 +16,13 @@ from typing import Any
 
 from ._sqlite import rows_as_dicts
 
-__all__ = ["MAX_ROWID", "MIN_ROWID", "ROW_COLUMNS", "match_rows", "walk_threshold"]
+__all__ = ["MAX_ROWID", "MIN_ROWID", "RANKED_ORDER", "ROW_COLUMNS", "match_rows",
+           "walk_threshold"]
 
 MAX_ROWID, MIN_ROWID = 2**63 - 1, -(2**63)
+# Relevance order.  Equal ranks (identical texts) go by id, newest first, so
+# a filtered search keeps exactly the unfiltered order of the rows it keeps.
+RANKED_ORDER = "rank, m.id DESC"
 
 # The columns every search row has (search.RESULT_FIELDS without context).
 ROW_COLUMNS = (
@@ -132,6 +136,7 @@ def match_rows(
     need not follow timestamps (imported or back-dated rows), so only one
     ordered query is exact there.
 
+    ``order`` is ``RANKED_ORDER`` or a time sort without ``rank``.
     ``where``/``extra`` use plain ``?`` parameters (``params`` then
     ``extra_params``); the MATCH text is ``?1``.  ``time_index``: the
     store's index on ``messages(timestamp)`` and about how many messages it
@@ -148,7 +153,9 @@ def match_rows(
             return []
         return rows_as_dicts(conn.execute(
             rows_sql, [expression, min(ids), max(ids), json.dumps(ids)]))
-    # A tier: the tier_size newest matches, best first (as ORDER BY rank, m.id DESC).
+    if order != RANKED_ORDER:
+        raise ValueError(f"ranked order must be {RANKED_ORDER!r}, not {order!r}")
+    # A tier: the tier_size newest matches, best first (RANKED_ORDER: m.id is the rowid).
     tier_sql = (f"SELECT id FROM (SELECT rowid AS id, rank AS r FROM {table} "
                 f"WHERE {table} MATCH ? AND rowid <= ? ORDER BY rowid DESC "
                 f"LIMIT {tier_size}) ORDER BY r, id DESC")

@@ -45,6 +45,7 @@ from . import _env, schema
 from ._params import as_int, as_session_ids, as_time_bound, parse_roles, parse_sort
 from ._sqlite import row_dict, sqlite_sort_key
 from .like_sql import LIKE_SOURCE, like_where
+from .match_rows import RANKED_ORDER
 from .match_rows import ROW_COLUMNS as _ROW_COLUMNS
 from .match_rows import match_rows as _match_rows
 from .query import (
@@ -267,9 +268,7 @@ def _order(sort: str | None, ranked: bool) -> str:
         return "m.timestamp DESC, m.id DESC"
     if sort == "oldest":
         return "m.timestamp ASC, m.id ASC"
-    # Equal ranks (identical texts) are ordered by id, so a filtered search
-    # keeps exactly the unfiltered order of the rows it keeps.
-    return "rank, m.id DESC" if ranked else "m.timestamp DESC, m.id DESC"
+    return RANKED_ORDER if ranked else "m.timestamp DESC, m.id DESC"
 
 
 def _sort_key(sort: str | None) -> Callable[[dict[str, Any]], tuple[Any, Any]] | None:

@@ -155,15 +155,15 @@ def test_snippets_are_built_for_the_kept_rows_only(store):
         return got, sum(f"{table}_text" in r for r in reads)
 
     for limit in (1, 5, 20):
-        rows, ours = content_reads(lambda: match_rows.match_rows(
-            conn, table, iq.expression, iq.snippet, where, params, "rank, m.id DESC", limit))
+        rows, ours = content_reads(lambda n=limit: match_rows.match_rows(
+            conn, table, iq.expression, iq.snippet, where, params, match_rows.RANKED_ORDER, n))
         assert len(rows) == limit
         # The first batch is `limit` candidates; when the filters drop some
         # (hidden, inactive rows), a batch sized by their keep rate follows.
         assert limit <= ours <= 2 * limit + 4, (limit, ours)
         if limit >= 5:
-            _, theirs = content_reads(lambda: conn.execute(
-                one_select, [iq.expression, *params, limit]).fetchall())
+            _, theirs = content_reads(lambda n=limit: conn.execute(
+                one_select, [iq.expression, *params, n]).fetchall())
             assert ours < theirs, (limit, ours, theirs)
 
 
