@@ -31,6 +31,14 @@ ROW_COLUMNS = (
 )
 
 
+def _tier_sql(table: str, tier_size: int) -> str:
+    """A tier's candidates: the ``tier_size`` newest matches up to rowid ``?2``, best first
+    (``RANKED_ORDER``; ``m.id`` is the rowid), ranked from the index alone."""
+    return (f"SELECT id FROM (SELECT rowid AS id, rank AS r FROM {table} "
+            f"WHERE {table} MATCH ?1 AND rowid <= ?2 ORDER BY rowid DESC "
+            f"LIMIT {tier_size}) ORDER BY r, id DESC")
+
+
 @functools.lru_cache(maxsize=512)
 def _kept_rows_sql(table: str, snippet_sql: str, where: str, extra: str) -> str:
     """The rows, snippets included, of the candidate ids ``?4`` (a JSON array) that pass
@@ -41,6 +49,29 @@ def _kept_rows_sql(table: str, snippet_sql: str, where: str, extra: str) -> str:
             f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
             f"WHERE {table} MATCH ?1 AND {table}.rowid BETWEEN ?2 AND ?3 "
             f"AND +{table}.rowid IN (SELECT value FROM json_each(?4)) AND {where}{extra}")
+
+
+@functools.lru_cache(maxsize=512)
+def _filtered_tier_sql(table: str, snippet_sql: str, where: str, extra: str,
+                       tier_size: int) -> str:
+    """A whole tier in one statement, filters inside: the best ``?2`` rows of the
+    ``tier_size`` newest matches up to rowid ``?3``, and the tier's lowest rowid as
+    ``_tier`` on every row.
+
+    For filters that drop most matches (a time bound far from the newest
+    rows, a rare role): every match must be read to be tested anyway, and
+    few rows reach the top-N sorter, so few snippets are built on the way.
+    The bound is an uncorrelated scalar subquery, which SQLite runs once and
+    hands to FTS5 as a rowid constraint (a CTE joined in front of the MATCH
+    made FTS5 compute every rank twice).
+    """
+    bound = (f"(SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid <= ?3 "
+             f"ORDER BY rowid DESC LIMIT 1 OFFSET {tier_size - 1})")
+    return (f"SELECT {ROW_COLUMNS.format(snippet=snippet_sql)}, {bound} AS _tier "
+            f"FROM {table} JOIN messages m ON m.id = {table}.rowid "
+            f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?1 "
+            f"AND {table}.rowid <= ?3 AND {table}.rowid >= coalesce({bound}, {MIN_ROWID}) "
+            f"AND {where}{extra} ORDER BY {table}.rank, m.id DESC LIMIT ?2")
 
 
 @functools.lru_cache(maxsize=512)
@@ -155,43 +186,86 @@ def match_rows(
             rows_sql, [expression, min(ids), max(ids), json.dumps(ids)]))
     if order != RANKED_ORDER:
         raise ValueError(f"ranked order must be {RANKED_ORDER!r}, not {order!r}")
-    # A tier: the tier_size newest matches, best first (RANKED_ORDER: m.id is the rowid).
-    tier_sql = (f"SELECT id FROM (SELECT rowid AS id, rank AS r FROM {table} "
-                f"WHERE {table} MATCH ? AND rowid <= ? ORDER BY rowid DESC "
-                f"LIMIT {tier_size}) ORDER BY r, id DESC")
-    kept_sql = _kept_rows_sql(table, snippet_sql, where, extra)
+    tiers = _Tiers(conn, table, expression, snippet_sql, where, extra, tier_size,
+                   [*params, *extra_params])
     rows: list[dict[str, Any]] = []
-    top = MAX_ROWID  # the tier takes matches with rowid <= top
-    while len(rows) < limit:
-        ranked = [int(r[0]) for r in conn.execute(tier_sql, (expression, top))]
-        if not ranked:
-            break
-        rows += _kept_in_order(conn, kept_sql, expression, ranked, limit - len(rows),
-                               [*params, *extra_params])
-        if len(ranked) < tier_size:  # that was every match left
-            break
-        top = min(ranked) - 1
+    top: int | None = MAX_ROWID  # the next tier takes matches with rowid <= top
+    while top is not None and len(rows) < limit:
+        found, top = tiers.read(top, limit - len(rows))
+        rows += found
     return rows
 
 
-def _kept_in_order(conn: sqlite3.Connection, kept_sql: str, expression: str,
-                   ranked: list[int], want: int, params: list[Any]) -> list[dict[str, Any]]:
-    """The first ``want`` of the ``ranked`` ids that pass the filters, as rows.
+class _Tiers:
+    """The tiers of one ranked ``match_rows`` call, read one by one, newest first.
 
-    The filters read each message's row, and a snippet tokenizes it, so they
-    run on the best candidates only: first as many as are wanted (filters
-    usually keep them all), then as many more as the rate they kept so far
-    predicts (a role filter may keep one match in a hundred).
+    Two ways to read a tier give the same rows.  By candidates: rank the
+    tier from the index alone, then read rows and snippets for the best
+    candidates only.  The filters read each message's row, and Hermes keeps
+    its ``active``/``compacted``/``display_kind`` columns after the content,
+    so testing a long message costs as much as reading it; and one
+    ``ORDER BY rank LIMIT n`` builds a snippet for every row that enters
+    SQLite's top-N sorter on the way (about ``n * (1 + ln(tier / n))``), a
+    CJK snippet tokenizing the whole message.  Filtered: one statement with
+    the filters inside, for filters that drop most matches, where testing
+    candidate after candidate would read the whole tier in many rounds.
+    The first candidates show which kind the filters are.
     """
-    out: list[dict[str, Any]] = []
-    start, batch = 0, want
-    while start < len(ranked) and len(out) < want:
-        ids = ranked[start:start + batch]
-        start += len(ids)
-        found = {int(r["id"]): r for r in rows_as_dicts(conn.execute(
-            kept_sql, [expression, min(ids), max(ids), json.dumps(ids), *params]))}
-        out += [found[i] for i in ids if i in found][:want - len(out)]
-        # Next, what the filters' keep rate so far predicts is needed (+1);
-        # while they kept nothing, four times as many.
-        batch = (-(-(want - len(out)) * start // len(out)) + 1) if out else batch * 4
-    return out
+
+    def __init__(self, conn: sqlite3.Connection, table: str, expression: str,
+                 snippet_sql: str, where: str, extra: str, tier_size: int,
+                 params: list[Any]) -> None:
+        self.conn, self.table, self.expression = conn, table, expression
+        self.tier_size, self.params = tier_size, params
+        self.candidates_sql = _tier_sql(table, tier_size)
+        self.kept_sql = _kept_rows_sql(table, snippet_sql, where, extra)
+        self.filtered_sql = _filtered_tier_sql(table, snippet_sql, where, extra, tier_size)
+        self.filtered = False  # once the filters dropped most candidates
+
+    def read(self, top: int, want: int) -> tuple[list[dict[str, Any]], int | None]:
+        """The best ``want`` rows of the tier under ``top``, and the next tier's top
+        (None: no matches are left)."""
+        if self.filtered:
+            return self._read_filtered(top, want)
+        ranked = [int(r[0]) for r in self.conn.execute(
+            self.candidates_sql, (self.expression, top))]
+        if not ranked:
+            return [], None
+        rows = self._kept(ranked[:want])
+        if 2 * len(rows) < min(want, len(ranked)):  # most candidates dropped
+            self.filtered = True
+            return self._read_filtered(top, want)
+        start = want
+        while len(rows) < want and start < len(ranked):
+            # As many more as the filters' keep rate so far predicts (+1).
+            batch = -(-(want - len(rows)) * start // max(len(rows), 1)) + 1
+            rows += self._kept(ranked[start:start + batch])[:want - len(rows)]
+            start += batch
+        more = len(ranked) == self.tier_size
+        return rows, (min(ranked) - 1 if more else None)
+
+    def _kept(self, ids: list[int]) -> list[dict[str, Any]]:
+        """The rows of ``ids`` that pass the filters, in the order of ``ids``."""
+        found = {int(r["id"]): r for r in rows_as_dicts(self.conn.execute(
+            self.kept_sql, [self.expression, min(ids), max(ids), json.dumps(ids),
+                            *self.params]))}
+        return [found[i] for i in ids if i in found]
+
+    def _read_filtered(self, top: int, want: int) -> tuple[list[dict[str, Any]], int | None]:
+        cur = self.conn.execute(self.filtered_sql, [self.expression, want, top, *self.params])
+        tier = cur.fetchall()
+        if tier:
+            bound = tier[0][-1]
+            names = [d[0] for d in cur.description[:-1]]  # zip leaves _tier out
+            rows = [dict(zip(names, row)) for row in tier]
+        else:  # no row of this tier passed the filters: the bound alone
+            rows, bound = [], self._bound(top)
+        return rows, (None if bound is None else int(bound) - 1)
+
+    def _bound(self, top: int) -> int | None:
+        """The lowest rowid of the tier under ``top``; None: it is the last tier."""
+        row = self.conn.execute(
+            f"SELECT rowid FROM {self.table} WHERE {self.table} MATCH ? AND rowid <= ? "
+            f"ORDER BY rowid DESC LIMIT 1 OFFSET {self.tier_size - 1}",
+            (self.expression, top)).fetchone()
+        return None if row is None else int(row[0])
