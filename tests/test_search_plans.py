@@ -114,6 +114,10 @@ def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
     filters = [{}, {"role_filter": ["tool"]}, {"include_inactive": True},
                {"source_filter": ["cron", "subagent"]}, {"before": T0 + 7200},
                {"exclude_session_ids": ["s01", "s02"]}]
+    filtered_reads = []
+    read_filtered = match_rows._Tiers._read_filtered
+    monkeypatch.setattr(match_rows._Tiers, "_read_filtered", lambda self, top, want: (
+        filtered_reads.append(top), read_filtered(self, top, want))[1])
     checked = 0
     for query, kw, limit in itertools.product(QUERIES, filters, [1, 5, 40, 10_000]):
         plan = search.plan_search(state, query, kw.get("role_filter"))
@@ -129,6 +133,7 @@ def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
         assert new == old, (query, kw, limit)
         checked += bool(new)
     assert checked > 50
+    assert filtered_reads  # both ways of reading a tier were compared
 
 
 def test_snippets_are_built_for_the_kept_rows_only(store):
