@@ -20,26 +20,18 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from . import _env, _hermes_config, _sqlite, indexing, schema
+from . import _env, _hermes_config, _sqlite, indexing, schema, time_table
 from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.index_state")
 
-__all__ = ["TIME_INDEX", "Capabilities", "StateCache", "align", "backfill_targets",
-           "has_messages", "has_time_index", "index_state", "merge_segments",
+__all__ = ["Capabilities", "StateCache", "align", "backfill_targets",
+           "has_messages", "index_state", "merge_segments",
            "optimize_needed", "repair", "status_report", "trigram_policy", "unindexed_range",
            "usable_indexes"]
 
 PLUGIN_SERVES = ("not needed: the Hermes plugin answers session_search from the CJK index "
                  "(HERMES_TRIGRAM_FTS=1 keeps it)")
-
-# An index on messages(timestamp), created only by optimize-storage (``repair``).
-# Time sorts on very common terms walk it instead of sorting every match
-# (match_rows).  A plain index is harmless to Hermes Agent: SQLite keeps it
-# current on every write and Hermes never rebuilds its messages table.
-TIME_INDEX = "hermes_fts_messages_time"
-_TIME_INDEX_SQL = f"CREATE INDEX {TIME_INDEX} ON messages(timestamp)"
-
 
 @dataclass(frozen=True)
 class Capabilities:
@@ -91,23 +83,6 @@ class StateCache:
         self.synced = None
 
 
-def has_time_index(conn: sqlite3.Connection) -> bool:
-    """Whether ``TIME_INDEX`` exists as optimize-storage creates it (not another by that name)."""
-    row = conn.execute("SELECT sql FROM main.sqlite_master WHERE type = 'index' AND name = ?",
-                       (TIME_INDEX,)).fetchone()
-    return row is not None and " ".join(str(row[0]).split()) == _TIME_INDEX_SQL
-
-
-def _ensure_time_index(conn: sqlite3.Connection) -> None:
-    """Create ``TIME_INDEX`` (one statement: the build holds the write lock while it reads
-    every timestamp, about 0.2 s per 200,000 messages)."""
-    if has_time_index(conn):
-        return
-    with indexing.write_txn(conn):
-        conn.execute(f"DROP INDEX IF EXISTS main.{TIME_INDEX}")  # ours by name, other shape
-        conn.execute(_TIME_INDEX_SQL.replace("INDEX ", "INDEX main.", 1))
-
-
 def _triggers_ok(conn: sqlite3.Connection, index: str) -> bool:
     return not schema.missing_triggers(conn, index)
 
@@ -120,6 +95,7 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
     """Per index: exists, served, reason, layout, unindexed range; plus flags."""
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
     stale_reason = indexing.get_meta(conn, schema.META_FTS_STALE_REASON) if stale else None
+    timing = time_table.state(conn)
     out: dict[str, Any] = {
         "fts_stale": stale,
         "fts_stale_reason": stale_reason,
@@ -128,11 +104,13 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
         "cjk_available": caps.cjk,
         "cjk_fold": caps.cjk and caps.fold,
         "cjk_pending": indexing.pending_count(conn),
-        # The index time sorts may walk (None: none); the walk names
+        # The time table (time_table.TABLE) time sorts may walk, or None: only
+        # once complete with its triggers in place.  The walk joins
         # `messages`, and a TEMP view in front of it has no index.
-        "time_index": TIME_INDEX if has_time_index(conn) and conn.execute(
+        "time_index": time_table.TABLE if timing["ready"] and conn.execute(
             "SELECT 1 FROM temp.sqlite_master WHERE name = 'messages'").fetchone() is None
         else None,
+        "time_table": timing,
         "message_id_max": conn.execute("SELECT max(id) FROM main.messages").fetchone()[0] or 0,
     }
     for index in schema.INDEXES:
@@ -406,6 +384,8 @@ def optimize_needed(conn: sqlite3.Connection, caps: Capabilities) -> bool:
         return True  # the trigram index to build, or one to give up for the stub
     if indexing.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:
         return True
+    if time_table.needs_work(conn):
+        return True  # the old time index to drop, or the time table's fill to finish
     if not caps.cjk:
         return False
     cjk_sql = schema.index_sql(conn, CJK)
@@ -424,7 +404,9 @@ def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
     layout of ours or marked stale; the CJK index also when its tokenizer
     options are not ``schema.CJK_TOKENIZE``.  A rebuild already under way
     resumes.  A trigram index this process must not keep becomes the stub.
-    ``TIME_INDEX`` is created here when it is missing.
+    Last, ``time_table.install``: the time table's triggers and the window
+    its fill (a later step of optimize-storage) copies; the index on
+    ``messages(timestamp)`` that earlier versions created is dropped.
     """
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
     keep_trigram = trigram_policy(conn, caps)[0]
@@ -455,7 +437,7 @@ def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
         # Missing, or built with other tokenizer options (an older hermes-fts
         # without `variants 1`): rebuilt empty, served again once complete.
         indexing.reset_index(conn, CJK)
-    _ensure_time_index(conn)
+    time_table.install(conn)
 
 
 # --------------------------------------------------------------------------
@@ -486,6 +468,7 @@ def status_report(conn: sqlite3.Connection, state: dict[str, Any],
         "indexes": indexes,
         "fts_stale": state["fts_stale"],
         "cjk_pending": state["cjk_pending"],
+        "time_table": {**state["time_table"], "rows": time_table.row_count(conn)},
         "backfill": backfill,
         "sqlite_version": sqlite3.sqlite_version,
         "extension": extension,

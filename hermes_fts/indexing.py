@@ -185,25 +185,43 @@ def drive_backfill(
     on_chunk: Callable[[], None] | None = None,
     txn_target: float | None = TXN_TARGET_S,
 ) -> None:
-    """Run ``backfill_step`` until done, yielding the write lock between chunks.
+    """Run ``backfill_step`` until done, paced by ``drive_chunks``."""
+    drive_chunks(lambda rows: backfill_step(conn, index, rows), index, sleep=sleep,
+                 chunk_rows=chunk_rows, min_pause=min_pause, on_chunk=on_chunk,
+                 txn_target=txn_target)
+
+
+def drive_chunks(
+    step: Callable[[int], bool],
+    label: str,
+    *,
+    sleep: Sleep = time.sleep,
+    chunk_rows: int = CHUNK_ROWS,
+    min_pause: float = MIN_PAUSE,
+    on_chunk: Callable[[], None] | None = None,
+    txn_target: float | None = TXN_TARGET_S,
+) -> None:
+    """Run ``step(rows)`` (one write transaction; True while work remains) until done,
+    yielding the write lock between chunks.  Every chunked fill of optimize-storage
+    (the backfills, the time table) goes through this one loop.
 
     Each chunk is one write transaction sized from the speed of the chunks
     before it so that it lasts about ``txn_target`` seconds (starting from
     ``chunk_rows`` rows, at most doubling per chunk, shrinking at once after
     a slow one), and ``min_pause`` seconds pass between chunks so that a
     writer waiting for the lock gets it (see MIN_PAUSE).  On an idle store
-    the backfill thus spends most of its time indexing, not sleeping.
+    the fill thus spends most of its time writing, not sleeping.
     ``txn_target=None`` keeps every chunk at ``chunk_rows`` rows.
     """
     rows = max(1, chunk_rows)
     while True:
         t0 = time.monotonic()
         try:
-            more = backfill_step(conn, index, rows)
+            more = step(rows)
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc).lower() and "busy" not in str(exc).lower():
                 raise
-            logger.debug("backfill chunk of %s waited out lock contention: %s", index, exc)
+            logger.debug("chunk of %s waited out lock contention: %s", label, exc)
             more = True
         else:
             if txn_target is not None:

@@ -84,9 +84,12 @@ def _time_sorted_sql(table: str, snippet_sql: str, where: str, order: str, extra
     same top ids (the same WHERE and ORDER BY, a total order):
 
     * sort: read every match's row and sort them (cost grows with matches);
-    * ``walk`` (the name of the index on ``messages(timestamp)``,
-      ``index_state.TIME_INDEX``): go through it in the order asked and keep
-      the rows whose id is a match (cost grows with rows per match found).
+    * ``walk`` (the time table, ``time_table.TABLE``: ``(id, ts)`` of every
+      message, exact, with the index ``{walk}_ts`` on ``ts``): go through
+      that index in the order asked and keep the ids that are matches; only
+      those are joined to ``messages`` and ``sessions`` for the filters
+      (cost grows with rows per match found).  ``ts`` holds the very value
+      of ``m.timestamp``, so ``(t.ts, t.id)`` is the sort plan's order.
 
     The second statement reads the top rows in one pass over the matches
     between the lowest and highest top id: looking a rowid up under a MATCH
@@ -94,10 +97,12 @@ def _time_sorted_sql(table: str, snippet_sql: str, where: str, order: str, extra
     ``+`` keeps SQLite from driving the MATCH with the id list that way).
     """
     if walk:
-        top = (f"SELECT m.id FROM messages m INDEXED BY {walk} "
+        walk_order = order.replace("m.timestamp", "t.ts").replace("m.id", "t.id")
+        top = (f"SELECT t.id FROM {walk} t INDEXED BY {walk}_ts "
+               f"CROSS JOIN messages m ON m.id = t.id "
                f"CROSS JOIN sessions s ON s.id = m.session_id "
-               f"WHERE m.id IN (SELECT rowid FROM {table} WHERE {table} MATCH ?1) "
-               f"AND {where}{extra} ORDER BY {order} LIMIT ?")
+               f"WHERE t.id IN (SELECT rowid FROM {table} WHERE {table} MATCH ?1) "
+               f"AND {where}{extra} ORDER BY {walk_order} LIMIT ?")
     else:
         top = (f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
                f"JOIN sessions s ON s.id = m.session_id "
@@ -120,7 +125,7 @@ _WALK_PER_ROW_US = 20.0
 
 
 def walk_threshold(limit: int, rows: int) -> int:
-    """Matches from which walking the time index is expected to beat sorting every match.
+    """Matches from which walking the time table is expected to beat sorting every match.
 
     Sorting costs about ``M * s``; the walk about ``limit * rows / M * w``
     index steps (matches spread evenly) plus ``limit * r``.  The positive
@@ -170,8 +175,8 @@ def match_rows(
     ``order`` is ``RANKED_ORDER`` or a time sort without ``rank``.
     ``where``/``extra`` use plain ``?`` parameters (``params`` then
     ``extra_params``); the MATCH text is ``?1``.  ``time_index``: the
-    store's index on ``messages(timestamp)`` and about how many messages it
-    holds, so a time sort on a very common term walks it (``_time_sorted_sql``).
+    store's time table (complete) and about how many messages it holds, so a
+    time sort on a very common term walks it (``_time_sorted_sql``).
     """
     if "rank" not in order:
         walk = None

@@ -331,7 +331,7 @@ class _Run:
 
     @property
     def time_index(self) -> tuple[str, int] | None:
-        """The index on messages(timestamp) and about how many rows it has, if any."""
+        """The time table (complete, kept exact) and about how many rows it has, if any."""
         name = self.state.get("time_index")
         return (name, int(self.state.get("message_id_max") or 0)) if name else None
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _env, _sqlite, index_state, indexing, loader, schema, search, transcript
+from . import _env, _sqlite, index_state, indexing, loader, schema, search, time_table, transcript
 from ._env import default_db_path
 from ._query_syntax import QueryError
 from ._sqlite import StoreError, failure_cause, store_error  # tool/CLI name causes with them
@@ -453,6 +453,9 @@ class SessionStore:
         emit("backfill")
         self.backfill(sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
                       on_chunk=lambda: emit("backfill"), txn_target=txn_target)
+        emit("time")  # the time table: its triggers came with repair, the rows now
+        time_table.drive_fill(conn, sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
+                              txn_target=txn_target)
         self.sync()
         remaining = indexing.backfill_progress(conn)
         if remaining is not None:

@@ -12,6 +12,10 @@
   for each query: ``{query: [ids]}``.
 * ``write DB TAG`` appends, edits and deletes rows through SessionDB, with
   words the probes look for.
+* ``timechurn DB TAG`` changes what time sorts order by, through SessionDB:
+  back-dated and explicit timestamps, a transcript rewrite
+  (``replace_messages``), an edited timestamp and a changed id (raw SQL on
+  its writer connection), ``delete_session`` and ``vacuum()``.
 
 Only the standard library and Hermes are imported: the venv has no pytest.
 """
@@ -87,6 +91,28 @@ def write(path: str, tag: str) -> dict[str, Any]:
     return {"new": [int(i) for i in new], "edited": int(edited)}
 
 
+def timechurn(path: str, tag: str) -> dict[str, Any]:
+    db = _db(path)
+    sid = f"churn-{tag}"
+    db.create_session(sid, "cli")
+    old = db.append_message(sid, "user", content=f"服务端 deploy 补录 {tag}", timestamp=1.0e9)
+    late = db.append_message(sid, "assistant", content=f"服务端 deploy later {tag}",
+                             timestamp=4.0e9)
+    db.replace_messages("chat-3", [
+        {"role": "user", "content": "服务端 deploy rewritten", "timestamp": 1.5e9},
+        {"role": "assistant", "content": "数据库迁移 deploy rewritten", "timestamp": 1.5e9}])
+    moved = db.append_message(sid, "user", content=f"服务端 deploy moved {tag}")
+    top = db._execute_write(lambda c: c.execute("SELECT max(id) FROM messages").fetchone()[0])
+    db._execute_write(lambda c: c.execute("UPDATE messages SET timestamp = ? WHERE id = ?",
+                                          (2.0e9, late)))
+    db._execute_write(lambda c: c.execute("UPDATE messages SET id = ? WHERE id = ?",
+                                          (top + 100, moved)))
+    db.delete_session("chat-1")
+    db.vacuum()
+    db.close()
+    return {"old": int(old), "late": int(late), "moved": int(top + 100)}
+
+
 def awkward_json(path: str) -> dict[str, Any]:
     db = _db(path)
     sid = "json-1"
@@ -114,6 +140,7 @@ def awkward_json(path: str) -> dict[str, Any]:
 
 if __name__ == "__main__":
     command, db_path, *rest = sys.argv[1:]
-    commands = {"seed": seed, "probe": probe, "write": write, "json": awkward_json}
+    commands = {"seed": seed, "probe": probe, "write": write, "json": awkward_json,
+                "timechurn": timechurn}
     result = commands[command](db_path, *rest)
     print(json.dumps(result))

@@ -50,6 +50,7 @@ LAYERS: dict[str, int] = {
     "transcript": 5,
     "snippets": 5,
     "match_rows": 5,
+    "time_table": 5,
     "search": 6,
     "index_state": 6,
     "store": 7,

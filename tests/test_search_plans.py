@@ -1,11 +1,12 @@
 """Faster search plans give exactly the rows and order of the plans they replace.
 
 * Rank tiers: each tier ranked from the index alone, then the filters,
-  rows and snippets of the best candidates only, against the two statements
-  per tier of the first plan (bound first, then the tier, ranked after the
-  join), reimplemented here as the reference.
-* Time sorts: walking the index on ``messages(timestamp)`` that
-  optimize-storage creates against reading and sorting every match.
+  rows and snippets of the best candidates only (or one filtered statement
+  per tier), against the two statements per tier of the first plan (bound
+  first, then the tier, ranked after the join), reimplemented here as the
+  reference.
+* Time sorts: walking the time table that optimize-storage fills
+  (``time_table``) against reading and sorting every match.
 
 The store mixes what the plans must agree on: tool rows (``tool_name``,
 ``tool_calls``), hidden rows, rewound and archived rows, cron and subagent
@@ -24,7 +25,7 @@ from typing import Any
 import pytest
 from _support import needs_extension
 
-from hermes_fts import index_state, match_rows, search
+from hermes_fts import match_rows, search, time_table
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -198,32 +199,25 @@ def _time_sorted(store: SessionStore, monkeypatch: pytest.MonkeyPatch, walk: boo
         store._conn.set_trace_callback(None)
 
 
-def test_optimize_storage_creates_the_time_index(store, tmp_path):
-    assert store.index_state()["time_index"] == index_state.TIME_INDEX
-    fresh = SessionStore(tmp_path / "fresh.db")
-    try:
-        fresh.add_session("a", "cli")
-        fresh.add_message("a", "user", "数据 deploy", timestamp=T0)
-        assert fresh.index_state()["time_index"] is None  # writes alone never add it
-        fresh.optimize_storage(vacuum=False)
-        assert fresh.index_state()["time_index"] == index_state.TIME_INDEX
-        fresh.optimize_storage(vacuum=False)  # a second run keeps the one index
-        names = [r[0] for r in fresh._conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages'")]
-        assert names.count(index_state.TIME_INDEX) == 1
-    finally:
-        fresh.close()
+def _walked(statements: list[str]) -> bool:
+    return any(f"INDEXED BY {time_table.INDEX}" in s for s in statements)
 
 
-def test_an_index_of_another_shape_by_that_name_is_not_walked(tmp_path):
-    st = SessionStore(tmp_path / "other.db")
-    try:
-        st._conn.execute(f"CREATE INDEX {index_state.TIME_INDEX} ON messages(session_id)")
-        assert st.index_state()["time_index"] is None
-        st.optimize_storage(vacuum=False)  # ours by name: replaced by the real one
-        assert st.index_state()["time_index"] == index_state.TIME_INDEX
-    finally:
-        st.close()
+def test_the_time_table_mirrors_messages_value_for_value(store):
+    # Text timestamps stay text, REAL stays REAL: ordering by (ts, id) is ordering
+    # by (timestamp, id), which is what makes the walk return the sort plan's rows.
+    assert store.index_state()["time_index"] == time_table.TABLE
+    conn = store._conn
+    mirror = conn.execute(f"SELECT id, ts, typeof(ts) FROM {time_table.TABLE} "
+                          f"ORDER BY id").fetchall()
+    truth = conn.execute("SELECT id, timestamp, typeof(timestamp) FROM messages "
+                         "ORDER BY id").fetchall()
+    assert [tuple(r) for r in mirror] == [tuple(r) for r in truth]
+    assert {r[2] for r in truth} == {"real", "text"}
+    plan = " ".join(str(r[-1]) for r in conn.execute(
+        f"EXPLAIN QUERY PLAN SELECT id FROM {time_table.TABLE} INDEXED BY {time_table.INDEX} "
+        f"ORDER BY ts DESC, id DESC LIMIT 5"))
+    assert "TEMP B-TREE" not in plan  # the index gives the order: a walk, not a sort
 
 
 @pytest.mark.parametrize("sort", ["newest", "oldest"])
@@ -241,7 +235,7 @@ def test_time_index_walk_equals_sorting_every_match(store, monkeypatch, sort):
         fast, statements = _time_sorted(store, monkeypatch, True, **args)
         slow, _ = _time_sorted(store, monkeypatch, False, **args)
         assert fast == slow, args
-        walked += any(index_state.TIME_INDEX in s for s in statements)
+        walked += _walked(statements)
     assert walked > 100  # the walk really ran on the index routes
 
 
@@ -250,10 +244,10 @@ def test_the_walk_is_chosen_only_for_very_common_terms(store):
     store._conn.set_trace_callback(statements.append)
     try:
         store.search_messages("数据", sort="newest", limit=1)  # hundreds of matches
-        common = any(index_state.TIME_INDEX in s for s in statements)
+        common = _walked(statements)
         statements.clear()
         store.search_messages("补录", sort="newest", limit=1)  # six
-        rare = any(index_state.TIME_INDEX in s for s in statements)
+        rare = _walked(statements)
     finally:
         store._conn.set_trace_callback(None)
     assert common and not rare
@@ -261,24 +255,47 @@ def test_the_walk_is_chosen_only_for_very_common_terms(store):
     assert match_rows.walk_threshold(20, 200_000) < match_rows.walk_threshold(20, 1_000_000)
 
 
-def test_time_index_survives_hermes_agent_writes_and_the_walk_sees_them(
+def _mirror_exact(conn: Any) -> bool:
+    mirror = conn.execute(f"SELECT id, ts, typeof(ts) FROM {time_table.TABLE} ORDER BY id")
+    truth = conn.execute("SELECT id, timestamp, typeof(timestamp) FROM messages ORDER BY id")
+    return [tuple(r) for r in mirror] == [tuple(r) for r in truth]
+
+
+def test_time_table_stays_exact_under_hermes_agent_and_the_walk_sees_it(
         tmp_path, hermes_venv, monkeypatch):
-    """Hermes Agent 0.19.0 writes, edits and deletes on an optimized store: the
-    index stays, SQLite keeps it current, and both time-sort plans agree on it."""
-    from test_coexistence import agent, lost
+    """Hermes Agent 0.19.0 writes, edits, rewrites, re-dates, renumbers and deletes
+    on an optimized store and vacuums it: its own process runs our triggers, the
+    table stays exact, nothing of Hermes rebuilds, and both plans agree."""
+    from test_coexistence import HERMES_FTS_TRIGGERS, agent, lost
 
     db, control = tmp_path / "state.db", tmp_path / "control.db"
     agent(hermes_venv, "seed", str(db))
     shutil.copy(db, control)
     with SessionStore(db) as st:
         assert st.optimize_storage(min_pause=0)["ok"]
-        assert st.index_state()["time_index"] == index_state.TIME_INDEX
+        assert st.index_state()["time_index"] == time_table.TABLE
+        fts_before = {r[0]: r[1] for r in st._conn.execute(
+            "SELECT name, rootpage FROM sqlite_master WHERE name LIKE 'messages_fts%'")}
     wrote = agent(hermes_venv, "write", str(db), "T")
     agent(hermes_venv, "write", str(control), "T")
+    churn = agent(hermes_venv, "timechurn", str(db), "T")
+    agent(hermes_venv, "timechurn", str(control), "T")
     assert lost(hermes_venv, db, control) == {}  # Hermes' own search finds no less
     with SessionStore(db, readonly=True) as st:
-        assert st.index_state()["time_index"] == index_state.TIME_INDEX
-        assert st._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        conn = st._conn
+        assert st.index_state()["time_index"] == time_table.TABLE
+        assert _mirror_exact(conn)
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        # Hermes counted its six trigger names and rebuilt nothing: the FTS
+        # objects are the ones optimize-storage left (VACUUM renumbers pages, so
+        # the names and kinds are compared).
+        names = {r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE 'messages_fts%'")}
+        assert names == set(fts_before)
+        assert conn.execute(
+            f"SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN "
+            f"({','.join('?' for _ in HERMES_FTS_TRIGGERS)})", HERMES_FTS_TRIGGERS
+        ).fetchone()[0] == len(HERMES_FTS_TRIGGERS)
         for query in ["服务端", "deploy", "数据库迁移", "工具标记"]:
             for sort in ["newest", "oldest"]:
                 fast, statements = _time_sorted(st, monkeypatch, True, query=query, sort=sort,
@@ -286,10 +303,17 @@ def test_time_index_survives_hermes_agent_writes_and_the_walk_sees_them(
                 slow, _ = _time_sorted(st, monkeypatch, False, query=query, sort=sort,
                                        limit=50)
                 assert fast == slow, (query, sort)
-                assert any(index_state.TIME_INDEX in s for s in statements)
+                assert _walked(statements)
         newest = [i for i, _ in _time_sorted(st, monkeypatch, True, query="deploy",
                                              sort="newest", limit=1)[0]]
-        assert newest == [wrote["new"][0]]  # the agent's newest row comes first
+        assert newest == [churn["late"]]  # re-dated to the newest time of all
+        oldest = [i for i, _ in _time_sorted(st, monkeypatch, True, query="deploy",
+                                             sort="oldest", limit=1)[0]]
+        assert oldest == [churn["old"]]  # back-dated
+        moved = _time_sorted(st, monkeypatch, True, query="moved", sort="newest", limit=5)[0]
+        assert [i for i, _ in moved] == [churn["moved"]]
+        assert wrote["edited"] in {i for i, _ in _time_sorted(
+            st, monkeypatch, True, query="数据库迁移", sort="newest", limit=500)[0]}
 
 
 def one_statement_time_sort(conn: Any, table: str, expression: str, snippet_sql: str,
@@ -313,6 +337,7 @@ def one_statement_time_sort(conn: Any, table: str, expression: str, snippet_sql:
 def test_time_sorts_equal_the_old_one_statement_plan(store, walk):
     state = store.index_state()
     time_index = (state["time_index"], state["message_id_max"]) if walk else None
+    assert not walk or time_index[0] == time_table.TABLE
     filters = [{}, {"role_filter": ["tool"]}, {"include_inactive": True},
                {"source_filter": ["cron", "subagent"]}, {"after": T0 + 3000}]
     checked = 0

@@ -105,7 +105,30 @@ def cmd_status(args: argparse.Namespace) -> int:
         )
     else:
         print("Backfill: none pending")
+    for line in _time_table_lines(data["time_table"]):
+        print(line)
     return 0
+
+
+def _time_table_lines(tt: dict[str, Any]) -> list[str]:
+    """The time table's state (``time_table.state`` plus ``rows``) for people."""
+    status = tt["status"]
+    if status == "complete":
+        lines = [f"Time table: complete, {tt['rows'] or 0:,} rows "
+                 "(time sorts on very common terms walk it)"]
+    elif status == "absent":
+        lines = ["Time table: none (`hermes-fts optimize-storage` adds it for time sorts)"]
+    elif status == "filling":
+        done, total = tt["filled"] or 0, tt["total"] or 0
+        percent = min(100, int(100 * done / total)) if total else 100
+        lines = [f"Time table: filling {percent}% {bar(percent / 100)} "
+                 f"({done:,}/{total:,} ids); run `hermes-fts optimize-storage` to finish"]
+    else:
+        lines = [f"Time table: NOT used ({status}); `hermes-fts optimize-storage` refills it"]
+    if tt["old_index"]:
+        lines.append("Old time index on messages(timestamp): `hermes-fts optimize-storage` "
+                     "drops it (Hermes Agent's own search would walk it)")
+    return lines
 
 
 @command("sync", help="apply CJK index changes written by processes without the extension")

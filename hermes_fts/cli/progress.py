@@ -63,6 +63,7 @@ class ProgressBar:
             label = {
                 "repair": "Checking indexes…",
                 "backfill": "Indexes complete.",
+                "time": "Filling the time table (time sorts)…",
                 "vacuum": "Compacting database (VACUUM)…",
                 "done": "Done.",
             }.get(phase)

@@ -1,0 +1,205 @@
+"""The time table: every message's id and timestamp in a table of ours, in time order.
+
+Time sorts on very common terms walk it instead of sorting every match
+(``match_rows``, docs/DESIGN.md §5.6 and §6.4).  It replaces an index on
+``messages(timestamp)``, for two reasons:
+
+* Hermes Agent's own LIKE search orders ``messages`` by timestamp, and its
+  planner walked such an index: faster on common terms, up to 1.5x slower on
+  rare ones.  SQLite's planner never considers a table that the query does not
+  name, so Hermes' plans stay exactly what they are without hermes-fts.
+* ``CREATE INDEX`` is one statement that holds the write lock while it reads
+  every row (1.3 s at 1,000,000 messages).  The table is filled in short
+  chunks, each its own write transaction, paced like the backfills.
+
+Three plain-SQL triggers on ``messages`` keep it exact in every process that
+writes the store, Hermes Agent's included (they need no extension).  None of
+the names starts with ``messages_fts`` (Hermes' schema repair deletes those)
+or is one of the six trigger names Hermes counts.
+
+``ts`` has no declared type, so it holds exactly the value ``messages``
+holds (REAL, INTEGER, TEXT or NULL, unconverted): ordering by ``(ts, id)``
+is then ordering by ``(timestamp, id)``, the sort plan's order, value for
+value.  The index on ``ts`` also holds the rowid (``id``), so a walk reads
+only the index until a row is a match.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from typing import Any, Callable
+
+from . import indexing
+
+logger = logging.getLogger("hermes_fts.time_table")
+
+__all__ = ["INDEX", "OLD_INDEX", "TABLE", "drive_fill", "fill_step", "install",
+           "needs_work", "ready", "row_count", "state"]
+
+TABLE = "hermes_fts_time"
+INDEX = f"{TABLE}_ts"  # match_rows' walk names it as f"{table}_ts"
+# What optimize-storage created before the time table; dropped by ``install``.
+OLD_INDEX = "hermes_fts_messages_time"
+
+_TABLE_SQL = f"CREATE TABLE {TABLE}(id INTEGER PRIMARY KEY, ts)"
+_INDEX_SQL = f"CREATE INDEX {INDEX} ON {TABLE}(ts)"
+# OR REPLACE: an outer INSERT OR REPLACE on messages deletes the row it
+# replaces without firing the delete trigger (recursive triggers are off).
+_UPSERT = f"INSERT OR REPLACE INTO {TABLE}(id, ts) VALUES (new.id, new.timestamp);"
+_TRIGGERS: tuple[tuple[str, str], ...] = (
+    (f"{TABLE}_insert",
+     f"CREATE TRIGGER {TABLE}_insert AFTER INSERT ON messages BEGIN {_UPSERT} END"),
+    (f"{TABLE}_delete",
+     f"CREATE TRIGGER {TABLE}_delete AFTER DELETE ON messages BEGIN "
+     f"DELETE FROM {TABLE} WHERE id = old.id; END"),
+    # Delete, then insert: the old id may not be filled yet, the new one may be.
+    (f"{TABLE}_update",
+     f"CREATE TRIGGER {TABLE}_update AFTER UPDATE OF id, timestamp ON messages BEGIN "
+     f"DELETE FROM {TABLE} WHERE id = old.id; {_UPSERT} END"),
+)
+_OBJECTS = {TABLE: _TABLE_SQL, INDEX: _INDEX_SQL, **dict(_TRIGGERS)}
+
+# state_meta: the fill's window (ids progress < id <= high_water still to
+# copy) while it runs, and the mark that it completed.
+META_HIGH = "time_table_high_water"
+META_PROGRESS = "time_table_progress"
+META_COMPLETE = "time_table_complete"
+
+
+def _norm(sql: str | None) -> str:
+    return " ".join(str(sql or "").split())
+
+
+def _live(conn: sqlite3.Connection) -> dict[str, str]:
+    """Our objects (and the old index) as the file holds them: name -> normalized SQL."""
+    names = (*_OBJECTS, OLD_INDEX)
+    return {str(r[0]): _norm(r[1]) for r in conn.execute(
+        f"SELECT name, sql FROM main.sqlite_master WHERE name IN "
+        f"({', '.join('?' for _ in names)})", names)}
+
+
+def _objects_exact(live: dict[str, str]) -> bool:
+    return all(live.get(name) == _norm(sql) for name, sql in _OBJECTS.items())
+
+
+def _window(conn: sqlite3.Connection) -> tuple[int, int] | None:
+    high = indexing.get_meta(conn, META_HIGH)
+    if high is None:
+        return None
+    return int(high), int(indexing.get_meta(conn, META_PROGRESS) or 0)
+
+
+def state(conn: sqlite3.Connection) -> dict[str, Any]:
+    """What the file holds: ``ready`` (complete and kept exact: the walk may use it),
+    ``status`` (absent, filling, complete, triggers missing), fill progress, old index."""
+    live = _live(conn)
+    window = _window(conn)
+    exact = _objects_exact(live)
+    complete = exact and window is None and indexing.get_meta(conn, META_COMPLETE) is not None
+    if not any(name in live for name in _OBJECTS):
+        status = "absent"
+    elif not exact:
+        # Writes may have gone past it: only a refill can make it right.
+        status = "triggers missing"
+    elif window is not None:
+        status = "filling"
+    else:
+        status = "complete" if complete else "incomplete"
+    return {"ready": complete, "status": status,
+            "filled": None if window is None else min(window[1], window[0]),
+            "total": None if window is None else window[0],
+            "old_index": OLD_INDEX in live}
+
+
+def ready(conn: sqlite3.Connection) -> bool:
+    """Whether time sorts may walk the table: complete, and its triggers in place."""
+    return bool(state(conn)["ready"])
+
+
+def row_count(conn: sqlite3.Connection) -> int | None:
+    """Rows the table holds (None: no table)."""
+    try:
+        return int(conn.execute(f"SELECT count(*) FROM main.{TABLE}").fetchone()[0])
+    except sqlite3.OperationalError:
+        return None
+
+
+def needs_work(conn: sqlite3.Connection) -> bool:
+    """An optimize-storage step is due: the old index to drop, or a fill to finish."""
+    st = state(conn)
+    return bool(st["old_index"] or st["status"] in ("filling", "incomplete", "triggers missing"))
+
+
+def install(conn: sqlite3.Connection) -> None:
+    """optimize-storage's repair step: triggers first, then open the fill's window.
+
+    One write transaction, short at any size: it drops the old index on
+    ``messages(timestamp)`` (migration; from then on the walk never uses it),
+    and unless the table is complete or being filled with its triggers in
+    place, (re)creates the table, its index and its triggers and opens a
+    window over every message id.  Rows the table already holds are fixed by
+    the fill (each chunk replaces its id range), so nothing is rebuilt here.
+    """
+    with indexing.write_txn(conn):
+        live = _live(conn)
+        if OLD_INDEX in live:
+            conn.execute(f"DROP INDEX main.{OLD_INDEX}")
+        st = state(conn)
+        if st["status"] in ("complete", "filling"):
+            return
+        for name, _sql in _TRIGGERS:
+            conn.execute(f"DROP TRIGGER IF EXISTS main.{name}")
+        if live.get(TABLE) != _norm(_TABLE_SQL):
+            conn.execute(f"DROP TABLE IF EXISTS main.{TABLE}")  # ours by name, other shape
+        elif live.get(INDEX) != _norm(_INDEX_SQL):
+            conn.execute(f"DROP INDEX IF EXISTS main.{INDEX}")
+        conn.execute(_TABLE_SQL.replace("TABLE ", "TABLE IF NOT EXISTS main.", 1))
+        conn.execute(_INDEX_SQL.replace("INDEX ", "INDEX IF NOT EXISTS main.", 1))
+        for _name, sql in _TRIGGERS:
+            conn.execute(sql.replace("TRIGGER ", "TRIGGER main.", 1))
+        indexing.delete_meta(conn, META_COMPLETE)
+        high = int(conn.execute("SELECT max(id) FROM main.messages").fetchone()[0] or 0)
+        indexing.set_meta(conn, META_HIGH, high)
+        indexing.set_meta(conn, META_PROGRESS, 0)
+
+
+def fill_step(conn: sqlite3.Connection, rows: int) -> bool:
+    """Copy one id range of ``messages`` into the table; True while work remains.
+
+    The range's rows are replaced by the current ``(id, timestamp)`` of
+    ``messages`` in the same transaction, so the range is exact afterwards
+    whatever it held; the triggers keep it so.  The last chunk has no upper
+    bound: it also clears any row left above the window by an earlier,
+    untrusted table.
+    """
+    with indexing.write_txn(conn):
+        window = _window(conn)  # re-read inside the transaction: that is the claim
+        if window is None or not _objects_exact(_live(conn)):
+            return False  # nothing to fill, or not kept exact: ``install`` starts over
+        high, progress = window
+        upper = progress + max(1, rows)
+        last = upper >= high
+        bound, params = ("", (progress,)) if last else (" AND id <= ?", (progress, upper))
+        conn.execute(f"DELETE FROM main.{TABLE} WHERE id > ?{bound}", params)
+        conn.execute(f"INSERT INTO main.{TABLE}(id, ts) SELECT id, timestamp "
+                     f"FROM main.messages WHERE id > ?{bound}", params)
+        if last:
+            indexing.delete_meta(conn, META_HIGH, META_PROGRESS)
+            indexing.set_meta(conn, META_COMPLETE, 1)
+            logger.info("time table complete (%d ids)", high)
+            return False
+        indexing.set_meta(conn, META_PROGRESS, upper)
+        return True
+
+
+def drive_fill(conn: sqlite3.Connection, *, sleep: indexing.Sleep = time.sleep,
+               chunk_rows: int = indexing.CHUNK_ROWS, min_pause: float = indexing.MIN_PAUSE,
+               on_chunk: Callable[[], None] | None = None,
+               txn_target: float | None = indexing.TXN_TARGET_S) -> None:
+    """``fill_step`` until the table is complete, paced like the backfills
+    (``indexing.drive_chunks``: short transactions, a yield between them)."""
+    indexing.drive_chunks(lambda rows: fill_step(conn, rows), TABLE, sleep=sleep,
+                          chunk_rows=chunk_rows, min_pause=min_pause, on_chunk=on_chunk,
+                          txn_target=txn_target)
