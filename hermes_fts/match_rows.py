@@ -98,15 +98,19 @@ def _time_sorted_sql(table: str, snippet_sql: str, where: str, order: str, extra
     """
     if walk:
         walk_order = order.replace("m.timestamp", "t.ts").replace("m.id", "t.id")
+        # A time bound on t.ts (the same value) starts and ends the walk at the bound.
+        walk_where = where.replace("m.timestamp", "t.ts")
         top = (f"SELECT t.id FROM {walk} t INDEXED BY {walk}_ts "
                f"CROSS JOIN messages m ON m.id = t.id "
                f"CROSS JOIN sessions s ON s.id = m.session_id "
                f"WHERE t.id IN (SELECT rowid FROM {table} WHERE {table} MATCH ?1) "
-               f"AND {where}{extra} ORDER BY {walk_order} LIMIT ?")
+               f"AND {walk_where}{extra} AND t.id BETWEEN ? AND ? "
+               f"ORDER BY {walk_order} LIMIT ?")
     else:
         top = (f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
                f"JOIN sessions s ON s.id = m.session_id "
-               f"WHERE {table} MATCH ?1 AND {where}{extra} ORDER BY {order} LIMIT ?")
+               f"WHERE {table} MATCH ?1 AND {where}{extra} "
+               f"AND {table}.rowid BETWEEN ? AND ? ORDER BY {order} LIMIT ?")
     rows = (
         f"SELECT {ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
         f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
@@ -161,6 +165,7 @@ def match_rows(
     *,
     tier_size: int = 256,
     time_index: tuple[str, int] | None = None,
+    spans: Sequence[tuple[int, int]] | None = None,
 ) -> list[dict[str, Any]]:
     """Matching rows in ``order``, ranked tier by tier.
 
@@ -177,14 +182,21 @@ def match_rows(
     ``extra_params``); the MATCH text is ``?1``.  ``time_index``: the
     store's time table (complete) and about how many messages it holds, so a
     time sort on a very common term walks it (``_time_sorted_sql``).
+    ``spans``: rowid ranges, newest first, outside which no row passes the
+    filters (``time_table.spans`` of a time bound); only where to read, the
+    rows are the same.
     """
+    spans = list(spans) if spans is not None else [(MIN_ROWID, MAX_ROWID)]
+    if not spans:
+        return []
     if "rank" not in order:
         walk = None
         if time_index is not None and _walk_pays(conn, table, expression, limit, time_index[1]):
             walk = time_index[0]
         top_sql, rows_sql = _time_sorted_sql(table, snippet_sql, where, order, extra, walk)
+        envelope = [min(lo for lo, _ in spans), max(hi for _, hi in spans)]
         ids = [int(r[0]) for r in conn.execute(
-            top_sql, [expression, *params, *extra_params, limit])]
+            top_sql, [expression, *params, *extra_params, *envelope, limit])]
         if not ids:
             return []
         return rows_as_dicts(conn.execute(
@@ -195,9 +207,14 @@ def match_rows(
                    [*params, *extra_params])
     rows: list[dict[str, Any]] = []
     top: int | None = MAX_ROWID  # the next tier takes matches with rowid <= top
-    while top is not None and len(rows) < limit:
-        found, top = tiers.read(top, limit - len(rows))
-        rows += found
+    for lo, hi in spans:
+        if top is not None and top > hi:
+            top = tiers.skip_to(top, hi)
+        while top is not None and top >= lo and len(rows) < limit:
+            found, top = tiers.read(top, limit - len(rows))
+            rows += found
+        if top is None or len(rows) >= limit:
+            break
     return rows
 
 
@@ -266,6 +283,26 @@ class _Tiers:
         else:  # no row of this tier passed the filters: the bound alone
             rows, bound = [], self._bound(top)
         return rows, (None if bound is None else int(bound) - 1)
+
+    def skip_to(self, top: int, hi: int) -> int | None:
+        """The top of the tier that holds the newest match at or below ``hi``, the tiers
+        above it skipped unread (None: no match is left).
+
+        Tiers stay those of the whole doclist (``tier_size`` matches each,
+        counted from ``top``), so a bounded search ranks exactly the rows an
+        unbounded one would and only leaves out the rest.  Counting reads the
+        doclist alone, no rank and no row.
+        """
+        count = self.conn.execute(
+            f"SELECT count(*) FROM {self.table} WHERE {self.table} MATCH ? "
+            f"AND rowid <= ? AND rowid > ?", (self.expression, top, hi)).fetchone()[0]
+        skip = int(count) // self.tier_size * self.tier_size
+        if not skip:
+            return top
+        row = self.conn.execute(
+            f"SELECT rowid FROM {self.table} WHERE {self.table} MATCH ? AND rowid <= ? "
+            f"ORDER BY rowid DESC LIMIT 1 OFFSET ?", (self.expression, top, skip)).fetchone()
+        return None if row is None else int(row[0])
 
     def _bound(self, top: int) -> int | None:
         """The lowest rowid of the tier under ``top``; None: it is the last tier."""

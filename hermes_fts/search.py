@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _env, schema
+from . import _env, schema, time_table
 from ._params import as_int, as_session_ids, as_time_bound, parse_roles, parse_sort
 from ._sqlite import row_dict, sqlite_sort_key
 from .like_sql import LIKE_SOURCE, like_where
@@ -328,6 +328,8 @@ class _Run:
     params: list[Any]
     sort: str | None
     want: int  # limit + offset: rows needed before the page is cut
+    # Rowid ranges outside which a time bound keeps no row (time_table.spans).
+    spans: list[tuple[int, int]] | None = None
 
     @property
     def time_index(self) -> tuple[str, int] | None:
@@ -372,7 +374,7 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
     extra = f" AND NOT ({blind})" if blind else ""
     rows = _match_rows(req.conn, table, expression, iq.snippet, req.where, req.params,
                        _order(req.sort, ranked=True), req.want, extra,
-                       tier_size=RANK_TIER, time_index=req.time_index)
+                       tier_size=RANK_TIER, time_index=req.time_index, spans=req.spans)
     if route == "fts5":
         rows += _glued_latin(req, expression, rows)
     if blind:
@@ -429,6 +431,7 @@ def _glued_latin(
     return _match_rows(
         req.conn, schema.CJK, iq.expression, iq.snippet, req.where, req.params,
         _order(req.sort, ranked=True), missing, extra, [fts5_expr], tier_size=RANK_TIER,
+        spans=req.spans,
         # No walk: the matches left once the NOT IN drops the word index's
         # are few, and the walk would step through every message to find them.
     )
@@ -475,8 +478,12 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
         recut_unreadable_snippets(req.conn, rows, iq.terms)
     else:
         check_like_alternatives(req.plan.query)  # a full scan: its work is bounded up front
+        extra, extra_params = "", []
+        if req.spans:  # a time bound: scan only the ids that can hold its rows
+            extra = " AND m.id BETWEEN ? AND ?"
+            extra_params = [req.spans[-1][0], req.spans[0][1]]
         rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort, req.want,
-                          fold=req.fold)
+                          extra, extra_params, fold=req.fold)
     key = _sort_key(req.sort)
     if key is not None:
         rows.sort(key=key, reverse=req.sort == "newest")
@@ -553,9 +560,14 @@ def _search(
     if plan.route == "empty" or request.limit == 0:
         return plan.route, []
     where, params = _filters(request)
+    spans = None
+    if state.get("time_index") and (request.after is not None or request.before is not None):
+        spans = time_table.spans(conn, request.after, request.before)
+        if not spans:  # no message has a timestamp in the window
+            return plan.route, []
     # SQLite binds 64-bit integers; a larger "no limit" means every row anyway.
     want = min(request.limit + request.offset, MAX_ROWS)
-    rows = _execute(_Run(conn, state, plan, where, params, request.sort, want))
+    rows = _execute(_Run(conn, state, plan, where, params, request.sort, want, spans))
     rows = rows[request.offset : request.offset + request.limit]
     projection = request.projection
     if projection is None or "context" in projection:

@@ -22,6 +22,15 @@ holds (REAL, INTEGER, TEXT or NULL, unconverted): ordering by ``(ts, id)``
 is then ordering by ``(timestamp, id)``, the sort plan's order, value for
 value.  The index on ``ts`` also holds the rowid (``id``), so a walk reads
 only the index until a row is a match.
+
+Zones turn a time bound into rowid ranges (``spans``): for each block of
+``ZONE_IDS`` consecutive ids, the lowest and highest numeric timestamp any
+row of the block ever had.  A trigger on the time table widens a zone when a
+row comes in and nothing narrows it, so a zone always covers its rows: a row
+inside ``[after, before)`` lies in a zone whose ``[lo, hi]`` meets that
+window.  Only the searches' rowid ranges come from zones; the time filter
+itself stays in the SQL, so a zone left wide by a deleted or re-dated row
+costs reading, never a wrong row.
 """
 
 from __future__ import annotations
@@ -35,8 +44,8 @@ from . import indexing
 
 logger = logging.getLogger("hermes_fts.time_table")
 
-__all__ = ["INDEX", "OLD_INDEX", "TABLE", "drive_fill", "fill_step", "install",
-           "needs_work", "ready", "row_count", "state"]
+__all__ = ["INDEX", "OLD_INDEX", "TABLE", "ZONES", "ZONE_IDS", "drive_fill", "fill_step",
+           "install", "needs_work", "ready", "row_count", "spans", "state"]
 
 TABLE = "hermes_fts_time"
 INDEX = f"{TABLE}_ts"  # match_rows' walk names it as f"{table}_ts"
@@ -45,6 +54,21 @@ OLD_INDEX = "hermes_fts_messages_time"
 
 _TABLE_SQL = f"CREATE TABLE {TABLE}(id INTEGER PRIMARY KEY, ts)"
 _INDEX_SQL = f"CREATE INDEX {INDEX} ON {TABLE}(ts)"
+ZONES = f"{TABLE}_zones"
+_ZONE_BITS = 10
+ZONE_IDS = 1 << _ZONE_BITS  # ids per zone: about 1,000 zones per million messages
+_ZONES_SQL = f"CREATE TABLE {ZONES}(zone INTEGER PRIMARY KEY, lo, hi)"
+# Only numeric timestamps: a time bound leaves every other row out.
+_ZONE_TRIGGER = (
+    f"{TABLE}_zone",
+    f"CREATE TRIGGER {TABLE}_zone AFTER INSERT ON {TABLE} "
+    f"WHEN typeof(new.ts) IN ('integer', 'real') BEGIN "
+    f"INSERT INTO {ZONES}(zone, lo, hi) VALUES (new.id >> {_ZONE_BITS}, new.ts, new.ts) "
+    f"ON CONFLICT(zone) DO UPDATE SET lo = min(lo, excluded.lo), hi = max(hi, excluded.hi); "
+    f"END")
+# Most spans a search is given; more are merged into one (the zones of a
+# store whose ids follow time make one or two).
+_MAX_SPANS = 16
 # OR REPLACE: an outer INSERT OR REPLACE on messages deletes the row it
 # replaces without firing the delete trigger (recursive triggers are off).
 _UPSERT = f"INSERT OR REPLACE INTO {TABLE}(id, ts) VALUES (new.id, new.timestamp);"
@@ -59,7 +83,8 @@ _TRIGGERS: tuple[tuple[str, str], ...] = (
      f"CREATE TRIGGER {TABLE}_update AFTER UPDATE OF id, timestamp ON messages BEGIN "
      f"DELETE FROM {TABLE} WHERE id = old.id; {_UPSERT} END"),
 )
-_OBJECTS = {TABLE: _TABLE_SQL, INDEX: _INDEX_SQL, **dict(_TRIGGERS)}
+_OBJECTS = {TABLE: _TABLE_SQL, INDEX: _INDEX_SQL, ZONES: _ZONES_SQL, **dict(_TRIGGERS),
+            _ZONE_TRIGGER[0]: _ZONE_TRIGGER[1]}
 
 # state_meta: the fill's window (ids progress < id <= high_water still to
 # copy) while it runs, and the mark that it completed.
@@ -118,6 +143,35 @@ def ready(conn: sqlite3.Connection) -> bool:
     return bool(state(conn)["ready"])
 
 
+def spans(conn: sqlite3.Connection, after: float | None,
+          before: float | None) -> list[tuple[int, int]]:
+    """Rowid ranges, newest first, that hold every message with a numeric timestamp
+    in ``[after, before)`` (the table must be ``ready``); empty: no message can.
+
+    The ranges are whole zones, so they may hold rows outside the window:
+    the caller keeps its time filter and only narrows where it reads.
+    """
+    where, params = [], []
+    if after is not None:
+        where.append("hi >= ?")
+        params.append(after)
+    if before is not None:
+        where.append("lo < ?")
+        params.append(before)
+    out: list[tuple[int, int]] = []
+    for (zone,) in conn.execute(
+            f"SELECT zone FROM main.{ZONES} WHERE {' AND '.join(where) or '1'} "
+            f"ORDER BY zone DESC", params):
+        lo, hi = int(zone) << _ZONE_BITS, ((int(zone) + 1) << _ZONE_BITS) - 1
+        if out and out[-1][0] == hi + 1:
+            out[-1] = (lo, out[-1][1])  # joins the newer zone next to it
+        else:
+            out.append((lo, hi))
+    if len(out) > _MAX_SPANS:
+        out = [(out[-1][0], out[0][1])]
+    return out
+
+
 def row_count(conn: sqlite3.Connection) -> int | None:
     """Rows the table holds (None: no table)."""
     try:
@@ -149,15 +203,18 @@ def install(conn: sqlite3.Connection) -> None:
         st = state(conn)
         if st["status"] in ("complete", "filling"):
             return
-        for name, _sql in _TRIGGERS:
+        for name, _sql in (*_TRIGGERS, _ZONE_TRIGGER):
             conn.execute(f"DROP TRIGGER IF EXISTS main.{name}")
         if live.get(TABLE) != _norm(_TABLE_SQL):
             conn.execute(f"DROP TABLE IF EXISTS main.{TABLE}")  # ours by name, other shape
         elif live.get(INDEX) != _norm(_INDEX_SQL):
             conn.execute(f"DROP INDEX IF EXISTS main.{INDEX}")
+        # Zones are only ever widened: the refill starts them afresh.
+        conn.execute(f"DROP TABLE IF EXISTS main.{ZONES}")
         conn.execute(_TABLE_SQL.replace("TABLE ", "TABLE IF NOT EXISTS main.", 1))
         conn.execute(_INDEX_SQL.replace("INDEX ", "INDEX IF NOT EXISTS main.", 1))
-        for _name, sql in _TRIGGERS:
+        conn.execute(_ZONES_SQL.replace("TABLE ", "TABLE main.", 1))
+        for _name, sql in (*_TRIGGERS, _ZONE_TRIGGER):
             conn.execute(sql.replace("TRIGGER ", "TRIGGER main.", 1))
         indexing.delete_meta(conn, META_COMPLETE)
         high = int(conn.execute("SELECT max(id) FROM main.messages").fetchone()[0] or 0)

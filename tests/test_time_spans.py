@@ -1,0 +1,153 @@
+"""Time bounds read only the id ranges whose zones can hold them, with the same rows.
+
+``time_table.spans`` turns ``after``/``before`` into rowid ranges from the
+zones (the lowest and highest numeric timestamp each block of ids ever
+had); searches read only there.  The store spreads its ids over many zones,
+mostly in time order, with back-dated, re-dated, deleted and text-dated
+rows, and rows written by a plain sqlite3 writer after
+optimize-storage (the triggers widen the zones).  Every bounded search must
+return exactly the unbounded search's rows that fall in the window, in the
+same order, on every route and sort.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _support import needs_extension
+
+from hermes_fts import match_rows, search, time_table
+from hermes_fts.store import SessionStore
+
+pytestmark = needs_extension
+
+T0 = 1_700_000_000.0
+WORDS = ["数据", "服务", "deploy", "config", "数据库", "日本語", "데이터", "据", "迁移"]
+QUERIES = ["数据", "deploy", "数据 OR deploy", "据", "config -deploy", "데이터", "迁移"]
+STEP = 137  # ids per message: 900 messages over about 120 zones
+
+
+def _plain(path: Path) -> sqlite3.Connection:
+    """A writer without the extension, as another program would be."""
+    return sqlite3.connect(path, isolation_level=None)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    path = tmp_path_factory.mktemp("spans") / "state.db"
+    st = SessionStore(path)
+    for s in range(12):
+        st.add_session(f"s{s:02d}", ["cli", "cron", "telegram"][s % 3], started_at=T0 + s)
+    st.close()
+    rng = random.Random(7)
+    db = _plain(path)
+    with db:
+        for i in range(900):
+            ts: Any = T0 + i * 10.0
+            if i % 23 == 0:
+                ts = T0 - 5000 - i  # back-dated: widens its zone to the distant past
+            elif i % 97 == 0:
+                ts = "yesterday"  # text: never inside a numeric window
+            elif i % 89 == 0:
+                ts = "n/a"
+            text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 5)))
+            db.execute("INSERT INTO messages(id, session_id, role, content, timestamp) "
+                       "VALUES (?, ?, ?, ?, ?)",
+                       (1000 + i * STEP, f"s{rng.randrange(12):02d}",
+                        rng.choice(["user", "assistant", "tool"]), text, ts))
+    db.close()
+    with SessionStore(path) as st:
+        assert st.optimize_storage(vacuum=False, min_pause=0)["ok"]
+    # After optimize-storage, a writer without the extension re-dates, deletes
+    # and adds rows: only the triggers keep the time table and zones right.
+    db = _plain(path)
+    with db:
+        db.execute("UPDATE messages SET timestamp = ? WHERE id = ?", (T0 + 20_000, 1000 + 5 * STEP))
+        db.execute("UPDATE messages SET timestamp = ? WHERE id = ?", (T0 - 9000, 1000 + 700 * STEP))
+        db.execute("DELETE FROM messages WHERE id IN (?, ?)", (1000 + 400 * STEP, 1000 + 401 * STEP))
+        db.execute("INSERT INTO messages(id, session_id, role, content, timestamp) "
+                   "VALUES (?, 's01', 'user', '数据 deploy 补录', ?)", (500_000, T0 + 10.0))
+    db.close()
+    st = SessionStore(path, readonly=True)
+    assert st.index_state()["time_index"] == time_table.TABLE
+    yield st
+    st.close()
+
+
+WINDOWS = [
+    (T0 + 1000, T0 + 2000), (T0 + 8000, None), (None, T0 + 500), (T0 - 6000, T0 - 4000),
+    (T0 + 4490, T0 + 4510), (None, T0 - 20_000), (T0 + 30_000, None), (T0 + 19_999, None),
+]
+
+
+def _in_window(ts: Any, after: float | None, before: float | None) -> bool:
+    if not isinstance(ts, (int, float)):
+        return False
+    return (after is None or ts >= after) and (before is None or ts < before)
+
+
+def test_spans_hold_every_message_of_the_window(store):
+    conn = store._conn
+    rows = conn.execute("SELECT id, timestamp FROM messages").fetchall()
+    zones = conn.execute(f"SELECT count(*) FROM {time_table.ZONES}").fetchone()[0]
+    assert zones > 100
+    narrowed = 0
+    for after, before in WINDOWS:
+        spans = time_table.spans(conn, after, before)
+        assert spans == sorted(spans, reverse=True)
+        for mid, ts in rows:
+            if _in_window(ts, after, before):
+                assert any(lo <= mid <= hi for lo, hi in spans), (after, before, mid)
+        covered = sum(hi - lo + 1 for lo, hi in spans)
+        narrowed += covered < zones * time_table.ZONE_IDS // 2
+    assert narrowed >= 4
+    assert time_table.spans(conn, None, T0 - 20_000) == []  # nothing that old
+
+
+def _full(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Searches without zones: every id range (the reference)."""
+    monkeypatch.setattr(time_table, "spans", lambda conn, after, before: [
+        (match_rows.MIN_ROWID, match_rows.MAX_ROWID)])
+
+
+@pytest.mark.parametrize("tier", [5, 256])
+def test_bounded_searches_equal_the_unbounded_rows_of_the_window(store, monkeypatch, tier):
+    monkeypatch.setattr(search, "RANK_TIER", tier)
+    ts = dict(store._conn.execute("SELECT id, timestamp FROM messages").fetchall())
+    counts: list[str] = []
+    checked = 0
+    for query, (after, before), sort, limit in itertools.product(
+            QUERIES, WINDOWS, [None, "newest", "oldest"], [1, 6, 400]):
+        kw = {"query": query, "sort": sort, "after": after, "before": before}
+        store._conn.set_trace_callback(counts.append)
+        try:
+            got = store.search_messages(limit=limit, **kw)
+        finally:
+            store._conn.set_trace_callback(None)
+        everything = store.search_messages(query, sort=sort, limit=100_000)
+        expected = [r for r in everything if _in_window(ts[r["id"]], after, before)][:limit]
+        assert [(r["id"], r["snippet"]) for r in got] == [
+            (r["id"], r["snippet"]) for r in expected], kw
+        with monkeypatch.context() as m:
+            _full(m)
+            assert store.search_messages(limit=limit, **kw) == got, kw
+        checked += bool(got)
+    assert checked > 100
+    if tier == 5:  # tiers above a window were skipped by counting, not read
+        assert any(s.startswith("SELECT count(*) FROM messages_fts") and "AND rowid >" in s
+                   for s in counts)
+
+
+def test_a_window_no_message_falls_in_reads_no_index(store):
+    statements: list[str] = []
+    store._conn.set_trace_callback(statements.append)
+    try:
+        assert store.search_messages("数据", before=T0 - 20_000) == []
+    finally:
+        store._conn.set_trace_callback(None)
+    assert not any("MATCH" in s for s in statements)
