@@ -56,7 +56,8 @@ def _filtered_tier_sql(table: str, snippet_sql: str, where: str, extra: str,
                        tier_size: int) -> str:
     """A whole tier in one statement, filters inside: the best ``?2`` rows of the
     ``tier_size`` newest matches up to rowid ``?3``, and the tier's lowest rowid as
-    ``_tier`` on every row.
+    ``_tier`` on every row.  Only rows with rowid in ``[?4, ?5]`` (the spans'
+    envelope) can pass the filters; the tier is still counted over every match.
 
     For filters that drop most matches (a time bound far from the newest
     rows, a rare role): every match must be read to be tested anyway, and
@@ -71,6 +72,7 @@ def _filtered_tier_sql(table: str, snippet_sql: str, where: str, extra: str,
             f"FROM {table} JOIN messages m ON m.id = {table}.rowid "
             f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?1 "
             f"AND {table}.rowid <= ?3 AND {table}.rowid >= coalesce({bound}, {MIN_ROWID}) "
+            f"AND {table}.rowid BETWEEN ?4 AND ?5 "
             f"AND {where}{extra} ORDER BY {table}.rank, m.id DESC LIMIT ?2")
 
 
@@ -204,7 +206,7 @@ def match_rows(
     if order != RANKED_ORDER:
         raise ValueError(f"ranked order must be {RANKED_ORDER!r}, not {order!r}")
     tiers = _Tiers(conn, table, expression, snippet_sql, where, extra, tier_size,
-                   [*params, *extra_params])
+                   [*params, *extra_params], spans)
     rows: list[dict[str, Any]] = []
     top: int | None = MAX_ROWID  # the next tier takes matches with rowid <= top
     for lo, hi in spans:
@@ -236,9 +238,11 @@ class _Tiers:
 
     def __init__(self, conn: sqlite3.Connection, table: str, expression: str,
                  snippet_sql: str, where: str, extra: str, tier_size: int,
-                 params: list[Any]) -> None:
+                 params: list[Any], spans: list[tuple[int, int]]) -> None:
         self.conn, self.table, self.expression = conn, table, expression
         self.tier_size, self.params = tier_size, params
+        self.spans = spans  # no row outside them passes the filters
+        self.envelope = (min(lo for lo, _ in spans), max(hi for _, hi in spans))
         self.candidates_sql = _tier_sql(table, tier_size)
         self.kept_sql = _kept_rows_sql(table, snippet_sql, where, extra)
         self.filtered_sql = _filtered_tier_sql(table, snippet_sql, where, extra, tier_size)
@@ -249,10 +253,16 @@ class _Tiers:
         (None: no matches are left)."""
         if self.filtered:
             return self._read_filtered(top, want)
-        ranked = [int(r[0]) for r in self.conn.execute(
+        tier = [int(r[0]) for r in self.conn.execute(
             self.candidates_sql, (self.expression, top))]
-        if not ranked:
+        if not tier:
             return [], None
+        more = len(tier) == self.tier_size
+        following = min(tier) - 1 if more else None
+        # A tier may reach into several spans; outside them nothing passes: not read.
+        ranked = [i for i in tier if any(lo <= i <= hi for lo, hi in self.spans)]
+        if not ranked:
+            return [], following
         rows = self._kept(ranked[:want])
         if 2 * len(rows) < min(want, len(ranked)):  # most candidates dropped
             self.filtered = True
@@ -263,8 +273,7 @@ class _Tiers:
             batch = -(-(want - len(rows)) * start // max(len(rows), 1)) + 1
             rows += self._kept(ranked[start:start + batch])[:want - len(rows)]
             start += batch
-        more = len(ranked) == self.tier_size
-        return rows, (min(ranked) - 1 if more else None)
+        return rows, following
 
     def _kept(self, ids: list[int]) -> list[dict[str, Any]]:
         """The rows of ``ids`` that pass the filters, in the order of ``ids``."""
@@ -274,7 +283,8 @@ class _Tiers:
         return [found[i] for i in ids if i in found]
 
     def _read_filtered(self, top: int, want: int) -> tuple[list[dict[str, Any]], int | None]:
-        cur = self.conn.execute(self.filtered_sql, [self.expression, want, top, *self.params])
+        cur = self.conn.execute(self.filtered_sql,
+                                [self.expression, want, top, *self.envelope, *self.params])
         tier = cur.fetchall()
         if tier:
             bound = tier[0][-1]
