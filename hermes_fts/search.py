@@ -35,6 +35,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -45,7 +46,7 @@ from . import _env, schema, time_table
 from ._params import as_int, as_session_ids, as_time_bound, parse_roles, parse_sort
 from ._sqlite import row_dict, sqlite_sort_key
 from .like_sql import LIKE_SOURCE, like_where
-from .match_rows import RANKED_ORDER
+from .match_rows import MAX_ROWID, MIN_ROWID, RANKED_ORDER
 from .match_rows import ROW_COLUMNS as _ROW_COLUMNS
 from .match_rows import match_rows as _match_rows
 from .query import (
@@ -330,6 +331,7 @@ class _Run:
     want: int  # limit + offset: rows needed before the page is cut
     # Rowid ranges outside which a time bound keeps no row (time_table.spans).
     spans: list[tuple[int, int]] | None = None
+    bounds: tuple[float | None, float | None] = (None, None)  # the request's after, before
 
     @property
     def time_index(self) -> tuple[str, int] | None:
@@ -423,18 +425,51 @@ def _glued_latin(
     # On the CJK table's rowid, not m.id: SQLite tests it as each match comes
     # out of the index, before reading the message row (a common word has
     # thousands of matches there that are no glued rows).
-    extra = (f" AND {schema.CJK}.rowid NOT IN "
-             f"(SELECT rowid FROM {schema.BASE} WHERE {schema.BASE} MATCH ?)")
+    spans = _beyond_cutoff(req, found)
+    if spans is not None and not spans:
+        return []
+    # Both doclists are read only inside the spans' envelope (every rowid when none).
+    low, high = (spans[-1][0], spans[0][1]) if spans else (MIN_ROWID, MAX_ROWID)
+    extra = (f" AND {schema.CJK}.rowid NOT IN (SELECT rowid FROM {schema.BASE} "
+             f"WHERE {schema.BASE} MATCH ? AND rowid BETWEEN ? AND ?)")
     blind = _blind_spot(req, schema.CJK)
     if blind:  # a stale CJK entry must not add a row
         extra += f" AND NOT ({blind})"
     return _match_rows(
         req.conn, schema.CJK, iq.expression, iq.snippet, req.where, req.params,
-        _order(req.sort, ranked=True), missing, extra, [fts5_expr], tier_size=RANK_TIER,
-        spans=req.spans,
+        _order(req.sort, ranked=True), missing, extra, [fts5_expr, low, high],
+        tier_size=RANK_TIER, spans=spans,
         # No walk: the matches left once the NOT IN drops the word index's
         # are few, and the walk would step through every message to find them.
     )
+
+
+def _beyond_cutoff(req: _Run, found: list[dict[str, Any]]) -> list[tuple[int, int]] | None:
+    """The spans a time-sorted supplement reads: only rows that could still enter the
+    page, those before ``found``'s last row in the sort order (plus the request's
+    own time bound).  None: no narrowing.
+
+    Rows after that row cannot make the first ``want``, whatever they are,
+    so zones that end before it (newest first) or start after it (oldest
+    first) are skipped.  The zones see every timestamp but NULL, which sorts
+    first in ``oldest``: a table holding one means no narrowing there.
+    """
+    key = _sort_key(req.sort)
+    if key is None or len(found) < req.want or not req.state.get("time_index"):
+        return req.spans
+    last = sorted(found, key=key, reverse=req.sort == "newest")[req.want - 1]["timestamp"]
+    if not isinstance(last, (int, float)):
+        return req.spans
+    after, before = req.bounds
+    if req.sort == "newest":
+        after = last if after is None else max(after, last)
+    elif time_table.has_null_timestamp(req.conn):
+        return req.spans
+    else:
+        # lo < before must keep a zone whose lowest timestamp is `last` itself.
+        after_last = math.nextafter(float(last), math.inf)
+        before = after_last if before is None else min(before, after_last)
+    return time_table.spans(req.conn, after, before)
 
 
 def _left_out(
@@ -567,7 +602,8 @@ def _search(
             return plan.route, []
     # SQLite binds 64-bit integers; a larger "no limit" means every row anyway.
     want = min(request.limit + request.offset, MAX_ROWS)
-    rows = _execute(_Run(conn, state, plan, where, params, request.sort, want, spans))
+    rows = _execute(_Run(conn, state, plan, where, params, request.sort, want, spans,
+                         (request.after, request.before)))
     rows = rows[request.offset : request.offset + request.limit]
     projection = request.projection
     if projection is None or "context" in projection:

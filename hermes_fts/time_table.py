@@ -24,13 +24,13 @@ value.  The index on ``ts`` also holds the rowid (``id``), so a walk reads
 only the index until a row is a match.
 
 Zones turn a time bound into rowid ranges (``spans``): for each block of
-``ZONE_IDS`` consecutive ids, the lowest and highest numeric timestamp any
-row of the block ever had.  A trigger on the time table widens a zone when a
-row comes in and nothing narrows it, so a zone always covers its rows: a row
-inside ``[after, before)`` lies in a zone whose ``[lo, hi]`` meets that
-window.  Only the searches' rowid ranges come from zones; the time filter
-itself stays in the SQL, so a zone left wide by a deleted or re-dated row
-costs reading, never a wrong row.
+``ZONE_IDS`` consecutive ids, the lowest and highest timestamp (in SQLite's
+order: numbers, then text) any row of the block ever had.  A trigger on the
+time table widens a zone when a row comes in and nothing narrows it, so a
+zone always covers its rows: a row inside ``[after, before)`` lies in a
+zone whose ``[lo, hi]`` meets that window.  Only the searches' rowid ranges
+come from zones; the time filter itself stays in the SQL, so a zone left
+wide by a deleted or re-dated row costs reading, never a wrong row.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ from . import indexing
 logger = logging.getLogger("hermes_fts.time_table")
 
 __all__ = ["INDEX", "OLD_INDEX", "TABLE", "ZONES", "ZONE_IDS", "drive_fill", "fill_step",
-           "install", "needs_work", "ready", "row_count", "spans", "state"]
+           "has_null_timestamp", "install", "needs_work", "ready", "row_count", "spans",
+           "state"]
 
 TABLE = "hermes_fts_time"
 INDEX = f"{TABLE}_ts"  # match_rows' walk names it as f"{table}_ts"
@@ -58,16 +59,19 @@ ZONES = f"{TABLE}_zones"
 _ZONE_BITS = 10
 ZONE_IDS = 1 << _ZONE_BITS  # ids per zone: about 1,000 zones per million messages
 _ZONES_SQL = f"CREATE TABLE {ZONES}(zone INTEGER PRIMARY KEY, lo, hi)"
-# Only numeric timestamps: a time bound leaves every other row out.
+# Every timestamp but NULL (min() and max() of one would be NULL).  Text
+# sorts after every number, in comparisons as in ORDER BY, so a zone with
+# a text timestamp reaches past every numeric bound, and one of text alone
+# starts after them all: a time bound, numeric, still leaves it out.
 _ZONE_TRIGGER = (
     f"{TABLE}_zone",
     f"CREATE TRIGGER {TABLE}_zone AFTER INSERT ON {TABLE} "
-    f"WHEN typeof(new.ts) IN ('integer', 'real') BEGIN "
+    f"WHEN new.ts IS NOT NULL BEGIN "
     f"INSERT INTO {ZONES}(zone, lo, hi) VALUES (new.id >> {_ZONE_BITS}, new.ts, new.ts) "
     f"ON CONFLICT(zone) DO UPDATE SET lo = min(lo, excluded.lo), hi = max(hi, excluded.hi); "
     f"END")
-# Most spans a search is given; more are merged into one (the zones of a
-# store whose ids follow time make one or two).
+# Most spans a search is given; more are joined across their smallest gaps
+# (the zones of a store whose ids follow time make one or two).
 _MAX_SPANS = 16
 # OR REPLACE: an outer INSERT OR REPLACE on messages deletes the row it
 # replaces without firing the delete trigger (recursive triggers are off).
@@ -167,9 +171,24 @@ def spans(conn: sqlite3.Connection, after: float | None,
             out[-1] = (lo, out[-1][1])  # joins the newer zone next to it
         else:
             out.append((lo, hi))
-    if len(out) > _MAX_SPANS:
-        out = [(out[-1][0], out[0][1])]
+    if len(out) > _MAX_SPANS:  # join across the smallest gaps until few enough are left
+        gaps = sorted(range(1, len(out)), key=lambda i: out[i - 1][0] - out[i][1])
+        joined = set(gaps[:len(out) - _MAX_SPANS])
+        merged = [out[0]]
+        for i in range(1, len(out)):
+            if i in joined:
+                merged[-1] = (out[i][0], merged[-1][1])
+            else:
+                merged.append(out[i])
+        out = merged
     return out
+
+
+def has_null_timestamp(conn: sqlite3.Connection) -> bool:
+    """Whether a message has a NULL timestamp (Hermes' schema forbids it): zones
+    leave those out.  One step of the index on ``ts``, where NULLs come first."""
+    return conn.execute(f"SELECT 1 FROM main.{TABLE} WHERE ts IS NULL LIMIT 1").fetchone() \
+        is not None
 
 
 def row_count(conn: sqlite3.Connection) -> int | None:

@@ -56,6 +56,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
             elif i % 89 == 0:
                 ts = "n/a"
             text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 5)))
+            if i % 11 == 0:  # Latin glued to CJK: only the CJK index sees the word
+                text += " 修改deploy配置"
             db.execute("INSERT INTO messages(id, session_id, role, content, timestamp) "
                        "VALUES (?, ?, ?, ?, ?)",
                        (1000 + i * STEP, f"s{rng.randrange(12):02d}",
@@ -99,7 +101,7 @@ def test_spans_hold_every_message_of_the_window(store):
     narrowed = 0
     for after, before in WINDOWS:
         spans = time_table.spans(conn, after, before)
-        assert spans == sorted(spans, reverse=True)
+        assert spans == sorted(spans, reverse=True) and len(spans) <= 16
         for mid, ts in rows:
             if _in_window(ts, after, before):
                 assert any(lo <= mid <= hi for lo, hi in spans), (after, before, mid)
@@ -151,3 +153,24 @@ def test_a_window_no_message_falls_in_reads_no_index(store):
     finally:
         store._conn.set_trace_callback(None)
     assert not any("MATCH" in s for s in statements)
+
+
+@pytest.mark.parametrize("sort", ["newest", "oldest"])
+def test_time_sorted_glued_rows_read_only_past_the_page_cutoff(store, monkeypatch, sort):
+    # The glued-Latin supplement of a time sort reads only the zones that can
+    # still beat the last row the word index found; the rows are the same.
+    assert not time_table.has_null_timestamp(store._conn)
+    glued = {r["id"] for r in store.search_messages("修改deploy配置", limit=1000)}
+    assert len(glued) > 50
+    checked = 0
+    for query, limit, window in itertools.product(
+            ["deploy", "deploy OR config", "deploy 数据"], [1, 6, 40, 400],
+            [(None, None), (T0 + 1000, None), (None, T0 + 6000)]):
+        kw = {"query": query, "sort": sort, "limit": limit, "after": window[0],
+              "before": window[1]}
+        got = store.search_messages(**kw)
+        with monkeypatch.context() as m:
+            _full(m)
+            assert store.search_messages(**kw) == got, kw
+        checked += bool(glued & {r["id"] for r in got})
+    assert checked > 10
