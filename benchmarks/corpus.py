@@ -700,11 +700,16 @@ def _store_code_tag() -> str:
 
 
 def _optimize_code_tag() -> str:
-    """Changes when optimize-storage's first phase (index_state.repair) changes."""
+    """Changes when what optimize-storage adds changes (index_state.repair, the time table)."""
     import hermes_fts
 
-    p = Path(hermes_fts.__file__).parent / "index_state.py"
-    return hashlib.sha1(p.read_bytes()).hexdigest()[:6] if p.exists() else ""
+    h = hashlib.sha1()
+    pkg = Path(hermes_fts.__file__).parent
+    for name in ("index_state.py", "time_table.py"):
+        p = pkg / name
+        if p.exists():
+            h.update(p.read_bytes())
+    return h.hexdigest()[:6]
 
 
 def cache_dir() -> Path:
