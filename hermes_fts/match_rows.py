@@ -294,25 +294,30 @@ class _Tiers:
             rows, bound = [], self._bound(top)
         return rows, (None if bound is None else int(bound) - 1)
 
-    def skip_to(self, top: int, hi: int) -> int | None:
+    def skip_to(self, top: int, hi: int) -> int:
         """The top of the tier that holds the newest match at or below ``hi``, the tiers
-        above it skipped unread (None: no match is left).
+        above it skipped unread.
 
         Tiers stay those of the whole doclist (``tier_size`` matches each,
         counted from ``top``), so a bounded search ranks exactly the rows an
         unbounded one would and only leaves out the rest.  Counting reads the
         doclist alone, no rank and no row.
         """
-        count = self.conn.execute(
+        above = int(self.conn.execute(
             f"SELECT count(*) FROM {self.table} WHERE {self.table} MATCH ? "
-            f"AND rowid <= ? AND rowid > ?", (self.expression, top, hi)).fetchone()[0]
-        skip = int(count) // self.tier_size * self.tier_size
-        if not skip:
+            f"AND rowid <= ? AND rowid > ?", (self.expression, top, hi)).fetchone()[0])
+        if above < self.tier_size:
             return top
+        into = above % self.tier_size  # matches above hi in the tier that reaches it
+        if not into:
+            return hi  # that tier starts at the newest match at or below hi
+        # Its top is the `into`-th match above hi, counted upwards from hi: a
+        # walk of fewer than tier_size entries.
         row = self.conn.execute(
-            f"SELECT rowid FROM {self.table} WHERE {self.table} MATCH ? AND rowid <= ? "
-            f"ORDER BY rowid DESC LIMIT 1 OFFSET ?", (self.expression, top, skip)).fetchone()
-        return None if row is None else int(row[0])
+            f"SELECT rowid FROM {self.table} WHERE {self.table} MATCH ? AND rowid > ? "
+            f"AND rowid <= ? ORDER BY rowid ASC LIMIT 1 OFFSET ?",
+            (self.expression, hi, top, into - 1)).fetchone()
+        return int(row[0])
 
     def _bound(self, top: int) -> int | None:
         """The lowest rowid of the tier under ``top``; None: it is the last tier."""
