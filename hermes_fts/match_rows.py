@@ -233,7 +233,9 @@ class _Tiers:
     CJK snippet tokenizing the whole message.  Filtered: one statement with
     the filters inside, for filters that drop most matches, where testing
     candidate after candidate would read the whole tier in many rounds.
-    The first candidates show which kind the filters are.
+    Each tier's first candidates show which kind the filters are there: a
+    time bound drops every row of the tier that reaches past it and none of
+    the tiers inside it.
     """
 
     def __init__(self, conn: sqlite3.Connection, table: str, expression: str,
@@ -246,13 +248,10 @@ class _Tiers:
         self.candidates_sql = _tier_sql(table, tier_size)
         self.kept_sql = _kept_rows_sql(table, snippet_sql, where, extra)
         self.filtered_sql = _filtered_tier_sql(table, snippet_sql, where, extra, tier_size)
-        self.filtered = False  # once the filters dropped most candidates
 
     def read(self, top: int, want: int) -> tuple[list[dict[str, Any]], int | None]:
         """The best ``want`` rows of the tier under ``top``, and the next tier's top
         (None: no matches are left)."""
-        if self.filtered:
-            return self._read_filtered(top, want)
         tier = [int(r[0]) for r in self.conn.execute(
             self.candidates_sql, (self.expression, top))]
         if not tier:
@@ -265,7 +264,6 @@ class _Tiers:
             return [], following
         rows = self._kept(ranked[:want])
         if 2 * len(rows) < min(want, len(ranked)):  # most candidates dropped
-            self.filtered = True
             return self._read_filtered(top, want)
         start = want
         while len(rows) < want and start < len(ranked):
