@@ -62,7 +62,7 @@ def raw_fts5(st: SessionStore, term: str) -> list[Any]:
     where, params = search._filters(search.SearchRequest(term))
     return match_rows.match_rows(
         st._conn, "messages_fts", match_expression(plan.query, "fts5"),
-        snippet_sql("messages_fts", True), where, params, "rank", 20,
+        snippet_sql("messages_fts", True), where, params, match_rows.RANKED_ORDER, 20,
     )
 
 

@@ -245,6 +245,9 @@ class _Tiers:
         self.tier_size, self.params = tier_size, params
         self.spans = spans  # no row outside them passes the filters
         self.envelope = (min(lo for lo, _ in spans), max(hi for _, hi in spans))
+        self.narrowed = self.envelope != (MIN_ROWID, MAX_ROWID) or len(spans) > 1
+        self.clipped_sql = (f"SELECT rowid FROM {table} WHERE {table} MATCH ?1 "
+                            f"AND rowid BETWEEN ?2 AND ?3 ORDER BY rank, rowid DESC")
         self.candidates_sql = _tier_sql(table, tier_size)
         self.kept_sql = _kept_rows_sql(table, snippet_sql, where, extra)
         self.filtered_sql = _filtered_tier_sql(table, snippet_sql, where, extra, tier_size)
@@ -252,18 +255,18 @@ class _Tiers:
     def read(self, top: int, want: int) -> tuple[list[dict[str, Any]], int | None]:
         """The best ``want`` rows of the tier under ``top``, and the next tier's top
         (None: no matches are left)."""
-        tier = [int(r[0]) for r in self.conn.execute(
-            self.candidates_sql, (self.expression, top))]
-        if not tier:
-            return [], None
-        more = len(tier) == self.tier_size
-        following = min(tier) - 1 if more else None
-        # A tier may reach into several spans; outside them nothing passes: not read.
-        ranked = [i for i in tier if any(lo <= i <= hi for lo, hi in self.spans)]
+        if self.narrowed:
+            ranked, following = self._ranked_in_spans(top)
+        else:
+            ranked = [int(r[0]) for r in self.conn.execute(
+                self.candidates_sql, (self.expression, top))]
+            if not ranked:
+                return [], None
+            following = min(ranked) - 1 if len(ranked) == self.tier_size else None
         if not ranked:
             return [], following
         rows = self._kept(ranked[:want])
-        if 2 * len(rows) < min(want, len(ranked)):  # most candidates dropped
+        if len(ranked) > want and 2 * len(rows) < want:  # most dropped, many left to test
             return self._read_filtered(top, want)
         start = want
         while len(rows) < want and start < len(ranked):
@@ -272,6 +275,19 @@ class _Tiers:
             rows += self._kept(ranked[start:start + batch])[:want - len(rows)]
             start += batch
         return rows, following
+
+    def _ranked_in_spans(self, top: int) -> tuple[list[int], int | None]:
+        """A tier's candidates when time spans narrow the search: its bound first, then
+        only the matches inside the spans ranked (the tier that reaches past a
+        span holds mostly matches outside it), and the next tier's top."""
+        low = self._bound(top)
+        clip_lo = max(self.envelope[0], MIN_ROWID if low is None else low)
+        clip_hi = min(self.envelope[1], top)
+        ranked = [int(r[0]) for r in self.conn.execute(
+            self.clipped_sql, (self.expression, clip_lo, clip_hi))]
+        # A tier may reach into several spans; outside them nothing passes: not read.
+        ranked = [i for i in ranked if any(lo <= i <= hi for lo, hi in self.spans)]
+        return ranked, (None if low is None else low - 1)
 
     def _kept(self, ids: list[int]) -> list[dict[str, Any]]:
         """The rows of ``ids`` that pass the filters, in the order of ``ids``."""
