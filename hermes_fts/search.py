@@ -35,7 +35,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import math
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -445,31 +444,14 @@ def _glued_latin(
 
 
 def _beyond_cutoff(req: _Run, found: list[dict[str, Any]]) -> list[tuple[int, int]] | None:
-    """The spans a time-sorted supplement reads: only rows that could still enter the
-    page, those before ``found``'s last row in the sort order (plus the request's
-    own time bound).  None: no narrowing.
-
-    Rows after that row cannot make the first ``want``, whatever they are,
-    so zones that end before it (newest first) or start after it (oldest
-    first) are skipped.  The zones see every timestamp but NULL, which sorts
-    first in ``oldest``: a table holding one means no narrowing there.
-    """
+    """The spans a time-sorted supplement reads: rows that could still enter the page
+    (``time_table.spans_before_last``), within the request's own bound.  None: all."""
     key = _sort_key(req.sort)
     if key is None or len(found) < req.want or not req.state.get("time_index"):
         return req.spans
     last = sorted(found, key=key, reverse=req.sort == "newest")[req.want - 1]["timestamp"]
-    if not isinstance(last, (int, float)):
-        return req.spans
-    after, before = req.bounds
-    if req.sort == "newest":
-        after = last if after is None else max(after, last)
-    elif time_table.has_null_timestamp(req.conn):
-        return req.spans
-    else:
-        # lo < before must keep a zone whose lowest timestamp is `last` itself.
-        after_last = math.nextafter(float(last), math.inf)
-        before = after_last if before is None else min(before, after_last)
-    return time_table.spans(req.conn, after, before)
+    narrowed = time_table.spans_before_last(req.conn, req.sort == "newest", last, *req.bounds)
+    return req.spans if narrowed is None else narrowed
 
 
 def _left_out(

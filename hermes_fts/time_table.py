@@ -36,6 +36,7 @@ wide by a deleted or re-dated row costs reading, never a wrong row.
 from __future__ import annotations
 
 import logging
+import math
 import sqlite3
 import time
 from typing import Any, Callable
@@ -46,7 +47,7 @@ logger = logging.getLogger("hermes_fts.time_table")
 
 __all__ = ["INDEX", "OLD_INDEX", "TABLE", "ZONES", "ZONE_IDS", "drive_fill", "fill_step",
            "has_null_timestamp", "install", "needs_work", "ready", "row_count", "spans",
-           "state"]
+           "spans_before_last", "state"]
 
 TABLE = "hermes_fts_time"
 INDEX = f"{TABLE}_ts"  # match_rows' walk names it as f"{table}_ts"
@@ -182,6 +183,27 @@ def spans(conn: sqlite3.Connection, after: float | None,
                 merged.append(out[i])
         out = merged
     return out
+
+
+def spans_before_last(conn: sqlite3.Connection, newest: bool, last: Any,
+                      after: float | None, before: float | None) -> list[tuple[int, int]] | None:
+    """Spans holding every row that sorts before a page's last row (timestamp ``last``)
+    in a time sort, within ``[after, before)``; None: no narrowing.
+
+    Rows after that row cannot make the page, whatever they are, so zones
+    that end before it (newest first) or start after it (oldest first) are
+    skipped.  Zones see every timestamp but NULL, which sorts first in
+    oldest-first order: a table holding one means no narrowing there.
+    """
+    if not isinstance(last, (int, float)):
+        return None
+    if newest:
+        return spans(conn, last if after is None else max(after, last), before)
+    if has_null_timestamp(conn):
+        return None
+    # lo < before must keep a zone whose lowest timestamp is `last` itself.
+    after_last = math.nextafter(float(last), math.inf)
+    return spans(conn, after, after_last if before is None else min(before, after_last))
 
 
 def has_null_timestamp(conn: sqlite3.Connection) -> bool:
