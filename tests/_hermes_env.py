@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -53,19 +54,40 @@ def venv_bin(folder: Path, name: str) -> Path:
     return folder / ("Scripts" if sys.platform == "win32" else "bin") / name
 
 
-def ensure_venv(folder: Path) -> Path:
-    """``folder`` as a venv holding hermes-agent 0.19.0 and this checkout; returns it."""
-    marker = folder / "hermes-fts-ready"
-    if marker.is_file():
-        return folder
-    venv.EnvBuilder(with_pip=True, clear=True).create(folder)
+def checkout_digest() -> str:
+    """Changes with the checkout's installable sources, so a kept venv
+    (``HERMES_FTS_TEST_VENV``) never tests an older hermes-fts."""
+    h = hashlib.sha1()
+    for pattern in ("hermes_fts/**/*.py", "csrc/*.[ch]", "setup.py", "pyproject.toml"):
+        for path in sorted(ROOT.glob(pattern)):
+            h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def _pip(folder: Path, *args: str) -> None:
     cmd = [str(venv_python(folder)), "-m", "pip", "install", "-q",
-           "--disable-pip-version-check", HERMES_REQUIREMENT, str(ROOT)]
+           "--disable-pip-version-check", *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-        raise HermesUnavailable(f"`pip install {HERMES_REQUIREMENT} <checkout>` failed:\n{tail}")
-    marker.write_text("ok\n")
+        raise HermesUnavailable(f"`pip install {' '.join(args)}` failed:\n{tail}")
+
+
+def ensure_venv(folder: Path) -> Path:
+    """``folder`` as a venv holding hermes-agent 0.19.0 and this checkout; returns it.
+
+    A venv made earlier is kept; when the checkout changed since, only
+    hermes-fts is installed again."""
+    marker = folder / "hermes-fts-ready"
+    digest = checkout_digest()
+    if marker.is_file():
+        if marker.read_text().strip() != digest:
+            _pip(folder, "--no-deps", "--force-reinstall", str(ROOT))
+            marker.write_text(digest + "\n")
+        return folder
+    venv.EnvBuilder(with_pip=True, clear=True).create(folder)
+    _pip(folder, HERMES_REQUIREMENT, str(ROOT))
+    marker.write_text(digest + "\n")
     return folder
 
 

@@ -374,3 +374,21 @@ def test_hermes_fts_follows_the_active_profile(hermes_venv: Path, home: Path) ->
     he.run_driver(hermes_venv, profile, "seed")
     out = hermes(hermes_venv, home, "-p", "work", "fts", "status").stdout
     assert f"store: {profile / 'state.db'}" in out, out
+
+
+def test_a_kept_venv_is_brought_up_to_the_checkout(hermes_venv: Path) -> None:
+    # A venv kept with HERMES_FTS_TEST_VENV once went on testing the hermes-fts
+    # it was made with, whatever the checkout had become.
+    marker = hermes_venv / "hermes-fts-ready"
+    assert marker.read_text().strip() == he.checkout_digest()
+    installed = Path(subprocess.run(
+        [str(he.venv_python(hermes_venv)), "-c",
+         "import hermes_fts.match_rows as m; print(m.__file__)"],
+        capture_output=True, text=True, check=True, cwd=str(hermes_venv)).stdout.strip())
+    source = he.ROOT / "hermes_fts" / "match_rows.py"
+    assert installed != source and installed.read_text() == source.read_text()
+    installed.write_text("# what an older checkout installed\n")
+    marker.write_text("an older checkout\n")
+    he.ensure_venv(hermes_venv)
+    assert installed.read_text() == source.read_text()
+    assert marker.read_text().strip() == he.checkout_digest()
