@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._sqlite import rows_as_dicts
@@ -78,7 +78,7 @@ def _filtered_tier_sql(table: str, snippet_sql: str, where: str, extra: str,
 
 @functools.lru_cache(maxsize=512)
 def _time_sorted_sql(table: str, snippet_sql: str, where: str, order: str, extra: str,
-                     walk: str | None) -> tuple[str, str]:
+                     walk: str | None, sliced: bool = False) -> tuple[str, str]:
     """``match_rows`` for a time sort: the top ids, then the rows and snippets of those.
 
     In one SELECT, SQLite would build a snippet for every match that enters
@@ -97,22 +97,27 @@ def _time_sorted_sql(table: str, snippet_sql: str, where: str, order: str, extra
     between the lowest and highest top id: looking a rowid up under a MATCH
     one row at a time costs a walk of a common term's doclist per row (the
     ``+`` keeps SQLite from driving the MATCH with the id list that way).
+
+    The matches are those with rowid in ``[?2, ?3]``: the walk's ``IN``
+    builds a table of all of them first.  ``sliced`` adds a last parameter,
+    a timestamp the walk stops at (``t.ts >= ?`` newest first, ``<=``
+    oldest first).
     """
     if walk:
         walk_order = order.replace("m.timestamp", "t.ts").replace("m.id", "t.id")
         # A time bound on t.ts (the same value) starts and ends the walk at the bound.
         walk_where = where.replace("m.timestamp", "t.ts")
+        stop = (" AND t.ts >= ?" if "DESC" in order else " AND t.ts <= ?") if sliced else ""
         top = (f"SELECT t.id FROM {walk} t INDEXED BY {walk}_ts "
                f"CROSS JOIN messages m ON m.id = t.id "
-               f"CROSS JOIN sessions s ON s.id = m.session_id "
-               f"WHERE t.id IN (SELECT rowid FROM {table} WHERE {table} MATCH ?1) "
-               f"AND {walk_where}{extra} AND t.id BETWEEN ? AND ? "
-               f"ORDER BY {walk_order} LIMIT ?")
+               f"CROSS JOIN sessions s ON s.id = m.session_id WHERE t.id IN "
+               f"(SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid BETWEEN ?2 AND ?3) "
+               f"AND {walk_where}{extra}{stop} ORDER BY {walk_order} LIMIT ?")
     else:
         top = (f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
                f"JOIN sessions s ON s.id = m.session_id "
-               f"WHERE {table} MATCH ?1 AND {where}{extra} "
-               f"AND {table}.rowid BETWEEN ? AND ? ORDER BY {order} LIMIT ?")
+               f"WHERE {table} MATCH ?1 AND {table}.rowid BETWEEN ?2 AND ?3 "
+               f"AND {where}{extra} ORDER BY {order} LIMIT ?")
     rows = (
         f"SELECT {ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
         f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
@@ -168,6 +173,7 @@ def match_rows(
     tier_size: int = 256,
     time_index: tuple[str, int] | None = None,
     spans: Sequence[tuple[int, int]] | None = None,
+    time_slices: Callable[[int], tuple[list[tuple[int, int]], Any] | None] | None = None,
 ) -> list[dict[str, Any]]:
     """Matching rows in ``order``, ranked tier by tier.
 
@@ -186,7 +192,9 @@ def match_rows(
     time sort on a very common term walks it (``_time_sorted_sql``).
     ``spans``: rowid ranges, newest first, outside which no row passes the
     filters (``time_table.spans`` of a time bound); only where to read, the
-    rows are the same.
+    rows are the same.  ``time_slices(zones)``: for a walk, the spans of the
+    ``zones`` newest (or oldest) time zones and the timestamp they reach
+    (None: that would be all of them); see ``_sliced_walk``.
     """
     spans = list(spans) if spans is not None else [(MIN_ROWID, MAX_ROWID)]
     if not spans:
@@ -196,9 +204,15 @@ def match_rows(
         if time_index is not None and _walk_pays(conn, table, expression, limit, time_index[1]):
             walk = time_index[0]
         top_sql, rows_sql = _time_sorted_sql(table, snippet_sql, where, order, extra, walk)
-        envelope = [min(lo for lo, _ in spans), max(hi for _, hi in spans)]
-        ids = [int(r[0]) for r in conn.execute(
-            top_sql, [expression, *params, *extra_params, *envelope, limit])]
+        envelope = (min(lo for lo, _ in spans), max(hi for _, hi in spans))
+        ids = None
+        if walk and time_slices is not None:
+            sliced_sql = _time_sorted_sql(table, snippet_sql, where, order, extra, walk, True)[0]
+            ids = _sliced_walk(conn, sliced_sql, time_slices, envelope, limit,
+                               [expression], [*params, *extra_params])
+        if ids is None:
+            ids = [int(r[0]) for r in conn.execute(
+                top_sql, [expression, *envelope, *params, *extra_params, limit])]
         if not ids:
             return []
         return rows_as_dicts(conn.execute(
@@ -218,6 +232,32 @@ def match_rows(
         if top is None or len(rows) >= limit:
             break
     return rows
+
+
+def _sliced_walk(conn: sqlite3.Connection, sql: str,
+                 time_slices: Callable[[int], tuple[list[tuple[int, int]], Any] | None],
+                 envelope: tuple[int, int], limit: int, head: list[Any],
+                 params: list[Any]) -> list[int] | None:
+    """A time-sort walk over the newest (or oldest) time zones only, widened eightfold
+    until it finds ``limit`` rows; None: it would need every zone.
+
+    The walk's ``IN`` builds a table of every match first (about 0.3 µs a
+    match: 20 ms for a word in 70,000 of 1,000,000 messages), while the
+    page sits in the newest few thousand ids.  The slice holds every row
+    whose timestamp reaches ``edge`` (zones cover their rows), and the walk
+    stops at ``edge``: once it finds ``limit`` rows, the rows outside lie
+    past ``edge`` and cannot come first.
+    """
+    zones = 16
+    while (cut := time_slices(zones)) is not None:
+        slice_spans, edge = cut
+        lo = max(envelope[0], min(a for a, _ in slice_spans))
+        hi = min(envelope[1], max(b for _, b in slice_spans))
+        ids = [int(r[0]) for r in conn.execute(sql, [*head, lo, hi, *params, edge, limit])]
+        if len(ids) >= limit:
+            return ids
+        zones *= 8
+    return None
 
 
 class _Tiers:

@@ -373,9 +373,11 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
     expression = iq.expression
     blind = _blind_spot(req, table)
     extra = f" AND NOT ({blind})" if blind else ""
+    slices = (time_table.time_slices(req.conn, req.sort == "newest")
+              if req.time_index and _sort_key(req.sort) else None)
     rows = _match_rows(req.conn, table, expression, iq.snippet, req.where, req.params,
-                       _order(req.sort, ranked=True), req.want, extra,
-                       tier_size=RANK_TIER, time_index=req.time_index, spans=req.spans)
+                       _order(req.sort, ranked=True), req.want, extra, tier_size=RANK_TIER,
+                       time_index=req.time_index, spans=req.spans, time_slices=slices)
     if route == "fts5":
         rows += _glued_latin(req, expression, rows)
     if blind:

@@ -47,7 +47,7 @@ logger = logging.getLogger("hermes_fts.time_table")
 
 __all__ = ["INDEX", "OLD_INDEX", "TABLE", "ZONES", "ZONE_IDS", "drive_fill", "fill_step",
            "has_null_timestamp", "install", "needs_work", "ready", "row_count", "spans",
-           "spans_before_last", "state"]
+           "spans_before_last", "state", "time_slices"]
 
 TABLE = "hermes_fts_time"
 INDEX = f"{TABLE}_ts"  # match_rows' walk names it as f"{table}_ts"
@@ -204,6 +204,34 @@ def spans_before_last(conn: sqlite3.Connection, newest: bool, last: Any,
     # lo < before must keep a zone whose lowest timestamp is `last` itself.
     after_last = math.nextafter(float(last), math.inf)
     return spans(conn, after, after_last if before is None else min(before, after_last))
+
+
+Slices = Callable[[int], "tuple[list[tuple[int, int]], Any] | None"]
+
+
+def time_slices(conn: sqlite3.Connection, newest: bool) -> Slices | None:
+    """For a time-sort walk (``match_rows``): ``cut(zones)`` gives the spans of the
+    ``zones`` zones that reach furthest that way and the ``edge`` timestamp they
+    all reach (every row at or past ``edge`` lies in them), or None once that
+    would be every zone.  None: zones cannot slice this order (a NULL
+    timestamp, which they leave out, sorts first oldest-first)."""
+    if not newest and has_null_timestamp(conn):
+        return None
+    order = "hi DESC" if newest else "lo ASC"
+
+    def cut(zones: int) -> tuple[list[tuple[int, int]], Any] | None:
+        row = conn.execute(f"SELECT {order.split()[0]} FROM main.{ZONES} ORDER BY {order} "
+                           f"LIMIT 1 OFFSET ?", (zones - 1,)).fetchone()
+        if row is None:
+            return None
+        edge = row[0]
+        if newest:
+            return spans(conn, edge, None), edge
+        if not isinstance(edge, (int, float)):
+            return None
+        return spans(conn, None, math.nextafter(float(edge), math.inf)), edge
+
+    return cut
 
 
 def has_null_timestamp(conn: sqlite3.Connection) -> bool:

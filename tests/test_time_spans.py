@@ -174,3 +174,29 @@ def test_time_sorted_glued_rows_read_only_past_the_page_cutoff(store, monkeypatc
             assert store.search_messages(**kw) == got, kw
         checked += bool(glued & {r["id"] for r in got})
     assert checked > 10
+
+
+@pytest.mark.parametrize("sort", ["newest", "oldest"])
+def test_time_sort_walks_over_slices_of_zones_equal_sorting_every_match(store, monkeypatch,
+                                                                         sort):
+    # The walk first reads only the zones that reach furthest in the sort's
+    # direction, and widens them until it finds the page; sorting every match
+    # is the reference.
+    def run(walk: bool, **kw: Any) -> list[Any]:
+        with monkeypatch.context() as m:
+            m.setattr(match_rows, "walk_threshold",
+                      (lambda limit, rows: 1) if walk else (lambda limit, rows: 10**18))
+            return [(r["id"], r["snippet"]) for r in store.search_messages(**kw)]
+
+    answered: list[Any] = []
+    sliced_walk = match_rows._sliced_walk
+    monkeypatch.setattr(match_rows, "_sliced_walk", lambda *a: (
+        lambda ids: (ids is not None and answered.append(ids), ids)[1])(sliced_walk(*a)))
+    sliced = 0
+    for query, limit, (after, before) in itertools.product(
+            QUERIES, [1, 6, 40, 400], [(None, None), *WINDOWS[:4]]):
+        kw = {"query": query, "sort": sort, "limit": limit, "after": after, "before": before}
+        assert run(True, **kw) == run(False, **kw), kw
+        sliced += len(answered)
+        answered.clear()
+    assert sliced >= 5  # pages the slices answered without falling back to every zone
