@@ -100,6 +100,18 @@ _HERMES_LIKE_WRITER = """
 """
 
 
+def start_hermes_like_writer(db: Path, stop: Path) -> subprocess.Popen[str]:
+    """The writer above in its own process, once it has connected."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(_HERMES_LIKE_WRITER.format(db=str(db),
+                                                                          stop=str(stop)))],
+        env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
 @needs_extension
 def test_adaptive_pacing_lets_a_hermes_like_writer_in(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
@@ -111,13 +123,7 @@ def test_adaptive_pacing_lets_a_hermes_like_writer_in(tmp_path: Path) -> None:
                             "content": f"历史消息 {i} history " + "词语" * 30}
                            for i in range(6000))
         indexing.reset_index(store._conn, CJK)
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(_HERMES_LIKE_WRITER.format(db=str(db),
-                                                                          stop=str(stop)))],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == "ready"
+    proc = start_hermes_like_writer(db, stop)
     try:
         with SessionStore(db) as store:
             chunks = []

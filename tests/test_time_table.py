@@ -10,11 +10,7 @@ without our extension (Hermes Agent's situation).
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +23,6 @@ from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
 
-ROOT = Path(__file__).resolve().parents[1]
 T0 = 1_700_000_000.0
 
 
@@ -221,20 +216,14 @@ def test_an_interrupted_fill_resumes_where_it_stopped(tmp_path, monkeypatch):
 
 
 def test_a_hermes_like_writer_gets_in_while_the_table_fills(tmp_path):
-    from test_backfill_pacing import _HERMES_LIKE_WRITER
+    from test_backfill_pacing import start_hermes_like_writer
 
     db = tmp_path / "state.db"
     stop = tmp_path / "stop"
     with _store(db, 6000) as st:
         st.add_session("w1", "cli")
         time_table.install(st._conn)
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(_HERMES_LIKE_WRITER.format(db=str(db),
-                                                                          stop=str(stop)))],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == "ready"
+    proc = start_hermes_like_writer(db, stop)
     chunks: list[Any] = []
     try:
         with SessionStore(db) as st:
