@@ -150,8 +150,9 @@ def ready(conn: sqlite3.Connection) -> bool:
 
 def spans(conn: sqlite3.Connection, after: float | None,
           before: float | None) -> list[tuple[int, int]]:
-    """Rowid ranges, newest first, that hold every message with a numeric timestamp
-    in ``[after, before)`` (the table must be ``ready``); empty: no message can.
+    """Rowid ranges, newest first, that hold every message whose timestamp lies in
+    ``[after, before)``, in SQLite's order (text after every number).  The table
+    must be ``ready``.  Empty: no message can.
 
     The ranges are whole zones, so they may hold rows outside the window:
     the caller keeps its time filter and only narrows where it reads.
