@@ -210,17 +210,18 @@ def spans_before_last(conn: sqlite3.Connection, newest: bool, last: Any,
 Slices = Callable[[int], "tuple[list[tuple[int, int]], Any] | None"]
 
 
-def time_slices(conn: sqlite3.Connection, newest: bool) -> Slices | None:
+def time_slices(conn: sqlite3.Connection, newest: bool) -> Slices:
     """For a time-sort walk (``match_rows``): ``cut(zones)`` gives the spans of the
     ``zones`` zones that reach furthest that way and the ``edge`` timestamp they
     all reach (every row at or past ``edge`` lies in them), or None once that
-    would be every zone.  None: zones cannot slice this order (a NULL
-    timestamp, which they leave out, sorts first oldest-first)."""
-    if not newest and has_null_timestamp(conn):
-        return None
+    would be every zone, or when zones cannot slice this order (a NULL
+    timestamp, which they leave out, sorts first oldest-first).  Nothing is
+    read until a walk asks: most time sorts do not walk."""
     order = "hi DESC" if newest else "lo ASC"
 
     def cut(zones: int) -> tuple[list[tuple[int, int]], Any] | None:
+        if not newest and has_null_timestamp(conn):
+            return None
         row = conn.execute(f"SELECT {order.split()[0]} FROM main.{ZONES} ORDER BY {order} "
                            f"LIMIT 1 OFFSET ?", (zones - 1,)).fetchone()
         if row is None:
