@@ -115,6 +115,8 @@ def extension_override() -> str | None:
 def search_slow_ms() -> float:
     """``HERMES_SEARCH_SLOW_MS``; a missing, unparsable or negative value gives the default."""
     raw = _value("HERMES_SEARCH_SLOW_MS")
+    if not raw:  # the usual case, asked after every search: no exception to raise
+        return SLOW_MS_DEFAULT
     try:
         value = float(raw)
     except ValueError:

@@ -9,9 +9,8 @@ rows.  Each plan here replaced a slower one that returned the same rows
 from __future__ import annotations
 
 import functools
-import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ._sqlite import rows_as_dicts
@@ -31,12 +30,34 @@ ROW_COLUMNS = (
 )
 
 
+@functools.lru_cache(maxsize=64)
 def _tier_sql(table: str, tier_size: int) -> str:
     """A tier's candidates: the ``tier_size`` newest matches up to rowid ``?2``, best first
     (``RANKED_ORDER``; ``m.id`` is the rowid), ranked from the index alone."""
     return (f"SELECT id FROM (SELECT rowid AS id, rank AS r FROM {table} "
             f"WHERE {table} MATCH ?1 AND rowid <= ?2 ORDER BY rowid DESC "
             f"LIMIT {tier_size}) ORDER BY r, id DESC")
+
+
+@functools.lru_cache(maxsize=512)
+def _first_tier_sql(table: str, snippet_sql: str, tier_size: int) -> str:
+    """``_tier_sql`` that also builds the snippets when the term has at most ``?3``
+    matches: ``cjk_rarest_phrase()`` says so from the index (its phrases all
+    required), and then the ranked candidates are every match and need
+    their rows.  The snippet column is 0 (no snippet was built) otherwise."""
+    return (f"SELECT id, s FROM (SELECT rowid AS id, rank AS r, "
+            f"CASE WHEN cjk_rarest_phrase({table}, ?3) <= ?3 THEN {snippet_sql} ELSE 0 END AS s "
+            f"FROM {table} WHERE {table} MATCH ?1 AND rowid <= ?2 ORDER BY rowid DESC "
+            f"LIMIT {tier_size}) ORDER BY r, id DESC")
+
+
+@functools.lru_cache(maxsize=512)
+def _rows_of_sql(where: str) -> str:
+    """The rows of the ids ``?`` (a JSON array, last parameter) that pass the filters,
+    snippets left NULL: for candidates whose snippets are built already."""
+    return (f"SELECT {ROW_COLUMNS.format(snippet='NULL')} FROM messages m "
+            f"JOIN sessions s ON s.id = m.session_id "
+            f"WHERE {where} AND m.id IN (SELECT value FROM json_each(?))")
 
 
 @functools.lru_cache(maxsize=512)
@@ -174,6 +195,7 @@ def match_rows(
     time_index: tuple[str, int] | None = None,
     spans: Sequence[tuple[int, int]] | None = None,
     time_slices: Callable[[int], tuple[list[tuple[int, int]], Any] | None] | None = None,
+    rarest: bool = False,
 ) -> list[dict[str, Any]]:
     """Matching rows in ``order``, ranked tier by tier.
 
@@ -194,7 +216,10 @@ def match_rows(
     filters (``time_table.spans`` of a time bound); only where to read, the
     rows are the same.  ``time_slices(zones)``: for a walk, the spans of the
     ``zones`` newest (or oldest) time zones and the timestamp they reach
-    (None: that would be all of them); see ``_sliced_walk``.
+    (None: that would be all of them); see ``_sliced_walk``.  ``rarest``:
+    the connection has ``cjk_rarest_phrase()`` and every phrase of
+    ``expression`` is required (``query.every_phrase_required``), so a term
+    with few matches is ranked, and its snippets built, in one pass.
     """
     spans = list(spans) if spans is not None else [(MIN_ROWID, MAX_ROWID)]
     if not spans:
@@ -216,11 +241,11 @@ def match_rows(
         if not ids:
             return []
         return rows_as_dicts(conn.execute(
-            rows_sql, [expression, min(ids), max(ids), json.dumps(ids)]))
+            rows_sql, [expression, min(ids), max(ids), _id_array(ids)]))
     if order != RANKED_ORDER:
         raise ValueError(f"ranked order must be {RANKED_ORDER!r}, not {order!r}")
     tiers = _Tiers(conn, table, expression, snippet_sql, where, extra, tier_size,
-                   [*params, *extra_params], spans)
+                   [*params, *extra_params], spans, rarest and not extra)
     rows: list[dict[str, Any]] = []
     top: int | None = MAX_ROWID  # the next tier takes matches with rowid <= top
     for lo, hi in spans:
@@ -260,6 +285,11 @@ def _sliced_walk(conn: sqlite3.Connection, sql: str,
     return None
 
 
+def _id_array(ids: Iterable[int]) -> str:
+    """Integer ids as a JSON array, for ``json_each`` (json.dumps, several times faster)."""
+    return "[" + ",".join(map(str, ids)) + "]"
+
+
 class _Tiers:
     """The tiers of one ranked ``match_rows`` call, read one by one, newest first.
 
@@ -280,23 +310,33 @@ class _Tiers:
 
     def __init__(self, conn: sqlite3.Connection, table: str, expression: str,
                  snippet_sql: str, where: str, extra: str, tier_size: int,
-                 params: list[Any], spans: list[tuple[int, int]]) -> None:
+                 params: list[Any], spans: list[tuple[int, int]], rarest: bool) -> None:
         self.conn, self.table, self.expression = conn, table, expression
         self.tier_size, self.params = tier_size, params
         self.spans = spans  # no row outside them passes the filters
-        self.envelope = (min(lo for lo, _ in spans), max(hi for _, hi in spans))
+        self.envelope = (spans[-1][0], spans[0][1])  # newest first, so these are the ends
         self.narrowed = self.envelope != (MIN_ROWID, MAX_ROWID) or len(spans) > 1
-        self.clipped_sql = (f"SELECT rowid FROM {table} WHERE {table} MATCH ?1 "
-                            f"AND rowid BETWEEN ?2 AND ?3 ORDER BY rank, rowid DESC")
         self.candidates_sql = _tier_sql(table, tier_size)
         self.kept_sql = _kept_rows_sql(table, snippet_sql, where, extra)
         self.filtered_sql = _filtered_tier_sql(table, snippet_sql, where, extra, tier_size)
+        # Only `where` filters (no `extra` on the index), so rows can be read by id alone.
+        self.first_sql = _first_tier_sql(table, snippet_sql, tier_size) if rarest else None
+        self.rows_of_sql = _rows_of_sql(where)
 
     def read(self, top: int, want: int) -> tuple[list[dict[str, Any]], int | None]:
         """The best ``want`` rows of the tier under ``top``, and the next tier's top
         (None: no matches are left)."""
         if self.narrowed:
             ranked, following = self._ranked_in_spans(top)
+        elif self.first_sql is not None and top == MAX_ROWID:
+            few = min(want, self.tier_size)
+            tier = self.conn.execute(self.first_sql, (self.expression, top, few)).fetchall()
+            if tier and tier[0][1] != 0:  # at most `few` matches, all here, snippets built
+                return self._rows_of(tier), None
+            ranked = [int(r[0]) for r in tier]
+            if not ranked:
+                return [], None
+            following = min(ranked) - 1 if len(ranked) == self.tier_size else None
         else:
             ranked = [int(r[0]) for r in self.conn.execute(
                 self.candidates_sql, (self.expression, top))]
@@ -324,15 +364,29 @@ class _Tiers:
         clip_lo = max(self.envelope[0], MIN_ROWID if low is None else low)
         clip_hi = min(self.envelope[1], top)
         ranked = [int(r[0]) for r in self.conn.execute(
-            self.clipped_sql, (self.expression, clip_lo, clip_hi))]
+            f"SELECT rowid FROM {self.table} WHERE {self.table} MATCH ?1 "
+            f"AND rowid BETWEEN ?2 AND ?3 ORDER BY rank, rowid DESC",
+            (self.expression, clip_lo, clip_hi))]
         # A tier may reach into several spans; outside them nothing passes: not read.
         ranked = [i for i in ranked if any(lo <= i <= hi for lo, hi in self.spans)]
         return ranked, (None if low is None else low - 1)
 
+    def _rows_of(self, tier: list[Any]) -> list[dict[str, Any]]:
+        """The rows of ranked ``(id, snippet)`` pairs that pass the filters, in that order."""
+        found = {int(r["id"]): r for r in rows_as_dicts(self.conn.execute(
+            self.rows_of_sql, [*self.params, _id_array(int(i) for i, _ in tier)]))}
+        rows = []
+        for i, snippet in tier:
+            row = found.get(int(i))
+            if row is not None:
+                row["snippet"] = snippet
+                rows.append(row)
+        return rows
+
     def _kept(self, ids: list[int]) -> list[dict[str, Any]]:
         """The rows of ``ids`` that pass the filters, in the order of ``ids``."""
         found = {int(r["id"]): r for r in rows_as_dicts(self.conn.execute(
-            self.kept_sql, [self.expression, min(ids), max(ids), json.dumps(ids),
+            self.kept_sql, [self.expression, min(ids), max(ids), _id_array(ids),
                             *self.params]))}
         return [found[i] for i in ids if i in found]
 

@@ -38,22 +38,22 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import _env, schema, time_table
-from ._params import as_int, as_session_ids, as_time_bound, parse_roles, parse_sort
+from ._params import parse_roles
 from ._sqlite import row_dict, sqlite_sort_key
 from .like_sql import LIKE_SOURCE, like_where
 from .match_rows import MAX_ROWID, MIN_ROWID, RANKED_ORDER
 from .match_rows import ROW_COLUMNS as _ROW_COLUMNS
 from .match_rows import match_rows as _match_rows
 from .query import (
-    ROUTES,
     Query,
     QueryError,
     check_like_alternatives,
     choose_route,
+    every_phrase_required,
     folds_apply,
     like_plan,
     match_expression,
@@ -61,6 +61,7 @@ from .query import (
     route_can_represent,
     snippet_terms,
 )
+from .request import RESULT_FIELDS, ROUTE_ORDER, SearchRequest, check_route
 from .snippets import like_snippet, recut_unreadable_snippets, single_char_narrowing, snippet_sql
 from .transcript import attach_context, visible_sql
 
@@ -76,21 +77,7 @@ __all__ = [
 
 logger = logging.getLogger("hermes_fts.search")
 
-RESULT_FIELDS = (
-    "id",
-    "session_id",
-    "role",
-    "snippet",
-    "timestamp",
-    "tool_name",
-    "source",
-    "model",
-    "session_started",
-    "context",
-)
 INDEX_ROUTES = {"fts5": schema.BASE, "fts_cjk": schema.CJK, "trigram": schema.TRIGRAM}
-ROUTE_ORDER = (*ROUTES, "like_scan")  # the index routes in query.choose_route's order
-
 GAP_SCAN_LIMIT = 200  # bound on rows added from a not-yet-indexed id range
 RANK_TIER = 256  # matches ordered together; see match_rows.match_rows
 MAX_ROWS = 2**62  # bound on limit + offset, within SQLite's 64-bit LIMIT
@@ -110,61 +97,8 @@ class Plan:
         return self.query.notes
 
 
-@dataclass
-class SearchRequest:
-    """One search, as ``SessionStore.search_messages`` takes it; checked on creation.
-
-    ``limit``/``offset`` become non-negative integers (a clear error for
-    anything else), ``sort`` becomes ``"newest"``, ``"oldest"`` or None
-    (relevance), ``role_filter`` a list of roles or None, and ``fields`` the
-    result keys to keep (None: all of ``RESULT_FIELDS``).  ``route`` runs the
-    search as if that route's index were the only one (plus the LIKE scan):
-    for benchmarks and for comparing routes; a query the index cannot
-    represent exactly still goes to ``like_scan``.
-
-    ``after``/``before`` keep messages with ``after <= timestamp < before``
-    (Unix seconds; a message without a numeric timestamp is left out once
-    either bound is given) and ``exclude_session_ids`` leaves out those
-    sessions' messages.  Both are conditions of the SQL, so they cost no
-    extra rows, and a result is exactly the unfiltered result with the
-    left-out rows removed (same order; see ``_match_rows``).
-    """
-
-    query: Any
-    source_filter: Sequence[str] | str | None = None
-    exclude_sources: Sequence[str] | str | None = None
-    role_filter: Any = None
-    limit: Any = 20
-    offset: Any = 0
-    sort: Any = None
-    include_inactive: bool = False
-    fields: Any = None
-    route: str | None = None
-    after: Any = None
-    before: Any = None
-    exclude_session_ids: Any = None
-    roles: list[str] | None = field(init=False)
-    projection: tuple[str, ...] | None = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.projection = _check_fields(self.fields)
-        self.limit = max(0, as_int(self.limit, "search limit"))
-        self.offset = max(0, as_int(self.offset, "search offset"))
-        self.sort = parse_sort(self.sort)
-        self.roles = parse_roles(self.role_filter)
-        _check_route(self.route)
-        self.after = as_time_bound(self.after, "search after")
-        self.before = as_time_bound(self.before, "search before")
-        self.exclude_session_ids = as_session_ids(self.exclude_session_ids)
-
-
 # ---------------------------------------------------------------------------
 # Planning
-
-
-def _check_route(route: str | None) -> None:
-    if route is not None and route not in ROUTE_ORDER:
-        raise ValueError(f"unknown route {route!r}; one of {', '.join(ROUTE_ORDER)}")
 
 
 def plan_search(
@@ -181,7 +115,7 @@ def plan_search(
     if not isinstance(query, str) or not query.strip():
         return Plan("empty", Query(), "")
     roles = parse_roles(role_filter)
-    _check_route(route)
+    check_route(route)
     served = tuple(state[index]["served"] and route in (None, name)
                    for name, index in INDEX_ROUTES.items())
     return _plan(query, bool(state["fts_stale"]), roles is not None and "tool" in roles,
@@ -235,7 +169,7 @@ def describe_search_path(state: dict[str, Any], query: Any) -> str:
 
 
 def _filters(request: SearchRequest) -> tuple[str, list[Any]]:
-    parts = [visible_sql("m", include_rewound=request.include_inactive)]
+    parts = [_visible(request.include_inactive)]
     params: list[Any] = []
     for values, op in ((request.source_filter, "IN"), (request.exclude_sources, "NOT IN")):
         if values is not None:
@@ -261,6 +195,11 @@ def _filters(request: SearchRequest) -> tuple[str, list[Any]]:
         parts.append("m.session_id NOT IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(list(request.exclude_session_ids)))
     return " AND ".join(parts), params
+
+
+@functools.lru_cache(maxsize=2)
+def _visible(include_inactive: bool) -> str:
+    return visible_sql("m", include_rewound=include_inactive)
 
 
 def _order(sort: str | None, ranked: bool) -> str:
@@ -353,6 +292,7 @@ class _IndexQuery:
     snippet: str  # the snippet SQL
     narrow: Callable[[str], str] | None  # one-character hits inside bigrams (fts_cjk)
     terms: tuple[str, ...]  # positive terms, for snippets cut again from the text
+    required: bool  # every phrase is in every match (query.every_phrase_required)
 
 
 @functools.lru_cache(maxsize=256)
@@ -365,6 +305,7 @@ def _index_query(plan: Plan, route: str, cjk_helpers: bool) -> _IndexQuery:
         snippet=snippet_sql(table, cjk_helpers),
         narrow=single_char_narrowing(plan.query) if route == "fts_cjk" else None,
         terms=tuple(snippet_terms(plan.query)),
+        required=every_phrase_required(plan.query),
     )
 
 
@@ -377,7 +318,8 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
               if req.time_index and _sort_key(req.sort) else None)
     rows = _match_rows(req.conn, table, expression, iq.snippet, req.where, req.params,
                        _order(req.sort, ranked=True), req.want, extra, tier_size=RANK_TIER,
-                       time_index=req.time_index, spans=req.spans, time_slices=slices)
+                       time_index=req.time_index, spans=req.spans, time_slices=slices,
+                       rarest=iq.required and bool(req.state.get("cjk_rarest")))
     if route == "fts5":
         rows += _glued_latin(req, expression, rows)
     if blind:
@@ -507,31 +449,6 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
     if key is not None:
         rows.sort(key=key, reverse=req.sort == "newest")
     return rows
-
-
-# ---------------------------------------------------------------------------
-# Finalize: context and projection
-
-
-def _check_fields(fields: Any) -> tuple[str, ...] | None:
-    if fields is None:
-        return None
-    if isinstance(fields, (str, bytes)):
-        raise TypeError("search fields must be a collection of field names, not a string")
-    names = tuple(fields)
-    try:
-        return _projection(names)
-    except TypeError:  # an unhashable name: checked, and refused, the long way
-        return _projection.__wrapped__(names)
-
-
-@functools.lru_cache(maxsize=64)
-def _projection(names: tuple[Any, ...]) -> tuple[str, ...]:
-    """The result keys ``names`` asks for, in RESULT_FIELDS order (asked once per list)."""
-    unknown = sorted({str(f) for f in names} - set(RESULT_FIELDS))
-    if unknown:
-        raise ValueError(f"unknown search result field(s): {', '.join(unknown)}")
-    return tuple(f for f in RESULT_FIELDS if f in names)
 
 
 # ---------------------------------------------------------------------------

@@ -44,6 +44,7 @@ LAYERS: dict[str, int] = {
     "_hermes_config": LEAF,
     "loader": 1,
     "query": 2,
+    "request": 3,
     "like_sql": 3,
     "schema": 3,
     "indexing": 4,

@@ -33,7 +33,7 @@ pytestmark = needs_extension
 T0 = 1_700_000_000.0
 WORDS = ["数据", "服务", "deploy", "config", "数据库", "日本語", "데이터", "据", "migration"]
 QUERIES = ["数据", "deploy", "数据 OR deploy", "据", "config -deploy", "日本語", "데이터",
-           "shell", "youer", "数据库 migration"]
+           "shell", "youer", "数据库 migration", "补录", "late 补录", "补录 OR nowhere", "孤例"]
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +69,10 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
     # Back-dated rows written late.
     st.add_messages([{"session_id": "s03", "role": "user", "timestamp": T0 - 50 + k,
                       "content": "数据 deploy 补录 late"} for k in range(6)])
+    # A term with two matches, one of them a tool row.
+    st.add_messages([{"session_id": "s04", "role": role, "timestamp": T0 + 99,
+                      "content": "孤例 数据", "tool_name": "shell" if role == "tool" else None}
+                     for role in ("user", "tool")])
     st.optimize_storage(vacuum=False)
     yield st
     st.close()
@@ -108,10 +112,18 @@ def two_statement_tiers(conn: Any, table: str, expression: str, snippet_sql: str
     return rows
 
 
+@pytest.mark.parametrize("rarest", [False, True])
 @pytest.mark.parametrize("tier", [3, 7, 256])
-def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
+def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier, rarest):
+    # rarest: a term with at most `limit` matches is ranked, and its snippets
+    # built, in one pass (cjk_rarest_phrase), its rows then read by id.
     monkeypatch.setattr(search, "RANK_TIER", tier)
     state = store.index_state()
+    assert state["cjk_rarest"]
+    one_pass = []
+    rows_of = match_rows._Tiers._rows_of
+    monkeypatch.setattr(match_rows._Tiers, "_rows_of", lambda self, tier: (
+        one_pass.append(len(tier)), rows_of(self, tier))[1])
     filters = [{}, {"role_filter": ["tool"]}, {"include_inactive": True},
                {"source_filter": ["cron", "subagent"]}, {"before": T0 + 7200},
                {"exclude_session_ids": ["s01", "s02"]}]
@@ -128,13 +140,17 @@ def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
         where, params = search._filters(request)
         iq = search._index_query(plan, plan.route, True)
         new = match_rows.match_rows(store._conn, iq.table, iq.expression, iq.snippet, where,
-                                    params, "rank, m.id DESC", limit, tier_size=tier)
+                                    params, "rank, m.id DESC", limit, tier_size=tier,
+                                    rarest=rarest and iq.required)
         old = two_statement_tiers(store._conn, iq.table, iq.expression, iq.snippet, where,
                                   params, "rank, m.id DESC", limit)
         assert new == old, (query, kw, limit)
         checked += bool(new)
     assert checked > 50
     assert filtered_reads  # both ways of reading a tier were compared
+    # The one-pass read ran (for the rare terms) only when asked for.
+    assert bool(one_pass) == rarest
+    assert not one_pass or max(one_pass) <= tier
 
 
 def test_snippets_are_built_for_the_kept_rows_only(store):
