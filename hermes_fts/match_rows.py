@@ -120,25 +120,27 @@ def _time_sorted_sql(table: str, snippet_sql: str, where: str, order: str, extra
     ``+`` keeps SQLite from driving the MATCH with the id list that way).
 
     The matches are those with rowid in ``[?2, ?3]``: the walk's ``IN``
-    builds a table of all of them first.  ``sliced`` adds a last parameter,
-    a timestamp the walk stops at (``t.ts >= ?`` newest first, ``<=``
-    oldest first).
+    builds a table of all of them first.  ``sliced`` adds a last parameter
+    before the limit, a timestamp the rows must reach (``>= ?`` newest
+    first, ``<=`` oldest first; see ``_sliced_top``).
     """
+    stop = (" AND m.timestamp >= ?" if "DESC" in order else " AND m.timestamp <= ?") \
+        if sliced else ""
     if walk:
         walk_order = order.replace("m.timestamp", "t.ts").replace("m.id", "t.id")
         # A time bound on t.ts (the same value) starts and ends the walk at the bound.
         walk_where = where.replace("m.timestamp", "t.ts")
-        stop = (" AND t.ts >= ?" if "DESC" in order else " AND t.ts <= ?") if sliced else ""
         top = (f"SELECT t.id FROM {walk} t INDEXED BY {walk}_ts "
                f"CROSS JOIN messages m ON m.id = t.id "
                f"CROSS JOIN sessions s ON s.id = m.session_id WHERE t.id IN "
                f"(SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid BETWEEN ?2 AND ?3) "
-               f"AND {walk_where}{extra}{stop} ORDER BY {walk_order} LIMIT ?")
+               f"AND {walk_where}{extra}{stop.replace('m.timestamp', 't.ts')} "
+               f"ORDER BY {walk_order} LIMIT ?")
     else:
         top = (f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
                f"JOIN sessions s ON s.id = m.session_id "
                f"WHERE {table} MATCH ?1 AND {table}.rowid BETWEEN ?2 AND ?3 "
-               f"AND {where}{extra} ORDER BY {order} LIMIT ?")
+               f"AND {where}{extra}{stop} ORDER BY {order} LIMIT ?")
     rows = (
         f"SELECT {ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
         f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
@@ -168,15 +170,30 @@ def walk_threshold(limit: int, rows: int) -> int:
     return int((b + (b * b + 4 * s * w * limit * rows) ** 0.5) / (2 * s)) + 1
 
 
-def _walk_pays(conn: sqlite3.Connection, table: str, expression: str, limit: int,
-               rows: int) -> bool:
-    """Whether the term has at least ``walk_threshold`` matches (counted up to it, no more)."""
-    need = walk_threshold(limit, rows)
-    if need > rows:
-        return False
-    count = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? "
-                         f"LIMIT ?)", (expression, need)).fetchone()[0]
-    return int(count) >= need
+def _matches_upto(conn: sqlite3.Connection, table: str, expression: str, cap: int) -> int:
+    """The term's matches, counted up to ``cap`` and no further."""
+    return int(conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} "
+                            f"MATCH ? LIMIT ?)", (expression, cap)).fetchone()[0])
+
+
+# The first time slice: about the newest (or oldest) 16,000 messages.
+_FIRST_SLICE_IDS = 16 * 1024
+
+
+def _first_slice(limit: int, rows: int, matches: int, walk: bool) -> int | None:
+    """Message ids the first time slice should span, or None: slicing would not pay.
+
+    A walk starts small (it stops at the page anyway).  Sorting reads every
+    match in the slice, so it starts where about ``2 * limit`` matches are
+    expected (matches spread evenly), and not at all for a term whose page
+    needs most of the store.
+    """
+    if walk:
+        return _FIRST_SLICE_IDS
+    if matches < limit:
+        return None
+    ids = max(_FIRST_SLICE_IDS, 2 * limit * rows // max(matches, 1))
+    return ids if ids < rows else None
 
 
 def match_rows(
@@ -214,9 +231,10 @@ def match_rows(
     time sort on a very common term walks it (``_time_sorted_sql``).
     ``spans``: rowid ranges, newest first, outside which no row passes the
     filters (``time_table.spans`` of a time bound); only where to read, the
-    rows are the same.  ``time_slices(zones)``: for a walk, the spans of the
-    ``zones`` newest (or oldest) time zones and the timestamp they reach
-    (None: that would be all of them); see ``_sliced_walk``.  ``rarest``:
+    rows are the same.  ``time_slices(ids)``: for a time sort, the spans of
+    the newest (or oldest) time zones holding about ``ids`` message ids and
+    the timestamp they reach (None: that would be all of them); see
+    ``_sliced_top``.  ``rarest``:
     the connection has ``cjk_rarest_phrase()`` and every phrase of
     ``expression`` is required (``query.every_phrase_required``), so a term
     with few matches is ranked, and its snippets built, in one pass.
@@ -225,16 +243,19 @@ def match_rows(
     if not spans:
         return []
     if "rank" not in order:
-        walk = None
-        if time_index is not None and _walk_pays(conn, table, expression, limit, time_index[1]):
-            walk = time_index[0]
+        walk, first = None, None
+        if time_index is not None:
+            need = walk_threshold(limit, time_index[1])
+            matches = _matches_upto(conn, table, expression, need)
+            walk = time_index[0] if need <= time_index[1] and matches >= need else None
+            first = _first_slice(limit, time_index[1], matches, walk is not None)
         top_sql, rows_sql = _time_sorted_sql(table, snippet_sql, where, order, extra, walk)
         envelope = (min(lo for lo, _ in spans), max(hi for _, hi in spans))
         ids = None
-        if walk and time_slices is not None:
+        if first is not None and time_slices is not None:
             sliced_sql = _time_sorted_sql(table, snippet_sql, where, order, extra, walk, True)[0]
-            ids = _sliced_walk(conn, sliced_sql, time_slices, envelope, limit,
-                               [expression], [*params, *extra_params])
+            ids = _sliced_top(conn, sliced_sql, time_slices, envelope, limit, first,
+                              [expression], [*params, *extra_params])
         if ids is None:
             ids = [int(r[0]) for r in conn.execute(
                 top_sql, [expression, *envelope, *params, *extra_params, limit])]
@@ -259,29 +280,30 @@ def match_rows(
     return rows
 
 
-def _sliced_walk(conn: sqlite3.Connection, sql: str,
-                 time_slices: Callable[[int], tuple[list[tuple[int, int]], Any] | None],
-                 envelope: tuple[int, int], limit: int, head: list[Any],
-                 params: list[Any]) -> list[int] | None:
-    """A time-sort walk over the newest (or oldest) time zones only, widened eightfold
-    until it finds ``limit`` rows; None: it would need every zone.
+def _sliced_top(conn: sqlite3.Connection, sql: str,
+                time_slices: Callable[[int], tuple[list[tuple[int, int]], Any] | None],
+                envelope: tuple[int, int], limit: int, ids: int, head: list[Any],
+                params: list[Any]) -> list[int] | None:
+    """A time sort's top ids from the newest (or oldest) time zones only, about ``ids``
+    message ids of them at first, widened eightfold until ``limit`` rows are
+    found; None: that would need every zone.
 
     The walk's ``IN`` builds a table of every match first (about 0.3 µs a
-    match: 20 ms for a word in 70,000 of 1,000,000 messages), while the
-    page sits in the newest few thousand ids.  The slice holds every row
-    whose timestamp reaches ``edge`` (zones cover their rows), and the walk
-    stops at ``edge``: once it finds ``limit`` rows, the rows outside lie
+    match: 20 ms for a word in 70,000 of 1,000,000 messages), and sorting
+    reads every match (a word in 1,000 of them: 5 ms), while the page sits
+    in the newest few thousand ids.  The slice holds every row whose
+    timestamp reaches ``edge`` (zones cover their rows), and the statement
+    keeps only those: once it finds ``limit`` rows, the rows outside lie
     past ``edge`` and cannot come first.
     """
-    zones = 16
-    while (cut := time_slices(zones)) is not None:
+    while (cut := time_slices(ids)) is not None:
         slice_spans, edge = cut
         lo = max(envelope[0], min(a for a, _ in slice_spans))
         hi = min(envelope[1], max(b for _, b in slice_spans))
-        ids = [int(r[0]) for r in conn.execute(sql, [*head, lo, hi, *params, edge, limit])]
-        if len(ids) >= limit:
-            return ids
-        zones *= 8
+        found = [int(r[0]) for r in conn.execute(sql, [*head, lo, hi, *params, edge, limit])]
+        if len(found) >= limit:
+            return found
+        ids *= 8
     return None
 
 

@@ -373,8 +373,16 @@ def _glued_latin(
         return []
     # Both doclists are read only inside the spans' envelope (every rowid when none).
     low, high = (spans[-1][0], spans[0][1]) if spans else (MIN_ROWID, MAX_ROWID)
-    extra = (f" AND {schema.CJK}.rowid NOT IN (SELECT rowid FROM {schema.BASE} "
-             f"WHERE {schema.BASE} MATCH ? AND rowid BETWEEN ? AND ?)")
+    word_matches = (f"SELECT rowid FROM {schema.BASE} "
+                    f"WHERE {schema.BASE} MATCH ? AND rowid BETWEEN ? AND ?")
+    # Most terms have no glued rows: one short look says so before tiers are read.
+    # It holds a rare word's every match; for a common one it says "maybe".
+    if req.conn.execute(f"SELECT 1 FROM {schema.CJK} WHERE {schema.CJK} MATCH ? AND rowid "
+                        f"BETWEEN ? AND ? AND rowid NOT IN ({word_matches} LIMIT {RANK_TIER})"
+                        f" LIMIT 1", (iq.expression, low, high, fts5_expr, low, high)
+                        ).fetchone() is None:
+        return []
+    extra = f" AND {schema.CJK}.rowid NOT IN ({word_matches})"
     blind = _blind_spot(req, schema.CJK)
     if blind:  # a stale CJK entry must not add a row
         extra += f" AND NOT ({blind})"

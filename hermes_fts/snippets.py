@@ -115,6 +115,8 @@ _JSON_LOOK = re.compile(r'\\u[0-9a-fA-F]{4}|[{,] ?"?[A-Za-z_][\w-]*"?: ')
 def is_tool_call_json(snippet: str) -> bool:
     """Whether an index snippet shows JSON: a ``tool_calls`` column, structured
     content or escaped text, as stored or as the decoded text indexed with it."""
+    if '"' not in snippet and ": " not in snippet and "\\u" not in snippet:
+        return False  # every shape below needs one of these (most prose has none)
     plain = snippet.replace(">>>", "").replace("<<<", "")
     return '"function"' in plain or '"arguments"' in plain or bool(_JSON_LOOK.search(plain))
 

@@ -211,15 +211,17 @@ Slices = Callable[[int], "tuple[list[tuple[int, int]], Any] | None"]
 
 
 def time_slices(conn: sqlite3.Connection, newest: bool) -> Slices:
-    """For a time-sort walk (``match_rows``): ``cut(zones)`` gives the spans of the
-    ``zones`` zones that reach furthest that way and the ``edge`` timestamp they
-    all reach (every row at or past ``edge`` lies in them), or None once that
-    would be every zone, or when zones cannot slice this order (a NULL
-    timestamp, which they leave out, sorts first oldest-first).  Nothing is
-    read until a walk asks: most time sorts do not walk."""
+    """For a time sort (``match_rows``): ``cut(ids)`` gives the spans of the zones,
+    about ``ids`` message ids of them, that reach furthest that way and the
+    ``edge`` timestamp they all reach (every row at or past ``edge`` lies in
+    them), or None once that would be every zone, or when zones cannot slice
+    this order (a NULL timestamp, which they leave out, sorts first
+    oldest-first).  Nothing is read until a time sort asks: a rare term's
+    does not."""
     order = "hi DESC" if newest else "lo ASC"
 
-    def cut(zones: int) -> tuple[list[tuple[int, int]], Any] | None:
+    def cut(ids: int) -> tuple[list[tuple[int, int]], Any] | None:
+        zones = max(1, -(-ids // ZONE_IDS))
         if not newest and has_null_timestamp(conn):
             return None
         row = conn.execute(f"SELECT {order.split()[0]} FROM main.{ZONES} ORDER BY {order} "

@@ -177,26 +177,44 @@ def test_time_sorted_glued_rows_read_only_past_the_page_cutoff(store, monkeypatc
 
 
 @pytest.mark.parametrize("sort", ["newest", "oldest"])
-def test_time_sort_walks_over_slices_of_zones_equal_sorting_every_match(store, monkeypatch,
-                                                                         sort):
-    # The walk first reads only the zones that reach furthest in the sort's
-    # direction, and widens them until it finds the page; sorting every match
-    # is the reference.
-    def run(walk: bool, **kw: Any) -> list[Any]:
+def test_time_sorts_over_slices_of_zones_equal_sorting_every_match(store, monkeypatch, sort):
+    # Both plans first read only the zones that reach furthest in the sort's
+    # direction, and widen them until they find the page; sorting every
+    # match is the reference.
+    def run(plan: str, **kw: Any) -> list[Any]:
         with monkeypatch.context() as m:
             m.setattr(match_rows, "walk_threshold",
-                      (lambda limit, rows: 1) if walk else (lambda limit, rows: 10**18))
+                      (lambda limit, rows: 1) if plan == "walk" else (lambda limit, rows: 10**18))
+            if plan == "every match":
+                m.setattr(match_rows, "_first_slice", lambda *a: None)
+            elif plan == "sort":  # a slice small enough to be widened in this store
+                m.setattr(match_rows, "_first_slice",
+                          lambda limit, rows, matches, walk: 2 * limit)
             return [(r["id"], r["snippet"]) for r in store.search_messages(**kw)]
 
     answered: list[Any] = []
-    sliced_walk = match_rows._sliced_walk
-    monkeypatch.setattr(match_rows, "_sliced_walk", lambda *a: (
-        lambda ids: (ids is not None and answered.append(ids), ids)[1])(sliced_walk(*a)))
-    sliced = 0
+    sliced_top = match_rows._sliced_top
+    monkeypatch.setattr(match_rows, "_sliced_top", lambda *a: (
+        lambda ids: (ids is not None and answered.append(ids), ids)[1])(sliced_top(*a)))
+    sliced = {"walk": 0, "sort": 0}
     for query, limit, (after, before) in itertools.product(
             QUERIES, [1, 6, 40, 400], [(None, None), *WINDOWS[:4]]):
         kw = {"query": query, "sort": sort, "limit": limit, "after": after, "before": before}
-        assert run(True, **kw) == run(False, **kw), kw
-        sliced += len(answered)
+        reference = run("every match", **kw)
         answered.clear()
-    assert sliced >= 5  # pages the slices answered without falling back to every zone
+        for plan in sliced:
+            assert run(plan, **kw) == reference, (plan, kw)
+            sliced[plan] += len(answered)
+            answered.clear()
+    # Pages the slices answered without falling back to every zone, both plans.
+    assert min(sliced.values()) >= 5, sliced
+
+
+def test_sorting_slices_start_where_the_page_is_expected():
+    # About 2 * limit matches expected in the first slice; none for a rare term.
+    assert match_rows._first_slice(20, 1_000_000, 1_000, walk=False) == 40_000
+    assert match_rows._first_slice(20, 1_000_000, 100_000, walk=False) \
+        == match_rows._FIRST_SLICE_IDS
+    assert match_rows._first_slice(20, 1_000_000, 19, walk=False) is None
+    assert match_rows._first_slice(20, 1_000_000, 30, walk=False) is None  # most of the store
+    assert match_rows._first_slice(20, 1_000_000, 30, walk=True) == match_rows._FIRST_SLICE_IDS
