@@ -86,9 +86,6 @@ void hermes_cjk_highlight(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlit
                           int nVal, sqlite3_value **apVal);
 void hermes_cjk_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
                         int nVal, sqlite3_value **apVal);
-/* (rarest.c) */
-void hermes_cjk_rarest_phrase(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
-                              sqlite3_context *ctx, int nVal, sqlite3_value **apVal);
 
 /* Scalar SQL functions (sql_functions.c); the cjk_tokens pair expects the
 ** connection's fts5_api as user data. */

@@ -43,8 +43,6 @@ __all__ = [
     "connect",
     "extension_path",
     "has_extension",
-    "has_fold",
-    "has_rarest_phrase",
     "install",
     "load",
     "load_strategy",
@@ -151,19 +149,6 @@ def has_fold(conn: Any) -> bool:
     """
     try:
         conn.execute("SELECT cjk_fold('')").fetchall()
-    except Exception:  # each host raises its own error class for "no such function"
-        return False
-    return True
-
-
-def has_rarest_phrase(conn: Any, table: str) -> bool:
-    """True when ``conn`` has ``cjk_rarest_phrase()``; a library older than it lacks it.
-
-    FTS5 finds an auxiliary function only in a query on one of its tables, so
-    the check prepares one on the FTS5 table ``table`` (it reads no row).
-    """
-    try:
-        conn.execute(f"SELECT cjk_rarest_phrase({table}, 0) FROM {table} WHERE 0").fetchall()
     except Exception:  # each host raises its own error class for "no such function"
         return False
     return True

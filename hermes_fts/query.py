@@ -72,7 +72,6 @@ from hermes_fts._cjk_variants import fold as fold_variants
 from hermes_fts._cjk_variants import has_variants
 from hermes_fts._index_text import fold_width, has_cjk, positions, segments
 from hermes_fts._query_syntax import (
-    AllOf,
     AnyOf,
     Near,
     Node,
@@ -100,7 +99,6 @@ __all__ = [
     "folds_apply",
     "has_cjk",
     "check_like_alternatives",
-    "every_phrase_required",
     "like_plan",
     "match_expression",
     "near_matches",
@@ -376,23 +374,6 @@ def folds_apply(q: Query) -> bool:
     text's spelling.
     """
     return any(has_variants(t.text) or fold_width(t.text) != t.text for t in q.terms)
-
-
-def every_phrase_required(q: Query) -> bool:
-    """Whether every row the query matches holds every phrase of its MATCH text.
-
-    True for one term, an AND of terms and NEAR groups; False once an OR or
-    NOT appears.  Then no phrase is found in fewer rows than the query
-    matches, which ``cjk_rarest_phrase()`` relies on.
-    """
-    def required(node: Node | None) -> bool:
-        if isinstance(node, (Term, Near)):
-            return True
-        if isinstance(node, AllOf):
-            return not node.exclude and all(required(n) for n in node.include)
-        return False  # AnyOf, or nothing to match
-
-    return required(q.expr)
 
 
 def snippet_terms(q: Query) -> list[str]:

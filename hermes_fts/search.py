@@ -53,7 +53,6 @@ from .query import (
     QueryError,
     check_like_alternatives,
     choose_route,
-    every_phrase_required,
     folds_apply,
     like_plan,
     match_expression,
@@ -292,7 +291,6 @@ class _IndexQuery:
     snippet: str  # the snippet SQL
     narrow: Callable[[str], str] | None  # one-character hits inside bigrams (fts_cjk)
     terms: tuple[str, ...]  # positive terms, for snippets cut again from the text
-    required: bool  # every phrase is in every match (query.every_phrase_required)
 
 
 @functools.lru_cache(maxsize=256)
@@ -305,7 +303,6 @@ def _index_query(plan: Plan, route: str, cjk_helpers: bool) -> _IndexQuery:
         snippet=snippet_sql(table, cjk_helpers),
         narrow=single_char_narrowing(plan.query) if route == "fts_cjk" else None,
         terms=tuple(snippet_terms(plan.query)),
-        required=every_phrase_required(plan.query),
     )
 
 
@@ -318,8 +315,7 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
               if req.time_index and _sort_key(req.sort) else None)
     rows = _match_rows(req.conn, table, expression, iq.snippet, req.where, req.params,
                        _order(req.sort, ranked=True), req.want, extra, tier_size=RANK_TIER,
-                       time_index=req.time_index, spans=req.spans, time_slices=slices,
-                       rarest=iq.required and bool(req.state.get("cjk_rarest")))
+                       time_index=req.time_index, spans=req.spans, time_slices=slices)
     if route == "fts5":
         rows += _glued_latin(req, expression, rows)
     if blind:

@@ -125,9 +125,6 @@ def test_setup_py_sanitizer_build_in_sqlite_shell(tmp_path: Path) -> None:
         "FROM a WHERE a MATCH '中国 OR 人民 OR abc';",
         "SELECT length(cjk_highlight(b, 0, '[', ']')), length(cjk_snippet(b, 0, '<', '>', '.', 3)) "
         "FROM b WHERE b MATCH '国 OR ガ OR 한';",
-        "SELECT cjk_rarest_phrase(a, 3), cjk_rarest_phrase(a, rowid % 5) "
-        "FROM a WHERE a MATCH '中国 人民 abc';",
-        "SELECT cjk_rarest_phrase(b, 0) FROM b WHERE b MATCH '国 OR ガ';",
         "INSERT INTO a(a) VALUES ('integrity-check');",
         "INSERT INTO b(b) VALUES ('integrity-check');",
         "SELECT 'done';",

@@ -112,18 +112,10 @@ def two_statement_tiers(conn: Any, table: str, expression: str, snippet_sql: str
     return rows
 
 
-@pytest.mark.parametrize("rarest", [False, True])
 @pytest.mark.parametrize("tier", [3, 7, 256])
-def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier, rarest):
-    # rarest: a term with at most `limit` matches is ranked, and its snippets
-    # built, in one pass (cjk_rarest_phrase), its rows then read by id.
+def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
     monkeypatch.setattr(search, "RANK_TIER", tier)
     state = store.index_state()
-    assert state["cjk_rarest"]
-    one_pass = []
-    rows_of = match_rows._Tiers._rows_of
-    monkeypatch.setattr(match_rows._Tiers, "_rows_of", lambda self, tier: (
-        one_pass.append(len(tier)), rows_of(self, tier))[1])
     filters = [{}, {"role_filter": ["tool"]}, {"include_inactive": True},
                {"source_filter": ["cron", "subagent"]}, {"before": T0 + 7200},
                {"exclude_session_ids": ["s01", "s02"]}]
@@ -140,17 +132,13 @@ def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier, rar
         where, params = search._filters(request)
         iq = search._index_query(plan, plan.route, True)
         new = match_rows.match_rows(store._conn, iq.table, iq.expression, iq.snippet, where,
-                                    params, "rank, m.id DESC", limit, tier_size=tier,
-                                    rarest=rarest and iq.required)
+                                    params, "rank, m.id DESC", limit, tier_size=tier)
         old = two_statement_tiers(store._conn, iq.table, iq.expression, iq.snippet, where,
                                   params, "rank, m.id DESC", limit)
         assert new == old, (query, kw, limit)
         checked += bool(new)
     assert checked > 50
     assert filtered_reads  # both ways of reading a tier were compared
-    # The one-pass read ran (for the rare terms) only when asked for.
-    assert bool(one_pass) == rarest
-    assert not one_pass or max(one_pass) <= tier
 
 
 def test_snippets_are_built_for_the_kept_rows_only(store):
