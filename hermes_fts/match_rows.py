@@ -157,6 +157,9 @@ def _matches_upto(conn: sqlite3.Connection, table: str, expression: str, cap: in
 
 # The first time slice: about the newest (or oldest) 16,000 messages.
 _FIRST_SLICE_IDS = 16 * 1024
+# Cutting a slice reads every time zone, twice (about 0.8 µs per 1,000
+# messages, measured at 1M).
+_SLICE_US_PER_MESSAGE = 0.0008
 
 
 def _first_slice(limit: int, rows: int, matches: int, walk: bool) -> int | None:
@@ -164,12 +167,13 @@ def _first_slice(limit: int, rows: int, matches: int, walk: bool) -> int | None:
 
     A walk starts small (it stops at the page anyway).  Sorting reads every
     match in the slice, so it starts where about ``2 * limit`` matches are
-    expected (matches spread evenly), and not at all for a term whose page
-    needs most of the store.
+    expected (matches spread evenly).  It does not slice where sorting every
+    match costs less than two slices (a rare term) or where the page needs
+    most of the store.
     """
     if walk:
         return _FIRST_SLICE_IDS
-    if matches < limit:
+    if matches < limit or matches * _SORT_PER_MATCH_US < 2 * _SLICE_US_PER_MESSAGE * rows:
         return None
     ids = max(_FIRST_SLICE_IDS, 2 * limit * rows // max(matches, 1))
     return ids if ids < rows else None

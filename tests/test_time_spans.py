@@ -217,4 +217,7 @@ def test_sorting_slices_start_where_the_page_is_expected():
         == match_rows._FIRST_SLICE_IDS
     assert match_rows._first_slice(20, 1_000_000, 19, walk=False) is None
     assert match_rows._first_slice(20, 1_000_000, 30, walk=False) is None  # most of the store
+    # Sorting 200 matches costs less than reading the zones of a million messages twice.
+    assert match_rows._first_slice(5, 1_000_000, 200, walk=False) is None
+    assert match_rows._first_slice(5, 100_000, 200, walk=False) == match_rows._FIRST_SLICE_IDS
     assert match_rows._first_slice(20, 1_000_000, 30, walk=True) == match_rows._FIRST_SLICE_IDS
