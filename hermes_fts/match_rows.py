@@ -315,7 +315,7 @@ class _Tiers:
         self.conn, self.table, self.expression = conn, table, expression
         self.tier_size, self.params = tier_size, params
         self.spans = spans  # no row outside them passes the filters
-        self.envelope = (spans[-1][0], spans[0][1])  # newest first, so these are the ends
+        self.envelope = (min(lo for lo, _ in spans), max(hi for _, hi in spans))
         self.narrowed = self.envelope != (MIN_ROWID, MAX_ROWID) or len(spans) > 1
         self.candidates_sql = _tier_sql(table, tier_size)
         self.kept_sql = _kept_rows_sql(table, snippet_sql, where, extra)

@@ -143,6 +143,29 @@ def test_latin_glued_to_cjk_is_found_without_reordering_word_hits(store):
     assert store.describe_search_path("youer") == "fts5"
 
 
+def test_glued_rows_are_looked_for_first_and_found_past_many_word_hits(store):
+    # The supplement first looks for a CJK-index match outside the word
+    # index's first 256 matches: for a common word that only says "maybe",
+    # and a glued row past them must still be found.
+    st = store
+    st.add_messages([{"session_id": "s1", "role": "user", "content": f"common {i}",
+                      "timestamp": 100.0 + i} for i in range(300)])
+    glued = add(st, "s2", "user", "修改common服务端", 900)
+    found = ids(st.search_messages("common", limit=400))
+    assert len(found) == 301 and found[-1] == glued
+    # A word without glued rows stops after the look: no tier of the supplement is read.
+    add(st, "s1", "user", "a lonely word", 901)
+    statements: list[str] = []
+    st._conn.set_trace_callback(statements.append)
+    try:
+        assert len(st.search_messages("lonely")) == 1
+    finally:
+        st._conn.set_trace_callback(None)
+    cjk_reads = [s for s in statements if "MATCH" in s and "messages_fts_cjk" in s
+                 and not s.startswith("--")]
+    assert len(cjk_reads) == 1 and cjk_reads[0].startswith("SELECT 1 FROM messages_fts_cjk")
+
+
 def test_tool_role_searches_full_tool_bodies_and_escapes_like(store):
     long_output = "x" * 9000 + " needle_in_tool 100% done"
     t = add(store, "s1", "tool", long_output, 10, tool_name="shell")
