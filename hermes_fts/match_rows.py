@@ -15,7 +15,7 @@ from typing import Any
 
 from ._sqlite import rows_as_dicts
 
-__all__ = ["MAX_ROWID", "MIN_ROWID", "RANKED_ORDER", "ROW_COLUMNS", "match_rows",
+__all__ = ["MAX_ROWID", "MIN_ROWID", "RANKED_ORDER", "ROW_COLUMNS", "envelope", "match_rows",
            "walk_threshold"]
 
 MAX_ROWID, MIN_ROWID = 2**63 - 1, -(2**63)
@@ -28,6 +28,20 @@ ROW_COLUMNS = (
     "m.id, m.session_id, m.role, {snippet} AS snippet, m.timestamp, m.tool_name, "
     "s.source, s.model, s.started_at AS session_started"
 )
+
+
+def envelope(spans: Sequence[tuple[int, int]] | None) -> tuple[int, int]:
+    """The lowest and highest rowid of ``spans`` (None: every rowid)."""
+    if spans is None:
+        return MIN_ROWID, MAX_ROWID
+    return min(lo for lo, _ in spans), max(hi for _, hi in spans)
+
+
+def _bound_sql(table: str, tier_size: int, top: str) -> str:
+    """The lowest rowid of the tier of ``tier_size`` matches under rowid ``top`` (a
+    parameter); no row: it is the last tier."""
+    return (f"SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid <= {top} "
+            f"ORDER BY rowid DESC LIMIT 1 OFFSET {tier_size - 1}")
 
 
 @functools.lru_cache(maxsize=64)
@@ -66,8 +80,7 @@ def _filtered_tier_sql(table: str, snippet_sql: str, where: str, extra: str,
     hands to FTS5 as a rowid constraint (a CTE joined in front of the MATCH
     made FTS5 compute every rank twice).
     """
-    bound = (f"(SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid <= ?3 "
-             f"ORDER BY rowid DESC LIMIT 1 OFFSET {tier_size - 1})")
+    bound = f"({_bound_sql(table, tier_size, '?3')})"
     return (f"SELECT {ROW_COLUMNS.format(snippet=snippet_sql)}, {bound} AS _tier "
             f"FROM {table} JOIN messages m ON m.id = {table}.rowid "
             f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?1 "
@@ -229,15 +242,15 @@ def match_rows(
             walk = time_index[0] if need <= time_index[1] and matches >= need else None
             first = _first_slice(limit, time_index[1], matches, walk is not None)
         top_sql, rows_sql = _time_sorted_sql(table, snippet_sql, where, order, extra, walk)
-        envelope = (min(lo for lo, _ in spans), max(hi for _, hi in spans))
+        reach = envelope(spans)
         ids = None
         if first is not None and time_slices is not None:
             sliced_sql = _time_sorted_sql(table, snippet_sql, where, order, extra, walk, True)[0]
-            ids = _sliced_top(conn, sliced_sql, time_slices, envelope, limit, first,
+            ids = _sliced_top(conn, sliced_sql, time_slices, reach, limit, first,
                               [expression], [*params, *extra_params])
         if ids is None:
             ids = [int(r[0]) for r in conn.execute(
-                top_sql, [expression, *envelope, *params, *extra_params, limit])]
+                top_sql, [expression, *reach, *params, *extra_params, limit])]
         if not ids:
             return []
         return rows_as_dicts(conn.execute(
@@ -261,7 +274,7 @@ def match_rows(
 
 def _sliced_top(conn: sqlite3.Connection, sql: str,
                 time_slices: Callable[[int], tuple[list[tuple[int, int]], Any] | None],
-                envelope: tuple[int, int], limit: int, ids: int, head: list[Any],
+                reach: tuple[int, int], limit: int, ids: int, head: list[Any],
                 params: list[Any]) -> list[int] | None:
     """A time sort's top ids from the newest (or oldest) time zones only, about ``ids``
     message ids of them at first, widened eightfold until ``limit`` rows are
@@ -277,8 +290,8 @@ def _sliced_top(conn: sqlite3.Connection, sql: str,
     """
     while (cut := time_slices(ids)) is not None:
         slice_spans, edge = cut
-        lo = max(envelope[0], min(a for a, _ in slice_spans))
-        hi = min(envelope[1], max(b for _, b in slice_spans))
+        cut_lo, cut_hi = envelope(slice_spans)
+        lo, hi = max(reach[0], cut_lo), min(reach[1], cut_hi)
         found = [int(r[0]) for r in conn.execute(sql, [*head, lo, hi, *params, edge, limit])]
         if len(found) >= limit:
             return found
@@ -315,7 +328,7 @@ class _Tiers:
         self.conn, self.table, self.expression = conn, table, expression
         self.tier_size, self.params = tier_size, params
         self.spans = spans  # no row outside them passes the filters
-        self.envelope = (min(lo for lo, _ in spans), max(hi for _, hi in spans))
+        self.envelope = envelope(spans)
         self.narrowed = self.envelope != (MIN_ROWID, MAX_ROWID) or len(spans) > 1
         self.candidates_sql = _tier_sql(table, tier_size)
         self.kept_sql = _kept_rows_sql(table, snippet_sql, where, extra)
@@ -406,8 +419,6 @@ class _Tiers:
 
     def _bound(self, top: int) -> int | None:
         """The lowest rowid of the tier under ``top``; None: it is the last tier."""
-        row = self.conn.execute(
-            f"SELECT rowid FROM {self.table} WHERE {self.table} MATCH ? AND rowid <= ? "
-            f"ORDER BY rowid DESC LIMIT 1 OFFSET {self.tier_size - 1}",
-            (self.expression, top)).fetchone()
+        row = self.conn.execute(_bound_sql(self.table, self.tier_size, "?2"),
+                                (self.expression, top)).fetchone()
         return None if row is None else int(row[0])

@@ -45,7 +45,7 @@ from . import _env, schema, time_table
 from ._params import parse_roles
 from ._sqlite import row_dict, sqlite_sort_key
 from .like_sql import LIKE_SOURCE, like_where
-from .match_rows import MAX_ROWID, MIN_ROWID, RANKED_ORDER
+from .match_rows import RANKED_ORDER, envelope
 from .match_rows import ROW_COLUMNS as _ROW_COLUMNS
 from .match_rows import match_rows as _match_rows
 from .query import (
@@ -368,7 +368,7 @@ def _glued_latin(
     if spans is not None and not spans:
         return []
     # Both doclists are read only inside the spans' envelope (every rowid when none).
-    low, high = (spans[-1][0], spans[0][1]) if spans else (MIN_ROWID, MAX_ROWID)
+    low, high = envelope(spans)
     word_matches = (f"SELECT rowid FROM {schema.BASE} "
                     f"WHERE {schema.BASE} MATCH ? AND rowid BETWEEN ? AND ?")
     # Most terms have no glued rows: one short look says so before tiers are read.
@@ -446,7 +446,7 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
         extra, extra_params = "", []
         if req.spans:  # a time bound: scan only the ids that can hold its rows
             extra = " AND m.id BETWEEN ? AND ?"
-            extra_params = [req.spans[-1][0], req.spans[0][1]]
+            extra_params = list(envelope(req.spans))
         rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort, req.want,
                           extra, extra_params, fold=req.fold)
     key = _sort_key(req.sort)
