@@ -87,6 +87,10 @@ void hermes_cjk_highlight(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlit
 void hermes_cjk_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
                         int nVal, sqlite3_value **apVal);
 
+/* FTS5 auxiliary function (few.c): a rare phrase's snippet, in the ranking pass. */
+void hermes_cjk_few_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
+                            sqlite3_context *ctx, int nVal, sqlite3_value **apVal);
+
 /* Scalar SQL functions (sql_functions.c); the cjk_tokens pair expects the
 ** connection's fts5_api as user data. */
 void hermes_cjk_tokens(sqlite3_context *ctx, int argc, sqlite3_value **argv);

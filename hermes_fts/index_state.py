@@ -20,7 +20,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from . import _env, _hermes_config, _sqlite, indexing, schema, time_table
+from . import _env, _hermes_config, _sqlite, indexing, loader, schema, time_table
 from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.index_state")
@@ -91,6 +91,12 @@ def _triggers_ok(conn: sqlite3.Connection, index: str) -> bool:
 # Reading the state
 
 
+def _has_few_snippet(conn: sqlite3.Connection) -> bool:
+    """``loader.has_few_snippet`` on the first index that exists (none: False)."""
+    table = next((i for i in schema.INDEXES if schema.index_sql(conn, i) is not None), None)
+    return table is not None and loader.has_few_snippet(conn, table)
+
+
 def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
     """Per index: exists, served, reason, layout, unindexed range; plus flags."""
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
@@ -103,6 +109,7 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
         "trigram_available": caps.trigram,
         "cjk_available": caps.cjk,
         "cjk_fold": caps.cjk and caps.fold,
+        "cjk_few_snippet": caps.cjk and _has_few_snippet(conn),
         "cjk_pending": indexing.pending_count(conn),
         # The time table (time_table.TABLE) time sorts may walk, or None: only
         # once complete with its triggers in place.  The walk joins

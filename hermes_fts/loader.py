@@ -154,6 +154,20 @@ def has_fold(conn: Any) -> bool:
     return True
 
 
+def has_few_snippet(conn: Any, table: str) -> bool:
+    """True when ``conn`` has ``cjk_few_snippet()``; a library older than it lacks it.
+
+    FTS5 finds an auxiliary function only in a query on one of its tables, so
+    the check prepares one on the FTS5 table ``table`` (it reads no row).
+    """
+    try:
+        conn.execute(f"SELECT cjk_few_snippet({table}, 0, 0, -1, '', '', '', 1) "
+                     f"FROM {table} WHERE 0").fetchall()
+    except Exception:  # each host raises its own error class for "no such function"
+        return False
+    return True
+
+
 def load_strategy() -> str | None:
     """How the extension reached the most recent connection (for ``status``)."""
     return _strategy

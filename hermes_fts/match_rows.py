@@ -53,6 +53,26 @@ def _tier_sql(table: str, tier_size: int) -> str:
             f"LIMIT {tier_size}) ORDER BY r, id DESC")
 
 
+@functools.lru_cache(maxsize=64)
+def _first_tier_sql(table: str, few_snippet_sql: str, tier_size: int) -> str:
+    """``_tier_sql`` that also builds the snippets, in the same pass, of a query that is
+    one phrase in at most ``?3`` rows (``snippets.few_snippet_sql``): the tier
+    is then every match, and every one is wanted.  Otherwise the snippet
+    column is NULL."""
+    return (f"SELECT id, s FROM (SELECT rowid AS id, rank AS r, {few_snippet_sql} AS s "
+            f"FROM {table} WHERE {table} MATCH ?1 AND rowid <= ?2 ORDER BY rowid DESC "
+            f"LIMIT {tier_size}) ORDER BY r, id DESC")
+
+
+@functools.lru_cache(maxsize=512)
+def _rows_of_sql(where: str) -> str:
+    """The rows of the ids ``?`` (a JSON array, last parameter) that pass the filters,
+    snippets left NULL: for candidates whose snippets are built already."""
+    return (f"SELECT {ROW_COLUMNS.format(snippet='NULL')} FROM messages m "
+            f"JOIN sessions s ON s.id = m.session_id "
+            f"WHERE {where} AND m.id IN (SELECT value FROM json_each(?))")
+
+
 @functools.lru_cache(maxsize=512)
 def _kept_rows_sql(table: str, snippet_sql: str, where: str, extra: str) -> str:
     """The rows, snippets included, of the candidate ids ``?4`` (a JSON array) that pass
@@ -208,6 +228,7 @@ def match_rows(
     time_index: tuple[str, int] | None = None,
     spans: Sequence[tuple[int, int]] | None = None,
     time_slices: Callable[[int], tuple[list[tuple[int, int]], Any] | None] | None = None,
+    few_snippet_sql: str | None = None,
 ) -> list[dict[str, Any]]:
     """Matching rows in ``order``, ranked tier by tier.
 
@@ -229,7 +250,9 @@ def match_rows(
     rows are the same.  ``time_slices(ids)``: for a time sort, the spans of
     the newest (or oldest) time zones holding about ``ids`` message ids and
     the timestamp they reach (None: that would be all of them); see
-    ``_sliced_top``.
+    ``_sliced_top``.  ``few_snippet_sql``: ``snippets.few_snippet_sql`` where
+    the connection has it; a rare phrase is then ranked, and its snippets
+    built, in one pass (``_first_tier_sql``).
     """
     spans = list(spans) if spans is not None else [(MIN_ROWID, MAX_ROWID)]
     if not spans:
@@ -258,7 +281,7 @@ def match_rows(
     if order != RANKED_ORDER:
         raise ValueError(f"ranked order must be {RANKED_ORDER!r}, not {order!r}")
     tiers = _Tiers(conn, table, expression, snippet_sql, where, extra, tier_size,
-                   [*params, *extra_params], spans)
+                   [*params, *extra_params], spans, few_snippet_sql)
     rows: list[dict[str, Any]] = []
     top: int | None = MAX_ROWID  # the next tier takes matches with rowid <= top
     for lo, hi in spans:
@@ -324,7 +347,8 @@ class _Tiers:
 
     def __init__(self, conn: sqlite3.Connection, table: str, expression: str,
                  snippet_sql: str, where: str, extra: str, tier_size: int,
-                 params: list[Any], spans: list[tuple[int, int]]) -> None:
+                 params: list[Any], spans: list[tuple[int, int]],
+                 few_snippet_sql: str | None = None) -> None:
         self.conn, self.table, self.expression = conn, table, expression
         self.tier_size, self.params = tier_size, params
         self.spans = spans  # no row outside them passes the filters
@@ -333,12 +357,29 @@ class _Tiers:
         self.candidates_sql = _tier_sql(table, tier_size)
         self.kept_sql = _kept_rows_sql(table, snippet_sql, where, extra)
         self.filtered_sql = _filtered_tier_sql(table, snippet_sql, where, extra, tier_size)
+        # Rows read by id need no MATCH, so only without conditions on the index (`extra`).
+        self.first_sql = (_first_tier_sql(table, few_snippet_sql, tier_size)
+                          if few_snippet_sql and not extra and not self.narrowed else None)
+        self.rows_of_sql = _rows_of_sql(where)
 
     def read(self, top: int, want: int) -> tuple[list[dict[str, Any]], int | None]:
         """The best ``want`` rows of the tier under ``top``, and the next tier's top
         (None: no matches are left)."""
         if self.narrowed:
             ranked, following = self._ranked_in_spans(top)
+        elif self.first_sql is not None and top == MAX_ROWID:
+            # Fewer rows than the tier holds are every match, and at most `want`
+            # are all wanted.  The function's judgement only decides whether it
+            # builds their snippets (for more rows it would build them in vain).
+            few = min(want, self.tier_size - 1)
+            tier = self.conn.execute(self.first_sql, (self.expression, top, few)).fetchall()
+            if (tier and len(tier) <= few
+                    and all(snippet is not None for _, snippet in tier)):
+                return self._rows_of(tier), None
+            ranked = [int(r[0]) for r in tier]
+            if not ranked:
+                return [], None
+            following = min(ranked) - 1 if len(ranked) == self.tier_size else None
         else:
             ranked = [int(r[0]) for r in self.conn.execute(
                 self.candidates_sql, (self.expression, top))]
@@ -372,6 +413,18 @@ class _Tiers:
         # A tier may reach into several spans; outside them nothing passes: not read.
         ranked = [i for i in ranked if any(lo <= i <= hi for lo, hi in self.spans)]
         return ranked, (None if low is None else low - 1)
+
+    def _rows_of(self, tier: list[Any]) -> list[dict[str, Any]]:
+        """The rows of ranked ``(id, snippet)`` pairs that pass the filters, in that order."""
+        found = {int(r["id"]): r for r in rows_as_dicts(self.conn.execute(
+            self.rows_of_sql, [*self.params, _id_array(int(i) for i, _ in tier)]))}
+        rows = []
+        for i, snippet in tier:
+            row = found.get(int(i))
+            if row is not None:
+                row["snippet"] = snippet
+                rows.append(row)
+        return rows
 
     def _kept(self, ids: list[int]) -> list[dict[str, Any]]:
         """The rows of ``ids`` that pass the filters, in the order of ``ids``."""

@@ -61,7 +61,13 @@ from .query import (
     snippet_terms,
 )
 from .request import RESULT_FIELDS, ROUTE_ORDER, SearchRequest, check_route
-from .snippets import like_snippet, recut_unreadable_snippets, single_char_narrowing, snippet_sql
+from .snippets import (
+    few_snippet_sql,
+    like_snippet,
+    recut_unreadable_snippets,
+    single_char_narrowing,
+    snippet_sql,
+)
 from .transcript import attach_context, visible_sql
 
 __all__ = [
@@ -289,18 +295,20 @@ class _IndexQuery:
     table: str
     expression: str  # the MATCH text
     snippet: str  # the snippet SQL
+    few_snippet: str | None  # the snippet SQL of a rare phrase's ranking pass, if any
     narrow: Callable[[str], str] | None  # one-character hits inside bigrams (fts_cjk)
     terms: tuple[str, ...]  # positive terms, for snippets cut again from the text
 
 
 @functools.lru_cache(maxsize=256)
-def _index_query(plan: Plan, route: str, cjk_helpers: bool) -> _IndexQuery:
+def _index_query(plan: Plan, route: str, cjk_helpers: bool, few: bool = False) -> _IndexQuery:
     """``_IndexQuery`` of ``plan`` on ``route``; pure in its arguments, so cached."""
     table = INDEX_ROUTES[route]
     return _IndexQuery(
         table=table,
         expression=match_expression(plan.query, route),
         snippet=snippet_sql(table, cjk_helpers),
+        few_snippet=few_snippet_sql(table) if cjk_helpers and few else None,
         narrow=single_char_narrowing(plan.query) if route == "fts_cjk" else None,
         terms=tuple(snippet_terms(plan.query)),
     )
@@ -315,7 +323,8 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
               if req.time_index and _sort_key(req.sort) else None)
     rows = _match_rows(req.conn, table, expression, iq.snippet, req.where, req.params,
                        _order(req.sort, ranked=True), req.want, extra, tier_size=RANK_TIER,
-                       time_index=req.time_index, spans=req.spans, time_slices=slices)
+                       time_index=req.time_index, spans=req.spans, time_slices=slices,
+                       few_snippet_sql=iq.few_snippet)
     if route == "fts5":
         rows += _glued_latin(req, expression, rows)
     if blind:
@@ -433,7 +442,8 @@ def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[d
 def _execute(req: _Run) -> list[dict[str, Any]]:
     route = req.plan.route
     if route in INDEX_ROUTES:
-        iq = _index_query(req.plan, route, bool(req.state["cjk_available"]))
+        iq = _index_query(req.plan, route, bool(req.state["cjk_available"]),
+                          bool(req.state.get("cjk_few_snippet")))
         rows = _run_index(req, iq, route)
         narrow = iq.narrow
         if narrow is not None:

@@ -23,6 +23,7 @@ from .query import Query, fold_text, has_cjk
 
 __all__ = [
     "edge_cut_highlight",
+    "few_snippet_sql",
     "is_tool_call_json",
     "like_snippet",
     "narrow_single_char_hits",
@@ -42,6 +43,12 @@ def snippet_sql(table: str, cjk_helpers: bool) -> str:
     if cjk_helpers:  # merges overlapping bigram/trigram hits into one span
         return f"cjk_snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_CHARS})"
     return f"snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_TOKENS})"
+
+
+def few_snippet_sql(table: str) -> str:
+    """``snippet_sql`` with helpers, built only when the query is one phrase in at most
+    ``?3`` rows (NULL otherwise): ``cjk_few_snippet`` judges it from ``rank``."""
+    return f"cjk_few_snippet({table}, rank, ?3, -1, '>>>', '<<<', '...', {SNIPPET_CHARS})"
 
 
 def like_snippet(texts: Iterable[str | None], terms: Sequence[str], *,

@@ -125,6 +125,9 @@ def test_setup_py_sanitizer_build_in_sqlite_shell(tmp_path: Path) -> None:
         "FROM a WHERE a MATCH '中国 OR 人民 OR abc';",
         "SELECT length(cjk_highlight(b, 0, '[', ']')), length(cjk_snippet(b, 0, '<', '>', '.', 3)) "
         "FROM b WHERE b MATCH '国 OR ガ OR 한';",
+        "SELECT cjk_few_snippet(a, rank, 3, -1, '<', '>', '.', 3), "
+        "cjk_few_snippet(a, rank, rowid % 5, 0, '', '', '', 1) FROM a WHERE a MATCH '中国';",
+        "SELECT cjk_few_snippet(b, rank, 1000, -1, '[', ']', '...', 2) FROM b WHERE b MATCH '国 OR ガ';",
         "INSERT INTO a(a) VALUES ('integrity-check');",
         "INSERT INTO b(b) VALUES ('integrity-check');",
         "SELECT 'done';",
