@@ -15,8 +15,8 @@ from typing import Any
 
 from ._sqlite import rows_as_dicts
 
-__all__ = ["MAX_ROWID", "MIN_ROWID", "RANKED_ORDER", "ROW_COLUMNS", "envelope", "match_rows",
-           "walk_threshold"]
+__all__ = ["MAX_ROWID", "MIN_ROWID", "RANKED_ORDER", "ROW_COLUMNS", "envelope", "id_array",
+           "match_rows", "walk_threshold"]
 
 MAX_ROWID, MIN_ROWID = 2**63 - 1, -(2**63)
 # Relevance order.  Equal ranks (identical texts) go by id, newest first, so
@@ -277,7 +277,7 @@ def match_rows(
         if not ids:
             return []
         return rows_as_dicts(conn.execute(
-            rows_sql, [expression, min(ids), max(ids), _id_array(ids)]))
+            rows_sql, [expression, min(ids), max(ids), id_array(ids)]))
     if order != RANKED_ORDER:
         raise ValueError(f"ranked order must be {RANKED_ORDER!r}, not {order!r}")
     tiers = _Tiers(conn, table, expression, snippet_sql, where, extra, tier_size,
@@ -322,7 +322,7 @@ def _sliced_top(conn: sqlite3.Connection, sql: str,
     return None
 
 
-def _id_array(ids: Iterable[int]) -> str:
+def id_array(ids: Iterable[int]) -> str:
     """Integer ids as a JSON array, for ``json_each`` (json.dumps, several times faster)."""
     return "[" + ",".join(map(str, ids)) + "]"
 
@@ -417,7 +417,7 @@ class _Tiers:
     def _rows_of(self, tier: list[Any]) -> list[dict[str, Any]]:
         """The rows of ranked ``(id, snippet)`` pairs that pass the filters, in that order."""
         found = {int(r["id"]): r for r in rows_as_dicts(self.conn.execute(
-            self.rows_of_sql, [*self.params, _id_array(int(i) for i, _ in tier)]))}
+            self.rows_of_sql, [*self.params, id_array(int(i) for i, _ in tier)]))}
         rows = []
         for i, snippet in tier:
             row = found.get(int(i))
@@ -429,7 +429,7 @@ class _Tiers:
     def _kept(self, ids: list[int]) -> list[dict[str, Any]]:
         """The rows of ``ids`` that pass the filters, in the order of ``ids``."""
         found = {int(r["id"]): r for r in rows_as_dicts(self.conn.execute(
-            self.kept_sql, [self.expression, min(ids), max(ids), _id_array(ids),
+            self.kept_sql, [self.expression, min(ids), max(ids), id_array(ids),
                             *self.params]))}
         return [found[i] for i in ids if i in found]
 

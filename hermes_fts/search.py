@@ -45,7 +45,7 @@ from . import _env, schema, time_table
 from ._params import parse_roles
 from ._sqlite import row_dict, sqlite_sort_key
 from .like_sql import LIKE_SOURCE, like_where
-from .match_rows import RANKED_ORDER, envelope
+from .match_rows import RANKED_ORDER, envelope, id_array
 from .match_rows import ROW_COLUMNS as _ROW_COLUMNS
 from .match_rows import match_rows as _match_rows
 from .query import (
@@ -381,10 +381,12 @@ def _glued_latin(
     word_matches = (f"SELECT rowid FROM {schema.BASE} "
                     f"WHERE {schema.BASE} MATCH ? AND rowid BETWEEN ? AND ?")
     # Most terms have no glued rows: one short look says so before tiers are read.
-    # It holds a rare word's every match; for a common one it says "maybe".
+    # A CJK match that is none of the rows found may be one.  The rows found
+    # are word matches, so "none" is exact; hidden word matches can only make
+    # it say "maybe", and the supplement below then tells.
     if req.conn.execute(f"SELECT 1 FROM {schema.CJK} WHERE {schema.CJK} MATCH ? AND rowid "
-                        f"BETWEEN ? AND ? AND rowid NOT IN ({word_matches} LIMIT {RANK_TIER})"
-                        f" LIMIT 1", (iq.expression, low, high, fts5_expr, low, high)
+                        f"BETWEEN ? AND ? AND rowid NOT IN (SELECT value FROM json_each(?))"
+                        f" LIMIT 1", (iq.expression, low, high, id_array(r["id"] for r in found))
                         ).fetchone() is None:
         return []
     extra = f" AND {schema.CJK}.rowid NOT IN ({word_matches})"

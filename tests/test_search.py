@@ -144,9 +144,9 @@ def test_latin_glued_to_cjk_is_found_without_reordering_word_hits(store):
 
 
 def test_glued_rows_are_looked_for_first_and_found_past_many_word_hits(store):
-    # The supplement first looks for a CJK-index match outside the word
-    # index's first 256 matches: for a common word that only says "maybe",
-    # and a glued row past them must still be found.
+    # The supplement first looks for a CJK-index match that is none of the
+    # rows found: for a common word that says "maybe" at once, and a glued
+    # row past the word hits must still be found.
     st = store
     st.add_messages([{"session_id": "s1", "role": "user", "content": f"common {i}",
                       "timestamp": 100.0 + i} for i in range(300)])
@@ -164,6 +164,30 @@ def test_glued_rows_are_looked_for_first_and_found_past_many_word_hits(store):
     cjk_reads = [s for s in statements if "MATCH" in s and "messages_fts_cjk" in s
                  and not s.startswith("--")]
     assert len(cjk_reads) == 1 and cjk_reads[0].startswith("SELECT 1 FROM messages_fts_cjk")
+    # The look names the rows found: it walks no word-index doclist again.
+    assert "messages_fts MATCH" not in cjk_reads[0]
+
+
+def test_a_hidden_word_match_makes_the_glued_look_say_maybe_and_the_supplement_tell(store):
+    # The look leaves out only the rows found; a hidden row is a word match
+    # it does not know, so the supplement runs, and it adds nothing.
+    shown = add(store, "s1", "user", "a solitary word", 10)
+    add(store, "s1", "user", "the solitary hidden one", 11, display_kind="hidden")
+
+    def search() -> tuple[list[int], list[str]]:
+        statements: list[str] = []
+        store._conn.set_trace_callback(statements.append)
+        try:
+            found = ids(store.search_messages("solitary"))
+        finally:
+            store._conn.set_trace_callback(None)
+        return found, [s for s in statements if s.startswith("SELECT")
+                       and "messages_fts_cjk MATCH" in s and "NOT IN (SELECT rowid" in s]
+
+    found, supplement = search()
+    assert found == [shown] and supplement
+    glued = add(store, "s1", "user", "没有solitary以外", 12)
+    assert search()[0] == [shown, glued]
 
 
 def test_tool_role_searches_full_tool_bodies_and_escapes_like(store):
