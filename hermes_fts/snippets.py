@@ -17,6 +17,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ._cjk_ranges import is_cjk
 from ._index_text import fold_width
 from .content import decode_content, render_tool_calls
 from .query import Query, fold_text, has_cjk
@@ -66,10 +67,12 @@ def like_snippet(texts: Iterable[str | None], terms: Sequence[str], *,
     """
     found = [t for t in (readable_text(x) for x in texts) if t]
     for text in found:
-        lowered, starts = _folded(text) if fold else (text.lower(), None)
+        lowered, starts = _folded(text) if fold else (None, None)
         for term in terms:
             key = (fold_text(term) if fold else term).lower()
-            at = lowered.find(key)
+            if lowered is None and not _caseless(key):
+                lowered = _lowered(text)  # long non-ASCII text lowers slowly: only when needed
+            at = (text if lowered is None else lowered).find(key)
             if at < 0:
                 continue
             stop = at + len(key)
@@ -92,6 +95,21 @@ def like_snippet(texts: Iterable[str | None], terms: Sequence[str], *,
         return ""
     end = _char_end(found[0], min(len(found[0]), LIKE_SNIPPET_CHARS))
     return found[0][:end] + ("..." if end < len(found[0]) else "")
+
+
+def _lowered(text: str) -> str:
+    """``text.lower()`` with every character where it was, so a position found in it
+    is one in ``text``: a character that lowers to several (İ) stays as it is."""
+    lowered = text.lower()
+    if len(lowered) == len(text):  # lowering never shortens: nothing moved
+        return lowered
+    return "".join(low if len(low := ch.lower()) == 1 else ch for ch in text)
+
+
+def _caseless(key: str) -> bool:
+    """Whether ``key`` is found in a text exactly where it is found in the text lowered:
+    CJK characters have no case, and no other character lowers to one."""
+    return all(is_cjk(ord(ch)) for ch in key)
 
 
 # --------------------------------------------------------------------------- readable text

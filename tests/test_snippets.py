@@ -137,3 +137,17 @@ def test_index_snippet_never_cuts_a_marked_cjk_term(store):
         assert not edge_cut_highlight(snippet), snippet
         for marked in MARKED.findall(snippet):
             assert marked.replace("東京タワー", "") == "", snippet
+
+
+@pytest.mark.parametrize("text, term, expected", [
+    # İ lowers to two characters: positions found in lowered text used to
+    # land that many characters late.
+    ("İİİ 東京タワー 見た", "東京", "İİİ >>>東京<<<タワー 見た"),
+    ("İİİ Tower 見た", "tower", "İİİ >>>Tower<<< 見た"),
+    ("İstanbul'da deploy", "DEPLOY", "İstanbul'da >>>deploy<<<"),
+    # A CJK term is looked up in the text itself (it has no case).
+    ("ＡＢＣ　東京", "東京", "ＡＢＣ　>>>東京<<<"),
+])
+def test_like_snippet_marks_where_the_term_is_when_lowering_moves_characters(
+        text: str, term: str, expected: str) -> None:
+    assert like_snippet([text], [term]) == expected
