@@ -389,7 +389,10 @@ class _Tiers:
         if not ranked:
             return [], following
         rows = self._kept(ranked[:want])
-        if len(ranked) > want and 2 * len(rows) < want:  # most dropped, many left to test
+        # Most dropped, many left to test: one statement with the filters inside.
+        # Not under spans: their candidates are ranked already, and ranking the
+        # tier again would walk the term's whole doclist for its IDF once more.
+        if len(ranked) > want and 2 * len(rows) < want and not self.narrowed:
             return self._read_filtered(top, want)
         start = want
         while len(rows) < want and start < len(ranked):

@@ -122,7 +122,7 @@ def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
     filtered_reads = []
     read_filtered = match_rows._Tiers._read_filtered
     monkeypatch.setattr(match_rows._Tiers, "_read_filtered", lambda self, top, want: (
-        filtered_reads.append(top), read_filtered(self, top, want))[1])
+        filtered_reads.append(self.narrowed), read_filtered(self, top, want))[1])
     checked = 0
     for query, kw, limit in itertools.product(QUERIES, filters, [1, 5, 40, 10_000]):
         plan = search.plan_search(state, query, kw.get("role_filter"))
@@ -130,15 +130,23 @@ def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
             continue
         request = search.SearchRequest(query, limit=limit, **kw)
         where, params = search._filters(request)
-        iq = search._index_query(plan, plan.route, True)
-        new = match_rows.match_rows(store._conn, iq.table, iq.expression, iq.snippet, where,
-                                    params, "rank, m.id DESC", limit, tier_size=tier)
+        iq = search._index_query(plan, plan.route, True, True)
         old = two_statement_tiers(store._conn, iq.table, iq.expression, iq.snippet, where,
                                   params, "rank, m.id DESC", limit)
-        assert new == old, (query, kw, limit)
+        # A time bound also reads only its spans, as search_messages does.
+        spans = (time_table.spans(store._conn, None, kw["before"]) if "before" in kw
+                 else None)
+        # With and without the rare phrase's one-pass first tier.
+        for few in (None, iq.few_snippet):
+            new = match_rows.match_rows(store._conn, iq.table, iq.expression, iq.snippet,
+                                        where, params, "rank, m.id DESC", limit, tier_size=tier,
+                                        spans=spans, few_snippet_sql=few)
+            assert new == old, (query, kw, limit, few)
         checked += bool(new)
     assert checked > 50
     assert filtered_reads  # both ways of reading a tier were compared
+    # Under spans the candidates are ranked already: the tier is never ranked again.
+    assert not any(filtered_reads)
 
 
 def test_snippets_are_built_for_the_kept_rows_only(store):
