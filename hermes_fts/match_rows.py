@@ -389,11 +389,13 @@ class _Tiers:
         if not ranked:
             return [], following
         rows = self._kept(ranked[:want])
-        # Most dropped, many left to test: one statement with the filters inside.
-        # Not under spans: their candidates are ranked already, and ranking the
-        # tier again would walk the term's whole doclist for its IDF once more.
-        if len(ranked) > want and 2 * len(rows) < want and not self.narrowed:
-            return self._read_filtered(top, want)
+        if len(ranked) > want and 2 * len(rows) < want:  # most dropped, many left to test
+            if not self.narrowed:  # one statement with the filters inside
+                return self._read_filtered(top, want)
+            # Under spans the candidates are ranked already, and ranking the tier
+            # again would walk the term's whole doclist for its IDF once more:
+            # the rest are tested in one statement.
+            return rows + self._kept(ranked[want:])[:want - len(rows)], following
         start = want
         while len(rows) < want and start < len(ranked):
             # As many more as the filters' keep rate so far predicts (+1).
