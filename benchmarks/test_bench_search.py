@@ -28,7 +28,7 @@ from benchmarks import corpus
 from hermes_fts import indexing, match_rows, search
 from hermes_fts.bench import median_ms, recall
 from hermes_fts.query import match_expression
-from hermes_fts.snippets import snippet_sql
+from hermes_fts.snippets import few_snippet_sql, snippet_sql
 from hermes_fts.store import SessionStore
 
 PER_BAND = int(os.environ.get("HERMES_BENCH_PER_BAND", "2"))  # terms per frequency band
@@ -57,12 +57,16 @@ def store(bench_size: int, bench_seed: int) -> Any:
 
 
 def raw_fts5(st: SessionStore, term: str) -> list[Any]:
-    """The fts5 route's statement alone: no sanitizing, routing or supplements."""
-    plan = search.plan_search(st.index_state(), term)
+    """The fts5 route's MATCH alone, read as the search reads it (rank tiers, and the
+    rare phrase's one pass where the library has it): no sanitizing, routing or
+    supplements."""
+    state = st.index_state()
+    plan = search.plan_search(state, term)
     where, params = search._filters(search.SearchRequest(term))
     return match_rows.match_rows(
         st._conn, "messages_fts", match_expression(plan.query, "fts5"),
         snippet_sql("messages_fts", True), where, params, match_rows.RANKED_ORDER, 20,
+        few_snippet_sql=few_snippet_sql("messages_fts") if state["cjk_few_snippet"] else None,
     )
 
 
