@@ -17,12 +17,12 @@
 **
 ** tf is computed here from the row, so idf = -score / tf, and "hits <= n"
 ** is "idf above the midpoint of the IDFs of n and n + 1 hits" (idf falls as
-** hits grow).  The
-** judgement is made on a cursor's first row and kept for the others.  It
-** only decides where a snippet is built: a wrong one (a rank configured
-** with other weights) costs time, never a different result.  The caller
-** learns from the number of rows whether they are every match, and builds
-** any snippet still missing the usual way.
+** hits grow).  The judgement is made on a cursor's first row, with that
+** row's n, and kept for the others.  It only decides where a snippet is
+** built: a wrong one (a rank configured with other weights) costs time,
+** never a different result.  The caller learns from the number of rows
+** whether they are every match, and builds any snippet still missing the
+** usual way.
 */
 #include <string.h>
 
