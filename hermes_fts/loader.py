@@ -132,13 +132,18 @@ def _bind(host: str) -> None:
         _bound_host = host
 
 
-def has_extension(conn: Any) -> bool:
-    """True when ``conn`` has the cjk_unicode61 tokenizer and helpers."""
+def _answers(conn: Any, sql: str) -> bool:
+    """Whether ``conn`` runs ``sql``: the probe for a function a library may lack."""
     try:
-        conn.execute(_PROBE_SQL).fetchall()
+        conn.execute(sql).fetchall()
     except Exception:  # each host raises its own error class for "no such function"
         return False
     return True
+
+
+def has_extension(conn: Any) -> bool:
+    """True when ``conn`` has the cjk_unicode61 tokenizer and helpers."""
+    return _answers(conn, _PROBE_SQL)
 
 
 def has_fold(conn: Any) -> bool:
@@ -147,11 +152,7 @@ def has_fold(conn: Any) -> bool:
     ``HERMES_FTS5_CJK_SO`` may point to such a library, so the store checks once
     per connection before it folds LIKE comparisons.
     """
-    try:
-        conn.execute("SELECT cjk_fold('')").fetchall()
-    except Exception:  # each host raises its own error class for "no such function"
-        return False
-    return True
+    return _answers(conn, "SELECT cjk_fold('')")
 
 
 def has_few_snippet(conn: Any, table: str) -> bool:
@@ -160,12 +161,8 @@ def has_few_snippet(conn: Any, table: str) -> bool:
     FTS5 finds an auxiliary function only in a query on one of its tables, so
     the check prepares one on the FTS5 table ``table`` (it reads no row).
     """
-    try:
-        conn.execute(f"SELECT cjk_few_snippet({table}, 0, 0, -1, '', '', '', 1) "
-                     f"FROM {table} WHERE 0").fetchall()
-    except Exception:  # each host raises its own error class for "no such function"
-        return False
-    return True
+    return _answers(conn, f"SELECT cjk_few_snippet({table}, 0, 0, -1, '', '', '', 1) "
+                          f"FROM {table} WHERE 0")
 
 
 def load_strategy() -> str | None:

@@ -322,6 +322,12 @@ def _sliced_top(conn: sqlite3.Connection, sql: str,
     return None
 
 
+def _in_order(cursor: sqlite3.Cursor, ids: list[int]) -> list[dict[str, Any]]:
+    """The rows of ``cursor`` (an ``id`` column first) in the order of ``ids``."""
+    found = {int(r["id"]): r for r in rows_as_dicts(cursor)}
+    return [found[i] for i in ids if i in found]
+
+
 def id_array(ids: Iterable[int]) -> str:
     """Integer ids as a JSON array, for ``json_each`` (json.dumps, several times faster)."""
     return "[" + ",".join(map(str, ids)) + "]"
@@ -357,25 +363,25 @@ class _Tiers:
         self.candidates_sql = _tier_sql(table, tier_size)
         self.kept_sql = _kept_rows_sql(table, snippet_sql, where, extra)
         self.filtered_sql = _filtered_tier_sql(table, snippet_sql, where, extra, tier_size)
-        # Rows read by id need no MATCH, so only without conditions on the index (`extra`).
-        self.first_sql = (_first_tier_sql(table, few_snippet_sql, tier_size)
-                          if few_snippet_sql and not extra and not self.narrowed else None)
-        self.rows_of_sql = _rows_of_sql(where)
+        # The one-pass first tier and the rows it reads by id.  Rows read by id
+        # need no MATCH, so only without conditions on the index (`extra`).
+        self.one_pass = ((_first_tier_sql(table, few_snippet_sql, tier_size), _rows_of_sql(where))
+                         if few_snippet_sql and not extra and not self.narrowed else None)
 
     def read(self, top: int, want: int) -> tuple[list[dict[str, Any]], int | None]:
         """The best ``want`` rows of the tier under ``top``, and the next tier's top
         (None: no matches are left)."""
         if self.narrowed:
             ranked, following = self._ranked_in_spans(top)
-        elif self.first_sql is not None and top == MAX_ROWID:
+        elif self.one_pass is not None and top == MAX_ROWID:
             # Fewer rows than the tier holds are every match, and at most `want`
             # are all wanted.  The function's judgement only decides whether it
             # builds their snippets (for more rows it would build them in vain).
             few = min(want, self.tier_size - 1)
-            tier = self.conn.execute(self.first_sql, (self.expression, top, few)).fetchall()
+            tier = self.conn.execute(self.one_pass[0], (self.expression, top, few)).fetchall()
             if (tier and len(tier) <= few
                     and all(snippet is not None for _, snippet in tier)):
-                return self._rows_of(tier), None
+                return self._rows_of(self.one_pass[1], tier), None
             ranked = [int(r[0]) for r in tier]
             if not ranked:
                 return [], None
@@ -419,24 +425,20 @@ class _Tiers:
         ranked = [i for i in ranked if any(lo <= i <= hi for lo, hi in self.spans)]
         return ranked, (None if low is None else low - 1)
 
-    def _rows_of(self, tier: list[Any]) -> list[dict[str, Any]]:
+    def _rows_of(self, sql: str, tier: list[Any]) -> list[dict[str, Any]]:
         """The rows of ranked ``(id, snippet)`` pairs that pass the filters, in that order."""
-        found = {int(r["id"]): r for r in rows_as_dicts(self.conn.execute(
-            self.rows_of_sql, [*self.params, id_array(int(i) for i, _ in tier)]))}
-        rows = []
-        for i, snippet in tier:
-            row = found.get(int(i))
-            if row is not None:
-                row["snippet"] = snippet
-                rows.append(row)
+        ids = [int(i) for i, _ in tier]
+        rows = _in_order(self.conn.execute(sql, [*self.params, id_array(ids)]), ids)
+        snippets = dict(tier)
+        for row in rows:
+            row["snippet"] = snippets[row["id"]]
         return rows
 
     def _kept(self, ids: list[int]) -> list[dict[str, Any]]:
         """The rows of ``ids`` that pass the filters, in the order of ``ids``."""
-        found = {int(r["id"]): r for r in rows_as_dicts(self.conn.execute(
-            self.kept_sql, [self.expression, min(ids), max(ids), id_array(ids),
-                            *self.params]))}
-        return [found[i] for i in ids if i in found]
+        return _in_order(self.conn.execute(
+            self.kept_sql, [self.expression, min(ids), max(ids), id_array(ids), *self.params]),
+            ids)
 
     def _read_filtered(self, top: int, want: int) -> tuple[list[dict[str, Any]], int | None]:
         cur = self.conn.execute(self.filtered_sql,
