@@ -25,6 +25,8 @@ def as_int(value: Any, name: str) -> int:
     A bool, a fractional number or text that is not an integer is refused
     rather than silently truncated.
     """
+    if type(value) is int:  # the usual case (a bool is refused below)
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
     try:

@@ -28,12 +28,17 @@ ROW_COLUMNS = (
     "m.id, m.session_id, m.role, {snippet} AS snippet, m.timestamp, m.tool_name, "
     "s.source, s.model, s.started_at AS session_started"
 )
+# Their names, what a cursor's description would give (read once, not per query).
+_ROW_NAMES = tuple(c.split(" AS ")[-1].split(".")[-1] for c in ROW_COLUMNS.split(", "))
 
 
 def envelope(spans: Sequence[tuple[int, int]] | None) -> tuple[int, int]:
     """The lowest and highest rowid of ``spans`` (None: every rowid)."""
     if spans is None:
         return MIN_ROWID, MAX_ROWID
+    if len(spans) == 1:  # the usual case: no time bound, or one span
+        (lo, hi), = spans
+        return lo, hi
     return min(lo for lo, _ in spans), max(hi for _, hi in spans)
 
 
@@ -323,14 +328,28 @@ def _sliced_top(conn: sqlite3.Connection, sql: str,
 
 
 def _in_order(cursor: sqlite3.Cursor, ids: list[int]) -> list[dict[str, Any]]:
-    """The rows of ``cursor`` (an ``id`` column first) in the order of ``ids``."""
-    found = {int(r["id"]): r for r in rows_as_dicts(cursor)}
-    return [found[i] for i in ids if i in found]
+    """The rows of ``cursor`` (``ROW_COLUMNS``) in the order of ``ids``."""
+    found = {row[0]: row for row in cursor}
+    return [dict(zip(_ROW_NAMES, found[i])) for i in ids if i in found]
 
 
 def id_array(ids: Iterable[int]) -> str:
     """Integer ids as a JSON array, for ``json_each`` (json.dumps, several times faster)."""
     return "[" + ",".join(map(str, ids)) + "]"
+
+
+@functools.lru_cache(maxsize=512)
+def _tier_statements(table: str, snippet_sql: str, where: str, extra: str, tier_size: int,
+                     few_snippet_sql: str | None
+                     ) -> tuple[str, str, str, tuple[str, str] | None]:
+    """``_Tiers``' statements, built once per query shape: candidates, kept rows,
+    filtered tier, and the one-pass first tier with the rows it reads by id
+    (None without ``few_snippet_sql``, and with conditions on the index,
+    ``extra``: rows read by id have no MATCH to test them)."""
+    one_pass = ((_first_tier_sql(table, few_snippet_sql, tier_size), _rows_of_sql(where))
+                if few_snippet_sql and not extra else None)
+    return (_tier_sql(table, tier_size), _kept_rows_sql(table, snippet_sql, where, extra),
+            _filtered_tier_sql(table, snippet_sql, where, extra, tier_size), one_pass)
 
 
 class _Tiers:
@@ -360,13 +379,9 @@ class _Tiers:
         self.spans = spans  # no row outside them passes the filters
         self.envelope = envelope(spans)
         self.narrowed = self.envelope != (MIN_ROWID, MAX_ROWID) or len(spans) > 1
-        self.candidates_sql = _tier_sql(table, tier_size)
-        self.kept_sql = _kept_rows_sql(table, snippet_sql, where, extra)
-        self.filtered_sql = _filtered_tier_sql(table, snippet_sql, where, extra, tier_size)
-        # The one-pass first tier and the rows it reads by id.  Rows read by id
-        # need no MATCH, so only without conditions on the index (`extra`).
-        self.one_pass = ((_first_tier_sql(table, few_snippet_sql, tier_size), _rows_of_sql(where))
-                         if few_snippet_sql and not extra and not self.narrowed else None)
+        (self.candidates_sql, self.kept_sql, self.filtered_sql,
+         one_pass) = _tier_statements(table, snippet_sql, where, extra, tier_size, few_snippet_sql)
+        self.one_pass = None if self.narrowed else one_pass
 
     def read(self, top: int, want: int) -> tuple[list[dict[str, Any]], int | None]:
         """The best ``want`` rows of the tier under ``top``, and the next tier's top
@@ -427,11 +442,14 @@ class _Tiers:
 
     def _rows_of(self, sql: str, tier: list[Any]) -> list[dict[str, Any]]:
         """The rows of ranked ``(id, snippet)`` pairs that pass the filters, in that order."""
-        ids = [int(i) for i, _ in tier]
-        rows = _in_order(self.conn.execute(sql, [*self.params, id_array(ids)]), ids)
-        snippets = dict(tier)
-        for row in rows:
-            row["snippet"] = snippets[row["id"]]
+        found = {row[0]: row for row in self.conn.execute(
+            sql, [*self.params, id_array(i for i, _ in tier)])}
+        rows = []
+        for i, snippet in tier:
+            if i in found:
+                row = dict(zip(_ROW_NAMES, found[i]))
+                row["snippet"] = snippet
+                rows.append(row)
         return rows
 
     def _kept(self, ids: list[int]) -> list[dict[str, Any]]:
