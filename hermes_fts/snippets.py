@@ -65,7 +65,12 @@ def like_snippet(texts: Iterable[str | None], terms: Sequence[str], *,
     term is looked up in the folded text and the mark is put on the original
     characters it came from (``>>>東京<<<`` for 东京).
     """
-    found = [t for t in (readable_text(x) for x in texts) if t]
+    return _cut([readable_text(x) for x in texts], terms, fold)
+
+
+def _cut(readable: list[str], terms: Sequence[str], fold: bool) -> str:
+    """``like_snippet`` of texts already made readable (``readable_text``)."""
+    found = [t for t in readable if t]
     for text in found:
         lowered, starts = _folded(text) if fold else (None, None)
         for term in terms:
@@ -165,18 +170,24 @@ def recut_unreadable_snippets(
     JSON (raw, or the decoded text the indexes add to it), and one limited in
     characters can cut a marked term at its edge.  Those rows get
     ``like_snippet``'s (calls as ``name(arg="…")``, terms whole) when it finds
-    a query term in the text; otherwise the index snippet stays.
+    a query term in the text; otherwise the index snippet stays.  So does
+    the snippet of JSON stored as plain text (a fetched page's fields): cut
+    again, it would show the very same JSON.
     """
     for row in rows:
         snippet = row.get("snippet")
-        if not isinstance(snippet, str) or not (
-            is_tool_call_json(snippet) or edge_cut_highlight(snippet)
-        ):
+        if not isinstance(snippet, str):
+            continue
+        edge_cut = edge_cut_highlight(snippet)
+        if not (edge_cut or is_tool_call_json(snippet)):
             continue
         texts = conn.execute(
             "SELECT content, tool_name, tool_calls FROM messages WHERE id = ?", (row["id"],)
-        ).fetchone()
-        recut = like_snippet(texts or (), terms)
+        ).fetchone() or ()
+        readable = [readable_text(x) for x in texts]
+        if not edge_cut and readable == [x or "" for x in texts]:
+            continue  # nothing decodes or renders differently from how it is stored
+        recut = _cut(readable, terms, False)
         if ">>>" in recut:
             row["snippet"] = recut
 
@@ -250,7 +261,6 @@ def _folded(text: str) -> tuple[str, list[int]]:
     return "".join(chars), starts
 
 
-_MARKED = re.compile(r">>>(.*?)<<<", re.DOTALL)
 
 
 def narrow_single_char_hits(snippet: str, q: Query) -> str:
@@ -273,16 +283,16 @@ def single_char_narrowing(q: Query) -> Callable[[str], str] | None:
     if not singles:
         return None
     longer = [t.text for t in q.terms if not t.negated and len(t.text) > 1]
+    # Only the two-character marks that hold one of them: a pattern made for
+    # the query finds those, so the other marks cost no Python call.
+    chars = "".join(re.escape(ch) for ch in sorted(singles))
+    pair = re.compile(f">>>(?:([{chars}])([^<])|([^<])([{chars}]))<<<")
 
     def narrow(m: re.Match[str]) -> str:
-        span = m.group(1)
-        if len(span) != 2 or any(span in t for t in longer):
+        if any(m.group(0)[3:-3] in t for t in longer):
             return m.group(0)
-        first, second = span[0], span[1]
-        if first in singles:
-            return f">>>{first}<<<{second}"
-        if second in singles:
-            return f"{first}>>>{second}<<<"
-        return m.group(0)
+        if m.group(1):
+            return f">>>{m.group(1)}<<<{m.group(2)}"
+        return f"{m.group(3)}>>>{m.group(4)}<<<"
 
-    return lambda snippet: _MARKED.sub(narrow, snippet)
+    return lambda snippet: pair.sub(narrow, snippet)

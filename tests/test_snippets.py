@@ -10,12 +10,17 @@ from pathlib import Path
 import pytest
 
 import hermes_fts
-from hermes_fts.content import render_tool_calls
+from hermes_fts.content import JSON_CONTENT_PREFIX, render_tool_calls
+from hermes_fts.query import parse_query
+from hermes_fts.schema import BASE, CJK
 from hermes_fts.snippets import (
     LIKE_SNIPPET_BEFORE,
     LIKE_SNIPPET_CHARS,
     edge_cut_highlight,
+    is_tool_call_json,
     like_snippet,
+    single_char_narrowing,
+    snippet_sql,
 )
 from hermes_fts.store import SessionStore
 from hermes_fts.tool import session_search
@@ -70,6 +75,47 @@ def test_index_snippets_of_tool_calls_show_the_call_not_json(store, query):
     assert '"function"' not in snippet and "arguments" not in snippet
     assert snippet.startswith(("web_search(", ">>>web_search<<<("))
     assert MARKED.search(snippet), snippet
+
+
+@needs_extension
+@pytest.mark.parametrize("table", [BASE, CJK])
+def test_json_stored_as_plain_text_keeps_the_index_snippet(store, table):
+    # A fetched page's fields: cut again from the stored text it would show the
+    # same JSON, with fewer marks.  The index snippet marks both hits.
+    page = json.dumps({"title": "nginx 部署指南", "url": "https://example.org/nginx",
+                       "note": "how to deploy nginx"}, ensure_ascii=False)
+    store.add_message("s1", "tool", page, tool_name="web_extract")
+    route = {BASE: "fts5", CJK: "fts_cjk"}[table]
+    [row] = store.search_messages("nginx", route=route)
+    indexed = store._conn.execute(
+        f"SELECT {snippet_sql(table, True)} FROM {table} WHERE {table} MATCH 'nginx'"
+    ).fetchone()[0]
+    assert is_tool_call_json(indexed) and len(MARKED.findall(indexed)) == 3, indexed
+    assert row["snippet"] == indexed
+
+
+@needs_extension
+@pytest.mark.parametrize("route", ["fts5", "fts_cjk"])
+def test_structured_content_is_still_shown_decoded(store, route):
+    parts = [{"type": "text", "text": "the nginx 部署 notes"}, {"type": "image_url"}]
+    store.add_message("s1", "user", JSON_CONTENT_PREFIX + json.dumps(parts))
+    [row] = store.search_messages("nginx", route=route)
+    assert row["snippet"] == "the >>>nginx<<< 部署 notes", row
+
+
+@pytest.mark.parametrize("query, snippet, narrowed", [
+    ("猫", ">>>猫粮<<<买好了，小>>>小猫<<<很开心", ">>>猫<<<粮买好了，小小>>>猫<<<很开心"),
+    ("猫", ">>>猫猫<<<", ">>>猫<<<猫"),  # the first of the two, as the index marked it
+    ("猫 粮", ">>>猫粮<<<", ">>>猫<<<粮"),
+    ("猫 猫粮", ">>>猫粮<<<和>>>猫砂<<<", ">>>猫粮<<<和>>>猫<<<砂"),  # a longer term's bigram stays
+    ("猫", ">>>猫粮店<<< >>>狗粮<<< >>>cat<<< >>>猫<<<", ">>>猫粮店<<< >>>狗粮<<< >>>cat<<< >>>猫<<<"),
+    ("猫 NOT 狗", ">>>狗猫<<<", "狗>>>猫<<<"),  # an excluded character is not marked
+    ("a.b 猫", ">>>[猫<<<", "[>>>猫<<<"),  # no character is special in the pattern
+])
+def test_one_character_terms_mark_only_their_character(query, snippet, narrowed):
+    narrow = single_char_narrowing(parse_query(query))
+    assert narrow is not None and narrow(snippet) == narrowed
+    assert single_char_narrowing(parse_query("猫粮 cat")) is None
 
 
 # --------------------------------------------------------------------------- boundaries
