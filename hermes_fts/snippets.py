@@ -261,8 +261,6 @@ def _folded(text: str) -> tuple[str, list[int]]:
     return "".join(chars), starts
 
 
-
-
 def narrow_single_char_hits(snippet: str, q: Query) -> str:
     """Mark just the character when a one-character term hit inside a bigram.
 
