@@ -31,6 +31,7 @@ import pytest
 
 from benchmarks import corpus
 from hermes_fts import indexing, match_rows, search
+from hermes_fts.bench import interleaved_median_ms
 from hermes_fts.content import decode_content
 from hermes_fts.query import has_cjk, match_expression
 from hermes_fts.schema import CJK
@@ -60,19 +61,6 @@ def prepared_statement(st: SessionStore, term: str) -> tuple[str, list[Any]] | N
     return sql, [match_expression(plan.query, plan.route), *params]
 
 
-def _interleaved_ms(fns: dict[str, Any], repeats: int) -> dict[str, float]:
-    """Median ms of each function, the calls interleaved so load hits all alike."""
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for fn in fns.values():
-        fn()
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append((time.perf_counter() - t0) * 1000.0)
-    return {k: statistics.median(v) for k, v in times.items()}
-
-
 @pytest.mark.parametrize("query_class", CLASSES)
 def test_overhead_vs_prepared_statement(benchmark, store, bench_report, query_class):
     rows = []
@@ -89,7 +77,7 @@ def test_overhead_vs_prepared_statement(benchmark, store, bench_report, query_cl
             bench_report.add("overhead: skipped terms", {"class": query_class, "term": term,
                                                          "ours": len(ours), "raw": len(raw)})
             continue
-        ms = _interleaved_ms({
+        ms = interleaved_median_ms({
             "statement": lambda q=sql, p=params: conn.execute(q, p).fetchall(),
             "search": lambda t=term: store.search_messages(t, limit=20, fields=NO_CONTEXT),
             "with_context": lambda t=term: store.search_messages(t, limit=20),
@@ -178,7 +166,7 @@ def test_vs_tantivy(benchmark, store, tantivy_index, bench_report, query_class):
             grams = _bigrams(term)
             query = (tantivy.Query.term_query(schema, "body", grams[0]) if len(grams) == 1
                      else tantivy.Query.phrase_query(schema, "body", grams))
-            ms = _interleaved_ms({
+            ms = interleaved_median_ms({
                 "tantivy": lambda q=query: searcher.search(q, 20).hits,
                 "ours": lambda t=term: store.search_messages(t, limit=20),
             }, 5)

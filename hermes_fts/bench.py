@@ -41,6 +41,21 @@ def median_ms(fn: Callable[[], Any], repeats: int = 3) -> float:
     return statistics.median(times)
 
 
+def interleaved_median_ms(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
+    """Median wall time in ms of each of ``fns``, after one warm-up call each, their
+    calls interleaved so that a change in the machine's load hits them all alike
+    (their ratios are what a benchmark reports)."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for fn in fns.values():
+        fn()
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append((time.perf_counter() - t0) * 1000.0)
+    return {name: statistics.median(v) for name, v in times.items()}
+
+
 def _vocab(conn: sqlite3.Connection, table: str) -> list[tuple[str, int]]:
     """(term, documents) of an index, from a temporary fts5vocab table."""
     name = f"hermes_bench_vocab_{table}"
