@@ -164,10 +164,19 @@ def spans(conn: sqlite3.Connection, after: float | None,
     if before is not None:
         where.append("lo < ?")
         params.append(before)
+    condition = " AND ".join(where) or "1"
+    first, last, count = conn.execute(
+        f"SELECT min(zone), max(zone), count(*) FROM main.{ZONES} WHERE {condition}",
+        params).fetchone()
+    if not count:
+        return []
+    if count == last - first + 1:
+        # The zones lie side by side, as they do where time follows ids: one
+        # span, without reading every zone (489 of them for half of 1M rows).
+        return [(int(first) << _ZONE_BITS, ((int(last) + 1) << _ZONE_BITS) - 1)]
     out: list[tuple[int, int]] = []
     for (zone,) in conn.execute(
-            f"SELECT zone FROM main.{ZONES} WHERE {' AND '.join(where) or '1'} "
-            f"ORDER BY zone DESC", params):
+            f"SELECT zone FROM main.{ZONES} WHERE {condition} ORDER BY zone DESC", params):
         lo, hi = int(zone) << _ZONE_BITS, ((int(zone) + 1) << _ZONE_BITS) - 1
         if out and out[-1][0] == hi + 1:
             out[-1] = (lo, out[-1][1])  # joins the newer zone next to it

@@ -111,6 +111,28 @@ def test_spans_hold_every_message_of_the_window(store):
     assert time_table.spans(conn, None, T0 - 20_000) == []  # nothing that old
 
 
+def test_side_by_side_zones_make_one_span_and_a_gap_makes_two(tmp_path):
+    path = tmp_path / "state.db"
+    with SessionStore(path) as st:
+        st.add_session("s1", "cli", started_at=T0)
+    db = _plain(path)
+    ids = time_table.ZONE_IDS
+    with db:  # five zones of ids in time order, as an agent writes them
+        db.executemany("INSERT INTO messages(id, session_id, role, content, timestamp) "
+                       "VALUES (?, 's1', 'user', '数据', ?)",
+                       [(i, T0 + i) for i in range(0, 5 * ids, 8)])
+    db.close()
+    with SessionStore(path) as st:
+        assert st.optimize_storage(vacuum=False, min_pause=0)["ok"]
+        conn = st._conn
+        assert time_table.spans(conn, None, T0 + 2.5 * ids) == [(0, 3 * ids - 1)]
+        assert time_table.spans(conn, T0 + ids, T0 + 2 * ids) == [(ids, 2 * ids - 1)]
+        assert time_table.spans(conn, T0 + 9 * ids, None) == []
+        st._conn.execute("UPDATE messages SET timestamp = ? WHERE id = 8", (T0 + 9 * ids,))
+        assert time_table.spans(conn, T0 + 4.5 * ids, None) == [(4 * ids, 5 * ids - 1),
+                                                                 (0, ids - 1)]
+
+
 def _full(monkeypatch: pytest.MonkeyPatch) -> None:
     """Searches without zones: every id range (the reference)."""
     monkeypatch.setattr(time_table, "spans", lambda conn, after, before: [
