@@ -32,13 +32,7 @@ _LATIN = re.compile(r"[a-z][a-z0-9]{2,}")
 
 def median_ms(fn: Callable[[], Any], repeats: int = 3) -> float:
     """Median wall time of ``repeats`` calls, after one warm-up call, in ms."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1000.0)
-    return statistics.median(times)
+    return interleaved_median_ms({"fn": fn}, repeats)["fn"]
 
 
 def interleaved_median_ms(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
