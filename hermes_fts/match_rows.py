@@ -445,14 +445,11 @@ class _Tiers:
 
     def _rows_of(self, where: str, tier: list[Any]) -> list[dict[str, Any]]:
         """The rows of ranked ``(id, snippet)`` pairs that pass the filters, in that order."""
-        found = {row[0]: row for row in self.conn.execute(
-            _rows_of_sql(where, len(tier)), [*self.params, *(i for i, _ in tier)])}
-        rows = []
-        for i, snippet in tier:
-            if i in found:
-                row = dict(zip(_ROW_NAMES, found[i]))
-                row["snippet"] = snippet
-                rows.append(row)
+        snippets = dict(tier)
+        rows = _in_order(self.conn.execute(_rows_of_sql(where, len(tier)),
+                                           [*self.params, *snippets]), list(snippets))
+        for row in rows:
+            row["snippet"] = snippets[row["id"]]
         return rows
 
     def _kept(self, ids: list[int]) -> list[dict[str, Any]]:

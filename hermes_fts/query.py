@@ -151,6 +151,7 @@ def _near_representable(node: Node, unigrams: bool) -> bool:
     return all(_near_representable(c, unigrams) for c in children)
 
 
+@functools.lru_cache(maxsize=256)  # asked again by every Latin search (the glued-Latin look)
 def route_can_represent(q: Query, route: str, *, unigrams: bool = True) -> bool:
     """Whether ``route`` answers ``q`` exactly (by the route's own promise).
 

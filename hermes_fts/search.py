@@ -367,7 +367,7 @@ def _glued_latin(
     cjk = req.state[schema.CJK]
     if missing <= 0 or not cjk["served"]:
         return []
-    if not _cjk_can_answer(req.plan.query):
+    if not route_can_represent(req.plan.query, "fts_cjk"):
         return []
     iq = _index_query(req.plan, "fts_cjk", True)
     # On the CJK table's rowid, not m.id: SQLite tests it as each match comes
@@ -400,12 +400,6 @@ def _glued_latin(
         # No walk: the matches left once the NOT IN drops the word index's
         # are few, and the walk would step through every message to find them.
     )
-
-
-@functools.lru_cache(maxsize=256)
-def _cjk_can_answer(query: Query) -> bool:
-    """``route_can_represent(query, "fts_cjk")``, asked by every Latin search: cached."""
-    return route_can_represent(query, "fts_cjk")
 
 
 def _beyond_cutoff(req: _Run, found: list[dict[str, Any]]) -> list[tuple[int, int]] | None:
