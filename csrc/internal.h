@@ -33,6 +33,12 @@
 #define HERMES_FTS_VERSION_STRING HERMES_STRINGIFY(HERMES_FTS_VERSION)
 
 #define HERMES_TOKENIZER_NAME "cjk_unicode61"
+/* The first characters of glue marks ("glue 1", tokenizer.c): U+E000..E003,
+** private use, so unicode61 token characters that text almost never holds. */
+#define HERMES_MARK_WORD "\xEE\x80\x80"
+#define HERMES_MARK_LEFT "\xEE\x80\x81"
+#define HERMES_MARK_RIGHT "\xEE\x80\x82"
+#define HERMES_MARK_WIDTH "\xEE\x80\x83"
 
 /* ---- UTF-8 codec (utf8.c) ------------------------------------------------ */
 

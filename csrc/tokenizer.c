@@ -97,6 +97,7 @@ typedef struct CjkTokenizer {
   Fts5Tokenizer *pInner; /* unicode61 instance created with the passed-through args */
   int bUnigrams;         /* "unigrams 1": colocated unigrams in documents */
   int bVariants;         /* "variants 1": Han variants folded (variants.c) */
+  int bGlue;             /* "glue 1": marked copies of words unicode61 reads apart */
 } CjkTokenizer;
 
 typedef int (*TokenCallback)(void *, int, const char *, int, int, int);
@@ -108,6 +109,7 @@ typedef struct TokenizeState {
   TokenCallback xToken;  /* caller's callback */
   int flags;             /* FTS5_TOKENIZE_* flags of this call */
   int bUnigrams;         /* emit colocated unigrams in this call */
+  int bGlue;             /* emit colocated glue marks in this call */
   const unsigned char *z;
   int n;
 
@@ -123,6 +125,17 @@ typedef struct TokenizeState {
   const int *aMap;
   int nMapped;           /* valid indices of aMap are 0..nMapped */
 
+  /* Glue marks ("glue 1", emitGlueMarks): whether a CJK character comes
+  ** right before / after the segment, the words unicode61 gave so far, and
+  ** whether the first one touches the segment's start. */
+  int bCjkBefore;
+  int bCjkAfter;
+  int nSegFed;           /* bytes handed to unicode61 (offsets of its tokens) */
+  int nSegWords;
+  int bFirstGlued;
+  HBuf prevWord;         /* the segment's previous word */
+  HBuf mark;             /* a glue mark being built */
+
   /* Reused across segments of one call; only needed when folding happened. */
   HBuf fold;
   int *aMapAlloc;
@@ -131,6 +144,7 @@ typedef struct TokenizeState {
 
 static const char *const UNIGRAMS_OPTION = "unigrams";
 static const char *const VARIANTS_OPTION = "variants";
+static const char *const GLUE_OPTION = "glue";
 
 /* Our options take exactly "0" or "1"; anything else (or a missing value)
 ** fails the constructor, as unicode61 does for its own options. */
@@ -153,9 +167,8 @@ static void cjkDelete(Fts5Tokenizer *pTok) {
 }
 
 /*
-** Arguments come as key/value pairs.  "unigrams 0|1" and "variants 0|1" are
-** ours and removed;
-** everything else goes to unicode61 unchanged, so its options work and an
+** Arguments come as key/value pairs.  "unigrams 0|1", "variants 0|1" and
+** "glue 0|1" are ours and removed; everything else goes to unicode61 unchanged, so its options work and an
 ** unknown argument fails exactly as it does in unicode61.
 */
 static int cjkCreate(void *pCtx, const char **azArg, int nArg, Fts5Tokenizer **ppOut) {
@@ -188,6 +201,10 @@ static int cjkCreate(void *pCtx, const char **azArg, int nArg, Fts5Tokenizer **p
       if ((rc = parseFlag(zVal, &p->bVariants)) != SQLITE_OK) goto done;
       continue;
     }
+    if (sqlite3_stricmp(azArg[i], GLUE_OPTION) == 0) {
+      if ((rc = parseFlag(zVal, &p->bGlue)) != SQLITE_OK) goto done;
+      continue;
+    }
     azPass[nPass++] = azArg[i];
     if (i + 1 < nArg) azPass[nPass++] = azArg[i + 1];
   }
@@ -206,23 +223,94 @@ done:
   return SQLITE_OK;
 }
 
+/* Emit one colocated mark token: zMark [word1 zMark] word2. */
+static int emitMark(TokenizeState *s, const char *zMark, const HBuf *pWord1, const char *pWord2,
+                    int nWord2, int iStart, int iEnd) {
+  size_t nMark = strlen(zMark);
+  s->mark.n = 0;
+  hermes_buf_append(&s->mark, zMark, nMark);
+  if (pWord1) {
+    hermes_buf_append(&s->mark, pWord1->a, pWord1->n);
+    hermes_buf_append(&s->mark, zMark, nMark);
+  }
+  hermes_buf_append(&s->mark, pWord2, (size_t)nWord2);
+  if (s->mark.oom) return SQLITE_NOMEM;
+  return s->xToken(s->pCtx, FTS5_TOKEN_COLOCATED, s->mark.a, (int)s->mark.n, iStart, iEnd);
+}
+
+/*
+** Glue marks: colocated copies of the words a unicode61 index of the raw text
+** (Hermes' messages_fts) reads differently.  It sees "配置think.toml文件" as
+** the tokens "配置think" and "toml文件", and "ｔｈｉｎｋ" as itself, so a word
+** search there misses the row, and the search must look for it here.  A mark
+** is a rare token, so that look reads a few rows instead of the term's
+** doclists.  For the segment's words w1 .. wk:
+**
+**   WORD w       (at w)   w follows CJK (w1), precedes it (wk) or was width folded
+**   LEFT w1 LEFT w2    (at w2)  CJK right before w1
+**   RIGHT wk-1 RIGHT wk  (at wk)  CJK right after wk
+**   WIDTH w      (at w)   width folding changed w
+**
+** A one-word term is looked up by WORD; a phrase by its two first words,
+** its two last, and WIDTH of each word (only its first word can follow CJK
+** and only its last precede it: its words are consecutive, so they share a
+** segment).  Positions and sizes stay those of the plain stream: FTS5 counts
+** no colocated token in a column's size.
+*/
+static int emitGlueMarks(TokenizeState *s, const char *pToken, int nToken, int iStart, int iEnd,
+                         int bTouchesStart, int bTouchesEnd, int bWidthFolded) {
+  int rc = SQLITE_OK;
+  int bLast = bTouchesEnd && s->bCjkAfter;
+  if (s->nSegWords == 0) s->bFirstGlued = bTouchesStart && s->bCjkBefore;
+  if ((s->nSegWords == 0 && s->bFirstGlued) || bLast || bWidthFolded) {
+    rc = emitMark(s, HERMES_MARK_WORD, NULL, pToken, nToken, iStart, iEnd);
+  }
+  if (rc == SQLITE_OK && s->nSegWords == 1 && s->bFirstGlued) {
+    rc = emitMark(s, HERMES_MARK_LEFT, &s->prevWord, pToken, nToken, iStart, iEnd);
+  }
+  if (rc == SQLITE_OK && bLast && s->nSegWords > 0) {
+    rc = emitMark(s, HERMES_MARK_RIGHT, &s->prevWord, pToken, nToken, iStart, iEnd);
+  }
+  if (rc == SQLITE_OK && bWidthFolded) {
+    rc = emitMark(s, HERMES_MARK_WIDTH, NULL, pToken, nToken, iStart, iEnd);
+  }
+  s->nSegWords++;
+  s->prevWord.n = 0;
+  hermes_buf_append(&s->prevWord, pToken, (size_t)nToken);
+  if (rc == SQLITE_OK && s->prevWord.oom) rc = SQLITE_NOMEM;
+  return rc;
+}
+
 /* unicode61's callback: translate offsets back into the original text. */
 static int innerToken(void *pCtx, int tflags, const char *pToken, int nToken, int iStart,
                       int iEnd) {
   TokenizeState *s = (TokenizeState *)pCtx;
+  int bTouchesStart = iStart <= 0;
+  int bTouchesEnd = iEnd >= s->nSegFed;
+  int bWidthFolded = 0;
+  int rc;
   if (s->aMap) {
+    int nFed;
     /* Offsets from unicode61 always lie inside the buffer it was given;
     ** the clamps only guard the map index. */
     if (iStart < 0) iStart = 0;
     if (iEnd > s->nMapped) iEnd = s->nMapped;
     if (iStart > iEnd) iStart = iEnd;
+    nFed = iEnd - iStart;
     iStart = s->aMap[iStart];
     iEnd = s->aMap[iEnd];
+    /* Folding shortens what it changes (full-width ASCII: 3 bytes -> 1). */
+    bWidthFolded = iEnd - iStart != nFed;
   } else {
     iStart += s->iBase;
     iEnd += s->iBase;
   }
-  return s->xToken(s->pCtx, tflags, pToken, nToken, iStart, iEnd);
+  rc = s->xToken(s->pCtx, tflags, pToken, nToken, iStart, iEnd);
+  if (rc == SQLITE_OK && s->bGlue) {
+    rc = emitGlueMarks(s, pToken, nToken, iStart, iEnd, bTouchesStart, bTouchesEnd,
+                       bWidthFolded);
+  }
+  return rc;
 }
 
 /* Feed z[iStart..iEnd) (non-CJK) to unicode61. */
@@ -231,10 +319,14 @@ static int flushSegment(TokenizeState *s, int iStart, int iEnd, int bFolded) {
   int i;
   int nSeg = iEnd - iStart;
 
+  s->bCjkBefore = iStart > 0; /* a segment starts at the text's start or after CJK */
+  s->bCjkAfter = iEnd < s->n; /* ... and ends at its end or before CJK */
+  s->nSegWords = 0;
   if (!bFolded) {
     /* Common case (all English text): one call, no copy, no allocation. */
     s->aMap = NULL;
     s->iBase = iStart;
+    s->nSegFed = nSeg;
     return p->inner.xTokenize(p->pInner, (void *)s, s->flags, (const char *)s->z + iStart, nSeg,
                               innerToken);
   }
@@ -276,6 +368,7 @@ static int flushSegment(TokenizeState *s, int iStart, int iEnd, int bFolded) {
   s->aMapAlloc[s->fold.n] = iEnd;
   s->aMap = s->aMapAlloc;
   s->nMapped = (int)s->fold.n;
+  s->nSegFed = (int)s->fold.n;
   return p->inner.xTokenize(p->pInner, (void *)s, s->flags, s->fold.a, (int)s->fold.n,
                             innerToken);
 }
@@ -326,6 +419,7 @@ static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *p
   int i = 0;
   int iSeg = -1;      /* start of the pending non-CJK segment, -1 if none */
   int bSegFolded = 0; /* the pending segment contains folded characters */
+  int bDocument;
 
   if (pText == NULL || nText <= 0) return SQLITE_OK;
 
@@ -334,10 +428,13 @@ static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *p
   s.pCtx = pCtx;
   s.xToken = xToken;
   s.flags = flags;
-  /* Unigrams only when indexing documents: query, prefix and auxiliary
-  ** tokenization must match the plain bigram stream exactly. */
-  s.bUnigrams = s.p->bUnigrams && (flags & FTS5_TOKENIZE_DOCUMENT) != 0 &&
-                (flags & (FTS5_TOKENIZE_QUERY | FTS5_TOKENIZE_AUX)) == 0;
+  /* Unigrams and glue marks only when indexing documents: query, prefix and
+  ** auxiliary tokenization must match the plain bigram stream exactly (a
+  ** query asks for a glue mark by writing it). */
+  bDocument = (flags & FTS5_TOKENIZE_DOCUMENT) != 0 &&
+              (flags & (FTS5_TOKENIZE_QUERY | FTS5_TOKENIZE_AUX)) == 0;
+  s.bUnigrams = s.p->bUnigrams && bDocument;
+  s.bGlue = s.p->bGlue && bDocument;
   s.z = (const unsigned char *)pText;
   s.n = nText;
 
@@ -380,6 +477,8 @@ static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *p
   if (rc == SQLITE_OK && iSeg >= 0) rc = flushSegment(&s, iSeg, nText, bSegFolded);
 
   hermes_buf_free(&s.fold);
+  hermes_buf_free(&s.mark);
+  hermes_buf_free(&s.prevWord);
   sqlite3_free(s.aMapAlloc);
   return rc;
 }

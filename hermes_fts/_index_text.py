@@ -19,6 +19,11 @@ _HALFWIDTH_SEMI_VOICED = "\uff9f"
 _KATAKANA_FIRST = 0x30A1
 _KATAKANA_LAST = 0x30FA
 
+# The first characters of the CJK index's glue marks (``glue 1``; the C
+# tokenizer says which words get which): a word messages_fts does not see, the
+# first two words after CJK text, the last two before it, a width-folded word.
+GLUE_MARKS = ("\ue000", "\ue001", "\ue002", "\ue003")
+
 
 def fold_width(text: str) -> str:
     """Fold widths the way the ``cjk_unicode61`` tokenizer does before classifying.

@@ -131,7 +131,9 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
             "unindexed_range": unindexed_range(conn, index),
             "rebuilding": schema.building(conn, index),
         }
-    out[CJK]["variants"] = schema.cjk_variants_on(schema.index_sql(conn, CJK))
+    cjk_sql = schema.index_sql(conn, CJK)
+    out[CJK]["variants"] = schema.cjk_option_on(cjk_sql, "variants")
+    out[CJK]["glue"] = schema.cjk_option_on(cjk_sql, "glue")
     return out
 
 

@@ -5,6 +5,7 @@ Pipeline used by the search layer (this module knows nothing of SQL)::
     q = parse_query(raw)          # expression tree + notes, or a refusal (q.error)
     choose_route(q, ...)          # the first index that answers q exactly
     match_expression(q, route)    # the MATCH text for an FTS5 index
+    glue_look(q, token_starts)    # where unicode61 may have missed a Latin term
     like_plan(q)                  # the same tree as substring checks, for a LIKE scan
     snippet_terms(q)              # positive terms, for LIKE snippets
 
@@ -65,12 +66,13 @@ layer sends it to LIKE, which folds).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Union
 
 from hermes_fts._cjk_variants import fold as fold_variants
 from hermes_fts._cjk_variants import has_variants
-from hermes_fts._index_text import fold_width, has_cjk, positions, segments
+from hermes_fts._index_text import GLUE_MARKS, fold_width, has_cjk, positions, segments
 from hermes_fts._query_syntax import (
     AnyOf,
     Near,
@@ -97,6 +99,7 @@ __all__ = [
     "choose_route",
     "fold_text",
     "folds_apply",
+    "glue_look",
     "has_cjk",
     "check_like_alternatives",
     "like_plan",
@@ -211,6 +214,51 @@ def match_expression(q: Query, route: str) -> str:
     """
     _check_route(route)
     return "" if q.expr is None else render(q.expr, prefix_star=route != "trigram")
+
+
+def glue_look(q: Query, token_spans: Callable[[str], Sequence[tuple[int, int]]]) -> str | None:
+    """MATCH text, on a CJK index built with ``glue 1``, for the rows where a Latin term
+    of ``q`` may occur as words a unicode61 index of the raw text does not see:
+    its first word glued to CJK text before it, its last word glued to CJK
+    after it, or a word in full-width forms.  None: ``q`` has a negated term,
+    or a term in full-width forms.
+
+    Those are the only rows the CJK index matches and the word index does
+    not: a term none of whose words is marked occurs in the raw text as the
+    same consecutive words.  Two kinds of query turn that round, and get no
+    look: a negated term (a row the word index drops could pass) and a term
+    that width folding changes (only the CJK index folds the query).
+
+    Each term asks for the tokenizer's marks (``GLUE_MARKS``) alone, rare
+    tokens, without the rest of the phrase: a one-word term for its word
+    mark; a phrase for its two first words, its two last and each word's
+    width mark.  A row with a mark may still hold no glued occurrence; the
+    search then finds that out.  ``token_spans(text)``: the UTF-8 byte spans
+    of the tokenizer's query words of ``text``.  A mark is written with the
+    words as the query has them, so the tokenizer folds them as it folds the
+    words.
+    """
+    if any(t.negated or fold_width(t.text) != t.text for t in q.terms):
+        return None
+    word, left, right, width = (m.encode("utf-8") for m in GLUE_MARKS)
+    options = []
+    for term in q.terms:
+        try:
+            raw = term.text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: no exact MATCH text
+            return None
+        words = [raw[a:b] for a, b in token_spans(term.text)]
+        # (mark, whether it ends in the term's last word, which may be a prefix)
+        if len(words) == 1:
+            marks = [(word + words[0], True)]
+        else:
+            marks = [(width + w, i == len(words) - 1) for i, w in enumerate(words)]
+            if words:
+                marks += [(left + words[0] + left + words[1], len(words) == 2),
+                          (right + words[-2] + right + words[-1], True)]
+        options += [render(Term(text.decode("utf-8"), prefix=term.prefix and ends_last))
+                    for text, ends_last in marks]
+    return " OR ".join(dict.fromkeys(options)) or None
 
 
 def sanitize_fts5_query(query: str) -> str:

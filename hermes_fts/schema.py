@@ -35,8 +35,9 @@ CJK = "messages_fts_cjk"
 INDEXES = (BASE, TRIGRAM, CJK)
 CJK_PENDING = "messages_fts_cjk_pending"
 # The CJK index's tokenizer.  ``variants 1`` folds Han variants (東京 finds
-# 东京); an index built with other options is rebuilt by optimize-storage.
-CJK_TOKENIZE = "cjk_unicode61 unigrams 1 variants 1"
+# 东京); ``glue 1`` marks words messages_fts cannot see (glued to CJK, full
+# width: ``_index_text.GLUE_MARKS``).  Other options: rebuilt by optimize.
+CJK_TOKENIZE = "cjk_unicode61 unigrams 1 variants 1 glue 1"
 
 # The indexes Hermes Agent reads are rebuilt under this suffix and swapped in
 # complete (docs/DESIGN.md §9.3); Hermes never reads a half-built one.
@@ -540,9 +541,8 @@ def missing_triggers(conn: sqlite3.Connection, index: str) -> list[str]:
 
 
 def index_sql(conn: sqlite3.Connection, index: str) -> str | None:
-    row = conn.execute(
-        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (index,)
-    ).fetchone()
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
+                       (index,)).fetchone()
     return None if row is None else (row[0] or "")
 
 
@@ -554,18 +554,17 @@ def _tokenize_options(sql: str) -> list[str]:
 def cjk_tokenize_current(sql: str | None) -> bool:
     """Whether the CJK index DDL ``sql`` uses ``CJK_TOKENIZE`` (False when absent).
 
-    An index an older hermes-fts built (without ``variants 1``) is not
-    current: optimize-storage rebuilds it.
-    """
+    An index an older hermes-fts built (without ``variants 1`` or ``glue 1``)
+    is not current: optimize-storage rebuilds it."""
     return sql is not None and _tokenize_options(sql) == CJK_TOKENIZE.split()
 
 
-def cjk_variants_on(sql: str | None) -> bool | None:
-    """Whether the CJK index DDL ``sql`` folds Han variants; None when there is no index."""
+def cjk_option_on(sql: str | None, option: str) -> bool | None:
+    """Whether tokenizer option ``option`` is 1 in the CJK index DDL ``sql``; None: no index."""
     if sql is None:
         return None
     options = _tokenize_options(sql)
-    return any(options[i:i + 2] == ["variants", "1"] for i in range(len(options)))
+    return any(options[i:i + 2] == [option, "1"] for i in range(len(options)))
 
 
 def index_layout(sql: str | None) -> str | None:

@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import _env, schema, time_table
+from . import _env, loader, schema, time_table
 from ._params import parse_roles
 from ._sqlite import row_dict, sqlite_sort_key
 from .like_sql import LIKE_SOURCE, like_where
@@ -54,6 +54,7 @@ from .query import (
     check_like_alternatives,
     choose_route,
     folds_apply,
+    glue_look,
     like_plan,
     match_expression,
     parse_query,
@@ -383,10 +384,13 @@ def _glued_latin(
     # Most terms have no glued rows: one short look says so before tiers are read.
     # A CJK match that is none of the rows found may be one.  The rows found
     # are word matches, so "none" is exact; hidden word matches can only make
-    # it say "maybe", and the supplement below then tells.
+    # it say "maybe", and the supplement below then tells.  On an index with
+    # glue marks only the marked rows can be glued ones: the look reads their
+    # rare tokens instead of walking the term's doclist.
+    look = (_glue_look(req.plan.query) if cjk.get("glue") else None) or iq.expression
     if req.conn.execute(f"SELECT 1 FROM {schema.CJK} WHERE {schema.CJK} MATCH ? AND rowid "
                         f"BETWEEN ? AND ? AND rowid NOT IN (SELECT value FROM json_each(?))"
-                        f" LIMIT 1", (iq.expression, low, high, id_array(r["id"] for r in found))
+                        f" LIMIT 1", (look, low, high, id_array(r["id"] for r in found))
                         ).fetchone() is None:
         return []
     extra = f" AND {schema.CJK}.rowid NOT IN ({word_matches})"
@@ -400,6 +404,12 @@ def _glued_latin(
         # No walk: the matches left once the NOT IN drops the word index's
         # are few, and the walk would step through every message to find them.
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _glue_look(q: Query) -> str | None:
+    """``query.glue_look`` with the loaded tokenizer's words; pure per query."""
+    return glue_look(q, lambda text: [(t.start, t.end) for t in loader.tokenize(text, query=True)])
 
 
 def _beyond_cutoff(req: _Run, found: list[dict[str, Any]]) -> list[tuple[int, int]] | None:

@@ -106,7 +106,7 @@ def test_setup_py_sanitizer_build_in_sqlite_shell(tmp_path: Path) -> None:
         f".load {lib.with_suffix('')}",
         "CREATE VIRTUAL TABLE a USING fts5(x, y, tokenize='cjk_unicode61');",
         "CREATE VIRTUAL TABLE b USING fts5(x, "
-        "tokenize='cjk_unicode61 unigrams 1 remove_diacritics 2 variants 1');",
+        "tokenize='cjk_unicode61 unigrams 1 remove_diacritics 2 variants 1 glue 1');",
     ]
     for data in _random_inputs(300, seed=7):
         h = data.hex()
@@ -114,7 +114,8 @@ def test_setup_py_sanitizer_build_in_sqlite_shell(tmp_path: Path) -> None:
         lines += [
             f"SELECT length(cjk_tokens(x'{h}')), "
             f"length(cjk_tokens_query(x'{h}', 'unigrams', '1')), "
-            f"length(cjk_tokens_query(x'{h}', 'variants', '1')), length(cjk_fold(x'{h}'));",
+            f"length(cjk_tokens_query(x'{h}', 'variants', '1')), "
+            f"length(cjk_tokens(x'{h}', 'glue', '1')), length(cjk_fold(x'{h}'));",
             f"INSERT INTO a VALUES (CAST(x'{h}' AS TEXT), CAST(x'{needle}' AS TEXT));",
             f"INSERT INTO b VALUES (CAST(x'{h}' AS TEXT));",
         ]

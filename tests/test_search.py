@@ -168,9 +168,11 @@ def test_glued_rows_are_looked_for_first_and_found_past_many_word_hits(store):
     assert "messages_fts MATCH" not in cjk_reads[0]
 
 
-def test_a_hidden_word_match_makes_the_glued_look_say_maybe_and_the_supplement_tell(store):
-    # The look leaves out only the rows found; a hidden row is a word match
-    # it does not know, so the supplement runs, and it adds nothing.
+def test_the_glued_look_reads_only_marked_rows_and_the_supplement_tells(store):
+    # With glue marks (schema.GLUE_MARK) the look finds only rows where the
+    # word is glued to CJK: a hidden plain match is not one, so no supplement
+    # runs.  A hidden glued row makes the look say "maybe"; the supplement
+    # then tells, and it adds nothing.
     shown = add(store, "s1", "user", "a solitary word", 10)
     add(store, "s1", "user", "the solitary hidden one", 11, display_kind="hidden")
 
@@ -184,9 +186,11 @@ def test_a_hidden_word_match_makes_the_glued_look_say_maybe_and_the_supplement_t
         return found, [s for s in statements if s.startswith("SELECT")
                        and "messages_fts_cjk MATCH" in s and "NOT IN (SELECT rowid" in s]
 
+    assert search() == ([shown], [])
+    add(store, "s1", "user", "隐藏的solitary", 12, display_kind="hidden")
     found, supplement = search()
     assert found == [shown] and supplement
-    glued = add(store, "s1", "user", "没有solitary以外", 12)
+    glued = add(store, "s1", "user", "没有solitary以外", 13)
     assert search()[0] == [shown, glued]
 
 

@@ -69,12 +69,12 @@ def test_tokenize_check_reads_the_options():
     older = schema.DDL[CJK].table_sql.replace(" variants 1", "")
     assert not schema.cjk_tokenize_current(older)
     assert not schema.cjk_tokenize_current(None)
-    assert schema.cjk_variants_on(older) is False
-    assert schema.cjk_variants_on(schema.DDL[CJK].table_sql) is True
-    assert schema.cjk_variants_on(None) is None
+    assert schema.cjk_option_on(older, "variants") is False
+    assert schema.cjk_option_on(schema.DDL[CJK].table_sql, "variants") is True
+    assert schema.cjk_option_on(None, "variants") is None
     # the order of options does not matter to the tokenizer, but a rebuild is
     # only skipped for exactly our options; `variants 0` is off.
-    assert schema.cjk_variants_on(older.replace("unigrams 1", "unigrams 1 variants 0")) is False
+    assert schema.cjk_option_on(older.replace("unigrams 1", "unigrams 1 variants 0"), "variants") is False
 
 
 def test_optimize_storage_upgrades_an_index_without_variants(tmp_path):

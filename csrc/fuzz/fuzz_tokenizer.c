@@ -20,8 +20,8 @@
 **     ./driver 3000        # pseudo-random inputs, deterministic seed
 **
 ** Each input goes through cjk_tokens/cjk_tokens_query (as blob and text),
-** cjk_fold, INSERT into tables with and without "unigrams 1" and
-** "variants 1", a MATCH on a phrase cut from the input, cjk_highlight,
+** cjk_fold, INSERT into tables with and without "unigrams 1",
+** "variants 1" and "glue 1", a MATCH on a phrase cut from the input, cjk_highlight,
 ** cjk_snippet and an FTS5 integrity-check.
 ** A failed integrity-check aborts: it would mean the tokenizer is not
 ** deterministic or emitted inconsistent tokens.
@@ -50,7 +50,7 @@ static void setup(void) {
   execOrDie(
       "CREATE VIRTUAL TABLE t0 USING fts5(a, b, tokenize='cjk_unicode61');"
       "CREATE VIRTUAL TABLE t1 USING fts5(a, tokenize='cjk_unicode61 unigrams 1 "
-      "remove_diacritics 2 variants 1');"
+      "remove_diacritics 2 variants 1 glue 1');"
       "CREATE VIRTUAL TABLE t2 USING fts5(a, tokenize='cjk_unicode61 unigrams 1 "
       "tokenchars ''-_'' separators ''x''');");
 }
@@ -111,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   half = n / 2;
 
   runStmt("SELECT cjk_tokens(?1), cjk_tokens_query(?1), cjk_tokens(?1, 'unigrams', '1'), "
-          "cjk_tokens_query(?1, 'variants', '1'), cjk_fold(?1)",
+          "cjk_tokens_query(?1, 'variants', '1'), cjk_tokens(?1, 'glue', '1'), cjk_fold(?1)",
           z, n, mode & 1, NULL, 0);
   runStmt("SELECT cjk_tokens(?1, 'remove_diacritics', '0', 'tokenchars', '-')", z, n, 1, NULL, 0);
   execOrDie("DELETE FROM t0; DELETE FROM t1; DELETE FROM t2;");
