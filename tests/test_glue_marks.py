@@ -248,3 +248,17 @@ def test_optimize_storage_adds_the_marks_to_an_older_index(tmp_path):
     assert not st.optimize_needed()
     assert [r["id"] for r in st.search_messages("think.toml")] == glued
     st.close()
+
+
+def test_status_says_when_the_cjk_index_has_no_glue_marks(tmp_path, capsys):
+    from hermes_fts.cli import main
+
+    st, _ = _store(tmp_path / "state.db")
+    _rebuild_cjk_without_glue(st)
+    st.close()
+    assert main(["status", "--db", str(tmp_path / "state.db")]) == 0
+    assert "no glue marks: word searches" in capsys.readouterr().out
+    assert main(["optimize-storage", "--db", str(tmp_path / "state.db"), "--yes"]) == 0
+    capsys.readouterr()
+    assert main(["status", "--db", str(tmp_path / "state.db")]) == 0
+    assert "glue marks" not in capsys.readouterr().out

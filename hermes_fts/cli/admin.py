@@ -93,6 +93,9 @@ def cmd_status(args: argparse.Namespace) -> int:
             folds = ("folded" if info["variants"]
                      else "not folded: `hermes-fts optimize-storage` rebuilds the index")
             print(f"  {'':22} Han variants {folds}")
+        if info.get("glue") is False:  # built before `glue 1`
+            print(f"  {'':22} no glue marks: word searches find Latin glued to CJK by a "
+                  "slower look; `hermes-fts optimize-storage` rebuilds the index")
     if data["fts_stale"]:
         print("FTS indexes are stale: search uses LIKE until `hermes-fts optimize-storage`.")
     print(f"Pending CJK changes: {data['cjk_pending']:,}")
