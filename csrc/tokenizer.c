@@ -168,8 +168,9 @@ static void cjkDelete(Fts5Tokenizer *pTok) {
 
 /*
 ** Arguments come as key/value pairs.  "unigrams 0|1", "variants 0|1" and
-** "glue 0|1" are ours and removed; everything else goes to unicode61 unchanged, so its options work and an
-** unknown argument fails exactly as it does in unicode61.
+** "glue 0|1" are ours and removed; everything else goes to unicode61
+** unchanged, so its options work and an unknown argument fails exactly as it
+** does in unicode61.
 */
 static int cjkCreate(void *pCtx, const char **azArg, int nArg, Fts5Tokenizer **ppOut) {
   fts5_api *pApi = (fts5_api *)pCtx;
@@ -246,10 +247,11 @@ static int emitMark(TokenizeState *s, const char *zMark, const HBuf *pWord1, con
 ** is a rare token, so that look reads a few rows instead of the term's
 ** doclists.  For the segment's words w1 .. wk:
 **
-**   WORD w       (at w)   w follows CJK (w1), precedes it (wk) or was width folded
-**   LEFT w1 LEFT w2    (at w2)  CJK right before w1
-**   RIGHT wk-1 RIGHT wk  (at wk)  CJK right after wk
-**   WIDTH w      (at w)   width folding changed w
+**   mark                  at   when
+**   WORD w                w    w1 after CJK, wk before CJK, or w width folded
+**   LEFT w1 LEFT w2       w2   CJK right before w1
+**   RIGHT wk-1 RIGHT wk   wk   CJK right after wk
+**   WIDTH w               w    width folding changed w
 **
 ** A one-word term is looked up by WORD; a phrase by its two first words,
 ** its two last, and WIDTH of each word (only its first word can follow CJK
