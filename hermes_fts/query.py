@@ -5,7 +5,7 @@ Pipeline used by the search layer (this module knows nothing of SQL)::
     q = parse_query(raw)          # expression tree + notes, or a refusal (q.error)
     choose_route(q, ...)          # the first index that answers q exactly
     match_expression(q, route)    # the MATCH text for an FTS5 index
-    glue_look(q, token_starts)    # where unicode61 may have missed a Latin term
+    glue_look(q, token_spans)     # rows where unicode61 may miss a Latin term
     like_plan(q)                  # the same tree as substring checks, for a LIKE scan
     snippet_terms(q)              # positive terms, for LIKE snippets
 
