@@ -55,3 +55,22 @@ IDENTIFIERS = [
     "alpha`beta",
     "my-app.config*",
 ]
+
+
+def rebuild_cjk_index(st, without: str) -> None:
+    """Replace a store's CJK index by one an older hermes-fts built: the tokenizer
+    options of ``schema.CJK_TOKENIZE`` without ``without`` (such as ``" glue 1"``)."""
+    from hermes_fts import indexing, schema
+
+    conn = st._conn
+    old_sql = schema.DDL[schema.CJK].table_sql.replace(without, "")
+    assert without.split()[0] not in old_sql
+    with indexing.write_txn(conn):
+        schema.drop_index_objects(conn, schema.CJK)
+        conn.execute(schema.DDL[schema.CJK].view_sql)
+        conn.execute(old_sql)
+        conn.execute(schema.PENDING_TABLE_SQL)
+        conn.execute(schema.PENDING_INDEX_SQL)
+        indexing.seed_full_backfill(conn, schema.CJK)
+        schema.create_triggers(conn, schema.CJK)
+    st.backfill(schema.CJK)

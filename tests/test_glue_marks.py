@@ -16,10 +16,10 @@ import random
 import sqlite3
 
 import pytest
-from _support import needs_extension
+from _support import needs_extension, rebuild_cjk_index
 
 import hermes_fts
-from hermes_fts import indexing, loader, schema
+from hermes_fts import loader, schema
 from hermes_fts._index_text import GLUE_MARKS
 from hermes_fts.query import glue_look, match_expression, parse_query, route_can_represent
 from hermes_fts.schema import CJK
@@ -202,20 +202,6 @@ def _store(path) -> tuple[SessionStore, list[int]]:
                 for n, (role, text) in enumerate(STORE_ROWS)]
 
 
-def _rebuild_cjk_without_glue(st: SessionStore) -> None:
-    """The CJK index an earlier hermes-fts built (no ``glue 1``)."""
-    conn = st._conn
-    with indexing.write_txn(conn):
-        schema.drop_index_objects(conn, CJK)
-        conn.execute(schema.DDL[CJK].view_sql)
-        conn.execute(schema.DDL[CJK].table_sql.replace(" glue 1", ""))
-        conn.execute(schema.PENDING_TABLE_SQL)
-        conn.execute(schema.PENDING_INDEX_SQL)
-        indexing.seed_full_backfill(conn, CJK)
-        schema.create_triggers(conn, CJK)
-    st.backfill(CJK)
-
-
 QUERIES = ["think.toml", "think", "toml", "youer", "abc", "tower", "thin*", "abc OR tower",
            "youer NOT 服务端", "crane", "ＡＢＣ", "ｔｈｉｎｋ.toml"]
 
@@ -223,7 +209,7 @@ QUERIES = ["think.toml", "think", "toml", "youer", "abc", "tower", "thin*", "abc
 def test_a_store_finds_the_same_rows_with_and_without_marks(tmp_path):
     marked_store, _ = _store(tmp_path / "marked.db")
     plain_store, _ = _store(tmp_path / "plain.db")
-    _rebuild_cjk_without_glue(plain_store)
+    rebuild_cjk_index(plain_store, " glue 1")
     assert marked_store.status()["indexes"][CJK]["glue"] is True
     assert plain_store.status()["indexes"][CJK]["glue"] is False
     for role in (None, ["tool"]):
@@ -239,7 +225,7 @@ def test_a_store_finds_the_same_rows_with_and_without_marks(tmp_path):
 
 def test_optimize_storage_adds_the_marks_to_an_older_index(tmp_path):
     st, ids = _store(tmp_path / "state.db")
-    _rebuild_cjk_without_glue(st)
+    rebuild_cjk_index(st, " glue 1")
     assert st.optimize_needed()
     glued = [r["id"] for r in st.search_messages("think.toml")]
     assert sorted(glued) == ids[:3]  # the plain row and both glued ones
@@ -254,7 +240,7 @@ def test_status_says_when_the_cjk_index_has_no_glue_marks(tmp_path, capsys):
     from hermes_fts.cli import main
 
     st, _ = _store(tmp_path / "state.db")
-    _rebuild_cjk_without_glue(st)
+    rebuild_cjk_index(st, " glue 1")
     st.close()
     assert main(["status", "--db", str(tmp_path / "state.db")]) == 0
     assert "no glue marks: word searches" in capsys.readouterr().out

@@ -4,9 +4,9 @@ its upgrade by optimize-storage, and the same folds on every search route."""
 from __future__ import annotations
 
 import pytest
-from _support import needs_extension
+from _support import needs_extension, rebuild_cjk_index
 
-from hermes_fts import indexing, loader, schema, search
+from hermes_fts import loader, schema, search
 from hermes_fts.schema import CJK
 from hermes_fts.snippets import like_snippet
 from hermes_fts.store import SessionStore
@@ -39,22 +39,6 @@ def _ids(rows: list[dict]) -> set[int]:
     return {r["id"] for r in rows}
 
 
-def _rebuild_cjk_without_variants(st: SessionStore) -> None:
-    """Replace the CJK index by the one an older hermes-fts built (no ``variants 1``)."""
-    conn = st._conn
-    with indexing.write_txn(conn):
-        schema.drop_index_objects(conn, CJK)
-        conn.execute(schema.DDL[CJK].view_sql)
-        old_sql = schema.DDL[CJK].table_sql.replace(" variants 1", "")
-        assert "variants" not in old_sql
-        conn.execute(old_sql)
-        conn.execute(schema.PENDING_TABLE_SQL)
-        conn.execute(schema.PENDING_INDEX_SQL)
-        indexing.seed_full_backfill(conn, CJK)
-        schema.create_triggers(conn, CJK)
-    st.backfill(CJK)
-
-
 def test_the_cjk_index_folds_variants_by_default(store):
     st, ids = store
     assert schema.CJK_TOKENIZE in schema.index_sql(st._conn, CJK)
@@ -81,7 +65,7 @@ def test_optimize_storage_upgrades_an_index_without_variants(tmp_path):
     path = tmp_path / "state.db"
     with SessionStore(path) as st:
         ids = _fill(st)
-        _rebuild_cjk_without_variants(st)
+        rebuild_cjk_index(st, " variants 1")
     with SessionStore(path) as st:  # reopened as after an upgrade of hermes-fts
         assert st.status()["indexes"][CJK]["variants"] is False
         assert st.index_state()[CJK]["served"]
@@ -169,7 +153,7 @@ def test_status_says_whether_the_cjk_index_folds_variants(tmp_path, capsys):
     path = tmp_path / "state.db"
     with SessionStore(path) as st:
         _fill(st)
-        _rebuild_cjk_without_variants(st)
+        rebuild_cjk_index(st, " variants 1")
     assert main(["status", "--db", str(path)]) == 0
     assert "Han variants not folded: `hermes-fts optimize-storage`" in capsys.readouterr().out
     assert main(["optimize-storage", "--db", str(path), "--yes"]) == 0
