@@ -118,23 +118,39 @@ SEPARATORS = [" ", ".", "-", "/", "。", "・", "，", "　", ""]
 
 def _rows(n: int, seed: int) -> list[str]:
     rng = random.Random(seed)
-    return ["".join(rng.choice(rng.choice((LATIN, CJK_RUNS, SEPARATORS)))
-                    for _ in range(rng.randint(1, 12))) for _ in range(n)]
+
+    def words() -> str:  # two or three words in a row, as a phrase query has them
+        return rng.choice(SEPARATORS[:4]).join(rng.choice(LATIN) for _ in range(rng.randint(2, 3)))
+
+    def piece() -> str:
+        kind = rng.random()
+        if kind < 0.1:  # glued to CJK on the left, the right or both
+            return rng.choice(("", rng.choice(CJK_RUNS))) + words() + rng.choice(CJK_RUNS)
+        if kind < 0.2:
+            return rng.choice(CJK_RUNS) + words()
+        return rng.choice((LATIN, CJK_RUNS, SEPARATORS)[int(kind * 3) % 3])
+
+    # and, for certain, phrases of three words glued on either side
+    fixed = ["配置gamma.beta.alpha", "gamma.beta.alpha〇", "东del ta x1", "del ta x1ー",
+             "한국alpha-beta.gamma", "alpha-beta.gammabet配置"]
+    return fixed + ["".join(piece() for _ in range(rng.randint(1, 12))) for _ in range(n)]
 
 
 def _queries(seed: int) -> list[str]:
     rng = random.Random(seed)
     words = ["alpha", "beta", "gamma", "x1", "ta", "del", "alp*", "be*", "ｂｅｔａ", "ｘ１"]
-    out = []
+    out = ["gamma.beta.alpha", '"del ta x1"', "alpha-beta.gam*"]
     for _ in range(120):
         kind = rng.random()
-        a, b = rng.choice(words), rng.choice(words).rstrip("*")
-        if kind < 0.3:
+        a, b, c = rng.choice(words), rng.choice(words).rstrip("*"), rng.choice(words).rstrip("*")
+        if kind < 0.25:
             out.append(a)
-        elif kind < 0.55:
+        elif kind < 0.45:
             out.append(f'"{b} {a}"')  # a phrase (the last word may be a prefix)
+        elif kind < 0.55:
+            out.append(f'"{c} {b} {a}"')
         elif kind < 0.7:
-            out.append(f"{b}.{a.rstrip('*')}")  # an identifier
+            out.append(f"{c}-{b}.{a.rstrip('*')}" if kind < 0.62 else f"{b}.{a.rstrip('*')}")
         elif kind < 0.85:
             out.append(f"{a} OR {b}")
         else:
@@ -142,7 +158,7 @@ def _queries(seed: int) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_every_row_the_cjk_index_adds_to_a_word_search_is_marked(seed):
     conn = hermes_fts.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE u USING fts5(x)")  # Hermes' messages_fts
