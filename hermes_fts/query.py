@@ -248,14 +248,15 @@ def glue_look(q: Query, token_spans: Callable[[str], Sequence[tuple[int, int]]])
         except UnicodeEncodeError:  # a lone surrogate: no exact MATCH text
             return None
         words = [raw[a:b] for a, b in token_spans(term.text)]
+        if not words:
+            continue
         # (mark, whether it ends in the term's last word, which may be a prefix)
         if len(words) == 1:
             marks = [(word + words[0], True)]
         else:
             marks = [(width + w, i == len(words) - 1) for i, w in enumerate(words)]
-            if words:
-                marks += [(left + words[0] + left + words[1], len(words) == 2),
-                          (right + words[-2] + right + words[-1], True)]
+            marks += [(left + words[0] + left + words[1], len(words) == 2),
+                      (right + words[-2] + right + words[-1], True)]
         options += [render(Term(text.decode("utf-8"), prefix=term.prefix and ends_last))
                     for text, ends_last in marks]
     return " OR ".join(dict.fromkeys(options)) or None

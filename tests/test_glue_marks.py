@@ -30,6 +30,11 @@ pytestmark = needs_extension
 G, L, R, W = GLUE_MARKS  # word, left pair, right pair, width
 
 
+def spans(text: str) -> list[tuple[int, int]]:
+    """The tokenizer's query words of ``text`` as UTF-8 byte spans (glue_look's input)."""
+    return [(t.start, t.end) for t in loader.tokenize(text, query=True)]
+
+
 def marks(text: str) -> list[str]:
     """The glue marks of ``text``, in order, each colocated with the word it ends in."""
     tokens = loader.tokenize(text, "glue", "1")
@@ -171,9 +176,6 @@ def test_every_row_the_cjk_index_adds_to_a_word_search_is_marked(seed):
         return {r[0] for r in conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?",
                                            (expr,))}
 
-    def spans(text: str) -> list[tuple[int, int]]:
-        return [(t.start, t.end) for t in loader.tokenize(text, query=True)]
-
     added = 0
     for raw in _queries(seed):
         q = parse_query(raw)
@@ -187,9 +189,6 @@ def test_every_row_the_cjk_index_adds_to_a_word_search_is_marked(seed):
 
 
 def test_the_look_asks_for_one_rare_mark_per_alternative():
-    def spans(text: str) -> list[tuple[int, int]]:
-        return [(t.start, t.end) for t in loader.tokenize(text, query=True)]
-
     assert glue_look(parse_query("alpha NOT beta"), spans) is None
     assert glue_look(parse_query("ＡＢＣ"), spans) is None
     assert glue_look(parse_query("Alpha*"), spans) == f'"{G}Alpha"*'
