@@ -1,6 +1,7 @@
 """The README's promises: its two opening commands are the ones CI runs, word for
-word, they install everything the suite would otherwise skip for, and its
-examples print what it says."""
+word, they install everything the suite would otherwise skip for, it stays a
+short front page whose links land on files and headings inside the repository,
+and the examples in docs/ print what they say."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ import hermes_fts
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+USAGE = DOCS / "USAGE.md"
 EXTRACTOR = ROOT / ".ci" / "readme_commands.py"
 pytestmark = pytest.mark.skipif(
     not README.exists() or not EXTRACTOR.exists(), reason="needs the source checkout"
@@ -115,12 +118,15 @@ def _skip_hints() -> tuple[set[str], set[str]]:
         extras |= set(re.findall(r"in the '(\w+)' extra", text))
         for group in re.findall(r"pip install (?:-e )?'\.\[([\w,]+)\]'", text):
             extras |= set(group.split(","))
+        # A skip reason may name the Debian package alone: "needs unicode-data (Unihan)".
+        apt |= set(re.findall(r"needs ([a-z0-9][a-z0-9.+-]*-[a-z0-9.+-]+) \(", text))
     return apt, extras
 
 
 def test_the_test_command_installs_what_every_skip_reason_asks_for():
     apt_hints, extra_hints = _skip_hints()
-    assert {"clang", "liblucene8-java", "default-jdk-headless"} <= apt_hints, apt_hints
+    assert {"clang", "liblucene8-java", "default-jdk-headless", "unicode-data"} <= apt_hints, (
+        apt_hints)
     test_command = commands()["test"]
     assert apt_hints <= _apt_packages(test_command), apt_hints - _apt_packages(test_command)
     assert {"build-essential", "sqlite3", "libsqlite3-dev"} <= _apt_packages(test_command)
@@ -171,19 +177,73 @@ def test_the_test_extra_asks_for_the_setuptools_that_setup_py_needs():
     assert build and build == [r.split(";")[0].strip() for r in test], (build, test)
 
 
-def test_the_layout_section_points_into_the_repository():
+MAX_README_LINES = 150
+
+
+def test_the_readme_is_a_short_front_page():
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= MAX_README_LINES, (
+        f"README.md has {len(lines)} lines; keep it to {MAX_README_LINES} and move detail to docs/")
+
+
+def _markdown_files() -> list[Path]:
+    return [README, *sorted(DOCS.glob("*.md")), ROOT / "benchmarks" / "README.md"]
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def _anchors(path: Path) -> set[str]:
+    text = re.sub(r"^```.*?^```", "", path.read_text(encoding="utf-8"), flags=re.M | re.S)
+    return {_slug(h) for h in re.findall(r"^#+ (.+)$", text, re.M)}
+
+
+def _links(path: Path) -> list[str]:
+    text = re.sub(r"^```.*?^```", "", path.read_text(encoding="utf-8"), flags=re.M | re.S)
+    return re.findall(r"\]\(([^)\s]+)\)", text)
+
+
+def test_slugs_follow_github():
+    assert _slug("9. Coexistence with Hermes Agent 0.19.0") == "9-coexistence-with-hermes-agent-0190"
+    assert _slug("3.5a `glue 1`") == "35a-glue-1"
+    assert _slug("Use with Hermes Agent") == "use-with-hermes-agent"
+
+
+def test_every_link_lands_on_a_file_and_heading_inside_the_repository():
+    bad = []
+    for path in _markdown_files():
+        for link in _links(path):
+            if re.match(r"https?://", link):
+                continue
+            where = f"{path.relative_to(ROOT)}: {link}"
+            target, _, anchor = link.partition("#")
+            resolved = (path.parent / target).resolve() if target else path
+            if not resolved.is_relative_to(ROOT) or ":" in target or target.startswith("/"):
+                bad.append(f"{where}: outside the repository")
+            elif not resolved.is_file():
+                bad.append(f"{where}: no such file")
+            elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
+                bad.append(f"{where}: no such heading in {resolved.relative_to(ROOT)}")
+    assert not bad, "broken links:\n" + "\n".join(bad)
+
+
+def test_the_readme_links_every_page_in_docs():
     text = README.read_text(encoding="utf-8")
-    layout = text.split("## Layout", 1)[1]
-    assert "docs/DESIGN.md" in layout
-    assert (ROOT / "docs" / "DESIGN.md").is_file()
+    pages = sorted(p.relative_to(ROOT).as_posix() for p in DOCS.glob("*.md"))
+    assert "docs/DESIGN.md" in pages
+    assert [p for p in pages if f"]({p})" not in text] == []
+    assert "](benchmarks/README.md)" in text
 
 
-def test_the_sqlite_shell_example_prints_what_the_readme_shows():
+def test_the_sqlite_shell_example_prints_what_the_usage_page_shows():
     shell = shutil.which("sqlite3")
     if shell is None:
         pytest.skip("the sqlite3 shell is not installed (apt-get install sqlite3)")
-    text = README.read_text(encoding="utf-8")
-    example = text.split("## Using the extension in the sqlite3 shell", 1)[1].split("```sh\n")[1]
+    text = USAGE.read_text(encoding="utf-8")
+    example = text.split("## The sqlite3 shell", 1)[1].split("```sh\n")[1]
     example = example.split("```", 1)[0]
     script, expected = [], []
     for line in example.splitlines():
