@@ -230,6 +230,16 @@ def test_every_link_lands_on_a_file_and_heading_inside_the_repository():
     assert not bad, "broken links:\n" + "\n".join(bad)
 
 
+# Built from pieces so this file does not match itself (tests/test_layering.py reads it too).
+FOREIGN_PATHS = ("../" + "shared", "/" + "work/", "/" + "tmp/", "file:" + "//")
+
+
+def test_the_pages_name_no_path_outside_the_repository():
+    bad = [f"{path.relative_to(ROOT)}: {foreign}" for path in _markdown_files()
+           for foreign in FOREIGN_PATHS if foreign in path.read_text(encoding="utf-8")]
+    assert not bad, "paths no reader of the repository can open:\n" + "\n".join(bad)
+
+
 def test_the_readme_links_every_page_in_docs():
     text = README.read_text(encoding="utf-8")
     pages = sorted(p.relative_to(ROOT).as_posix() for p in DOCS.glob("*.md"))
