@@ -222,13 +222,15 @@ def _annotate(store: Any, state: dict[str, Any], payload: dict[str, Any],
               "routes until you run `%s`", path, OPTIMIZE_HINT)
 
 
-def answer(args: Any, current_session_id: str | None,
-           path: Path | None = None) -> dict[str, Any]:
+def answer(args: Any, current_session_id: str | None, path: Path | None = None, *,
+           agents_store: bool = False) -> dict[str, Any]:
     """Our answer to one ``session_search`` call (a JSON-ready dict); raises ``_Decline``.
 
     ``path`` is the store (default: the one Hermes' SessionDB uses for this task).
-    A current session that this store does not hold means the agent runs on a
-    custom session DB we cannot see, so the built-in must answer.
+    ``agents_store``: the caller checked that ``path`` is the file the agent's own
+    SessionDB reads, so a current session it does not hold yet is simply not
+    written yet.  Otherwise such a session means the agent runs on a custom session
+    DB we cannot see, so the built-in must answer.
     """
     path = path if path is not None else store_path()
     call_args = _accepted_args(args)
@@ -241,7 +243,8 @@ def answer(args: Any, current_session_id: str | None,
                     "the cjk_unicode61 extension is not available in this process "
                     "(see `hermes-fts status`)"
                 )
-            if current_session_id and store.get_session(current_session_id) is None:
+            if (current_session_id and not agents_store
+                    and store.get_session(current_session_id) is None):
                 raise _Decline(
                     f"the current session {current_session_id!r} is not in {path}; the agent "
                     "uses a session store hermes-fts cannot locate"
@@ -290,10 +293,10 @@ def _cross_check(payload: dict[str, Any], builtin: Callable[[], Any]) -> Any:
 
 
 def serve(args: Any, current_session_id: str | None, builtin: Callable[[], Any],
-          path: Path | None = None) -> Any:
+          path: Path | None = None, *, agents_store: bool = False) -> Any:
     """One ``session_search`` call: our answer as Hermes' JSON string, else ``builtin()``."""
     try:
-        payload = answer(args, current_session_id, path)
+        payload = answer(args, current_session_id, path, agents_store=agents_store)
     except _Decline as exc:
         _fallback_reason(str(exc))
         return builtin()
@@ -306,6 +309,92 @@ def serve(args: Any, current_session_id: str | None, builtin: Callable[[], Any],
     return json.dumps(payload, ensure_ascii=False)
 
 
+_CLOSURE_HOPS = 8  # Hermes' chain: next_call -> call_at -> terminal lambda -> _execute
+
+
+def _closure_values(fn: Any) -> list[Any]:
+    """What ``fn`` closes over (bound methods and partials looked through)."""
+    out: list[Any] = []
+    self_obj = getattr(fn, "__self__", None)
+    if self_obj is not None and not isinstance(self_obj, type(sys)):
+        out.append(self_obj)
+    for inner in (getattr(fn, "__func__", None), getattr(fn, "func", None)):
+        if callable(inner):
+            out.append(inner)
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            out.append(cell.cell_contents)
+        except ValueError:  # a cell not assigned yet
+            continue
+    return out
+
+
+def agent_behind(next_call: Any, session_id: str | None) -> Any | None:
+    """The Hermes agent whose built-in ``next_call`` ends in, or ``None``.
+
+    Hermes hands the middleware no agent, but the built-in at the end of the chain
+    needs the agent's SessionDB, so the chain's closures hold it.  Only functions
+    are followed, never containers, so other plugins' callbacks are not visited;
+    the agent is the object with Hermes' recall opener and this call's session id.
+    """
+    frontier = [next_call]
+    seen: set[int] = set()
+    for _ in range(_CLOSURE_HOPS):
+        following: list[Any] = []
+        for fn in frontier:
+            if id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            for value in _closure_values(fn):
+                if (hasattr(value, "_get_session_db_for_recall")
+                        and getattr(value, "session_id", None) == session_id):
+                    return value
+                if callable(value):
+                    following.append(value)
+        frontier = following
+    return None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def agents_store_path(agent: Any) -> Path | None:
+    """The file the agent's recall SessionDB reads, ``None`` when it has none.
+
+    The agent's own opener is called: without a SessionDB it opens Hermes' default
+    one, exactly what the built-in does on this same call (and what makes Hermes
+    write the session at the end of the turn), so the agent ends up as it would.
+    """
+    try:
+        db = agent._get_session_db_for_recall()
+    except Exception:  # noqa: BLE001 - the built-in meets the same failure and reports it
+        log.debug("the agent's SessionDB could not be opened", exc_info=True)
+        return None
+    path = getattr(db, "db_path", None)
+    return Path(path) if path else None
+
+
+def _store_for(next_call: Any, session_id: str | None) -> tuple[Path | None, bool]:
+    """(store to search, whether it is known to be the agent's own); raises ``_Decline``
+    when the agent reads another file.  An agent that cannot be found leaves the
+    decision to ``answer`` (the current session must be in our store)."""
+    agent = agent_behind(next_call, session_id)
+    agent_path = agents_store_path(agent) if agent is not None else None
+    if agent_path is None:
+        return None, False
+    ours = store_path()
+    if not _same_file(agent_path, ours):
+        raise _Decline(
+            f"the agent's SessionDB is {agent_path}, not {ours}; hermes-fts serves only "
+            "Hermes' default store"
+        )
+    return ours, True
+
+
 def tool_execution_middleware(*, tool_name: str = "", args: Any = None,
                               next_call: Callable[[Any], Any] | None = None,
                               session_id: str = "", **_context: Any) -> Any:
@@ -313,7 +402,16 @@ def tool_execution_middleware(*, tool_name: str = "", args: Any = None,
     assert next_call is not None  # Hermes always passes it
     if tool_name != TOOL_NAME:
         return next_call(args)
-    return serve(args, session_id or None, lambda: next_call(args))
+    current = session_id or None
+    try:
+        path, agents_store = _store_for(next_call, current)
+    except _Decline as exc:
+        _fallback_reason(str(exc))
+        return next_call(args)
+    except Exception:  # noqa: BLE001 - nothing of ours may reach the agent loop
+        log.debug("locating the agent's store failed", exc_info=True)
+        path, agents_store = None, False
+    return serve(args, current, lambda: next_call(args), path, agents_store=agents_store)
 
 
 def _registry_handler(builtin: Callable[..., Any] | None) -> Callable[..., Any]:
@@ -325,9 +423,10 @@ def _registry_handler(builtin: Callable[..., Any] | None) -> Callable[..., Any]:
                 return json.dumps({"success": False, "error": "session_search is unavailable"})
             return builtin(args, **kw)
 
+        # Hermes passes its own SessionDB: a current session it lacks is one not written yet.
         db_path = getattr(kw.get("db"), "db_path", None)
         return serve(args, kw.get("current_session_id"), fallback,
-                     Path(db_path) if db_path else None)
+                     Path(db_path) if db_path else None, agents_store=bool(db_path))
 
     return handle_session_search
 

@@ -73,8 +73,9 @@ def _pip(folder: Path, *args: str) -> None:
         raise HermesUnavailable(f"`pip install {' '.join(args)}` failed:\n{tail}")
 
 
-def ensure_venv(folder: Path) -> Path:
-    """``folder`` as a venv holding hermes-agent 0.19.0 and this checkout; returns it.
+def ensure_venv(folder: Path, requirement: str = HERMES_REQUIREMENT) -> Path:
+    """``folder`` as a venv holding ``requirement`` (a Hermes Agent build, 0.19.0 unless
+    told) and this checkout; returns it.
 
     A venv made earlier is kept; when the checkout changed since, only
     hermes-fts is installed again."""
@@ -86,7 +87,7 @@ def ensure_venv(folder: Path) -> Path:
             marker.write_text(digest + "\n")
         return folder
     venv.EnvBuilder(with_pip=True, clear=True).create(folder)
-    _pip(folder, HERMES_REQUIREMENT, str(ROOT))
+    _pip(folder, requirement, str(ROOT))
     marker.write_text(digest + "\n")
     return folder
 
@@ -272,11 +273,11 @@ def _serve(script: _Script) -> ThreadingHTTPServer:
     return server
 
 
-def _agent(base_url: str, db: Any) -> Any:
+def _agent(base_url: str, db: Any, session_id: str = SESSION_ID) -> Any:
     from run_agent import AIAgent
 
     return AIAgent(base_url=base_url, api_key="test-key", model="scripted", quiet_mode=True,
-                   max_iterations=3, tool_delay=0, session_id=SESSION_ID,
+                   max_iterations=3, tool_delay=0, session_id=session_id,
                    enabled_toolsets=["session_search"], session_db=db)
 
 
@@ -309,6 +310,31 @@ def cmd_turn(args: argparse.Namespace) -> dict[str, Any]:
         "schema": _tool_schema(chats[0]) if chats else None,
         "logs": records.records,
     }
+
+
+def cmd_sessions(args: argparse.Namespace) -> dict[str, Any]:
+    """``--count`` new sessions in one process (as a gateway runs them), each an AIAgent
+    with a fresh session id whose first turn calls ``session_search`` with ``--tool-args``."""
+    import uuid
+
+    records = _capture_logs()
+    out: list[dict[str, Any]] = []
+    for _ in range(args.count):
+        script = _Script(json.loads(args.tool_args))
+        server = _serve(script)
+        session_id = f"new-{uuid.uuid4().hex[:12]}"
+        db = None if args.lazy_db else _session_db()
+        try:
+            agent = _agent(f"http://127.0.0.1:{server.server_address[1]}/v1", db, session_id)
+            final = agent.run_conversation(args.prompt)
+        finally:
+            server.shutdown()
+        chats = [r for r in script.requests if r.get("messages")]
+        tools = [m["content"] for m in chats[-1]["messages"] if m.get("role") == "tool"]
+        stored = _session_db().get_session(session_id) is not None
+        out.append({"session_id": session_id, "tool_messages": tools, "stored_after": stored,
+                    "final": final.get("final_response") if isinstance(final, dict) else None})
+    return {"sessions": out, "logs": records.records}
 
 
 def cmd_calls(args: argparse.Namespace) -> dict[str, Any]:
@@ -413,6 +439,13 @@ def main(argv: list[str] | None = None) -> int:
     turn.add_argument("--prompt", default="What did we say earlier?")
     turn.add_argument("--db-path", help="a custom SessionDB file instead of Hermes' default")
     turn.set_defaults(fn=cmd_turn)
+    sessions = sub.add_parser("sessions")
+    sessions.add_argument("--tool-args", required=True, help="JSON arguments of the tool call")
+    sessions.add_argument("--count", type=int, default=10)
+    sessions.add_argument("--prompt", default="What did we say earlier?")
+    sessions.add_argument("--lazy-db", action="store_true",
+                          help="construct each AIAgent without a SessionDB, as one-shot runs do")
+    sessions.set_defaults(fn=cmd_sessions)
     calls = sub.add_parser("calls")
     calls.add_argument("--steps", required=True)
     calls.set_defaults(fn=cmd_calls)

@@ -255,7 +255,7 @@ def test_corrupt_cjk_index_still_answers(hermes_venv: Path, home: Path, corrupti
         assert not is_ours(payload), "zeroed pages raise nothing: only the cross-check helps"
 
 
-def test_custom_session_db_we_cannot_locate_goes_to_the_builtin(
+def test_custom_session_db_goes_to_the_builtin(
         hermes_venv: Path, home: Path, tmp_path: Path) -> None:
     enable(hermes_venv, home, grant=True)
     other = tmp_path / "elsewhere" / "custom.db"
@@ -264,7 +264,41 @@ def test_custom_session_db_we_cannot_locate_goes_to_the_builtin(
     payload = out["payloads"][0]
     assert not is_ours(payload) and payload["success"] is True
     assert payload["results"] == [], "the built-in searched the agent's own (empty) store"
-    assert any("cannot locate" in m for m in warnings(out)), out["logs"]
+    told = [m for m in warnings(out) if f"the agent's SessionDB is {other}" in m]
+    assert len(told) == 1, out["logs"]
+
+
+# The prompt word is in no seeded session, only in the new sessions' own prompts.
+NEW_SESSION_SEARCHES = ({"query": "漓江"}, {"query": "服务"})
+
+
+@pytest.mark.parametrize("grant", [False, True], ids=["middleware-only", "schema-override"])
+@pytest.mark.parametrize("lazy_db", [True, False], ids=["agent-opens-db-lazily", "db-passed-in"])
+def test_first_search_of_every_new_session_is_ours(
+        hermes_venv: Path, home: Path, grant: bool, lazy_db: bool) -> None:
+    # Ten agents in one process, each with a session id state.db has never seen: an
+    # agent built without a SessionDB writes its session row only after the turn.
+    enable(hermes_venv, home, grant=grant)
+    optimize(hermes_venv, home)
+    args = ["sessions", "--count", "10", "--prompt", "漓江 服务?",
+            "--tool-args", json.dumps(NEW_SESSION_SEARCHES, ensure_ascii=False)]
+    out = he.run_driver(hermes_venv, home, *args, *(["--lazy-db"] if lazy_db else []),
+                        timeout=300)
+    earlier: list[str] = []
+    for session in out["sessions"]:
+        assert session["final"] == "Here is what I found.", session
+        prompt_word, seeded = (json.loads(m) for m in session["tool_messages"])
+        assert is_ours(prompt_word) and is_ours(seeded), (len(earlier), out["logs"])
+        # The earlier new sessions hold the word; the current one stays out of the hits.
+        assert prompt_word["success"] is True, prompt_word
+        assert set(hit_sessions(prompt_word)) == set(earlier[-3:]), prompt_word
+        # Earlier new sessions may hit too: their stored tool results quote zh-1.
+        assert hit_sessions(seeded)[0] == "zh-1", seeded
+        assert set(hit_sessions(seeded)) <= {"zh-1", *earlier}, seeded
+        assert session["stored_after"], "Hermes writes the session, as after its built-in"
+        earlier.append(session["session_id"])
+    assert len(earlier) == 10
+    assert not warnings(out), out["logs"]
 
 
 def test_locked_store_is_still_answered_by_hermes_fts(hermes_venv: Path, home: Path) -> None:

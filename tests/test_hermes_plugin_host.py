@@ -319,3 +319,27 @@ def test_a_deleted_file_goes_to_the_builtin(plugin_store: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         Path(str(plugin_store) + suffix).unlink(missing_ok=True)
     assert _served_sessions(plugin_store, "数据库") is None
+
+
+def test_without_an_agent_behind_the_call_an_unknown_session_goes_to_the_builtin(
+        plugin_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A host whose chain does not reach the agent: the current session must be in the
+    # store, or the agent may be writing to another one.
+    from hermes_fts import hermes_plugin
+
+    monkeypatch.setenv("HERMES_HOME", str(plugin_store.parent))
+    calls: list[str] = []
+
+    def builtin(args: object) -> str:
+        calls.append("builtin")
+        return json.dumps({"success": True, "results": []})
+
+    def search(session_id: str) -> dict[str, object]:
+        return json.loads(hermes_plugin.tool_execution_middleware(
+            tool_name="session_search", args={"query": "数据库"}, next_call=builtin,
+            session_id=session_id))
+
+    assert hermes_plugin.agent_behind(builtin, "not-written") is None
+    assert "engine" not in search("not-written") and calls == ["builtin"]
+    served = search("s1")  # s1 holds the only hit and is the current session: left out
+    assert served["engine"] == hermes_plugin.ENGINE and served["results"] == []
