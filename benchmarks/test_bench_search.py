@@ -64,9 +64,9 @@ def raw_fts5(st: SessionStore, term: str) -> list[Any]:
     plan = search.plan_search(state, term)
     where, params = search._filters(search.SearchRequest(term))
     return match_rows.match_rows(
-        st._conn, "messages_fts", match_expression(plan.query, "fts5"),
-        snippet_sql("messages_fts", True), where, params, match_rows.RANKED_ORDER, 20,
-        few_snippet_sql=few_snippet_sql("messages_fts") if state["cjk_few_snippet"] else None,
+        st._conn, "hermes_fts_word", match_expression(plan.query, "fts5"),
+        snippet_sql("hermes_fts_word", True), where, params, match_rows.RANKED_ORDER, 20,
+        few_snippet_sql=few_snippet_sql("hermes_fts_word") if state["cjk_few_snippet"] else None,
     )
 
 

@@ -56,7 +56,7 @@ def _strip_ours(db: Path) -> None:
     conn = hermes_fts.connect(str(db))  # the CJK table needs its tokenizer to be dropped
     try:
         objects = conn.execute(
-            "SELECT type, name, sql FROM sqlite_master WHERE name LIKE 'messages_fts%'").fetchall()
+            "SELECT type, name, sql FROM sqlite_master WHERE name LIKE 'hermes_fts_word%'").fetchall()
         with conn:
             for kind, name, _sql in objects:
                 if kind == "trigger":
@@ -124,4 +124,4 @@ def test_storage_sizes(bench_store: Path, bench_size: int, bench_report: Any,
             "file / Hermes-only": round(size["file"] / hermes_file, 2),
         })
     lean = sizes["hermes-fts, plugin enabled"]
-    assert lean["indexes"]["messages_fts_trigram"] == 0  # the stub holds no index pages
+    assert lean["indexes"]["hermes_fts_trigram"] == 0  # the stub holds no index pages

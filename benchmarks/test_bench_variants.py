@@ -6,7 +6,7 @@ OpenCC's phrase and character tables (``benchmarks/hant.py``) and Japanese
 (``corpus.texts("ja")``).
 
 * Insert throughput and index size with and without ``variants 1`` (both
-  with ``unigrams 1``, as in messages_fts_cjk), like test_bench_tokenizers.
+  with ``unigrams 1``, as in hermes_fts_cjk), like test_bench_tokenizers.
 * Precision inside one script: every query (zh2, zh3 and cjk1 terms across
   all frequency bands; ja and cjk1 terms for Japanese) runs on the corpus
   with and without folding.  Folding only merges, so the unfolded hits are a

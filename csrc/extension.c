@@ -16,6 +16,7 @@ SQLITE_EXTENSION_INIT1
 
 typedef enum RegistrationKind {
   REG_TOKENIZER, /* an FTS5 tokenizer; context = the fts5_api */
+  REG_ALIAS,     /* the same tokenizer under a public name another library may own */
   REG_AUX,       /* an FTS5 auxiliary function */
   REG_SCALAR     /* a scalar SQL function; user data = the fts5_api */
 } RegistrationKind;
@@ -29,10 +30,13 @@ typedef struct Registration {
   int nArg;                                                  /* REG_SCALAR; -1 = any */
 } Registration;
 
+static void claimPublicName(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+
 /* Registered in this order; the tokenizer first, because the functions find
 ** it by name on the same connection. */
 static const Registration REGISTRATIONS[] = {
     {REG_TOKENIZER, HERMES_TOKENIZER_NAME, &hermes_cjk_tokenizer, NULL, NULL, 0},
+    {REG_ALIAS, HERMES_PUBLIC_TOKENIZER_NAME, &hermes_cjk_tokenizer, NULL, NULL, 0},
     {REG_AUX, "cjk_highlight", NULL, hermes_cjk_highlight, NULL, 0},
     {REG_AUX, "cjk_snippet", NULL, hermes_cjk_snippet, NULL, 0},
     {REG_AUX, "cjk_few_snippet", NULL, hermes_cjk_few_snippet, NULL, 0},
@@ -40,6 +44,7 @@ static const Registration REGISTRATIONS[] = {
     {REG_SCALAR, "cjk_tokens_query", NULL, NULL, hermes_cjk_tokens_query, -1},
     {REG_SCALAR, "cjk_unicode61_version", NULL, NULL, hermes_cjk_version, 0},
     {REG_SCALAR, "cjk_fold", NULL, NULL, hermes_cjk_fold, 1},
+    {REG_SCALAR, "cjk_unicode61_claim", NULL, NULL, claimPublicName, 0},
 };
 
 /* Fetch the connection's fts5_api; NULL (with SQLITE_ERROR) when the SQLite
@@ -63,13 +68,52 @@ static int getFts5Api(sqlite3 *db, fts5_api **ppApi) {
   return rc;
 }
 
+static int tokenizerExists(fts5_api *pFts5, const char *zName) {
+  void *pUserData = NULL;
+  fts5_tokenizer found;
+  return pFts5->xFindTokenizer(pFts5, zName, &pUserData, &found) == SQLITE_OK;
+}
+
+static int createTokenizer(fts5_api *pFts5, const Registration *r) {
+  /* xCreateTokenizer copies the methods; it takes a non-const pointer. */
+  fts5_tokenizer methods = *r->pTokenizer;
+  return pFts5->xCreateTokenizer(pFts5, r->zName, (void *)pFts5, &methods, NULL);
+}
+
+/* cjk_unicode61_claim(): registers the public name on this connection where
+** no library has; 1 when it is ours now, 0 when another library owns it.
+** Not DETERMINISTIC in spirit, but harmless: it only ever adds a name. */
+static void claimPublicName(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  fts5_api *pFts5 = (fts5_api *)sqlite3_user_data(ctx);
+  void *pUserData = NULL;
+  fts5_tokenizer found;
+  fts5_tokenizer methods = hermes_cjk_tokenizer;
+  int rc;
+  (void)argc;
+  (void)argv;
+  if (pFts5->xFindTokenizer(pFts5, HERMES_PUBLIC_TOKENIZER_NAME, &pUserData, &found) ==
+      SQLITE_OK) {
+    sqlite3_result_int(ctx, found.xTokenize == hermes_cjk_tokenizer.xTokenize);
+    return;
+  }
+  rc = pFts5->xCreateTokenizer(pFts5, HERMES_PUBLIC_TOKENIZER_NAME, (void *)pFts5, &methods,
+                               NULL);
+  if (rc != SQLITE_OK) {
+    sqlite3_result_error_code(ctx, rc);
+    return;
+  }
+  sqlite3_result_int(ctx, 1);
+}
+
 static int registerOne(sqlite3 *db, fts5_api *pFts5, const Registration *r) {
   switch (r->eKind) {
-    case REG_TOKENIZER: {
-      /* xCreateTokenizer copies the methods; it takes a non-const pointer. */
-      fts5_tokenizer methods = *r->pTokenizer;
-      return pFts5->xCreateTokenizer(pFts5, r->zName, (void *)pFts5, &methods, NULL);
-    }
+    case REG_ALIAS:
+      /* Taken already (e.g. Hermes' own libfts5_cjk): left to its owner,
+      ** whose tables were written with it. */
+      if (tokenizerExists(pFts5, r->zName)) return SQLITE_OK;
+      return createTokenizer(pFts5, r);
+    case REG_TOKENIZER:
+      return createTokenizer(pFts5, r);
     case REG_AUX:
       return pFts5->xCreateFunction(pFts5, r->zName, NULL, r->xAux, NULL);
     case REG_SCALAR:
@@ -81,7 +125,7 @@ static int registerOne(sqlite3 *db, fts5_api *pFts5, const Registration *r) {
 
 /* Register everything on db; the work shared by all entry points.  Stops at
 ** the first failure and returns its code, with a message naming what failed. */
-static int registerAll(sqlite3 *db, char **pzErrMsg) {
+static int registerAll(sqlite3 *db, int bAlias, char **pzErrMsg) {
   fts5_api *pFts5 = NULL;
   size_t i;
 
@@ -92,7 +136,9 @@ static int registerAll(sqlite3 *db, char **pzErrMsg) {
     return SQLITE_ERROR;
   }
   for (i = 0; i < sizeof(REGISTRATIONS) / sizeof(REGISTRATIONS[0]); i++) {
-    int rc = registerOne(db, pFts5, &REGISTRATIONS[i]);
+    int rc;
+    if (REGISTRATIONS[i].eKind == REG_ALIAS && !bAlias) continue;
+    rc = registerOne(db, pFts5, &REGISTRATIONS[i]);
     if (rc != SQLITE_OK) {
       if (pzErrMsg) {
         *pzErrMsg = sqlite3_mprintf("cjk_unicode61: cannot register %s (%s)",
@@ -106,7 +152,7 @@ static int registerAll(sqlite3 *db, char **pzErrMsg) {
 
 int sqlite3_cjkunicode_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi) {
   SQLITE_EXTENSION_INIT2(pApi);
-  return registerAll(db, pzErrMsg);
+  return registerAll(db, 1, pzErrMsg);
 }
 
 int sqlite3_ftscjk_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi) {
@@ -119,7 +165,9 @@ int sqlite3_fts5_cjk_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routin
 
 /*
 ** Runs for every new connection of the process, so it registers what it can
-** and always returns SQLITE_OK.  When called without an API table (a probe,
+** and always returns SQLITE_OK.  Those include the host's own (Hermes Agent
+** with our plugin), whose tables may use another library's cjk_unicode61, so
+** the public alias is not registered here.  When called without an API table (a probe,
 ** or a host that passes NULL) it returns before touching anything, because
 ** sqlite3_api would be unusable.
 */
@@ -128,7 +176,7 @@ int hermes_fts_auto_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routine
   if (pApi == NULL || db == NULL) return SQLITE_OK;
   SQLITE_EXTENSION_INIT2(pApi);
   (void)pzErrMsg; /* never surface an error: connections must keep opening */
-  (void)registerAll(db, &zErr);
+  (void)registerAll(db, 0, &zErr);
   sqlite3_free(zErr);
   return SQLITE_OK;
 }

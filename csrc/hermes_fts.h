@@ -6,7 +6,9 @@
 ** that link the sources in directly, such as the fuzz harness, and it is the
 ** one list of what the shared library exports.
 **
-** All four entry points have SQLite's loadable-extension signature.
+** All four entry points have SQLite's loadable-extension signature.  Our
+** tables use the tokenizer name "hermes_fts_cjk"; the first three also
+** register it as "cjk_unicode61" where no library has taken that name.
 **   sqlite3_cjkunicode_init  the name SQLite derives from "cjk_unicode61.so";
 **                            strict: any failure is reported.
 **   sqlite3_ftscjk_init,
@@ -14,7 +16,9 @@
 **                            name libfts5_cjk (Hermes Agent's
 **                            HERMES_FTS5_CJK_SO).
 **   hermes_fts_auto_init     lenient, for sqlite3_auto_extension(): registers
-**                            what it can and never fails a connection.
+**                            what it can and never fails a connection; no
+**                            cjk_unicode61 alias (it runs on the host's own
+**                            connections).
 */
 #ifndef HERMES_FTS_H
 #define HERMES_FTS_H

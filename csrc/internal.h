@@ -32,7 +32,12 @@
 #define HERMES_STRINGIFY(x) HERMES_STRINGIFY_(x)
 #define HERMES_FTS_VERSION_STRING HERMES_STRINGIFY(HERMES_FTS_VERSION)
 
-#define HERMES_TOKENIZER_NAME "cjk_unicode61"
+/* The name our own tables use: in hermes-fts' namespace, so a Hermes build that
+** registers its own "cjk_unicode61" can never tokenize them. */
+#define HERMES_TOKENIZER_NAME "hermes_fts_cjk"
+/* The public name, for standalone use; registered only where no library has
+** registered it on the connection already (one tokenizer per name). */
+#define HERMES_PUBLIC_TOKENIZER_NAME "cjk_unicode61"
 /* The first characters of glue marks ("glue 1", tokenizer.c): U+E000..E003,
 ** private use, so unicode61 token characters that text almost never holds. */
 #define HERMES_MARK_WORD "\xEE\x80\x80"

@@ -6,7 +6,8 @@ One place, so each switch has one spelling and one meaning:
 ``HERMES_CJK_FTS``          ``0``/``false``/``off``/``no`` switches the extension off
 ``HERMES_TRIGRAM_FTS``      the same for the trigram index; ``1``/``true``/``on``/``yes``
                             keeps it also where the Hermes plugin makes it unneeded
-``HERMES_FTS5_CJK_SO``      a cjk_unicode61 library to use instead of the bundled one
+``HERMES_FTS_LIBRARY``      a hermes-fts library file to load instead of the bundled one
+                            (never Hermes' own ``HERMES_FTS5_CJK_SO``: that one is Hermes')
 ``HERMES_SEARCH_SLOW_MS``   searches slower than this are logged (default 1000)
 ``HERMES_SEARCH_LOG_QUERY`` ``1``/``true``/``yes``/``on`` adds the query text to that log line
 
@@ -107,8 +108,8 @@ def trigram_forced() -> bool:
 
 
 def extension_override() -> str | None:
-    """``HERMES_FTS5_CJK_SO`` with ``~`` expanded, or None when unset."""
-    value = _value("HERMES_FTS5_CJK_SO")
+    """``HERMES_FTS_LIBRARY`` with ``~`` expanded, or None when unset."""
+    value = _value("HERMES_FTS_LIBRARY")
     return os.path.expanduser(value) if value else None
 
 

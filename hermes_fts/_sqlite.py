@@ -213,8 +213,8 @@ def file_kind(path: str | os.PathLike[str]) -> tuple[str, str]:
 
 def _names_an_index(text: str) -> bool:
     return ("fts5" in text and ("corrupt" in text or "malformed" in text
-                                or "messages_fts" in text)) \
-        or "vtable constructor failed: messages_fts" in text
+                                or "hermes_fts_" in text)) \
+        or "vtable constructor failed: hermes_fts_" in text
 
 
 def is_index_corruption(conn: sqlite3.Connection, exc: BaseException) -> bool:

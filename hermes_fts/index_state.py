@@ -20,7 +20,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from . import _env, _hermes_config, _sqlite, indexing, loader, schema, time_table
+from . import _env, _hermes_config, _sqlite, indexing, loader, old_layout, schema, time_table
 from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.index_state")
@@ -140,10 +140,10 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
 def _served(conn: sqlite3.Connection, caps: Capabilities, index: str, sql: str | None,
             stale: bool) -> tuple[bool, str]:
     if sql is None:
-        if index == TRIGRAM and schema.has_trigram_stub(conn):
+        if index == TRIGRAM:
             kept, why = trigram_policy(conn, caps)
-            return False, ("not kept (stub): run `hermes-fts optimize-storage` to build it"
-                           if kept else f"not kept (stub): {why}")
+            return False, ("not built: run `hermes-fts optimize-storage` to build it"
+                           if kept else f"not kept: {why}")
         return False, "not created"
     if schema.index_layout(sql) == "outdated":
         return False, "earlier layout: run `hermes-fts optimize-storage` to rebuild it"
@@ -190,9 +190,8 @@ def trigram_policy(conn: sqlite3.Connection, caps: Capabilities) -> tuple[bool, 
     ``session_search`` runs on hermes-fts: the store's folder is a Hermes home
     whose ``config.yaml`` enables our plugin, and this process has
     cjk_unicode61 (it builds and serves the CJK index).  The agent's search
-    then reads the CJK index; Hermes' other readers find the stub and use
-    their complete LIKE path (docs/DESIGN.md §9).  ``HERMES_TRIGRAM_FTS=1``
-    keeps it anyway.
+    then reads the CJK index, and nothing else reads ours (Hermes keeps its
+    own).  ``HERMES_TRIGRAM_FTS=1`` keeps it anyway.
     """
     if not caps.trigram:
         return False, "trigram tokenizer unavailable"
@@ -221,14 +220,15 @@ def unindexed_range(conn: sqlite3.Connection, index: str) -> tuple[int, int] | N
 
 
 def usable_indexes(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
-    """The indexes that exist as FTS5 tables this process can open (not the trigram stub)."""
+    """The indexes that exist as FTS5 tables this process can open."""
     return [index for index in schema.INDEXES
             if schema.index_sql(conn, index) is not None
             and not (index == CJK and not caps.cjk)
             and not (index == TRIGRAM and not caps.trigram)]
 
 
-def merge_segments(conn: sqlite3.Connection, caps: Capabilities) -> None:
+def merge_segments(conn: sqlite3.Connection, caps: Capabilities,
+                   only: tuple[str, ...] = schema.INDEXES) -> None:
     """FTS5 'optimize' on every usable index, each in its own transaction.
 
     One segment per index is left, without the tokens of deleted rows, which
@@ -237,8 +237,9 @@ def merge_segments(conn: sqlite3.Connection, caps: Capabilities) -> None:
     Agent's ``vacuum()`` does the same for its two indexes, never for ours.
     """
     for index in usable_indexes(conn, caps):
-        with indexing.write_txn(conn):
-            conn.execute(f"INSERT INTO {index}({index}) VALUES('optimize')")
+        if index in only:
+            with indexing.write_txn(conn):
+                conn.execute(f"INSERT INTO {index}({index}) VALUES('optimize')")
 
 
 # --------------------------------------------------------------------------
@@ -270,8 +271,8 @@ def align(conn: sqlite3.Connection, caps: Capabilities, *, create_cjk: bool = Fa
     """Schema alignment on open, in one write transaction; adds only what is missing.
 
     Missing base tables and columns are added (unless ``base`` is False: the
-    store defers that to its first write), then each index is created, kept,
-    detached (stale) or held by the stub as this process can maintain it.
+    store defers that to its first write), then each index is created, kept
+    or detached (stale) as this process can maintain it.
     """
     with indexing.write_txn(conn):
         if base:
@@ -279,24 +280,27 @@ def align(conn: sqlite3.Connection, caps: Capabilities, *, create_cjk: bool = Fa
         _align_indexes(conn, caps, create_cjk)
 
 
+def _detach(conn: sqlite3.Connection, index: str, meta: str, reason: str | None = None) -> None:
+    """Drop ``index``'s triggers (they would fail or miss writes) and mark it stale."""
+    if schema.index_sql(conn, index) is not None and _triggers_ok(conn, index):
+        indexing.set_meta(conn, meta, 1)
+        if reason is not None:
+            indexing.set_meta(conn, schema.META_FTS_STALE_REASON, reason)
+    schema.drop_triggers(conn, index)
+
+
 def _align_indexes(conn: sqlite3.Connection, caps: Capabilities, create_cjk: bool) -> None:
     if not caps.fts5:
         # Triggers into FTS5 tables would make every message write fail.
         for index in (BASE, TRIGRAM):
-            if schema.index_sql(conn, index) is not None and _triggers_ok(conn, index):
-                indexing.set_meta(conn, schema.META_FTS_STALE, 1)
-                indexing.set_meta(conn, schema.META_FTS_STALE_REASON, "fts5 unavailable")
-            schema.drop_triggers(conn, index)
+            _detach(conn, index, schema.META_FTS_STALE, "fts5 unavailable")
         logger.warning("SQLite FTS5 unavailable; message writes work, search uses LIKE")
         return
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
     has_rows = has_messages(conn)
 
-    # Word and trigram index.  An index Hermes Agent reads is only ever
-    # created here when the store has no messages (nothing to build); with
-    # messages it is built by optimize-storage and swapped in complete
-    # (docs/DESIGN.md §9).  Hermes Agent's inline layout and our earlier
-    # layout are complete as their triggers keep them and stay until then.
+    # Word and trigram index: only created here when the store has no
+    # messages (nothing to build); over messages optimize-storage builds them.
     base_sql = schema.index_sql(conn, BASE)
     if stale:
         schema.drop_triggers(conn, BASE)
@@ -311,43 +315,33 @@ def _align_indexes(conn: sqlite3.Connection, caps: Capabilities, create_cjk: boo
         indexing.set_meta(conn, schema.META_FTS_STALE, 1)
         indexing.set_meta(conn, schema.META_FTS_STALE_REASON, "base triggers missing")
         schema.drop_triggers(conn, BASE)
-        schema.drop_triggers(conn, TRIGRAM)
         stale = True
     elif schema.index_layout(base_sql) == "external":
         conn.execute(schema.DDL[BASE].view_sql)
         schema.create_triggers(conn, BASE)
 
-    # Whenever no trigram index is kept, the stub holds its name (see
-    # schema.STUB_SQL), so that Hermes Agent answers CJK queries by LIKE and
-    # never refills messages_fts its own way.
     trigram_sql = schema.index_sql(conn, TRIGRAM)
-    if stale:
-        schema.drop_triggers(conn, TRIGRAM)
-    elif not caps.trigram:
-        # Its triggers would make this process's writes fail.
-        schema.install_trigram_stub(conn)
-        if _env.trigram_enabled():
+    if stale or not caps.trigram:
+        # Its triggers would make this process's writes fail (no tokenizer)
+        # or it misses rows: rebuilt by the next optimize-storage.
+        _detach(conn, TRIGRAM, schema.META_TRIGRAM_STALE)
+        if not caps.trigram and _env.trigram_enabled():
             logger.info("SQLite trigram tokenizer unavailable (SQLite %s); "
                         "substring search falls back to LIKE", sqlite3.sqlite_version)
-    elif not _env.trigram_enabled():
-        # Opted out: not served.  A kept index stays complete (its triggers
-        # run everywhere) until optimize-storage replaces it by the stub;
-        # without one, the stub keeps Hermes Agent from refilling messages_fts.
-        if trigram_sql is None:
-            schema.install_trigram_stub(conn)
     elif trigram_sql is None:
-        if not has_rows and not schema.building(conn, TRIGRAM):
+        if (not has_rows and not schema.building(conn, TRIGRAM)
+                and trigram_policy(conn, caps)[0]):
             schema.create_index_objects(conn, TRIGRAM)
             schema.create_triggers(conn, TRIGRAM)
-        else:
-            schema.install_trigram_stub(conn)  # optimize-storage builds it
     elif indexing.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:
-        schema.install_trigram_stub(conn)
+        schema.drop_triggers(conn, TRIGRAM)
     elif not _triggers_ok(conn, TRIGRAM):
-        # Writes went past it: it misses rows, and Hermes would trust it.
+        # Writes went past it: it misses rows.
         indexing.set_meta(conn, schema.META_TRIGRAM_STALE, 1)
-        schema.install_trigram_stub(conn)
+        schema.drop_triggers(conn, TRIGRAM)
     elif schema.index_layout(trigram_sql) == "external":
+        # Opted out (HERMES_TRIGRAM_FTS=0) too: kept complete until
+        # optimize-storage drops it.
         conn.execute(schema.DDL[TRIGRAM].view_sql)
         schema.create_triggers(conn, TRIGRAM)
 
@@ -384,13 +378,15 @@ def optimize_needed(conn: sqlite3.Connection, caps: Capabilities) -> bool:
         return True
     if indexing.backfill_progress(conn) is not None:
         return True
+    if old_layout.find(conn):
+        return True  # objects an older hermes-fts made under Hermes Agent's names
     for index in (BASE, TRIGRAM):
         if schema.index_layout(schema.index_sql(conn, index)) in ("inline", "outdated"):
             return True
     if schema.index_sql(conn, BASE) is None:
         return True  # messages but no word index yet (an open builds none over rows)
     if (schema.index_sql(conn, TRIGRAM) is None) is trigram_policy(conn, caps)[0]:
-        return True  # the trigram index to build, or one to give up for the stub
+        return True  # the trigram index to build, or one to drop
     if indexing.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:
         return True
     if time_table.needs_work(conn):
@@ -409,25 +405,27 @@ def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
     """Start a rebuild of every index that needs one; the backfill that follows does it.
 
     A stale (damaged) store rebuilds all of them; otherwise an index is
-    rebuilt when it is missing, in Hermes Agent's inline layout, in an earlier
-    layout of ours or marked stale; the CJK index also when its tokenizer
-    options are not ``schema.CJK_TOKENIZE``.  A rebuild already under way
-    resumes.  A trigram index this process must not keep becomes the stub.
+    rebuilt when it is missing, in an earlier layout of ours or marked stale;
+    the CJK index also when its tokenizer options are not
+    ``schema.CJK_TOKENIZE``.  A rebuild already under way resumes.  A trigram
+    index this process must not keep is dropped.  First of all, what an older
+    hermes-fts made under Hermes Agent's names is given back (``old_layout``).
     Last, ``time_table.install``: the time table's triggers and the window
     its fill (a later step of optimize-storage) copies; the index on
     ``messages(timestamp)`` that earlier versions created is dropped.
     """
+    old_layout.give_back(conn)
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
     keep_trigram = trigram_policy(conn, caps)[0]
     for index in (BASE, TRIGRAM):
         sql = schema.index_sql(conn, index)
         if index == TRIGRAM and not keep_trigram:
-            with indexing.write_txn(conn):
-                schema.drop_build_objects(conn, TRIGRAM)
-                indexing.close_backfill_window(conn, TRIGRAM)
-                indexing.delete_meta(conn, schema.META_TRIGRAM_STALE)
-                # One transaction: Hermes Agent sees the index or the stub.
-                schema.install_trigram_stub(conn)
+            if caps.trigram or sql is None:  # dropping the table needs its tokenizer
+                with indexing.write_txn(conn):
+                    schema.drop_build_objects(conn, TRIGRAM)
+                    schema.drop_index_objects(conn, TRIGRAM)
+                    indexing.close_backfill_window(conn, TRIGRAM)
+                    indexing.delete_meta(conn, schema.META_TRIGRAM_STALE)
             continue
         if (not stale and schema.building(conn, index)
                 and indexing.backfill_window(conn, index) is not None):

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from . import schema
 from .content import indexed_values
-from .schema import BASE, CJK, CJK_PENDING, DDL, TRIGRAM
+from .schema import CJK, CJK_PENDING, DDL, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.indexing")
 
@@ -279,6 +279,16 @@ def pending_count(conn: sqlite3.Connection) -> int:
         return 0
 
 
+def pending_deletes(conn: sqlite3.Connection) -> bool:
+    """Whether a message the pending table names is gone (deleted, or its id changed)."""
+    try:
+        return conn.execute(
+            f"SELECT 1 FROM {CJK_PENDING} p WHERE NOT EXISTS "
+            f"(SELECT 1 FROM messages m WHERE m.id = p.msg_id) LIMIT 1").fetchone() is not None
+    except sqlite3.OperationalError:
+        return False
+
+
 def apply_pending(conn: sqlite3.Connection, batch_ids: int = PENDING_BATCH_IDS) -> int:
     """Bring messages_fts_cjk up to date from the pending table; returns ids applied.
 
@@ -357,11 +367,10 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
 def reset_index(conn: sqlite3.Connection, index: str) -> None:
     """Start rebuilding ``index`` from scratch; one transaction.
 
-    The word and trigram indexes, which Hermes Agent reads, are rebuilt under
-    their build name while the live one stays as it is (complete, or the
-    trigram stub that sends Hermes to LIKE); the last backfill chunk swaps
-    the build in.  With no rows there is nothing to build and the new index
-    goes live at once.  The CJK index is dropped and recreated in place: only
+    The word and trigram indexes are rebuilt under their build name while
+    the live one keeps serving; the last backfill chunk swaps the build in.
+    With no rows there is nothing to build and the new index goes live at once.
+    The CJK index is dropped and recreated in place: only
     we read it, and only once its backfill is complete.
     """
     with write_txn(conn):
@@ -380,13 +389,6 @@ def reset_index(conn: sqlite3.Connection, index: str) -> None:
             schema.create_index_objects(conn, index)
             seed_full_backfill(conn, index)
             schema.create_triggers(conn, index)
-        if index == BASE and schema.missing_triggers(conn, TRIGRAM) \
-                and not schema.has_trigram_stub(conn):
-            # After a stale base the trigram triggers are gone too; until the
-            # trigram index is rebuilt, Hermes Agent must find its six trigger
-            # names, or it refills messages_fts its own way.
-            set_meta(conn, schema.META_TRIGRAM_STALE, 1)
-            schema.install_trigram_stub(conn)
         if index == TRIGRAM:
             delete_meta(conn, schema.META_TRIGRAM_STALE)
         if index == CJK:

@@ -68,7 +68,7 @@ class Token(NamedTuple):
 def extension_path() -> str:
     """Path of the library without its suffix, for ``.load`` and ``load_extension``.
 
-    ``HERMES_FTS5_CJK_SO`` overrides the bundled library (suffix stripped, so
+    ``HERMES_FTS_LIBRARY`` overrides the bundled library (suffix stripped, so
     SQLite derives the entry point from the file name as usual).
     """
     override = _env.extension_override()
@@ -87,7 +87,7 @@ def _library_file() -> str:
         f"the cjk_unicode61 library was not found at {base + suffix}. "
         "Reinstall hermes-fts from a wheel (pip install --force-reinstall hermes-fts), "
         "or build it in a source checkout with `python setup.py build_ext --inplace`; "
-        "HERMES_FTS5_CJK_SO may point to a library built elsewhere."
+        "HERMES_FTS_LIBRARY may point to a library built elsewhere."
     )
 
 
@@ -142,14 +142,26 @@ def _answers(conn: Any, sql: str) -> bool:
 
 
 def has_extension(conn: Any) -> bool:
-    """True when ``conn`` has the cjk_unicode61 tokenizer and helpers."""
-    return _answers(conn, _PROBE_SQL)
+    """True when ``conn`` has our tokenizer (``hermes_fts_cjk``) and helpers.
+
+    An older hermes-fts library registers only ``cjk_unicode61``: not enough.
+    A TEMP table never touches the database file, so a read-only connection
+    can probe too."""
+    if not _answers(conn, _PROBE_SQL):
+        return False
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.hermes_fts_probe USING fts5(x, "
+                     "tokenize='hermes_fts_cjk')")
+    except Exception:
+        return False
+    conn.execute("DROP TABLE temp.hermes_fts_probe")
+    return True
 
 
 def has_fold(conn: Any) -> bool:
     """True when ``conn`` has ``cjk_fold()``; a library older than ``variants 1`` lacks it.
 
-    ``HERMES_FTS5_CJK_SO`` may point to such a library, so the store checks once
+    ``HERMES_FTS_LIBRARY`` may point to such a library, so the store checks once
     per connection before it folds LIKE comparisons.
     """
     return _answers(conn, "SELECT cjk_fold('')")
@@ -170,8 +182,28 @@ def load_strategy() -> str | None:
     return _strategy
 
 
-def load(conn: Any) -> str:
-    """Make cjk_unicode61 and its helpers available on ``conn``; return the strategy."""
+def claim_public_name(conn: Any) -> bool:
+    """Register the tokenizer as ``cjk_unicode61`` on ``conn`` too, where no library has.
+
+    Our own tables use ``hermes_fts_cjk``; the public name is for the caller's
+    tables.  False when another library (Hermes' own libfts5_cjk) owns it, or
+    the loaded library predates the claim."""
+    if not _answers(conn, "SELECT cjk_unicode61_claim()"):
+        return False
+    return bool(conn.execute("SELECT cjk_unicode61_claim()").fetchone()[0])
+
+
+def load(conn: Any, public_name: bool = True) -> str:
+    """Make the tokenizer and its helpers available on ``conn``; return the strategy.
+
+    ``public_name``: also as ``cjk_unicode61`` (``claim_public_name``)."""
+    strategy = _load(conn)
+    if public_name:
+        claim_public_name(conn)
+    return strategy
+
+
+def _load(conn: Any) -> str:
     global _strategy
     _check_enabled()
     if has_extension(conn):
@@ -334,11 +366,14 @@ def install() -> str:
 # Public conveniences.
 
 
-def connect(path: str, readonly: bool = False, **kwargs: Any) -> sqlite3.Connection:
+def connect(path: str, readonly: bool = False, public_name: bool = True,
+            **kwargs: Any) -> sqlite3.Connection:
     """A stdlib sqlite3 connection with cjk_unicode61; raises ExtensionUnavailable.
 
     ``readonly=True`` opens a read-only URI, so nothing is ever written; an
     immutable one when nobody can be writing the file (``_sqlite.connect_readonly``).
+    ``public_name``: as for ``load``.  The store passes False: a connection
+    that writes an agent's store must not tokenize Hermes' own CJK index.
     """
     global _strategy
     _check_enabled()
@@ -346,17 +381,18 @@ def connect(path: str, readonly: bool = False, **kwargs: Any) -> sqlite3.Connect
     if not loadable:
         install()
     conn = connect_readonly(path, **kwargs) if readonly else sqlite3.connect(str(path), **kwargs)
-    if loadable:
-        try:
-            load(conn)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-    if not has_extension(conn):
+    try:
+        if loadable:
+            load(conn, public_name)
+            return conn
+        if not has_extension(conn):
+            raise ExtensionUnavailable("the auto-extension did not reach the new connection")
+        _strategy = "auto_extension"
+        if public_name:
+            claim_public_name(conn)
+    except BaseException:
         conn.close()
-        raise ExtensionUnavailable("the auto-extension did not reach the new connection")
-    _strategy = "auto_extension"
+        raise
     return conn
 
 

@@ -22,25 +22,30 @@ from .content import INDEXED_COLUMNS, indexed_text_sql, indexed_values
 
 logger = logging.getLogger("hermes_fts.schema")
 
-# Every index covers content, tool_name and tool_calls of every row, whole:
-# Hermes Agent 0.19.0 searches messages_fts and messages_fts_trigram itself
-# and has no other path for what they hold, so neither may keep less than it
-# indexes, and the CJK index keeps the same so every route gives one answer
-# (docs/DESIGN.md §9).  Each column's text is ``indexed_text_sql``'s: the
-# stored value, plus the decoded text of JSON escapes it holds.
+# Every index covers content, tool_name and tool_calls of every row, whole,
+# so every route gives one answer (docs/DESIGN.md §14.7).  Each column's text
+# is ``indexed_text_sql``'s: the stored value, plus the decoded text of JSON
+# escapes it holds.
 
-BASE = "messages_fts"
-TRIGRAM = "messages_fts_trigram"
-CJK = "messages_fts_cjk"
+# Every object hermes-fts creates is named ``hermes_fts_*``: Hermes Agent owns
+# ``messages_fts*`` (its cleanup renames and its repair deletes what matches),
+# and newer Hermes builds keep a CJK index of their own there (docs/DESIGN.md §9).
+NAMESPACE = "hermes_fts_"
+BASE = "hermes_fts_word"
+TRIGRAM = "hermes_fts_trigram"
+CJK = "hermes_fts_cjk"
 INDEXES = (BASE, TRIGRAM, CJK)
-CJK_PENDING = "messages_fts_cjk_pending"
-# The CJK index's tokenizer.  ``variants 1`` folds Han variants (東京 finds
-# 东京); ``glue 1`` marks words messages_fts cannot see (glued to CJK, full
-# width: ``_index_text.GLUE_MARKS``).  Other options: rebuilt by optimize.
-CJK_TOKENIZE = "cjk_unicode61 unigrams 1 variants 1 glue 1"
+CJK_PENDING = "hermes_fts_cjk_pending"
+# The CJK index's tokenizer, under our own name (a Hermes library may own
+# ``cjk_unicode61`` in the same process).  ``variants 1`` folds Han variants
+# (東京 finds 东京); ``glue 1`` marks words a unicode61 index cannot see
+# (glued to CJK, full width: ``_index_text.GLUE_MARKS``).  Other options:
+# rebuilt by optimize.
+CJK_TOKENIZER = "hermes_fts_cjk"
+CJK_TOKENIZE = f"{CJK_TOKENIZER} unigrams 1 variants 1 glue 1"
 
-# The indexes Hermes Agent reads are rebuilt under this suffix and swapped in
-# complete (docs/DESIGN.md §9.3); Hermes never reads a half-built one.
+# The word and trigram indexes are rebuilt under this suffix and swapped in
+# complete, so our search keeps serving the old one meanwhile.
 BUILD_SUFFIX = "_next"
 SWAPPED = (BASE, TRIGRAM)
 
@@ -54,25 +59,20 @@ def content_view(index: str) -> str:
     return f"{index}_text"
 
 
-def legacy_views(index: str) -> tuple[str, ...]:
-    """Earlier layouts' views: tool rows capped (``_src``), escapes as stored (``_rows``)."""
-    return f"{index}_src", f"{index}_rows"
-
-
 def _view_sql(index: str) -> str:
     texts = ", ".join(f"{indexed_text_sql(f'm.{c}')} AS {c}" for c in INDEXED_COLUMNS)
     view = content_view(index)
     return f"CREATE VIEW IF NOT EXISTS {view} AS SELECT m.id, {texts} FROM messages m"
 
-# state_meta keys.
-META_FTS_STALE = "fts_stale"
-META_FTS_STALE_REASON = "fts_stale_reason"
-META_TRIGRAM_STALE = "fts_trigram_stale"
-META_CJK_STALE = "fts_cjk_stale"
+# state_meta keys (Hermes keeps its own fts_* keys there).
+META_FTS_STALE = "hermes_fts_stale"
+META_FTS_STALE_REASON = "hermes_fts_stale_reason"
+META_TRIGRAM_STALE = "hermes_fts_trigram_stale"
+META_CJK_STALE = "hermes_fts_cjk_stale"
 MARKER_PREFIX = {
-    BASE: "fts_rebuild",
-    TRIGRAM: "fts_trigram_rebuild",
-    CJK: "fts_cjk_rebuild",
+    BASE: "hermes_fts_word_rebuild",
+    TRIGRAM: "hermes_fts_trigram_rebuild",
+    CJK: "hermes_fts_cjk_rebuild",
 }
 
 @dataclass(frozen=True)
@@ -383,87 +383,12 @@ def create_index_objects(conn: sqlite3.Connection, index: str) -> None:
         conn.execute(PENDING_INDEX_SQL)
 
 
-# Hermes Agent 0.19.0 counts six trigger names when it opens a store (the
-# three messages_fts_* and the three messages_fts_trigram_* ones); with
-# fewer present it recreates them and refills both indexes with its inline
-# text, which wrecks an external-content layout.  And it trusts
-# messages_fts_trigram for CJK queries of 3+ characters unless a MATCH on it
-# raises.  So whenever we keep no trigram index (opt-out, no tokenizer here,
-# stale, or rebuilding from nothing) the name is held by a *stub*: a view with
-# no rows and no column of its own name, so `messages_fts_trigram MATCH ?`
-# fails to prepare and 0.19.0 answers from its complete LIKE path, plus three
-# placeholder triggers holding the trigger names.  WHEN 0 means they never
-# fire, and the body touches no table, so no writer can fail on them.  Its
-# `CREATE VIRTUAL TABLE IF NOT EXISTS` sees the view and does nothing, and
-# the refill it runs when trigger names are missing (`DELETE FROM` and
-# `INSERT INTO messages_fts_trigram(rowid, content)`) lands on INSTEAD OF
-# triggers that do nothing, so its open never fails on the stub.
-PLACEHOLDER_MARK = "hermes_fts placeholder: trigram index off"
-STUB_SQL = (f"CREATE VIEW IF NOT EXISTS {TRIGRAM} AS "
-            f"SELECT NULL AS rowid, NULL AS content, '{PLACEHOLDER_MARK}' AS note WHERE 0")
-STUB_TRIGGERS: tuple[tuple[str, str], ...] = tuple(
-    (f"{TRIGRAM}_stub_{event.lower()}",
-     f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_stub_{event.lower()} INSTEAD OF {event} "
-     f"ON {TRIGRAM} BEGIN SELECT '{PLACEHOLDER_MARK}'; END")
-    for event in ("INSERT", "DELETE", "UPDATE")
-)
-_TRIGRAM_EVENTS = (("insert", "INSERT"), ("delete", "DELETE"), ("update", "UPDATE"))
-TRIGRAM_PLACEHOLDERS: tuple[tuple[str, str], ...] = tuple(
-    (f"{TRIGRAM}_{suffix}",
-     f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_{suffix} AFTER {event} ON messages "
-     f"WHEN 0 BEGIN SELECT '{PLACEHOLDER_MARK}'; END")
-    for suffix, event in _TRIGRAM_EVENTS
-)
-
-
 def _trigger_sql(conn: sqlite3.Connection) -> dict[str, str]:
     return {row[0]: row[1] or "" for row in conn.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")}
 
 
-def is_placeholder(sql: str | None) -> bool:
-    return sql is not None and PLACEHOLDER_MARK in sql
-
-
-def has_trigram_stub(conn: sqlite3.Connection) -> bool:
-    row = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'view' AND name = ?",
-                       (TRIGRAM,)).fetchone()
-    return row is not None
-
-
-def install_trigram_stub(conn: sqlite3.Connection) -> None:
-    """Inside the caller's transaction: replace the trigram index by the stub.
-
-    Idempotent: a stub already in place is left alone, so an open does not
-    rewrite the schema every time.
-    """
-    live = _trigger_sql(conn)
-    for name, _sql in DDL[TRIGRAM].triggers:
-        if name in live and not is_placeholder(live[name]):
-            conn.execute(f"DROP TRIGGER {name}")
-    if not has_trigram_stub(conn):
-        conn.execute(f"DROP TABLE IF EXISTS {TRIGRAM}")
-        conn.execute(STUB_SQL)
-        for _name, sql in STUB_TRIGGERS:
-            conn.execute(sql)
-    for name, sql in TRIGRAM_PLACEHOLDERS:
-        if not is_placeholder(live.get(name)):
-            conn.execute(sql)
-
-
-def drop_trigram_stub(conn: sqlite3.Connection) -> None:
-    live = _trigger_sql(conn)
-    for name, _sql in TRIGRAM_PLACEHOLDERS:
-        if is_placeholder(live.get(name)):
-            conn.execute(f"DROP TRIGGER {name}")
-    if has_trigram_stub(conn):
-        conn.execute(f"DROP VIEW {TRIGRAM}")  # its INSTEAD OF triggers go with it
-
-
 def create_triggers(conn: sqlite3.Connection, index: str) -> None:
-    if index == TRIGRAM:
-        # CREATE TRIGGER IF NOT EXISTS would keep a placeholder in place.
-        drop_trigram_stub(conn)
     for _name, sql in DDL[index].triggers:
         conn.execute(sql)
 
@@ -471,19 +396,12 @@ def create_triggers(conn: sqlite3.Connection, index: str) -> None:
 def drop_triggers(conn: sqlite3.Connection, index: str) -> None:
     for name, _sql in DDL[index].triggers:
         conn.execute(f"DROP TRIGGER IF EXISTS {name}")
-    if index == TRIGRAM:  # the session triggers of the earlier layout
-        for suffix in ("session_update", "session_delete"):
-            conn.execute(f"DROP TRIGGER IF EXISTS {TRIGRAM}_{suffix}")
 
 
 def drop_index_objects(conn: sqlite3.Connection, index: str) -> None:
     drop_triggers(conn, index)
-    if index == TRIGRAM and has_trigram_stub(conn):
-        drop_trigram_stub(conn)
     conn.execute(f"DROP TABLE IF EXISTS {index}")
     conn.execute(f"DROP VIEW IF EXISTS {DDL[index].view}")
-    for view in legacy_views(index):
-        conn.execute(f"DROP VIEW IF EXISTS {view}")
     if index == CJK:
         conn.execute(f"DROP TABLE IF EXISTS {CJK_PENDING}")
 
@@ -515,17 +433,12 @@ def drop_build_objects(conn: sqlite3.Connection, index: str) -> None:
 def swap_in_build(conn: sqlite3.Connection, index: str) -> None:
     """Inside the caller's transaction: the complete build table becomes ``index``.
 
-    The live object (Hermes Agent's inline table, an index of the earlier
-    layout, or the trigram stub) and its triggers go, and the live triggers
-    come, in the same transaction: no reader ever sees the name missing,
-    empty or half built, and no writer's change falls between the two.
+    The live table and its triggers go, and the live triggers come, in the
+    same transaction: no reader ever sees the name missing, empty or half
+    built, and no writer's change falls between the two.
     """
     drop_triggers(conn, index)
-    if index == TRIGRAM:
-        drop_trigram_stub(conn)
     conn.execute(f"DROP TABLE IF EXISTS {index}")
-    for view in legacy_views(index):
-        conn.execute(f"DROP VIEW IF EXISTS {view}")
     for name, _sql in BUILD_DDL[index].triggers:
         conn.execute(f"DROP TRIGGER IF EXISTS {name}")
     conn.execute(f"ALTER TABLE {build_name(index)} RENAME TO {index}")
@@ -534,10 +447,9 @@ def swap_in_build(conn: sqlite3.Connection, index: str) -> None:
 
 
 def missing_triggers(conn: sqlite3.Connection, index: str) -> list[str]:
-    """Trigger names of ``index`` that are absent or only a placeholder."""
-    names = [name for name, _ in DDL[index].triggers]
+    """Trigger names of ``index`` that are absent."""
     live = _trigger_sql(conn)
-    return [n for n in names if n not in live or is_placeholder(live[n])]
+    return [name for name, _ in DDL[index].triggers if name not in live]
 
 
 def index_sql(conn: sqlite3.Connection, index: str) -> str | None:

@@ -82,7 +82,7 @@ class SessionStore:
         if readonly:
             schema.shadow_missing_columns(self._conn)
         self.cjk_available = self._cjk_capable()
-        # Checked once: HERMES_FTS5_CJK_SO may name a library without cjk_fold().
+        # Checked once: HERMES_FTS_LIBRARY may name a library without cjk_fold().
         self.cjk_fold_available = self.cjk_available and loader.has_fold(self._conn)
         self.fts5_available = schema.probe_fts5(self._conn)
         self.trigram_available = self.fts5_available and schema.probe_trigram(self._conn)
@@ -118,7 +118,8 @@ class SessionStore:
             "check_same_thread": False,
         }
         try:
-            return loader.connect(str(self._path), readonly=self.readonly, **kwargs)
+            return loader.connect(str(self._path), readonly=self.readonly, public_name=False,
+                                  **kwargs)
         except loader.ExtensionUnavailable as exc:
             # Fail open: everything but the CJK index works without it.
             log = logger.info if _env.cjk_extension_disabled() else logger.warning
@@ -203,7 +204,11 @@ class SessionStore:
 
         Before a search nobody asked for the write: a lock held by another
         process, a read-only file or a full disk then leaves the rows pending,
-        and the search answers them by the exact fallback (§5.3).
+        and the search answers them by the exact fallback (§5.3).  When asked
+        (an open for writing, ``sync``) and messages were deleted, the word and
+        trigram indexes are merged too: Hermes' own maintenance never reaches
+        them, and unicode61 keeps a CJK run as one token, so an older segment
+        would otherwise hold deleted text itself.
         """
         if not self._cjk_writable():
             # Nothing this store may apply until the file changes.
@@ -212,7 +217,11 @@ class SessionStore:
         wait = _sqlite.BUSY_TIMEOUT_S if asked else _sqlite.SHORT_WAIT_S
         try:
             with _sqlite.busy_timeout(self._conn, wait):
+                deleted = asked and indexing.pending_deletes(self._conn)
                 applied = indexing.apply_pending(self._conn)
+                if deleted:
+                    index_state.merge_segments(self._conn, self._caps,
+                                               (schema.BASE, schema.TRIGRAM))
         except sqlite3.DatabaseError as exc:
             if self._is_index_corruption(exc):
                 self._mark_fts_stale(f"{CJK}: {exc}")

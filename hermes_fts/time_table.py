@@ -93,9 +93,9 @@ _OBJECTS = {TABLE: _TABLE_SQL, INDEX: _INDEX_SQL, ZONES: _ZONES_SQL, **dict(_TRI
 
 # state_meta: the fill's window (ids progress < id <= high_water still to
 # copy) while it runs, and the mark that it completed.
-META_HIGH = "time_table_high_water"
-META_PROGRESS = "time_table_progress"
-META_COMPLETE = "time_table_complete"
+META_HIGH = "hermes_fts_time_high_water"
+META_PROGRESS = "hermes_fts_time_progress"
+META_COMPLETE = "hermes_fts_time_complete"
 
 
 def _norm(sql: str | None) -> str:

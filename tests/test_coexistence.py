@@ -100,29 +100,20 @@ def test_open_optimize_and_later_agent_writes_never_worse(
 
 
 # What `hermes plugins enable hermes-fts` writes; next to the store it makes
-# optimize-storage leave only the trigram stub (issue 13, lean storage).
+# optimize-storage drop our trigram index (issue 13, lean storage).
 PLUGIN_ENABLED = "plugins:\n  enabled:\n    - hermes-fts\n"
-# The trigger names Hermes Agent 0.19.0 counts; fewer than all six refill its indexes.
-HERMES_FTS_TRIGGERS = ("messages_fts_insert", "messages_fts_delete", "messages_fts_update",
-                       "messages_fts_trigram_insert", "messages_fts_trigram_delete",
-                       "messages_fts_trigram_update")
 
 
-def _trigram_dropped(db: Path) -> tuple[bool, int]:
-    """(only the stub holds the trigram name, how many of Hermes' trigger names exist)."""
+def _hermes_objects(db: Path) -> dict[str, tuple[str, str]]:
+    """Hermes' own index objects: name -> (type, sql)."""
     import sqlite3
 
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        kinds = dict(conn.execute(
-            "SELECT name, type FROM sqlite_master WHERE name LIKE 'messages_fts_trigram%' "
-            "AND type IN ('table', 'view')").fetchall())
-        triggers = conn.execute(
-            f"SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN "
-            f"({','.join('?' for _ in HERMES_FTS_TRIGGERS)})", HERMES_FTS_TRIGGERS).fetchone()[0]
+        return {name: (kind, sql) for kind, name, sql in conn.execute(
+            "SELECT type, name, sql FROM sqlite_master WHERE name LIKE 'messages_fts%'")}
     finally:
         conn.close()
-    return kinds == {"messages_fts_trigram": "view"}, int(triggers)
 
 
 def test_with_the_plugin_enabled_trigram_is_dropped_and_stays_dropped(
@@ -135,12 +126,12 @@ def test_with_the_plugin_enabled_trigram_is_dropped_and_stays_dropped(
             pytest.skip("the plugin policy needs cjk_unicode61")
         assert store.optimize_storage(min_pause=0)["ok"]
         assert not store.index_state()[schema.TRIGRAM]["exists"]
-    assert _trigram_dropped(db) == (True, 6)
-    assert lost(hermes_venv, db, control) == {}  # Hermes falls back to LIKE, complete
+    assert _hermes_objects(db) == _hermes_objects(control)  # Hermes' own are untouched
+    assert lost(hermes_venv, db, control) == {}
     size = db.stat().st_size
-    for tag in ("A", "B"):  # Hermes opens and writes: no trigram table, no refill
+    for tag in ("A", "B"):  # Hermes opens and writes: no refill
         both_write(hermes_venv, db, control, tag)
-        assert _trigram_dropped(db) == (True, 6)
+        assert _hermes_objects(db) == _hermes_objects(control)
         assert lost(hermes_venv, db, control) == {}
     assert probe(hermes_venv, db)["tailA"]
     # A refill of messages_fts would rewrite it whole; the writes add a few pages.
@@ -150,7 +141,8 @@ def test_with_the_plugin_enabled_trigram_is_dropped_and_stays_dropped(
         state = store.index_state()
         assert state[schema.CJK]["served"] and not state["fts_stale"]
         assert store.integrity_check() == {schema.BASE: None, schema.CJK: None}
-    assert _trigram_dropped(db) == (True, 6)
+        assert not store.index_state()[schema.TRIGRAM]["exists"]
+    assert _hermes_objects(db) == _hermes_objects(control)
 
 
 def test_during_and_after_an_interrupted_optimize_never_worse(
@@ -374,10 +366,11 @@ def test_read_only_file_in_a_read_only_folder_is_searched_as_nobody() -> None:
 
 def test_agent_store_before_optimize_gives_one_answer_without_duplicates(
         pair: tuple[Path, Path]) -> None:
-    """Served from the agent's own inline indexes: no supplement, so no row twice."""
+    """Before optimize-storage our indexes do not exist yet (we never read Hermes'):
+    every route answers by the exact fallback, one answer, no row twice."""
     db, _control = pair
     with SessionStore(db) as store:
-        assert store.index_state()[schema.TRIGRAM]["layout"] == "inline"
+        assert not store.index_state()[schema.TRIGRAM]["exists"]
         for query in ("服务端", "数据库迁移", "工具标记", "東京タワー"):
             trigram = _route_ids(store, query, "trigram")
             assert trigram and len(trigram) == len(set(trigram)), query

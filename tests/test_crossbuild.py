@@ -570,7 +570,7 @@ def test_loader_finds_the_library_in_each_wheel(
     target = _target(name)
     with zipfile.ZipFile(built["wheels"][name]) as zf:
         zf.extractall(tmp_path)
-    monkeypatch.delenv("HERMES_FTS5_CJK_SO", raising=False)
+    monkeypatch.delenv("HERMES_FTS_LIBRARY", raising=False)
     monkeypatch.setattr(loader, "__file__", str(tmp_path / "hermes_fts" / "loader.py"))
     monkeypatch.setattr(sys, "platform", target.platform)
     found = Path(loader._library_file())

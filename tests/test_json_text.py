@@ -23,7 +23,7 @@ import pytest
 from test_coexistence import agent, probe
 
 import hermes_fts
-from hermes_fts import content, indexing, schema
+from hermes_fts import content, indexing, old_layout, schema
 from hermes_fts.store import SessionStore
 
 try:
@@ -222,8 +222,8 @@ def test_escapes_that_do_not_decode_are_found_as_stored(agent_store: Path) -> No
 def test_agent_search_finds_more_and_never_less_after_optimize(
         tmp_path: Path, hermes_venv: Path) -> None:
     """Hermes' own search_messages, before and after optimize-storage, on tool-call
-    arguments and multimodal content: never a row less, and its trigram path
-    (3+ characters) now sees the decoded list content."""
+    arguments and multimodal content: exactly as before (its indexes are its own),
+    while ours sees the decoded list content."""
     db = tmp_path / "state.db"
     agent(hermes_venv, "seed", str(db))
     before = probe(hermes_venv, db)
@@ -232,7 +232,10 @@ def test_agent_search_finds_more_and_never_less_after_optimize(
     after = probe(hermes_venv, db)
     assert all(before[q] <= after[q] for q in before), {
         q: before[q] - after[q] for q in before if before[q] - after[q]}
-    assert not before["象鼻山"] and len(after["象鼻山"]) == 12
+    assert after == before and not before["象鼻山"]
+    with SessionStore(db) as store:
+        for route in ROUTES:
+            assert len(store.search_messages("象鼻山", limit=100, route=route)) == 12, route
     agent(hermes_venv, "write", str(db), "A")  # the agent's triggers keep decoding
     agent(hermes_venv, "json", str(db))
     with SessionStore(db) as store:
@@ -266,8 +269,8 @@ def test_the_sqlite3_shell_writes_awkward_json_and_the_indexes_stay_right(
         "DELETE FROM messages WHERE content LIKE '{\"bad%';",
         "COMMIT;",
         # Hermes Agent's repair: FTS5 reads the view itself (virtual tables off).
-        "INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');",
-        "INSERT INTO messages_fts_trigram(messages_fts_trigram) VALUES ('rebuild');",
+        "INSERT INTO hermes_fts_word(hermes_fts_word) VALUES ('rebuild');",
+        "INSERT INTO hermes_fts_trigram(hermes_fts_trigram) VALUES ('rebuild');",
     ])
     proc = subprocess.run([SQLITE3, str(db)], input=script, capture_output=True, text=True,
                           timeout=120)
@@ -284,23 +287,34 @@ def test_the_sqlite3_shell_writes_awkward_json_and_the_indexes_stay_right(
 
 
 def _to_earlier_layout(db: Path) -> None:
-    """Rewrite the indexes as hermes-fts before this layout built them: views
-    ``<index>_rows`` and triggers over the stored values, JSON escapes and all."""
+    """Rewrite the indexes as a hermes-fts before its own namespace kept them: under
+    Hermes' names, over views ``<name>_rows`` with triggers over the stored values
+    (JSON escapes and all), the CJK index with the public tokenizer name."""
     conn = hermes_fts.connect(str(db))
     cols = "content, tool_name, tool_calls"
     with conn:
-        for index, tokenize in ((schema.BASE, ""), (schema.TRIGRAM, ", tokenize='trigram'"),
-                                (schema.CJK, f", tokenize='{schema.CJK_TOKENIZE}'")):
-            schema.drop_triggers(conn, index)
-            conn.execute(f"DROP TABLE {index}")
-            conn.execute(f"DROP VIEW {schema.content_view(index)}")
+        for index in schema.INDEXES:
+            schema.drop_index_objects(conn, index)
+        for index, tokenize in (("messages_fts", ""), ("messages_fts_trigram", ", tokenize='trigram'"),
+                                ("messages_fts_cjk",
+                                 ", tokenize='cjk_unicode61 unigrams 1 variants 1 glue 1'")):
+            conn.execute(f"DROP TRIGGER IF EXISTS {index}_insert")
+            conn.execute(f"DROP TRIGGER IF EXISTS {index}_delete")
+            conn.execute(f"DROP TRIGGER IF EXISTS {index}_update")
+            conn.execute(f"DROP TABLE IF EXISTS {index}")
             conn.execute(f"CREATE VIEW {index}_rows AS SELECT id, {cols} FROM messages")
             conn.execute(f"CREATE VIRTUAL TABLE {index} USING fts5({cols}, "
                          f"content='{index}_rows', content_rowid='id'{tokenize})")
             conn.execute(f"INSERT INTO {index}({index}) VALUES ('rebuild')")
-            if index == schema.CJK:
-                for _name, sql in schema.DDL[index].triggers:
-                    conn.execute(sql)  # the pending log is the same in both layouts
+            if index == "messages_fts_cjk":
+                conn.execute(f"CREATE TABLE {index}_pending (seq INTEGER PRIMARY KEY "
+                             "AUTOINCREMENT, msg_id INTEGER NOT NULL, op TEXT NOT NULL, "
+                             "old_role TEXT, old_content TEXT, old_tool_name TEXT, "
+                             "old_tool_calls TEXT)")
+                conn.execute(f"CREATE TRIGGER {index}_pending_insert AFTER INSERT ON messages "
+                             f"BEGIN INSERT INTO {index}_pending(msg_id, op) "
+                             "VALUES (new.id, 'insert'); END")
+                conn.execute("INSERT INTO state_meta(key, value) VALUES ('fts_cjk_stale', '1')")
                 continue
             ins = f"INSERT INTO {index}(rowid, {cols}) VALUES (new.id, new.content, " \
                   "new.tool_name, new.tool_calls);"
@@ -313,8 +327,11 @@ def _to_earlier_layout(db: Path) -> None:
     conn.close()
 
 
-def test_an_earlier_layout_is_rebuilt_and_the_agent_never_loses_a_row(
+def test_an_earlier_layout_under_hermes_names_is_given_back(
         tmp_path: Path, hermes_venv: Path) -> None:
+    """A store an older hermes-fts optimized: its objects under Hermes' names go in one
+    transaction, ours are built, and the agent, which recreates its own on its next
+    open, never loses a row."""
     db = tmp_path / "state.db"
     agent(hermes_venv, "seed", str(db))
     with SessionStore(db) as store:
@@ -322,26 +339,13 @@ def test_an_earlier_layout_is_rebuilt_and_the_agent_never_loses_a_row(
     _to_earlier_layout(db)
     agent(hermes_venv, "write", str(db), "A")  # its triggers keep the earlier layout whole
     control = probe(hermes_venv, db)
-    conn = hermes_fts.connect(str(db))
-    pending = indexing.pending_count(conn)
-    assert pending and indexing.apply_pending(conn) == 0  # its old text is not ours to delete
-    assert indexing.pending_count(conn) == pending
-    conn.close()
     with SessionStore(db) as store:
-        state = store.index_state()
-        for index in schema.INDEXES:
-            assert state[index]["layout"] == "outdated" and not state[index]["served"], index
+        assert old_layout.find(store._conn)
+        assert store.optimize_needed()
         assert store.search_messages("象鼻山", route="like_scan")  # the scan still decodes
-        pauses: list[int] = []
-
-        def pause(_seconds: float) -> None:
-            pauses.append(1)
-            if len(pauses) in (2, 5):  # mid-rebuild: the agent's search is whole
-                now = probe(hermes_venv, db)
-                assert all(control[q] <= now[q] for q in control)
-        assert store.optimize_storage(sleep=pause, chunk_rows=5, min_pause=0,
-                                      txn_target=None)["ok"]
-        assert len(pauses) >= 5
+        assert store.optimize_storage(min_pause=0)["ok"]
+        assert old_layout.find(store._conn) == []
+        assert indexing.get_meta(store._conn, "fts_cjk_stale") is None
         state = store.index_state()
         for index in schema.INDEXES:
             assert state[index]["layout"] == "external" and state[index]["served"], index
@@ -350,10 +354,9 @@ def test_an_earlier_layout_is_rebuilt_and_the_agent_never_loses_a_row(
         for route in ROUTES:
             assert {r["id"] for r in store.search_messages("桂林", limit=1000, route=route)} \
                 == want, route
-    conn = sqlite3.connect(db)
-    leftover = {n for (n,) in conn.execute(
-        "SELECT name FROM sqlite_master WHERE name LIKE '%\\_rows' ESCAPE '\\'")}
-    conn.close()
-    assert leftover == set()  # the earlier layout's views are gone
-    after = probe(hermes_venv, db)
+    after = probe(hermes_venv, db)  # Hermes' open recreates and refills its own indexes
     assert all(control[q] <= after[q] for q in control)
+    agent(hermes_venv, "write", str(db), "B")
+    with SessionStore(db) as store:
+        assert store.integrity_check() == {index: None for index in schema.INDEXES}
+        assert not store.optimize_needed()

@@ -28,7 +28,7 @@ def run_python(code: str, python: str = sys.executable, env: dict | None = None,
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = str(ROOT)
     full_env.pop("HERMES_CJK_FTS", None)
-    full_env.pop("HERMES_FTS5_CJK_SO", None)
+    full_env.pop("HERMES_FTS_LIBRARY", None)
     full_env.update(env or {})
     proc = subprocess.run(
         [python, "-c", textwrap.dedent(code)],
@@ -129,14 +129,14 @@ def test_missing_library_override_fails_with_advice(tmp_path):
         except hermes_fts.ExtensionUnavailable as e:
             print("ERR", e)
         """,
-        env={"HERMES_FTS5_CJK_SO": str(tmp_path / "nope" / "libfts5_cjk.so")},
+        env={"HERMES_FTS_LIBRARY": str(tmp_path / "nope" / "libfts5_cjk.so")},
     )
     assert "ERR" in proc.stdout and "not found" in proc.stdout
-    assert "HERMES_FTS5_CJK_SO" in proc.stdout
+    assert "HERMES_FTS_LIBRARY" in proc.stdout
 
 
 def test_override_serves_hermes_agents_library_name(tmp_path):
-    """HERMES_FTS5_CJK_SO may name the library as Hermes Agent does (libfts5_cjk.so)."""
+    """HERMES_FTS_LIBRARY may name the library as Hermes Agent does (libfts5_cjk.so)."""
     copy = tmp_path / ("libfts5_cjk" + loader.LIB_SUFFIX)
     shutil.copy(hermes_fts.extension_path() + loader.LIB_SUFFIX, copy)
     proc = run_python(
@@ -145,7 +145,7 @@ def test_override_serves_hermes_agents_library_name(tmp_path):
         conn = hermes_fts.connect(":memory:")
         print(conn.execute("SELECT cjk_tokens('服务端')").fetchone()[0])
         """,
-        env={"HERMES_FTS5_CJK_SO": str(copy)},
+        env={"HERMES_FTS_LIBRARY": str(copy)},
     )
     assert [t["token"] for t in json.loads(proc.stdout)] == ["服务", "务端"]
 
@@ -266,3 +266,29 @@ def test_auto_extension_library_stays_mapped_when_its_handle_is_dropped():
         """
     )
     assert out.stdout.split() == ["True", "1"]
+
+
+def test_hermes_variable_never_redirects_our_loader(tmp_path):
+    """HERMES_FTS5_CJK_SO is Hermes' own library: ours loads the bundled one regardless."""
+    proc = run_python(
+        """
+        import hermes_fts
+        conn = hermes_fts.connect(":memory:")
+        print(conn.execute("SELECT cjk_unicode61_version()").fetchone()[0])
+        """,
+        env={"HERMES_FTS5_CJK_SO": str(tmp_path / "nope" / "libfts5_cjk.so")},
+    )
+    assert proc.stdout.startswith("hermes-fts "), proc.stderr
+
+
+def test_public_name_is_claimed_only_where_free():
+    """Our tables use hermes_fts_cjk; cjk_unicode61 is registered for the caller's own
+    tables, and never on the store's connections (they may write Hermes' own index)."""
+    conn = hermes_fts.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE ours USING fts5(x, tokenize='hermes_fts_cjk')")
+    conn.execute("CREATE VIRTUAL TABLE public USING fts5(x, tokenize='cjk_unicode61')")
+    assert loader.claim_public_name(conn) is True
+    private = hermes_fts.connect(":memory:", public_name=False)
+    private.execute("CREATE VIRTUAL TABLE ours USING fts5(x, tokenize='hermes_fts_cjk')")
+    with pytest.raises(sqlite3.OperationalError, match="no such tokenizer: cjk_unicode61"):
+        private.execute("CREATE VIRTUAL TABLE public USING fts5(x, tokenize='cjk_unicode61')")

@@ -239,7 +239,7 @@ def test_installs_and_works_in_a_second_python(
           str(repaired_wheel)])
     # Run from an empty directory so the source tree cannot shadow the install.
     work = tmp_path_factory.mktemp("outside")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HERMES_FTS5_CJK_SO")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HERMES_FTS_LIBRARY")}
     proc = _run([py, "-c", SMOKE], cwd=str(work), env=env)
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["hits"] == {"服务": [1], "検索": [2], "검색": [3], "youer": [1]}, result

@@ -39,7 +39,7 @@ def test_loader_finds_the_bundled_library_on_every_platform(
     # Decoys: the other platforms' files and a lib-prefixed name.
     for name in [*PLATFORM_FILES.values(), "lib" + PLATFORM_FILES[platform]]:
         (package / name).write_bytes(b"\0")
-    monkeypatch.delenv("HERMES_FTS5_CJK_SO", raising=False)
+    monkeypatch.delenv("HERMES_FTS_LIBRARY", raising=False)
     monkeypatch.setattr(loader, "__file__", str(package / "loader.py"))
     monkeypatch.setattr(sys, "platform", platform)
     assert loader._library_file() == str(package / PLATFORM_FILES[platform])
@@ -50,7 +50,7 @@ def test_loader_finds_the_bundled_library_on_every_platform(
 def test_override_path_loses_any_platforms_suffix(
     suffix: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("HERMES_FTS5_CJK_SO", str(tmp_path / f"libfts5_cjk{suffix}"))
+    monkeypatch.setenv("HERMES_FTS_LIBRARY", str(tmp_path / f"libfts5_cjk{suffix}"))
     assert loader.extension_path() == str(tmp_path / "libfts5_cjk")
 
 
@@ -85,7 +85,7 @@ def test_linux_and_musl_try_the_module_then_the_soname(prefix: str) -> None:
 
 
 def _fresh_python(code: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("HERMES_CJK_FTS", "HERMES_FTS5_CJK_SO")}
+    env = {k: v for k, v in os.environ.items() if k not in ("HERMES_CJK_FTS", "HERMES_FTS_LIBRARY")}
     env["PYTHONPATH"] = str(ROOT)
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
                           text=True, env=env, timeout=120)

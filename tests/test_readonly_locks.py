@@ -104,7 +104,7 @@ def make_store(folder: Path) -> Path:
     with conn:
         conn.execute("INSERT INTO messages(session_id, role, content, timestamp) "
                      "VALUES ('a', 'user', '后来的 服务端 pendingword', 2)")
-    assert conn.execute("SELECT COUNT(*) FROM messages_fts_cjk_pending").fetchone() == (1,)
+    assert conn.execute("SELECT COUNT(*) FROM hermes_fts_cjk_pending").fetchone() == (1,)
     conn.close()
     assert not Path(f"{db}-wal").exists()
     return db

@@ -153,7 +153,7 @@ def test_snippets_are_built_for_the_kept_rows_only(store):
     # One SELECT would build a snippet for every row that enters its top-N
     # sorter; a snippet reads the message through the index's content view.
     conn = store._conn
-    table = "messages_fts_cjk"
+    table = "hermes_fts_cjk"
     where, params = search._filters(search.SearchRequest("数据"))
     iq = search._index_query(search.plan_search(store.index_state(), "数据"), "fts_cjk", True)
     matches = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?",
@@ -287,7 +287,7 @@ def test_time_table_stays_exact_under_hermes_agent_and_the_walk_sees_it(
         assert st.optimize_storage(min_pause=0)["ok"]
         assert st.index_state()["time_index"] == time_table.TABLE
         fts_before = {r[0]: r[1] for r in st._conn.execute(
-            "SELECT name, rootpage FROM sqlite_master WHERE name LIKE 'messages_fts%'")}
+            "SELECT name, rootpage FROM sqlite_master WHERE name LIKE 'hermes_fts_word%'")}
     wrote = agent(hermes_venv, "write", str(db), "T")
     agent(hermes_venv, "write", str(control), "T")
     churn = agent(hermes_venv, "timechurn", str(db), "T")
@@ -302,7 +302,7 @@ def test_time_table_stays_exact_under_hermes_agent_and_the_walk_sees_it(
         # objects are the ones optimize-storage left (VACUUM renumbers pages, so
         # the names and kinds are compared).
         names = {r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE name LIKE 'messages_fts%'")}
+            "SELECT name FROM sqlite_master WHERE name LIKE 'hermes_fts_word%'")}
         assert names == set(fts_before)
         assert conn.execute(
             f"SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN "

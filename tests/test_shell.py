@@ -56,7 +56,14 @@ def run_shell(script: str) -> subprocess.CompletedProcess:
     ],
 )
 def test_dot_load_every_entry_point(entry: str) -> None:
-    proc = run_shell(f".load {LIB.with_suffix('')} {entry}\n{DEMO}")
+    claim = ""
+    if entry == "hermes_fts_auto_init":
+        # It runs on a host's own connections, so it leaves the public name alone
+        # unless asked: the host's tables may use another library's cjk_unicode61.
+        proc = run_shell(f".load {LIB.with_suffix('')} {entry}\n{DEMO}")
+        assert "no such tokenizer: cjk_unicode61" in proc.stderr
+        claim = ".output /dev/null\nSELECT cjk_unicode61_claim();\n.output stdout\n"
+    proc = run_shell(f".load {LIB.with_suffix('')} {entry}\n{claim}{DEMO}")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:4] == DEMO_OUT
 

@@ -402,7 +402,7 @@ def test_cli_status_sync_path(db: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert data["indexes"][BASE]["exists"] and data["indexes"][BASE]["x_text"] > 0
     assert data["sqlite_version"] == sqlite3.sqlite_version
     assert cli.main(["status", "--db", str(db)]) == 0
-    assert "messages_fts" in capsys.readouterr().out
+    assert "hermes_fts_word" in capsys.readouterr().out
     assert cli.main(["sync", "--db", str(db), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["pending"] == 0
     assert cli.main(["path"]) == 0

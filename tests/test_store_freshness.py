@@ -140,8 +140,8 @@ def test_own_schema_work_refreshes_the_state(db: Path) -> None:
         assert store.describe_search_path("原有") == "like_scan_fts_stale"
         assert store.optimize_storage(vacuum=False)["ok"] is True
         after = store.index_state()
-        assert after["fts_stale"] is False and after["messages_fts_cjk"]["served"]
-        assert before["messages_fts_cjk"]["served"]
+        assert after["fts_stale"] is False and after["hermes_fts_cjk"]["served"]
+        assert before["hermes_fts_cjk"]["served"]
         assert store.describe_search_path("原有") == "fts_cjk"
         assert len(_ids(store, "原有")) == 10
 
@@ -149,10 +149,10 @@ def test_own_schema_work_refreshes_the_state(db: Path) -> None:
 def test_index_state_is_a_copy(db: Path) -> None:
     with SessionStore(db) as store:
         state = store.index_state()
-        state["messages_fts_cjk"]["served"] = False
+        state["hermes_fts_cjk"]["served"] = False
         state["fts_stale"] = True
         assert store.describe_search_path("原有") == "fts_cjk"
-        assert store.index_state()["messages_fts_cjk"]["served"] is True
+        assert store.index_state()["hermes_fts_cjk"]["served"] is True
 
 
 def test_plain_connection_commit_in_this_process(db: Path) -> None:

@@ -243,7 +243,7 @@ def test_status_reports_everything_without_writing(db: Path) -> None:
     assert data["db_bytes"] == pages * size
     assert data["text_bytes"] == text
     assert data["cjk_pending"] == 0 and data["backfill"] is None and not data["fts_stale"]
-    base = data["indexes"]["messages_fts"]
+    base = data["indexes"]["hermes_fts_word"]
     assert base["exists"] and base["served"] and base["bytes"] > 0
     assert base["x_text"] == round(base["bytes"] / text, 3)
     assert data["sqlite_version"] == sqlite3.sqlite_version

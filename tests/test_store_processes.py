@@ -177,7 +177,7 @@ def test_store_made_by_hermes_agent(tmp_path: Path, hermes_agent: Path) -> None:
     def hermes_objects(conn: sqlite3.Connection) -> dict[str, str]:
         return {r[0]: r[1] for r in conn.execute(
             "SELECT name, sql FROM sqlite_master WHERE name LIKE 'messages_fts%' "
-            "AND name NOT LIKE 'messages_fts_cjk%' OR name = 'schema_version'")}
+            "OR name = 'schema_version'")}
 
     conn = sqlite3.connect(db)
     before = hermes_objects(conn)
@@ -185,8 +185,8 @@ def test_store_made_by_hermes_agent(tmp_path: Path, hermes_agent: Path) -> None:
     conn.close()
     with SessionStore(db) as store:
         state = store.index_state()
-        assert state[BASE]["layout"] == "inline" and state[BASE]["served"]
-        assert not state[CJK]["exists"]  # an open adds nothing to the agent's store
+        assert not state[BASE]["exists"]  # an open adds nothing to the agent's store
+        assert not state[CJK]["exists"]
         store.sync()  # an explicit sync does
         assert store.index_state()[CJK]["unindexed_range"] is not None
         store.backfill(sleep=lambda s: None)
@@ -200,9 +200,10 @@ def test_store_made_by_hermes_agent(tmp_path: Path, hermes_agent: Path) -> None:
         assert a in _match(store, CJK, "中文") and b in _match(store, CJK, "更新")
         assert hermes_objects(store._conn) == before
         _assert_indexes_exact(store)
-        # optimize-storage moves Hermes' inline layout onto the compact one
+        # optimize-storage builds ours beside Hermes' own, which it leaves as they are
         assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
         assert store.index_state()[BASE]["layout"] == "external"
+        assert hermes_objects(store._conn) == before
         _assert_indexes_exact(store)
     _run_hermes(hermes_agent, db)
     with SessionStore(db) as store:
@@ -375,10 +376,8 @@ def test_writer_appends_during_optimize_storage(tmp_path: Path,
 
 # ------------------------------------------- Hermes Agent while our trigram is off
 #
-# Hermes Agent 0.19.0 counts six trigger names on open (messages_fts_* and
-# messages_fts_trigram_*); with fewer it recreates its own trigram index and
-# refills messages_fts with its inline text.  Whatever state our trigram index
-# is in, a Hermes writer must find all six names and leave our indexes alone.
+# Whatever state our trigram index is in, a Hermes writer keeps our other
+# indexes exact and never creates or touches ours (its names are its own).
 
 _TRIGRAM_OFF_MODES = ("env_fresh", "env_existing", "tokenizer_missing", "stale")
 
@@ -446,22 +445,17 @@ def test_hermes_agent_never_rebuilds_our_indexes_with_trigram_off(
         assert not store.index_state()[TRIGRAM]["served"]
         base_sql = schema.index_sql(store._conn, BASE)
         assert schema.index_layout(base_sql) == "external"
-        # Hermes' three trigram names are present.  Either a kept index is
-        # maintained whole by them (opted out of an existing one: it stays
-        # until optimize-storage), or the stub holds the name and they never fire.
-        assert set(_trigram_trigger_sql(store._conn)) >= {
-            f"{TRIGRAM}_insert", f"{TRIGRAM}_delete", f"{TRIGRAM}_update"}
-        stubbed = schema.has_trigram_stub(store._conn)
-        assert stubbed is (mode != "env_existing")
-        assert bool(schema.missing_triggers(store._conn, TRIGRAM)) is stubbed
+        # Opted out of an existing index: its triggers keep it whole until
+        # optimize-storage drops it.  Otherwise nothing writes into it.
+        kept = mode == "env_existing"
+        assert bool(schema.missing_triggers(store._conn, TRIGRAM)) is not kept
         before_trigram = schema.index_sql(store._conn, TRIGRAM)
     for _round in range(2):
         a, b, c, d = _run_hermes(hermes_agent, db)
         plain = sqlite3.connect(db)
         left = _trigram_trigger_sql(plain)  # what Hermes left behind, before we reopen
         plain.close()
-        assert len(left) == 3
-        assert all(map(schema.is_placeholder, left.values())) is stubbed, left
+        assert (len(left) == 3) is kept, left
         with SessionStore(db) as store:
             store.sync()
             _assert_ours_intact(store, base_sql)
@@ -514,7 +508,7 @@ def test_trigram_reenabled_on_a_store_that_never_had_it(
         # Placeholders never fire: a plain writer keeps working.
         new = store.add_message("s1", "user", "关闭期间写入 whileoff")
         cookie = store._conn.execute("PRAGMA schema_version").fetchone()[0]
-    with SessionStore(db) as store:  # placeholders in place: the open rewrites no schema
+    with SessionStore(db) as store:  # nothing to align: the open rewrites no schema
         assert store._conn.execute("PRAGMA schema_version").fetchone()[0] == cookie
     conn = sqlite3.connect(db)  # no FTS5 code path involved at all
     with conn:
@@ -533,7 +527,7 @@ def test_trigram_reenabled_on_a_store_that_never_had_it(
         _assert_indexes_exact(store)
 
 
-def test_optimize_storage_with_trigram_off_keeps_placeholders(
+def test_optimize_storage_with_trigram_off_drops_ours(
         tmp_path: Path, hermes_agent: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "state.db"
     _seed(db)
@@ -543,8 +537,7 @@ def test_optimize_storage_with_trigram_off_keeps_placeholders(
         base_sql = schema.index_sql(store._conn, BASE)
         assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
         assert schema.index_sql(store._conn, TRIGRAM) is None  # opt-out storage gone
-        assert set(_trigram_trigger_sql(store._conn)) == {
-            f"{TRIGRAM}_insert", f"{TRIGRAM}_delete", f"{TRIGRAM}_update"}
+        assert _trigram_trigger_sql(store._conn) == {}
         _assert_ours_intact(store, base_sql)
     for _round in range(2):
         a, b, _c, _d = _run_hermes(hermes_agent, db)
@@ -567,8 +560,7 @@ def test_hermes_agent_between_base_and_trigram_rebuilds(tmp_path: Path,
         indexing.reset_index(store._conn, BASE)
         base_sql = schema.index_sql(store._conn, BASE)
         a, b, _c, _d = _run_hermes(hermes_agent, db)
-        left = _trigram_trigger_sql(store._conn)
-        assert len(left) == 3 and all(map(schema.is_placeholder, left.values())), left
+        assert _trigram_trigger_sql(store._conn) == {}  # dropped with the damage
         store.backfill(BASE, sleep=lambda s: None)
         # the rebuilt index was swapped in under the live name
         assert schema.index_sql(store._conn, BASE) != base_sql

@@ -137,7 +137,7 @@ def test_like_snippet_maps_folded_positions_back():
 
 
 def test_a_library_without_cjk_fold_leaves_like_unfolded(tmp_path, monkeypatch):
-    """HERMES_FTS5_CJK_SO may name an older library: LIKE then compares raw text."""
+    """HERMES_FTS_LIBRARY may name an older library: LIKE then compares raw text."""
     monkeypatch.setattr(loader, "has_fold", lambda conn: False)
     with SessionStore(tmp_path / "state.db") as st:
         ids = _fill(st)

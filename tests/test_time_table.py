@@ -236,7 +236,7 @@ def test_a_hermes_like_writer_gets_in_while_the_table_fills(tmp_path):
         out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     report = json.loads(out.strip().splitlines()[-1])
-    during = {s for s in report["seen"] if "time_table_progress" in s}
+    during = {s for s in report["seen"] if time_table.META_PROGRESS in s}
     assert len(chunks) >= 10
     assert len(during) >= 3, (len(chunks), report)  # it wrote at several points of the fill
     with SessionStore(db, readonly=True) as st:

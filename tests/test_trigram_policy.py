@@ -2,7 +2,7 @@
 
 With the Hermes plugin enabled in the ``config.yaml`` next to the store and
 cjk_unicode61 loaded here, the agent's ``session_search`` reads the CJK index,
-so optimize-storage leaves only the trigram stub.  Without the plugin, or with
+so optimize-storage drops our trigram index (Hermes keeps its own).  Without the plugin, or with
 ``HERMES_TRIGRAM_FTS=1``, the trigram index stays complete; ``HERMES_TRIGRAM_FTS=0``
 drops it in every case.  The real Hermes Agent 0.19.0 on such a store is
 tested in ``test_coexistence.py``.
@@ -55,21 +55,25 @@ def _optimize(home: Path) -> dict:
         return store.index_state()[schema.TRIGRAM]
 
 
-def _has_stub(home: Path) -> bool:
+def _trigram_objects(home: Path) -> list[str]:
+    """Every object of our trigram index or under Hermes' trigram name."""
     with SessionStore(home / "state.db", readonly=True) as store:
-        return schema.has_trigram_stub(store._conn)
+        return [r[0] for r in store._conn.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE ? OR name LIKE 'messages_fts_trigram%'",
+            (f"{schema.TRIGRAM}%",))]
 
 
-def test_plugin_enabled_drops_the_trigram_index_for_the_stub(home: Path) -> None:
+def test_plugin_enabled_drops_the_trigram_index(home: Path) -> None:
     _config(home, ENABLED)
+    assert _trigram_objects(home)
     trigram = _optimize(home)
-    assert not trigram["exists"] and _has_stub(home)
-    assert trigram["reason"] == f"not kept (stub): {PLUGIN_SERVES}"
+    assert not trigram["exists"] and _trigram_objects(home) == []
+    assert trigram["reason"] == f"not kept: {PLUGIN_SERVES}"
     with SessionStore(home / "state.db") as store:  # later opens keep it dropped
         assert not store.optimize_needed()
         conversation(store, "s2", [("user", "新的数据库消息")])
         assert [r["session_id"] for r in store.search_messages("新的数据库")] == ["s2"]
-    assert _has_stub(home)
+    assert _trigram_objects(home) == []
 
 
 def test_without_the_plugin_the_trigram_index_stays_complete(home: Path) -> None:
