@@ -24,6 +24,10 @@ _LAZY = {
     "SessionStore": "store",
     "session_search": "tool",
     "TOOL_SCHEMA": "tool",
+    # The errors a caller catches, and what a search takes.
+    "QueryError": "_query_syntax",
+    "StoreError": "_sqlite",
+    "SearchRequest": "request",
 }
 
 __all__ = [

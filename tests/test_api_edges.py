@@ -123,3 +123,16 @@ def test_index_bytes_counts_an_inline_tables_content_copy(tmp_path: Path):
     conn.execute("INSERT INTO ext_fts(rowid, content) VALUES (1, 'x')")
     data = conn.execute("SELECT SUM(length(block)) FROM ext_fts_data").fetchone()[0]
     assert indexing.index_bytes(conn, "ext_fts") == data
+
+
+def test_the_errors_a_caller_catches_come_from_the_package() -> None:
+    import hermes_fts.query
+    import hermes_fts.store
+    from hermes_fts import QueryError, SearchRequest, StoreError
+
+    assert issubclass(QueryError, ValueError) and issubclass(StoreError, Exception)
+    assert {"QueryError", "StoreError", "SearchRequest"} <= set(hermes_fts.__all__)
+    # The very classes the store and the query parser raise, not copies.
+    assert StoreError is hermes_fts.store.StoreError
+    assert QueryError is hermes_fts.query.QueryError
+    assert SearchRequest.__module__ == "hermes_fts.request"
