@@ -27,8 +27,8 @@ logger = logging.getLogger("hermes_fts.index_state")
 
 __all__ = ["Capabilities", "StateCache", "align", "backfill_targets",
            "has_messages", "index_state", "merge_segments",
-           "optimize_needed", "repair", "status_report", "trigram_policy", "unindexed_range",
-           "usable_indexes"]
+           "optimize_needed", "optimize_reasons", "repair", "status_report", "trigram_policy",
+           "unindexed_range", "usable_indexes"]
 
 PLUGIN_SERVES = ("not needed: the Hermes plugin answers session_search from the CJK index "
                  "(HERMES_TRIGRAM_FTS=1 keeps it)")
@@ -131,6 +131,7 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
             "unindexed_range": unindexed_range(conn, index),
             "rebuilding": schema.building(conn, index),
         }
+    out["needs_optimize"] = optimize_reasons(conn, caps)
     cjk_sql = schema.index_sql(conn, CJK)
     out[CJK]["variants"] = schema.cjk_option_on(cjk_sql, "variants")
     out[CJK]["glue"] = schema.cjk_option_on(cjk_sql, "glue")
@@ -372,33 +373,53 @@ def _align_indexes(conn: sqlite3.Connection, caps: Capabilities, create_cjk: boo
 # optimize-storage's repair phase
 
 
+# Reasons ``optimize-storage`` has work to do, as codes a program can read.
+# ``SEARCH_SLOWED``: those that leave a search on slower exact routes; the
+# others (the trigram index, the time table, pending CJK rows a writer
+# applies) change no answer and no route the CJK index serves.
+SEARCH_SLOWED = frozenset({"fts_stale", "backfill", "old_layout", "word_missing",
+                           "word_outdated", "cjk_missing", "cjk_stale", "cjk_outdated"})
+
+
+def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
+    """Why ``optimize-storage`` has work to do on this store, for this process (codes)."""
+    reasons: list[str] = []
+    if indexing.get_meta(conn, schema.META_FTS_STALE) is not None:
+        reasons.append("fts_stale")
+    if indexing.backfill_progress(conn) is not None:
+        reasons.append("backfill")
+    if old_layout.find(conn):
+        reasons.append("old_layout")  # objects an older hermes-fts made under Hermes' names
+    base_sql = schema.index_sql(conn, BASE)
+    if base_sql is None:
+        reasons.append("word_missing")  # an open builds none over existing rows
+    elif schema.index_layout(base_sql) != "external":
+        reasons.append("word_outdated")
+    trigram_sql = schema.index_sql(conn, TRIGRAM)
+    if (trigram_sql is None) is trigram_policy(conn, caps)[0]:
+        reasons.append("trigram_to_build" if trigram_sql is None else "trigram_to_drop")
+    elif trigram_sql is not None and schema.index_layout(trigram_sql) != "external":
+        reasons.append("trigram_outdated")
+    if indexing.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:
+        reasons.append("trigram_stale")
+    if time_table.needs_work(conn):
+        reasons.append("time_table")  # the old time index to drop, or the fill to finish
+    if caps.cjk:
+        cjk_sql = schema.index_sql(conn, CJK)
+        if cjk_sql is None:
+            reasons.append("cjk_missing")
+        elif indexing.get_meta(conn, schema.META_CJK_STALE) is not None:
+            reasons.append("cjk_stale")
+        elif not schema.cjk_tokenize_current(cjk_sql):
+            reasons.append("cjk_outdated")  # older tokenizer options: rebuilt
+        if indexing.pending_count(conn) > 0:
+            reasons.append("cjk_pending")
+    return reasons
+
+
 def optimize_needed(conn: sqlite3.Connection, caps: Capabilities) -> bool:
     """Whether ``optimize-storage`` has work to do on this store, for this process."""
-    if indexing.get_meta(conn, schema.META_FTS_STALE) is not None:
-        return True
-    if indexing.backfill_progress(conn) is not None:
-        return True
-    if old_layout.find(conn):
-        return True  # objects an older hermes-fts made under Hermes Agent's names
-    for index in (BASE, TRIGRAM):
-        if schema.index_layout(schema.index_sql(conn, index)) in ("inline", "outdated"):
-            return True
-    if schema.index_sql(conn, BASE) is None:
-        return True  # messages but no word index yet (an open builds none over rows)
-    if (schema.index_sql(conn, TRIGRAM) is None) is trigram_policy(conn, caps)[0]:
-        return True  # the trigram index to build, or one to drop
-    if indexing.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:
-        return True
-    if time_table.needs_work(conn):
-        return True  # the old time index to drop, or the time table's fill to finish
-    if not caps.cjk:
-        return False
-    cjk_sql = schema.index_sql(conn, CJK)
-    if cjk_sql is None or indexing.get_meta(conn, schema.META_CJK_STALE) is not None:
-        return True
-    if not schema.cjk_tokenize_current(cjk_sql):
-        return True  # built with older tokenizer options: optimize-storage rebuilds it
-    return indexing.pending_count(conn) > 0
+    return bool(optimize_reasons(conn, caps))
 
 
 def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
@@ -474,6 +495,7 @@ def status_report(conn: sqlite3.Connection, state: dict[str, Any],
         "disk_bytes": disk_bytes,
         "indexes": indexes,
         "fts_stale": state["fts_stale"],
+        "needs_optimize": state["needs_optimize"],
         "cjk_pending": state["cjk_pending"],
         "time_table": {**state["time_table"], "rows": time_table.row_count(conn)},
         "backfill": backfill,

@@ -476,3 +476,27 @@ def test_cli_optimize_ctrl_c_then_resume(db: Path, monkeypatch: pytest.MonkeyPat
     with SessionStore(db) as store:
         assert store.rebuild_status() is None
         _assert_indexes_exact(store)
+
+
+@needs_extension
+def test_needs_optimize_names_each_reason_as_a_code(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """One machine-readable list, read by the CLI, the tool and the plugin alike."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        _fill(store)
+    plain = sqlite3.connect(db)  # an agent-written store: rows, none of our indexes
+    with plain:
+        for index in schema.INDEXES:
+            schema.drop_index_objects(plain, index)
+    plain.close()
+    with SessionStore(db) as store:
+        reasons = store.index_state()["needs_optimize"]
+        assert {"word_missing", "cjk_missing"} <= set(reasons), reasons
+        assert store.optimize_needed()
+        assert store.optimize_storage(min_pause=0)["ok"]
+        assert store.index_state()["needs_optimize"] == [] and not store.optimize_needed()
+        store._mark_fts_stale("test: a damaged page")
+        assert "fts_stale" in store.index_state()["needs_optimize"]
+    assert cli.main(["status", "--db", str(db), "--json"]) == 0
+    assert "fts_stale" in json.loads(capsys.readouterr().out)["needs_optimize"]
