@@ -29,8 +29,10 @@ Hermes only inside functions Hermes itself calls.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import atexit
 import contextlib
+import inspect
 import io
 import json
 import logging
@@ -38,6 +40,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -271,16 +274,33 @@ def _fallback_reason(reason: str) -> None:
           "hermes-fts: %s; Hermes' built-in session_search answers instead", reason)
 
 
-def _cross_check(payload: dict[str, Any], builtin: Callable[[], Any]) -> Any:
+def _ours(args: Any, current_session_id: str | None, path: Path | None,
+          agents_store: bool) -> dict[str, Any] | None:
+    """``answer``, or ``None`` (after one WARNING) when the built-in must answer."""
+    try:
+        return answer(args, current_session_id, path, agents_store=agents_store)
+    except _Decline as exc:
+        _fallback_reason(str(exc))
+    except Exception as exc:  # noqa: BLE001 - nothing of ours may reach the agent loop
+        log.debug("hermes-fts failed", exc_info=True)
+        _fallback_reason(f"unexpected failure: {exc}")
+    return None
+
+
+def _wants_cross_check(payload: dict[str, Any]) -> bool:
     """An empty search is the one failure that looks like success (a damaged index
     can read as empty), so Hermes' built-in is asked too: the cost of a miss, never
-    of a hit.  When it finds something, its answer is used and a WARNING says so."""
+    of a hit."""
+    return payload.get("mode") == "discover" and not payload.get("results")
+
+
+def _cross_checked(payload: dict[str, Any], theirs: Any) -> Any:
+    """Our empty answer, or the built-in's ``theirs`` when it found something (a
+    WARNING says so)."""
     try:
-        theirs = builtin()
         data = json.loads(theirs) if isinstance(theirs, str) else None
-    except Exception:  # noqa: BLE001 - the check is extra; our answer stands
-        log.debug("cross-checking an empty answer with the built-in failed", exc_info=True)
-        return json.dumps(payload, ensure_ascii=False)
+    except ValueError:
+        data = None
     found = data.get("results") if isinstance(data, dict) else None
     if not found:
         return json.dumps(payload, ensure_ascii=False)
@@ -295,17 +315,29 @@ def _cross_check(payload: dict[str, Any], builtin: Callable[[], Any]) -> Any:
 def serve(args: Any, current_session_id: str | None, builtin: Callable[[], Any],
           path: Path | None = None, *, agents_store: bool = False) -> Any:
     """One ``session_search`` call: our answer as Hermes' JSON string, else ``builtin()``."""
-    try:
-        payload = answer(args, current_session_id, path, agents_store=agents_store)
-    except _Decline as exc:
-        _fallback_reason(str(exc))
+    payload = _ours(args, current_session_id, path, agents_store)
+    if payload is None:
         return builtin()
-    except Exception as exc:  # noqa: BLE001 - nothing of ours may reach the agent loop
-        log.debug("hermes-fts failed", exc_info=True)
-        _fallback_reason(f"unexpected failure: {exc}")
-        return builtin()
-    if payload.get("mode") == "discover" and not payload.get("results"):
-        return _cross_check(payload, builtin)
+    if _wants_cross_check(payload):
+        try:
+            return _cross_checked(payload, builtin())
+        except Exception:  # noqa: BLE001 - the check is extra; our answer stands
+            log.debug("cross-checking an empty answer with the built-in failed", exc_info=True)
+    return json.dumps(payload, ensure_ascii=False)
+
+
+async def serve_async(args: Any, current_session_id: str | None,
+                      builtin: Callable[[], Awaitable[Any]], path: Path | None = None, *,
+                      agents_store: bool = False) -> Any:
+    """``serve`` for async Hermes: the search runs in a worker thread, off the event loop."""
+    payload = await asyncio.to_thread(_ours, args, current_session_id, path, agents_store)
+    if payload is None:
+        return await builtin()
+    if _wants_cross_check(payload):
+        try:
+            return _cross_checked(payload, await builtin())
+        except Exception:  # noqa: BLE001 - the check is extra; our answer stands
+            log.debug("cross-checking an empty answer with the built-in failed", exc_info=True)
     return json.dumps(payload, ensure_ascii=False)
 
 
@@ -362,6 +394,11 @@ def _same_file(a: Path, b: Path) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
+def _db_path(db: Any) -> Path | None:
+    path = getattr(db, "db_path", None)
+    return Path(path) if path else None
+
+
 def agents_store_path(agent: Any) -> Path | None:
     """The file the agent's recall SessionDB reads, ``None`` when it has none.
 
@@ -370,12 +407,20 @@ def agents_store_path(agent: Any) -> Path | None:
     write the session at the end of the turn), so the agent ends up as it would.
     """
     try:
-        db = agent._get_session_db_for_recall()
+        return _db_path(agent._get_session_db_for_recall())
     except Exception:  # noqa: BLE001 - the built-in meets the same failure and reports it
         log.debug("the agent's SessionDB could not be opened", exc_info=True)
         return None
-    path = getattr(db, "db_path", None)
-    return Path(path) if path else None
+
+
+async def agents_store_path_async(agent: Any) -> Path | None:
+    """``agents_store_path`` for async Hermes, whose opener is a coroutine."""
+    try:
+        db = agent._get_session_db_for_recall()
+        return _db_path(await db if inspect.isawaitable(db) else db)
+    except Exception:  # noqa: BLE001 - the built-in meets the same failure and reports it
+        log.debug("the agent's SessionDB could not be opened", exc_info=True)
+        return None
 
 
 def _store_for(next_call: Any, session_id: str | None) -> tuple[Path | None, bool]:
@@ -383,7 +428,15 @@ def _store_for(next_call: Any, session_id: str | None) -> tuple[Path | None, boo
     when the agent reads another file.  An agent that cannot be found leaves the
     decision to ``answer`` (the current session must be in our store)."""
     agent = agent_behind(next_call, session_id)
-    agent_path = agents_store_path(agent) if agent is not None else None
+    return _checked_store(agents_store_path(agent) if agent is not None else None)
+
+
+async def _store_for_async(next_call: Any, session_id: str | None) -> tuple[Path | None, bool]:
+    agent = agent_behind(next_call, session_id)
+    return _checked_store(await agents_store_path_async(agent) if agent is not None else None)
+
+
+def _checked_store(agent_path: Path | None) -> tuple[Path | None, bool]:
     if agent_path is None:
         return None, False
     ours = store_path()
@@ -414,21 +467,50 @@ def tool_execution_middleware(*, tool_name: str = "", args: Any = None,
     return serve(args, current, lambda: next_call(args), path, agents_store=agents_store)
 
 
-def _registry_handler(builtin: Callable[..., Any] | None) -> Callable[..., Any]:
-    """The registry entry for ``session_search`` (used by ``registry.dispatch`` callers)."""
+async def tool_execution_middleware_async(*, tool_name: str = "", args: Any = None,
+                                          next_call: Callable[[Any], Awaitable[Any]] | None = None,
+                                          session_id: str = "", **_context: Any) -> Any:
+    """The ``tool_execution`` middleware for async Hermes, which awaits every callback."""
+    assert next_call is not None  # Hermes always passes it
+    if tool_name != TOOL_NAME:
+        return await next_call(args)
+    current = session_id or None
+    try:
+        path, agents_store = await _store_for_async(next_call, current)
+    except _Decline as exc:
+        _fallback_reason(str(exc))
+        return await next_call(args)
+    except Exception:  # noqa: BLE001 - nothing of ours may reach the agent loop
+        log.debug("locating the agent's store failed", exc_info=True)
+        path, agents_store = None, False
+    return await serve_async(args, current, lambda: next_call(args), path,
+                             agents_store=agents_store)
+
+
+_UNAVAILABLE = json.dumps({"success": False, "error": "session_search is unavailable"})
+
+
+def _registry_handler(builtin: Callable[..., Any] | None,
+                      async_host: bool = False) -> Callable[..., Any]:
+    """The registry entry for ``session_search`` (used by ``registry.dispatch`` callers);
+    a coroutine function on async Hermes, which accepts no other handler."""
 
     def handle_session_search(args: dict[str, Any], **kw: Any) -> Any:
-        def fallback() -> Any:
-            if builtin is None:
-                return json.dumps({"success": False, "error": "session_search is unavailable"})
-            return builtin(args, **kw)
-
         # Hermes passes its own SessionDB: a current session it lacks is one not written yet.
-        db_path = getattr(kw.get("db"), "db_path", None)
-        return serve(args, kw.get("current_session_id"), fallback,
-                     Path(db_path) if db_path else None, agents_store=bool(db_path))
+        path = _db_path(kw.get("db"))
+        return serve(args, kw.get("current_session_id"),
+                     lambda: _UNAVAILABLE if builtin is None else builtin(args, **kw),
+                     path, agents_store=path is not None)
 
-    return handle_session_search
+    async def handle_session_search_async(args: dict[str, Any], **kw: Any) -> Any:
+        async def fallback() -> Any:
+            return _UNAVAILABLE if builtin is None else await builtin(args, **kw)
+
+        path = _db_path(kw.get("db"))
+        return await serve_async(args, kw.get("current_session_id"), fallback, path,
+                                 agents_store=path is not None)
+
+    return handle_session_search_async if async_host else handle_session_search
 
 
 # --------------------------------------------------------------------------- status
@@ -551,7 +633,18 @@ def _handle_cli(args: argparse.Namespace) -> None:
 # --------------------------------------------------------------------------- register
 
 
-def _register_schema_override(ctx: Any) -> None:
+def host_is_async() -> bool:
+    """Async Hermes (async-hermes-agent) awaits every middleware and tool handler and
+    refuses plain functions; its tool middleware runner is a coroutine function."""
+    try:
+        from hermes_cli import middleware
+    except ImportError:
+        return False
+    return inspect.iscoroutinefunction(getattr(middleware, "run_tool_execution_middleware", None))
+
+
+def _register_schema_override(ctx: Any, async_host: bool) -> Any:
+    """Our registry entry when the operator granted it; returns the host's handle."""
     builtin = None
     try:
         from tools.registry import registry
@@ -561,8 +654,8 @@ def _register_schema_override(ctx: Any) -> None:
     except Exception:  # noqa: BLE001 - no registry entry: no built-in to fall back to
         log.debug("no registry entry for %s", TOOL_NAME, exc_info=True)
     try:
-        ctx.register_tool(
-            TOOL_NAME, TOOLSET, hermes_fts.TOOL_SCHEMA, _registry_handler(builtin),
+        handle = ctx.register_tool(
+            TOOL_NAME, TOOLSET, hermes_fts.TOOL_SCHEMA, _registry_handler(builtin, async_host),
             emoji="\U0001f50d", override=True,
         )
     except PermissionError as exc:  # Hermes' PluginToolOverrideError
@@ -572,22 +665,55 @@ def _register_schema_override(ctx: Any) -> None:
             "the model still sees Hermes' tool schema. To show it hermes-fts' schema (more "
             "parameters) run `hermes plugins enable %s %s`",
             hermes_host.PLUGIN_NAME, hermes_host.GRANT_FLAG)
-        return
+        return None
     REGISTRATION.schema_override = True
+    return handle
+
+
+def _release(handles: list[Any]) -> None:
+    """Undo registrations through the handles newer Hermes returns (older ones return
+    ``None``; what they registered before the failure is our registry entry and
+    commands, each of which works alone)."""
+    for handle in reversed(handles):
+        dispose = getattr(handle, "dispose", None)
+        if callable(dispose):
+            try:
+                dispose()
+            except Exception:  # noqa: BLE001 - undo the rest regardless
+                log.debug("releasing a registration failed", exc_info=True)
 
 
 def register(ctx: Any) -> None:
-    """Hermes' plugin entry point."""
-    ctx.register_middleware("tool_execution", tool_execution_middleware)
+    """Hermes' plugin entry point.
+
+    The middleware is registered last: it is what changes every agent's tool calls,
+    so a failure anywhere earlier leaves the host as it was (handles released,
+    the error raised for Hermes to report).  Async Hermes gets coroutine callbacks.
+    """
+    global REGISTRATION
+    async_host = host_is_async()
+    REGISTRATION = Registration()
+    handles: list[Any] = []
+    commands: list[str] = []
+    try:
+        handles.append(_register_schema_override(ctx, async_host))
+        if callable(getattr(ctx, "register_cli_command", None)):  # not on async Hermes
+            handles.append(ctx.register_cli_command(
+                "fts", "hermes-fts search index: status, optimize-storage, search, sync",
+                _setup_cli, _handle_cli,
+                description="Runs `hermes-fts COMMAND` on the active profile's state.db.",
+            ))
+            commands.append("hermes fts")
+        handles.append(ctx.register_command(
+            "fts", slash_command,
+            description="hermes-fts: who answers session_search, index state"))
+        commands.append("/fts")
+        handles.append(ctx.register_middleware(
+            "tool_execution",
+            tool_execution_middleware_async if async_host else tool_execution_middleware))
+    except Exception:
+        _release(handles)
+        REGISTRATION = Registration()
+        raise
     REGISTRATION.middleware = True
-    REGISTRATION.override_refused = None
-    REGISTRATION.schema_override = False
-    _register_schema_override(ctx)
-    ctx.register_cli_command(
-        "fts", "hermes-fts search index: status, optimize-storage, search, sync",
-        _setup_cli, _handle_cli,
-        description="Runs `hermes-fts COMMAND` on the active profile's state.db.",
-    )
-    ctx.register_command("fts", slash_command,
-                         description="hermes-fts: who answers session_search, index state")
-    REGISTRATION.commands = ["hermes fts", "/fts"]
+    REGISTRATION.commands = commands

@@ -337,6 +337,43 @@ def cmd_sessions(args: argparse.Namespace) -> dict[str, Any]:
     return {"sessions": out, "logs": records.records}
 
 
+def cmd_async_turn(args: argparse.Namespace) -> dict[str, Any]:
+    """``turn`` on async Hermes (async-hermes-agent): its SessionDB writes the history,
+    its PluginManager loads the enabled plugins, its AIAgent runs the turn."""
+    import asyncio
+
+    async def run() -> dict[str, Any]:
+        from hermes_cli.plugins import discover_plugins, get_plugin_manager
+        from hermes_state import SessionDB
+        from run_agent import AIAgent
+
+        records = _capture_logs()
+        db = SessionDB()
+        for sid, source, messages in HISTORY:
+            await db.create_session(sid, source)
+            for role, text in messages:
+                await db.append_message(sid, role, content=text)
+            await db.end_session(sid, "user_exit")
+        await discover_plugins()
+        plugins = get_plugin_manager().list_plugins()
+        script = _Script(json.loads(args.tool_args))
+        server = _serve(script)
+        try:
+            agent = AIAgent(base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
+                            api_key="test-key", model="scripted", quiet_mode=True,
+                            max_iterations=3, session_id=SESSION_ID,
+                            enabled_toolsets=["session_search"], session_db=db)
+            final = await agent.run_conversation(args.prompt)
+        finally:
+            server.shutdown()
+        chats = [r for r in script.requests if r.get("messages")]
+        tools = [m["content"] for m in chats[-1]["messages"] if m.get("role") == "tool"]
+        return {"final": final.get("final_response") if isinstance(final, dict) else None,
+                "tool_messages": tools, "plugins": plugins, "logs": records.records}
+
+    return asyncio.run(run())
+
+
 def cmd_calls(args: argparse.Namespace) -> dict[str, Any]:
     """Steps (JSON list): {"search": ARGS} through invoke_tool, {"dispatch": ARGS} through
     the tool registry, a SessionDB write
@@ -446,6 +483,10 @@ def main(argv: list[str] | None = None) -> int:
     sessions.add_argument("--lazy-db", action="store_true",
                           help="construct each AIAgent without a SessionDB, as one-shot runs do")
     sessions.set_defaults(fn=cmd_sessions)
+    async_turn = sub.add_parser("async-turn")
+    async_turn.add_argument("--tool-args", required=True, help="JSON arguments of the tool call")
+    async_turn.add_argument("--prompt", default="What did we say earlier?")
+    async_turn.set_defaults(fn=cmd_async_turn)
     calls = sub.add_parser("calls")
     calls.add_argument("--steps", required=True)
     calls.set_defaults(fn=cmd_calls)
@@ -461,7 +502,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with contextlib.redirect_stdout(sys.stderr):  # Hermes may print; stdout stays JSON
         result = args.fn(args)
-    print(json.dumps(result, ensure_ascii=False, default=str))
+    print(json.dumps(result, ensure_ascii=False, default=str), flush=True)
+    if args.command == "async-turn":
+        os._exit(0)  # async Hermes leaves worker threads that would keep the process alive
     return 0
 
 

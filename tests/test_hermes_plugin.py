@@ -12,6 +12,7 @@ OpenAI-compatible server on 127.0.0.1, and the real ``hermes`` command runs
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -186,7 +187,7 @@ def test_store_without_our_indexes_is_answered_exactly_with_a_rebuild_note(
         names = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
     finally:
         con.close()
-    assert not any(n.startswith("messages_fts_cjk") for n in names), "no backfill in the turn"
+    assert not any(n.startswith("hermes_fts_cjk") for n in names), "no backfill in the turn"
 
 
 def test_disabled_plugin_leaves_the_builtin_in_charge(hermes_venv: Path, home: Path) -> None:
@@ -214,7 +215,7 @@ def test_without_the_extension_the_builtin_answers_with_one_warning(
     enable(hermes_venv, home, grant=True)
     optimize(hermes_venv, home)
     env = ({"HERMES_CJK_FTS": "0"} if case == "extension-off"
-           else {"HERMES_FTS5_CJK_SO": _broken_library(tmp_path)})
+           else {"HERMES_FTS_LIBRARY": _broken_library(tmp_path)})
     out = turn(hermes_venv, home, {"query": "服务"}, {"query": "검색"}, env=env)
     for payload, expected in zip(out["payloads"], ("zh-1", "ko-1")):
         assert not is_ours(payload), payload
@@ -225,10 +226,10 @@ def test_without_the_extension_the_builtin_answers_with_one_warning(
 
 CORRUPTIONS = {
     # Zeroed segment pages read as an empty doclist: no error, just nothing found.
-    "zeroed-segments": "UPDATE messages_fts_cjk_data SET block = zeroblob(length(block)) "
+    "zeroed-segments": "UPDATE hermes_fts_cjk_data SET block = zeroblob(length(block)) "
                        "WHERE id > 10",
     # A broken structure record raises SQLITE_CORRUPT_VTAB.
-    "broken-structure": "UPDATE messages_fts_cjk_data SET block = x'00' WHERE id = 10",
+    "broken-structure": "UPDATE hermes_fts_cjk_data SET block = x'00' WHERE id = 10",
 }
 
 
@@ -426,3 +427,45 @@ def test_a_kept_venv_is_brought_up_to_the_checkout(hermes_venv: Path) -> None:
     he.ensure_venv(hermes_venv)
     assert installed.read_text() == source.read_text()
     assert marker.read_text().strip() == he.checkout_digest()
+
+
+# --------------------------------------------------------------------------- async Hermes
+
+ASYNC_HERMES = "async-hermes-agent==0.20.4.1"
+_UNREACHABLE = ("NewConnectionError", "Temporary failure in name resolution",
+                "Network is unreachable", "Max retries exceeded", "No route to host")
+
+
+@pytest.fixture(scope="session")
+def async_hermes_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv with async-hermes-agent (the native-async fork) and this checkout."""
+    keep = os.environ.get("HERMES_FTS_TEST_VENV", "").strip()
+    folder = (Path(keep + "-async") if keep
+              else tmp_path_factory.getbasetemp() / "async-hermes-venv")
+    try:
+        return he.ensure_venv(folder, ASYNC_HERMES)
+    except he.HermesUnavailable as exc:
+        if any(word in str(exc) for word in _UNREACHABLE):
+            pytest.skip(f"the package index is unreachable: {exc}")
+        raise
+
+
+@pytest.mark.parametrize("grant", [False, True], ids=["middleware-only", "schema-override"])
+def test_async_hermes_loads_the_plugin_and_its_agent_turn_is_ours(
+        async_hermes_venv: Path, tmp_path: Path, grant: bool) -> None:
+    # Async Hermes awaits every middleware and tool handler: a plain function made
+    # the plugin fail to load and every tool call of the agent fail with it.
+    home = tmp_path / "home"
+    home.mkdir()
+    enable(async_hermes_venv, home, grant=grant)
+    out = he.run_driver(async_hermes_venv, home, "async-turn", "--tool-args",
+                        json.dumps([{"query": "服务"}, {"query": "검색"}]), timeout=300)
+    ours = [p for p in out["plugins"] if p["name"] == "hermes-fts"]
+    assert len(ours) == 1 and ours[0]["enabled"] and ours[0]["error"] is None, ours
+    assert ours[0]["middleware"] == 1 and ours[0]["tools"] == (1 if grant else 0), ours
+    assert ours[0]["commands"] == 1, "/fts (async Hermes has no `hermes fts` commands)"
+    assert out["final"] == "Here is what I found.", out
+    zh, ko = (json.loads(m) for m in out["tool_messages"])
+    assert is_ours(zh) and hit_sessions(zh) == ["zh-1"], zh
+    assert is_ours(ko) and hit_sessions(ko) == ["ko-1"], ko
+    assert not [r for r in out["logs"] if r["level"] in ("WARNING", "ERROR")], out["logs"]

@@ -343,3 +343,58 @@ def test_without_an_agent_behind_the_call_an_unknown_session_goes_to_the_builtin
     assert "engine" not in search("not-written") and calls == ["builtin"]
     served = search("s1")  # s1 holds the only hit and is the current session: left out
     assert served["engine"] == hermes_plugin.ENGINE and served["results"] == []
+
+
+
+class _Handle:
+    def __init__(self, ctx: _RecordingContext, what: str) -> None:
+        self.ctx, self.what = ctx, what
+
+    def dispose(self) -> None:
+        self.ctx.active.remove(self.what)
+
+
+class _RecordingContext:
+    """The registration calls of a Hermes build that returns handles (0.20 and later),
+    failing at ``fail_at``."""
+
+    def __init__(self, fail_at: str) -> None:
+        self.fail_at = fail_at
+        self.active: list[str] = []
+
+    def _add(self, what: str) -> _Handle:
+        if what == self.fail_at:
+            raise RuntimeError(f"{what} refused")
+        self.active.append(what)
+        return _Handle(self, what)
+
+    def register_tool(self, name: str, *a: object, **k: object) -> _Handle:
+        return self._add("tool")
+
+    def register_cli_command(self, name: str, *a: object, **k: object) -> _Handle:
+        return self._add("cli")
+
+    def register_command(self, name: str, *a: object, **k: object) -> _Handle:
+        return self._add("slash")
+
+    def register_middleware(self, kind: str, callback: object) -> _Handle:
+        return self._add("middleware")
+
+
+@pytest.mark.parametrize("fail_at", ["tool", "cli", "slash", "middleware"])
+def test_a_failed_registration_leaves_nothing_registered(
+        fail_at: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_fts import hermes_plugin
+
+    monkeypatch.setattr(hermes_plugin, "REGISTRATION", hermes_plugin.Registration())
+    ctx = _RecordingContext(fail_at)
+    with pytest.raises(RuntimeError, match="refused"):
+        hermes_plugin.register(ctx)
+    assert ctx.active == []
+    assert not hermes_plugin.REGISTRATION.middleware
+    assert hermes_plugin.serving_status()["serves_session_search"] is False
+
+    ctx = _RecordingContext(fail_at="nothing")
+    hermes_plugin.register(ctx)
+    assert ctx.active == ["tool", "cli", "slash", "middleware"], "the middleware comes last"
+    assert hermes_plugin.REGISTRATION.middleware and hermes_plugin.REGISTRATION.schema_override
