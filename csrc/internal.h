@@ -57,7 +57,7 @@ int hermes_utf8_decode(const unsigned char *z, int n, unsigned int *pCp);
 /* Write cp as UTF-8 into z (room for 4 bytes); return the byte count. */
 int hermes_utf8_encode(unsigned int cp, char *z);
 
-/* ---- what the tokenizer calls a character (tokenizer.c) ----------------- */
+/* ---- what the tokenizer calls a character (chars.c) --------------------- */
 
 /* Like hermes_utf8_decode, then width-folded (full-width ASCII -> ASCII,
 ** half-width katakana -> full-width).  A following half-width (semi-)voiced
@@ -98,7 +98,8 @@ void hermes_cjk_highlight(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlit
 void hermes_cjk_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
                         int nVal, sqlite3_value **apVal);
 
-/* FTS5 auxiliary function (few.c): a rare phrase's snippet, in the ranking pass. */
+/* FTS5 auxiliary function (rare_snippet.c): a rare phrase's snippet, in the
+** ranking pass. */
 void hermes_cjk_few_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                             sqlite3_context *ctx, int nVal, sqlite3_value **apVal);
 
