@@ -99,6 +99,9 @@ def test_sdist_carries_the_c_sources(dists: dict[str, Path]) -> None:
     csrc = {p.relative_to(ROOT).as_posix() for p in (ROOT / "csrc").glob("*.[ch]")}
     assert csrc and csrc <= names, sorted(csrc - names)
     assert {"setup.py", "pyproject.toml"} <= names
+    # The README links into docs/: the sdist carries every page it links.
+    docs = {p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")}
+    assert docs and docs <= names, sorted(docs - names)
 
 
 def _needed(lib: Path) -> list[str]:
