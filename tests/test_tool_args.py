@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
+from datetime import datetime
+
 import pytest
-from _tool_fixtures import assert_error, chat, conversation, open_store
+from _tool_fixtures import T0, assert_error, chat, conversation, open_store
 
 from hermes_fts.tool import session_search
-from hermes_fts.tool.args import Call, clamp_int, parse_roles, scroll_anchor
+from hermes_fts.tool.args import Call, clamp_int, parse_roles, parse_time_bound, scroll_anchor
 from hermes_fts.tool.errors import ToolError
 
 
@@ -152,3 +155,55 @@ def test_search_options_carry_the_parsed_values():
     plain = Call.parse(None, None, None, query="deploy", sort="sideways", detail="huge")
     options = plain.search_options()
     assert options.sort is None and options.detail == "adaptive" and not options.filtered
+
+
+NOW = 1_780_000_000.0
+
+
+@pytest.mark.parametrize(("value", "seconds_back"), [
+    ("30m", 1800), ("24h", 86400), ("7d", 7 * 86400), ("2w", 14 * 86400),
+    (" 7D ", 7 * 86400), ("1.5h", 5400), ("0d", 0), ("12 h", 12 * 3600),
+])
+def test_relative_time_bounds_count_back_from_now(value, seconds_back):
+    assert parse_time_bound(value, "after", now=NOW) == NOW - seconds_back
+
+
+@pytest.mark.parametrize("value", ["7x", "d7", "-7d", "7 days", "7dd", "7d ago", "h",
+                                   "9" * 400 + "d"])
+def test_malformed_relative_bounds_are_refused_with_the_forms_that_work(value):
+    with pytest.raises(ToolError, match=r"before must be epoch seconds, an ISO date/time .*"
+                                        r"30m, 24h, 7d or 2w") as refused:
+        parse_time_bound(value, "before", now=NOW)
+    assert repr(value) in str(refused.value)
+
+
+def test_absolute_time_bounds_are_read_as_before():
+    assert parse_time_bound("2026-03-15", "after", now=NOW) == datetime(2026, 3, 15).timestamp()
+    assert parse_time_bound("2026-03-15T09:30Z", "after") == 1773567000.0
+    assert parse_time_bound("100", "after", now=NOW) == 100.0
+    assert parse_time_bound(250, "after") == 250.0
+    assert parse_time_bound("  ", "after") is None
+
+
+def test_relative_bounds_select_messages_by_their_own_time(tmp_path, monkeypatch):
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    with open_store(tmp_path / "state.db") as store:
+        conversation(store, "old", chat(2, "lighthouse"), start=T0)
+        # The session started long ago; its message of ten minutes ago is what counts.
+        conversation(store, "mixed", chat(2, "harbour"), start=T0 + 60)
+        store.add_message("mixed", "user", "lighthouse again", timestamp=time.time() - 600)
+
+        def found(**bounds):
+            payload = session_search(store, query="lighthouse", **bounds)
+            assert payload["success"] is True, payload
+            return sorted(r["session_id"] for r in payload["results"])
+
+        assert found() == ["mixed", "old"]
+        assert found(after="1d") == ["mixed"]
+        assert found(after="30m", before="5m") == ["mixed"]
+        assert found(before="1d") == ["old"]
+        assert found(after="5m") == []
+        assert_error(session_search(store, query="lighthouse", after="1d", before="2d"),
+                     "after must be earlier than before")
+        assert_error(session_search(store, query="lighthouse", after="last week"),
+                     "or a time back from now such as 30m, 24h, 7d or 2w")

@@ -13,6 +13,8 @@ argument, exactly as before the arguments had a type.
 from __future__ import annotations
 
 import math
+import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,6 +38,9 @@ _SQLITE_INT_MIN = -(2**63)  # message ids are SQLite INTEGERs (64-bit signed)
 _SQLITE_INT_MAX = 2**63 - 1
 _ROLE_HINT = "role_filter must be a comma-separated string such as 'user,assistant' or 'tool'"
 _EXCLUDE_HINT = "exclude_session_ids must be a list of session ids (or links) to leave out"
+# Relative bounds as newer Hermes advertises them (7d, 24h, 2w), plus minutes.
+_RELATIVE_BOUND = re.compile(r"(\d+(?:\.\d+)?)\s*([mhdw])", re.IGNORECASE)
+_RELATIVE_UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 # --------------------------------------------------------------------------- single values
@@ -133,16 +138,19 @@ def parse_detail(detail: Any) -> str:
     return key if key in DETAILS else "adaptive"
 
 
-def parse_time_bound(value: Any, name: str) -> float | None:
-    """Epoch seconds from a number, a numeric string or an ISO date/datetime string.
+def parse_time_bound(value: Any, name: str, now: float | None = None) -> float | None:
+    """Epoch seconds from a number, a numeric string, an ISO date/datetime string or a
+    duration back from ``now`` (default: the current time): ``30m``, ``24h``, ``7d``,
+    ``2w``, so ``after="7d"`` is the last week and ``before="7d"`` older than a week.
 
     Naive ISO values are local time (the same clock as the ``when`` fields).
     """
     if value is None:
         return None
     hint = (
-        f"{name} must be epoch seconds or an ISO date/time such as 2026-03-15 or "
-        f"2026-03-15T09:30 (got {value!r})"
+        f"{name} must be epoch seconds, an ISO date/time such as 2026-03-15 or "
+        f"2026-03-15T09:30, or a time back from now such as 30m, 24h, 7d or 2w "
+        f"(got {value!r})"
     )
     if isinstance(value, bool):
         raise ToolError(hint)
@@ -163,6 +171,12 @@ def parse_time_bound(value: Any, name: str) -> float | None:
         if not math.isfinite(number):
             raise ToolError(hint)
         return number
+    relative = _RELATIVE_BOUND.fullmatch(text)
+    if relative is not None:
+        back = float(relative.group(1)) * _RELATIVE_UNIT_SECONDS[relative.group(2).lower()]
+        if not math.isfinite(back):
+            raise ToolError(hint)
+        return (time.time() if now is None else now) - back
     iso = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
     try:
         return datetime.fromisoformat(iso).timestamp()

@@ -24,8 +24,10 @@ around the hit. With the default detail="adaptive" only the first result carries
 full surroundings (opening and closing turns plus the window); the others show just \
 the matching message, so scroll one of them if it looks more promising. \
 detail="full" expands every result; detail="index" returns snippets only (cheapest, \
-good for a first look). Narrow with after/before (epoch seconds or ISO dates such \
-as 2026-03-15) and exclude_session_ids (sessions you have already looked at).
+good for a first look). Narrow with after/before (epoch seconds, ISO dates such \
+as 2026-03-15, or a time back from now: 30m, 24h, 7d, 2w); they bound the time of \
+the matching message, not the session's start. Leave out sessions you have already \
+looked at with exclude_session_ids.
 2. Scroll: session_id plus around_message_id returns window messages on each side \
 of that message. To move forward pass the last message id you got, to move back the \
 first one; that boundary message repeats. Fewer than window messages on one side \
@@ -139,11 +141,19 @@ TOOL_SCHEMA: dict[str, Any] = {
             },
             "after": {
                 "type": "string",
-                "description": "Only hits at or after this time: epoch seconds or ISO date.",
+                "description": (
+                    "Only messages sent at or after this time (the message's own time, not "
+                    "its session's start): epoch seconds, ISO date/time, or a time back "
+                    "from now such as 7d, 24h, 30m, 2w (7d = within the last week)."
+                ),
             },
             "before": {
                 "type": "string",
-                "description": "Only hits before this time: epoch seconds or ISO date.",
+                "description": (
+                    "Only messages sent before this time (the message's own time, not its "
+                    "session's start): epoch seconds, ISO date/time, or a time back from now "
+                    "such as 7d, 24h, 30m, 2w (7d = older than a week)."
+                ),
             },
             "exclude_session_ids": {
                 "type": "array",
