@@ -28,8 +28,11 @@ WORD = "messages_fts"
 TRIGRAM = "messages_fts_trigram"
 CJK = "messages_fts_cjk"
 PLACEHOLDER_MARK = "hermes_fts placeholder"
-# Views an older hermes-fts read its indexes from (current, tool rows capped, escapes raw).
-_VIEW_SUFFIXES = ("_text", "_src", "_rows")
+# Views an older hermes-fts read its indexes from (escapes decoded, escapes raw).  Not
+# ``_src``: newer Hermes reads its own indexes from ``messages_fts*_src`` views.
+_VIEW_SUFFIXES = ("_text", "_rows")
+# A B-tree index an older hermes-fts named like Hermes' own (no Hermes build has it).
+_OLD_INDEXES = ("idx_sessions_title",)
 # state_meta keys an older hermes-fts kept per index; newer Hermes uses the
 # word and CJK ones for its own indexes, so they go only with our index.
 _META = {
@@ -44,7 +47,8 @@ _TIME_META = ("time_table_high_water", "time_table_progress", "time_table_comple
 def _objects(conn: sqlite3.Connection) -> dict[str, tuple[str, str]]:
     return {name: (kind, sql or "") for kind, name, sql in conn.execute(
         "SELECT type, name, sql FROM main.sqlite_master WHERE name LIKE 'messages\\_fts%' "
-        "ESCAPE '\\'")}
+        f"ESCAPE '\\' OR (type = 'index' AND name IN ({', '.join('?' * len(_OLD_INDEXES))}))",
+        _OLD_INDEXES)}
 
 
 def _ours(index: str, kind: str, sql: str) -> bool:
@@ -68,6 +72,7 @@ def find(conn: sqlite3.Connection) -> list[str]:
     found |= {name for name in objects if name.startswith(f"{CJK}_pending")}
     found |= {f"{index}{s}" for index in (WORD, TRIGRAM, CJK) for s in _VIEW_SUFFIXES
               if objects.get(f"{index}{s}", ("",))[0] == "view"}
+    found |= {name for name in _OLD_INDEXES if name in objects}
     return sorted(found & set(objects))
 
 
