@@ -85,6 +85,11 @@ class Query:
     expr: Node | None = None
     notes: tuple[str, ...] = ()
     error: str | None = None
+    # Words and phrases side by side with no operator, parenthesis or NEAR: a
+    # best match (``query.best_match``), not all or nothing.  ``bare`` holds
+    # the texts written without quotes, which may be split further.
+    loose: bool = False
+    bare: tuple[str, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -162,6 +167,7 @@ class _Tok:
     term: Term | None = None
     near: Near | None = None
     dash: bool = False  # a word written with a leading single "-"
+    quoted: bool = False  # a "phrase": its words stay together in a best match
 
 
 def _clean_control(text: str) -> str:
@@ -326,7 +332,7 @@ def _lex(text: str, notes: list[str]) -> list[_Tok]:
                 continue
             term, i = _phrase(text, i, notes)
             if term:
-                toks.append(_Tok("term", term))
+                toks.append(_Tok("term", term, quoted=True))
         elif ch in "()":
             toks.append(_Tok(ch))
             i += 1
@@ -509,7 +515,22 @@ def parse_query(text: object) -> Query:
             )
     except _Refuse as exc:
         return Query(notes=tuple(notes), error=str(exc))
-    return Query(expr, tuple(dict.fromkeys(notes)))
+    loose = all(t.kind == "term" for t in toks) and (
+        len(words) > 1 or any(_sentence(t.term.text) for t in words if t.term and not t.quoted))
+    bare = tuple(t.term.text for t in words if t.term and not t.quoted) if loose else ()
+    return Query(expr, tuple(dict.fromkeys(notes)), loose=loose, bare=bare)
+
+
+_CJK_CHAR = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]")
+_CJK_PUNCTUATED = re.compile(
+    "[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3][^\\w\\s]+[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]")
+
+
+def _sentence(text: str) -> bool:
+    """A word of six or more CJK characters, or CJK with punctuation inside: a
+    sentence written without spaces, searched as a best match of its parts
+    like words side by side."""
+    return len(_CJK_CHAR.findall(text)) >= 6 or _CJK_PUNCTUATED.search(text) is not None
 
 
 # ---------------------------------------------------------------------------

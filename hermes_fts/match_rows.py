@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._sqlite import rows_as_dicts
+from .evidence import id_array
 
 __all__ = ["MAX_ROWID", "MIN_ROWID", "RANKED_ORDER", "ROW_COLUMNS", "envelope", "id_array",
-           "match_rows", "walk_threshold"]
+           "match_rows", "rows_of_ids", "walk_threshold"]
 
 MAX_ROWID, MIN_ROWID = 2**63 - 1, -(2**63)
 # Relevance order.  Equal ranks (identical texts) go by id, newest first, so
@@ -231,13 +232,14 @@ def match_rows(
     extra: str = "",
     extra_params: Sequence[Any] = (),
     *,
-    tier_size: int = 256,
+    tier_size: int | None = 256,
     time_index: tuple[str, int] | None = None,
     spans: Sequence[tuple[int, int]] | None = None,
     time_slices: Callable[[int], tuple[list[tuple[int, int]], Any] | None] | None = None,
     few_snippet_sql: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Matching rows in ``order``, ranked tier by tier.
+    """Matching rows in ``order``: ranked over every match (``tier_size`` None), or
+    tier by tier.
 
     Ranking or sorting every match costs microseconds per match, which for a
     very common term (tens of thousands of matches) would approach the LIKE
@@ -287,6 +289,9 @@ def match_rows(
             rows_sql, [expression, min(ids), max(ids), id_array(ids)]))
     if order != RANKED_ORDER:
         raise ValueError(f"ranked order must be {RANKED_ORDER!r}, not {order!r}")
+    if tier_size is None:
+        return _ranked_exact(conn, table, expression, snippet_sql, where, extra,
+                             [*params, *extra_params], spans, limit, few_snippet_sql)
     tiers = _Tiers(conn, table, expression, snippet_sql, where, extra, tier_size,
                    [*params, *extra_params], spans, few_snippet_sql)
     rows: list[dict[str, Any]] = []
@@ -299,6 +304,74 @@ def match_rows(
             rows += found
         if top is None or len(rows) >= limit:
             break
+    return rows
+
+
+_FEW_MAX = 255  # rows cjk_few_snippet is asked to build at most (a former tier, less one)
+
+
+@functools.lru_cache(maxsize=512)
+def _exact_sql(table: str, snippet_sql: str, where: str, extra: str) -> tuple[str, str]:
+    """``_ranked_exact``'s statements: the next ``?4`` candidates by rank from ``?5`` on,
+    from the index alone; and the top rows (the last parameter) with the filters inside."""
+    candidates = (f"SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid BETWEEN ?2 "
+                  f"AND ?3 ORDER BY rank, rowid DESC LIMIT ?4 OFFSET ?5")
+    filtered = (f"SELECT {ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
+                f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
+                f"WHERE {table} MATCH ?1 AND {table}.rowid BETWEEN ?2 AND ?3 AND {where}{extra} "
+                f"ORDER BY {table}.rank, m.id DESC LIMIT ?")
+    return candidates, filtered
+
+
+def _ranked_exact(conn: sqlite3.Connection, table: str, expression: str, snippet_sql: str,
+                  where: str, extra: str, params: list[Any],
+                  spans: Sequence[tuple[int, int]], limit: int,
+                  few_snippet_sql: str | None = None) -> list[dict[str, Any]]:
+    """The top ``limit`` rows by ``RANKED_ORDER`` over every match: exact at any count.
+
+    FTS5 scores every match in C and SQLite's sorter keeps the best few, so a
+    common word costs one pass over its doclist, with no row read.  The best
+    candidates are then tested against the filters, a batch four times
+    larger each round.  Filters that drop most of them (a rare role) are
+    answered by one statement with the filters inside, exact as well.
+
+    With ``few_snippet_sql`` (no time bound, no ``extra``) the first batch
+    also builds the snippets of a rare phrase (``_first_tier_sql``): when it
+    holds every match, at most ``limit``, and each has its snippet, the rows
+    are read by id with no second MATCH.
+    """
+    candidates_sql, filtered_sql = _exact_sql(table, snippet_sql, where, extra)
+    low, high = envelope(spans)
+    tiers = _Tiers(conn, table, expression, snippet_sql, where, extra, 1, params,
+                   [(MIN_ROWID, MAX_ROWID)])
+    rows: list[dict[str, Any]] = []
+    batch, offset = max(limit, 8), 0
+    first = None
+    if few_snippet_sql and not extra and (low, high) == (MIN_ROWID, MAX_ROWID):
+        few = min(limit, _FEW_MAX)
+        first = conn.execute(
+            f"SELECT rowid, {few_snippet_sql} FROM {table} WHERE {table} MATCH ?1 "
+            f"AND rowid <= ?2 ORDER BY rank, rowid DESC LIMIT ?4", (expression, high, few,
+                                                                    batch)).fetchall()
+        if first and len(first) <= few and all(snip is not None for _, snip in first):
+            return tiers._rows_of(where, first)
+    while len(rows) < limit:
+        if first is not None:
+            ids, first = [int(r[0]) for r in first], None
+        else:
+            ids = [int(r[0]) for r in conn.execute(
+                candidates_sql, (expression, low, high, batch, offset))]
+        if not ids:
+            break
+        kept = tiers._kept(ids)
+        if 2 * len(kept) < len(ids) and len(ids) == batch:  # most dropped: filter inside
+            return rows_as_dicts(conn.execute(
+                filtered_sql, [expression, low, high, *params, limit]))
+        rows += kept[:limit - len(rows)]
+        if len(ids) < batch:
+            break
+        offset += batch
+        batch *= 4
     return rows
 
 
@@ -333,11 +406,6 @@ def _in_order(cursor: sqlite3.Cursor, ids: list[int]) -> list[dict[str, Any]]:
     """The rows of ``cursor`` (``ROW_COLUMNS``) in the order of ``ids``."""
     found = {row[0]: row for row in cursor}
     return [dict(zip(_ROW_NAMES, found[i])) for i in ids if i in found]
-
-
-def id_array(ids: Iterable[int]) -> str:
-    """Integer ids as a JSON array, for ``json_each`` (json.dumps, several times faster)."""
-    return "[" + ",".join(map(str, ids)) + "]"
 
 
 @functools.lru_cache(maxsize=512)
@@ -500,3 +568,18 @@ class _Tiers:
         row = self.conn.execute(_bound_sql(self.table, self.tier_size, "?2"),
                                 (self.expression, top)).fetchone()
         return None if row is None else int(row[0])
+
+
+# ---------------------------------------------------------------------------
+# Best match and sessions (the rows of ids ``evidence`` chose)
+
+
+def rows_of_ids(conn: sqlite3.Connection, table: str, expression: str, snippet_sql: str,
+                where: str, extra: str, params: list[Any], ids: list[int]
+                ) -> list[dict[str, Any]]:
+    """The rows of ``ids`` that pass the filters, snippets built by the index, in that order."""
+    if not ids:
+        return []
+    tiers = _Tiers(conn, table, expression, snippet_sql, where, extra, 1, params,
+                   [(MIN_ROWID, MAX_ROWID)])
+    return tiers._kept(ids)

@@ -4,6 +4,7 @@ Pipeline used by the search layer (this module knows nothing of SQL)::
 
     q = parse_query(raw)          # expression tree + notes, or a refusal (q.error)
     choose_route(q, ...)          # the first index that answers q exactly
+    best_match(q)                 # words side by side: any of them, most first
     match_expression(q, route)    # the MATCH text for an FTS5 index
     glue_look(q, token_spans)     # rows where unicode61 may miss a Latin term
     like_plan(q)                  # the same tree as substring checks, for a LIKE scan
@@ -12,7 +13,11 @@ Pipeline used by the search layer (this module knows nothing of SQL)::
 The language (the same meaning on every route):
 
 * words and ``"quoted phrases"`` (``""`` is a quote inside a phrase); words
-  next to each other are ANDed;
+  next to each other with no operator are a best match (:func:`best_match`):
+  rows with every one come first, then rows with most of them, the rarer
+  words counting more; common and question words are left out while other
+  words remain.  An explicit ``AND`` (or any operator, parenthesis or NEAR)
+  keeps the strict meaning: every term;
 * ``OR``, ``AND`` and binary ``NOT`` (upper case; lower-case ``and``/``or``/
   ``not`` are words).  Precedence: ``NOT`` and ``AND`` (explicit or implicit)
   bind at the same level, left to right, and ``OR`` binds loosest.  ``a NOT b``
@@ -74,6 +79,7 @@ from hermes_fts._cjk_variants import fold as fold_variants
 from hermes_fts._cjk_variants import has_variants
 from hermes_fts._index_text import GLUE_MARKS, fold_width, has_cjk, positions, segments
 from hermes_fts._query_syntax import (
+    AllOf,
     AnyOf,
     Near,
     Node,
@@ -101,7 +107,9 @@ __all__ = [
     "folds_apply",
     "glue_look",
     "has_cjk",
+    "best_match",
     "check_like_alternatives",
+    "evidence_units",
     "like_plan",
     "match_expression",
     "near_matches",
@@ -260,6 +268,117 @@ def glue_look(q: Query, token_spans: Callable[[str], Sequence[tuple[int, int]]])
         options += [render(Term(text.decode("utf-8"), prefix=term.prefix and ends_last))
                     for text, ends_last in marks]
     return " OR ".join(dict.fromkeys(options)) or None
+
+
+# Words that do not decide which conversation a question is about: English
+# function and question words, and the CJK particles and question words a
+# sentence is glued together with.  Left out only while other words remain.
+STOP_WORDS = frozenset("""
+a about above after again all am an and any are as at be been before being below between
+both but by can could did do does doing done down during each few for from further get
+got had has have having he her here hers herself him himself his how i if in into is it
+its itself just let me more most my myself no nor not now of off on once only or other
+our ours ourselves out over own please same she should so some such than that the their
+theirs them themselves then there these they this those through to too under until up
+us very was we were what when where which while who whom whose why will with would you
+your yours yourself yourselves tell remember recall said say says know think thing things
+ever also again did does anything something someone somebody
+""".split())
+# A CJK bigram holding one of these characters is mostly grammar (的, 了, 吗, 什么).
+CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀么什哪谁")
+CJK_STOP_WORDS = frozenset("""
+时候 怎样 怎么 为什 我们 你们 他们 她们 这个 那个 一个 是不 有没 没有 是否 曾经 以前 之前 哪里 哪儿
+いつ どこ なに なん だれ どう どの どれ です ます した ました でし まし ませ ない たの
+언제 어디 무엇 누가 누구 어떻 어떤 무슨 했나 나요 습니 니까 까요 있나 었나 였나 인가
+""".split())
+
+
+MAX_BEST_TERMS = 32  # the words of one best match (MAX_LIKE_ALTERNATIVES)
+
+
+def _is_stop(text: str) -> bool:
+    if has_cjk(text):
+        if text in CJK_STOP_WORDS or len(text) > 2:
+            return text in CJK_STOP_WORDS
+        # Hiragana alone is Japanese grammar: particles, endings (には, ました).
+        return (any(c in CJK_FUNCTION_CHARS for c in text)
+                or all(0x3041 <= ord(c) <= 0x309F for c in text))
+    return text.lower() in STOP_WORDS
+
+
+def _pieces(term: Term) -> list[Term]:
+    """A word written without quotes, as the words a best match looks for: a CJK run
+    of three or more characters may be a sentence with no spaces, so each of
+    its bigrams is a word; Latin glued to it is a word of its own.  The word
+    itself stays one of them, so rows holding it as written rank first."""
+    if not has_cjk(term.text):
+        return [term]
+    segs = segments(term.text)
+    # The word as written, unless a lone CJK character in it keeps every index
+    # from answering it (query.route_can_represent).
+    out: list[Term] = [term] if all(len(seg) > 1 for c, seg in segs if c) else []
+    for n, (is_cjk, seg) in enumerate(segs):
+        last = n == len(segs) - 1
+        if is_cjk and len(seg) == 1:
+            continue  # one character between punctuation: mostly grammar
+        if not is_cjk or len(seg) == 2:
+            out.append(Term(seg, term.prefix and last))
+        else:
+            out += [Term(seg[i:i + 2], term.prefix and last and i == len(seg) - 2)
+                    for i in range(len(seg) - 1)]
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def best_match(q: Query) -> Query:
+    """``q`` as the terms a best match looks for, any of them (an OR), or ``q`` itself
+    when it has an operator, a parenthesis or NEAR (``Query.loose`` is false).
+
+    Words without quotes that hold a CJK run of three or more characters are
+    split into the run's bigrams (a question in Chinese or Japanese has no
+    spaces).  Common and question words (``STOP_WORDS``, CJK particles) are
+    left out while other words remain, with a note naming them.  The result
+    keeps ``loose`` set when it has two or more terms: a search then ranks
+    rows with every term first, then by how many terms they hold and how
+    rare those are.
+    """
+    if not q.loose or q.expr is None:
+        return q
+    top = q.expr.include if isinstance(q.expr, AllOf) else (q.expr,)
+    bare = set(q.bare)
+    terms: dict[Term, bool] = {}  # term: written without quotes (a stop word may go)
+    for node in top:
+        if isinstance(node, Term):
+            for piece in _pieces(node) if node.text in bare else [node]:
+                terms[piece] = terms.get(piece, False) or node.text in bare
+    kept = [t for t, unquoted in terms.items() if not (unquoted and _is_stop(t.text))]
+    notes = list(q.notes)
+    if not kept:  # only common words: they are what there is to find
+        kept = list(terms)
+    elif len(kept) < len(terms):
+        # Named as written: a bigram cut out of a sentence is no word of the user's.
+        dropped = ", ".join(t.text for t in terms if t not in kept and t.text in bare)
+        if dropped:
+            notes.append(f"left out common words that do not decide a match: {dropped}")
+    if len(kept) > MAX_BEST_TERMS:
+        # A LIKE scan tests every word on every row; a long paste says enough in its head.
+        notes.append(f"a best match looks for at most {MAX_BEST_TERMS} words; not searched: "
+                     + ", ".join(t.text for t in kept[MAX_BEST_TERMS:]))
+        kept = kept[:MAX_BEST_TERMS]
+    expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
+    return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare)
+
+
+def evidence_units(q: Query, route: str) -> tuple[tuple[str, str], ...]:
+    """What a search scores a row by, as ``(label, MATCH text)`` pairs: each term of a
+    best match (``best_match``), or the whole query as one unit."""
+    _check_route(route)
+    if q.expr is None:
+        return ()
+    if q.loose and isinstance(q.expr, AnyOf):
+        return tuple((t.text, render(t, prefix_star=route != "trigram"))
+                     for t in q.expr.options if isinstance(t, Term))
+    return (("", match_expression(q, route)),)
 
 
 def sanitize_fts5_query(query: str) -> str:

@@ -15,7 +15,8 @@ from typing import Any
 from ._params import as_int, as_session_ids, as_time_bound, parse_roles, parse_sort
 from .query import ROUTES
 
-__all__ = ["RESULT_FIELDS", "ROUTE_ORDER", "SearchRequest", "check_route"]
+__all__ = ["OPTIONAL_FIELDS", "RESULT_FIELDS", "ROUTE_ORDER", "SESSIONS_SORT", "SearchRequest",
+           "check_route"]
 
 RESULT_FIELDS = (
     "id",
@@ -30,6 +31,13 @@ RESULT_FIELDS = (
     "context",
 )
 ROUTE_ORDER = (*ROUTES, "like_scan")  # the index routes in query.choose_route's order
+# Asked for by name only, never part of the default rows: the terms of a best
+# match a row (or its session, with sort="sessions") holds, and those it does
+# not; None for a strict query.
+OPTIONAL_FIELDS = ("matched_terms", "missing_terms")
+# Relevance, one row per session: each session's best message, sessions
+# ranked by the evidence of all their matching messages.
+SESSIONS_SORT = "sessions"
 
 
 @dataclass
@@ -43,6 +51,10 @@ class SearchRequest:
     search as if that route's index were the only one (plus the LIKE scan):
     for benchmarks and for comparing routes; a query the index cannot
     represent exactly still goes to ``like_scan``.
+
+    ``sort="sessions"`` (``SESSIONS_SORT``) returns the best message of each
+    matching session, sessions ranked by all their matching messages
+    (``match_rows.session_score``); ``limit`` then counts sessions.
 
     ``after``/``before`` keep messages with ``after <= timestamp < before``
     (Unix seconds; a message without a numeric timestamp is left out once
@@ -72,7 +84,8 @@ class SearchRequest:
         self.projection = _check_fields(self.fields)
         self.limit = max(0, as_int(self.limit, "search limit"))
         self.offset = max(0, as_int(self.offset, "search offset"))
-        self.sort = parse_sort(self.sort)
+        self.sort = (SESSIONS_SORT if isinstance(self.sort, str)
+                     and self.sort.strip().lower() == SESSIONS_SORT else parse_sort(self.sort))
         self.roles = parse_roles(self.role_filter)
         check_route(self.route)
         self.after = as_time_bound(self.after, "search after")
@@ -100,7 +113,7 @@ def _check_fields(fields: Any) -> tuple[str, ...] | None:
 @functools.lru_cache(maxsize=64)
 def _projection(names: tuple[Any, ...]) -> tuple[str, ...]:
     """The result keys ``names`` asks for, in RESULT_FIELDS order (asked once per list)."""
-    unknown = sorted({str(f) for f in names} - set(RESULT_FIELDS))
+    unknown = sorted({str(f) for f in names} - set(RESULT_FIELDS) - set(OPTIONAL_FIELDS))
     if unknown:
         raise ValueError(f"unknown search result field(s): {', '.join(unknown)}")
-    return tuple(f for f in RESULT_FIELDS if f in names)
+    return tuple(f for f in (*RESULT_FIELDS, *OPTIONAL_FIELDS) if f in names)

@@ -44,15 +44,18 @@ from typing import Any
 from . import _env, loader, schema, time_table
 from ._params import parse_roles
 from ._sqlite import row_dict, sqlite_sort_key
+from .evidence import gather, id_array, label_rows, like_evidence, passing_ids, pick_ids
 from .like_sql import LIKE_SOURCE, like_where
-from .match_rows import RANKED_ORDER, envelope, id_array
+from .match_rows import RANKED_ORDER, envelope, rows_of_ids
 from .match_rows import ROW_COLUMNS as _ROW_COLUMNS
 from .match_rows import match_rows as _match_rows
 from .query import (
     Query,
     QueryError,
+    best_match,
     check_like_alternatives,
     choose_route,
+    evidence_units,
     folds_apply,
     glue_look,
     like_plan,
@@ -61,7 +64,7 @@ from .query import (
     route_can_represent,
     snippet_terms,
 )
-from .request import RESULT_FIELDS, ROUTE_ORDER, SearchRequest, check_route
+from .request import RESULT_FIELDS, ROUTE_ORDER, SESSIONS_SORT, SearchRequest, check_route
 from .snippets import (
     few_snippet_sql,
     like_snippet,
@@ -85,7 +88,9 @@ logger = logging.getLogger("hermes_fts.search")
 
 INDEX_ROUTES = {"fts5": schema.BASE, "fts_cjk": schema.CJK, "trigram": schema.TRIGRAM}
 GAP_SCAN_LIMIT = 200  # bound on rows added from a not-yet-indexed id range
-RANK_TIER = 256  # matches ordered together; see match_rows.match_rows
+# Matches ordered together (match_rows.match_rows); None: all of them, so a
+# ranked page is the exact top of every match.
+RANK_TIER: int | None = None
 MAX_ROWS = 2**62  # bound on limit + offset, within SQLite's 64-bit LIMIT
 
 
@@ -136,7 +141,7 @@ def _plan(query: str, fts_stale: bool, tool_role: bool,
     Parsing and routing are pure functions of these values and a Plan is
     immutable, so a cached one is the same answer.
     """
-    parsed = parse_query(query)
+    parsed = best_match(parse_query(query))
     if parsed.error:  # search_messages raises QueryError with the reason
         return Plan("refused", parsed, "")
     sanitized = match_expression(parsed, "fts5")  # = sanitize_fts5_query(query)
@@ -157,7 +162,7 @@ def query_notes(query: Any) -> list[str]:
 
     The same notes as ``plan_search(...).notes``; for the tool's and CLI's output.
     """
-    parsed = parse_query(query)
+    parsed = best_match(parse_query(query))
     return [*parsed.notes, *([parsed.error] if parsed.error else [])]
 
 
@@ -315,6 +320,49 @@ def _index_query(plan: Plan, route: str, cjk_helpers: bool, few: bool = False) -
     )
 
 
+def _best_wanted(req: _Run) -> bool:
+    """Whether a search scores every match (``_best``): by sessions, or a best match."""
+    return req.sort == SESSIONS_SORT or (req.sort is None and req.plan.query.loose)
+
+
+def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, Any]]:
+    """A best match or a search by sessions: every match scored, the exact top kept."""
+    units = evidence_units(req.plan.query, route)
+    found = gather(req.conn, iq.table, [u for _, u in units], iq.expression,
+                   envelope(req.spans), extra, (), int(req.state.get("message_id_max") or 0))
+    ids, held = pick_ids(found, req.want, passing_ids(req.conn, req.where, req.params),
+                         req.sort == SESSIONS_SORT)
+    rows = rows_of_ids(req.conn, iq.table, iq.expression, iq.snippet, req.where, extra,
+                       req.params, ids)
+    return label_rows(rows, req.plan.query, held)
+
+
+def _best_like(req: _Run, extra: str, extra_params: list[Any]) -> list[dict[str, Any]]:
+    """``_best`` on the LIKE scan: one pass tests every term on every row the filters
+    keep; a row's score is the weight of the terms it holds (no BM25 here)."""
+    q = req.plan.query
+    whole, whole_params = like_where(req.conn, like_plan(q), req.fold)
+    tests, test_params = [], []
+    for unit in [Query(t) for t in q.terms] if q.loose else [q]:
+        sql, params = like_where(req.conn, like_plan(unit), req.fold)
+        tests.append(sql)
+        test_params += params
+    cur = req.conn.execute(
+        f"SELECT m.id, m.session_id, {', '.join(tests)} FROM {LIKE_SOURCE} m "
+        f"JOIN sessions s ON s.id = m.session_id WHERE {whole} AND {req.where}{extra}",
+        [*test_params, *whole_params, *req.params, *extra_params])
+    found = like_evidence(cur, len(tests), int(req.state.get("message_id_max") or 0))
+    ids, held = pick_ids(found, req.want, set, req.sort == SESSIONS_SORT)
+    if not ids:
+        return []
+    rows = _like_rows(req.conn, q, req.where, req.params, None, len(ids),
+                      " AND m.id IN (SELECT value FROM json_each(?))", [id_array(ids)],
+                      fold=req.fold)
+    position = dict(zip(ids, range(len(ids))))
+    rows.sort(key=lambda r: position[r["id"]])
+    return label_rows(rows, q, held)
+
+
 def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
     table = iq.table
     expression = iq.expression
@@ -322,10 +370,13 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
     extra = f" AND NOT ({blind})" if blind else ""
     slices = (time_table.time_slices(req.conn, req.sort == "newest")
               if req.time_index and _sort_key(req.sort) else None)
-    rows = _match_rows(req.conn, table, expression, iq.snippet, req.where, req.params,
-                       _order(req.sort, ranked=True), req.want, extra, tier_size=RANK_TIER,
-                       time_index=req.time_index, spans=req.spans, time_slices=slices,
-                       few_snippet_sql=iq.few_snippet)
+    if _best_wanted(req):
+        rows = _best(req, iq, route, extra)
+    else:
+        rows = _match_rows(req.conn, table, expression, iq.snippet, req.where, req.params,
+                           _order(req.sort, ranked=True), req.want, extra,
+                           tier_size=RANK_TIER, time_index=req.time_index, spans=req.spans,
+                           time_slices=slices, few_snippet_sql=iq.few_snippet)
     if route == "fts5":
         rows += _glued_latin(req, expression, rows)
     if blind:
@@ -469,8 +520,11 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
         if req.spans:  # a time bound: scan only the ids that can hold its rows
             extra = " AND m.id BETWEEN ? AND ?"
             extra_params = list(envelope(req.spans))
-        rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort, req.want,
-                          extra, extra_params, fold=req.fold)
+        if _best_wanted(req):
+            rows = _best_like(req, extra, extra_params)
+        else:
+            rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort,
+                              req.want, extra, extra_params, fold=req.fold)
     key = _sort_key(req.sort)
     if key is not None:
         rows.sort(key=key, reverse=req.sort == "newest")
@@ -535,7 +589,11 @@ def _search(
     projection = request.projection
     if projection is None or "context" in projection:
         attach_context(conn, rows, request.include_inactive)
-    if projection is not None and projection != _ROW_FIELDS:
+    if projection is None:
+        for row in rows:  # asked for by name only (request.OPTIONAL_FIELDS)
+            row.pop("matched_terms", None)
+            row.pop("missing_terms", None)
+    elif projection != _ROW_FIELDS:
         # Both row producers give exactly _ROW_FIELDS; only a narrower
         # projection needs new dicts.
         rows = [{k: r.get(k) for k in projection} for r in rows]

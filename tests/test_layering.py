@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     "like_sql": 3,
     "schema": 3,
     "indexing": 4,
+    "evidence": 4,
     "transcript": 5,
     "snippets": 5,
     "match_rows": 5,

@@ -228,7 +228,7 @@ deploy, service, kube = W("deploy"), W("service"), W("kubernetes")
 TRUTH_TABLE: list[tuple[str, Ref]] = [
     ("deploy", deploy),
     ("deploy*", W("deploy", prefix=True)),
-    ("deploy service", And((deploy, service))),
+    ("deploy service", Or((deploy, service))),  # side by side: a best match
     ("deploy AND service", And((deploy, service))),
     ("deploy OR kubernetes", Or((deploy, kube))),
     ("deploy NOT service", And((deploy,), (service,))),
@@ -270,18 +270,18 @@ TRUTH_TABLE: list[tuple[str, Ref]] = [
     ("桂林AND漓江", And((Cjk("桂林"), Cjk("漓江")))),
     ("桂林NOT漓江", And((Cjk("桂林"),), (Cjk("漓江"),))),
     ("(桂林OR漓江)NOT deploy", And((Or((Cjk("桂林"), Cjk("漓江"))),), (deploy,))),
-    ("桂林 deploy", And((Cjk("桂林"), deploy))),
+    ("桂林 deploy", Or((Cjk("桂林"), deploy))),
     ("桂林 OR kubernetes", Or((Cjk("桂林"), kube))),
     ("漓江 NOT deploy", And((Cjk("漓江"),), (deploy,))),
     ("deploy NOT 桂林", And((deploy,), (Cjk("桂林"),))),
     ("桂林山水 OR 漓江山水", Or((Cjk("桂林山水"), Cjk("漓江山水")))),
     ("kubernetes NOT 米粉", And((kube,), (Cjk("米粉"),))),
-    ("TODO: fix", And((W("TODO"), W("fix")))),
+    ("TODO: fix", Or((W("TODO"), W("fix")))),
     ("path:config.yaml", Text("path:config.yaml", ("path", "config", "yaml"))),
     ("content:deploy", Text("content:deploy", ("content", "deploy"))),
-    ("rm -rf", And((W("rm"), W("rf")))),  # a leading "-" is literal
-    ("deploy -service", And((deploy, service))),
-    ("and or not", And((W("and"), W("or"), W("not")))),  # lower case: words
+    ("rm -rf", Or((W("rm"), W("rf")))),  # a leading "-" is literal
+    ("deploy -service", Or((deploy, service))),
+    ("and or not", Or((W("and"), W("or"), W("not")))),  # lower case: words, all common
 ]
 
 
@@ -400,7 +400,8 @@ def test_colons_and_dashes_are_text_and_say_so(store, query, row, note) -> None:
 def test_every_change_to_the_written_query_is_noted(query: str, fragment: str) -> None:
     notes = parse_query(query).notes
     assert any(fragment in n for n in notes), notes
-    assert search.query_notes(query) == list(notes)
+    # A best match may add one: the common words it leaves out ("or").
+    assert search.query_notes(query)[:len(notes)] == list(notes)
 
 
 def test_clean_queries_have_no_notes() -> None:

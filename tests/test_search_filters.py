@@ -141,7 +141,9 @@ class _PostFilteringDiscovery(Discovery):
             exclude_sources=HIDDEN_SESSION_SOURCES, role_filter=opts.roles, sort=opts.sort)
 
 
-@pytest.mark.parametrize("sort", [None, "newest", "oldest"])
+# Time sorts only: by relevance, discovery scores each session by its messages
+# inside the bounds, which filtering an unbounded answer afterwards cannot do.
+@pytest.mark.parametrize("sort", ["newest", "oldest"])
 def test_time_bounded_discovery_equals_post_filtering(store: SessionStore,
                                                       sort: str | None) -> None:
     checked = 0

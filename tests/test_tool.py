@@ -658,7 +658,7 @@ def test_discovery_current_lineage_exceptions(searchable):
     )
     assert _result_ids(filtered) == ["reset"]
     # a branched parent never counts as having left live context
-    branched_only = session_search(searchable, query="axolotl branch", current_session_id="live")
+    branched_only = session_search(searchable, query="axolotl AND branch", current_session_id="live")
     assert branched_only["results"] == []
 
 

@@ -43,7 +43,12 @@ _DISCOVER_SEARCH_FIELDS = (
     "source",
     "model",
     "session_started",
+    "matched_terms",
+    "missing_terms",
 )
+# Best match first: each session scored by all its matching messages, one row
+# (its best message) per session (SessionStore.search_messages' sort="sessions").
+_BY_SESSIONS = "sessions"
 _TITLE_MAX_CHARS = 100
 _TITLE_QUOTES = "`\"'\u201c\u201d\u2018\u2019"
 
@@ -131,7 +136,7 @@ class Discovery:
                 exclude_sources=HIDDEN_SESSION_SOURCES,
                 role_filter=opts.roles,
                 limit=want,
-                sort=opts.sort,
+                sort=opts.sort or _BY_SESSIONS,
                 fields=_DISCOVER_SEARCH_FIELDS,
                 after=opts.after,
                 before=opts.before,
@@ -219,7 +224,18 @@ class Discovery:
         note = rebuild_note(self.ctx.store)
         if note is not None:
             payload["index_rebuild"] = note
-        return with_notes(payload, [*_query_notes(opts.query), *opts.notes])
+        return with_notes(payload, [*_query_notes(opts.query), *self._partial_note(slots),
+                                    *opts.notes])
+
+    def _partial_note(self, slots: dict[str, dict[str, Any]]) -> list[str]:
+        """When no result holds every word of a best match: which words the first holds."""
+        hits = [slot["hit"] for slot in slots.values() if "hit" in slot]
+        if not hits or any(not hit.get("missing_terms") for hit in hits):
+            return []  # a strict query, or a result with every word
+        first = hits[0]
+        return [f"no conversation holds every word; the first result matches "
+                f"{', '.join(first.get('matched_terms') or []) or 'none of them'} "
+                f"and not {', '.join(first['missing_terms'])}"]
 
     def _slots(
         self, title: dict[str, Any] | None, rows: list[dict[str, Any]]

@@ -41,7 +41,13 @@ preview.
 Out-of-range or unrecognised values (limit, window, sort, detail) are replaced by \
 the nearest valid one; the answer's query_notes then says what was used instead.
 
-Query syntax: words are combined with AND automatically; OR joins alternatives \
+Query syntax: plain words are a best match, so ask in your own words or list \
+keywords (query=when did Caroline go to the support group?; query=caroline support \
+group; query=卡罗琳什么时候去了支持小组): conversations holding all the words come \
+first, then those holding most of them, rarer words counting more; common words \
+such as when, did, the do not decide the result, and query_notes says which words \
+the results lack. Once a query has an operator or parentheses, words side by side \
+must all occur. AND requires every word (deploy AND staging); OR joins alternatives \
 (deploy OR release OR rollout; 部署 OR 发布); NOT removes what follows it from what \
 the words before it find (deploy NOT staging; 部署 NOT 测试), so a query needs at \
 least one word that is not negated and NOT alone is refused; AND and NOT bind \
@@ -52,8 +58,8 @@ terms within 5 words of each other (NEAR(桂林 漓江, 3)). Operators are upper
 Chinese, Japanese and Korean work as typed, no spaces needed, also next to \
 operators (桂林OR漓江). A leading - and a colon are ordinary text (rm -rf, \
 path:config.yaml). If the result has query_notes, read them: they say what was \
-changed in your query or your arguments. If nothing comes back, try fewer words, \
-synonyms joined by OR, or a prefix.
+changed in your query or your arguments. If the first results lack the words that \
+matter, search again with other words (synonyms, a name, a date) or a prefix.
 
 This tool only sees past conversations. It is never evidence about the current \
 state of anything outside them: when the user points at a source (a URL, file, \

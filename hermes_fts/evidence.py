@@ -1,0 +1,266 @@
+"""Best match and session evidence: every match scored, the exact top found.
+
+A best match (``query.best_match``) ranks rows by the weight of the query
+terms they hold (each term's BM25 IDF), then BM25, then newest first
+(``Evidence.row_key``).  A search by sessions ranks each session by all its
+matching messages (``session_score``).  ``gather`` reads the evidence from
+one FTS5 index; the search layer builds it from a LIKE scan the same way.
+Both pick the page among the rows the filters keep, checking candidates best
+first, so the page is the exact top of every match.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import math
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["SESSION_WEIGHTS", "Evidence", "SessionWeights", "best_row_ids", "best_session_ids",
+           "gather", "id_array", "passing_ids", "session_score", "term_weights"]
+
+
+def id_array(ids: Iterable[int]) -> str:
+    """Integer ids as a JSON array, for ``json_each`` (json.dumps, several times faster)."""
+    return "[" + ",".join(map(str, ids)) + "]"
+
+
+# ---------------------------------------------------------------------------
+# Best match and session evidence: every match scored, the top found exactly
+
+
+@dataclass(frozen=True)
+class SessionWeights:
+    """How a session's matching messages add up to its score (``session_score``).
+
+    ``damping``: weight of the other messages, the j-th best counting
+    ``damping / (j + 1)``, so a session that repeats one word gains little
+    from each repeat.  ``coverage``: weight of the query terms the session
+    holds, in any of its messages.  ``bm25``: weight of a message's BM25 score
+    beside the share of query terms it holds.
+    """
+
+    # Measured on benchmarks/session_recall.py (benchmarks/README.md, "Session recall").
+    damping: float = 0.1
+    coverage: float = 0.3
+    bm25: float = 0.05
+
+
+SESSION_WEIGHTS = SessionWeights()
+
+
+def term_weights(counts: Sequence[int], documents: int) -> list[float]:
+    """BM25's IDF of each term from its match count: rarer terms weigh more."""
+    n = max(documents, *counts, 1)
+    return [math.log(1.0 + (n - df + 0.5) / (df + 0.5)) for df in counts]
+
+
+@dataclass
+class Evidence:
+    """Every row matching any unit, with what it holds: ``rows[id] = [coverage, bm25,
+    session_id, terms]`` (``terms`` a bit per unit), and each unit's weight."""
+
+    rows: dict[int, list[Any]]
+    weights: list[float]
+
+    def row_key(self, row_id: int) -> tuple[float, float, int]:
+        """Best first: the weight of the terms held, then BM25, then newest."""
+        coverage, score, _, _ = self.rows[row_id]
+        return (-coverage, -score, -row_id)
+
+
+def gather(conn: sqlite3.Connection, table: str, units: Sequence[str], any_unit: str,
+           envelope_ids: tuple[int, int], extra: str, extra_params: Sequence[Any],
+           documents: int) -> Evidence:
+    """Every match of ``any_unit`` (the OR of ``units``, or the one unit), with its
+    session and the units it holds, from the index and each row's session id.
+
+    ``extra``: conditions on ``m`` a row must meet to be answered by this
+    index (``search._blind_spot``).  A row's BM25 is FTS5's rank of
+    ``any_unit``: for an OR, the sum over the units the row holds, which is
+    the rank of any query of those units.  Each unit's doclist is then read
+    alone (rowids only) for which units a row holds.
+    """
+    low, high = envelope_ids
+    sql = (f"SELECT {table}.rowid, {table}.rank, m.session_id FROM {table} "
+           f"JOIN messages m ON m.id = {table}.rowid WHERE {table} MATCH ? "
+           f"AND {table}.rowid BETWEEN ? AND ?{extra}")
+    one = len(units) == 1  # a strict query: the whole of it is the one unit
+    rows: dict[int, list[Any]] = {
+        rid: [1.0 if one else 0.0, -rank, sid, 1 if one else 0]
+        for rid, rank, sid in conn.execute(sql, [any_unit, low, high, *extra_params])}
+    if one:
+        return Evidence(rows, [1.0])
+    hits: list[list[int]] = []
+    for unit in units:
+        hits.append([rid for (rid,) in conn.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?",
+            (unit, low, high)) if rid in rows])
+    weights = term_weights([len(h) for h in hits], documents)
+    for bit, (found, weight) in enumerate(zip(hits, weights)):
+        for rid in found:
+            row = rows[rid]
+            row[0] += weight
+            row[3] |= 1 << bit
+    return Evidence(rows, weights)
+
+
+def session_score(evidence: Evidence, ids: Sequence[int], total_weight: float,
+                  w: SessionWeights | None = None) -> float:
+    """A session's score from its matching messages ``ids``: its best message, the
+    others damped by their place, and the weight of the terms the session
+    holds.  Removing a message never raises it, so a score over all matches
+    bounds the score over those a filter keeps."""
+    if not ids:
+        return 0.0
+    w = w or SESSION_WEIGHTS
+    rows = evidence.rows
+    values = sorted((rows[i][0] / total_weight + w.bm25 * rows[i][1] for i in ids),
+                    reverse=True)
+    held = 0
+    for i in ids:
+        held |= rows[i][3]
+    coverage = sum(wt for bit, wt in enumerate(evidence.weights) if held >> bit & 1)
+    return (values[0] + w.damping * sum(v / (j + 1) for j, v in enumerate(values[1:], 1))
+            + w.coverage * coverage / total_weight)
+
+
+def passing_ids(conn: sqlite3.Connection, where: str,
+                params: Sequence[Any]) -> Callable[[Sequence[int]], set[int]]:
+    """A test of which ids' messages pass the filters ``where``, one statement per call."""
+    sql = (f"SELECT m.id FROM messages m JOIN sessions s ON s.id = m.session_id "
+           f"WHERE m.id IN (SELECT value FROM json_each(?)) AND {where}")
+    return lambda ids: {int(r[0]) for r in conn.execute(sql, [id_array(ids), *params])}
+
+
+def best_row_ids(evidence: Evidence, want: int,
+                 passing: Callable[[Sequence[int]], set[int]]) -> list[int]:
+    """The top ``want`` ids by ``Evidence.row_key`` among those ``passing`` keeps.
+
+    Candidates are tested best first, as many more each round as the keep
+    rate so far predicts: the page is the exact top of every match.
+    """
+    out: list[int] = []
+    # Only the head is sorted: a page of a common word needs few of its matches.
+    size = max(4 * want, 64)
+    ranked = heapq.nsmallest(size, evidence.rows, key=evidence.row_key)
+    start, batch = 0, want
+    while len(out) < want:
+        if start >= len(ranked):
+            if len(ranked) < size:
+                break  # every match tested
+            size *= 4
+            ranked = heapq.nsmallest(size, evidence.rows, key=evidence.row_key)
+            continue
+        chunk = ranked[start:start + batch]
+        kept = passing(chunk)
+        out += [i for i in chunk if i in kept][:want - len(out)]
+        start += len(chunk)
+        # As many more as the keep rate so far predicts; twice as many when none passed.
+        batch = (-(-(want - len(out)) * start // len(out)) + 1) if out else 2 * batch
+    return out
+
+
+def best_session_ids(evidence: Evidence, want: int,
+                     passing: Callable[[Sequence[int]], set[int]]) -> list[tuple[int, int]]:
+    """The best message of each of the top ``want`` sessions (``session_score``), sessions
+    best first, among the messages ``passing`` keeps; with each the terms
+    (bits) the session's kept messages hold.
+
+    A bound of each session's score over every match, from one pass (its best
+    message, its count, the terms it holds), is at least its score over the
+    kept ones; sessions are checked in the order of their bounds until the
+    ``want``-th best checked score reaches the next bound: the exact top.
+    """
+    w = SESSION_WEIGHTS
+    total = sum(evidence.weights) or 1.0
+    by_session: dict[str, list[int]] = {}
+    best: dict[str, float] = {}
+    held: dict[str, int] = {}
+    for rid, (weight, score, sid, bits) in evidence.rows.items():
+        by_session.setdefault(sid, []).append(rid)
+        value = weight / total + w.bm25 * score
+        if value > best.get(sid, -1.0):
+            best[sid] = value
+        held[sid] = held.get(sid, 0) | bits
+    weights = list(enumerate(evidence.weights))
+    harmonic = [0.0]  # harmonic[n - 1] = 1/2 + ... + 1/n
+    for j in range(2, 65):
+        harmonic.append(harmonic[-1] + 1.0 / j)
+
+    @functools.cache
+    def share(bits: int) -> float:
+        return sum(wt for bit, wt in weights if bits >> bit & 1) / total
+
+    def ceiling(sid: str) -> float:
+        # Every other message is worth at most the best: the damped sum is at
+        # most best * (H(n) - 1).
+        n = len(by_session[sid])
+        others = harmonic[n - 1] if n <= 64 else math.log(n) - 0.41
+        return best[sid] * (1.0 + w.damping * others) + w.coverage * share(held[sid])
+
+    bound = sorted(((ceiling(sid), sid) for sid in by_session), key=lambda p: (-p[0], p[1]))
+    exact: list[tuple[float, int, str, list[int]]] = []
+    start = 0
+    batch = max(want, 8)
+    while start < len(bound):
+        if len(exact) >= want:
+            exact.sort(reverse=True)
+            if exact[want - 1][0] >= bound[start][0]:
+                break
+        chunk = bound[start:start + batch]
+        kept = passing([i for _, sid in chunk for i in by_session[sid]])
+        for _, sid in chunk:
+            mine = [i for i in by_session[sid] if i in kept]
+            if mine:
+                exact.append((session_score(evidence, mine, total), max(mine), sid, mine))
+        start += batch
+        batch *= 2
+    exact.sort(reverse=True)
+    rows = evidence.rows
+    return [(min(mine, key=evidence.row_key),
+             functools.reduce(lambda held, i: held | rows[i][3], mine, 0))
+            for _, _, _, mine in exact[:want]]
+
+
+def pick_ids(evidence: Evidence, want: int, passing: Callable[[Sequence[int]], set[int]],
+             by_sessions: bool) -> tuple[list[int], dict[int, int]]:
+    """The ids of the page (the best rows, or each top session's best row) and the
+    terms (bits) each holds, or its session holds."""
+    if by_sessions:
+        picked = best_session_ids(evidence, want, passing)
+        return [i for i, _ in picked], dict(picked)
+    ids = best_row_ids(evidence, want, passing)
+    return ids, {i: evidence.rows[i][3] for i in ids}
+
+
+def label_rows(rows: list[dict[str, Any]], query: Any,
+               held: dict[int, int]) -> list[dict[str, Any]]:
+    """``matched_terms`` and ``missing_terms`` on each row of a best match (``query``
+    loose): the words it, or its session, holds and those it does not."""
+    if query.loose:
+        labels = [t.text for t in query.terms]
+        for row in rows:
+            bits = held.get(row["id"], 0)
+            row["matched_terms"] = [t for bit, t in enumerate(labels) if bits >> bit & 1]
+            row["missing_terms"] = [t for bit, t in enumerate(labels) if not bits >> bit & 1]
+    return rows
+
+
+def like_evidence(found: Iterable[Sequence[Any]], units: int, documents: int) -> Evidence:
+    """Evidence from a LIKE scan's ``(id, session_id, holds unit 1, …)`` rows: the terms'
+    weights from how many rows hold each (one unit: a strict query)."""
+    rows: dict[int, list[Any]] = {}
+    counts = [0] * units
+    for rid, sid, *hits in found:
+        bits = sum(1 << k for k, hit in enumerate(hits) if hit)
+        for k, hit in enumerate(hits):
+            counts[k] += bool(hit)
+        rows[int(rid)] = [0.0, 0.0, sid, bits]
+    weights = term_weights(counts, documents) if units > 1 else [1.0]
+    for row in rows.values():
+        row[0] = sum(w for k, w in enumerate(weights) if row[3] >> k & 1)
+    return Evidence(rows, weights)
