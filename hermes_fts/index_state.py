@@ -299,9 +299,15 @@ def _align_indexes(conn: sqlite3.Connection, caps: Capabilities, create_cjk: boo
         return
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
     has_rows = has_messages(conn)
-
     # Word and trigram index: only created here when the store has no
     # messages (nothing to build); over messages optimize-storage builds them.
+    stale = _align_word(conn, stale, has_rows)
+    _align_trigram(conn, caps, stale, has_rows)
+    _align_cjk(conn, caps, create_cjk, has_rows)
+
+
+def _align_word(conn: sqlite3.Connection, stale: bool, has_rows: bool) -> bool:
+    """Keep, create or detach the word index; returns whether the store is now stale."""
     base_sql = schema.index_sql(conn, BASE)
     if stale:
         schema.drop_triggers(conn, BASE)
@@ -316,11 +322,15 @@ def _align_indexes(conn: sqlite3.Connection, caps: Capabilities, create_cjk: boo
         indexing.set_meta(conn, schema.META_FTS_STALE, 1)
         indexing.set_meta(conn, schema.META_FTS_STALE_REASON, "base triggers missing")
         schema.drop_triggers(conn, BASE)
-        stale = True
+        return True
     elif schema.index_layout(base_sql) == "external":
         conn.execute(schema.DDL[BASE].view_sql)
         schema.create_triggers(conn, BASE)
+    return stale
 
+
+def _align_trigram(conn: sqlite3.Connection, caps: Capabilities, stale: bool,
+                   has_rows: bool) -> None:
     trigram_sql = schema.index_sql(conn, TRIGRAM)
     if stale or not caps.trigram:
         # Its triggers would make this process's writes fail (no tokenizer)
@@ -346,12 +356,14 @@ def _align_indexes(conn: sqlite3.Connection, caps: Capabilities, create_cjk: boo
         conn.execute(schema.DDL[TRIGRAM].view_sql)
         schema.create_triggers(conn, TRIGRAM)
 
-    # CJK index: never written by a trigger, so its pending-log triggers
-    # stay in place whether or not this process has the extension.
+
+def _align_cjk(conn: sqlite3.Connection, caps: Capabilities, create_cjk: bool,
+               has_rows: bool) -> None:
+    """Never written by a trigger, so its pending-log triggers stay in place
+    whether or not this process has the extension."""
     cjk_sql = schema.index_sql(conn, CJK)
     if cjk_sql is not None and schema.index_layout(cjk_sql) == "outdated":
-        # An earlier layout (tool rows left out, or JSON escapes indexed as
-        # stored): not served until optimize-storage rebuilds it.
+        # An earlier layout: not served until optimize-storage rebuilds it.
         indexing.set_meta(conn, schema.META_CJK_STALE, 1)
     elif cjk_sql is not None:
         conn.execute(schema.PENDING_TABLE_SQL)

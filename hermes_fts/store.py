@@ -475,18 +475,23 @@ class SessionStore:
         vacuumed: bool | None = None
         if vacuum:
             emit("vacuum")
-            try:  # deleted rows' tokens go with the merge, their pages with VACUUM
-                index_state.merge_segments(conn, self._caps)
-                conn.execute("VACUUM")
-                vacuumed = True
-            except sqlite3.DatabaseError as exc:
-                logger.warning("VACUUM failed (%s); indexes are complete anyway", exc)
-                vacuumed = False
-            _sqlite.shrink_wal(conn)
+            vacuumed = self._merge_and_vacuum()
         emit("done")
         logger.info("storage optimization complete")
         return {"ok": True, "vacuumed": vacuumed, "size_before": size_before,
                 "size_after": _sqlite.file_bytes(self._path)}
+
+    def _merge_and_vacuum(self) -> bool:
+        """Deleted rows' tokens go with the merge, their pages with VACUUM."""
+        try:
+            index_state.merge_segments(self._conn, self._caps)
+            self._conn.execute("VACUUM")
+            vacuumed = True
+        except sqlite3.DatabaseError as exc:
+            logger.warning("VACUUM failed (%s); indexes are complete anyway", exc)
+            vacuumed = False
+        _sqlite.shrink_wal(self._conn)
+        return vacuumed
 
     def integrity_check(self) -> dict[str, str | None]:
         """FTS5 'integrity-check' per existing, usable index: None means it passed."""
