@@ -313,6 +313,17 @@ def sessions_by_activity(
     if exclude_sources:
         not_hidden = "source NOT IN (" + ", ".join("?" * len(exclude_sources)) + ")"
         params.extend(exclude_sources)
+    rows = _with_last_active(conn, _activity_candidates(conn, not_hidden, params, want),
+                             not_hidden, params)
+    rows.sort(
+        key=lambda r: (r["last_active"] or 0, r.get("started_at") or 0, r["id"]), reverse=True
+    )
+    return rows[offset : offset + limit]
+
+
+def _activity_candidates(conn: sqlite3.Connection, not_hidden: str, params: list[Any],
+                         want: int) -> list[str]:
+    """Sessions with the latest start/activity marks, plus the owners of the newest rows."""
     where = f"WHERE {not_hidden}" if not_hidden else ""
     candidates = {
         str(row[0])
@@ -331,12 +342,17 @@ def sessions_by_activity(
             (recent_rows,),
         )
     )
+    return sorted(candidates)
+
+
+def _with_last_active(conn: sqlite3.Connection, ids: list[str], not_hidden: str,
+                      params: list[Any]) -> list[dict[str, Any]]:
+    """The session rows of ``ids`` (those not hidden), each with its ``last_active``."""
     rows: list[dict[str, Any]] = []
-    ids = sorted(candidates)
+    extra = f" AND s.{not_hidden}" if not_hidden else ""
     for start in range(0, len(ids), _IN_CHUNK):
         chunk = ids[start : start + _IN_CHUNK]
         marks = ", ".join("?" * len(chunk))
-        extra = f" AND s.{not_hidden}" if not_hidden else ""
         cur = conn.execute(
             "SELECT s.*, max(COALESCE(s.last_activity_at, s.started_at), s.started_at,"
             " COALESCE((SELECT max(m.timestamp) FROM messages m WHERE m.session_id = s.id),"
@@ -344,10 +360,7 @@ def sessions_by_activity(
             (*chunk, *params),
         )
         rows.extend(row_dict(cur, row) for row in cur)
-    rows.sort(
-        key=lambda r: (r["last_active"] or 0, r.get("started_at") or 0, r["id"]), reverse=True
-    )
-    return rows[offset : offset + limit]
+    return rows
 
 
 def get_anchor_summary(
