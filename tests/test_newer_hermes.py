@@ -1,15 +1,16 @@
-"""Newer Hermes Agent builds (the 0.20-0.22 forks on PyPI), driven by their own code.
+"""hermes-fts against newer Hermes Agent builds (the 0.20-0.22 forks on PyPI).
 
 Each fork runs in its own cached venv with this checkout (``_hermes_forks``;
 set ``HERMES_FTS_TEST_FORK_VENVS`` to a folder to keep them between runs).
 Newer Hermes has its own ``messages_fts_cjk`` index with a tokenizer named
 ``cjk_unicode61`` from its own ``libfts5_cjk.so``, an ``optimize-storage``
 that moves every ``messages_fts_%`` table to trash, and a repair whose last
-step deletes every ``messages_fts%`` object.  The tests here hold Hermes alone
-to what the hermes-fts tests demand of a store it shares: a store written by
+step deletes every ``messages_fts%`` object.  The harness tests hold Hermes
+alone to what is demanded of a store hermes-fts shares (a store written by
 0.19.0 goes through the fork's writes, optimizer and repair, then through
-0.19.0 again; every write succeeds, every FTS5 table passes
-``integrity-check`` (rank 1) and Hermes' own search misses no row.
+0.19.0 again: every write succeeds, every FTS5 table passes
+``integrity-check`` with rank 1, Hermes' search misses no row); then what
+hermes-fts adds to a store must come through the fork untouched.
 """
 
 from __future__ import annotations
@@ -57,16 +58,41 @@ def loading_fork_venv(fork_venv: Path) -> Path:
 
 
 class Store:
-    """One state.db in its own HERMES_HOME."""
+    """One state.db in its own HERMES_HOME, with the plugin enabled in config.yaml."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, plugin: bool = True) -> None:
         self.home = root / "home"
         self.home.mkdir(parents=True)
+        if plugin:
+            hf.enable_plugin(self.home)
         self.db = self.home / "state.db"
 
     def drive(self, venv: Path, *args: str, env: dict[str, str] | None = None
               ) -> dict[str, Any]:
         return hf.run_driver(venv, self.home, *args, "--db", str(self.db), env=env)
+
+    def hermes_fts(self, venv: Path, *args: str, env: dict[str, str] | None = None) -> str:
+        proc = hf.run_hermes_fts(venv, self.home, *args, "--db", str(self.db), env=env)
+        assert proc.returncode == 0, f"hermes-fts {args}:\n{proc.stdout}\n{proc.stderr}"
+        return proc.stdout
+
+    def hermes_fts_writes(self, venv: Path, *args: str,
+                          env: dict[str, str] | None = None) -> None:
+        """A hermes-fts command that writes (optimize-storage, sync): it may change
+        only its own objects, never Hermes' index objects or what they index."""
+        before = hf.hermes_index_objects(self.db)
+        self.hermes_fts(venv, *args, env=env)
+        after = hf.hermes_index_objects(self.db)
+        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+        assert not changed, f"hermes-fts {args} changed Hermes' objects: {changed}"
+
+
+def seed_and_optimize(store: Store, hermes_venv: Path) -> dict[str, list[int]]:
+    """0.19.0 writes the history; hermes-fts optimizes the store with the plugin enabled."""
+    ids = store.drive(hermes_venv, "seed")["ids"]
+    store.hermes_fts_writes(hermes_venv, "optimize-storage", "--yes")
+    return ids
+
 
 def write_steps(ids: dict[str, list[int]], who: str) -> list[dict[str, Any]]:
     """Insert, update content and delete, each with words the queries look for."""
@@ -131,9 +157,9 @@ def assert_hermes_integrity(store: Store, venv: Path,
 
 def test_harness_round_trip_on_hermes_alone(
         tmp_path: Path, hermes_venv: Path, fork_venv: Path) -> None:
-    """0.19.0 -> fork (write, optimize-storage, repair) -> 0.19.0 (write, optimize,
-    repair): no write fails, every FTS5 table passes, Hermes' search misses nothing."""
-    store = Store(tmp_path)
+    """The same round trip without hermes-fts: what the checks below demand of a
+    store hermes-fts optimized, Hermes' own store meets by itself."""
+    store = Store(tmp_path, plugin=False)
     ids = store.drive(hermes_venv, "seed")["ids"]
     assert sum(len(v) for v in ids.values()) == 96
     write(store, fork_venv, write_steps(ids, "fork"))
@@ -151,7 +177,7 @@ def test_harness_stand_in_library_gives_hermes_its_cjk_index(
         tmp_path: Path, loading_fork_venv: Path) -> None:
     """With the stand-in in ``$HERMES_HOME/lib``, the fork loads it as Hermes loads
     its own library, builds ``messages_fts_cjk`` with it and keeps it sound."""
-    store = Store(tmp_path)
+    store = Store(tmp_path, plugin=False)
     try:
         library = hf.build_hermes_library(store.home)
     except hf.StandinUnavailable as exc:
@@ -164,3 +190,38 @@ def test_harness_stand_in_library_gives_hermes_its_cjk_index(
     assert report["tokenizer"] == str(library), report
     assert "messages_fts_cjk" in report["passed"], report
     assert_hermes_search_misses_nothing(store, loading_fork_venv)
+
+
+# ---------------------------------------------------------------- hermes-fts with newer Hermes
+
+
+def _names_and_keys(store: Store, venv: Path) -> tuple[set[str], set[str]]:
+    schema = store.drive(venv, "schema")
+    return {name for _, name in schema["objects"]}, set(schema["state_meta"])
+
+
+def added_by_hermes_fts(tmp_path: Path, hermes_venv: Path) -> tuple[Store, list[str]]:
+    """A store 0.19.0 seeded and hermes-fts optimized, and the schema objects and
+    state_meta keys it has that the same history written by 0.19.0 alone has not."""
+    control = Store(tmp_path / "control")
+    control.drive(hermes_venv, "seed")
+    hermes_names, hermes_keys = _names_and_keys(control, hermes_venv)
+    store = Store(tmp_path / "store")
+    seed_and_optimize(store, hermes_venv)
+    names, keys = _names_and_keys(store, hermes_venv)
+    added = sorted((names - hermes_names) | (keys - hermes_keys))
+    assert added, "hermes-fts optimize-storage added nothing"
+    return store, added
+
+
+def test_hermes_fts_objects_survive_the_fork(
+        tmp_path: Path, hermes_venv: Path, fork_venv: Path) -> None:
+    """After the fork wrote, optimized (which moves ``messages_fts_%`` tables to
+    trash) and repaired (whose last step deletes ``messages_fts%`` objects),
+    everything hermes-fts added is still there."""
+    store, added = added_by_hermes_fts(tmp_path, hermes_venv)
+    write(store, fork_venv, [{"append": ["fork-new", "user", "新記録 freshfork"]}])
+    optimize_and_repair(store, fork_venv)
+    names_after, keys_after = _names_and_keys(store, fork_venv)
+    lost = sorted(set(added) - names_after - keys_after)
+    assert not lost, f"the fork removed hermes-fts objects: {lost}"
