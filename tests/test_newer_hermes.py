@@ -58,7 +58,7 @@ def loading_fork_venv(fork_venv: Path) -> Path:
 
 
 class Store:
-    """One state.db in its own HERMES_HOME, with the plugin enabled in config.yaml."""
+    """One state.db in its own HERMES_HOME (``plugin``: hermes-fts enabled in config.yaml)."""
 
     def __init__(self, root: Path, plugin: bool = True) -> None:
         self.home = root / "home"
