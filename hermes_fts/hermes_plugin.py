@@ -33,7 +33,6 @@ import asyncio
 import atexit
 import contextlib
 import inspect
-import io
 import json
 import logging
 import os
@@ -583,45 +582,22 @@ def _setup_cli(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("fts_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
 
-@contextlib.contextmanager
-def _home_env(home: Path) -> Any:
-    """Point ``HERMES_HOME`` at Hermes' active home while our CLI runs."""
-    old = os.environ.get("HERMES_HOME")
-    os.environ["HERMES_HOME"] = str(home)
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("HERMES_HOME", None)
-        else:
-            os.environ["HERMES_HOME"] = old
-
-
 def run_cli(argv: list[str]) -> int:
-    """``hermes fts ARGV``: our CLI on Hermes' active home, status extended with the plugin."""
+    """``hermes fts ARGV``: our CLI on Hermes' active home, status extended with the plugin.
+
+    The home goes in as an argument: Hermes runs agents in threads, so neither
+    ``HERMES_HOME`` nor stdout is swapped under them.
+    """
     from .cli import main as cli_main
 
-    command = argv[0] if argv else ""
-    with _home_env(hermes_home()):
-        if command != "status" or any(a in ("-h", "--help") for a in argv):
-            return int(cli_main(argv) or 0)
-        plugin = serving_status()
-        if "--json" in argv:
-            buffer = io.StringIO()
-            with contextlib.redirect_stdout(buffer):
-                rc = int(cli_main(argv) or 0)
-            try:
-                data = json.loads(buffer.getvalue())
-            except ValueError:
-                sys.stdout.write(buffer.getvalue())
-                return rc
-            if isinstance(data, dict):
-                data["hermes_plugin"] = plugin
-            print(json.dumps(data, ensure_ascii=False, indent=2))
-            return rc
-        rc = int(cli_main(argv) or 0)
+    home = hermes_home()
+    if argv[:1] != ["status"] or any(a in ("-h", "--help") for a in argv):
+        return int(cli_main(argv, home=home) or 0)
+    plugin = serving_status()
+    rc = int(cli_main(argv, home=home, status_extra={"hermes_plugin": plugin}) or 0)
+    if "--json" not in argv:
         print(format_status(plugin))
-        return rc
+    return rc
 
 
 def _handle_cli(args: argparse.Namespace) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
+import threading
 
 from hermes_fts import SessionStore
 from hermes_fts.cli import main
@@ -57,3 +60,50 @@ def test_status_stays_read_only_when_reading_the_plugin_config(tmp_path):
     before = db.read_bytes()
     assert main(["status", "--db", str(db)]) == 0
     assert db.read_bytes() == before
+
+
+def test_hermes_fts_commands_in_hermes_leave_the_environment_and_stdout_alone(
+        capsys, tmp_path, monkeypatch):
+    # Hermes runs agents in threads: `hermes fts status` once set HERMES_HOME and
+    # replaced sys.stdout for the whole process while it ran.
+    from hermes_fts import hermes_plugin
+
+    home = tmp_path / "hermes-home"
+    home.mkdir()
+    _store(home)
+    (home / "config.yaml").write_text("plugins:\n  enabled:\n  - hermes-fts\n")
+    elsewhere = tmp_path / "another-home"
+    monkeypatch.setenv("HERMES_HOME", str(elsewhere))
+    monkeypatch.setattr(hermes_plugin, "hermes_home", lambda: home)  # Hermes' active home
+    inside, release = threading.Event(), threading.Event()
+    real_status = SessionStore.status
+
+    def status_mid_command(store):
+        inside.set()
+        assert release.wait(30)
+        return real_status(store)
+
+    monkeypatch.setattr(SessionStore, "status", status_mid_command)
+    stdout = sys.stdout
+    codes: list[int] = []
+
+    def command(argv):
+        codes.append(hermes_plugin.run_cli(argv))
+
+    for argv in (["status", "--json"], ["status"]):
+        inside.clear()
+        release.clear()
+        worker = threading.Thread(target=command, args=(argv,))
+        worker.start()
+        assert inside.wait(30), "the command is reading the store"
+        seen = (os.environ.get("HERMES_HOME"), sys.stdout)  # what another agent thread sees
+        release.set()
+        worker.join(30)
+        assert seen == (str(elsewhere), stdout)
+    assert codes == [0, 0]
+    json_out, text_out = capsys.readouterr().out.split("\n}\n", 1)
+    data = json.loads(json_out + "}")
+    assert data["db"] == str(home / "state.db"), "the command worked on Hermes' home"
+    assert data["hermes_plugin"]["config"]["enabled"] is True
+    assert "answers" in data["hermes_plugin"], "the plugin's own status is laid over"
+    assert f"Store:    {home / 'state.db'}" in text_out and "Hermes plugin (" in text_out

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+from pathlib import Path
+from typing import Any
 
 from ..store import StoreError
 
@@ -42,12 +44,23 @@ def _fail(message: str, status: int, as_json: bool) -> int:
     return status
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run ``hermes-fts`` with ``argv`` (default: the process arguments); the exit status."""
+def main(argv: list[str] | None = None, *, home: Path | None = None,
+         status_extra: dict[str, Any] | None = None) -> int:
+    """Run ``hermes-fts`` with ``argv`` (default: the process arguments); the exit status.
+
+    ``home``: the Hermes home whose state.db to work on instead of ``$HERMES_HOME``'s
+    (``--db`` and ``--profile`` still win); ``status_extra``: keys laid over
+    ``status --json``'s document.  The Hermes plugin passes both, so it never changes
+    the process' environment or stdout.
+    """
     words = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(words)
     try:
         args = build_parser().parse_args(words)
+        if (home is not None and getattr(args, "db", None) is None
+                and getattr(args, "profile", None) is None):
+            args.db = Path(home) / "state.db"
+        args.status_extra = status_extra or {}
         return int(args._handler(args))
     except CommandError as exc:
         return _fail(str(exc), exc.status, as_json)

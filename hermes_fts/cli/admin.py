@@ -63,7 +63,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     home = db_path(args).parent if args.db else hermes_home()
     data["hermes_plugin"] = hermes_host.plugin_status(home)
     if args.json:
-        emit_json(data)
+        emit_json({**data, **getattr(args, "status_extra", {})})
         return 0
     print(
         f"Store:    {data['db']}  ({human_bytes(data['db_bytes'])}, "
