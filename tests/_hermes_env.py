@@ -369,7 +369,33 @@ def cmd_async_turn(args: argparse.Namespace) -> dict[str, Any]:
         chats = [r for r in script.requests if r.get("messages")]
         tools = [m["content"] for m in chats[-1]["messages"] if m.get("role") == "tool"]
         return {"final": final.get("final_response") if isinstance(final, dict) else None,
-                "tool_messages": tools, "plugins": plugins, "logs": records.records}
+                "tool_messages": tools, "plugins": plugins,
+                "new_sessions": [await new_session() for _ in range(args.new_sessions)],
+                "logs": records.records}
+
+    async def new_session() -> dict[str, Any]:
+        """A fresh session id on an agent built without a SessionDB (it opens Hermes'
+        default one at its first recall and writes the session after the turn)."""
+        import uuid
+
+        from hermes_state import SessionDB
+        from run_agent import AIAgent
+
+        script = _Script(json.loads(args.tool_args))
+        server = _serve(script)
+        session_id = f"new-{uuid.uuid4().hex[:12]}"
+        try:
+            agent = AIAgent(base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
+                            api_key="test-key", model="scripted", quiet_mode=True,
+                            max_iterations=3, session_id=session_id,
+                            enabled_toolsets=["session_search"])
+            await agent.run_conversation(args.prompt)
+        finally:
+            server.shutdown()
+        chats = [r for r in script.requests if r.get("messages")]
+        tools = [m["content"] for m in chats[-1]["messages"] if m.get("role") == "tool"]
+        stored = await SessionDB().get_session(session_id) is not None
+        return {"session_id": session_id, "tool_messages": tools, "stored_after": stored}
 
     return asyncio.run(run())
 
@@ -486,6 +512,8 @@ def main(argv: list[str] | None = None) -> int:
     async_turn = sub.add_parser("async-turn")
     async_turn.add_argument("--tool-args", required=True, help="JSON arguments of the tool call")
     async_turn.add_argument("--prompt", default="What did we say earlier?")
+    async_turn.add_argument("--new-sessions", type=int, default=0,
+                            help="then this many new sessions without a SessionDB")
     async_turn.set_defaults(fn=cmd_async_turn)
     calls = sub.add_parser("calls")
     calls.add_argument("--steps", required=True)

@@ -458,8 +458,10 @@ def test_async_hermes_loads_the_plugin_and_its_agent_turn_is_ours(
     home = tmp_path / "home"
     home.mkdir()
     enable(async_hermes_venv, home, grant=grant)
-    out = he.run_driver(async_hermes_venv, home, "async-turn", "--tool-args",
-                        json.dumps([{"query": "服务"}, {"query": "검색"}]), timeout=300)
+    out = he.run_driver(async_hermes_venv, home, "async-turn", "--new-sessions", "3",
+                        "--tool-args", json.dumps([{"query": "服务", "limit": 10},
+                                                   {"query": "검색", "limit": 10}]),
+                        timeout=300)
     ours = [p for p in out["plugins"] if p["name"] == "hermes-fts"]
     assert len(ours) == 1 and ours[0]["enabled"] and ours[0]["error"] is None, ours
     assert ours[0]["middleware"] == 1 and ours[0]["tools"] == (1 if grant else 0), ours
@@ -468,4 +470,12 @@ def test_async_hermes_loads_the_plugin_and_its_agent_turn_is_ours(
     zh, ko = (json.loads(m) for m in out["tool_messages"])
     assert is_ours(zh) and hit_sessions(zh) == ["zh-1"], zh
     assert is_ours(ko) and hit_sessions(ko) == ["ko-1"], ko
+    assert len(out["new_sessions"]) == 3
+    for session in out["new_sessions"]:  # their first search too (see the 0.19.0 test)
+        # Earlier sessions of the run quote zh-1 and ko-1 in their stored tool results.
+        for payload, seeded in zip((json.loads(m) for m in session["tool_messages"]),
+                                   ("zh-1", "ko-1")):
+            assert is_ours(payload) and seeded in hit_sessions(payload), payload
+            assert session["session_id"] not in hit_sessions(payload), payload
+        assert session["stored_after"], session
     assert not [r for r in out["logs"] if r["level"] in ("WARNING", "ERROR")], out["logs"]
