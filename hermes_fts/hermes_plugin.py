@@ -8,12 +8,20 @@ entry point once ``hermes plugins enable hermes-fts`` is run, and calls
   agent-level tool: ``invoke_tool`` calls Hermes' implementation directly, not
   through the tool registry, so replacing the registry entry alone would change
   the schema but not the code that runs.  The middleware wraps that execution
-  and answers every ``session_search`` call from hermes-fts.
+  and answers every ``session_search`` call from hermes-fts.  It serves the store
+  the agent's own SessionDB reads (the agent is found behind ``next_call``), so a
+  new session's first search is ours even before Hermes has written its row, and
+  an agent on another file gets the built-in.
 * With the operator's grant (``--allow-tool-override``), the registry entry too,
   so the model sees our ``TOOL_SCHEMA`` and its extra parameters.  Without it the
   middleware still serves every call with Hermes' argument names, and one INFO
   line says how to grant the override.
 * ``hermes fts status|optimize-storage|search|sync`` and the ``/fts`` slash command.
+
+Async Hermes (async-hermes-agent) awaits every callback and refuses plain
+functions, so there the middleware and the registry entry are coroutine functions
+(the search itself runs in a worker thread).  The middleware is registered last,
+and a failure releases what was registered before it.
 
 Fail safe: whenever hermes-fts cannot answer properly (the extension does not
 load, the store is missing or cannot be opened, our search fails inside), the
