@@ -55,7 +55,7 @@ from typing import Any, Callable
 import hermes_fts
 
 from . import hermes_host
-from .schema import TRIGRAM
+from .index_state import SEARCH_SLOWED
 
 log = logging.getLogger(__name__)
 
@@ -188,24 +188,13 @@ def _accepted_args(args: Any) -> dict[str, Any]:
 
 
 def _needs_optimize(state: dict[str, Any]) -> bool:
-    """True when one of our indexes is missing, stale or under repair.
+    """True when a reason optimize-storage has work slows this store's searches.
 
-    Pending CJK changes written by Hermes' process do not count: the read-only
-    store answers them through the exact fallback, and any hermes-fts write
-    (``hermes fts sync``) applies them.  Nor does the trigram index: while the
-    CJK index answers, no route of ours reads it, and with the plugin enabled
-    optimize-storage leaves only its stub.  ``state`` is ``SessionStore.index_state()``.
+    The reasons are the index state's codes (``needs_optimize``); pending CJK
+    changes, the trigram index and the time table change no route the CJK
+    index serves, so they do not count.  ``state`` is ``SessionStore.index_state()``.
     """
-    if state.get("fts_stale"):
-        return True
-    for name, value in state.items():
-        if name == TRIGRAM or not isinstance(value, dict) or "exists" not in value:
-            continue
-        if not value.get("exists"):
-            return True
-        if not value.get("served") and "optimize-storage" in str(value.get("reason")):
-            return True
-    return False
+    return bool(SEARCH_SLOWED.intersection(state.get("needs_optimize", ())))
 
 
 def _route(store: Any, payload: dict[str, Any], args: dict[str, Any]) -> str:
