@@ -5,12 +5,13 @@ set ``HERMES_FTS_TEST_FORK_VENVS`` to a folder to keep them between runs).
 Newer Hermes has its own ``messages_fts_cjk`` index with a tokenizer named
 ``cjk_unicode61`` from its own ``libfts5_cjk.so``, an ``optimize-storage``
 that moves every ``messages_fts_%`` table to trash, and a repair whose last
-step deletes every ``messages_fts%`` object.  The harness tests hold Hermes
-alone to what is demanded of a store hermes-fts shares (a store written by
-0.19.0 goes through the fork's writes, optimizer and repair, then through
-0.19.0 again: every write succeeds, every FTS5 table passes
-``integrity-check`` with rank 1, Hermes' search misses no row); then what
-hermes-fts adds to a store must come through the fork untouched.
+step deletes every ``messages_fts%`` object.  A store written by 0.19.0 and
+optimized by hermes-fts goes through the fork's writes, optimizer and repair,
+then through 0.19.0 again: every write succeeds, hermes-fts never changes
+Hermes' index objects, every FTS5 table passes ``integrity-check`` (rank 1)
+and neither Hermes' search nor hermes-fts' misses a row.  The same holds with
+Hermes' own CJK index next to ours, built with our library or with a stand-in
+for Hermes' own.  The harness tests hold Hermes alone to the same checks.
 """
 
 from __future__ import annotations
@@ -86,6 +87,10 @@ class Store:
         changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
         assert not changed, f"hermes-fts {args} changed Hermes' objects: {changed}"
 
+    def schema(self, venv: Path) -> str:
+        """The objects and state_meta, for failure messages."""
+        return json.dumps(self.drive(venv, "schema"), ensure_ascii=False)
+
 
 def seed_and_optimize(store: Store, hermes_venv: Path) -> dict[str, list[int]]:
     """0.19.0 writes the history; hermes-fts optimizes the store with the plugin enabled."""
@@ -132,6 +137,19 @@ def optimize_and_repair(store: Store, venv: Path, env: dict[str, str] | None = N
         assert repaired["report"]["repaired"] is True, repaired
 
 
+def assert_integrity(store: Store, venv: Path, env: dict[str, str] | None = None) -> None:
+    """Every FTS5 table passes integrity-check (rank 1) in the process that owns it:
+    Hermes' tables where Hermes loads its tokenizer, ``hermes_fts*`` where
+    hermes-fts opens the store; none is left unchecked."""
+    tables = hf.fts5_tables(store.db)
+    hermes_side = store.drive(venv, "integrity", env=env)
+    ours = store.drive(venv, "integrity", "--with-hermes-fts", env=env)
+    report = {"tables": tables, "hermes": hermes_side, "hermes-fts": ours}
+    for table in tables:
+        owner = ours if table.startswith("hermes_fts") else hermes_side
+        assert table in owner["passed"], report
+
+
 def assert_hermes_search_misses_nothing(store: Store, venv: Path,
                                        env: dict[str, str] | None = None) -> None:
     """Hermes' own search finds every user/assistant row holding a word."""
@@ -141,6 +159,23 @@ def assert_hermes_search_misses_nothing(store: Store, venv: Path,
     missed = {q: sorted(truth[q]["ids"] - set(found[q])) for q in QUERIES
               if truth[q]["ids"] - set(found[q])}
     assert not missed, f"Hermes' search missed rows: {missed}"
+
+
+def assert_no_search_misses(store: Store, venv: Path,
+                            env: dict[str, str] | None = None) -> None:
+    """Hermes' own search and hermes-fts' find every user/assistant row holding a word."""
+    assert_hermes_search_misses_nothing(store, venv, env)
+    truth = hf.ground_truth(store.db, QUERIES)
+    ours_wrong = {}
+    for query in QUERIES:
+        payload = json.loads(store.hermes_fts(venv, "search", "--json", "--limit", "10",
+                                              "--detail", "index", query, env=env))
+        sessions = {r["session_id"] for r in payload.get("results", [])}
+        assert len(truth[query]["sessions"]) < 10, query  # the limit never hides a miss
+        if sessions != truth[query]["sessions"]:
+            ours_wrong[query] = {"found": sorted(sessions),
+                                 "expected": sorted(truth[query]["sessions"])}
+    assert not ours_wrong, f"hermes-fts search is wrong: {ours_wrong}"
 
 
 def assert_hermes_integrity(store: Store, venv: Path,
@@ -195,6 +230,33 @@ def test_harness_stand_in_library_gives_hermes_its_cjk_index(
 # ---------------------------------------------------------------- hermes-fts with newer Hermes
 
 
+def test_optimized_store_survives_newer_hermes_and_back(
+        tmp_path: Path, hermes_venv: Path, fork_venv: Path) -> None:
+    """0.19.0 seeds, hermes-fts optimizes, the fork writes, optimizes and repairs,
+    0.19.0 does the same: every write succeeds, neither search misses a row before
+    hermes-fts applied what Hermes queued for its CJK index, and once it has
+    (``sync``), every FTS5 table passes integrity-check."""
+    store = Store(tmp_path)
+    ids = seed_and_optimize(store, hermes_venv)
+    assert_integrity(store, hermes_venv)
+
+    write(store, fork_venv, write_steps(ids, "fork"))
+    optimize_and_repair(store, fork_venv)
+    assert_no_search_misses(store, fork_venv)
+    store.hermes_fts_writes(fork_venv, "sync")
+    assert_integrity(store, fork_venv)
+
+    write(store, hermes_venv, write_steps(ids, "old"))
+    optimize_and_repair(store, hermes_venv)
+    assert_no_search_misses(store, hermes_venv)
+    store.hermes_fts_writes(hermes_venv, "sync")
+    assert_integrity(store, hermes_venv)
+    # hermes-fts' own optimizer after both, and the newer build's search on the result.
+    store.hermes_fts_writes(hermes_venv, "optimize-storage", "--yes")
+    assert_integrity(store, fork_venv)
+    assert_no_search_misses(store, fork_venv)
+
+
 def _names_and_keys(store: Store, venv: Path) -> tuple[set[str], set[str]]:
     schema = store.drive(venv, "schema")
     return {name for _, name in schema["objects"]}, set(schema["state_meta"])
@@ -225,3 +287,57 @@ def test_hermes_fts_objects_survive_the_fork(
     names_after, keys_after = _names_and_keys(store, fork_venv)
     lost = sorted(set(added) - names_after - keys_after)
     assert not lost, f"the fork removed hermes-fts objects: {lost}"
+
+
+def both_cjk_indexes(store: Store, hermes_venv: Path, fork_venv: Path,
+                     env: dict[str, str]) -> None:
+    """A store holding Hermes' CJK index (built by the fork with the tokenizer
+    ``env`` gives it) and hermes-fts' own, written by both processes."""
+    ids = seed_and_optimize(store, hermes_venv)
+    write(store, fork_venv, write_steps(ids, "fork"), env=env)
+    optimize_and_repair(store, fork_venv, env=env)
+    # Repair may have dropped Hermes' indexes; the next open and optimize rebuild them.
+    write(store, fork_venv, [{"append": ["fork-late", "user", "新記録 freshfork late"]}], env=env)
+    optimized = store.drive(fork_venv, "optimize", env=env)
+    assert optimized["result"].get("ok") is True, optimized
+    assert "messages_fts_cjk" in hf.fts5_tables(store.db), store.schema(fork_venv)
+    store.hermes_fts_writes(fork_venv, "optimize-storage", "--yes", env=env)
+    write(store, fork_venv, [{"append": ["conv-5", "assistant", "缓存清理 freshfork 서울"]},
+                             {"update": [ids["conv-7"][1], "rewritten staging"]},
+                             {"delete": "conv-8"}], env=env)
+    store.hermes_fts_writes(fork_venv, "sync", env=env)
+
+
+def test_hermes_cjk_index_next_to_ours_on_our_library(
+        tmp_path: Path, hermes_venv: Path, loading_fork_venv: Path) -> None:
+    """HERMES_FTS5_CJK_SO pointing at ``hermes-fts path --hermes``: the fork
+    builds its ``messages_fts_cjk`` with our library; both indexes stay sound."""
+    fork_venv = loading_fork_venv
+    store = Store(tmp_path)
+    library = store.hermes_fts(fork_venv, "path", "--hermes").strip()
+    env = {"HERMES_FTS5_CJK_SO": library}
+    both_cjk_indexes(store, hermes_venv, fork_venv, env)
+    assert_integrity(store, fork_venv, env=env)
+    hermes_side = store.drive(fork_venv, "integrity", env=env)
+    assert "messages_fts_cjk" in hermes_side["passed"], hermes_side
+    assert_no_search_misses(store, fork_venv, env=env)
+
+
+def test_hermes_own_cjk_index_next_to_ours(
+        tmp_path: Path, hermes_venv: Path, loading_fork_venv: Path) -> None:
+    """Hermes' own library in ``$HERMES_HOME/lib`` (a stand-in that tokenizes as
+    Hermes documents, not as hermes-fts does): the fork builds ``messages_fts_cjk``
+    with it, hermes-fts keeps its own index; after writes from both processes
+    each passes integrity-check with its own tokenizer, and neither search misses."""
+    fork_venv = loading_fork_venv
+    store = Store(tmp_path)
+    try:
+        hf.build_hermes_library(store.home)
+    except hf.StandinUnavailable as exc:
+        pytest.skip(f"cannot build a libfts5_cjk for Hermes here: {exc}")
+    both_cjk_indexes(store, hermes_venv, fork_venv, {})
+    assert_integrity(store, fork_venv)
+    hermes_side = store.drive(fork_venv, "integrity")
+    assert hermes_side["tokenizer"] == str(store.home / "lib" / "libfts5_cjk.so"), hermes_side
+    assert "messages_fts_cjk" in hermes_side["passed"], hermes_side
+    assert_no_search_misses(store, fork_venv)
