@@ -177,7 +177,6 @@ CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC);
 CREATE INDEX IF NOT EXISTS idx_sessions_session_key ON sessions(session_key, started_at DESC);
 CREATE INDEX IF NOT EXISTS hermes_fts_sessions_title ON sessions(title) WHERE title IS NOT NULL;
 CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp);
-CREATE INDEX IF NOT EXISTS idx_messages_session_id ON messages(session_id, id);
 CREATE INDEX IF NOT EXISTS idx_messages_session_active ON messages(session_id, active, timestamp);
 """
 
@@ -190,6 +189,23 @@ def _statements(script: str) -> list[str]:
 
 def table_columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')}
+
+
+# Reading a session in id order needs an index on messages(session_id, id).
+# Hermes 0.20+ creates the same one under its own name; 0.19.0 has none.
+HERMES_SESSION_ID_INDEX = "idx_messages_session_id"
+SESSION_ID_INDEX = "hermes_fts_messages_session_id"
+
+
+def _ensure_session_id_index(conn: sqlite3.Connection) -> None:
+    """Ours where Hermes has none; where Hermes has one, ours would be a copy."""
+    hermes = conn.execute("SELECT 1 FROM main.sqlite_master WHERE type = 'index' AND name = ?",
+                          (HERMES_SESSION_ID_INDEX,)).fetchone()
+    if hermes is not None:
+        conn.execute(f"DROP INDEX IF EXISTS {SESSION_ID_INDEX}")
+    else:
+        conn.execute(f"CREATE INDEX IF NOT EXISTS {SESSION_ID_INDEX} "
+                     "ON messages(session_id, id)")
 
 
 def ensure_base_schema(conn: sqlite3.Connection) -> list[str]:
@@ -211,6 +227,7 @@ def ensure_base_schema(conn: sqlite3.Connection) -> list[str]:
                     raise
     for stmt in _statements(_BASE_INDEXES):
         conn.execute(stmt)
+    _ensure_session_id_index(conn)
     if added:
         logger.info("added missing columns to an existing store: %s", ", ".join(added))
     return added

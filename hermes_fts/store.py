@@ -458,15 +458,10 @@ class SessionStore:
         finally:
             self._seen.forget()
         job = indexing.BackfillJob(conn)
-
         emit("backfill")
-        self.backfill(sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
-                      on_chunk=lambda: emit("backfill"), txn_target=txn_target)
-        emit("time")  # the time table: its triggers came with repair, the rows now
-        time_table.drive_fill(conn, sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
-                              txn_target=txn_target)
-        self.sync()
-        remaining = indexing.backfill_progress(conn)
+        remaining = self._build(lambda: emit("backfill"), lambda: emit("time"), sleep=sleep,
+                                chunk_rows=chunk_rows, min_pause=min_pause,
+                                txn_target=txn_target)
         if remaining is not None:
             logger.warning("optimize-storage: backfill incomplete: %s", remaining)
             return {"ok": False, "reason": "backfill_incomplete", "vacuumed": None,
@@ -480,6 +475,18 @@ class SessionStore:
         logger.info("storage optimization complete")
         return {"ok": True, "vacuumed": vacuumed, "size_before": size_before,
                 "size_after": _sqlite.file_bytes(self._path)}
+
+    def _build(self, on_chunk: Callable[[], None], on_time: Callable[[], None], *,
+               sleep: indexing.Sleep, chunk_rows: int, min_pause: float,
+               txn_target: float | None) -> Any:
+        """Backfill every index, fill the time table, apply the CJK queue; what is left."""
+        self.backfill(sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
+                      on_chunk=on_chunk, txn_target=txn_target)
+        on_time()  # the time table: its triggers came with repair, the rows now
+        time_table.drive_fill(self._conn, sleep=sleep, chunk_rows=chunk_rows,
+                              min_pause=min_pause, txn_target=txn_target)
+        self.sync()
+        return indexing.backfill_progress(self._conn)
 
     def _merge_and_vacuum(self) -> bool:
         """Deleted rows' tokens go with the merge, their pages with VACUUM."""

@@ -341,3 +341,11 @@ def test_hermes_own_cjk_index_next_to_ours(
     assert hermes_side["tokenizer"] == str(store.home / "lib" / "libfts5_cjk.so"), hermes_side
     assert "messages_fts_cjk" in hermes_side["passed"], hermes_side
     assert_no_search_misses(store, fork_venv)
+
+
+def test_hermes_fts_adds_only_names_of_its_own(tmp_path: Path, hermes_venv: Path) -> None:
+    """Everything hermes-fts adds to a store is named ``hermes_fts*``: no object or
+    state_meta key under a name Hermes owns or may take."""
+    _store, added = added_by_hermes_fts(tmp_path, hermes_venv)
+    misnamed = [name for name in added if not name.startswith("hermes_fts")]
+    assert not misnamed, f"hermes-fts objects or keys outside its namespace: {misnamed}"

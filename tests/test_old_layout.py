@@ -96,3 +96,22 @@ def test_an_older_hermes_fts_layout_is_given_back_whole(db: Path) -> None:
                      "VALUES ('s1', 'user', 'after', 2)")
         conn.execute("UPDATE messages SET content = 'edited' WHERE content = 'after'")
     conn.close()
+
+
+def test_the_session_index_is_ours_until_hermes_has_its_own(db: Path) -> None:
+    """messages(session_id, id): ours by our name; where Hermes 0.20+ made its own, not twice."""
+    def indexes(conn: sqlite3.Connection) -> set[str]:
+        return {r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages' "
+            "AND sql LIKE '%(session_id, id)%'")}
+
+    conn = sqlite3.connect(db)
+    assert indexes(conn) == {"hermes_fts_messages_session_id"}
+    with conn:
+        conn.execute("CREATE INDEX idx_messages_session_id ON messages(session_id, id)")
+    conn.close()
+    with SessionStore(db) as store:
+        store.add_message("s1", "user", "a write aligns the base schema")
+    conn = sqlite3.connect(db)
+    assert indexes(conn) == {"idx_messages_session_id"}
+    conn.close()
