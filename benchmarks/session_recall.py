@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.corpus import build_store, cache_dir, lexicon
+from benchmarks.corpus import build_store, cache_dir, lexicon, term_samples
 
 KS = (1, 3, 5, 10)
 _LATIN = re.compile(r"[A-Za-z0-9_]+")
@@ -248,6 +248,60 @@ def run(messages: int, queries: int, db: Path | None = None,
     return table
 
 
+def _percentiles(times: list[float]) -> tuple[float, float]:
+    ordered = sorted(times)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+
+
+def latency(db: Path, queries: int, rounds: int = 3) -> list[list[str]]:
+    """Discovery's time per query beside the raw FTS5 MATCH, in milliseconds (p50, p99).
+
+    Query sets: common words alone (``corpus.term_samples``, the very common
+    and common bands of each language) and the benchmark's questions.
+    ``discovery``: ``session_search`` with ``detail="index"`` (the search
+    alone, no surrounding messages); ``sessions``: ``search_messages(sort=
+    "sessions")`` for its first read; ``raw MATCH``: the index's best 12 rows
+    for the query's MATCH text (``ORDER BY rank LIMIT 12``), what FTS5 alone
+    costs for the same words.
+    """
+    import hermes_fts
+    from hermes_fts import search as search_module
+
+    store = hermes_fts.SessionStore(str(db))
+    common = [t for cls in ("latin_word", "zh2", "ja", "ko")
+              for band in term_samples(cls, ("very_common", "common"), per_band=5).values()
+              for t in band]
+    sets = {"common word": common,
+            "question": [c.question for c in make_cases(db, queries)]}
+    table = []
+    state = store.index_state()
+    for name, texts in sets.items():
+        timings: dict[str, list[float]] = {"discovery": [], "sessions": [], "raw MATCH": []}
+        for _ in range(rounds):
+            for text in texts:
+                plan = search_module.plan_search(state, text)
+                started = time.perf_counter()
+                hermes_fts.session_search(store, query=text, detail="index")
+                timings["discovery"].append((time.perf_counter() - started) * 1000)
+                started = time.perf_counter()
+                store.search_messages(text, limit=12, sort="sessions",
+                                      fields=("id", "session_id"))
+                timings["sessions"].append((time.perf_counter() - started) * 1000)
+                if plan.route in search_module.INDEX_ROUTES:
+                    table_name = search_module.INDEX_ROUTES[plan.route]
+                    expression = search_module.match_expression(plan.query, plan.route)
+                    started = time.perf_counter()
+                    store._conn.execute(
+                        f"SELECT rowid FROM {table_name} WHERE {table_name} MATCH ? "
+                        f"ORDER BY rank LIMIT 12", (expression,)).fetchall()
+                    timings["raw MATCH"].append((time.perf_counter() - started) * 1000)
+        for what, times in timings.items():
+            p50, p99 = _percentiles(times)
+            table.append([name, what, str(len(texts)), f"{p50:.1f}", f"{p99:.1f}"])
+    store.close()
+    return table
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=20_000)
@@ -256,7 +310,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engines", default="hermes-fts,bm25",
                         help="comma-separated: hermes-fts, hermes-fts-rows, bm25")
     parser.add_argument("--all-only", action="store_true", help="no per-language rows")
+    parser.add_argument("--latency", action="store_true",
+                        help="time discovery beside the raw FTS5 MATCH instead")
     args = parser.parse_args(argv)
+    if args.latency:
+        db = args.db or cache_dir() / f"session-recall-{args.messages}.db"
+        if not db.exists():
+            build_store(db, args.messages)
+        print("| queries | what | n | p50 ms | p99 ms |")
+        print("|---|---|---|---|---|")
+        for row in latency(db, args.queries):
+            print("| " + " | ".join(row) + " |", flush=True)
+        return 0
     head = ["engine", "form", "lang", "n", *(f"s@{k}" for k in KS), "MRR", "empty",
             "p50 ms", "p99 ms"]
     print("| " + " | ".join(head) + " |")

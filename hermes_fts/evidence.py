@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SESSION_WEIGHTS", "Evidence", "SessionWeights", "best_row_ids", "best_session_ids",
-           "gather", "id_array", "passing_ids", "session_score", "term_weights"]
+__all__ = ["OTHERS", "SESSION_WEIGHTS", "Evidence", "SessionWeights", "best_row_ids",
+           "best_session_ids", "gather", "id_array", "index_page", "passing_ids", "pick_ids",
+           "session_score", "term_weights"]
 
 
 def id_array(ids: Iterable[int]) -> str:
@@ -50,6 +51,8 @@ class SessionWeights:
 
 
 SESSION_WEIGHTS = SessionWeights()
+# Messages after a session's best that add to its score.
+OTHERS = 8
 
 
 def term_weights(counts: Sequence[int], documents: int) -> list[float]:
@@ -111,8 +114,8 @@ def gather(conn: sqlite3.Connection, table: str, units: Sequence[str], any_unit:
 def session_score(evidence: Evidence, ids: Sequence[int], total_weight: float,
                   w: SessionWeights | None = None) -> float:
     """A session's score from its matching messages ``ids``: its best message, the
-    others damped by their place, and the weight of the terms the session
-    holds.  Removing a message never raises it, so a score over all matches
+    ``OTHERS`` next best damped by their place, and the weight of the terms
+    the session holds.  Removing a message never raises it, so a score over all matches
     bounds the score over those a filter keeps."""
     if not ids:
         return 0.0
@@ -124,8 +127,17 @@ def session_score(evidence: Evidence, ids: Sequence[int], total_weight: float,
     for i in ids:
         held |= rows[i][3]
     coverage = sum(wt for bit, wt in enumerate(evidence.weights) if held >> bit & 1)
-    return (values[0] + w.damping * sum(v / (j + 1) for j, v in enumerate(values[1:], 1))
+    others = values[1:OTHERS + 1]
+    return (values[0] + w.damping * sum(v / (j + 1) for j, v in enumerate(others, 1))
             + w.coverage * coverage / total_weight)
+
+
+def _damped_sums() -> list[float]:
+    """``[n - 1]``: 1/2 + ... + 1/n, what ``n - 1`` other messages worth 1 add at most."""
+    sums = [0.0]
+    for j in range(2, OTHERS + 2):
+        sums.append(sums[-1] + 1.0 / j)
+    return sums
 
 
 def passing_ids(conn: sqlite3.Connection, where: str,
@@ -187,9 +199,7 @@ def best_session_ids(evidence: Evidence, want: int,
             best[sid] = value
         held[sid] = held.get(sid, 0) | bits
     weights = list(enumerate(evidence.weights))
-    harmonic = [0.0]  # harmonic[n - 1] = 1/2 + ... + 1/n
-    for j in range(2, 65):
-        harmonic.append(harmonic[-1] + 1.0 / j)
+    harmonic = _damped_sums()
 
     @functools.cache
     def share(bits: int) -> float:
@@ -198,8 +208,7 @@ def best_session_ids(evidence: Evidence, want: int,
     def ceiling(sid: str) -> float:
         # Every other message is worth at most the best: the damped sum is at
         # most best * (H(n) - 1).
-        n = len(by_session[sid])
-        others = harmonic[n - 1] if n <= 64 else math.log(n) - 0.41
+        others = harmonic[min(len(by_session[sid]), OTHERS + 1) - 1]
         return best[sid] * (1.0 + w.damping * others) + w.coverage * share(held[sid])
 
     bound = sorted(((ceiling(sid), sid) for sid in by_session), key=lambda p: (-p[0], p[1]))
@@ -224,6 +233,15 @@ def best_session_ids(evidence: Evidence, want: int,
     return [(min(mine, key=evidence.row_key),
              functools.reduce(lambda held, i: held | rows[i][3], mine, 0))
             for _, _, _, mine in exact[:want]]
+
+
+def index_page(conn: sqlite3.Connection, table: str, units: Sequence[str], any_unit: str,
+               envelope_ids: tuple[int, int], extra: str, documents: int, want: int,
+               passing: Callable[[Sequence[int]], set[int]], by_sessions: bool
+               ) -> tuple[list[int], dict[int, int]]:
+    """``pick_ids`` over one index, from every match (``gather``)."""
+    found = gather(conn, table, units, any_unit, envelope_ids, extra, (), documents)
+    return pick_ids(found, want, passing, by_sessions)
 
 
 def pick_ids(evidence: Evidence, want: int, passing: Callable[[Sequence[int]], set[int]],

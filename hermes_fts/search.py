@@ -44,7 +44,7 @@ from typing import Any
 from . import _env, loader, schema, time_table
 from ._params import parse_roles
 from ._sqlite import row_dict, sqlite_sort_key
-from .evidence import gather, id_array, label_rows, like_evidence, passing_ids, pick_ids
+from .evidence import id_array, index_page, label_rows, like_evidence, passing_ids, pick_ids
 from .like_sql import LIKE_SOURCE, like_where
 from .match_rows import RANKED_ORDER, envelope, rows_of_ids
 from .match_rows import ROW_COLUMNS as _ROW_COLUMNS
@@ -327,11 +327,10 @@ def _best_wanted(req: _Run) -> bool:
 
 def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, Any]]:
     """A best match or a search by sessions: every match scored, the exact top kept."""
-    units = evidence_units(req.plan.query, route)
-    found = gather(req.conn, iq.table, [u for _, u in units], iq.expression,
-                   envelope(req.spans), extra, (), int(req.state.get("message_id_max") or 0))
-    ids, held = pick_ids(found, req.want, passing_ids(req.conn, req.where, req.params),
-                         req.sort == SESSIONS_SORT)
+    units = [u for _, u in evidence_units(req.plan.query, route)]
+    ids, held = index_page(req.conn, iq.table, units, iq.expression, envelope(req.spans), extra,
+                           int(req.state.get("message_id_max") or 0), req.want,
+                           passing_ids(req.conn, req.where, req.params), req.sort == SESSIONS_SORT)
     rows = rows_of_ids(req.conn, iq.table, iq.expression, iq.snippet, req.where, extra,
                        req.params, ids)
     return label_rows(rows, req.plan.query, held)

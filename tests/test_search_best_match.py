@@ -153,6 +153,7 @@ def big(tmp_path_factory):
     for i in range(12_000):
         # Zipf-like: alpha in most rows, hotel in few; lengths vary.
         words = [w for k, w in enumerate(WORDS) if rng.random() < 0.9 / (k + 1)]
+        words += [w for w, p in (("kilo", 0.002), ("lima", 0.004)) if rng.random() < p]
         words += rng.choices(["filler", "noise", "padding", "text"], k=rng.randint(0, 30))
         rng.shuffle(words)
         messages.append({"session_id": f"s{rng.randrange(600):03d}",
@@ -218,27 +219,28 @@ def test_ranked_pages_are_the_exact_top_of_every_match(big, query, role, limit, 
         assert got == want
 
 
-def test_sessions_are_the_exact_top_by_session_score(big):
+@pytest.mark.parametrize("query", ["alpha bravo", "bravo charlie hotel", "alpha", "kilo alpha",
+                                   "kilo lima bravo"])
+def test_sessions_are_the_exact_top_by_session_score(big, query):
     from hermes_fts.evidence import Evidence, session_score
 
-    for query in ("alpha bravo", "bravo charlie hotel", "alpha"):
-        ranked, score, visible = _brute_force(big, query, "user")
-        q = search.plan_search(big.index_state(), query).query
-        n_units = len(q.terms) if q.loose else 1
-        weights = []
-        for bit in range(n_units):
-            df = sum(1 for s in score.values() if s[2] >> bit & 1)
-            weights.append(1.0 if not q.loose else math.log(
-                1 + (max(big._conn.execute("SELECT max(id) FROM messages").fetchone()[0], df)
-                     - df + 0.5) / (df + 0.5)))
-        # The weights come from every match (not only the visible ones).
-        ev = Evidence({rid: [s[0], s[1], "", s[2]] for rid, s in score.items()}, weights)
-        by_session: dict[str, list[int]] = {}
-        for rid in ranked:
-            by_session.setdefault(visible[rid], []).append(rid)
-        total = sum(weights)
-        expect = sorted(by_session, key=lambda sid: (-session_score(ev, by_session[sid], total),
-                                                     -max(by_session[sid])))[:10]
-        got = [r["session_id"] for r in big.search_messages(
-            query, role_filter="user", limit=10, sort="sessions", fields=("session_id",))]
-        assert got == expect, query
+    ranked, score, visible = _brute_force(big, query, "user")
+    q = search.plan_search(big.index_state(), query).query
+    n_units = len(q.terms) if q.loose else 1
+    weights = []
+    for bit in range(n_units):
+        df = sum(1 for s in score.values() if s[2] >> bit & 1)
+        weights.append(1.0 if not q.loose else math.log(
+            1 + (max(big._conn.execute("SELECT max(id) FROM messages").fetchone()[0], df)
+                 - df + 0.5) / (df + 0.5)))
+    # The weights come from every match (not only the visible ones).
+    ev = Evidence({rid: [s[0], s[1], "", s[2]] for rid, s in score.items()}, weights)
+    by_session: dict[str, list[int]] = {}
+    for rid in ranked:
+        by_session.setdefault(visible[rid], []).append(rid)
+    total = sum(weights)
+    expect = sorted(by_session, key=lambda sid: (-session_score(ev, by_session[sid], total),
+                                                 -max(by_session[sid])))[:10]
+    got = [r["session_id"] for r in big.search_messages(
+        query, role_filter="user", limit=10, sort="sessions", fields=("session_id",))]
+    assert got == expect, query
