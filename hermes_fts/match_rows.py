@@ -1,4 +1,5 @@
-"""The rows one FTS5 index matches, in order: rank tiers and the two time-sort plans.
+"""The rows one FTS5 index matches, in order: ranked over every match (or in rank
+tiers), and the two time-sort plans.
 
 ``search`` decides what to ask (route, filters, supplements); this module
 turns one MATCH over one index, with the WHERE and ORDER BY it is given, into
@@ -353,7 +354,9 @@ def _ranked_exact(conn: sqlite3.Connection, table: str, expression: str, snippet
             f"SELECT rowid, {few_snippet_sql} FROM {table} WHERE {table} MATCH ?1 "
             f"AND rowid <= ?2 ORDER BY rank, rowid DESC LIMIT ?4", (expression, high, few,
                                                                     batch)).fetchall()
-        if first and len(first) <= few and all(snip is not None for _, snip in first):
+        # Fewer rows than asked for are every match: the count decides, not the function.
+        if (first and len(first) < batch and len(first) <= few
+                and all(snip is not None for _, snip in first)):
             return tiers._rows_of(where, first)
     while len(rows) < limit:
         if first is not None:

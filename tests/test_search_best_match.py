@@ -201,11 +201,11 @@ def _brute_force(store, query, role_filter=None, sessions=False):
     return ranked, score, visible
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(query=st.sampled_from(["alpha bravo", "alpha", "alpha AND bravo", "bravo charlie hotel",
                               "delta OR alpha", "alpha NOT golf"]),
        role=st.sampled_from([None, "user", "tool", "user,assistant"]),
-       limit=st.sampled_from([1, 7, 50]), offset=st.sampled_from([0, 30]))
+       limit=st.sampled_from([1, 7, 8, 12, 50]), offset=st.sampled_from([0, 30]))
 def test_ranked_pages_are_the_exact_top_of_every_match(big, query, role, limit, offset):
     ranked, score, _ = _brute_force(big, query, role)
     assert len(score) > 10_000 or query not in ("alpha bravo", "alpha")
