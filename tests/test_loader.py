@@ -256,7 +256,7 @@ def test_auto_extension_library_stays_mapped_when_its_handle_is_dropped():
         from hermes_fts import loader
         loader.install()
         conn = sqlite3.connect(":memory:")
-        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61')")
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='hermes_fts_cjk')")
         path = loader._library_file()
         loader._native.clear()
         gc.collect()

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from _support import needs_extension
 
-from hermes_fts import match_rows, search, time_table
+from hermes_fts import match_rows, schema, search, time_table
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -278,7 +278,7 @@ def test_time_table_stays_exact_under_hermes_agent_and_the_walk_sees_it(
     """Hermes Agent 0.19.0 writes, edits, rewrites, re-dates, renumbers and deletes
     on an optimized store and vacuums it: its own process runs our triggers, the
     table stays exact, nothing of Hermes rebuilds, and both plans agree."""
-    from test_coexistence import HERMES_FTS_TRIGGERS, agent, lost
+    from test_coexistence import agent, lost
 
     db, control = tmp_path / "state.db", tmp_path / "control.db"
     agent(hermes_venv, "seed", str(db))
@@ -298,16 +298,13 @@ def test_time_table_stays_exact_under_hermes_agent_and_the_walk_sees_it(
         assert st.index_state()["time_index"] == time_table.TABLE
         assert _mirror_exact(conn)
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        # Hermes counted its six trigger names and rebuilt nothing: the FTS
-        # objects are the ones optimize-storage left (VACUUM renumbers pages, so
-        # the names and kinds are compared).
+        # Hermes' writes kept our word index and its triggers whole: the objects
+        # are the ones optimize-storage left (VACUUM renumbers pages, so the names
+        # are compared).
         names = {r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE name LIKE 'hermes_fts_word%'")}
         assert names == set(fts_before)
-        assert conn.execute(
-            f"SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN "
-            f"({','.join('?' for _ in HERMES_FTS_TRIGGERS)})", HERMES_FTS_TRIGGERS
-        ).fetchone()[0] == len(HERMES_FTS_TRIGGERS)
+        assert not schema.missing_triggers(conn, schema.BASE)
         for query in ["服务端", "deploy", "数据库迁移", "工具标记"]:
             for sort in ["newest", "oldest"]:
                 fast, statements = _time_sorted(st, monkeypatch, True, query=query, sort=sort,
