@@ -197,17 +197,11 @@ def _needs_optimize(state: dict[str, Any]) -> bool:
     return bool(SEARCH_SLOWED.intersection(state.get("needs_optimize", ())))
 
 
-def _route(store: Any, payload: dict[str, Any], args: dict[str, Any]) -> str:
-    query = args.get("query")
-    if payload.get("mode") == "discover" and isinstance(query, str) and query.strip():
-        return str(store.describe_search_path(query))
-    return str(payload.get("mode") or "unknown")
-
-
-def _annotate(store: Any, state: dict[str, Any], payload: dict[str, Any],
-              args: dict[str, Any], path: Path) -> None:
+def _annotate(state: dict[str, Any], payload: dict[str, Any], path: Path) -> None:
     payload["engine"] = ENGINE
-    payload["route"] = _route(store, payload, args)
+    # A search's payload names the route that answered it; the other modes
+    # (read, scroll, browse) read no index.
+    payload.setdefault("route", str(payload.get("mode") or "unknown"))
     if "index_rebuild" not in payload and _needs_optimize(state):
         payload["index_rebuild"] = {
             "note": (
@@ -256,7 +250,7 @@ def answer(args: Any, current_session_id: str | None, path: Path | None = None, 
             if payload.get("success") is False and isinstance(error, str) and error.startswith(
                     _INTERNAL_FAILURE_PREFIX):
                 raise _Decline(error)
-            _annotate(store, state, payload, call_args, path)
+            _annotate(state, payload, path)
             return payload
         except _Decline:
             raise

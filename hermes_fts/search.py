@@ -79,9 +79,10 @@ __all__ = [
     "ROUTE_ORDER",
     "Plan",
     "SearchRequest",
+    "SearchResult",
     "describe_search_path",
     "plan_search",
-    "search_messages",
+    "run",
 ]
 
 logger = logging.getLogger("hermes_fts.search")
@@ -534,9 +535,17 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
 # Entry point
 
 
-def search_messages(
-    conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest
-) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class SearchResult:
+    """What one search found, the route that answered it, and what the parser
+    changed in the query as written (``Plan.notes``)."""
+
+    rows: list[dict[str, Any]]
+    route: str
+    notes: tuple[str, ...] = ()
+
+
+def run(conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest) -> SearchResult:
     """Run ``request`` over ``conn`` with the indexes ``state`` describes.
 
     Raises ``sqlite3.DatabaseError`` when an index turns out to be damaged;
@@ -546,8 +555,9 @@ def search_messages(
     route = "unknown"
     rows: list[dict[str, Any]] | None = None
     try:
-        route, rows = _search(conn, state, request)
-        return rows
+        plan, rows = _search(conn, state, request)
+        route = plan.route
+        return SearchResult(rows, route, plan.notes)
     finally:
         _log_search(route, started, rows, request.query)
 
@@ -568,18 +578,18 @@ def _log_search(route: str, started: float, rows: list[Any] | None, query: Any) 
 
 def _search(
     conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest
-) -> tuple[str, list[dict[str, Any]]]:
+) -> tuple[Plan, list[dict[str, Any]]]:
     plan = plan_search(state, request.query, request.roles, request.route)
     if plan.route == "refused":
         raise QueryError(plan.query.error)
     if plan.route == "empty" or request.limit == 0:
-        return plan.route, []
+        return plan, []
     where, params = _filters(request)
     spans = None
     if state.get("time_index") and (request.after is not None or request.before is not None):
         spans = time_table.spans(conn, request.after, request.before)
         if not spans:  # no message has a timestamp in the window
-            return plan.route, []
+            return plan, []
     # SQLite binds 64-bit integers; a larger "no limit" means every row anyway.
     want = min(request.limit + request.offset, MAX_ROWS)
     rows = _execute(_Run(conn, state, plan, where, params, request.sort, want, spans,
@@ -596,4 +606,4 @@ def _search(
         # Both row producers give exactly _ROW_FIELDS; only a narrower
         # projection needs new dicts.
         rows = [{k: r.get(k) for k in projection} for r in rows]
-    return plan.route, rows
+    return plan, rows

@@ -507,23 +507,23 @@ class SessionStore:
 
     # ------------------------------------------------------ search and views
 
-    def search_messages(self, query: Any, source_filter: Sequence[str] | None = None,
-                        exclude_sources: Sequence[str] | None = None,
-                        role_filter: Any = None, limit: int = 20, offset: int = 0,
-                        sort: str | None = None, include_inactive: bool = False,
-                        fields: Any = None, *, route: str | None = None,
-                        after: float | None = None, before: float | None = None,
-                        exclude_session_ids: Sequence[str] | None = None
-                        ) -> list[dict[str, Any]]:
-        """Search visible messages; routes and semantics in ``hermes_fts.search``.
+    def search(self, query: Any, source_filter: Sequence[str] | None = None,
+               exclude_sources: Sequence[str] | None = None,
+               role_filter: Any = None, limit: int = 20, offset: int = 0,
+               sort: str | None = None, include_inactive: bool = False,
+               fields: Any = None, *, route: str | None = None,
+               after: float | None = None, before: float | None = None,
+               exclude_session_ids: Sequence[str] | None = None) -> search.SearchResult:
+        """Search visible messages: the rows, the route that answered, the query's notes.
 
-        ``after``/``before`` (Unix seconds, ``after <= timestamp < before``) and
+        Routes and semantics in ``hermes_fts.search``.  ``after``/``before``
+        (Unix seconds, ``after <= timestamp < before``) and
         ``exclude_session_ids`` are SQL conditions (``search.SearchRequest``).
         ``route`` (``fts5``, ``fts_cjk``, ``trigram`` or ``like_scan``) runs
         the search as if that route's index were the only one, plus the LIKE
         scan: ``hermes-fts bench`` compares routes with it.  A damaged index
-        found on the way is detached (search falls back to LIKE) and the
-        search is answered anyway.
+        found on the way is detached and the search is answered anyway, by
+        the route that then answers (``like_scan_fts_stale``).
         """
         request = search.SearchRequest(
             query, source_filter=source_filter, exclude_sources=exclude_sources,
@@ -533,14 +533,18 @@ class SessionStore:
         # Rows written by processes without the extension reach the index first.
         fresh = self._sync_if_written(self._seen.token())
         try:
-            return search.search_messages(self._conn, self._seen.state(fresh), request)
+            return search.run(self._conn, self._seen.state(fresh), request)
         except sqlite3.DatabaseError as exc:
             if not self._is_index_corruption(exc):
                 raise
             self._mark_fts_stale(str(exc))
             # A read-only store cannot record it; the search is told directly.
             damaged = {**self._seen.state(self._seen.token()), "fts_stale": True}
-            return search.search_messages(self._conn, damaged, request)
+            return search.run(self._conn, damaged, request)
+
+    def search_messages(self, query: Any, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        """The rows of ``search`` (same arguments), for callers that need only those."""
+        return self.search(query, *args, **kwargs).rows
 
     @staticmethod
     def query_notes(query: Any) -> list[str]:
@@ -548,7 +552,8 @@ class SessionStore:
         return search.query_notes(query)
 
     def describe_search_path(self, query: Any) -> str:
-        """The route search_messages(query) takes: fts5, fts_cjk, trigram, like_scan, …"""
+        """The route a search for ``query`` would take now (fts5, fts_cjk, trigram,
+        like_scan, …), without running it; ``search(...).route`` is the one that answered."""
         return search.describe_search_path(self._seen.state(self._seen.token()), query)
 
     def get_messages_around(self, session_id: str, around_message_id: int,

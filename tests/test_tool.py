@@ -809,7 +809,7 @@ def test_discovery_search_failure_is_an_error_payload(searchable, monkeypatch):
     def explode(*a: Any, **k: Any) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(searchable, "search_messages", explode)
+    monkeypatch.setattr(searchable, "search", explode)
     assert_error(session_search(searchable, query="anything"), "Search failed", "disk I/O")
 
 
@@ -1057,7 +1057,7 @@ def test_long_error_text_is_bounded(store, monkeypatch):
     def explode(*a: Any, **k: Any) -> None:
         raise RuntimeError("x" * 10_000)
 
-    monkeypatch.setattr(store, "search_messages", explode)
+    monkeypatch.setattr(store, "search", explode)
     out = session_search(store, query="anything")
     assert_error(out, "Search failed")
     assert len(out["error"]) < 2100 and out["error"].endswith("[truncated]")

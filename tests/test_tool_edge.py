@@ -269,7 +269,7 @@ def test_a_store_failure_in_use_names_its_cause_not_the_arguments(db, tmp_path, 
         def locked(*_args, **_kwargs):
             raise error
 
-        monkeypatch.setattr(store, "search_messages", locked)
+        monkeypatch.setattr(store, "search", locked)
         payload = session_search(store, query="migration")
         assert_error(payload, "could not read the store", "locked by another process", "try again")
         assert "simpler arguments" not in payload["error"]

@@ -125,10 +125,6 @@ def _demo_searches(store: SessionStore, searches: list[DemoSearch]) -> list[dict
     session_search(store, query=searches[0].query, limit=3)  # untimed warm-up (lazy imports)
     for search in searches:
         query = search.query
-        try:
-            route = str(store.describe_search_path(query))
-        except Exception:  # noqa: BLE001 - a label only
-            route = "unknown"
         started = time.perf_counter()
         payload = session_search(store, query=query, limit=3, **search.bounds)
         elapsed = (time.perf_counter() - started) * 1000.0
@@ -138,7 +134,7 @@ def _demo_searches(store: SessionStore, searches: list[DemoSearch]) -> list[dict
                 "shows": search.shows,
                 "command": search.command(),
                 **search.bounds,
-                "route": route,
+                "route": payload.get("route", "unknown"),
                 "ms": round(elapsed, 2),
                 "payload": payload,
             }

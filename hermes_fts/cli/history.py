@@ -26,7 +26,6 @@ from ..tool.args import (
     SCROLL_WINDOW_MIN,
     SORTS,
 )
-from ..tool.profiles import profile_db_path
 from .output import BOLD, DIM, LINE_CHARS, emit_json, highlight, one_line, style, use_color
 from .registry import CommandError, bounded_int, command, role_list
 
@@ -131,47 +130,18 @@ def _open_history_store(args: argparse.Namespace) -> SessionStore | None:
     return open_store(path, readonly=True)
 
 
-def _route(store: Any, args: argparse.Namespace, query: str) -> str:
-    """The search route (fts5, fts_cjk, trigram, like_scan, ...) or ``unknown``."""
-    target = store
-    opened = None
-    try:
-        if args.profile is not None:
-            try:
-                path = profile_db_path(args.profile)
-            except Exception:  # noqa: BLE001 - the tool reports a bad profile itself
-                return "unknown"
-            opened = target = open_store(path, readonly=True)
-        if target is None:
-            return "unknown"
-        return str(target.describe_search_path(query))
-    except Exception:  # noqa: BLE001 - a label only
-        return "unknown"
-    finally:
-        if opened is not None:
-            opened.close()
-
-
-def _run(
-    args: argparse.Namespace, route_query: str | None = None, **kwargs: Any
-) -> tuple[dict[str, Any], float, str]:
-    """Call the tool once; returns (payload, milliseconds, route).
-
-    The route is asked first (it also loads the search code), so the time
-    shown is the search itself, not module imports.
-    """
+def _run(args: argparse.Namespace, **kwargs: Any) -> tuple[dict[str, Any], float]:
+    """Call the tool once; returns (payload, milliseconds).  A search's payload
+    names the route that answered it (``route``)."""
     store = _open_history_store(args)
     try:
-        route = ""
-        if route_query is not None and not args.json:
-            route = _route(store, args, route_query)
         started = time.perf_counter()
         payload = session_search(store, profile=args.profile, **kwargs)
         elapsed = (time.perf_counter() - started) * 1000.0
     finally:
         if store is not None:
             store.close()
-    return payload, elapsed, route
+    return payload, elapsed
 
 
 # Each subcommand takes only the options it uses; the ranges are the tool's.
@@ -237,9 +207,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise CommandError(
             "search needs a QUERY (words to find); run `hermes-fts browse` to list recent sessions"
         )
-    payload, elapsed, route = _run(
+    payload, elapsed = _run(
         args,
-        route_query=args.query,
         query=args.query,
         limit=args.limit,
         sort=args.sort,
@@ -252,18 +221,16 @@ def cmd_search(args: argparse.Namespace) -> int:
     done = _json_or_error(args, payload)
     if done is not None:
         return done
-    _print_search(payload, route, elapsed, use_color(), sys.stdout)
+    _print_search(payload, elapsed, use_color(), sys.stdout)
     return 0
 
 
-def _print_search(
-    payload: dict[str, Any], route: str, elapsed: float, color: bool, out: TextIO
-) -> None:
+def _print_search(payload: dict[str, Any], elapsed: float, color: bool, out: TextIO) -> None:
     count = payload.get("count", 0)
     noun = "session" if count == 1 else "sessions"
     print(
         f"Search {payload.get('query')!r}: {count} {noun}  "
-        f"(route {route}, {elapsed:.1f} ms, detail {payload.get('detail')})",
+        f"(route {payload.get('route')}, {elapsed:.1f} ms, detail {payload.get('detail')})",
         file=out,
     )
     note = payload.get("index_rebuild")
@@ -308,7 +275,7 @@ def _show_session(args: argparse.Namespace, **kwargs: Any) -> tuple[dict[str, An
     Returns ``(payload, colour)`` for the caller to print the messages, or the
     exit status after ``--json`` output or an error.
     """
-    payload, elapsed, _route_unused = _run(args, **kwargs)
+    payload, elapsed = _run(args, **kwargs)
     done = _json_or_error(args, payload)
     if done is not None:
         return done
@@ -388,7 +355,7 @@ def _browse_args(p: argparse.ArgumentParser) -> None:
 
 @command("browse", help="list the most recently active sessions", args=_browse_args)
 def cmd_browse(args: argparse.Namespace) -> int:
-    payload, elapsed, _route_unused = _run(args, limit=args.limit)
+    payload, elapsed = _run(args, limit=args.limit)
     done = _json_or_error(args, payload)
     if done is not None:
         return done

@@ -92,6 +92,7 @@ class Discovery:
         self.options = options
         self.current = ctx.current_session_id
         self.current_root = ctx.lineage(self.current)[0] if self.current else None
+        self.route: str | None = None  # the route that answered the last scan
 
     # title ------------------------------------------------------------
     def title_match(self) -> dict[str, Any] | None:
@@ -130,19 +131,19 @@ class Discovery:
     def scan(self, want: int) -> list[dict[str, Any]]:
         """The top ``want`` rows the filters keep, best first."""
         opts = self.options
-        return list(
-            self.ctx.store.search_messages(
-                opts.query,
-                exclude_sources=HIDDEN_SESSION_SOURCES,
-                role_filter=opts.roles,
-                limit=want,
-                sort=opts.sort or _BY_SESSIONS,
-                fields=_DISCOVER_SEARCH_FIELDS,
-                after=opts.after,
-                before=opts.before,
-                exclude_session_ids=sorted(opts.excluded),
-            )
+        result = self.ctx.store.search(
+            opts.query,
+            exclude_sources=HIDDEN_SESSION_SOURCES,
+            role_filter=opts.roles,
+            limit=want,
+            sort=opts.sort or _BY_SESSIONS,
+            fields=_DISCOVER_SEARCH_FIELDS,
+            after=opts.after,
+            before=opts.before,
+            exclude_session_ids=sorted(opts.excluded),
         )
+        self.route = result.route
+        return list(result.rows)
 
     def collect(self, title: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
         """``limit`` lineage slots whenever that many lineages match.
@@ -191,6 +192,9 @@ class Discovery:
             "mode": "discover",
             "query": opts.query,
             "detail": opts.detail,
+            # Known once, from the search that answered (a damaged index's
+            # fallback included): never planned again for the label.
+            "route": self.route or "unknown",
         }
         filters: dict[str, Any] = {}
         if opts.after is not None:
