@@ -379,6 +379,7 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
                            time_slices=slices, few_snippet_sql=iq.few_snippet)
     if route == "fts5":
         rows += _glued_latin(req, expression, rows)
+        rows += _glued_pending(req, rows)
     if blind:
         rows += _left_out(req, rows, blind)
     rows += _unindexed_gap(req, table, rows)
@@ -455,6 +456,17 @@ def _glued_latin(
         # No walk: the matches left once the NOT IN drops the word index's
         # are few, and the walk would step through every message to find them.
     )
+
+
+def _glued_pending(req: _Run, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows still pending for the CJK index (a store that could not apply them):
+    ``_glued_latin`` cannot see a Latin term glued to CJK there, so a LIKE scan of
+    only those rows does."""
+    blind = _blind_spot(req, schema.CJK)
+    if not blind:
+        return []
+    seen = {r["id"] for r in found}
+    return [r for r in _left_out(req, found, blind) if r["id"] not in seen]
 
 
 @functools.lru_cache(maxsize=256)

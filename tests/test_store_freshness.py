@@ -166,3 +166,29 @@ def test_plain_connection_commit_in_this_process(db: Path) -> None:
         finally:
             conn.close()
         assert len(_ids(store, "普通连接")) == 1
+
+
+def test_read_only_search_finds_latin_glued_to_cjk_in_pending_rows(tmp_path: Path) -> None:
+    """Issue 28, item 9: ``nginx`` in ``東京でnginxを設定`` is one unicode61 token with its
+    CJK neighbours, so the word index misses it; the CJK index finds it, but not
+    while the row still waits in the pending table of a store opened read-only."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+        plain = store.add_message("s1", "user", "restart nginx after the change")
+        applied = store.add_message("s1", "user", "大阪でnginxを再起動")
+    conn = sqlite3.connect(db)  # a writer without the extension: the rows wait
+    with conn:
+        cur = conn.execute("INSERT INTO messages(session_id, role, content, timestamp) "
+                           "VALUES ('s1', 'user', '東京でnginxを設定', 3)")
+    conn.close()
+    waiting = cur.lastrowid
+    with SessionStore(db, readonly=True) as store:
+        assert store.index_state()["cjk_pending"] == 1
+        result = store.search("nginx", limit=10)
+        assert result.route == "fts5"
+        assert {r["id"] for r in result.rows} == {plain, applied, waiting}
+    with SessionStore(db) as store:  # once applied, the CJK index answers it
+        assert store.index_state()["cjk_pending"] == 0
+        assert {r["id"] for r in store.search_messages("nginx", limit=10)} == {
+            plain, applied, waiting}
