@@ -16,8 +16,10 @@ import heapq
 import math
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from ._sqlite import sqlite_sort_key
 
 __all__ = ["OTHERS", "SESSION_WEIGHTS", "Evidence", "SessionWeights", "best_row_ids",
            "best_session_ids", "gather", "id_array", "index_page", "passing_ids", "pick_ids",
@@ -68,16 +70,41 @@ class Evidence:
 
     rows: dict[int, list[Any]]
     weights: list[float]
+    # A time sort ("newest", "oldest"): rows with the most of the terms first,
+    # each level in time order (``times``: each row's timestamp).
+    order: str | None = None
+    times: dict[int, Any] = field(default_factory=dict)
 
-    def row_key(self, row_id: int) -> tuple[float, float, int]:
-        """Best first: the weight of the terms held, then BM25, then newest."""
+    def row_key(self, row_id: int) -> tuple[Any, ...]:
+        """Best first: the weight of the terms held, then BM25 (or the time order),
+        then newest."""
         coverage, score, _, _ = self.rows[row_id]
-        return (-coverage, -score, -row_id)
+        if self.order is None:
+            return (-coverage, -score, -row_id)
+        when = (sqlite_sort_key(self.times.get(row_id)), row_id)
+        return (-coverage, _Later(when) if self.order == "newest" else when)
+
+
+class _Later:
+    """A sort key that orders its value descending (newest first)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Later) -> bool:
+        return bool(other.value < self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Later) and other.value == self.value
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def gather(conn: sqlite3.Connection, table: str, units: Sequence[str], any_unit: str,
            envelope_ids: tuple[int, int], extra: str, extra_params: Sequence[Any],
-           documents: int) -> Evidence:
+           documents: int, order: str | None = None) -> Evidence:
     """Every match of ``any_unit`` (the OR of ``units``, or the one unit), with its
     session and the units it holds, from the index and each row's session id.
 
@@ -88,15 +115,18 @@ def gather(conn: sqlite3.Connection, table: str, units: Sequence[str], any_unit:
     alone (rowids only) for which units a row holds.
     """
     low, high = envelope_ids
-    sql = (f"SELECT {table}.rowid, {table}.rank, m.session_id FROM {table} "
+    sql = (f"SELECT {table}.rowid, {table}.rank, m.session_id"
+           f"{', m.timestamp' if order else ', NULL'} FROM {table} "
            f"JOIN messages m ON m.id = {table}.rowid WHERE {table} MATCH ? "
            f"AND {table}.rowid BETWEEN ? AND ?{extra}")
     one = len(units) == 1  # a strict query: the whole of it is the one unit
-    rows: dict[int, list[Any]] = {
-        rid: [1.0 if one else 0.0, -rank, sid, 1 if one else 0]
-        for rid, rank, sid in conn.execute(sql, [any_unit, low, high, *extra_params])}
+    rows: dict[int, list[Any]] = {}
+    times: dict[int, Any] = {}
+    for rid, rank, sid, ts in conn.execute(sql, [any_unit, low, high, *extra_params]):
+        rows[rid] = [1.0 if one else 0.0, -rank, sid, 1 if one else 0]
+        times[rid] = ts
     if one:
-        return Evidence(rows, [1.0])
+        return Evidence(rows, [1.0], order, times)
     hits: list[list[int]] = []
     for unit in units:
         hits.append([rid for (rid,) in conn.execute(
@@ -108,7 +138,7 @@ def gather(conn: sqlite3.Connection, table: str, units: Sequence[str], any_unit:
             row = rows[rid]
             row[0] += weight
             row[3] |= 1 << bit
-    return Evidence(rows, weights)
+    return Evidence(rows, weights, order, times)
 
 
 def session_score(evidence: Evidence, ids: Sequence[int], total_weight: float,
@@ -237,11 +267,17 @@ def best_session_ids(evidence: Evidence, want: int,
 
 def index_page(conn: sqlite3.Connection, table: str, units: Sequence[str], any_unit: str,
                envelope_ids: tuple[int, int], extra: str, documents: int, want: int,
-               passing: Callable[[Sequence[int]], set[int]], by_sessions: bool
+               passing: Callable[[Sequence[int]], set[int]], sort: str | None
                ) -> tuple[list[int], dict[int, int]]:
-    """``pick_ids`` over one index, from every match (``gather``)."""
-    found = gather(conn, table, units, any_unit, envelope_ids, extra, (), documents)
-    return pick_ids(found, want, passing, by_sessions)
+    """``pick_ids`` over one index, from every match (``gather``), for ``sort`` (None,
+    ``"sessions"``, or a time sort)."""
+    found = gather(conn, table, units, any_unit, envelope_ids, extra, (), documents,
+                   _time_order(sort))
+    return pick_ids(found, want, passing, sort == "sessions")
+
+
+def _time_order(sort: str | None) -> str | None:
+    return sort if sort in ("newest", "oldest") else None
 
 
 def pick_ids(evidence: Evidence, want: int, passing: Callable[[Sequence[int]], set[int]],
@@ -268,17 +304,21 @@ def label_rows(rows: list[dict[str, Any]], query: Any,
     return rows
 
 
-def like_evidence(found: Iterable[Sequence[Any]], units: int, documents: int) -> Evidence:
-    """Evidence from a LIKE scan's ``(id, session_id, holds unit 1, …)`` rows: the terms'
-    weights from how many rows hold each (one unit: a strict query)."""
+def like_evidence(found: Iterable[Sequence[Any]], units: int, documents: int,
+                  order: str | None = None) -> Evidence:
+    """Evidence from a LIKE scan's ``(id, session_id, timestamp, holds unit 1, …)``
+    rows: the terms' weights from how many rows hold each (one unit: a strict
+    query); ``order``: the search's sort (a time sort orders each level)."""
     rows: dict[int, list[Any]] = {}
+    times: dict[int, Any] = {}
     counts = [0] * units
-    for rid, sid, *hits in found:
+    for rid, sid, ts, *hits in found:
         bits = sum(1 << k for k, hit in enumerate(hits) if hit)
         for k, hit in enumerate(hits):
             counts[k] += bool(hit)
         rows[int(rid)] = [0.0, 0.0, sid, bits]
+        times[int(rid)] = ts
     weights = term_weights(counts, documents) if units > 1 else [1.0]
     for row in rows.values():
         row[0] = sum(w for k, w in enumerate(weights) if row[3] >> k & 1)
-    return Evidence(rows, weights)
+    return Evidence(rows, weights, _time_order(order), times)

@@ -322,8 +322,9 @@ def _index_query(plan: Plan, route: str, cjk_helpers: bool, few: bool = False) -
 
 
 def _best_wanted(req: _Run) -> bool:
-    """Whether a search scores every match (``_best``): by sessions, or a best match."""
-    return req.sort == SESSIONS_SORT or (req.sort is None and req.plan.query.loose)
+    """Whether every match is scored (``_best``): by sessions, or a best match (time
+    sorted within each level of the words held)."""
+    return req.sort == SESSIONS_SORT or req.plan.query.loose
 
 
 def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, Any]]:
@@ -331,7 +332,7 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
     units = [u for _, u in evidence_units(req.plan.query, route)]
     ids, held = index_page(req.conn, iq.table, units, iq.expression, envelope(req.spans), extra,
                            int(req.state.get("message_id_max") or 0), req.want,
-                           passing_ids(req.conn, req.where, req.params), req.sort == SESSIONS_SORT)
+                           passing_ids(req.conn, req.where, req.params), req.sort)
     rows = rows_of_ids(req.conn, iq.table, iq.expression, iq.snippet, req.where, extra,
                        req.params, ids)
     return label_rows(rows, req.plan.query, held)
@@ -348,10 +349,10 @@ def _best_like(req: _Run, extra: str, extra_params: list[Any]) -> list[dict[str,
         tests.append(sql)
         test_params += params
     cur = req.conn.execute(
-        f"SELECT m.id, m.session_id, {', '.join(tests)} FROM {LIKE_SOURCE} m "
+        f"SELECT m.id, m.session_id, m.timestamp, {', '.join(tests)} FROM {LIKE_SOURCE} m "
         f"JOIN sessions s ON s.id = m.session_id WHERE {whole} AND {req.where}{extra}",
         [*test_params, *whole_params, *req.params, *extra_params])
-    found = like_evidence(cur, len(tests), int(req.state.get("message_id_max") or 0))
+    found = like_evidence(cur, len(tests), int(req.state.get("message_id_max") or 0), req.sort)
     ids, held = pick_ids(found, req.want, set, req.sort == SESSIONS_SORT)
     if not ids:
         return []
@@ -538,7 +539,7 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
             rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort,
                               req.want, extra, extra_params, fold=req.fold)
     key = _sort_key(req.sort)
-    if key is not None:
+    if key is not None and not req.plan.query.loose:  # a best match keeps its levels
         rows.sort(key=key, reverse=req.sort == "newest")
     return rows
 

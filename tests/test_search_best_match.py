@@ -78,6 +78,21 @@ def test_rows_holding_every_word_rank_first(store):
     assert all(len(h) == 1 for h in held[2:])  # then rows with one of them, none left out
 
 
+@pytest.mark.parametrize("route", ROUTE_ORDER)
+@pytest.mark.parametrize("sort", ["newest", "oldest"])
+def test_a_time_sort_keeps_rows_with_every_word_first(store, route, sort):
+    rows = store.search_messages("Caroline pottery", limit=10, sort=sort, route=route,
+                                 fields=("id", "timestamp", "matched_terms"))
+    # Both words, then pottery (the rarer word), then Caroline: each level in time order.
+    levels = [tuple(r["matched_terms"]) for r in rows]
+    assert list(dict.fromkeys(levels)) == [("Caroline", "pottery"), ("pottery",), ("Caroline",)]
+    assert levels == sorted(levels, key=[("Caroline", "pottery"), ("pottery",),
+                                         ("Caroline",)].index)
+    for level in set(levels):
+        times = [r["timestamp"] for r in rows if tuple(r["matched_terms"]) == level]
+        assert times == sorted(times, reverse=sort == "newest")
+
+
 def test_a_word_repeated_does_not_beat_a_session_with_the_answer(store):
     rows = store.search_messages("Caroline pottery riverside", limit=3, sort="sessions",
                                  fields=("session_id", "matched_terms", "missing_terms"))

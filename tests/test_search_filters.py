@@ -135,6 +135,7 @@ class _PostFilteringDiscovery(Discovery):
 
     def scan(self, want: int) -> list[dict[str, Any]]:
         opts = self.options
+        self.route = self.ctx.store.describe_search_path(opts.query)  # what answers it
         return post_filtered(
             self.ctx.store, opts.query, want, opts.after, opts.before,
             opts.excluded, fields=[*_DISCOVER_SEARCH_FIELDS, "timestamp"],
