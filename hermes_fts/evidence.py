@@ -20,9 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._sqlite import sqlite_sort_key
+from .like_sql import LIKE_SOURCE, like_where
+from .query import Query, like_plan
 
 __all__ = ["OTHERS", "SESSION_WEIGHTS", "Evidence", "SessionWeights", "best_row_ids",
-           "best_session_ids", "gather", "id_array", "index_page", "passing_ids", "pick_ids",
+           "best_session_ids", "gather", "id_array", "index_page", "like_page", "passing_ids",
+           "pick_ids",
            "session_score", "term_weights"]
 
 
@@ -302,6 +305,26 @@ def label_rows(rows: list[dict[str, Any]], query: Any,
             row["matched_terms"] = [t for bit, t in enumerate(labels) if bits >> bit & 1]
             row["missing_terms"] = [t for bit, t in enumerate(labels) if not bits >> bit & 1]
     return rows
+
+
+def like_page(conn: sqlite3.Connection, query: Query, fold: bool, where: str,
+              params: Sequence[Any], documents: int, want: int, sort: str | None
+              ) -> tuple[list[int], dict[int, int]]:
+    """``pick_ids`` on the LIKE scan: one pass tests every term on every row the filters
+    ``where`` keep; a row's score is the weight of the terms it holds (no BM25
+    here)."""
+    whole, whole_params = like_where(conn, like_plan(query), fold)
+    tests, test_params = [], []
+    for unit in [Query(t) for t in query.terms] if query.loose else [query]:
+        sql, unit_params = like_where(conn, like_plan(unit), fold)
+        tests.append(sql)
+        test_params += unit_params
+    cur = conn.execute(
+        f"SELECT m.id, m.session_id, m.timestamp, {', '.join(tests)} FROM {LIKE_SOURCE} m "
+        f"JOIN sessions s ON s.id = m.session_id WHERE {whole} AND {where}",
+        [*test_params, *whole_params, *params])
+    found = like_evidence(cur, len(tests), documents, sort)
+    return pick_ids(found, want, set, sort == "sessions")
 
 
 def like_evidence(found: Iterable[Sequence[Any]], units: int, documents: int,

@@ -44,7 +44,7 @@ from typing import Any
 from . import _env, loader, schema, time_table
 from ._params import parse_roles
 from ._sqlite import row_dict, sqlite_sort_key
-from .evidence import id_array, index_page, label_rows, like_evidence, passing_ids, pick_ids
+from .evidence import id_array, index_page, label_rows, like_page, passing_ids
 from .like_sql import LIKE_SOURCE, like_where
 from .match_rows import RANKED_ORDER, envelope, rows_of_ids
 from .match_rows import ROW_COLUMNS as _ROW_COLUMNS
@@ -89,9 +89,7 @@ logger = logging.getLogger("hermes_fts.search")
 
 INDEX_ROUTES = {"fts5": schema.BASE, "fts_cjk": schema.CJK, "trigram": schema.TRIGRAM}
 GAP_SCAN_LIMIT = 200  # bound on rows added from a not-yet-indexed id range
-# Matches ordered together (match_rows.match_rows); None: all of them, so a
-# ranked page is the exact top of every match.
-RANK_TIER: int | None = None
+RANK_TIER: int | None = None  # matches ranked together (match_rows); None: all, exactly
 MAX_ROWS = 2**62  # bound on limit + offset, within SQLite's 64-bit LIMIT
 
 
@@ -321,12 +319,6 @@ def _index_query(plan: Plan, route: str, cjk_helpers: bool, few: bool = False) -
     )
 
 
-def _best_wanted(req: _Run) -> bool:
-    """Whether every match is scored (``_best``): by sessions, or a best match (time
-    sorted within each level of the words held)."""
-    return req.sort == SESSIONS_SORT or req.plan.query.loose
-
-
 def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, Any]]:
     """A best match or a search by sessions: every match scored, the exact top kept."""
     units = [u for _, u in evidence_units(req.plan.query, route)]
@@ -339,29 +331,15 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
 
 
 def _best_like(req: _Run, extra: str, extra_params: list[Any]) -> list[dict[str, Any]]:
-    """``_best`` on the LIKE scan: one pass tests every term on every row the filters
-    keep; a row's score is the weight of the terms it holds (no BM25 here)."""
-    q = req.plan.query
-    whole, whole_params = like_where(req.conn, like_plan(q), req.fold)
-    tests, test_params = [], []
-    for unit in [Query(t) for t in q.terms] if q.loose else [q]:
-        sql, params = like_where(req.conn, like_plan(unit), req.fold)
-        tests.append(sql)
-        test_params += params
-    cur = req.conn.execute(
-        f"SELECT m.id, m.session_id, m.timestamp, {', '.join(tests)} FROM {LIKE_SOURCE} m "
-        f"JOIN sessions s ON s.id = m.session_id WHERE {whole} AND {req.where}{extra}",
-        [*test_params, *whole_params, *req.params, *extra_params])
-    found = like_evidence(cur, len(tests), int(req.state.get("message_id_max") or 0), req.sort)
-    ids, held = pick_ids(found, req.want, set, req.sort == SESSIONS_SORT)
-    if not ids:
-        return []
-    rows = _like_rows(req.conn, q, req.where, req.params, None, len(ids),
+    """``_best`` on the LIKE scan (``evidence.like_page``), rows and snippets read by id."""
+    ids, held = like_page(req.conn, req.plan.query, req.fold, f"{req.where}{extra}",
+                          [*req.params, *extra_params], int(req.state.get("message_id_max") or 0),
+                          req.want, req.sort)
+    rows = _like_rows(req.conn, req.plan.query, req.where, req.params, None, len(ids),
                       " AND m.id IN (SELECT value FROM json_each(?))", [id_array(ids)],
-                      fold=req.fold)
+                      fold=req.fold) if ids else []
     position = dict(zip(ids, range(len(ids))))
-    rows.sort(key=lambda r: position[r["id"]])
-    return label_rows(rows, q, held)
+    return label_rows(sorted(rows, key=lambda r: position[r["id"]]), req.plan.query, held)
 
 
 def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
@@ -371,7 +349,7 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
     extra = f" AND NOT ({blind})" if blind else ""
     slices = (time_table.time_slices(req.conn, req.sort == "newest")
               if req.time_index and _sort_key(req.sort) else None)
-    if _best_wanted(req):
+    if req.sort == SESSIONS_SORT or req.plan.query.loose:  # every match scored (_best)
         rows = _best(req, iq, route, extra)
     else:
         rows = _match_rows(req.conn, table, expression, iq.snippet, req.where, req.params,
@@ -533,7 +511,7 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
         if req.spans:  # a time bound: scan only the ids that can hold its rows
             extra = " AND m.id BETWEEN ? AND ?"
             extra_params = list(envelope(req.spans))
-        if _best_wanted(req):
+        if req.sort == SESSIONS_SORT or req.plan.query.loose:  # every match scored (_best)
             rows = _best_like(req, extra, extra_params)
         else:
             rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort,
@@ -613,8 +591,7 @@ def _search(
         attach_context(conn, rows, request.include_inactive)
     if projection is None:
         for row in rows:  # asked for by name only (request.OPTIONAL_FIELDS)
-            row.pop("matched_terms", None)
-            row.pop("missing_terms", None)
+            row.pop("matched_terms", None), row.pop("missing_terms", None)
     elif projection != _ROW_FIELDS:
         # Both row producers give exactly _ROW_FIELDS; only a narrower
         # projection needs new dicts.
