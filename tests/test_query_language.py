@@ -320,14 +320,14 @@ def test_fts5_precedence_never_decides(store) -> None:
     conn = st._conn
     raw = "deploy NOT service kubernetes"
     ours = {r[0] for r in conn.execute(
-        "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?",
+        "SELECT rowid FROM hermes_fts_word WHERE hermes_fts_word MATCH ?",
         (match_expression(parse_query(raw), "fts5"),))}
     theirs = {r[0] for r in conn.execute(
-        "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", (raw,))}
+        "SELECT rowid FROM hermes_fts_word WHERE hermes_fts_word MATCH ?", (raw,))}
     assert ours != theirs  # FTS5's own reading is a different query
     assert match_expression(parse_query(raw), "fts5") == '("deploy" AND "kubernetes") NOT "service"'
     with pytest.raises(Exception, match="syntax"):
-        conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?",
+        conn.execute("SELECT rowid FROM hermes_fts_word WHERE hermes_fts_word MATCH ?",
                      ("kubernetes (deploy OR mesh)",)).fetchall()
 
 

@@ -165,11 +165,11 @@ def test_glued_rows_are_looked_for_first_and_found_past_many_word_hits(store):
         assert len(st.search_messages("lonely")) == 1
     finally:
         st._conn.set_trace_callback(None)
-    cjk_reads = [s for s in statements if "MATCH" in s and "messages_fts_cjk" in s
+    cjk_reads = [s for s in statements if "MATCH" in s and "hermes_fts_cjk" in s
                  and not s.startswith("--")]
-    assert len(cjk_reads) == 1 and cjk_reads[0].startswith("SELECT 1 FROM messages_fts_cjk")
+    assert len(cjk_reads) == 1 and cjk_reads[0].startswith("SELECT 1 FROM hermes_fts_cjk")
     # The look names the rows found: it walks no word-index doclist again.
-    assert "messages_fts MATCH" not in cjk_reads[0]
+    assert "hermes_fts_word MATCH" not in cjk_reads[0]
 
 
 def test_the_glued_look_reads_only_marked_rows_and_the_supplement_tells(store):
@@ -188,7 +188,7 @@ def test_the_glued_look_reads_only_marked_rows_and_the_supplement_tells(store):
         finally:
             store._conn.set_trace_callback(None)
         return found, [s for s in statements if s.startswith("SELECT")
-                       and "messages_fts_cjk MATCH" in s and "NOT IN (SELECT rowid" in s]
+                       and "hermes_fts_cjk MATCH" in s and "NOT IN (SELECT rowid" in s]
 
     assert search() == ([shown], [])
     add(store, "s1", "user", "隐藏的solitary", 12, display_kind="hidden")
@@ -297,7 +297,7 @@ def test_backfill_gap_is_supplemented_by_like(store):
 def test_corrupt_index_fails_open_to_like(store):
     hit = add(store, "s1", "user", "corruption probe sentence", 10)
     # Leaf pages full of 0xff: FTS5 reports SQLITE_CORRUPT_VTAB on MATCH.
-    store._conn.execute("UPDATE messages_fts_data SET block = x'ffffffffffffffffffff' WHERE id > 10")
+    store._conn.execute("UPDATE hermes_fts_word_data SET block = x'ffffffffffffffffffff' WHERE id > 10")
     rows = store.search_messages("corruption")
     assert ids(rows) == [hit]
     assert store.describe_search_path("corruption") == "like_scan_fts_stale"
