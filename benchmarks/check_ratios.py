@@ -95,14 +95,30 @@ def check(
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("json", nargs="+", type=Path, help="pytest-benchmark JSON file(s)")
-    ap.add_argument("--min-ratio", type=float, default=2.0,
-                    help="minimum ratio_vs_like for every class (default 2.0)")
-    ap.add_argument("--class-min", action="append", default=[], metavar="CLASS=RATIO",
-                    help="per-class threshold, overrides --min-ratio (repeatable)")
-    ap.add_argument("--aggregate", choices=sorted(AGGREGATES), default="geomean",
-                    help="how one class's ratios are combined (default geomean)")
-    ap.add_argument("--allow-missing", action="store_true",
-                    help="pass when the JSON holds no ratio_vs_like entries at all")
+    ap.add_argument(
+        "--min-ratio",
+        type=float,
+        default=2.0,
+        help="minimum ratio_vs_like for every class (default 2.0)",
+    )
+    ap.add_argument(
+        "--class-min",
+        action="append",
+        default=[],
+        metavar="CLASS=RATIO",
+        help="per-class threshold, overrides --min-ratio (repeatable)",
+    )
+    ap.add_argument(
+        "--aggregate",
+        choices=sorted(AGGREGATES),
+        default="geomean",
+        help="how one class's ratios are combined (default geomean)",
+    )
+    ap.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="pass when the JSON holds no ratio_vs_like entries at all",
+    )
     args = ap.parse_args(argv)
     try:
         class_min = _parse_class_min(args.class_min)
@@ -110,8 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in args.json:
             text = path.read_text(encoding="utf-8")
             if not text.strip():
-                raise ValueError(f"{path} is empty (pytest-benchmark writes no data under "
-                                 "--benchmark-disable)")
+                raise ValueError(
+                    f"{path} is empty (pytest-benchmark writes no data under --benchmark-disable)"
+                )
             docs.append(json.loads(text))
         classes = ratios_by_class(docs)
     except (OSError, ValueError, argparse.ArgumentTypeError) as exc:
@@ -119,8 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if not classes:
         names = ", ".join(str(p) for p in args.json)
-        print(f"check_ratios: no benchmark in {names} stores extra_info['ratio_vs_like'] "
-              "(the search benchmarks did not run or do not record it).")
+        print(
+            f"check_ratios: no benchmark in {names} stores extra_info['ratio_vs_like'] "
+            "(the search benchmarks did not run or do not record it)."
+        )
         if args.allow_missing:
             print("check_ratios: nothing to check; passing because --allow-missing was given.")
             return 0
@@ -128,8 +147,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     ok, lines = check(classes, args.min_ratio, class_min, args.aggregate)
     print("\n".join(lines))
-    print("check_ratios: " + ("all query classes meet their thresholds" if ok
-                              else "some query classes are under their thresholds"))
+    print(
+        "check_ratios: "
+        + (
+            "all query classes meet their thresholds"
+            if ok
+            else "some query classes are under their thresholds"
+        )
+    )
     return 0 if ok else 1
 
 

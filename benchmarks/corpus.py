@@ -325,8 +325,10 @@ class TextGen:
             if r < 0.3:
                 lines.append(f"# {self.sentence(self._pick(lang))}")
             elif r < 0.6:
-                lines.append(f"{ident.replace('-', '_').replace('.', '_').replace('/', '_')} = "
-                             f"load(\"{self.idents.one(rng)}\")")
+                lines.append(
+                    f"{ident.replace('-', '_').replace('.', '_').replace('/', '_')} = "
+                    f'load("{self.idents.one(rng)}")'
+                )
             else:
                 lines.append(f"    return {ident}({rng.randint(0, 999)})")
         return "\n".join(lines)
@@ -335,9 +337,20 @@ class TextGen:
         rng = self.rng
         if tool == "terminal":
             args: dict[str, Any] = {
-                "command": rng.choice(("npm run build", "pytest -q", "git status", "ls -la",
-                                       "cat", "grep -rn", "make", "cargo test"))
-                + " " + self.idents.one(rng)
+                "command": rng.choice(
+                    (
+                        "npm run build",
+                        "pytest -q",
+                        "git status",
+                        "ls -la",
+                        "cat",
+                        "grep -rn",
+                        "make",
+                        "cargo test",
+                    )
+                )
+                + " "
+                + self.idents.one(rng)
             }
         elif tool in ("read_file", "write_file", "patch"):
             args = {"path": self.idents.one(rng)}
@@ -352,8 +365,11 @@ class TextGen:
         else:
             args = {"todos": [self.sentence(self._pick(lang)) for _ in range(rng.randint(1, 3))]}
         call_id = f"call_{rng.getrandbits(64):016x}"
-        call = {"id": call_id, "type": "function",
-                "function": {"name": tool, "arguments": json.dumps(args, ensure_ascii=False)}}
+        call = {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": tool, "arguments": json.dumps(args, ensure_ascii=False)},
+        }
         return call_id, call
 
     def _pick_words(self, lang: str, n: int) -> list[str]:
@@ -367,23 +383,30 @@ class TextGen:
         size = 0
         while size < target:
             if tool == "web_search":
-                item = json.dumps({"title": self.sentence(self._pick(lang)),
-                                   "url": f"https://{self.lex['en'].one(rng)}.example/"
-                                          f"{self.idents.one(rng)}",
-                                   "snippet": self.paragraph(lang, 2)}, ensure_ascii=False)
+                item = json.dumps(
+                    {
+                        "title": self.sentence(self._pick(lang)),
+                        "url": f"https://{self.lex['en'].one(rng)}.example/{self.idents.one(rng)}",
+                        "snippet": self.paragraph(lang, 2),
+                    },
+                    ensure_ascii=False,
+                )
             elif tool in ("read_file", "execute_code", "patch", "write_file"):
                 item = self._code_lines(rng.randint(3, 10), lang)
             elif tool == "search_files":
-                item = (f"{self.idents.one(rng)}:{rng.randint(1, 900)}: "
-                        f"{self.sentence(self._pick(lang))}")
+                item = (
+                    f"{self.idents.one(rng)}:{rng.randint(1, 900)}: "
+                    f"{self.sentence(self._pick(lang))}"
+                )
             else:
                 r = rng.random()
                 if r < 0.4:
-                    item = (f"{self.idents.one(rng)}:{rng.randint(1, 400)}:{rng.randint(1, 80)} - "
-                            f"error TS{rng.randint(1000, 9999)}: {self.sentence('en')}")
+                    item = (
+                        f"{self.idents.one(rng)}:{rng.randint(1, 400)}:{rng.randint(1, 80)} - "
+                        f"error TS{rng.randint(1000, 9999)}: {self.sentence('en')}"
+                    )
                 elif r < 0.7:
-                    item = (f"-rw-r--r-- 1 root root {rng.randint(10, 99999)} "
-                            f"{self.idents.one(rng)}")
+                    item = f"-rw-r--r-- 1 root root {rng.randint(10, 99999)} {self.idents.one(rng)}"
                 else:
                     item = self.sentence(self._pick(lang))
             parts.append(item)
@@ -469,15 +492,15 @@ def _plan(n_messages: int, seed: int) -> list[_Plan]:
             if hop < chain - 1:
                 end_reason = "compression"
             else:
-                end_reason = rng.choice((None, None, "idle", "session_reset", "new_session",
-                                         "daily"))
+                end_reason = rng.choice(
+                    (None, None, "idle", "session_reset", "new_session", "daily")
+                )
             session = {
                 "id": sid,
                 "source": source,
                 "parent_session_id": parent["id"] if parent is not None else None,
                 "started_at": round(started, 3),
-                "ended_at": round(started + duration, 3) if end_reason or hop < chain - 1
-                else None,
+                "ended_at": round(started + duration, 3) if end_reason or hop < chain - 1 else None,
                 "end_reason": end_reason,
                 "title": title,
                 "model": model,
@@ -502,13 +525,23 @@ def _messages_for(plan: _Plan, seed: int) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     n = plan.n_messages
 
-    def add(role: str, content: str, tool_name: str | None = None,
-            tool_calls: str | None = None) -> None:
+    def add(
+        role: str, content: str, tool_name: str | None = None, tool_calls: str | None = None
+    ) -> None:
         nonlocal ts
         ts += rng.uniform(2, 90)
-        rows.append({"session_id": sid, "role": role, "content": content,
-                     "tool_name": tool_name, "tool_calls": tool_calls,
-                     "timestamp": round(ts, 3), "active": 1, "compacted": 0})
+        rows.append(
+            {
+                "session_id": sid,
+                "role": role,
+                "content": content,
+                "tool_name": tool_name,
+                "tool_calls": tool_calls,
+                "timestamp": round(ts, 3),
+                "active": 1,
+                "compacted": 0,
+            }
+        )
 
     while len(rows) < n:
         add("user", gen.user_text(lang))
@@ -517,8 +550,7 @@ def _messages_for(plan: _Plan, seed: int) -> list[dict[str, Any]]:
             tools = rng.choices(TOOL_NAMES, weights=TOOL_WEIGHTS, k=rng.choice((1, 1, 1, 2)))
             calls = [gen.tool_call(t, lang) for t in tools]
             preface = gen.sentence(gen._pick(lang)) if rng.random() < 0.5 else ""
-            add("assistant", preface, None,
-                json.dumps([c for _, c in calls], ensure_ascii=False))
+            add("assistant", preface, None, json.dumps([c for _, c in calls], ensure_ascii=False))
             for tool in tools:
                 if len(rows) >= n:
                     break
@@ -533,14 +565,15 @@ def _messages_for(plan: _Plan, seed: int) -> list[dict[str, Any]]:
             row["active"], row["compacted"] = 0, 1
     # Some sessions had their last exchange rewound (undo).
     if n >= 4 and rng.random() < 0.1:
-        for row in rows[-rng.randint(1, 3):]:
+        for row in rows[-rng.randint(1, 3) :]:
             if row["compacted"] == 0:
                 row["active"] = 0
     return rows
 
 
-def generate(n_messages: int, seed: int = 0) -> tuple[list[dict[str, Any]],
-                                                       Iterator[dict[str, Any]]]:
+def generate(
+    n_messages: int, seed: int = 0
+) -> tuple[list[dict[str, Any]], Iterator[dict[str, Any]]]:
     """``(sessions, messages)`` for exactly ``n_messages`` messages.
 
     Sessions come as a list in start order (parents before children); messages
@@ -587,8 +620,9 @@ def _candidates(query_class: str) -> tuple[str, ...]:
                         score[c] = score.get(c, 0.0) + f
         return tuple(sorted(score, key=lambda c: (-score[c], c)))
     if query_class in ("ja", "ja2", "ja3"):
-        words = [w for w in _sublexicon("ja", 2, 8).words
-                 if any(_is_kana(c) for c in w) or len(w) >= 3]
+        words = [
+            w for w in _sublexicon("ja", 2, 8).words if any(_is_kana(c) for c in w) or len(w) >= 3
+        ]
         if query_class != "ja":  # split where Hermes' own search changes route
             words = [w for w in words if (len(w) >= 3) == (query_class == "ja3")]
         return tuple(words)
@@ -719,8 +753,9 @@ def cache_dir() -> Path:
     return Path(tempfile.gettempdir()) / "hermes-fts-bench-cache"
 
 
-def cached_store(n_messages: int, seed: int = 0, directory: Path | None = None,
-                 optimized: bool = False) -> Path:
+def cached_store(
+    n_messages: int, seed: int = 0, directory: Path | None = None, optimized: bool = False
+) -> Path:
     """A built store for ``(n_messages, seed)``, built once and reused.
 
     The file name carries the corpus version and a hash of the store code;
@@ -775,13 +810,17 @@ def _stats(sessions: list[dict[str, Any]], messages: Iterable[dict[str, Any]]) -
         "rewound": rewound,
         "compacted": archived,
         "compression_children": sum(
-            1 for s in sessions if s["parent_session_id"] and s["source"] != "subagent"),
+            1 for s in sessions if s["parent_session_id"] and s["source"] != "subagent"
+        ),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.corpus", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.corpus",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("n_messages", type=int)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--store", metavar="PATH", help="write a store here (needs SessionStore)")

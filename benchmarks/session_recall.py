@@ -46,8 +46,12 @@ _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]+")
 _EN_SKIP = frozenset("the a an and or of to in is it that this for on with as be was are".split())
 
 QUESTIONS = {
-    "en": ("When did we talk about {}?", "What did I say about {}?",
-           "Do you remember the conversation about {}?", "Where did we discuss {}?"),
+    "en": (
+        "When did we talk about {}?",
+        "What did I say about {}?",
+        "Do you remember the conversation about {}?",
+        "Where did we discuss {}?",
+    ),
     "zh": ("我们什么时候讨论过{}的事情？", "你还记得{}吗？", "上次说的{}是什么？"),
     "ja": ("いつ{}について話しましたか", "{}のことを覚えていますか"),
     "ko": ("우리가 언제 {}에 대해 이야기했나요?", "{} 기억나요?"),
@@ -67,7 +71,7 @@ def tokens(text: str) -> list[str]:
     """BM25 tokens: lower-cased Latin words and the bigrams of each CJK run."""
     out = [w.lower() for w in _LATIN.findall(text)]
     for run in _CJK_RUN.findall(text):
-        out += [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
+        out += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
     return out
 
 
@@ -84,17 +88,27 @@ def _lang(text: str) -> str:
 def _words(lang: str, text: str, rng: random.Random) -> list[str]:
     """Candidate query words of a message, in message order."""
     if lang == "en":
-        return list(dict.fromkeys(w for w in _LATIN.findall(text)
-                                  if w.isalpha() and len(w) >= 3 and w.lower() not in _EN_SKIP))
+        return list(
+            dict.fromkeys(
+                w
+                for w in _LATIN.findall(text)
+                if w.isalpha() and len(w) >= 3 and w.lower() not in _EN_SKIP
+            )
+        )
     if lang == "ko":
-        return list(dict.fromkeys(w for w in (p.strip(".?!,") for p in text.split())
-                                  if len(w) >= 2 and _CJK_RUN.fullmatch(w)))
+        return list(
+            dict.fromkeys(
+                w
+                for w in (p.strip(".?!,") for p in text.split())
+                if len(w) >= 2 and _CJK_RUN.fullmatch(w)
+            )
+        )
     pieces = []
     for run in _CJK_RUN.findall(text):
         start = 0
         while start + 2 <= len(run):
             size = rng.randint(2, 4)
-            pieces.append(run[start:start + size])
+            pieces.append(run[start : start + size])
             start += size + rng.randint(0, 3)
     return list(dict.fromkeys(p for p in pieces if len(p) >= 2))
 
@@ -105,7 +119,8 @@ def make_cases(db: Path, count: int, seed: int = 1) -> list[Case]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     rows = conn.execute(
         "SELECT m.session_id, m.content FROM messages m WHERE m.role IN ('user', 'assistant') "
-        "AND m.active = 1 AND m.compacted = 0 AND length(m.content) >= 40").fetchall()
+        "AND m.active = 1 AND m.compacted = 0 AND length(m.content) >= 40"
+    ).fetchall()
     conn.close()
     rng.shuffle(rows)
     wanted = {lang: round(count * share) for lang, share in LANG_SHARE.items()}
@@ -143,8 +158,9 @@ def bm25_sessions(db: Path) -> Callable[[str, int], list[str]]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     docs: dict[str, list[str]] = {}
     for sid, content, tool_name, tool_calls in conn.execute(
-            "SELECT session_id, content, tool_name, tool_calls FROM messages "
-            "WHERE active = 1 ORDER BY id"):
+        "SELECT session_id, content, tool_name, tool_calls FROM messages "
+        "WHERE active = 1 ORDER BY id"
+    ):
         doc = docs.setdefault(sid, [])
         for text in (content, tool_name, tool_calls):
             if text:
@@ -164,8 +180,9 @@ def bm25_sessions(db: Path) -> Callable[[str, int], list[str]]:
     return search
 
 
-def hermes_sessions(db: Path, by_rows: bool = False
-                    ) -> tuple[Callable[[str, int], list[str]], Callable[[], None]]:
+def hermes_sessions(
+    db: Path, by_rows: bool = False
+) -> tuple[Callable[[str, int], list[str]], Callable[[], None]]:
     """hermes-fts' sessions for a query: ``sort="sessions"``, or with ``by_rows`` the
     sessions of the first ranked rows in order (what discovery read before
     sessions were ranked; any hermes-fts version answers it)."""
@@ -177,8 +194,9 @@ def hermes_sessions(db: Path, by_rows: bool = False
         if by_rows:
             rows = store.search_messages(query, limit=20 * k, fields=("id", "session_id"))
         else:
-            rows = store.search_messages(query, limit=k, sort="sessions",
-                                         fields=("id", "session_id"))
+            rows = store.search_messages(
+                query, limit=k, sort="sessions", fields=("id", "session_id")
+            )
         return list(dict.fromkeys(r["session_id"] for r in rows))[:k]
 
     return search, store.close
@@ -205,8 +223,9 @@ class Score:
         return cells
 
 
-def evaluate(search: Callable[[str, int], list[str]], cases: Sequence[Case], form: str,
-             timed: bool = False) -> Score:
+def evaluate(
+    search: Callable[[str, int], list[str]], cases: Sequence[Case], form: str, timed: bool = False
+) -> Score:
     score = Score({k: 0 for k in KS}, 0.0, 0, len(cases), [])
     for case in cases:
         query = getattr(case, form)
@@ -224,8 +243,12 @@ def evaluate(search: Callable[[str, int], list[str]], cases: Sequence[Case], for
     return score
 
 
-def run(messages: int, queries: int, db: Path | None = None,
-        engines: Sequence[str] = ("hermes-fts", "bm25")) -> list[list[str]]:
+def run(
+    messages: int,
+    queries: int,
+    db: Path | None = None,
+    engines: Sequence[str] = ("hermes-fts", "bm25"),
+) -> list[list[str]]:
     if db is None:
         db = cache_dir() / f"session-recall-{messages}.db"
         if not db.exists():
@@ -268,11 +291,13 @@ def latency(db: Path, queries: int, rounds: int = 3) -> list[list[str]]:
     from hermes_fts import search as search_module
 
     store = hermes_fts.SessionStore(str(db))
-    common = [t for cls in ("latin_word", "zh2", "ja", "ko")
-              for band in term_samples(cls, ("very_common", "common"), per_band=5).values()
-              for t in band]
-    sets = {"common word": common,
-            "question": [c.question for c in make_cases(db, queries)]}
+    common = [
+        t
+        for cls in ("latin_word", "zh2", "ja", "ko")
+        for band in term_samples(cls, ("very_common", "common"), per_band=5).values()
+        for t in band
+    ]
+    sets = {"common word": common, "question": [c.question for c in make_cases(db, queries)]}
     table = []
     state = store.index_state()
     for name, texts in sets.items():
@@ -284,8 +309,7 @@ def latency(db: Path, queries: int, rounds: int = 3) -> list[list[str]]:
                 hermes_fts.session_search(store, query=text, detail="index")
                 timings["discovery"].append((time.perf_counter() - started) * 1000)
                 started = time.perf_counter()
-                store.search_messages(text, limit=12, sort="sessions",
-                                      fields=("id", "session_id"))
+                store.search_messages(text, limit=12, sort="sessions", fields=("id", "session_id"))
                 timings["sessions"].append((time.perf_counter() - started) * 1000)
                 if plan.route in search_module.INDEX_ROUTES:
                     table_name = search_module.INDEX_ROUTES[plan.route]
@@ -293,7 +317,9 @@ def latency(db: Path, queries: int, rounds: int = 3) -> list[list[str]]:
                     started = time.perf_counter()
                     store._conn.execute(
                         f"SELECT rowid FROM {table_name} WHERE {table_name} MATCH ? "
-                        f"ORDER BY rank LIMIT 12", (expression,)).fetchall()
+                        f"ORDER BY rank LIMIT 12",
+                        (expression,),
+                    ).fetchall()
                     timings["raw MATCH"].append((time.perf_counter() - started) * 1000)
         for what, times in timings.items():
             p50, p99 = _percentiles(times)
@@ -307,11 +333,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=20_000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--db", type=Path, default=None, help="a store to read instead")
-    parser.add_argument("--engines", default="hermes-fts,bm25",
-                        help="comma-separated: hermes-fts, hermes-fts-rows, bm25")
+    parser.add_argument(
+        "--engines",
+        default="hermes-fts,bm25",
+        help="comma-separated: hermes-fts, hermes-fts-rows, bm25",
+    )
     parser.add_argument("--all-only", action="store_true", help="no per-language rows")
-    parser.add_argument("--latency", action="store_true",
-                        help="time discovery beside the raw FTS5 MATCH instead")
+    parser.add_argument(
+        "--latency", action="store_true", help="time discovery beside the raw FTS5 MATCH instead"
+    )
     args = parser.parse_args(argv)
     if args.latency:
         db = args.db or cache_dir() / f"session-recall-{args.messages}.db"
@@ -322,8 +352,17 @@ def main(argv: list[str] | None = None) -> int:
         for row in latency(db, args.queries):
             print("| " + " | ".join(row) + " |", flush=True)
         return 0
-    head = ["engine", "form", "lang", "n", *(f"s@{k}" for k in KS), "MRR", "empty",
-            "p50 ms", "p99 ms"]
+    head = [
+        "engine",
+        "form",
+        "lang",
+        "n",
+        *(f"s@{k}" for k in KS),
+        "MRR",
+        "empty",
+        "p50 ms",
+        "p99 ms",
+    ]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for row in run(args.messages, args.queries, args.db, args.engines.split(",")):

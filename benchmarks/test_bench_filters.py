@@ -45,8 +45,10 @@ def test_bounded_discovery_and_time_sorts(benchmark, store, bench_report, query_
 
     lo, hi = store._conn.execute("SELECT MIN(timestamp), MAX(timestamp) FROM messages").fetchone()
     span = hi - lo
-    some_sessions = [r[0] for r in store._conn.execute(
-        "SELECT id FROM sessions ORDER BY started_at DESC LIMIT 20")]
+    some_sessions = [
+        r[0]
+        for r in store._conn.execute("SELECT id FROM sessions ORDER BY started_at DESC LIMIT 20")
+    ]
     variants: dict[str, dict[str, Any]] = {
         "plain": {},
         "before (oldest half)": {"before": lo + span / 2},
@@ -59,10 +61,19 @@ def test_bounded_discovery_and_time_sorts(benchmark, store, bench_report, query_
     samples = corpus.term_samples(query_class, per_band=1)
     for band, terms in samples.items():
         for term in terms:
-            ms = interleaved_median_ms({name: lambda kw=kw, t=term: session_search(
-                store, query=t, limit=3, **kw) for name, kw in variants.items()}, REPEATS)
-            row: dict[str, Any] = {"class": query_class, "band": band, "term": term,
-                                   "plain_ms": ms["plain"]}
+            ms = interleaved_median_ms(
+                {
+                    name: lambda kw=kw, t=term: session_search(store, query=t, limit=3, **kw)
+                    for name, kw in variants.items()
+                },
+                REPEATS,
+            )
+            row: dict[str, Any] = {
+                "class": query_class,
+                "band": band,
+                "term": term,
+                "plain_ms": ms["plain"],
+            }
             for name in variants:
                 if name != "plain":
                     row[name] = ms[name] / ms["plain"] if ms["plain"] else 0.0
@@ -73,5 +84,8 @@ def test_bounded_discovery_and_time_sorts(benchmark, store, bench_report, query_
     benchmark.extra_info["median_worst_x_plain"] = statistics.median(r["worst x"] for r in rows)
     benchmark.extra_info["target"] = TARGET
     term = samples["very_common"][0] if samples.get("very_common") else rows[0]["term"]
-    benchmark.pedantic(lambda: session_search(store, query=term, limit=3,
-                                              before=lo + span / 2), rounds=3, iterations=1)
+    benchmark.pedantic(
+        lambda: session_search(store, query=term, limit=3, before=lo + span / 2),
+        rounds=3,
+        iterations=1,
+    )

@@ -55,9 +55,11 @@ def prepared_statement(st: SessionStore, term: str) -> tuple[str, list[Any]] | N
         return None
     where, params = search._filters(search.SearchRequest(term))
     columns = match_rows.ROW_COLUMNS.format(snippet=snippet_sql(table, True))
-    sql = (f"SELECT {columns} FROM {table} JOIN messages m ON m.id = {table}.rowid "
-           f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ? AND {where} "
-           f"ORDER BY {table}.rank, m.id DESC LIMIT 20")
+    sql = (
+        f"SELECT {columns} FROM {table} JOIN messages m ON m.id = {table}.rowid "
+        f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ? AND {where} "
+        f"ORDER BY {table}.rank, m.id DESC LIMIT 20"
+    )
     return sql, [match_expression(plan.query, plan.route), *params]
 
 
@@ -74,14 +76,19 @@ def test_overhead_vs_prepared_statement(benchmark, store, bench_report, query_cl
         raw = [r[0] for r in conn.execute(sql, params)]
         if ours != raw:
             # Supplements (glued Latin, pending rows) make it a different query.
-            bench_report.add("overhead: skipped terms", {"class": query_class, "term": term,
-                                                         "ours": len(ours), "raw": len(raw)})
+            bench_report.add(
+                "overhead: skipped terms",
+                {"class": query_class, "term": term, "ours": len(ours), "raw": len(raw)},
+            )
             continue
-        ms = interleaved_median_ms({
-            "statement": lambda q=sql, p=params: conn.execute(q, p).fetchall(),
-            "search": lambda t=term: store.search_messages(t, limit=20, fields=NO_CONTEXT),
-            "with_context": lambda t=term: store.search_messages(t, limit=20),
-        }, REPEATS)
+        ms = interleaved_median_ms(
+            {
+                "statement": lambda q=sql, p=params: conn.execute(q, p).fetchall(),
+                "search": lambda t=term: store.search_messages(t, limit=20, fields=NO_CONTEXT),
+                "with_context": lambda t=term: store.search_messages(t, limit=20),
+            },
+            REPEATS,
+        )
         rows.append({"term": term, "hits": len(raw), **ms})
     if not rows:
         pytest.skip(f"no rare {query_class} term answered by a single statement")
@@ -97,8 +104,11 @@ def test_overhead_vs_prepared_statement(benchmark, store, bench_report, query_cl
     bench_report.add("search_messages vs the single prepared statement (rare terms)", summary)
     benchmark.extra_info.update(summary)
     terms = [r["term"] for r in rows]
-    benchmark.pedantic(lambda: [store.search_messages(t, limit=20, fields=NO_CONTEXT)
-                                for t in terms], rounds=3, iterations=1)
+    benchmark.pedantic(
+        lambda: [store.search_messages(t, limit=20, fields=NO_CONTEXT) for t in terms],
+        rounds=3,
+        iterations=1,
+    )
 
 
 # --------------------------------------------------------------------------- tantivy
@@ -106,14 +116,17 @@ def test_overhead_vs_prepared_statement(benchmark, store, bench_report, query_cl
 
 def _bigrams(term: str) -> list[str]:
     t = term.lower()
-    return [t[i:i + 2] for i in range(len(t) - 1)]
+    return [t[i : i + 2] for i in range(len(t) - 1)]
 
 
 @pytest.fixture(scope="module")
 def tantivy_index(store, bench_report):
     tantivy = pytest.importorskip("tantivy")
-    analyzer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.ngram(2, 2))
-                .filter(tantivy.Filter.lowercase()).build())
+    analyzer = (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.ngram(2, 2))
+        .filter(tantivy.Filter.lowercase())
+        .build()
+    )
     builder = tantivy.SchemaBuilder()
     builder.add_integer_field("id", stored=True, indexed=True)
     builder.add_text_field("body", tokenizer_name="cjk_bigram")
@@ -124,10 +137,14 @@ def tantivy_index(store, bench_report):
     writer = index.writer(heap_size=256_000_000)
     count = 0
     for mid, content, tool_name, tool_calls in store._conn.execute(
-            "SELECT id, content, tool_name, tool_calls FROM messages"):
+        "SELECT id, content, tool_name, tool_calls FROM messages"
+    ):
         text = decode_content(content)
-        body = " ".join(x for x in (text if isinstance(text, str) else "", tool_name or "",
-                                    tool_calls or "") if x)
+        body = " ".join(
+            x
+            for x in (text if isinstance(text, str) else "", tool_name or "", tool_calls or "")
+            if x
+        )
         writer.add_document(tantivy.Document(id=mid, body=body))
         count += 1
     writer.commit()
@@ -164,12 +181,18 @@ def test_vs_tantivy(benchmark, store, tantivy_index, bench_report, query_class):
             if not has_cjk(term) or len(term) < 2:
                 continue
             grams = _bigrams(term)
-            query = (tantivy.Query.term_query(schema, "body", grams[0]) if len(grams) == 1
-                     else tantivy.Query.phrase_query(schema, "body", grams))
-            ms = interleaved_median_ms({
-                "tantivy": lambda q=query: searcher.search(q, 20).hits,
-                "ours": lambda t=term: store.search_messages(t, limit=20),
-            }, 5)
+            query = (
+                tantivy.Query.term_query(schema, "body", grams[0])
+                if len(grams) == 1
+                else tantivy.Query.phrase_query(schema, "body", grams)
+            )
+            ms = interleaved_median_ms(
+                {
+                    "tantivy": lambda q=query: searcher.search(q, 20).hits,
+                    "ours": lambda t=term: store.search_messages(t, limit=20),
+                },
+                5,
+            )
             rows.append({"band": band, "term": term, **ms, "x": ms["ours"] / ms["tantivy"]})
     summary = {
         "class": query_class,
@@ -180,5 +203,6 @@ def test_vs_tantivy(benchmark, store, tantivy_index, bench_report, query_class):
     }
     bench_report.add("tantivy: per query class (median, limit 20)", summary)
     benchmark.extra_info.update(summary)
-    benchmark.pedantic(lambda: [store.search_messages(r["term"], limit=20) for r in rows],
-                       rounds=3, iterations=1)
+    benchmark.pedantic(
+        lambda: [store.search_messages(r["term"], limit=20) for r in rows], rounds=3, iterations=1
+    )

@@ -68,10 +68,17 @@ def hermes_side() -> Any:
     db = SessionDB()
     if db.get_session(CURRENT_SESSION) is None:
         db.create_session(CURRENT_SESSION, "cli")
-    agent = AIAgent(base_url="http://127.0.0.1:9/v1", api_key="bench", model="bench",
-                    quiet_mode=True, max_iterations=1, tool_delay=0,
-                    session_id=CURRENT_SESSION, enabled_toolsets=["session_search"],
-                    session_db=db)
+    agent = AIAgent(
+        base_url="http://127.0.0.1:9/v1",
+        api_key="bench",
+        model="bench",
+        quiet_mode=True,
+        max_iterations=1,
+        tool_delay=0,
+        session_id=CURRENT_SESSION,
+        enabled_toolsets=["session_search"],
+        session_db=db,
+    )
     yield agent, db
     db.close()
 
@@ -115,13 +122,20 @@ def test_inner_dispatch(benchmark: Any, hermes_side: Any, query_class: str, side
     median = _median_ms(call, terms)
     cycle = itertools.cycle(terms)
     benchmark.group = f"agent session_search {query_class}"
-    benchmark.pedantic(lambda: call(next(cycle)), rounds=len(terms) * TIMED_PASSES,
-                       iterations=1, warmup_rounds=0)
-    benchmark.extra_info.update({
-        "query_class": query_class, "side": side, "terms": len(terms),
-        "median_ms": round(median, 3), "engines": engines, "routes": routes,
-        "sessions_found": sum(int(a.get("count") or 0) for a in answers),
-    })
+    benchmark.pedantic(
+        lambda: call(next(cycle)), rounds=len(terms) * TIMED_PASSES, iterations=1, warmup_rounds=0
+    )
+    benchmark.extra_info.update(
+        {
+            "query_class": query_class,
+            "side": side,
+            "terms": len(terms),
+            "median_ms": round(median, 3),
+            "engines": engines,
+            "routes": routes,
+            "sessions_found": sum(int(a.get("count") or 0) for a in answers),
+        }
+    )
 
 
 # ============================================================================ outer run
@@ -144,16 +158,25 @@ def _queries() -> dict[str, list[str]]:
 
 
 @pytest.mark.skipif(INNER, reason="the outer run drives the venv")
-def test_plugin_dispatch_vs_builtin(bench_store: Path, bench_size: int, bench_report: Any,
-                                    tmp_path_factory: pytest.TempPathFactory,
-                                    request: pytest.FixtureRequest) -> None:
+def test_plugin_dispatch_vs_builtin(
+    bench_store: Path,
+    bench_size: int,
+    bench_report: Any,
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
+) -> None:
     he = hermes_env()
     venv = hermes_venv(tmp_path_factory)
     python = str(he.venv_python(venv))
-    if subprocess.run([python, "-c", "import pytest_benchmark"],
-                      capture_output=True).returncode != 0:
-        pip = subprocess.run([python, "-m", "pip", "install", "-q", "pytest>=7",
-                              "pytest-benchmark>=4"], capture_output=True, text=True)
+    if (
+        subprocess.run([python, "-c", "import pytest_benchmark"], capture_output=True).returncode
+        != 0
+    ):
+        pip = subprocess.run(
+            [python, "-m", "pip", "install", "-q", "pytest>=7", "pytest-benchmark>=4"],
+            capture_output=True,
+            text=True,
+        )
         if pip.returncode != 0:
             pytest.skip(f"pytest-benchmark cannot be installed in the Hermes venv: {pip.stderr}")
 
@@ -161,27 +184,59 @@ def test_plugin_dispatch_vs_builtin(bench_store: Path, bench_size: int, bench_re
     shutil.copyfile(bench_store, home / "state.db")
     (home / "config.yaml").write_text(
         "plugins:\n  enabled:\n    - hermes-fts\n  entries:\n    hermes-fts:\n"
-        "      allow_tool_override: true\n")
+        "      allow_tool_override: true\n"
+    )
     env = he.clean_env(home, {INNER_HOME: str(home), INNER_QUERIES: json.dumps(_queries())})
     # Hermes' SessionDB builds its own indexes on first open; ours are built by
     # optimize-storage.  Both happen before anything is timed.  With the plugin
     # enabled, optimize-storage would leave only the trigram stub (lean storage);
     # HERMES_TRIGRAM_FTS=1 keeps the index, so the built-in is timed at its best
     # (its trigram route for 3+ character Chinese), as it runs without the plugin.
-    for cmd in ([python, "-c", "from hermes_state import SessionDB; SessionDB().close()"],
-                [str(he.venv_bin(venv, "hermes-fts")), "optimize-storage", "--yes",
-                 "--db", str(home / "state.db")]):
-        done = subprocess.run(cmd, capture_output=True, text=True,
-                              env={**env, "HERMES_TRIGRAM_FTS": "1"}, timeout=3600)
+    for cmd in (
+        [python, "-c", "from hermes_state import SessionDB; SessionDB().close()"],
+        [
+            str(he.venv_bin(venv, "hermes-fts")),
+            "optimize-storage",
+            "--yes",
+            "--db",
+            str(home / "state.db"),
+        ],
+    ):
+        done = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            env={**env, "HERMES_TRIGRAM_FTS": "1"},
+            timeout=3600,
+        )
         assert done.returncode == 0, done.stderr
     report = home / "inner-benchmark.json"
     disabled = bool(request.config.getoption("benchmark_disable", default=False))
     inner = subprocess.run(
-        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(Path(__file__)),
-         "-k", "test_inner_dispatch", "--rootdir", str(ROOT),
-         *(["--benchmark-disable"] if disabled
-           else [f"--benchmark-json={report}", "--benchmark-disable-gc"])],
-        capture_output=True, text=True, env=env, cwd=str(ROOT), timeout=3600)
+        [
+            python,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(Path(__file__)),
+            "-k",
+            "test_inner_dispatch",
+            "--rootdir",
+            str(ROOT),
+            *(
+                ["--benchmark-disable"]
+                if disabled
+                else [f"--benchmark-json={report}", "--benchmark-disable-gc"]
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(ROOT),
+        timeout=3600,
+    )
     assert inner.returncode == 0, inner.stdout[-4000:] + inner.stderr[-2000:]
     sys.stdout.write(inner.stdout)
     if disabled:  # a smoke run: every call answered correctly, nothing timed
@@ -198,13 +253,16 @@ def test_plugin_dispatch_vs_builtin(bench_store: Path, bench_size: int, bench_re
         ours, theirs = sides["hermes-fts"], sides["built-in"]
         speedup = theirs["median_ms"] / ours["median_ms"] if ours["median_ms"] else float("inf")
         target = 50.0 if query_class in LIKE_SCAN_CLASSES else 1.0
-        bench_report.add(TABLE, {
-            "class": query_class,
-            "messages": bench_size,
-            "hermes-fts route": ",".join(ours["routes"]),
-            "hermes-fts median ms": ours["median_ms"],
-            "built-in median ms": theirs["median_ms"],
-            "speed-up": round(speedup, 1),
-            "target": f">= {target:g}x",
-            "met": "yes" if speedup >= target else "NO",
-        })
+        bench_report.add(
+            TABLE,
+            {
+                "class": query_class,
+                "messages": bench_size,
+                "hermes-fts route": ",".join(ours["routes"]),
+                "hermes-fts median ms": ours["median_ms"],
+                "built-in median ms": theirs["median_ms"],
+                "speed-up": round(speedup, 1),
+                "target": f">= {target:g}x",
+                "met": "yes" if speedup >= target else "NO",
+            },
+        )

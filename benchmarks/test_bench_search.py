@@ -64,8 +64,14 @@ def raw_fts5(st: SessionStore, term: str) -> list[Any]:
     plan = search.plan_search(state, term)
     where, params = search._filters(search.SearchRequest(term))
     return match_rows.match_rows(
-        st._conn, "hermes_fts_word", match_expression(plan.query, "fts5"),
-        snippet_sql("hermes_fts_word", True), where, params, match_rows.RANKED_ORDER, 20,
+        st._conn,
+        "hermes_fts_word",
+        match_expression(plan.query, "fts5"),
+        snippet_sql("hermes_fts_word", True),
+        where,
+        params,
+        match_rows.RANKED_ORDER,
+        20,
         few_snippet_sql=few_snippet_sql("hermes_fts_word") if state["cjk_few_snippet"] else None,
     )
 
@@ -78,8 +84,9 @@ def recall_all_visible(st: SessionStore, term: str) -> float | None:
     below 100 % where a term is part of a longer word.
     """
     got = {r["id"] for r in st.search_messages(term, limit=10**7, fields=["id"])}
-    truth = {r["id"] for r in st.search_messages(term, limit=10**7, fields=["id"],
-                                                  route="like_scan")}
+    truth = {
+        r["id"] for r in st.search_messages(term, limit=10**7, fields=["id"], route="like_scan")
+    }
     return len(got & truth) / len(truth) if truth else None
 
 
@@ -92,24 +99,39 @@ def test_search_vs_like(benchmark, store, bench_report, query_class):
             route = store.describe_search_path(term)
             index_ms = median_ms(lambda t=term: store.search_messages(t, limit=20), REPEATS)
             like_ms = median_ms(
-                lambda t=term: store.search_messages(t, limit=20, route="like_scan"),
-                REPEATS)
+                lambda t=term: store.search_messages(t, limit=20, route="like_scan"), REPEATS
+            )
             hits = len(store.search_messages(term, limit=10**6, fields=["id"]))
-            row = {"class": query_class, "band": band, "term": term, "route": route,
-                   "hits": hits, "index_ms": index_ms, "like_ms": like_ms,
-                   "ratio": like_ms / index_ms if index_ms else float("inf"),
-                   "recall": recall(store, term) if RECALL else None,
-                   "recall_all_visible": recall_all_visible(store, term) if RECALL else None}
+            row = {
+                "class": query_class,
+                "band": band,
+                "term": term,
+                "route": route,
+                "hits": hits,
+                "index_ms": index_ms,
+                "like_ms": like_ms,
+                "ratio": like_ms / index_ms if index_ms else float("inf"),
+                "recall": recall(store, term) if RECALL else None,
+                "recall_all_visible": recall_all_visible(store, term) if RECALL else None,
+            }
             if query_class in CJK_CLASSES:
                 # The substring index the bigram index replaces, when it can answer.
-                row["trigram_route"] = search.plan_search(store.index_state(), term, None, "trigram").route
+                row["trigram_route"] = search.plan_search(
+                    store.index_state(), term, None, "trigram"
+                ).route
                 # A term trigram cannot answer runs the LIKE scan just timed.
-                row["trigram_ms"] = like_ms if row["trigram_route"] == "like_scan" else median_ms(
-                    lambda t=term: store.search_messages(t, limit=20, route="trigram"), REPEATS)
+                row["trigram_ms"] = (
+                    like_ms
+                    if row["trigram_route"] == "like_scan"
+                    else median_ms(
+                        lambda t=term: store.search_messages(t, limit=20, route="trigram"), REPEATS
+                    )
+                )
             if query_class in LATIN_CLASSES:
                 row["raw_ms"] = median_ms(lambda t=term: raw_fts5(store, t), REPEATS)
                 row["nocontext_ms"] = median_ms(
-                    lambda t=term: store.search_messages(t, limit=20, fields=NO_CONTEXT), REPEATS)
+                    lambda t=term: store.search_messages(t, limit=20, fields=NO_CONTEXT), REPEATS
+                )
                 row["vs_raw"] = row["nocontext_ms"] / row["raw_ms"] if row["raw_ms"] else 0.0
             rows.append(row)
             bench_report.add("search: per term", row)
@@ -124,8 +146,10 @@ def test_search_vs_like(benchmark, store, bench_report, query_class):
         "worst_ratio": min(ratios),
         "worst_term": min(rows, key=lambda r: r["ratio"])["term"],
         "min_recall": min((r["recall"] for r in rows if r["recall"] is not None), default=None),
-        "min_recall_all_visible": min((r["recall_all_visible"] for r in rows
-                                       if r["recall_all_visible"] is not None), default=None),
+        "min_recall_all_visible": min(
+            (r["recall_all_visible"] for r in rows if r["recall_all_visible"] is not None),
+            default=None,
+        ),
     }
     if query_class in LATIN_CLASSES:
         summary["median_vs_raw_match"] = statistics.median(r["vs_raw"] for r in rows)
@@ -134,14 +158,17 @@ def test_search_vs_like(benchmark, store, bench_report, query_class):
     benchmark.extra_info["query_class"] = query_class
     benchmark.extra_info["ratio_vs_like"] = summary["median_ratio"]
     terms = [t for ts in samples.values() for t in ts]
-    benchmark.pedantic(lambda: [store.search_messages(t, limit=20) for t in terms],
-                       rounds=3, iterations=1)
+    benchmark.pedantic(
+        lambda: [store.search_messages(t, limit=20) for t in terms], rounds=3, iterations=1
+    )
 
 
 def test_index_sizes(benchmark, store, bench_report):
     """Each index as a multiple of the text it covers (sum of its %_data blocks)."""
     sizes = benchmark.pedantic(indexing.index_sizes, args=(store._conn,), rounds=1, iterations=1)
     for index, size in sizes.items():
-        bench_report.add("search: index sizes",
-                         {"index": index, "MB": size["bytes"] / 1e6, "x_text": size["x_text"]})
+        bench_report.add(
+            "search: index sizes",
+            {"index": index, "MB": size["bytes"] / 1e6, "x_text": size["x_text"]},
+        )
         benchmark.extra_info[index] = size["x_text"]

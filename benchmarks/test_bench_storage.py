@@ -36,8 +36,10 @@ from hermes_fts.store import SessionStore
 
 TABLE = "Lean storage: index bytes and file size (same messages, each store VACUUMed)"
 PLUGIN_ENABLED = "plugins:\n  enabled:\n    - hermes-fts\n"
-HERMES_OPEN = "import sys; from pathlib import Path; from hermes_state import SessionDB; " \
-              "SessionDB(Path(sys.argv[1])).close()"
+HERMES_OPEN = (
+    "import sys; from pathlib import Path; from hermes_state import SessionDB; "
+    "SessionDB(Path(sys.argv[1])).close()"
+)
 
 
 def _ours(source: Path, folder: Path, plugin: bool, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -60,7 +62,8 @@ def _strip_ours(db: Path) -> None:
     try:
         objects = conn.execute(
             "SELECT type, name, sql FROM sqlite_master WHERE name LIKE 'hermes_fts%' "
-            "OR name LIKE 'messages_fts%'").fetchall()
+            "OR name LIKE 'messages_fts%'"
+        ).fetchall()
         with conn:
             for kind, name, _sql in objects:
                 if kind == "trigger":
@@ -84,9 +87,13 @@ def _hermes_only(source: Path, folder: Path, tmp_path_factory: pytest.TempPathFa
     db = folder / "state.db"
     shutil.copyfile(source, db)
     _strip_ours(db)
-    done = subprocess.run([str(he.venv_python(venv)), "-c", HERMES_OPEN, str(db)],
-                          capture_output=True, text=True, env=he.clean_env(folder),
-                          timeout=3600)
+    done = subprocess.run(
+        [str(he.venv_python(venv)), "-c", HERMES_OPEN, str(db)],
+        capture_output=True,
+        text=True,
+        env=he.clean_env(folder),
+        timeout=3600,
+    )
     assert done.returncode == 0, done.stderr
     conn = sqlite3.connect(db)
     try:
@@ -100,13 +107,21 @@ def _sizes(db: Path) -> dict[str, Any]:
     with SessionStore(db, readonly=True) as store:
         status = store.status()
     indexes = {name: info["bytes"] or 0 for name, info in status["indexes"].items()}
-    return {"file": db.stat().st_size, "text": status["text_bytes"], "indexes": indexes,
-            "fts": sum(indexes.values())}
+    return {
+        "file": db.stat().st_size,
+        "text": status["text_bytes"],
+        "indexes": indexes,
+        "fts": sum(indexes.values()),
+    }
 
 
-def test_storage_sizes(bench_store: Path, bench_size: int, bench_report: Any,
-                       tmp_path_factory: pytest.TempPathFactory,
-                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_storage_sizes(
+    bench_store: Path,
+    bench_size: int,
+    bench_report: Any,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     base = tmp_path_factory.mktemp("bench-storage")
     hermes = _hermes_only(bench_store, base / "hermes", tmp_path_factory)
     stores = {
@@ -119,14 +134,17 @@ def test_storage_sizes(bench_store: Path, bench_size: int, bench_report: Any,
     mib = 1024 * 1024
     for name, size in sizes.items():
         text = size["text"] or 1
-        bench_report.add(TABLE, {
-            "store": name,
-            "messages": bench_size,
-            "text MiB": round(text / mib, 1),
-            **{f"{index} × text": round(b / text, 2) for index, b in size["indexes"].items()},
-            "all FTS × text": round(size["fts"] / text, 2),
-            "file MiB": round(size["file"] / mib, 1),
-            "file / Hermes-only": round(size["file"] / hermes_file, 2),
-        })
+        bench_report.add(
+            TABLE,
+            {
+                "store": name,
+                "messages": bench_size,
+                "text MiB": round(text / mib, 1),
+                **{f"{index} × text": round(b / text, 2) for index, b in size["indexes"].items()},
+                "all FTS × text": round(size["fts"] / text, 2),
+                "file MiB": round(size["file"] / mib, 1),
+                "file / Hermes-only": round(size["file"] / hermes_file, 2),
+            },
+        )
     lean = sizes["+ hermes-fts, plugin enabled"]
     assert lean["indexes"]["hermes_fts_trigram"] == 0  # not kept

@@ -67,8 +67,9 @@ def _copy(n: int, db: Path) -> None:
 
 def _with_writer(db: Path, stop: Path, work: Callable[[], None]) -> tuple[float, dict[str, Any]]:
     """Run ``work`` while the benchmark writer appends; (wall s, writer report)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT),
-                                                        os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
     from hermes_fts.store import SessionStore
 
     stop.unlink(missing_ok=True)
@@ -77,7 +78,11 @@ def _with_writer(db: Path, stop: Path, work: Callable[[], None]) -> tuple[float,
         st._conn.execute("DELETE FROM sessions WHERE id = 'bench-writer'")
     proc = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(_WRITER.format(db=str(db), stop=str(stop)))],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     if proc.stdout.readline().strip() != "ready":
         proc.wait(timeout=60)
@@ -95,9 +100,13 @@ def _with_writer(db: Path, stop: Path, work: Callable[[], None]) -> tuple[float,
     return wall, json.loads(out.strip().splitlines()[-1])
 
 
-def test_writer_wait_while_the_time_table_is_built(benchmark: Any, tmp_path: Path,
-                                                   bench_size: int, bench_report: Any,
-                                                   extension_missing: str | None) -> None:
+def test_writer_wait_while_the_time_table_is_built(
+    benchmark: Any,
+    tmp_path: Path,
+    bench_size: int,
+    bench_report: Any,
+    extension_missing: str | None,
+) -> None:
     if extension_missing:
         pytest.skip(extension_missing)
     from hermes_fts import time_table
@@ -125,30 +134,46 @@ def test_writer_wait_while_the_time_table_is_built(benchmark: Any, tmp_path: Pat
 
     benchmark.pedantic(run, rounds=1, iterations=1)
     with SessionStore(db, readonly=True) as st:
-        exact = st._conn.execute(
-            f"SELECT count(*) FROM messages m LEFT JOIN {time_table.TABLE} t ON t.id = m.id "
-            f"WHERE t.ts IS NOT m.timestamp").fetchone()[0] == 0
+        exact = (
+            st._conn.execute(
+                f"SELECT count(*) FROM messages m LEFT JOIN {time_table.TABLE} t ON t.id = m.id "
+                f"WHERE t.ts IS NOT m.timestamp"
+            ).fetchone()[0]
+            == 0
+        )
     assert exact
-    for name, label in (("old", "CREATE INDEX on messages(timestamp) (before)"),
-                        ("new", "time table: install (drops that index) + paced fill")):
+    for name, label in (
+        ("old", "CREATE INDEX on messages(timestamp) (before)"),
+        ("new", "time table: install (drops that index) + paced fill"),
+    ):
         writer = result[name]
-        bench_report.add(WAIT_TABLE, {
-            "messages": f"{bench_size:,}", "step": label,
-            "wall s": round(result[f"{name}_wall"], 2),
-            "chunks": result.get("chunks", 1) if name == "new" else 1,
-            "writer appends": writer["n"],
-            "writer worst lock wait ms": round(writer["lock_max"] * 1000, 1),
-            "writer worst append ms": round(writer["max"] * 1000, 1),
-        })
+        bench_report.add(
+            WAIT_TABLE,
+            {
+                "messages": f"{bench_size:,}",
+                "step": label,
+                "wall s": round(result[f"{name}_wall"], 2),
+                "chunks": result.get("chunks", 1) if name == "new" else 1,
+                "writer appends": writer["n"],
+                "writer worst lock wait ms": round(writer["lock_max"] * 1000, 1),
+                "writer worst append ms": round(writer["max"] * 1000, 1),
+            },
+        )
         benchmark.extra_info[f"{name}_writer_max_wait_s"] = writer["max"]
     if result["new"]["max"] > WRITER_TARGET_S:
         bench_report.notes[WAIT_TABLE] = (
-            f"writer waited {result['new']['max']:.2f} s > target {WRITER_TARGET_S} s")
+            f"writer waited {result['new']['max']:.2f} s > target {WRITER_TARGET_S} s"
+        )
 
 
-def test_hermes_own_search_is_unchanged(benchmark: Any, tmp_path: Path, bench_size: int,
-                                        bench_report: Any, extension_missing: str | None,
-                                        tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_hermes_own_search_is_unchanged(
+    benchmark: Any,
+    tmp_path: Path,
+    bench_size: int,
+    bench_report: Any,
+    extension_missing: str | None,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
     if extension_missing:
         pytest.skip(extension_missing)
     from hermes_fts import time_table
@@ -161,9 +186,19 @@ def test_hermes_own_search_is_unchanged(benchmark: Any, tmp_path: Path, bench_si
     _copy(bench_size, db)
 
     def hermes() -> dict[str, Any]:
-        proc = subprocess.run([str(he.venv_python(venv)), "-c", textwrap.dedent(_HERMES_SEARCH),
-                               str(db), json.dumps(TERMS)], capture_output=True, text=True,
-                              env=he.clean_env(db.parent), timeout=900)
+        proc = subprocess.run(
+            [
+                str(he.venv_python(venv)),
+                "-c",
+                textwrap.dedent(_HERMES_SEARCH),
+                str(db),
+                json.dumps(TERMS),
+            ],
+            capture_output=True,
+            text=True,
+            env=he.clean_env(db.parent),
+            timeout=900,
+        )
         assert proc.returncode == 0, proc.stderr
         return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
 

@@ -48,9 +48,7 @@ Connect = Callable[..., sqlite3.Connection]
 
 def _create(conn: sqlite3.Connection, tokenizer: str) -> None:
     conn.execute("DROP TABLE IF EXISTS bench")
-    conn.execute(
-        f"CREATE VIRTUAL TABLE bench USING fts5(body, content='', tokenize='{tokenizer}')"
-    )
+    conn.execute(f"CREATE VIRTUAL TABLE bench USING fts5(body, content='', tokenize='{tokenizer}')")
 
 
 def _insert(conn: sqlite3.Connection, rows: list[tuple[str]]) -> None:
@@ -147,9 +145,7 @@ def test_insert(
             row["throughput_vs_unicode61"] = r["insert_s"] / best
         if r["tokenizer"] == "trigram":
             row["index_vs_trigram"] = size / r["index_bytes"]
-    benchmark.extra_info.update(
-        {k: v for k, v in row.items() if k not in ("lang", "tokenizer")}
-    )
+    benchmark.extra_info.update({k: v for k, v in row.items() if k not in ("lang", "tokenizer")})
     bench_report.notes[TABLE] = (
         "Contentless FTS5 tables, one bulk insert per round (best of "
         f"{ROUNDS}); index = sum(length(block)) of %_data after 'optimize'."

@@ -19,21 +19,31 @@ def _doc(*entries: tuple[str, Any]) -> dict[str, Any]:
     return {
         "machine_info": {},
         "benchmarks": [
-            {"name": f"test_search[{cls}-{i}]", "group": f"search {cls}",
-             "stats": {"min": 0.001, "mean": 0.002},
-             "extra_info": {"query_class": cls, "ratio_vs_like": ratio}}
+            {
+                "name": f"test_search[{cls}-{i}]",
+                "group": f"search {cls}",
+                "stats": {"min": 0.001, "mean": 0.002},
+                "extra_info": {"query_class": cls, "ratio_vs_like": ratio},
+            }
             for i, (cls, ratio) in enumerate(entries)
         ]
-        + [{"name": "test_insert[zh-trigram]", "group": "insert zh", "stats": {},
-            "extra_info": {"index_bytes": 10}}],
+        + [
+            {
+                "name": "test_insert[zh-trigram]",
+                "group": "insert zh",
+                "stats": {},
+                "extra_info": {"index_bytes": 10},
+            }
+        ],
     }
 
 
 def _run(tmp_path: Path, doc: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "bench.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    return subprocess.run([sys.executable, str(SCRIPT), str(path), *args],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), str(path), *args], capture_output=True, text=True
+    )
 
 
 def test_passes_when_every_class_beats_the_threshold(tmp_path: Path) -> None:
@@ -79,20 +89,23 @@ def test_bad_ratio_values_are_reported(tmp_path: Path, bad: Any) -> None:
 
 
 def test_unreadable_input(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path / "missing.json")],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), str(tmp_path / "missing.json")],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "missing.json" in proc.stderr
 
 
 def test_class_falls_back_to_group() -> None:
-    doc = {"benchmarks": [{"name": "x", "group": "search zh2",
-                           "extra_info": {"ratio_vs_like": 3}}]}
+    doc = {"benchmarks": [{"name": "x", "group": "search zh2", "extra_info": {"ratio_vs_like": 3}}]}
     assert check_ratios.ratios_by_class([doc]) == {"search zh2": [3.0]}
 
 
 def test_empty_json_says_why(tmp_path: Path) -> None:
     path = tmp_path / "bench.json"
     path.write_text("", encoding="utf-8")
-    proc = subprocess.run([sys.executable, str(SCRIPT), str(path), "--allow-missing"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), str(path), "--allow-missing"], capture_output=True, text=True
+    )
     assert proc.returncode == 2 and "--benchmark-disable" in proc.stderr

@@ -15,10 +15,26 @@ from benchmarks import corpus
 
 pytest.importorskip("wordfreq")
 
-SESSION_KEYS = {"id", "source", "parent_session_id", "started_at", "ended_at", "end_reason",
-                "title", "model"}
-MESSAGE_KEYS = {"session_id", "role", "content", "tool_name", "tool_calls", "timestamp",
-                "active", "compacted"}
+SESSION_KEYS = {
+    "id",
+    "source",
+    "parent_session_id",
+    "started_at",
+    "ended_at",
+    "end_reason",
+    "title",
+    "model",
+}
+MESSAGE_KEYS = {
+    "session_id",
+    "role",
+    "content",
+    "tool_name",
+    "tool_calls",
+    "timestamp",
+    "active",
+    "compacted",
+}
 HAN = re.compile(r"[\u4e00-\u9fff]")
 KANA = re.compile(r"[\u3041-\u30ff]")
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -50,11 +66,18 @@ def test_deterministic_across_processes(data: tuple[list[dict], list[dict]]) -> 
     assert again_s == sessions
     assert list(again_m) == messages
     # A fresh interpreter with another hash seed produces the same rows.
-    code = ("import json,sys; from benchmarks import corpus; s,m=corpus.generate(3000, seed=7); "
-            "m=list(m); print(json.dumps([s[-1], m[-1], m[1234]], ensure_ascii=False))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=Path(__file__).parent.parent,
-                         env={"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin"})
+    code = (
+        "import json,sys; from benchmarks import corpus; s,m=corpus.generate(3000, seed=7); "
+        "m=list(m); print(json.dumps([s[-1], m[-1], m[1234]], ensure_ascii=False))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parent.parent,
+        env={"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin"},
+    )
     assert json.loads(out.stdout) == [sessions[-1], messages[-1], messages[1234]]
     other_s, other_m = corpus.generate(3000, seed=8)
     assert list(other_m) != messages
@@ -73,8 +96,9 @@ def test_shape_of_conversations(data: tuple[list[dict], list[dict]]) -> None:
     compressed = [s for s in sessions if s["end_reason"] == "compression"]
     assert compressed
     children = [s for s in sessions if s["parent_session_id"] in {c["id"] for c in compressed}]
-    assert children and all(c["started_at"] >= by_id[c["parent_session_id"]]["started_at"]
-                            for c in children)
+    assert children and all(
+        c["started_at"] >= by_id[c["parent_session_id"]]["started_at"] for c in children
+    )
     span = max(s["started_at"] for s in sessions) - min(s["started_at"] for s in sessions)
     assert span > 300 * 86400, "timestamps spread over about a year"
     roles = {m["role"] for m in messages}
@@ -99,8 +123,10 @@ def test_languages_and_hard_cases(data: tuple[list[dict], list[dict]]) -> None:
     assert IDENT.search(text), "identifiers like my-app.config.ts"
 
 
-@pytest.mark.parametrize("lang,pattern", [("zh", HAN), ("ja", KANA), ("ko", HANGUL),
-                                          ("en", re.compile(r"[a-z]{4,} [a-z]{4,}"))])
+@pytest.mark.parametrize(
+    "lang,pattern",
+    [("zh", HAN), ("ja", KANA), ("ko", HANGUL), ("en", re.compile(r"[a-z]{4,} [a-z]{4,}"))],
+)
 def test_texts_per_language(lang: str, pattern: re.Pattern[str]) -> None:
     texts = corpus.texts(lang, 200)
     assert len(texts) == 200 and texts == corpus.texts(lang, 200)

@@ -166,8 +166,15 @@ def ensure_toolchain(toolchain_dir: Path | None = None) -> Path:
         if not python.exists():
             _run([sys.executable, "-m", "venv", str(venv)])
         _run(
-            [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-             *TOOLCHAIN_REQUIREMENTS]
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                *TOOLCHAIN_REQUIREMENTS,
+            ]
         )
         marker.write_text(wanted, encoding="utf-8")
     return python
@@ -257,8 +264,19 @@ def build_template_wheel(out_dir: Path, python: Path) -> Path:
     """The wheel setuptools builds from this tree for the machine it runs on."""
     out_dir.mkdir(parents=True, exist_ok=True)
     _run(
-        [str(python), "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "--wheel-dir", str(out_dir), str(ROOT)],
+        [
+            str(python),
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            "--wheel-dir",
+            str(out_dir),
+            str(ROOT),
+        ],
     )
     wheels = sorted(out_dir.glob("hermes_fts-*.whl"))
     if len(wheels) != 1:
@@ -283,9 +301,10 @@ def retag_wheel(template: Path, library: Path, target: Target, out_dir: Path) ->
     tags = [f"py3-none-{plat}" for plat in target.wheel_tag.split(".")]
     records: list[str] = []
     out_dir.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(template) as src, zipfile.ZipFile(
-        wheel_path, "w", compression=zipfile.ZIP_DEFLATED
-    ) as dst:
+    with (
+        zipfile.ZipFile(template) as src,
+        zipfile.ZipFile(wheel_path, "w", compression=zipfile.ZIP_DEFLATED) as dst,
+    ):
         template_lib = None
         for info in src.infolist():
             name = info.filename

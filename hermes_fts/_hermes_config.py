@@ -160,9 +160,14 @@ def plugin_status(hermes_home: str | os.PathLike[str]) -> dict[str, Any]:
     """
     path = Path(hermes_home).expanduser() / "config.yaml"
     out: dict[str, Any] = {
-        "config": str(path), "enabled": False, "disabled": False,
-        "allow_tool_override": False, "serves_session_search": False,
-        "grant": None, "error": None, "hint": None,
+        "config": str(path),
+        "enabled": False,
+        "disabled": False,
+        "allow_tool_override": False,
+        "serves_session_search": False,
+        "grant": None,
+        "error": None,
+        "hint": None,
     }
     try:
         plugins = config_section(path.read_text(encoding="utf-8"), "plugins")
@@ -178,12 +183,14 @@ def plugin_status(hermes_home: str | os.PathLike[str]) -> dict[str, Any]:
     entry = entries.get(PLUGIN_NAME) if isinstance(entries, dict) else None
     out["enabled"] = isinstance(enabled, list) and PLUGIN_NAME in enabled
     out["disabled"] = isinstance(disabled, list) and PLUGIN_NAME in disabled
-    out["allow_tool_override"] = (isinstance(entry, dict)
-                                  and entry.get("allow_tool_override") is True)
+    out["allow_tool_override"] = (
+        isinstance(entry, dict) and entry.get("allow_tool_override") is True
+    )
     out["serves_session_search"] = out["enabled"] and not out["disabled"]
     if out["serves_session_search"]:
-        out["grant"] = ("schema override" if out["allow_tool_override"]
-                        else "execution middleware only")
+        out["grant"] = (
+            "schema override" if out["allow_tool_override"] else "execution middleware only"
+        )
     if not out["serves_session_search"] or not out["allow_tool_override"]:
         out["hint"] = f"hermes plugins enable {PLUGIN_NAME} {GRANT_FLAG}"
     return out

@@ -100,7 +100,6 @@ def segments(text: str) -> list[tuple[bool, str]]:
     return segs
 
 
-
 def fold_case(token: str) -> str:
     """unicode61 folding of a non-CJK token: lower case, diacritics removed."""
     decomposed = unicodedata.normalize("NFKD", token.lower())

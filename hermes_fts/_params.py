@@ -15,8 +15,9 @@ from typing import Any
 __all__ = ["SORTS", "as_int", "as_session_ids", "as_time_bound", "parse_roles", "parse_sort"]
 
 SORTS = ("newest", "oldest")
-_ROLES_HINT = ("a role filter is a comma-separated string such as 'user,assistant' "
-               "or a list of role names")
+_ROLES_HINT = (
+    "a role filter is a comma-separated string such as 'user,assistant' or a list of role names"
+)
 
 
 def as_int(value: Any, name: str) -> int:
@@ -75,8 +76,9 @@ def as_time_bound(value: Any, name: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a Unix time in seconds (a number), "
-                        f"not {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be a Unix time in seconds (a number), not {type(value).__name__}"
+        )
     if value != value:  # NaN would silently match nothing
         raise ValueError(f"{name} must be a number, got NaN")
     return float(value)

@@ -75,8 +75,10 @@ def sqlite_library_candidates(
         # python.org and framework builds keep it in the prefix's lib/, Homebrew's
         # Python links Homebrew's keg-only sqlite; the system one comes last.
         for prefix in unique_prefixes:
-            found += [os.path.join(prefix, "lib", "libsqlite3.0.dylib"),
-                      os.path.join(prefix, "lib", "libsqlite3.dylib")]
+            found += [
+                os.path.join(prefix, "lib", "libsqlite3.0.dylib"),
+                os.path.join(prefix, "lib", "libsqlite3.dylib"),
+            ]
         found += [*HOMEBREW_SQLITE, "/usr/lib/libsqlite3.dylib"]
     else:
         # glibc and musl (Alpine) alike: the prefix's own copy (conda, some

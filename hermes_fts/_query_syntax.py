@@ -456,8 +456,11 @@ class _Parser:
             return None
         if not include:
             excluded = _all_of(exclude, [])
-            shown = (excluded.text + "*" * excluded.prefix if isinstance(excluded, Term)
-                     else render(excluded, top=False))
+            shown = (
+                excluded.text + "*" * excluded.prefix
+                if isinstance(excluded, Term)
+                else render(excluded, top=False)
+            )
             raise _Refuse(
                 f"NOT {shown} has nothing to find: NOT only removes rows from what the "
                 f"words before it find. Put what you are looking for first, e.g. "
@@ -516,14 +519,16 @@ def parse_query(text: object) -> Query:
     except _Refuse as exc:
         return Query(notes=tuple(notes), error=str(exc))
     loose = all(t.kind == "term" for t in toks) and (
-        len(words) > 1 or any(_sentence(t.term.text) for t in words if t.term and not t.quoted))
+        len(words) > 1 or any(_sentence(t.term.text) for t in words if t.term and not t.quoted)
+    )
     bare = tuple(t.term.text for t in words if t.term and not t.quoted) if loose else ()
     return Query(expr, tuple(dict.fromkeys(notes)), loose=loose, bare=bare)
 
 
 _CJK_CHAR = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]")
 _CJK_PUNCTUATED = re.compile(
-    "[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3][^\\w\\s]+[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]")
+    "[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3][^\\w\\s]+[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]"
+)
 
 
 def _sentence(text: str) -> bool:

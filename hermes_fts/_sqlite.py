@@ -59,8 +59,15 @@ SHM_BYTES = 32768  # the first -shm region every WAL connection needs
 # Primary result codes of a store that is sound but cannot take a write now:
 # BUSY, LOCKED, READONLY, IOERR, FULL, CANTOPEN.
 _CANNOT_WRITE_CODES = frozenset({5, 6, 8, 10, 13, 14})
-_CANNOT_WRITE_WORDS = ("locked", "busy", "readonly", "read-only", "disk is full",
-                       "disk i/o error", "unable to open")
+_CANNOT_WRITE_WORDS = (
+    "locked",
+    "busy",
+    "readonly",
+    "read-only",
+    "disk is full",
+    "disk i/o error",
+    "unable to open",
+)
 SQLITE_CORRUPT_VTAB = 267  # SQLITE_CORRUPT | (1 << 8): a virtual table is damaged
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -99,9 +106,12 @@ def nobody_writing(path: str | os.PathLike[str]) -> bool:
     """
     target = os.path.abspath(os.fspath(path))
     folder = os.path.dirname(target) or "."
-    return (os.path.isfile(target) and not os.access(folder, os.W_OK)
-            and not os.path.exists(target + "-wal")
-            and not os.path.exists(target + "-journal"))
+    return (
+        os.path.isfile(target)
+        and not os.access(folder, os.W_OK)
+        and not os.path.exists(target + "-wal")
+        and not os.path.exists(target + "-journal")
+    )
 
 
 def disk_full(path: str | os.PathLike[str]) -> bool:
@@ -139,14 +149,19 @@ def connect_readonly(path: str | os.PathLike[str], **kwargs: Any) -> sqlite3.Con
     opened immutable.  A full disk with a ``-wal`` that holds changes raises.
     """
     target = os.fspath(path)
-    conn = sqlite3.connect(readonly_uri(target, immutable=nobody_writing(target)),
-                           uri=True, **kwargs)
+    conn = sqlite3.connect(
+        readonly_uri(target, immutable=nobody_writing(target)), uri=True, **kwargs
+    )
     try:
         conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # opens the WAL index
     except sqlite3.Error as exc:
         conn.close()
-        if not (isinstance(exc, sqlite3.OperationalError) and _shm_failed(exc)
-                and disk_full(target) and _wal_empty(target)):
+        if not (
+            isinstance(exc, sqlite3.OperationalError)
+            and _shm_failed(exc)
+            and disk_full(target)
+            and _wal_empty(target)
+        ):
             raise
         logger.info("%s: disk full, no -wal content: reading the file immutable", target)
         conn = sqlite3.connect(readonly_uri(target, immutable=True), uri=True, **kwargs)
@@ -212,9 +227,9 @@ def file_kind(path: str | os.PathLike[str]) -> tuple[str, str]:
 
 
 def _names_an_index(text: str) -> bool:
-    return ("fts5" in text and ("corrupt" in text or "malformed" in text
-                                or "hermes_fts_" in text)) \
-        or "vtable constructor failed: hermes_fts_" in text
+    return (
+        "fts5" in text and ("corrupt" in text or "malformed" in text or "hermes_fts_" in text)
+    ) or "vtable constructor failed: hermes_fts_" in text
 
 
 def is_index_corruption(conn: sqlite3.Connection, exc: BaseException) -> bool:
@@ -328,22 +343,31 @@ def store_file_problem(path: Path, *, readonly: bool, may_create: bool) -> FileP
     if kind in wrong:
         return FileProblem(wrong[kind], wrong_path=True)
     if kind == "unreadable":
-        return FileProblem(f"{path} cannot be read by this user ({detail}); give this user "
-                           "read permission on it and the folders above it, or run as the "
-                           "store's owner")
+        return FileProblem(
+            f"{path} cannot be read by this user ({detail}); give this user "
+            "read permission on it and the folders above it, or run as the "
+            "store's owner"
+        )
     try:
         conn = connect_readonly(path)
         try:
-            names = {row[0] for row in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'"
-                " AND name IN ('sessions', 'messages')")}
+            names = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'"
+                    " AND name IN ('sessions', 'messages')"
+                )
+            }
         finally:
             conn.close()
     except sqlite3.Error as exc:
         return open_problem(path, True, exc)
     if names != {"sessions", "messages"}:
-        return FileProblem(f"{path} is a SQLite database but not a Hermes session store "
-                           "(no sessions and messages tables)", wrong_path=True)
+        return FileProblem(
+            f"{path} is a SQLite database but not a Hermes session store "
+            "(no sessions and messages tables)",
+            wrong_path=True,
+        )
     return None if readonly else _write_problem(path)
 
 
@@ -353,15 +377,19 @@ _WRITES = "this command writes to the store"
 def _write_problem(path: Path) -> FileProblem | None:
     """Why this user cannot write ``path`` (or create it), looking only; None if it can."""
     if path.exists() and not os.access(path, os.W_OK):
-        return FileProblem(f"{path} is a read-only file and {_WRITES}; make it writable "
-                           f"(chmod u+w as its owner) or run as a user who may write it")
+        return FileProblem(
+            f"{path} is a read-only file and {_WRITES}; make it writable "
+            f"(chmod u+w as its owner) or run as a user who may write it"
+        )
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent  # a missing folder is created in the nearest existing one
     if not os.access(folder, os.W_OK):
-        return FileProblem(f"the folder {folder} is read-only for this user and {_WRITES}: "
-                           f"SQLite creates its -wal and -shm files next to {path.name}; "
-                           "make the folder writable")
+        return FileProblem(
+            f"the folder {folder} is read-only for this user and {_WRITES}: "
+            f"SQLite creates its -wal and -shm files next to {path.name}; "
+            "make the folder writable"
+        )
     return None
 
 
@@ -383,22 +411,32 @@ def open_problem(path: Path, readonly: bool, exc: BaseException) -> FileProblem:
             f"the folder {path.parent} is read-only for this user and a {path.name}-wal file "
             f"next to the store shows it may be being written: reading it safely needs a "
             f"-shm file there ({exc}); make the folder writable, or read a copy of the "
-            "store and its -wal file")
+            "store and its -wal file"
+        )
     if "locked" in text or "busy" in text:
-        return FileProblem(f"{path} is locked by another process ({exc}); wait for it to "
-                           "finish (Hermes Agent or another hermes-fts command) and try again")
-    if ("disk is full" in text or (code is not None and code & 0xFF == SQLITE_FULL)
-            or (("disk i/o error" in text or refused) and disk_full(path))):
-        return FileProblem(f"the disk holding {path} is full ({exc}); free some space and "
-                           "try again")
+        return FileProblem(
+            f"{path} is locked by another process ({exc}); wait for it to "
+            "finish (Hermes Agent or another hermes-fts command) and try again"
+        )
+    if (
+        "disk is full" in text
+        or (code is not None and code & 0xFF == SQLITE_FULL)
+        or (("disk i/o error" in text or refused) and disk_full(path))
+    ):
+        return FileProblem(
+            f"the disk holding {path} is full ({exc}); free some space and try again"
+        )
     if refused:
-        return FileProblem(f"{path} cannot be written ({exc}); make it and its folder "
-                           "writable for this user")
+        return FileProblem(
+            f"{path} cannot be written ({exc}); make it and its folder writable for this user"
+        )
     if "not a database" in text:
         return FileProblem(f"{path} is not a SQLite database ({exc})", wrong_path=True)
     if "malformed" in text or "corrupt" in text:
-        return FileProblem(f"{path} is damaged ({exc}); restore it from a backup, or "
-                           f"recover what is left with `sqlite3 {path} .recover`")
+        return FileProblem(
+            f"{path} is damaged ({exc}); restore it from a backup, or "
+            f"recover what is left with `sqlite3 {path} .recover`"
+        )
     return FileProblem(f"cannot use {path} ({exc})")
 
 
@@ -413,21 +451,28 @@ def failure_cause(exc: BaseException) -> str | None:
     text = str(exc).lower()
     code = getattr(exc, "sqlite_errorcode", None)
     if "locked" in text or "busy" in text:
-        return (f"the store is locked by another process ({exc}); wait for it to finish "
-                "(Hermes Agent or another hermes-fts command) and try again")
+        return (
+            f"the store is locked by another process ({exc}); wait for it to finish "
+            "(Hermes Agent or another hermes-fts command) and try again"
+        )
     if "disk is full" in text or (code is not None and code & 0xFF == SQLITE_FULL):
         return f"the disk holding the store is full ({exc}); free some space and try again"
     if "readonly" in text or "read-only" in text:
-        return (f"the store cannot be written by this user ({exc}); make it and its folder "
-                "writable, or read it with a read-only command")
+        return (
+            f"the store cannot be written by this user ({exc}); make it and its folder "
+            "writable, or read it with a read-only command"
+        )
     if "malformed" in text or "corrupt" in text or "not a database" in text:
-        return (f"the store is damaged ({exc}); run `hermes-fts optimize-storage` to rebuild "
-                "its indexes, or restore it from a backup")
+        return (
+            f"the store is damaged ({exc}); run `hermes-fts optimize-storage` to rebuild "
+            "its indexes, or restore it from a backup"
+        )
     return None
 
 
-def store_error(path: str | os.PathLike[str], exc: BaseException, *,
-                readonly: bool | None = None) -> StoreError:
+def store_error(
+    path: str | os.PathLike[str], exc: BaseException, *, readonly: bool | None = None
+) -> StoreError:
     """``exc``, raised while opening or using the store at ``path``, as a StoreError.
 
     ``readonly`` None: whether only reading was attempted is read from the

@@ -53,8 +53,9 @@ def interleaved_median_ms(fns: dict[str, Callable[[], Any]], repeats: int) -> di
 def _vocab(conn: sqlite3.Connection, table: str) -> list[tuple[str, int]]:
     """(term, documents) of an index, from a temporary fts5vocab table."""
     name = f"hermes_bench_vocab_{table}"
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} "
-                 f"USING fts5vocab(main, {table}, row)")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} USING fts5vocab(main, {table}, row)"
+    )
     try:
         return [(t, d) for t, d in conn.execute(f"SELECT term, doc FROM temp.{name}")]
     finally:
@@ -68,7 +69,7 @@ def _banded(terms: list[tuple[str, int]], per_band: int, rng: random.Random) -> 
     for i, band in enumerate(BANDS):
         part = ranked[i * len(ranked) // 4 : (i + 1) * len(ranked) // 4]
         if band == "very_common":
-            part = ranked[-max(1, len(ranked) // 100):]  # the top percent
+            part = ranked[-max(1, len(ranked) // 100) :]  # the top percent
         out[band] = [t for t, _ in rng.sample(part, min(per_band, len(part)))]
     return out
 
@@ -102,8 +103,10 @@ def _longer_cjk_terms(conn: sqlite3.Connection, rng: random.Random, n: int) -> l
     for _ in range(n * 20):
         if len(found) >= n or not top:
             break
-        row = conn.execute("SELECT content FROM messages WHERE id >= ? AND role <> 'tool' "
-                           "ORDER BY id LIMIT 1", (rng.randint(1, top),)).fetchone()
+        row = conn.execute(
+            "SELECT content FROM messages WHERE id >= ? AND role <> 'tool' ORDER BY id LIMIT 1",
+            (rng.randint(1, top),),
+        ).fetchone()
         text = row[0] if row and isinstance(row[0], str) else ""
         runs = [r for r in re.findall(r"\S+", text) if len(r) >= 3]
         for run in runs:
@@ -123,24 +126,42 @@ def _longer_cjk_terms(conn: sqlite3.Connection, rng: random.Random, n: int) -> l
 def recall(store: SessionStore, term: str) -> float | None:
     """Share of the LIKE scan's rows (what the route promises) that the index returns."""
     fields = ["id"]
-    got = {r["id"] for r in store.search_messages(term, role_filter=CONVERSATION_ROLES,
-                                                  limit=10**7, fields=fields)}
-    truth_rows = store.search_messages(term, role_filter=CONVERSATION_ROLES,
-                                       limit=10**7, fields=fields, route="like_scan")
+    got = {
+        r["id"]
+        for r in store.search_messages(
+            term, role_filter=CONVERSATION_ROLES, limit=10**7, fields=fields
+        )
+    }
+    truth_rows = store.search_messages(
+        term, role_filter=CONVERSATION_ROLES, limit=10**7, fields=fields, route="like_scan"
+    )
     truth = {r["id"] for r in truth_rows}
     if not has_cjk(term):  # the word index matches words, LIKE substrings
         word = re.compile(r"(?<![a-z0-9])" + re.escape(term.lower()) + r"(?![a-z0-9])")
         marks = ",".join("?" for _ in truth)
-        truth = {i for i, c in store._conn.execute(
-            f"SELECT id, content FROM messages WHERE id IN ({marks})", list(truth))
-            if isinstance(c, str) and word.search(c.lower())} if truth else set()
+        truth = (
+            {
+                i
+                for i, c in store._conn.execute(
+                    f"SELECT id, content FROM messages WHERE id IN ({marks})", list(truth)
+                )
+                if isinstance(c, str) and word.search(c.lower())
+            }
+            if truth
+            else set()
+        )
     if not truth:
         return None
     return len(got & truth) / len(truth)
 
 
-def run(store: SessionStore, per_band: int = 2, repeats: int = 3, seed: int = 0,
-        progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run(
+    store: SessionStore,
+    per_band: int = 2,
+    repeats: int = 3,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Time every sampled term both ways; return per-term rows, per-class summaries, sizes."""
     rows = []
     for cls, bands in sample_terms(store, per_band, seed).items():
@@ -148,15 +169,22 @@ def run(store: SessionStore, per_band: int = 2, repeats: int = 3, seed: int = 0,
             for term in terms:
                 if progress:
                     progress(f"{cls} {band} {term}")
-                index_ms = median_ms(
-                    partial(store.search_messages, term, limit=20), repeats)
-                like_ms = median_ms(partial(
-                    store.search_messages, term, limit=20, route="like_scan"), repeats)
-                rows.append({"class": cls, "band": band, "term": term,
-                             "route": store.search(term, limit=20).route,
-                             "index_ms": round(index_ms, 3), "like_ms": round(like_ms, 3),
-                             "ratio": round(like_ms / index_ms, 1) if index_ms else None,
-                             "recall": recall(store, term)})
+                index_ms = median_ms(partial(store.search_messages, term, limit=20), repeats)
+                like_ms = median_ms(
+                    partial(store.search_messages, term, limit=20, route="like_scan"), repeats
+                )
+                rows.append(
+                    {
+                        "class": cls,
+                        "band": band,
+                        "term": term,
+                        "route": store.search(term, limit=20).route,
+                        "index_ms": round(index_ms, 3),
+                        "like_ms": round(like_ms, 3),
+                        "ratio": round(like_ms / index_ms, 1) if index_ms else None,
+                        "recall": recall(store, term),
+                    }
+                )
     summary = []
     for cls in CLASSES:
         mine = [r for r in rows if r["class"] == cls]
@@ -165,17 +193,28 @@ def run(store: SessionStore, per_band: int = 2, repeats: int = 3, seed: int = 0,
         ratios = [r["ratio"] for r in mine if r["ratio"] is not None]
         recalls = [r["recall"] for r in mine if r["recall"] is not None]
         worst = min(mine, key=lambda r: r["ratio"] or 0)
-        summary.append({
-            "class": cls, "terms": len(mine),
-            "routes": ",".join(sorted({r["route"] for r in mine})),
-            "median_index_ms": round(statistics.median(r["index_ms"] for r in mine), 3),
-            "median_like_ms": round(statistics.median(r["like_ms"] for r in mine), 3),
-            "median_ratio": round(statistics.median(ratios), 1) if ratios else None,
-            "worst_ratio": worst["ratio"], "worst_term": worst["term"],
-            "min_recall": min(recalls) if recalls else None,
-        })
+        summary.append(
+            {
+                "class": cls,
+                "terms": len(mine),
+                "routes": ",".join(sorted({r["route"] for r in mine})),
+                "median_index_ms": round(statistics.median(r["index_ms"] for r in mine), 3),
+                "median_like_ms": round(statistics.median(r["like_ms"] for r in mine), 3),
+                "median_ratio": round(statistics.median(ratios), 1) if ratios else None,
+                "worst_ratio": worst["ratio"],
+                "worst_term": worst["term"],
+                "min_recall": min(recalls) if recalls else None,
+            }
+        )
     status = store.status()
-    return {"db": status["db"], "text_bytes": status["text_bytes"],
-            "sizes": {index: {"bytes": info["bytes"], "x_text": info["x_text"]}
-                      for index, info in status["indexes"].items() if info["bytes"] is not None},
-            "classes": summary, "terms": rows}
+    return {
+        "db": status["db"],
+        "text_bytes": status["text_bytes"],
+        "sizes": {
+            index: {"bytes": info["bytes"], "x_text": info["x_text"]}
+            for index, info in status["indexes"].items()
+            if info["bytes"] is not None
+        },
+        "classes": summary,
+        "terms": rows,
+    }

@@ -208,8 +208,9 @@ def _decoded_sql(value: str, when: str = "1") -> str:
     spaces = [(f"char({c})", "' '") for c in (9, 10, 13)]
     spaced = _when_any("a", [old for old, _new in spaces], _replace("a", spaces))
     quoted = _replace(spaced, [(_lit(_BS + '"'), _lit(_BS + "u0022")), (_lit('"'), "''")])
-    literal = ("'\"' || " + _when_any("a", [_HOLD], _replace("a", [(_HOLD, _lit(_BS * 2))]))
-               + " || '\"'")
+    literal = (
+        "'\"' || " + _when_any("a", [_HOLD], _replace("a", [(_HOLD, _lit(_BS * 2))])) + " || '\"'"
+    )
     decoded = "CASE WHEN json_valid(a) THEN json_extract(a, '$') END"
     # A lone surrogate decodes to bytes that SQLite reads as U+FFFD.
     checked = f"CASE WHEN NOT {_has('a', 'char(65533)')} THEN a END"
@@ -232,25 +233,32 @@ def indexed_text_sql(column: str) -> str:
     Hermes Agent's own.
     """
     prefixed = f"({column} >= {JSON_PREFIX_SQL} AND {column} < {JSON_PREFIX_END_SQL})"
-    payload = (f"CASE WHEN {prefixed} THEN CAST(substr(CAST({column} AS BLOB), "
-               f"{len(JSON_CONTENT_PREFIX.encode()) + 1}) AS TEXT) ELSE {column} END")
+    payload = (
+        f"CASE WHEN {prefixed} THEN CAST(substr(CAST({column} AS BLOB), "
+        f"{len(JSON_CONTENT_PREFIX.encode()) + 1}) AS TEXT) ELSE {column} END"
+    )
     # Each mention of a column reads its value again (a long one from its
     # overflow pages), so a value that cannot be JSON is settled by typeof()
     # (which reads no text) and unicode() of its first character (NULL for
     # the prefix's NUL): two reads, as many as the stored value itself costs.
-    not_json = (f"typeof({column}) <> 'text' OR "
-                f"COALESCE(unicode({column}), 0) NOT IN (0, 34, 91, 123)")
+    not_json = (
+        f"typeof({column}) <> 'text' OR COALESCE(unicode({column}), 0) NOT IN (0, 34, 91, 123)"
+    )
     again = _decoded_sql("d", _has("d", _ESCAPE))
     # The prefix's NUL as a space: FTS5's trigram tokenizer and LIKE read text
     # only up to a NUL, so they would never see a prefixed value; unicode61
     # splits words at either, so the word index keeps Hermes Agent's tokens.
     stored = f"' ' || CAST(substr(CAST({column} AS BLOB), 2) AS TEXT)"
-    decoded = (f"(SELECT (CASE WHEN {prefixed} THEN {stored} ELSE {column} END) || "
-               f"COALESCE(char(10) || COALESCE({again}, d), '') "
-               f"FROM (SELECT {_decoded_sql(payload)} AS d LIMIT -1 OFFSET 0))")
-    return (f"CASE WHEN {not_json} THEN {column} "
-            f"WHEN {_has(f'({payload})', _ESCAPE)} THEN {decoded} "
-            f"WHEN {prefixed} THEN {stored} ELSE {column} END")
+    decoded = (
+        f"(SELECT (CASE WHEN {prefixed} THEN {stored} ELSE {column} END) || "
+        f"COALESCE(char(10) || COALESCE({again}, d), '') "
+        f"FROM (SELECT {_decoded_sql(payload)} AS d LIMIT -1 OFFSET 0))"
+    )
+    return (
+        f"CASE WHEN {not_json} THEN {column} "
+        f"WHEN {_has(f'({payload})', _ESCAPE)} THEN {decoded} "
+        f"WHEN {prefixed} THEN {stored} ELSE {column} END"
+    )
 
 
 INDEXED_COLUMNS = ("content", "tool_name", "tool_calls")

@@ -23,10 +23,22 @@ from ._sqlite import sqlite_sort_key
 from .like_sql import LIKE_SOURCE, like_where
 from .query import Query, like_plan
 
-__all__ = ["OTHERS", "SESSION_WEIGHTS", "Evidence", "SessionWeights", "best_row_ids",
-           "best_session_ids", "gather", "id_array", "index_page", "like_page", "passing_ids",
-           "pick_ids",
-           "session_score", "term_weights"]
+__all__ = [
+    "OTHERS",
+    "SESSION_WEIGHTS",
+    "Evidence",
+    "SessionWeights",
+    "best_row_ids",
+    "best_session_ids",
+    "gather",
+    "id_array",
+    "index_page",
+    "like_page",
+    "passing_ids",
+    "pick_ids",
+    "session_score",
+    "term_weights",
+]
 
 
 def id_array(ids: Iterable[int]) -> str:
@@ -105,9 +117,17 @@ class _Later:
     __hash__ = None  # type: ignore[assignment]
 
 
-def gather(conn: sqlite3.Connection, table: str, units: Sequence[str], any_unit: str,
-           envelope_ids: tuple[int, int], extra: str, extra_params: Sequence[Any],
-           documents: int, order: str | None = None) -> Evidence:
+def gather(
+    conn: sqlite3.Connection,
+    table: str,
+    units: Sequence[str],
+    any_unit: str,
+    envelope_ids: tuple[int, int],
+    extra: str,
+    extra_params: Sequence[Any],
+    documents: int,
+    order: str | None = None,
+) -> Evidence:
     """Every match of ``any_unit`` (the OR of ``units``, or the one unit), with its
     session and the units it holds, from the index and each row's session id.
 
@@ -118,10 +138,12 @@ def gather(conn: sqlite3.Connection, table: str, units: Sequence[str], any_unit:
     alone (rowids only) for which units a row holds.
     """
     low, high = envelope_ids
-    sql = (f"SELECT {table}.rowid, {table}.rank, m.session_id"
-           f"{', m.timestamp' if order else ', NULL'} FROM {table} "
-           f"JOIN messages m ON m.id = {table}.rowid WHERE {table} MATCH ? "
-           f"AND {table}.rowid BETWEEN ? AND ?{extra}")
+    sql = (
+        f"SELECT {table}.rowid, {table}.rank, m.session_id"
+        f"{', m.timestamp' if order else ', NULL'} FROM {table} "
+        f"JOIN messages m ON m.id = {table}.rowid WHERE {table} MATCH ? "
+        f"AND {table}.rowid BETWEEN ? AND ?{extra}"
+    )
     one = len(units) == 1  # a strict query: the whole of it is the one unit
     rows: dict[int, list[Any]] = {}
     times: dict[int, Any] = {}
@@ -132,9 +154,16 @@ def gather(conn: sqlite3.Connection, table: str, units: Sequence[str], any_unit:
         return Evidence(rows, [1.0], order, times)
     hits: list[list[int]] = []
     for unit in units:
-        hits.append([rid for (rid,) in conn.execute(
-            f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?",
-            (unit, low, high)) if rid in rows])
+        hits.append(
+            [
+                rid
+                for (rid,) in conn.execute(
+                    f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?",
+                    (unit, low, high),
+                )
+                if rid in rows
+            ]
+        )
     weights = term_weights([len(h) for h in hits], documents)
     for bit, (found, weight) in enumerate(zip(hits, weights)):
         for rid in found:
@@ -144,8 +173,9 @@ def gather(conn: sqlite3.Connection, table: str, units: Sequence[str], any_unit:
     return Evidence(rows, weights, order, times)
 
 
-def session_score(evidence: Evidence, ids: Sequence[int], total_weight: float,
-                  w: SessionWeights | None = None) -> float:
+def session_score(
+    evidence: Evidence, ids: Sequence[int], total_weight: float, w: SessionWeights | None = None
+) -> float:
     """A session's score from its matching messages ``ids``: its best message, the
     ``OTHERS`` next best damped by their place, and the weight of the terms
     the session holds.  Removing a message never raises it, so a score over all matches
@@ -154,15 +184,17 @@ def session_score(evidence: Evidence, ids: Sequence[int], total_weight: float,
         return 0.0
     w = w or SESSION_WEIGHTS
     rows = evidence.rows
-    values = sorted((rows[i][0] / total_weight + w.bm25 * rows[i][1] for i in ids),
-                    reverse=True)
+    values = sorted((rows[i][0] / total_weight + w.bm25 * rows[i][1] for i in ids), reverse=True)
     held = 0
     for i in ids:
         held |= rows[i][3]
     coverage = sum(wt for bit, wt in enumerate(evidence.weights) if held >> bit & 1)
-    others = values[1:OTHERS + 1]
-    return (values[0] + w.damping * sum(v / (j + 1) for j, v in enumerate(others, 1))
-            + w.coverage * coverage / total_weight)
+    others = values[1 : OTHERS + 1]
+    return (
+        values[0]
+        + w.damping * sum(v / (j + 1) for j, v in enumerate(others, 1))
+        + w.coverage * coverage / total_weight
+    )
 
 
 def _damped_sums() -> list[float]:
@@ -173,16 +205,20 @@ def _damped_sums() -> list[float]:
     return sums
 
 
-def passing_ids(conn: sqlite3.Connection, where: str,
-                params: Sequence[Any]) -> Callable[[Sequence[int]], set[int]]:
+def passing_ids(
+    conn: sqlite3.Connection, where: str, params: Sequence[Any]
+) -> Callable[[Sequence[int]], set[int]]:
     """A test of which ids' messages pass the filters ``where``, one statement per call."""
-    sql = (f"SELECT m.id FROM messages m JOIN sessions s ON s.id = m.session_id "
-           f"WHERE m.id IN (SELECT value FROM json_each(?)) AND {where}")
+    sql = (
+        f"SELECT m.id FROM messages m JOIN sessions s ON s.id = m.session_id "
+        f"WHERE m.id IN (SELECT value FROM json_each(?)) AND {where}"
+    )
     return lambda ids: {int(r[0]) for r in conn.execute(sql, [id_array(ids), *params])}
 
 
-def best_row_ids(evidence: Evidence, want: int,
-                 passing: Callable[[Sequence[int]], set[int]]) -> list[int]:
+def best_row_ids(
+    evidence: Evidence, want: int, passing: Callable[[Sequence[int]], set[int]]
+) -> list[int]:
     """The top ``want`` ids by ``Evidence.row_key`` among those ``passing`` keeps.
 
     Candidates are tested best first, as many more each round as the keep
@@ -200,17 +236,18 @@ def best_row_ids(evidence: Evidence, want: int,
             size *= 4
             ranked = heapq.nsmallest(size, evidence.rows, key=evidence.row_key)
             continue
-        chunk = ranked[start:start + batch]
+        chunk = ranked[start : start + batch]
         kept = passing(chunk)
-        out += [i for i in chunk if i in kept][:want - len(out)]
+        out += [i for i in chunk if i in kept][: want - len(out)]
         start += len(chunk)
         # As many more as the keep rate so far predicts; twice as many when none passed.
         batch = (-(-(want - len(out)) * start // len(out)) + 1) if out else 2 * batch
     return out
 
 
-def best_session_ids(evidence: Evidence, want: int,
-                     passing: Callable[[Sequence[int]], set[int]]) -> list[tuple[int, int]]:
+def best_session_ids(
+    evidence: Evidence, want: int, passing: Callable[[Sequence[int]], set[int]]
+) -> list[tuple[int, int]]:
     """The best message of each of the top ``want`` sessions (``session_score``), sessions
     best first, among the messages ``passing`` keeps; with each the terms
     (bits) the session's kept messages hold.
@@ -253,7 +290,7 @@ def best_session_ids(evidence: Evidence, want: int,
             exact.sort(reverse=True)
             if exact[want - 1][0] >= bound[start][0]:
                 break
-        chunk = bound[start:start + batch]
+        chunk = bound[start : start + batch]
         kept = passing([i for _, sid in chunk for i in by_session[sid]])
         for _, sid in chunk:
             mine = [i for i in by_session[sid] if i in kept]
@@ -263,19 +300,32 @@ def best_session_ids(evidence: Evidence, want: int,
         batch *= 2
     exact.sort(reverse=True)
     rows = evidence.rows
-    return [(min(mine, key=evidence.row_key),
-             functools.reduce(lambda held, i: held | rows[i][3], mine, 0))
-            for _, _, _, mine in exact[:want]]
+    return [
+        (
+            min(mine, key=evidence.row_key),
+            functools.reduce(lambda held, i: held | rows[i][3], mine, 0),
+        )
+        for _, _, _, mine in exact[:want]
+    ]
 
 
-def index_page(conn: sqlite3.Connection, table: str, units: Sequence[str], any_unit: str,
-               envelope_ids: tuple[int, int], extra: str, documents: int, want: int,
-               passing: Callable[[Sequence[int]], set[int]], sort: str | None
-               ) -> tuple[list[int], dict[int, int]]:
+def index_page(
+    conn: sqlite3.Connection,
+    table: str,
+    units: Sequence[str],
+    any_unit: str,
+    envelope_ids: tuple[int, int],
+    extra: str,
+    documents: int,
+    want: int,
+    passing: Callable[[Sequence[int]], set[int]],
+    sort: str | None,
+) -> tuple[list[int], dict[int, int]]:
     """``pick_ids`` over one index, from every match (``gather``), for ``sort`` (None,
     ``"sessions"``, or a time sort)."""
-    found = gather(conn, table, units, any_unit, envelope_ids, extra, (), documents,
-                   _time_order(sort))
+    found = gather(
+        conn, table, units, any_unit, envelope_ids, extra, (), documents, _time_order(sort)
+    )
     return pick_ids(found, want, passing, sort == "sessions")
 
 
@@ -283,8 +333,9 @@ def _time_order(sort: str | None) -> str | None:
     return sort if sort in ("newest", "oldest") else None
 
 
-def pick_ids(evidence: Evidence, want: int, passing: Callable[[Sequence[int]], set[int]],
-             by_sessions: bool) -> tuple[list[int], dict[int, int]]:
+def pick_ids(
+    evidence: Evidence, want: int, passing: Callable[[Sequence[int]], set[int]], by_sessions: bool
+) -> tuple[list[int], dict[int, int]]:
     """The ids of the page (the best rows, or each top session's best row) and the
     terms (bits) each holds, or its session holds."""
     if by_sessions:
@@ -294,8 +345,9 @@ def pick_ids(evidence: Evidence, want: int, passing: Callable[[Sequence[int]], s
     return ids, {i: evidence.rows[i][3] for i in ids}
 
 
-def label_rows(rows: list[dict[str, Any]], query: Any,
-               held: dict[int, int]) -> list[dict[str, Any]]:
+def label_rows(
+    rows: list[dict[str, Any]], query: Any, held: dict[int, int]
+) -> list[dict[str, Any]]:
     """``matched_terms`` and ``missing_terms`` on each row of a best match (``query``
     loose): the words it, or its session, holds and those it does not."""
     if query.loose:
@@ -307,9 +359,16 @@ def label_rows(rows: list[dict[str, Any]], query: Any,
     return rows
 
 
-def like_page(conn: sqlite3.Connection, query: Query, fold: bool, where: str,
-              params: Sequence[Any], documents: int, want: int, sort: str | None
-              ) -> tuple[list[int], dict[int, int]]:
+def like_page(
+    conn: sqlite3.Connection,
+    query: Query,
+    fold: bool,
+    where: str,
+    params: Sequence[Any],
+    documents: int,
+    want: int,
+    sort: str | None,
+) -> tuple[list[int], dict[int, int]]:
     """``pick_ids`` on the LIKE scan: one pass tests every term on every row the filters
     ``where`` keep; a row's score is the weight of the terms it holds (no BM25
     here)."""
@@ -322,13 +381,15 @@ def like_page(conn: sqlite3.Connection, query: Query, fold: bool, where: str,
     cur = conn.execute(
         f"SELECT m.id, m.session_id, m.timestamp, {', '.join(tests)} FROM {LIKE_SOURCE} m "
         f"JOIN sessions s ON s.id = m.session_id WHERE {whole} AND {where}",
-        [*test_params, *whole_params, *params])
+        [*test_params, *whole_params, *params],
+    )
     found = like_evidence(cur, len(tests), documents, sort)
     return pick_ids(found, want, set, sort == "sessions")
 
 
-def like_evidence(found: Iterable[Sequence[Any]], units: int, documents: int,
-                  order: str | None = None) -> Evidence:
+def like_evidence(
+    found: Iterable[Sequence[Any]], units: int, documents: int, order: str | None = None
+) -> Evidence:
     """Evidence from a LIKE scan's ``(id, session_id, timestamp, holds unit 1, …)``
     rows: the terms' weights from how many rows hold each (one unit: a strict
     query); ``order``: the search's sort (a time sort orders each level)."""

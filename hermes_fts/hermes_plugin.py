@@ -210,13 +210,23 @@ def _annotate(state: dict[str, Any], payload: dict[str, Any], path: Path) -> Non
                 f"`{OPTIMIZE_HINT}` once."
             ),
         }
-        _once(logging.INFO, f"optimize:{path}",
-              "hermes-fts: the search indexes of %s are not built; searches use slower exact "
-              "routes until you run `%s`", path, OPTIMIZE_HINT)
+        _once(
+            logging.INFO,
+            f"optimize:{path}",
+            "hermes-fts: the search indexes of %s are not built; searches use slower exact "
+            "routes until you run `%s`",
+            path,
+            OPTIMIZE_HINT,
+        )
 
 
-def answer(args: Any, current_session_id: str | None, path: Path | None = None, *,
-           agents_store: bool = False) -> dict[str, Any]:
+def answer(
+    args: Any,
+    current_session_id: str | None,
+    path: Path | None = None,
+    *,
+    agents_store: bool = False,
+) -> dict[str, Any]:
     """Our answer to one ``session_search`` call (a JSON-ready dict); raises ``_Decline``.
 
     ``path`` is the store (default: the one Hermes' SessionDB uses for this task).
@@ -236,19 +246,26 @@ def answer(args: Any, current_session_id: str | None, path: Path | None = None, 
                     "the cjk_unicode61 extension is not available in this process "
                     "(see `hermes-fts status`)"
                 )
-            if (current_session_id and not agents_store
-                    and store.get_session(current_session_id) is None):
+            if (
+                current_session_id
+                and not agents_store
+                and store.get_session(current_session_id) is None
+            ):
                 raise _Decline(
                     f"the current session {current_session_id!r} is not in {path}; the agent "
                     "uses a session store hermes-fts cannot locate"
                 )
             payload = hermes_fts.session_search(
-                store, current_session_id=current_session_id or None, **call_args)
+                store, current_session_id=current_session_id or None, **call_args
+            )
             if not isinstance(payload, dict):
                 raise _Decline(f"hermes-fts returned {type(payload).__name__}, not a result")
             error = payload.get("error")
-            if payload.get("success") is False and isinstance(error, str) and error.startswith(
-                    _INTERNAL_FAILURE_PREFIX):
+            if (
+                payload.get("success") is False
+                and isinstance(error, str)
+                and error.startswith(_INTERNAL_FAILURE_PREFIX)
+            ):
                 raise _Decline(error)
             _annotate(state, payload, path)
             return payload
@@ -260,12 +277,17 @@ def answer(args: Any, current_session_id: str | None, path: Path | None = None, 
 
 
 def _fallback_reason(reason: str) -> None:
-    _once(logging.WARNING, f"fallback:{reason}",
-          "hermes-fts: %s; Hermes' built-in session_search answers instead", reason)
+    _once(
+        logging.WARNING,
+        f"fallback:{reason}",
+        "hermes-fts: %s; Hermes' built-in session_search answers instead",
+        reason,
+    )
 
 
-def _ours(args: Any, current_session_id: str | None, path: Path | None,
-          agents_store: bool) -> dict[str, Any] | None:
+def _ours(
+    args: Any, current_session_id: str | None, path: Path | None, agents_store: bool
+) -> dict[str, Any] | None:
     """``answer``, or ``None`` (after one WARNING) when the built-in must answer."""
     try:
         return answer(args, current_session_id, path, agents_store=agents_store)
@@ -295,15 +317,27 @@ def _cross_checked(payload: dict[str, Any], theirs: Any) -> Any:
     if not found:
         return json.dumps(payload, ensure_ascii=False)
     query = payload.get("query")
-    _once(logging.WARNING, f"empty:{query}",
-          "hermes-fts found nothing for %r but Hermes' built-in found %d session(s), so its "
-          "answer is used; check the indexes with `hermes fts status` and rebuild them with "
-          "`%s`", query, len(found), OPTIMIZE_HINT)
+    _once(
+        logging.WARNING,
+        f"empty:{query}",
+        "hermes-fts found nothing for %r but Hermes' built-in found %d session(s), so its "
+        "answer is used; check the indexes with `hermes fts status` and rebuild them with "
+        "`%s`",
+        query,
+        len(found),
+        OPTIMIZE_HINT,
+    )
     return theirs
 
 
-def serve(args: Any, current_session_id: str | None, builtin: Callable[[], Any],
-          path: Path | None = None, *, agents_store: bool = False) -> Any:
+def serve(
+    args: Any,
+    current_session_id: str | None,
+    builtin: Callable[[], Any],
+    path: Path | None = None,
+    *,
+    agents_store: bool = False,
+) -> Any:
     """One ``session_search`` call: our answer as Hermes' JSON string, else ``builtin()``."""
     payload = _ours(args, current_session_id, path, agents_store)
     if payload is None:
@@ -316,9 +350,14 @@ def serve(args: Any, current_session_id: str | None, builtin: Callable[[], Any],
     return json.dumps(payload, ensure_ascii=False)
 
 
-async def serve_async(args: Any, current_session_id: str | None,
-                      builtin: Callable[[], Awaitable[Any]], path: Path | None = None, *,
-                      agents_store: bool = False) -> Any:
+async def serve_async(
+    args: Any,
+    current_session_id: str | None,
+    builtin: Callable[[], Awaitable[Any]],
+    path: Path | None = None,
+    *,
+    agents_store: bool = False,
+) -> Any:
     """``serve`` for async Hermes: the search runs in a worker thread, off the event loop."""
     payload = await asyncio.to_thread(_ours, args, current_session_id, path, agents_store)
     if payload is None:
@@ -368,8 +407,10 @@ def agent_behind(next_call: Any, session_id: str | None) -> Any | None:
                 continue
             seen.add(id(fn))
             for value in _closure_values(fn):
-                if (hasattr(value, "_get_session_db_for_recall")
-                        and getattr(value, "session_id", None) == session_id):
+                if (
+                    hasattr(value, "_get_session_db_for_recall")
+                    and getattr(value, "session_id", None) == session_id
+                ):
                     return value
                 if callable(value):
                     following.append(value)
@@ -438,9 +479,14 @@ def _checked_store(agent_path: Path | None) -> tuple[Path | None, bool]:
     return ours, True
 
 
-def tool_execution_middleware(*, tool_name: str = "", args: Any = None,
-                              next_call: Callable[[Any], Any] | None = None,
-                              session_id: str = "", **_context: Any) -> Any:
+def tool_execution_middleware(
+    *,
+    tool_name: str = "",
+    args: Any = None,
+    next_call: Callable[[Any], Any] | None = None,
+    session_id: str = "",
+    **_context: Any,
+) -> Any:
     """Hermes ``tool_execution`` middleware: serve ``session_search``, pass the rest."""
     assert next_call is not None  # Hermes always passes it
     if tool_name != TOOL_NAME:
@@ -457,9 +503,14 @@ def tool_execution_middleware(*, tool_name: str = "", args: Any = None,
     return serve(args, current, lambda: next_call(args), path, agents_store=agents_store)
 
 
-async def tool_execution_middleware_async(*, tool_name: str = "", args: Any = None,
-                                          next_call: Callable[[Any], Awaitable[Any]] | None = None,
-                                          session_id: str = "", **_context: Any) -> Any:
+async def tool_execution_middleware_async(
+    *,
+    tool_name: str = "",
+    args: Any = None,
+    next_call: Callable[[Any], Awaitable[Any]] | None = None,
+    session_id: str = "",
+    **_context: Any,
+) -> Any:
     """The ``tool_execution`` middleware for async Hermes, which awaits every callback."""
     assert next_call is not None  # Hermes always passes it
     if tool_name != TOOL_NAME:
@@ -473,32 +524,39 @@ async def tool_execution_middleware_async(*, tool_name: str = "", args: Any = No
     except Exception:  # noqa: BLE001 - nothing of ours may reach the agent loop
         log.debug("locating the agent's store failed", exc_info=True)
         path, agents_store = None, False
-    return await serve_async(args, current, lambda: next_call(args), path,
-                             agents_store=agents_store)
+    return await serve_async(
+        args, current, lambda: next_call(args), path, agents_store=agents_store
+    )
 
 
 _UNAVAILABLE = json.dumps({"success": False, "error": "session_search is unavailable"})
 
 
-def _registry_handler(builtin: Callable[..., Any] | None,
-                      async_host: bool = False) -> Callable[..., Any]:
+def _registry_handler(
+    builtin: Callable[..., Any] | None, async_host: bool = False
+) -> Callable[..., Any]:
     """The registry entry for ``session_search`` (used by ``registry.dispatch`` callers);
     a coroutine function on async Hermes, which accepts no other handler."""
 
     def handle_session_search(args: dict[str, Any], **kw: Any) -> Any:
         # Hermes passes its own SessionDB: a current session it lacks is one not written yet.
         path = _db_path(kw.get("db"))
-        return serve(args, kw.get("current_session_id"),
-                     lambda: _UNAVAILABLE if builtin is None else builtin(args, **kw),
-                     path, agents_store=path is not None)
+        return serve(
+            args,
+            kw.get("current_session_id"),
+            lambda: _UNAVAILABLE if builtin is None else builtin(args, **kw),
+            path,
+            agents_store=path is not None,
+        )
 
     async def handle_session_search_async(args: dict[str, Any], **kw: Any) -> Any:
         async def fallback() -> Any:
             return _UNAVAILABLE if builtin is None else await builtin(args, **kw)
 
         path = _db_path(kw.get("db"))
-        return await serve_async(args, kw.get("current_session_id"), fallback, path,
-                                 agents_store=path is not None)
+        return await serve_async(
+            args, kw.get("current_session_id"), fallback, path, agents_store=path is not None
+        )
 
     return handle_session_search_async if async_host else handle_session_search
 
@@ -542,11 +600,15 @@ def format_status(status: dict[str, Any]) -> str:
     else:
         lines.append("  session_search: not served (the plugin registered no middleware)")
     if status.get("override_refused"):
-        lines.append(f"  schema override: not granted; run `hermes plugins enable "
-                     f"{hermes_host.PLUGIN_NAME} {hermes_host.GRANT_FLAG}`")
+        lines.append(
+            f"  schema override: not granted; run `hermes plugins enable "
+            f"{hermes_host.PLUGIN_NAME} {hermes_host.GRANT_FLAG}`"
+        )
     lines.append(f"  store: {status['store']}")
-    lines.append(f"  answers now: {status['answers']}"
-                 + (f" ({status['why_builtin']})" if status.get("why_builtin") else ""))
+    lines.append(
+        f"  answers now: {status['answers']}"
+        + (f" ({status['why_builtin']})" if status.get("why_builtin") else "")
+    )
     if status.get("indexes_ready") is False:
         lines.append(f"  indexes: not built or incomplete; run `{OPTIMIZE_HINT}`")
     return "\n".join(lines)
@@ -568,8 +630,9 @@ def _setup_cli(parser: argparse.ArgumentParser) -> None:
         "hermes-fts commands on the active Hermes profile's store; the same flags as "
         "`hermes-fts COMMAND` (`hermes fts COMMAND --help`)."
     )
-    parser.add_argument("fts_command", choices=CLI_COMMANDS, metavar="COMMAND",
-                        help=", ".join(CLI_COMMANDS))
+    parser.add_argument(
+        "fts_command", choices=CLI_COMMANDS, metavar="COMMAND", help=", ".join(CLI_COMMANDS)
+    )
     parser.add_argument("fts_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
 
@@ -622,8 +685,12 @@ def _register_schema_override(ctx: Any, async_host: bool) -> Any:
         log.debug("no registry entry for %s", TOOL_NAME, exc_info=True)
     try:
         handle = ctx.register_tool(
-            TOOL_NAME, TOOLSET, hermes_fts.TOOL_SCHEMA, _registry_handler(builtin, async_host),
-            emoji="\U0001f50d", override=True,
+            TOOL_NAME,
+            TOOLSET,
+            hermes_fts.TOOL_SCHEMA,
+            _registry_handler(builtin, async_host),
+            emoji="\U0001f50d",
+            override=True,
         )
     except PermissionError as exc:  # Hermes' PluginToolOverrideError
         REGISTRATION.override_refused = str(exc)
@@ -631,7 +698,9 @@ def _register_schema_override(ctx: Any, async_host: bool) -> Any:
             "hermes-fts serves every session_search call through its execution middleware; "
             "the model still sees Hermes' tool schema. To show it hermes-fts' schema (more "
             "parameters) run `hermes plugins enable %s %s`",
-            hermes_host.PLUGIN_NAME, hermes_host.GRANT_FLAG)
+            hermes_host.PLUGIN_NAME,
+            hermes_host.GRANT_FLAG,
+        )
         return None
     REGISTRATION.schema_override = True
     return handle
@@ -665,19 +734,30 @@ def register(ctx: Any) -> None:
     try:
         handles.append(_register_schema_override(ctx, async_host))
         if callable(getattr(ctx, "register_cli_command", None)):  # not on async Hermes
-            handles.append(ctx.register_cli_command(
-                "fts", "hermes-fts search index: status, optimize-storage, search, sync",
-                _setup_cli, _handle_cli,
-                description="Runs `hermes-fts COMMAND` on the active profile's state.db.",
-            ))
+            handles.append(
+                ctx.register_cli_command(
+                    "fts",
+                    "hermes-fts search index: status, optimize-storage, search, sync",
+                    _setup_cli,
+                    _handle_cli,
+                    description="Runs `hermes-fts COMMAND` on the active profile's state.db.",
+                )
+            )
             commands.append("hermes fts")
-        handles.append(ctx.register_command(
-            "fts", slash_command,
-            description="hermes-fts: who answers session_search, index state"))
+        handles.append(
+            ctx.register_command(
+                "fts",
+                slash_command,
+                description="hermes-fts: who answers session_search, index state",
+            )
+        )
         commands.append("/fts")
-        handles.append(ctx.register_middleware(
-            "tool_execution",
-            tool_execution_middleware_async if async_host else tool_execution_middleware))
+        handles.append(
+            ctx.register_middleware(
+                "tool_execution",
+                tool_execution_middleware_async if async_host else tool_execution_middleware,
+            )
+        )
     except Exception:
         _release(handles)
         REGISTRATION = Registration()

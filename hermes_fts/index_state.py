@@ -25,13 +25,28 @@ from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.index_state")
 
-__all__ = ["Capabilities", "StateCache", "align", "backfill_targets",
-           "has_messages", "index_state", "merge_segments",
-           "optimize_needed", "optimize_reasons", "repair", "status_report", "trigram_policy",
-           "unindexed_range", "usable_indexes"]
+__all__ = [
+    "Capabilities",
+    "StateCache",
+    "align",
+    "backfill_targets",
+    "has_messages",
+    "index_state",
+    "merge_segments",
+    "optimize_needed",
+    "optimize_reasons",
+    "repair",
+    "status_report",
+    "trigram_policy",
+    "unindexed_range",
+    "usable_indexes",
+]
 
-PLUGIN_SERVES = ("not needed: the Hermes plugin answers session_search from the CJK index "
-                 "(HERMES_TRIGRAM_FTS=1 keeps it)")
+PLUGIN_SERVES = (
+    "not needed: the Hermes plugin answers session_search from the CJK index "
+    "(HERMES_TRIGRAM_FTS=1 keeps it)"
+)
+
 
 @dataclass(frozen=True)
 class Capabilities:
@@ -114,8 +129,10 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
         # The time table (time_table.TABLE) time sorts may walk, or None: only
         # once complete with its triggers in place.  The walk joins
         # `messages`, and a TEMP view in front of it has no index.
-        "time_index": time_table.TABLE if timing["ready"] and conn.execute(
-            "SELECT 1 FROM temp.sqlite_master WHERE name = 'messages'").fetchone() is None
+        "time_index": time_table.TABLE
+        if timing["ready"]
+        and conn.execute("SELECT 1 FROM temp.sqlite_master WHERE name = 'messages'").fetchone()
+        is None
         else None,
         "time_table": timing,
         "message_id_max": conn.execute("SELECT max(id) FROM main.messages").fetchone()[0] or 0,
@@ -138,13 +155,17 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
     return out
 
 
-def _served(conn: sqlite3.Connection, caps: Capabilities, index: str, sql: str | None,
-            stale: bool) -> tuple[bool, str]:
+def _served(
+    conn: sqlite3.Connection, caps: Capabilities, index: str, sql: str | None, stale: bool
+) -> tuple[bool, str]:
     if sql is None:
         if index == TRIGRAM:
             kept, why = trigram_policy(conn, caps)
-            return False, ("not built: run `hermes-fts optimize-storage` to build it"
-                           if kept else f"not kept: {why}")
+            return False, (
+                "not built: run `hermes-fts optimize-storage` to build it"
+                if kept
+                else f"not kept: {why}"
+            )
         return False, "not created"
     if schema.index_layout(sql) == "outdated":
         return False, "earlier layout: run `hermes-fts optimize-storage` to rebuild it"
@@ -222,14 +243,18 @@ def unindexed_range(conn: sqlite3.Connection, index: str) -> tuple[int, int] | N
 
 def usable_indexes(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
     """The indexes that exist as FTS5 tables this process can open."""
-    return [index for index in schema.INDEXES
-            if schema.index_sql(conn, index) is not None
-            and not (index == CJK and not caps.cjk)
-            and not (index == TRIGRAM and not caps.trigram)]
+    return [
+        index
+        for index in schema.INDEXES
+        if schema.index_sql(conn, index) is not None
+        and not (index == CJK and not caps.cjk)
+        and not (index == TRIGRAM and not caps.trigram)
+    ]
 
 
-def merge_segments(conn: sqlite3.Connection, caps: Capabilities,
-                   only: tuple[str, ...] = schema.INDEXES) -> None:
+def merge_segments(
+    conn: sqlite3.Connection, caps: Capabilities, only: tuple[str, ...] = schema.INDEXES
+) -> None:
     """FTS5 'optimize' on every usable index, each in its own transaction.
 
     One segment per index is left, without the tokens of deleted rows, which
@@ -255,20 +280,25 @@ def has_messages(conn: sqlite3.Connection) -> bool:
         return False
 
 
-def backfill_targets(conn: sqlite3.Connection, caps: Capabilities,
-                     index: str | None = None) -> list[str]:
+def backfill_targets(
+    conn: sqlite3.Connection, caps: Capabilities, index: str | None = None
+) -> list[str]:
     """The indexes (``index`` alone, or all) that exist or are being built and this
     process can write: the CJK index needs the extension, trigram its tokenizer
     and ``HERMES_TRIGRAM_FTS`` on."""
     names = (index,) if index else schema.INDEXES
-    return [name for name in names
-            if not (name == CJK and not caps.cjk)
-            and not (name == TRIGRAM and not (caps.trigram and _env.trigram_enabled()))
-            and (schema.index_sql(conn, name) is not None or schema.building(conn, name))]
+    return [
+        name
+        for name in names
+        if not (name == CJK and not caps.cjk)
+        and not (name == TRIGRAM and not (caps.trigram and _env.trigram_enabled()))
+        and (schema.index_sql(conn, name) is not None or schema.building(conn, name))
+    ]
 
 
-def align(conn: sqlite3.Connection, caps: Capabilities, *, create_cjk: bool = False,
-          base: bool = True) -> None:
+def align(
+    conn: sqlite3.Connection, caps: Capabilities, *, create_cjk: bool = False, base: bool = True
+) -> None:
     """Schema alignment on open, in one write transaction; adds only what is missing.
 
     Missing base tables and columns are added (unless ``base`` is False: the
@@ -329,19 +359,22 @@ def _align_word(conn: sqlite3.Connection, stale: bool, has_rows: bool) -> bool:
     return stale
 
 
-def _align_trigram(conn: sqlite3.Connection, caps: Capabilities, stale: bool,
-                   has_rows: bool) -> None:
+def _align_trigram(
+    conn: sqlite3.Connection, caps: Capabilities, stale: bool, has_rows: bool
+) -> None:
     trigram_sql = schema.index_sql(conn, TRIGRAM)
     if stale or not caps.trigram:
         # Its triggers would make this process's writes fail (no tokenizer)
         # or it misses rows: rebuilt by the next optimize-storage.
         _detach(conn, TRIGRAM, schema.META_TRIGRAM_STALE)
         if not caps.trigram and _env.trigram_enabled():
-            logger.info("SQLite trigram tokenizer unavailable (SQLite %s); "
-                        "substring search falls back to LIKE", sqlite3.sqlite_version)
+            logger.info(
+                "SQLite trigram tokenizer unavailable (SQLite %s); "
+                "substring search falls back to LIKE",
+                sqlite3.sqlite_version,
+            )
     elif trigram_sql is None:
-        if (not has_rows and not schema.building(conn, TRIGRAM)
-                and trigram_policy(conn, caps)[0]):
+        if not has_rows and not schema.building(conn, TRIGRAM) and trigram_policy(conn, caps)[0]:
             schema.create_index_objects(conn, TRIGRAM)
             schema.create_triggers(conn, TRIGRAM)
     elif indexing.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:
@@ -357,8 +390,9 @@ def _align_trigram(conn: sqlite3.Connection, caps: Capabilities, stale: bool,
         schema.create_triggers(conn, TRIGRAM)
 
 
-def _align_cjk(conn: sqlite3.Connection, caps: Capabilities, create_cjk: bool,
-               has_rows: bool) -> None:
+def _align_cjk(
+    conn: sqlite3.Connection, caps: Capabilities, create_cjk: bool, has_rows: bool
+) -> None:
     """Never written by a trigger, so its pending-log triggers stay in place
     whether or not this process has the extension."""
     cjk_sql = schema.index_sql(conn, CJK)
@@ -389,8 +423,18 @@ def _align_cjk(conn: sqlite3.Connection, caps: Capabilities, create_cjk: bool,
 # ``SEARCH_SLOWED``: those that leave a search on slower exact routes; the
 # others (the trigram index, the time table, pending CJK rows a writer
 # applies) change no answer and no route the CJK index serves.
-SEARCH_SLOWED = frozenset({"fts_stale", "backfill", "old_layout", "word_missing",
-                           "word_outdated", "cjk_missing", "cjk_stale", "cjk_outdated"})
+SEARCH_SLOWED = frozenset(
+    {
+        "fts_stale",
+        "backfill",
+        "old_layout",
+        "word_missing",
+        "word_outdated",
+        "cjk_missing",
+        "cjk_stale",
+        "cjk_outdated",
+    }
+)
 
 
 def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
@@ -460,11 +504,18 @@ def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
                     indexing.close_backfill_window(conn, TRIGRAM)
                     indexing.delete_meta(conn, schema.META_TRIGRAM_STALE)
             continue
-        if (not stale and schema.building(conn, index)
-                and indexing.backfill_window(conn, index) is not None):
+        if (
+            not stale
+            and schema.building(conn, index)
+            and indexing.backfill_window(conn, index) is not None
+        ):
             continue  # an interrupted rebuild resumes where it stopped
-        if (sql is None or stale or schema.index_layout(sql) in ("inline", "outdated")
-                or (index == TRIGRAM and indexing.get_meta(conn, schema.META_TRIGRAM_STALE))):
+        if (
+            sql is None
+            or stale
+            or schema.index_layout(sql) in ("inline", "outdated")
+            or (index == TRIGRAM and indexing.get_meta(conn, schema.META_TRIGRAM_STALE))
+        ):
             indexing.reset_index(conn, index)
     if stale:
         with indexing.write_txn(conn):
@@ -472,8 +523,11 @@ def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
                 # It may share the damage; rebuild it once the extension is back.
                 indexing.set_meta(conn, schema.META_CJK_STALE, 1)
             indexing.delete_meta(conn, schema.META_FTS_STALE, schema.META_FTS_STALE_REASON)
-    if caps.cjk and (stale or indexing.get_meta(conn, schema.META_CJK_STALE) is not None
-                     or not schema.cjk_tokenize_current(schema.index_sql(conn, CJK))):
+    if caps.cjk and (
+        stale
+        or indexing.get_meta(conn, schema.META_CJK_STALE) is not None
+        or not schema.cjk_tokenize_current(schema.index_sql(conn, CJK))
+    ):
         # Missing, or built with other tokenizer options (an older hermes-fts
         # without `variants 1`): rebuilt empty, served again once complete.
         indexing.reset_index(conn, CJK)
@@ -484,9 +538,14 @@ def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
 # status
 
 
-def status_report(conn: sqlite3.Connection, state: dict[str, Any],
-                  backfill: dict[str, Any] | None, path: str | None, disk_bytes: int,
-                  extension: dict[str, Any]) -> dict[str, Any]:
+def status_report(
+    conn: sqlite3.Connection,
+    state: dict[str, Any],
+    backfill: dict[str, Any] | None,
+    path: str | None,
+    disk_bytes: int,
+    extension: dict[str, Any],
+) -> dict[str, Any]:
     """Everything ``hermes-fts status`` reports; reads only (a full scan of the text).
 
     ``db_bytes`` is SQLite's page count times the page size, which includes
@@ -496,8 +555,10 @@ def status_report(conn: sqlite3.Connection, state: dict[str, Any],
     """
     text = indexing.text_bytes(conn)
     sizes = indexing.index_sizes(conn, text)
-    indexes = {index: {**state[index], "bytes": None, "x_text": None, **sizes.get(index, {})}
-               for index in schema.INDEXES}
+    indexes = {
+        index: {**state[index], "bytes": None, "x_text": None, **sizes.get(index, {})}
+        for index in schema.INDEXES
+    }
     return {
         "db": path,
         "messages": conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0],

@@ -186,9 +186,15 @@ def drive_backfill(
     txn_target: float | None = TXN_TARGET_S,
 ) -> None:
     """Run ``backfill_step`` until done, paced by ``drive_chunks``."""
-    drive_chunks(lambda rows: backfill_step(conn, index, rows), index, sleep=sleep,
-                 chunk_rows=chunk_rows, min_pause=min_pause, on_chunk=on_chunk,
-                 txn_target=txn_target)
+    drive_chunks(
+        lambda rows: backfill_step(conn, index, rows),
+        index,
+        sleep=sleep,
+        chunk_rows=chunk_rows,
+        min_pause=min_pause,
+        on_chunk=on_chunk,
+        txn_target=txn_target,
+    )
 
 
 def drive_chunks(
@@ -246,8 +252,9 @@ def next_chunk_rows(rows: int, elapsed: float, target: float) -> int:
     return max(1, min(MAX_CHUNK_ROWS, rows * 2, ideal))
 
 
-def backfill_progress(conn: sqlite3.Connection, indexes: tuple[str, ...] = schema.INDEXES
-           ) -> dict[str, Any] | None:
+def backfill_progress(
+    conn: sqlite3.Connection, indexes: tuple[str, ...] = schema.INDEXES
+) -> dict[str, Any] | None:
     """Aggregate ``{pending, total, indexed, percent, indexes}`` or None."""
     per: dict[str, dict[str, int]] = {}
     for index in indexes:
@@ -282,9 +289,13 @@ def pending_count(conn: sqlite3.Connection) -> int:
 def pending_deletes(conn: sqlite3.Connection) -> bool:
     """Whether a message the pending table names is gone (deleted, or its id changed)."""
     try:
-        return conn.execute(
-            f"SELECT 1 FROM {CJK_PENDING} p WHERE NOT EXISTS "
-            f"(SELECT 1 FROM messages m WHERE m.id = p.msg_id) LIMIT 1").fetchone() is not None
+        return (
+            conn.execute(
+                f"SELECT 1 FROM {CJK_PENDING} p WHERE NOT EXISTS "
+                f"(SELECT 1 FROM messages m WHERE m.id = p.msg_id) LIMIT 1"
+            ).fetchone()
+            is not None
+        )
     except sqlite3.OperationalError:
         return False
 
@@ -427,8 +438,9 @@ def index_bytes(conn: sqlite3.Connection, index: str) -> int | None:
 
 def _content_bytes(conn: sqlite3.Connection, index: str) -> int:
     """The bytes of the text columns of ``{index}_content``; 0 when there is none."""
-    columns = [row[1] for row in conn.execute(f"PRAGMA table_info({index}_content)")
-               if row[1] != "id"]
+    columns = [
+        row[1] for row in conn.execute(f"PRAGMA table_info({index}_content)") if row[1] != "id"
+    ]
     if not columns:
         return 0
     total = " + ".join(f'COALESCE(length(CAST("{name}" AS BLOB)), 0)' for name in columns)
@@ -473,8 +485,11 @@ class BackfillJob:
         start = backfill_progress(conn)
         self._highs = {index: st["total"] for index, st in (start or {}).get("indexes", {}).items()}
         top = max(self._highs.values(), default=0)
-        self.messages = int(conn.execute(
-            "SELECT COUNT(*) FROM messages WHERE id <= ?", (top,)).fetchone()[0]) if top else 0
+        self.messages = (
+            int(conn.execute("SELECT COUNT(*) FROM messages WHERE id <= ?", (top,)).fetchone()[0])
+            if top
+            else 0
+        )
 
     def progress(self) -> dict[str, Any]:
         """``percent``, ``indexed`` and ``total`` (messages) of the whole job so far."""
@@ -484,8 +499,13 @@ class BackfillJob:
         span = sum(self._highs.values())
         if not span:
             return {"percent": 100, "indexed": self.messages, "total": self.messages}
-        done = sum(min(now[index]["indexed"], high) if index in now else high
-                   for index, high in self._highs.items())
+        done = sum(
+            min(now[index]["indexed"], high) if index in now else high
+            for index, high in self._highs.items()
+        )
         fraction = done / span
-        return {"percent": min(100, int(100 * fraction)),
-                "indexed": round(fraction * self.messages), "total": self.messages}
+        return {
+            "percent": min(100, int(100 * fraction)),
+            "indexed": round(fraction * self.messages),
+            "total": self.messages,
+        }

@@ -25,14 +25,18 @@ __all__ = ["LIKE_COLUMNS", "LIKE_SOURCE", "like_where"]
 # SQLite merges this subquery into the scan (the id and session conditions
 # still use their indexes) and computes a column's text where a check reads
 # it; a row without a JSON escape costs a few comparisons and one GLOB.
-LIKE_SOURCE = ("(SELECT *, " + ", ".join(
-    f"{indexed_text_sql(col)} AS _indexed_{col}" for col in INDEXED_COLUMNS) + " FROM messages)")
+LIKE_SOURCE = (
+    "(SELECT *, "
+    + ", ".join(f"{indexed_text_sql(col)} AS _indexed_{col}" for col in INDEXED_COLUMNS)
+    + " FROM messages)"
+)
 LIKE_COLUMNS = tuple(f"m._indexed_{col}" for col in INDEXED_COLUMNS)
 NEAR_FUNCTION = "hermes_fts_near"  # query.near_matches, registered per connection
 
 
-def like_where(conn: sqlite3.Connection, plan: LikeNode | None,
-               fold: bool = False) -> tuple[str, list[Any]]:
+def like_where(
+    conn: sqlite3.Connection, plan: LikeNode | None, fold: bool = False
+) -> tuple[str, list[Any]]:
     """A WHERE fragment for ``plan`` over LIKE_COLUMNS; ``("0", [])`` for no plan.
 
     ``fold`` compares folded text (module docstring); it needs ``cjk_fold()``.
@@ -54,8 +58,7 @@ def _like_sql(node: LikeNode, params: list[Any], columns: tuple[str, ...], fold:
     if isinstance(node, LikeText):
         text = fold_text(node.text) if fold else node.text
         params.extend([f"%{_like_escape(text)}%"] * len(columns))
-        return "(" + " OR ".join(
-            f"COALESCE({col}, '') LIKE ? ESCAPE '\\'" for col in columns) + ")"
+        return "(" + " OR ".join(f"COALESCE({col}, '') LIKE ? ESCAPE '\\'" for col in columns) + ")"
     if isinstance(node, LikeNear):
         parts = [_like_sql(LikeText(text), params, columns, fold) for text in node.required]
         # near_matches width-folds itself; the variant fold of spec and

@@ -150,8 +150,9 @@ def has_extension(conn: Any) -> bool:
     if not _answers(conn, _PROBE_SQL):
         return False
     try:
-        conn.execute("CREATE VIRTUAL TABLE temp.hermes_fts_probe USING fts5(x, "
-                     "tokenize='hermes_fts_cjk')")
+        conn.execute(
+            "CREATE VIRTUAL TABLE temp.hermes_fts_probe USING fts5(x, tokenize='hermes_fts_cjk')"
+        )
     except Exception:
         return False
     conn.execute("DROP TABLE temp.hermes_fts_probe")
@@ -173,8 +174,9 @@ def has_few_snippet(conn: Any, table: str) -> bool:
     FTS5 finds an auxiliary function only in a query on one of its tables, so
     the check prepares one on the FTS5 table ``table`` (it reads no row).
     """
-    return _answers(conn, f"SELECT cjk_few_snippet({table}, 0, 0, -1, '', '', '', 1) "
-                          f"FROM {table} WHERE 0")
+    return _answers(
+        conn, f"SELECT cjk_few_snippet({table}, 0, 0, -1, '', '', '', 1) FROM {table} WHERE 0"
+    )
 
 
 def load_strategy() -> str | None:
@@ -366,8 +368,9 @@ def install() -> str:
 # Public conveniences.
 
 
-def connect(path: str, readonly: bool = False, public_name: bool = True,
-            **kwargs: Any) -> sqlite3.Connection:
+def connect(
+    path: str, readonly: bool = False, public_name: bool = True, **kwargs: Any
+) -> sqlite3.Connection:
     """A stdlib sqlite3 connection with cjk_unicode61; raises ExtensionUnavailable.
 
     ``readonly=True`` opens a read-only URI, so nothing is ever written; an

@@ -17,8 +17,17 @@ from typing import Any
 from ._sqlite import rows_as_dicts
 from .evidence import id_array
 
-__all__ = ["MAX_ROWID", "MIN_ROWID", "RANKED_ORDER", "ROW_COLUMNS", "envelope", "id_array",
-           "match_rows", "rows_of_ids", "walk_threshold"]
+__all__ = [
+    "MAX_ROWID",
+    "MIN_ROWID",
+    "RANKED_ORDER",
+    "ROW_COLUMNS",
+    "envelope",
+    "id_array",
+    "match_rows",
+    "rows_of_ids",
+    "walk_threshold",
+]
 
 MAX_ROWID, MIN_ROWID = 2**63 - 1, -(2**63)
 # Relevance order.  Equal ranks (identical texts) go by id, newest first, so
@@ -39,7 +48,7 @@ def envelope(spans: Sequence[tuple[int, int]] | None) -> tuple[int, int]:
     if spans is None:
         return MIN_ROWID, MAX_ROWID
     if len(spans) == 1:  # the usual case: no time bound, or one span
-        (lo, hi), = spans
+        ((lo, hi),) = spans
         return lo, hi
     return min(lo for lo, _ in spans), max(hi for _, hi in spans)
 
@@ -47,17 +56,21 @@ def envelope(spans: Sequence[tuple[int, int]] | None) -> tuple[int, int]:
 def _bound_sql(table: str, tier_size: int, top: str) -> str:
     """The lowest rowid of the tier of ``tier_size`` matches under rowid ``top`` (a
     parameter); no row: it is the last tier."""
-    return (f"SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid <= {top} "
-            f"ORDER BY rowid DESC LIMIT 1 OFFSET {tier_size - 1}")
+    return (
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid <= {top} "
+        f"ORDER BY rowid DESC LIMIT 1 OFFSET {tier_size - 1}"
+    )
 
 
 @functools.lru_cache(maxsize=64)
 def _tier_sql(table: str, tier_size: int) -> str:
     """A tier's candidates: the ``tier_size`` newest matches up to rowid ``?2``, best first
     (``RANKED_ORDER``; ``m.id`` is the rowid), ranked from the index alone."""
-    return (f"SELECT id FROM (SELECT rowid AS id, rank AS r FROM {table} "
-            f"WHERE {table} MATCH ?1 AND rowid <= ?2 ORDER BY rowid DESC "
-            f"LIMIT {tier_size}) ORDER BY r, id DESC")
+    return (
+        f"SELECT id FROM (SELECT rowid AS id, rank AS r FROM {table} "
+        f"WHERE {table} MATCH ?1 AND rowid <= ?2 ORDER BY rowid DESC "
+        f"LIMIT {tier_size}) ORDER BY r, id DESC"
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -66,9 +79,11 @@ def _first_tier_sql(table: str, few_snippet_sql: str, tier_size: int) -> str:
     one phrase in at most ``?3`` rows (``snippets.few_snippet_sql``): the tier
     is then every match, and every one is wanted.  Otherwise the snippet
     column is NULL."""
-    return (f"SELECT id, s FROM (SELECT rowid AS id, rank AS r, {few_snippet_sql} AS s "
-            f"FROM {table} WHERE {table} MATCH ?1 AND rowid <= ?2 ORDER BY rowid DESC "
-            f"LIMIT {tier_size}) ORDER BY r, id DESC")
+    return (
+        f"SELECT id, s FROM (SELECT rowid AS id, rank AS r, {few_snippet_sql} AS s "
+        f"FROM {table} WHERE {table} MATCH ?1 AND rowid <= ?2 ORDER BY rowid DESC "
+        f"LIMIT {tier_size}) ORDER BY r, id DESC"
+    )
 
 
 @functools.lru_cache(maxsize=512)
@@ -78,8 +93,10 @@ def _rows_of_sql(where: str, count: int) -> str:
     ``?`` rather than one JSON array: a rare phrase's few rows are read a
     third faster without the ``json_each`` table."""
     ids = ", ".join("?" * count)
-    return (f"SELECT {ROW_COLUMNS.format(snippet='NULL')} FROM messages m "
-            f"JOIN sessions s ON s.id = m.session_id WHERE {where} AND m.id IN ({ids})")
+    return (
+        f"SELECT {ROW_COLUMNS.format(snippet='NULL')} FROM messages m "
+        f"JOIN sessions s ON s.id = m.session_id WHERE {where} AND m.id IN ({ids})"
+    )
 
 
 @functools.lru_cache(maxsize=512)
@@ -88,15 +105,16 @@ def _kept_rows_sql(table: str, snippet_sql: str, where: str, extra: str) -> str:
     the filters.  The MATCH re-reads only the candidates' span of the doclist
     (``BETWEEN ?2 AND ?3``); the ``+`` keeps SQLite from seeking each id,
     which walks a common term's doclist once per id."""
-    return (f"SELECT {ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
-            f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
-            f"WHERE {table} MATCH ?1 AND {table}.rowid BETWEEN ?2 AND ?3 "
-            f"AND +{table}.rowid IN (SELECT value FROM json_each(?4)) AND {where}{extra}")
+    return (
+        f"SELECT {ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
+        f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {table} MATCH ?1 AND {table}.rowid BETWEEN ?2 AND ?3 "
+        f"AND +{table}.rowid IN (SELECT value FROM json_each(?4)) AND {where}{extra}"
+    )
 
 
 @functools.lru_cache(maxsize=512)
-def _filtered_tier_sql(table: str, snippet_sql: str, where: str, extra: str,
-                       tier_size: int) -> str:
+def _filtered_tier_sql(table: str, snippet_sql: str, where: str, extra: str, tier_size: int) -> str:
     """A whole tier in one statement, filters inside: the best ``?2`` rows of the
     ``tier_size`` newest matches up to rowid ``?3``, and the tier's lowest rowid as
     ``_tier`` on every row.  Only rows with rowid in ``[?4, ?5]`` (the spans'
@@ -110,17 +128,26 @@ def _filtered_tier_sql(table: str, snippet_sql: str, where: str, extra: str,
     made FTS5 compute every rank twice).
     """
     bound = f"({_bound_sql(table, tier_size, '?3')})"
-    return (f"SELECT {ROW_COLUMNS.format(snippet=snippet_sql)}, {bound} AS _tier "
-            f"FROM {table} JOIN messages m ON m.id = {table}.rowid "
-            f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?1 "
-            f"AND {table}.rowid <= ?3 AND {table}.rowid >= coalesce({bound}, {MIN_ROWID}) "
-            f"AND {table}.rowid BETWEEN ?4 AND ?5 "
-            f"AND {where}{extra} ORDER BY {table}.rank, m.id DESC LIMIT ?2")
+    return (
+        f"SELECT {ROW_COLUMNS.format(snippet=snippet_sql)}, {bound} AS _tier "
+        f"FROM {table} JOIN messages m ON m.id = {table}.rowid "
+        f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?1 "
+        f"AND {table}.rowid <= ?3 AND {table}.rowid >= coalesce({bound}, {MIN_ROWID}) "
+        f"AND {table}.rowid BETWEEN ?4 AND ?5 "
+        f"AND {where}{extra} ORDER BY {table}.rank, m.id DESC LIMIT ?2"
+    )
 
 
 @functools.lru_cache(maxsize=512)
-def _time_sorted_sql(table: str, snippet_sql: str, where: str, order: str, extra: str,
-                     walk: str | None, sliced: bool = False) -> tuple[str, str]:
+def _time_sorted_sql(
+    table: str,
+    snippet_sql: str,
+    where: str,
+    order: str,
+    extra: str,
+    walk: str | None,
+    sliced: bool = False,
+) -> tuple[str, str]:
     """``match_rows`` for a time sort: the top ids, then the rows and snippets of those.
 
     In one SELECT, SQLite would build a snippet for every match that enters
@@ -145,23 +172,28 @@ def _time_sorted_sql(table: str, snippet_sql: str, where: str, order: str, extra
     before the limit, a timestamp the rows must reach (``>= ?`` newest
     first, ``<=`` oldest first; see ``_sliced_top``).
     """
-    stop = (" AND m.timestamp >= ?" if "DESC" in order else " AND m.timestamp <= ?") \
-        if sliced else ""
+    stop = (
+        (" AND m.timestamp >= ?" if "DESC" in order else " AND m.timestamp <= ?") if sliced else ""
+    )
     if walk:
         walk_order = order.replace("m.timestamp", "t.ts").replace("m.id", "t.id")
         # A time bound on t.ts (the same value) starts and ends the walk at the bound.
         walk_where = where.replace("m.timestamp", "t.ts")
-        top = (f"SELECT t.id FROM {walk} t INDEXED BY {walk}_ts "
-               f"CROSS JOIN messages m ON m.id = t.id "
-               f"CROSS JOIN sessions s ON s.id = m.session_id WHERE t.id IN "
-               f"(SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid BETWEEN ?2 AND ?3) "
-               f"AND {walk_where}{extra}{stop.replace('m.timestamp', 't.ts')} "
-               f"ORDER BY {walk_order} LIMIT ?")
+        top = (
+            f"SELECT t.id FROM {walk} t INDEXED BY {walk}_ts "
+            f"CROSS JOIN messages m ON m.id = t.id "
+            f"CROSS JOIN sessions s ON s.id = m.session_id WHERE t.id IN "
+            f"(SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid BETWEEN ?2 AND ?3) "
+            f"AND {walk_where}{extra}{stop.replace('m.timestamp', 't.ts')} "
+            f"ORDER BY {walk_order} LIMIT ?"
+        )
     else:
-        top = (f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
-               f"JOIN sessions s ON s.id = m.session_id "
-               f"WHERE {table} MATCH ?1 AND {table}.rowid BETWEEN ?2 AND ?3 "
-               f"AND {where}{extra}{stop} ORDER BY {order} LIMIT ?")
+        top = (
+            f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
+            f"JOIN sessions s ON s.id = m.session_id "
+            f"WHERE {table} MATCH ?1 AND {table}.rowid BETWEEN ?2 AND ?3 "
+            f"AND {where}{extra}{stop} ORDER BY {order} LIMIT ?"
+        )
     rows = (
         f"SELECT {ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
         f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
@@ -193,8 +225,12 @@ def walk_threshold(limit: int, rows: int) -> int:
 
 def _matches_upto(conn: sqlite3.Connection, table: str, expression: str, cap: int) -> int:
     """The term's matches, counted up to ``cap`` and no further."""
-    return int(conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} "
-                            f"MATCH ? LIMIT ?)", (expression, cap)).fetchone()[0])
+    return int(
+        conn.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
+            (expression, cap),
+        ).fetchone()[0]
+    )
 
 
 # The first time slice: about the newest (or oldest) 16,000 messages.
@@ -239,62 +275,71 @@ def match_rows(
     time_slices: Callable[[int], tuple[list[tuple[int, int]], Any] | None] | None = None,
     few_snippet_sql: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Matching rows in ``order``: ranked over every match (``tier_size`` None), or
-    tier by tier.
+    """Matching rows in ``order``: ranked exactly over every match (``tier_size``
+    None, the search's default), tier by tier (newest ``tier_size`` rowids
+    first, kept for the plan tests), or by a time sort, which is never tiered.
 
-    Ranking or sorting every match costs microseconds per match, which for a
-    very common term (tens of thousands of matches) would approach the LIKE
-    scan the index replaces.  So matches are taken in tiers of ``tier_size`` by
-    rowid (newest first) and ranked inside each tier; a term with at most
-    ``tier_size`` matches is ranked exactly.  Time sorts are not tiered: rowids
-    need not follow timestamps (imported or back-dated rows), so only one
-    ordered query is exact there.
-
-    ``order`` is ``RANKED_ORDER`` or a time sort without ``rank``.
-    ``where``/``extra`` use plain ``?`` parameters (``params`` then
-    ``extra_params``); the MATCH text is ``?1``.  ``time_index``: the
-    store's time table (complete) and about how many messages it holds, so a
-    time sort on a very common term walks it (``_time_sorted_sql``).
-    ``spans``: rowid ranges, newest first, outside which no row passes the
-    filters (``time_table.spans`` of a time bound); only where to read, the
-    rows are the same.  ``time_slices(ids)``: for a time sort, the spans of
-    the newest (or oldest) time zones holding about ``ids`` message ids and
-    the timestamp they reach (None: that would be all of them); see
-    ``_sliced_top``.  ``few_snippet_sql``: ``snippets.few_snippet_sql`` where
-    the connection has it; a rare phrase is then ranked, and its snippets
-    built, in one pass (``_first_tier_sql``).
+    ``order`` is ``RANKED_ORDER`` or a time sort.  ``where``/``extra`` use
+    plain ``?`` parameters (``params`` then ``extra_params``); the MATCH text
+    is ``?1``.  ``time_index``: the complete time table and about how many
+    messages it holds (a time sort on a common term walks it).  ``spans``:
+    rowid ranges, newest first, outside which no row passes the filters.
+    ``time_slices(ids)``: see ``_sliced_top``.  ``few_snippet_sql``: a rare
+    phrase is ranked, and its snippets built, in one pass.
     """
     spans = list(spans) if spans is not None else [(MIN_ROWID, MAX_ROWID)]
     if not spans:
         return []
+    all_params = [*params, *extra_params]
+    query = (conn, table, expression, snippet_sql, where)
     if "rank" not in order:
-        walk, first = None, None
-        if time_index is not None:
-            need = walk_threshold(limit, time_index[1])
-            matches = _matches_upto(conn, table, expression, need)
-            walk = time_index[0] if need <= time_index[1] and matches >= need else None
-            first = _first_slice(limit, time_index[1], matches, walk is not None)
-        top_sql, rows_sql = _time_sorted_sql(table, snippet_sql, where, order, extra, walk)
-        reach = envelope(spans)
-        ids = None
-        if first is not None and time_slices is not None:
-            sliced_sql = _time_sorted_sql(table, snippet_sql, where, order, extra, walk, True)[0]
-            ids = _sliced_top(conn, sliced_sql, time_slices, reach, limit, first,
-                              [expression], [*params, *extra_params])
-        if ids is None:
-            ids = [int(r[0]) for r in conn.execute(
-                top_sql, [expression, *reach, *params, *extra_params, limit])]
-        if not ids:
-            return []
-        return rows_as_dicts(conn.execute(
-            rows_sql, [expression, min(ids), max(ids), id_array(ids)]))
+        return _time_sorted_rows(
+            *query, order, extra, all_params, limit, spans, time_index, time_slices
+        )
     if order != RANKED_ORDER:
         raise ValueError(f"ranked order must be {RANKED_ORDER!r}, not {order!r}")
     if tier_size is None:
-        return _ranked_exact(conn, table, expression, snippet_sql, where, extra,
-                             [*params, *extra_params], spans, limit, few_snippet_sql)
-    tiers = _Tiers(conn, table, expression, snippet_sql, where, extra, tier_size,
-                   [*params, *extra_params], spans, few_snippet_sql)
+        return _ranked_exact(*query, extra, all_params, spans, limit, few_snippet_sql)
+    tiers = _Tiers(*query, extra, tier_size, all_params, spans, few_snippet_sql)
+    return _tiered_rows(tiers, spans, limit)
+
+
+def _time_sorted_rows(
+    conn: sqlite3.Connection,
+    table: str,
+    expression: str,
+    snippet_sql: str,
+    where: str,
+    order: str,
+    extra: str,
+    params: list[Any],
+    limit: int,
+    spans: list[tuple[int, int]],
+    time_index: tuple[str, int] | None,
+    time_slices: Callable[[int], tuple[list[tuple[int, int]], Any] | None] | None,
+) -> list[dict[str, Any]]:
+    """``match_rows`` under a time sort: the top ids by one of two plans, then their rows."""
+    walk, first = None, None
+    if time_index is not None:
+        need = walk_threshold(limit, time_index[1])
+        matches = _matches_upto(conn, table, expression, need)
+        walk = time_index[0] if need <= time_index[1] and matches >= need else None
+        first = _first_slice(limit, time_index[1], matches, walk is not None)
+    top_sql, rows_sql = _time_sorted_sql(table, snippet_sql, where, order, extra, walk)
+    reach = envelope(spans)
+    ids = None
+    if first is not None and time_slices is not None:
+        sliced_sql = _time_sorted_sql(table, snippet_sql, where, order, extra, walk, True)[0]
+        ids = _sliced_top(conn, sliced_sql, time_slices, reach, limit, first, [expression], params)
+    if ids is None:
+        ids = [int(r[0]) for r in conn.execute(top_sql, [expression, *reach, *params, limit])]
+    if not ids:
+        return []
+    return rows_as_dicts(conn.execute(rows_sql, [expression, min(ids), max(ids), id_array(ids)]))
+
+
+def _tiered_rows(tiers: _Tiers, spans: list[tuple[int, int]], limit: int) -> list[dict[str, Any]]:
+    """``match_rows`` tier by tier: ``limit`` rows, newest tiers first."""
     rows: list[dict[str, Any]] = []
     top: int | None = MAX_ROWID  # the next tier takes matches with rowid <= top
     for lo, hi in spans:
@@ -315,19 +360,31 @@ _FEW_MAX = 255  # rows cjk_few_snippet is asked to build at most (a former tier,
 def _exact_sql(table: str, snippet_sql: str, where: str, extra: str) -> tuple[str, str]:
     """``_ranked_exact``'s statements: the next ``?4`` candidates by rank from ``?5`` on,
     from the index alone; and the top rows (the last parameter) with the filters inside."""
-    candidates = (f"SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid BETWEEN ?2 "
-                  f"AND ?3 ORDER BY rank, rowid DESC LIMIT ?4 OFFSET ?5")
-    filtered = (f"SELECT {ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
-                f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
-                f"WHERE {table} MATCH ?1 AND {table}.rowid BETWEEN ?2 AND ?3 AND {where}{extra} "
-                f"ORDER BY {table}.rank, m.id DESC LIMIT ?")
+    candidates = (
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid BETWEEN ?2 "
+        f"AND ?3 ORDER BY rank, rowid DESC LIMIT ?4 OFFSET ?5"
+    )
+    filtered = (
+        f"SELECT {ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
+        f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {table} MATCH ?1 AND {table}.rowid BETWEEN ?2 AND ?3 AND {where}{extra} "
+        f"ORDER BY {table}.rank, m.id DESC LIMIT ?"
+    )
     return candidates, filtered
 
 
-def _ranked_exact(conn: sqlite3.Connection, table: str, expression: str, snippet_sql: str,
-                  where: str, extra: str, params: list[Any],
-                  spans: Sequence[tuple[int, int]], limit: int,
-                  few_snippet_sql: str | None = None) -> list[dict[str, Any]]:
+def _ranked_exact(
+    conn: sqlite3.Connection,
+    table: str,
+    expression: str,
+    snippet_sql: str,
+    where: str,
+    extra: str,
+    params: list[Any],
+    spans: Sequence[tuple[int, int]],
+    limit: int,
+    few_snippet_sql: str | None = None,
+) -> list[dict[str, Any]]:
     """The top ``limit`` rows by ``RANKED_ORDER`` over every match: exact at any count.
 
     FTS5 scores every match in C and SQLite's sorter keeps the best few, so a
@@ -343,8 +400,9 @@ def _ranked_exact(conn: sqlite3.Connection, table: str, expression: str, snippet
     """
     candidates_sql, filtered_sql = _exact_sql(table, snippet_sql, where, extra)
     low, high = envelope(spans)
-    tiers = _Tiers(conn, table, expression, snippet_sql, where, extra, 1, params,
-                   [(MIN_ROWID, MAX_ROWID)])
+    tiers = _Tiers(
+        conn, table, expression, snippet_sql, where, extra, 1, params, [(MIN_ROWID, MAX_ROWID)]
+    )
     rows: list[dict[str, Any]] = []
     batch, offset = max(limit, 8), 0
     first = None
@@ -352,25 +410,33 @@ def _ranked_exact(conn: sqlite3.Connection, table: str, expression: str, snippet
         few = min(limit, _FEW_MAX)
         first = conn.execute(
             f"SELECT rowid, {few_snippet_sql} FROM {table} WHERE {table} MATCH ?1 "
-            f"AND rowid <= ?2 ORDER BY rank, rowid DESC LIMIT ?4", (expression, high, few,
-                                                                    batch)).fetchall()
+            f"AND rowid <= ?2 ORDER BY rank, rowid DESC LIMIT ?4",
+            (expression, high, few, batch),
+        ).fetchall()
         # Fewer rows than asked for are every match: the count decides, not the function.
-        if (first and len(first) < batch and len(first) <= few
-                and all(snip is not None for _, snip in first)):
+        if (
+            first
+            and len(first) < batch
+            and len(first) <= few
+            and all(snip is not None for _, snip in first)
+        ):
             return tiers._rows_of(where, first)
     while len(rows) < limit:
         if first is not None:
             ids, first = [int(r[0]) for r in first], None
         else:
-            ids = [int(r[0]) for r in conn.execute(
-                candidates_sql, (expression, low, high, batch, offset))]
+            ids = [
+                int(r[0])
+                for r in conn.execute(candidates_sql, (expression, low, high, batch, offset))
+            ]
         if not ids:
             break
         kept = tiers._kept(ids)
         if 2 * len(kept) < len(ids) and len(ids) == batch:  # most dropped: filter inside
-            return rows_as_dicts(conn.execute(
-                filtered_sql, [expression, low, high, *params, limit]))
-        rows += kept[:limit - len(rows)]
+            return rows_as_dicts(
+                conn.execute(filtered_sql, [expression, low, high, *params, limit])
+            )
+        rows += kept[: limit - len(rows)]
         if len(ids) < batch:
             break
         offset += batch
@@ -378,10 +444,16 @@ def _ranked_exact(conn: sqlite3.Connection, table: str, expression: str, snippet
     return rows
 
 
-def _sliced_top(conn: sqlite3.Connection, sql: str,
-                time_slices: Callable[[int], tuple[list[tuple[int, int]], Any] | None],
-                reach: tuple[int, int], limit: int, ids: int, head: list[Any],
-                params: list[Any]) -> list[int] | None:
+def _sliced_top(
+    conn: sqlite3.Connection,
+    sql: str,
+    time_slices: Callable[[int], tuple[list[tuple[int, int]], Any] | None],
+    reach: tuple[int, int],
+    limit: int,
+    ids: int,
+    head: list[Any],
+    params: list[Any],
+) -> list[int] | None:
     """A time sort's top ids from the newest (or oldest) time zones only, about ``ids``
     message ids of them at first, widened eightfold until ``limit`` rows are
     found; None: that would need every zone.
@@ -412,18 +484,30 @@ def _in_order(cursor: sqlite3.Cursor, ids: list[int]) -> list[dict[str, Any]]:
 
 
 @functools.lru_cache(maxsize=512)
-def _tier_statements(table: str, snippet_sql: str, where: str, extra: str, tier_size: int,
-                     few_snippet_sql: str | None
-                     ) -> tuple[str, str, str, tuple[str, str] | None]:
+def _tier_statements(
+    table: str,
+    snippet_sql: str,
+    where: str,
+    extra: str,
+    tier_size: int,
+    few_snippet_sql: str | None,
+) -> tuple[str, str, str, tuple[str, str] | None]:
     """``_Tiers``' statements, built once per query shape: candidates, kept rows,
     filtered tier, and the one-pass first tier with the filters its rows are
     then read by id with (``_rows_of_sql``).  None without ``few_snippet_sql``
     or with conditions on the index (``extra``): rows read by id have no MATCH
     to test them."""
-    one_pass = ((_first_tier_sql(table, few_snippet_sql, tier_size), where)
-                if few_snippet_sql and not extra else None)
-    return (_tier_sql(table, tier_size), _kept_rows_sql(table, snippet_sql, where, extra),
-            _filtered_tier_sql(table, snippet_sql, where, extra, tier_size), one_pass)
+    one_pass = (
+        (_first_tier_sql(table, few_snippet_sql, tier_size), where)
+        if few_snippet_sql and not extra
+        else None
+    )
+    return (
+        _tier_sql(table, tier_size),
+        _kept_rows_sql(table, snippet_sql, where, extra),
+        _filtered_tier_sql(table, snippet_sql, where, extra, tier_size),
+        one_pass,
+    )
 
 
 class _Tiers:
@@ -444,17 +528,27 @@ class _Tiers:
     the tiers inside it.
     """
 
-    def __init__(self, conn: sqlite3.Connection, table: str, expression: str,
-                 snippet_sql: str, where: str, extra: str, tier_size: int,
-                 params: list[Any], spans: list[tuple[int, int]],
-                 few_snippet_sql: str | None = None) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        expression: str,
+        snippet_sql: str,
+        where: str,
+        extra: str,
+        tier_size: int,
+        params: list[Any],
+        spans: list[tuple[int, int]],
+        few_snippet_sql: str | None = None,
+    ) -> None:
         self.conn, self.table, self.expression = conn, table, expression
         self.tier_size, self.params = tier_size, params
         self.spans = spans  # no row outside them passes the filters
         self.envelope = envelope(spans)
         self.narrowed = self.envelope != (MIN_ROWID, MAX_ROWID) or len(spans) > 1
-        (self.candidates_sql, self.kept_sql, self.filtered_sql,
-         one_pass) = _tier_statements(table, snippet_sql, where, extra, tier_size, few_snippet_sql)
+        (self.candidates_sql, self.kept_sql, self.filtered_sql, one_pass) = _tier_statements(
+            table, snippet_sql, where, extra, tier_size, few_snippet_sql
+        )
         self.one_pass = None if self.narrowed else one_pass
 
     def read(self, top: int, want: int) -> tuple[list[dict[str, Any]], int | None]:
@@ -468,16 +562,16 @@ class _Tiers:
             # builds their snippets (for more rows it would build them in vain).
             few = min(want, self.tier_size - 1)
             tier = self.conn.execute(self.one_pass[0], (self.expression, top, few)).fetchall()
-            if (tier and len(tier) <= few
-                    and all(snippet is not None for _, snippet in tier)):
+            if tier and len(tier) <= few and all(snippet is not None for _, snippet in tier):
                 return self._rows_of(self.one_pass[1], tier), None
             ranked = [int(r[0]) for r in tier]
             if not ranked:
                 return [], None
             following = min(ranked) - 1 if len(ranked) == self.tier_size else None
         else:
-            ranked = [int(r[0]) for r in self.conn.execute(
-                self.candidates_sql, (self.expression, top))]
+            ranked = [
+                int(r[0]) for r in self.conn.execute(self.candidates_sql, (self.expression, top))
+            ]
             if not ranked:
                 return [], None
             following = min(ranked) - 1 if len(ranked) == self.tier_size else None
@@ -490,12 +584,12 @@ class _Tiers:
             # Under spans the candidates are ranked already, and ranking the tier
             # again would walk the term's whole doclist for its IDF once more:
             # the rest are tested in one statement.
-            return rows + self._kept(ranked[want:])[:want - len(rows)], following
+            return rows + self._kept(ranked[want:])[: want - len(rows)], following
         start = want
         while len(rows) < want and start < len(ranked):
             # As many more as the filters' keep rate so far predicts (+1).
             batch = -(-(want - len(rows)) * start // max(len(rows), 1)) + 1
-            rows += self._kept(ranked[start:start + batch])[:want - len(rows)]
+            rows += self._kept(ranked[start : start + batch])[: want - len(rows)]
             start += batch
         return rows, following
 
@@ -506,10 +600,14 @@ class _Tiers:
         low = self._bound(top)
         clip_lo = max(self.envelope[0], MIN_ROWID if low is None else low)
         clip_hi = min(self.envelope[1], top)
-        ranked = [int(r[0]) for r in self.conn.execute(
-            f"SELECT rowid FROM {self.table} WHERE {self.table} MATCH ?1 "
-            f"AND rowid BETWEEN ?2 AND ?3 ORDER BY rank, rowid DESC",
-            (self.expression, clip_lo, clip_hi))]
+        ranked = [
+            int(r[0])
+            for r in self.conn.execute(
+                f"SELECT rowid FROM {self.table} WHERE {self.table} MATCH ?1 "
+                f"AND rowid BETWEEN ?2 AND ?3 ORDER BY rank, rowid DESC",
+                (self.expression, clip_lo, clip_hi),
+            )
+        ]
         # A tier may reach into several spans; outside them nothing passes: not read.
         ranked = [i for i in ranked if any(lo <= i <= hi for lo, hi in self.spans)]
         return ranked, (None if low is None else low - 1)
@@ -517,21 +615,27 @@ class _Tiers:
     def _rows_of(self, where: str, tier: list[Any]) -> list[dict[str, Any]]:
         """The rows of ranked ``(id, snippet)`` pairs that pass the filters, in that order."""
         snippets = dict(tier)
-        rows = _in_order(self.conn.execute(_rows_of_sql(where, len(tier)),
-                                           [*self.params, *snippets]), list(snippets))
+        rows = _in_order(
+            self.conn.execute(_rows_of_sql(where, len(tier)), [*self.params, *snippets]),
+            list(snippets),
+        )
         for row in rows:
             row["snippet"] = snippets[row["id"]]
         return rows
 
     def _kept(self, ids: list[int]) -> list[dict[str, Any]]:
         """The rows of ``ids`` that pass the filters, in the order of ``ids``."""
-        return _in_order(self.conn.execute(
-            self.kept_sql, [self.expression, min(ids), max(ids), id_array(ids), *self.params]),
-            ids)
+        return _in_order(
+            self.conn.execute(
+                self.kept_sql, [self.expression, min(ids), max(ids), id_array(ids), *self.params]
+            ),
+            ids,
+        )
 
     def _read_filtered(self, top: int, want: int) -> tuple[list[dict[str, Any]], int | None]:
-        cur = self.conn.execute(self.filtered_sql,
-                                [self.expression, want, top, *self.envelope, *self.params])
+        cur = self.conn.execute(
+            self.filtered_sql, [self.expression, want, top, *self.envelope, *self.params]
+        )
         tier = cur.fetchall()
         if tier:
             bound = tier[0][-1]
@@ -550,9 +654,13 @@ class _Tiers:
         unbounded one would and only leaves out the rest.  Counting reads the
         doclist alone, no rank and no row.
         """
-        above = int(self.conn.execute(
-            f"SELECT count(*) FROM {self.table} WHERE {self.table} MATCH ? "
-            f"AND rowid <= ? AND rowid > ?", (self.expression, top, hi)).fetchone()[0])
+        above = int(
+            self.conn.execute(
+                f"SELECT count(*) FROM {self.table} WHERE {self.table} MATCH ? "
+                f"AND rowid <= ? AND rowid > ?",
+                (self.expression, top, hi),
+            ).fetchone()[0]
+        )
         if above < self.tier_size:
             return top
         into = above % self.tier_size  # matches above hi in the tier that reaches it
@@ -563,13 +671,15 @@ class _Tiers:
         row = self.conn.execute(
             f"SELECT rowid FROM {self.table} WHERE {self.table} MATCH ? AND rowid > ? "
             f"AND rowid <= ? ORDER BY rowid ASC LIMIT 1 OFFSET ?",
-            (self.expression, hi, top, into - 1)).fetchone()
+            (self.expression, hi, top, into - 1),
+        ).fetchone()
         return int(row[0])
 
     def _bound(self, top: int) -> int | None:
         """The lowest rowid of the tier under ``top``; None: it is the last tier."""
-        row = self.conn.execute(_bound_sql(self.table, self.tier_size, "?2"),
-                                (self.expression, top)).fetchone()
+        row = self.conn.execute(
+            _bound_sql(self.table, self.tier_size, "?2"), (self.expression, top)
+        ).fetchone()
         return None if row is None else int(row[0])
 
 
@@ -577,12 +687,20 @@ class _Tiers:
 # Best match and sessions (the rows of ids ``evidence`` chose)
 
 
-def rows_of_ids(conn: sqlite3.Connection, table: str, expression: str, snippet_sql: str,
-                where: str, extra: str, params: list[Any], ids: list[int]
-                ) -> list[dict[str, Any]]:
+def rows_of_ids(
+    conn: sqlite3.Connection,
+    table: str,
+    expression: str,
+    snippet_sql: str,
+    where: str,
+    extra: str,
+    params: list[Any],
+    ids: list[int],
+) -> list[dict[str, Any]]:
     """The rows of ``ids`` that pass the filters, snippets built by the index, in that order."""
     if not ids:
         return []
-    tiers = _Tiers(conn, table, expression, snippet_sql, where, extra, 1, params,
-                   [(MIN_ROWID, MAX_ROWID)])
+    tiers = _Tiers(
+        conn, table, expression, snippet_sql, where, extra, 1, params, [(MIN_ROWID, MAX_ROWID)]
+    )
     return tiers._kept(ids)

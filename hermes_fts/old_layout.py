@@ -37,18 +37,25 @@ _OLD_INDEXES = ("idx_sessions_title",)
 # word and CJK ones for its own indexes, so they go only with our index.
 _META = {
     WORD: ("fts_rebuild_high_water", "fts_rebuild_progress", "fts_stale", "fts_stale_reason"),
-    TRIGRAM: ("fts_trigram_rebuild_high_water", "fts_trigram_rebuild_progress",
-              "fts_trigram_stale"),
+    TRIGRAM: (
+        "fts_trigram_rebuild_high_water",
+        "fts_trigram_rebuild_progress",
+        "fts_trigram_stale",
+    ),
     CJK: ("fts_cjk_rebuild_high_water", "fts_cjk_rebuild_progress", "fts_cjk_stale"),
 }
 _TIME_META = ("time_table_high_water", "time_table_progress", "time_table_complete")
 
 
 def _objects(conn: sqlite3.Connection) -> dict[str, tuple[str, str]]:
-    return {name: (kind, sql or "") for kind, name, sql in conn.execute(
-        "SELECT type, name, sql FROM main.sqlite_master WHERE name LIKE 'messages\\_fts%' "
-        f"ESCAPE '\\' OR (type = 'index' AND name IN ({', '.join('?' * len(_OLD_INDEXES))}))",
-        _OLD_INDEXES)}
+    return {
+        name: (kind, sql or "")
+        for kind, name, sql in conn.execute(
+            "SELECT type, name, sql FROM main.sqlite_master WHERE name LIKE 'messages\\_fts%' "
+            f"ESCAPE '\\' OR (type = 'index' AND name IN ({', '.join('?' * len(_OLD_INDEXES))}))",
+            _OLD_INDEXES,
+        )
+    }
 
 
 def _ours(index: str, kind: str, sql: str) -> bool:
@@ -70,8 +77,12 @@ def find(conn: sqlite3.Connection) -> list[str]:
     found |= {name for name in objects if name.endswith("_next") or "_next_" in name}
     found |= {name for name, (_kind, sql) in objects.items() if PLACEHOLDER_MARK in sql}
     found |= {name for name in objects if name.startswith(f"{CJK}_pending")}
-    found |= {f"{index}{s}" for index in (WORD, TRIGRAM, CJK) for s in _VIEW_SUFFIXES
-              if objects.get(f"{index}{s}", ("",))[0] == "view"}
+    found |= {
+        f"{index}{s}"
+        for index in (WORD, TRIGRAM, CJK)
+        for s in _VIEW_SUFFIXES
+        if objects.get(f"{index}{s}", ("",))[0] == "view"
+    }
     found |= {name for name in _OLD_INDEXES if name in objects}
     return sorted(found & set(objects))
 
@@ -79,9 +90,17 @@ def find(conn: sqlite3.Connection) -> list[str]:
 def _dependents(index: str, objects: dict[str, tuple[str, str]]) -> set[str]:
     """Triggers that write into ``index``: once it is gone they would fail every write."""
     writes = re.compile(rf"\b{re.escape(index)}\s*\(", re.IGNORECASE)
-    return {name for name, (kind, sql) in objects.items()
-            if kind == "trigger" and (writes.search(sql) or re.fullmatch(
-                rf"{re.escape(index)}_(insert|delete|update|stub_\w+|session_\w+)", name))}
+    return {
+        name
+        for name, (kind, sql) in objects.items()
+        if kind == "trigger"
+        and (
+            writes.search(sql)
+            or re.fullmatch(
+                rf"{re.escape(index)}_(insert|delete|update|stub_\w+|session_\w+)", name
+            )
+        )
+    }
 
 
 def give_back(conn: sqlite3.Connection) -> list[str]:
@@ -96,9 +115,14 @@ def give_back(conn: sqlite3.Connection) -> list[str]:
     if CJK in names and not _opens(conn, CJK):
         # Dropping a virtual table needs its tokenizer; kept until a process has it.
         names = [n for n in names if not n.startswith(CJK)]
-    stale_time_keys = conn.execute(
-        f"SELECT 1 FROM state_meta WHERE key IN ({', '.join('?' * len(_TIME_META))})",
-        _TIME_META).fetchone() if _has_state_meta(conn) else None
+    stale_time_keys = (
+        conn.execute(
+            f"SELECT 1 FROM state_meta WHERE key IN ({', '.join('?' * len(_TIME_META))})",
+            _TIME_META,
+        ).fetchone()
+        if _has_state_meta(conn)
+        else None
+    )
     if not names and stale_time_keys is None:
         return []
     objects = _objects(conn)
@@ -107,8 +131,7 @@ def give_back(conn: sqlite3.Connection) -> list[str]:
             for name in names:
                 if objects[name][0] == kind and _still_there(conn, name):
                     conn.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
-        keys = [key for index in (WORD, TRIGRAM, CJK) if index in names
-                for key in _META[index]]
+        keys = [key for index in (WORD, TRIGRAM, CJK) if index in names for key in _META[index]]
         if _has_state_meta(conn):
             indexing.delete_meta(conn, *keys, *_TIME_META)
     if names:
@@ -127,10 +150,16 @@ def _opens(conn: sqlite3.Connection, table: str) -> bool:
 
 def _still_there(conn: sqlite3.Connection, name: str) -> bool:
     # Dropping a table drops its shadow tables and an index on a table goes with it.
-    return conn.execute("SELECT 1 FROM main.sqlite_master WHERE name = ?",
-                        (name,)).fetchone() is not None
+    return (
+        conn.execute("SELECT 1 FROM main.sqlite_master WHERE name = ?", (name,)).fetchone()
+        is not None
+    )
 
 
 def _has_state_meta(conn: sqlite3.Connection) -> bool:
-    return conn.execute("SELECT 1 FROM main.sqlite_master WHERE type = 'table' "
-                        "AND name = 'state_meta'").fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = 'state_meta'"
+        ).fetchone()
+        is not None
+    )

@@ -263,17 +263,22 @@ def glue_look(q: Query, token_spans: Callable[[str], Sequence[tuple[int, int]]])
             marks = [(word + words[0], True)]
         else:
             marks = [(width + w, i == len(words) - 1) for i, w in enumerate(words)]
-            marks += [(left + words[0] + left + words[1], len(words) == 2),
-                      (right + words[-2] + right + words[-1], True)]
-        options += [render(Term(text.decode("utf-8"), prefix=term.prefix and ends_last))
-                    for text, ends_last in marks]
+            marks += [
+                (left + words[0] + left + words[1], len(words) == 2),
+                (right + words[-2] + right + words[-1], True),
+            ]
+        options += [
+            render(Term(text.decode("utf-8"), prefix=term.prefix and ends_last))
+            for text, ends_last in marks
+        ]
     return " OR ".join(dict.fromkeys(options)) or None
 
 
 # Words that do not decide which conversation a question is about: English
 # function and question words, and the CJK particles and question words a
 # sentence is glued together with.  Left out only while other words remain.
-STOP_WORDS = frozenset("""
+STOP_WORDS = frozenset(
+    """
 a about above after again all am an and any are as at be been before being below between
 both but by can could did do does doing done down during each few for from further get
 got had has have having he her here hers herself him himself his how i if in into is it
@@ -283,14 +288,17 @@ theirs them themselves then there these they this those through to too under unt
 us very was we were what when where which while who whom whose why will with would you
 your yours yourself yourselves tell remember recall said say says know think thing things
 ever also again did does anything something someone somebody
-""".split())
+""".split()
+)
 # A CJK bigram holding one of these characters is mostly grammar (的, 了, 吗, 什么).
 CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀么什哪谁")
-CJK_STOP_WORDS = frozenset("""
+CJK_STOP_WORDS = frozenset(
+    """
 时候 怎样 怎么 为什 我们 你们 他们 她们 这个 那个 一个 是不 有没 没有 是否 曾经 以前 之前 哪里 哪儿
 いつ どこ なに なん だれ どう どの どれ です ます した ました でし まし ませ ない たの
 언제 어디 무엇 누가 누구 어떻 어떤 무슨 했나 나요 습니 니까 까요 있나 었나 였나 인가
-""".split())
+""".split()
+)
 
 
 MAX_BEST_TERMS = 32  # the words of one best match (MAX_LIKE_ALTERNATIVES)
@@ -301,8 +309,9 @@ def _is_stop(text: str) -> bool:
         if text in CJK_STOP_WORDS or len(text) > 2:
             return text in CJK_STOP_WORDS
         # Hiragana alone is Japanese grammar: particles, endings (には, ました).
-        return (any(c in CJK_FUNCTION_CHARS for c in text)
-                or all(0x3041 <= ord(c) <= 0x309F for c in text))
+        return any(c in CJK_FUNCTION_CHARS for c in text) or all(
+            0x3041 <= ord(c) <= 0x309F for c in text
+        )
     return text.lower() in STOP_WORDS
 
 
@@ -324,8 +333,10 @@ def _pieces(term: Term) -> list[Term]:
         if not is_cjk or len(seg) == 2:
             out.append(Term(seg, term.prefix and last))
         else:
-            out += [Term(seg[i:i + 2], term.prefix and last and i == len(seg) - 2)
-                    for i in range(len(seg) - 1)]
+            out += [
+                Term(seg[i : i + 2], term.prefix and last and i == len(seg) - 2)
+                for i in range(len(seg) - 1)
+            ]
     return out
 
 
@@ -362,8 +373,10 @@ def best_match(q: Query) -> Query:
             notes.append(f"left out common words that do not decide a match: {dropped}")
     if len(kept) > MAX_BEST_TERMS:
         # A LIKE scan tests every word on every row; a long paste says enough in its head.
-        notes.append(f"a best match looks for at most {MAX_BEST_TERMS} words; not searched: "
-                     + ", ".join(t.text for t in kept[MAX_BEST_TERMS:]))
+        notes.append(
+            f"a best match looks for at most {MAX_BEST_TERMS} words; not searched: "
+            + ", ".join(t.text for t in kept[MAX_BEST_TERMS:])
+        )
         kept = kept[:MAX_BEST_TERMS]
     expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
     return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare)
@@ -376,8 +389,11 @@ def evidence_units(q: Query, route: str) -> tuple[tuple[str, str], ...]:
     if q.expr is None:
         return ()
     if q.loose and isinstance(q.expr, AnyOf):
-        return tuple((t.text, render(t, prefix_star=route != "trigram"))
-                     for t in q.expr.options if isinstance(t, Term))
+        return tuple(
+            (t.text, render(t, prefix_star=route != "trigram"))
+            for t in q.expr.options
+            if isinstance(t, Term)
+        )
     return (("", match_expression(q, route)),)
 
 
@@ -484,7 +500,6 @@ def check_like_alternatives(q: Query) -> None:
             f"(no index serves it) takes at most {MAX_LIKE_ALTERNATIVES}; search for fewer "
             "alternatives at a time (split the OR list), or use words an index serves"
         )
-
 
 
 def _starts(doc: list[frozenset[str]], term: Term) -> list[int]:

@@ -15,8 +15,14 @@ from typing import Any
 from ._params import as_int, as_session_ids, as_time_bound, parse_roles, parse_sort
 from .query import ROUTES
 
-__all__ = ["OPTIONAL_FIELDS", "RESULT_FIELDS", "ROUTE_ORDER", "SESSIONS_SORT", "SearchRequest",
-           "check_route"]
+__all__ = [
+    "OPTIONAL_FIELDS",
+    "RESULT_FIELDS",
+    "ROUTE_ORDER",
+    "SESSIONS_SORT",
+    "SearchRequest",
+    "check_route",
+]
 
 RESULT_FIELDS = (
     "id",
@@ -84,8 +90,11 @@ class SearchRequest:
         self.projection = _check_fields(self.fields)
         self.limit = max(0, as_int(self.limit, "search limit"))
         self.offset = max(0, as_int(self.offset, "search offset"))
-        self.sort = (SESSIONS_SORT if isinstance(self.sort, str)
-                     and self.sort.strip().lower() == SESSIONS_SORT else parse_sort(self.sort))
+        self.sort = (
+            SESSIONS_SORT
+            if isinstance(self.sort, str) and self.sort.strip().lower() == SESSIONS_SORT
+            else parse_sort(self.sort)
+        )
         self.roles = parse_roles(self.role_filter)
         check_route(self.route)
         self.after = as_time_bound(self.after, "search after")

@@ -64,6 +64,7 @@ def _view_sql(index: str) -> str:
     view = content_view(index)
     return f"CREATE VIEW IF NOT EXISTS {view} AS SELECT m.id, {texts} FROM messages m"
 
+
 # state_meta keys (Hermes keeps its own fts_* keys there).
 META_FTS_STALE = "hermes_fts_stale"
 META_FTS_STALE_REASON = "hermes_fts_stale_reason"
@@ -74,6 +75,7 @@ MARKER_PREFIX = {
     TRIGRAM: "hermes_fts_trigram_rebuild",
     CJK: "hermes_fts_cjk_rebuild",
 }
+
 
 @dataclass(frozen=True)
 class Column:
@@ -122,8 +124,7 @@ class Table:
 
     def create_sql(self) -> str:
         body = [self.key, *(f"{c.name} {c.decl}" for c in self.columns), *self.constraints]
-        return (f"CREATE TABLE IF NOT EXISTS {self.name} (\n    "
-                + ",\n    ".join(body) + "\n)")
+        return f"CREATE TABLE IF NOT EXISTS {self.name} (\n    " + ",\n    ".join(body) + "\n)"
 
 
 def _text(name: str) -> Column:
@@ -137,34 +138,56 @@ def _flag(name: str) -> Column:
 # Fresh tables match Hermes Agent's layout (it ADDs its own extra columns on
 # its next open).  NOT NULL columns are only those Hermes always fills, so a
 # Hermes writer never trips over a constraint of ours.
-SESSIONS = Table("sessions", "id TEXT PRIMARY KEY", (
-    Column("source", "TEXT NOT NULL", "TEXT NOT NULL DEFAULT 'cli'"),
-    *map(_text, ("created_source", "session_key", "user_id", "chat_id", "chat_type",
-                 "thread_id", "display_name", "origin_json", "model", "model_config",
-                 "parent_session_id")),
-    Column("started_at", "REAL NOT NULL", "REAL NOT NULL DEFAULT 0"),
-    Column("ended_at", "REAL"),
-    _text("end_reason"),
-    Column("message_count", "INTEGER DEFAULT 0"),
-    Column("tool_call_count", "INTEGER DEFAULT 0"),
-    _text("title"),
-    _text("title_source"),
-    Column("last_activity_at", "REAL"),
-    _flag("archived"),
-    _flag("pinned"),
-    _flag("hidden"),
-), ("FOREIGN KEY (parent_session_id) REFERENCES sessions(id)",))
+SESSIONS = Table(
+    "sessions",
+    "id TEXT PRIMARY KEY",
+    (
+        Column("source", "TEXT NOT NULL", "TEXT NOT NULL DEFAULT 'cli'"),
+        *map(
+            _text,
+            (
+                "created_source",
+                "session_key",
+                "user_id",
+                "chat_id",
+                "chat_type",
+                "thread_id",
+                "display_name",
+                "origin_json",
+                "model",
+                "model_config",
+                "parent_session_id",
+            ),
+        ),
+        Column("started_at", "REAL NOT NULL", "REAL NOT NULL DEFAULT 0"),
+        Column("ended_at", "REAL"),
+        _text("end_reason"),
+        Column("message_count", "INTEGER DEFAULT 0"),
+        Column("tool_call_count", "INTEGER DEFAULT 0"),
+        _text("title"),
+        _text("title_source"),
+        Column("last_activity_at", "REAL"),
+        _flag("archived"),
+        _flag("pinned"),
+        _flag("hidden"),
+    ),
+    ("FOREIGN KEY (parent_session_id) REFERENCES sessions(id)",),
+)
 
-MESSAGES = Table("messages", "id INTEGER PRIMARY KEY AUTOINCREMENT", (
-    Column("session_id", "TEXT NOT NULL REFERENCES sessions(id)", "TEXT NOT NULL DEFAULT ''"),
-    Column("role", "TEXT NOT NULL", "TEXT NOT NULL DEFAULT 'user'"),
-    *map(_text, ("content", "tool_call_id", "tool_calls", "tool_name")),
-    Column("timestamp", "REAL NOT NULL", "REAL NOT NULL DEFAULT 0"),
-    *map(_text, ("reasoning", "reasoning_content", "reasoning_details")),
-    Column("active", "INTEGER NOT NULL DEFAULT 1"),
-    _flag("compacted"),
-    _text("display_kind"),
-))
+MESSAGES = Table(
+    "messages",
+    "id INTEGER PRIMARY KEY AUTOINCREMENT",
+    (
+        Column("session_id", "TEXT NOT NULL REFERENCES sessions(id)", "TEXT NOT NULL DEFAULT ''"),
+        Column("role", "TEXT NOT NULL", "TEXT NOT NULL DEFAULT 'user'"),
+        *map(_text, ("content", "tool_call_id", "tool_calls", "tool_name")),
+        Column("timestamp", "REAL NOT NULL", "REAL NOT NULL DEFAULT 0"),
+        *map(_text, ("reasoning", "reasoning_content", "reasoning_details")),
+        Column("active", "INTEGER NOT NULL DEFAULT 1"),
+        _flag("compacted"),
+        _text("display_kind"),
+    ),
+)
 
 STATE_META = Table("state_meta", "key TEXT PRIMARY KEY", (_text("value"),))
 BASE_TABLES = (SESSIONS, MESSAGES, STATE_META)
@@ -199,13 +222,14 @@ SESSION_ID_INDEX = "hermes_fts_messages_session_id"
 
 def _ensure_session_id_index(conn: sqlite3.Connection) -> None:
     """Ours where Hermes has none; where Hermes has one, ours would be a copy."""
-    hermes = conn.execute("SELECT 1 FROM main.sqlite_master WHERE type = 'index' AND name = ?",
-                          (HERMES_SESSION_ID_INDEX,)).fetchone()
+    hermes = conn.execute(
+        "SELECT 1 FROM main.sqlite_master WHERE type = 'index' AND name = ?",
+        (HERMES_SESSION_ID_INDEX,),
+    ).fetchone()
     if hermes is not None:
         conn.execute(f"DROP INDEX IF EXISTS {SESSION_ID_INDEX}")
     else:
-        conn.execute(f"CREATE INDEX IF NOT EXISTS {SESSION_ID_INDEX} "
-                     "ON messages(session_id, id)")
+        conn.execute(f"CREATE INDEX IF NOT EXISTS {SESSION_ID_INDEX} ON messages(session_id, id)")
 
 
 def ensure_base_schema(conn: sqlite3.Connection) -> list[str]:
@@ -218,8 +242,9 @@ def ensure_base_schema(conn: sqlite3.Connection) -> list[str]:
             if column.name in live:
                 continue
             try:
-                conn.execute(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" '
-                             f"{column.add_decl}")
+                conn.execute(
+                    f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {column.add_decl}'
+                )
                 added.append(f"{table.name}.{column.name}")
             except sqlite3.OperationalError as exc:
                 # A sibling process may have added it a moment ago.
@@ -249,8 +274,9 @@ def shadow_missing_columns(conn: sqlite3.Connection) -> list[str]:
         if not live or not missing:
             continue
         extra = ", ".join(f'{c.default_sql} AS "{c.name}"' for c in missing)
-        conn.execute(f'CREATE TEMP VIEW "{table.name}" AS SELECT *, {extra} '
-                     f'FROM main."{table.name}"')
+        conn.execute(
+            f'CREATE TEMP VIEW "{table.name}" AS SELECT *, {extra} FROM main."{table.name}"'
+        )
         shadowed += [f"{table.name}.{c.name}" for c in missing]
     if not table_columns(conn, STATE_META.name):
         conn.execute(STATE_META.create_sql().replace("CREATE TABLE", "CREATE TEMP TABLE", 1))
@@ -313,27 +339,37 @@ def _word_ddl(index: str, tokenize: str, table: str, gated: bool) -> IndexDDL:
     )
     # Insert and 'delete' must give FTS5 the very same text, or the index
     # keeps tokens no row has: both take it from indexed_values.
-    ins = (f"INSERT INTO {table}(rowid, content, tool_name, tool_calls) VALUES "
-           f"(new.id, {indexed_values('new.')});")
-    dele = (f"INSERT INTO {table}({table}, rowid, content, tool_name, tool_calls) VALUES "
-            f"('delete', old.id, {indexed_values('old.')});")
+    ins = (
+        f"INSERT INTO {table}(rowid, content, tool_name, tool_calls) VALUES "
+        f"(new.id, {indexed_values('new.')});"
+    )
+    dele = (
+        f"INSERT INTO {table}({table}, rowid, content, tool_name, tool_calls) VALUES "
+        f"('delete', old.id, {indexed_values('old.')});"
+    )
 
     def gate(row: str) -> str:
         return f" AND {indexed_condition(index, row + '.id')}" if gated else ""
 
     triggers = (
-        (f"{table}_insert",
-         f"CREATE TRIGGER IF NOT EXISTS {table}_insert AFTER INSERT ON messages "
-         f"WHEN 1{gate('new')} BEGIN {ins} END"),
-        (f"{table}_delete",
-         f"CREATE TRIGGER IF NOT EXISTS {table}_delete AFTER DELETE ON messages "
-         f"WHEN 1{gate('old')} BEGIN {dele} END"),
+        (
+            f"{table}_insert",
+            f"CREATE TRIGGER IF NOT EXISTS {table}_insert AFTER INSERT ON messages "
+            f"WHEN 1{gate('new')} BEGIN {ins} END",
+        ),
+        (
+            f"{table}_delete",
+            f"CREATE TRIGGER IF NOT EXISTS {table}_delete AFTER DELETE ON messages "
+            f"WHEN 1{gate('old')} BEGIN {dele} END",
+        ),
         # UPDATE OF narrows firing to indexed columns: flipping active/compacted
         # must never touch the index.
-        (f"{table}_update",
-         f"CREATE TRIGGER IF NOT EXISTS {table}_update AFTER UPDATE OF "
-         f"id, content, tool_name, tool_calls ON messages "
-         f"WHEN {_CHANGED}{gate('old')} BEGIN {dele} {ins} END"),
+        (
+            f"{table}_update",
+            f"CREATE TRIGGER IF NOT EXISTS {table}_update AFTER UPDATE OF "
+            f"id, content, tool_name, tool_calls ON messages "
+            f"WHEN {_CHANGED}{gate('old')} BEGIN {dele} {ins} END",
+        ),
     )
     return IndexDDL(index, view, view_sql, table_sql, triggers, INDEXED_COLUMNS)
 
@@ -351,21 +387,30 @@ def _cjk_ddl() -> IndexDDL:
     # Only a message's first pending row keeps old values (what the index
     # holds), so deleted text is kept once, until the next apply (DESIGN
     # §5.3.1).  An id change also logs the new id.
-    log = (f"INSERT INTO {CJK_PENDING}(msg_id, op, old_role, old_content, old_tool_name, "
-           f"old_tool_calls) SELECT ")
+    log = (
+        f"INSERT INTO {CJK_PENDING}(msg_id, op, old_role, old_content, old_tool_name, "
+        f"old_tool_calls) SELECT "
+    )
     first = f" WHERE NOT EXISTS (SELECT 1 FROM {CJK_PENDING} WHERE msg_id = old.id);"
     triggers = (
-        (f"{CJK_PENDING}_insert",
-         f"CREATE TRIGGER IF NOT EXISTS {CJK_PENDING}_insert AFTER INSERT ON messages BEGIN "
-         f"{log}new.id, 'insert', NULL, NULL, NULL, NULL; END"),
-        (f"{CJK_PENDING}_delete",
-         f"CREATE TRIGGER IF NOT EXISTS {CJK_PENDING}_delete AFTER DELETE ON messages BEGIN "
-         f"{log}old.id, 'delete', old.role, old.content, old.tool_name, old.tool_calls{first} END"),
-        (f"{CJK_PENDING}_update",
-         f"CREATE TRIGGER IF NOT EXISTS {CJK_PENDING}_update AFTER UPDATE OF "
-         f"id, content, tool_name, tool_calls ON messages WHEN {_CHANGED} BEGIN "
-         f"{log}old.id, 'update', old.role, old.content, old.tool_name, old.tool_calls{first} "
-         f"{log}new.id, 'insert', NULL, NULL, NULL, NULL WHERE new.id IS NOT old.id; END"),
+        (
+            f"{CJK_PENDING}_insert",
+            f"CREATE TRIGGER IF NOT EXISTS {CJK_PENDING}_insert AFTER INSERT ON messages BEGIN "
+            f"{log}new.id, 'insert', NULL, NULL, NULL, NULL; END",
+        ),
+        (
+            f"{CJK_PENDING}_delete",
+            f"CREATE TRIGGER IF NOT EXISTS {CJK_PENDING}_delete AFTER DELETE ON messages BEGIN "
+            f"{log}old.id, 'delete', old.role, old.content, old.tool_name, old.tool_calls"
+            f"{first} END",
+        ),
+        (
+            f"{CJK_PENDING}_update",
+            f"CREATE TRIGGER IF NOT EXISTS {CJK_PENDING}_update AFTER UPDATE OF "
+            f"id, content, tool_name, tool_calls ON messages WHEN {_CHANGED} BEGIN "
+            f"{log}old.id, 'update', old.role, old.content, old.tool_name, old.tool_calls{first} "
+            f"{log}new.id, 'insert', NULL, NULL, NULL, NULL WHERE new.id IS NOT old.id; END",
+        ),
     )
     return IndexDDL(CJK, view, view_sql, table_sql, triggers, INDEXED_COLUMNS)
 
@@ -375,9 +420,7 @@ PENDING_TABLE_SQL = (
     "seq INTEGER PRIMARY KEY AUTOINCREMENT, msg_id INTEGER NOT NULL, op TEXT NOT NULL, "
     "old_role TEXT, old_content TEXT, old_tool_name TEXT, old_tool_calls TEXT)"
 )
-PENDING_INDEX_SQL = (
-    f"CREATE INDEX IF NOT EXISTS {CJK_PENDING}_msg ON {CJK_PENDING}(msg_id, seq)"
-)
+PENDING_INDEX_SQL = f"CREATE INDEX IF NOT EXISTS {CJK_PENDING}_msg ON {CJK_PENDING}(msg_id, seq)"
 
 DDL: dict[str, IndexDDL] = {
     BASE: _word_ddl(BASE, "", BASE, gated=False),
@@ -401,8 +444,10 @@ def create_index_objects(conn: sqlite3.Connection, index: str) -> None:
 
 
 def _trigger_sql(conn: sqlite3.Connection) -> dict[str, str]:
-    return {row[0]: row[1] or "" for row in conn.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")}
+    return {
+        row[0]: row[1] or ""
+        for row in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+    }
 
 
 def create_triggers(conn: sqlite3.Connection, index: str) -> None:
@@ -470,8 +515,9 @@ def missing_triggers(conn: sqlite3.Connection, index: str) -> list[str]:
 
 
 def index_sql(conn: sqlite3.Connection, index: str) -> str | None:
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
-                       (index,)).fetchone()
+    row = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (index,)
+    ).fetchone()
     return None if row is None else (row[0] or "")
 
 
@@ -493,7 +539,7 @@ def cjk_option_on(sql: str | None, option: str) -> bool | None:
     if sql is None:
         return None
     options = _tokenize_options(sql)
-    return any(options[i:i + 2] == [option, "1"] for i in range(len(options)))
+    return any(options[i : i + 2] == [option, "1"] for i in range(len(options)))
 
 
 def index_layout(sql: str | None) -> str | None:

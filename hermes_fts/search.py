@@ -126,15 +126,22 @@ def plan_search(
         return Plan("empty", Query(), "")
     roles = parse_roles(role_filter)
     check_route(route)
-    served = tuple(state[index]["served"] and route in (None, name)
-                   for name, index in INDEX_ROUTES.items())
-    return _plan(query, bool(state["fts_stale"]), roles is not None and "tool" in roles,
-                 served, bool(state.get("cjk_fold")))
+    served = tuple(
+        state[index]["served"] and route in (None, name) for name, index in INDEX_ROUTES.items()
+    )
+    return _plan(
+        query,
+        bool(state["fts_stale"]),
+        roles is not None and "tool" in roles,
+        served,
+        bool(state.get("cjk_fold")),
+    )
 
 
 @functools.lru_cache(maxsize=256)
-def _plan(query: str, fts_stale: bool, tool_role: bool,
-          served: tuple[bool, bool, bool], fold: bool) -> Plan:
+def _plan(
+    query: str, fts_stale: bool, tool_role: bool, served: tuple[bool, bool, bool], fold: bool
+) -> Plan:
     """``plan_search`` on plain values, so a repeated query is planned once.
 
     Parsing and routing are pure functions of these values and a Plan is
@@ -184,8 +191,11 @@ def _filters(request: SearchRequest) -> tuple[str, list[Any]]:
     for values, op in ((request.source_filter, "IN"), (request.exclude_sources, "NOT IN")):
         if values is not None:
             # "cli,cron" means two sources, as "user,assistant" is two roles.
-            values = ([v.strip() for v in values.split(",") if v.strip()]
-                      if isinstance(values, str) else list(values))
+            values = (
+                [v.strip() for v in values.split(",") if v.strip()]
+                if isinstance(values, str)
+                else list(values)
+            )
             parts.append(f"s.source {op} ({', '.join('?' for _ in values)})")
             params.extend(values)
     if request.roles:
@@ -228,6 +238,8 @@ def _sort_key(sort: str | None) -> Callable[[dict[str, Any]], tuple[Any, Any]] |
 
 
 _ROW_FIELDS = tuple(f for f in RESULT_FIELDS if f != "context")  # what a SELECT gives
+
+
 def _like_rows(
     conn: sqlite3.Connection,
     parsed: Query,
@@ -322,22 +334,51 @@ def _index_query(plan: Plan, route: str, cjk_helpers: bool, few: bool = False) -
 def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, Any]]:
     """A best match or a search by sessions: every match scored, the exact top kept."""
     units = [u for _, u in evidence_units(req.plan.query, route)]
-    ids, held = index_page(req.conn, iq.table, units, iq.expression, envelope(req.spans), extra,
-                           int(req.state.get("message_id_max") or 0), req.want,
-                           passing_ids(req.conn, req.where, req.params), req.sort)
-    rows = rows_of_ids(req.conn, iq.table, iq.expression, iq.snippet, req.where, extra,
-                       req.params, ids)
+    ids, held = index_page(
+        req.conn,
+        iq.table,
+        units,
+        iq.expression,
+        envelope(req.spans),
+        extra,
+        int(req.state.get("message_id_max") or 0),
+        req.want,
+        passing_ids(req.conn, req.where, req.params),
+        req.sort,
+    )
+    rows = rows_of_ids(
+        req.conn, iq.table, iq.expression, iq.snippet, req.where, extra, req.params, ids
+    )
     return label_rows(rows, req.plan.query, held)
 
 
 def _best_like(req: _Run, extra: str, extra_params: list[Any]) -> list[dict[str, Any]]:
     """``_best`` on the LIKE scan (``evidence.like_page``), rows and snippets read by id."""
-    ids, held = like_page(req.conn, req.plan.query, req.fold, f"{req.where}{extra}",
-                          [*req.params, *extra_params], int(req.state.get("message_id_max") or 0),
-                          req.want, req.sort)
-    rows = _like_rows(req.conn, req.plan.query, req.where, req.params, None, len(ids),
-                      " AND m.id IN (SELECT value FROM json_each(?))", [id_array(ids)],
-                      fold=req.fold) if ids else []
+    ids, held = like_page(
+        req.conn,
+        req.plan.query,
+        req.fold,
+        f"{req.where}{extra}",
+        [*req.params, *extra_params],
+        int(req.state.get("message_id_max") or 0),
+        req.want,
+        req.sort,
+    )
+    rows = (
+        _like_rows(
+            req.conn,
+            req.plan.query,
+            req.where,
+            req.params,
+            None,
+            len(ids),
+            " AND m.id IN (SELECT value FROM json_each(?))",
+            [id_array(ids)],
+            fold=req.fold,
+        )
+        if ids
+        else []
+    )
     position = dict(zip(ids, range(len(ids))))
     return label_rows(sorted(rows, key=lambda r: position[r["id"]]), req.plan.query, held)
 
@@ -347,15 +388,30 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
     expression = iq.expression
     blind = _blind_spot(req, table)
     extra = f" AND NOT ({blind})" if blind else ""
-    slices = (time_table.time_slices(req.conn, req.sort == "newest")
-              if req.time_index and _sort_key(req.sort) else None)
+    slices = (
+        time_table.time_slices(req.conn, req.sort == "newest")
+        if req.time_index and _sort_key(req.sort)
+        else None
+    )
     if req.sort == SESSIONS_SORT or req.plan.query.loose:  # every match scored (_best)
         rows = _best(req, iq, route, extra)
     else:
-        rows = _match_rows(req.conn, table, expression, iq.snippet, req.where, req.params,
-                           _order(req.sort, ranked=True), req.want, extra,
-                           tier_size=RANK_TIER, time_index=req.time_index, spans=req.spans,
-                           time_slices=slices, few_snippet_sql=iq.few_snippet)
+        rows = _match_rows(
+            req.conn,
+            table,
+            expression,
+            iq.snippet,
+            req.where,
+            req.params,
+            _order(req.sort, ranked=True),
+            req.want,
+            extra,
+            tier_size=RANK_TIER,
+            time_index=req.time_index,
+            spans=req.spans,
+            time_slices=slices,
+            few_snippet_sql=iq.few_snippet,
+        )
     if route == "fts5":
         rows += _glued_latin(req, expression, rows)
         rows += _glued_pending(req, rows)
@@ -391,9 +447,7 @@ def _still_wanted(req: _Run, found: list[dict[str, Any]]) -> int:
     return req.want - len(found)
 
 
-def _glued_latin(
-    req: _Run, fts5_expr: str, found: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+def _glued_latin(req: _Run, fts5_expr: str, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows where a Latin term is glued to CJK, which unicode61 cannot see."""
     missing = _still_wanted(req, found)
     cjk = req.state[schema.CJK]
@@ -410,8 +464,9 @@ def _glued_latin(
         return []
     # Both doclists are read only inside the spans' envelope (every rowid when none).
     low, high = envelope(spans)
-    word_matches = (f"SELECT rowid FROM {schema.BASE} "
-                    f"WHERE {schema.BASE} MATCH ? AND rowid BETWEEN ? AND ?")
+    word_matches = (
+        f"SELECT rowid FROM {schema.BASE} WHERE {schema.BASE} MATCH ? AND rowid BETWEEN ? AND ?"
+    )
     # Most terms have no glued rows: one short look says so before tiers are read.
     # A CJK match that is none of the rows found may be one.  The rows found
     # are word matches, so "none" is exact; hidden word matches can only make
@@ -419,19 +474,33 @@ def _glued_latin(
     # glue marks only the marked rows can be glued ones: the look reads their
     # rare tokens instead of walking the term's doclist.
     look = (_glue_look(req.plan.query) if cjk.get("glue") else None) or iq.expression
-    if req.conn.execute(f"SELECT 1 FROM {schema.CJK} WHERE {schema.CJK} MATCH ? AND rowid "
-                        f"BETWEEN ? AND ? AND rowid NOT IN (SELECT value FROM json_each(?))"
-                        f" LIMIT 1", (look, low, high, id_array(r["id"] for r in found))
-                        ).fetchone() is None:
+    if (
+        req.conn.execute(
+            f"SELECT 1 FROM {schema.CJK} WHERE {schema.CJK} MATCH ? AND rowid "
+            f"BETWEEN ? AND ? AND rowid NOT IN (SELECT value FROM json_each(?))"
+            f" LIMIT 1",
+            (look, low, high, id_array(r["id"] for r in found)),
+        ).fetchone()
+        is None
+    ):
         return []
     extra = f" AND {schema.CJK}.rowid NOT IN ({word_matches})"
     blind = _blind_spot(req, schema.CJK)
     if blind:  # a stale CJK entry must not add a row
         extra += f" AND NOT ({blind})"
     return _match_rows(
-        req.conn, schema.CJK, iq.expression, iq.snippet, req.where, req.params,
-        _order(req.sort, ranked=True), missing, extra, [fts5_expr, low, high],
-        tier_size=RANK_TIER, spans=spans,
+        req.conn,
+        schema.CJK,
+        iq.expression,
+        iq.snippet,
+        req.where,
+        req.params,
+        _order(req.sort, ranked=True),
+        missing,
+        extra,
+        [fts5_expr, low, high],
+        tier_size=RANK_TIER,
+        spans=spans,
         # No walk: the matches left once the NOT IN drops the word index's
         # are few, and the walk would step through every message to find them.
     )
@@ -473,8 +542,15 @@ def _left_out(
     if missing <= 0:
         return []
     return _like_rows(
-        req.conn, req.plan.query, req.where, req.params, req.sort, missing,
-        f" AND ({condition})", list(params), fold=req.fold,
+        req.conn,
+        req.plan.query,
+        req.where,
+        req.params,
+        req.sort,
+        missing,
+        f" AND ({condition})",
+        list(params),
+        fold=req.fold,
     )
 
 
@@ -487,8 +563,15 @@ def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[d
     lo, hi = gap
     extra = " AND m.id > ? AND m.id <= ?"
     rows = _like_rows(
-        req.conn, req.plan.query, req.where, req.params, req.sort,
-        min(GAP_SCAN_LIMIT, req.want), extra, [lo, hi], fold=req.fold,
+        req.conn,
+        req.plan.query,
+        req.where,
+        req.params,
+        req.sort,
+        min(GAP_SCAN_LIMIT, req.want),
+        extra,
+        [lo, hi],
+        fold=req.fold,
     )
     return [r for r in rows if r["id"] not in seen]
 
@@ -496,8 +579,12 @@ def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[d
 def _execute(req: _Run) -> list[dict[str, Any]]:
     route = req.plan.route
     if route in INDEX_ROUTES:
-        iq = _index_query(req.plan, route, bool(req.state["cjk_available"]),
-                          bool(req.state.get("cjk_few_snippet")))
+        iq = _index_query(
+            req.plan,
+            route,
+            bool(req.state["cjk_available"]),
+            bool(req.state.get("cjk_few_snippet")),
+        )
         rows = _run_index(req, iq, route)
         narrow = iq.narrow
         if narrow is not None:
@@ -514,8 +601,17 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
         if req.sort == SESSIONS_SORT or req.plan.query.loose:  # every match scored (_best)
             rows = _best_like(req, extra, extra_params)
         else:
-            rows = _like_rows(req.conn, req.plan.query, req.where, req.params, req.sort,
-                              req.want, extra, extra_params, fold=req.fold)
+            rows = _like_rows(
+                req.conn,
+                req.plan.query,
+                req.where,
+                req.params,
+                req.sort,
+                req.want,
+                extra,
+                extra_params,
+                fold=req.fold,
+            )
     key = _sort_key(req.sort)
     if key is not None and not req.plan.query.loose:  # a best match keeps its levels
         rows.sort(key=key, reverse=req.sort == "newest")
@@ -583,8 +679,19 @@ def _search(
             return plan, []
     # SQLite binds 64-bit integers; a larger "no limit" means every row anyway.
     want = min(request.limit + request.offset, MAX_ROWS)
-    rows = _execute(_Run(conn, state, plan, where, params, request.sort, want, spans,
-                         (request.after, request.before)))
+    rows = _execute(
+        _Run(
+            conn,
+            state,
+            plan,
+            where,
+            params,
+            request.sort,
+            want,
+            spans,
+            (request.after, request.before),
+        )
+    )
     rows = rows[request.offset : request.offset + request.limit]
     projection = request.projection
     if projection is None or "context" in projection:

@@ -52,8 +52,7 @@ def few_snippet_sql(table: str) -> str:
     return f"cjk_few_snippet({table}, rank, ?3, -1, '>>>', '<<<', '...', {SNIPPET_CHARS})"
 
 
-def like_snippet(texts: Iterable[str | None], terms: Sequence[str], *,
-                 fold: bool = False) -> str:
+def like_snippet(texts: Iterable[str | None], terms: Sequence[str], *, fold: bool = False) -> str:
     """Text around the first term found, marked ``>>>term<<<``.
 
     Taken from the first column holding a term, so a hit in ``tool_name``
@@ -141,7 +140,7 @@ def readable_text(value: str | None) -> str:
 # as stored, or bare as in the decoded text the indexes add).  Two patterns,
 # each tried only where its literal part occurs: one alternation tried at
 # every position costs 2 us a snippet, and every row's snippet is tested.
-_JSON_ESCAPE = re.compile(r'\\u[0-9a-fA-F]{4}')
+_JSON_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}")
 _JSON_KEY = re.compile(r'[{,] ?"?[A-Za-z_][\w-]*"?: ')
 
 
@@ -151,9 +150,12 @@ def is_tool_call_json(snippet: str) -> bool:
     if '"' not in snippet and ": " not in snippet and "\\u" not in snippet:
         return False  # every shape below needs one of these (most prose has none)
     plain = snippet.replace(">>>", "").replace("<<<", "")
-    return ('"function"' in plain or '"arguments"' in plain
-            or ("\\u" in plain and _JSON_ESCAPE.search(plain) is not None)
-            or (": " in plain and _JSON_KEY.search(plain) is not None))
+    return (
+        '"function"' in plain
+        or '"arguments"' in plain
+        or ("\\u" in plain and _JSON_ESCAPE.search(plain) is not None)
+        or (": " in plain and _JSON_KEY.search(plain) is not None)
+    )
 
 
 def edge_cut_highlight(snippet: str) -> bool:
@@ -181,9 +183,12 @@ def recut_unreadable_snippets(
         edge_cut = edge_cut_highlight(snippet)
         if not (edge_cut or is_tool_call_json(snippet)):
             continue
-        texts = conn.execute(
-            "SELECT content, tool_name, tool_calls FROM messages WHERE id = ?", (row["id"],)
-        ).fetchone() or ()
+        texts = (
+            conn.execute(
+                "SELECT content, tool_name, tool_calls FROM messages WHERE id = ?", (row["id"],)
+            ).fetchone()
+            or ()
+        )
         readable = [readable_text(x) for x in texts]
         if not edge_cut and readable == [x or "" for x in texts]:
             continue  # nothing decodes or renders differently from how it is stored
@@ -253,7 +258,7 @@ def _folded(text: str) -> tuple[str, list[int]]:
     while i < len(text):
         pair = text[i : i + 2]
         step = 2 if pair[1:] in _HALFWIDTH_MARKS and len(fold_width(pair)) == 1 else 1
-        for ch in fold_text(text[i:i + step]).lower():
+        for ch in fold_text(text[i : i + step]).lower():
             chars.append(ch)
             starts.append(i)
         i += step

@@ -26,8 +26,16 @@ from .schema import BASE, CJK, TRIGRAM
 from .transcript import file_has_session  # re-exported: the tool's profile lookup
 
 __all__ = [
-    "QueryError", "QueryTooBroad", "SessionStore", "StoreError", "default_db_path",
-    "failure_cause", "file_has_session", "open_store", "store_error"]
+    "QueryError",
+    "QueryTooBroad",
+    "SessionStore",
+    "StoreError",
+    "default_db_path",
+    "failure_cause",
+    "file_has_session",
+    "open_store",
+    "store_error",
+]
 
 logger = logging.getLogger("hermes_fts.store")
 
@@ -36,8 +44,13 @@ _UPDATABLE_FIELDS = frozenset(_MESSAGE_FIELDS) - {"session_id"}
 _SESSION_FIELDS = schema.SESSIONS.names
 
 
-def open_store(path: str | os.PathLike[str], *, readonly: bool, create: bool = False,
-               check_writable: bool = False) -> SessionStore:
+def open_store(
+    path: str | os.PathLike[str],
+    *,
+    readonly: bool,
+    create: bool = False,
+    check_writable: bool = False,
+) -> SessionStore:
     """The one way the tool and the CLI open a store; raises StoreError.
 
     Refuses a directory, a file that is not SQLite and a SQLite file of
@@ -49,8 +62,9 @@ def open_store(path: str | os.PathLike[str], *, readonly: bool, create: bool = F
     makes a read-only open refuse what a read-write one would (a preflight).
     """
     target = Path(path).expanduser()
-    problem = _sqlite.store_file_problem(target, readonly=readonly and not check_writable,
-                                         may_create=create and not readonly)
+    problem = _sqlite.store_file_problem(
+        target, readonly=readonly and not check_writable, may_create=create and not readonly
+    )
     if problem is not None:
         raise StoreError(problem.message, wrong_path=problem.wrong_path)
     try:
@@ -59,16 +73,31 @@ def open_store(path: str | os.PathLike[str], *, readonly: bool, create: bool = F
         raise _sqlite.store_error(target, exc, readonly=readonly) from exc
 
 
+class _Phases:
+    """optimize-storage's progress events: the phase, with the backfill's counts once
+    the backfill job exists (``job``)."""
+
+    def __init__(self, progress: indexing.Progress | None) -> None:
+        self.progress = progress
+        self.job: indexing.BackfillJob | None = None
+
+    def __call__(self, phase: str) -> None:
+        if self.progress is None:
+            return
+        event: dict[str, Any] = {"phase": phase, "percent": 100, "indexed": 0, "total": 0}
+        if self.job is not None:
+            event.update(self.job.progress())
+        self.progress(event)
+
+
 class SessionStore:
     """A session store; see the module docstring."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None,
-                 readonly: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, readonly: bool = False) -> None:
         self._path = Path(path) if path is not None else default_db_path()
         self.readonly = readonly
         if self._path.is_dir():  # SQLite would only say "disk I/O error"
-            raise StoreError(f"{self._path} is a directory, not a session store",
-                             wrong_path=True)
+            raise StoreError(f"{self._path} is a directory, not a session store", wrong_path=True)
         if not readonly:
             self._path.parent.mkdir(parents=True, exist_ok=True)
         elif not self._path.exists():
@@ -114,12 +143,14 @@ class SessionStore:
 
     def _open_connection(self) -> sqlite3.Connection:
         kwargs: dict[str, Any] = {
-            "timeout": _sqlite.BUSY_TIMEOUT_S, "isolation_level": None,
+            "timeout": _sqlite.BUSY_TIMEOUT_S,
+            "isolation_level": None,
             "check_same_thread": False,
         }
         try:
-            return loader.connect(str(self._path), readonly=self.readonly, public_name=False,
-                                  **kwargs)
+            return loader.connect(
+                str(self._path), readonly=self.readonly, public_name=False, **kwargs
+            )
         except loader.ExtensionUnavailable as exc:
             # Fail open: everything but the CJK index works without it.
             log = logger.info if _env.cjk_extension_disabled() else logger.warning
@@ -146,8 +177,9 @@ class SessionStore:
 
     @property
     def _caps(self) -> index_state.Capabilities:
-        return index_state.Capabilities(self.fts5_available, self.trigram_available,
-                                        self.cjk_available, self.cjk_fold_available)
+        return index_state.Capabilities(
+            self.fts5_available, self.trigram_available, self.cjk_available, self.cjk_fold_available
+        )
 
     # ---------------------------------------------------------------- state
 
@@ -183,8 +215,11 @@ class SessionStore:
             schema.drop_triggers(self._conn, BASE)
             schema.drop_triggers(self._conn, TRIGRAM)
         self._seen.forget()
-        logger.error("FTS index corrupt (%s); search uses LIKE until "
-                     "`hermes-fts optimize-storage` rebuilds the indexes", reason)
+        logger.error(
+            "FTS index corrupt (%s); search uses LIKE until "
+            "`hermes-fts optimize-storage` rebuilds the indexes",
+            reason,
+        )
 
     # ----------------------------------------------------------------- sync
 
@@ -193,8 +228,12 @@ class SessionStore:
 
         Creates the CJK index first when the store has none (only opened so far)."""
         self._seen.synced = None
-        if (not self.readonly and self.cjk_available and self.fts5_available
-                and schema.index_sql(self._conn, CJK) is None):
+        if (
+            not self.readonly
+            and self.cjk_available
+            and self.fts5_available
+            and schema.index_sql(self._conn, CJK) is None
+        ):
             self._align_base()
             index_state.align(self._conn, self._caps, create_cjk=True)
         return self._apply_pending()
@@ -220,16 +259,16 @@ class SessionStore:
                 deleted = asked and indexing.pending_deletes(self._conn)
                 applied = indexing.apply_pending(self._conn)
                 if deleted:
-                    index_state.merge_segments(self._conn, self._caps,
-                                               (schema.BASE, schema.TRIGRAM))
+                    index_state.merge_segments(
+                        self._conn, self._caps, (schema.BASE, schema.TRIGRAM)
+                    )
         except sqlite3.DatabaseError as exc:
             if self._is_index_corruption(exc):
                 self._mark_fts_stale(f"{CJK}: {exc}")
                 return 0
             if asked or not _sqlite.cannot_write_now(exc):
                 raise
-            logger.info("pending CJK changes left for later (%s); search reads them by LIKE",
-                        exc)
+            logger.info("pending CJK changes left for later (%s); search reads them by LIKE", exc)
             return 0
         self._seen.synced = self._seen.token()
         return applied
@@ -248,9 +287,14 @@ class SessionStore:
     # --------------------------------------------------------------- writers
 
     def _cjk_writable(self) -> bool:
-        return (self.cjk_available and self.fts5_available and not self.readonly
-                and schema.index_sql(self._conn, CJK) is not None
-                and self._meta(schema.META_CJK_STALE) is None and not self.fts_stale)
+        return (
+            self.cjk_available
+            and self.fts5_available
+            and not self.readonly
+            and schema.index_sql(self._conn, CJK) is not None
+            and self._meta(schema.META_CJK_STALE) is None
+            and not self.fts_stale
+        )
 
     def _is_index_corruption(self, exc: BaseException) -> bool:
         return _sqlite.is_index_corruption(self._conn, exc)
@@ -298,29 +342,45 @@ class SessionStore:
                 logger.warning("CJK index update deferred to the next sync: %s", cjk_error)
         return result
 
-    def add_session(self, session_id: str | None = None, source: str = "cli", *,
-                    started_at: float | None = None, **fields: Any) -> str:
+    def add_session(
+        self,
+        session_id: str | None = None,
+        source: str = "cli",
+        *,
+        started_at: float | None = None,
+        **fields: Any,
+    ) -> str:
         sid = session_id or fields.pop("id", None)
         fields.pop("id", None)
         if not sid:
             raise ValueError("add_session needs a session id")
-        row: dict[str, Any] = {"id": sid, "source": source,
-                               "started_at": time.time() if started_at is None else started_at}
+        row: dict[str, Any] = {
+            "id": sid,
+            "source": source,
+            "started_at": time.time() if started_at is None else started_at,
+        }
         unknown = set(fields) - set(_SESSION_FIELDS)
         if unknown:
             raise ValueError(f"unknown session field(s): {', '.join(sorted(unknown))}")
         row.update({k: encode_value(v) for k, v in fields.items()})
         cols = ", ".join(row)
         marks = ", ".join("?" for _ in row)
-        self._write(lambda c: c.execute(
-            f"INSERT INTO sessions({cols}) VALUES ({marks})", tuple(row.values())))
+        self._write(
+            lambda c: c.execute(
+                f"INSERT INTO sessions({cols}) VALUES ({marks})", tuple(row.values())
+            )
+        )
         return str(sid)
 
     def end_session(self, session_id: str, end_reason: str) -> None:
         # First writer wins, as in the reference.
-        self._write(lambda c: c.execute(
-            "UPDATE sessions SET ended_at = ?, end_reason = ? "
-            "WHERE id = ? AND ended_at IS NULL", (time.time(), end_reason, session_id)))
+        self._write(
+            lambda c: c.execute(
+                "UPDATE sessions SET ended_at = ?, end_reason = ? "
+                "WHERE id = ? AND ended_at IS NULL",
+                (time.time(), end_reason, session_id),
+            )
+        )
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         row = self._conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
@@ -339,13 +399,17 @@ class SessionStore:
         values.setdefault("compacted", 0)
         return tuple(encode_value(values.get(name)) for name in _MESSAGE_FIELDS)
 
-    _INSERT_MESSAGE = (f"INSERT INTO messages({', '.join(_MESSAGE_FIELDS)}) "
-                       f"VALUES ({', '.join('?' for _ in _MESSAGE_FIELDS)})")
+    _INSERT_MESSAGE = (
+        f"INSERT INTO messages({', '.join(_MESSAGE_FIELDS)}) "
+        f"VALUES ({', '.join('?' for _ in _MESSAGE_FIELDS)})"
+    )
 
-    def add_message(self, session_id: str, role: str, content: str | None = None,
-                    **fields: Any) -> int:
-        row = self._message_row({"session_id": session_id, "role": role,
-                                 "content": content, **fields})
+    def add_message(
+        self, session_id: str, role: str, content: str | None = None, **fields: Any
+    ) -> int:
+        row = self._message_row(
+            {"session_id": session_id, "role": role, "content": content, **fields}
+        )
         return int(self._write(lambda c: c.execute(self._INSERT_MESSAGE, row).lastrowid))
 
     def add_messages(self, messages: Iterable[Mapping[str, Any]]) -> list[int]:
@@ -354,6 +418,7 @@ class SessionStore:
         An iterator is streamed (a million generated rows never sit in memory);
         a sequence may be replayed once if a corrupt index rejects the write.
         """
+
         def insert(c: sqlite3.Connection) -> list[int]:
             count = 0
 
@@ -381,11 +446,15 @@ class SessionStore:
             return
         assigns = ", ".join(f"{k} = ?" for k in fields)
         values = tuple(encode_value(v) for v in fields.values())
-        self._write(lambda c: c.execute(
-            f"UPDATE messages SET {assigns} WHERE id = ?", (*values, message_id)))
+        self._write(
+            lambda c: c.execute(
+                f"UPDATE messages SET {assigns} WHERE id = ?", (*values, message_id)
+            )
+        )
 
-    def set_message_flags(self, message_id: int, active: bool | None = None,
-                          compacted: bool | None = None) -> None:
+    def set_message_flags(
+        self, message_id: int, active: bool | None = None, compacted: bool | None = None
+    ) -> None:
         fields: dict[str, Any] = {}
         if active is not None:
             fields["active"] = int(active)
@@ -397,35 +466,56 @@ class SessionStore:
         self._write(lambda c: c.execute("DELETE FROM messages WHERE id = ?", (message_id,)))
 
     def get_messages(self, session_id: str) -> list[dict[str, Any]]:
-        return [dict(r) for r in self._conn.execute(
-            "SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,))]
+        return [
+            dict(r)
+            for r in self._conn.execute(
+                "SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
+            )
+        ]
 
     # -------------------------------------------------------- maintenance
 
-    def backfill(self, index: str | None = None, *, sleep: indexing.Sleep = time.sleep,
-                 chunk_rows: int = indexing.CHUNK_ROWS, min_pause: float = indexing.MIN_PAUSE,
-                 on_chunk: Callable[[], None] | None = None,
-                 txn_target: float | None = indexing.TXN_TARGET_S) -> None:
+    def backfill(
+        self,
+        index: str | None = None,
+        *,
+        sleep: indexing.Sleep = time.sleep,
+        chunk_rows: int = indexing.CHUNK_ROWS,
+        min_pause: float = indexing.MIN_PAUSE,
+        on_chunk: Callable[[], None] | None = None,
+        txn_target: float | None = indexing.TXN_TARGET_S,
+    ) -> None:
         """Drive pending backfills (all indexes this process can write) to completion.
 
         Pacing: ``indexing.drive_backfill``."""
         self._align_base()
         try:
             for name in index_state.backfill_targets(self._conn, self._caps, index):
-                indexing.drive_backfill(self._conn, name, sleep=sleep, chunk_rows=chunk_rows,
-                                       min_pause=min_pause, on_chunk=on_chunk,
-                                       txn_target=txn_target)
+                indexing.drive_backfill(
+                    self._conn,
+                    name,
+                    sleep=sleep,
+                    chunk_rows=chunk_rows,
+                    min_pause=min_pause,
+                    on_chunk=on_chunk,
+                    txn_target=txn_target,
+                )
         finally:
             self._seen.forget()
 
     def optimize_needed(self) -> bool:
         return index_state.optimize_needed(self._conn, self._caps)
 
-    def optimize_storage(self, progress: indexing.Progress | None = None,
-                         vacuum: bool = True, *, sleep: indexing.Sleep = time.sleep,
-                         chunk_rows: int = indexing.CHUNK_ROWS,
-                         min_pause: float = indexing.MIN_PAUSE,
-                         txn_target: float | None = indexing.TXN_TARGET_S) -> dict[str, Any]:
+    def optimize_storage(
+        self,
+        progress: indexing.Progress | None = None,
+        vacuum: bool = True,
+        *,
+        sleep: indexing.Sleep = time.sleep,
+        chunk_rows: int = indexing.CHUNK_ROWS,
+        min_pause: float = indexing.MIN_PAUSE,
+        txn_target: float | None = indexing.TXN_TARGET_S,
+    ) -> dict[str, Any]:
         """Repair, upgrade and backfill every index, then VACUUM.
 
         Every step is its own transaction (see ``indexing``), so an
@@ -442,30 +532,31 @@ class SessionStore:
         conn = self._conn
         size_before = _sqlite.file_bytes(self._path)
 
-        job: indexing.BackfillJob | None = None
-
-        def emit(phase: str) -> None:
-            if progress is None:
-                return
-            event: dict[str, Any] = {"phase": phase, "percent": 100, "indexed": 0, "total": 0}
-            if job is not None:
-                event.update(job.progress())
-            progress(event)
-
+        emit = _Phases(progress)
         emit("repair")
         try:
             index_state.repair(conn, self._caps)
         finally:
             self._seen.forget()
-        job = indexing.BackfillJob(conn)
+        emit.job = indexing.BackfillJob(conn)
         emit("backfill")
-        remaining = self._build(lambda: emit("backfill"), lambda: emit("time"), sleep=sleep,
-                                chunk_rows=chunk_rows, min_pause=min_pause,
-                                txn_target=txn_target)
+        remaining = self._build(
+            lambda: emit("backfill"),
+            lambda: emit("time"),
+            sleep=sleep,
+            chunk_rows=chunk_rows,
+            min_pause=min_pause,
+            txn_target=txn_target,
+        )
         if remaining is not None:
             logger.warning("optimize-storage: backfill incomplete: %s", remaining)
-            return {"ok": False, "reason": "backfill_incomplete", "vacuumed": None,
-                    "size_before": size_before, "size_after": _sqlite.file_bytes(self._path)}
+            return {
+                "ok": False,
+                "reason": "backfill_incomplete",
+                "vacuumed": None,
+                "size_before": size_before,
+                "size_after": _sqlite.file_bytes(self._path),
+            }
 
         vacuumed: bool | None = None
         if vacuum:
@@ -473,18 +564,39 @@ class SessionStore:
             vacuumed = self._merge_and_vacuum()
         emit("done")
         logger.info("storage optimization complete")
-        return {"ok": True, "vacuumed": vacuumed, "size_before": size_before,
-                "size_after": _sqlite.file_bytes(self._path)}
+        return {
+            "ok": True,
+            "vacuumed": vacuumed,
+            "size_before": size_before,
+            "size_after": _sqlite.file_bytes(self._path),
+        }
 
-    def _build(self, on_chunk: Callable[[], None], on_time: Callable[[], None], *,
-               sleep: indexing.Sleep, chunk_rows: int, min_pause: float,
-               txn_target: float | None) -> Any:
+    def _build(
+        self,
+        on_chunk: Callable[[], None],
+        on_time: Callable[[], None],
+        *,
+        sleep: indexing.Sleep,
+        chunk_rows: int,
+        min_pause: float,
+        txn_target: float | None,
+    ) -> Any:
         """Backfill every index, fill the time table, apply the CJK queue; what is left."""
-        self.backfill(sleep=sleep, chunk_rows=chunk_rows, min_pause=min_pause,
-                      on_chunk=on_chunk, txn_target=txn_target)
+        self.backfill(
+            sleep=sleep,
+            chunk_rows=chunk_rows,
+            min_pause=min_pause,
+            on_chunk=on_chunk,
+            txn_target=txn_target,
+        )
         on_time()  # the time table: its triggers came with repair, the rows now
-        time_table.drive_fill(self._conn, sleep=sleep, chunk_rows=chunk_rows,
-                              min_pause=min_pause, txn_target=txn_target)
+        time_table.drive_fill(
+            self._conn,
+            sleep=sleep,
+            chunk_rows=chunk_rows,
+            min_pause=min_pause,
+            txn_target=txn_target,
+        )
         self.sync()
         return indexing.backfill_progress(self._conn)
 
@@ -502,18 +614,30 @@ class SessionStore:
 
     def integrity_check(self) -> dict[str, str | None]:
         """FTS5 'integrity-check' per existing, usable index: None means it passed."""
-        return {index: indexing.integrity_check(self._conn, index)
-                for index in index_state.usable_indexes(self._conn, self._caps)}
+        return {
+            index: indexing.integrity_check(self._conn, index)
+            for index in index_state.usable_indexes(self._conn, self._caps)
+        }
 
     # ------------------------------------------------------ search and views
 
-    def search(self, query: Any, source_filter: Sequence[str] | None = None,
-               exclude_sources: Sequence[str] | None = None,
-               role_filter: Any = None, limit: int = 20, offset: int = 0,
-               sort: str | None = None, include_inactive: bool = False,
-               fields: Any = None, *, route: str | None = None,
-               after: float | None = None, before: float | None = None,
-               exclude_session_ids: Sequence[str] | None = None) -> search.SearchResult:
+    def search(
+        self,
+        query: Any,
+        source_filter: Sequence[str] | None = None,
+        exclude_sources: Sequence[str] | None = None,
+        role_filter: Any = None,
+        limit: int = 20,
+        offset: int = 0,
+        sort: str | None = None,
+        include_inactive: bool = False,
+        fields: Any = None,
+        *,
+        route: str | None = None,
+        after: float | None = None,
+        before: float | None = None,
+        exclude_session_ids: Sequence[str] | None = None,
+    ) -> search.SearchResult:
         """Search visible messages: the rows, the route that answered, the query's notes.
 
         Routes and semantics in ``hermes_fts.search``.  ``after``/``before``
@@ -526,10 +650,20 @@ class SessionStore:
         the route that then answers (``like_scan_fts_stale``).
         """
         request = search.SearchRequest(
-            query, source_filter=source_filter, exclude_sources=exclude_sources,
-            role_filter=role_filter, limit=limit, offset=offset, sort=sort,
-            include_inactive=include_inactive, fields=fields, route=route, after=after,
-            before=before, exclude_session_ids=exclude_session_ids)
+            query,
+            source_filter=source_filter,
+            exclude_sources=exclude_sources,
+            role_filter=role_filter,
+            limit=limit,
+            offset=offset,
+            sort=sort,
+            include_inactive=include_inactive,
+            fields=fields,
+            route=route,
+            after=after,
+            before=before,
+            exclude_session_ids=exclude_session_ids,
+        )
         # Rows written by processes without the extension reach the index first.
         fresh = self._sync_if_written(self._seen.token())
         try:
@@ -556,16 +690,19 @@ class SessionStore:
         like_scan, …), without running it; ``search(...).route`` is the one that answered."""
         return search.describe_search_path(self._seen.state(self._seen.token()), query)
 
-    def get_messages_around(self, session_id: str, around_message_id: int,
-                            window: int = 5) -> dict[str, Any]:
+    def get_messages_around(
+        self, session_id: str, around_message_id: int, window: int = 5
+    ) -> dict[str, Any]:
         return transcript.get_messages_around(self._conn, session_id, around_message_id, window)
 
-    def get_anchored_view(self, session_id: str, message_id: int, window: int = 5,
-                          bookend: int = 3) -> dict[str, Any]:
+    def get_anchored_view(
+        self, session_id: str, message_id: int, window: int = 5, bookend: int = 3
+    ) -> dict[str, Any]:
         return transcript.get_anchored_view(self._conn, session_id, message_id, window, bookend)
 
-    def get_anchor_summary(self, session_id: str, anchor_id: int,
-                           window: int = 5) -> dict[str, Any]:
+    def get_anchor_summary(
+        self, session_id: str, anchor_id: int, window: int = 5
+    ) -> dict[str, Any]:
         """The anchor alone plus the neighbour counts ``get_anchored_view`` would report."""
         return transcript.get_anchor_summary(self._conn, session_id, anchor_id, window)
 
@@ -577,8 +714,9 @@ class SessionStore:
         """Session id of the newest ``"<title> #N"`` continuation, else of the exact title."""
         return transcript.find_session_by_title(self._conn, title)
 
-    def sessions_by_activity(self, hidden_sources: Sequence[str] = (), limit: int = 20,
-                             offset: int = 0) -> list[dict[str, Any]]:
+    def sessions_by_activity(
+        self, hidden_sources: Sequence[str] = (), limit: int = 20, offset: int = 0
+    ) -> list[dict[str, Any]]:
         """Session rows, most recently active first, leaving out ``hidden_sources``."""
         return transcript.sessions_by_activity(self._conn, hidden_sources, limit, offset)
 
@@ -603,9 +741,17 @@ class SessionStore:
     def status(self) -> dict[str, Any]:
         """Everything ``hermes-fts status`` reports (``index_state.status_report``)."""
         return index_state.status_report(
-            self._conn, self.index_state(), self.rebuild_status(), self.path, self.disk_bytes(),
-            extension={"loaded": self.cjk_available, "strategy": loader.load_strategy(),
-                       "disabled": _env.cjk_extension_disabled()})
+            self._conn,
+            self.index_state(),
+            self.rebuild_status(),
+            self.path,
+            self.disk_bytes(),
+            extension={
+                "loaded": self.cjk_available,
+                "strategy": loader.load_strategy(),
+                "disabled": _env.cjk_extension_disabled(),
+            },
+        )
 
     def close(self) -> None:
         try:
@@ -618,4 +764,3 @@ class SessionStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-

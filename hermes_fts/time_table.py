@@ -45,9 +45,24 @@ from . import indexing
 
 logger = logging.getLogger("hermes_fts.time_table")
 
-__all__ = ["INDEX", "OLD_INDEX", "TABLE", "ZONES", "ZONE_IDS", "drive_fill", "fill_step",
-           "has_null_timestamp", "install", "needs_work", "ready", "row_count", "spans",
-           "spans_before_last", "state", "time_slices"]
+__all__ = [
+    "INDEX",
+    "OLD_INDEX",
+    "TABLE",
+    "ZONES",
+    "ZONE_IDS",
+    "drive_fill",
+    "fill_step",
+    "has_null_timestamp",
+    "install",
+    "needs_work",
+    "ready",
+    "row_count",
+    "spans",
+    "spans_before_last",
+    "state",
+    "time_slices",
+]
 
 TABLE = "hermes_fts_time"
 INDEX = f"{TABLE}_ts"  # match_rows' walk names it as f"{table}_ts"
@@ -70,7 +85,8 @@ _ZONE_TRIGGER = (
     f"WHEN new.ts IS NOT NULL BEGIN "
     f"INSERT INTO {ZONES}(zone, lo, hi) VALUES (new.id >> {_ZONE_BITS}, new.ts, new.ts) "
     f"ON CONFLICT(zone) DO UPDATE SET lo = min(lo, excluded.lo), hi = max(hi, excluded.hi); "
-    f"END")
+    f"END",
+)
 # Most spans a search is given; more are joined across their smallest gaps
 # (the zones of a store whose ids follow time make one or two).
 _MAX_SPANS = 16
@@ -78,18 +94,29 @@ _MAX_SPANS = 16
 # replaces without firing the delete trigger (recursive triggers are off).
 _UPSERT = f"INSERT OR REPLACE INTO {TABLE}(id, ts) VALUES (new.id, new.timestamp);"
 _TRIGGERS: tuple[tuple[str, str], ...] = (
-    (f"{TABLE}_insert",
-     f"CREATE TRIGGER {TABLE}_insert AFTER INSERT ON messages BEGIN {_UPSERT} END"),
-    (f"{TABLE}_delete",
-     f"CREATE TRIGGER {TABLE}_delete AFTER DELETE ON messages BEGIN "
-     f"DELETE FROM {TABLE} WHERE id = old.id; END"),
+    (
+        f"{TABLE}_insert",
+        f"CREATE TRIGGER {TABLE}_insert AFTER INSERT ON messages BEGIN {_UPSERT} END",
+    ),
+    (
+        f"{TABLE}_delete",
+        f"CREATE TRIGGER {TABLE}_delete AFTER DELETE ON messages BEGIN "
+        f"DELETE FROM {TABLE} WHERE id = old.id; END",
+    ),
     # Delete, then insert: the old id may not be filled yet, the new one may be.
-    (f"{TABLE}_update",
-     f"CREATE TRIGGER {TABLE}_update AFTER UPDATE OF id, timestamp ON messages BEGIN "
-     f"DELETE FROM {TABLE} WHERE id = old.id; {_UPSERT} END"),
+    (
+        f"{TABLE}_update",
+        f"CREATE TRIGGER {TABLE}_update AFTER UPDATE OF id, timestamp ON messages BEGIN "
+        f"DELETE FROM {TABLE} WHERE id = old.id; {_UPSERT} END",
+    ),
 )
-_OBJECTS = {TABLE: _TABLE_SQL, INDEX: _INDEX_SQL, ZONES: _ZONES_SQL, **dict(_TRIGGERS),
-            _ZONE_TRIGGER[0]: _ZONE_TRIGGER[1]}
+_OBJECTS = {
+    TABLE: _TABLE_SQL,
+    INDEX: _INDEX_SQL,
+    ZONES: _ZONES_SQL,
+    **dict(_TRIGGERS),
+    _ZONE_TRIGGER[0]: _ZONE_TRIGGER[1],
+}
 
 # state_meta: the fill's window (ids progress < id <= high_water still to
 # copy) while it runs, and the mark that it completed.
@@ -105,9 +132,14 @@ def _norm(sql: str | None) -> str:
 def _live(conn: sqlite3.Connection) -> dict[str, str]:
     """Our objects (and the old index) as the file holds them: name -> normalized SQL."""
     names = (*_OBJECTS, OLD_INDEX)
-    return {str(r[0]): _norm(r[1]) for r in conn.execute(
-        f"SELECT name, sql FROM main.sqlite_master WHERE name IN "
-        f"({', '.join('?' for _ in names)})", names)}
+    return {
+        str(r[0]): _norm(r[1])
+        for r in conn.execute(
+            f"SELECT name, sql FROM main.sqlite_master WHERE name IN "
+            f"({', '.join('?' for _ in names)})",
+            names,
+        )
+    }
 
 
 def _objects_exact(live: dict[str, str]) -> bool:
@@ -137,10 +169,13 @@ def state(conn: sqlite3.Connection) -> dict[str, Any]:
         status = "filling"
     else:
         status = "complete" if complete else "incomplete"
-    return {"ready": complete, "status": status,
-            "filled": None if window is None else min(window[1], window[0]),
-            "total": None if window is None else window[0],
-            "old_index": OLD_INDEX in live}
+    return {
+        "ready": complete,
+        "status": status,
+        "filled": None if window is None else min(window[1], window[0]),
+        "total": None if window is None else window[0],
+        "old_index": OLD_INDEX in live,
+    }
 
 
 def ready(conn: sqlite3.Connection) -> bool:
@@ -148,8 +183,9 @@ def ready(conn: sqlite3.Connection) -> bool:
     return bool(state(conn)["ready"])
 
 
-def spans(conn: sqlite3.Connection, after: float | None,
-          before: float | None) -> list[tuple[int, int]]:
+def spans(
+    conn: sqlite3.Connection, after: float | None, before: float | None
+) -> list[tuple[int, int]]:
     """Rowid ranges, newest first, that hold every message whose timestamp lies in
     ``[after, before)``, in SQLite's order (text after every number).  The table
     must be ``ready``.  Empty: no message can.
@@ -166,8 +202,8 @@ def spans(conn: sqlite3.Connection, after: float | None,
         params.append(before)
     condition = " AND ".join(where) or "1"
     first, last, count = conn.execute(
-        f"SELECT min(zone), max(zone), count(*) FROM main.{ZONES} WHERE {condition}",
-        params).fetchone()
+        f"SELECT min(zone), max(zone), count(*) FROM main.{ZONES} WHERE {condition}", params
+    ).fetchone()
     if not count:
         return []
     if count == last - first + 1:
@@ -176,7 +212,8 @@ def spans(conn: sqlite3.Connection, after: float | None,
         return [(int(first) << _ZONE_BITS, ((int(last) + 1) << _ZONE_BITS) - 1)]
     out: list[tuple[int, int]] = []
     for (zone,) in conn.execute(
-            f"SELECT zone FROM main.{ZONES} WHERE {condition} ORDER BY zone DESC", params):
+        f"SELECT zone FROM main.{ZONES} WHERE {condition} ORDER BY zone DESC", params
+    ):
         lo, hi = int(zone) << _ZONE_BITS, ((int(zone) + 1) << _ZONE_BITS) - 1
         if out and out[-1][0] == hi + 1:
             out[-1] = (lo, out[-1][1])  # joins the newer zone next to it
@@ -184,7 +221,7 @@ def spans(conn: sqlite3.Connection, after: float | None,
             out.append((lo, hi))
     if len(out) > _MAX_SPANS:  # join across the smallest gaps until few enough are left
         gaps = sorted(range(1, len(out)), key=lambda i: out[i - 1][0] - out[i][1])
-        joined = set(gaps[:len(out) - _MAX_SPANS])
+        joined = set(gaps[: len(out) - _MAX_SPANS])
         merged = [out[0]]
         for i in range(1, len(out)):
             if i in joined:
@@ -195,8 +232,9 @@ def spans(conn: sqlite3.Connection, after: float | None,
     return out
 
 
-def spans_before_last(conn: sqlite3.Connection, newest: bool, last: Any,
-                      after: float | None, before: float | None) -> list[tuple[int, int]] | None:
+def spans_before_last(
+    conn: sqlite3.Connection, newest: bool, last: Any, after: float | None, before: float | None
+) -> list[tuple[int, int]] | None:
     """Spans holding every row that sorts before a page's last row (timestamp ``last``)
     in a time sort, within ``[after, before)``; None: no narrowing.
 
@@ -233,8 +271,10 @@ def time_slices(conn: sqlite3.Connection, newest: bool) -> Slices:
         zones = max(1, -(-ids // ZONE_IDS))
         if not newest and has_null_timestamp(conn):
             return None
-        row = conn.execute(f"SELECT {order.split()[0]} FROM main.{ZONES} ORDER BY {order} "
-                           f"LIMIT 1 OFFSET ?", (zones - 1,)).fetchone()
+        row = conn.execute(
+            f"SELECT {order.split()[0]} FROM main.{ZONES} ORDER BY {order} LIMIT 1 OFFSET ?",
+            (zones - 1,),
+        ).fetchone()
         if row is None:
             return None
         edge = row[0]
@@ -250,8 +290,9 @@ def time_slices(conn: sqlite3.Connection, newest: bool) -> Slices:
 def has_null_timestamp(conn: sqlite3.Connection) -> bool:
     """Whether a message has a NULL timestamp (Hermes' schema forbids it): zones
     leave those out.  One step of the index on ``ts``, where NULLs come first."""
-    return conn.execute(f"SELECT 1 FROM main.{TABLE} WHERE ts IS NULL LIMIT 1").fetchone() \
-        is not None
+    return (
+        conn.execute(f"SELECT 1 FROM main.{TABLE} WHERE ts IS NULL LIMIT 1").fetchone() is not None
+    )
 
 
 def row_count(conn: sqlite3.Connection) -> int | None:
@@ -322,8 +363,11 @@ def fill_step(conn: sqlite3.Connection, rows: int) -> bool:
         last = upper >= high
         bound, params = ("", (progress,)) if last else (" AND id <= ?", (progress, upper))
         conn.execute(f"DELETE FROM main.{TABLE} WHERE id > ?{bound}", params)
-        conn.execute(f"INSERT INTO main.{TABLE}(id, ts) SELECT id, timestamp "
-                     f"FROM main.messages WHERE id > ?{bound}", params)
+        conn.execute(
+            f"INSERT INTO main.{TABLE}(id, ts) SELECT id, timestamp "
+            f"FROM main.messages WHERE id > ?{bound}",
+            params,
+        )
         if last:
             indexing.delete_meta(conn, META_HIGH, META_PROGRESS)
             indexing.set_meta(conn, META_COMPLETE, 1)
@@ -333,12 +377,23 @@ def fill_step(conn: sqlite3.Connection, rows: int) -> bool:
         return True
 
 
-def drive_fill(conn: sqlite3.Connection, *, sleep: indexing.Sleep = time.sleep,
-               chunk_rows: int = indexing.CHUNK_ROWS, min_pause: float = indexing.MIN_PAUSE,
-               on_chunk: Callable[[], None] | None = None,
-               txn_target: float | None = indexing.TXN_TARGET_S) -> None:
+def drive_fill(
+    conn: sqlite3.Connection,
+    *,
+    sleep: indexing.Sleep = time.sleep,
+    chunk_rows: int = indexing.CHUNK_ROWS,
+    min_pause: float = indexing.MIN_PAUSE,
+    on_chunk: Callable[[], None] | None = None,
+    txn_target: float | None = indexing.TXN_TARGET_S,
+) -> None:
     """``fill_step`` until the table is complete, paced like the backfills
     (``indexing.drive_chunks``: short transactions, a yield between them)."""
-    indexing.drive_chunks(lambda rows: fill_step(conn, rows), TABLE, sleep=sleep,
-                          chunk_rows=chunk_rows, min_pause=min_pause, on_chunk=on_chunk,
-                          txn_target=txn_target)
+    indexing.drive_chunks(
+        lambda rows: fill_step(conn, rows),
+        TABLE,
+        sleep=sleep,
+        chunk_rows=chunk_rows,
+        min_pause=min_pause,
+        on_chunk=on_chunk,
+        txn_target=txn_target,
+    )

@@ -54,8 +54,9 @@ _MESSAGE_COLUMNS = ("id", *(name for name in MESSAGES.names if name not in _MODE
 _SELECT = "SELECT " + ", ".join(_MESSAGE_COLUMNS) + " FROM messages"
 
 
-def visible_sql(alias: str = "", *, include_rewound: bool = False,
-                include_hidden: bool = False) -> str:
+def visible_sql(
+    alias: str = "", *, include_rewound: bool = False, include_hidden: bool = False
+) -> str:
     """The SQL condition for messages a reader sees (see the module docstring).
 
     ``alias`` qualifies the columns (``"m"`` gives ``m.active`` …).  Rewound
@@ -247,8 +248,7 @@ def get_anchored_view(
 def first_message_id(conn: sqlite3.Connection, session_id: str) -> int | None:
     """Id of the first visible (not rewound, not hidden) message of a session."""
     row = conn.execute(
-        f"SELECT id FROM messages WHERE session_id = ? AND {visible_sql()}"
-        " ORDER BY id ASC LIMIT 1",
+        f"SELECT id FROM messages WHERE session_id = ? AND {visible_sql()} ORDER BY id ASC LIMIT 1",
         (session_id,),
     ).fetchone()
     return None if row is None else int(row[0])
@@ -313,16 +313,18 @@ def sessions_by_activity(
     if exclude_sources:
         not_hidden = "source NOT IN (" + ", ".join("?" * len(exclude_sources)) + ")"
         params.extend(exclude_sources)
-    rows = _with_last_active(conn, _activity_candidates(conn, not_hidden, params, want),
-                             not_hidden, params)
+    rows = _with_last_active(
+        conn, _activity_candidates(conn, not_hidden, params, want), not_hidden, params
+    )
     rows.sort(
         key=lambda r: (r["last_active"] or 0, r.get("started_at") or 0, r["id"]), reverse=True
     )
     return rows[offset : offset + limit]
 
 
-def _activity_candidates(conn: sqlite3.Connection, not_hidden: str, params: list[Any],
-                         want: int) -> list[str]:
+def _activity_candidates(
+    conn: sqlite3.Connection, not_hidden: str, params: list[Any], want: int
+) -> list[str]:
     """Sessions with the latest start/activity marks, plus the owners of the newest rows."""
     where = f"WHERE {not_hidden}" if not_hidden else ""
     candidates = {
@@ -345,8 +347,9 @@ def _activity_candidates(conn: sqlite3.Connection, not_hidden: str, params: list
     return sorted(candidates)
 
 
-def _with_last_active(conn: sqlite3.Connection, ids: list[str], not_hidden: str,
-                      params: list[Any]) -> list[dict[str, Any]]:
+def _with_last_active(
+    conn: sqlite3.Connection, ids: list[str], not_hidden: str, params: list[Any]
+) -> list[dict[str, Any]]:
     """The session rows of ``ids`` (those not hidden), each with its ``last_active``."""
     rows: list[dict[str, Any]] = []
     extra = f" AND s.{not_hidden}" if not_hidden else ""

@@ -37,8 +37,13 @@ def _db(path: str) -> Any:
 
 
 def _tool_call(name: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"id": "call_1", "type": "function",
-             "function": {"name": name, "arguments": json.dumps(arguments)}}]
+    return [
+        {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
+    ]
 
 
 def seed(path: str) -> dict[str, Any]:
@@ -47,16 +52,29 @@ def seed(path: str) -> dict[str, Any]:
         sid = f"chat-{n}"
         db.create_session(sid, "cli")
         db.append_message(sid, "user", content=f"服务端要先升级，然后做数据库迁移 #{n}")
-        db.append_message(sid, "assistant", content="好的。The deploy pipeline uses "
-                          "scripts/deploy.sh; mail user@example.com when done. 한국어 검색.",
-                          tool_calls=_tool_call("web_search", {"query": f"桂林 天气 {n}"}))
-        db.append_message(sid, "tool", content=f"工具标记 result {n} " + FILLER + " tailmarker",
-                          tool_name="terminal")
+        db.append_message(
+            sid,
+            "assistant",
+            content="好的。The deploy pipeline uses "
+            "scripts/deploy.sh; mail user@example.com when done. 한국어 검색.",
+            tool_calls=_tool_call("web_search", {"query": f"桂林 天气 {n}"}),
+        )
+        db.append_message(
+            sid,
+            "tool",
+            content=f"工具标记 result {n} " + FILLER + " tailmarker",
+            tool_name="terminal",
+        )
         db.append_message(sid, "assistant", content="東京タワーの近くでラーメン。服。")
         # Multimodal content: stored as "\x00json:" + JSON, CJK escaped.
-        db.append_message(sid, "user", content=[
-            {"type": "text", "text": f"象鼻山的照片 {n}"},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0K"}}])
+        db.append_message(
+            sid,
+            "user",
+            content=[
+                {"type": "text", "text": f"象鼻山的照片 {n}"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0K"}},
+            ],
+        )
         db.end_session(sid, "user_exit")
     for source in ("cron", "subagent"):
         sid = f"{source}-1"
@@ -69,8 +87,10 @@ def seed(path: str) -> dict[str, Any]:
 
 def probe(path: str, queries_json: str) -> dict[str, Any]:
     db = _db(path)
-    out = {q: sorted({int(r["id"]) for r in db.search_messages(q, limit=100000)})
-           for q in json.loads(queries_json)}
+    out = {
+        q: sorted({int(r["id"]) for r in db.search_messages(q, limit=100000)})
+        for q in json.loads(queries_json)
+    }
     db.close()
     return out
 
@@ -79,13 +99,19 @@ def write(path: str, tag: str) -> dict[str, Any]:
     db = _db(path)
     sid = f"later-{tag}"
     db.create_session(sid, "cli")
-    new = [db.append_message(sid, "user", content=f"新消息 服务端 deploy {tag}word"),
-           db.append_message(sid, "tool", content="工具标记 " + FILLER + f" tail{tag}",
-                             tool_name="terminal")]
+    new = [
+        db.append_message(sid, "user", content=f"新消息 服务端 deploy {tag}word"),
+        db.append_message(
+            sid, "tool", content="工具标记 " + FILLER + f" tail{tag}", tool_name="terminal"
+        ),
+    ]
     edited = db.append_message(sid, "assistant", content="placeholder text")
-    db._execute_write(lambda c: c.execute(
-        "UPDATE messages SET content = ? WHERE id = ?",
-        (f"数据库迁移 edited{tag} 한국어", edited)))
+    db._execute_write(
+        lambda c: c.execute(
+            "UPDATE messages SET content = ? WHERE id = ?",
+            (f"数据库迁移 edited{tag} 한국어", edited),
+        )
+    )
     db.delete_session("chat-0")
     db.close()
     return {"new": [int(i) for i in new], "edited": int(edited)}
@@ -96,17 +122,24 @@ def timechurn(path: str, tag: str) -> dict[str, Any]:
     sid = f"churn-{tag}"
     db.create_session(sid, "cli")
     old = db.append_message(sid, "user", content=f"服务端 deploy 补录 {tag}", timestamp=1.0e9)
-    late = db.append_message(sid, "assistant", content=f"服务端 deploy later {tag}",
-                             timestamp=4.0e9)
-    db.replace_messages("chat-3", [
-        {"role": "user", "content": "服务端 deploy rewritten", "timestamp": 1.5e9},
-        {"role": "assistant", "content": "数据库迁移 deploy rewritten", "timestamp": 1.5e9}])
+    late = db.append_message(
+        sid, "assistant", content=f"服务端 deploy later {tag}", timestamp=4.0e9
+    )
+    db.replace_messages(
+        "chat-3",
+        [
+            {"role": "user", "content": "服务端 deploy rewritten", "timestamp": 1.5e9},
+            {"role": "assistant", "content": "数据库迁移 deploy rewritten", "timestamp": 1.5e9},
+        ],
+    )
     moved = db.append_message(sid, "user", content=f"服务端 deploy moved {tag}")
     top = db._execute_write(lambda c: c.execute("SELECT max(id) FROM messages").fetchone()[0])
-    db._execute_write(lambda c: c.execute("UPDATE messages SET timestamp = ? WHERE id = ?",
-                                          (2.0e9, late)))
-    db._execute_write(lambda c: c.execute("UPDATE messages SET id = ? WHERE id = ?",
-                                          (top + 100, moved)))
+    db._execute_write(
+        lambda c: c.execute("UPDATE messages SET timestamp = ? WHERE id = ?", (2.0e9, late))
+    )
+    db._execute_write(
+        lambda c: c.execute("UPDATE messages SET id = ? WHERE id = ?", (top + 100, moved))
+    )
     db.delete_session("chat-1")
     db.vacuum()
     db.close()
@@ -126,11 +159,21 @@ def awkward_json(path: str) -> dict[str, Any]:
     ids = [
         db.append_message(sid, "user", content=[{"type": "text", "text": "巨大 " * 100_000}]),
         db.append_message(sid, "user", content=deep),
-        db.append_message(sid, "assistant", content="calling",
-                          tool_calls=[{"id": "c9", "type": "function",
-                                       "function": {"name": "plan_trip", "arguments": inner}}]),
-        db.append_message(sid, "tool", content='{"broken": "\\u12 \\x41 \u5e7f"',
-                          tool_name="plan_trip"),
+        db.append_message(
+            sid,
+            "assistant",
+            content="calling",
+            tool_calls=[
+                {
+                    "id": "c9",
+                    "type": "function",
+                    "function": {"name": "plan_trip", "arguments": inner},
+                }
+            ],
+        ),
+        db.append_message(
+            sid, "tool", content='{"broken": "\\u12 \\x41 \u5e7f"', tool_name="plan_trip"
+        ),
         db.append_message(sid, "user", content=[{"type": "text", "text": "孤立\ud800代理"}]),
         db.append_message(sid, "tool", content="[not json \\u5e7f\\u5dde", tool_name="t"),
     ]
@@ -140,7 +183,12 @@ def awkward_json(path: str) -> dict[str, Any]:
 
 if __name__ == "__main__":
     command, db_path, *rest = sys.argv[1:]
-    commands = {"seed": seed, "probe": probe, "write": write, "json": awkward_json,
-                "timechurn": timechurn}
+    commands = {
+        "seed": seed,
+        "probe": probe,
+        "write": write,
+        "json": awkward_json,
+        "timechurn": timechurn,
+    }
     result = commands[command](db_path, *rest)
     print(json.dumps(result))

@@ -65,8 +65,15 @@ def checkout_digest() -> str:
 
 
 def _pip(folder: Path, *args: str) -> None:
-    cmd = [str(venv_python(folder)), "-m", "pip", "install", "-q",
-           "--disable-pip-version-check", *args]
+    cmd = [
+        str(venv_python(folder)),
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--disable-pip-version-check",
+        *args,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
@@ -92,27 +99,39 @@ def ensure_venv(folder: Path, requirement: str = HERMES_REQUIREMENT) -> Path:
     return folder
 
 
-def run_driver(folder: Path, home: Path, *args: str, env: dict[str, str] | None = None,
-               timeout: float = 120) -> dict[str, Any]:
+def run_driver(
+    folder: Path, home: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> dict[str, Any]:
     """Run ``_hermes_env.py ARGS`` in the venv with ``HERMES_HOME=home``; its JSON output."""
     full_env = clean_env(home, env)
-    proc = subprocess.run([str(venv_python(folder)), __file__, *args], capture_output=True,
-                          text=True, env=full_env, timeout=timeout, cwd=str(home))
+    proc = subprocess.run(
+        [str(venv_python(folder)), __file__, *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+        cwd=str(home),
+    )
     if proc.returncode != 0:
-        raise AssertionError(f"driver {args} failed ({proc.returncode}):\n"
-                             f"{proc.stdout}\n{proc.stderr}")
+        raise AssertionError(
+            f"driver {args} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+        )
     try:
         return json.loads(proc.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError) as exc:
-        raise AssertionError(f"driver {args} printed no JSON:\n{proc.stdout}\n{proc.stderr}"
-                             ) from exc
+        raise AssertionError(
+            f"driver {args} printed no JSON:\n{proc.stdout}\n{proc.stderr}"
+        ) from exc
 
 
 def clean_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The test process' environment minus anything that would reach into this checkout
     or the developer's own Hermes, plus ``HERMES_HOME=home``."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("HERMES_") and k not in ("PYTHONPATH", "PYTHONHOME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("HERMES_") and k not in ("PYTHONPATH", "PYTHONHOME")
+    }
     env["HERMES_HOME"] = str(home)
     env["HOME"] = str(home.parent)  # nothing falls back to the real ~/.hermes
     env["NO_COLOR"] = "1"
@@ -120,34 +139,57 @@ def clean_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]
     return env
 
 
-def run_hermes(folder: Path, home: Path, *args: str, env: dict[str, str] | None = None,
-               timeout: float = 180) -> subprocess.CompletedProcess[str]:
+def run_hermes(
+    folder: Path, home: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
     """The real ``hermes`` command of the venv, stdin closed (no prompts)."""
-    return subprocess.run([str(venv_bin(folder, "hermes")), *args], capture_output=True,
-                          text=True, env=clean_env(home, env), timeout=timeout,
-                          stdin=subprocess.DEVNULL, cwd=str(home))
+    return subprocess.run(
+        [str(venv_bin(folder, "hermes")), *args],
+        capture_output=True,
+        text=True,
+        env=clean_env(home, env),
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        cwd=str(home),
+    )
 
 
 # ============================================================================ venv side
 
 # One conversation per language plus an English one; words the tests look for.
 HISTORY = [
-    ("zh-1", "cli", [
-        ("user", "我们明天讨论数据库迁移的方案，服务端要先升级。"),
-        ("assistant", "好的，服务端升级以后再做数据库迁移，桂林的机房也要通知。"),
-    ]),
-    ("ja-1", "cli", [
-        ("user", "東京タワーの近くでラーメンを食べました。"),
-        ("assistant", "東京の天気は明日も晴れです。"),
-    ]),
-    ("ko-1", "telegram", [
-        ("user", "한국어 검색이 잘 되나요? 서울에서 회의가 있어요."),
-        ("assistant", "네, 한국어 형태소 없이도 검색됩니다."),
-    ]),
-    ("en-1", "cli", [
-        ("user", "The deploy pipeline failed on the staging cluster yesterday."),
-        ("assistant", "I restarted the deploy job; staging is green again."),
-    ]),
+    (
+        "zh-1",
+        "cli",
+        [
+            ("user", "我们明天讨论数据库迁移的方案，服务端要先升级。"),
+            ("assistant", "好的，服务端升级以后再做数据库迁移，桂林的机房也要通知。"),
+        ],
+    ),
+    (
+        "ja-1",
+        "cli",
+        [
+            ("user", "東京タワーの近くでラーメンを食べました。"),
+            ("assistant", "東京の天気は明日も晴れです。"),
+        ],
+    ),
+    (
+        "ko-1",
+        "telegram",
+        [
+            ("user", "한국어 검색이 잘 되나요? 서울에서 회의가 있어요."),
+            ("assistant", "네, 한국어 형태소 없이도 검색됩니다."),
+        ],
+    ),
+    (
+        "en-1",
+        "cli",
+        [
+            ("user", "The deploy pipeline failed on the staging cluster yesterday."),
+            ("assistant", "I restarted the deploy job; staging is green again."),
+        ],
+    ),
 ]
 
 
@@ -178,8 +220,9 @@ class _Records(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         ours = record.name.startswith("hermes_fts")
         if ours or record.levelno >= logging.WARNING:
-            self.records.append({"logger": record.name, "level": record.levelname,
-                                 "message": record.getMessage()})
+            self.records.append(
+                {"logger": record.name, "level": record.levelname, "message": record.getMessage()}
+            )
 
 
 def _capture_logs() -> _Records:
@@ -208,11 +251,21 @@ class _Script:
             self.chat_requests += 1
             first = self.chat_requests == 1
         if first:
-            return {"role": "assistant", "content": None, "tool_calls": [{
-                "id": f"call_fts_{i}", "type": "function",
-                "function": {"name": "session_search",
-                             "arguments": json.dumps(args, ensure_ascii=False)},
-            } for i, args in enumerate(self.tool_args)]}
+            return {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_fts_{i}",
+                        "type": "function",
+                        "function": {
+                            "name": "session_search",
+                            "arguments": json.dumps(args, ensure_ascii=False),
+                        },
+                    }
+                    for i, args in enumerate(self.tool_args)
+                ],
+            }
         return {"role": "assistant", "content": "Here is what I found."}
 
 
@@ -235,12 +288,16 @@ def _serve(script: _Script) -> ThreadingHTTPServer:
             if body.get("stream"):
                 self._stream(message, finish)
             else:
-                self._send({"id": "chatcmpl-1", "object": "chat.completion", "created": 0,
-                            "model": "scripted",
-                            "choices": [{"index": 0, "message": message,
-                                         "finish_reason": finish}],
-                            "usage": {"prompt_tokens": 1, "completion_tokens": 1,
-                                      "total_tokens": 2}})
+                self._send(
+                    {
+                        "id": "chatcmpl-1",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": "scripted",
+                        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                    }
+                )
 
         def _send(self, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()
@@ -256,14 +313,22 @@ def _serve(script: _Script) -> ThreadingHTTPServer:
             self.end_headers()
             delta: dict[str, Any] = {"role": "assistant"}
             if message.get("tool_calls"):
-                delta["tool_calls"] = [dict(tc, index=i)
-                                       for i, tc in enumerate(message["tool_calls"])]
+                delta["tool_calls"] = [
+                    dict(tc, index=i) for i, tc in enumerate(message["tool_calls"])
+                ]
             else:
                 delta["content"] = message.get("content") or ""
-            for chunk in ({"delta": delta, "finish_reason": None},
-                          {"delta": {}, "finish_reason": finish}):
-                event = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0,
-                         "model": "scripted", "choices": [dict(chunk, index=0)]}
+            for chunk in (
+                {"delta": delta, "finish_reason": None},
+                {"delta": {}, "finish_reason": finish},
+            ):
+                event = {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": "scripted",
+                    "choices": [dict(chunk, index=0)],
+                }
                 self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
             self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
@@ -276,9 +341,17 @@ def _serve(script: _Script) -> ThreadingHTTPServer:
 def _agent(base_url: str, db: Any, session_id: str = SESSION_ID) -> Any:
     from run_agent import AIAgent
 
-    return AIAgent(base_url=base_url, api_key="test-key", model="scripted", quiet_mode=True,
-                   max_iterations=3, tool_delay=0, session_id=session_id,
-                   enabled_toolsets=["session_search"], session_db=db)
+    return AIAgent(
+        base_url=base_url,
+        api_key="test-key",
+        model="scripted",
+        quiet_mode=True,
+        max_iterations=3,
+        tool_delay=0,
+        session_id=session_id,
+        enabled_toolsets=["session_search"],
+        session_db=db,
+    )
 
 
 def _tool_schema(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -332,8 +405,14 @@ def cmd_sessions(args: argparse.Namespace) -> dict[str, Any]:
         chats = [r for r in script.requests if r.get("messages")]
         tools = [m["content"] for m in chats[-1]["messages"] if m.get("role") == "tool"]
         stored = _session_db().get_session(session_id) is not None
-        out.append({"session_id": session_id, "tool_messages": tools, "stored_after": stored,
-                    "final": final.get("final_response") if isinstance(final, dict) else None})
+        out.append(
+            {
+                "session_id": session_id,
+                "tool_messages": tools,
+                "stored_after": stored,
+                "final": final.get("final_response") if isinstance(final, dict) else None,
+            }
+        )
     return {"sessions": out, "logs": records.records}
 
 
@@ -359,19 +438,28 @@ def cmd_async_turn(args: argparse.Namespace) -> dict[str, Any]:
         script = _Script(json.loads(args.tool_args))
         server = _serve(script)
         try:
-            agent = AIAgent(base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
-                            api_key="test-key", model="scripted", quiet_mode=True,
-                            max_iterations=3, session_id=SESSION_ID,
-                            enabled_toolsets=["session_search"], session_db=db)
+            agent = AIAgent(
+                base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
+                api_key="test-key",
+                model="scripted",
+                quiet_mode=True,
+                max_iterations=3,
+                session_id=SESSION_ID,
+                enabled_toolsets=["session_search"],
+                session_db=db,
+            )
             final = await agent.run_conversation(args.prompt)
         finally:
             server.shutdown()
         chats = [r for r in script.requests if r.get("messages")]
         tools = [m["content"] for m in chats[-1]["messages"] if m.get("role") == "tool"]
-        return {"final": final.get("final_response") if isinstance(final, dict) else None,
-                "tool_messages": tools, "plugins": plugins,
-                "new_sessions": [await new_session() for _ in range(args.new_sessions)],
-                "logs": records.records}
+        return {
+            "final": final.get("final_response") if isinstance(final, dict) else None,
+            "tool_messages": tools,
+            "plugins": plugins,
+            "new_sessions": [await new_session() for _ in range(args.new_sessions)],
+            "logs": records.records,
+        }
 
     async def new_session() -> dict[str, Any]:
         """A fresh session id on an agent built without a SessionDB (it opens Hermes'
@@ -385,10 +473,15 @@ def cmd_async_turn(args: argparse.Namespace) -> dict[str, Any]:
         server = _serve(script)
         session_id = f"new-{uuid.uuid4().hex[:12]}"
         try:
-            agent = AIAgent(base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
-                            api_key="test-key", model="scripted", quiet_mode=True,
-                            max_iterations=3, session_id=session_id,
-                            enabled_toolsets=["session_search"])
+            agent = AIAgent(
+                base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
+                api_key="test-key",
+                model="scripted",
+                quiet_mode=True,
+                max_iterations=3,
+                session_id=session_id,
+                enabled_toolsets=["session_search"],
+            )
             await agent.run_conversation(args.prompt)
         finally:
             server.shutdown()
@@ -428,8 +521,13 @@ def cmd_calls(args: argparse.Namespace) -> dict[str, Any]:
         elif "dispatch" in step:  # the registry entry, as ctx.dispatch_tool callers reach it
             from tools.registry import registry
 
-            out.append(json.loads(registry.dispatch("session_search", step["dispatch"], db=db,
-                                                    current_session_id=SESSION_ID)))
+            out.append(
+                json.loads(
+                    registry.dispatch(
+                        "session_search", step["dispatch"], db=db, current_session_id=SESSION_ID
+                    )
+                )
+            )
         elif "append" in step:
             sid, role, text = step["append"]
             if db.get_session(sid) is None:
@@ -437,8 +535,11 @@ def cmd_calls(args: argparse.Namespace) -> dict[str, Any]:
             out.append(int(db.append_message(sid, role, content=text)))
         elif "update" in step:
             # SessionDB has no message editor; this is the UPDATE its own triggers watch.
-            db._execute_write(lambda conn, s=step: conn.execute(
-                "UPDATE messages SET content = ? WHERE id = ?", (s["update"][1], s["update"][0])))
+            db._execute_write(
+                lambda conn, s=step: conn.execute(
+                    "UPDATE messages SET content = ? WHERE id = ?", (s["update"][1], s["update"][0])
+                )
+            )
             out.append(None)
         elif "delete" in step:
             out.append(bool(db.delete_session(step["delete"])))
@@ -481,8 +582,7 @@ def cmd_bench(args: argparse.Namespace) -> dict[str, Any]:
         for term in terms:
             for _ in range(args.repeats):
                 t0 = time.perf_counter()
-                payload = json.loads(invoke_tool(agent, "session_search", {"query": term},
-                                                 "bench"))
+                payload = json.loads(invoke_tool(agent, "session_search", {"query": term}, "bench"))
                 timings["plugin"].append(time.perf_counter() - t0)
                 engines.add(payload.get("engine", "built-in"))
                 t0 = time.perf_counter()
@@ -506,14 +606,21 @@ def main(argv: list[str] | None = None) -> int:
     sessions.add_argument("--tool-args", required=True, help="JSON arguments of the tool call")
     sessions.add_argument("--count", type=int, default=10)
     sessions.add_argument("--prompt", default="What did we say earlier?")
-    sessions.add_argument("--lazy-db", action="store_true",
-                          help="construct each AIAgent without a SessionDB, as one-shot runs do")
+    sessions.add_argument(
+        "--lazy-db",
+        action="store_true",
+        help="construct each AIAgent without a SessionDB, as one-shot runs do",
+    )
     sessions.set_defaults(fn=cmd_sessions)
     async_turn = sub.add_parser("async-turn")
     async_turn.add_argument("--tool-args", required=True, help="JSON arguments of the tool call")
     async_turn.add_argument("--prompt", default="What did we say earlier?")
-    async_turn.add_argument("--new-sessions", type=int, default=0,
-                            help="then this many new sessions without a SessionDB")
+    async_turn.add_argument(
+        "--new-sessions",
+        type=int,
+        default=0,
+        help="then this many new sessions without a SessionDB",
+    )
     async_turn.set_defaults(fn=cmd_async_turn)
     calls = sub.add_parser("calls")
     calls.add_argument("--steps", required=True)

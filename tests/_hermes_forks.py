@@ -70,8 +70,12 @@ def ensure_fork_venv(root: Path, requirement: str, python: str | None = None) ->
             marker.write_text(digest + "\n")
         return folder
     if python:
-        subprocess.run([python, "-m", "venv", "--clear", str(folder)], check=True,
-                       capture_output=True, timeout=300)
+        subprocess.run(
+            [python, "-m", "venv", "--clear", str(folder)],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
     else:
         venv.EnvBuilder(with_pip=True, clear=True).create(folder)
     he._pip(folder, requirement, str(he.ROOT))
@@ -79,16 +83,17 @@ def ensure_fork_venv(root: Path, requirement: str, python: str | None = None) ->
     return folder
 
 
-_LOADS_EXTENSIONS = ("import sqlite3, sys; sys.exit(0 if sys.version_info >= (3, 11) and "
-                     "hasattr(sqlite3.Connection, 'enable_load_extension') else 1)")
+_LOADS_EXTENSIONS = (
+    "import sqlite3, sys; sys.exit(0 if sys.version_info >= (3, 11) and "
+    "hasattr(sqlite3.Connection, 'enable_load_extension') else 1)"
+)
 
 
 def loads_extensions(python: str | Path) -> bool:
     """Whether ``python`` is 3.11+ and its sqlite3 can load extensions, which Hermes
     needs to load a ``libfts5_cjk`` library (pyenv and manylinux builds cannot)."""
     with contextlib.suppress(OSError, subprocess.SubprocessError):
-        return subprocess.run([str(python), "-c", _LOADS_EXTENSIONS],
-                              timeout=60).returncode == 0
+        return subprocess.run([str(python), "-c", _LOADS_EXTENSIONS], timeout=60).returncode == 0
     return False
 
 
@@ -118,35 +123,55 @@ def build_hermes_library(home: Path) -> Path:
         raise StandinUnavailable("no C compiler (cc) on PATH")
     target = home / "lib" / "libfts5_cjk.so"
     target.parent.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([compiler, "-shared", "-fPIC", "-O2", str(STANDIN_SOURCE), "-o",
-                           str(target)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [compiler, "-shared", "-fPIC", "-O2", str(STANDIN_SOURCE), "-o", str(target)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if proc.returncode != 0:
         raise StandinUnavailable(f"{compiler} failed:\n{proc.stderr[-2000:]}")
     return target
 
 
-def run_driver(folder: Path, home: Path, *args: str, env: dict[str, str] | None = None,
-               timeout: float = 300) -> dict[str, Any]:
+def run_driver(
+    folder: Path, home: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300
+) -> dict[str, Any]:
     """Run ``_hermes_forks.py ARGS`` in the venv with ``HERMES_HOME=home``; its JSON output."""
-    proc = subprocess.run([str(he.venv_python(folder)), __file__, *args], capture_output=True,
-                          text=True, env=he.clean_env(home, env), timeout=timeout,
-                          cwd=str(home), stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [str(he.venv_python(folder)), __file__, *args],
+        capture_output=True,
+        text=True,
+        env=he.clean_env(home, env),
+        timeout=timeout,
+        cwd=str(home),
+        stdin=subprocess.DEVNULL,
+    )
     if proc.returncode != 0:
-        raise AssertionError(f"driver {args} failed ({proc.returncode}):\n"
-                             f"{proc.stdout}\n{proc.stderr[-6000:]}")
+        raise AssertionError(
+            f"driver {args} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr[-6000:]}"
+        )
     try:
         return json.loads(proc.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError) as exc:
-        raise AssertionError(f"driver {args} printed no JSON:\n{proc.stdout}\n"
-                             f"{proc.stderr[-6000:]}") from exc
+        raise AssertionError(
+            f"driver {args} printed no JSON:\n{proc.stdout}\n{proc.stderr[-6000:]}"
+        ) from exc
 
 
-def run_hermes_fts(folder: Path, home: Path, *args: str,
-                   env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_hermes_fts(
+    folder: Path, home: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """The venv's own ``hermes-fts`` command (the one Hermes' plugin loader imports)."""
-    return subprocess.run([str(he.venv_bin(folder, "hermes-fts")), *args], capture_output=True,
-                          text=True, env=he.clean_env(home, env), timeout=600,
-                          stdin=subprocess.DEVNULL, cwd=str(home))
+    return subprocess.run(
+        [str(he.venv_bin(folder, "hermes-fts")), *args],
+        capture_output=True,
+        text=True,
+        env=he.clean_env(home, env),
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+        cwd=str(home),
+    )
 
 
 def enable_plugin(home: Path) -> None:
@@ -156,23 +181,27 @@ def enable_plugin(home: Path) -> None:
     package manager, which downloads a Python build; discovery only reads
     ``plugins.enabled``."""
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text("plugins:\n  enabled:\n    - hermes-fts\n"
-                                      "  disabled: []\n")
+    (home / "config.yaml").write_text("plugins:\n  enabled:\n    - hermes-fts\n  disabled: []\n")
 
 
-def ground_truth(db: Path, terms: list[str],
-                 roles: tuple[str, ...] = ("user", "assistant")) -> dict[str, dict[str, Any]]:
+def ground_truth(
+    db: Path, terms: list[str], roles: tuple[str, ...] = ("user", "assistant")
+) -> dict[str, dict[str, Any]]:
     """Per term: the ids and sessions of ``roles`` rows whose text holds it (case-folded)."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        rows = conn.execute("SELECT id, session_id, role, COALESCE(content, '') FROM messages"
-                            ).fetchall()
+        rows = conn.execute(
+            "SELECT id, session_id, role, COALESCE(content, '') FROM messages"
+        ).fetchall()
     finally:
         conn.close()
     out: dict[str, dict[str, Any]] = {}
     for term in terms:
-        hits = [(mid, sid) for mid, sid, role, text in rows
-                if role in roles and term.casefold() in text.casefold()]
+        hits = [
+            (mid, sid)
+            for mid, sid, role, text in rows
+            if role in roles and term.casefold() in text.casefold()
+        ]
         out[term] = {"ids": {mid for mid, _ in hits}, "sessions": {sid for _, sid in hits}}
     return out
 
@@ -182,25 +211,35 @@ def hermes_index_objects(db: Path) -> dict[str, Any]:
     for each FTS5 table the rows it indexes, so a change to any is seen."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        objects: dict[str, Any] = {name: sql for name, sql in conn.execute(
-            "SELECT name, sql FROM sqlite_master WHERE name LIKE 'messages\\_fts%' ESCAPE '\\'")}
+        objects: dict[str, Any] = {
+            name: sql
+            for name, sql in conn.execute(
+                "SELECT name, sql FROM sqlite_master WHERE name LIKE 'messages\\_fts%' ESCAPE '\\'"
+            )
+        }
         for name in list(objects):
             if f"{name}_docsize" in objects:
                 objects[f"{name} rows"] = conn.execute(
-                    f'SELECT count(*) FROM "{name}_docsize"').fetchone()[0]
+                    f'SELECT count(*) FROM "{name}_docsize"'
+                ).fetchone()[0]
         return objects
     finally:
         conn.close()
 
 
-_FTS5_TABLE = re.compile(r"\s*CREATE\s+VIRTUAL\s+TABLE\b.*\bUSING\s+fts5\b",
-                         re.IGNORECASE | re.DOTALL)
+_FTS5_TABLE = re.compile(
+    r"\s*CREATE\s+VIRTUAL\s+TABLE\b.*\bUSING\s+fts5\b", re.IGNORECASE | re.DOTALL
+)
 
 
 def _fts5_tables(conn: sqlite3.Connection) -> list[str]:
-    return [name for name, sql in conn.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL")
-        if _FTS5_TABLE.match(sql)]
+    return [
+        name
+        for name, sql in conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL"
+        )
+        if _FTS5_TABLE.match(sql)
+    ]
 
 
 def fts5_tables(db: Path) -> list[str]:
@@ -228,8 +267,13 @@ QUERIES = ["数据库", "迁移", "東京", "タワー", "서울", "회의", "de
 
 def _history(n: int) -> list[tuple[str, dict[str, Any]]]:
     cjk, latin = GROUP_WORDS[n % 3]
-    call = [{"id": f"call_{n}", "type": "function",
-             "function": {"name": "terminal", "arguments": json.dumps({"command": f"ls /srv/{n}"})}}]
+    call = [
+        {
+            "id": f"call_{n}",
+            "type": "function",
+            "function": {"name": "terminal", "arguments": json.dumps({"command": f"ls /srv/{n}"})},
+        }
+    ]
     return [
         ("user", {"content": f"{cjk}，第{n}次。"}),
         ("assistant", {"content": f"{latin}; ticket {n}."}),
@@ -263,8 +307,9 @@ async def cmd_seed(args: argparse.Namespace) -> dict[str, Any]:
     for n in range(args.sessions):
         sid = f"conv-{n}"
         await _aw(db.create_session(sid, "cli"))
-        ids[sid] = [int(await _aw(db.append_message(sid, role, **fields)))
-                    for role, fields in _history(n)]
+        ids[sid] = [
+            int(await _aw(db.append_message(sid, role, **fields))) for role, fields in _history(n)
+        ]
         await _aw(db.end_session(sid, "user_exit"))
     await _close(db)
     return {"ids": ids}
@@ -275,6 +320,7 @@ async def _update_content(db: Any, message_id: int, text: str) -> None:
     run in its own write transaction."""
     sql = "UPDATE messages SET content = ? WHERE id = ?"
     if inspect.iscoroutinefunction(db._execute_write):
+
         async def edit(conn: Any) -> None:
             await conn.execute(sql, (text, message_id))
 
@@ -314,12 +360,13 @@ async def cmd_optimize(args: argparse.Namespace) -> dict[str, Any]:
         if hasattr(db, "optimize_fts_storage"):
             available = await _aw(db.fts_optimize_available())
             result = await _aw(db.optimize_fts_storage(vacuum=True))
-            return {"entry": "optimize_fts_storage", "available": bool(available),
-                    "result": result}
+            return {"entry": "optimize_fts_storage", "available": bool(available), "result": result}
         merged = await _aw(db.optimize_fts())
         vacuumed = await _aw(db.vacuum())
-        return {"entry": "optimize_fts+vacuum", "result": {"ok": True, "merged": merged,
-                                                          "vacuumed": vacuumed}}
+        return {
+            "entry": "optimize_fts+vacuum",
+            "result": {"ok": True, "merged": merged, "vacuumed": vacuumed},
+        }
     finally:
         await _close(db)
 
@@ -427,9 +474,15 @@ async def cmd_schema(args: argparse.Namespace) -> dict[str, Any]:
     return {"objects": objects, "state_meta": meta}
 
 
-COMMANDS = {"seed": cmd_seed, "write": cmd_write, "optimize": cmd_optimize,
-            "repair": cmd_repair, "search": cmd_search, "integrity": cmd_integrity,
-            "schema": cmd_schema}
+COMMANDS = {
+    "seed": cmd_seed,
+    "write": cmd_write,
+    "optimize": cmd_optimize,
+    "repair": cmd_repair,
+    "search": cmd_search,
+    "integrity": cmd_integrity,
+    "schema": cmd_schema,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

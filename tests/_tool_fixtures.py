@@ -123,8 +123,11 @@ def nobody_package_root() -> Path:
     ``PYTHONPATH`` for processes run as ``nobody``.
     """
     root = Path(tempfile.mkdtemp(prefix="hermes-fts-nobody-pkg-"))
-    shutil.copytree(Path(__file__).resolve().parent.parent / "hermes_fts", root / "hermes_fts",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(__file__).resolve().parent.parent / "hermes_fts",
+        root / "hermes_fts",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     for path in [root, *root.rglob("*")]:
         path.chmod(0o755 if path.is_dir() or path.suffix in (".so", ".dylib") else 0o644)
     atexit.register(shutil.rmtree, root, ignore_errors=True)

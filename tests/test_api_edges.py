@@ -69,7 +69,9 @@ def test_like_scan_over_the_term_bound_is_refused_with_how_to_narrow(emoji_store
         emoji_store.search_messages(query)
     out = session_search(emoji_store, query=query)
     assert out["success"] is False
-    assert f"at most {MAX_LIKE_ALTERNATIVES}" in out["error"] and "split the OR list" in out["error"]
+    assert (
+        f"at most {MAX_LIKE_ALTERNATIVES}" in out["error"] and "split the OR list" in out["error"]
+    )
 
 
 def test_like_scan_at_the_bound_runs_and_finds_every_match(emoji_store):

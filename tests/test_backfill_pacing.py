@@ -45,8 +45,9 @@ def test_chunks_follow_the_measured_speed(tmp_path: Path, monkeypatch: pytest.Mo
     db = tmp_path / "state.db"
     with SessionStore(db) as store:
         store.add_session("s1", "cli")
-        store.add_messages({"session_id": "s1", "role": "user", "content": f"消息 {i}"}
-                           for i in range(5000))
+        store.add_messages(
+            {"session_id": "s1", "role": "user", "content": f"消息 {i}"} for i in range(5000)
+        )
         indexing.reset_index(store._conn, CJK)
         sizes: list[int] = []
         real_step = indexing.backfill_step
@@ -103,10 +104,16 @@ _HERMES_LIKE_WRITER = """
 def start_hermes_like_writer(db: Path, stop: Path) -> subprocess.Popen[str]:
     """The writer above in its own process, once it has connected."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(_HERMES_LIKE_WRITER.format(db=str(db),
-                                                                          stop=str(stop)))],
-        env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(_HERMES_LIKE_WRITER.format(db=str(db), stop=str(stop))),
+        ],
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     return proc
@@ -119,9 +126,10 @@ def test_adaptive_pacing_lets_a_hermes_like_writer_in(tmp_path: Path) -> None:
     with SessionStore(db) as store:
         store.add_session("s1", "cli")
         store.add_session("w1", "cli")
-        store.add_messages({"session_id": "s1", "role": "user",
-                            "content": f"历史消息 {i} history " + "词语" * 30}
-                           for i in range(6000))
+        store.add_messages(
+            {"session_id": "s1", "role": "user", "content": f"历史消息 {i} history " + "词语" * 30}
+            for i in range(6000)
+        )
         indexing.reset_index(store._conn, CJK)
     proc = start_hermes_like_writer(db, stop)
     try:
@@ -129,8 +137,9 @@ def test_adaptive_pacing_lets_a_hermes_like_writer_in(tmp_path: Path) -> None:
             chunks = []
             # Production pacing (adaptive chunks, MIN_PAUSE yields), with a
             # shorter transaction target so that this small store takes many chunks.
-            store.backfill(CJK, txn_target=0.03,
-                           on_chunk=lambda: chunks.append(store.rebuild_status()))
+            store.backfill(
+                CJK, txn_target=0.03, on_chunk=lambda: chunks.append(store.rebuild_status())
+            )
             assert store.rebuild_status() is None
     finally:
         stop.touch()

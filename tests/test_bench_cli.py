@@ -18,10 +18,14 @@ def make_store(path):
     with SessionStore(path) as st:
         st.add_session("s1", source="cli")
         st.add_messages(
-            {"session_id": "s1", "role": rng.choice(["user", "assistant"]),
-             "content": " ".join(rng.choice(WORDS) for _ in range(4)) + " "
-             + "".join(rng.choice(HAN) for _ in range(rng.randint(2, 9))),
-             "timestamp": float(i)}
+            {
+                "session_id": "s1",
+                "role": rng.choice(["user", "assistant"]),
+                "content": " ".join(rng.choice(WORDS) for _ in range(4))
+                + " "
+                + "".join(rng.choice(HAN) for _ in range(rng.randint(2, 9))),
+                "timestamp": float(i),
+            }
             for i in range(400)
         )
 

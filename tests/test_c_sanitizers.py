@@ -26,7 +26,9 @@ HARNESS = CSRC / "fuzz" / "fuzz_tokenizer.c"
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error", "SUMMARY:")
 
 pytestmark = [
-    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sanitizer runs are Linux-only"),
+    pytest.mark.skipif(
+        not sys.platform.startswith("linux"), reason="sanitizer runs are Linux-only"
+    ),
     needs_csrc,
 ]
 
@@ -216,8 +218,10 @@ def test_libfuzzer_bounded_run(tmp_path: Path) -> None:
         timeout=300,
     )
     if build.returncode != 0 and "fuzzer" in build.stderr:
-        pytest.skip("clang without its libFuzzer runtime (apt-get install -y libclang-rt-dev): "
-                    + build.stderr[-300:])
+        pytest.skip(
+            "clang without its libFuzzer runtime (apt-get install -y libclang-rt-dev): "
+            + build.stderr[-300:]
+        )
     assert build.returncode == 0, build.stderr
     corpus = tmp_path / "corpus"
     corpus.mkdir()

@@ -52,21 +52,48 @@ def _fixed_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 def db(tmp_path: Path) -> Path:
     path = tmp_path / "home" / "state.db"
     with SessionStore(path) as store:
-        conversation(store, "s-nginx", [
-            ("user", "how do I deploy nginx with a reverse proxy?"),
-            ("assistant", "Write a server block with proxy_pass, then reload nginx."),
-            {"role": "assistant", "content": None, "tool_calls": [{
-                "id": "c1", "type": "function",
-                "function": {"name": "web_search",
-                             "arguments": json.dumps({"query": "nginx reverse proxy"})}}]},
-            {"role": "tool", "content": "nginx docs: proxy_pass sets the upstream",
-             "tool_name": "web_search", "tool_call_id": "c1"},
-            ("user", "thanks, deploy worked"),
-        ], title="Deploying nginx", start=T0)
-        conversation(store, "s-tokyo", [
-            ("user", "東京タワーの高さは？"),
-            ("assistant", "東京タワーは333メートルです。"),
-        ], title="東京タワー", start=T0 + 86400, source="telegram")
+        conversation(
+            store,
+            "s-nginx",
+            [
+                ("user", "how do I deploy nginx with a reverse proxy?"),
+                ("assistant", "Write a server block with proxy_pass, then reload nginx."),
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {
+                                "name": "web_search",
+                                "arguments": json.dumps({"query": "nginx reverse proxy"}),
+                            },
+                        }
+                    ],
+                },
+                {
+                    "role": "tool",
+                    "content": "nginx docs: proxy_pass sets the upstream",
+                    "tool_name": "web_search",
+                    "tool_call_id": "c1",
+                },
+                ("user", "thanks, deploy worked"),
+            ],
+            title="Deploying nginx",
+            start=T0,
+        )
+        conversation(
+            store,
+            "s-tokyo",
+            [
+                ("user", "東京タワーの高さは？"),
+                ("assistant", "東京タワーは333メートルです。"),
+            ],
+            title="東京タワー",
+            start=T0 + 86400,
+            source="telegram",
+        )
     return path
 
 
@@ -187,11 +214,18 @@ ERRORS = {
     "anchor elsewhere": (["scroll", "s-tokyo", "1"], None, 1, "not in session_id"),
     "blank query": (["search", "  "], None, 2, "search needs a QUERY"),
     "too many alternatives": (
-        ["search", " OR ".join(chr(0x1F600 + i) for i in range(40))], None, 1,
-        "OR alternatives"),
+        ["search", " OR ".join(chr(0x1F600 + i) for i in range(40))],
+        None,
+        1,
+        "OR alternatives",
+    ),
     "optimize without --yes": (["optimize-storage"], None, 2, "needs --yes"),
-    "demo over an existing file": (["demo"], lambda t: t / "home" / "state.db", 2,
-                                   "already exists"),
+    "demo over an existing file": (
+        ["demo"],
+        lambda t: t / "home" / "state.db",
+        2,
+        "already exists",
+    ),
 }
 
 
@@ -203,8 +237,9 @@ def test_every_error_path(case, as_json, db, tmp_path, capsys, monkeypatch):
     if case == "optimize without --yes" and not as_json:
         monkeypatch.setattr("sys.stdin", __import__("io").StringIO(""))  # no consent
         status, needle = 1, "cancelled; nothing was changed"
-    code, out, err = _run(_argv(argv, path, *(["--json"] if as_json else [])),
-                          capsys, monkeypatch, terminal=False)
+    code, out, err = _run(
+        _argv(argv, path, *(["--json"] if as_json else [])), capsys, monkeypatch, terminal=False
+    )
     assert code == status, (out, err)
     if as_json:
         payload = _one_json(out, err)
@@ -214,8 +249,12 @@ def test_every_error_path(case, as_json, db, tmp_path, capsys, monkeypatch):
 
 
 def test_optimize_json_without_work_is_json(db, capsys, monkeypatch):
-    code, out, err = _run(["optimize-storage", "--no-vacuum", "--db", str(db), "--json"],
-                          capsys, monkeypatch, terminal=False)
+    code, out, err = _run(
+        ["optimize-storage", "--no-vacuum", "--db", str(db), "--json"],
+        capsys,
+        monkeypatch,
+        terminal=False,
+    )
     payload = _one_json(out, err)
     assert code == 0 and payload == {"success": True, "ok": True, "nothing_to_do": True}
 
@@ -223,8 +262,12 @@ def test_optimize_json_without_work_is_json(db, capsys, monkeypatch):
 def test_optimize_json_with_yes_keeps_people_text_off_stdout(db, capsys, monkeypatch):
     with SessionStore(db) as store:
         store._mark_fts_stale("test")
-    code, out, err = _run(["optimize-storage", "--yes", "--db", str(db), "--json"],
-                          capsys, monkeypatch, terminal=False)
+    code, out, err = _run(
+        ["optimize-storage", "--yes", "--db", str(db), "--json"],
+        capsys,
+        monkeypatch,
+        terminal=False,
+    )
     assert code == 0
     payload = json.loads(out)  # --json with --yes: the lines for people went to stderr
     assert payload["success"] is True and payload["ok"] is True
@@ -234,11 +277,13 @@ def test_optimize_json_with_yes_keeps_people_text_off_stdout(db, capsys, monkeyp
 @pytest.mark.parametrize("as_json", [False, True], ids=["human", "json"])
 def test_cli_read_and_scroll_of_a_huge_message_are_bounded(as_json, db, capsys, monkeypatch):
     with SessionStore(db) as store:
-        ids = conversation(store, "s-huge", [("user", "q"), ("assistant", "長" * 3_000_000)],
-                           start=T0 + 2 * 86400)
+        ids = conversation(
+            store, "s-huge", [("user", "q"), ("assistant", "長" * 3_000_000)], start=T0 + 2 * 86400
+        )
     for words in (["read", "s-huge"], ["scroll", "s-huge", str(ids[1])]):
-        code, out, _err = _run(_argv(words, db, *(["--json"] if as_json else [])), capsys,
-                               monkeypatch, terminal=False)
+        code, out, _err = _run(
+            _argv(words, db, *(["--json"] if as_json else [])), capsys, monkeypatch, terminal=False
+        )
         assert code == 0
         assert len(out.encode("utf-8")) < 80 * 1024, len(out)
         if as_json:

@@ -26,11 +26,17 @@ def test_path_hermes_prints_a_library_that_sqlite_loads_without_an_entry_point(c
     assert path.endswith("libfts5_cjk.so")
     # SQLite derives sqlite3_ftscjk_init from the file name, as Hermes' loader relies on.
     shell = subprocess.run(
-        ["sqlite3", ":memory:", f".load {path}",
-         "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61');",
-         "INSERT INTO t VALUES ('我们明天去东京');",
-         "SELECT rowid FROM t WHERE t MATCH '东京';"],
-        capture_output=True, text=True, check=True,
+        [
+            "sqlite3",
+            ":memory:",
+            f".load {path}",
+            "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61');",
+            "INSERT INTO t VALUES ('我们明天去东京');",
+            "SELECT rowid FROM t WHERE t MATCH '东京';",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert shell.stdout.strip() == "1"
 
@@ -63,7 +69,8 @@ def test_status_stays_read_only_when_reading_the_plugin_config(tmp_path):
 
 
 def test_hermes_fts_commands_in_hermes_leave_the_environment_and_stdout_alone(
-        capsys, tmp_path, monkeypatch):
+    capsys, tmp_path, monkeypatch
+):
     # Hermes runs agents in threads: `hermes fts status` once set HERMES_HOME and
     # replaced sys.stdout for the whole process while it ran.
     from hermes_fts import hermes_plugin

@@ -45,7 +45,10 @@ def _run(path: Path, stop_after: int | None = None) -> list[dict[str, Any]]:
     with SessionStore(path) as store:
         try:
             store.optimize_storage(
-                progress=record, vacuum=False, sleep=lambda s: None, chunk_rows=40,
+                progress=record,
+                vacuum=False,
+                sleep=lambda s: None,
+                chunk_rows=40,
                 # Fixed chunks: with adaptive ones an index can finish before the
                 # stop, and a resumed job does not yet count finished indexes.
                 txn_target=None,
@@ -85,8 +88,12 @@ class _Clock:
 
 
 def _event(indexed: int, total: int = 1000) -> dict[str, Any]:
-    return {"phase": "backfill", "indexed": indexed, "total": total,
-            "percent": int(100 * indexed / total)}
+    return {
+        "phase": "backfill",
+        "indexed": indexed,
+        "total": total,
+        "percent": int(100 * indexed / total),
+    }
 
 
 def test_off_a_terminal_plain_lines_every_few_seconds_and_at_100():

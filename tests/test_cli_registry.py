@@ -30,8 +30,16 @@ REPO = Path(__file__).resolve().parents[1]
 # The positional arguments each subcommand needs to parse.
 POSITIONALS = {"search": ["deploy"], "read": ["s1"], "scroll": ["s1", "3"]}
 EXPECTED = {
-    "path", "status", "sync", "optimize-storage", "bench",
-    "search", "read", "scroll", "browse", "demo",
+    "path",
+    "status",
+    "sync",
+    "optimize-storage",
+    "bench",
+    "search",
+    "read",
+    "scroll",
+    "browse",
+    "demo",
 }
 
 
@@ -56,7 +64,11 @@ def test_module_entry_point_lists_every_subcommand(tmp_path):
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     proc = subprocess.run(
         [sys.executable, "-m", "hermes_fts.cli", "--help"],
-        capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=60,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     for name in EXPECTED:
@@ -180,9 +192,21 @@ def _check_read_only_store_searched(folder: Path) -> None:
     before = path.read_bytes()
     env = {"PATH": os.environ.get("PATH", ""), "HERMES_HOME": str(folder), "NO_COLOR": "1"}
     proc = subprocess.run(
-        ["runuser", "-u", "nobody", "--", str(nobody_python()), "-c", _AS_NOBODY, str(nobody_package_root()),
-         str(path)],
-        capture_output=True, text=True, env=env, timeout=120,
+        [
+            "runuser",
+            "-u",
+            "nobody",
+            "--",
+            str(nobody_python()),
+            "-c",
+            _AS_NOBODY,
+            str(nobody_package_root()),
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -221,12 +245,19 @@ def test_bench_draws_the_speed_ups_on_a_terminal_only(tmp_path, capsys, monkeypa
         conversation(
             store,
             "s1",
-            [("user", f"{words[i % 6]} {words[i * 7 % 6]} {han[i % 20]}{han[i * 3 % 20]}{han[i % 7]}")
-             for i in range(300)],
+            [
+                (
+                    "user",
+                    f"{words[i % 6]} {words[i * 7 % 6]} {han[i % 20]}{han[i * 3 % 20]}{han[i % 7]}",
+                )
+                for i in range(300)
+            ],
         )
     argv = ["bench", "--db", str(db), "--per-band", "1", "--repeats", "1"]
     assert main([*argv, "--json"]) == 0
-    ratios = {row["class"]: row["median_ratio"] for row in json.loads(capsys.readouterr().out)["classes"]}
+    ratios = {
+        row["class"]: row["median_ratio"] for row in json.loads(capsys.readouterr().out)["classes"]
+    }
     assert main(argv) == 0
     assert "speed-up" not in capsys.readouterr().out  # not a terminal: the table only
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)

@@ -34,19 +34,45 @@ ROOT = Path(__file__).resolve().parent.parent
 # a word past the first 8 KB of a tool row, tool names, CJK in tool-call
 # arguments and in multimodal (list) content, words only in cron and
 # subagent sessions.
-PROBES = ["deploy", "pipeline", "scripts/deploy.sh", "user@example.com", "服", "服务",
-          "服务端", "数据库迁移", "工具标记", "tailmarker", "桂林", "한국어", "東京タワー",
-          "ラーメン", "terminal", "cronword", "subagentword", "每日构建", "新消息",
-          "tailA", "editedA", "dolor", "象鼻山", "照片", "天气"]
-
-
+PROBES = [
+    "deploy",
+    "pipeline",
+    "scripts/deploy.sh",
+    "user@example.com",
+    "服",
+    "服务",
+    "服务端",
+    "数据库迁移",
+    "工具标记",
+    "tailmarker",
+    "桂林",
+    "한국어",
+    "東京タワー",
+    "ラーメン",
+    "terminal",
+    "cronword",
+    "subagentword",
+    "每日构建",
+    "新消息",
+    "tailA",
+    "editedA",
+    "dolor",
+    "象鼻山",
+    "照片",
+    "天气",
+]
 
 
 def agent(venv: Path, *args: str) -> Any:
     """Run one ``_coex_driver.py`` command with Hermes' own code; its JSON result."""
     env = he.clean_env(Path(args[1]).parent / "home")
-    proc = subprocess.run([str(he.venv_python(venv)), str(DRIVER), *args],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [str(he.venv_python(venv)), str(DRIVER), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -78,8 +104,8 @@ def both_write(venv: Path, db: Path, control: Path, tag: str) -> None:
 
 @pytest.mark.parametrize("trigram", ["1", "0"])
 def test_open_optimize_and_later_agent_writes_never_worse(
-        pair: tuple[Path, Path], hermes_venv: Path, trigram: str,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    pair: tuple[Path, Path], hermes_venv: Path, trigram: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db, control = pair
     monkeypatch.setenv("HERMES_TRIGRAM_FTS", trigram)
     with SessionStore(db) as store:
@@ -110,14 +136,19 @@ def _hermes_objects(db: Path) -> dict[str, tuple[str, str]]:
 
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        return {name: (kind, sql) for kind, name, sql in conn.execute(
-            "SELECT type, name, sql FROM sqlite_master WHERE name LIKE 'messages_fts%'")}
+        return {
+            name: (kind, sql)
+            for kind, name, sql in conn.execute(
+                "SELECT type, name, sql FROM sqlite_master WHERE name LIKE 'messages_fts%'"
+            )
+        }
     finally:
         conn.close()
 
 
 def test_with_the_plugin_enabled_trigram_is_dropped_and_stays_dropped(
-        pair: tuple[Path, Path], hermes_venv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pair: tuple[Path, Path], hermes_venv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db, control = pair
     monkeypatch.delenv("HERMES_TRIGRAM_FTS", raising=False)
     (db.parent / "config.yaml").write_text(PLUGIN_ENABLED)
@@ -146,7 +177,8 @@ def test_with_the_plugin_enabled_trigram_is_dropped_and_stays_dropped(
 
 
 def test_during_and_after_an_interrupted_optimize_never_worse(
-        pair: tuple[Path, Path], hermes_venv: Path) -> None:
+    pair: tuple[Path, Path], hermes_venv: Path
+) -> None:
     db, control = pair
     pauses: list[int] = []
 
@@ -173,8 +205,9 @@ def test_during_and_after_an_interrupted_optimize_never_worse(
     assert lost(hermes_venv, db, control) == {}
 
 
-def test_kill_9_during_optimize_never_worse(pair: tuple[Path, Path], hermes_venv: Path,
-                                            tmp_path: Path) -> None:
+def test_kill_9_during_optimize_never_worse(
+    pair: tuple[Path, Path], hermes_venv: Path, tmp_path: Path
+) -> None:
     db, control = pair
     marker = tmp_path / "paused"
     script = (
@@ -216,14 +249,25 @@ def every_kind(tmp_path: Path) -> tuple[SessionStore, dict[str, int]]:
     store.add_session("chat", "cli")
     store.add_session("cron-1", "cron")
     store.add_session("sub-1", "subagent")
-    calls = json.dumps([{"id": "c1", "type": "function", "function": {
-        "name": "web_search", "arguments": json.dumps({"q": "漓江 竹筏"}, ensure_ascii=False)}}],
-        ensure_ascii=False)
+    calls = json.dumps(
+        [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {
+                    "name": "web_search",
+                    "arguments": json.dumps({"q": "漓江 竹筏"}, ensure_ascii=False),
+                },
+            }
+        ],
+        ensure_ascii=False,
+    )
     rows = {
         "user": store.add_message("chat", "user", "服务端 deploy 数据库迁移"),
         "calls": store.add_message("chat", "assistant", "好的 sure", tool_calls=calls),
-        "tool": store.add_message("chat", "tool", "工具标记 " + "x " * 6000 + " 尾部词 tailword",
-                                  tool_name="terminal"),
+        "tool": store.add_message(
+            "chat", "tool", "工具标记 " + "x " * 6000 + " 尾部词 tailword", tool_name="terminal"
+        ),
         "toolname": store.add_message("chat", "tool", "ok", tool_name="搜"),
         "cron": store.add_message("cron-1", "user", "定时任务报告 cronword"),
         "sub": store.add_message("sub-1", "assistant", "子代理输出 subword"),
@@ -239,14 +283,23 @@ def _route_ids(store: SessionStore, query: str, route: str) -> list[int]:
     return [r["id"] for r in store.search_messages(query, limit=1000, route=route)]
 
 
-@pytest.mark.parametrize("query, expect", [
-    ("服务端", {"user"}), ("数据库迁移", {"user"}), ("工具标记", {"tool"}),
-    ("尾部词", {"tool"}),  # past the first 8 KB of a tool row
-    ("漓江竹", set()), ("竹筏", {"calls"}), ("定时任务", {"cron"}), ("子代理", {"sub"}),
-    ("搜", {"toolname"}),  # one character, found only in a tool row's tool_name
-])
-def test_every_cjk_route_gives_the_same_rows(every_kind: tuple[SessionStore, dict[str, int]],
-                                             query: str, expect: set[str]) -> None:
+@pytest.mark.parametrize(
+    "query, expect",
+    [
+        ("服务端", {"user"}),
+        ("数据库迁移", {"user"}),
+        ("工具标记", {"tool"}),
+        ("尾部词", {"tool"}),  # past the first 8 KB of a tool row
+        ("漓江竹", set()),
+        ("竹筏", {"calls"}),
+        ("定时任务", {"cron"}),
+        ("子代理", {"sub"}),
+        ("搜", {"toolname"}),  # one character, found only in a tool row's tool_name
+    ],
+)
+def test_every_cjk_route_gives_the_same_rows(
+    every_kind: tuple[SessionStore, dict[str, int]], query: str, expect: set[str]
+) -> None:
     store, rows = every_kind
     want = {rows[name] for name in expect}
     for route in ("fts_cjk", "trigram", "like_scan"):
@@ -255,12 +308,20 @@ def test_every_cjk_route_gives_the_same_rows(every_kind: tuple[SessionStore, dic
         assert set(found) == want, (route, query)
 
 
-@pytest.mark.parametrize("query, expect", [
-    ("deploy", {"user"}), ("tailword", {"tool"}), ("terminal", {"tool"}),
-    ("web_search", {"calls"}), ("cronword", {"cron"}), ("subword", {"sub"}),
-])
+@pytest.mark.parametrize(
+    "query, expect",
+    [
+        ("deploy", {"user"}),
+        ("tailword", {"tool"}),
+        ("terminal", {"tool"}),
+        ("web_search", {"calls"}),
+        ("cronword", {"cron"}),
+        ("subword", {"sub"}),
+    ],
+)
 def test_every_route_gives_the_same_rows_for_whole_latin_words(
-        every_kind: tuple[SessionStore, dict[str, int]], query: str, expect: set[str]) -> None:
+    every_kind: tuple[SessionStore, dict[str, int]], query: str, expect: set[str]
+) -> None:
     store, rows = every_kind
     want = {rows[name] for name in expect}
     for route in ROUTES:
@@ -270,7 +331,8 @@ def test_every_route_gives_the_same_rows_for_whole_latin_words(
 
 
 def test_substring_routes_treat_latin_as_substrings(
-        every_kind: tuple[SessionStore, dict[str, int]]) -> None:
+    every_kind: tuple[SessionStore, dict[str, int]],
+) -> None:
     """The documented difference: fts5 and fts_cjk match words, trigram and LIKE substrings."""
     store, rows = every_kind
     assert _route_ids(store, "eploy", "fts5") == []
@@ -294,7 +356,8 @@ def _file_state(db: Path) -> tuple[bytes, list[tuple[Any, ...]]]:
 
 
 def test_opening_and_searching_an_agent_store_leaves_it_byte_identical(
-        pair: tuple[Path, Path], hermes_venv: Path) -> None:
+    pair: tuple[Path, Path], hermes_venv: Path
+) -> None:
     db, _control = pair
     before = _file_state(db)
     with SessionStore(db) as store:
@@ -319,13 +382,20 @@ RUNUSER = shutil.which("runuser")
 
 def _as_nobody(*args: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(nobody_package_root()), "HOME": "/tmp"}
-    return subprocess.run([str(RUNUSER), "-u", "nobody", "--", str(SYSTEM_PYTHON), "-m",
-                           "hermes_fts.cli", *args], capture_output=True, text=True,
-                          env=env, cwd="/tmp", timeout=120)
+    return subprocess.run(
+        [str(RUNUSER), "-u", "nobody", "--", str(SYSTEM_PYTHON), "-m", "hermes_fts.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd="/tmp",
+        timeout=120,
+    )
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or RUNUSER is None or SYSTEM_PYTHON is None,
-                    reason="needs root, runuser and /usr/bin/python3 to run as nobody")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or RUNUSER is None or SYSTEM_PYTHON is None,
+    reason="needs root, runuser and /usr/bin/python3 to run as nobody",
+)
 def test_read_only_file_in_a_read_only_folder_is_searched_as_nobody() -> None:
     import sqlite3
     import tempfile
@@ -339,14 +409,21 @@ def test_read_only_file_in_a_read_only_folder_is_searched_as_nobody() -> None:
             assert store.optimize_storage(min_pause=0)["ok"]
         conn = sqlite3.connect(db)  # a write our package has not applied: a pending row
         with conn:
-            conn.execute("INSERT INTO messages(session_id, role, content, timestamp) "
-                         "VALUES ('a', 'user', '后来的 服务端 pendingword', 2)")
+            conn.execute(
+                "INSERT INTO messages(session_id, role, content, timestamp) "
+                "VALUES ('a', 'user', '后来的 服务端 pendingword', 2)"
+            )
         conn.close()
         assert not Path(f"{db}-wal").exists()
         db.chmod(0o444)
         folder.chmod(0o755)  # nobody may read, not write
-        for args in (["search", "pendingword", "--json"], ["search", "服务端", "--json"],
-                     ["browse", "--json"], ["status", "--json"], ["read", "a", "--json"]):
+        for args in (
+            ["search", "pendingword", "--json"],
+            ["search", "服务端", "--json"],
+            ["browse", "--json"],
+            ["status", "--json"],
+            ["read", "a", "--json"],
+        ):
             proc = _as_nobody(*args, "--db", str(db))
             assert proc.returncode == 0, (args, proc.stderr)
             json.loads(proc.stdout)
@@ -365,7 +442,8 @@ def test_read_only_file_in_a_read_only_folder_is_searched_as_nobody() -> None:
 
 
 def test_agent_store_before_optimize_gives_one_answer_without_duplicates(
-        pair: tuple[Path, Path]) -> None:
+    pair: tuple[Path, Path],
+) -> None:
     """Before optimize-storage our indexes do not exist yet (we never read Hermes'):
     every route answers by the exact fallback, one answer, no row twice."""
     db, _control = pair

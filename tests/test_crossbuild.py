@@ -39,7 +39,9 @@ import pytest
 from _csrc import CSRC, ROOT, config
 
 pytestmark = [
-    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the cross build runs on Linux"),
+    pytest.mark.skipif(
+        not sys.platform.startswith("linux"), reason="the cross build runs on Linux"
+    ),
     pytest.mark.skipif(config is None, reason="needs the source checkout (csrc/)"),
 ]
 
@@ -97,8 +99,10 @@ def _llvm(tool: str) -> str:
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The eight wheels, the native template wheel, and each extracted library."""
     if shutil.which("cc") is None or not Path("/usr/include/sqlite3ext.h").is_file():
-        pytest.skip("needs a C compiler and libsqlite3-dev (apt-get install -y build-essential "
-                    "libsqlite3-dev)")
+        pytest.skip(
+            "needs a C compiler and libsqlite3-dev (apt-get install -y build-essential "
+            "libsqlite3-dev)"
+        )
     out = tmp_path_factory.mktemp("wheelhouse")
     work = tmp_path_factory.mktemp("xbuild")
     wheels = xb.build_all(out, work_dir=work)
@@ -107,8 +111,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for name, wheel in wheels.items():
         target = xb.TARGETS_BY_NAME[name]
         with zipfile.ZipFile(wheel) as zf:
-            libs[name] = Path(zf.extract(f"hermes_fts/{target.library_filename}",
-                                         work / "extracted" / name))
+            libs[name] = Path(
+                zf.extract(f"hermes_fts/{target.library_filename}", work / "extracted" / name)
+            )
     return {"wheels": wheels, "template": template, "libs": libs, "work": work}
 
 
@@ -123,18 +128,27 @@ def test_build_wheels_script_runs_the_cross_build() -> None:
     script = (ROOT / ".ci" / "build-wheels").read_text(encoding="utf-8")
     assert "csrc/cross_build.py" in script
     assert os.access(ROOT / ".ci" / "build-wheels", os.X_OK)
-    assert sorted(TARGET_NAMES) == sorted([
-        "manylinux_2_17_x86_64", "manylinux_2_17_aarch64", "musllinux_1_2_x86_64",
-        "musllinux_1_2_aarch64", "macosx_10_13_x86_64", "macosx_11_0_arm64", "win_amd64",
-        "win_arm64"])
+    assert sorted(TARGET_NAMES) == sorted(
+        [
+            "manylinux_2_17_x86_64",
+            "manylinux_2_17_aarch64",
+            "musllinux_1_2_x86_64",
+            "musllinux_1_2_aarch64",
+            "macosx_10_13_x86_64",
+            "macosx_11_0_arm64",
+            "win_amd64",
+            "win_arm64",
+        ]
+    )
 
 
 @pytest.mark.parametrize("name", TARGET_NAMES)
 def test_wheel_has_the_template_files_one_library_and_its_tag(built: dict, name: str) -> None:
     target = _target(name)
     wheel = built["wheels"][name]
-    assert re.fullmatch(rf"hermes_fts-[^-]+-py3-none-{re.escape(target.wheel_tag)}\.whl",
-                        wheel.name)
+    assert re.fullmatch(
+        rf"hermes_fts-[^-]+-py3-none-{re.escape(target.wheel_tag)}\.whl", wheel.name
+    )
     assert name in target.wheel_tag.split(".")
     with zipfile.ZipFile(built["template"]) as zf:
         template = {i.filename: zf.read(i) for i in zf.infolist()}
@@ -175,8 +189,10 @@ def test_cibuildwheel_config_builds_the_same_targets() -> None:
     assert "musllinux" not in cibw.get("skip", ""), "musllinux wheels are built natively too"
     overrides = {o["select"]: o for o in cibw.get("overrides", [])}
     # The deployment target decides the macOS tag: the same as the cross build's.
-    for select, name in (("*-macosx_x86_64", "macosx_10_13_x86_64"),
-                         ("*-macosx_arm64", "macosx_11_0_arm64")):
+    for select, name in (
+        ("*-macosx_x86_64", "macosx_10_13_x86_64"),
+        ("*-macosx_arm64", "macosx_11_0_arm64"),
+    ):
         major, minor = re.match(r"macosx_(\d+)_(\d+)_", name).groups()  # type: ignore[union-attr]
         assert overrides[select]["environment"]["MACOSX_DEPLOYMENT_TARGET"] == f"{major}.{minor}"
     assert "apk add" in overrides["*-musllinux_*"]["before-all"]
@@ -185,8 +201,13 @@ def test_cibuildwheel_config_builds_the_same_targets() -> None:
     runners = re.search(r"os: \[([^\]]+)\]", workflow)
     assert runners, "wheels.yml has no os matrix"
     assert {r.strip() for r in runners.group(1).split(",")} == {
-        "ubuntu-latest", "ubuntu-24.04-arm", "macos-15-intel", "macos-14", "windows-latest",
-        "windows-11-arm"}
+        "ubuntu-latest",
+        "ubuntu-24.04-arm",
+        "macos-15-intel",
+        "macos-14",
+        "windows-latest",
+        "windows-11-arm",
+    }
 
 
 def test_cibuildwheel_identifiers_cover_every_target() -> None:
@@ -194,13 +215,29 @@ def test_cibuildwheel_identifiers_cover_every_target() -> None:
     if tool is None:
         pytest.skip("cibuildwheel is not installed (dev extra; it needs Python >= 3.11)")
     found = set()
-    for platform, arch in (("linux", "x86_64"), ("linux", "aarch64"), ("macos", "x86_64"),
-                           ("macos", "arm64"), ("windows", "AMD64"), ("windows", "ARM64")):
-        proc = _run([tool, "--print-build-identifiers", "--platform", platform, "--archs", arch,
-                     str(ROOT)], cwd=str(ROOT))
+    for platform, arch in (
+        ("linux", "x86_64"),
+        ("linux", "aarch64"),
+        ("macos", "x86_64"),
+        ("macos", "arm64"),
+        ("windows", "AMD64"),
+        ("windows", "ARM64"),
+    ):
+        proc = _run(
+            [tool, "--print-build-identifiers", "--platform", platform, "--archs", arch, str(ROOT)],
+            cwd=str(ROOT),
+        )
         found |= {i.split("-", 1)[1] for i in proc.stdout.split()}
-    assert {"manylinux_x86_64", "manylinux_aarch64", "musllinux_x86_64", "musllinux_aarch64",
-            "macosx_x86_64", "macosx_arm64", "win_amd64", "win_arm64"} <= found, found
+    assert {
+        "manylinux_x86_64",
+        "manylinux_aarch64",
+        "musllinux_x86_64",
+        "musllinux_aarch64",
+        "macosx_x86_64",
+        "macosx_arm64",
+        "win_amd64",
+        "win_arm64",
+    } <= found, found
 
 
 # ------------------------------------------------------- the libraries
@@ -224,9 +261,10 @@ def _format_and_machine(data: bytes) -> tuple[str, object]:
         return "macho", cpu
     if data[:2] == b"MZ":
         (pe_off,) = struct.unpack_from("<I", data, 0x3C)
-        assert data[pe_off:pe_off + 4] == b"PE\0\0"
+        assert data[pe_off : pe_off + 4] == b"PE\0\0"
         machine, _n, _t, _p, _s, _opt, characteristics = struct.unpack_from(
-            "<HHIIIHH", data, pe_off + 4)
+            "<HHIIIHH", data, pe_off + 4
+        )
         assert characteristics & 0x2000, "IMAGE_FILE_DLL"
         return "pe", machine
     return "unknown", None
@@ -330,7 +368,8 @@ def test_imports_only_the_c_runtime(built: dict, name: str) -> None:
 def _macho_min_os(lib: Path) -> str:
     out = _run([_llvm("llvm-objdump"), "--macho", "--private-headers", str(lib)]).stdout
     m = re.search(r"cmd LC_VERSION_MIN_MACOSX.*?\n\s*version (\S+)", out, re.S) or re.search(
-        r"cmd LC_BUILD_VERSION.*?\n\s*minos (\S+)", out, re.S)
+        r"cmd LC_BUILD_VERSION.*?\n\s*minos (\S+)", out, re.S
+    )
     assert m, out[:2000]
     return m.group(1)
 
@@ -362,9 +401,7 @@ def test_every_target_compiles_as_strict_c11(built: dict) -> None:
         "int f(int *p) { typeof(p) q = p; return *q; }",  # typeof (GNU before C23)
     ],
 )
-def test_the_flags_reject_compiler_extensions(
-    built: dict, snippet: str, tmp_path: Path
-) -> None:
+def test_the_flags_reject_compiler_extensions(built: dict, snippet: str, tmp_path: Path) -> None:
     src = tmp_path / "ext.c"
     src.write_text(snippet + "\n", encoding="utf-8")
     zig = xb.zig_cc(xb.ensure_toolchain())
@@ -373,19 +410,27 @@ def test_the_flags_reject_compiler_extensions(
     cmd = [*zig, "-target", target.zig_target, "-c", str(src), "-o", str(tmp_path / "o.obj")]
     lenient = subprocess.run(cmd, capture_output=True, text=True, env=xb.zig_env())
     assert lenient.returncode == 0, lenient.stderr  # the compiler accepts it as an extension
-    strict = subprocess.run(cmd[:-3] + flags + cmd[-3:], capture_output=True, text=True,
-                            env=xb.zig_env())
+    strict = subprocess.run(
+        cmd[:-3] + flags + cmd[-3:], capture_output=True, text=True, env=xb.zig_env()
+    )
     assert strict.returncode != 0, "the build flags let a compiler extension through"
 
 
 # ------------------------------------------------------------ running them
 
 
-def _run_shell(cmd: list[str], library: str, cwd: Path | None = None,
-               env: dict[str, str] | None = None) -> list[str]:
+def _run_shell(
+    cmd: list[str], library: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> list[str]:
     script = f".load {library}\n{COMPARE_SQL}"
-    proc = subprocess.run(cmd + ["-batch", "-bail", ":memory:"], input=script.encode(),
-                          capture_output=True, cwd=cwd, env=env, timeout=600)
+    proc = subprocess.run(
+        cmd + ["-batch", "-bail", ":memory:"],
+        input=script.encode(),
+        capture_output=True,
+        cwd=cwd,
+        env=env,
+        timeout=600,
+    )
     out = proc.stdout.decode("utf-8", "replace").replace("\r\n", "\n")
     assert proc.returncode == 0, f"{cmd}: {proc.stderr.decode('utf-8', 'replace')[-3000:]}\n{out}"
     return out.strip().split("\n")
@@ -408,13 +453,13 @@ def native_answers() -> list[str]:
 def test_manylinux_x86_64_runs_in_the_native_shell(built: dict, native_answers: list[str]) -> None:
     lib = built["libs"]["manylinux_2_17_x86_64"]
     assert _run_shell([shutil.which("sqlite3") or "sqlite3"], str(lib.with_suffix(""))) == (
-        native_answers)
+        native_answers
+    )
 
 
 # Debian's arm64 sqlite3 and what it needs to start, and the arm64 musl
 # runtime, unpacked (not installed).
-ARM64_PACKAGES = ("sqlite3", "libsqlite3-0", "libc6", "libreadline8", "libtinfo6", "zlib1g",
-                  "musl")
+ARM64_PACKAGES = ("sqlite3", "libsqlite3-0", "libc6", "libreadline8", "libtinfo6", "zlib1g", "musl")
 
 
 @pytest.fixture(scope="session")
@@ -422,8 +467,9 @@ def arm64_root() -> Path:
     """A directory tree with Debian's arm64 sqlite3 shell, for qemu-aarch64-static -L."""
     for tool in ("apt-get", "dpkg-deb", "qemu-aarch64-static"):
         if shutil.which(tool) is None:
-            pytest.skip(f"{tool} not found (apt-get install -y qemu-user-static; "
-                        ".ci/run installs it)")
+            pytest.skip(
+                f"{tool} not found (apt-get install -y qemu-user-static; .ci/run installs it)"
+            )
     base = CACHE / "debian-arm64"
     root = base / "root"
     marker = root / "packages.txt"
@@ -435,12 +481,19 @@ def arm64_root() -> Path:
     for d in (state / "lists" / "partial", cache / "archives" / "partial", debs):
         d.mkdir(parents=True, exist_ok=True)
     (base / "status").touch()
-    opts = [f"-o=Dir::State={state}", f"-o=Dir::State::status={base / 'status'}",
-            f"-o=Dir::Cache={cache}", "-o=APT::Architecture=arm64",
-            "-o=APT::Architectures::=arm64", "-o=Debug::NoLocking=1"]
+    opts = [
+        f"-o=Dir::State={state}",
+        f"-o=Dir::State::status={base / 'status'}",
+        f"-o=Dir::Cache={cache}",
+        "-o=APT::Architecture=arm64",
+        "-o=APT::Architectures::=arm64",
+        "-o=Debug::NoLocking=1",
+    ]
     _run(["apt-get", *opts, "-qq", "update"])
-    _run(["apt-get", *opts, "-qq", "download", *[f"{p}:arm64" for p in ARM64_PACKAGES]],
-         cwd=str(debs))
+    _run(
+        ["apt-get", *opts, "-qq", "download", *[f"{p}:arm64" for p in ARM64_PACKAGES]],
+        cwd=str(debs),
+    )
     tmp_root = base / "root.partial"
     shutil.rmtree(tmp_root, ignore_errors=True)
     for deb in sorted(debs.glob("*.deb")):
@@ -484,9 +537,23 @@ def amalgamation() -> Path:
         return src
     python = xb.ensure_toolchain()
     sdists = src.parent / "sdist"
-    _run([str(python), "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-          "--no-deps", "--no-binary", ":all:", "--no-build-isolation", "-d", str(sdists),
-          AMALGAMATION_SDIST])
+    _run(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "--no-build-isolation",
+            "-d",
+            str(sdists),
+            AMALGAMATION_SDIST,
+        ]
+    )
     (sdist,) = sdists.glob("*.tar.gz")
     partial = src.parent / "partial"
     shutil.rmtree(partial, ignore_errors=True)
@@ -495,7 +562,11 @@ def amalgamation() -> Path:
         for member in tf.getmembers():
             name = member.name.rsplit("/", 1)[-1]
             if member.name.endswith(f"/sqlite/{name}") and name in (
-                    "sqlite3.c", "shell.c", "sqlite3.h", "sqlite3ext.h"):
+                "sqlite3.c",
+                "shell.c",
+                "sqlite3.h",
+                "sqlite3ext.h",
+            ):
                 data = tf.extractfile(member).read()  # type: ignore[union-attr]
                 if name == "sqlite3.c":
                     cut = data.index(AMALGAMATION_END) + len(AMALGAMATION_END)
@@ -512,9 +583,21 @@ def _sqlite_shell(amalgamation: Path, zig_target: str, name: str, *flags: str) -
         return exe
     exe.parent.mkdir(parents=True, exist_ok=True)
     partial = exe.with_name("partial-" + name)
-    _run([*xb.zig_cc(xb.ensure_toolchain()), "-target", zig_target, *flags,
-          "-DSQLITE_ENABLE_FTS5", f"-I{amalgamation}", str(amalgamation / "shell.c"),
-          str(amalgamation / "sqlite3.c"), "-o", str(partial)], env=xb.zig_env())
+    _run(
+        [
+            *xb.zig_cc(xb.ensure_toolchain()),
+            "-target",
+            zig_target,
+            *flags,
+            "-DSQLITE_ENABLE_FTS5",
+            f"-I{amalgamation}",
+            str(amalgamation / "shell.c"),
+            str(amalgamation / "sqlite3.c"),
+            "-o",
+            str(partial),
+        ],
+        env=xb.zig_env(),
+    )
     partial.rename(exe)
     return exe
 

@@ -18,8 +18,15 @@ from hermes_fts.store import SessionStore
 
 ROWS = 400
 # Each word is in a different share of the rows, so counts range from a few to most.
-WORDS = {"中国": 0.6, "人民": 0.2, "服务端": 0.05, "deploy": 0.02, "東京タワー": 0.01,
-         "서울": 0.004, "孤例": 0.0}
+WORDS = {
+    "中国": 0.6,
+    "人民": 0.2,
+    "服务端": 0.05,
+    "deploy": 0.02,
+    "東京タワー": 0.01,
+    "서울": 0.004,
+    "孤例": 0.0,
+}
 
 
 @pytest.fixture(params=HOSTS)
@@ -36,8 +43,10 @@ def table(db: Db) -> Db:
         words = [w for w, share in WORDS.items() if rng.random() < share] or ["无关"]
         rng.shuffle(words)
         filler = "文字" * rng.randrange(0, 30)
-        db.run("INSERT INTO t (a, b) VALUES (?, ?)",
-               (filler + " ".join(words), "其他" if i % 7 == 0 else None))
+        db.run(
+            "INSERT INTO t (a, b) VALUES (?, ?)",
+            (filler + " ".join(words), "其他" if i % 7 == 0 else None),
+        )
     db.run("INSERT INTO t (a, b) VALUES ('只有一个孤例, 中国', NULL)")
     db.run("INSERT INTO t (a, b) VALUES (?, NULL)", (" ".join(w for w in WORDS if w != "孤例"),))
     return db
@@ -45,20 +54,26 @@ def table(db: Db) -> Db:
 
 def few(db: Db, query: str, n: int, rank: str = "rank") -> list[tuple[Any, Any]]:
     """(the function's value, cjk_snippet's) on every row the query matches."""
-    return [(r[0], r[1]) for r in db.all(
-        f"SELECT cjk_few_snippet(t, {rank}, ?, -1, '[', ']', '…', 12), "
-        "cjk_snippet(t, -1, '[', ']', '…', 12) FROM t WHERE t MATCH ?", (n, query))]
+    return [
+        (r[0], r[1])
+        for r in db.all(
+            f"SELECT cjk_few_snippet(t, {rank}, ?, -1, '[', ']', '…', 12), "
+            "cjk_snippet(t, -1, '[', ']', '…', 12) FROM t WHERE t MATCH ?",
+            (n, query),
+        )
+    ]
 
 
 def rows_in_table(db: Db) -> int:
     return int(db.value("SELECT count(*) FROM t"))
 
 
-@pytest.mark.parametrize("query", ['"中国"', '"人民"', '"服务端"', "deploy", '"東京タワー"',
-                                   "서울", "孤例", "国", "b : 其他"])
+@pytest.mark.parametrize(
+    "query",
+    ['"中国"', '"人民"', '"服务端"', "deploy", '"東京タワー"', "서울", "孤例", "国", "b : 其他"],
+)
 @pytest.mark.parametrize("n", [0, 1, 3, 8, 20, 60, 150])
-def test_builds_exactly_when_the_phrase_is_in_at_most_n_rows(table: Db, query: str,
-                                                             n: int) -> None:
+def test_builds_exactly_when_the_phrase_is_in_at_most_n_rows(table: Db, query: str, n: int) -> None:
     got = few(table, query, n)
     hits = len(got)
     assert hits > 0
@@ -82,8 +97,10 @@ def test_where_half_the_rows_would_do_it_cannot_tell_and_builds_nothing(table: D
     assert {v for v, _ in few(table, "孤例", total // 2)} == {None}
 
 
-@pytest.mark.parametrize("query", ['"孤例" AND "中国"', '"孤例" OR "服务端"', '"孤例" NOT "人民"',
-                                   'NEAR("東京タワー" "中国")'])
+@pytest.mark.parametrize(
+    "query",
+    ['"孤例" AND "中国"', '"孤例" OR "服务端"', '"孤例" NOT "人民"', 'NEAR("東京タワー" "中国")'],
+)
 def test_a_query_of_several_phrases_builds_nothing(table: Db, query: str) -> None:
     # Their score mixes several IDFs, which no row's score can separate.
     got = few(table, query, 100)
@@ -98,16 +115,19 @@ def test_another_score_only_changes_what_is_built(table: Db) -> None:
     assert {v for v, _ in few(table, "孤例", 5, rank="-0.000001")} == {None}
 
 
-@pytest.mark.parametrize("args, message", [
-    ("", "wrong number of arguments"),
-    (", rank, 5, -1, '[', ']', '…'", "wrong number of arguments"),
-    (", 'x', 5, -1, '[', ']', '…', 12", "score must be a number"),
-    (", NULL, 5, -1, '[', ']', '…', 12", "score must be a number"),
-    (", rank, 2.5, -1, '[', ']', '…', 12", "n must be an integer"),
-    (", rank, 'five', -1, '[', ']', '…', 12", "n must be an integer"),
-    (", rank, 1000, 9, '[', ']', '…', 12", "column index 9 out of range"),
-    (", rank, 1000, -1, '[', ']', '…', 0", "max_chars must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ("", "wrong number of arguments"),
+        (", rank, 5, -1, '[', ']', '…'", "wrong number of arguments"),
+        (", 'x', 5, -1, '[', ']', '…', 12", "score must be a number"),
+        (", NULL, 5, -1, '[', ']', '…', 12", "score must be a number"),
+        (", rank, 2.5, -1, '[', ']', '…', 12", "n must be an integer"),
+        (", rank, 'five', -1, '[', ']', '…', 12", "n must be an integer"),
+        (", rank, 1000, 9, '[', ']', '…', 12", "column index 9 out of range"),
+        (", rank, 1000, -1, '[', ']', '…', 0", "max_chars must be at least 1"),
+    ],
+)
 def test_bad_arguments(table: Db, args: str, message: str) -> None:
     with pytest.raises(DB_ERRORS, match=message):
         table.all(f"SELECT cjk_few_snippet(t{args}) FROM t WHERE t MATCH '孤例'")
@@ -134,8 +154,14 @@ def test_the_probe_tells_a_library_with_it_from_one_without(tmp_path: Path) -> N
     )
     package_root = Path(loader.__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(package_root)}
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True, cwd=tmp_path, env=env).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env=env,
+    ).stdout.split()
     assert out == ["False", "True"]
 
 
@@ -158,15 +184,30 @@ def test_a_rare_term_is_ranked_and_cut_in_one_match(tmp_path: Path, monkeypatch)
         st.add_session("s1", "cli", started_at=1.0)
         st.add_session("s2", "telegram", started_at=2.0)
         st.add_messages(
-            [{"session_id": "s1", "role": "user", "content": "孤例 一"},
-             {"session_id": "s2", "role": "tool", "content": "其中也有孤例 二",
-              "tool_name": "shell"},
-             {"session_id": "s1", "role": "assistant", "content": "rare-word here"}]
-            + [{"session_id": "s1", "role": "user", "content": f"常见 词 {i} common"}
-               for i in range(80)])
-        queries = [("孤例", {}), ("孤例", {"role_filter": "tool"}),
-                   ("孤例", {"source_filter": ["cli"]}), ("rare-word", {}),
-                   ("常见", {}), ("孤例 OR 常见", {}), ("common", {"limit": 3})]
+            [
+                {"session_id": "s1", "role": "user", "content": "孤例 一"},
+                {
+                    "session_id": "s2",
+                    "role": "tool",
+                    "content": "其中也有孤例 二",
+                    "tool_name": "shell",
+                },
+                {"session_id": "s1", "role": "assistant", "content": "rare-word here"},
+            ]
+            + [
+                {"session_id": "s1", "role": "user", "content": f"常见 词 {i} common"}
+                for i in range(80)
+            ]
+        )
+        queries = [
+            ("孤例", {}),
+            ("孤例", {"role_filter": "tool"}),
+            ("孤例", {"source_filter": ["cli"]}),
+            ("rare-word", {}),
+            ("常见", {}),
+            ("孤例 OR 常见", {}),
+            ("common", {"limit": 3}),
+        ]
         with_it = [_searched(st, q, **kw) for q, kw in queries]
         assert st.index_state()["cjk_few_snippet"]
     # One MATCH for rare one-phrase terms (a Latin word adds the look for
@@ -188,10 +229,10 @@ def test_a_rare_term_is_ranked_and_cut_in_one_match(tmp_path: Path, monkeypatch)
 def test_a_rare_term_with_more_matches_than_wanted_reads_them_the_usual_way(tmp_path: Path) -> None:
     with SessionStore(tmp_path / "state.db") as st:
         st.add_session("s1", "cli", started_at=1.0)
-        st.add_messages([{"session_id": "s1", "role": "user", "content": f"稀有 {i}"}
-                         for i in range(6)]
-                        + [{"session_id": "s1", "role": "user", "content": f"别的 {i}"}
-                           for i in range(200)])
+        st.add_messages(
+            [{"session_id": "s1", "role": "user", "content": f"稀有 {i}"} for i in range(6)]
+            + [{"session_id": "s1", "role": "user", "content": f"别的 {i}"} for i in range(200)]
+        )
         few_rows, few_matches = _searched(st, "稀有", limit=10)
         page, page_matches = _searched(st, "稀有", limit=4)
     assert len(few_rows) == 6 and few_matches == 1

@@ -50,20 +50,25 @@ def marks(text: str) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    # glued on the left (the first two words), and on the right (the last two)
-    ("配置think.toml文件", [G + "think", G + "toml", L + "think" + L + "toml",
-                        R + "think" + R + "toml"]),
-    ("配置 think.toml 文件", []),  # separators: unicode61 sees the same words
-    ("修改youer服务端", [G + "youer"]),  # one word, glued on both sides: one mark
-    ("配x y z配", [G + "x", L + "x" + L + "y", G + "z", R + "y" + R + "z"]),
-    ("ＡＢＣ next，word", [G + "abc", W + "abc"]),  # a full-width comma separates
-    ("x１y z", [G + "x1y", W + "x1y"]),  # one full-width digit changes the whole word
-    ("東京Tower", [G + "tower"]),  # folded to lower case, as the word itself
-    ("ｶﾞ abc", []),  # half-width katakana is CJK, and a space follows it
-    ("plain english words", []),
-    ("", []),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # glued on the left (the first two words), and on the right (the last two)
+        (
+            "配置think.toml文件",
+            [G + "think", G + "toml", L + "think" + L + "toml", R + "think" + R + "toml"],
+        ),
+        ("配置 think.toml 文件", []),  # separators: unicode61 sees the same words
+        ("修改youer服务端", [G + "youer"]),  # one word, glued on both sides: one mark
+        ("配x y z配", [G + "x", L + "x" + L + "y", G + "z", R + "y" + R + "z"]),
+        ("ＡＢＣ next，word", [G + "abc", W + "abc"]),  # a full-width comma separates
+        ("x１y z", [G + "x1y", W + "x1y"]),  # one full-width digit changes the whole word
+        ("東京Tower", [G + "tower"]),  # folded to lower case, as the word itself
+        ("ｶﾞ abc", []),  # half-width katakana is CJK, and a space follows it
+        ("plain english words", []),
+        ("", []),
+    ],
+)
 def test_glued_and_full_width_words_are_marked(text, expected):
     assert marks(text) == expected
 
@@ -71,8 +76,11 @@ def test_glued_and_full_width_words_are_marked(text, expected):
 def test_marks_only_in_documents_with_the_option():
     text = "配置think.toml文件 ＡＢＣ"
     assert marks(text)
-    for tokens in (loader.tokenize(text, "glue", "1", query=True), loader.tokenize(text),
-                   loader.tokenize(text, "glue", "0")):
+    for tokens in (
+        loader.tokenize(text, "glue", "1", query=True),
+        loader.tokenize(text),
+        loader.tokenize(text, "glue", "0"),
+    ):
         assert not any(t.text[0] in GLUE_MARKS for t in tokens)
 
 
@@ -80,33 +88,59 @@ def test_marks_only_in_documents_with_the_option():
 def test_glue_takes_0_or_1(bad):
     conn = hermes_fts.connect(":memory:")
     with pytest.raises(sqlite3.Error):
-        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61 {' '.join(bad)}')")
+        conn.execute(
+            f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61 {' '.join(bad)}')"
+        )
     with pytest.raises(ValueError, match="'glue' take 0 or 1"):
         loader.tokenize("x", *bad)
 
 
 ROWS = [
-    "配置think.toml文件", "think.toml is the file", "修改youer服务端的计划", "youer 服务",
-    "ＡＢＣ and abc", "東京Tower で", "the tower", "配x 和 x配", "a 配b c配 d",
+    "配置think.toml文件",
+    "think.toml is the file",
+    "修改youer服务端的计划",
+    "youer 服务",
+    "ＡＢＣ and abc",
+    "東京Tower で",
+    "the tower",
+    "配x 和 x配",
+    "a 配b c配 d",
 ]
 
 
 def _pair(conn: sqlite3.Connection) -> None:
     for name, extra in (("g", " glue 1"), ("p", "")):
-        conn.execute(f"CREATE VIRTUAL TABLE {name} USING fts5(x, "
-                     f"tokenize='cjk_unicode61 unigrams 1{extra}')")
+        conn.execute(
+            f"CREATE VIRTUAL TABLE {name} USING fts5(x, tokenize='cjk_unicode61 unigrams 1{extra}')"
+        )
         conn.executemany(f"INSERT INTO {name}(rowid, x) VALUES (?, ?)", enumerate(ROWS, 1))
 
 
-@pytest.mark.parametrize("query", ["think", '"think toml"', "toml 文件", "youer", "abc", "tower",
-                                   "x", "配置", "b OR c", "NEAR(think toml, 1)", "thin*"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "think",
+        '"think toml"',
+        "toml 文件",
+        "youer",
+        "abc",
+        "tower",
+        "x",
+        "配置",
+        "b OR c",
+        "NEAR(think toml, 1)",
+        "thin*",
+    ],
+)
 def test_marks_change_no_match_rank_or_snippet(query):
     # Colocated marks take no position and FTS5 does not count them in a
     # column's size: bm25, phrases, NEAR and highlights are those without marks.
     conn = hermes_fts.connect(":memory:")
     _pair(conn)
-    sql = ("SELECT rowid, rank, highlight({t}, 0, '[', ']'), cjk_snippet({t}, 0, '[', ']', '…', 20) "
-           "FROM {t} WHERE {t} MATCH ? ORDER BY rank, rowid")
+    sql = (
+        "SELECT rowid, rank, highlight({t}, 0, '[', ']'), cjk_snippet({t}, 0, '[', ']', '…', 20) "
+        "FROM {t} WHERE {t} MATCH ? ORDER BY rank, rowid"
+    )
     with_marks = conn.execute(sql.format(t="g"), (query,)).fetchall()
     assert with_marks == conn.execute(sql.format(t="p"), (query,)).fetchall()
     assert with_marks or query == "b OR c"
@@ -136,8 +170,14 @@ def _rows(n: int, seed: int) -> list[str]:
         return rng.choice((LATIN, CJK_RUNS, SEPARATORS)[int(kind * 3) % 3])
 
     # and, for certain, phrases of three words glued on either side
-    fixed = ["配置gamma.beta.alpha", "gamma.beta.alpha〇", "东del ta x1", "del ta x1ー",
-             "한국alpha-beta.gamma", "alpha-beta.gammabet配置"]
+    fixed = [
+        "配置gamma.beta.alpha",
+        "gamma.beta.alpha〇",
+        "东del ta x1",
+        "del ta x1ー",
+        "한국alpha-beta.gamma",
+        "alpha-beta.gammabet配置",
+    ]
     return fixed + ["".join(piece() for _ in range(rng.randint(1, 12))) for _ in range(n)]
 
 
@@ -173,8 +213,9 @@ def test_every_row_the_cjk_index_adds_to_a_word_search_is_marked(seed):
         conn.executemany(f"INSERT INTO {table}(rowid, x) VALUES (?, ?)", enumerate(rows, 1))
 
     def match(table: str, expr: str) -> set[int]:
-        return {r[0] for r in conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?",
-                                           (expr,))}
+        return {
+            r[0] for r in conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (expr,))
+        }
 
     added = 0
     for raw in _queries(seed):
@@ -193,10 +234,12 @@ def test_the_look_asks_for_one_rare_mark_per_alternative():
     assert glue_look(parse_query("ＡＢＣ"), spans) is None
     assert glue_look(parse_query("Alpha*"), spans) == f'"{G}Alpha"*'
     # a phrase: each word's width mark, and the glued pairs at either end
-    assert glue_look(parse_query("said-cycle.json*"), spans) == " OR ".join([
-        f'"{W}said"', f'"{W}cycle"', f'"{W}json"*', f'"{L}said{L}cycle"', f'"{R}cycle{R}json"*'])
-    assert glue_look(parse_query("think.toml*"), spans) == " OR ".join([
-        f'"{W}think"', f'"{W}toml"*', f'"{L}think{L}toml"*', f'"{R}think{R}toml"*'])
+    assert glue_look(parse_query("said-cycle.json*"), spans) == " OR ".join(
+        [f'"{W}said"', f'"{W}cycle"', f'"{W}json"*', f'"{L}said{L}cycle"', f'"{R}cycle{R}json"*']
+    )
+    assert glue_look(parse_query("think.toml*"), spans) == " OR ".join(
+        [f'"{W}think"', f'"{W}toml"*', f'"{L}think{L}toml"*', f'"{R}think{R}toml"*']
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -204,21 +247,41 @@ def test_the_look_asks_for_one_rare_mark_per_alternative():
 
 
 STORE_ROWS = [
-    ("user", "配置think.toml文件"), ("user", "think.toml again"), ("tool", "读取think.toml成功"),
-    ("assistant", "修改youer服务端"), ("user", "youer youer"), ("user", "ＡＢＣ 的"),
-    ("user", "abc plain"), ("assistant", "东京Tower见"), ("user", "tower crane"),
+    ("user", "配置think.toml文件"),
+    ("user", "think.toml again"),
+    ("tool", "读取think.toml成功"),
+    ("assistant", "修改youer服务端"),
+    ("user", "youer youer"),
+    ("user", "ＡＢＣ 的"),
+    ("user", "abc plain"),
+    ("assistant", "东京Tower见"),
+    ("user", "tower crane"),
 ]
 
 
 def _store(path) -> tuple[SessionStore, list[int]]:
     st = SessionStore(path)
     st.add_session("s1", source="cli", started_at=1000.0)
-    return st, [st.add_message("s1", role, text, timestamp=10.0 + n)
-                for n, (role, text) in enumerate(STORE_ROWS)]
+    return st, [
+        st.add_message("s1", role, text, timestamp=10.0 + n)
+        for n, (role, text) in enumerate(STORE_ROWS)
+    ]
 
 
-QUERIES = ["think.toml", "think", "toml", "youer", "abc", "tower", "thin*", "abc OR tower",
-           "youer NOT 服务端", "crane", "ＡＢＣ", "ｔｈｉｎｋ.toml"]
+QUERIES = [
+    "think.toml",
+    "think",
+    "toml",
+    "youer",
+    "abc",
+    "tower",
+    "thin*",
+    "abc OR tower",
+    "youer NOT 服务端",
+    "crane",
+    "ＡＢＣ",
+    "ｔｈｉｎｋ.toml",
+]
 
 
 def test_a_store_finds_the_same_rows_with_and_without_marks(tmp_path):
@@ -229,10 +292,14 @@ def test_a_store_finds_the_same_rows_with_and_without_marks(tmp_path):
     assert plain_store.status()["indexes"][CJK]["glue"] is False
     for role in (None, ["tool"]):
         for query in QUERIES:
-            ours = [(r["id"], r["snippet"]) for r in
-                    marked_store.search_messages(query, role_filter=role)]
-            assert ours == [(r["id"], r["snippet"]) for r in
-                            plain_store.search_messages(query, role_filter=role)], query
+            ours = [
+                (r["id"], r["snippet"])
+                for r in marked_store.search_messages(query, role_filter=role)
+            ]
+            assert ours == [
+                (r["id"], r["snippet"])
+                for r in plain_store.search_messages(query, role_filter=role)
+            ], query
             assert ours or role, query
     marked_store.close()
     plain_store.close()

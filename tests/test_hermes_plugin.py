@@ -28,8 +28,6 @@ PLUGIN_LOGGER = "hermes_fts.hermes_plugin"
 # --------------------------------------------------------------------------- fixtures
 
 
-
-
 @pytest.fixture()
 def home(tmp_path: Path, hermes_venv: Path) -> Path:
     """A Hermes home whose state.db holds zh/ja/ko/en history written by SessionDB."""
@@ -39,8 +37,9 @@ def home(tmp_path: Path, hermes_venv: Path) -> Path:
     return folder
 
 
-def hermes(venv: Path, home: Path, *args: str, env: dict[str, str] | None = None,
-           ok: bool = True) -> Any:
+def hermes(
+    venv: Path, home: Path, *args: str, env: dict[str, str] | None = None, ok: bool = True
+) -> Any:
     proc = he.run_hermes(venv, home, *args, env=env)
     if ok:
         assert proc.returncode == 0, f"hermes {args} failed:\n{proc.stdout}\n{proc.stderr}"
@@ -48,8 +47,9 @@ def hermes(venv: Path, home: Path, *args: str, env: dict[str, str] | None = None
 
 
 def enable_with_hermes(venv: Path, home: Path, grant: bool) -> None:
-    hermes(venv, home, "plugins", "enable", "hermes-fts",
-           *(["--allow-tool-override"] if grant else []))
+    hermes(
+        venv, home, "plugins", "enable", "hermes-fts", *(["--allow-tool-override"] if grant else [])
+    )
 
 
 def enable(venv: Path, home: Path, grant: bool) -> None:
@@ -57,19 +57,35 @@ def enable(venv: Path, home: Path, grant: bool) -> None:
     the second it takes to start Hermes' CLI."""
     (home / "config.yaml").write_text(
         "plugins:\n  enabled:\n    - hermes-fts\n  disabled: []\n  entries:\n"
-        f"    hermes-fts:\n      allow_tool_override: {'true' if grant else 'false'}\n")
+        f"    hermes-fts:\n      allow_tool_override: {'true' if grant else 'false'}\n"
+    )
 
 
 def optimize(venv: Path, home: Path) -> None:
     proc = subprocess.run(
-        [str(he.venv_bin(venv, "hermes-fts")), "optimize-storage", "--yes",
-         "--db", str(home / "state.db")],
-        capture_output=True, text=True, env=he.clean_env(home), timeout=120)
+        [
+            str(he.venv_bin(venv, "hermes-fts")),
+            "optimize-storage",
+            "--yes",
+            "--db",
+            str(home / "state.db"),
+        ],
+        capture_output=True,
+        text=True,
+        env=he.clean_env(home),
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
 
 
-def turn(venv: Path, home: Path, *tool_args: dict[str, Any], prompt: str = "What did we say?",
-         env: dict[str, str] | None = None, db_path: str | None = None) -> dict[str, Any]:
+def turn(
+    venv: Path,
+    home: Path,
+    *tool_args: dict[str, Any],
+    prompt: str = "What did we say?",
+    env: dict[str, str] | None = None,
+    db_path: str | None = None,
+) -> dict[str, Any]:
     args = ["turn", "--tool-args", json.dumps(list(tool_args)), "--prompt", prompt]
     if db_path:
         args += ["--db-path", db_path]
@@ -83,13 +99,17 @@ def turn(venv: Path, home: Path, *tool_args: dict[str, Any], prompt: str = "What
 
 
 def warnings(out: dict[str, Any]) -> list[str]:
-    return [r["message"] for r in out["logs"]
-            if r["logger"] == PLUGIN_LOGGER and r["level"] == "WARNING"]
+    return [
+        r["message"]
+        for r in out["logs"]
+        if r["logger"] == PLUGIN_LOGGER and r["level"] == "WARNING"
+    ]
 
 
 def infos(out: dict[str, Any]) -> list[str]:
-    return [r["message"] for r in out["logs"]
-            if r["logger"] == PLUGIN_LOGGER and r["level"] == "INFO"]
+    return [
+        r["message"] for r in out["logs"] if r["logger"] == PLUGIN_LOGGER and r["level"] == "INFO"
+    ]
 
 
 def hit_sessions(payload: dict[str, Any]) -> list[str]:
@@ -104,7 +124,8 @@ def is_ours(payload: dict[str, Any]) -> bool:
 
 
 def test_pluginmanager_finds_the_entry_point_and_enable_loads_it(
-        hermes_venv: Path, home: Path) -> None:
+    hermes_venv: Path, home: Path
+) -> None:
     before = he.run_driver(hermes_venv, home, "plugins")["plugins"]
     ours = [p for p in before if p["name"] == "hermes-fts"]
     assert len(ours) == 1 and ours[0]["source"] == "entrypoint"
@@ -136,9 +157,9 @@ def test_pluginmanager_finds_the_entry_point_and_enable_loads_it(
 # --------------------------------------------------------------------------- the agent loop
 
 SEARCHES = (
-    {"query": "服务"},   # two-character Chinese
-    {"query": "京"},     # one character (Japanese history)
-    {"query": "검색"},   # Korean
+    {"query": "服务"},  # two-character Chinese
+    {"query": "京"},  # one character (Japanese history)
+    {"query": "검색"},  # Korean
 )
 EXPECTED = ("zh-1", "ja-1", "ko-1")
 
@@ -157,8 +178,18 @@ def test_agent_turn_is_answered_by_hermes_fts(hermes_venv: Path, home: Path, gra
         assert he.SESSION_ID not in hit_sessions(payload)
         assert payload["count"] == 1 and "index_rebuild" not in payload
         # Hermes' result shape, field for field.
-        for key in ("session_id", "when", "source", "snippet", "messages", "bookend_start",
-                    "bookend_end", "match_message_id", "messages_before", "messages_after"):
+        for key in (
+            "session_id",
+            "when",
+            "source",
+            "snippet",
+            "messages",
+            "bookend_start",
+            "bookend_end",
+            "match_message_id",
+            "messages_before",
+            "messages_after",
+        ):
             assert key in payload["results"][0], key
     properties = set(out["schema"]["parameters"]["properties"])
     grant_hint = [m for m in infos(out) if "--allow-tool-override" in m]
@@ -172,7 +203,8 @@ def test_agent_turn_is_answered_by_hermes_fts(hermes_venv: Path, home: Path, gra
 
 
 def test_store_without_our_indexes_is_answered_exactly_with_a_rebuild_note(
-        hermes_venv: Path, home: Path) -> None:
+    hermes_venv: Path, home: Path
+) -> None:
     enable(hermes_venv, home, grant=False)
     out = turn(hermes_venv, home, {"query": "服务"}, {"query": "deploy"})
     zh, en = out["payloads"]
@@ -211,11 +243,15 @@ def _broken_library(tmp_path: Path) -> str:
 
 @pytest.mark.parametrize("case", ["extension-off", "broken-library"])
 def test_without_the_extension_the_builtin_answers_with_one_warning(
-        hermes_venv: Path, home: Path, tmp_path: Path, case: str) -> None:
+    hermes_venv: Path, home: Path, tmp_path: Path, case: str
+) -> None:
     enable(hermes_venv, home, grant=True)
     optimize(hermes_venv, home)
-    env = ({"HERMES_CJK_FTS": "0"} if case == "extension-off"
-           else {"HERMES_FTS_LIBRARY": _broken_library(tmp_path)})
+    env = (
+        {"HERMES_CJK_FTS": "0"}
+        if case == "extension-off"
+        else {"HERMES_FTS_LIBRARY": _broken_library(tmp_path)}
+    )
     out = turn(hermes_venv, home, {"query": "服务"}, {"query": "검색"}, env=env)
     for payload, expected in zip(out["payloads"], ("zh-1", "ko-1")):
         assert not is_ours(payload), payload
@@ -227,7 +263,7 @@ def test_without_the_extension_the_builtin_answers_with_one_warning(
 CORRUPTIONS = {
     # Zeroed segment pages read as an empty doclist: no error, just nothing found.
     "zeroed-segments": "UPDATE hermes_fts_cjk_data SET block = zeroblob(length(block)) "
-                       "WHERE id > 10",
+    "WHERE id > 10",
     # A broken structure record raises SQLITE_CORRUPT_VTAB.
     "broken-structure": "UPDATE hermes_fts_cjk_data SET block = x'00' WHERE id = 10",
 }
@@ -246,8 +282,11 @@ def test_corrupt_cjk_index_still_answers(hermes_venv: Path, home: Path, corrupti
     out = turn(hermes_venv, home, {"query": "服务"})
     payload = out["payloads"][0]
     assert payload["success"] is True and hit_sessions(payload) == ["zh-1"], payload
-    logged = [r for r in out["logs"] if r["level"] in ("WARNING", "ERROR")
-              and r["logger"].startswith("hermes_fts")]
+    logged = [
+        r
+        for r in out["logs"]
+        if r["level"] in ("WARNING", "ERROR") and r["logger"].startswith("hermes_fts")
+    ]
     if is_ours(payload):  # our exact LIKE fallback, after logging the damage
         assert any("corrupt" in r["message"] for r in logged), out["logs"]
     else:  # our index read as empty; the cross-check handed the call to the built-in
@@ -257,7 +296,8 @@ def test_corrupt_cjk_index_still_answers(hermes_venv: Path, home: Path, corrupti
 
 
 def test_custom_session_db_goes_to_the_builtin(
-        hermes_venv: Path, home: Path, tmp_path: Path) -> None:
+    hermes_venv: Path, home: Path, tmp_path: Path
+) -> None:
     enable(hermes_venv, home, grant=True)
     other = tmp_path / "elsewhere" / "custom.db"
     other.parent.mkdir()
@@ -276,15 +316,22 @@ NEW_SESSION_SEARCHES = ({"query": "漓江"}, {"query": "服务"})
 @pytest.mark.parametrize("grant", [False, True], ids=["middleware-only", "schema-override"])
 @pytest.mark.parametrize("lazy_db", [True, False], ids=["agent-opens-db-lazily", "db-passed-in"])
 def test_first_search_of_every_new_session_is_ours(
-        hermes_venv: Path, home: Path, grant: bool, lazy_db: bool) -> None:
+    hermes_venv: Path, home: Path, grant: bool, lazy_db: bool
+) -> None:
     # Ten agents in one process, each with a session id state.db has never seen: an
     # agent built without a SessionDB writes its session row only after the turn.
     enable(hermes_venv, home, grant=grant)
     optimize(hermes_venv, home)
-    args = ["sessions", "--count", "10", "--prompt", "漓江 服务?",
-            "--tool-args", json.dumps(NEW_SESSION_SEARCHES, ensure_ascii=False)]
-    out = he.run_driver(hermes_venv, home, *args, *(["--lazy-db"] if lazy_db else []),
-                        timeout=300)
+    args = [
+        "sessions",
+        "--count",
+        "10",
+        "--prompt",
+        "漓江 服务?",
+        "--tool-args",
+        json.dumps(NEW_SESSION_SEARCHES, ensure_ascii=False),
+    ]
+    out = he.run_driver(hermes_venv, home, *args, *(["--lazy-db"] if lazy_db else []), timeout=300)
     earlier: list[str] = []
     for session in out["sessions"]:
         assert session["final"] == "Here is what I found.", session
@@ -315,7 +362,8 @@ def test_locked_store_is_still_answered_by_hermes_fts(hermes_venv: Path, home: P
 
 @pytest.mark.parametrize("grant", [False, True], ids=["middleware-only", "schema-override"])
 def test_registry_dispatch_is_ours_only_with_the_grant(
-        hermes_venv: Path, home: Path, grant: bool) -> None:
+    hermes_venv: Path, home: Path, grant: bool
+) -> None:
     enable(hermes_venv, home, grant=grant)
     optimize(hermes_venv, home)
     steps = [{"dispatch": {"query": "검색", "detail": "index"}}]
@@ -332,25 +380,26 @@ def test_registry_dispatch_is_ours_only_with_the_grant(
 
 @pytest.mark.parametrize("optimized", [True, False], ids=["optimized", "agent-only-store"])
 def test_live_sessiondb_writes_show_up_on_the_next_search(
-        hermes_venv: Path, home: Path, optimized: bool) -> None:
+    hermes_venv: Path, home: Path, optimized: bool
+) -> None:
     enable(hermes_venv, home, grant=False)
     if optimized:
         optimize(hermes_venv, home)
     steps: list[Any] = [
-        {"search": {"query": "桂花糕"}},                                   # 0: nothing yet
-        {"append": ["live-1", "user", "下午茶吃桂花糕，然后去桂林。"]},        # 1: new message id
-        {"search": {"query": "桂花糕"}},                                   # 2: found
-        {"search": {"query": "桂花"}},                                     # 3: two characters
+        {"search": {"query": "桂花糕"}},  # 0: nothing yet
+        {"append": ["live-1", "user", "下午茶吃桂花糕，然后去桂林。"]},  # 1: new message id
+        {"search": {"query": "桂花糕"}},  # 2: found
+        {"search": {"query": "桂花"}},  # 3: two characters
     ]
     out = he.run_driver(hermes_venv, home, "calls", "--steps", json.dumps(steps))
     res = out["results"]
     new_id = res[1]
     steps2: list[Any] = [
         {"update": [new_id, "下午茶改成了绿豆糕。"]},
-        {"search": {"query": "桂花糕"}},                                   # 1: gone after edit
-        {"search": {"query": "绿豆糕"}},                                   # 2: the edit is found
+        {"search": {"query": "桂花糕"}},  # 1: gone after edit
+        {"search": {"query": "绿豆糕"}},  # 2: the edit is found
         {"delete": "live-1"},
-        {"search": {"query": "绿豆糕"}},                                   # 4: gone after delete
+        {"search": {"query": "绿豆糕"}},  # 4: gone after delete
     ]
     out2 = he.run_driver(hermes_venv, home, "calls", "--steps", json.dumps(steps2))
     res2 = out2["results"]
@@ -367,8 +416,7 @@ def test_live_sessiondb_writes_show_up_on_the_next_search(
 # --------------------------------------------------------------------------- hermes fts ...
 
 
-def test_hermes_fts_commands_through_the_real_hermes_command(
-        hermes_venv: Path, home: Path) -> None:
+def test_hermes_fts_commands_through_the_real_hermes_command(hermes_venv: Path, home: Path) -> None:
     enable_with_hermes(hermes_venv, home, grant=False)
     status = hermes(hermes_venv, home, "fts", "status").stdout
     assert "session_search: served by hermes-fts (execution middleware only)" in status
@@ -416,10 +464,19 @@ def test_a_kept_venv_is_brought_up_to_the_checkout(hermes_venv: Path) -> None:
     # it was made with, whatever the checkout had become.
     marker = hermes_venv / "hermes-fts-ready"
     assert marker.read_text().strip() == he.checkout_digest()
-    installed = Path(subprocess.run(
-        [str(he.venv_python(hermes_venv)), "-c",
-         "import hermes_fts.match_rows as m; print(m.__file__)"],
-        capture_output=True, text=True, check=True, cwd=str(hermes_venv)).stdout.strip())
+    installed = Path(
+        subprocess.run(
+            [
+                str(he.venv_python(hermes_venv)),
+                "-c",
+                "import hermes_fts.match_rows as m; print(m.__file__)",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=str(hermes_venv),
+        ).stdout.strip()
+    )
     source = he.ROOT / "hermes_fts" / "match_rows.py"
     assert installed != source and installed.read_text() == source.read_text()
     installed.write_text("# what an older checkout installed\n")
@@ -432,16 +489,20 @@ def test_a_kept_venv_is_brought_up_to_the_checkout(hermes_venv: Path) -> None:
 # --------------------------------------------------------------------------- async Hermes
 
 ASYNC_HERMES = "async-hermes-agent==0.20.4.1"
-_UNREACHABLE = ("NewConnectionError", "Temporary failure in name resolution",
-                "Network is unreachable", "Max retries exceeded", "No route to host")
+_UNREACHABLE = (
+    "NewConnectionError",
+    "Temporary failure in name resolution",
+    "Network is unreachable",
+    "Max retries exceeded",
+    "No route to host",
+)
 
 
 @pytest.fixture(scope="session")
 def async_hermes_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv with async-hermes-agent (the native-async fork) and this checkout."""
     keep = os.environ.get("HERMES_FTS_TEST_VENV", "").strip()
-    folder = (Path(keep + "-async") if keep
-              else tmp_path_factory.getbasetemp() / "async-hermes-venv")
+    folder = Path(keep + "-async") if keep else tmp_path_factory.getbasetemp() / "async-hermes-venv"
     try:
         return he.ensure_venv(folder, ASYNC_HERMES)
     except he.HermesUnavailable as exc:
@@ -452,16 +513,23 @@ def async_hermes_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("grant", [False, True], ids=["middleware-only", "schema-override"])
 def test_async_hermes_loads_the_plugin_and_its_agent_turn_is_ours(
-        async_hermes_venv: Path, tmp_path: Path, grant: bool) -> None:
+    async_hermes_venv: Path, tmp_path: Path, grant: bool
+) -> None:
     # Async Hermes awaits every middleware and tool handler: a plain function made
     # the plugin fail to load and every tool call of the agent fail with it.
     home = tmp_path / "home"
     home.mkdir()
     enable(async_hermes_venv, home, grant=grant)
-    out = he.run_driver(async_hermes_venv, home, "async-turn", "--new-sessions", "3",
-                        "--tool-args", json.dumps([{"query": "服务", "limit": 10},
-                                                   {"query": "검색", "limit": 10}]),
-                        timeout=300)
+    out = he.run_driver(
+        async_hermes_venv,
+        home,
+        "async-turn",
+        "--new-sessions",
+        "3",
+        "--tool-args",
+        json.dumps([{"query": "服务", "limit": 10}, {"query": "검색", "limit": 10}]),
+        timeout=300,
+    )
     ours = [p for p in out["plugins"] if p["name"] == "hermes-fts"]
     assert len(ours) == 1 and ours[0]["enabled"] and ours[0]["error"] is None, ours
     assert ours[0]["middleware"] == 1 and ours[0]["tools"] == (1 if grant else 0), ours
@@ -473,8 +541,9 @@ def test_async_hermes_loads_the_plugin_and_its_agent_turn_is_ours(
     assert len(out["new_sessions"]) == 3
     for session in out["new_sessions"]:  # their first search too (see the 0.19.0 test)
         # Earlier sessions of the run quote zh-1 and ko-1 in their stored tool results.
-        for payload, seeded in zip((json.loads(m) for m in session["tool_messages"]),
-                                   ("zh-1", "ko-1")):
+        for payload, seeded in zip(
+            (json.loads(m) for m in session["tool_messages"]), ("zh-1", "ko-1")
+        ):
             assert is_ours(payload) and seeded in hit_sessions(payload), payload
             assert session["session_id"] not in hit_sessions(payload), payload
         assert session["stored_after"], session

@@ -65,32 +65,44 @@ def test_status_of_a_full_hermes_config(tmp_path: Path, yaml_mode: str) -> None:
     assert status["hint"] is None and status["error"] is None
 
 
-@pytest.mark.parametrize(("text", "serves", "grant"), [
-    ("plugins:\n  enabled: [other, hermes-fts]\n", True, "execution middleware only"),
-    ("plugins:\n  enabled: ['hermes-fts']  # on\n  entries:\n    hermes-fts: {}\n", True,
-     "execution middleware only"),
-    ("plugins:\n  enabled:\n  - hermes-fts\n  disabled:\n  - hermes-fts\n", False, None),
-    ("plugins:\n  enabled: []\n", False, None),
-    ("plugins:\n  entries:\n    hermes-fts:\n      allow_tool_override: true\n", False, None),
-    ("model:\n  default: x\n", False, None),
-    ("", False, None),
-])
-def test_status_variants(tmp_path: Path, yaml_mode: str, text: str, serves: bool,
-                         grant: str | None) -> None:
+@pytest.mark.parametrize(
+    ("text", "serves", "grant"),
+    [
+        ("plugins:\n  enabled: [other, hermes-fts]\n", True, "execution middleware only"),
+        (
+            "plugins:\n  enabled: ['hermes-fts']  # on\n  entries:\n    hermes-fts: {}\n",
+            True,
+            "execution middleware only",
+        ),
+        ("plugins:\n  enabled:\n  - hermes-fts\n  disabled:\n  - hermes-fts\n", False, None),
+        ("plugins:\n  enabled: []\n", False, None),
+        ("plugins:\n  entries:\n    hermes-fts:\n      allow_tool_override: true\n", False, None),
+        ("model:\n  default: x\n", False, None),
+        ("", False, None),
+    ],
+)
+def test_status_variants(
+    tmp_path: Path, yaml_mode: str, text: str, serves: bool, grant: str | None
+) -> None:
     status = plugin_status(write_config(tmp_path / "h", text))
     assert status["error"] is None
     assert status["serves_session_search"] is serves and status["grant"] == grant
     assert status["hint"] == "hermes plugins enable hermes-fts --allow-tool-override"
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    (HERMES_CONFIG, "enabled in {c}; serves session_search (schema override)"),
-    ("plugins:\n  enabled: [hermes-fts]\n",
-     "enabled in {c}; serves session_search (execution middleware only); "
-     "`hermes plugins enable hermes-fts --allow-tool-override` shows the model"),
-    ("plugins:\n  enabled: [hermes-fts]\n  disabled: [hermes-fts]\n", "disabled in {c}"),
-    ("", "not enabled in {c}; run `hermes plugins enable hermes-fts --allow-tool-override`"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (HERMES_CONFIG, "enabled in {c}; serves session_search (schema override)"),
+        (
+            "plugins:\n  enabled: [hermes-fts]\n",
+            "enabled in {c}; serves session_search (execution middleware only); "
+            "`hermes plugins enable hermes-fts --allow-tool-override` shows the model",
+        ),
+        ("plugins:\n  enabled: [hermes-fts]\n  disabled: [hermes-fts]\n", "disabled in {c}"),
+        ("", "not enabled in {c}; run `hermes plugins enable hermes-fts --allow-tool-override`"),
+    ],
+)
 def test_status_line_for_hermes_fts_status(tmp_path: Path, text: str, expected: str) -> None:
     home = write_config(tmp_path / "h", text)
     line = hermes_host.format_plugin_status(plugin_status(home))
@@ -105,7 +117,8 @@ def test_missing_config_means_not_enabled(tmp_path: Path) -> None:
 
 
 def test_unreadable_plugins_section_is_reported_not_guessed(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(sys.modules, "yaml", None)
     status = plugin_status(write_config(tmp_path / "h", "plugins:\n  enabled: &a [x]\n"))
     assert status["error"] and "config.yaml" in status["error"]
@@ -118,7 +131,8 @@ def test_subset_reader_only_reads_the_plugins_section(monkeypatch: pytest.Monkey
     monkeypatch.setitem(sys.modules, "yaml", None)
     text = "weird: &anchor\n  - {a: [1, {b: 2}]}\n" + HERMES_CONFIG
     assert config_section(text, "plugins") == {
-        "enabled": ["hermes-fts"], "disabled": [],
+        "enabled": ["hermes-fts"],
+        "disabled": [],
         "entries": {"hermes-fts": {"allow_tool_override": True}},
     }
     assert config_section(text, "absent") is None
@@ -143,7 +157,8 @@ def built_library() -> Path:
 
 
 def test_drop_in_is_a_stable_symlink_to_the_bundled_library(
-        tmp_path: Path, built_library: Path) -> None:
+    tmp_path: Path, built_library: Path
+) -> None:
     path = hermes_host.hermes_drop_in_path(tmp_path / "cache")
     assert path.is_absolute() and path.name == "libfts5_cjk" + built_library.suffix
     assert path.resolve() == built_library.resolve()
@@ -154,7 +169,8 @@ def test_drop_in_is_a_stable_symlink_to_the_bundled_library(
 
 
 def test_drop_in_falls_back_to_a_copy_without_symlinks(
-        tmp_path: Path, built_library: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, built_library: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def no_symlinks(*_a: object, **_k: object) -> None:
         raise OSError("symlinks not permitted here")
 
@@ -166,7 +182,8 @@ def test_drop_in_falls_back_to_a_copy_without_symlinks(
 
 
 def test_default_drop_in_folder_is_per_install(
-        tmp_path: Path, built_library: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, built_library: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     if sys.platform in ("win32", "darwin"):
         pytest.skip("XDG_CACHE_HOME is the Linux cache folder")
@@ -175,24 +192,31 @@ def test_default_drop_in_folder_is_per_install(
 
 
 def test_sqlite_derives_the_ftscjk_entry_point_from_the_drop_in_name(
-        tmp_path: Path, built_library: Path) -> None:
+    tmp_path: Path, built_library: Path
+) -> None:
     shell = shutil.which("sqlite3")
     if shell is None:
         pytest.skip("the sqlite3 shell is not installed")
     path = hermes_host.hermes_drop_in_path(tmp_path / "cache")
     # No entry point given: exactly how Hermes' HERMES_FTS5_CJK_SO loader calls it.
     proc = subprocess.run(
-        [shell, ":memory:", f".load {path}",
-         "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61');",
-         "INSERT INTO t VALUES ('我们明天去东京');",
-         "SELECT count(*) FROM t WHERE t MATCH '东京';"],
-        capture_output=True, text=True, timeout=30)
+        [
+            shell,
+            ":memory:",
+            f".load {path}",
+            "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61');",
+            "INSERT INTO t VALUES ('我们明天去东京');",
+            "SELECT count(*) FROM t WHERE t MATCH '东京';",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "1"
 
 
-def test_missing_library_is_a_clear_error(tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_library_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hermes_host, "bundled_library", lambda: tmp_path / "gone.so")
     with pytest.raises(hermes_host.loader.ExtensionUnavailable, match="reinstall"):
         hermes_host.hermes_drop_in_path(tmp_path / "cache")
@@ -211,8 +235,9 @@ def test_importing_hermes_fts_never_imports_the_plugin_or_hermes() -> None:
         "print(bad)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
 
@@ -227,13 +252,18 @@ def test_middleware_passes_every_other_tool_through_untouched() -> None:
         return json.dumps({"ok": True})
 
     args = {"command": "ls"}
-    assert hermes_plugin.tool_execution_middleware(
-        tool_name="terminal", args=args, next_call=terminal, session_id="s") == '{"ok": true}'
+    assert (
+        hermes_plugin.tool_execution_middleware(
+            tool_name="terminal", args=args, next_call=terminal, session_id="s"
+        )
+        == '{"ok": true}'
+    )
     assert seen == [args]
 
 
 def test_outside_hermes_the_store_follows_hermes_home(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from hermes_fts import hermes_plugin
 
     monkeypatch.setenv("HERMES_HOME", str(tmp_path))
@@ -288,17 +318,22 @@ def plugin_store(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("writer", [PLAIN_INSERT, OUR_INSERT], ids=["plain-sqlite3", "hermes-fts"])
-def test_a_write_by_another_process_is_seen_on_the_next_call(plugin_store: Path,
-                                                             writer: str) -> None:
+def test_a_write_by_another_process_is_seen_on_the_next_call(
+    plugin_store: Path, writer: str
+) -> None:
     assert _served_sessions(plugin_store, "数据库") == ["s1"]  # the store is now cached
     assert _served_sessions(plugin_store, "桂林机房") == []
-    subprocess.run([sys.executable, "-c", writer, str(plugin_store), "桂林机房要通知"],
-                   check=True, cwd=str(ROOT))
+    subprocess.run(
+        [sys.executable, "-c", writer, str(plugin_store), "桂林机房要通知"],
+        check=True,
+        cwd=str(ROOT),
+    )
     assert _served_sessions(plugin_store, "桂林机房") == ["s1"]
 
 
-def test_a_replaced_file_is_not_answered_from_the_old_handle(plugin_store: Path,
-                                                             tmp_path: Path) -> None:
+def test_a_replaced_file_is_not_answered_from_the_old_handle(
+    plugin_store: Path, tmp_path: Path
+) -> None:
     from _tool_fixtures import conversation
 
     from hermes_fts.store import SessionStore
@@ -322,7 +357,8 @@ def test_a_deleted_file_goes_to_the_builtin(plugin_store: Path) -> None:
 
 
 def test_without_an_agent_behind_the_call_an_unknown_session_goes_to_the_builtin(
-        plugin_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plugin_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A host whose chain does not reach the agent: the current session must be in the
     # store, or the agent may be writing to another one.
     from hermes_fts import hermes_plugin
@@ -335,15 +371,19 @@ def test_without_an_agent_behind_the_call_an_unknown_session_goes_to_the_builtin
         return json.dumps({"success": True, "results": []})
 
     def search(session_id: str) -> dict[str, object]:
-        return json.loads(hermes_plugin.tool_execution_middleware(
-            tool_name="session_search", args={"query": "数据库"}, next_call=builtin,
-            session_id=session_id))
+        return json.loads(
+            hermes_plugin.tool_execution_middleware(
+                tool_name="session_search",
+                args={"query": "数据库"},
+                next_call=builtin,
+                session_id=session_id,
+            )
+        )
 
     assert hermes_plugin.agent_behind(builtin, "not-written") is None
     assert "engine" not in search("not-written") and calls == ["builtin"]
     served = search("s1")  # s1 holds the only hit and is the current session: left out
     assert served["engine"] == hermes_plugin.ENGINE and served["results"] == []
-
 
 
 class _Handle:
@@ -383,7 +423,8 @@ class _RecordingContext:
 
 @pytest.mark.parametrize("fail_at", ["tool", "cli", "slash", "middleware"])
 def test_a_failed_registration_leaves_nothing_registered(
-        fail_at: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    fail_at: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from hermes_fts import hermes_plugin
 
     monkeypatch.setattr(hermes_plugin, "REGISTRATION", hermes_plugin.Registration())

@@ -43,8 +43,15 @@ def _text(conn: Any, value: Any) -> Any:
 
 def _calls(arguments: dict[str, Any]) -> str:
     """tool_calls exactly as Hermes Agent 0.19.0 stores them."""
-    return json.dumps([{"id": "c1", "type": "function",
-                        "function": {"name": "web_search", "arguments": json.dumps(arguments)}}])
+    return json.dumps(
+        [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "web_search", "arguments": json.dumps(arguments)},
+            }
+        ]
+    )
 
 
 # ------------------------------------------------------------------ the text itself
@@ -63,13 +70,21 @@ def test_escaped_json_gets_its_decoded_text_after_the_stored_value() -> None:
     assert _text(conn, listed) == " " + listed[1:] + "\n[{type: text, text: 象鼻山}]"
 
 
-@pytest.mark.parametrize("value", [
-    "plain 桂林 text", '{"a": "plain", "b": [1, 2]}', "[no escape]", None, 5, 2.5,
-    b"[\\u6842]",  # not text
-    "see \\u6842 in code",  # not JSON: does not start with [, { or "
-    '["\\x41 \\u6842"]',  # an escape JSON does not have: nothing decodes
-    json.dumps(["孤立\ud800"]),  # a lone surrogate would decode to invalid UTF-8
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "plain 桂林 text",
+        '{"a": "plain", "b": [1, 2]}',
+        "[no escape]",
+        None,
+        5,
+        2.5,
+        b"[\\u6842]",  # not text
+        "see \\u6842 in code",  # not JSON: does not start with [, { or "
+        '["\\x41 \\u6842"]',  # an escape JSON does not have: nothing decodes
+        json.dumps(["孤立\ud800"]),  # a lone surrogate would decode to invalid UTF-8
+    ],
+)
 def test_values_without_a_decodable_escape_are_indexed_as_stored(value: Any) -> None:
     assert _text(sqlite3.connect(":memory:"), value) == value
 
@@ -84,8 +99,9 @@ def test_structured_content_is_indexed_with_a_space_for_its_nul(tmp_path: Path) 
     conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(w, row)")
     conn.execute("CREATE VIRTUAL TABLE w USING fts5(x)")
     conn.execute("INSERT INTO w(rowid, x) VALUES (1, ?), (2, ?)", (value, _text(conn, value)))
-    assert [r for r in conn.execute("SELECT term, doc FROM v")] \
-        == [(t, 2) for t in sorted(["json", "type", "text", "plain", "words"])]
+    assert [r for r in conn.execute("SELECT term, doc FROM v")] == [
+        (t, 2) for t in sorted(["json", "type", "text", "plain", "words"])
+    ]
     conn.execute("CREATE VIRTUAL TABLE g USING fts5(x, tokenize='trigram')")
     conn.execute("INSERT INTO g(rowid, x) VALUES (1, ?), (2, ?)", (value, _text(conn, value)))
     assert [r for (r,) in conn.execute("SELECT rowid FROM g WHERE g MATCH '\"plain\"'")] == [2]
@@ -105,9 +121,15 @@ def test_truncated_json_still_decodes_and_nul_stays_literal() -> None:
 def test_the_text_is_the_same_bytes_on_sqlite_3_40_and_the_newest() -> None:
     """FTS5's 'delete' must remove what another process's insert added."""
     deep = "[" * 1500 + '"\\u6df1"' + "]" * 1500  # json_valid differs: depth 2000 vs 1000
-    values = [_calls({"query": "桂林", "x": "a\\b \"q\" \t"}), deep,
-              json.dumps({"n": "\u0000\u0001 😀 \ud800"}), json.dumps("한국어 \\u6842"),
-              '["\\x41 \\u6842"]', '{"r": "\\u6842', json.dumps({"k": "v\n"}, indent=2)]
+    values = [
+        _calls({"query": "桂林", "x": 'a\\b "q" \t'}),
+        deep,
+        json.dumps({"n": "\u0000\u0001 😀 \ud800"}),
+        json.dumps("한국어 \\u6842"),
+        '["\\x41 \\u6842"]',
+        '{"r": "\\u6842',
+        json.dumps({"k": "v\n"}, indent=2),
+    ]
     old, new = sqlite3.connect(":memory:"), apsw.Connection(":memory:")
     assert apsw.sqlite_lib_version() != sqlite3.sqlite_version
     for value in values:
@@ -126,8 +148,11 @@ def test_trigger_sql_leaves_parser_stack_to_spare() -> None:
     conn.execute(schema.BUILD_DDL[schema.BASE].table_sql)
     name, sql = schema.BUILD_DDL[schema.BASE].triggers[2]  # update: gated, delete + insert
     assert name.endswith("_update")
-    wrapped = sql.replace(content.indexed_text_sql("old.tool_calls"),
-                          "(" * 10 + content.indexed_text_sql("old.tool_calls") + ")" * 10, 1)
+    wrapped = sql.replace(
+        content.indexed_text_sql("old.tool_calls"),
+        "(" * 10 + content.indexed_text_sql("old.tool_calls") + ")" * 10,
+        1,
+    )
     assert wrapped != sql
     conn.execute(wrapped)
 
@@ -157,13 +182,17 @@ def _decoded_rows(db: Path, term: str) -> set[int]:
             if not isinstance(value, str):
                 continue
             texts = [value]
-            raw = value[len(content.JSON_CONTENT_PREFIX):] if value.startswith(
-                content.JSON_CONTENT_PREFIX) else value
+            raw = (
+                value[len(content.JSON_CONTENT_PREFIX) :]
+                if value.startswith(content.JSON_CONTENT_PREFIX)
+                else value
+            )
             try:
                 texts.append(json.dumps(json.loads(raw), ensure_ascii=False))
                 for call in json.loads(raw) if isinstance(json.loads(raw), list) else []:
-                    texts.append(json.dumps(json.loads(call["function"]["arguments"]),
-                                            ensure_ascii=False))
+                    texts.append(
+                        json.dumps(json.loads(call["function"]["arguments"]), ensure_ascii=False)
+                    )
             except (ValueError, TypeError, KeyError, RecursionError):
                 pass
             if any(term in t for t in texts):
@@ -177,9 +206,14 @@ def _decoded_rows(db: Path, term: str) -> set[int]:
 def test_every_route_finds_cjk_the_agent_stored_escaped(agent_store: Path, term: str) -> None:
     want = _decoded_rows(agent_store, term)
     conn = sqlite3.connect(agent_store)
-    escaped = {i for (i,) in conn.execute(
-        "SELECT id FROM messages WHERE instr(coalesce(content, '') || coalesce(tool_calls, ''),"
-        " ?) = 0", (term,))} & want
+    escaped = {
+        i
+        for (i,) in conn.execute(
+            "SELECT id FROM messages WHERE instr(coalesce(content, '') || coalesce(tool_calls, ''),"
+            " ?) = 0",
+            (term,),
+        )
+    } & want
     conn.close()
     assert escaped, "the term should also sit where it is stored escaped"
     with SessionStore(agent_store) as store:
@@ -214,13 +248,15 @@ def test_escapes_that_do_not_decode_are_found_as_stored(agent_store: Path) -> No
     with SessionStore(agent_store) as store:
         for route in ROUTES:
             assert store.search_messages("孤立", limit=100, route=route) == [], route
-            assert {r["id"] for r in store.search_messages("广", limit=100, route=route)} \
-                == _decoded_rows(agent_store, "广") | {cut}, route
+            assert {
+                r["id"] for r in store.search_messages("广", limit=100, route=route)
+            } == _decoded_rows(agent_store, "广") | {cut}, route
         assert store.integrity_check() == {index: None for index in schema.INDEXES}
 
 
 def test_agent_search_finds_more_and_never_less_after_optimize(
-        tmp_path: Path, hermes_venv: Path) -> None:
+    tmp_path: Path, hermes_venv: Path
+) -> None:
     """Hermes' own search_messages, before and after optimize-storage, on tool-call
     arguments and multimodal content: exactly as before (its indexes are its own),
     while ours sees the decoded list content."""
@@ -231,7 +267,8 @@ def test_agent_search_finds_more_and_never_less_after_optimize(
         assert store.optimize_storage(min_pause=0)["ok"]
     after = probe(hermes_venv, db)
     assert all(before[q] <= after[q] for q in before), {
-        q: before[q] - after[q] for q in before if before[q] - after[q]}
+        q: before[q] - after[q] for q in before if before[q] - after[q]
+    }
     assert after == before and not before["象鼻山"]
     with SessionStore(db) as store:
         for route in ROUTES:
@@ -240,16 +277,18 @@ def test_agent_search_finds_more_and_never_less_after_optimize(
     agent(hermes_venv, "json", str(db))
     with SessionStore(db) as store:
         assert store.integrity_check() == {index: None for index in schema.INDEXES}
-        assert {r["id"] for r in store.search_messages("漓江", route="fts_cjk")} \
-            == _decoded_rows(db, "漓江") != set()
+        assert (
+            {r["id"] for r in store.search_messages("漓江", route="fts_cjk")}
+            == _decoded_rows(db, "漓江")
+            != set()
+        )
 
 
 # ------------------------------------------------------------------ foreign writers
 
 
 @pytest.mark.skipif(SQLITE3 is None, reason="sqlite3 shell not found")
-def test_the_sqlite3_shell_writes_awkward_json_and_the_indexes_stay_right(
-        tmp_path: Path) -> None:
+def test_the_sqlite3_shell_writes_awkward_json_and_the_indexes_stay_right(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
     with SessionStore(db) as store:
         store.add_session("s", "cli")
@@ -258,22 +297,32 @@ def test_the_sqlite3_shell_writes_awkward_json_and_the_indexes_stay_right(
     deep = "[" * 1500 + '"\\u6df1\\u5c42"' + "]" * 1500
     huge = json.dumps(["巨大 " * 200_000])  # 1.2 MB of escapes
     nested = _calls({"q": "阳朔", "more": json.dumps({"city": "阳朔"})})
-    script = "\n".join([
-        "BEGIN;",
-        *(f"INSERT INTO messages(session_id, role, content, tool_calls, timestamp) "
-          f"VALUES ('s', 'tool', '{c}', {t}, 1);"
-          for c, t in [(deep, "NULL"), (huge, "NULL"), ("ok", f"'{nested}'"),
-                       ('{"bad": "\\u12', "NULL"), ("[\\ud800 \\u6842]", "'[oops'"),
-                       ('"\\u0000\\u6842"', "NULL")]),
-        "UPDATE messages SET content = '[\"\\u6f13\\u6c5f\"]' WHERE content = 'ok';",
-        "DELETE FROM messages WHERE content LIKE '{\"bad%';",
-        "COMMIT;",
-        # Hermes Agent's repair: FTS5 reads the view itself (virtual tables off).
-        "INSERT INTO hermes_fts_word(hermes_fts_word) VALUES ('rebuild');",
-        "INSERT INTO hermes_fts_trigram(hermes_fts_trigram) VALUES ('rebuild');",
-    ])
-    proc = subprocess.run([SQLITE3, str(db)], input=script, capture_output=True, text=True,
-                          timeout=120)
+    script = "\n".join(
+        [
+            "BEGIN;",
+            *(
+                f"INSERT INTO messages(session_id, role, content, tool_calls, timestamp) "
+                f"VALUES ('s', 'tool', '{c}', {t}, 1);"
+                for c, t in [
+                    (deep, "NULL"),
+                    (huge, "NULL"),
+                    ("ok", f"'{nested}'"),
+                    ('{"bad": "\\u12', "NULL"),
+                    ("[\\ud800 \\u6842]", "'[oops'"),
+                    ('"\\u0000\\u6842"', "NULL"),
+                ]
+            ),
+            "UPDATE messages SET content = '[\"\\u6f13\\u6c5f\"]' WHERE content = 'ok';",
+            "DELETE FROM messages WHERE content LIKE '{\"bad%';",
+            "COMMIT;",
+            # Hermes Agent's repair: FTS5 reads the view itself (virtual tables off).
+            "INSERT INTO hermes_fts_word(hermes_fts_word) VALUES ('rebuild');",
+            "INSERT INTO hermes_fts_trigram(hermes_fts_trigram) VALUES ('rebuild');",
+        ]
+    )
+    proc = subprocess.run(
+        [SQLITE3, str(db)], input=script, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0 and not proc.stderr, proc.stderr
     with SessionStore(db) as store:
         assert store.integrity_check() == {index: None for index in schema.INDEXES}
@@ -295,40 +344,55 @@ def _to_earlier_layout(db: Path) -> None:
     with conn:
         for index in schema.INDEXES:
             schema.drop_index_objects(conn, index)
-        for index, tokenize in (("messages_fts", ""), ("messages_fts_trigram", ", tokenize='trigram'"),
-                                ("messages_fts_cjk",
-                                 ", tokenize='cjk_unicode61 unigrams 1 variants 1 glue 1'")):
+        for index, tokenize in (
+            ("messages_fts", ""),
+            ("messages_fts_trigram", ", tokenize='trigram'"),
+            ("messages_fts_cjk", ", tokenize='cjk_unicode61 unigrams 1 variants 1 glue 1'"),
+        ):
             conn.execute(f"DROP TRIGGER IF EXISTS {index}_insert")
             conn.execute(f"DROP TRIGGER IF EXISTS {index}_delete")
             conn.execute(f"DROP TRIGGER IF EXISTS {index}_update")
             conn.execute(f"DROP TABLE IF EXISTS {index}")
             conn.execute(f"CREATE VIEW {index}_rows AS SELECT id, {cols} FROM messages")
-            conn.execute(f"CREATE VIRTUAL TABLE {index} USING fts5({cols}, "
-                         f"content='{index}_rows', content_rowid='id'{tokenize})")
+            conn.execute(
+                f"CREATE VIRTUAL TABLE {index} USING fts5({cols}, "
+                f"content='{index}_rows', content_rowid='id'{tokenize})"
+            )
             conn.execute(f"INSERT INTO {index}({index}) VALUES ('rebuild')")
             if index == "messages_fts_cjk":
-                conn.execute(f"CREATE TABLE {index}_pending (seq INTEGER PRIMARY KEY "
-                             "AUTOINCREMENT, msg_id INTEGER NOT NULL, op TEXT NOT NULL, "
-                             "old_role TEXT, old_content TEXT, old_tool_name TEXT, "
-                             "old_tool_calls TEXT)")
-                conn.execute(f"CREATE TRIGGER {index}_pending_insert AFTER INSERT ON messages "
-                             f"BEGIN INSERT INTO {index}_pending(msg_id, op) "
-                             "VALUES (new.id, 'insert'); END")
+                conn.execute(
+                    f"CREATE TABLE {index}_pending (seq INTEGER PRIMARY KEY "
+                    "AUTOINCREMENT, msg_id INTEGER NOT NULL, op TEXT NOT NULL, "
+                    "old_role TEXT, old_content TEXT, old_tool_name TEXT, "
+                    "old_tool_calls TEXT)"
+                )
+                conn.execute(
+                    f"CREATE TRIGGER {index}_pending_insert AFTER INSERT ON messages "
+                    f"BEGIN INSERT INTO {index}_pending(msg_id, op) "
+                    "VALUES (new.id, 'insert'); END"
+                )
                 conn.execute("INSERT INTO state_meta(key, value) VALUES ('fts_cjk_stale', '1')")
                 continue
-            ins = f"INSERT INTO {index}(rowid, {cols}) VALUES (new.id, new.content, " \
-                  "new.tool_name, new.tool_calls);"
-            dele = f"INSERT INTO {index}({index}, rowid, {cols}) VALUES ('delete', old.id, " \
-                   "old.content, old.tool_name, old.tool_calls);"
+            ins = (
+                f"INSERT INTO {index}(rowid, {cols}) VALUES (new.id, new.content, "
+                "new.tool_name, new.tool_calls);"
+            )
+            dele = (
+                f"INSERT INTO {index}({index}, rowid, {cols}) VALUES ('delete', old.id, "
+                "old.content, old.tool_name, old.tool_calls);"
+            )
             conn.execute(f"CREATE TRIGGER {index}_insert AFTER INSERT ON messages BEGIN {ins} END")
             conn.execute(f"CREATE TRIGGER {index}_delete AFTER DELETE ON messages BEGIN {dele} END")
-            conn.execute(f"CREATE TRIGGER {index}_update AFTER UPDATE OF id, {cols} ON messages "
-                         f"BEGIN {dele} {ins} END")
+            conn.execute(
+                f"CREATE TRIGGER {index}_update AFTER UPDATE OF id, {cols} ON messages "
+                f"BEGIN {dele} {ins} END"
+            )
     conn.close()
 
 
 def test_an_earlier_layout_under_hermes_names_is_given_back(
-        tmp_path: Path, hermes_venv: Path) -> None:
+    tmp_path: Path, hermes_venv: Path
+) -> None:
     """A store an older hermes-fts optimized: its objects under Hermes' names go in one
     transaction, ours are built, and the agent, which recreates its own on its next
     open, never loses a row."""
@@ -352,8 +416,9 @@ def test_an_earlier_layout_under_hermes_names_is_given_back(
         assert store.integrity_check() == {index: None for index in schema.INDEXES}
         want = _decoded_rows(db, "桂林")
         for route in ROUTES:
-            assert {r["id"] for r in store.search_messages("桂林", limit=1000, route=route)} \
-                == want, route
+            assert {
+                r["id"] for r in store.search_messages("桂林", limit=1000, route=route)
+            } == want, route
     after = probe(hermes_venv, db)  # Hermes' open recreates and refills its own indexes
     assert all(control[q] <= after[q] for q in control)
     agent(hermes_venv, "write", str(db), "B")

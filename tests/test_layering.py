@@ -1,5 +1,5 @@
-"""The package's shape (docs/DESIGN.md §2): layers, no cycles, small modules,
-nothing pointing outside the repository.
+"""The package's shape (docs/DESIGN.md §2): layers, no cycles, small functions
+and modules, nothing pointing outside the repository.
 
 Every module of ``hermes_fts`` is parsed (not imported) and every import in it
 counts: module level and inside functions, absolute and relative.  A module
@@ -49,6 +49,7 @@ LAYERS: dict[str, int] = {
     "schema": 3,
     "indexing": 4,
     "evidence": 4,
+    "old_layout": 5,
     "transcript": 5,
     "snippets": 5,
     "match_rows": 5,
@@ -85,7 +86,10 @@ FACADE = "__init__"
 FACADE_EAGER_MAX_LAYER = 1
 # Layers that never touch a sqlite3 connection: they go through SessionStore.
 NO_CONNECTION_LAYERS = (9, 10, 11)
-MAX_LINES = 600
+# Counted on the formatted tree (CI runs `ruff format --check`), so a module
+# cannot meet them by density.  Split code by job, never to fit a count.
+MAX_LINES = 800
+MAX_FUNCTION_LINES = 70
 GENERATED = {"_cjk_ranges", "_cjk_variants"}  # written by csrc/gen_cjk_*.py
 # Only the top layer may import the facade: the facade imports modules on
 # first use by name, which no parse sees, so below the top such an import
@@ -108,8 +112,9 @@ def _module_name(path: Path) -> str:
 
 
 def _modules() -> dict[str, Path]:
-    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))
-            if "__pycache__" not in p.parts}
+    return {
+        _module_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if "__pycache__" not in p.parts
+    }
 
 
 def _is_package(path: Path) -> bool:
@@ -169,8 +174,9 @@ class _Collector(ast.NodeVisitor):
             # `from X import name`: the submodule X.name if there is one, else X itself.
             sub = _resolve(parts, alias.name, self.known)
             target = sub or _resolve(parts, "", self.known)
-            self._add(target, "." * node.level + (node.module or "") + f" import {alias.name}",
-                      node)
+            self._add(
+                target, "." * node.level + (node.module or "") + f" import {alias.name}", node
+            )
 
 
 def _graph() -> tuple[dict[str, Path], dict[str, list[Import]], list[str]]:
@@ -183,8 +189,10 @@ def _graph() -> tuple[dict[str, Path], dict[str, list[Import]], list[str]]:
         collector = _Collector(name, path, known_with_facade)
         collector.visit(tree)
         graph[name] = [i for i in collector.imports if i.target != name]
-        problems += [f"{name}:{line}: `{spelled}` names no module of hermes_fts"
-                     for spelled, line in collector.unresolved]
+        problems += [
+            f"{name}:{line}: `{spelled}` names no module of hermes_fts"
+            for spelled, line in collector.unresolved
+        ]
     return known, graph, problems
 
 
@@ -224,8 +232,10 @@ def test_no_module_imports_a_higher_or_equal_layer():
         mine = LAYERS[module]
         for imp in imports:
             if imp.target == FACADE and module not in FACADE_IMPORTERS:
-                bad.append(f"{_where(module, imp)} imports the hermes_fts facade; "
-                           "import the module that defines the name")
+                bad.append(
+                    f"{_where(module, imp)} imports the hermes_fts facade; "
+                    "import the module that defines the name"
+                )
                 continue
             theirs = LAYERS.get(imp.target)
             if imp.target == FACADE or theirs is None:
@@ -233,16 +243,22 @@ def test_no_module_imports_a_higher_or_equal_layer():
             if _unit(imp.target) == _unit(module):
                 continue  # one package's own modules (cycles are checked separately)
             if mine != LEAF and theirs != LEAF and theirs >= mine:
-                bad.append(f"{_where(module, imp)}: {module} (layer {mine}) imports "
-                           f"{imp.target} (layer {theirs})")
+                bad.append(
+                    f"{_where(module, imp)}: {module} (layer {mine}) imports "
+                    f"{imp.target} (layer {theirs})"
+                )
     assert not bad, "\n".join(bad)
 
 
 def test_leaf_modules_import_only_leaf_modules():
     _modules_, graph, _ = _graph()
-    bad = [f"{_where(m, i)}: leaf module {m} imports {i.target}"
-           for m, imports in graph.items() if LAYERS.get(m) == LEAF
-           for i in imports if LAYERS.get(i.target) != LEAF]
+    bad = [
+        f"{_where(m, i)}: leaf module {m} imports {i.target}"
+        for m, imports in graph.items()
+        if LAYERS.get(m) == LEAF
+        for i in imports
+        if LAYERS.get(i.target) != LEAF
+    ]
     assert not bad, "\n".join(bad)
 
 
@@ -254,8 +270,10 @@ def test_the_facade_imports_only_leaf_modules_and_the_loader_eagerly():
         if imp.target == "hermes_plugin":
             bad.append(f"{_where(FACADE, imp)}: the facade must never import the Hermes plugin")
         elif not imp.in_function and (layer is None or layer > FACADE_EAGER_MAX_LAYER):
-            bad.append(f"{_where(FACADE, imp)}: eager import of {imp.target}; import it on "
-                       "first use (see __getattr__)")
+            bad.append(
+                f"{_where(FACADE, imp)}: eager import of {imp.target}; import it on "
+                "first use (see __getattr__)"
+            )
     assert not bad, "\n".join(bad)
 
 
@@ -300,8 +318,12 @@ def test_no_import_cycles_function_level_imports_included():
     detail = []
     for component in found:
         members = set(component)
-        edges = [f"  {_where(m, i)} -> {i.target}" for m in component for i in graph[m]
-                 if i.target in members]
+        edges = [
+            f"  {_where(m, i)} -> {i.target}"
+            for m in component
+            for i in graph[m]
+            if i.target in members
+        ]
         detail.append(" <-> ".join(component) + "\n" + "\n".join(edges))
     assert not found, "import cycles:\n" + "\n".join(detail)
 
@@ -322,16 +344,48 @@ def test_tool_and_cli_layers_never_touch_a_connection():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute) and node.attr in ("conn", "_conn"):
                 bad.append(f"{_file(module)}:{node.lineno}: .{node.attr}")
-    assert not bad, ("the tool and CLI layers go through SessionStore methods, never its "
-                     "connection:\n" + "\n".join(bad))
+    assert not bad, (
+        "the tool and CLI layers go through SessionStore methods, never its "
+        "connection:\n" + "\n".join(bad)
+    )
 
 
 def test_no_module_is_longer_than_the_limit():
     modules, _graph_, _ = _graph()
-    long = {m: n for m, p in modules.items()
-            if m not in GENERATED
-            and (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    long = {
+        m: n
+        for m, p in modules.items()
+        if m not in GENERATED and (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
     assert not long, f"modules over {MAX_LINES} lines (split them by job): {long}"
+
+
+def _long_functions(source: str, limit: int) -> list[tuple[str, int]]:
+    """(name, lines) of every function or method in ``source`` longer than ``limit``."""
+    return [
+        (node.name, node.end_lineno - node.lineno + 1)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > limit
+    ]
+
+
+def test_no_function_is_longer_than_the_limit():
+    modules, _graph_, _ = _graph()
+    long = {
+        f"{m}.{name}": n
+        for m, p in modules.items()
+        if m not in GENERATED
+        for name, n in _long_functions(p.read_text(encoding="utf-8"), MAX_FUNCTION_LINES)
+    }
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines (split them by job): {long}"
+
+
+def test_the_function_length_check_can_fail():
+    body = "\n".join(f"    x = {i}" for i in range(5))
+    assert _long_functions(f"def f():\n{body}\n", 5) == [("f", 6)]
+    assert _long_functions(f"def f():\n{body}\n", 6) == []
 
 
 # Built from pieces so this file does not match itself.
@@ -347,8 +401,9 @@ OUTSIDE_POINTERS = (
 
 def _tracked_files() -> list[Path]:
     try:
-        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
-                             check=True, timeout=60).stdout
+        out = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True, timeout=60
+        ).stdout
     except (OSError, subprocess.CalledProcessError) as exc:
         pytest.skip(f"not a git checkout ({exc}); this check reads `git ls-files`")
     return [ROOT / name for name in out.decode().split("\0") if name]
@@ -371,15 +426,16 @@ def test_nothing_in_the_repository_points_outside_it():
             for pointer in OUTSIDE_POINTERS:
                 if pointer in line:
                     bad.append(f"{path.relative_to(ROOT)}:{number}: {pointer!r}: {line.strip()}")
-    assert not bad, ("references that no user of the repository can open (cite "
-                     "docs/DESIGN.md §N instead):\n" + "\n".join(bad))
+    assert not bad, (
+        "references that no user of the repository can open (cite "
+        "docs/DESIGN.md §N instead):\n" + "\n".join(bad)
+    )
 
 
 def test_every_cited_design_section_exists():
     design = ROOT / "docs" / "DESIGN.md"
     assert design.is_file(), "docs/DESIGN.md is the design's home"
-    sections = set(re.findall(r"^#+ (\d+(?:\.\d+)*)\.? ", design.read_text(encoding="utf-8"),
-                              re.M))
+    sections = set(re.findall(r"^#+ (\d+(?:\.\d+)*)\.? ", design.read_text(encoding="utf-8"), re.M))
     bad = []
     for path in _tracked_files():
         text = _text(path)
@@ -389,4 +445,4 @@ def test_every_cited_design_section_exists():
             for cited in re.findall(r"DESIGN\.md §(\d+(?:\.\d+)*)", line):
                 if cited not in sections:
                     bad.append(f"{path.relative_to(ROOT)}:{number}: §{cited}")
-    assert not bad, ("citations of sections docs/DESIGN.md does not have:\n" + "\n".join(bad))
+    assert not bad, "citations of sections docs/DESIGN.md does not have:\n" + "\n".join(bad)

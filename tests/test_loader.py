@@ -212,15 +212,20 @@ def test_newer_sqlite_hosts_load_through_load_extension(host):
     probe = run_python(f"import {module}", check=False)
     if probe.returncode != 0:
         pytest.skip(f"{module} is not installed (pip install '.[test]' brings it)")
-    code = NEWER_HOSTS[host] + textwrap.dedent(
-        """
+    code = (
+        NEWER_HOSTS[host]
+        + textwrap.dedent(
+            """
         import hermes_fts
         print("strategy", hermes_fts.load(conn))
         print("again", hermes_fts.load(conn))
         version = conn.execute("SELECT cjk_unicode61_version()").fetchone()[0]
         print("version", version)
         """
-    ) + textwrap.dedent(CJK_ROUNDTRIP) + "\nprint('hits', hits['服务'], hits['タワー'], hits['务服'])\n"
+        )
+        + textwrap.dedent(CJK_ROUNDTRIP)
+        + "\nprint('hits', hits['服务'], hits['タワー'], hits['务服'])\n"
+    )
     proc = run_python(code)
     assert "strategy load_extension" in proc.stdout
     assert "again present" in proc.stdout

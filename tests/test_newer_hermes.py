@@ -53,8 +53,10 @@ def loading_fork_venv(fork_venv: Path) -> Path:
     """``fork_venv`` where Hermes can load its ``libfts5_cjk`` and so build its own
     ``messages_fts_cjk``."""
     if not hf.loads_extensions(he.venv_python(fork_venv)):
-        pytest.skip("no Python 3.11+ here whose sqlite3 can load extensions; Hermes "
-                    "cannot load a libfts5_cjk library without one")
+        pytest.skip(
+            "no Python 3.11+ here whose sqlite3 can load extensions; Hermes "
+            "cannot load a libfts5_cjk library without one"
+        )
     return fork_venv
 
 
@@ -68,8 +70,7 @@ class Store:
             hf.enable_plugin(self.home)
         self.db = self.home / "state.db"
 
-    def drive(self, venv: Path, *args: str, env: dict[str, str] | None = None
-              ) -> dict[str, Any]:
+    def drive(self, venv: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
         return hf.run_driver(venv, self.home, *args, "--db", str(self.db), env=env)
 
     def hermes_fts(self, venv: Path, *args: str, env: dict[str, str] | None = None) -> str:
@@ -77,8 +78,7 @@ class Store:
         assert proc.returncode == 0, f"hermes-fts {args}:\n{proc.stdout}\n{proc.stderr}"
         return proc.stdout
 
-    def hermes_fts_writes(self, venv: Path, *args: str,
-                          env: dict[str, str] | None = None) -> None:
+    def hermes_fts_writes(self, venv: Path, *args: str, env: dict[str, str] | None = None) -> None:
         """A hermes-fts command that writes (optimize-storage, sync): it may change
         only its own objects, never Hermes' index objects or what they index."""
         before = hf.hermes_index_objects(self.db)
@@ -102,22 +102,28 @@ def seed_and_optimize(store: Store, hermes_venv: Path) -> dict[str, list[int]]:
 def write_steps(ids: dict[str, list[int]], who: str) -> list[dict[str, Any]]:
     """Insert, update content and delete, each with words the queries look for."""
     if who == "fork":
-        return [{"append": ["fork-new", "user", "新記録を保存しました freshfork"]},
-                {"append": ["conv-1", "assistant", "東京の新記録 freshfork again"]},
-                {"update": [ids["conv-0"][0], "缓存清理 rewritten"]},
-                {"update": [ids["conv-0"][5], "好的 缓存清理"]},
-                {"delete": "conv-3"}]
-    return [{"append": ["old-new", "user", "旧版本写入 oldwrite"]},
-            {"append": ["conv-2", "assistant", "回滚计划 oldwrite 서울"]},
-            {"update": [ids["conv-6"][0], "回滚计划 rewritten by 旧版本"]},
-            {"update": [ids["conv-6"][5], "done"]},
-            {"delete": "conv-4"}]
+        return [
+            {"append": ["fork-new", "user", "新記録を保存しました freshfork"]},
+            {"append": ["conv-1", "assistant", "東京の新記録 freshfork again"]},
+            {"update": [ids["conv-0"][0], "缓存清理 rewritten"]},
+            {"update": [ids["conv-0"][5], "好的 缓存清理"]},
+            {"delete": "conv-3"},
+        ]
+    return [
+        {"append": ["old-new", "user", "旧版本写入 oldwrite"]},
+        {"append": ["conv-2", "assistant", "回滚计划 oldwrite 서울"]},
+        {"update": [ids["conv-6"][0], "回滚计划 rewritten by 旧版本"]},
+        {"update": [ids["conv-6"][5], "done"]},
+        {"delete": "conv-4"},
+    ]
 
 
-def write(store: Store, venv: Path, steps: list[dict[str, Any]],
-          env: dict[str, str] | None = None) -> None:
-    results = store.drive(venv, "write", "--steps", json.dumps(steps, ensure_ascii=False),
-                          env=env)["results"]
+def write(
+    store: Store, venv: Path, steps: list[dict[str, Any]], env: dict[str, str] | None = None
+) -> None:
+    results = store.drive(venv, "write", "--steps", json.dumps(steps, ensure_ascii=False), env=env)[
+        "results"
+    ]
     assert len(results) == len(steps)
     for step, result in zip(steps, results):
         if "append" in step:
@@ -150,36 +156,46 @@ def assert_integrity(store: Store, venv: Path, env: dict[str, str] | None = None
         assert table in owner["passed"], report
 
 
-def assert_hermes_search_misses_nothing(store: Store, venv: Path,
-                                       env: dict[str, str] | None = None) -> None:
+def assert_hermes_search_misses_nothing(
+    store: Store, venv: Path, env: dict[str, str] | None = None
+) -> None:
     """Hermes' own search finds every user/assistant row holding a word."""
     truth = hf.ground_truth(store.db, QUERIES)
-    found = store.drive(venv, "search", "--queries", json.dumps(QUERIES, ensure_ascii=False),
-                        env=env)["results"]
-    missed = {q: sorted(truth[q]["ids"] - set(found[q])) for q in QUERIES
-              if truth[q]["ids"] - set(found[q])}
+    found = store.drive(
+        venv, "search", "--queries", json.dumps(QUERIES, ensure_ascii=False), env=env
+    )["results"]
+    missed = {
+        q: sorted(truth[q]["ids"] - set(found[q]))
+        for q in QUERIES
+        if truth[q]["ids"] - set(found[q])
+    }
     assert not missed, f"Hermes' search missed rows: {missed}"
 
 
-def assert_no_search_misses(store: Store, venv: Path,
-                            env: dict[str, str] | None = None) -> None:
+def assert_no_search_misses(store: Store, venv: Path, env: dict[str, str] | None = None) -> None:
     """Hermes' own search and hermes-fts' find every user/assistant row holding a word."""
     assert_hermes_search_misses_nothing(store, venv, env)
     truth = hf.ground_truth(store.db, QUERIES)
     ours_wrong = {}
     for query in QUERIES:
-        payload = json.loads(store.hermes_fts(venv, "search", "--json", "--limit", "10",
-                                              "--detail", "index", query, env=env))
+        payload = json.loads(
+            store.hermes_fts(
+                venv, "search", "--json", "--limit", "10", "--detail", "index", query, env=env
+            )
+        )
         sessions = {r["session_id"] for r in payload.get("results", [])}
         assert len(truth[query]["sessions"]) < 10, query  # the limit never hides a miss
         if sessions != truth[query]["sessions"]:
-            ours_wrong[query] = {"found": sorted(sessions),
-                                 "expected": sorted(truth[query]["sessions"])}
+            ours_wrong[query] = {
+                "found": sorted(sessions),
+                "expected": sorted(truth[query]["sessions"]),
+            }
     assert not ours_wrong, f"hermes-fts search is wrong: {ours_wrong}"
 
 
-def assert_hermes_integrity(store: Store, venv: Path,
-                            env: dict[str, str] | None = None) -> dict[str, Any]:
+def assert_hermes_integrity(
+    store: Store, venv: Path, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Every FTS5 table passes integrity-check in Hermes' own process; none skipped."""
     report = store.drive(venv, "integrity", env=env)
     assert not report["failed"] and not report["skipped"], report
@@ -191,7 +207,8 @@ def assert_hermes_integrity(store: Store, venv: Path,
 
 
 def test_harness_round_trip_on_hermes_alone(
-        tmp_path: Path, hermes_venv: Path, fork_venv: Path) -> None:
+    tmp_path: Path, hermes_venv: Path, fork_venv: Path
+) -> None:
     """The same round trip without hermes-fts: what the checks below demand of a
     store hermes-fts optimized, Hermes' own store meets by itself."""
     store = Store(tmp_path, plugin=False)
@@ -209,7 +226,8 @@ def test_harness_round_trip_on_hermes_alone(
 
 
 def test_harness_stand_in_library_gives_hermes_its_cjk_index(
-        tmp_path: Path, loading_fork_venv: Path) -> None:
+    tmp_path: Path, loading_fork_venv: Path
+) -> None:
     """With the stand-in in ``$HERMES_HOME/lib``, the fork loads it as Hermes loads
     its own library, builds ``messages_fts_cjk`` with it and keeps it sound."""
     store = Store(tmp_path, plugin=False)
@@ -231,7 +249,8 @@ def test_harness_stand_in_library_gives_hermes_its_cjk_index(
 
 
 def test_optimized_store_survives_newer_hermes_and_back(
-        tmp_path: Path, hermes_venv: Path, fork_venv: Path) -> None:
+    tmp_path: Path, hermes_venv: Path, fork_venv: Path
+) -> None:
     """0.19.0 seeds, hermes-fts optimizes, the fork writes, optimizes and repairs,
     0.19.0 does the same: every write succeeds, neither search misses a row before
     hermes-fts applied what Hermes queued for its CJK index, and once it has
@@ -277,7 +296,8 @@ def added_by_hermes_fts(tmp_path: Path, hermes_venv: Path) -> tuple[Store, list[
 
 
 def test_hermes_fts_objects_survive_the_fork(
-        tmp_path: Path, hermes_venv: Path, fork_venv: Path) -> None:
+    tmp_path: Path, hermes_venv: Path, fork_venv: Path
+) -> None:
     """After the fork wrote, optimized (which moves ``messages_fts_%`` tables to
     trash) and repaired (whose last step deletes ``messages_fts%`` objects),
     everything hermes-fts added is still there."""
@@ -289,8 +309,7 @@ def test_hermes_fts_objects_survive_the_fork(
     assert not lost, f"the fork removed hermes-fts objects: {lost}"
 
 
-def both_cjk_indexes(store: Store, hermes_venv: Path, fork_venv: Path,
-                     env: dict[str, str]) -> None:
+def both_cjk_indexes(store: Store, hermes_venv: Path, fork_venv: Path, env: dict[str, str]) -> None:
     """A store holding Hermes' CJK index (built by the fork with the tokenizer
     ``env`` gives it) and hermes-fts' own, written by both processes."""
     ids = seed_and_optimize(store, hermes_venv)
@@ -302,14 +321,22 @@ def both_cjk_indexes(store: Store, hermes_venv: Path, fork_venv: Path,
     assert optimized["result"].get("ok") is True, optimized
     assert "messages_fts_cjk" in hf.fts5_tables(store.db), store.schema(fork_venv)
     store.hermes_fts_writes(fork_venv, "optimize-storage", "--yes", env=env)
-    write(store, fork_venv, [{"append": ["conv-5", "assistant", "缓存清理 freshfork 서울"]},
-                             {"update": [ids["conv-7"][1], "rewritten staging"]},
-                             {"delete": "conv-8"}], env=env)
+    write(
+        store,
+        fork_venv,
+        [
+            {"append": ["conv-5", "assistant", "缓存清理 freshfork 서울"]},
+            {"update": [ids["conv-7"][1], "rewritten staging"]},
+            {"delete": "conv-8"},
+        ],
+        env=env,
+    )
     store.hermes_fts_writes(fork_venv, "sync", env=env)
 
 
 def test_hermes_cjk_index_next_to_ours_on_our_library(
-        tmp_path: Path, hermes_venv: Path, loading_fork_venv: Path) -> None:
+    tmp_path: Path, hermes_venv: Path, loading_fork_venv: Path
+) -> None:
     """HERMES_FTS5_CJK_SO pointing at ``hermes-fts path --hermes``: the fork
     builds its ``messages_fts_cjk`` with our library; both indexes stay sound."""
     fork_venv = loading_fork_venv
@@ -324,7 +351,8 @@ def test_hermes_cjk_index_next_to_ours_on_our_library(
 
 
 def test_hermes_own_cjk_index_next_to_ours(
-        tmp_path: Path, hermes_venv: Path, loading_fork_venv: Path) -> None:
+    tmp_path: Path, hermes_venv: Path, loading_fork_venv: Path
+) -> None:
     """Hermes' own library in ``$HERMES_HOME/lib`` (a stand-in that tokenizes as
     Hermes documents, not as hermes-fts does): the fork builds ``messages_fts_cjk``
     with it, hermes-fts keeps its own index; after writes from both processes

@@ -28,8 +28,11 @@ def old_profile(tmp_path, monkeypatch):
     conn.execute("INSERT INTO sessions VALUES ('o1', 'cli', 'm', NULL, 100, NULL, '旧的会话')")
     conn.executemany(
         "INSERT INTO messages(session_id, role, content, timestamp) VALUES ('o1', ?, ?, ?)",
-        [("user", "部署脚本又失败了", 101), ("assistant", "check deploy.sh permissions", 102),
-         ("user", "好的，谢谢", 103)],
+        [
+            ("user", "部署脚本又失败了", 101),
+            ("assistant", "check deploy.sh permissions", 102),
+            ("user", "好的，谢谢", 103),
+        ],
     )
     conn.commit()
     conn.close()

@@ -35,12 +35,15 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _run(cmd: list[str], cwd: str | None = None,
-         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _run(
+    cmd: list[str], cwd: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env)
     if proc.returncode != 0:
-        pytest.fail(f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n"
-                    f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        pytest.fail(
+            f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n"
+            f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
     return proc
 
 
@@ -121,7 +124,9 @@ def test_library_does_not_need_libpython(library: Path) -> None:
     assert needed, "expected at least the C library"
     assert not [n for n in needed if "python" in n.lower()], needed
     assert not [n for n in needed if "sqlite" in n.lower()], (
-        "the extension must call SQLite only through the API table it is given", needed)
+        "the extension must call SQLite only through the API table it is given",
+        needed,
+    )
 
 
 def _exported(lib: Path) -> set[str]:
@@ -129,8 +134,11 @@ def _exported(lib: Path) -> set[str]:
         if not shutil.which("nm"):
             pytest.skip("nm not installed (binutils)")
         out = _run(["nm", "-D", "--defined-only", str(lib)]).stdout
-        return {line.split()[-1] for line in out.splitlines()
-                if len(line.split()) == 3 and line.split()[1] in "TDBRVWtdbr"}
+        return {
+            line.split()[-1]
+            for line in out.splitlines()
+            if len(line.split()) == 3 and line.split()[1] in "TDBRVWtdbr"
+        }
     if sys.platform == "darwin":
         out = _run(["nm", "-gU", str(lib)]).stdout
         return {line.split()[-1].lstrip("_") for line in out.splitlines() if line.strip()}
@@ -176,7 +184,8 @@ def repaired_wheel(dists: dict[str, Path], tmp_path_factory: pytest.TempPathFact
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="auditwheel is Linux-only")
 def test_auditwheel_makes_a_manylinux_py3_none_wheel(repaired_wheel: Path) -> None:
     assert re.search(r"-py3-none-(\w+\.)*manylinux_2_\d+_\w+\.whl$", repaired_wheel.name), (
-        repaired_wheel.name)
+        repaired_wheel.name
+    )
 
 
 def _second_python() -> str | None:
@@ -187,8 +196,9 @@ def _second_python() -> str | None:
     mine = f"{sys.version_info[0]}.{sys.version_info[1]}"
     candidates: list[str] = []
     pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
-    candidates += sorted(glob.glob(os.path.join(pyenv_root, "versions", "3.*", "bin", "python3")),
-                         reverse=True)
+    candidates += sorted(
+        glob.glob(os.path.join(pyenv_root, "versions", "3.*", "bin", "python3")), reverse=True
+    )
     for minor in range(14, 8, -1):
         found = shutil.which(f"python3.{minor}")
         if found:
@@ -197,7 +207,10 @@ def _second_python() -> str | None:
         try:
             proc = subprocess.run(
                 [cand, "-c", "import sys, venv, sqlite3; print('%d.%d' % sys.version_info[:2])"],
-                capture_output=True, text=True, timeout=30)
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
         except (OSError, subprocess.TimeoutExpired):
             continue
         ver = proc.stdout.strip()
@@ -231,15 +244,18 @@ def test_installs_and_works_in_a_second_python(
 
     second = _second_python()
     if second is None:
-        pytest.skip("no second CPython >= 3.9 (other than "
-                    f"{sys.version_info[0]}.{sys.version_info[1]}) found; "
-                    "set HERMES_SECOND_PYTHON")
+        pytest.skip(
+            "no second CPython >= 3.9 (other than "
+            f"{sys.version_info[0]}.{sys.version_info[1]}) found; "
+            "set HERMES_SECOND_PYTHON"
+        )
     venv = tmp_path_factory.mktemp("venv2")
     _run([second, "-m", "venv", str(venv)])
     bindir = "Scripts" if sys.platform == "win32" else "bin"
     py = str(venv / bindir / ("python.exe" if sys.platform == "win32" else "python"))
-    _run([py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-          str(repaired_wheel)])
+    _run(
+        [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(repaired_wheel)]
+    )
     # Run from an empty directory so the source tree cannot shadow the install.
     work = tmp_path_factory.mktemp("outside")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HERMES_FTS_LIBRARY")}
@@ -249,13 +265,27 @@ def test_installs_and_works_in_a_second_python(
     assert result["python"] != f"{sys.version_info[0]}.{sys.version_info[1]}"
 
     # And the test suite passes there, against the installed wheel.
-    _run([py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-          "pytest", "hypothesis"])
-    shutil.copytree(Path(__file__).parent, work / "tests",
-                    ignore=shutil.ignore_patterns("__pycache__", "test_packaging.py"))
+    _run(
+        [
+            py,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "pytest",
+            "hypothesis",
+        ]
+    )
+    shutil.copytree(
+        Path(__file__).parent,
+        work / "tests",
+        ignore=shutil.ignore_patterns("__pycache__", "test_packaging.py"),
+    )
     suite = [f"tests/{name}" for name in SECOND_PYTHON_SUITE]
-    proc = _run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *suite],
-                cwd=str(work), env=env)
+    proc = _run(
+        [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *suite], cwd=str(work), env=env
+    )
     assert re.search(r"\d+ passed", proc.stdout), proc.stdout[-2000:]
 
 
@@ -280,8 +310,7 @@ def test_workflow_files_exist() -> None:
 
 
 def _tool(name: str) -> str:
-    found = shutil.which(name) or shutil.which(
-        name, path=sysconfig.get_path("scripts"))
+    found = shutil.which(name) or shutil.which(name, path=sysconfig.get_path("scripts"))
     if not found:
         pytest.skip(f"{name} is not installed (pip install {name}; .ci/run installs it)")
     return found
@@ -314,11 +343,13 @@ def test_publishing_uses_trusted_publishing_only() -> None:
 
 def test_cibuildwheel_selects_cpython_39_to_314() -> None:
     tool = shutil.which("cibuildwheel") or shutil.which(
-        "cibuildwheel", path=sysconfig.get_path("scripts"))
+        "cibuildwheel", path=sysconfig.get_path("scripts")
+    )
     if not tool:
         pytest.skip("cibuildwheel is not installed (it needs Python >= 3.11)")
-    proc = _run([tool, "--print-build-identifiers", "--platform", "linux", str(ROOT)],
-                cwd=str(ROOT))
+    proc = _run(
+        [tool, "--print-build-identifiers", "--platform", "linux", str(ROOT)], cwd=str(ROOT)
+    )
     ids = proc.stdout.split()
     assert {i.split("-")[0] for i in ids} == {f"cp3{m}" for m in range(9, 15)}, ids
     assert {i.split("-", 1)[1] for i in ids} == {"manylinux_x86_64", "musllinux_x86_64"}

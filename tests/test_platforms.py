@@ -21,8 +21,11 @@ import hermes_fts
 from hermes_fts import _platform, loader
 
 ROOT = Path(__file__).resolve().parent.parent
-PLATFORM_FILES = {"linux": "cjk_unicode61.so", "darwin": "cjk_unicode61.dylib",
-                  "win32": "cjk_unicode61.dll"}
+PLATFORM_FILES = {
+    "linux": "cjk_unicode61.so",
+    "darwin": "cjk_unicode61.dylib",
+    "win32": "cjk_unicode61.dll",
+}
 
 
 @pytest.mark.parametrize("platform", sorted(PLATFORM_FILES))
@@ -57,7 +60,8 @@ def test_override_path_loses_any_platforms_suffix(
 def test_windows_looks_beside_sqlite3_pyd_first() -> None:
     module = os.path.join("C:/Python312", "DLLs", "_sqlite3.pyd")
     found = _platform.sqlite_library_candidates(
-        module, ("C:/venv", "C:/Python312"), platform="win32")
+        module, ("C:/venv", "C:/Python312"), platform="win32"
+    )
     assert found[0] == os.path.join("C:/Python312", "DLLs", "sqlite3.dll")
     assert os.path.join("C:/venv", "DLLs", "sqlite3.dll") in found
     assert found[-1] == "sqlite3.dll"  # then the DLL search order
@@ -87,8 +91,13 @@ def test_linux_and_musl_try_the_module_then_the_soname(prefix: str) -> None:
 def _fresh_python(code: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("HERMES_CJK_FTS", "HERMES_FTS_LIBRARY")}
     env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
 def _symbolless_module(tmp_path: Path) -> Path:
@@ -144,8 +153,11 @@ def test_another_sqlite_version_is_refused(tmp_path: Path) -> None:
         import sqlean.dbapi2  # noqa: F401 - loads sqlean's own _sqlite3 module
     except ImportError:
         pytest.skip("sqlean.py is not installed (in the test extra)")
-    other = next(m.__file__ for n, m in sys.modules.items()
-                 if n.startswith("sqlean") and n.endswith("_sqlite3"))
+    other = next(
+        m.__file__
+        for n, m in sys.modules.items()
+        if n.startswith("sqlean") and n.endswith("_sqlite3")
+    )
     import sqlean.dbapi2 as sqlean_dbapi
 
     if sqlean_dbapi.sqlite_version == __import__("sqlite3").sqlite_version:

@@ -133,8 +133,15 @@ def test_long_input_is_cut_at_a_term_boundary() -> None:
 
 
 def test_canonical_text_is_a_fixed_point() -> None:
-    for raw in ["a NOT b c", "scripts/deploy.sh*", '"秃发*" OR 桂林', "TODO: fix", "a AND OR b",
-                "NEAR(a \"b c\"*, 3) OR (x NOT y)", '"a ""quoted"" word"']:
+    for raw in [
+        "a NOT b c",
+        "scripts/deploy.sh*",
+        '"秃发*" OR 桂林',
+        "TODO: fix",
+        "a AND OR b",
+        'NEAR(a "b c"*, 3) OR (x NOT y)',
+        '"a ""quoted"" word"',
+    ]:
         once = sanitize_fts5_query(raw)
         assert sanitize_fts5_query(once) == once
         assert parse_query(once).expr == parse_query(raw).expr
@@ -147,10 +154,12 @@ def test_canonical_text_is_a_fixed_point() -> None:
 
 def test_parse_tree_and_precedence() -> None:
     t = Term
-    assert q("alpha beta OR gamma NOT delta epsilon").expr == AnyOf((
-        AllOf((t("alpha"), t("beta"))),
-        AllOf((t("gamma"), t("epsilon")), (t("delta"),)),
-    ))
+    assert q("alpha beta OR gamma NOT delta epsilon").expr == AnyOf(
+        (
+            AllOf((t("alpha"), t("beta"))),
+            AllOf((t("gamma"), t("epsilon")), (t("delta"),)),
+        )
+    )
     assert q("a b a").expr == AllOf((t("a"), t("b")))  # a repeated term changes nothing
     assert q("a OR a").expr == t("a")
     assert q("NEAR(a b*, 2)").expr == Near((t("a"), t("b", prefix=True)), 2)
@@ -169,8 +178,26 @@ def test_parse_prefix_flags_and_term_listing() -> None:
 
 def test_parse_undoubles_quotes_and_never_raises() -> None:
     assert parse_query('"say ""hi"""').terms == (Term('say "hi"'),)
-    for junk in ["", "   ", "OR", "NOT", '"', '"""', "*", "NOT x", "a OR NOT", "(((", ":",
-                 ")))", "NEAR(", "NEAR()", "NEAR(,)", "NEAR(a,", None, 42]:
+    for junk in [
+        "",
+        "   ",
+        "OR",
+        "NOT",
+        '"',
+        '"""',
+        "*",
+        "NOT x",
+        "a OR NOT",
+        "(((",
+        ":",
+        ")))",
+        "NEAR(",
+        "NEAR()",
+        "NEAR(,)",
+        "NEAR(a,",
+        None,
+        42,
+    ]:
         parsed = parse_query(junk)
         assert parsed.is_empty or parsed.error is None
 
@@ -307,9 +334,11 @@ def test_unknown_route_is_an_error() -> None:
         ("my-app.config*", '"my-app.config"*', '"my-app.config"'),
         ("修改youer服务端", '"修改youer服务端"', '"修改youer服务端"'),
         ("NEAR(ab* cd, 3)", 'NEAR("ab"* "cd", 3)', 'NEAR("ab" "cd", 3)'),
-        ("(a OR b) (c OR d) NOT (e f)",
-         '(("a" OR "b") AND ("c" OR "d")) NOT ("e" AND "f")',
-         '(("a" OR "b") AND ("c" OR "d")) NOT ("e" AND "f")'),
+        (
+            "(a OR b) (c OR d) NOT (e f)",
+            '(("a" OR "b") AND ("c" OR "d")) NOT ("e" AND "f")',
+            '(("a" OR "b") AND ("c" OR "d")) NOT ("e" AND "f")',
+        ),
     ],
 )
 def test_match_expression(raw: str, fts: str, trigram: str) -> None:
@@ -335,7 +364,8 @@ def test_like_plan_shape() -> None:
     assert like_plan(q("alpha NOT beta*")) == LikeAll((LikeText("alpha"),), (LikeText("beta"),))
     assert like_plan(q('"100%_\\x"')) == LikeText("100%_\\x")
     assert like_plan(q("NEAR(Deploy 桂林 Émile, 2)")) == LikeNear(
-        'NEAR("Deploy" "桂林" "Émile", 2)', ("Deploy", "桂林"))
+        'NEAR("Deploy" "桂林" "Émile", 2)', ("Deploy", "桂林")
+    )
     assert like_plan(Query()) is None
 
 
@@ -367,11 +397,24 @@ def test_near_matches_agrees_with_the_cjk_index() -> None:
     except hermes_fts.ExtensionUnavailable as exc:
         pytest.skip(f"cjk_unicode61 extension unavailable: {exc}")
     conn.execute("CREATE VIRTUAL TABLE k USING fts5(x, tokenize='cjk_unicode61 unigrams 1')")
-    texts = ["alpha beta", "alpha x beta", "alpha 桂林山水 beta", "广西桂林漓江", "桂林 x y 漓江",
-             "beta 漓江山水 alpha", "deploy 的 service", "修改deploy服务端 service"]
+    texts = [
+        "alpha beta",
+        "alpha x beta",
+        "alpha 桂林山水 beta",
+        "广西桂林漓江",
+        "桂林 x y 漓江",
+        "beta 漓江山水 alpha",
+        "deploy 的 service",
+        "修改deploy服务端 service",
+    ]
     conn.executemany("INSERT INTO k(rowid, x) VALUES (?, ?)", enumerate(texts, start=1))
-    for terms in ['"alpha" "beta"', '"桂林" "漓江"', '"deploy" "service"', '"漓江山水" "alpha"',
-                  '"服务" "service"']:
+    for terms in [
+        '"alpha" "beta"',
+        '"桂林" "漓江"',
+        '"deploy" "service"',
+        '"漓江山水" "alpha"',
+        '"服务" "service"',
+    ]:
         for distance in range(5):
             spec = f"NEAR({terms}, {distance})"
             native = {r[0] for r in conn.execute("SELECT rowid FROM k WHERE k MATCH ?", (spec,))}
@@ -408,7 +451,10 @@ def messages() -> Iterator[sqlite3.Connection]:
 def like_ids(conn: sqlite3.Connection, query: Query) -> list[int]:
     sql, params = like_sql.like_where(conn, like_plan(query))
     return [
-        r[0] for r in conn.execute(f"SELECT id FROM {like_sql.LIKE_SOURCE} m WHERE {sql} ORDER BY id", params)
+        r[0]
+        for r in conn.execute(
+            f"SELECT id FROM {like_sql.LIKE_SOURCE} m WHERE {sql} ORDER BY id", params
+        )
     ]
 
 
@@ -449,7 +495,6 @@ def test_like_semantics(messages: sqlite3.Connection, query: Query, ids: list[in
 # ---------------------------------------------------------------------------
 # Identifiers still find the message that contains them verbatim
 # ---------------------------------------------------------------------------
-
 
 
 @pytest.fixture(scope="module")

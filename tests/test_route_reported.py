@@ -31,8 +31,7 @@ def damaged(tmp_path: Path) -> Path:
         store.add_message("s1", "assistant", "another corruption line")
     conn = sqlite3.connect(db)
     with conn:  # leaf pages full of 0xff: FTS5 reports SQLITE_CORRUPT_VTAB on MATCH
-        conn.execute(f"UPDATE {schema.BASE}_data SET block = x'ffffffffffffffffffff' "
-                     "WHERE id > 10")
+        conn.execute(f"UPDATE {schema.BASE}_data SET block = x'ffffffffffffffffffff' WHERE id > 10")
     conn.close()
     return db
 
@@ -48,8 +47,9 @@ def test_search_result_carries_the_route_that_answered(damaged: Path) -> None:
         assert changed.notes == tuple(store.query_notes('"corruption')) != ()
 
 
-def test_cli_prints_the_route_that_answered(damaged: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_prints_the_route_that_answered(
+    damaged: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["search", "corruption", "--db", str(damaged)]) == 0
     assert "route like_scan_fts_stale" in capsys.readouterr().out
     assert main(["search", "corruption", "--db", str(damaged), "--json"]) == 0
@@ -59,14 +59,16 @@ def test_cli_prints_the_route_that_answered(damaged: Path,
 
 @needs_extension
 def test_plugin_reports_the_route_that_answered(damaged: Path) -> None:
-    answer = json.loads(hermes_plugin.serve({"query": "corruption"}, None, lambda: "builtin",
-                                            damaged))
+    answer = json.loads(
+        hermes_plugin.serve({"query": "corruption"}, None, lambda: "builtin", damaged)
+    )
     assert answer["engine"].startswith("hermes-fts")
     assert answer["route"] == "like_scan_fts_stale"
 
 
-def test_an_undamaged_search_reports_its_index(tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_undamaged_search_reports_its_index(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "state.db"
     with SessionStore(db) as store:
         store.add_session("s1", "cli")

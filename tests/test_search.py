@@ -128,8 +128,6 @@ def test_cjk_boolean_and_phrases_on_every_cjk_route(store, route):
     assert set(ids(store_search(store, '"山水 甲天"', route))) == set()
 
 
-
-
 @pytest.mark.parametrize("ident", IDENTIFIERS)
 def test_identifiers_find_the_message_that_contains_them(store, ident):
     hit = add(store, "s1", "user", f"please look at {ident} again", 10)
@@ -152,8 +150,12 @@ def test_glued_rows_are_looked_for_first_and_found_past_many_word_hits(store):
     # rows found: for a common word that says "maybe" at once, and a glued
     # row past the word hits must still be found.
     st = store
-    st.add_messages([{"session_id": "s1", "role": "user", "content": f"common {i}",
-                      "timestamp": 100.0 + i} for i in range(300)])
+    st.add_messages(
+        [
+            {"session_id": "s1", "role": "user", "content": f"common {i}", "timestamp": 100.0 + i}
+            for i in range(300)
+        ]
+    )
     glued = add(st, "s2", "user", "修改common服务端", 900)
     found = ids(st.search_messages("common", limit=400))
     assert len(found) == 301 and found[-1] == glued
@@ -165,8 +167,9 @@ def test_glued_rows_are_looked_for_first_and_found_past_many_word_hits(store):
         assert len(st.search_messages("lonely")) == 1
     finally:
         st._conn.set_trace_callback(None)
-    cjk_reads = [s for s in statements if "MATCH" in s and "hermes_fts_cjk" in s
-                 and not s.startswith("--")]
+    cjk_reads = [
+        s for s in statements if "MATCH" in s and "hermes_fts_cjk" in s and not s.startswith("--")
+    ]
     assert len(cjk_reads) == 1 and cjk_reads[0].startswith("SELECT 1 FROM hermes_fts_cjk")
     # The look names the rows found: it walks no word-index doclist again.
     assert "hermes_fts_word MATCH" not in cjk_reads[0]
@@ -187,8 +190,13 @@ def test_the_glued_look_reads_only_marked_rows_and_the_supplement_tells(store):
             found = ids(store.search_messages("solitary"))
         finally:
             store._conn.set_trace_callback(None)
-        return found, [s for s in statements if s.startswith("SELECT")
-                       and "hermes_fts_cjk MATCH" in s and "NOT IN (SELECT rowid" in s]
+        return found, [
+            s
+            for s in statements
+            if s.startswith("SELECT")
+            and "hermes_fts_cjk MATCH" in s
+            and "NOT IN (SELECT rowid" in s
+        ]
 
     assert search() == ([shown], [])
     add(store, "s1", "user", "隐藏的solitary", 12, display_kind="hidden")
@@ -221,11 +229,16 @@ def test_visibility_filters_sort_and_fields(store):
     assert rewound in ids(store.search_messages("visibility", include_inactive=True))
     assert ids(store.search_messages("visibility", source_filter=["cron"])) == [cron]
     assert cron not in ids(store.search_messages("visibility", exclude_sources=["cron"]))
-    assert ids(store.search_messages("visibility", source_filter=["cli", "cron"],
-                                     exclude_sources=["cron"], sort="oldest")) == [live, archived]
+    assert ids(
+        store.search_messages(
+            "visibility", source_filter=["cli", "cron"], exclude_sources=["cron"], sort="oldest"
+        )
+    ) == [live, archived]
     assert ids(store.search_messages("visibility", sort="newest")) == [tg, cron, archived, live]
     assert ids(store.search_messages("visibility", sort=" OLDEST ", limit=2, offset=1)) == [
-        archived, cron]
+        archived,
+        cron,
+    ]
     assert ids(store.search_messages("visibility", role_filter=["assistant"])) == [cron]
     rows = store.search_messages("visibility", fields=["snippet", "id"], sort="oldest")
     assert list(rows[0]) == ["id", "snippet"] and rows[0]["id"] == live
@@ -266,12 +279,15 @@ def test_messages_written_without_the_extension_are_found_after_the_next_search(
     code = (
         "import sqlite3, sys\n"
         f"c = sqlite3.connect({str(db)!r})\n"
-        "c.execute(\"INSERT INTO messages(session_id, role, content, timestamp) "
+        'c.execute("INSERT INTO messages(session_id, role, content, timestamp) '
         "VALUES ('s1', 'user', '外部进程写入的桂林消息', 2)\")\n"
         "c.commit()\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True,
-                   env={"HERMES_CJK_FTS": "0", "PATH": "/usr/bin:/bin"})
+    subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        env={"HERMES_CJK_FTS": "0", "PATH": "/usr/bin:/bin"},
+    )
     assert st.describe_search_path("桂林") == "fts_cjk"
     rows = st.search_messages("桂林")
     assert [r["snippet"] for r in rows] == ["外部进程写入的>>>桂林<<<消息"]
@@ -297,7 +313,9 @@ def test_backfill_gap_is_supplemented_by_like(store):
 def test_corrupt_index_fails_open_to_like(store):
     hit = add(store, "s1", "user", "corruption probe sentence", 10)
     # Leaf pages full of 0xff: FTS5 reports SQLITE_CORRUPT_VTAB on MATCH.
-    store._conn.execute("UPDATE hermes_fts_word_data SET block = x'ffffffffffffffffffff' WHERE id > 10")
+    store._conn.execute(
+        "UPDATE hermes_fts_word_data SET block = x'ffffffffffffffffffff' WHERE id > 10"
+    )
     rows = store.search_messages("corruption")
     assert ids(rows) == [hit]
     assert store.describe_search_path("corruption") == "like_scan_fts_stale"
@@ -363,8 +381,9 @@ def recall_store(tmp_path_factory):
             if kind < 0.45:
                 parts.append(_cjk_run(rng))
             elif kind < 0.8:
-                parts.append(rng.choice(vocab).capitalize() if rng.random() < 0.2
-                             else rng.choice(vocab))
+                parts.append(
+                    rng.choice(vocab).capitalize() if rng.random() < 0.2 else rng.choice(vocab)
+                )
             elif kind < 0.9:
                 parts.append(_cjk_run(rng) + rng.choice(vocab) + _cjk_run(rng))  # glued
             else:
@@ -372,9 +391,17 @@ def recall_store(tmp_path_factory):
         content = " ".join(parts)
         role = rng.choice(["user", "assistant", "user", "assistant", "tool"])
         active, compacted = rng.choice([(1, 0)] * 8 + [(0, 1), (0, 0)])
-        msgs.append({"session_id": f"r{rng.randrange(40)}", "role": role, "content": content,
-                     "timestamp": float(i), "active": active, "compacted": compacted,
-                     "display_kind": "hidden" if rng.random() < 0.02 else None})
+        msgs.append(
+            {
+                "session_id": f"r{rng.randrange(40)}",
+                "role": role,
+                "content": content,
+                "timestamp": float(i),
+                "active": active,
+                "compacted": compacted,
+                "display_kind": "hidden" if rng.random() < 0.02 else None,
+            }
+        )
     new_ids = st.add_messages(msgs)
     rows = [dict(m, id=i) for m, i in zip(msgs, new_ids)]
     yield st, rows, vocab
@@ -382,8 +409,11 @@ def recall_store(tmp_path_factory):
 
 
 def _visible_conversation(rows):
-    return [r for r in rows if r["role"] != "tool" and (r["active"] or r["compacted"])
-            and r["display_kind"] != "hidden"]
+    return [
+        r
+        for r in rows
+        if r["role"] != "tool" and (r["active"] or r["compacted"]) and r["display_kind"] != "hidden"
+    ]
 
 
 def _word_re(word: str) -> re.Pattern[str]:
@@ -438,8 +468,11 @@ def test_recall_of_latin_words_is_exact_on_every_route(recall_store, route):
 
 def test_recall_including_tool_rows_uses_full_bodies(recall_store):
     st, rows, vocab = recall_store
-    tool_rows = [r for r in rows if r["role"] == "tool" and (r["active"] or r["compacted"])
-                 and r["display_kind"] != "hidden"]
+    tool_rows = [
+        r
+        for r in rows
+        if r["role"] == "tool" and (r["active"] or r["compacted"]) and r["display_kind"] != "hidden"
+    ]
     for term in _cjk_terms(tool_rows, random.Random(3))[:20] + vocab[:5]:
         truth = {r["id"] for r in tool_rows if term in r["content"].lower()}
         got = ids(st.search_messages(term, role_filter=["tool"], limit=10**6))
@@ -449,8 +482,9 @@ def test_recall_including_tool_rows_uses_full_bodies(recall_store):
 @pytest.mark.parametrize("word", ["probe", "探针"])
 def test_rank_tiers_keep_every_match_and_exact_time_order(store, monkeypatch, word):
     monkeypatch.setattr(search, "RANK_TIER", 3)
-    made = [add(store, "s1", "user", f"tier {(word + ' ') * (1 + i % 4)}", 100 + i)
-            for i in range(10)]
+    made = [
+        add(store, "s1", "user", f"tier {(word + ' ') * (1 + i % 4)}", 100 + i) for i in range(10)
+    ]
     add(store, "s1", "user", "nothing to see", 200)
     got = ids(store.search_messages(word, limit=100))
     assert sorted(got) == made

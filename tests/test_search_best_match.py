@@ -31,26 +31,49 @@ QUESTION = "Did Caroline join the riverside pottery workshop with Melanie?"
 def store(tmp_path_factory):
     st_ = open_store(tmp_path_factory.mktemp("best") / "state.db")
     # The answer: one message holding six of the question's nine words.
-    conversation(st_, "answer", [
-        ("user", "Caroline said the pottery workshop by the riverside was lovely with friends"),
-        ("assistant", "Her sister wanted to come along next time."),
-    ], start=T0)
+    conversation(
+        st_,
+        "answer",
+        [
+            ("user", "Caroline said the pottery workshop by the riverside was lovely with friends"),
+            ("assistant", "Her sister wanted to come along next time."),
+        ],
+        start=T0,
+    )
     # Sessions that hold one or two words, some many times, some newer.
     conversation(st_, "repeats", [("user", "Bye Caroline!")] * 6, start=T0 + 100)
-    conversation(st_, "two", [("user", "the pottery class and the workshop schedule")],
-                 start=T0 + 200)
-    conversation(st_, "rare", [("user", "Melanie asked to join"), ("user", "join us")],
-                 start=T0 + 250)
-    conversation(st_, "strict", [("user", "deploy the service now"),
-                                 ("user", "deploy staging only"),
-                                 ("user", "service deploy rollback")], start=T0 + 300)
-    conversation(st_, "cjk", [
-        ("user", "卡罗琳上周去了河边的陶艺工作坊，她很喜欢。"),
-        ("user", "キャロラインは川沿いの陶芸教室に妹と行きました。"),
-        ("user", "캐롤라인은 여동생과 함께 도자기 공방에 갔어요."),
-    ], start=T0 + 400)
-    conversation(st_, "cjk_noise", [("user", "工作很忙。"), ("user", "教室が広い。"),
-                                    ("user", "공방 이야기")], start=T0 + 500)
+    conversation(
+        st_, "two", [("user", "the pottery class and the workshop schedule")], start=T0 + 200
+    )
+    conversation(
+        st_, "rare", [("user", "Melanie asked to join"), ("user", "join us")], start=T0 + 250
+    )
+    conversation(
+        st_,
+        "strict",
+        [
+            ("user", "deploy the service now"),
+            ("user", "deploy staging only"),
+            ("user", "service deploy rollback"),
+        ],
+        start=T0 + 300,
+    )
+    conversation(
+        st_,
+        "cjk",
+        [
+            ("user", "卡罗琳上周去了河边的陶艺工作坊，她很喜欢。"),
+            ("user", "キャロラインは川沿いの陶芸教室に妹と行きました。"),
+            ("user", "캐롤라인은 여동생과 함께 도자기 공방에 갔어요."),
+        ],
+        start=T0 + 400,
+    )
+    conversation(
+        st_,
+        "cjk_noise",
+        [("user", "工作很忙。"), ("user", "教室が広い。"), ("user", "공방 이야기")],
+        start=T0 + 500,
+    )
     yield st_
     st_.close()
 
@@ -81,21 +104,31 @@ def test_rows_holding_every_word_rank_first(store):
 @pytest.mark.parametrize("route", ROUTE_ORDER)
 @pytest.mark.parametrize("sort", ["newest", "oldest"])
 def test_a_time_sort_keeps_rows_with_every_word_first(store, route, sort):
-    rows = store.search_messages("Caroline pottery", limit=10, sort=sort, route=route,
-                                 fields=("id", "timestamp", "matched_terms"))
+    rows = store.search_messages(
+        "Caroline pottery",
+        limit=10,
+        sort=sort,
+        route=route,
+        fields=("id", "timestamp", "matched_terms"),
+    )
     # Both words, then pottery (the rarer word), then Caroline: each level in time order.
     levels = [tuple(r["matched_terms"]) for r in rows]
     assert list(dict.fromkeys(levels)) == [("Caroline", "pottery"), ("pottery",), ("Caroline",)]
-    assert levels == sorted(levels, key=[("Caroline", "pottery"), ("pottery",),
-                                         ("Caroline",)].index)
+    assert levels == sorted(
+        levels, key=[("Caroline", "pottery"), ("pottery",), ("Caroline",)].index
+    )
     for level in set(levels):
         times = [r["timestamp"] for r in rows if tuple(r["matched_terms"]) == level]
         assert times == sorted(times, reverse=sort == "newest")
 
 
 def test_a_word_repeated_does_not_beat_a_session_with_the_answer(store):
-    rows = store.search_messages("Caroline pottery riverside", limit=3, sort="sessions",
-                                 fields=("session_id", "matched_terms", "missing_terms"))
+    rows = store.search_messages(
+        "Caroline pottery riverside",
+        limit=3,
+        sort="sessions",
+        fields=("session_id", "matched_terms", "missing_terms"),
+    )
     # "repeats" says Caroline six times, "two" says pottery once: pottery is
     # the rarer word (two messages, Caroline seven), so it counts more.
     assert [r["session_id"] for r in rows] == ["answer", "two", "repeats"]
@@ -111,17 +144,19 @@ def test_optional_fields_are_not_in_the_default_rows(store):
 
 
 def test_no_query_with_a_matching_word_returns_nothing(store):
-    for query in ("pottery zebra quantum", "Caroline unicorn", QUESTION,
-                  "zzz pottery"):
+    for query in ("pottery zebra quantum", "Caroline unicorn", QUESTION, "zzz pottery"):
         assert store.search_messages(query, limit=5), query
         assert session_search(store, query=query)["results"], query
 
 
-@pytest.mark.parametrize(("question", "wanted"), [
-    ("卡罗琳什么时候去了陶艺工作坊？", "卡罗琳上周"),
-    ("キャロラインはいつ陶芸教室に行きましたか", "キャロラインは川沿い"),
-    ("캐롤라인은 언제 도자기 공방에 갔나요?", "캐롤라인은 여동생"),
-])
+@pytest.mark.parametrize(
+    ("question", "wanted"),
+    [
+        ("卡罗琳什么时候去了陶艺工作坊？", "卡罗琳上周"),
+        ("キャロラインはいつ陶芸教室に行きましたか", "キャロラインは川沿い"),
+        ("캐롤라인은 언제 도자기 공방에 갔나요?", "캐롤라인은 여동생"),
+    ],
+)
 def test_cjk_questions_are_a_best_match_too(store, question, wanted):
     plan = best_match(parse_query(question))
     assert plan.loose  # a sentence with no spaces is searched by its parts
@@ -134,15 +169,19 @@ def test_cjk_questions_are_a_best_match_too(store, question, wanted):
 
 @pytest.mark.parametrize("route", ROUTE_ORDER)
 @pytest.mark.parametrize("sort", [None, "sessions"])
-@pytest.mark.parametrize(("query", "holds"), [
-    ("deploy AND service", lambda t: "deploy" in t and "service" in t),
-    ('"deploy the"', lambda t: "deploy the" in t),
-    ("deploy NOT staging", lambda t: "deploy" in t and "staging" not in t),
-    ("NEAR(deploy rollback, 1)", lambda t: "service deploy rollback" in t),
-])
+@pytest.mark.parametrize(
+    ("query", "holds"),
+    [
+        ("deploy AND service", lambda t: "deploy" in t and "service" in t),
+        ('"deploy the"', lambda t: "deploy the" in t),
+        ("deploy NOT staging", lambda t: "deploy" in t and "staging" not in t),
+        ("NEAR(deploy rollback, 1)", lambda t: "service deploy rollback" in t),
+    ],
+)
 def test_operators_keep_their_strict_meaning_on_every_route(store, route, sort, query, holds):
-    rows = store.search_messages(query, limit=50, route=route, sort=sort,
-                                 fields=("id", "session_id"))
+    rows = store.search_messages(
+        query, limit=50, route=route, sort=sort, fields=("id", "session_id")
+    )
     texts = {m["id"]: m["content"] for m in store.get_messages("strict")}
     want = {i for i, t in texts.items() if holds(t)}
     got = {r["id"] for r in rows}
@@ -171,9 +210,14 @@ def big(tmp_path_factory):
         words += [w for w, p in (("kilo", 0.002), ("lima", 0.004)) if rng.random() < p]
         words += rng.choices(["filler", "noise", "padding", "text"], k=rng.randint(0, 30))
         rng.shuffle(words)
-        messages.append({"session_id": f"s{rng.randrange(600):03d}",
-                         "role": rng.choice(["user", "assistant", "tool"]),
-                         "content": " ".join(words) or "empty", "timestamp": T0 + i})
+        messages.append(
+            {
+                "session_id": f"s{rng.randrange(600):03d}",
+                "role": rng.choice(["user", "assistant", "tool"]),
+                "content": " ".join(words) or "empty",
+                "timestamp": T0 + i,
+            }
+        )
     st_.add_messages(messages)
     yield st_
     st_.close()
@@ -187,18 +231,29 @@ def _brute_force(store, query, role_filter=None, sessions=False):
     table = search.INDEX_ROUTES[plan.route]
     request = search.SearchRequest(query, role_filter=role_filter)
     where, params = search._filters(request)
-    visible = {r[0]: r[1] for r in conn.execute(
-        f"SELECT m.id, m.session_id FROM messages m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {where}", params)}
+    visible = {
+        r[0]: r[1]
+        for r in conn.execute(
+            f"SELECT m.id, m.session_id FROM messages m JOIN sessions s ON s.id = m.session_id "
+            f"WHERE {where}",
+            params,
+        )
+    }
     q = plan.query
-    units = ([match_expression(parse_query(f'"{t.text}"'), plan.route) for t in q.terms]
-             if q.loose else [match_expression(q, plan.route)])
+    units = (
+        [match_expression(parse_query(f'"{t.text}"'), plan.route) for t in q.terms]
+        if q.loose
+        else [match_expression(q, plan.route)]
+    )
     n = conn.execute("SELECT max(id) FROM messages").fetchone()[0]
     score: dict[int, list[float]] = {}
     hits = []
     for unit in units:
-        found = dict(conn.execute(f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ?",
-                                  (unit,)).fetchall())
+        found = dict(
+            conn.execute(
+                f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ?", (unit,)
+            ).fetchall()
+        )
         hits.append(found)
     for bit, found in enumerate(hits):
         df = len(found)
@@ -208,25 +263,43 @@ def _brute_force(store, query, role_filter=None, sessions=False):
             row[0] += weight
             row[2] |= 1 << bit
     # BM25 of the whole query: FTS5 sums it over the terms a row holds.
-    for rid, rank in conn.execute(f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ?",
-                                  (match_expression(q, plan.route),)):
+    for rid, rank in conn.execute(
+        f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ?", (match_expression(q, plan.route),)
+    ):
         score[rid][1] = -rank
-    ranked = sorted((rid for rid in score if rid in visible),
-                    key=lambda rid: (-score[rid][0], -score[rid][1], -rid))
+    ranked = sorted(
+        (rid for rid in score if rid in visible),
+        key=lambda rid: (-score[rid][0], -score[rid][1], -rid),
+    )
     return ranked, score, visible
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
-@given(query=st.sampled_from(["alpha bravo", "alpha", "alpha AND bravo", "bravo charlie hotel",
-                              "delta OR alpha", "alpha NOT golf"]),
-       role=st.sampled_from([None, "user", "tool", "user,assistant"]),
-       limit=st.sampled_from([1, 7, 8, 12, 50]), offset=st.sampled_from([0, 30]))
+@given(
+    query=st.sampled_from(
+        [
+            "alpha bravo",
+            "alpha",
+            "alpha AND bravo",
+            "bravo charlie hotel",
+            "delta OR alpha",
+            "alpha NOT golf",
+        ]
+    ),
+    role=st.sampled_from([None, "user", "tool", "user,assistant"]),
+    limit=st.sampled_from([1, 7, 8, 12, 50]),
+    offset=st.sampled_from([0, 30]),
+)
 def test_ranked_pages_are_the_exact_top_of_every_match(big, query, role, limit, offset):
     ranked, score, _ = _brute_force(big, query, role)
     assert len(score) > 10_000 or query not in ("alpha bravo", "alpha")
-    got = [r["id"] for r in big.search_messages(query, role_filter=role, limit=limit,
-                                                offset=offset, fields=("id",))]
-    want = ranked[offset:offset + limit]
+    got = [
+        r["id"]
+        for r in big.search_messages(
+            query, role_filter=role, limit=limit, offset=offset, fields=("id",)
+        )
+    ]
+    want = ranked[offset : offset + limit]
     if not best_match(parse_query(query)).loose:
         # Strict queries rank by FTS5's rank alone; equal ranks go newest first.
         assert [score[i][1] for i in got] == pytest.approx([score[i][1] for i in want])
@@ -234,8 +307,9 @@ def test_ranked_pages_are_the_exact_top_of_every_match(big, query, role, limit, 
         assert got == want
 
 
-@pytest.mark.parametrize("query", ["alpha bravo", "bravo charlie hotel", "alpha", "kilo alpha",
-                                   "kilo lima bravo"])
+@pytest.mark.parametrize(
+    "query", ["alpha bravo", "bravo charlie hotel", "alpha", "kilo alpha", "kilo lima bravo"]
+)
 def test_sessions_are_the_exact_top_by_session_score(big, query):
     from hermes_fts.evidence import Evidence, session_score
 
@@ -245,17 +319,33 @@ def test_sessions_are_the_exact_top_by_session_score(big, query):
     weights = []
     for bit in range(n_units):
         df = sum(1 for s in score.values() if s[2] >> bit & 1)
-        weights.append(1.0 if not q.loose else math.log(
-            1 + (max(big._conn.execute("SELECT max(id) FROM messages").fetchone()[0], df)
-                 - df + 0.5) / (df + 0.5)))
+        weights.append(
+            1.0
+            if not q.loose
+            else math.log(
+                1
+                + (
+                    max(big._conn.execute("SELECT max(id) FROM messages").fetchone()[0], df)
+                    - df
+                    + 0.5
+                )
+                / (df + 0.5)
+            )
+        )
     # The weights come from every match (not only the visible ones).
     ev = Evidence({rid: [s[0], s[1], "", s[2]] for rid, s in score.items()}, weights)
     by_session: dict[str, list[int]] = {}
     for rid in ranked:
         by_session.setdefault(visible[rid], []).append(rid)
     total = sum(weights)
-    expect = sorted(by_session, key=lambda sid: (-session_score(ev, by_session[sid], total),
-                                                 -max(by_session[sid])))[:10]
-    got = [r["session_id"] for r in big.search_messages(
-        query, role_filter="user", limit=10, sort="sessions", fields=("session_id",))]
+    expect = sorted(
+        by_session,
+        key=lambda sid: (-session_score(ev, by_session[sid], total), -max(by_session[sid])),
+    )[:10]
+    got = [
+        r["session_id"]
+        for r in big.search_messages(
+            query, role_filter="user", limit=10, sort="sessions", fields=("session_id",)
+        )
+    ]
     assert got == expect, query

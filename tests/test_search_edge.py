@@ -38,8 +38,12 @@ def forced(st, q, route, **kw):
 def shuffled_times(store):
     """12 messages whose timestamps run against their ids (an imported history)."""
     made = store.add_messages(
-        {"session_id": "s1", "role": "user", "content": f"alpha 测试 word{i}",
-         "timestamp": float(100 - i)}
+        {
+            "session_id": "s1",
+            "role": "user",
+            "content": f"alpha 测试 word{i}",
+            "timestamp": float(100 - i),
+        }
         for i in range(12)
     )
     return made  # newest first by timestamp == ascending ids
@@ -47,8 +51,9 @@ def shuffled_times(store):
 
 @pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("sort", ["newest", "oldest"])
-def test_time_sorted_pages_follow_timestamps_not_rowids(store, shuffled_times, monkeypatch,
-                                                        route, sort):
+def test_time_sorted_pages_follow_timestamps_not_rowids(
+    store, shuffled_times, monkeypatch, route, sort
+):
     monkeypatch.setattr(search, "RANK_TIER", 3)
     expected = shuffled_times if sort == "newest" else shuffled_times[::-1]
     for q in ("alpha", "测试"):
@@ -62,8 +67,10 @@ def test_time_sorted_pages_follow_timestamps_not_rowids(store, shuffled_times, m
 @pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("sort", [None, "newest", "oldest"])
 def test_pages_neither_overlap_nor_skip_with_the_default_tier(store, route, sort):
-    store.add_messages({"session_id": "s1", "role": "user", "content": "same 同样 text",
-                        "timestamp": float(i % 7)} for i in range(600))
+    store.add_messages(
+        {"session_id": "s1", "role": "user", "content": "same 同样 text", "timestamp": float(i % 7)}
+        for i in range(600)
+    )
     for q in ("same", "同样"):
         full = forced(store, q, route, sort=sort, limit=10**6)
         pages = []
@@ -75,13 +82,15 @@ def test_pages_neither_overlap_nor_skip_with_the_default_tier(store, route, sort
 
 def test_newest_glued_latin_row_is_not_lost_behind_word_hits(store):
     """A row only the CJK index finds (Latin glued to CJK) still sorts by time."""
-    words = [store.add_message("s1", "user", f"youer plain {i}", timestamp=float(i))
-             for i in range(5)]
+    words = [
+        store.add_message("s1", "user", f"youer plain {i}", timestamp=float(i)) for i in range(5)
+    ]
     glued = store.add_message("s1", "user", "修改youer服务端", timestamp=50.0)
     assert store.describe_search_path("youer") == "fts5"
     assert ids(store.search_messages("youer", sort="newest", limit=1)) == [glued]
-    pages = [ids(store.search_messages("youer", sort="newest", limit=2, offset=o))
-             for o in (0, 2, 4)]
+    pages = [
+        ids(store.search_messages("youer", sort="newest", limit=2, offset=o)) for o in (0, 2, 4)
+    ]
     assert sum(pages, []) == [glued, *words[::-1]]
 
 
@@ -128,8 +137,13 @@ def test_integer_like_limit_and_offset_still_work(store):
 def test_trigram_route_finds_terms_that_live_only_in_tool_calls(store):
     calls = [{"function": {"name": "run_cmd", "arguments": '{"cmd": "部署脚本 now"}'}}]
     hit = store.add_message("s1", "assistant", None, timestamp=2.0, tool_calls=calls)
-    both = store.add_message("s1", "assistant", "部署脚本写好了", timestamp=3.0,
-                             tool_calls=[{"function": {"name": "noop", "arguments": "{}"}}])
+    both = store.add_message(
+        "s1",
+        "assistant",
+        "部署脚本写好了",
+        timestamp=3.0,
+        tool_calls=[{"function": {"name": "noop", "arguments": "{}"}}],
+    )
     for route in ROUTES:
         assert set(forced(store, "部署脚本", route)) == {hit, both}, route
         assert set(forced(store, "run_cmd", route)) == {hit}, route
@@ -151,8 +165,10 @@ def test_read_only_store_is_exact_while_cjk_changes_are_pending(tmp_path):
     st.close()
     # A writer that has never heard of hermes-fts (no extension, plain sqlite3).
     conn = sqlite3.connect(db)
-    new = conn.execute("INSERT INTO messages(session_id, role, content, timestamp) "
-                       "VALUES ('s1', 'user', '外部写入的消息', 5.0)").lastrowid
+    new = conn.execute(
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        "VALUES ('s1', 'user', '外部写入的消息', 5.0)"
+    ).lastrowid
     conn.execute("UPDATE messages SET content = '外部改写 rewritten' WHERE id = ?", (old,))
     conn.execute("DELETE FROM messages WHERE id = ?", (gone,))
     conn.commit()
@@ -160,8 +176,13 @@ def test_read_only_store_is_exact_while_cjk_changes_are_pending(tmp_path):
     ro = SessionStore(db, readonly=True)
     try:
         assert ro.index_state()["cjk_pending"] > 0
-        for q, want in (("外部", {new, old}), ("外部写入", {new}), ("原始", set()),
-                        ("删除", set()), ("改写", {old})):
+        for q, want in (
+            ("外部", {new, old}),
+            ("外部写入", {new}),
+            ("原始", set()),
+            ("删除", set()),
+            ("改写", {old}),
+        ):
             assert set(ids(ro.search_messages(q))) == want, q
             assert set(forced(ro, q, "fts_cjk")) == want, q
             assert ro.describe_search_path(q) in ("fts_cjk", "like_scan"), q

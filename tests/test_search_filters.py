@@ -29,15 +29,25 @@ PAGE = 1000
 MAX_ROWS = 30_000  # the old scan's cap
 
 
-def post_filtered(store: SessionStore, query: str, limit: int, after: float | None,
-                  before: float | None, excluded: frozenset[str], **kw: Any) -> list[Any]:
+def post_filtered(
+    store: SessionStore,
+    query: str,
+    limit: int,
+    after: float | None,
+    before: float | None,
+    excluded: frozenset[str],
+    **kw: Any,
+) -> list[Any]:
     kept: list[Any] = []
     offset = 0
     fields = kw.pop("fields", ["id", "session_id", "role", "snippet", "timestamp"])
     while len(kept) < limit and offset < MAX_ROWS:
         page = store.search_messages(query, limit=PAGE, offset=offset, fields=fields, **kw)
-        kept += [r for r in page if r["session_id"] not in excluded
-                 and _in_bounds(r["timestamp"], after, before)]
+        kept += [
+            r
+            for r in page
+            if r["session_id"] not in excluded and _in_bounds(r["timestamp"], after, before)
+        ]
         if len(page) < PAGE:
             break
         offset += PAGE
@@ -48,9 +58,15 @@ def post_filtered(store: SessionStore, query: str, limit: int, after: float | No
 def store(tmp_path_factory: pytest.TempPathFactory) -> SessionStore:
     path = tmp_path_factory.mktemp("filters") / "state.db"
     st = SessionStore(path)
-    texts = ["数据库迁移 database migration", "配置文件 config file", "数据 分析 analysis",
-             "修改youer服务端 deploy", "日本語のテキスト データ", "한국어 데이터 텍스트",
-             "数据库迁移 database migration"]  # repeated text: equal ranks
+    texts = [
+        "数据库迁移 database migration",
+        "配置文件 config file",
+        "数据 分析 analysis",
+        "修改youer服务端 deploy",
+        "日本語のテキスト データ",
+        "한국어 데이터 텍스트",
+        "数据库迁移 database migration",
+    ]  # repeated text: equal ranks
     for s in range(30):
         sid = f"s{s:02d}"
         st.add_session(sid, "cron" if s % 9 == 0 else "cli", started_at=T0 + s * 3600)
@@ -59,59 +75,96 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> SessionStore:
             ts: Any = T0 + s * 3600 + i * 60
             if (s, i) in {(3, 5), (7, 7), (20, 4)}:
                 ts = "unknown"  # text: sorts after every number in SQLite
-            rows.append({"session_id": sid, "role": ("user", "assistant", "tool")[i % 3],
-                         "content": f"{texts[(s + i) % len(texts)]} 第{i}条",
-                         "tool_name": "shell" if i % 3 == 2 else None, "timestamp": ts})
+            rows.append(
+                {
+                    "session_id": sid,
+                    "role": ("user", "assistant", "tool")[i % 3],
+                    "content": f"{texts[(s + i) % len(texts)]} 第{i}条",
+                    "tool_name": "shell" if i % 3 == 2 else None,
+                    "timestamp": ts,
+                }
+            )
         st.add_messages(rows)
     # Back-dated rows written late: ids no longer follow timestamps.
-    st.add_messages([{"session_id": "s05", "role": "user", "timestamp": T0 - 100 + k,
-                      "content": "数据库迁移 database migration 补录"} for k in range(5)])
+    st.add_messages(
+        [
+            {
+                "session_id": "s05",
+                "role": "user",
+                "timestamp": T0 - 100 + k,
+                "content": "数据库迁移 database migration 补录",
+            }
+            for k in range(5)
+        ]
+    )
     yield st
     st.close()
 
 
 SPAN = 30 * 3600
-BOUNDS = [(None, T0 + SPAN / 3), (T0 + SPAN / 2, None), (T0 + SPAN / 4, T0 + SPAN / 2),
-          (T0 - 50, T0 + 10)]
+BOUNDS = [
+    (None, T0 + SPAN / 3),
+    (T0 + SPAN / 2, None),
+    (T0 + SPAN / 4, T0 + SPAN / 2),
+    (T0 - 50, T0 + 10),
+]
 EXCLUDED = [frozenset(), frozenset({"s01", "s05", "s12"})]
 QUERIES = ["数据", "database OR config", "youer", "データ", "데이터", "据", "数据 -分析"]
 
 
 @pytest.mark.parametrize("route", [None, "fts5", "fts_cjk", "trigram", "like_scan"])
 @pytest.mark.parametrize("sort", [None, "newest", "oldest"])
-def test_sql_filters_equal_post_filtering(store: SessionStore, route: str | None,
-                                          sort: str | None) -> None:
+def test_sql_filters_equal_post_filtering(
+    store: SessionStore, route: str | None, sort: str | None
+) -> None:
     for query, (after, before), excluded in itertools.product(QUERIES, BOUNDS, EXCLUDED):
         for limit in (3, 50) if sort is None else (50,):  # 3: the ranked tiers cut early
             kw = {"route": route, "sort": sort, "exclude_sources": HIDDEN_SESSION_SOURCES}
             expected = post_filtered(store, query, limit, after, before, excluded, **kw)
             got = store.search_messages(
-                query, limit=limit, fields=["id", "session_id", "role", "snippet", "timestamp"],
-                after=after, before=before, exclude_session_ids=sorted(excluded), **kw)
+                query,
+                limit=limit,
+                fields=["id", "session_id", "role", "snippet", "timestamp"],
+                after=after,
+                before=before,
+                exclude_session_ids=sorted(excluded),
+                **kw,
+            )
             assert got == expected, (query, after, before, sorted(excluded), limit)
 
 
 def test_filters_keep_only_rows_inside(store: SessionStore) -> None:
-    rows = store.search_messages("数据", limit=10**6, fields=["session_id", "timestamp"],
-                                 after=T0 + 3600, before=T0 + 7200,
-                                 exclude_session_ids=["s01"])
+    rows = store.search_messages(
+        "数据",
+        limit=10**6,
+        fields=["session_id", "timestamp"],
+        after=T0 + 3600,
+        before=T0 + 7200,
+        exclude_session_ids=["s01"],
+    )
     assert rows == []  # the only session in that hour is excluded
-    rows = store.search_messages("数据", limit=10**6, fields=["session_id", "timestamp"],
-                                 after=T0 + 3600, before=T0 + 7200)
-    assert rows and all(r["session_id"] == "s01" and T0 + 3600 <= r["timestamp"] < T0 + 7200
-                        for r in rows)
+    rows = store.search_messages(
+        "数据", limit=10**6, fields=["session_id", "timestamp"], after=T0 + 3600, before=T0 + 7200
+    )
+    assert rows and all(
+        r["session_id"] == "s01" and T0 + 3600 <= r["timestamp"] < T0 + 7200 for r in rows
+    )
     # A bound drops rows without a numeric timestamp; no bound keeps them.
-    all_ids = {r["timestamp"] for r in store.search_messages("数据", limit=10**6,
-                                                            fields=["timestamp"])}
+    all_ids = {
+        r["timestamp"] for r in store.search_messages("数据", limit=10**6, fields=["timestamp"])
+    }
     assert "unknown" in all_ids
-    assert "unknown" not in {r["timestamp"] for r in store.search_messages(
-        "数据", limit=10**6, fields=["timestamp"], after=0)}
+    assert "unknown" not in {
+        r["timestamp"]
+        for r in store.search_messages("数据", limit=10**6, fields=["timestamp"], after=0)
+    }
 
 
 def test_many_excluded_sessions(store: SessionStore) -> None:
     many = [f"s{s:02d}" for s in range(29)] + [f"absent-{k}" for k in range(40_000)]
-    rows = store.search_messages("数据", limit=10**6, fields=["session_id"],
-                                 exclude_session_ids=many)
+    rows = store.search_messages(
+        "数据", limit=10**6, fields=["session_id"], exclude_session_ids=many
+    )
     assert rows and {r["session_id"] for r in rows} == {"s29"}
 
 
@@ -137,21 +190,39 @@ class _PostFilteringDiscovery(Discovery):
         opts = self.options
         self.route = self.ctx.store.describe_search_path(opts.query)  # what answers it
         return post_filtered(
-            self.ctx.store, opts.query, want, opts.after, opts.before,
-            opts.excluded, fields=[*_DISCOVER_SEARCH_FIELDS, "timestamp"],
-            exclude_sources=HIDDEN_SESSION_SOURCES, role_filter=opts.roles, sort=opts.sort)
+            self.ctx.store,
+            opts.query,
+            want,
+            opts.after,
+            opts.before,
+            opts.excluded,
+            fields=[*_DISCOVER_SEARCH_FIELDS, "timestamp"],
+            exclude_sources=HIDDEN_SESSION_SOURCES,
+            role_filter=opts.roles,
+            sort=opts.sort,
+        )
 
 
 # Time sorts only: by relevance, discovery scores each session by its messages
 # inside the bounds, which filtering an unbounded answer afterwards cannot do.
 @pytest.mark.parametrize("sort", ["newest", "oldest"])
-def test_time_bounded_discovery_equals_post_filtering(store: SessionStore,
-                                                      sort: str | None) -> None:
+def test_time_bounded_discovery_equals_post_filtering(
+    store: SessionStore, sort: str | None
+) -> None:
     checked = 0
     for query, (after, before), excluded in itertools.product(
-            ["数据", "database", "데이터", "据"], BOUNDS, EXCLUDED):
-        options = SearchOptions(query=query, limit=10, roles=[], sort=sort, detail="full",
-                                after=after, before=before, excluded=excluded)
+        ["数据", "database", "데이터", "据"], BOUNDS, EXCLUDED
+    ):
+        options = SearchOptions(
+            query=query,
+            limit=10,
+            roles=[],
+            sort=sort,
+            detail="full",
+            after=after,
+            before=before,
+            excluded=excluded,
+        )
         new = Discovery(CallContext(store, None, None), options).run()
         old = _PostFilteringDiscovery(CallContext(store, None, None), options).run()
         assert new == old, (query, after, before, sorted(excluded))
@@ -162,10 +233,12 @@ def test_time_bounded_discovery_equals_post_filtering(store: SessionStore,
 @pytest.mark.parametrize("route", [None, "fts_cjk", "like_scan"])
 def test_time_sort_with_a_text_timestamp(store: SessionStore, route: str | None) -> None:
     """Regression: a text timestamp made the newest/oldest merge raise TypeError."""
-    newest = store.search_messages("数据", limit=10**6, sort="newest", route=route,
-                                   fields=["id", "timestamp"])
-    oldest = store.search_messages("数据", limit=10**6, sort="oldest", route=route,
-                                   fields=["id", "timestamp"])
+    newest = store.search_messages(
+        "数据", limit=10**6, sort="newest", route=route, fields=["id", "timestamp"]
+    )
+    oldest = store.search_messages(
+        "数据", limit=10**6, sort="oldest", route=route, fields=["id", "timestamp"]
+    )
     assert newest == oldest[::-1]
     # SQLite orders text after every number, so "newest" starts with it.
     assert newest[0]["timestamp"] == "unknown"

@@ -32,8 +32,22 @@ pytestmark = needs_extension
 
 T0 = 1_700_000_000.0
 WORDS = ["数据", "服务", "deploy", "config", "数据库", "日本語", "데이터", "据", "migration"]
-QUERIES = ["数据", "deploy", "数据 OR deploy", "据", "config -deploy", "日本語", "데이터",
-           "shell", "youer", "数据库 migration", "补录", "late 补录", "补录 OR nowhere", "孤例"]
+QUERIES = [
+    "数据",
+    "deploy",
+    "数据 OR deploy",
+    "据",
+    "config -deploy",
+    "日本語",
+    "데이터",
+    "shell",
+    "youer",
+    "数据库 migration",
+    "补录",
+    "late 补录",
+    "补录 OR nowhere",
+    "孤例",
+]
 
 
 @pytest.fixture(scope="module")
@@ -56,23 +70,58 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
         if i % 97 == 0:
             ts = "unknown"  # text: after every number in SQLite's order
         active, compacted = rng.choice([(1, 0)] * 8 + [(0, 1), (0, 0)])
-        rows.append({
-            "session_id": f"s{s:02d}", "role": role, "content": text, "timestamp": ts,
-            "tool_name": "shell" if role == "tool" else None,
-            "tool_calls": json.dumps([{"id": f"c{i}", "type": "function", "function": {
-                "name": "shell", "arguments": json.dumps({"cmd": f"deploy {text}"})}}])
-            if role == "assistant" and i % 5 == 0 else None,
-            "active": active, "compacted": compacted,
-            "display_kind": "hidden" if i % 41 == 0 else None,
-        })
+        rows.append(
+            {
+                "session_id": f"s{s:02d}",
+                "role": role,
+                "content": text,
+                "timestamp": ts,
+                "tool_name": "shell" if role == "tool" else None,
+                "tool_calls": json.dumps(
+                    [
+                        {
+                            "id": f"c{i}",
+                            "type": "function",
+                            "function": {
+                                "name": "shell",
+                                "arguments": json.dumps({"cmd": f"deploy {text}"}),
+                            },
+                        }
+                    ]
+                )
+                if role == "assistant" and i % 5 == 0
+                else None,
+                "active": active,
+                "compacted": compacted,
+                "display_kind": "hidden" if i % 41 == 0 else None,
+            }
+        )
     st.add_messages(rows)
     # Back-dated rows written late.
-    st.add_messages([{"session_id": "s03", "role": "user", "timestamp": T0 - 50 + k,
-                      "content": "数据 deploy 补录 late"} for k in range(6)])
+    st.add_messages(
+        [
+            {
+                "session_id": "s03",
+                "role": "user",
+                "timestamp": T0 - 50 + k,
+                "content": "数据 deploy 补录 late",
+            }
+            for k in range(6)
+        ]
+    )
     # A term with two matches, one of them a tool row.
-    st.add_messages([{"session_id": "s04", "role": role, "timestamp": T0 + 99,
-                      "content": "孤例 数据", "tool_name": "shell" if role == "tool" else None}
-                     for role in ("user", "tool")])
+    st.add_messages(
+        [
+            {
+                "session_id": "s04",
+                "role": role,
+                "timestamp": T0 + 99,
+                "content": "孤例 数据",
+                "tool_name": "shell" if role == "tool" else None,
+            }
+            for role in ("user", "tool")
+        ]
+    )
     st.optimize_storage(vacuum=False)
     yield st
     st.close()
@@ -85,25 +134,40 @@ def _ids(rows: list[dict[str, Any]]) -> list[Any]:
 # --------------------------------------------------------------------------- tiers
 
 
-def two_statement_tiers(conn: Any, table: str, expression: str, snippet_sql: str, where: str,
-                        params: list[Any], order: str, limit: int, extra: str = "",
-                        extra_params: Any = ()) -> list[dict[str, Any]]:
+def two_statement_tiers(
+    conn: Any,
+    table: str,
+    expression: str,
+    snippet_sql: str,
+    where: str,
+    params: list[Any],
+    order: str,
+    limit: int,
+    extra: str = "",
+    extra_params: Any = (),
+) -> list[dict[str, Any]]:
     """The rank-tier plan before this change: a bound statement, then the tier."""
     order_sql = order.replace("rank", f"{table}.rank")
-    sql = (f"SELECT {match_rows.ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
-           f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
-           f"WHERE {table} MATCH ? AND {where}{extra}{{tier}} ORDER BY {order_sql} LIMIT ?")
-    bound_sql = (f"SELECT rowid FROM {table} WHERE {table} MATCH ?{{tier}} "
-                 f"ORDER BY rowid DESC LIMIT 1 OFFSET {search.RANK_TIER - 1}")
+    sql = (
+        f"SELECT {match_rows.ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
+        f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {table} MATCH ? AND {where}{extra}{{tier}} ORDER BY {order_sql} LIMIT ?"
+    )
+    bound_sql = (
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ?{{tier}} "
+        f"ORDER BY rowid DESC LIMIT 1 OFFSET {search.RANK_TIER - 1}"
+    )
     rows: list[dict[str, Any]] = []
     edge = None
     while len(rows) < limit:
         edge_sql = "" if edge is None else f" AND {table}.rowid < {int(edge)}"
-        bound = conn.execute(bound_sql.format(tier=edge_sql.replace(f"{table}.", "")),
-                             [expression]).fetchone()
+        bound = conn.execute(
+            bound_sql.format(tier=edge_sql.replace(f"{table}.", "")), [expression]
+        ).fetchone()
         tier_sql = edge_sql + ("" if bound is None else f" AND {table}.rowid >= {int(bound[0])}")
-        cur = conn.execute(sql.format(tier=tier_sql),
-                           [expression, *params, *extra_params, limit - len(rows)])
+        cur = conn.execute(
+            sql.format(tier=tier_sql), [expression, *params, *extra_params, limit - len(rows)]
+        )
         names = [d[0] for d in cur.description]
         rows.extend(dict(zip(names, r)) for r in cur.fetchall())
         if bound is None:
@@ -116,13 +180,24 @@ def two_statement_tiers(conn: Any, table: str, expression: str, snippet_sql: str
 def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
     monkeypatch.setattr(search, "RANK_TIER", tier)
     state = store.index_state()
-    filters = [{}, {"role_filter": ["tool"]}, {"include_inactive": True},
-               {"source_filter": ["cron", "subagent"]}, {"before": T0 + 7200},
-               {"exclude_session_ids": ["s01", "s02"]}]
+    filters = [
+        {},
+        {"role_filter": ["tool"]},
+        {"include_inactive": True},
+        {"source_filter": ["cron", "subagent"]},
+        {"before": T0 + 7200},
+        {"exclude_session_ids": ["s01", "s02"]},
+    ]
     filtered_reads = []
     read_filtered = match_rows._Tiers._read_filtered
-    monkeypatch.setattr(match_rows._Tiers, "_read_filtered", lambda self, top, want: (
-        filtered_reads.append(self.narrowed), read_filtered(self, top, want))[1])
+    monkeypatch.setattr(
+        match_rows._Tiers,
+        "_read_filtered",
+        lambda self, top, want: (
+            filtered_reads.append(self.narrowed),
+            read_filtered(self, top, want),
+        )[1],
+    )
     checked = 0
     for query, kw, limit in itertools.product(QUERIES, filters, [1, 5, 40, 10_000]):
         plan = search.plan_search(state, query, kw.get("role_filter"))
@@ -131,16 +206,33 @@ def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
         request = search.SearchRequest(query, limit=limit, **kw)
         where, params = search._filters(request)
         iq = search._index_query(plan, plan.route, True, True)
-        old = two_statement_tiers(store._conn, iq.table, iq.expression, iq.snippet, where,
-                                  params, "rank, m.id DESC", limit)
+        old = two_statement_tiers(
+            store._conn,
+            iq.table,
+            iq.expression,
+            iq.snippet,
+            where,
+            params,
+            "rank, m.id DESC",
+            limit,
+        )
         # A time bound also reads only its spans, as search_messages does.
-        spans = (time_table.spans(store._conn, None, kw["before"]) if "before" in kw
-                 else None)
+        spans = time_table.spans(store._conn, None, kw["before"]) if "before" in kw else None
         # With and without the rare phrase's one-pass first tier.
         for few in (None, iq.few_snippet):
-            new = match_rows.match_rows(store._conn, iq.table, iq.expression, iq.snippet,
-                                        where, params, "rank, m.id DESC", limit, tier_size=tier,
-                                        spans=spans, few_snippet_sql=few)
+            new = match_rows.match_rows(
+                store._conn,
+                iq.table,
+                iq.expression,
+                iq.snippet,
+                where,
+                params,
+                "rank, m.id DESC",
+                limit,
+                tier_size=tier,
+                spans=spans,
+                few_snippet_sql=few,
+            )
             assert new == old, (query, kw, limit, few)
         checked += bool(new)
     assert checked > 50
@@ -156,12 +248,15 @@ def test_snippets_are_built_for_the_kept_rows_only(store):
     table = "hermes_fts_cjk"
     where, params = search._filters(search.SearchRequest("数据"))
     iq = search._index_query(search.plan_search(store.index_state(), "数据"), "fts_cjk", True)
-    matches = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?",
-                           [iq.expression]).fetchone()[0]
+    matches = conn.execute(
+        f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", [iq.expression]
+    ).fetchone()[0]
     assert matches > 100
-    one_select = (f"SELECT {match_rows.ROW_COLUMNS.format(snippet=iq.snippet)} FROM {table} "
-                  f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
-                  f"WHERE {table} MATCH ? AND {where} ORDER BY {table}.rank, m.id DESC LIMIT ?")
+    one_select = (
+        f"SELECT {match_rows.ROW_COLUMNS.format(snippet=iq.snippet)} FROM {table} "
+        f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {table} MATCH ? AND {where} ORDER BY {table}.rank, m.id DESC LIMIT ?"
+    )
 
     def content_reads(run: Any) -> tuple[Any, int]:
         reads: list[str] = []
@@ -173,15 +268,19 @@ def test_snippets_are_built_for_the_kept_rows_only(store):
         return got, sum(f"{table}_text" in r for r in reads)
 
     for limit in (1, 5, 20):
-        rows, ours = content_reads(lambda n=limit: match_rows.match_rows(
-            conn, table, iq.expression, iq.snippet, where, params, match_rows.RANKED_ORDER, n))
+        rows, ours = content_reads(
+            lambda n=limit: match_rows.match_rows(
+                conn, table, iq.expression, iq.snippet, where, params, match_rows.RANKED_ORDER, n
+            )
+        )
         assert len(rows) == limit
         # The first batch is `limit` candidates; when the filters drop some
         # (hidden, inactive rows), a batch sized by their keep rate follows.
         assert limit <= ours <= 2 * limit + 4, (limit, ours)
         if limit >= 5:
-            _, theirs = content_reads(lambda n=limit: conn.execute(
-                one_select, [iq.expression, *params, n]).fetchall())
+            _, theirs = content_reads(
+                lambda n=limit: conn.execute(one_select, [iq.expression, *params, n]).fetchall()
+            )
             assert ours < theirs, (limit, ours, theirs)
 
 
@@ -197,16 +296,21 @@ def test_tiers_that_filters_empty_still_reach_older_matches(store, monkeypatch):
 # --------------------------------------------------------------------------- time sorts
 
 
-def _time_sorted(store: SessionStore, monkeypatch: pytest.MonkeyPatch, walk: bool,
-                 **kw: Any) -> tuple[list[Any], list[str]]:
+def _time_sorted(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch, walk: bool, **kw: Any
+) -> tuple[list[Any], list[str]]:
     """search_messages with the walk forced on or off, and the statements it ran."""
-    monkeypatch.setattr(match_rows, "walk_threshold", (lambda limit, rows: 1) if walk
-                        else (lambda limit, rows: 10**18))
+    monkeypatch.setattr(
+        match_rows,
+        "walk_threshold",
+        (lambda limit, rows: 1) if walk else (lambda limit, rows: 10**18),
+    )
     statements: list[str] = []
     store._conn.set_trace_callback(statements.append)
     try:
-        return _ids(store.search_messages(fields=[f for f in search.RESULT_FIELDS
-                                                  if f != "context"], **kw)), statements
+        return _ids(
+            store.search_messages(fields=[f for f in search.RESULT_FIELDS if f != "context"], **kw)
+        ), statements
     finally:
         store._conn.set_trace_callback(None)
 
@@ -220,29 +324,42 @@ def test_the_time_table_mirrors_messages_value_for_value(store):
     # by (timestamp, id), which is what makes the walk return the sort plan's rows.
     assert store.index_state()["time_index"] == time_table.TABLE
     conn = store._conn
-    mirror = conn.execute(f"SELECT id, ts, typeof(ts) FROM {time_table.TABLE} "
-                          f"ORDER BY id").fetchall()
-    truth = conn.execute("SELECT id, timestamp, typeof(timestamp) FROM messages "
-                         "ORDER BY id").fetchall()
+    mirror = conn.execute(
+        f"SELECT id, ts, typeof(ts) FROM {time_table.TABLE} ORDER BY id"
+    ).fetchall()
+    truth = conn.execute(
+        "SELECT id, timestamp, typeof(timestamp) FROM messages ORDER BY id"
+    ).fetchall()
     assert [tuple(r) for r in mirror] == [tuple(r) for r in truth]
     assert {r[2] for r in truth} == {"real", "text"}
-    plan = " ".join(str(r[-1]) for r in conn.execute(
-        f"EXPLAIN QUERY PLAN SELECT id FROM {time_table.TABLE} INDEXED BY {time_table.INDEX} "
-        f"ORDER BY ts DESC, id DESC LIMIT 5"))
+    plan = " ".join(
+        str(r[-1])
+        for r in conn.execute(
+            f"EXPLAIN QUERY PLAN SELECT id FROM {time_table.TABLE} INDEXED BY {time_table.INDEX} "
+            f"ORDER BY ts DESC, id DESC LIMIT 5"
+        )
+    )
     assert "TEMP B-TREE" not in plan  # the index gives the order: a walk, not a sort
 
 
 @pytest.mark.parametrize("sort", ["newest", "oldest"])
 def test_time_index_walk_equals_sorting_every_match(store, monkeypatch, sort):
-    filters = [{}, {"role_filter": ["tool"]}, {"role_filter": ["user", "assistant"]},
-               {"include_inactive": True}, {"source_filter": ["cron"]},
-               {"exclude_sources": ["cron", "subagent"]},
-               {"after": T0 + 3000}, {"before": T0 + 9000},
-               {"after": T0 + 2000, "before": T0 + 6000},
-               {"exclude_session_ids": ["s00", "s05", "s11"]}]
+    filters = [
+        {},
+        {"role_filter": ["tool"]},
+        {"role_filter": ["user", "assistant"]},
+        {"include_inactive": True},
+        {"source_filter": ["cron"]},
+        {"exclude_sources": ["cron", "subagent"]},
+        {"after": T0 + 3000},
+        {"before": T0 + 9000},
+        {"after": T0 + 2000, "before": T0 + 6000},
+        {"exclude_session_ids": ["s00", "s05", "s11"]},
+    ]
     walked = 0
     for query, kw, (limit, offset) in itertools.product(
-            QUERIES, filters, [(1, 0), (7, 0), (20, 13), (2000, 0)]):
+        QUERIES, filters, [(1, 0), (7, 0), (20, 13), (2000, 0)]
+    ):
         args = {"query": query, "sort": sort, "limit": limit, "offset": offset, **kw}
         fast, statements = _time_sorted(store, monkeypatch, True, **args)
         slow, _ = _time_sorted(store, monkeypatch, False, **args)
@@ -274,7 +391,8 @@ def _mirror_exact(conn: Any) -> bool:
 
 
 def test_time_table_stays_exact_under_hermes_agent_and_the_walk_sees_it(
-        tmp_path, hermes_venv, monkeypatch):
+    tmp_path, hermes_venv, monkeypatch
+):
     """Hermes Agent 0.19.0 writes, edits, rewrites, re-dates, renumbers and deletes
     on an optimized store and vacuums it: its own process runs our triggers, the
     table stays exact, nothing of Hermes rebuilds, and both plans agree."""
@@ -286,8 +404,12 @@ def test_time_table_stays_exact_under_hermes_agent_and_the_walk_sees_it(
     with SessionStore(db) as st:
         assert st.optimize_storage(min_pause=0)["ok"]
         assert st.index_state()["time_index"] == time_table.TABLE
-        fts_before = {r[0]: r[1] for r in st._conn.execute(
-            "SELECT name, rootpage FROM sqlite_master WHERE name LIKE 'hermes_fts_word%'")}
+        fts_before = {
+            r[0]: r[1]
+            for r in st._conn.execute(
+                "SELECT name, rootpage FROM sqlite_master WHERE name LIKE 'hermes_fts_word%'"
+            )
+        }
     wrote = agent(hermes_venv, "write", str(db), "T")
     agent(hermes_venv, "write", str(control), "T")
     churn = agent(hermes_venv, "timechurn", str(db), "T")
@@ -301,42 +423,69 @@ def test_time_table_stays_exact_under_hermes_agent_and_the_walk_sees_it(
         # Hermes' writes kept our word index and its triggers whole: the objects
         # are the ones optimize-storage left (VACUUM renumbers pages, so the names
         # are compared).
-        names = {r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE name LIKE 'hermes_fts_word%'")}
+        names = {
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE name LIKE 'hermes_fts_word%'"
+            )
+        }
         assert names == set(fts_before)
         assert not schema.missing_triggers(conn, schema.BASE)
         for query in ["服务端", "deploy", "数据库迁移", "工具标记"]:
             for sort in ["newest", "oldest"]:
-                fast, statements = _time_sorted(st, monkeypatch, True, query=query, sort=sort,
-                                                limit=50)
-                slow, _ = _time_sorted(st, monkeypatch, False, query=query, sort=sort,
-                                       limit=50)
+                fast, statements = _time_sorted(
+                    st, monkeypatch, True, query=query, sort=sort, limit=50
+                )
+                slow, _ = _time_sorted(st, monkeypatch, False, query=query, sort=sort, limit=50)
                 assert fast == slow, (query, sort)
                 assert _walked(statements)
-        newest = [i for i, _ in _time_sorted(st, monkeypatch, True, query="deploy",
-                                             sort="newest", limit=1)[0]]
+        newest = [
+            i
+            for i, _ in _time_sorted(st, monkeypatch, True, query="deploy", sort="newest", limit=1)[
+                0
+            ]
+        ]
         assert newest == [churn["late"]]  # re-dated to the newest time of all
-        oldest = [i for i, _ in _time_sorted(st, monkeypatch, True, query="deploy",
-                                             sort="oldest", limit=1)[0]]
+        oldest = [
+            i
+            for i, _ in _time_sorted(st, monkeypatch, True, query="deploy", sort="oldest", limit=1)[
+                0
+            ]
+        ]
         assert oldest == [churn["old"]]  # back-dated
         moved = _time_sorted(st, monkeypatch, True, query="moved", sort="newest", limit=5)[0]
         assert [i for i, _ in moved] == [churn["moved"]]
-        assert wrote["edited"] in {i for i, _ in _time_sorted(
-            st, monkeypatch, True, query="数据库迁移", sort="newest", limit=500)[0]}
+        assert wrote["edited"] in {
+            i
+            for i, _ in _time_sorted(
+                st, monkeypatch, True, query="数据库迁移", sort="newest", limit=500
+            )[0]
+        }
 
 
-def one_statement_time_sort(conn: Any, table: str, expression: str, snippet_sql: str,
-                            where: str, params: list[Any], order: str,
-                            limit: int) -> list[dict[str, Any]]:
+def one_statement_time_sort(
+    conn: Any,
+    table: str,
+    expression: str,
+    snippet_sql: str,
+    where: str,
+    params: list[Any],
+    order: str,
+    limit: int,
+) -> list[dict[str, Any]]:
     """The time-sort plan before this change: top ids in a CTE, a MATCH per top row."""
-    top = (f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
-           f"JOIN sessions s ON s.id = m.session_id "
-           f"WHERE {table} MATCH ? AND {where} ORDER BY {order} LIMIT ?")
-    sql = (f"WITH top(id) AS ({top}) "
-           f"SELECT {match_rows.ROW_COLUMNS.format(snippet=snippet_sql)} FROM top "
-           f"CROSS JOIN {table} ON {table}.rowid = top.id "
-           f"JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
-           f"WHERE {table} MATCH ? ORDER BY {order}")
+    top = (
+        f"SELECT m.id FROM {table} JOIN messages m ON m.id = {table}.rowid "
+        f"JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {table} MATCH ? AND {where} ORDER BY {order} LIMIT ?"
+    )
+    sql = (
+        f"WITH top(id) AS ({top}) "
+        f"SELECT {match_rows.ROW_COLUMNS.format(snippet=snippet_sql)} FROM top "
+        f"CROSS JOIN {table} ON {table}.rowid = top.id "
+        f"JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {table} MATCH ? ORDER BY {order}"
+    )
     cur = conn.execute(sql, [expression, *params, limit, expression])
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r)) for r in cur.fetchall()]
@@ -347,21 +496,39 @@ def test_time_sorts_equal_the_old_one_statement_plan(store, walk):
     state = store.index_state()
     time_index = (state["time_index"], state["message_id_max"]) if walk else None
     assert not walk or time_index[0] == time_table.TABLE
-    filters = [{}, {"role_filter": ["tool"]}, {"include_inactive": True},
-               {"source_filter": ["cron", "subagent"]}, {"after": T0 + 3000}]
+    filters = [
+        {},
+        {"role_filter": ["tool"]},
+        {"include_inactive": True},
+        {"source_filter": ["cron", "subagent"]},
+        {"after": T0 + 3000},
+    ]
     checked = 0
     for query, kw, limit, order in itertools.product(
-            QUERIES, filters, [1, 9, 10_000],
-            ["m.timestamp DESC, m.id DESC", "m.timestamp ASC, m.id ASC"]):
+        QUERIES,
+        filters,
+        [1, 9, 10_000],
+        ["m.timestamp DESC, m.id DESC", "m.timestamp ASC, m.id ASC"],
+    ):
         plan = search.plan_search(state, query, kw.get("role_filter"))
         if plan.route not in search.INDEX_ROUTES:
             continue
         where, params = search._filters(search.SearchRequest(query, limit=limit, **kw))
         iq = search._index_query(plan, plan.route, True)
-        new = match_rows.match_rows(store._conn, iq.table, iq.expression, iq.snippet, where,
-                                    params, order, limit, time_index=time_index)
-        old = one_statement_time_sort(store._conn, iq.table, iq.expression, iq.snippet,
-                                      where, params, order, limit)
+        new = match_rows.match_rows(
+            store._conn,
+            iq.table,
+            iq.expression,
+            iq.snippet,
+            where,
+            params,
+            order,
+            limit,
+            time_index=time_index,
+        )
+        old = one_statement_time_sort(
+            store._conn, iq.table, iq.expression, iq.snippet, where, params, order, limit
+        )
         assert new == old, (query, kw, limit, order)
         checked += bool(new)
     assert checked > 50

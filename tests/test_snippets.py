@@ -33,8 +33,13 @@ MARKED = re.compile(r">>>(.*?)<<<")
 
 
 def _call(name: str, arguments: dict) -> list[dict]:
-    return [{"id": "c1", "type": "function",
-             "function": {"name": name, "arguments": json.dumps(arguments)}}]
+    return [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
+    ]
 
 
 # --------------------------------------------------------------------------- tool calls
@@ -67,8 +72,9 @@ def store(tmp_path: Path):
 @pytest.mark.parametrize("query", ["web_search", "nginx", "deploy*"])
 def test_index_snippets_of_tool_calls_show_the_call_not_json(store, query):
     store.add_message("s1", "user", "find me a guide")
-    store.add_message("s1", "assistant", None,
-                      tool_calls=_call("web_search", {"query": "nginx deploy guide"}))
+    store.add_message(
+        "s1", "assistant", None, tool_calls=_call("web_search", {"query": "nginx deploy guide"})
+    )
     out = session_search(store, query=query, role_filter="assistant")
     assert out["count"] == 1, out
     snippet = out["results"][0]["snippet"]
@@ -82,8 +88,14 @@ def test_index_snippets_of_tool_calls_show_the_call_not_json(store, query):
 def test_json_stored_as_plain_text_keeps_the_index_snippet(store, table):
     # A fetched page's fields: cut again from the stored text it would show the
     # same JSON, with fewer marks.  The index snippet marks both hits.
-    page = json.dumps({"title": "nginx 部署指南", "url": "https://example.org/nginx",
-                       "note": "how to deploy nginx"}, ensure_ascii=False)
+    page = json.dumps(
+        {
+            "title": "nginx 部署指南",
+            "url": "https://example.org/nginx",
+            "note": "how to deploy nginx",
+        },
+        ensure_ascii=False,
+    )
     store.add_message("s1", "tool", page, tool_name="web_extract")
     route = {BASE: "fts5", CJK: "fts_cjk"}[table]
     [row] = store.search_messages("nginx", route=route)
@@ -103,15 +115,26 @@ def test_structured_content_is_still_shown_decoded(store, route):
     assert row["snippet"] == "the >>>nginx<<< 部署 notes", row
 
 
-@pytest.mark.parametrize("query, snippet, narrowed", [
-    ("猫", ">>>猫粮<<<买好了，小>>>小猫<<<很开心", ">>>猫<<<粮买好了，小小>>>猫<<<很开心"),
-    ("猫", ">>>猫猫<<<", ">>>猫<<<猫"),  # the first of the two, as the index marked it
-    ("猫 粮", ">>>猫粮<<<", ">>>猫<<<粮"),
-    ("猫 猫粮", ">>>猫粮<<<和>>>猫砂<<<", ">>>猫粮<<<和>>>猫<<<砂"),  # a longer term's bigram stays
-    ("猫", ">>>猫粮店<<< >>>狗粮<<< >>>cat<<< >>>猫<<<", ">>>猫粮店<<< >>>狗粮<<< >>>cat<<< >>>猫<<<"),
-    ("猫 NOT 狗", ">>>狗猫<<<", "狗>>>猫<<<"),  # an excluded character is not marked
-    ("a.b 猫", ">>>[猫<<<", "[>>>猫<<<"),  # no character is special in the pattern
-])
+@pytest.mark.parametrize(
+    "query, snippet, narrowed",
+    [
+        ("猫", ">>>猫粮<<<买好了，小>>>小猫<<<很开心", ">>>猫<<<粮买好了，小小>>>猫<<<很开心"),
+        ("猫", ">>>猫猫<<<", ">>>猫<<<猫"),  # the first of the two, as the index marked it
+        ("猫 粮", ">>>猫粮<<<", ">>>猫<<<粮"),
+        (
+            "猫 猫粮",
+            ">>>猫粮<<<和>>>猫砂<<<",
+            ">>>猫粮<<<和>>>猫<<<砂",
+        ),  # a longer term's bigram stays
+        (
+            "猫",
+            ">>>猫粮店<<< >>>狗粮<<< >>>cat<<< >>>猫<<<",
+            ">>>猫粮店<<< >>>狗粮<<< >>>cat<<< >>>猫<<<",
+        ),
+        ("猫 NOT 狗", ">>>狗猫<<<", "狗>>>猫<<<"),  # an excluded character is not marked
+        ("a.b 猫", ">>>[猫<<<", "[>>>猫<<<"),  # no character is special in the pattern
+    ],
+)
 def test_one_character_terms_mark_only_their_character(query, snippet, narrowed):
     narrow = single_char_narrowing(parse_query(query))
     assert narrow is not None and narrow(snippet) == narrowed
@@ -137,7 +160,12 @@ def test_the_mark_is_never_cut_at_the_end_even_when_the_term_is_long():
 @pytest.mark.parametrize("pad", range(LIKE_SNIPPET_BEFORE - 3, LIKE_SNIPPET_BEFORE + 4))
 @pytest.mark.parametrize(
     "cluster",
-    ["e\u0301", "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f44d\U0001f3fd", "\u2764\ufe0f"],
+    [
+        "e\u0301",
+        "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+        "\U0001f44d\U0001f3fd",
+        "\u2764\ufe0f",
+    ],
     ids=["combining", "zwj-family", "skin-tone", "variation"],
 )
 def test_no_character_is_cut_at_either_edge(pad, cluster):
@@ -185,15 +213,19 @@ def test_index_snippet_never_cuts_a_marked_cjk_term(store):
             assert marked.replace("東京タワー", "") == "", snippet
 
 
-@pytest.mark.parametrize("text, term, expected", [
-    # İ lowers to two characters: positions found in lowered text used to
-    # land that many characters late.
-    ("İİİ 東京タワー 見た", "東京", "İİİ >>>東京<<<タワー 見た"),
-    ("İİİ Tower 見た", "tower", "İİİ >>>Tower<<< 見た"),
-    ("İstanbul'da deploy", "DEPLOY", "İstanbul'da >>>deploy<<<"),
-    # A CJK term is looked up in the text itself (it has no case).
-    ("ＡＢＣ　東京", "東京", "ＡＢＣ　>>>東京<<<"),
-])
+@pytest.mark.parametrize(
+    "text, term, expected",
+    [
+        # İ lowers to two characters: positions found in lowered text used to
+        # land that many characters late.
+        ("İİİ 東京タワー 見た", "東京", "İİİ >>>東京<<<タワー 見た"),
+        ("İİİ Tower 見た", "tower", "İİİ >>>Tower<<< 見た"),
+        ("İstanbul'da deploy", "DEPLOY", "İstanbul'da >>>deploy<<<"),
+        # A CJK term is looked up in the text itself (it has no case).
+        ("ＡＢＣ　東京", "東京", "ＡＢＣ　>>>東京<<<"),
+    ],
+)
 def test_like_snippet_marks_where_the_term_is_when_lowering_moves_characters(
-        text: str, term: str, expected: str) -> None:
+    text: str, term: str, expected: str
+) -> None:
     assert like_snippet([text], [term]) == expected

@@ -35,15 +35,23 @@ def _fill(store: SessionStore, n_rounds: int = 1) -> list[int]:
     rows = []
     for i in range(n_rounds):
         for j, (role, content, tool) in enumerate(TEXTS):
-            rows.append({"session_id": "c1" if j == 3 else "s1", "role": role,
-                         "content": f"{content} r{i}", "tool_name": tool,
-                         "timestamp": 10.0 + i * 10 + j})
+            rows.append(
+                {
+                    "session_id": "c1" if j == 3 else "s1",
+                    "role": role,
+                    "content": f"{content} r{i}",
+                    "tool_name": tool,
+                    "timestamp": 10.0 + i * 10 + j,
+                }
+            )
     return store.add_messages(rows)
 
 
 def _match(store: SessionStore, index: str, query: str) -> set[int]:
-    return {r[0] for r in store._conn.execute(
-        f"SELECT rowid FROM {index} WHERE {index} MATCH ?", (query,))}
+    return {
+        r[0]
+        for r in store._conn.execute(f"SELECT rowid FROM {index} WHERE {index} MATCH ?", (query,))
+    }
 
 
 def _indexed_ids(conn: sqlite3.Connection, index: str) -> set[int]:
@@ -92,8 +100,9 @@ def test_writers_and_indexes(db: Path) -> None:
     with SessionStore(db) as store:
         ids = _fill(store)
         assert store.get_session("s1")["source"] == "cli"
-        assert [m["id"] for m in store.get_messages("s1")] == [i for k, i in enumerate(ids)
-                                                               if k != 3]
+        assert [m["id"] for m in store.get_messages("s1")] == [
+            i for k, i in enumerate(ids) if k != 3
+        ]
         assert _match(store, CJK, "数据") == {ids[0]}
         assert _match(store, CJK, "迁") == {ids[0]}  # unigrams 1: one char inside a run
         assert _match(store, CJK, '"服务"') == {ids[5]}
@@ -140,8 +149,11 @@ def test_pending_coalescing_of_foreign_changes(db: Path) -> None:
         ("UPDATE messages SET role = 'user' WHERE id = ?", (ids[4],)),
         ("UPDATE messages SET content = '临时' WHERE id = ?", (ids[1],)),
         ("DELETE FROM messages WHERE id = ?", (ids[1],)),
-        ("INSERT INTO messages(session_id, role, content, timestamp) "
-         "VALUES ('s1', 'user', '外部插入的消息', 99)", ()),
+        (
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('s1', 'user', '外部插入的消息', 99)",
+            (),
+        ),
         ("UPDATE messages SET content = '外部插入后又改了' WHERE content = '外部插入的消息'", ()),
     )
     with SessionStore(db) as store:  # open applies the backlog
@@ -170,12 +182,16 @@ def test_pending_keeps_old_text_once_per_message(db: Path) -> None:
     # and the final delete must not store the text again.
     with SessionStore(db) as store:
         ids = _fill(store)
-    _plain_write(db, ("UPDATE messages SET content = '第一版' WHERE id = ?", (ids[0],)),
-                 ("UPDATE messages SET content = '第二版' WHERE id = ?", (ids[0],)),
-                 ("DELETE FROM messages WHERE id = ?", (ids[0],)))
+    _plain_write(
+        db,
+        ("UPDATE messages SET content = '第一版' WHERE id = ?", (ids[0],)),
+        ("UPDATE messages SET content = '第二版' WHERE id = ?", (ids[0],)),
+        ("DELETE FROM messages WHERE id = ?", (ids[0],)),
+    )
     conn = sqlite3.connect(db)
-    kept = conn.execute(f"SELECT old_content FROM {CJK_PENDING} WHERE msg_id = ?",
-                        (ids[0],)).fetchall()
+    kept = conn.execute(
+        f"SELECT old_content FROM {CJK_PENDING} WHERE msg_id = ?", (ids[0],)
+    ).fetchall()
     conn.close()
     assert kept == [(TEXTS[0][1] + " r0",)]
     with SessionStore(db) as store:
@@ -219,8 +235,7 @@ def test_readonly_missing_file_is_an_error(tmp_path: Path) -> None:
     assert not (tmp_path / "nope.db").exists()
 
 
-def test_trigram_tokenizer_unavailable_simulated(db: Path, monkeypatch: pytest.MonkeyPatch
-                                                  ) -> None:
+def test_trigram_tokenizer_unavailable_simulated(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # This SQLite has trigram; the capability probe is what is simulated.
     with SessionStore(db) as store:
         ids = _fill(store)
@@ -289,8 +304,9 @@ def test_corrupt_shadow_table_fails_open_to_like(db: Path) -> None:
     conn.close()
     with SessionStore(db) as store:
         with pytest.raises(sqlite3.DatabaseError) as err:
-            store._conn.execute(f"SELECT rowid FROM {BASE} WHERE {BASE} MATCH 'deployment'"
-                               ).fetchall()
+            store._conn.execute(
+                f"SELECT rowid FROM {BASE} WHERE {BASE} MATCH 'deployment'"
+            ).fetchall()
         assert is_index_corruption(store._conn, err.value)
         store._mark_fts_stale(str(err.value))
         state = store.index_state()
@@ -298,8 +314,12 @@ def test_corrupt_shadow_table_fails_open_to_like(db: Path) -> None:
         # Every message is still found by a LIKE scan over its own text.
         for mid, text in contents.items():
             probe = text[:12]
-            hits = {r[0] for r in store._conn.execute(
-                "SELECT id FROM messages WHERE content LIKE ?", (f"%{probe}%",))}
+            hits = {
+                r[0]
+                for r in store._conn.execute(
+                    "SELECT id FROM messages WHERE content LIKE ?", (f"%{probe}%",)
+                )
+            }
             assert mid in hits
         new = store.add_message("s1", "user", "written after corruption 损坏之后")
         assert store.get_messages("s1")[-1]["id"] == new
@@ -308,8 +328,9 @@ def test_corrupt_shadow_table_fails_open_to_like(db: Path) -> None:
         result = store.optimize_storage(sleep=lambda s: None, vacuum=True)
         assert result["ok"] and result["vacuumed"]
         assert not store.fts_stale
-        assert _match(store, BASE, "deployment") == {i for i in ids if contents[i] and
-                                                     "deployment" in contents[i]}
+        assert _match(store, BASE, "deployment") == {
+            i for i in ids if contents[i] and "deployment" in contents[i]
+        }
         _assert_indexes_exact(store)
 
 
@@ -335,8 +356,13 @@ def test_backfill_in_process_with_status_and_gap(db: Path) -> None:
         ids = _fill(store, n_rounds=40)
         store._mark_fts_stale("test")
         progress: list[dict] = []
-        result = store.optimize_storage(progress=progress.append, vacuum=False,
-                                        sleep=lambda s: None, chunk_rows=25, txn_target=None)
+        result = store.optimize_storage(
+            progress=progress.append,
+            vacuum=False,
+            sleep=lambda s: None,
+            chunk_rows=25,
+            txn_target=None,
+        )
         assert result["ok"]
         phases = [p["phase"] for p in progress]
         assert phases[0] == "repair" and phases[-1] == "done" and "backfill" in phases
@@ -410,8 +436,9 @@ def test_cli_status_sync_path(db: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert cli.main(["status", "--db", str(db.with_name("missing.db"))]) == 2
 
 
-def test_cli_optimize_prompt_eof_is_no(db: Path, monkeypatch: pytest.MonkeyPatch,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_optimize_prompt_eof_is_no(
+    db: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     with SessionStore(db) as store:
         _fill(store)
         store._mark_fts_stale("test")
@@ -435,7 +462,9 @@ def test_cli_progress_bar_renders() -> None:
     bar({"phase": "backfill", "percent": 50, "indexed": 500, "total": 1000})
     bar({"phase": "done", "percent": 100, "indexed": 0, "total": 0})
     text = stream.getvalue()
-    assert "50%" in text and "500/1,000 messages" in text and "messages/s" in text and "left" in text
+    assert (
+        "50%" in text and "500/1,000 messages" in text and "messages/s" in text and "left" in text
+    )
 
 
 def test_add_messages_streams_an_iterator_and_returns_ids(db: Path) -> None:
@@ -451,8 +480,9 @@ def test_add_messages_streams_an_iterator_and_returns_ids(db: Path) -> None:
 
 
 @needs_extension
-def test_cli_optimize_ctrl_c_then_resume(db: Path, monkeypatch: pytest.MonkeyPatch,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_optimize_ctrl_c_then_resume(
+    db: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     with SessionStore(db) as store:
         _fill(store, n_rounds=100)
         store._mark_fts_stale("test")
@@ -479,8 +509,9 @@ def test_cli_optimize_ctrl_c_then_resume(db: Path, monkeypatch: pytest.MonkeyPat
 
 
 @needs_extension
-def test_needs_optimize_names_each_reason_as_a_code(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_needs_optimize_names_each_reason_as_a_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """One machine-readable list, read by the CLI, the tool and the plugin alike."""
     db = tmp_path / "state.db"
     with SessionStore(db) as store:

@@ -36,8 +36,9 @@ def _plain_python(db: Path, sql: str) -> None:
         conn.executescript({sql!r})
         conn.close()
     """)
-    proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -46,8 +47,15 @@ def db(tmp_path: Path) -> Path:
     path = tmp_path / "state.db"
     with SessionStore(path) as store:
         store.add_session("s1", "cli", started_at=1.0)
-        store.add_messages({"session_id": "s1", "role": "user", "timestamp": float(i),
-                            "content": f"原有消息 {i} basetext"} for i in range(10))
+        store.add_messages(
+            {
+                "session_id": "s1",
+                "role": "user",
+                "timestamp": float(i),
+                "content": f"原有消息 {i} basetext",
+            }
+            for i in range(10)
+        )
     return path
 
 
@@ -60,8 +68,11 @@ def test_unchanged_file_skips_the_sync(db: Path, monkeypatch: pytest.MonkeyPatch
         assert len(_ids(store, "原有")) == 10
         assert len(_ids(store, "消息")) == 10
         assert calls == []  # open synced; nobody wrote since
-        _plain_python(db, "INSERT INTO messages(session_id, role, content, timestamp) "
-                          "VALUES ('s1', 'user', '外来写入 foreignrow', 50);")
+        _plain_python(
+            db,
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('s1', 'user', '外来写入 foreignrow', 50);",
+        )
         assert len(_ids(store, "外来")) == 1
         assert calls == [1]
 
@@ -70,12 +81,15 @@ def test_plain_sqlite3_process_insert_update_delete_seen_next_search(db: Path) -
     with SessionStore(db) as store:
         ids = sorted(_ids(store, "原有"))
         assert _ids(store, "外来") == set()
-        _plain_python(db, f"""
+        _plain_python(
+            db,
+            f"""
             INSERT INTO messages(session_id, role, content, timestamp)
                 VALUES ('s1', 'user', '外来写入的消息 foreigninsert', 50);
             UPDATE messages SET content = '改写之后 rewritten' WHERE id = {ids[0]};
             DELETE FROM messages WHERE id = {ids[1]};
-        """)
+        """,
+        )
         new = _ids(store, "外来")
         assert len(new) == 1 and new.isdisjoint(ids)
         assert _ids(store, "改写") == {ids[0]}
@@ -95,11 +109,14 @@ def test_sqlite3_shell_write_seen_next_search(db: Path) -> None:
     with SessionStore(db) as store:
         ids = sorted(_ids(store, "原有"))
         assert _ids(store, "命令行") == set()
-        script = (f"UPDATE messages SET content = '命令行改写 shellwrite' WHERE id = {ids[2]};\n"
-                  "INSERT INTO messages(session_id, role, content, timestamp) "
-                  "VALUES ('s1', 'assistant', '命令行新增', 60);\n")
-        proc = subprocess.run([shell, str(db)], input=script, capture_output=True, text=True,
-                              timeout=30)
+        script = (
+            f"UPDATE messages SET content = '命令行改写 shellwrite' WHERE id = {ids[2]};\n"
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('s1', 'assistant', '命令行新增', 60);\n"
+        )
+        proc = subprocess.run(
+            [shell, str(db)], input=script, capture_output=True, text=True, timeout=30
+        )
         assert proc.returncode == 0 and not proc.stderr, proc.stderr
         found = _ids(store, "命令行")
         assert ids[2] in found and len(found) == 2
@@ -125,8 +142,11 @@ def test_read_only_store_sees_foreign_writes(db: Path) -> None:
     with SessionStore(db, readonly=True) as store:
         assert store.index_state()["cjk_pending"] == 0
         assert _ids(store, "外来") == set()
-        _plain_python(db, "INSERT INTO messages(session_id, role, content, timestamp) "
-                          "VALUES ('s1', 'user', '外来只读可见', 70);")
+        _plain_python(
+            db,
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('s1', 'user', '外来只读可见', 70);",
+        )
         assert store.index_state()["cjk_pending"] > 0
         assert len(_ids(store, "外来")) == 1
 
@@ -161,8 +181,10 @@ def test_plain_connection_commit_in_this_process(db: Path) -> None:
         assert _ids(store, "普通连接") == set()
         conn = sqlite3.connect(str(db), isolation_level=None)
         try:
-            conn.execute("INSERT INTO messages(session_id, role, content, timestamp) "
-                         "VALUES ('s1', 'user', '同一进程普通连接', 80)")
+            conn.execute(
+                "INSERT INTO messages(session_id, role, content, timestamp) "
+                "VALUES ('s1', 'user', '同一进程普通连接', 80)"
+            )
         finally:
             conn.close()
         assert len(_ids(store, "普通连接")) == 1
@@ -179,8 +201,10 @@ def test_read_only_search_finds_latin_glued_to_cjk_in_pending_rows(tmp_path: Pat
         applied = store.add_message("s1", "user", "大阪でnginxを再起動")
     conn = sqlite3.connect(db)  # a writer without the extension: the rows wait
     with conn:
-        cur = conn.execute("INSERT INTO messages(session_id, role, content, timestamp) "
-                           "VALUES ('s1', 'user', '東京でnginxを設定', 3)")
+        cur = conn.execute(
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('s1', 'user', '東京でnginxを設定', 3)"
+        )
     conn.close()
     waiting = cur.lastrowid
     with SessionStore(db, readonly=True) as store:
@@ -191,4 +215,7 @@ def test_read_only_search_finds_latin_glued_to_cjk_in_pending_rows(tmp_path: Pat
     with SessionStore(db) as store:  # once applied, the CJK index answers it
         assert store.index_state()["cjk_pending"] == 0
         assert {r["id"] for r in store.search_messages("nginx", limit=10)} == {
-            plain, applied, waiting}
+            plain,
+            applied,
+            waiting,
+        }

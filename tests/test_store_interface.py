@@ -63,7 +63,8 @@ def test_create_makes_a_new_store(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("readonly", [True, False])
 def test_directory_empty_plain_and_foreign_files_are_refused_untouched(
-        tmp_path: Path, readonly: bool) -> None:
+    tmp_path: Path, readonly: bool
+) -> None:
     folder = tmp_path / "folder"
     folder.mkdir()
     empty = tmp_path / "empty.db"
@@ -76,8 +77,12 @@ def test_directory_empty_plain_and_foreign_files_are_refused_untouched(
     conn.commit()
     conn.close()
     before = {p.name: (digest(p) if p.is_file() else None) for p in tmp_path.iterdir()}
-    cases = [(folder, "is a directory"), (empty, "is empty"),
-             (notes, "is not a SQLite database"), (other, "not a Hermes session store")]
+    cases = [
+        (folder, "is a directory"),
+        (empty, "is empty"),
+        (notes, "is not a SQLite database"),
+        (other, "not a Hermes session store"),
+    ]
     for path, reason in cases:
         with pytest.raises(StoreError, match=reason) as err:
             open_store(path, readonly=readonly)
@@ -105,7 +110,8 @@ def test_a_locked_store_says_locked_not_wrong_path(db: Path, monkeypatch) -> Non
 
 NOBODY_PYTHON = nobody_python()
 needs_nobody = pytest.mark.skipif(
-    NOBODY_PYTHON is None, reason="needs root to run as the real user nobody")
+    NOBODY_PYTHON is None, reason="needs root to run as the real user nobody"
+)
 
 _AS_NOBODY = textwrap.dedent("""
     import json, sys
@@ -126,8 +132,23 @@ def _open_as_nobody(path: Path, mode: str) -> dict:
     assert NOBODY_PYTHON is not None
     env = {"PATH": os.environ.get("PATH", ""), "HERMES_CJK_FTS": "0"}
     proc = subprocess.run(
-        ["runuser", "-u", "nobody", "--", NOBODY_PYTHON, "-c", _AS_NOBODY, str(nobody_package_root()),
-         str(path), mode], capture_output=True, text=True, env=env, timeout=120)
+        [
+            "runuser",
+            "-u",
+            "nobody",
+            "--",
+            NOBODY_PYTHON,
+            "-c",
+            _AS_NOBODY,
+            str(nobody_package_root()),
+            str(path),
+            mode,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -149,7 +170,8 @@ def _store_in(folder: Path) -> Path:
 
 @needs_nobody
 def test_read_write_open_of_a_read_only_file_fails_and_never_reopens_read_only(
-        shared_dir: Path) -> None:
+    shared_dir: Path,
+) -> None:
     os.chown(shared_dir, 65534, 65534)  # the folder is nobody's; the file stays root's 0644
     path = _store_in(shared_dir)
     before = digest(path)
@@ -232,10 +254,10 @@ def test_status_reports_everything_without_writing(db: Path) -> None:
     with open_store(db, readonly=True) as store:
         data = store.status()
         conn = sqlite3.connect(_sqlite.readonly_uri(db), uri=True)
-        pages, size = (conn.execute(f"PRAGMA {p}").fetchone()[0]
-                       for p in ("page_count", "page_size"))
-        text = conn.execute(
-            "SELECT SUM(length(CAST(content AS BLOB))) FROM messages").fetchone()[0]
+        pages, size = (
+            conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "page_size")
+        )
+        text = conn.execute("SELECT SUM(length(CAST(content AS BLOB))) FROM messages").fetchone()[0]
         conn.close()
     assert digest(db) == before
     assert data["db"] == os.path.realpath(db)

@@ -35,15 +35,22 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _python(code: str, timeout: float = 60, **env: str) -> str:
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=_env(**env),
-                          capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
 
 def _match(store: SessionStore, index: str, query: str) -> set[int]:
-    return {r[0] for r in store._conn.execute(
-        f"SELECT rowid FROM {index} WHERE {index} MATCH ?", (query,))}
+    return {
+        r[0]
+        for r in store._conn.execute(f"SELECT rowid FROM {index} WHERE {index} MATCH ?", (query,))
+    }
 
 
 def _assert_indexes_exact(store: SessionStore) -> None:
@@ -64,8 +71,14 @@ def _seed(path: Path, n: int = 20) -> list[int]:
     with SessionStore(path) as store:
         store.add_session("s1", "cli", started_at=1.0)
         return store.add_messages(
-            {"session_id": "s1", "role": "user" if i % 3 else "assistant",
-             "content": f"原有消息 {i} base text", "timestamp": float(i)} for i in range(n))
+            {
+                "session_id": "s1",
+                "role": "user" if i % 3 else "assistant",
+                "content": f"原有消息 {i} base text",
+                "timestamp": float(i),
+            }
+            for i in range(n)
+        )
 
 
 # ----------------------------------------------------------- sqlite3 shell
@@ -85,8 +98,9 @@ def test_sqlite3_shell_writer(tmp_path: Path) -> None:
         DELETE FROM messages WHERE id = {ids[2]};
         UPDATE messages SET active = 0 WHERE id = {ids[3]};
     """
-    proc = subprocess.run([shell, str(db)], input=script, capture_output=True, text=True,
-                          timeout=30)
+    proc = subprocess.run(
+        [shell, str(db)], input=script, capture_output=True, text=True, timeout=30
+    )
     assert proc.returncode == 0 and not proc.stderr, proc.stderr
     with SessionStore(db) as store:
         assert store.sync() == 0  # open already applied it
@@ -109,15 +123,29 @@ def hermes_agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("hermes_agent")
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-             f"hermes-agent=={HERMES_AGENT_VERSION}", "-d", str(where)],
-            capture_output=True, text=True, timeout=180)
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--disable-pip-version-check",
+                f"hermes-agent=={HERMES_AGENT_VERSION}",
+                "-d",
+                str(where),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         pytest.skip(f"cannot download hermes-agent {HERMES_AGENT_VERSION}: {exc}")
     wheels = list(where.glob("hermes_agent-*.whl"))
     if proc.returncode != 0 or not wheels:
-        pytest.skip(f"cannot download hermes-agent {HERMES_AGENT_VERSION} from PyPI "
-                    f"(offline?): {proc.stderr.strip()[-300:]}")
+        pytest.skip(
+            f"cannot download hermes-agent {HERMES_AGENT_VERSION} from PyPI "
+            f"(offline?): {proc.stderr.strip()[-300:]}"
+        )
     target = where / "src"
     with zipfile.ZipFile(wheels[0]) as zf:
         zf.extractall(target)
@@ -145,8 +173,12 @@ _HERMES_WRITER = """
 
 def _run_hermes(src: Path, db: Path) -> list[int]:
     # A separate interpreter that never imports hermes_fts: no extension at all.
-    out = _python(_HERMES_WRITER.format(src=str(src), db=str(db)), timeout=120,
-                  HOME=str(db.parent), HERMES_HOME=str(db.parent / "hermes_home"))
+    out = _python(
+        _HERMES_WRITER.format(src=str(src), db=str(db)),
+        timeout=120,
+        HOME=str(db.parent),
+        HERMES_HOME=str(db.parent / "hermes_home"),
+    )
     return list(json.loads(out.strip().splitlines()[-1]))
 
 
@@ -175,9 +207,13 @@ def test_store_made_by_hermes_agent(tmp_path: Path, hermes_agent: Path) -> None:
     _run_hermes(hermes_agent, db)
 
     def hermes_objects(conn: sqlite3.Connection) -> dict[str, str]:
-        return {r[0]: r[1] for r in conn.execute(
-            "SELECT name, sql FROM sqlite_master WHERE name LIKE 'messages_fts%' "
-            "OR name = 'schema_version'")}
+        return {
+            r[0]: r[1]
+            for r in conn.execute(
+                "SELECT name, sql FROM sqlite_master WHERE name LIKE 'messages_fts%' "
+                "OR name = 'schema_version'"
+            )
+        }
 
     conn = sqlite3.connect(db)
     before = hermes_objects(conn)
@@ -216,7 +252,8 @@ def test_store_made_by_hermes_agent(tmp_path: Path, hermes_agent: Path) -> None:
 def test_extension_missing_then_back(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
     ids = _seed(db)
-    out = _python(f"""
+    out = _python(
+        f"""
         import json
         from hermes_fts.store import SessionStore
         with SessionStore({str(db)!r}) as s:
@@ -227,7 +264,9 @@ def test_extension_missing_then_back(tmp_path: Path) -> None:
             s.update_message({ids[0]}, content="扩展缺失时修改")
             s.delete_message({ids[1]})
             print(json.dumps([new, st["cjk_pending"]]))
-    """, HERMES_CJK_FTS="0")
+    """,
+        HERMES_CJK_FTS="0",
+    )
     new, _ = json.loads(out)
     with SessionStore(db) as store:
         assert store.cjk_available
@@ -238,13 +277,16 @@ def test_extension_missing_then_back(tmp_path: Path) -> None:
 
 def test_store_created_without_extension_gains_cjk_later(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
-    _python(f"""
+    _python(
+        f"""
         from hermes_fts.store import SessionStore
         with SessionStore({str(db)!r}) as s:
             s.add_session("s1", "cli")
             s.add_messages([{{"session_id": "s1", "role": "user", "content": f"早期消息 {{i}}"}}
                             for i in range(1200)])
-    """, HERMES_CJK_FTS="0")
+    """,
+        HERMES_CJK_FTS="0",
+    )
     with SessionStore(db) as store:
         assert store.index_state()[CJK]["served"] is False
         store.sync()  # creates the CJK index over the existing rows
@@ -276,10 +318,14 @@ def test_kill_9_during_backfill_resumes_exactly(tmp_path: Path) -> None:
         store.add_session("s1", "cli")
         store.add_session("c1", "cron")
         store.add_messages(
-            {"session_id": "c1" if i % 7 == 0 else "s1",
-             "role": ("user", "assistant", "tool")[i % 3],
-             "content": f"第{i}条消息 message number {i}", "tool_name": "t" if i % 3 == 2 else None}
-            for i in range(3000))
+            {
+                "session_id": "c1" if i % 7 == 0 else "s1",
+                "role": ("user", "assistant", "tool")[i % 3],
+                "content": f"第{i}条消息 message number {i}",
+                "tool_name": "t" if i % 3 == 2 else None,
+            }
+            for i in range(3000)
+        )
         store._mark_fts_stale("test: force a full rebuild of every index")
     writer = SessionStore(db)
     kills = 0
@@ -289,9 +335,13 @@ def test_kill_9_during_backfill_resumes_exactly(tmp_path: Path) -> None:
     # (75 chunks each) and the last kill still lands before the end
     stops = (1, 9, 45, 80, 70, 10)
     for stop_after in stops:
-        proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(
-            _BACKFILL_CHILD.format(db=str(db)))], env=_env(), stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(_BACKFILL_CHILD.format(db=str(db)))],
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         seen = 0
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -342,19 +392,25 @@ _WRITER_CHILD = """
 """
 
 
-def test_writer_appends_during_optimize_storage(tmp_path: Path,
-                                                record_property: pytest.RecordProperty) -> None:
+def test_writer_appends_during_optimize_storage(
+    tmp_path: Path, record_property: pytest.RecordProperty
+) -> None:
     db = tmp_path / "state.db"
     stop = tmp_path / "stop"
     with SessionStore(db) as store:
         store.add_session("s1", "cli")
-        store.add_messages({"session_id": "s1", "role": "user",
-                            "content": f"历史消息 {i} history " + "词语" * 40}
-                           for i in range(3000))
+        store.add_messages(
+            {"session_id": "s1", "role": "user", "content": f"历史消息 {i} history " + "词语" * 40}
+            for i in range(3000)
+        )
         store._mark_fts_stale("test: rebuild everything while a writer appends")
-    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(
-        _WRITER_CHILD.format(db=str(db), stop=str(stop)))], env=_env(),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(_WRITER_CHILD.format(db=str(db), stop=str(stop)))],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     with SessionStore(db) as store:
@@ -366,8 +422,10 @@ def test_writer_appends_during_optimize_storage(tmp_path: Path,
     report = json.loads(out.strip().splitlines()[-1])
     record_property("writer_max_wait_s", round(report["max_wait"], 4))
     record_property("writer_rows", report["n"])
-    print(f"\nwriter during optimize-storage: {report['n']} appends, "
-          f"worst wait {report['max_wait'] * 1000:.1f} ms")
+    print(
+        f"\nwriter during optimize-storage: {report['n']} appends, "
+        f"worst wait {report['max_wait'] * 1000:.1f} ms"
+    )
     assert result["ok"]
     with SessionStore(db) as store:
         assert _match(store, CJK, "写入者") == set(report["ids"])
@@ -392,17 +450,24 @@ def _open_trigram_off(db: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> S
         conn = sqlite3.connect(db)
         with conn:
             conn.execute(f"DROP TRIGGER {TRIGRAM}_insert")
-            conn.execute("INSERT INTO messages(session_id, role, content, timestamp) "
-                         "VALUES ('s1', 'user', '越过索引 pastindex', 1)")
+            conn.execute(
+                "INSERT INTO messages(session_id, role, content, timestamp) "
+                "VALUES ('s1', 'user', '越过索引 pastindex', 1)"
+            )
         conn.close()
     return SessionStore(db)
 
 
 def _trigram_trigger_sql(conn: sqlite3.Connection) -> dict[str, str]:
     names = tuple(name for name, _ in schema.DDL[TRIGRAM].triggers)
-    return {r[0]: r[1] for r in conn.execute(
-        f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
-        f"AND name IN ({', '.join('?' for _ in names)})", names)}
+    return {
+        r[0]: r[1]
+        for r in conn.execute(
+            f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
+            f"AND name IN ({', '.join('?' for _ in names)})",
+            names,
+        )
+    }
 
 
 def _assert_ours_intact(store: SessionStore, base_sql: str | None) -> None:
@@ -413,8 +478,11 @@ def _assert_ours_intact(store: SessionStore, base_sql: str | None) -> None:
         sql = schema.index_sql(store._conn, index)
         if sql is None:
             continue
-        quarantined = (index == TRIGRAM and not state[TRIGRAM]["served"]
-                       and schema.index_layout(sql) == "external")
+        quarantined = (
+            index == TRIGRAM
+            and not state[TRIGRAM]["served"]
+            and schema.index_layout(sql) == "external"
+        )
         if not quarantined:  # a quarantined trigram index is not maintained by design
             problem = indexing.integrity_check(store._conn, index)
             assert problem is None, (index, problem)
@@ -422,11 +490,13 @@ def _assert_ours_intact(store: SessionStore, base_sql: str | None) -> None:
                 # rank 1: compare with the content view too; the plain form
                 # only proves the index consistent with itself.
                 store._conn.execute(
-                    f"INSERT INTO {index}({index}, rank) VALUES('integrity-check', 1)")
+                    f"INSERT INTO {index}({index}, rank) VALUES('integrity-check', 1)"
+                )
         if state[index]["served"]:
             indexed = {r[0] for r in store._conn.execute(f"SELECT id FROM {index}_docsize")}
-            expected = {r[0] for r in store._conn.execute(
-                f"SELECT id FROM {schema.DDL[index].view}")}
+            expected = {
+                r[0] for r in store._conn.execute(f"SELECT id FROM {schema.DDL[index].view}")
+            }
             assert indexed == expected, (index, len(indexed ^ expected))
 
 
@@ -436,7 +506,8 @@ def _found(store: SessionStore, query: str) -> set[int]:
 
 @pytest.mark.parametrize("mode", _TRIGRAM_OFF_MODES)
 def test_hermes_agent_never_rebuilds_our_indexes_with_trigram_off(
-        tmp_path: Path, hermes_agent: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    tmp_path: Path, hermes_agent: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
     db = tmp_path / "state.db"
     if mode == "env_fresh":
         monkeypatch.setenv("HERMES_TRIGRAM_FTS", "0")
@@ -472,7 +543,8 @@ def test_hermes_agent_never_rebuilds_our_indexes_with_trigram_off(
 
 @pytest.mark.parametrize("mode", _TRIGRAM_OFF_MODES)
 def test_trigram_reenabled_after_hermes_wrote(
-        tmp_path: Path, hermes_agent: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    tmp_path: Path, hermes_agent: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
     db = tmp_path / "state.db"
     if mode == "env_fresh":
         monkeypatch.setenv("HERMES_TRIGRAM_FTS", "0")
@@ -499,7 +571,8 @@ def test_trigram_reenabled_after_hermes_wrote(
 
 
 def test_trigram_reenabled_on_a_store_that_never_had_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "state.db"
     monkeypatch.setenv("HERMES_TRIGRAM_FTS", "0")
     ids = _seed(db)
@@ -528,7 +601,8 @@ def test_trigram_reenabled_on_a_store_that_never_had_it(
 
 
 def test_optimize_storage_with_trigram_off_drops_ours(
-        tmp_path: Path, hermes_agent: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, hermes_agent: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "state.db"
     _seed(db)
     monkeypatch.setenv("HERMES_TRIGRAM_FTS", "0")
@@ -549,8 +623,7 @@ def test_optimize_storage_with_trigram_off_drops_ours(
             _assert_ours_intact(store, base_sql)
 
 
-def test_hermes_agent_between_base_and_trigram_rebuilds(tmp_path: Path,
-                                                         hermes_agent: Path) -> None:
+def test_hermes_agent_between_base_and_trigram_rebuilds(tmp_path: Path, hermes_agent: Path) -> None:
     db = tmp_path / "state.db"
     _seed(db)
     with SessionStore(db) as store:

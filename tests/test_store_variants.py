@@ -23,8 +23,10 @@ TEXTS = {
 
 def _fill(st: SessionStore) -> dict[str, int]:
     st.add_session("s1", source="cli", started_at=1000.0)
-    return {key: st.add_message("s1", "user", text, timestamp=10.0 + n)
-            for n, (key, text) in enumerate(TEXTS.items())}
+    return {
+        key: st.add_message("s1", "user", text, timestamp=10.0 + n)
+        for n, (key, text) in enumerate(TEXTS.items())
+    }
 
 
 @pytest.fixture()
@@ -58,7 +60,10 @@ def test_tokenize_check_reads_the_options():
     assert schema.cjk_option_on(None, "variants") is None
     # the order of options does not matter to the tokenizer, but a rebuild is
     # only skipped for exactly our options; `variants 0` is off.
-    assert schema.cjk_option_on(older.replace("unigrams 1", "unigrams 1 variants 0"), "variants") is False
+    assert (
+        schema.cjk_option_on(older.replace("unigrams 1", "unigrams 1 variants 0"), "variants")
+        is False
+    )
 
 
 def test_optimize_storage_upgrades_an_index_without_variants(tmp_path):
@@ -132,7 +137,9 @@ def test_like_scan_folds_widths(store):
 
 def test_like_snippet_maps_folded_positions_back():
     assert like_snippet(["我去過東京タワー"], ["东京"], fold=True) == "我去過>>>東京<<<タワー"
-    assert like_snippet(["ｶﾞｷﾞ東京ＡＢＣd"], ["ギ东京abc"], fold=True) == "ｶﾞ>>>ｷﾞ東京ＡＢＣd<<<"  # the mark covers the whole Latin word
+    assert (
+        like_snippet(["ｶﾞｷﾞ東京ＡＢＣd"], ["ギ东京abc"], fold=True) == "ｶﾞ>>>ｷﾞ東京ＡＢＣd<<<"
+    )  # the mark covers the whole Latin word
     assert like_snippet(["ｶﾞｷﾞ東京ＡＢＣd"], ["ギ东京abc"]) == "ｶﾞｷﾞ東京ＡＢＣd"  # no fold, no hit
 
 

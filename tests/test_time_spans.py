@@ -58,10 +58,17 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
             text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 5)))
             if i % 11 == 0:  # Latin glued to CJK: only the CJK index sees the word
                 text += " 修改deploy配置"
-            db.execute("INSERT INTO messages(id, session_id, role, content, timestamp) "
-                       "VALUES (?, ?, ?, ?, ?)",
-                       (1000 + i * STEP, f"s{rng.randrange(12):02d}",
-                        rng.choice(["user", "assistant", "tool"]), text, ts))
+            db.execute(
+                "INSERT INTO messages(id, session_id, role, content, timestamp) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    1000 + i * STEP,
+                    f"s{rng.randrange(12):02d}",
+                    rng.choice(["user", "assistant", "tool"]),
+                    text,
+                    ts,
+                ),
+            )
     db.close()
     with SessionStore(path) as st:
         assert st.optimize_storage(vacuum=False, min_pause=0)["ok"]
@@ -71,9 +78,14 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
     with db:
         db.execute("UPDATE messages SET timestamp = ? WHERE id = ?", (T0 + 20_000, 1000 + 5 * STEP))
         db.execute("UPDATE messages SET timestamp = ? WHERE id = ?", (T0 - 9000, 1000 + 700 * STEP))
-        db.execute("DELETE FROM messages WHERE id IN (?, ?)", (1000 + 400 * STEP, 1000 + 401 * STEP))
-        db.execute("INSERT INTO messages(id, session_id, role, content, timestamp) "
-                   "VALUES (?, 's01', 'user', '数据 deploy 补录', ?)", (500_000, T0 + 10.0))
+        db.execute(
+            "DELETE FROM messages WHERE id IN (?, ?)", (1000 + 400 * STEP, 1000 + 401 * STEP)
+        )
+        db.execute(
+            "INSERT INTO messages(id, session_id, role, content, timestamp) "
+            "VALUES (?, 's01', 'user', '数据 deploy 补录', ?)",
+            (500_000, T0 + 10.0),
+        )
     db.close()
     st = SessionStore(path, readonly=True)
     assert st.index_state()["time_index"] == time_table.TABLE
@@ -82,8 +94,14 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 WINDOWS = [
-    (T0 + 1000, T0 + 2000), (T0 + 8000, None), (None, T0 + 500), (T0 - 6000, T0 - 4000),
-    (T0 + 4490, T0 + 4510), (None, T0 - 20_000), (T0 + 30_000, None), (T0 + 19_999, None),
+    (T0 + 1000, T0 + 2000),
+    (T0 + 8000, None),
+    (None, T0 + 500),
+    (T0 - 6000, T0 - 4000),
+    (T0 + 4490, T0 + 4510),
+    (None, T0 - 20_000),
+    (T0 + 30_000, None),
+    (T0 + 19_999, None),
 ]
 
 
@@ -118,9 +136,11 @@ def test_side_by_side_zones_make_one_span_and_a_gap_makes_two(tmp_path):
     db = _plain(path)
     ids = time_table.ZONE_IDS
     with db:  # five zones of ids in time order, as an agent writes them
-        db.executemany("INSERT INTO messages(id, session_id, role, content, timestamp) "
-                       "VALUES (?, 's1', 'user', '数据', ?)",
-                       [(i, T0 + i) for i in range(0, 5 * ids, 8)])
+        db.executemany(
+            "INSERT INTO messages(id, session_id, role, content, timestamp) "
+            "VALUES (?, 's1', 'user', '数据', ?)",
+            [(i, T0 + i) for i in range(0, 5 * ids, 8)],
+        )
     db.close()
     with SessionStore(path) as st:
         assert st.optimize_storage(vacuum=False, min_pause=0)["ok"]
@@ -129,14 +149,19 @@ def test_side_by_side_zones_make_one_span_and_a_gap_makes_two(tmp_path):
         assert time_table.spans(conn, T0 + ids, T0 + 2 * ids) == [(ids, 2 * ids - 1)]
         assert time_table.spans(conn, T0 + 9 * ids, None) == []
         st._conn.execute("UPDATE messages SET timestamp = ? WHERE id = 8", (T0 + 9 * ids,))
-        assert time_table.spans(conn, T0 + 4.5 * ids, None) == [(4 * ids, 5 * ids - 1),
-                                                                 (0, ids - 1)]
+        assert time_table.spans(conn, T0 + 4.5 * ids, None) == [
+            (4 * ids, 5 * ids - 1),
+            (0, ids - 1),
+        ]
 
 
 def _full(monkeypatch: pytest.MonkeyPatch) -> None:
     """Searches without zones: every id range (the reference)."""
-    monkeypatch.setattr(time_table, "spans", lambda conn, after, before: [
-        (match_rows.MIN_ROWID, match_rows.MAX_ROWID)])
+    monkeypatch.setattr(
+        time_table,
+        "spans",
+        lambda conn, after, before: [(match_rows.MIN_ROWID, match_rows.MAX_ROWID)],
+    )
 
 
 @pytest.mark.parametrize("tier", [5, 256])
@@ -146,7 +171,8 @@ def test_bounded_searches_equal_the_unbounded_rows_of_the_window(store, monkeypa
     counts: list[str] = []
     checked = 0
     for query, (after, before), sort, limit in itertools.product(
-            QUERIES, WINDOWS, [None, "newest", "oldest"], [1, 6, 400]):
+        QUERIES, WINDOWS, [None, "newest", "oldest"], [1, 6, 400]
+    ):
         kw = {"query": query, "sort": sort, "after": after, "before": before}
         store._conn.set_trace_callback(counts.append)
         try:
@@ -156,15 +182,18 @@ def test_bounded_searches_equal_the_unbounded_rows_of_the_window(store, monkeypa
         everything = store.search_messages(query, sort=sort, limit=100_000)
         expected = [r for r in everything if _in_window(ts[r["id"]], after, before)][:limit]
         assert [(r["id"], r["snippet"]) for r in got] == [
-            (r["id"], r["snippet"]) for r in expected], kw
+            (r["id"], r["snippet"]) for r in expected
+        ], kw
         with monkeypatch.context() as m:
             _full(m)
             assert store.search_messages(limit=limit, **kw) == got, kw
         checked += bool(got)
     assert checked > 100
     if tier == 5:  # tiers above a window were skipped by counting, not read
-        assert any(s.startswith("SELECT count(*) FROM hermes_fts_word") and "AND rowid >" in s
-                   for s in counts)
+        assert any(
+            s.startswith("SELECT count(*) FROM hermes_fts_word") and "AND rowid >" in s
+            for s in counts
+        )
 
 
 def test_a_window_no_message_falls_in_reads_no_index(store):
@@ -186,10 +215,11 @@ def test_time_sorted_glued_rows_read_only_past_the_page_cutoff(store, monkeypatc
     assert len(glued) > 50
     checked = 0
     for query, limit, window in itertools.product(
-            ["deploy", "deploy OR config", "deploy 数据"], [1, 6, 40, 400],
-            [(None, None), (T0 + 1000, None), (None, T0 + 6000)]):
-        kw = {"query": query, "sort": sort, "limit": limit, "after": window[0],
-              "before": window[1]}
+        ["deploy", "deploy OR config", "deploy 数据"],
+        [1, 6, 40, 400],
+        [(None, None), (T0 + 1000, None), (None, T0 + 6000)],
+    ):
+        kw = {"query": query, "sort": sort, "limit": limit, "after": window[0], "before": window[1]}
         got = store.search_messages(**kw)
         with monkeypatch.context() as m:
             _full(m)
@@ -205,22 +235,28 @@ def test_time_sorts_over_slices_of_zones_equal_sorting_every_match(store, monkey
     # match is the reference.
     def run(plan: str, **kw: Any) -> list[Any]:
         with monkeypatch.context() as m:
-            m.setattr(match_rows, "walk_threshold",
-                      (lambda limit, rows: 1) if plan == "walk" else (lambda limit, rows: 10**18))
+            m.setattr(
+                match_rows,
+                "walk_threshold",
+                (lambda limit, rows: 1) if plan == "walk" else (lambda limit, rows: 10**18),
+            )
             if plan == "every match":
                 m.setattr(match_rows, "_first_slice", lambda *a: None)
             elif plan == "sort":  # a slice small enough to be widened in this store
-                m.setattr(match_rows, "_first_slice",
-                          lambda limit, rows, matches, walk: 2 * limit)
+                m.setattr(match_rows, "_first_slice", lambda limit, rows, matches, walk: 2 * limit)
             return [(r["id"], r["snippet"]) for r in store.search_messages(**kw)]
 
     answered: list[Any] = []
     sliced_top = match_rows._sliced_top
-    monkeypatch.setattr(match_rows, "_sliced_top", lambda *a: (
-        lambda ids: (ids is not None and answered.append(ids), ids)[1])(sliced_top(*a)))
+    monkeypatch.setattr(
+        match_rows,
+        "_sliced_top",
+        lambda *a: (lambda ids: (ids is not None and answered.append(ids), ids)[1])(sliced_top(*a)),
+    )
     sliced = {"walk": 0, "sort": 0}
     for query, limit, (after, before) in itertools.product(
-            QUERIES, [1, 6, 40, 400], [(None, None), *WINDOWS[:4]]):
+        QUERIES, [1, 6, 40, 400], [(None, None), *WINDOWS[:4]]
+    ):
         kw = {"query": query, "sort": sort, "limit": limit, "after": after, "before": before}
         reference = run("every match", **kw)
         answered.clear()
@@ -235,8 +271,9 @@ def test_time_sorts_over_slices_of_zones_equal_sorting_every_match(store, monkey
 def test_sorting_slices_start_where_the_page_is_expected():
     # About 2 * limit matches expected in the first slice; none for a rare term.
     assert match_rows._first_slice(20, 1_000_000, 1_000, walk=False) == 40_000
-    assert match_rows._first_slice(20, 1_000_000, 100_000, walk=False) \
-        == match_rows._FIRST_SLICE_IDS
+    assert (
+        match_rows._first_slice(20, 1_000_000, 100_000, walk=False) == match_rows._FIRST_SLICE_IDS
+    )
     assert match_rows._first_slice(20, 1_000_000, 19, walk=False) is None
     assert match_rows._first_slice(20, 1_000_000, 30, walk=False) is None  # most of the store
     # Sorting 200 matches costs less than reading the zones of a million messages twice.

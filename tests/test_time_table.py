@@ -27,22 +27,32 @@ T0 = 1_700_000_000.0
 
 
 def _mirror(conn: Any) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in conn.execute(
-        f"SELECT id, ts, typeof(ts) FROM {time_table.TABLE} ORDER BY id")]
+    return [
+        tuple(r)
+        for r in conn.execute(f"SELECT id, ts, typeof(ts) FROM {time_table.TABLE} ORDER BY id")
+    ]
 
 
 def _truth(conn: Any) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in conn.execute(
-        "SELECT id, timestamp, typeof(timestamp) FROM messages ORDER BY id")]
+    return [
+        tuple(r)
+        for r in conn.execute("SELECT id, timestamp, typeof(timestamp) FROM messages ORDER BY id")
+    ]
 
 
 def _store(path: Path, n: int = 300) -> SessionStore:
     st = SessionStore(path)
     st.add_session("s1", "cli")
     st.add_session("s2", "cli")
-    st.add_messages({"session_id": f"s{1 + i % 2}", "role": "user",
-                     "content": f"数据 deploy {i}", "timestamp": T0 + (i * 7) % 50}
-                    for i in range(n))
+    st.add_messages(
+        {
+            "session_id": f"s{1 + i % 2}",
+            "role": "user",
+            "content": f"数据 deploy {i}",
+            "timestamp": T0 + (i * 7) % 50,
+        }
+        for i in range(n)
+    )
     return st
 
 
@@ -71,8 +81,12 @@ def test_only_optimize_storage_adds_it_and_a_second_run_keeps_it(tmp_path):
         assert _walks(st)
         st._conn.execute(f"INSERT INTO {time_table.TABLE}(id, ts) VALUES (1000000, 0)")
         st.optimize_storage(vacuum=False)  # complete: left as it is, not refilled
-        assert st._conn.execute(
-            f"SELECT count(*) FROM {time_table.TABLE} WHERE id = 1000000").fetchone()[0] == 1
+        assert (
+            st._conn.execute(
+                f"SELECT count(*) FROM {time_table.TABLE} WHERE id = 1000000"
+            ).fetchone()[0]
+            == 1
+        )
         assert not st.optimize_needed()
 
 
@@ -84,21 +98,23 @@ def test_chunked_fill_is_exact_with_writes_of_every_kind_between_chunks(tmp_path
         assert st.index_state()["time_index"] is None  # not before it is complete
         assert st.index_state()["time_table"]["status"] == "filling"
         chunks: list[int | None] = []
-        writes = iter([
-            "INSERT INTO messages(session_id, role, content, timestamp) "
-            "VALUES ('s1', 'user', 'late 数据', 1.0)",
-            "UPDATE messages SET timestamp = 5.0 WHERE id = 3",  # filled already
-            "UPDATE messages SET timestamp = 6.0 WHERE id = 390",  # not yet filled
-            "UPDATE messages SET id = 2000 WHERE id = 5",  # filled -> above the window
-            "DELETE FROM messages WHERE id = 7",
-            "UPDATE messages SET id = 7 WHERE id = 380",  # unfilled -> a filled id
-            "DELETE FROM messages WHERE id = 9",
-            "DELETE FROM messages WHERE id = 395",
-            "UPDATE messages SET content = 'only content 数据' WHERE id = 11",
-            "INSERT OR REPLACE INTO messages(id, session_id, role, content, timestamp) "
-            "VALUES (12, 's2', 'user', 'replaced 数据', 'text time')",
-            "DELETE FROM messages WHERE session_id = 's2' AND id > 300",
-        ])
+        writes = iter(
+            [
+                "INSERT INTO messages(session_id, role, content, timestamp) "
+                "VALUES ('s1', 'user', 'late 数据', 1.0)",
+                "UPDATE messages SET timestamp = 5.0 WHERE id = 3",  # filled already
+                "UPDATE messages SET timestamp = 6.0 WHERE id = 390",  # not yet filled
+                "UPDATE messages SET id = 2000 WHERE id = 5",  # filled -> above the window
+                "DELETE FROM messages WHERE id = 7",
+                "UPDATE messages SET id = 7 WHERE id = 380",  # unfilled -> a filled id
+                "DELETE FROM messages WHERE id = 9",
+                "DELETE FROM messages WHERE id = 395",
+                "UPDATE messages SET content = 'only content 数据' WHERE id = 11",
+                "INSERT OR REPLACE INTO messages(id, session_id, role, content, timestamp) "
+                "VALUES (12, 's2', 'user', 'replaced 数据', 'text time')",
+                "DELETE FROM messages WHERE session_id = 's2' AND id > 300",
+            ]
+        )
 
         def between_chunks(_seconds: float) -> None:
             chunks.append(st.index_state()["time_table"]["filled"])
@@ -117,21 +133,24 @@ def test_chunked_fill_is_exact_with_writes_of_every_kind_between_chunks(tmp_path
         assert ("text",) == tuple({r[2] for r in _mirror(st._conn) if r[0] == 12})
 
 
-@pytest.mark.parametrize("change", [
-    "INSERT INTO messages(session_id, role, content, timestamp) VALUES ('s1', 'user', 'n', 9)",
-    "INSERT INTO messages(session_id, role, content, timestamp) "
-    "VALUES ('s1', 'user', 'n', '2024-01-01')",
-    "INSERT OR REPLACE INTO messages(id, session_id, role, content, timestamp) "
-    "VALUES (4, 's1', 'user', 'n', 3.5)",
-    "INSERT OR IGNORE INTO messages(id, session_id, role, content, timestamp) "
-    "VALUES (4, 's1', 'user', 'n', 3.5)",
-    "UPDATE messages SET timestamp = timestamp - 100 WHERE id % 3 = 0",
-    "UPDATE messages SET id = id + 1000 WHERE id > 250",
-    "UPDATE OR REPLACE messages SET id = 10 WHERE id = 20",
-    "UPDATE messages SET content = 'x', timestamp = 1 WHERE id = 30",
-    "DELETE FROM messages WHERE id % 5 = 0",
-    "DELETE FROM messages",
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        "INSERT INTO messages(session_id, role, content, timestamp) VALUES ('s1', 'user', 'n', 9)",
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        "VALUES ('s1', 'user', 'n', '2024-01-01')",
+        "INSERT OR REPLACE INTO messages(id, session_id, role, content, timestamp) "
+        "VALUES (4, 's1', 'user', 'n', 3.5)",
+        "INSERT OR IGNORE INTO messages(id, session_id, role, content, timestamp) "
+        "VALUES (4, 's1', 'user', 'n', 3.5)",
+        "UPDATE messages SET timestamp = timestamp - 100 WHERE id % 3 = 0",
+        "UPDATE messages SET id = id + 1000 WHERE id > 250",
+        "UPDATE OR REPLACE messages SET id = 10 WHERE id = 20",
+        "UPDATE messages SET content = 'x', timestamp = 1 WHERE id = 30",
+        "DELETE FROM messages WHERE id % 5 = 0",
+        "DELETE FROM messages",
+    ],
+)
 def test_triggers_keep_it_exact_for_a_writer_without_the_extension(tmp_path, change):
     db = tmp_path / "state.db"
     with _store(db) as st:
@@ -159,8 +178,12 @@ def test_the_old_index_is_not_walked_and_optimize_storage_drops_it(tmp_path):
         st._conn.set_trace_callback(None)
         assert rows and not any(time_table.OLD_INDEX in s for s in statements)
         assert st.optimize_storage(vacuum=False)["ok"]
-        names = {r[0] for r in st._conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages'")}
+        names = {
+            r[0]
+            for r in st._conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages'"
+            )
+        }
         assert time_table.OLD_INDEX not in names
         assert not st.index_state()["time_table"]["old_index"]
         assert st.index_state()["time_index"] == time_table.TABLE
@@ -228,9 +251,12 @@ def test_a_hermes_like_writer_gets_in_while_the_table_fills(tmp_path):
     try:
         with SessionStore(db) as st:
             # Production pacing (MIN_PAUSE yields), small fixed chunks: many of them.
-            time_table.drive_fill(st._conn, chunk_rows=300, txn_target=None,
-                                  on_chunk=lambda: chunks.append(
-                                      time_table.state(st._conn)["filled"]))
+            time_table.drive_fill(
+                st._conn,
+                chunk_rows=300,
+                txn_target=None,
+                on_chunk=lambda: chunks.append(time_table.state(st._conn)["filled"]),
+            )
     finally:
         stop.touch()
         out, err = proc.communicate(timeout=120)

@@ -355,8 +355,11 @@ def test_generated_tables_are_fresh() -> None:
 
 @needs_source_tree
 def test_generated_tables_check_detects_staleness(tmp_path: Path) -> None:
-    script = generator_copy(tmp_path, "csrc/gen_cjk_tables.py", (
-        "csrc/cjk_ranges.txt", "csrc/cjk_script.h", "hermes_fts/_cjk_ranges.py"))
+    script = generator_copy(
+        tmp_path,
+        "csrc/gen_cjk_tables.py",
+        ("csrc/cjk_ranges.txt", "csrc/cjk_script.h", "hermes_fts/_cjk_ranges.py"),
+    )
     assert subprocess.run([*script, "--check"], capture_output=True).returncode == 0
     with open(tmp_path / "csrc" / "cjk_ranges.txt", "a", encoding="utf-8") as f:
         f.write("E000..E001  # test-only range\n")

@@ -416,8 +416,10 @@ def test_scroll_caps_content_as_discovery_does(store):
 @pytest.mark.parametrize("chars", ["z", "\u6771"])  # ASCII and CJK (3 UTF-8 bytes each)
 def test_read_and_scroll_stay_under_the_payload_budget(store, chars):
     huge = chars * 3_000_000
-    turns = [("user", f"q{i}") if i % 2 else ("assistant", huge if i == 4 else chars * 5000)
-             for i in range(60)]
+    turns = [
+        ("user", f"q{i}") if i % 2 else ("assistant", huge if i == 4 else chars * 5000)
+        for i in range(60)
+    ]
     ids = conversation(store, "s1", turns)
     read = session_search(store, session_id="s1")
     scroll = session_search(store, session_id="s1", around_message_id=ids[4], window=20)
@@ -438,9 +440,16 @@ def test_scroll_caps_tool_call_arguments(store):
     store.add_session("s1", "cli")
     big_args = json.dumps({"query": "q" * 20000})
     mid = store.add_message(
-        "s1", "assistant", None,
-        tool_calls=[{"id": "c1", "type": "function",
-                     "function": {"name": "web_search", "arguments": big_args}}],
+        "s1",
+        "assistant",
+        None,
+        tool_calls=[
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "web_search", "arguments": big_args},
+            }
+        ],
     )
     out = session_search(store, session_id="s1", around_message_id=mid, window=1)
     msg = out["messages"][0]
@@ -658,7 +667,9 @@ def test_discovery_current_lineage_exceptions(searchable):
     )
     assert _result_ids(filtered) == ["reset"]
     # a branched parent never counts as having left live context
-    branched_only = session_search(searchable, query="axolotl AND branch", current_session_id="live")
+    branched_only = session_search(
+        searchable, query="axolotl AND branch", current_session_id="live"
+    )
     assert branched_only["results"] == []
 
 

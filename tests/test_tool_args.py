@@ -124,8 +124,10 @@ def _check_search_only_options(store):
     assert session_search(store, session_id="s1", **bad)["success"] is True
     assert session_search(store, **bad)["success"] is True
     assert_error(session_search(store, query="chatter", **bad), "role_filter")
-    assert_error(session_search(store, query="chatter", role_filter="user", after="nonsense"),
-                 "after must be epoch seconds")
+    assert_error(
+        session_search(store, query="chatter", role_filter="user", after="nonsense"),
+        "after must be epoch seconds",
+    )
     assert_error(
         session_search(store, query="chatter", after="2026-03-02", before="2026-03-01"),
         "after must be earlier than before",
@@ -160,19 +162,32 @@ def test_search_options_carry_the_parsed_values():
 NOW = 1_780_000_000.0
 
 
-@pytest.mark.parametrize(("value", "seconds_back"), [
-    ("30m", 1800), ("24h", 86400), ("7d", 7 * 86400), ("2w", 14 * 86400),
-    (" 7D ", 7 * 86400), ("1.5h", 5400), ("0d", 0), ("12 h", 12 * 3600),
-])
+@pytest.mark.parametrize(
+    ("value", "seconds_back"),
+    [
+        ("30m", 1800),
+        ("24h", 86400),
+        ("7d", 7 * 86400),
+        ("2w", 14 * 86400),
+        (" 7D ", 7 * 86400),
+        ("1.5h", 5400),
+        ("0d", 0),
+        ("12 h", 12 * 3600),
+    ],
+)
 def test_relative_time_bounds_count_back_from_now(value, seconds_back):
     assert parse_time_bound(value, "after", now=NOW) == NOW - seconds_back
 
 
-@pytest.mark.parametrize("value", ["7x", "d7", "-7d", "7 days", "7dd", "7d ago", "h",
-                                   "9" * 400 + "d"])
+@pytest.mark.parametrize(
+    "value", ["7x", "d7", "-7d", "7 days", "7dd", "7d ago", "h", "9" * 400 + "d"]
+)
 def test_malformed_relative_bounds_are_refused_with_the_forms_that_work(value):
-    with pytest.raises(ToolError, match=r"before must be epoch seconds, an ISO date/time .*"
-                                        r"30m, 24h, 7d or 2w") as refused:
+    with pytest.raises(
+        ToolError,
+        match=r"before must be epoch seconds, an ISO date/time .*"
+        r"30m, 24h, 7d or 2w",
+    ) as refused:
         parse_time_bound(value, "before", now=NOW)
     assert repr(value) in str(refused.value)
 
@@ -203,7 +218,11 @@ def test_relative_bounds_select_messages_by_their_own_time(tmp_path, monkeypatch
         assert found(after="30m", before="5m") == ["mixed"]
         assert found(before="1d") == ["old"]
         assert found(after="5m") == []
-        assert_error(session_search(store, query="lighthouse", after="1d", before="2d"),
-                     "after must be earlier than before")
-        assert_error(session_search(store, query="lighthouse", after="last week"),
-                     "or a time back from now such as 30m, 24h, 7d or 2w")
+        assert_error(
+            session_search(store, query="lighthouse", after="1d", before="2d"),
+            "after must be earlier than before",
+        )
+        assert_error(
+            session_search(store, query="lighthouse", after="last week"),
+            "or a time back from now such as 30m, 24h, 7d or 2w",
+        )

