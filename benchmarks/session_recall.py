@@ -288,7 +288,7 @@ def latency(db: Path, queries: int, rounds: int = 3) -> list[list[str]]:
     costs for the same words.
     """
     import hermes_fts
-    from hermes_fts import search as search_module
+    from hermes_fts.search import run as search_module
 
     store = hermes_fts.SessionStore(str(db))
     common = [

@@ -68,8 +68,8 @@ def test_cjk_backfill_throughput_and_writer_wait(
         pytest.skip(extension_missing)
     if corpus.store_class() is None:
         pytest.skip("hermes_fts.SessionStore is not available yet")
-    from hermes_fts import indexing
-    from hermes_fts.schema import CJK
+    from hermes_fts.index import maintain as indexing
+    from hermes_fts.index.schema import CJK
     from hermes_fts.store import SessionStore
 
     n = _size()

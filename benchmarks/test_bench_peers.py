@@ -30,12 +30,14 @@ from typing import Any
 import pytest
 
 from benchmarks import corpus
-from hermes_fts import indexing, match_rows, search
 from hermes_fts.bench import interleaved_median_ms
 from hermes_fts.content import decode_content
-from hermes_fts.query import has_cjk, match_expression
-from hermes_fts.schema import CJK
-from hermes_fts.snippets import snippet_sql
+from hermes_fts.index import maintain as indexing
+from hermes_fts.index.schema import CJK
+from hermes_fts.search import rank as match_rows
+from hermes_fts.search import run as search
+from hermes_fts.search.plan import has_cjk, match_expression
+from hermes_fts.search.snippets import snippet_sql
 from hermes_fts.store import SessionStore
 
 CLASSES = ("zh2", "zh3", "ja", "ko", "cjk1", "latin_word", "latin_ident")

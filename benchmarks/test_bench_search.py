@@ -25,10 +25,12 @@ from typing import Any
 import pytest
 
 from benchmarks import corpus
-from hermes_fts import indexing, match_rows, search
 from hermes_fts.bench import median_ms, recall
-from hermes_fts.query import match_expression
-from hermes_fts.snippets import few_snippet_sql, snippet_sql
+from hermes_fts.index import maintain as indexing
+from hermes_fts.search import rank as match_rows
+from hermes_fts.search import run as search
+from hermes_fts.search.plan import match_expression
+from hermes_fts.search.snippets import few_snippet_sql, snippet_sql
 from hermes_fts.store import SessionStore
 
 PER_BAND = int(os.environ.get("HERMES_BENCH_PER_BAND", "2"))  # terms per frequency band

@@ -109,7 +109,7 @@ def test_writer_wait_while_the_time_table_is_built(
 ) -> None:
     if extension_missing:
         pytest.skip(extension_missing)
-    from hermes_fts import time_table
+    from hermes_fts.index import time_table
     from hermes_fts.store import SessionStore
 
     db, stop = tmp_path / "state.db", tmp_path / "stop"
@@ -176,7 +176,7 @@ def test_hermes_own_search_is_unchanged(
 ) -> None:
     if extension_missing:
         pytest.skip(extension_missing)
-    from hermes_fts import time_table
+    from hermes_fts.index import time_table
     from hermes_fts.store import SessionStore
 
     he = hermes_env()

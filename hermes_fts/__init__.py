@@ -20,14 +20,14 @@ from .loader import (
 )
 
 _LAZY = {
-    "sanitize_fts5_query": "query",
+    "sanitize_fts5_query": "search.plan",
     "SessionStore": "store",
     "session_search": "tool",
     "TOOL_SCHEMA": "tool",
     # The errors a caller catches, and what a search takes.
-    "QueryError": "_query_syntax",
+    "QueryError": "search.syntax",
     "StoreError": "_sqlite",
-    "SearchRequest": "request",
+    "SearchRequest": "search.request",
 }
 
 __all__ = [

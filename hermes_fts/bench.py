@@ -20,8 +20,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from . import schema
-from .query import has_cjk, match_expression, parse_query
+from .index import schema
+from .search.plan import has_cjk, match_expression, parse_query
 from .store import SessionStore
 
 CLASSES = ("cjk1", "cjk2", "cjk3", "latin_word")

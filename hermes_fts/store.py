@@ -16,13 +16,19 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _env, _sqlite, index_state, indexing, loader, schema, search, time_table, transcript
+from . import _env, _sqlite, loader, transcript
 from ._env import default_db_path
-from ._query_syntax import QueryError
 from ._sqlite import StoreError, failure_cause, store_error  # tool/CLI name causes with them
 from .content import encode_value
-from .query import QueryTooBroad  # re-exported: the tool and CLI see queries through the store
-from .schema import BASE, CJK, TRIGRAM
+from .index import lifecycle as index_state
+from .index import maintain as indexing
+from .index import schema, time_table
+from .index.schema import BASE, CJK, TRIGRAM
+from .search import run as search
+from .search.plan import (
+    QueryTooBroad,  # re-exported: the tool and CLI see queries through the store
+)
+from .search.syntax import QueryError
 from .transcript import file_has_session  # re-exported: the tool's profile lookup
 
 __all__ = [
@@ -640,7 +646,7 @@ class SessionStore:
     ) -> search.SearchResult:
         """Search visible messages: the rows, the route that answered, the query's notes.
 
-        Routes and semantics in ``hermes_fts.search``.  ``after``/``before``
+        Routes and semantics in ``hermes_fts.search.run``.  ``after``/``before``
         (Unix seconds, ``after <= timestamp < before``) and
         ``exclude_session_ids`` are SQL conditions (``search.SearchRequest``).
         ``route`` (``fts5``, ``fts_cjk``, ``trigram`` or ``like_scan``) runs

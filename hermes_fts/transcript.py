@@ -26,7 +26,7 @@ from typing import Any
 from ._params import as_int
 from ._sqlite import connect_readonly, row_dict
 from .content import decode_content, parse_tool_calls
-from .schema import MESSAGES
+from .index.schema import MESSAGES
 
 __all__ = [
     "attach_context",

@@ -60,7 +60,8 @@ IDENTIFIERS = [
 def rebuild_cjk_index(st, without: str) -> None:
     """Replace a store's CJK index by one an older hermes-fts built: the tokenizer
     options of ``schema.CJK_TOKENIZE`` without ``without`` (such as ``" glue 1"``)."""
-    from hermes_fts import indexing, schema
+    from hermes_fts.index import maintain as indexing
+    from hermes_fts.index import schema
 
     conn = st._conn
     old_sql = schema.DDL[schema.CJK].table_sql.replace(without, "")

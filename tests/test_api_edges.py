@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import hermes_fts
-from hermes_fts import indexing
-from hermes_fts.query import MAX_LIKE_ALTERNATIVES, QueryTooBroad
+from hermes_fts.index import maintain as indexing
+from hermes_fts.search.plan import MAX_LIKE_ALTERNATIVES, QueryTooBroad
 from hermes_fts.store import SessionStore, StoreError
 from hermes_fts.tool import session_search
 
@@ -128,7 +128,7 @@ def test_index_bytes_counts_an_inline_tables_content_copy(tmp_path: Path):
 
 
 def test_the_errors_a_caller_catches_come_from_the_package() -> None:
-    import hermes_fts.query
+    import hermes_fts.search.plan
     import hermes_fts.store
     from hermes_fts import QueryError, SearchRequest, StoreError
 
@@ -136,5 +136,5 @@ def test_the_errors_a_caller_catches_come_from_the_package() -> None:
     assert {"QueryError", "StoreError", "SearchRequest"} <= set(hermes_fts.__all__)
     # The very classes the store and the query parser raise, not copies.
     assert StoreError is hermes_fts.store.StoreError
-    assert QueryError is hermes_fts.query.QueryError
-    assert SearchRequest.__module__ == "hermes_fts.request"
+    assert QueryError is hermes_fts.search.plan.QueryError
+    assert SearchRequest.__module__ == "hermes_fts.search.request"

@@ -73,7 +73,7 @@ def test_hermes_fts_commands_in_hermes_leave_the_environment_and_stdout_alone(
 ):
     # Hermes runs agents in threads: `hermes fts status` once set HERMES_HOME and
     # replaced sys.stdout for the whole process while it ran.
-    from hermes_fts import hermes_plugin
+    from hermes_fts.hermes import plugin as hermes_plugin
 
     home = tmp_path / "hermes-home"
     home.mkdir()

@@ -24,7 +24,7 @@ import _hermes_env as he
 import pytest
 from _tool_fixtures import nobody_package_root
 
-from hermes_fts import schema
+from hermes_fts.index import schema
 from hermes_fts.store import SessionStore
 
 DRIVER = Path(__file__).with_name("_coex_driver.py")

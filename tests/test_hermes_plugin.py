@@ -22,7 +22,7 @@ import _hermes_env as he
 import pytest
 
 ENGINE_PREFIX = "hermes-fts "
-PLUGIN_LOGGER = "hermes_fts.hermes_plugin"
+PLUGIN_LOGGER = "hermes_fts.hermes.plugin"
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -137,7 +137,7 @@ def test_pluginmanager_finds_the_entry_point_and_enable_loads_it(
     assert loaded["enabled"] is True and not loaded.get("error"), loaded
     assert loaded["middleware"] >= 1 and loaded["commands"] >= 1, loaded
 
-    from hermes_fts.hermes_host import plugin_status
+    from hermes_fts.hermes.host import plugin_status
 
     status = plugin_status(home)
     assert status["serves_session_search"] and status["grant"] == "execution middleware only"
@@ -469,7 +469,7 @@ def test_a_kept_venv_is_brought_up_to_the_checkout(hermes_venv: Path) -> None:
             [
                 str(he.venv_python(hermes_venv)),
                 "-c",
-                "import hermes_fts.match_rows as m; print(m.__file__)",
+                "import hermes_fts.search.rank as m; print(m.__file__)",
             ],
             capture_output=True,
             text=True,

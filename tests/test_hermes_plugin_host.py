@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_fts import hermes_host
-from hermes_fts.hermes_host import ConfigUnreadable, config_section, plugin_status
+from hermes_fts.hermes import host as hermes_host
+from hermes_fts.hermes.host import ConfigUnreadable, config_section, plugin_status
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -230,7 +230,7 @@ def test_importing_hermes_fts_never_imports_the_plugin_or_hermes() -> None:
         "import sys, hermes_fts\n"
         "hermes_fts.session_search; hermes_fts.TOOL_SCHEMA; hermes_fts.SessionStore\n"
         "import hermes_fts.cli\n"
-        "bad = [m for m in sys.modules if m == 'hermes_fts.hermes_plugin' or\n"
+        "bad = [m for m in sys.modules if m == 'hermes_fts.hermes.plugin' or\n"
         "       m.split('.')[0] in ('hermes_cli', 'hermes_state', 'hermes_constants', 'tools')]\n"
         "print(bad)\n"
     )
@@ -243,7 +243,7 @@ def test_importing_hermes_fts_never_imports_the_plugin_or_hermes() -> None:
 
 
 def test_middleware_passes_every_other_tool_through_untouched() -> None:
-    from hermes_fts import hermes_plugin
+    from hermes_fts.hermes import plugin as hermes_plugin
 
     seen: list[object] = []
 
@@ -264,7 +264,7 @@ def test_middleware_passes_every_other_tool_through_untouched() -> None:
 def test_outside_hermes_the_store_follows_hermes_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hermes_fts import hermes_plugin
+    from hermes_fts.hermes import plugin as hermes_plugin
 
     monkeypatch.setenv("HERMES_HOME", str(tmp_path))
     assert hermes_plugin.store_path() == tmp_path / "state.db"
@@ -292,7 +292,7 @@ with SessionStore(sys.argv[1]) as store:
 
 def _served_sessions(path: Path, query: str) -> list[str] | None:
     """Session ids hermes-fts answers for ``query`` through the plugin; None: the built-in."""
-    from hermes_fts import hermes_plugin
+    from hermes_fts.hermes import plugin as hermes_plugin
 
     raw = hermes_plugin.serve({"query": query}, None, lambda: None, path)
     if raw is None:
@@ -361,7 +361,7 @@ def test_without_an_agent_behind_the_call_an_unknown_session_goes_to_the_builtin
 ) -> None:
     # A host whose chain does not reach the agent: the current session must be in the
     # store, or the agent may be writing to another one.
-    from hermes_fts import hermes_plugin
+    from hermes_fts.hermes import plugin as hermes_plugin
 
     monkeypatch.setenv("HERMES_HOME", str(plugin_store.parent))
     calls: list[str] = []
@@ -425,7 +425,7 @@ class _RecordingContext:
 def test_a_failed_registration_leaves_nothing_registered(
     fail_at: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hermes_fts import hermes_plugin
+    from hermes_fts.hermes import plugin as hermes_plugin
 
     monkeypatch.setattr(hermes_plugin, "REGISTRATION", hermes_plugin.Registration())
     ctx = _RecordingContext(fail_at)

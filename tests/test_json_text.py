@@ -23,7 +23,9 @@ import pytest
 from test_coexistence import agent, probe
 
 import hermes_fts
-from hermes_fts import content, indexing, old_layout, schema
+from hermes_fts import content
+from hermes_fts.index import maintain as indexing
+from hermes_fts.index import old_layout, schema
 from hermes_fts.store import SessionStore
 
 try:

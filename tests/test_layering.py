@@ -39,28 +39,28 @@ LAYERS: dict[str, int] = {
     "_platform": LEAF,
     "_params": LEAF,
     "_index_text": LEAF,
-    "_query_syntax": LEAF,
+    "search.syntax": LEAF,
     "_cjk_variants": LEAF,
-    "_hermes_config": LEAF,
+    "hermes.config": LEAF,
     "loader": 1,
-    "query": 2,
-    "request": 3,
-    "like_sql": 3,
-    "schema": 3,
-    "indexing": 4,
-    "evidence": 4,
-    "old_layout": 5,
+    "search.plan": 2,
+    "search.request": 3,
+    "search.like": 3,
+    "index.schema": 3,
+    "index.maintain": 4,
+    "search.evidence": 4,
+    "index.old_layout": 5,
     "transcript": 5,
-    "snippets": 5,
-    "match_rows": 5,
-    "time_table": 5,
-    "search": 6,
-    "index_state": 6,
+    "search.snippets": 5,
+    "search.rank": 5,
+    "index.time_table": 5,
+    "search.run": 6,
+    "index.lifecycle": 6,
     "store": 7,
     "bench": 8,
-    "hermes_host": 8,
+    "hermes.host": 8,
     "tool": 9,
-    "tool.schema": 9,
+    "tool.spec": 9,
     "tool.args": 9,
     "tool.profiles": 9,
     "tool.context": 9,
@@ -78,8 +78,20 @@ LAYERS: dict[str, int] = {
     "cli.demo": 10,
     # The Hermes Agent plugin sits on top: it wires the tool and the CLI into
     # Hermes, and nothing in the package imports it.
-    "hermes_plugin": 11,
+    "hermes.plugin": 11,
+    # Package docstrings only: what each subsystem owns.
+    "search": LEAF,
+    "index": LEAF,
+    "hermes": LEAF,
 }
+# Subsystem packages, bottom first: a module may import from its own package or
+# an earlier one (leaf modules excepted), never a later one.  ``hermes/`` spans
+# the stack (a leaf reading config.yaml, what the CLI reports of an install, the
+# plugin on top), so the layers above place its modules.
+PACKAGE_ORDER = ("index", "search", "tool", "cli")
+# Packages whose modules are peers, free to import each other (without cycles);
+# inside the others the layers above hold too.
+PEER_PACKAGES = ("tool", "cli")
 FACADE = "__init__"
 # The facade's eager imports: the extension part (``import hermes_fts`` must
 # stay cheap and must never import Hermes Agent).
@@ -94,7 +106,7 @@ GENERATED = {"_cjk_ranges", "_cjk_variants"}  # written by csrc/gen_cjk_*.py
 # Only the top layer may import the facade: the facade imports modules on
 # first use by name, which no parse sees, so below the top such an import
 # could close a cycle that no test would find.
-FACADE_IMPORTERS = {"hermes_plugin"}
+FACADE_IMPORTERS = {"hermes.plugin"}
 
 
 @dataclass(frozen=True)
@@ -240,13 +252,28 @@ def test_no_module_imports_a_higher_or_equal_layer():
             theirs = LAYERS.get(imp.target)
             if imp.target == FACADE or theirs is None:
                 continue  # reported by test_every_module_has_a_layer
-            if _unit(imp.target) == _unit(module):
-                continue  # one package's own modules (cycles are checked separately)
+            if _unit(imp.target) == _unit(module) in PEER_PACKAGES:
+                continue  # peers (cycles are checked separately)
             if mine != LEAF and theirs != LEAF and theirs >= mine:
                 bad.append(
                     f"{_where(module, imp)}: {module} (layer {mine}) imports "
                     f"{imp.target} (layer {theirs})"
                 )
+    assert not bad, "\n".join(bad)
+
+
+def test_subsystem_packages_import_only_earlier_ones():
+    _modules_, graph, _ = _graph()
+    rank = {package: i for i, package in enumerate(PACKAGE_ORDER)}
+    bad = [
+        f"{_where(module, imp)}: {module} imports {imp.target}, a later package"
+        for module, imports in graph.items()
+        if _unit(module) in rank
+        for imp in imports
+        if _unit(imp.target) in rank
+        and LAYERS.get(imp.target) != LEAF
+        and rank[_unit(imp.target)] > rank[_unit(module)]
+    ]
     assert not bad, "\n".join(bad)
 
 

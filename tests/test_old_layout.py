@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_fts import old_layout
+from hermes_fts.index import old_layout
 from hermes_fts.store import SessionStore
 
 COLS = "content, tool_name, tool_calls"

@@ -1,4 +1,4 @@
-"""hermes_fts.query: canonical text, parsed form, routing decisions, MATCH text and LIKE plans."""
+"""hermes_fts.search.plan: canonical text, parsed form, routing decisions, MATCH text and LIKE plans."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ import pytest
 from _support import IDENTIFIERS
 
 import hermes_fts
-from hermes_fts import like_sql
 from hermes_fts._index_text import fold_width
-from hermes_fts._query_syntax import MAX_FTS5_QUERY_CHARS, AllOf, AnyOf, Near, Term
-from hermes_fts.query import (
+from hermes_fts.search import like as like_sql
+from hermes_fts.search.plan import (
     LikeAll,
     LikeNear,
     LikeText,
@@ -27,6 +26,7 @@ from hermes_fts.query import (
     sanitize_fts5_query,
     snippet_terms,
 )
+from hermes_fts.search.syntax import MAX_FTS5_QUERY_CHARS, AllOf, AnyOf, Near, Term
 
 
 def q(raw: str) -> Query:

@@ -24,14 +24,14 @@ from _support import needs_extension
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_fts import search
-from hermes_fts._query_syntax import MAX_FTS5_QUERY_CHARS, MAX_NESTING
-from hermes_fts.query import (
+from hermes_fts.search import run as search
+from hermes_fts.search.plan import (
     QueryError,
     match_expression,
     parse_query,
     sanitize_fts5_query,
 )
+from hermes_fts.search.syntax import MAX_FTS5_QUERY_CHARS, MAX_NESTING
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension  # the fts_cjk route is one of the routes under test

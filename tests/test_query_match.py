@@ -27,10 +27,9 @@ pytest.importorskip(
 )
 
 import hermes_fts  # noqa: E402
-from hermes_fts import like_sql  # noqa: E402
 from hermes_fts._cjk_ranges import is_cjk  # noqa: E402
-from hermes_fts._query_syntax import AllOf, AnyOf, Near, Node, Term  # noqa: E402
-from hermes_fts.query import (  # noqa: E402
+from hermes_fts.search import like as like_sql  # noqa: E402
+from hermes_fts.search.plan import (  # noqa: E402
     Query,
     like_plan,
     match_expression,
@@ -38,6 +37,7 @@ from hermes_fts.query import (  # noqa: E402
     route_can_represent,
     sanitize_fts5_query,
 )
+from hermes_fts.search.syntax import AllOf, AnyOf, Near, Node, Term  # noqa: E402
 
 ROUTES = ("fts5", "fts_cjk", "trigram")
 

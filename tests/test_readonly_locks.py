@@ -98,7 +98,7 @@ TOOL_AND_PLUGIN = textwrap.dedent("""
     import json, sys
     from pathlib import Path
     from hermes_fts import session_search
-    from hermes_fts.hermes_plugin import serve
+    from hermes_fts.hermes.plugin import serve
     tool = session_search(None, query="pendingword")
     plugin = serve({"query": "pendingword"}, None, lambda: "BUILTIN", Path(sys.argv[1]))
     print(json.dumps({"tool": tool, "plugin": plugin}))

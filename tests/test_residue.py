@@ -34,7 +34,8 @@ from typing import Any
 import _hermes_env as he
 import pytest
 
-from hermes_fts import loader, schema
+from hermes_fts import loader
+from hermes_fts.index import schema
 from hermes_fts.store import SessionStore
 
 DRIVER = Path(__file__).with_name("_coex_driver.py")

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from _support import needs_extension
 
-from hermes_fts import hermes_plugin, schema
 from hermes_fts.cli import main
+from hermes_fts.hermes import plugin as hermes_plugin
+from hermes_fts.index import schema
 from hermes_fts.store import SessionStore
 
 

@@ -11,8 +11,8 @@ import sys
 import pytest
 from _support import IDENTIFIERS
 
-from hermes_fts import search
-from hermes_fts.query import folds_apply, has_cjk, parse_query
+from hermes_fts.search import run as search
+from hermes_fts.search.plan import folds_apply, has_cjk, parse_query
 from hermes_fts.store import SessionStore
 
 # ---------------------------------------------------------------------------
@@ -300,7 +300,8 @@ def test_backfill_gap_is_supplemented_by_like(store):
     # Pretend the CJK index was just added: both rows are in the unindexed range.
     # (The word and trigram indexes are rebuilt under another name instead,
     # the live one staying whole.)
-    from hermes_fts import indexing, schema
+    from hermes_fts.index import maintain as indexing
+    from hermes_fts.index import schema
 
     indexing.reset_index(store._conn, schema.CJK)
     assert store.index_state()[schema.CJK]["unindexed_range"] is not None
@@ -327,10 +328,10 @@ def test_corrupt_index_fails_open_to_like(store):
 
 def test_slow_log_lines(store, caplog, monkeypatch):
     add(store, "s1", "user", "graphiti memory", 10)
-    caplog.set_level(logging.INFO, logger="hermes_fts.search")
+    caplog.set_level(logging.INFO, logger="hermes_fts.search.run")
     monkeypatch.setenv("HERMES_SEARCH_SLOW_MS", "0")
     before = store.search_messages("graphiti")
-    (line,) = [r.getMessage() for r in caplog.records if r.name == "hermes_fts.search"]
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "hermes_fts.search.run"]
     assert re.search(r"path=fts5 elapsed=\d+\.\dms rows=1 chars=8$", line)
     caplog.clear()
     monkeypatch.setenv("HERMES_SEARCH_LOG_QUERY", "1")
@@ -340,7 +341,7 @@ def test_slow_log_lines(store, caplog, monkeypatch):
     monkeypatch.delenv("HERMES_SEARCH_LOG_QUERY")
     monkeypatch.setenv("HERMES_SEARCH_SLOW_MS", "not-a-number")  # → default 1000 ms
     store.search_messages("graphiti")
-    assert not [r for r in caplog.records if r.name == "hermes_fts.search"]
+    assert not [r for r in caplog.records if r.name == "hermes_fts.search.run"]
 
 
 # ---------------------------------------------------------------------------

@@ -18,9 +18,10 @@ from _tool_fixtures import T0, conversation, open_store
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_fts import search, session_search
-from hermes_fts.query import best_match, match_expression, parse_query
-from hermes_fts.request import ROUTE_ORDER
+from hermes_fts import session_search
+from hermes_fts.search import run as search
+from hermes_fts.search.plan import best_match, match_expression, parse_query
+from hermes_fts.search.request import ROUTE_ORDER
 
 # Nine words; the answer session holds six of them (Caroline, the, riverside,
 # pottery, workshop, with), no session holds "join" or "Melanie" with them.
@@ -311,7 +312,7 @@ def test_ranked_pages_are_the_exact_top_of_every_match(big, query, role, limit, 
     "query", ["alpha bravo", "bravo charlie hotel", "alpha", "kilo alpha", "kilo lima bravo"]
 )
 def test_sessions_are_the_exact_top_by_session_score(big, query):
-    from hermes_fts.evidence import Evidence, session_score
+    from hermes_fts.search.evidence import Evidence, session_score
 
     ranked, score, visible = _brute_force(big, query, "user")
     q = search.plan_search(big.index_state(), query).query

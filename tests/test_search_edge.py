@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from hermes_fts import search
+from hermes_fts.search import run as search
 from hermes_fts.store import SessionStore
 
 ROUTES = ("fts5", "fts_cjk", "trigram", "like_scan")

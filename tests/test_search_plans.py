@@ -25,7 +25,9 @@ from typing import Any
 import pytest
 from _support import needs_extension
 
-from hermes_fts import match_rows, schema, search, time_table
+from hermes_fts.index import schema, time_table
+from hermes_fts.search import rank as match_rows
+from hermes_fts.search import run as search
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension

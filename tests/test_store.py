@@ -14,9 +14,11 @@ import pytest
 from _support import needs_extension
 
 import hermes_fts
-from hermes_fts import cli, indexing, schema
+from hermes_fts import cli
 from hermes_fts._sqlite import is_index_corruption
-from hermes_fts.schema import BASE, CJK, CJK_PENDING, TRIGRAM
+from hermes_fts.index import maintain as indexing
+from hermes_fts.index import schema
+from hermes_fts.index.schema import BASE, CJK, CJK_PENDING, TRIGRAM
 from hermes_fts.store import SessionStore
 
 TEXTS = [

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from _support import needs_extension
 
-from hermes_fts import indexing
+from hermes_fts.index import maintain as indexing
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension

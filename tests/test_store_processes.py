@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from _support import needs_extension
 
-from hermes_fts import indexing, schema
-from hermes_fts.schema import BASE, CJK, TRIGRAM
+from hermes_fts.index import maintain as indexing
+from hermes_fts.index import schema
+from hermes_fts.index.schema import BASE, CJK, TRIGRAM
 from hermes_fts.store import SessionStore
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 from _support import needs_extension, rebuild_cjk_index
 
-from hermes_fts import loader, schema, search
-from hermes_fts.schema import CJK
-from hermes_fts.snippets import like_snippet
+from hermes_fts import loader
+from hermes_fts.index import schema
+from hermes_fts.index.schema import CJK
+from hermes_fts.search import run as search
+from hermes_fts.search.snippets import like_snippet
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension

@@ -21,7 +21,9 @@ from typing import Any
 import pytest
 from _support import needs_extension
 
-from hermes_fts import match_rows, search, time_table
+from hermes_fts.index import time_table
+from hermes_fts.search import rank as match_rows
+from hermes_fts.search import run as search
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension

@@ -1,4 +1,4 @@
-"""The time table (``hermes_fts.time_table``): filled in chunks, kept exact by triggers
+"""The time table (``hermes_fts.index.time_table``): filled in chunks, kept exact by triggers
 in every writer, used only when complete, and the old index on
 ``messages(timestamp)`` migrated away.
 
@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from _support import needs_extension
 
-from hermes_fts import indexing, time_table
 from hermes_fts.cli import main
+from hermes_fts.index import maintain as indexing
+from hermes_fts.index import time_table
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension

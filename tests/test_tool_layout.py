@@ -51,7 +51,7 @@ CLI_MAY_IMPORT = {
     "hermes_fts.tool.profiles",
     "hermes_fts.loader",
     "hermes_fts.bench",
-    "hermes_fts.hermes_host",
+    "hermes_fts.hermes.host",
 }
 # Attribute names that mean a connection is being used.
 CONNECTION_ATTRIBUTES = {"conn", "_conn", "execute", "executemany", "executescript", "cursor"}

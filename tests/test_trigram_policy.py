@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from _tool_fixtures import conversation
 
-from hermes_fts import hermes_plugin, schema
-from hermes_fts.index_state import PLUGIN_SERVES
+from hermes_fts.hermes import plugin as hermes_plugin
+from hermes_fts.index import schema
+from hermes_fts.index.lifecycle import PLUGIN_SERVES
 from hermes_fts.store import SessionStore
 
 ENABLED = (

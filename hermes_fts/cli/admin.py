@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import bench, hermes_host, loader
+from .. import bench, loader
 from .._env import hermes_home
+from ..hermes import host as hermes_host
 from ..store import SessionStore, store_error
 from .output import bar, emit_json, human_bytes
 from .progress import ProgressBar

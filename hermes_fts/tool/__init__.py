@@ -34,9 +34,9 @@ from .args import Call
 from .context import open_context, with_profile_fallback
 from .discover import Discovery
 from .errors import ToolError, error_payload
-from .schema import TOOL_SCHEMA
 from .sessions import browse, read, scroll
 from .shape import with_notes
+from .spec import TOOL_SCHEMA
 
 __all__ = ["TOOL_SCHEMA", "session_search"]
 

@@ -18,11 +18,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable
 
+from ..content import indexed_values
 from . import schema
-from .content import indexed_values
 from .schema import CJK, CJK_PENDING, DDL, TRIGRAM
 
-logger = logging.getLogger("hermes_fts.indexing")
+logger = logging.getLogger("hermes_fts.index.maintain")
 
 # Pacing of the backfill (see drive_backfill).  SQLite cannot tell us that
 # another connection is waiting for the write lock, so the backfill bounds how

@@ -41,15 +41,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import _env, loader, schema, time_table
-from ._params import parse_roles
-from ._sqlite import row_dict, sqlite_sort_key
+from .. import _env, loader
+from .._params import parse_roles
+from .._sqlite import row_dict, sqlite_sort_key
+from ..index import schema, time_table
+from ..transcript import attach_context, visible_sql
 from .evidence import id_array, index_page, label_rows, like_page, passing_ids
-from .like_sql import LIKE_SOURCE, like_where
-from .match_rows import RANKED_ORDER, envelope, rows_of_ids
-from .match_rows import ROW_COLUMNS as _ROW_COLUMNS
-from .match_rows import match_rows as _match_rows
-from .query import (
+from .like import LIKE_SOURCE, like_where
+from .plan import (
     Query,
     QueryError,
     best_match,
@@ -64,6 +63,9 @@ from .query import (
     route_can_represent,
     snippet_terms,
 )
+from .rank import RANKED_ORDER, envelope, rows_of_ids
+from .rank import ROW_COLUMNS as _ROW_COLUMNS
+from .rank import match_rows as _match_rows
 from .request import RESULT_FIELDS, ROUTE_ORDER, SESSIONS_SORT, SearchRequest, check_route
 from .snippets import (
     few_snippet_sql,
@@ -72,7 +74,6 @@ from .snippets import (
     single_char_narrowing,
     snippet_sql,
 )
-from .transcript import attach_context, visible_sql
 
 __all__ = [
     "RESULT_FIELDS",
@@ -85,7 +86,7 @@ __all__ = [
     "run",
 ]
 
-logger = logging.getLogger("hermes_fts.search")
+logger = logging.getLogger("hermes_fts.search.run")
 
 INDEX_ROUTES = {"fts5": schema.BASE, "fts_cjk": schema.CJK, "trigram": schema.TRIGRAM}
 GAP_SCAN_LIMIT = 200  # bound on rows added from a not-yet-indexed id range

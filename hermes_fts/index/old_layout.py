@@ -18,9 +18,10 @@ import logging
 import re
 import sqlite3
 
-from . import indexing, loader
+from .. import loader
+from . import maintain as indexing
 
-logger = logging.getLogger("hermes_fts.old_layout")
+logger = logging.getLogger("hermes_fts.index.old_layout")
 
 __all__ = ["find", "give_back"]
 

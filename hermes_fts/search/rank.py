@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._sqlite import rows_as_dicts
+from .._sqlite import rows_as_dicts
 from .evidence import id_array
 
 __all__ = [

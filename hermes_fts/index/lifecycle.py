@@ -20,10 +20,13 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from . import _env, _hermes_config, _sqlite, indexing, loader, old_layout, schema, time_table
+from .. import _env, _sqlite, loader
+from ..hermes import config as _hermes_config
+from . import maintain as indexing
+from . import old_layout, schema, time_table
 from .schema import BASE, CJK, TRIGRAM
 
-logger = logging.getLogger("hermes_fts.index_state")
+logger = logging.getLogger("hermes_fts.index.lifecycle")
 
 __all__ = [
     "Capabilities",

@@ -24,8 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import loader
-from ._hermes_config import (  # noqa: F401 - re-exported: hermes_host is the public face
+from .. import loader
+from .config import (  # noqa: F401 - re-exported: hermes_host is the public face
     GRANT_FLAG,
     PLUGIN_NAME,
     ConfigUnreadable,

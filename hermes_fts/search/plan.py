@@ -78,7 +78,7 @@ from typing import Union
 from hermes_fts._cjk_variants import fold as fold_variants
 from hermes_fts._cjk_variants import has_variants
 from hermes_fts._index_text import GLUE_MARKS, fold_width, has_cjk, positions, segments
-from hermes_fts._query_syntax import (
+from hermes_fts.search.syntax import (
     AllOf,
     AnyOf,
     Near,
@@ -92,7 +92,7 @@ from hermes_fts._query_syntax import (
 )
 
 # What the other modules of the package use; the tree types (Term, Near, AllOf,
-# AnyOf) come with Query.expr and live in hermes_fts._query_syntax.
+# AnyOf) come with Query.expr and live in hermes_fts.search.syntax.
 __all__ = [
     "LikeAny",
     "LikeNear",

@@ -18,9 +18,9 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-from .content import INDEXED_COLUMNS, indexed_text_sql, indexed_values
+from ..content import INDEXED_COLUMNS, indexed_text_sql, indexed_values
 
-logger = logging.getLogger("hermes_fts.schema")
+logger = logging.getLogger("hermes_fts.index.schema")
 
 # Every index covers content, tool_name and tool_calls of every row, whole,
 # so every route gives one answer (docs/DESIGN.md §14.7).  Each column's text

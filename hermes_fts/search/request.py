@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._params import as_int, as_session_ids, as_time_bound, parse_roles, parse_sort
-from .query import ROUTES
+from .._params import as_int, as_session_ids, as_time_bound, parse_roles, parse_sort
+from .plan import ROUTES
 
 __all__ = [
     "OPTIONAL_FIELDS",

@@ -54,8 +54,8 @@ from typing import Any, Callable
 
 import hermes_fts
 
-from . import hermes_host
-from .index_state import SEARCH_SLOWED
+from ..index.lifecycle import SEARCH_SLOWED
+from . import host as hermes_host
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ def hermes_home() -> Path:
     try:
         from hermes_constants import get_hermes_home
     except ImportError:  # outside Hermes (tests, benchmarks): $HERMES_HOME as Hermes reads it
-        from .store import default_db_path
+        from ..store import default_db_path
 
         return default_db_path().parent
     return Path(get_hermes_home())
@@ -642,7 +642,7 @@ def run_cli(argv: list[str]) -> int:
     The home goes in as an argument: Hermes runs agents in threads, so neither
     ``HERMES_HOME`` nor stdout is swapped under them.
     """
-    from .cli import main as cli_main
+    from ..cli import main as cli_main
 
     home = hermes_home()
     if argv[:1] != ["status"] or any(a in ("-h", "--help") for a in argv):

@@ -41,9 +41,9 @@ import sqlite3
 import time
 from typing import Any, Callable
 
-from . import indexing
+from . import maintain as indexing
 
-logger = logging.getLogger("hermes_fts.time_table")
+logger = logging.getLogger("hermes_fts.index.time_table")
 
 __all__ = [
     "INDEX",

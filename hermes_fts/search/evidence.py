@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._sqlite import sqlite_sort_key
-from .like_sql import LIKE_SOURCE, like_where
-from .query import Query, like_plan
+from .._sqlite import sqlite_sort_key
+from .like import LIKE_SOURCE, like_where
+from .plan import Query, like_plan
 
 __all__ = [
     "OTHERS",

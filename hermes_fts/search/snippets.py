@@ -17,10 +17,10 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ._cjk_ranges import is_cjk
-from ._index_text import fold_width
-from .content import decode_content, render_tool_calls
-from .query import Query, fold_text, has_cjk
+from .._cjk_ranges import is_cjk
+from .._index_text import fold_width
+from ..content import decode_content, render_tool_calls
+from .plan import Query, fold_text, has_cjk
 
 __all__ = [
     "edge_cut_highlight",

@@ -17,8 +17,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from .content import INDEXED_COLUMNS, indexed_text_sql
-from .query import LikeAny, LikeNear, LikeNode, LikeText, fold_text, near_matches
+from ..content import INDEXED_COLUMNS, indexed_text_sql
+from .plan import LikeAny, LikeNear, LikeNode, LikeText, fold_text, near_matches
 
 __all__ = ["LIKE_COLUMNS", "LIKE_SOURCE", "like_where"]
 
