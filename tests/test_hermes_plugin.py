@@ -477,7 +477,7 @@ def test_a_kept_venv_is_brought_up_to_the_checkout(hermes_venv: Path) -> None:
             cwd=str(hermes_venv),
         ).stdout.strip()
     )
-    source = he.ROOT / "hermes_fts" / "match_rows.py"
+    source = he.ROOT / "hermes_fts" / "search" / "rank.py"
     assert installed != source and installed.read_text() == source.read_text()
     installed.write_text("# what an older checkout installed\n")
     marker.write_text("an older checkout\n")

@@ -21,7 +21,7 @@ CLI = PACKAGE / "cli"
 TOOL_LAYERS = [
     {"errors"},
     {"args"},
-    {"schema", "shape"},
+    {"spec", "shape"},
     {"profiles"},
     {"context"},
     {"discover", "sessions"},
@@ -52,6 +52,7 @@ CLI_MAY_IMPORT = {
     "hermes_fts.loader",
     "hermes_fts.bench",
     "hermes_fts.hermes.host",
+    "hermes_fts.hermes",  # where `from ..hermes import host` finds it
 }
 # Attribute names that mean a connection is being used.
 CONNECTION_ATTRIBUTES = {"conn", "_conn", "execute", "executemany", "executescript", "cursor"}
