@@ -295,6 +295,19 @@ def added_by_hermes_fts(tmp_path: Path, hermes_venv: Path) -> tuple[Store, list[
     return store, added
 
 
+def test_our_cjk_index_passes_integrity_check_while_hermes_changes_wait(
+    tmp_path: Path, hermes_venv: Path, fork_venv: Path
+) -> None:
+    """Rows the fork inserted, edited and deleted wait in hermes-fts' queue until a
+    hermes-fts write applies them; meanwhile every FTS5 table, ours included, still
+    passes integrity-check with rank 1 (which compares an index with its content)."""
+    store = Store(tmp_path)
+    ids = seed_and_optimize(store, hermes_venv)
+    write(store, fork_venv, write_steps(ids, "fork"))
+    assert_integrity(store, fork_venv)
+    assert_no_search_misses(store, fork_venv)
+
+
 def test_hermes_fts_objects_survive_the_fork(
     tmp_path: Path, hermes_venv: Path, fork_venv: Path
 ) -> None:

@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 from _support import needs_extension
 
+import hermes_fts
 from hermes_fts.index import maintain as indexing
+from hermes_fts.index import schema
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -219,3 +221,38 @@ def test_read_only_search_finds_latin_glued_to_cjk_in_pending_rows(tmp_path: Pat
             applied,
             waiting,
         }
+
+
+def test_cjk_index_passes_integrity_check_while_changes_wait(tmp_path: Path) -> None:
+    """Rows a writer without the extension inserted, edited and deleted wait in the
+    pending table; the index's content view shows what the index holds meanwhile,
+    so FTS5's integrity-check with rank 1 (index against content) passes before
+    and after they are applied."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+        edited = store.add_message("s1", "user", "原来的内容 original text")
+        deleted = store.add_message("s1", "user", "将被删除 doomed text")
+    conn = sqlite3.connect(db)  # no extension: every change is logged, none applied
+    with conn:
+        conn.execute(
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('s1', 'user', '新写入的消息 fresh text', 3)"
+        )
+        conn.execute(
+            "UPDATE messages SET content = '改过的内容 edited text' WHERE id = ?", (edited,)
+        )
+        conn.execute("DELETE FROM messages WHERE id = ?", (deleted,))
+    conn.close()
+    check = f"INSERT INTO {schema.CJK}({schema.CJK}, rank) VALUES ('integrity-check', 1)"
+    plain = hermes_fts.connect(str(db))  # applies nothing: the rows stay pending
+    assert plain.execute(f"SELECT count(*) FROM {schema.CJK_PENDING}").fetchone() == (3,)
+    plain.execute(check)  # raises "database disk image is malformed" if not
+    plain.close()
+    with SessionStore(db, readonly=True) as store:
+        assert store.index_state()["cjk_pending"] == 3
+        assert {r["id"] for r in store.search_messages("改过的内容")} == {edited}
+        assert store.search_messages("将被删除") == []
+    with SessionStore(db) as store:  # the open applies them
+        assert store.index_state()["cjk_pending"] == 0
+        assert store.integrity_check()[schema.CJK] is None

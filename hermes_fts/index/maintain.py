@@ -154,8 +154,8 @@ def backfill_step(conn: sqlite3.Connection, index: str, chunk_rows: int = CHUNK_
         if upper > progress:
             cols = _select_columns(index)
             conn.execute(
-                f"INSERT INTO {target}(rowid, {cols}) SELECT id, {cols} FROM {DDL[index].view} "
-                "WHERE id > ? AND id <= ?",
+                f"INSERT INTO {target}(rowid, {cols}) SELECT id, {cols} "
+                f"FROM {schema.MESSAGE_TEXT} WHERE id > ? AND id <= ?",
                 (progress, upper),
             )
             if index == CJK:
@@ -360,7 +360,7 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
     # 2) add the final state: whatever the row is now, if it still qualifies.
     conn.execute(
         f"INSERT INTO {CJK}(rowid, content, tool_name, tool_calls) "
-        f"SELECT v.id, v.content, v.tool_name, v.tool_calls FROM {DDL[CJK].view} v "
+        f"SELECT v.id, v.content, v.tool_name, v.tool_calls FROM {schema.MESSAGE_TEXT} v "
         f"WHERE v.id IN (SELECT DISTINCT p.msg_id FROM {CJK_PENDING} p "
         f"WHERE p.msg_id <= ? AND {indexed})",
         (bound,),

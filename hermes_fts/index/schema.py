@@ -59,6 +59,15 @@ def content_view(index: str) -> str:
     return f"{index}_text"
 
 
+# Every message as every index holds it: what backfills and the pending apply
+# read (the CJK index's view shows only what that index holds already).
+MESSAGE_TEXT = (
+    "(SELECT m.id AS id, "
+    + ", ".join(f"{indexed_text_sql(f'm.{c}')} AS {c}" for c in INDEXED_COLUMNS)
+    + " FROM messages m)"
+)
+
+
 def _view_sql(index: str) -> str:
     texts = ", ".join(f"{indexed_text_sql(f'm.{c}')} AS {c}" for c in INDEXED_COLUMNS)
     view = content_view(index)
@@ -374,9 +383,32 @@ def _word_ddl(index: str, tokenize: str, table: str, gated: bool) -> IndexDDL:
     return IndexDDL(index, view, view_sql, table_sql, triggers, INDEXED_COLUMNS)
 
 
+def _cjk_view_sql() -> str:
+    """The CJK index's content: what the index holds, never ahead of it.
+
+    Rows still waiting in the pending table (written by a process without
+    the extension) show the text the index holds for them: none for an
+    insert, the old values for an update or a delete (a message's first
+    pending row keeps them); rows a backfill has not reached show nothing.
+    So FTS5's own ``integrity-check`` (``rank = 1`` included) and
+    ``'rebuild'`` agree with the index at every moment, not only once the
+    pending rows are applied.
+    """
+    now = ", ".join(f"{indexed_text_sql(f'm.{c}')} AS {c}" for c in INDEXED_COLUMNS)
+    before = ", ".join(f"{indexed_text_sql(f'p.old_{c}')} AS {c}" for c in INDEXED_COLUMNS)
+    return (
+        f"CREATE VIEW IF NOT EXISTS {content_view(CJK)} AS "
+        f"SELECT m.id, {now} FROM messages m WHERE {indexed_condition(CJK, 'm.id')} "
+        f"AND NOT EXISTS (SELECT 1 FROM {CJK_PENDING} q WHERE q.msg_id = m.id) "
+        f"UNION ALL SELECT p.msg_id, {before} FROM {CJK_PENDING} p "
+        f"WHERE p.op <> 'insert' AND {indexed_condition(CJK, 'p.msg_id')} "
+        f"AND p.seq = (SELECT min(f.seq) FROM {CJK_PENDING} f WHERE f.msg_id = p.msg_id)"
+    )
+
+
 def _cjk_ddl() -> IndexDDL:
     view = content_view(CJK)
-    view_sql = _view_sql(CJK)
+    view_sql = _cjk_view_sql()
     table_sql = (
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {CJK} USING fts5("
         f"content, tool_name, tool_calls, content='{view}', content_rowid='id', "
@@ -436,11 +468,11 @@ BUILD_DDL: dict[str, IndexDDL] = {
 def create_index_objects(conn: sqlite3.Connection, index: str) -> None:
     """View + virtual table (+ pending table for CJK); triggers separately."""
     ddl = DDL[index]
-    conn.execute(ddl.view_sql)
-    conn.execute(ddl.table_sql)
-    if index == CJK:
+    if index == CJK:  # its view reads the pending table
         conn.execute(PENDING_TABLE_SQL)
         conn.execute(PENDING_INDEX_SQL)
+    conn.execute(ddl.view_sql)
+    conn.execute(ddl.table_sql)
 
 
 def _trigger_sql(conn: sqlite3.Connection) -> dict[str, str]:
