@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -390,3 +391,35 @@ def test_hermes_fts_adds_only_names_of_its_own(tmp_path: Path, hermes_venv: Path
     _store, added = added_by_hermes_fts(tmp_path, hermes_venv)
     misnamed = [name for name in added if not name.startswith("hermes_fts")]
     assert not misnamed, f"hermes-fts objects or keys outside its namespace: {misnamed}"
+
+
+# The command each fork with a command line installs (async-hermes-agent is a
+# library and installs none).
+FORK_COMMANDS = {"iot-0.22": "hermes", "axisrow-0.20": "hermesx"}
+
+
+@pytest.mark.parametrize("fork", sorted(FORK_COMMANDS))
+def test_hermes_fts_status_through_the_forks_own_command(
+    tmp_path: Path, hermes_venv: Path, fork_venvs_root: Path, fork: str
+) -> None:
+    """With the plugin enabled offline (config.yaml written directly, as 0.22's
+    `plugins enable` admission would download a Python), `hermes fts status` runs
+    inside the fork and reports the store and who answers session_search."""
+    requirement = hf.FORKS[fork]
+    try:
+        venv = hf.ensure_fork_venv(fork_venvs_root, requirement, hf.base_python())
+    except (he.HermesUnavailable, OSError) as exc:
+        pytest.skip(f"{requirement} cannot be installed here: {exc}")
+    store = Store(tmp_path)
+    seed_and_optimize(store, hermes_venv)
+    proc = subprocess.run(
+        [str(he.venv_bin(venv, FORK_COMMANDS[fork])), "fts", "status"],
+        capture_output=True,
+        text=True,
+        env=he.clean_env(store.home),
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"store: {store.db}" in proc.stdout, proc.stdout
+    assert "hermes-fts" in proc.stdout
