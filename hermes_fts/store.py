@@ -207,6 +207,12 @@ class SessionStore:
     def rebuild_status(self) -> dict[str, Any] | None:
         return indexing.backfill_progress(self._conn)
 
+    def slowed_by(self) -> list[str]:
+        """Why searches here take slower exact routes until ``optimize-storage``: the
+        index state's ``needs_optimize`` codes that change a route (``SEARCH_SLOWED``)."""
+        state = self._seen.state(self._seen.token())
+        return [c for c in state["needs_optimize"] if c in index_state.SEARCH_SLOWED]
+
     def _mark_fts_stale(self, reason: str) -> None:
         """Fail open after FTS-scoped corruption: serve LIKE until optimize rebuilds."""
         if self.readonly:

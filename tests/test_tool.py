@@ -1108,3 +1108,31 @@ def test_an_unknown_role_is_noted_not_silently_empty(searchable):
     out = session_search(searchable, query="gecko", role_filter="bogus")
     assert out["count"] == 0 and "'bogus' is not a Hermes role" in " ".join(out["query_notes"])
     assert "query_notes" not in session_search(searchable, query="gecko", role_filter="user")
+
+
+def test_discovery_names_why_it_used_slower_routes(tmp_path: Path) -> None:
+    """An agent's store without our indexes is answered exactly, and the note carries
+    the store's needs_optimize codes that slowed it (issue 27: one reading of them)."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        conversation(store, "s1", [("user", "heron nests by the river")])
+    plain = sqlite3.connect(db)  # as an agent-written store: rows, none of our indexes
+    with plain:
+        for (name,) in plain.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'hermes_fts%'"
+        ).fetchall():
+            plain.execute(f"DROP TRIGGER {name}")
+    plain.close()
+    conn = hermes_fts.connect(str(db))
+    with conn:
+        for table in ("hermes_fts_word", "hermes_fts_trigram", "hermes_fts_cjk"):
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.close()
+    with SessionStore(db, readonly=True) as store:
+        out = session_search(store, query="heron")
+        assert out["count"] == 1 and out["route"] == "like_scan"
+        assert {"word_missing", "cjk_missing"} <= set(out["index_rebuild"]["reasons"])
+        assert "hermes-fts optimize-storage" in out["index_rebuild"]["note"]
+    with SessionStore(db) as store:
+        assert store.optimize_storage(min_pause=0)["ok"]
+        assert "index_rebuild" not in session_search(store, query="heron")

@@ -202,8 +202,11 @@ def _annotate(state: dict[str, Any], payload: dict[str, Any], path: Path) -> Non
     # A search's payload names the route that answered it; the other modes
     # (read, scroll, browse) read no index.
     payload.setdefault("route", str(payload.get("mode") or "unknown"))
-    if "index_rebuild" not in payload and _needs_optimize(state):
+    if _needs_optimize(state):
+        # The same reasons the tool reads, said with the command Hermes' users run.
         payload["index_rebuild"] = {
+            **payload.get("index_rebuild", {}),
+            "reasons": sorted(SEARCH_SLOWED.intersection(state["needs_optimize"])),
             "note": (
                 "hermes-fts search indexes are not built (or not complete) on this store, so "
                 "this answer used slower exact routes. Ask the user to run "

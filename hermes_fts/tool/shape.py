@@ -177,21 +177,32 @@ def with_notes(payload: dict[str, Any], notes: Iterable[str | None]) -> dict[str
 
 
 def rebuild_note(store: Any) -> dict[str, Any] | None:
-    """The backfill's progress as a note for the model, None when the indexes are complete."""
+    """A note for the model when the indexes are not complete: the backfill's
+    progress, or the reasons searches take slower exact routes (the store's
+    ``needs_optimize`` codes); None when the indexes are complete."""
     try:
         status = store.rebuild_status()
-        if not status:
-            return None
-        # The percent only: the store's totals count id windows per index, not messages.
-        percent = int(status.get("percent") or 0)
-        return {
-            "percent": percent,
-            "note": (
-                f"Search index backfill incomplete: {percent}% done. Hits from older "
-                "messages can be missing until it completes; it advances while Hermes "
-                "runs, and `hermes-fts optimize-storage` finishes it now."
-            ),
-        }
+        if status:
+            # The percent only: the store's totals count id windows per index, not messages.
+            percent = int(status.get("percent") or 0)
+            return {
+                "percent": percent,
+                "note": (
+                    f"Search index backfill incomplete: {percent}% done. Hits from older "
+                    "messages can be missing until it completes; it advances while Hermes "
+                    "runs, and `hermes-fts optimize-storage` finishes it now."
+                ),
+            }
+        reasons = store.slowed_by()
+        if reasons:
+            return {
+                "reasons": reasons,
+                "note": (
+                    "Search indexes are not built (or not complete) on this store, so this "
+                    "answer used slower exact routes; `hermes-fts optimize-storage` builds them."
+                ),
+            }
+        return None
     except Exception:  # noqa: BLE001 - an annotation must never break a search
         log.debug("rebuild status unavailable", exc_info=True)
         return None
