@@ -615,3 +615,14 @@ def test_fts_cjk_route(cjk_db: sqlite3.Connection, raw: str, ids: list[int]) -> 
 def test_trigram_route_for_long_terms(cjk_db: sqlite3.Connection) -> None:
     assert cjk_hits(cjk_db, "秃发头*", table="t") == [1]
     assert cjk_hits(cjk_db, "桂林漓 OR 服务端", table="t") == [3, 5]
+
+
+@pytest.mark.parametrize("raw", ['"秃发* *"', '"ab* *"', '"ab * * "', '"ab*"', '"ab"*'])
+def test_a_phrase_closing_in_stars_is_one_prefix_and_sanitizes_once(raw: str) -> None:
+    """Found by the property test in a fresh clone: every star and space closing a
+    phrase is its prefix, so the sanitized text parses back to the same term."""
+    parsed = parse_query(raw)
+    assert parsed.expr == Term(parsed.expr.text, prefix=True) and "*" not in parsed.expr.text
+    once = sanitize_fts5_query(raw)
+    assert sanitize_fts5_query(once) == once
+    assert parse_query(once).expr == parsed.expr

@@ -225,7 +225,9 @@ def _phrase(text: str, start: int, notes: list[str]) -> tuple[Term | None, int]:
     while i < len(text) and text[i] == "*":
         prefix, i = True, i + 1
     if body.endswith("*"):  # `"秃发*"`: a closing star is a prefix on every route
-        body, prefix = body.rstrip("*").rstrip(_SPACE), True
+        # Every star and space at the end, so `"ab* *"` is `"ab"*` and renders back
+        # to text that parses to the same term.
+        body, prefix = body.rstrip("*" + _SPACE), True
     if not body:
         notes.append('ignored an empty phrase ""')
         return None, i
