@@ -1,4 +1,5 @@
-"""Fixtures shared by the suites that drive the real Hermes Agent 0.19.0."""
+"""Fixtures shared by the suites that drive the real Hermes Agent 0.19.0, and the
+property tests' settings."""
 
 from __future__ import annotations
 
@@ -7,6 +8,13 @@ from pathlib import Path
 
 import _hermes_env as he
 import pytest
+from hypothesis import settings
+
+# CI runs the property tests on a fixed seed, so a run is repeatable; anywhere
+# else every run explores new examples (a bug one finds gets an @example).
+if os.environ.get("CI"):
+    settings.register_profile("hermes-fts-ci", derandomize=True, database=None)
+    settings.load_profile("hermes-fts-ci")
 
 
 @pytest.fixture(scope="session")
