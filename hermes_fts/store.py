@@ -210,8 +210,7 @@ class SessionStore:
     def slowed_by(self) -> list[str]:
         """Why searches here take slower exact routes until ``optimize-storage``: the
         index state's ``needs_optimize`` codes that change a route (``SEARCH_SLOWED``)."""
-        state = self._seen.state(self._seen.token())
-        return [c for c in state["needs_optimize"] if c in index_state.SEARCH_SLOWED]
+        return index_state.search_slowed_by(self._seen.state(self._seen.token()))
 
     def _mark_fts_stale(self, reason: str) -> None:
         """Fail open after FTS-scoped corruption: serve LIKE until optimize rebuilds."""

@@ -54,7 +54,7 @@ from typing import Any, Callable
 
 import hermes_fts
 
-from ..index.lifecycle import SEARCH_SLOWED
+from ..index.lifecycle import search_slowed_by
 from . import host as hermes_host
 
 log = logging.getLogger(__name__)
@@ -187,26 +187,18 @@ def _accepted_args(args: Any) -> dict[str, Any]:
     return {k: v for k, v in args.items() if k in known}
 
 
-def _needs_optimize(state: dict[str, Any]) -> bool:
-    """True when a reason optimize-storage has work slows this store's searches.
-
-    The reasons are the index state's codes (``needs_optimize``); pending CJK
-    changes, the trigram index and the time table change no route the CJK
-    index serves, so they do not count.  ``state`` is ``SessionStore.index_state()``.
-    """
-    return bool(SEARCH_SLOWED.intersection(state.get("needs_optimize", ())))
-
-
 def _annotate(state: dict[str, Any], payload: dict[str, Any], path: Path) -> None:
     payload["engine"] = ENGINE
     # A search's payload names the route that answered it; the other modes
     # (read, scroll, browse) read no index.
     payload.setdefault("route", str(payload.get("mode") or "unknown"))
-    if _needs_optimize(state):
-        # The same reasons the tool reads, said with the command Hermes' users run.
+    # The same reasons the tool reads (pending CJK changes, the trigram index and
+    # the time table change no route), said with the command Hermes' users run.
+    reasons = search_slowed_by(state)
+    if reasons:
         payload["index_rebuild"] = {
             **payload.get("index_rebuild", {}),
-            "reasons": sorted(SEARCH_SLOWED.intersection(state["needs_optimize"])),
+            "reasons": sorted(reasons),
             "note": (
                 "hermes-fts search indexes are not built (or not complete) on this store, so "
                 "this answer used slower exact routes. Ask the user to run "
@@ -583,7 +575,7 @@ def serving_status() -> dict[str, Any]:
         try:
             state = _STORES.get(home / "state.db").index_state()
             out["cjk_available"] = bool(state.get("cjk_available"))
-            out["indexes_ready"] = not _needs_optimize(state)
+            out["indexes_ready"] = not search_slowed_by(state)
             out["answers"] = "hermes-fts" if out["cjk_available"] else "Hermes' built-in"
         except _Decline as exc:
             out["answers"] = "Hermes' built-in"

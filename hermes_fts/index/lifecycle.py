@@ -38,6 +38,7 @@ __all__ = [
     "merge_segments",
     "optimize_needed",
     "optimize_reasons",
+    "search_slowed_by",
     "repair",
     "status_report",
     "trigram_policy",
@@ -438,6 +439,11 @@ SEARCH_SLOWED = frozenset(
         "cjk_outdated",
     }
 )
+
+
+def search_slowed_by(state: dict[str, Any]) -> list[str]:
+    """The ``needs_optimize`` codes of ``state`` (``index_state``) that slow a search."""
+    return [code for code in state.get("needs_optimize", ()) if code in SEARCH_SLOWED]
 
 
 def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
