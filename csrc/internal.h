@@ -103,6 +103,13 @@ void hermes_cjk_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3
 void hermes_cjk_few_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                             sqlite3_context *ctx, int nVal, sqlite3_value **apVal);
 
+/* FTS5 auxiliary functions (row_evidence.c): the query's phrases the row
+** holds, one bit each; the row's bm25 with statistics the caller gives. */
+void hermes_fts_held(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
+                     int nVal, sqlite3_value **apVal);
+void hermes_fts_bm25(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
+                     int nVal, sqlite3_value **apVal);
+
 /* Scalar SQL functions (sql_functions.c); the cjk_tokens pair expects the
 ** connection's fts5_api as user data. */
 void hermes_cjk_tokens(sqlite3_context *ctx, int argc, sqlite3_value **argv);

@@ -179,6 +179,15 @@ def has_few_snippet(conn: Any, table: str) -> bool:
     )
 
 
+def has_row_evidence(conn: Any, table: str) -> bool:
+    """True when ``conn`` has ``hermes_fts_held()`` and ``hermes_fts_bm25()`` (a library
+    older than them lacks them), checked like ``has_few_snippet``."""
+    return _answers(
+        conn,
+        f"SELECT hermes_fts_held({table}), hermes_fts_bm25({table}, 1.0) FROM {table} WHERE 0",
+    )
+
+
 def load_strategy() -> str | None:
     """How the extension reached the most recent connection (for ``status``)."""
     return _strategy

@@ -22,7 +22,7 @@ from ._sqlite import StoreError, failure_cause, store_error  # tool/CLI name cau
 from .content import encode_value
 from .index import lifecycle as index_state
 from .index import maintain as indexing
-from .index import schema, time_table
+from .index import rank_bounds, schema, time_table
 from .index.schema import BASE, CJK, TRIGRAM
 from .search import run as search
 from .search.plan import (
@@ -569,6 +569,12 @@ class SessionStore:
                 "size_after": _sqlite.file_bytes(self._path),
             }
 
+        if self._caps.cjk and loader.has_row_evidence(conn, schema.BASE):
+            emit("rank_bounds")
+            try:
+                rank_bounds.build(conn)
+            finally:
+                self._seen.forget()
         vacuumed: bool | None = None
         if vacuum:
             emit("vacuum")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import random
+import sqlite3
 
 import pytest
 from _tool_fixtures import T0, conversation, open_store
@@ -19,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_fts import session_search
+from hermes_fts.index import rank_bounds, schema
 from hermes_fts.search import run as search
 from hermes_fts.search.plan import best_match, match_expression, parse_query
 from hermes_fts.search.request import ROUTE_ORDER
@@ -224,6 +226,26 @@ def big(tmp_path_factory):
     st_.close()
 
 
+@pytest.fixture(scope="module")
+def bounded(big, tmp_path_factory):
+    """``big`` with rank bounds: single terms are read block by block (search/topk.py)."""
+    path = tmp_path_factory.mktemp("bounded") / "state.db"
+    copy = sqlite3.connect(path)
+    big._conn.backup(copy)
+    copy.close()
+    st_ = open_store(path)
+    assert rank_bounds.build(st_._conn)[schema.BASE] >= 4  # alpha, bravo, charlie, delta...
+    st_._seen.forget()
+    yield st_
+    st_.close()
+
+
+@pytest.fixture(scope="module", params=["every match", "rank bounds"])
+def either(request, big, bounded):
+    """The exactness checks run on both ways of finding the page."""
+    return big if request.param == "every match" else bounded
+
+
 def _brute_force(store, query, role_filter=None, sessions=False):
     """Every visible match scored from scratch: ranks by FTS5 per term, rows sorted
     by (terms' weight, BM25, newest), or sessions by ``session_score``."""
@@ -291,7 +313,8 @@ def _brute_force(store, query, role_filter=None, sessions=False):
     limit=st.sampled_from([1, 7, 8, 12, 50]),
     offset=st.sampled_from([0, 30]),
 )
-def test_ranked_pages_are_the_exact_top_of_every_match(big, query, role, limit, offset):
+def test_ranked_pages_are_the_exact_top_of_every_match(either, query, role, limit, offset):
+    big = either
     ranked, score, _ = _brute_force(big, query, role)
     assert len(score) > 10_000 or query not in ("alpha bravo", "alpha")
     got = [
@@ -311,7 +334,8 @@ def test_ranked_pages_are_the_exact_top_of_every_match(big, query, role, limit, 
 @pytest.mark.parametrize(
     "query", ["alpha bravo", "bravo charlie hotel", "alpha", "kilo alpha", "kilo lima bravo"]
 )
-def test_sessions_are_the_exact_top_by_session_score(big, query):
+def test_sessions_are_the_exact_top_by_session_score(either, query):
+    big = either
     from hermes_fts.search.evidence import Evidence, session_score
 
     ranked, score, visible = _brute_force(big, query, "user")

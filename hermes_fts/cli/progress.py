@@ -64,6 +64,7 @@ class ProgressBar:
                 "repair": "Checking indexes…",
                 "backfill": "Indexes complete.",
                 "time": "Filling the time table (time sorts)…",
+                "rank_bounds": "Measuring frequent words (rank bounds)…",
                 "vacuum": "Compacting database (VACUUM)…",
                 "done": "Done.",
             }.get(phase)

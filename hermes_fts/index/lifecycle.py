@@ -17,13 +17,14 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .. import _env, _sqlite, loader
 from ..hermes import config as _hermes_config
 from . import maintain as indexing
-from . import old_layout, schema, time_table
+from . import old_layout, rank_bounds, schema, time_table
 from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.index.lifecycle")
@@ -110,10 +111,10 @@ def _triggers_ok(conn: sqlite3.Connection, index: str) -> bool:
 # Reading the state
 
 
-def _has_few_snippet(conn: sqlite3.Connection) -> bool:
-    """``loader.has_few_snippet`` on the first index that exists (none: False)."""
+def _first_index_has(conn: sqlite3.Connection, check: Callable[[Any, str], bool]) -> bool:
+    """An auxiliary-function check of ``loader`` on the first index that exists (none: False)."""
     table = next((i for i in schema.INDEXES if schema.index_sql(conn, i) is not None), None)
-    return table is not None and loader.has_few_snippet(conn, table)
+    return table is not None and check(conn, table)
 
 
 def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
@@ -128,7 +129,10 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
         "trigram_available": caps.trigram,
         "cjk_available": caps.cjk,
         "cjk_fold": caps.cjk and caps.fold,
-        "cjk_few_snippet": caps.cjk and _has_few_snippet(conn),
+        "cjk_few_snippet": caps.cjk and _first_index_has(conn, loader.has_few_snippet),
+        # hermes_fts_held() and hermes_fts_bm25(): which terms a row holds, in the
+        # ranking pass; reading by blocks with rank bounds (search/topk.py).
+        "row_evidence": caps.cjk and _first_index_has(conn, loader.has_row_evidence),
         "cjk_pending": indexing.pending_count(conn),
         # The time table (time_table.TABLE) time sorts may walk, or None: only
         # once complete with its triggers in place.  The walk joins
@@ -479,6 +483,8 @@ def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
             reasons.append("cjk_outdated")  # older tokenizer options: rebuilt
         if indexing.pending_count(conn) > 0:
             reasons.append("cjk_pending")
+        if rank_bounds.behind(conn):
+            reasons.append("rank_bounds")  # common words read more of the index than needed
     return reasons
 
 

@@ -492,7 +492,21 @@ def drop_triggers(conn: sqlite3.Connection, index: str) -> None:
         conn.execute(f"DROP TRIGGER IF EXISTS {name}")
 
 
+# rank_bounds' record of what each index's bounds cover: an index dropped or
+# swapped for a rebuild forgets its bounds (``forget_rank_bounds``).
+RANK_BOUNDS_BUILT = "hermes_fts_rank_bounds_built"
+
+
+def forget_rank_bounds(conn: sqlite3.Connection, index: str) -> None:
+    """Inside the caller's transaction: ``index``'s rank bounds no longer apply."""
+    if conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (RANK_BOUNDS_BUILT,)
+    ).fetchone():
+        conn.execute(f"DELETE FROM {RANK_BOUNDS_BUILT} WHERE tbl = ?", (index,))
+
+
 def drop_index_objects(conn: sqlite3.Connection, index: str) -> None:
+    forget_rank_bounds(conn, index)
     drop_triggers(conn, index)
     conn.execute(f"DROP TABLE IF EXISTS {index}")
     conn.execute(f"DROP VIEW IF EXISTS {DDL[index].view}")
@@ -531,6 +545,7 @@ def swap_in_build(conn: sqlite3.Connection, index: str) -> None:
     same transaction: no reader ever sees the name missing, empty or half
     built, and no writer's change falls between the two.
     """
+    forget_rank_bounds(conn, index)
     drop_triggers(conn, index)
     conn.execute(f"DROP TABLE IF EXISTS {index}")
     for name, _sql in BUILD_DDL[index].triggers:

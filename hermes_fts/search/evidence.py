@@ -15,6 +15,7 @@ import functools
 import heapq
 import math
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,7 @@ from .like import LIKE_SOURCE, like_where
 from .plan import Query, like_plan
 
 __all__ = [
-    "OTHERS",
+    "HELD_MAX",
     "SESSION_WEIGHTS",
     "Evidence",
     "SessionWeights",
@@ -35,9 +36,12 @@ __all__ = [
     "index_page",
     "like_page",
     "passing_ids",
+    "row_value",
     "pick_ids",
     "session_score",
     "term_weights",
+    "unit_counts",
+    "top_sessions",
 ]
 
 
@@ -54,22 +58,23 @@ def id_array(ids: Iterable[int]) -> str:
 class SessionWeights:
     """How a session's matching messages add up to its score (``session_score``).
 
-    ``damping``: weight of the other messages, the j-th best counting
-    ``damping / (j + 1)``, so a session that repeats one word gains little
-    from each repeat.  ``coverage``: weight of the query terms the session
-    holds, in any of its messages.  ``bm25``: weight of a message's BM25 score
-    beside the share of query terms it holds.
+    ``coverage``: weight of the query terms the session holds, in any of its
+    messages.  ``bm25``: weight of a message's BM25 score beside the share of
+    query terms it holds.  The session's other messages add nothing more: a
+    damped sum of them measured no better (benchmarks/README.md) and would
+    let no bound on a session come from its best message alone.
     """
 
     # Measured on benchmarks/session_recall.py (benchmarks/README.md, "Session recall").
-    damping: float = 0.1
     coverage: float = 0.3
     bm25: float = 0.05
 
 
 SESSION_WEIGHTS = SessionWeights()
-# Messages after a session's best that add to its score.
-OTHERS = 8
+# Units hermes_fts_held() can report (one bit each in a 64-bit integer).
+HELD_MAX = 62
+# The rowid range that means "every row" (search/rank.py's MIN_ROWID, MAX_ROWID).
+EVERY_ID = (-(2**63), 2**63 - 1)
 
 
 def term_weights(counts: Sequence[int], documents: int) -> list[float]:
@@ -127,6 +132,7 @@ def gather(
     extra_params: Sequence[Any],
     documents: int,
     order: str | None = None,
+    held_fn: bool = False,
 ) -> Evidence:
     """Every match of ``any_unit`` (the OR of ``units``, or the one unit), with its
     session and the units it holds, from the index and each row's session id.
@@ -134,75 +140,82 @@ def gather(
     ``extra``: conditions on ``m`` a row must meet to be answered by this
     index (``search._blind_spot``).  A row's BM25 is FTS5's rank of
     ``any_unit``: for an OR, the sum over the units the row holds, which is
-    the rank of any query of those units.  Each unit's doclist is then read
-    alone (rowids only) for which units a row holds.
+    the rank of any query of those units.  Which units a row holds comes from
+    the same pass (``held_fn``: the connection has ``hermes_fts_held()``, and
+    each unit is one phrase of the OR), else from each unit's doclist read
+    alone (rowids only).
     """
     low, high = envelope_ids
+    one = len(units) == 1  # a strict query: the whole of it is the one unit
+    in_pass = held_fn and not one and len(units) <= HELD_MAX and any_unit == " OR ".join(units)
     sql = (
         f"SELECT {table}.rowid, {table}.rank, m.session_id"
-        f"{', m.timestamp' if order else ', NULL'} FROM {table} "
+        f"{', m.timestamp' if order else ', NULL'}"
+        f"{f', hermes_fts_held({table})' if in_pass else ', 0'} FROM {table} "
         f"JOIN messages m ON m.id = {table}.rowid WHERE {table} MATCH ? "
         f"AND {table}.rowid BETWEEN ? AND ?{extra}"
     )
-    one = len(units) == 1  # a strict query: the whole of it is the one unit
     rows: dict[int, list[Any]] = {}
     times: dict[int, Any] = {}
-    for rid, rank, sid, ts in conn.execute(sql, [any_unit, low, high, *extra_params]):
-        rows[rid] = [1.0 if one else 0.0, -rank, sid, 1 if one else 0]
+    for rid, rank, sid, ts, bits in conn.execute(sql, [any_unit, low, high, *extra_params]):
+        rows[rid] = [1.0 if one else 0.0, -rank, sid, 1 if one else bits]
         times[rid] = ts
     if one:
         return Evidence(rows, [1.0], order, times)
-    hits: list[list[int]] = []
-    for unit in units:
-        hits.append(
-            [
-                rid
-                for (rid,) in conn.execute(
-                    f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?",
-                    (unit, low, high),
-                )
-                if rid in rows
-            ]
-        )
-    weights = term_weights([len(h) for h in hits], documents)
-    for bit, (found, weight) in enumerate(zip(hits, weights)):
-        for rid in found:
-            row = rows[rid]
-            row[0] += weight
-            row[3] |= 1 << bit
+    if not in_pass:
+        for bit, unit in enumerate(units):
+            for (rid,) in conn.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?",
+                (unit, low, high),
+            ):
+                row = rows.get(rid)
+                if row is not None:
+                    row[3] |= 1 << bit
+    # Rows hold few distinct sets of units: count and weigh each set once.
+    sets = Counter(row[3] for row in rows.values())
+    if (low, high) == EVERY_ID and not extra:
+        counts = [sum(n for bits, n in sets.items() if bits >> b & 1) for b in range(len(units))]
+    else:  # a term's weight is the same whatever part of the store is read
+        counts = unit_counts(conn, table, units)
+    weights = term_weights(counts, documents)
+    set_weight = {bits: sum(w for bit, w in enumerate(weights) if bits >> bit & 1) for bits in sets}
+    for row in rows.values():
+        row[0] = set_weight[row[3]]
     return Evidence(rows, weights, order, times)
+
+
+def unit_counts(conn: sqlite3.Connection, table: str, units: Sequence[str]) -> list[int]:
+    """How many rows of the index hold each unit (its document frequency)."""
+    return [
+        int(conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (u,)).fetchone()[0])
+        for u in units
+    ]
 
 
 def session_score(
     evidence: Evidence, ids: Sequence[int], total_weight: float, w: SessionWeights | None = None
 ) -> float:
-    """A session's score from its matching messages ``ids``: its best message, the
-    ``OTHERS`` next best damped by their place, and the weight of the terms
-    the session holds.  Removing a message never raises it, so a score over all matches
-    bounds the score over those a filter keeps."""
+    """A session's score from its matching messages ``ids``: its best message's value
+    (``row_value``) plus the weight of the terms the session holds.  Removing a
+    message never raises it, so a score over all matches bounds the score
+    over those a filter keeps."""
     if not ids:
         return 0.0
     w = w or SESSION_WEIGHTS
     rows = evidence.rows
-    values = sorted((rows[i][0] / total_weight + w.bm25 * rows[i][1] for i in ids), reverse=True)
     held = 0
     for i in ids:
         held |= rows[i][3]
     coverage = sum(wt for bit, wt in enumerate(evidence.weights) if held >> bit & 1)
-    others = values[1 : OTHERS + 1]
-    return (
-        values[0]
-        + w.damping * sum(v / (j + 1) for j, v in enumerate(others, 1))
-        + w.coverage * coverage / total_weight
-    )
+    best = max(row_value(rows[i], total_weight, w) for i in ids)
+    return best + w.coverage * coverage / total_weight
 
 
-def _damped_sums() -> list[float]:
-    """``[n - 1]``: 1/2 + ... + 1/n, what ``n - 1`` other messages worth 1 add at most."""
-    sums = [0.0]
-    for j in range(2, OTHERS + 2):
-        sums.append(sums[-1] + 1.0 / j)
-    return sums
+def row_value(row: Sequence[Any], total_weight: float, w: SessionWeights | None = None) -> float:
+    """What one message is worth to its session: the share of the query's weight it
+    holds plus ``bm25`` times its BM25."""
+    w = w or SESSION_WEIGHTS
+    return float(row[0]) / total_weight + w.bm25 * float(row[1])
 
 
 def passing_ids(
@@ -245,43 +258,39 @@ def best_row_ids(
     return out
 
 
-def best_session_ids(
+def top_sessions(
     evidence: Evidence, want: int, passing: Callable[[Sequence[int]], set[int]]
-) -> list[tuple[int, int]]:
-    """The best message of each of the top ``want`` sessions (``session_score``), sessions
-    best first, among the messages ``passing`` keeps; with each the terms
-    (bits) the session's kept messages hold.
+) -> list[tuple[float, int, str, list[int]]]:
+    """The top ``want`` sessions by ``session_score`` over the messages ``passing``
+    keeps, best first: ``(score, newest id, session id, kept ids)``.
 
-    A bound of each session's score over every match, from one pass (its best
-    message, its count, the terms it holds), is at least its score over the
-    kept ones; sessions are checked in the order of their bounds until the
-    ``want``-th best checked score reaches the next bound: the exact top.
+    A bound of each session's score over every match (its best message and
+    the terms it holds) is at least its score over the kept ones; sessions
+    are checked in the order of their bounds until the ``want``-th best
+    checked score reaches the next bound: the exact top.
     """
     w = SESSION_WEIGHTS
     total = sum(evidence.weights) or 1.0
     by_session: dict[str, list[int]] = {}
     best: dict[str, float] = {}
     held: dict[str, int] = {}
-    for rid, (weight, score, sid, bits) in evidence.rows.items():
+    for rid, row in evidence.rows.items():
+        sid = row[2]
         by_session.setdefault(sid, []).append(rid)
-        value = weight / total + w.bm25 * score
+        value = row_value(row, total, w)
         if value > best.get(sid, -1.0):
             best[sid] = value
-        held[sid] = held.get(sid, 0) | bits
+        held[sid] = held.get(sid, 0) | row[3]
     weights = list(enumerate(evidence.weights))
-    harmonic = _damped_sums()
 
     @functools.cache
     def share(bits: int) -> float:
         return sum(wt for bit, wt in weights if bits >> bit & 1) / total
 
-    def ceiling(sid: str) -> float:
-        # Every other message is worth at most the best: the damped sum is at
-        # most best * (H(n) - 1).
-        others = harmonic[min(len(by_session[sid]), OTHERS + 1) - 1]
-        return best[sid] * (1.0 + w.damping * others) + w.coverage * share(held[sid])
-
-    bound = sorted(((ceiling(sid), sid) for sid in by_session), key=lambda p: (-p[0], p[1]))
+    bound = sorted(
+        ((best[sid] + w.coverage * share(held[sid]), sid) for sid in by_session),
+        key=lambda p: (-p[0], p[1]),
+    )
     exact: list[tuple[float, int, str, list[int]]] = []
     start = 0
     batch = max(want, 8)
@@ -299,13 +308,21 @@ def best_session_ids(
         start += batch
         batch *= 2
     exact.sort(reverse=True)
+    return exact[:want]
+
+
+def best_session_ids(
+    evidence: Evidence, want: int, passing: Callable[[Sequence[int]], set[int]]
+) -> list[tuple[int, int]]:
+    """The best message of each of the top ``want`` sessions (``top_sessions``),
+    sessions best first, with the terms (bits) the session's kept messages hold."""
     rows = evidence.rows
     return [
         (
             min(mine, key=evidence.row_key),
             functools.reduce(lambda held, i: held | rows[i][3], mine, 0),
         )
-        for _, _, _, mine in exact[:want]
+        for _, _, _, mine in top_sessions(evidence, want, passing)
     ]
 
 
@@ -320,11 +337,21 @@ def index_page(
     want: int,
     passing: Callable[[Sequence[int]], set[int]],
     sort: str | None,
+    held_fn: bool = False,
 ) -> tuple[list[int], dict[int, int]]:
     """``pick_ids`` over one index, from every match (``gather``), for ``sort`` (None,
     ``"sessions"``, or a time sort)."""
     found = gather(
-        conn, table, units, any_unit, envelope_ids, extra, (), documents, _time_order(sort)
+        conn,
+        table,
+        units,
+        any_unit,
+        envelope_ids,
+        extra,
+        (),
+        documents,
+        _time_order(sort),
+        held_fn,
     )
     return pick_ids(found, want, passing, sort == "sessions")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .._sqlite import rows_as_dicts
@@ -477,7 +477,22 @@ def _sliced_top(
     return None
 
 
-def _in_order(cursor: sqlite3.Cursor, ids: list[int]) -> list[dict[str, Any]]:
+# Ids closer than this are read in one span of the doclist (``_kept``).
+CLUSTER_GAP = 2048
+
+
+def _clusters(ids: Sequence[int]) -> list[list[int]]:
+    """Sorted ``ids`` cut where two neighbours are ``CLUSTER_GAP`` or more apart."""
+    parts: list[list[int]] = []
+    for i in ids:
+        if parts and i - parts[-1][-1] < CLUSTER_GAP:
+            parts[-1].append(i)
+        else:
+            parts.append([i])
+    return parts
+
+
+def _in_order(cursor: Iterable[Any], ids: list[int]) -> list[dict[str, Any]]:
     """The rows of ``cursor`` (``ROW_COLUMNS``) in the order of ``ids``."""
     found = {row[0]: row for row in cursor}
     return [dict(zip(_ROW_NAMES, found[i])) for i in ids if i in found]
@@ -624,13 +639,17 @@ class _Tiers:
         return rows
 
     def _kept(self, ids: list[int]) -> list[dict[str, Any]]:
-        """The rows of ``ids`` that pass the filters, in the order of ``ids``."""
-        return _in_order(
-            self.conn.execute(
-                self.kept_sql, [self.expression, min(ids), max(ids), id_array(ids), *self.params]
-            ),
-            ids,
-        )
+        """The rows of ``ids`` that pass the filters, in the order of ``ids``.
+
+        Ids far apart are read in separate spans: one span from the lowest to
+        the highest would walk a common term's doclist over the whole store.
+        """
+        found: list[Any] = []
+        for part in _clusters(sorted(ids)):
+            found += self.conn.execute(
+                self.kept_sql, [self.expression, part[0], part[-1], id_array(part), *self.params]
+            )
+        return _in_order(found, ids)
 
     def _read_filtered(self, top: int, want: int) -> tuple[list[dict[str, Any]], int | None]:
         cur = self.conn.execute(

@@ -74,6 +74,7 @@ from .snippets import (
     single_char_narrowing,
     snippet_sql,
 )
+from .topk import bounded_page
 
 __all__ = [
     "RESULT_FIELDS",
@@ -335,7 +336,22 @@ def _index_query(plan: Plan, route: str, cjk_helpers: bool, few: bool = False) -
 def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, Any]]:
     """A best match or a search by sessions: every match scored, the exact top kept."""
     units = [u for _, u in evidence_units(req.plan.query, route)]
-    ids, held = index_page(
+    found = None
+    # Block bounds prune one term's matches well; for several terms they add up to
+    # about every block, where one pass over every match is cheaper.
+    if req.state.get("row_evidence") and req.sort in (None, SESSIONS_SORT) and len(units) == 1:
+        found = bounded_page(
+            req.conn,
+            iq.table,
+            units,
+            envelope(req.spans),
+            extra,
+            int(req.state.get("message_id_max") or 0),
+            req.want,
+            passing_ids(req.conn, req.where, req.params),
+            req.sort == SESSIONS_SORT,
+        )
+    ids, held = found or index_page(
         req.conn,
         iq.table,
         units,
@@ -346,6 +362,7 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
         req.want,
         passing_ids(req.conn, req.where, req.params),
         req.sort,
+        bool(req.state.get("row_evidence")),
     )
     rows = rows_of_ids(
         req.conn, iq.table, iq.expression, iq.snippet, req.where, extra, req.params, ids

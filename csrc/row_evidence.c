@@ -1,0 +1,123 @@
+/*
+** FTS5 auxiliary functions: what the current row holds of the query.
+**
+**   hermes_fts_held(tbl)
+**     The phrases the row holds, as an integer: bit i is set when phrase i
+**     occurs in the row.  A best match is the OR of its terms, one phrase
+**     each, so one pass over the matches tells which terms each row holds.
+**     More than HELD_MAX phrases cannot fit and are an error.
+**
+**   hermes_fts_bm25(tbl, avgdl, idf_0, ..., idf_n-1)
+**     FTS5's bm25 score of the row, positive, with the statistics given:
+**       sum over phrases i of idf_i * f_i * (k1 + 1) / (f_i + k1 * (1 - b + b * D / avgdl))
+**     f_i the phrase's hits in the row (every column weighing 1), D the
+**     row's tokens.  The same expression, in the same order, as FTS5's
+**     bm25() with its defaults, so with FTS5's own IDFs and average the two
+**     agree to the bit.  Why not bm25(): it counts each phrase's rows over
+**     the whole index on every statement, and a search that reads the index
+**     block by block (search/topk.py) knows those counts already.
+**
+**   hermes_fts_bm25(tbl, avgdl)
+**     The row's saturation alone, f * (k1 + 1) / (f + k1 * (...)), for the
+**     first phrase, at avgdl (0 or less: the index's own average): what
+**     rank bounds store (index/rank_bounds.py).
+*/
+#include "internal.h"
+SQLITE_EXTENSION_INIT3
+
+#define HELD_MAX 62
+#define BM25_K1 1.2
+#define BM25_B 0.75
+/* Phrases hermes_fts_bm25() counts on the stack; more is an error. */
+#define BM25_MAX_PHRASES 64
+
+void hermes_fts_held(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
+                     int nVal, sqlite3_value **apVal) {
+  sqlite3_int64 held = 0;
+  int nPhrase = pApi->xPhraseCount(pFts);
+  int i;
+  (void)apVal;
+  if (nVal != 0) {
+    sqlite3_result_error(ctx, "hermes_fts_held: takes only the table", -1);
+    return;
+  }
+  if (nPhrase > HELD_MAX) {
+    sqlite3_result_error(ctx, "hermes_fts_held: more than 62 phrases", -1);
+    return;
+  }
+  for (i = 0; i < nPhrase; i++) {
+    Fts5PhraseIter iter;
+    int iCol = -1;
+    int iOff = -1;
+    int rc = pApi->xPhraseFirst(pFts, i, &iter, &iCol, &iOff);
+    if (rc != SQLITE_OK) {
+      sqlite3_result_error_code(ctx, rc);
+      return;
+    }
+    if (iCol >= 0) held |= (sqlite3_int64)1 << i;
+  }
+  sqlite3_result_int64(ctx, held);
+}
+
+/* The index's average tokens per row, as FTS5's bm25() computes it. */
+static int indexAverage(const Fts5ExtensionApi *pApi, Fts5Context *pFts, double *pAvg) {
+  sqlite3_int64 nRow = 0;
+  sqlite3_int64 nToken = 0;
+  int rc = pApi->xRowCount(pFts, &nRow);
+  if (rc == SQLITE_OK) rc = pApi->xColumnTotalSize(pFts, -1, &nToken);
+  if (rc == SQLITE_OK) *pAvg = nRow > 0 ? (double)nToken / (double)nRow : 1.0;
+  if (*pAvg <= 0.0) *pAvg = 1.0;
+  return rc;
+}
+
+void hermes_fts_bm25(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
+                     int nVal, sqlite3_value **apVal) {
+  double aFreq[BM25_MAX_PHRASES];
+  int nPhrase = pApi->xPhraseCount(pFts);
+  int nInst = 0;
+  int nTok = 0;
+  int bSaturation;
+  double avgdl;
+  double D;
+  double score = 0.0;
+  int i;
+  int rc;
+
+  if (nVal < 1) {
+    sqlite3_result_error(ctx, "hermes_fts_bm25: needs avgdl and one IDF per phrase", -1);
+    return;
+  }
+  avgdl = sqlite3_value_double(apVal[0]);
+  bSaturation = nVal == 1;
+  if (nPhrase > BM25_MAX_PHRASES || (!bSaturation && nVal - 1 != nPhrase)) {
+    sqlite3_result_error(ctx, "hermes_fts_bm25: one IDF per phrase, at most 64 phrases", -1);
+    return;
+  }
+  for (i = 0; i < nPhrase; i++) aFreq[i] = 0.0;
+  rc = pApi->xInstCount(pFts, &nInst);
+  for (i = 0; rc == SQLITE_OK && i < nInst; i++) {
+    int iPhrase = 0;
+    int iCol = 0;
+    int iOff = 0;
+    rc = pApi->xInst(pFts, i, &iPhrase, &iCol, &iOff);
+    if (rc == SQLITE_OK && iPhrase >= 0 && iPhrase < nPhrase) aFreq[iPhrase] += 1.0;
+  }
+  if (rc == SQLITE_OK) rc = pApi->xColumnSize(pFts, -1, &nTok);
+  if (rc == SQLITE_OK && avgdl <= 0.0) rc = indexAverage(pApi, pFts, &avgdl);
+  if (rc != SQLITE_OK) {
+    sqlite3_result_error_code(ctx, rc);
+    return;
+  }
+  D = (double)nTok;
+  if (bSaturation) {
+    double f = nPhrase > 0 ? aFreq[0] : 0.0;
+    score = (f * (BM25_K1 + 1.0)) / (f + BM25_K1 * (1 - BM25_B + BM25_B * D / avgdl));
+  } else {
+    for (i = 0; i < nPhrase; i++) {
+      double idf = sqlite3_value_double(apVal[i + 1]);
+      score += idf * ((aFreq[i] * (BM25_K1 + 1.0)) /
+                      (aFreq[i] + BM25_K1 * (1 - BM25_B + BM25_B * D / avgdl)));
+    }
+  }
+  sqlite3_result_double(ctx, score);
+}

@@ -1,0 +1,341 @@
+"""Rank bounds: for each frequent token, the most it can add to a row's score, per block of ids.
+
+A best match or a search by sessions ranks every match exactly
+(``search/evidence.py``).  For a word in a tenth of the store that means
+scoring a tenth of the store.  Rank bounds let the search read the index
+block by block, best bound first, and stop once no unread block can hold a
+row (or a session) that beats the page: the page is still the exact top.
+
+For each token of the word and CJK indexes held by at least ``FREQUENT``
+rows, and each block of ``BLOCK_IDS`` consecutive ids up to the build's
+last id: how many rows of the block hold it, and its peak BM25 saturation
+there (``f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl))``, the part of
+BM25 that depends on the row), rounded up, at the average row length of
+the build.  A longer average only raises a saturation by the ratio of the
+averages, so the search scales the peaks when the store has grown
+(``saturation_scale``).  Rarer tokens are read whole at search time.
+
+Three plain-SQL triggers on ``messages`` keep the bounds honest in every
+process that writes the store (Hermes Agent's included): a row deleted,
+changed, or inserted at an id the bounds already cover marks its block
+dirty, and a dirty block counts as unknown (read whole) until the next
+build.  Rows after the build's last id are unknown too.  ``optimize-
+storage`` builds them; ``needs_optimize`` says when they lag.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+import sys
+from array import array
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from . import schema
+
+__all__ = [
+    "BLOCK_IDS",
+    "BUILT",
+    "DIRTY",
+    "FREQUENT",
+    "TABLE",
+    "Bounds",
+    "build",
+    "load",
+    "index_totals",
+    "behind",
+    "lag",
+    "tokens_of",
+]
+
+TABLE = "hermes_fts_rank_bounds"  # (tbl, token) -> rows, counts, peaks
+BUILT = schema.RANK_BOUNDS_BUILT  # tbl -> last id covered, average row length, ready
+DIRTY = "hermes_fts_rank_bounds_dirty"  # blocks whose rows changed after a build
+SHIFT = 9
+BLOCK_IDS = 1 << SHIFT
+# Rows a token must be in to get bounds (FREQUENT, or one row in FREQUENT_SHARE of
+# the index if more); rarer ones cost little to read whole.
+FREQUENT = 1000
+FREQUENT_SHARE = 500
+# Peaks are kept as ceil(saturation * PEAK_SCALE) in one byte (saturation < k1 + 1).
+PEAK_SCALE = 100
+MAX_SATURATION = 2.2  # k1 + 1: no row's saturation reaches it
+INDEXES = (schema.BASE, schema.CJK)
+
+_TABLE_SQL = (
+    f"CREATE TABLE IF NOT EXISTS {TABLE}(tbl TEXT NOT NULL, token TEXT NOT NULL, "
+    "rows INTEGER NOT NULL, counts BLOB NOT NULL, peaks BLOB NOT NULL, "
+    "PRIMARY KEY (tbl, token)) WITHOUT ROWID"
+)
+_BUILT_SQL = (
+    f"CREATE TABLE IF NOT EXISTS {BUILT}(tbl TEXT PRIMARY KEY, last_id INTEGER NOT NULL, "
+    "avgdl REAL NOT NULL, shift INTEGER NOT NULL, ready INTEGER NOT NULL)"
+)
+_DIRTY_SQL = f"CREATE TABLE IF NOT EXISTS {DIRTY}(block INTEGER PRIMARY KEY)"
+_COVERED = f"(SELECT max(last_id) FROM {BUILT})"
+
+
+def _mark(row: str) -> str:
+    return f"INSERT OR IGNORE INTO {DIRTY}(block) VALUES ({row}.id >> {SHIFT});"
+
+
+TRIGGERS: tuple[tuple[str, str], ...] = (
+    (
+        f"{TABLE}_insert",
+        f"CREATE TRIGGER IF NOT EXISTS {TABLE}_insert AFTER INSERT ON messages "
+        f"WHEN new.id <= {_COVERED} BEGIN {_mark('new')} END",
+    ),
+    (
+        f"{TABLE}_delete",
+        f"CREATE TRIGGER IF NOT EXISTS {TABLE}_delete AFTER DELETE ON messages "
+        f"WHEN old.id <= {_COVERED} BEGIN {_mark('old')} END",
+    ),
+    (
+        f"{TABLE}_update",
+        f"CREATE TRIGGER IF NOT EXISTS {TABLE}_update AFTER UPDATE OF "
+        f"id, content, tool_name, tool_calls ON messages "
+        f"WHEN old.id <= {_COVERED} OR new.id <= {_COVERED} "
+        f"BEGIN {_mark('old')} {_mark('new')} END",
+    ),
+)
+
+
+def index_totals(conn: sqlite3.Connection, table: str) -> tuple[int, int]:
+    """The FTS5 index's row count and token count, from its averages record (what
+    bm25() reads): ``(0, 0)`` for an empty index."""
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    values = _varints(bytes(row[0])) if row and row[0] else []
+    return (values[0], sum(values[1:])) if values else (0, 0)
+
+
+def _varints(data: bytes) -> list[int]:
+    """SQLite's big-endian varints, one after another."""
+    out, i = [], 0
+    while i < len(data):
+        value = 0
+        for k in range(9):
+            byte = data[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
+
+
+def tokens_of(conn: sqlite3.Connection, table: str, unit: str) -> list[str] | None:
+    """The tokens a unit's MATCH text (``"word"``, ``"two words"``) is on ``table``,
+    in order, or None (a prefix, or text this cannot tell)."""
+    if len(unit) < 3 or unit[0] != '"' or unit[-1] != '"' or '"' in unit[1:-1]:
+        return None
+    text = unit[1:-1]
+    if table == schema.BASE:
+        # unicode61 folds ASCII case and splits at anything not a letter or digit.
+        return _ASCII_TOKEN.findall(text.lower()) or None if text.isascii() else None
+    if table == schema.CJK:
+        options = schema.CJK_TOKENIZE.split()[1:]
+        marks = ", ".join("?" * len(options))
+        raw = conn.execute(f"SELECT cjk_tokens_query(?, {marks})", (text, *options)).fetchone()
+        tokens = json.loads(raw[0])
+        if tokens and not any(t.get("colocated") for t in tokens):
+            return [str(t["token"]) for t in tokens]
+    return None
+
+
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def _little_endian(counts: array) -> array:
+    """Counts are stored little-endian, so a store reads the same on any machine."""
+    if sys.byteorder == "big":
+        counts.byteswap()
+    return counts
+
+
+# ---------------------------------------------------------------------------
+# Build
+
+
+def install(conn: sqlite3.Connection) -> None:
+    """The tables and triggers (idempotent; inside the caller's transaction)."""
+    for sql in (_TABLE_SQL, _BUILT_SQL, _DIRTY_SQL):
+        conn.execute(sql)
+    for _name, sql in TRIGGERS:
+        conn.execute(sql)
+
+
+def build(
+    conn: sqlite3.Connection,
+    on_token: Callable[[], None] | None = None,
+) -> dict[str, int]:
+    """Bounds for every frequent token of the word and CJK indexes; returns the
+    tokens bounded per index.
+
+    Three short transactions: mark the build under way (dirty blocks
+    cleared, triggers live from then on, searches ignore the bounds); read
+    every frequent token's blocks; write them and mark them ready.  A change
+    while it reads is marked dirty by the triggers, so nothing is lost.
+    Rows the CJK index still waits for (its pending table) are dirty.
+    """
+    tables = [t for t in INDEXES if schema.index_sql(conn, t) is not None]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        install(conn)
+        conn.execute(f"DELETE FROM {DIRTY}")
+        last = int(conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
+        for table in tables:
+            rows, tokens = index_totals(conn, table)
+            avgdl = tokens / rows if rows else 1.0
+            conn.execute(
+                f"INSERT OR REPLACE INTO {BUILT}(tbl, last_id, avgdl, shift, ready) "
+                "VALUES (?, ?, ?, ?, 0)",
+                (table, last, avgdl, SHIFT),
+            )
+        if schema.index_sql(conn, schema.CJK_PENDING) is not None:
+            conn.execute(
+                f"INSERT OR IGNORE INTO {DIRTY}(block) "
+                f"SELECT msg_id >> {SHIFT} FROM {schema.CJK_PENDING}"
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    done: dict[str, int] = {}
+    for table in tables:
+        avgdl = conn.execute(f"SELECT avgdl FROM {BUILT} WHERE tbl = ?", (table,)).fetchone()[0]
+        found = _read_table(conn, table, last, float(avgdl), on_token)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(f"DELETE FROM {TABLE} WHERE tbl = ?", (table,))
+            conn.executemany(
+                f"INSERT INTO {TABLE}(tbl, token, rows, counts, peaks) VALUES (?, ?, ?, ?, ?)",
+                [(table, token, rows, counts, peaks) for token, rows, counts, peaks in found],
+            )
+            conn.execute(f"UPDATE {BUILT} SET ready = 1 WHERE tbl = ?", (table,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        done[table] = len(found)
+    return done
+
+
+def _read_table(
+    conn: sqlite3.Connection,
+    table: str,
+    last: int,
+    avgdl: float,
+    on_token: Callable[[], None] | None,
+) -> list[tuple[str, int, bytes, bytes]]:
+    vocab = f"temp.hermes_fts_vocab_{table}"
+    conn.execute(f"DROP TABLE IF EXISTS {vocab}")
+    conn.execute(f"CREATE VIRTUAL TABLE {vocab} USING fts5vocab(main, {table}, row)")
+    try:
+        frequent = conn.execute(
+            f"SELECT term, doc FROM {vocab} WHERE doc >= ?",
+            (max(FREQUENT, index_totals(conn, table)[0] // FREQUENT_SHARE),),
+        ).fetchall()
+    finally:
+        conn.execute(f"DROP TABLE IF EXISTS {vocab}")
+    blocks = (last >> SHIFT) + 1
+    found = []
+    for token, _doc in frequent:
+        counts = array("H", bytes(2 * blocks))
+        peaks = bytearray(blocks)
+        total = 0
+        for block, count, peak in conn.execute(
+            # FTS5 runs auxiliary functions only on its own rows: the grouping is
+            # outside a subquery that LIMIT keeps from being merged into it.
+            f"SELECT block, count(*), max(s) FROM (SELECT rowid >> {SHIFT} AS block, "
+            f"hermes_fts_bm25({table}, ?) AS s FROM {table} WHERE {table} MATCH ? "
+            f"AND rowid <= ? LIMIT -1) GROUP BY block",
+            (avgdl, '"' + str(token).replace('"', '""') + '"', last),
+        ):
+            counts[block] = count
+            peaks[block] = min(255, math.ceil(float(peak) * PEAK_SCALE + 1e-9))
+            total += count
+        if on_token is not None:
+            on_token()
+        if total:  # the quoted token means that token (it re-tokenizes to itself)
+            found.append((str(token), total, _little_endian(counts).tobytes(), bytes(peaks)))
+    return found
+
+
+# ---------------------------------------------------------------------------
+# Search side
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """One index's bounds as a search reads them (``load``)."""
+
+    last_id: int  # ids above it are unknown
+    avgdl: float  # the average row length the peaks were measured at
+    dirty: frozenset[int]  # blocks whose rows changed since
+    tokens: dict[str, tuple[int, array, bytes]]  # token -> (rows, counts, peaks)
+
+    def saturation_scale(self, avgdl_now: float) -> float:
+        """What the stored peaks are multiplied by for the index's average now."""
+        return max(1.0, avgdl_now / self.avgdl) / PEAK_SCALE
+
+
+def load(conn: sqlite3.Connection, table: str, tokens: Sequence[str]) -> Bounds | None:
+    """The ready bounds of ``tokens`` on ``table`` (those it has), or None when the
+    index has none ready."""
+    try:
+        built = conn.execute(
+            f"SELECT last_id, avgdl, shift FROM {BUILT} WHERE tbl = ? AND ready = 1", (table,)
+        ).fetchone()
+    except sqlite3.OperationalError:
+        return None  # never built
+    if built is None or int(built[2]) != SHIFT:
+        return None
+    dirty = frozenset(r[0] for r in conn.execute(f"SELECT block FROM {DIRTY}"))
+    found: dict[str, tuple[int, array, bytes]] = {}
+    if tokens:
+        marks = ", ".join("?" * len(tokens))
+        for token, rows, counts, peaks in conn.execute(
+            f"SELECT token, rows, counts, peaks FROM {TABLE} WHERE tbl = ? AND token IN ({marks})",
+            (table, *tokens),
+        ):
+            found[token] = (int(rows), _little_endian(array("H", bytes(counts))), bytes(peaks))
+    return Bounds(int(built[0]), float(built[1]), dirty, found)
+
+
+# Stores this small read every match fast enough: no bounds are asked for.
+WORTH_IT = 50_000
+# Bounds are behind once this share of the rows is newer than them or changed since.
+BEHIND_SHARE = 0.1
+
+
+def behind(conn: sqlite3.Connection) -> bool:
+    """Whether ``optimize-storage`` should (re)build the bounds: a store of at least
+    ``WORTH_IT`` messages without them, or one where a tenth of the rows are newer or
+    changed since they were built."""
+    top = int(conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
+    if top < WORTH_IT:
+        return False
+    state = lag(conn)
+    if state is None or not state["ready"]:
+        return True
+    changed = state["newer_rows"] + state["dirty_blocks"] * BLOCK_IDS
+    return changed > BEHIND_SHARE * top
+
+
+def lag(conn: sqlite3.Connection) -> dict[str, int] | None:
+    """How far the bounds lag: rows after the build and dirty blocks; None: never built."""
+    try:
+        built = conn.execute(f"SELECT min(last_id), min(ready) FROM {BUILT}").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    if built is None or built[0] is None:
+        return None
+    newer = conn.execute("SELECT count(*) FROM messages WHERE id > ?", (built[0],)).fetchone()
+    dirty = conn.execute(f"SELECT count(*) FROM {DIRTY}").fetchone()
+    return {"newer_rows": int(newer[0]), "dirty_blocks": int(dirty[0]), "ready": int(built[1])}
