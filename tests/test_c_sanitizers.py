@@ -131,6 +131,10 @@ def test_setup_py_sanitizer_build_in_sqlite_shell(tmp_path: Path) -> None:
         "SELECT cjk_few_snippet(a, rank, 3, -1, '<', '>', '.', 3), "
         "cjk_few_snippet(a, rank, rowid % 5, 0, '', '', '', 1) FROM a WHERE a MATCH '中国';",
         "SELECT cjk_few_snippet(b, rank, 1000, -1, '[', ']', '...', 2) FROM b WHERE b MATCH '国 OR ガ';",
+        # row_evidence.c: terms held and bm25 with given statistics, or one saturation
+        "SELECT hermes_fts_held(a), hermes_fts_bm25(a, 7.5, 1.2, 0.4, 3.0), "
+        "hermes_fts_bm25(a, 0), hermes_fts_bm25(a, 9.0) FROM a WHERE a MATCH '中国 OR 人民 OR abc';",
+        "SELECT hermes_fts_held(b), hermes_fts_bm25(b, -1) FROM b WHERE b MATCH '\"国 ガ\" OR 한';",
         "INSERT INTO a(a) VALUES ('integrity-check');",
         "INSERT INTO b(b) VALUES ('integrity-check');",
         "SELECT 'done';",

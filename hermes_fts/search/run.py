@@ -74,7 +74,7 @@ from .snippets import (
     single_char_narrowing,
     snippet_sql,
 )
-from .topk import bounded_page
+from .topk import bounded_page, one_phrase
 
 __all__ = [
     "RESULT_FIELDS",
@@ -333,13 +333,23 @@ def _index_query(plan: Plan, route: str, cjk_helpers: bool, few: bool = False) -
     )
 
 
+def _by_blocks(req: _Run, route: str) -> bool:
+    """Whether the page may come from rank bounds (``topk.bounded_page``): one term,
+    ranked or by sessions.  Bounds prune one term's matches well; for several
+    terms they add up to about every block, where one pass over every match
+    is cheaper."""
+    return (
+        bool(req.state.get("row_evidence"))
+        and req.sort in (None, SESSIONS_SORT)
+        and one_phrase(evidence_units(req.plan.query, route))
+    )
+
+
 def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, Any]]:
     """A best match or a search by sessions: every match scored, the exact top kept."""
     units = [u for _, u in evidence_units(req.plan.query, route)]
     found = None
-    # Block bounds prune one term's matches well; for several terms they add up to
-    # about every block, where one pass over every match is cheaper.
-    if req.state.get("row_evidence") and req.sort in (None, SESSIONS_SORT) and len(units) == 1:
+    if _by_blocks(req, route):
         found = bounded_page(
             req.conn,
             iq.table,
@@ -411,8 +421,8 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
         if req.time_index and _sort_key(req.sort)
         else None
     )
-    if req.sort == SESSIONS_SORT or req.plan.query.loose:  # every match scored (_best)
-        rows = _best(req, iq, route, extra)
+    if req.sort == SESSIONS_SORT or req.plan.query.loose or _by_blocks(req, route):
+        rows = _best(req, iq, route, extra)  # every match scored, or read by rank bounds
     else:
         rows = _match_rows(
             req.conn,

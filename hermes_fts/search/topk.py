@@ -44,7 +44,7 @@ from .evidence import (
     top_sessions,
 )
 
-__all__ = ["bounded_page"]
+__all__ = ["bounded_page", "one_phrase"]
 
 FIRST_BLOCKS = 4  # blocks read in the first round; each round reads twice as many
 # A unit that is one FTS5 phrase: one quoted string, maybe a prefix.
@@ -120,6 +120,11 @@ def bounded_page(
     if by_sessions:
         return _sessions(reader, evidence, order, terms, want, kept)
     return _rows(reader, evidence, order, terms, want, kept)
+
+
+def one_phrase(units: Sequence[tuple[str, str]]) -> bool:
+    """Whether ``evidence_units`` are one unit that is one FTS5 phrase."""
+    return len(units) == 1 and _ONE_PHRASE.fullmatch(units[0][1]) is not None
 
 
 def _fts5_idf(n_rows: int, df: int) -> float:

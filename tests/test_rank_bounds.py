@@ -1,0 +1,244 @@
+"""Rank bounds (index/rank_bounds.py, search/topk.py): a one-term search reads the index
+block by block, best bound first, and its page stays the exact top of every match
+while other processes change the store after the bounds were built."""
+
+from __future__ import annotations
+
+import math
+import random
+import sqlite3
+
+import pytest
+from _tool_fixtures import T0, open_store
+
+from hermes_fts.index import rank_bounds, schema
+from hermes_fts.search import run as search
+from hermes_fts.search import topk
+
+FILLER = ["filler", "noise", "padding", "text", "more", "words"]
+
+
+def _store(path, rows=20_000, seed=5):
+    """Sessions of 30 messages in id order.  "alpha" is in most rows, once, among 20 to
+    60 other words; a few short rows of the first blocks repeat it: those are the
+    top of its ranking, and most blocks cannot reach them.  "bravo" is in some."""
+    rng = random.Random(seed)
+    st = open_store(path)
+    for s in range(rows // 30 + 1):
+        st.add_session(f"s{s:03d}", "cli", started_at=T0 + s)
+    messages = []
+    for i in range(rows):
+        if i % 97 == 0 and i < 1500:
+            words = ["alpha", "alpha", "filler"]
+        else:
+            words = rng.choices(FILLER, k=rng.randint(20, 60))
+            words += ["alpha"] * (rng.random() < 0.7) + ["bravo"] * (rng.random() < 0.2)
+        rng.shuffle(words)
+        messages.append(
+            {
+                "session_id": f"s{i // 30:03d}",
+                "role": rng.choice(["user", "assistant"]),
+                "content": " ".join(words),
+                "timestamp": T0 + i,
+            }
+        )
+    st.add_messages(messages)
+    return st
+
+
+def _exact(store, query, **kw):
+    """The page scored from every match: the search with rank bounds switched off."""
+    saved = search.bounded_page
+    search.bounded_page = lambda *a, **k: None
+    try:
+        return _ids(store, query, **kw)
+    finally:
+        search.bounded_page = saved
+
+
+def _ids(store, query, **kw):
+    return [r["id"] for r in store.search_messages(query, fields=("id",), **kw)]
+
+
+@pytest.fixture(scope="module")
+def original(tmp_path_factory):
+    """The store written once, without bounds."""
+    st = _store(tmp_path_factory.mktemp("original") / "state.db")
+    yield st
+    st.close()
+
+
+def _copy(store, path):
+    copy = sqlite3.connect(path)
+    store._conn.backup(copy)
+    copy.close()
+    return open_store(path)
+
+
+@pytest.fixture
+def built(original, tmp_path, monkeypatch):
+    """A copy of ``original`` with rank bounds (tokens in 100 rows or more)."""
+    monkeypatch.setattr(rank_bounds, "FREQUENT", 100)
+    st = _copy(original, tmp_path / "state.db")
+    assert rank_bounds.build(st._conn)[schema.BASE] >= 2  # alpha and bravo at least
+    st._seen.forget()
+    yield st
+    st.close()
+
+
+def _reads_blocks(store, query, **kw):
+    """How many blocks the search read, and its page."""
+    read: list[int] = []
+    original = topk._Reader.blocks
+
+    def spy(self, blocks):
+        blocks = list(blocks)
+        before = set(self.read)
+        original(self, blocks)
+        read.extend(set(self.read) - before)
+
+    topk._Reader.blocks = spy
+    try:
+        page = _ids(store, query, **kw)
+        return len(read), page
+    finally:
+        topk._Reader.blocks = original
+
+
+@pytest.mark.parametrize("sort", [None, "sessions"])
+def test_a_common_word_reads_few_blocks_for_the_same_page(built, sort):
+    blocks, page = _reads_blocks(built, "alpha", limit=5, sort=sort)
+    assert page == _exact(built, "alpha", limit=5, sort=sort)
+    total = (int(built._conn.execute("SELECT max(id) FROM messages").fetchone()[0]) >> 9) + 1
+    assert 0 < blocks < total  # some blocks were never read
+
+
+def _foreign(store):
+    """A plain connection without the extension, as Hermes Agent writes."""
+    return sqlite3.connect(store._path, isolation_level=None)
+
+
+@pytest.mark.parametrize("sort", [None, "sessions"])
+def test_a_row_changed_after_the_build_is_found(built, sort):
+    """An old row rewritten to hold "bravo" at its peak: its block is dirty, read whole."""
+    target = 17  # block 0, covered by the bounds
+    with _foreign(built) as conn:
+        conn.execute("UPDATE messages SET content = 'bravo bravo bravo' WHERE id = ?", (target,))
+        dirty = [r[0] for r in conn.execute(f"SELECT block FROM {rank_bounds.DIRTY}")]
+    assert dirty == [0]
+    built._seen.forget()
+    page = _ids(built, "bravo", limit=3, sort=sort)
+    assert page == _exact(built, "bravo", limit=3, sort=sort)
+    assert page[0] == target  # the shortest, most saturated row of all
+
+
+def test_rows_added_and_deleted_after_the_build(built):
+    last = int(built._conn.execute("SELECT max(id) FROM messages").fetchone()[0])
+    with _foreign(built) as conn:
+        conn.execute("DELETE FROM messages WHERE id BETWEEN 600 AND 700")
+        conn.execute(
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('s001', 'user', 'bravo bravo', ?)",
+            (T0 + 9999,),
+        )
+        dirty = {r[0] for r in conn.execute(f"SELECT block FROM {rank_bounds.DIRTY}")}
+    assert dirty == {600 >> 9}  # the insert is after the bounds: unknown, not dirty
+    built._seen.forget()
+    for sort in (None, "sessions"):
+        page = _ids(built, "bravo", limit=4, sort=sort)
+        assert page == _exact(built, "bravo", limit=4, sort=sort)
+    assert _ids(built, "bravo", limit=1)[0] == last + 1
+    assert rank_bounds.lag(built._conn) == {"newer_rows": 1, "dirty_blocks": 1, "ready": 1}
+
+
+def test_filters_and_time_bounds_keep_the_exact_page(built):
+    for kw in (
+        {"role_filter": "user"},
+        {"after": T0 + 500, "before": T0 + 2200},
+        {"role_filter": "assistant", "sort": "sessions"},
+        {"after": T0 + 1000, "sort": "sessions"},
+    ):
+        for limit in (1, 6, 40):
+            assert _ids(built, "alpha", limit=limit, **kw) == _exact(
+                built, "alpha", limit=limit, **kw
+            ), kw
+
+
+def test_a_phrase_is_bounded_by_its_tokens(built):
+    with _foreign(built) as conn:
+        conn.execute(
+            "UPDATE messages SET content = content || ' alpha bravo' "
+            "WHERE id % 7 = 0 AND id > 19000"
+        )
+    built._seen.forget()
+    for sort in (None, "sessions"):
+        assert _ids(built, '"alpha bravo"', limit=5, sort=sort) == _exact(
+            built, '"alpha bravo"', limit=5, sort=sort
+        )
+
+
+def test_a_rebuilt_index_forgets_its_bounds(built):
+    assert rank_bounds.load(built._conn, schema.BASE, ["alpha"]) is not None
+    with built._conn:
+        schema.forget_rank_bounds(built._conn, schema.BASE)
+    assert rank_bounds.load(built._conn, schema.BASE, ["alpha"]) is None
+    built._seen.forget()
+    assert _ids(built, "alpha", limit=5, sort="sessions") == _exact(
+        built, "alpha", limit=5, sort="sessions"
+    )
+
+
+def test_optimize_storage_builds_them_and_says_when_they_lag(original, tmp_path, monkeypatch):
+    monkeypatch.setattr(rank_bounds, "FREQUENT", 100)
+    monkeypatch.setattr(rank_bounds, "WORTH_IT", 1000)
+    st = _copy(original, tmp_path / "state.db")
+    try:
+        assert "rank_bounds" in st.status()["needs_optimize"]
+        assert st.optimize_storage(vacuum=False)["ok"]
+        assert rank_bounds.lag(st._conn) == {"newer_rows": 0, "dirty_blocks": 0, "ready": 1}
+        assert "rank_bounds" not in st.status()["needs_optimize"]
+        st.add_messages(
+            [
+                {"session_id": "s000", "role": "user", "content": "alpha", "timestamp": T0}
+                for _ in range(3000)
+            ]
+        )
+        assert "rank_bounds" in st.status()["needs_optimize"]  # a tenth of the rows is newer
+    finally:
+        st.close()
+
+
+def test_the_bm25_function_equals_fts5_to_the_bit(built):
+    conn = built._conn
+    table = schema.BASE
+    rows, tokens = rank_bounds.index_totals(conn, table)
+    units = ['"alpha"', '"bravo"', '"noise"']
+    idf = []
+    for unit in units:
+        df = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (unit,))
+        n = df.fetchone()[0]
+        idf.append(max(1e-6, math.log((rows - n + 0.5) / (n + 0.5))))
+    found = conn.execute(
+        f"SELECT -rank, hermes_fts_bm25({table}, ?, ?, ?, ?), hermes_fts_held({table}) "
+        f"FROM {table} WHERE {table} MATCH ?",
+        (tokens / rows, *idf, " OR ".join(units)),
+    ).fetchall()
+    assert len(found) > 2000
+    assert all(rank == ours for rank, ours, _ in found)
+    assert {held for _, _, held in found} == set(range(1, 8))
+
+
+def test_the_row_functions_refuse_what_they_cannot_answer(built):
+    conn = built._conn
+    table = schema.BASE
+    with pytest.raises(sqlite3.OperationalError, match="one IDF per phrase"):
+        conn.execute(
+            f"SELECT hermes_fts_bm25({table}, 1.0, 2.0) FROM {table} WHERE {table} MATCH ?",
+            ('"alpha" OR "bravo"',),
+        ).fetchall()
+    many = " OR ".join(f'"w{i}"' for i in range(63))
+    with pytest.raises(sqlite3.OperationalError, match="more than 62 phrases"):
+        conn.execute(
+            f"SELECT hermes_fts_held({table}) FROM {table} WHERE {table} MATCH ?",
+            (f'"alpha" OR {many}',),
+        ).fetchall()
