@@ -720,16 +720,20 @@ def build_store(path: str | os.PathLike[str], n_messages: int, seed: int = 0) ->
     return Path(path)
 
 
+# The package files whose changes make a cached store stale (paths in hermes_fts/).
+STORE_CODE = ("store.py", "index/schema.py", "index/maintain.py")
+# ... and those whose changes make a cached optimized store stale.
+OPTIMIZE_CODE = ("index/lifecycle.py", "index/time_table.py", "index/rank_bounds.py")
+
+
 def _store_code_tag() -> str:
     """Changes whenever the store's schema code changes, so stale caches are rebuilt."""
     import hermes_fts
 
     h = hashlib.sha1(str(getattr(hermes_fts, "__version__", "")).encode())
     pkg = Path(hermes_fts.__file__).parent
-    for name in ("schema.py", "store.py", "indexing.py"):
-        p = pkg / name
-        if p.exists():
-            h.update(p.read_bytes())
+    for name in STORE_CODE:
+        h.update((pkg / name).read_bytes())
     return h.hexdigest()[:10]
 
 
@@ -739,10 +743,8 @@ def _optimize_code_tag() -> str:
 
     h = hashlib.sha1()
     pkg = Path(hermes_fts.__file__).parent
-    for name in ("index_state.py", "time_table.py"):
-        p = pkg / name
-        if p.exists():
-            h.update(p.read_bytes())
+    for name in OPTIMIZE_CODE:
+        h.update((pkg / name).read_bytes())
     return h.hexdigest()[:6]
 
 

@@ -271,6 +271,20 @@ def run(
     return table
 
 
+def _bounds_state(db: Path) -> str:
+    """Whether the store has rank bounds (``optimize-storage`` builds them)."""
+    import sqlite3
+
+    from hermes_fts.index import rank_bounds
+
+    conn = sqlite3.connect(db)
+    try:
+        lag = rank_bounds.lag(conn)
+    finally:
+        conn.close()
+    return "none (run optimize-storage)" if lag is None else str(lag)
+
+
 def _percentiles(times: list[float]) -> tuple[float, float]:
     ordered = sorted(times)
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
@@ -347,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
         db = args.db or cache_dir() / f"session-recall-{args.messages}.db"
         if not db.exists():
             build_store(db, args.messages)
+        print(f"rank bounds: {_bounds_state(db)}")
         print("| queries | what | n | p50 ms | p99 ms |")
         print("|---|---|---|---|---|")
         for row in latency(db, args.queries):

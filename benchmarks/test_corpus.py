@@ -174,3 +174,14 @@ def test_size_parsing() -> None:
     assert parse_size("1M") == 1_000_000
     with pytest.raises(ValueError):
         parse_size("0")
+
+
+def test_cache_tags_read_files_that_exist() -> None:
+    """A cached store is rebuilt when the code that writes it changes: the files named
+    must exist (after a move they silently did not, and stale stores were reused)."""
+    import hermes_fts
+    from benchmarks import corpus
+
+    pkg = Path(hermes_fts.__file__).parent
+    for name in (*corpus.STORE_CODE, *corpus.OPTIMIZE_CODE):
+        assert (pkg / name).is_file(), name

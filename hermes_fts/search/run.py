@@ -345,26 +345,35 @@ def _by_blocks(req: _Run, route: str) -> bool:
     )
 
 
-def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, Any]]:
-    """A best match or a search by sessions: every match scored, the exact top kept."""
-    units = [u for _, u in evidence_units(req.plan.query, route)]
-    found = None
-    if _by_blocks(req, route):
-        found = bounded_page(
-            req.conn,
-            iq.table,
-            units,
-            envelope(req.spans),
-            extra,
-            int(req.state.get("message_id_max") or 0),
-            req.want,
-            passing_ids(req.conn, req.where, req.params),
-            req.sort == SESSIONS_SORT,
-        )
-    ids, held = found or index_page(
+def _bounded(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, Any]] | None:
+    """The page of a one-term search from rank bounds (``topk.bounded_page``), or None
+    when there are none to use."""
+    if not _by_blocks(req, route):
+        return None
+    ((_label, unit),) = evidence_units(req.plan.query, route)
+    found = bounded_page(
         req.conn,
         iq.table,
-        units,
+        unit,
+        envelope(req.spans),
+        extra,
+        req.want,
+        passing_ids(req.conn, req.where, req.params),
+        req.sort == SESSIONS_SORT,
+    )
+    return None if found is None else _page_rows(req, iq, extra, *found)
+
+
+def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, Any]]:
+    """A best match or a search by sessions: every match scored (or read by rank
+    bounds), the exact top kept."""
+    rows = _bounded(req, iq, route, extra)
+    if rows is not None:
+        return rows
+    ids, held = index_page(
+        req.conn,
+        iq.table,
+        [u for _, u in evidence_units(req.plan.query, route)],
         iq.expression,
         envelope(req.spans),
         extra,
@@ -374,6 +383,13 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
         req.sort,
         bool(req.state.get("row_evidence")),
     )
+    return _page_rows(req, iq, extra, ids, held)
+
+
+def _page_rows(
+    req: _Run, iq: _IndexQuery, extra: str, ids: list[int], held: dict[int, int]
+) -> list[dict[str, Any]]:
+    """The rows of a page's ``ids`` with snippets, labelled with the terms they hold."""
     rows = rows_of_ids(
         req.conn, iq.table, iq.expression, iq.snippet, req.where, extra, req.params, ids
     )
@@ -421,8 +437,10 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
         if req.time_index and _sort_key(req.sort)
         else None
     )
-    if req.sort == SESSIONS_SORT or req.plan.query.loose or _by_blocks(req, route):
+    if req.sort == SESSIONS_SORT or req.plan.query.loose:
         rows = _best(req, iq, route, extra)  # every match scored, or read by rank bounds
+    elif (found := _bounded(req, iq, route, extra)) is not None:
+        rows = found
     else:
         rows = _match_rows(
             req.conn,
