@@ -133,6 +133,7 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
         # hermes_fts_held() and hermes_fts_bm25(): which terms a row holds, in the
         # ranking pass; reading by blocks with rank bounds (search/topk.py).
         "row_evidence": caps.cjk and _first_index_has(conn, loader.has_row_evidence),
+        "rank_bounds": rank_bounds.ready_tables(conn),
         "cjk_pending": indexing.pending_count(conn),
         # The time table (time_table.TABLE) time sorts may walk, or None: only
         # once complete with its triggers in place.  The walk joins

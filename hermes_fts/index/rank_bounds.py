@@ -48,6 +48,7 @@ __all__ = [
     "index_totals",
     "behind",
     "lag",
+    "ready_tables",
     "tokens_of",
 ]
 
@@ -306,6 +307,21 @@ def load(conn: sqlite3.Connection, table: str, tokens: Sequence[str]) -> Bounds 
         ):
             found[token] = (int(rows), _little_endian(array("H", bytes(counts))), bytes(peaks))
     return Bounds(int(built[0]), float(built[1]), dirty, found)
+
+
+def ready_tables(conn: sqlite3.Connection) -> list[str]:
+    """The indexes whose bounds are ready and hold at least one token."""
+    try:
+        return [
+            str(r[0])
+            for r in conn.execute(
+                f"SELECT tbl FROM {BUILT} WHERE ready = 1 AND shift = ? AND EXISTS "
+                f"(SELECT 1 FROM {TABLE} WHERE {TABLE}.tbl = {BUILT}.tbl) ORDER BY tbl",
+                (SHIFT,),
+            )
+        ]
+    except sqlite3.OperationalError:
+        return []  # never built
 
 
 # Stores this small read every match fast enough: no bounds are asked for.

@@ -340,6 +340,7 @@ def _by_blocks(req: _Run, route: str) -> bool:
     is cheaper."""
     return (
         bool(req.state.get("row_evidence"))
+        and INDEX_ROUTES[route] in req.state.get("rank_bounds", ())
         and req.sort in (None, SESSIONS_SORT)
         and one_phrase(evidence_units(req.plan.query, route))
     )
