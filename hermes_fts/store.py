@@ -95,6 +95,16 @@ class _Phases:
             event.update(self.job.progress())
         self.progress(event)
 
+    def counted(self, phase: str) -> Callable[[int, int], None]:
+        """Events of a phase that counts its own work (``done`` of ``total``)."""
+
+        def report(done: int, total: int) -> None:
+            if self.progress is not None:
+                percent = 100 * done // total if total else 100
+                self.progress({"phase": phase, "percent": percent, "indexed": done, "total": total})
+
+        return report
+
 
 class SessionStore:
     """A session store; see the module docstring."""
@@ -572,7 +582,7 @@ class SessionStore:
         if self._caps.cjk and loader.has_row_evidence(conn, schema.BASE):
             emit("rank_bounds")
             try:
-                rank_bounds.build(conn)
+                rank_bounds.build(conn, emit.counted("rank_bounds"))
             finally:
                 self._seen.forget()
         vacuumed: bool | None = None

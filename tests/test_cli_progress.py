@@ -150,3 +150,18 @@ def test_an_interrupted_rebuild_of_a_damaged_store_resumes(tmp_path):
         assert store.rebuild_status()["indexed"] > 0
     second = _run(db)
     assert second[0]["indexed"] >= first[-1]["indexed"] > 0
+
+
+def test_measuring_rank_bounds_is_its_own_bar_in_words():
+    stream, clock = io.StringIO(), _Clock()
+    bar = ProgressBar(stream, clock=clock, terminal=False)
+    bar(_event(1000))  # the backfill, done
+    bar({"phase": "rank_bounds", "indexed": 0, "total": 0, "percent": 100})
+    for done in (10, 20, 40):
+        clock.now += 10.0
+        bar({"phase": "rank_bounds", "indexed": done, "total": 40, "percent": done * 100 // 40})
+    lines = stream.getvalue().splitlines()
+    assert "Measuring frequent words (rank bounds)…" in lines
+    measured = [line for line in lines if line.startswith("Measuring ")]
+    assert "40/40 words" in measured[-1] and "100%" in measured[-1]
+    assert "2 words/s" in measured[-1]  # its own rate, 30 words in 20 s, not the backfill's

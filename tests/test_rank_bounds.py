@@ -194,7 +194,11 @@ def test_optimize_storage_builds_them_and_says_when_they_lag(original, tmp_path,
     st = _copy(original, tmp_path / "state.db")
     try:
         assert "rank_bounds" in st.status()["needs_optimize"]
-        assert st.optimize_storage(vacuum=False)["ok"]
+        events: list[dict] = []
+        assert st.optimize_storage(progress=events.append, vacuum=False)["ok"]
+        counted = [e for e in events if e["phase"] == "rank_bounds" and e["total"]]
+        assert [e["indexed"] for e in counted] == list(range(1, counted[-1]["total"] + 1))
+        assert counted[-1]["percent"] == 100
         assert rank_bounds.lag(st._conn) == {"newer_rows": 0, "dirty_blocks": 0, "ready": 1}
         assert "rank_bounds" not in st.status()["needs_optimize"]
         st.add_messages(

@@ -21,6 +21,10 @@ def _eta(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
+# Phases that count their work, drawn as a bar: what they do, and what they count.
+_COUNTED = {"backfill": ("Indexing", "messages"), "rank_bounds": ("Measuring", "words")}
+
+
 def _is_terminal(stream: Any) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
@@ -56,10 +60,12 @@ class ProgressBar:
 
     def __call__(self, ev: dict[str, Any]) -> None:
         phase = ev.get("phase", "")
-        if phase == "backfill" and ev.get("total"):
+        if phase != self.phase:
+            self._end_line()
+            self.start = None  # each counted phase has its own rate
+        if phase in _COUNTED and ev.get("total"):
             self._bar(ev)
         elif phase != self.phase:
-            self._end_line()
             label = {
                 "repair": "Checking indexes…",
                 "backfill": "Indexes complete.",
@@ -79,9 +85,10 @@ class ProgressBar:
         elapsed = now - self.start
         rate = (indexed - self.first_indexed) / elapsed if elapsed > 0 else 0.0
         left = f"left {_eta((total - indexed) / rate)}" if rate > 0 else "left -:--:--"
+        doing, things = _COUNTED.get(str(ev.get("phase", "")), _COUNTED["backfill"])
         return (
-            f"Indexing {bar(percent / 100, self.width)} {percent:3d}%  "
-            f"{indexed:,}/{total:,} messages  {rate:,.0f} messages/s  {left}"
+            f"{doing} {bar(percent / 100, self.width)} {percent:3d}%  "
+            f"{indexed:,}/{total:,} {things}  {rate:,.0f} {things}/s  {left}"
         )
 
     def _bar(self, ev: dict[str, Any]) -> None:

@@ -173,18 +173,42 @@ def install(conn: sqlite3.Connection) -> None:
 
 def build(
     conn: sqlite3.Connection,
-    on_token: Callable[[], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, int]:
     """Bounds for every frequent token of the word and CJK indexes; returns the
-    tokens bounded per index.
+    tokens bounded per index.  ``progress(done, total)`` after each token.
 
-    Three short transactions: mark the build under way (dirty blocks
-    cleared, triggers live from then on, searches ignore the bounds); read
-    every frequent token's blocks; write them and mark them ready.  A change
-    while it reads is marked dirty by the triggers, so nothing is lost.
-    Rows the CJK index still waits for (its pending table) are dirty.
+    Short transactions: mark the build under way (dirty blocks cleared,
+    triggers live from then on, searches ignore the bounds); read every
+    frequent token's blocks; write each index's bounds and mark them ready.
+    A change while it reads is marked dirty by the triggers, so nothing is
+    lost.  Rows the CJK index still waits for (its pending table) are dirty.
     """
     tables = [t for t in INDEXES if schema.index_sql(conn, t) is not None]
+    last = _start(conn, tables)
+    plan = []
+    for table in tables:
+        avgdl = conn.execute(f"SELECT avgdl FROM {BUILT} WHERE tbl = ?", (table,)).fetchone()[0]
+        plan.append((table, float(avgdl), _frequent(conn, table)))
+    total = sum(len(tokens) for _, _, tokens in plan)
+    done: dict[str, int] = {}
+    counted = 0
+    for table, avgdl, tokens in plan:
+        found = []
+        for token in tokens:
+            entry = _read_token(conn, table, token, last, avgdl)
+            if entry is not None:
+                found.append(entry)
+            counted += 1
+            if progress is not None:
+                progress(counted, total)
+        _write(conn, table, found)
+        done[table] = len(found)
+    return done
+
+
+def _start(conn: sqlite3.Connection, tables: Sequence[str]) -> int:
+    """Mark a build of ``tables`` under way; returns the last id it covers."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         install(conn)
@@ -192,11 +216,10 @@ def build(
         last = int(conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
         for table in tables:
             rows, tokens = index_totals(conn, table)
-            avgdl = tokens / rows if rows else 1.0
             conn.execute(
                 f"INSERT OR REPLACE INTO {BUILT}(tbl, last_id, avgdl, shift, ready) "
                 "VALUES (?, ?, ?, ?, 0)",
-                (table, last, avgdl, SHIFT),
+                (table, last, tokens / rows if rows else 1.0, SHIFT),
             )
         if schema.index_sql(conn, schema.CJK_PENDING) is not None:
             conn.execute(
@@ -207,65 +230,67 @@ def build(
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    done: dict[str, int] = {}
-    for table in tables:
-        avgdl = conn.execute(f"SELECT avgdl FROM {BUILT} WHERE tbl = ?", (table,)).fetchone()[0]
-        found = _read_table(conn, table, last, float(avgdl), on_token)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.execute(f"DELETE FROM {TABLE} WHERE tbl = ?", (table,))
-            conn.executemany(
-                f"INSERT INTO {TABLE}(tbl, token, rows, counts, peaks) VALUES (?, ?, ?, ?, ?)",
-                [(table, token, rows, counts, peaks) for token, rows, counts, peaks in found],
-            )
-            conn.execute(f"UPDATE {BUILT} SET ready = 1 WHERE tbl = ?", (table,))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        done[table] = len(found)
-    return done
+    return last
 
 
-def _read_table(
-    conn: sqlite3.Connection,
-    table: str,
-    last: int,
-    avgdl: float,
-    on_token: Callable[[], None] | None,
-) -> list[tuple[str, int, bytes, bytes]]:
+def _frequent(conn: sqlite3.Connection, table: str) -> list[str]:
+    """The tokens of ``table`` in enough rows to get bounds."""
     vocab = f"temp.hermes_fts_vocab_{table}"
     conn.execute(f"DROP TABLE IF EXISTS {vocab}")
     conn.execute(f"CREATE VIRTUAL TABLE {vocab} USING fts5vocab(main, {table}, row)")
     try:
-        frequent = conn.execute(
-            f"SELECT term, doc FROM {vocab} WHERE doc >= ?",
-            (max(FREQUENT, index_totals(conn, table)[0] // FREQUENT_SHARE),),
-        ).fetchall()
+        return [
+            str(r[0])
+            for r in conn.execute(
+                f"SELECT term FROM {vocab} WHERE doc >= ?",
+                (max(FREQUENT, index_totals(conn, table)[0] // FREQUENT_SHARE),),
+            )
+        ]
     finally:
         conn.execute(f"DROP TABLE IF EXISTS {vocab}")
+
+
+def _read_token(
+    conn: sqlite3.Connection, table: str, token: str, last: int, avgdl: float
+) -> tuple[str, int, bytes, bytes] | None:
+    """One token's rows and peak saturation per block, up to id ``last``; None when
+    the quoted token matches nothing (it does not re-tokenize to itself)."""
     blocks = (last >> SHIFT) + 1
-    found = []
-    for token, _doc in frequent:
-        counts = array("H", bytes(2 * blocks))
-        peaks = bytearray(blocks)
-        total = 0
-        for block, count, peak in conn.execute(
-            # FTS5 runs auxiliary functions only on its own rows: the grouping is
-            # outside a subquery that LIMIT keeps from being merged into it.
-            f"SELECT block, count(*), max(s) FROM (SELECT rowid >> {SHIFT} AS block, "
-            f"hermes_fts_bm25({table}, ?) AS s FROM {table} WHERE {table} MATCH ? "
-            f"AND rowid <= ? LIMIT -1) GROUP BY block",
-            (avgdl, '"' + str(token).replace('"', '""') + '"', last),
-        ):
-            counts[block] = count
-            peaks[block] = min(255, math.ceil(float(peak) * PEAK_SCALE + 1e-9))
-            total += count
-        if on_token is not None:
-            on_token()
-        if total:  # the quoted token means that token (it re-tokenizes to itself)
-            found.append((str(token), total, _little_endian(counts).tobytes(), bytes(peaks)))
-    return found
+    counts = array("H", bytes(2 * blocks))
+    peaks = bytearray(blocks)
+    total = 0
+    for block, count, peak in conn.execute(
+        # FTS5 runs auxiliary functions only on its own rows: the grouping is
+        # outside a subquery that LIMIT keeps from being merged into it.
+        f"SELECT block, count(*), max(s) FROM (SELECT rowid >> {SHIFT} AS block, "
+        f"hermes_fts_bm25({table}, ?) AS s FROM {table} WHERE {table} MATCH ? "
+        f"AND rowid <= ? LIMIT -1) GROUP BY block",
+        (avgdl, '"' + token.replace('"', '""') + '"', last),
+    ):
+        counts[block] = count
+        peaks[block] = min(255, math.ceil(float(peak) * PEAK_SCALE + 1e-9))
+        total += count
+    if not total:
+        return None
+    return token, total, _little_endian(counts).tobytes(), bytes(peaks)
+
+
+def _write(
+    conn: sqlite3.Connection, table: str, found: Sequence[tuple[str, int, bytes, bytes]]
+) -> None:
+    """Replace ``table``'s bounds by ``found`` and mark them ready."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(f"DELETE FROM {TABLE} WHERE tbl = ?", (table,))
+        conn.executemany(
+            f"INSERT INTO {TABLE}(tbl, token, rows, counts, peaks) VALUES (?, ?, ?, ?, ?)",
+            [(table, token, rows, counts, peaks) for token, rows, counts, peaks in found],
+        )
+        conn.execute(f"UPDATE {BUILT} SET ready = 1 WHERE tbl = ?", (table,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 # ---------------------------------------------------------------------------
