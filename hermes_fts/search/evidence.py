@@ -262,7 +262,8 @@ def top_sessions(
     evidence: Evidence, want: int, passing: Callable[[Sequence[int]], set[int]]
 ) -> list[tuple[float, int, str, list[int]]]:
     """The top ``want`` sessions by ``session_score`` over the messages ``passing``
-    keeps, best first: ``(score, newest id, session id, kept ids)``.
+    keeps, best first, equal scores the one with the newer best message first:
+    ``(score, best message id, session id, kept ids)``.
 
     A bound of each session's score over every match (its best message and
     the terms it holds) is at least its score over the kept ones; sessions
@@ -297,14 +298,15 @@ def top_sessions(
     while start < len(bound):
         if len(exact) >= want:
             exact.sort(reverse=True)
-            if exact[want - 1][0] >= bound[start][0]:
+            if exact[want - 1][0] > bound[start][0]:  # an equal score may win on recency
                 break
         chunk = bound[start : start + batch]
         kept = passing([i for _, sid in chunk for i in by_session[sid]])
         for _, sid in chunk:
             mine = [i for i in by_session[sid] if i in kept]
             if mine:
-                exact.append((session_score(evidence, mine, total), max(mine), sid, mine))
+                best_row = min(mine, key=evidence.row_key)
+                exact.append((session_score(evidence, mine, total), best_row, sid, mine))
         start += batch
         batch *= 2
     exact.sort(reverse=True)
@@ -318,11 +320,8 @@ def best_session_ids(
     sessions best first, with the terms (bits) the session's kept messages hold."""
     rows = evidence.rows
     return [
-        (
-            min(mine, key=evidence.row_key),
-            functools.reduce(lambda held, i: held | rows[i][3], mine, 0),
-        )
-        for _, _, _, mine in top_sessions(evidence, want, passing)
+        (best, functools.reduce(lambda held, i: held | rows[i][3], mine, 0))
+        for _, best, _, mine in top_sessions(evidence, want, passing)
     ]
 
 

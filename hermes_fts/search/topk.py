@@ -9,10 +9,9 @@ best bound first, and reading stops once the page's worst entry beats the
 next block's bound:
 
 * ranked rows: the ``want``-th best row's BM25 is above it;
-* sessions: a session is scored from every match of its id range once one
-  of its rows is in a block read in bound order; a session not scored yet
-  has all its rows in unread blocks, so the next bound bounds its best
-  message, and its score, too.
+* sessions: with one term a session's score is its best message's, so the
+  ``want``-th session's best BM25 above the next bound leaves every unread
+  row below the page, and no session on it has a better row unread.
 
 Rows are scored by ``hermes_fts_bm25()`` with the index's own statistics,
 FTS5's ``rank`` to the bit, and the page is picked by the functions the
@@ -25,7 +24,6 @@ bounds' build count as holding the term at the highest saturation there is.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sqlite3
@@ -42,8 +40,6 @@ FIRST_BLOCKS = 4  # blocks read in the first round; each round reads at most twi
 # A unit that is one FTS5 phrase: one quoted string.
 _ONE_PHRASE = re.compile(r'"(?:[^"]|"")*"')
 _EVERY_ID_ABOVE = 2**63 - 1
-# Session ranges closer than this are read in one statement.
-MERGE_GAP = 128
 # Stopping needs the page's worst entry strictly above the next bound; this much
 # more covers the rounding of turning a session's score back into a BM25.
 _MARGIN = 1e-9
@@ -180,7 +176,6 @@ class _Reader:
         self.low, self.high = envelope_ids
         self.read: set[int] = set()  # blocks read whole
         self.rows: dict[int, list[Any]] = {}
-        self.by_block: dict[int, list[int]] = {}
         self.sql = (
             f"SELECT {table}.rowid, hermes_fts_bm25({table}, ?, ?), m.session_id "
             f"FROM {table} JOIN messages m ON m.id = {table}.rowid "
@@ -202,9 +197,7 @@ class _Reader:
             return
         rows = self.rows
         for rid, bm25, sid in self.conn.execute(self.sql, [*self.head, first, last]):
-            if rid not in rows:
-                rows[rid] = [1.0, bm25, sid, 1]
-                self.by_block.setdefault(rid >> SHIFT, []).append(rid)
+            rows[rid] = [1.0, bm25, sid, 1]
 
 
 def _runs(blocks: Sequence[int]) -> list[tuple[int, int]]:
@@ -256,52 +249,21 @@ def _sessions(
     want: int,
     kept: _Memo,
 ) -> tuple[list[int], dict[int, int]]:
+    """Sessions of one term: every matching message holds all of it, so a session's
+    score is its best message's (``1 + bm25 weight × BM25 + coverage weight``),
+    ties going to the newer best message.  Once the ``want``-th session's best
+    BM25 beats every unread block, an unread row can neither enter the page
+    nor change a session on it: no session needs its other rows read."""
     w = SESSION_WEIGHTS
     top: list[tuple[float, int, str, list[int]]] = []
     start, size, floor = 0, FIRST_BLOCKS, -math.inf
-    rows = evidence.rows
-    seen: set[str] = set()
     while start < len(order):
         end = _next_end(order, start, size, floor)
-        in_order = [b for _, b in order[start:end]]
-        reader.blocks(in_order)
+        reader.blocks(b for _, b in order[start:end])
         start, size = end, 2 * size
-        # Every session of a block read in order is scored from all its rows.
-        fresh = {rows[i][2] for b in in_order for i in reader.by_block.get(b, ())} - seen
-        seen |= fresh
-        for lo, hi in _merged(_session_ranges(reader.conn, fresh)):
-            reader.ids(lo, hi)
         top = top_sessions(evidence, want, kept)
         if len(top) >= want:
-            # A session's score is 1 + bm25 weight * its best BM25 + coverage weight
-            # (one term: every matching message holds all of it); as a BM25 floor:
-            floor = (top[want - 1][0] - 1.0 - w.coverage) / w.bm25
+            floor = (top[want - 1][0] - 1.0 - w.coverage) / w.bm25  # as a BM25
             if start < len(order) and floor > order[start][0] + _MARGIN:
                 break
-    picked = [(min(mine, key=evidence.row_key), 1) for _, _, _, mine in top]
-    return [i for i, _ in picked], dict(picked)
-
-
-def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Id ranges joined where they overlap or lie close: one statement reads each."""
-    out: list[tuple[int, int]] = []
-    for lo, hi in sorted(ranges):
-        if out and lo <= out[-1][1] + MERGE_GAP:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
-        else:
-            out.append((lo, hi))
-    return out
-
-
-def _session_ranges(conn: sqlite3.Connection, sessions: set[str]) -> list[tuple[int, int]]:
-    """The lowest and highest message id of each of ``sessions``."""
-    if not sessions:
-        return []
-    return [
-        (int(lo), int(hi))
-        for lo, hi in conn.execute(
-            "SELECT min(id), max(id) FROM messages "
-            "WHERE session_id IN (SELECT value FROM json_each(?)) GROUP BY session_id",
-            (json.dumps(sorted(sessions)),),
-        )
-    ]
+    return [best for _, best, _, _ in top], {best: 1 for _, best, _, _ in top}
