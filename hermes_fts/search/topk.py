@@ -106,13 +106,12 @@ def _term(
     bounds: rank_bounds.Bounds,
     avgdl: float,
 ) -> tuple[int, dict[int, float]]:
-    """The term's rows counted and its peak saturation per covered, unchanged block
+    """The term's rows counted, and its peak saturation per covered, unchanged block
     where all its tokens are (a phrase saturates no more than its least
-    saturated token).  One token is counted from the blocks' counts and the
-    rest read; a phrase by the index."""
+    saturated token)."""
     scale = bounds.saturation_scale(avgdl)
     dirty = bounds.dirty
-    if len(known) == 1:
+    if len(known) == 1:  # the common case, kept to one pass over the blocks
         ((_, held, stored),) = known
         peaks = {
             b: min(MAX_SATURATION, stored[b] * scale)
@@ -124,15 +123,26 @@ def _term(
         for block, counts in enumerate(zip(*(k[1] for k in known))):
             if all(counts) and block not in dirty:
                 peaks[block] = min(MAX_SATURATION, min(k[2][block] for k in known) * scale)
+    return _count(conn, table, unit, known, bounds), peaks
+
+
+def _count(
+    conn: sqlite3.Connection,
+    table: str,
+    unit: str,
+    known: Sequence[tuple[int, Any, bytes]],
+    bounds: rank_bounds.Bounds,
+) -> int:
+    """The term's document frequency: a phrase's from the index; one token's from
+    the unchanged blocks' counts, and the index for the rest."""
     if len(known) > 1:
         found = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (unit,))
-        return int(found.fetchone()[0]), peaks
-    counts = known[0][1]
-    df = sum(n for block, n in enumerate(counts) if block not in dirty)
+        return int(found.fetchone()[0])
+    df = sum(n for block, n in enumerate(known[0][1]) if block not in bounds.dirty)
     ranges = [(bounds.last_id + 1, _EVERY_ID_ABOVE)]
     ranges += [
         (b << SHIFT, min(((b + 1) << SHIFT) - 1, bounds.last_id))
-        for b in dirty
+        for b in bounds.dirty
         if b <= bounds.last_id >> SHIFT
     ]
     for lo, hi in ranges:
@@ -140,7 +150,7 @@ def _term(
             f"SELECT count(*) FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?",
             (unit, lo, hi),
         ).fetchone()[0]
-    return int(df), peaks
+    return int(df)
 
 
 class _Memo:
