@@ -79,33 +79,6 @@ def open_store(
         raise _sqlite.store_error(target, exc, readonly=readonly) from exc
 
 
-class _Phases:
-    """optimize-storage's progress events: the phase, with the backfill's counts once
-    the backfill job exists (``job``)."""
-
-    def __init__(self, progress: indexing.Progress | None) -> None:
-        self.progress = progress
-        self.job: indexing.BackfillJob | None = None
-
-    def __call__(self, phase: str) -> None:
-        if self.progress is None:
-            return
-        event: dict[str, Any] = {"phase": phase, "percent": 100, "indexed": 0, "total": 0}
-        if self.job is not None:
-            event.update(self.job.progress())
-        self.progress(event)
-
-    def counted(self, phase: str) -> Callable[[int, int], None]:
-        """Events of a phase that counts its own work (``done`` of ``total``)."""
-
-        def report(done: int, total: int) -> None:
-            if self.progress is not None:
-                percent = 100 * done // total if total else 100
-                self.progress({"phase": phase, "percent": percent, "indexed": done, "total": total})
-
-        return report
-
-
 class SessionStore:
     """A session store; see the module docstring."""
 
@@ -553,7 +526,7 @@ class SessionStore:
         conn = self._conn
         size_before = _sqlite.file_bytes(self._path)
 
-        emit = _Phases(progress)
+        emit = indexing.Phases(progress)
         emit("repair")
         try:
             index_state.repair(conn, self._caps)

@@ -509,3 +509,30 @@ class BackfillJob:
             "indexed": round(fraction * self.messages),
             "total": self.messages,
         }
+
+
+class Phases:
+    """optimize-storage's progress events: the phase, with the backfill's counts once
+    the backfill job exists (``job``)."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+        self.job: BackfillJob | None = None
+
+    def __call__(self, phase: str) -> None:
+        if self.progress is None:
+            return
+        event: dict[str, Any] = {"phase": phase, "percent": 100, "indexed": 0, "total": 0}
+        if self.job is not None:
+            event.update(self.job.progress())
+        self.progress(event)
+
+    def counted(self, phase: str) -> Callable[[int, int], None]:
+        """Events of a phase that counts its own work (``done`` of ``total``)."""
+
+        def report(done: int, total: int) -> None:
+            if self.progress is not None:
+                percent = 100 * done // total if total else 100
+                self.progress({"phase": phase, "percent": percent, "indexed": done, "total": total})
+
+        return report

@@ -25,6 +25,7 @@ from .like import LIKE_SOURCE, like_where
 from .plan import Query, like_plan
 
 __all__ = [
+    "EVERY_ID",
     "HELD_MAX",
     "SESSION_WEIGHTS",
     "Evidence",
@@ -73,7 +74,7 @@ class SessionWeights:
 SESSION_WEIGHTS = SessionWeights()
 # Units hermes_fts_held() can report (one bit each in a 64-bit integer).
 HELD_MAX = 62
-# The rowid range that means "every row" (search/rank.py's MIN_ROWID, MAX_ROWID).
+# The rowid range that means "every row": SQLite's whole rowid range.
 EVERY_ID = (-(2**63), 2**63 - 1)
 
 

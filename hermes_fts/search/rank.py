@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .._sqlite import rows_as_dicts
-from .evidence import id_array
+from .evidence import EVERY_ID, id_array
 
 __all__ = [
     "MAX_ROWID",
@@ -29,7 +29,7 @@ __all__ = [
     "walk_threshold",
 ]
 
-MAX_ROWID, MIN_ROWID = 2**63 - 1, -(2**63)
+MIN_ROWID, MAX_ROWID = EVERY_ID
 # Relevance order.  Equal ranks (identical texts) go by id, newest first, so
 # a filtered search keeps exactly the unfiltered order of the rows it keeps.
 RANKED_ORDER = "rank, m.id DESC"

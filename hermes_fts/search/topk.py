@@ -32,14 +32,13 @@ from typing import Any
 
 from ..index import rank_bounds
 from ..index.rank_bounds import MAX_SATURATION, SHIFT
-from .evidence import SESSION_WEIGHTS, Evidence, best_row_ids, top_sessions
+from .evidence import EVERY_ID, SESSION_WEIGHTS, Evidence, best_row_ids, top_sessions
 
 __all__ = ["bounded_page", "one_phrase"]
 
 FIRST_BLOCKS = 4  # blocks read in the first round; each round reads at most twice as many
 # A unit that is one FTS5 phrase: one quoted string.
 _ONE_PHRASE = re.compile(r'"(?:[^"]|"")*"')
-_EVERY_ID_ABOVE = 2**63 - 1
 # Stopping needs the page's worst entry strictly above the next bound; this much
 # more covers the rounding of turning a session's score back into a BM25.
 _MARGIN = 1e-9
@@ -139,7 +138,7 @@ def _count(
         found = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (unit,))
         return int(found.fetchone()[0])
     df = sum(n for block, n in enumerate(known[0][1]) if block not in bounds.dirty)
-    ranges = [(bounds.last_id + 1, _EVERY_ID_ABOVE)]
+    ranges = [(bounds.last_id + 1, EVERY_ID[1])]
     ranges += [
         (b << SHIFT, min(((b + 1) << SHIFT) - 1, bounds.last_id))
         for b in bounds.dirty
@@ -231,6 +230,23 @@ def _next_end(order: Sequence[tuple[float, int]], start: int, size: int, floor: 
     return stop
 
 
+def _read_until(
+    reader: _Reader, order: Sequence[tuple[float, int]], worst: Callable[[], float | None]
+) -> None:
+    """Read blocks in ``order``, best bound first, until ``worst()`` (the page's worst
+    entry as a BM25, None while the page is short) is above the next bound."""
+    start, size, floor = 0, FIRST_BLOCKS, -math.inf
+    while start < len(order):
+        end = _next_end(order, start, size, floor)
+        reader.blocks(b for _, b in order[start:end])
+        start, size = end, 2 * size
+        page_floor = worst()
+        if page_floor is not None:
+            floor = page_floor
+            if start < len(order) and floor > order[start][0] + _MARGIN:
+                return
+
+
 def _rows(
     reader: _Reader,
     evidence: Evidence,
@@ -239,16 +255,13 @@ def _rows(
     kept: _Memo,
 ) -> tuple[list[int], dict[int, int]]:
     ids: list[int] = []
-    start, size, floor = 0, FIRST_BLOCKS, -math.inf
-    while start < len(order):
-        end = _next_end(order, start, size, floor)
-        reader.blocks(b for _, b in order[start:end])
-        start, size = end, 2 * size
+
+    def worst() -> float | None:
+        nonlocal ids
         ids = best_row_ids(evidence, want, kept)
-        if len(ids) >= want:
-            floor = evidence.rows[ids[want - 1]][1]  # the worst BM25 on the page
-            if start < len(order) and floor > order[start][0] + _MARGIN:
-                break
+        return evidence.rows[ids[want - 1]][1] if len(ids) >= want else None
+
+    _read_until(reader, order, worst)
     return ids, {i: 1 for i in ids}
 
 
@@ -266,14 +279,13 @@ def _sessions(
     nor change a session on it: no session needs its other rows read."""
     w = SESSION_WEIGHTS
     top: list[tuple[float, int, str, list[int]]] = []
-    start, size, floor = 0, FIRST_BLOCKS, -math.inf
-    while start < len(order):
-        end = _next_end(order, start, size, floor)
-        reader.blocks(b for _, b in order[start:end])
-        start, size = end, 2 * size
+
+    def worst() -> float | None:
+        nonlocal top
         top = top_sessions(evidence, want, kept)
-        if len(top) >= want:
-            floor = (top[want - 1][0] - 1.0 - w.coverage) / w.bm25  # as a BM25
-            if start < len(order) and floor > order[start][0] + _MARGIN:
-                break
+        if len(top) < want:
+            return None
+        return (top[want - 1][0] - 1.0 - w.coverage) / w.bm25  # the score as a BM25
+
+    _read_until(reader, order, worst)
     return [best for _, best, _, _ in top], {best: 1 for _, best, _, _ in top}
