@@ -25,6 +25,7 @@ storage`` builds them; ``needs_optimize`` says when they lag.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -43,6 +44,7 @@ __all__ = [
     "FREQUENT",
     "TABLE",
     "Bounds",
+    "TokenBounds",
     "build",
     "load",
     "index_totals",
@@ -298,13 +300,34 @@ def _write(
 
 
 @dataclass(frozen=True)
+class TokenBounds:
+    """One token's bounds: ``rows`` holding it up to the build's last id, per block
+    ``counts`` of them and ``peaks`` (``ceil(saturation * PEAK_SCALE)``), and the
+    blocks holding it, highest peak first (lower block first on a tie)."""
+
+    rows: int
+    counts: array
+    peaks: bytes
+    best_first: tuple[int, ...]
+
+
+@functools.lru_cache(maxsize=1024)
+def _token_bounds(rows: int, counts: bytes, peaks: bytes) -> TokenBounds:
+    """A stored row of ``TABLE`` read for searching; the same bytes give the same
+    answer, so each is read once per process."""
+    held = _little_endian(array("H", counts))
+    best_first = sorted((b for b, n in enumerate(held) if n), key=lambda b: (-peaks[b], b))
+    return TokenBounds(rows, held, peaks, tuple(best_first))
+
+
+@dataclass(frozen=True)
 class Bounds:
     """One index's bounds as a search reads them (``load``)."""
 
     last_id: int  # ids above it are unknown
     avgdl: float  # the average row length the peaks were measured at
     dirty: frozenset[int]  # blocks whose rows changed since
-    tokens: dict[str, tuple[int, array, bytes]]  # token -> (rows, counts, peaks)
+    tokens: dict[str, TokenBounds]
 
     def saturation_scale(self, avgdl_now: float) -> float:
         """What the stored peaks are multiplied by for the index's average now."""
@@ -323,14 +346,14 @@ def load(conn: sqlite3.Connection, table: str, tokens: Sequence[str]) -> Bounds 
     if built is None or int(built[2]) != SHIFT:
         return None
     dirty = frozenset(r[0] for r in conn.execute(f"SELECT block FROM {DIRTY}"))
-    found: dict[str, tuple[int, array, bytes]] = {}
+    found: dict[str, TokenBounds] = {}
     if tokens:
         marks = ", ".join("?" * len(tokens))
         for token, rows, counts, peaks in conn.execute(
             f"SELECT token, rows, counts, peaks FROM {TABLE} WHERE tbl = ? AND token IN ({marks})",
             (table, *tokens),
         ):
-            found[token] = (int(rows), _little_endian(array("H", bytes(counts))), bytes(peaks))
+            found[token] = _token_bounds(int(rows), bytes(counts), bytes(peaks))
     return Bounds(int(built[0]), float(built[1]), dirty, found)
 
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import functools
 import heapq
+import json
 import math
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,16 +30,22 @@ __all__ = [
     "HELD_MAX",
     "SESSION_WEIGHTS",
     "Evidence",
+    "Members",
+    "Passing",
     "SessionWeights",
+    "best_first",
     "best_row_ids",
     "best_session_ids",
+    "chunks",
     "gather",
     "id_array",
     "index_page",
+    "known_sessions",
     "like_page",
     "passing_ids",
     "row_value",
     "pick_ids",
+    "session_members",
     "session_score",
     "term_weights",
     "unit_counts",
@@ -76,6 +83,10 @@ SESSION_WEIGHTS = SessionWeights()
 HELD_MAX = 62
 # The rowid range that means "every row": SQLite's whole rowid range.
 EVERY_ID = (-(2**63), 2**63 - 1)
+# Which of the given ids the search's filters keep, each with its session.
+Passing = Callable[[Sequence[int]], Mapping[int, str]]
+# The ids of each given session among an evidence's rows.
+Members = Callable[[Collection[str]], Mapping[str, list[int]]]
 
 
 def term_weights(counts: Sequence[int], documents: int) -> list[float]:
@@ -87,7 +98,8 @@ def term_weights(counts: Sequence[int], documents: int) -> list[float]:
 @dataclass
 class Evidence:
     """Every row matching any unit, with what it holds: ``rows[id] = [coverage, bm25,
-    session_id, terms]`` (``terms`` a bit per unit), and each unit's weight."""
+    session_id, terms]`` (``terms`` a bit per unit; ``session_id`` None when read
+    from an index, which leaves sessions to the page), and each unit's weight."""
 
     rows: dict[int, list[Any]]
     weights: list[float]
@@ -135,8 +147,10 @@ def gather(
     order: str | None = None,
     held_fn: bool = False,
 ) -> Evidence:
-    """Every match of ``any_unit`` (the OR of ``units``, or the one unit), with its
-    session and the units it holds, from the index and each row's session id.
+    """Every match of ``any_unit`` (the OR of ``units``, or the one unit), with the
+    units it holds, from the index.  Sessions are left out (``rows[id][2]`` is
+    None): a page looks up the few it needs (``passing_ids``,
+    ``session_members``).
 
     ``extra``: conditions on ``m`` a row must meet to be answered by this
     index (``search._blind_spot``).  A row's BM25 is FTS5's rank of
@@ -149,18 +163,20 @@ def gather(
     low, high = envelope_ids
     one = len(units) == 1  # a strict query: the whole of it is the one unit
     in_pass = held_fn and not one and len(units) <= HELD_MAX and any_unit == " OR ".join(units)
+    # The message row only when a time order or ``extra`` needs it.
+    join = f" JOIN messages m ON m.id = {table}.rowid" if order or extra else ""
     sql = (
-        f"SELECT {table}.rowid, {table}.rank, m.session_id"
+        f"SELECT {table}.rowid, {table}.rank"
         f"{', m.timestamp' if order else ', NULL'}"
-        f"{f', hermes_fts_held({table})' if in_pass else ', 0'} FROM {table} "
-        f"JOIN messages m ON m.id = {table}.rowid WHERE {table} MATCH ? "
-        f"AND {table}.rowid BETWEEN ? AND ?{extra}"
+        f"{f', hermes_fts_held({table})' if in_pass else ', 0'} FROM {table}{join} "
+        f"WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ?{extra}"
     )
     rows: dict[int, list[Any]] = {}
     times: dict[int, Any] = {}
-    for rid, rank, sid, ts, bits in conn.execute(sql, [any_unit, low, high, *extra_params]):
-        rows[rid] = [1.0 if one else 0.0, -rank, sid, 1 if one else bits]
-        times[rid] = ts
+    for rid, rank, ts, bits in conn.execute(sql, [any_unit, low, high, *extra_params]):
+        rows[rid] = [1.0 if one else 0.0, -rank, None, 1 if one else bits]
+        if order:
+            times[rid] = ts
     if one:
         return Evidence(rows, [1.0], order, times)
     if not in_pass:
@@ -221,18 +237,17 @@ def row_value(row: Sequence[Any], total_weight: float, w: SessionWeights | None 
 
 def passing_ids(
     conn: sqlite3.Connection, where: str, params: Sequence[Any]
-) -> Callable[[Sequence[int]], set[int]]:
-    """A test of which ids' messages pass the filters ``where``, one statement per call."""
+) -> Callable[[Sequence[int]], dict[int, str]]:
+    """A test of which ids' messages pass the filters ``where``, one statement per call:
+    the kept ids, each with its session."""
     sql = (
-        f"SELECT m.id FROM messages m JOIN sessions s ON s.id = m.session_id "
+        f"SELECT m.id, m.session_id FROM messages m JOIN sessions s ON s.id = m.session_id "
         f"WHERE m.id IN (SELECT value FROM json_each(?)) AND {where}"
     )
-    return lambda ids: {int(r[0]) for r in conn.execute(sql, [id_array(ids), *params])}
+    return lambda ids: {int(r[0]): r[1] for r in conn.execute(sql, [id_array(ids), *params])}
 
 
-def best_row_ids(
-    evidence: Evidence, want: int, passing: Callable[[Sequence[int]], set[int]]
-) -> list[int]:
+def best_row_ids(evidence: Evidence, want: int, passing: Passing) -> list[int]:
     """The top ``want`` ids by ``Evidence.row_key`` among those ``passing`` keeps.
 
     Candidates are tested best first, as many more each round as the keep
@@ -259,70 +274,106 @@ def best_row_ids(
     return out
 
 
+def session_members(conn: sqlite3.Connection, rows: Mapping[int, Any]) -> Members:
+    """The ids of each given session among ``rows`` (an evidence's, which may grow),
+    from the store's index of messages by session."""
+    sql = "SELECT session_id, id FROM messages WHERE session_id IN (SELECT value FROM json_each(?))"
+
+    def members(sessions: Collection[str]) -> dict[str, list[int]]:
+        found: dict[str, list[int]] = {s: [] for s in sessions}
+        for sid, rid in conn.execute(sql, [json.dumps(list(sessions))]):
+            if rid in rows:
+                found[sid].append(rid)
+        return found
+
+    return members
+
+
+def known_sessions(evidence: Evidence) -> tuple[Passing, Members]:
+    """``Passing`` and ``Members`` of an evidence that holds every row's session and
+    only rows the filters keep (a LIKE scan's)."""
+    rows = evidence.rows
+    by_session: dict[str, list[int]] = {}
+    for rid, row in rows.items():
+        by_session.setdefault(row[2], []).append(rid)
+    return (
+        lambda ids: {i: rows[i][2] for i in ids},
+        lambda sessions: {s: by_session[s] for s in sessions},
+    )
+
+
 def top_sessions(
-    evidence: Evidence, want: int, passing: Callable[[Sequence[int]], set[int]]
+    evidence: Evidence, want: int, passing: Passing, members: Members
 ) -> list[tuple[float, int, str, list[int]]]:
     """The top ``want`` sessions by ``session_score`` over the messages ``passing``
     keeps, best first, equal scores the one with the newer best message first:
     ``(score, best message id, session id, kept ids)``.
 
-    A bound of each session's score over every match (its best message and
-    the terms it holds) is at least its score over the kept ones; sessions
-    are checked in the order of their bounds until the ``want``-th best
-    checked score reaches the next bound: the exact top.
+    Rows are walked by ``row_value``, best first.  A session first met at a
+    row is scored whole (``members``).  A session not met yet has no row above
+    the next one, so its score is at most that row's value plus the coverage
+    weight: the walk stops once the ``want``-th score beats it.
     """
     w = SESSION_WEIGHTS
     total = sum(evidence.weights) or 1.0
-    by_session: dict[str, list[int]] = {}
-    best: dict[str, float] = {}
-    held: dict[str, int] = {}
-    for rid, row in evidence.rows.items():
-        sid = row[2]
-        by_session.setdefault(sid, []).append(rid)
-        value = row_value(row, total, w)
-        if value > best.get(sid, -1.0):
-            best[sid] = value
-        held[sid] = held.get(sid, 0) | row[3]
-    weights = list(enumerate(evidence.weights))
+    exact: dict[str, tuple[float, int, str, list[int]]] = {}
+    page: list[tuple[float, int, str, list[int]]] = []
+    for chunk in chunks(best_first(_values(evidence, total)), max(want, 64)):
+        if len(page) >= want and page[want - 1][0] > chunk[0][0] + w.coverage:
+            break  # an equal score may still win on recency
+        kept = passing([i for _, i in chunk])
+        met = {sid for _, i in chunk if (sid := kept.get(i)) is not None and sid not in exact}
+        if not met:
+            continue
+        found = members(met)
+        kept_ids = passing([i for ids in found.values() for i in ids])
+        for sid in met:
+            mine = [i for i in found[sid] if i in kept_ids]
+            best_row = min(mine, key=evidence.row_key)
+            exact[sid] = (session_score(evidence, mine, total), best_row, sid, mine)
+        page = sorted(exact.values(), reverse=True)
+    return page[:want]
 
-    @functools.cache
-    def share(bits: int) -> float:
-        return sum(wt for bit, wt in weights if bits >> bit & 1) / total
 
-    bound = sorted(
-        ((best[sid] + w.coverage * share(held[sid]), sid) for sid in by_session),
-        key=lambda p: (-p[0], p[1]),
-    )
-    exact: list[tuple[float, int, str, list[int]]] = []
-    start = 0
-    batch = max(want, 8)
-    while start < len(bound):
-        if len(exact) >= want:
-            exact.sort(reverse=True)
-            if exact[want - 1][0] > bound[start][0]:  # an equal score may win on recency
-                break
-        chunk = bound[start : start + batch]
-        kept = passing([i for _, sid in chunk for i in by_session[sid]])
-        for _, sid in chunk:
-            mine = [i for i in by_session[sid] if i in kept]
-            if mine:
-                best_row = min(mine, key=evidence.row_key)
-                exact.append((session_score(evidence, mine, total), best_row, sid, mine))
-        start += batch
-        batch *= 2
-    exact.sort(reverse=True)
-    return exact[:want]
+def _values(evidence: Evidence, total: float) -> list[tuple[float, int]]:
+    """Each row's ``(row_value, id)``."""
+    bm25 = SESSION_WEIGHTS.bm25  # row_value's arithmetic (rows hold floats), inlined
+    return [(row[0] / total + bm25 * row[1], i) for i, row in evidence.rows.items()]
+
+
+def best_first(pairs: Sequence[tuple[float, int]]) -> Iterator[tuple[float, int]]:
+    """``(value, id)`` pairs, best value first, then newest; only the head is sorted
+    until more is read."""
+    size, done = 64, 0
+    while True:
+        head = heapq.nlargest(size, pairs)
+        yield from head[done:]
+        if len(head) < size:
+            return
+        done, size = len(head), 4 * size
+
+
+def chunks(pairs: Iterable[tuple[float, int]], size: int) -> Iterator[list[tuple[float, int]]]:
+    """``pairs`` in lists of ``size``."""
+    chunk: list[tuple[float, int]] = []
+    for i in pairs:
+        chunk.append(i)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def best_session_ids(
-    evidence: Evidence, want: int, passing: Callable[[Sequence[int]], set[int]]
+    evidence: Evidence, want: int, passing: Passing, members: Members
 ) -> list[tuple[int, int]]:
     """The best message of each of the top ``want`` sessions (``top_sessions``),
     sessions best first, with the terms (bits) the session's kept messages hold."""
     rows = evidence.rows
     return [
         (best, functools.reduce(lambda held, i: held | rows[i][3], mine, 0))
-        for _, best, _, mine in top_sessions(evidence, want, passing)
+        for _, best, _, mine in top_sessions(evidence, want, passing, members)
     ]
 
 
@@ -335,7 +386,7 @@ def index_page(
     extra: str,
     documents: int,
     want: int,
-    passing: Callable[[Sequence[int]], set[int]],
+    passing: Passing,
     sort: str | None,
     held_fn: bool = False,
 ) -> tuple[list[int], dict[int, int]]:
@@ -353,7 +404,7 @@ def index_page(
         _time_order(sort),
         held_fn,
     )
-    return pick_ids(found, want, passing, sort == "sessions")
+    return pick_ids(found, want, passing, session_members(conn, found.rows), sort == "sessions")
 
 
 def _time_order(sort: str | None) -> str | None:
@@ -361,12 +412,12 @@ def _time_order(sort: str | None) -> str | None:
 
 
 def pick_ids(
-    evidence: Evidence, want: int, passing: Callable[[Sequence[int]], set[int]], by_sessions: bool
+    evidence: Evidence, want: int, passing: Passing, members: Members, by_sessions: bool
 ) -> tuple[list[int], dict[int, int]]:
     """The ids of the page (the best rows, or each top session's best row) and the
     terms (bits) each holds, or its session holds."""
     if by_sessions:
-        picked = best_session_ids(evidence, want, passing)
+        picked = best_session_ids(evidence, want, passing, members)
         return [i for i, _ in picked], dict(picked)
     ids = best_row_ids(evidence, want, passing)
     return ids, {i: evidence.rows[i][3] for i in ids}
@@ -411,7 +462,7 @@ def like_page(
         [*test_params, *whole_params, *params],
     )
     found = like_evidence(cur, len(tests), documents, sort)
-    return pick_ids(found, want, set, sort == "sessions")
+    return pick_ids(found, want, *known_sessions(found), sort == "sessions")
 
 
 def like_evidence(

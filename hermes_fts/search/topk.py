@@ -14,12 +14,15 @@ next block's bound:
   row below the page, and no session on it has a better row unread.
 
 Rows are scored by ``hermes_fts_bm25()`` with the index's own statistics,
-FTS5's ``rank`` to the bit, and the page is picked by the functions the
-full pass uses (``evidence.best_row_ids``, ``evidence.top_sessions``), so
-both give the same page.  A term without bounds (a rare one, a prefix, one
-the Python side cannot tokenize as the index does) is left to the full
-pass, which is cheap for rare terms.  Blocks changed or added since the
-bounds' build count as holding the term at the highest saturation there is.
+FTS5's ``rank`` to the bit, read without their session: a session is looked
+up only for the rows, best first, that can still change the page.  Ranked
+rows are picked by the function the full pass uses
+(``evidence.best_row_ids``); sessions by the same score and tie-break as
+``evidence.top_sessions``, so both paths give the same page.  A term
+without bounds (a rare one, a prefix, one the Python side cannot tokenize
+as the index does) is left to the full pass, which is cheap for rare
+terms.  Blocks changed or added since the bounds' build count as holding
+the term at the highest saturation there is.
 """
 
 from __future__ import annotations
@@ -27,12 +30,20 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..index import rank_bounds
-from ..index.rank_bounds import MAX_SATURATION, SHIFT
-from .evidence import EVERY_ID, SESSION_WEIGHTS, Evidence, best_row_ids, top_sessions
+from ..index.rank_bounds import MAX_SATURATION, SHIFT, TokenBounds
+from .evidence import (
+    EVERY_ID,
+    SESSION_WEIGHTS,
+    Evidence,
+    best_first,
+    best_row_ids,
+    chunks,
+    row_value,
+)
 
 __all__ = ["bounded_page", "one_phrase"]
 
@@ -56,39 +67,30 @@ def bounded_page(
     envelope_ids: tuple[int, int],
     extra: str,
     want: int,
-    passing: Callable[[Sequence[int]], set[int]],
+    passing: Callable[[Sequence[int]], Mapping[int, str]],
     by_sessions: bool,
 ) -> tuple[list[int], dict[int, int]] | None:
     """``evidence.pick_ids`` of the one-phrase query ``unit`` (ranked rows, or sessions),
     from the blocks that can hold the page; None when its tokens have no ready
-    rank bounds on ``table`` (the caller scores every match instead)."""
+    rank bounds on ``table`` (the caller scores every match instead).
+    ``passing``: the ids the filters keep, each with its session."""
     tokens = rank_bounds.tokens_of(conn, table, unit)
     if not tokens:
         return None
     bounds = rank_bounds.load(conn, table, sorted(set(tokens)))
     if bounds is None or any(t not in bounds.tokens for t in tokens):
         return None
+    known = [bounds.tokens[t] for t in dict.fromkeys(tokens)]
     n_rows, n_tokens = rank_bounds.index_totals(conn, table)
     avgdl = n_tokens / n_rows if n_rows else 1.0
-    df, peaks = _term(conn, table, unit, [bounds.tokens[t] for t in tokens], bounds, avgdl)
-    idf = _fts5_idf(n_rows, df)
+    idf = _fts5_idf(n_rows, _count(conn, table, unit, known, bounds))
     top_id = int(conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
-    low, high = envelope_ids
-    first, last = max(low, 0) >> SHIFT, min(high, top_id) >> SHIFT
-    unknown = {b for b in bounds.dirty if first <= b <= last}
-    if top_id > bounds.last_id:  # rows the bounds do not cover
-        unknown.update(range(max(first, (bounds.last_id + 1) >> SHIFT), last + 1))
-    order = [(MAX_SATURATION * idf, b) for b in sorted(unknown)]
-    best_first = sorted(
-        (-peak, b) for b, peak in peaks.items() if first <= b <= last and b not in unknown
-    )
-    order += [(-peak * idf, b) for peak, b in best_first]
+    order = _Order(known, bounds, envelope_ids, top_id, idf, bounds.saturation_scale(avgdl))
     reader = _Reader(conn, table, unit, idf, avgdl, envelope_ids, extra)
-    evidence = Evidence(reader.rows, [1.0])
     kept = _Memo(passing)
     if by_sessions:
-        return _sessions(reader, evidence, order, want, kept)
-    return _rows(reader, evidence, order, want, kept)
+        return _sessions(reader, order, want, kept)
+    return _rows(reader, order, want, kept)
 
 
 def _fts5_idf(n_rows: int, df: int) -> float:
@@ -97,39 +99,68 @@ def _fts5_idf(n_rows: int, df: int) -> float:
     return idf if idf > 0.0 else 1e-6
 
 
-def _term(
-    conn: sqlite3.Connection,
-    table: str,
-    unit: str,
-    known: Sequence[tuple[int, Any, bytes]],
-    bounds: rank_bounds.Bounds,
-    avgdl: float,
-) -> tuple[int, dict[int, float]]:
-    """The term's rows counted, and its peak saturation per covered, unchanged block
-    where all its tokens are (a phrase saturates no more than its least
-    saturated token)."""
-    scale = bounds.saturation_scale(avgdl)
-    dirty = bounds.dirty
-    if len(known) == 1:  # the common case, kept to one pass over the blocks
-        ((_, held, stored),) = known
-        peaks = {
-            b: min(MAX_SATURATION, stored[b] * scale)
-            for b, n in enumerate(held)
-            if n and b not in dirty
-        }
-    else:
-        peaks = {}
-        for block, counts in enumerate(zip(*(k[1] for k in known))):
-            if all(counts) and block not in dirty:
-                peaks[block] = min(MAX_SATURATION, min(k[2][block] for k in known) * scale)
-    return _count(conn, table, unit, known, bounds), peaks
+class _Order:
+    """The blocks that can hold the term, best bound first: those the bounds do not
+    know (dirty, or after the build) at the highest saturation there is, then
+    the measured ones by their peak (where a phrase's tokens all are, its least
+    saturated token's peak)."""
+
+    def __init__(
+        self,
+        known: Sequence[TokenBounds],
+        bounds: rank_bounds.Bounds,
+        envelope_ids: tuple[int, int],
+        top_id: int,
+        idf: float,
+        scale: float,
+    ) -> None:
+        first = max(envelope_ids[0], 0) >> SHIFT
+        last = min(envelope_ids[1], top_id) >> SHIFT
+        unknown = {b for b in bounds.dirty if first <= b <= last}
+        if top_id > bounds.last_id:
+            unknown.update(range(max(first, (bounds.last_id + 1) >> SHIFT), last + 1))
+        if len(known) == 1:
+            self.peaks: Sequence[int] = known[0].peaks
+            measured: Sequence[int] = known[0].best_first
+        else:
+            self.peaks, measured = _phrase_peaks(known)
+        if unknown or first > 0 or last < len(self.peaks) - 1:
+            measured = [b for b in measured if first <= b <= last and b not in unknown]
+        self.unknown = sorted(unknown)
+        self.measured = measured
+        self.idf, self.scale = idf, scale
+
+    def __len__(self) -> int:
+        return len(self.unknown) + len(self.measured)
+
+    def block(self, i: int) -> int:
+        n = len(self.unknown)
+        return self.unknown[i] if i < n else self.measured[i - n]
+
+    def bound(self, i: int) -> float:
+        """The most any row of the ``i``-th block can score (FTS5's BM25)."""
+        if i < len(self.unknown):
+            return MAX_SATURATION * self.idf
+        peak = self.peaks[self.measured[i - len(self.unknown)]]
+        return min(MAX_SATURATION, peak * self.scale) * self.idf
+
+
+def _phrase_peaks(known: Sequence[TokenBounds]) -> tuple[list[int], list[int]]:
+    """A phrase's peak per block (its least saturated token's, where all are) and
+    those blocks, highest peak first."""
+    peaks = [
+        min(k.peaks[b] for k in known) if all(k.counts[b] for k in known) else 0
+        for b in range(min(len(k.peaks) for k in known))
+    ]
+    held = sorted((b for b, p in enumerate(peaks) if p), key=lambda b: (-peaks[b], b))
+    return peaks, held
 
 
 def _count(
     conn: sqlite3.Connection,
     table: str,
     unit: str,
-    known: Sequence[tuple[int, Any, bytes]],
+    known: Sequence[TokenBounds],
     bounds: rank_bounds.Bounds,
 ) -> int:
     """The term's document frequency: a phrase's from the index; one token's from
@@ -137,7 +168,8 @@ def _count(
     if len(known) > 1:
         found = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (unit,))
         return int(found.fetchone()[0])
-    df = sum(n for block, n in enumerate(known[0][1]) if block not in bounds.dirty)
+    counts = known[0].counts
+    df = known[0].rows - sum(counts[b] for b in bounds.dirty if b < len(counts))
     ranges = [(bounds.last_id + 1, EVERY_ID[1])]
     ranges += [
         (b << SHIFT, min(((b + 1) << SHIFT) - 1, bounds.last_id))
@@ -153,23 +185,25 @@ def _count(
 
 
 class _Memo:
-    """``passing`` that asks about each id once."""
+    """``passing`` that asks about each id once: the kept ids with their sessions."""
 
-    def __init__(self, passing: Callable[[Sequence[int]], set[int]]) -> None:
+    def __init__(self, passing: Callable[[Sequence[int]], Mapping[int, str]]) -> None:
         self.passing = passing
-        self.known: dict[int, bool] = {}
+        self.known: dict[int, str | None] = {}
 
-    def __call__(self, ids: Sequence[int]) -> set[int]:
-        ask = [i for i in ids if i not in self.known]
+    def __call__(self, ids: Sequence[int]) -> dict[int, str]:
+        known = self.known
+        ask = [i for i in ids if i not in known]
         if ask:
             kept = self.passing(ask)
             for i in ask:
-                self.known[i] = i in kept
-        return {i for i in ids if self.known[i]}
+                known[i] = kept.get(i)
+        return {i: sid for i in ids if (sid := known[i]) is not None}
 
 
 class _Reader:
-    """Reads id ranges of the index into ``rows`` (``Evidence.rows``' shape)."""
+    """Reads id ranges of the index into ``rows`` (``Evidence.rows``' shape, the
+    session left out: the page looks up the few it needs)."""
 
     def __init__(
         self,
@@ -185,9 +219,10 @@ class _Reader:
         self.low, self.high = envelope_ids
         self.read: set[int] = set()  # blocks read whole
         self.rows: dict[int, list[Any]] = {}
+        # ``extra`` is a condition on the message row ``m``.
+        join = f" JOIN messages m ON m.id = {table}.rowid" if extra else ""
         self.sql = (
-            f"SELECT {table}.rowid, hermes_fts_bm25({table}, ?, ?), m.session_id "
-            f"FROM {table} JOIN messages m ON m.id = {table}.rowid "
+            f"SELECT {table}.rowid, hermes_fts_bm25({table}, ?, ?) FROM {table}{join} "
             f"WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ?{extra}"
         )
         self.head = [avgdl, idf, unit]
@@ -205,8 +240,8 @@ class _Reader:
         if first > last:
             return
         rows = self.rows
-        for rid, bm25, sid in self.conn.execute(self.sql, [*self.head, first, last]):
-            rows[rid] = [1.0, bm25, sid, 1]
+        for rid, bm25 in self.conn.execute(self.sql, [*self.head, first, last]):
+            rows[rid] = [1.0, bm25, None, 1]
 
 
 def _runs(blocks: Sequence[int]) -> list[tuple[int, int]]:
@@ -220,41 +255,36 @@ def _runs(blocks: Sequence[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def _next_end(order: Sequence[tuple[float, int]], start: int, size: int, floor: float) -> int:
+def _next_end(order: _Order, start: int, size: int, floor: float) -> int:
     """Where the next round of reading stops: at most ``size`` more blocks, and only
     those whose bound reaches ``floor`` (at least one)."""
     end = min(len(order), start + size)
     stop = start + 1
-    while stop < end and order[stop][0] >= floor:
+    while stop < end and order.bound(stop) >= floor:
         stop += 1
     return stop
 
 
-def _read_until(
-    reader: _Reader, order: Sequence[tuple[float, int]], worst: Callable[[], float | None]
-) -> None:
+def _read_until(reader: _Reader, order: _Order, worst: Callable[[], float | None]) -> None:
     """Read blocks in ``order``, best bound first, until ``worst()`` (the page's worst
     entry as a BM25, None while the page is short) is above the next bound."""
     start, size, floor = 0, FIRST_BLOCKS, -math.inf
     while start < len(order):
         end = _next_end(order, start, size, floor)
-        reader.blocks(b for _, b in order[start:end])
+        reader.blocks(order.block(i) for i in range(start, end))
         start, size = end, 2 * size
         page_floor = worst()
         if page_floor is not None:
             floor = page_floor
-            if start < len(order) and floor > order[start][0] + _MARGIN:
+            if start < len(order) and floor > order.bound(start) + _MARGIN:
                 return
 
 
 def _rows(
-    reader: _Reader,
-    evidence: Evidence,
-    order: Sequence[tuple[float, int]],
-    want: int,
-    kept: _Memo,
+    reader: _Reader, order: _Order, want: int, kept: _Memo
 ) -> tuple[list[int], dict[int, int]]:
     ids: list[int] = []
+    evidence = Evidence(reader.rows, [1.0])
 
     def worst() -> float | None:
         nonlocal ids
@@ -266,26 +296,58 @@ def _rows(
 
 
 def _sessions(
-    reader: _Reader,
-    evidence: Evidence,
-    order: Sequence[tuple[float, int]],
-    want: int,
-    kept: _Memo,
+    reader: _Reader, order: _Order, want: int, kept: _Memo
 ) -> tuple[list[int], dict[int, int]]:
     """Sessions of one term: every matching message holds all of it, so a session's
-    score is its best message's (``1 + bm25 weight × BM25 + coverage weight``),
-    ties going to the newer best message.  Once the ``want``-th session's best
-    BM25 beats every unread block, an unread row can neither enter the page
-    nor change a session on it: no session needs its other rows read."""
-    w = SESSION_WEIGHTS
-    top: list[tuple[float, int, str, list[int]]] = []
+    score is its best message's (``evidence.session_score``), ties going to
+    the newer best message.  Once the page's lowest best BM25 beats every
+    unread block, an unread row can neither enter the page nor change a
+    session on it: no session needs its other rows read."""
+    best: list[int] = []
 
     def worst() -> float | None:
-        nonlocal top
-        top = top_sessions(evidence, want, kept)
-        if len(top) < want:
-            return None
-        return (top[want - 1][0] - 1.0 - w.coverage) / w.bm25  # the score as a BM25
+        nonlocal best
+        best = _session_bests(reader.rows, want, kept)
+        return min(reader.rows[i][1] for i in best) if len(best) >= want else None
 
     _read_until(reader, order, worst)
-    return [best for _, best, _, _ in top], {best: 1 for _, best, _, _ in top}
+    return best, {i: 1 for i in best}
+
+
+def _session_bests(
+    rows: Mapping[int, list[Any]], want: int, kept: Callable[[Sequence[int]], dict[int, str]]
+) -> list[int]:
+    """The best kept message of each of the top ``want`` sessions among ``rows``, in
+    ``evidence.top_sessions``' order.  With one term a session's score is its
+    best message's, so the first row met of each session, best first, is all
+    that counts; no session's other messages are looked up."""
+    w = SESSION_WEIGHTS
+
+    def score(i: int) -> float:  # session_score of a one-term session whose best is i
+        return row_value(rows[i], 1.0, w) + w.coverage
+
+    found: dict[str, int] = {}  # session -> its best kept message
+    cut: float | None = None  # the want-th session's score
+    for i, sid in _first_of_each_session(rows, kept, 2 * want):
+        if cut is not None and score(i) < cut:
+            break  # so is every row after it
+        found[sid] = i
+        if len(found) == want:
+            cut = score(i)
+    # Equal scores, the newer message first (``top_sessions``' order).
+    return sorted(found.values(), key=lambda i: (score(i), i), reverse=True)[:want]
+
+
+def _first_of_each_session(
+    rows: Mapping[int, list[Any]], kept: Callable[[Sequence[int]], dict[int, str]], batch: int
+) -> Iterator[tuple[int, str]]:
+    """Rows by BM25, then newest, best first: the first kept row of each session
+    (its best), with the session; sessions looked up ``batch`` rows at a time."""
+    seen: set[str] = set()
+    for chunk in chunks(best_first([(row[1], i) for i, row in rows.items()]), batch):
+        sessions = kept([i for _, i in chunk])
+        for _, i in chunk:
+            sid = sessions.get(i)
+            if sid is not None and sid not in seen:
+                seen.add(sid)
+                yield i, sid
