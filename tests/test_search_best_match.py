@@ -336,7 +336,7 @@ def test_ranked_pages_are_the_exact_top_of_every_match(either, query, role, limi
 )
 def test_sessions_are_the_exact_top_by_session_score(either, query):
     big = either
-    from hermes_fts.search.evidence import Evidence, session_score
+    from hermes_fts.search.evidence import Evidence, row_value, session_score
 
     ranked, score, visible = _brute_force(big, query, "user")
     q = search.plan_search(big.index_state(), query).query
@@ -363,7 +363,11 @@ def test_sessions_are_the_exact_top_by_session_score(either, query):
     for rid in ranked:
         by_session.setdefault(visible[rid], []).append(rid)
     total = sum(weights)
-    best = {sid: min(ids, key=ev.row_key) for sid, ids in by_session.items()}
+    # A session's best message: its kept one of highest value, then the newest.
+    best = {
+        sid: max(ids, key=lambda i: (row_value(ev.rows[i], total), i))
+        for sid, ids in by_session.items()
+    }
     expect = sorted(
         by_session,
         key=lambda sid: (

@@ -11,7 +11,6 @@ first, so the page is the exact top of every match.
 
 from __future__ import annotations
 
-import functools
 import heapq
 import json
 import math
@@ -223,8 +222,15 @@ def session_score(
     held = 0
     for i in ids:
         held |= rows[i][3]
-    coverage = sum(wt for bit, wt in enumerate(evidence.weights) if held >> bit & 1)
     best = max(row_value(rows[i], total_weight, w) for i in ids)
+    return _score(best, held, evidence.weights, total_weight, w)
+
+
+def _score(
+    best: float, held: int, weights: Sequence[float], total_weight: float, w: SessionWeights
+) -> float:
+    """``session_score`` from its best message's value and the terms (bits) held."""
+    coverage = sum(wt for bit, wt in enumerate(weights) if held >> bit & 1)
     return best + w.coverage * coverage / total_weight
 
 
@@ -304,35 +310,57 @@ def known_sessions(evidence: Evidence) -> tuple[Passing, Members]:
 
 def top_sessions(
     evidence: Evidence, want: int, passing: Passing, members: Members
-) -> list[tuple[float, int, str, list[int]]]:
+) -> list[tuple[float, int, str, int]]:
     """The top ``want`` sessions by ``session_score`` over the messages ``passing``
     keeps, best first, equal scores the one with the newer best message first:
-    ``(score, best message id, session id, kept ids)``.
+    ``(score, best message id, session id, terms held)``.  A session's best
+    message is its kept one of highest ``row_value``, then newest.
 
-    Rows are walked by ``row_value``, best first.  A session first met at a
-    row is scored whole (``members``).  A session not met yet has no row above
-    the next one, so its score is at most that row's value plus the coverage
-    weight: the walk stops once the ``want``-th score beats it.
+    Rows are walked by value, best first, so the first kept row met of a
+    session is its best.  The terms the session holds come from its other
+    matches (``members``), unless that row holds every term already.  A
+    session not met yet has no row above the next one, so its score is at
+    most that row's value plus the coverage weight: the walk stops once the
+    ``want``-th score beats it.
     """
     w = SESSION_WEIGHTS
-    total = sum(evidence.weights) or 1.0
-    exact: dict[str, tuple[float, int, str, list[int]]] = {}
-    page: list[tuple[float, int, str, list[int]]] = []
-    for chunk in chunks(best_first(_values(evidence, total)), max(want, 64)):
+    rows, weights = evidence.rows, evidence.weights
+    total = sum(weights) or 1.0
+    every = (1 << len(weights)) - 1
+    exact: dict[str, tuple[float, int, str, int]] = {}
+    page: list[tuple[float, int, str, int]] = []
+    for chunk in chunks(best_first(_values(evidence, total)), 2 * want):
         if len(page) >= want and page[want - 1][0] > chunk[0][0] + w.coverage:
             break  # an equal score may still win on recency
         kept = passing([i for _, i in chunk])
-        met = {sid for _, i in chunk if (sid := kept.get(i)) is not None and sid not in exact}
+        met: dict[str, tuple[float, int]] = {}  # session -> its best row's (value, id)
+        for value, i in chunk:
+            sid = kept.get(i)
+            if sid is not None and sid not in exact and sid not in met:
+                met[sid] = (value, i)
         if not met:
             continue
-        found = members(met)
-        kept_ids = passing([i for ids in found.values() for i in ids])
-        for sid in met:
-            mine = [i for i in found[sid] if i in kept_ids]
-            best_row = min(mine, key=evidence.row_key)
-            exact[sid] = (session_score(evidence, mine, total), best_row, sid, mine)
+        partial = [sid for sid, (_, i) in met.items() if rows[i][3] != every]
+        held = _held(rows, partial, passing, members) if partial else {}
+        for sid, (value, i) in met.items():
+            bits = held.get(sid, every)
+            exact[sid] = (_score(value, bits, weights, total, w), i, sid, bits)
         page = sorted(exact.values(), reverse=True)
     return page[:want]
+
+
+def _held(
+    rows: Mapping[int, list[Any]], sessions: Sequence[str], passing: Passing, members: Members
+) -> dict[str, int]:
+    """The terms (bits) each session's kept matches hold."""
+    found = members(sessions)
+    kept = passing([i for ids in found.values() for i in ids])
+    held = dict.fromkeys(sessions, 0)
+    for sid, ids in found.items():
+        for i in ids:
+            if i in kept:
+                held[sid] |= rows[i][3]
+    return held
 
 
 def _values(evidence: Evidence, total: float) -> list[tuple[float, int]]:
@@ -370,11 +398,7 @@ def best_session_ids(
 ) -> list[tuple[int, int]]:
     """The best message of each of the top ``want`` sessions (``top_sessions``),
     sessions best first, with the terms (bits) the session's kept messages hold."""
-    rows = evidence.rows
-    return [
-        (best, functools.reduce(lambda held, i: held | rows[i][3], mine, 0))
-        for _, best, _, mine in top_sessions(evidence, want, passing, members)
-    ]
+    return [(best, held) for _, best, _, held in top_sessions(evidence, want, passing, members)]
 
 
 def index_page(

@@ -30,24 +30,23 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..index import rank_bounds
 from ..index.rank_bounds import MAX_SATURATION, SHIFT, TokenBounds
 from .evidence import (
     EVERY_ID,
-    SESSION_WEIGHTS,
     Evidence,
-    best_first,
+    Members,
     best_row_ids,
-    chunks,
-    row_value,
+    session_members,
+    top_sessions,
 )
 
 __all__ = ["bounded_page", "one_phrase"]
 
-FIRST_BLOCKS = 4  # blocks read in the first round; each round reads at most twice as many
+FIRST_BLOCKS = 2  # blocks read in the first round; each round reads at most twice as many
 # A unit that is one FTS5 phrase: one quoted string.
 _ONE_PHRASE = re.compile(r'"(?:[^"]|"")*"')
 # Stopping needs the page's worst entry strictly above the next bound; this much
@@ -89,7 +88,7 @@ def bounded_page(
     reader = _Reader(conn, table, unit, idf, avgdl, envelope_ids, extra)
     kept = _Memo(passing)
     if by_sessions:
-        return _sessions(reader, order, want, kept)
+        return _sessions(reader, order, want, kept, session_members(conn, reader.rows))
     return _rows(reader, order, want, kept)
 
 
@@ -296,58 +295,19 @@ def _rows(
 
 
 def _sessions(
-    reader: _Reader, order: _Order, want: int, kept: _Memo
+    reader: _Reader, order: _Order, want: int, kept: _Memo, members: Members
 ) -> tuple[list[int], dict[int, int]]:
     """Sessions of one term: every matching message holds all of it, so a session's
-    score is its best message's (``evidence.session_score``), ties going to
-    the newer best message.  Once the page's lowest best BM25 beats every
-    unread block, an unread row can neither enter the page nor change a
-    session on it: no session needs its other rows read."""
+    score is its best message's (``evidence.top_sessions`` reads no other).
+    Once the page's lowest best BM25 beats every unread block, an unread row
+    can neither enter the page nor change a session on it."""
+    evidence = Evidence(reader.rows, [1.0])
     best: list[int] = []
 
     def worst() -> float | None:
         nonlocal best
-        best = _session_bests(reader.rows, want, kept)
+        best = [i for _, i, _, _ in top_sessions(evidence, want, kept, members)]
         return min(reader.rows[i][1] for i in best) if len(best) >= want else None
 
     _read_until(reader, order, worst)
     return best, {i: 1 for i in best}
-
-
-def _session_bests(
-    rows: Mapping[int, list[Any]], want: int, kept: Callable[[Sequence[int]], dict[int, str]]
-) -> list[int]:
-    """The best kept message of each of the top ``want`` sessions among ``rows``, in
-    ``evidence.top_sessions``' order.  With one term a session's score is its
-    best message's, so the first row met of each session, best first, is all
-    that counts; no session's other messages are looked up."""
-    w = SESSION_WEIGHTS
-
-    def score(i: int) -> float:  # session_score of a one-term session whose best is i
-        return row_value(rows[i], 1.0, w) + w.coverage
-
-    found: dict[str, int] = {}  # session -> its best kept message
-    cut: float | None = None  # the want-th session's score
-    for i, sid in _first_of_each_session(rows, kept, 2 * want):
-        if cut is not None and score(i) < cut:
-            break  # so is every row after it
-        found[sid] = i
-        if len(found) == want:
-            cut = score(i)
-    # Equal scores, the newer message first (``top_sessions``' order).
-    return sorted(found.values(), key=lambda i: (score(i), i), reverse=True)[:want]
-
-
-def _first_of_each_session(
-    rows: Mapping[int, list[Any]], kept: Callable[[Sequence[int]], dict[int, str]], batch: int
-) -> Iterator[tuple[int, str]]:
-    """Rows by BM25, then newest, best first: the first kept row of each session
-    (its best), with the session; sessions looked up ``batch`` rows at a time."""
-    seen: set[str] = set()
-    for chunk in chunks(best_first([(row[1], i) for i, row in rows.items()]), batch):
-        sessions = kept([i for _, i in chunk])
-        for _, i in chunk:
-            sid = sessions.get(i)
-            if sid is not None and sid not in seen:
-                seen.add(sid)
-                yield i, sid
