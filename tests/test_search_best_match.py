@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from hermes_fts import session_search
 from hermes_fts.index import rank_bounds, schema
+from hermes_fts.search import evidence
 from hermes_fts.search import run as search
 from hermes_fts.search.plan import best_match, match_expression, parse_query
 from hermes_fts.search.request import ROUTE_ORDER
@@ -137,6 +138,35 @@ def test_a_word_repeated_does_not_beat_a_session_with_the_answer(store):
     assert [r["session_id"] for r in rows] == ["answer", "two", "repeats"]
     assert rows[0]["matched_terms"] == ["Caroline", "pottery", "riverside"]
     assert rows[0]["missing_terms"] == [] and rows[2]["missing_terms"] == ["pottery", "riverside"]
+
+
+@pytest.mark.parametrize("eager_rows", [10**9, 0])
+def test_a_session_whose_words_are_spread_beats_stronger_single_word_rows(
+    tmp_path, eager_rows, monkeypatch
+):
+    """Thirty sessions each say one of three words twice in a short message; one
+    session says all three, each once in a long message.  Its best message is
+    worth less than any of theirs, yet it holds the whole query: it comes
+    first.  The page walk must reach its weaker rows to find it."""
+    monkeypatch.setattr(evidence, "EAGER_ROWS", eager_rows)
+    st_ = open_store(tmp_path / "state.db")
+    filler = " ".join(["plain"] * 20)
+    for k in range(30):
+        word = ("apple", "banana", "cherry")[k % 3]
+        conversation(st_, f"one{k:02d}", [("user", f"{word} {word}")], start=T0 + k)
+    conversation(
+        st_,
+        "spread",
+        [("user", f"{word} {filler}") for word in ("apple", "banana", "cherry")],
+        start=T0 + 100,
+    )
+    rows = st_.search_messages(
+        "apple banana cherry", limit=5, sort="sessions", fields=("session_id", "missing_terms")
+    )
+    assert rows[0]["session_id"] == "spread" and rows[0]["missing_terms"] == []
+    ranked = st_.search_messages("apple banana cherry", limit=40, fields=("session_id",))
+    assert ranked[0]["session_id"] != "spread"  # its best row ranks below the short ones
+    st_.close()
 
 
 def test_optional_fields_are_not_in_the_default_rows(store):
@@ -334,7 +364,10 @@ def test_ranked_pages_are_the_exact_top_of_every_match(either, query, role, limi
 @pytest.mark.parametrize(
     "query", ["alpha bravo", "bravo charlie hotel", "alpha", "kilo alpha", "kilo lima bravo"]
 )
-def test_sessions_are_the_exact_top_by_session_score(either, query):
+# Sessions read for every match at once, or looked up for the rows the page walks.
+@pytest.mark.parametrize("eager_rows", [10**9, 0])
+def test_sessions_are_the_exact_top_by_session_score(either, query, eager_rows, monkeypatch):
+    monkeypatch.setattr(evidence, "EAGER_ROWS", eager_rows)
     big = either
     from hermes_fts.search.evidence import Evidence, row_value, session_score
 

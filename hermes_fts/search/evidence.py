@@ -330,8 +330,13 @@ def top_sessions(
     exact: dict[str, tuple[float, int, str, int]] = {}
     page: list[tuple[float, int, str, int]] = []
     for chunk in chunks(best_first(_values(evidence, total)), 2 * want):
-        if len(page) >= want and page[want - 1][0] > chunk[0][0] + w.coverage:
-            break  # an equal score may still win on recency
+        if len(page) >= want:
+            # Rows whose session cannot reach the page (an equal score may still
+            # win on recency), and every row after them, are left alone.
+            last = page[want - 1][0]
+            chunk = [pair for pair in chunk if not last > pair[0] + w.coverage]
+            if not chunk:
+                break
         kept = passing([i for _, i in chunk])
         met: dict[str, tuple[float, int]] = {}  # session -> its best row's (value, id)
         for value, i in chunk:
@@ -382,13 +387,13 @@ def best_first(pairs: Sequence[tuple[float, int]]) -> Iterator[tuple[float, int]
 
 
 def chunks(pairs: Iterable[tuple[float, int]], size: int) -> Iterator[list[tuple[float, int]]]:
-    """``pairs`` in lists of ``size``."""
+    """``pairs`` in lists of ``size``, then twice as many each time."""
     chunk: list[tuple[float, int]] = []
-    for i in pairs:
-        chunk.append(i)
+    for pair in pairs:
+        chunk.append(pair)
         if len(chunk) == size:
             yield chunk
-            chunk = []
+            chunk, size = [], 2 * size
     if chunk:
         yield chunk
 
@@ -428,7 +433,30 @@ def index_page(
         _time_order(sort),
         held_fn,
     )
-    return pick_ids(found, want, passing, session_members(conn, found.rows), sort == "sessions")
+    return pick_ids(found, want, *_sessions_of(conn, found, passing), sort == "sessions")
+
+
+# Up to this many matches, one statement reads the session of each (the filters
+# applied) faster than looking sessions up as the page needs them.
+EAGER_ROWS = 4096
+
+
+def _sessions_of(
+    conn: sqlite3.Connection, evidence: Evidence, passing: Passing
+) -> tuple[Passing, Members]:
+    """How a page of ``evidence`` learns sessions: all at once for a few matches,
+    else for the rows it walks (``passing``) and its sessions' other matches
+    (``session_members``)."""
+    if len(evidence.rows) > EAGER_ROWS:
+        return passing, session_members(conn, evidence.rows)
+    kept = passing(list(evidence.rows))
+    by_session: dict[str, list[int]] = {}
+    for rid, sid in kept.items():
+        by_session.setdefault(sid, []).append(rid)
+    return (
+        lambda ids: {i: kept[i] for i in ids if i in kept},
+        lambda sessions: {s: by_session[s] for s in sessions},
+    )
 
 
 def _time_order(sort: str | None) -> str | None:
