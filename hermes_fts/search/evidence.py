@@ -438,7 +438,7 @@ def index_page(
 
 # Up to this many matches, one statement reads the session of each (the filters
 # applied) faster than looking sessions up as the page needs them.
-EAGER_ROWS = 4096
+EAGER_ROWS = 1024
 
 
 def _sessions_of(
