@@ -32,8 +32,9 @@ _DEMOTED_SESSION_SOURCES = ("cron",)
 # Discovery reads the top rows, then doubles the read while they hold fewer
 # than `limit` lineages, so one long session cannot crowd out the rest.  The
 # first read is small: every row read costs a snippet, and the answer is the
-# same whichever read first holds `limit` lineages (see `collect`).
-_DISCOVER_ROWS_PER_LINEAGE = 4
+# same whichever read first holds `limit` lineages (see `collect`).  In the
+# default order rows are sessions, and a lineage seldom has two near the top.
+_DISCOVER_ROWS_PER_LINEAGE = 2
 _DISCOVER_MAX_SCAN = 38_400
 _DISCOVER_SEARCH_FIELDS = (
     "id",
