@@ -297,7 +297,7 @@ def latency(db: Path, queries: int, rounds: int = 3) -> list[list[str]]:
     and common bands of each language) and the benchmark's questions.
     ``discovery``: ``session_search`` with ``detail="index"`` (the search
     alone, no surrounding messages); ``sessions``: ``search_messages(sort=
-    "sessions")`` for its first read; ``raw MATCH``: the index's best 12 rows
+    "sessions", limit=12)``; ``raw MATCH``: the index's best 12 rows
     for the query's MATCH text (``ORDER BY rank LIMIT 12``), what FTS5 alone
     costs for the same words.
     """
