@@ -32,14 +32,11 @@ __all__ = [
     "Members",
     "Passing",
     "SessionWeights",
-    "best_first",
     "best_row_ids",
     "best_session_ids",
-    "chunks",
     "gather",
     "id_array",
     "index_page",
-    "known_sessions",
     "like_page",
     "passing_ids",
     "row_value",
@@ -295,16 +292,16 @@ def session_members(conn: sqlite3.Connection, rows: Mapping[int, Any]) -> Member
     return members
 
 
-def known_sessions(evidence: Evidence) -> tuple[Passing, Members]:
-    """``Passing`` and ``Members`` of an evidence that holds every row's session and
-    only rows the filters keep (a LIKE scan's)."""
-    rows = evidence.rows
+def _known_sessions(sessions: Mapping[int, str]) -> tuple[Passing, Members]:
+    """``Passing`` and ``Members`` when the session of every kept row is known
+    already (``sessions``: kept id -> session; the rows not in it are filtered
+    out)."""
     by_session: dict[str, list[int]] = {}
-    for rid, row in rows.items():
-        by_session.setdefault(row[2], []).append(rid)
+    for rid, sid in sessions.items():
+        by_session.setdefault(sid, []).append(rid)
     return (
-        lambda ids: {i: rows[i][2] for i in ids},
-        lambda sessions: {s: by_session[s] for s in sessions},
+        lambda ids: {i: sessions[i] for i in ids if i in sessions},
+        lambda wanted: {s: by_session[s] for s in wanted},
     )
 
 
@@ -329,7 +326,7 @@ def top_sessions(
     every = (1 << len(weights)) - 1
     exact: dict[str, tuple[float, int, str, int]] = {}
     page: list[tuple[float, int, str, int]] = []
-    for chunk in chunks(best_first(_values(evidence, total)), 2 * want):
+    for chunk in _chunks(_best_first(_values(evidence, total)), 2 * want):
         if len(page) >= want:
             # Rows whose session cannot reach the page (an equal score may still
             # win on recency), and every row after them, are left alone.
@@ -374,7 +371,7 @@ def _values(evidence: Evidence, total: float) -> list[tuple[float, int]]:
     return [(row[0] / total + bm25 * row[1], i) for i, row in evidence.rows.items()]
 
 
-def best_first(pairs: Sequence[tuple[float, int]]) -> Iterator[tuple[float, int]]:
+def _best_first(pairs: Sequence[tuple[float, int]]) -> Iterator[tuple[float, int]]:
     """``(value, id)`` pairs, best value first, then newest; only the head is sorted
     until more is read."""
     size, done = 64, 0
@@ -386,7 +383,7 @@ def best_first(pairs: Sequence[tuple[float, int]]) -> Iterator[tuple[float, int]
         done, size = len(head), 4 * size
 
 
-def chunks(pairs: Iterable[tuple[float, int]], size: int) -> Iterator[list[tuple[float, int]]]:
+def _chunks(pairs: Iterable[tuple[float, int]], size: int) -> Iterator[list[tuple[float, int]]]:
     """``pairs`` in lists of ``size``, then twice as many each time."""
     chunk: list[tuple[float, int]] = []
     for pair in pairs:
@@ -449,14 +446,7 @@ def _sessions_of(
     (``session_members``)."""
     if len(evidence.rows) > EAGER_ROWS:
         return passing, session_members(conn, evidence.rows)
-    kept = passing(list(evidence.rows))
-    by_session: dict[str, list[int]] = {}
-    for rid, sid in kept.items():
-        by_session.setdefault(sid, []).append(rid)
-    return (
-        lambda ids: {i: kept[i] for i in ids if i in kept},
-        lambda sessions: {s: by_session[s] for s in sessions},
-    )
+    return _known_sessions(passing(list(evidence.rows)))
 
 
 def _time_order(sort: str | None) -> str | None:
@@ -514,7 +504,9 @@ def like_page(
         [*test_params, *whole_params, *params],
     )
     found = like_evidence(cur, len(tests), documents, sort)
-    return pick_ids(found, want, *known_sessions(found), sort == "sessions")
+    # The scan applied the filters and read each row's session.
+    sessions = {rid: row[2] for rid, row in found.rows.items()}
+    return pick_ids(found, want, *_known_sessions(sessions), sort == "sessions")
 
 
 def like_evidence(

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..index import rank_bounds
@@ -39,6 +39,7 @@ from .evidence import (
     EVERY_ID,
     Evidence,
     Members,
+    Passing,
     best_row_ids,
     session_members,
     top_sessions,
@@ -66,7 +67,7 @@ def bounded_page(
     envelope_ids: tuple[int, int],
     extra: str,
     want: int,
-    passing: Callable[[Sequence[int]], Mapping[int, str]],
+    passing: Passing,
     by_sessions: bool,
 ) -> tuple[list[int], dict[int, int]] | None:
     """``evidence.pick_ids`` of the one-phrase query ``unit`` (ranked rows, or sessions),
@@ -186,7 +187,7 @@ def _count(
 class _Memo:
     """``passing`` that asks about each id once: the kept ids with their sessions."""
 
-    def __init__(self, passing: Callable[[Sequence[int]], Mapping[int, str]]) -> None:
+    def __init__(self, passing: Passing) -> None:
         self.passing = passing
         self.known: dict[int, str | None] = {}
 
