@@ -81,7 +81,13 @@ def as_time_bound(value: Any, name: str) -> float | None:
         )
     if value != value:  # NaN would silently match nothing
         raise ValueError(f"{name} must be a number, got NaN")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an int past the largest float (about 1.8e308)
+        raise ValueError(
+            f"{name} is out of range: a Unix time in seconds must be a float, at most "
+            "about 1.8e308 in size"
+        ) from None
 
 
 def as_session_ids(value: Any) -> tuple[str, ...]:

@@ -105,6 +105,7 @@ class SessionStore:
         self.fts5_available = schema.probe_fts5(self._conn)
         self.trigram_available = self.fts5_available and schema.probe_trigram(self._conn)
         self._seen = index_state.StateCache(self._conn, self._caps)
+        self._applied_unreported = 0  # by the open, until sync() reports them
         if not readonly:
             # Deleted text is overwritten, not left in free pages (§5.3.1), whatever
             # this SQLite build's default; old SQLite knows the pragma too.
@@ -115,7 +116,7 @@ class SessionStore:
             index_state.align(self._conn, self._caps, base=not self._base_deferred)
             if self._base_deferred:  # after align: a trigger must name main.messages
                 schema.shadow_missing_columns(self._conn)
-            self._apply_pending()
+            self._applied_unreported = self._apply_pending()
 
     # ------------------------------------------------------------------ open
 
@@ -218,7 +219,8 @@ class SessionStore:
     # ----------------------------------------------------------------- sync
 
     def sync(self) -> int:
-        """Apply CJK changes logged by any process; returns message ids applied.
+        """Apply CJK changes logged by any process; returns message ids applied,
+        those the open applied included (the first sync reports them).
 
         Creates the CJK index first when the store has none (only opened so far)."""
         self._seen.synced = None
@@ -230,7 +232,8 @@ class SessionStore:
         ):
             self._align_base()
             index_state.align(self._conn, self._caps, create_cjk=True)
-        return self._apply_pending()
+        applied, self._applied_unreported = self._applied_unreported, 0
+        return applied + self._apply_pending()
 
     def _apply_pending(self, *, asked: bool = True) -> int:
         """Apply the pending table; unless ``asked``, only if the lock comes at once.
@@ -614,6 +617,11 @@ class SessionStore:
 
     def integrity_check(self) -> dict[str, str | None]:
         """FTS5 'integrity-check' per existing, usable index: None means it passed."""
+        if self.readonly:  # FTS5 runs the check (which changes nothing) as a write
+            raise PermissionError(
+                f"{self._path} is open read-only and FTS5's integrity-check is a write "
+                "statement (it changes nothing): check on a store opened with readonly=False"
+            )
         return {
             index: indexing.integrity_check(self._conn, index)
             for index in index_state.usable_indexes(self._conn, self._caps)
@@ -676,9 +684,29 @@ class SessionStore:
             damaged = {**self._seen.state(self._seen.token()), "fts_stale": True}
             return search.run(self._conn, damaged, request)
 
-    def search_messages(self, query: Any, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    def search_messages(
+        self,
+        query: Any,
+        source_filter: Sequence[str] | None = None,
+        exclude_sources: Sequence[str] | None = None,
+        role_filter: Any = None,
+        limit: int = 20,
+        offset: int = 0,
+        sort: str | None = None,
+        include_inactive: bool = False,
+        fields: Any = None,
+        *,
+        route: str | None = None,
+        after: float | None = None,
+        before: float | None = None,
+        exclude_session_ids: Sequence[str] | None = None,
+    ) -> list[dict[str, Any]]:
         """The rows of ``search`` (same arguments), for callers that need only those."""
-        return self.search(query, *args, **kwargs).rows
+        return self.search(
+            query, source_filter, exclude_sources, role_filter, limit, offset, sort,
+            include_inactive, fields, route=route, after=after, before=before,
+            exclude_session_ids=exclude_session_ids,
+        ).rows  # fmt: skip
 
     @staticmethod
     def query_notes(query: Any) -> list[str]:

@@ -149,13 +149,12 @@ def _time_table_lines(tt: dict[str, Any]) -> list[str]:
 @command("sync", help="apply CJK index changes written by processes without the extension")
 def cmd_sync(args: argparse.Namespace) -> int:
     with open_db(args, readonly=False) as store:
-        # Opening already applied the backlog; report what is left (normally 0).
-        applied = store.sync()
+        applied = store.sync()  # with what the open applied
         left = store.index_state()["cjk_pending"]
     if args.json:
         emit_json({"applied": applied, "pending": left})
     else:
-        print(f"Applied pending changes; {left:,} left.")
+        print(f"Applied {applied:,} pending change(s); {left:,} left.")
     return 0
 
 

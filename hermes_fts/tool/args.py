@@ -147,17 +147,13 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
     """
     if value is None:
         return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _epoch_seconds(value, name)
     hint = (
         f"{name} must be epoch seconds, an ISO date/time such as 2026-03-15 or "
         f"2026-03-15T09:30, or a time back from now such as 30m, 24h, 7d or 2w "
         f"(got {value!r})"
     )
-    if isinstance(value, bool):
-        raise ToolError(hint)
-    if isinstance(value, (int, float)):
-        if not math.isfinite(value):
-            raise ToolError(hint)
-        return float(value)
     if not isinstance(value, str):
         raise ToolError(hint)
     text = value.strip()
@@ -168,20 +164,46 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
     except ValueError:
         pass
     else:
-        if not math.isfinite(number):
-            raise ToolError(hint)
-        return number
+        return _epoch_seconds(number, name)
     relative = _RELATIVE_BOUND.fullmatch(text)
     if relative is not None:
         back = float(relative.group(1)) * _RELATIVE_UNIT_SECONDS[relative.group(2).lower()]
-        if not math.isfinite(back):
-            raise ToolError(hint)
-        return (time.time() if now is None else now) - back
+        return (time.time() if now is None else now) - _epoch_seconds(back, name)
     iso = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
     try:
-        return datetime.fromisoformat(iso).timestamp()
+        return _iso_seconds(datetime.fromisoformat(iso))
     except (ValueError, OverflowError, OSError):
         raise ToolError(hint) from None
+
+
+def _epoch_seconds(number: float, name: str) -> float:
+    """``number`` as epoch seconds; a clear error for NaN and what no float holds."""
+    if number != number:
+        raise ToolError(f"{name} must be epoch seconds, a number, not NaN")
+    try:
+        seconds = float(number)
+    except OverflowError:  # an int past the largest float
+        seconds = math.inf
+    if math.isinf(seconds):
+        raise ToolError(
+            f"{name} is out of range: epoch seconds must be a finite number, at most "
+            "about 1.8e308; pass a date such as 2026-03-15 or a time back such as 7d"
+        )
+    return seconds
+
+
+def _iso_seconds(moment: datetime) -> float:
+    """Epoch seconds of an ISO date/time, naive ones in local time.
+
+    ``timestamp()`` asks the C library for the local offset, which refuses the
+    first and last days ``datetime`` holds (0001-01-01, 9999-12-31 east of
+    UTC); those take the offset of the same date a year inside the range.
+    """
+    try:
+        return moment.timestamp()
+    except (ValueError, OverflowError, OSError):
+        inside = moment.replace(year=2 if moment.year < 2 else 9998)
+        return inside.timestamp() + (moment - inside).total_seconds()
 
 
 # --------------------------------------------------------------------------- session references

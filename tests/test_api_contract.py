@@ -1,0 +1,165 @@
+"""The public contract at its edges: signatures, time bounds at the ends of their
+range, what ``sync`` reports, integrity checks on read-only stores, lone
+surrogates in stored text and in arguments.  Each through the API, the CLI
+(``--json``, in a subprocess) and the ``session_search`` tool."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import pydoc
+import shutil
+import sqlite3
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from _support import needs_extension
+from _tool_fixtures import T0, conversation, open_store
+
+from hermes_fts.store import SessionStore
+from hermes_fts.tool import session_search
+
+pytestmark = needs_extension
+
+
+def cli(*args: str, tz: str | None = None) -> tuple[int, Any]:
+    """``hermes-fts ARGS --json`` in a subprocess: its exit status and its JSON document."""
+    env = {**os.environ, **({"TZ": tz} if tz else {})}
+    proc = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", *args, "--json"],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.stdout, proc.stderr.decode("utf-8", "replace")
+    return proc.returncode, json.loads(proc.stdout.decode("utf-8"))  # strict UTF-8
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture()
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "state.db"
+    store = open_store(path)
+    conversation(store, "s1", [("user", "deploy the 服务端 today"), ("assistant", "ok")])
+    store.close()
+    return path
+
+
+# --------------------------------------------------------------------------- signature
+
+
+def test_search_messages_shows_the_parameters_of_search() -> None:
+    rows = inspect.signature(SessionStore.search_messages)
+    full = inspect.signature(SessionStore.search)
+    assert list(rows.parameters.values()) == list(full.parameters.values())
+    assert rows.return_annotation == "list[dict[str, Any]]"
+    shown = pydoc.render_doc(SessionStore.search_messages, renderer=pydoc.plaintext)
+    assert "exclude_session_ids" in shown and "**kwargs" not in shown
+
+
+def test_search_messages_passes_every_argument_on(db: Path) -> None:
+    with SessionStore(db) as store:
+        kw: dict[str, Any] = {"role_filter": "assistant", "sort": "oldest", "fields": ["id"]}
+        assert store.search_messages("ok", **kw) == store.search("ok", **kw).rows != []
+        assert store.search_messages("ok", None, None, "user") == []
+        assert store.search_messages("deploy", after=T0 + 1) == []
+        assert store.search_messages("deploy", route="like_scan", before=T0 + 1)
+        assert store.search_messages("deploy", exclude_session_ids=["s1"]) == []
+
+
+# --------------------------------------------------------------------------- time bounds
+
+
+@pytest.mark.parametrize("huge", [10**309, -(10**400), 10**5000], ids=["e309", "-e400", "e5000"])
+def test_a_time_bound_past_any_float_is_a_range_error(db: Path, huge: int) -> None:
+    with SessionStore(db) as store:
+        with pytest.raises(ValueError, match="search after is out of range"):
+            store.search("deploy", after=huge)
+        payload = session_search(store, query="deploy", before=huge)
+    assert payload["success"] is False
+    assert payload["error"].startswith("before is out of range"), payload
+
+
+@pytest.mark.parametrize("text", ["1e309", "9" * 400, "-" + "9" * 400, "9" * 400 + "d"])
+def test_the_cli_says_a_huge_bound_is_out_of_range(db: Path, text: str) -> None:
+    code, payload = cli("search", "deploy", "--db", str(db), f"--after={text}")
+    assert code != 0 and payload["success"] is False
+    assert payload["error"].startswith("after is out of range"), payload
+
+
+@pytest.mark.parametrize("tz", ["UTC", "America/New_York", "Asia/Tokyo"])
+def test_the_first_and_last_iso_dates_are_accepted(db: Path, tz: str) -> None:
+    """datetime.timestamp() refuses 0001-01-01 (and 9999-12-31 east of UTC) in
+    local time; both are ISO dates, so they bound a search like any other."""
+    first, last = "0001-01-01", "9999-12-31T23:59:59"
+    code, payload = cli(
+        "search", "deploy", "--db", str(db), "--after", first, "--before", last, tz=tz
+    )
+    assert code == 0 and payload["success"] is True, payload
+    zone = ZoneInfo(tz)
+    assert payload["filters"] == {
+        "after": datetime(1, 1, 1, tzinfo=zone).timestamp(),
+        "before": datetime(9999, 12, 31, 23, 59, 59, tzinfo=zone).timestamp(),
+    }
+    assert [r["session_id"] for r in payload["results"]] == ["s1"]
+
+
+def test_the_tool_takes_the_first_iso_date(db: Path) -> None:
+    with SessionStore(db) as store:
+        payload = session_search(store, query="deploy", after="0001-01-01", before="0001-01-02")
+    assert payload["success"] is True and payload["results"] == []
+    assert payload["filters"]["before"] - payload["filters"]["after"] == 86400
+
+
+# --------------------------------------------------------------------------- sync
+
+
+def shell_rows(db: Path, count: int, first: int) -> None:
+    """``count`` messages written by the sqlite3 shell (no extension: they wait in
+    the pending table until a process with the extension applies them)."""
+    sql = (
+        f"WITH RECURSIVE n(i) AS (SELECT {first} UNION ALL SELECT i + 1 FROM n "
+        f"WHERE i < {first + count - 1}) INSERT INTO messages(session_id, role, content, "
+        "timestamp) SELECT 's1', 'user', '外部写入 row ' || i, 1700000100 + i FROM n;"
+    )
+    subprocess.run([shutil.which("sqlite3") or "sqlite3", str(db), sql], check=True)
+
+
+@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="needs the sqlite3 shell")
+def test_sync_reports_the_rows_it_applied(db: Path) -> None:
+    shell_rows(db, 50, 1)
+    pending = sqlite3.connect(db).execute("SELECT COUNT(*) FROM hermes_fts_cjk_pending")
+    assert pending.fetchone()[0] == 50
+    code, payload = cli("sync", "--db", str(db))
+    assert code == 0 and payload == {"applied": 50, "pending": 0}
+    assert cli("sync", "--db", str(db))[1] == {"applied": 0, "pending": 0}
+    shell_rows(db, 7, 51)
+    with SessionStore(db) as store:  # the open applies them; the first sync says so
+        assert store.index_state()["cjk_pending"] == 0
+        assert store.sync() == 7
+        assert store.sync() == 0
+        assert len(store.search_messages("外部写入", limit=100, route="fts_cjk")) == 57
+
+
+# --------------------------------------------------------------------------- integrity
+
+
+def test_integrity_check_never_reports_a_read_only_open_as_damage(db: Path) -> None:
+    before = digest(db)
+    with SessionStore(db, readonly=True) as store:
+        with pytest.raises(PermissionError, match="open read-only.*readonly=False"):
+            store.integrity_check()
+    assert digest(db) == before
+    with SessionStore(db) as store:
+        checked = store.integrity_check()
+    assert checked and all(result is None for result in checked.values()), checked
