@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["SORTS", "as_int", "as_session_ids", "as_time_bound", "parse_roles", "parse_sort"]
+__all__ = [
+    "SORTS",
+    "as_int",
+    "as_session_ids",
+    "as_time_bound",
+    "check_text",
+    "parse_roles",
+    "parse_sort",
+]
 
 SORTS = ("newest", "oldest")
 _ROLES_HINT = (
@@ -100,3 +108,26 @@ def as_session_ids(value: Any) -> tuple[str, ...]:
     if not all(isinstance(i, str) for i in ids):
         raise TypeError("exclude_session_ids must hold session ids (strings)")
     return ids
+
+
+def check_text(value: Any, name: str) -> None:
+    """Refuse text holding a lone UTF-16 surrogate, in ``value`` or in a list of values.
+
+    A JSON escape such as ``\\ud800`` without its pair decodes to one (so do
+    undecodable bytes on a command line); it is not text, SQLite cannot be
+    given it and no answer could echo it, so the error names where it is.
+    """
+    if isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            check_text(item, name)
+        return
+    if not isinstance(value, str) or value.isascii():
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{name} holds a lone UTF-16 surrogate (\\u{ord(value[exc.start]):04x} at "
+            f"character {exc.start + 1}): a JSON escape without its pair, or bytes that are "
+            "not UTF-8, is not text; pass the text without it"
+        ) from None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,6 +25,7 @@ __all__ = [
     "MULTIMODAL_PLACEHOLDER",
     "decode_content",
     "encode_value",
+    "escape_lone_surrogates",
     "INDEXED_COLUMNS",
     "JSON_PREFIX_END_SQL",
     "JSON_PREFIX_SQL",
@@ -37,6 +39,27 @@ log = logging.getLogger("hermes_fts.content")
 
 JSON_CONTENT_PREFIX = "\x00json:"
 MULTIMODAL_PLACEHOLDER = "[multimodal content]"
+# After json.loads a pair is one character, so any surrogate left is a lone one.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def escape_lone_surrogates(value: Any) -> Any:
+    """``value`` with each lone UTF-16 surrogate written back as its JSON escape.
+
+    Hermes stores ``"\\ud800"`` as given, and decoding it yields a character
+    that no UTF-8 output (a tool payload, ``--json``, a terminal) can carry, so
+    decoded text shows the escape as stored.  Lists and dicts are walked.
+    """
+    if isinstance(value, str):
+        if value.isascii() or not _LONE_SURROGATE.search(value):
+            return value
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", value)
+    if isinstance(value, list):
+        return [escape_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {escape_lone_surrogates(k): escape_lone_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def _flatten_parts(parts: Iterable[Any]) -> str:
@@ -69,11 +92,11 @@ def decode_content(content: Any) -> Any:
         log.debug("undecodable structured content (%d chars)", len(payload))
         return payload
     if isinstance(value, str):
-        return value
+        return escape_lone_surrogates(value)
     if isinstance(value, list):
-        return _flatten_parts(value)
+        return escape_lone_surrogates(_flatten_parts(value))
     if isinstance(value, dict):
-        return _flatten_parts([value])
+        return escape_lone_surrogates(_flatten_parts([value]))
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -89,7 +112,8 @@ def parse_tool_calls(raw: Any) -> Any:
     if not raw.strip():
         return None
     try:
-        return json.loads(raw)
+        calls = json.loads(raw)
+        return escape_lone_surrogates(calls) if _SURROGATE_ESCAPE.search(raw) else calls
     except (ValueError, RecursionError):
         return raw
 
@@ -124,7 +148,7 @@ def render_tool_calls(raw: Any) -> str | None:
         else:
             inner = json.dumps(args, ensure_ascii=False)
         shown.append(f"{fn['name']}({inner})")
-    return "; ".join(shown)
+    return escape_lone_surrogates("; ".join(shown))
 
 
 def encode_value(value: Any) -> Any:

@@ -163,3 +163,166 @@ def test_integrity_check_never_reports_a_read_only_open_as_damage(db: Path) -> N
     with SessionStore(db) as store:
         checked = store.integrity_check()
     assert checked and all(result is None for result in checked.values()), checked
+
+
+# --------------------------------------------------------------------------- lone surrogates
+
+HERMES_SCHEMA = """
+CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, model TEXT,
+    parent_session_id TEXT, started_at REAL NOT NULL, ended_at REAL, title TEXT);
+CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,
+    role TEXT NOT NULL, content TEXT, tool_calls TEXT, tool_name TEXT, timestamp REAL NOT NULL);
+"""
+
+
+def _call(arguments: str) -> str:
+    return json.dumps(
+        [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": arguments}}]
+    )
+
+
+# What Hermes stores when a model's output or a tool's result held a lone
+# surrogate: json.dumps escapes it as \ud800 (inside a tool call's arguments,
+# a JSON string holding JSON, the escape is escaped once more).
+LONE_ROWS = [
+    ("assistant", "checking the forecast", _call('{"city": "zz\\ud800zz"}')),
+    ("assistant", "checking again", _call('{"city": "yy\ud800yy"}')),
+    ("user", "\x00json:" + json.dumps([{"type": "text", "text": "forecast \udfff please"}]), None),
+    ("tool", json.dumps({"result": "forecast \ud800 sunny"}), None),
+]
+ESCAPES = (
+    'city="zz\\ud800zz"',
+    'city="yy\\ud800yy"',
+    "forecast \\udfff please",
+    "forecast \\ud800 sunny",
+)
+
+
+@pytest.fixture(params=["indexed", "like"])
+def lone_db(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """A store holding the rows above: written by SessionStore (indexed), or by a
+    writer without hermes-fts (no indexes of ours: the LIKE scan answers)."""
+    path = tmp_path / "state.db"
+    if request.param == "indexed":
+        store = open_store(path)
+        store.add_session("s1", "cli", started_at=T0)
+        for i, (role, content, calls) in enumerate(LONE_ROWS):
+            store.add_message("s1", role, content, tool_calls=calls, timestamp=T0 + i)
+        store.close()
+    else:
+        conn = sqlite3.connect(path)
+        conn.executescript(HERMES_SCHEMA)
+        conn.execute("INSERT INTO sessions VALUES ('s1', 'cli', 'm', NULL, ?, NULL, NULL)", [T0])
+        conn.executemany(
+            "INSERT INTO messages(session_id, role, content, tool_calls, timestamp) VALUES ('s1', ?, ?, ?, ?)",
+            [(*row, T0 + i) for i, row in enumerate(LONE_ROWS)],
+        )
+        conn.commit()
+        conn.close()
+    return path
+
+
+def utf8_json(value: Any) -> str:
+    """``value`` as the UTF-8 JSON a model or a script receives (raises on a lone surrogate)."""
+    return json.dumps(value, ensure_ascii=False).encode("utf-8").decode("utf-8")
+
+
+def test_stored_lone_surrogates_read_back_as_their_escapes(lone_db: Path) -> None:
+    with SessionStore(lone_db, readonly=True) as store:
+        for term in ("zz", "yy", "forecast"):
+            result = store.search(term, limit=100)
+            assert result.rows and result.route in ("fts5", "like_scan"), term
+            utf8_json(result.rows)
+        snippets = utf8_json([r["snippet"] for t in ("zz", "yy") for r in store.search_messages(t)])
+        for shown in ('weather(city=">>>zz<<<\\ud800zz")', 'weather(city=">>>yy<<<\\ud800yy")'):
+            assert json.dumps(shown)[1:-1] in snippets, snippets
+        payloads = [
+            session_search(store, query="forecast"),
+            session_search(store, session_id="s1"),
+            session_search(store, session_id="s1", around_message_id=2, window=5),
+            session_search(store),
+        ]
+    for payload in payloads:
+        assert payload["success"] is True, payload
+        utf8_json(payload)
+    read = utf8_json(payloads[1])
+    for escape in ESCAPES[2:]:
+        assert json.dumps(escape)[1:-1] in read, read
+    assert json.dumps('{"city": "zz\\ud800zz"}')[1:-1] in read
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["search", "forecast OR zz"], ["read", "s1"], ["scroll", "s1", "2"], ["browse"]],
+    ids=["search", "read", "scroll", "browse"],
+)
+def test_the_cli_prints_stored_lone_surrogates_as_escapes(lone_db: Path, args: list[str]) -> None:
+    code, payload = cli(*args, "--db", str(lone_db))
+    assert code == 0 and payload["success"] is True, payload
+    human = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", *args, "--db", str(lone_db)],
+        capture_output=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=120,
+    )
+    assert human.returncode == 0, human.stderr.decode("utf-8", "replace")
+    if args[0] != "browse":
+        assert b"forecast \\udfff please" in human.stdout, human.stdout.decode()
+
+
+SURROGATE_ARGS = [
+    ("query", {"query": "forecast \ud800"}),
+    ("session_id", {"session_id": "s\udc00"}),
+    ("role_filter", {"query": "forecast", "role_filter": ["user", "to\ud800ol"]}),
+    ("exclude_session_ids", {"query": "forecast", "exclude_session_ids": ["\udfff"]}),
+    ("current_session_id", {"query": "forecast", "current_session_id": "\ud800"}),
+    ("profile", {"session_id": "s1", "profile": "w\ud800rk"}),
+    ("after", {"query": "forecast", "after": "2026\ud800"}),
+]
+
+
+@pytest.mark.parametrize(("name", "args"), SURROGATE_ARGS, ids=[n for n, _ in SURROGATE_ARGS])
+def test_a_tool_argument_with_a_lone_surrogate_is_named_in_a_clear_error(
+    lone_db: Path, name: str, args: dict[str, Any]
+) -> None:
+    with SessionStore(lone_db, readonly=True) as store:
+        payload = session_search(store, **args)
+    assert payload["success"] is False
+    assert payload["error"].startswith(f"{name} holds a lone UTF-16 surrogate"), payload
+    utf8_json(payload)
+
+
+@pytest.mark.parametrize(
+    "name", ["query", "role_filter", "source_filter", "exclude_sources", "exclude_session_ids"]
+)
+def test_an_api_argument_with_a_lone_surrogate_is_a_clear_error(lone_db: Path, name: str) -> None:
+    args: dict[str, Any] = {"query": "forecast", name: ["ok", "x\ud800"]}
+    if name == "query":
+        args[name] = "forecast \udc80"
+    with SessionStore(lone_db, readonly=True) as store:
+        with pytest.raises(ValueError, match=f"^search {name} holds a lone UTF-16 surrogate"):
+            store.search(**args)
+
+
+def test_cli_arguments_that_are_not_utf8_are_a_clear_error(lone_db: Path) -> None:
+    for args in (
+        [b"search", b"\xff\xfe"],
+        [b"read", b"s\xff"],
+        [b"search", b"forecast", b"--exclude", b"\xff"],
+    ):
+        proc = subprocess.run(
+            [
+                sys.executable.encode(),
+                b"-m",
+                b"hermes_fts.cli",
+                *args,
+                b"--db",
+                str(lone_db).encode(),
+                b"--json",
+            ],
+            capture_output=True,
+            timeout=120,
+        )
+        payload = json.loads(proc.stdout.decode("utf-8"))
+        assert proc.returncode != 0 and payload["success"] is False
+        assert "holds a lone UTF-16 surrogate" in payload["error"], payload

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._params import as_int, as_session_ids, as_time_bound, parse_roles, parse_sort
+from .._params import as_int, as_session_ids, as_time_bound, check_text, parse_roles, parse_sort
 from .plan import ROUTES
 
 __all__ = [
@@ -58,6 +58,8 @@ class SearchRequest:
     for benchmarks and for comparing routes; a query the index cannot
     represent exactly still goes to ``like_scan``.
 
+    Text holding a lone UTF-16 surrogate is refused (``_params.check_text``).
+
     ``sort="sessions"`` (``SESSIONS_SORT``) returns the best message of each
     matching session, sessions ranked by all their matching messages
     (``match_rows.session_score``); ``limit`` then counts sessions.
@@ -87,6 +89,9 @@ class SearchRequest:
     projection: tuple[str, ...] | None = field(init=False)
 
     def __post_init__(self) -> None:
+        for name in ("query", "source_filter", "exclude_sources", "role_filter"):
+            check_text(getattr(self, name), f"search {name}")
+        check_text(self.exclude_session_ids, "search exclude_session_ids")
         self.projection = _check_fields(self.fields)
         self.limit = max(0, as_int(self.limit, "search limit"))
         self.offset = max(0, as_int(self.offset, "search offset"))

@@ -19,7 +19,7 @@ from typing import Any
 
 from .._cjk_ranges import is_cjk
 from .._index_text import fold_width
-from ..content import decode_content, render_tool_calls
+from ..content import decode_content, escape_lone_surrogates, render_tool_calls
 from .plan import Query, fold_text, has_cjk
 
 __all__ = [
@@ -130,7 +130,7 @@ def readable_text(value: str | None) -> str:
         return calls
     if "\\u" in text and text[:1] in ("[", "{", '"'):
         try:
-            return json.dumps(json.loads(text), ensure_ascii=False)
+            return escape_lone_surrogates(json.dumps(json.loads(text), ensure_ascii=False))
         except (ValueError, RecursionError):
             pass  # not JSON after all: shown as stored
     return text

@@ -304,6 +304,17 @@ class Call:
 
     @classmethod
     def parse(cls, session_id: Any, profile: Any, current_session_id: Any, **rest: Any) -> Call:
+        """The call, every text argument checked for lone surrogates (``ToolError``)."""
+        named = {
+            "session_id": session_id,
+            "profile": profile,
+            "current_session_id": current_session_id,
+        }
+        try:
+            for name, value in {**named, **rest}.items():
+                _params.check_text(value, name)
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
         sid, profile, qualified = split_session_ref(session_id, profile)
         current = None
         if isinstance(current_session_id, str):
