@@ -362,8 +362,20 @@ def _tool_schema(body: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _host_takes(names: list[str]) -> None:
+    """Add parameters to Hermes' own ``session_search`` schema before plugins load, as a
+    newer Hermes declares them (Hermes main's chat ``scope``); its code ignores them."""
+    from tools.registry import discover_builtin_tools, registry
+
+    discover_builtin_tools()
+    properties = registry.get_entry("session_search").schema["parameters"]["properties"]
+    for name in names:
+        properties[name] = {"type": "string", "description": f"{name}, as a newer Hermes has it"}
+
+
 def cmd_turn(args: argparse.Namespace) -> dict[str, Any]:
     records = _capture_logs()
+    _host_takes(args.host_param)
     script = _Script(json.loads(args.tool_args))
     server = _serve(script)
     db = _session_db(args.db_path)
@@ -601,6 +613,9 @@ def main(argv: list[str] | None = None) -> int:
     turn.add_argument("--tool-args", required=True, help="JSON arguments of the tool call")
     turn.add_argument("--prompt", default="What did we say earlier?")
     turn.add_argument("--db-path", help="a custom SessionDB file instead of Hermes' default")
+    turn.add_argument(
+        "--host-param", action="append", default=[], help="a parameter Hermes' schema gains"
+    )
     turn.set_defaults(fn=cmd_turn)
     sessions = sub.add_parser("sessions")
     sessions.add_argument("--tool-args", required=True, help="JSON arguments of the tool call")

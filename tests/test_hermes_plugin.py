@@ -85,10 +85,13 @@ def turn(
     prompt: str = "What did we say?",
     env: dict[str, str] | None = None,
     db_path: str | None = None,
+    host_params: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     args = ["turn", "--tool-args", json.dumps(list(tool_args)), "--prompt", prompt]
     if db_path:
         args += ["--db-path", db_path]
+    for name in host_params:
+        args += ["--host-param", name]
     out = he.run_driver(venv, home, *args, env=env)
     assert out["probe_first"], "the agent's first request is its probe"
     assert out["chat_requests"] == 2, out
@@ -220,6 +223,43 @@ def test_store_without_our_indexes_is_answered_exactly_with_a_rebuild_note(
     finally:
         con.close()
     assert not any(n.startswith("hermes_fts_cjk") for n in names), "no backfill in the turn"
+
+
+@pytest.mark.parametrize("grant", [False, True], ids=["middleware-only", "schema-override"])
+def test_an_argument_hermes_fts_does_not_know_goes_to_the_builtin(
+    hermes_venv: Path, home: Path, grant: bool
+) -> None:
+    """Hermes main's chat ``scope`` narrows its search; dropping it would widen ours,
+    so such a call is the built-in's, and the next call without it is ours again."""
+    enable(hermes_venv, home, grant=grant)
+    optimize(hermes_venv, home)
+    out = turn(hermes_venv, home, {"query": "服务", "scope": "current_chat"}, {"query": "服务"})
+    theirs, ours = out["payloads"]
+    assert not is_ours(theirs) and theirs["success"] is True, theirs
+    assert is_ours(ours) and hit_sessions(ours) == ["zh-1"], ours
+    told = [m for m in warnings(out) if "scope" in m]
+    assert told == [
+        "hermes-fts: the call passes scope, which hermes-fts does not honour; Hermes' "
+        "built-in session_search answers instead"
+    ], out["logs"]
+
+
+@pytest.mark.parametrize("grant", [False, True], ids=["middleware-only", "schema-override"])
+def test_a_host_whose_tool_takes_more_parameters_answers_every_call(
+    hermes_venv: Path, home: Path, grant: bool
+) -> None:
+    """A Hermes whose own session_search takes a parameter ours lacks may narrow every
+    search by its default (a gateway's chat), so every call is the built-in's, and the
+    model keeps Hermes' schema even with the grant."""
+    enable(hermes_venv, home, grant=grant)
+    optimize(hermes_venv, home)
+    out = turn(hermes_venv, home, {"query": "服务"}, {}, host_params=("scope",))
+    assert not any(is_ours(p) for p in out["payloads"]), out["payloads"]
+    assert all(p["success"] is True for p in out["payloads"]), out["payloads"]
+    properties = out["schema"]["parameters"]["properties"]
+    assert "scope" in properties and "detail" not in properties
+    told = [m for m in warnings(out) if "takes scope" in m]
+    assert len(told) == 1, out["logs"]
 
 
 def test_disabled_plugin_leaves_the_builtin_in_charge(hermes_venv: Path, home: Path) -> None:

@@ -82,6 +82,9 @@ class Registration:
     schema_override: bool = False
     override_refused: str | None = None
     commands: list[str] = field(default_factory=list)
+    # Parameters of the host's own session_search that ours lacks: its every call
+    # then goes to the host, which may narrow a search by them (a chat ``scope``).
+    host_only: tuple[str, ...] = ()
 
     @property
     def grant(self) -> str:
@@ -179,12 +182,28 @@ atexit.register(_STORES.drop)
 # --------------------------------------------------------------------------- serving
 
 
-def _accepted_args(args: Any) -> dict[str, Any]:
-    """The model's arguments our tool knows (Hermes' names are a subset of ours)."""
+_OUR_PARAMETERS = frozenset(hermes_fts.TOOL_SCHEMA["parameters"]["properties"])
+
+
+def _honoured_args(args: Any) -> dict[str, Any]:
+    """The model's arguments, each one ours honours; raises ``_Decline`` otherwise.
+
+    An argument ours does not know (Hermes main's chat ``scope``, say) may narrow
+    what the host's tool shows, and dropping it would widen the search, so the
+    host answers such a call, and every call when its tool takes such a parameter.
+    """
+    if REGISTRATION.host_only:
+        raise _Decline(_host_only_reason(REGISTRATION.host_only))
     if not isinstance(args, dict):
         return {}
-    known = hermes_fts.TOOL_SCHEMA["parameters"]["properties"]
-    return {k: v for k, v in args.items() if k in known}
+    unknown = sorted(str(name) for name in args if name not in _OUR_PARAMETERS)
+    if unknown:
+        raise _Decline(f"the call passes {', '.join(unknown)}, which hermes-fts does not honour")
+    return args
+
+
+def _host_only_reason(names: tuple[str, ...]) -> str:
+    return f"Hermes' session_search takes {', '.join(names)}, which hermes-fts does not honour"
 
 
 def _annotate(state: dict[str, Any], payload: dict[str, Any], path: Path) -> None:
@@ -231,7 +250,7 @@ def answer(
     DB we cannot see, so the built-in must answer.
     """
     path = path if path is not None else store_path()
-    call_args = _accepted_args(args)
+    call_args = _honoured_args(args)
     with _STORES.lock:
         store = _STORES.get(path)
         try:
@@ -585,6 +604,9 @@ def serving_status() -> dict[str, Any]:
             out["why_builtin"] = f"unexpected failure: {exc}"
     if out.get("cjk_available") is False:
         out["why_builtin"] = "the cjk_unicode61 extension is not available in this process"
+    if REGISTRATION.host_only:
+        out["answers"] = "Hermes' built-in"
+        out["why_builtin"] = _host_only_reason(REGISTRATION.host_only)
     return out
 
 
@@ -668,16 +690,30 @@ def host_is_async() -> bool:
     return inspect.iscoroutinefunction(getattr(middleware, "run_tool_execution_middleware", None))
 
 
-def _register_schema_override(ctx: Any, async_host: bool) -> Any:
-    """Our registry entry when the operator granted it; returns the host's handle."""
-    builtin = None
+def _host_entry() -> Any:
+    """The host's own registry entry for ``session_search`` (None without one)."""
     try:
         from tools.registry import registry
 
-        entry = registry.get_entry(TOOL_NAME)
-        builtin = getattr(entry, "handler", None)
+        return registry.get_entry(TOOL_NAME)
     except Exception:  # noqa: BLE001 - no registry entry: no built-in to fall back to
         log.debug("no registry entry for %s", TOOL_NAME, exc_info=True)
+        return None
+
+
+def _host_only_parameters(entry: Any) -> tuple[str, ...]:
+    """The parameters the host's ``session_search`` schema names and ours lacks."""
+    schema = getattr(entry, "schema", None)
+    params = schema.get("parameters") if isinstance(schema, dict) else None
+    names = params.get("properties") if isinstance(params, dict) else None
+    return tuple(sorted(set(names) - _OUR_PARAMETERS)) if isinstance(names, dict) else ()
+
+
+def _register_schema_override(ctx: Any, async_host: bool, entry: Any) -> Any:
+    """Our registry entry when the operator granted it; returns the host's handle."""
+    builtin = getattr(entry, "handler", None)
+    if REGISTRATION.host_only:  # the host answers every call: the model keeps its schema
+        return None
     try:
         handle = ctx.register_tool(
             TOOL_NAME,
@@ -723,11 +759,12 @@ def register(ctx: Any) -> None:
     """
     global REGISTRATION
     async_host = host_is_async()
-    REGISTRATION = Registration()
+    entry = _host_entry()
+    REGISTRATION = Registration(host_only=_host_only_parameters(entry))
     handles: list[Any] = []
     commands: list[str] = []
     try:
-        handles.append(_register_schema_override(ctx, async_host))
+        handles.append(_register_schema_override(ctx, async_host, entry))
         if callable(getattr(ctx, "register_cli_command", None)):  # not on async Hermes
             handles.append(
                 ctx.register_cli_command(
