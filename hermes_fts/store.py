@@ -232,8 +232,9 @@ class SessionStore:
         ):
             self._align_base()
             index_state.align(self._conn, self._caps, create_cjk=True)
-        applied, self._applied_unreported = self._applied_unreported, 0
-        return applied + self._apply_pending()
+        applied = self._apply_pending() + self._applied_unreported
+        self._applied_unreported = 0
+        return applied
 
     def _apply_pending(self, *, asked: bool = True) -> int:
         """Apply the pending table; unless ``asked``, only if the lock comes at once.
