@@ -190,19 +190,17 @@ LONE_ROWS = [
     ("user", "\x00json:" + json.dumps([{"type": "text", "text": "forecast \udfff please"}]), None),
     ("tool", json.dumps({"result": "forecast \ud800 sunny"}), None),
 ]
-ESCAPES = (
-    'city="zz\\ud800zz"',
-    'city="yy\\ud800yy"',
-    "forecast \\udfff please",
-    "forecast \\ud800 sunny",
-)
+ESCAPED_TEXT = ("forecast \\udfff please", "forecast \\ud800 sunny")
+ROUTE = {"indexed": "fts5", "like": "like_scan"}
 
 
 @pytest.fixture(params=["indexed", "like"])
 def lone_db(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     """A store holding the rows above: written by SessionStore (indexed), or by a
-    writer without hermes-fts (no indexes of ours: the LIKE scan answers)."""
-    path = tmp_path / "state.db"
+    writer without hermes-fts (no indexes of ours: the LIKE scan answers).  The
+    folder is named after the kind."""
+    path = tmp_path / request.param / "state.db"
+    path.parent.mkdir()
     if request.param == "indexed":
         store = open_store(path)
         store.add_session("s1", "cli", started_at=T0)
@@ -214,7 +212,8 @@ def lone_db(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
         conn.executescript(HERMES_SCHEMA)
         conn.execute("INSERT INTO sessions VALUES ('s1', 'cli', 'm', NULL, ?, NULL, NULL)", [T0])
         conn.executemany(
-            "INSERT INTO messages(session_id, role, content, tool_calls, timestamp) VALUES ('s1', ?, ?, ?, ?)",
+            "INSERT INTO messages(session_id, role, content, tool_calls, timestamp) "
+            "VALUES ('s1', ?, ?, ?, ?)",
             [(*row, T0 + i) for i, row in enumerate(LONE_ROWS)],
         )
         conn.commit()
@@ -231,7 +230,7 @@ def test_stored_lone_surrogates_read_back_as_their_escapes(lone_db: Path) -> Non
     with SessionStore(lone_db, readonly=True) as store:
         for term in ("zz", "yy", "forecast"):
             result = store.search(term, limit=100)
-            assert result.rows and result.route in ("fts5", "like_scan"), term
+            assert result.rows and result.route == ROUTE[lone_db.parent.name], term
             utf8_json(result.rows)
         snippets = utf8_json([r["snippet"] for t in ("zz", "yy") for r in store.search_messages(t)])
         for shown in ('weather(city=">>>zz<<<\\ud800zz")', 'weather(city=">>>yy<<<\\ud800yy")'):
@@ -246,7 +245,7 @@ def test_stored_lone_surrogates_read_back_as_their_escapes(lone_db: Path) -> Non
         assert payload["success"] is True, payload
         utf8_json(payload)
     read = utf8_json(payloads[1])
-    for escape in ESCAPES[2:]:
+    for escape in ESCAPED_TEXT:
         assert json.dumps(escape)[1:-1] in read, read
     assert json.dumps('{"city": "zz\\ud800zz"}')[1:-1] in read
 
