@@ -588,3 +588,20 @@ def test_async_hermes_loads_the_plugin_and_its_agent_turn_is_ours(
             assert session["session_id"] not in hit_sessions(payload), payload
         assert session["stored_after"], session
     assert not [r for r in out["logs"] if r["level"] in ("WARNING", "ERROR")], out["logs"]
+
+
+def test_async_hermes_hands_a_call_with_an_unknown_argument_to_its_builtin(
+    async_hermes_venv: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    enable(async_hermes_venv, home, grant=True)
+    calls = [{"query": "服务", "scope": "current_chat"}, {"query": "검색"}]
+    out = he.run_driver(
+        async_hermes_venv, home, "async-turn", "--tool-args", json.dumps(calls), timeout=300
+    )
+    theirs, ours = (json.loads(m) for m in out["tool_messages"])
+    assert not is_ours(theirs) and theirs["success"] is True, theirs
+    assert is_ours(ours) and hit_sessions(ours) == ["ko-1"], ours
+    told = [m for m in warnings(out) if "passes scope" in m]
+    assert len(told) == 1, out["logs"]
