@@ -211,7 +211,12 @@ ERRORS = {
     "dash query": (["search", "-deploy"], None, 2, "goes after `--`"),
     "no query": (["search"], None, 2, "required: query"),
     "unknown session": (["read", "nope"], None, 1, "session nope not found; `hermes-fts browse`"),
-    "anchor elsewhere": (["scroll", "s-tokyo", "1"], None, 1, "message 1 is not in session s-tokyo"),
+    "anchor elsewhere": (
+        ["scroll", "s-tokyo", "1"],
+        None,
+        1,
+        "message 1 is not in session s-tokyo",
+    ),
     "blank query": (["search", "  "], None, 2, "search needs a QUERY"),
     "too many alternatives": (
         ["search", " OR ".join(chr(0x1F600 + i) for i in range(40))],

@@ -43,11 +43,13 @@ TOOL_MAY_IMPORT = {
 }
 CLI_MAY_IMPORT = {
     "hermes_fts._env",
+    "hermes_fts._version",
     "hermes_fts._params",
     "hermes_fts.content",
     "hermes_fts.store",
     "hermes_fts.tool",
     "hermes_fts.tool.args",
+    "hermes_fts.tool.errors",
     "hermes_fts.tool.profiles",
     "hermes_fts.loader",
     "hermes_fts.bench",

@@ -18,7 +18,7 @@ from .progress import ProgressBar
 from .registry import CommandError, build_parser
 
 if TYPE_CHECKING:
-    from .._sqlite import StoreError
+    from ..store import StoreError
 
 __all__ = ["ProgressBar", "build_parser", "main"]
 
@@ -72,7 +72,7 @@ def _run(args: Any, as_json: bool) -> int:
     """Run the parsed subcommand; every error it raises printed in one place."""
     import sqlite3  # with the store stack: only once a subcommand runs
 
-    from .._sqlite import StoreError
+    from ..store import StoreError
 
     try:
         return int(args._handler(args))

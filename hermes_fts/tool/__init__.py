@@ -38,7 +38,8 @@ from .sessions import browse, read, scroll
 from .shape import with_notes
 from .spec import TOOL_SCHEMA
 
-__all__ = ["TOOL_SCHEMA", "Call", "run_call", "session_search"]
+# ``Call`` and ``run_call`` serve the command line; the public names are these.
+__all__ = ["TOOL_SCHEMA", "session_search"]
 
 log = logging.getLogger(__name__)
 
