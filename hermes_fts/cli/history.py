@@ -163,11 +163,11 @@ def _run(
         elapsed = (time.perf_counter() - started) * 1000.0
     except ToolError as exc:
         raise CommandError(exc.person, 2 if isinstance(exc, NoDefaultStore) else 1) from exc
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - an error line, as the tool answers one
         cause = failure_cause(exc)
-        if cause is None:
-            raise
-        raise CommandError(f"cannot read the session store: {cause}", 1) from exc
+        if cause is not None:  # the store's state (locked, damaged), not the arguments
+            raise CommandError(f"cannot read the session store: {cause}", 1) from exc
+        raise CommandError(f"{args.command} failed: {exc}", 1) from exc
     finally:
         if store is not None:
             store.close()
@@ -190,6 +190,7 @@ def _profile_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile",
         type=_profile_name,
+        metavar="NAME",
         default=None,
         help="read another profile's store ($HERMES_HOME/profiles/NAME), read-only",
     )

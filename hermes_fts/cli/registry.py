@@ -127,6 +127,8 @@ class Parser(argparse.ArgumentParser):
             message.startswith("unrecognized arguments: -") or message.endswith("required: query")
         ):
             message += "; a query that starts with '-' goes after `--` (hermes-fts search -- -word)"
+        elif message.endswith("required: COMMAND"):
+            message += "; `hermes-fts --help` lists them"
         raise UsageError(f"{self.prog}: {message}")
 
 
@@ -171,19 +173,18 @@ def role_list(choices: tuple[str, ...]) -> Callable[[str], str]:
 def common_options(parser: argparse.ArgumentParser, top: bool) -> None:
     """``--db`` and ``--json``, for ``parser``: the top level holds their defaults, and a
     subcommand sets them only when given (``SUPPRESS``), so either place works."""
-    unset: dict[str, Any] = {"default": argparse.SUPPRESS} if not top else {}
     parser.add_argument(
         "--db",
         type=Path,
         metavar="PATH",
+        default=None if top else argparse.SUPPRESS,
         help="session store (default: $HERMES_HOME/state.db)",
-        **({"default": None} if top else unset),
     )
     parser.add_argument(
         "--json",
         action="store_true",
+        default=False if top else argparse.SUPPRESS,
         help="machine-readable output",
-        **({"default": False} if top else unset),
     )
 
 
