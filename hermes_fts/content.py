@@ -30,7 +30,6 @@ __all__ = [
     "indexed_text_sql",
     "indexed_values",
     "parse_tool_calls",
-    "readable_text",
     "render_tool_calls",
 ]
 
@@ -126,23 +125,6 @@ def render_tool_calls(raw: Any) -> str | None:
             inner = json.dumps(args, ensure_ascii=False)
         shown.append(f"{fn['name']}({inner})")
     return "; ".join(shown)
-
-
-def readable_text(value: str | None) -> str:
-    """A stored column as people read it: decoded content, tool calls as calls,
-    other JSON holding ``\\u`` escapes with the characters they encode."""
-    text = decode_content(value)
-    if not isinstance(text, str) or not text:
-        return ""
-    calls = render_tool_calls(text) if text.lstrip().startswith("[") else None
-    if calls is not None:
-        return calls
-    if "\\u" in text and text[:1] in ("[", "{", '"'):
-        try:
-            return json.dumps(json.loads(text), ensure_ascii=False)
-        except (ValueError, RecursionError):
-            pass  # not JSON after all: shown as stored
-    return text
 
 
 def encode_value(value: Any) -> Any:

@@ -51,6 +51,7 @@ CLI_MAY_IMPORT = {
     "hermes_fts.tool.args",
     "hermes_fts.tool.errors",
     "hermes_fts.tool.profiles",
+    "hermes_fts.search.snippets",  # readable_text: stored text as people read it
     "hermes_fts.loader",
     "hermes_fts.bench",
     "hermes_fts.hermes.host",

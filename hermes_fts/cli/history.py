@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from .._params import as_int
-from ..content import readable_text, render_tool_calls
+from ..content import render_tool_calls
+from ..search.snippets import readable_text
 from ..store import SessionStore, default_db_path, failure_cause, open_store
 from ..tool import Call, run_call
 from ..tool.args import (

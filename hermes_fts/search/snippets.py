@@ -10,7 +10,7 @@ text.  Pure text functions apart from the SQL they run or return.
 
 from __future__ import annotations
 
-import bisect
+import json
 import re
 import sqlite3
 import unicodedata
@@ -19,7 +19,7 @@ from typing import Any
 
 from .._cjk_ranges import is_cjk
 from .._index_text import fold_width
-from ..content import readable_text
+from ..content import decode_content, render_tool_calls
 from .plan import Query, fold_text, has_cjk
 
 __all__ = [
@@ -68,72 +68,37 @@ def like_snippet(texts: Iterable[str | None], terms: Sequence[str], *, fold: boo
 
 
 def _cut(readable: list[str], terms: Sequence[str], fold: bool) -> str:
-    """``like_snippet`` of texts already made readable (``readable_text``): cut around
-    the first term found, with every term in the cut marked."""
+    """``like_snippet`` of texts already made readable (``readable_text``)."""
     found = [t for t in readable if t]
     for text in found:
-        hay, starts = _folded(text) if fold else (text, None)
-        keys = [(fold_text(term) if fold else term).lower() for term in terms]
-        if not fold and not all(_caseless(key) for key in keys):
-            hay = _lowered(text)  # long non-ASCII text lowers slowly: only when needed
-        first = next((hit for key in keys if (hit := _hit(text, hay, starts, key, 0))), None)
-        if first is None:
-            continue
-        start = _char_start(text, max(0, first[0] - LIKE_SNIPPET_BEFORE))
-        end = _char_end(text, max(min(len(text), start + LIKE_SNIPPET_CHARS), first[1]))
-        out, pos = ["..." if start > 0 else ""], start
-        for at, stop in _hits_within(text, hay, starts, keys, start, end, first):
-            out += [text[pos:at], ">>>", text[at:stop], "<<<"]
-            pos = stop
-        out += [text[pos:end], "..." if end < len(text) else ""]
-        return "".join(out)
+        lowered, starts = _folded(text) if fold else (None, None)
+        for term in terms:
+            key = (fold_text(term) if fold else term).lower()
+            if lowered is None and not _caseless(key):
+                lowered = _lowered(text)  # long non-ASCII text lowers slowly: only when needed
+            at = (text if lowered is None else lowered).find(key)
+            if at < 0:
+                continue
+            stop = at + len(key)
+            if starts is not None:  # folded positions back to original ones
+                at, stop = starts[at], starts[stop]
+            hit_end = _word_end(text, stop)
+            at = _word_start(text, at)
+            start = _char_start(text, max(0, at - LIKE_SNIPPET_BEFORE))
+            end = _char_end(text, max(min(len(text), start + LIKE_SNIPPET_CHARS), hit_end))
+            return _mark_repeats(
+                ("..." if start > 0 else "")
+                + text[start:at]
+                + ">>>"
+                + text[at:hit_end]
+                + "<<<"
+                + text[hit_end:end]
+                + ("..." if end < len(text) else "")
+            )
     if not found:
         return ""
     end = _char_end(found[0], min(len(found[0]), LIKE_SNIPPET_CHARS))
     return found[0][:end] + ("..." if end < len(found[0]) else "")
-
-
-def _hit(
-    text: str, hay: str, starts: list[int] | None, key: str, offset: int
-) -> tuple[int, int] | None:
-    """The first hit of ``key`` in ``hay`` at or after ``offset``, as the span of
-    ``text`` it marks (whole words, whole characters); None when there is none."""
-    at = hay.find(key, offset) if key else -1
-    if at < 0:
-        return None
-    stop = at + len(key)
-    if starts is not None:  # folded positions back to original ones
-        at, stop = starts[at], starts[stop]
-    return _word_start(text, at), _word_end(text, stop)
-
-
-def _hits_within(
-    text: str,
-    hay: str,
-    starts: list[int] | None,
-    keys: list[str],
-    start: int,
-    end: int,
-    first_hit: tuple[int, int],
-) -> list[tuple[int, int]]:
-    """Every hit of ``keys`` inside ``text[start:end]`` (the first one always), merged
-    with the hits it overlaps or touches, in order."""
-    spans = [first_hit]
-    first = start if starts is None else bisect.bisect_left(starts, start)
-    for key in keys:
-        offset = first
-        while (hit := _hit(text, hay, starts, key, offset)) is not None and hit[0] < end:
-            # Inside the cut, and touching a cut edge only where the text ends.
-            if (start < hit[0] or start == 0) and (hit[1] < end or end == len(text)):
-                spans.append(hit)
-            offset = hay.find(key, offset) + max(1, len(key))
-    merged: list[tuple[int, int]] = []
-    for at, stop in sorted(spans):
-        if merged and at <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], stop))
-        else:
-            merged.append((at, stop))
-    return merged
 
 
 def _lowered(text: str) -> str:
@@ -154,8 +119,26 @@ def _caseless(key: str) -> bool:
 # --------------------------------------------------------------------------- readable text
 
 
+def readable_text(value: str | None) -> str:
+    """A stored column as people read it: decoded content, tool calls as calls,
+    other JSON holding ``\\u`` escapes with the characters they encode."""
+    text = decode_content(value)
+    if not isinstance(text, str) or not text:
+        return ""
+    calls = render_tool_calls(text) if text.lstrip().startswith("[") else None
+    if calls is not None:
+        return calls
+    if "\\u" in text and text[:1] in ("[", "{", '"'):
+        try:
+            return json.dumps(json.loads(text), ensure_ascii=False)
+        except (ValueError, RecursionError):
+            pass  # not JSON after all: shown as stored
+    return text
+
+
 # What an index snippet of a JSON column looks like: escapes, or keys (quoted
-# as stored, or bare as in the decoded text the indexes add).  Two patterns,
+# as stored, quoted and escaped inside a JSON string such as tool-call
+# arguments, or bare as in the decoded text the indexes add).  Two patterns,
 # each tried only where its literal part occurs: one alternation tried at
 # every position costs 2 us a snippet, and every row's snippet is tested.
 _JSON_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}")
@@ -210,11 +193,41 @@ def recut_unreadable_snippets(
         readable = [readable_text(x) for x in texts]
         if not edge_cut and readable == [x or "" for x in texts]:
             continue  # nothing decodes or renders differently from how it is stored
-        recut = _cut(readable, terms, False)
-        if ">>>" not in recut:  # a term the index matched folded (ＮＧＩＮＸ for nginx)
-            recut = _cut(readable, terms, True)
+        # The words the index marked, as written: a term it matched folded (ＮＧＩＮＸ
+        # for nginx) is found in the stored text too.
+        recut = _cut(readable, [*terms, *_MARKED.findall(snippet)], False)
         if ">>>" in recut:
             row["snippet"] = recut
+
+
+_MARKED = re.compile(">>>(.+?)<<<")
+
+
+def _mark_repeats(snippet: str) -> str:
+    """``snippet`` with every other occurrence of a marked word marked too (any case),
+    except where it would touch a cut edge (``...``); touching marks become one."""
+    words = {w.lower() for w in _MARKED.findall(snippet)}
+    if not words:
+        return snippet
+    parts = re.split("(>>>.+?<<<)", snippet)
+    for i in range(0, len(parts), 2):  # the unmarked parts
+        text, low = parts[i], _lowered(parts[i])
+        # Where a repeat may start and end: not on the cut edges.
+        first = 4 if i == 0 and snippet.startswith("...") else 0
+        last = len(text) - 4 if i == len(parts) - 1 and snippet.endswith("...") else len(text)
+        spans = []
+        for word in words:
+            at = low.find(word, first)
+            while 0 <= at and at + len(word) <= last:
+                spans.append((at, at + len(word)))
+                at = low.find(word, at + len(word))
+        out, pos = [], 0
+        for at, stop in sorted(spans):
+            if at >= pos:  # overlapping repeats: the first one wins
+                out += [text[pos:at], ">>>", text[at:stop], "<<<"]
+                pos = stop
+        parts[i] = "".join(out) + text[pos:]
+    return "".join(parts).replace("<<<>>>", "")
 
 
 # --------------------------------------------------------------------------- edges
