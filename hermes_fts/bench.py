@@ -27,7 +27,7 @@ from .store import SessionStore
 CLASSES = ("cjk1", "cjk2", "cjk3", "latin_word")
 BANDS = ("rare", "mid", "common", "very_common")
 CONVERSATION_ROLES = ["user", "assistant", "system"]
-_LATIN = re.compile(r"[a-z][a-z0-9]{2,}")
+_LATIN = re.compile(r"[a-z][a-z0-9]{2,63}")  # words people search for, not blobs
 
 
 def median_ms(fn: Callable[[], Any], repeats: int = 3) -> float:

@@ -85,6 +85,14 @@ class SessionStore:
     def __init__(self, path: str | os.PathLike[str] | None = None, readonly: bool = False) -> None:
         self._path = Path(path) if path is not None else default_db_path()
         self.readonly = readonly
+        if path is None and not self._path.exists():
+            # Only a path someone wrote may become a new store: a wrong HERMES_HOME
+            # must not leave an empty store where Hermes keeps its history.
+            raise FileNotFoundError(
+                f"no session store at {self._path} ($HERMES_HOME/state.db); set HERMES_HOME "
+                f"to the folder holding state.db, or pass a path (SessionStore('{self._path}') "
+                "creates a new store there)"
+            )
         if self._path.is_dir():  # SQLite would only say "disk I/O error"
             raise StoreError(f"{self._path} is a directory, not a session store", wrong_path=True)
         if not readonly:

@@ -61,3 +61,16 @@ def test_bench_table_for_people_and_argument_errors(tmp_path, capsys):
     assert "cjk2" in out and "x text" in out and "recall" in out
     assert main(["bench", "--db", str(db), "--repeats", "0"]) == 2
     assert "must be an integer from 1 to 100" in capsys.readouterr().err
+
+
+def test_bench_samples_words_not_the_long_tokens_of_tool_output(tmp_path, capsys):
+    """A store's vocabulary holds tokens no one searches for (a 19,000-character run in
+    a tool output, base64): the bench leaves them out instead of failing on them."""
+    db = tmp_path / "state.db"
+    make_store(db)
+    with SessionStore(db) as st:
+        st.add_message("s1", "tool", "x" * 19_000, tool_name="terminal")
+    code = main(["bench", "--db", str(db), "--json", "--per-band", "50", "--repeats", "1"])
+    assert code == 0
+    terms = [t["term"] for t in json.loads(capsys.readouterr().out)["terms"]]
+    assert terms and max(len(t) for t in terms) <= 64

@@ -205,13 +205,18 @@ ERRORS = {
     "missing store": (["status"], lambda t: t / "missing.db", 2, "no session store"),
     "folder": (["search", "x"], _folder, 2, "is a directory"),
     "not sqlite": (["sync"], _not_sqlite, 2, "is not a SQLite database"),
-    "bad limit": (["browse", "--limit", "abc"], None, 2, "must be an integer from 1 to 10"),
+    "bad limit": (["browse", "--limit", "abc"], None, 2, "must be an integer from 1 to 100"),
     "bad role": (["search", "x", "--role", "bogus"], None, 2, "invalid role 'bogus'"),
     "unused option": (["read", "s-nginx", "--limit", "3"], None, 2, "unrecognized arguments"),
     "dash query": (["search", "-deploy"], None, 2, "goes after `--`"),
     "no query": (["search"], None, 2, "required: query"),
-    "unknown session": (["read", "nope"], None, 1, "session_id not found"),
-    "anchor elsewhere": (["scroll", "s-tokyo", "1"], None, 1, "not in session_id"),
+    "unknown session": (["read", "nope"], None, 1, "session nope not found; `hermes-fts browse`"),
+    "anchor elsewhere": (
+        ["scroll", "s-tokyo", "1"],
+        None,
+        1,
+        "message 1 is not in session s-tokyo",
+    ),
     "blank query": (["search", "  "], None, 2, "search needs a QUERY"),
     "too many alternatives": (
         ["search", " OR ".join(chr(0x1F600 + i) for i in range(40))],
@@ -290,5 +295,5 @@ def test_cli_read_and_scroll_of_a_huge_message_are_bounded(as_json, db, capsys, 
             shown = json.loads(out)["messages"][1]
             assert shown["content_truncated"] and shown["original_content_chars"] == 3_000_000
         else:
-            assert "[cut from 3,000,000 characters]" in out
+            assert "[cut from 3,000,000 characters; --full shows it whole]" in out
             assert "note: 1 message(s) cut to 4,000 characters" in out

@@ -23,7 +23,7 @@ from _tool_fixtures import (
 
 from hermes_fts.cli import build_parser, main
 from hermes_fts.cli.demo import load_demo
-from hermes_fts.cli.registry import COMMANDS, command
+from hermes_fts.cli.registry import COMMANDS, SUBCOMMANDS, command
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -44,8 +44,8 @@ EXPECTED = {
 
 
 def test_every_subcommand_takes_db_and_json():
-    assert set(COMMANDS) == EXPECTED
-    parser = build_parser()
+    parser = build_parser(configure_all=True)
+    assert set(COMMANDS) == set(SUBCOMMANDS) == EXPECTED
     for name in COMMANDS:
         args = parser.parse_args([name, *POSITIONALS.get(name, []), "--db", "x.db", "--json"])
         assert args.db == Path("x.db") and args.json is True, name
@@ -54,6 +54,7 @@ def test_every_subcommand_takes_db_and_json():
 
 
 def test_a_subcommand_name_is_registered_once():
+    build_parser(configure_all=True)
     with pytest.raises(ValueError, match="registered twice"):
         command("status", help="again")(lambda args: 0)
     assert COMMANDS["status"].help.startswith("show which indexes")
@@ -112,10 +113,12 @@ def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, capsys, argv):
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (["search", "x", "--limit", "abc"], "must be an integer from 1 to 10 (got 'abc')"),
-        (["search", "x", "--limit", "0"], "must be an integer from 1 to 10 (got '0')"),
-        (["browse", "--limit", "-1"], "must be an integer from 1 to 10 (got '-1')"),
-        (["browse", "--limit", "11"], "must be an integer from 1 to 10 (got '11')"),
+        (["search", "x", "--limit", "abc"], "must be an integer from 1 to 100 (got 'abc')"),
+        (["search", "x", "--limit", "0"], "must be an integer from 1 to 100 (got '0')"),
+        (["browse", "--limit", "-1"], "must be an integer from 1 to 100 (got '-1')"),
+        (["browse", "--limit", "101"], "must be an integer from 1 to 100 (got '101')"),
+        (["browse", "--offset", "-1"], "must be an integer from 0 to 100000 (got '-1')"),
+        (["read", "s1", "--profile", "../x"], "invalid profile name '../x'"),
         (["search", "x", "--limit", "2.5"], "(got '2.5')"),
         (["scroll", "s1", "3", "--window", "x"], "must be an integer from 1 to 20 (got 'x')"),
         (["scroll", "s1", "3", "--window", "21"], "must be an integer from 1 to 20 (got '21')"),

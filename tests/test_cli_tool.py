@@ -69,6 +69,14 @@ def tool_payload(path: Path, **kwargs: Any) -> dict[str, Any]:
         store.close()
 
 
+EVERY_ROLE = "user,assistant,tool,system"  # what the command line searches by default
+
+
+def without_paging(data: dict[str, Any]) -> dict[str, Any]:
+    """A listing's payload without the keys only the command line's paging adds."""
+    return {k: v for k, v in data.items() if k not in ("offset", "next_offset")}
+
+
 def _has_search() -> bool:
     return hasattr(SessionStore, "search_messages")
 
@@ -94,35 +102,54 @@ def test_scroll_json_equals_tool(db, capsys):
 def test_browse_json_equals_tool(db, capsys):
     code, data = run_json(capsys, ["browse", "--limit", "2", "--json"])  # default store
     assert code == 0
-    assert data == tool_payload(db, limit=2)
-    assert data["count"] == 2
+    assert without_paging(data) == tool_payload(db, limit=2)
+    assert data["count"] == 2 and data["offset"] == 0 and data["next_offset"] == 2
 
 
 def test_search_json_equals_tool(db, capsys):
     if not _has_search():
         pytest.skip("search_messages not implemented yet")
     for argv, kwargs in (
-        (["search", "部署"], {"query": "部署"}),
+        (["search", "部署"], {"query": "部署", "limit": 10, "role_filter": EVERY_ROLE}),
         (
             ["search", "migration", "--limit", "5", "--sort", "newest", "--detail", "full"],
-            {"query": "migration", "limit": 5, "sort": "newest", "detail": "full"},
+            {
+                "query": "migration",
+                "limit": 5,
+                "sort": "newest",
+                "detail": "full",
+                "role_filter": EVERY_ROLE,
+            },
         ),
         (
-            ["search", "migration", "--detail", "index", "--exclude", "s_zh"],
-            {"query": "migration", "detail": "index", "exclude_session_ids": ["s_zh"]},
+            ["search", "migration", "--detail", "index", "--exclude", "s_zh", "--role", "user"],
+            {
+                "query": "migration",
+                "limit": 10,
+                "detail": "index",
+                "exclude_session_ids": ["s_zh"],
+                "role_filter": "user",
+            },
         ),
     ):
         code, data = run_json(capsys, [*argv, "--db", str(db), "--json"])
         assert code == 0
-        assert data == tool_payload(db, **kwargs), argv
+        assert without_paging(data) == tool_payload(db, **kwargs), argv
+        assert data["offset"] == 0 and data["next_offset"] is None
 
 
 def test_json_errors_exit_nonzero(db, capsys):
     code, data = run_json(capsys, ["read", "missing", "--db", str(db), "--json"])
     assert code == 1 and data["success"] is False
-    assert data == tool_payload(db, session_id="missing")
+    assert tool_payload(db, session_id="missing")["success"] is False
+    # Worded for a person: the subcommands that list and find sessions, not tool arguments.
+    assert data["error"] == (
+        "session missing not found; `hermes-fts browse` lists recent sessions "
+        "and `hermes-fts search WORDS` finds one"
+    )
     code, data = run_json(capsys, ["browse", "--profile", "../x", "--json"])
-    assert code == 1 and data["success"] is False and "profile" in data["error"]
+    assert code == 2 and data["success"] is False and "invalid profile name" in data["error"]
+    assert "omit" not in data["error"]
 
 
 def test_profile_option(home, db, capsys):
@@ -141,7 +168,7 @@ def test_missing_db_is_an_error(home, capsys):
     assert "no session store" in capsys.readouterr().err
     assert not (home / "nope.db").exists()
     code, data = run_json(capsys, ["browse", "--json"])  # no default store either
-    assert code == 1 and "no session store" in data["error"]
+    assert code == 2 and "no session store" in data["error"]
     assert not (home / "state.db").exists()
 
 
@@ -182,9 +209,9 @@ def test_human_search(db, capsys):
 
 
 def test_human_error(db, capsys):
-    assert _main(["scroll", "s_zh", "abc", "--db", str(db)]) == 1
+    assert _main(["scroll", "s_zh", "abc", "--db", str(db)]) == 2
     err = capsys.readouterr().err
-    assert "scroll requires integer around_message_id" in err
+    assert "argument message_id: must be a message id such as 42 (got 'abc')" in err
 
 
 # --------------------------------------------------------------------------- colour

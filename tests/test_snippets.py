@@ -61,6 +61,21 @@ def test_like_snippet_marks_the_match_inside_the_rendered_call():
     assert like_snippet([None, None, raw], ["guide"]) == 'web_search(query="deploy >>>guide<<<")'
 
 
+def test_like_snippet_marks_every_hit_in_the_cut_but_none_on_its_edge():
+    raw = json.dumps(
+        _call("terminal", {"command": "sudo systemctl reload nginx && nginx -s reload"})
+    )
+    assert like_snippet([None, None, raw], ["reload"]) == (
+        'terminal(command="sudo systemctl >>>reload<<< nginx && nginx -s >>>reload<<<")'
+    )
+    assert like_snippet(["Nginx and NGINX and nginx"], ["nginx"]) == (
+        ">>>Nginx<<< and >>>NGINX<<< and >>>nginx<<<"
+    )
+    text = "x" * 30 + " deploy" * 40
+    snippet = like_snippet([text], ["deploy"])
+    assert snippet.count(">>>deploy<<<") > 1 and not edge_cut_highlight(snippet), snippet
+
+
 @pytest.fixture()
 def store(tmp_path: Path):
     with SessionStore(tmp_path / "state.db") as st:

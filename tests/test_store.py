@@ -89,12 +89,23 @@ def db(tmp_path: Path) -> Path:
 
 def test_default_path_uses_hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
+    SessionStore(tmp_path / "home" / "state.db").close()  # an explicit path creates
     with SessionStore() as store:
         assert store.path == os.path.realpath(tmp_path / "home" / "state.db")
         assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         names = {r[0] for r in store._conn.execute("SELECT name FROM sqlite_master")}
         assert {"sessions", "messages", "state_meta", BASE, TRIGRAM} <= names
         assert "schema_version" not in names  # that table belongs to Hermes Agent
+
+
+@pytest.mark.parametrize("readonly", [False, True])
+def test_default_path_is_never_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, readonly: bool
+) -> None:
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
+    with pytest.raises(FileNotFoundError, match=r"no session store at .*state\.db.*HERMES_HOME"):
+        SessionStore(readonly=readonly)
+    assert not (tmp_path / "home").exists()  # not even the folder
 
 
 @needs_extension

@@ -43,12 +43,15 @@ TOOL_MAY_IMPORT = {
 }
 CLI_MAY_IMPORT = {
     "hermes_fts._env",
+    "hermes_fts._version",
     "hermes_fts._params",
     "hermes_fts.content",
     "hermes_fts.store",
     "hermes_fts.tool",
     "hermes_fts.tool.args",
+    "hermes_fts.tool.errors",
     "hermes_fts.tool.profiles",
+    "hermes_fts.search.snippets",  # readable_text: stored text as people read it
     "hermes_fts.loader",
     "hermes_fts.bench",
     "hermes_fts.hermes.host",

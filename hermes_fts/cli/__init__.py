@@ -1,25 +1,24 @@
 """``hermes-fts`` command line: a thin layer over the Python API.
 
-One registry (``registry.command``), one ``main``, and ``--db``/``--json``
+One registry (``registry.SUBCOMMANDS``), one ``main``, and ``--db``/``--json``
 defined once for every subcommand.  The subcommands live by topic:
 ``admin`` (path, status, sync, optimize-storage, bench), ``history`` (search,
-read, scroll, browse: the ``session_search`` tool on a terminal) and ``demo``.
+read, scroll, browse: the ``session_search`` tool on a terminal) and ``demo``;
+a command line imports only the module of the subcommand it runs.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..store import StoreError
-
-# Importing the command modules registers their subcommands, in this order.
-from . import admin, demo, history  # noqa: F401
 from .output import emit_json
 from .progress import ProgressBar
 from .registry import CommandError, build_parser
+
+if TYPE_CHECKING:
+    from ..store import StoreError
 
 __all__ = ["ProgressBar", "build_parser", "main"]
 
@@ -61,13 +60,21 @@ def main(
     as_json = _wants_json(words)
     try:
         args = build_parser().parse_args(words)
-        if (
-            home is not None
-            and getattr(args, "db", None) is None
-            and getattr(args, "profile", None) is None
-        ):
-            args.db = Path(home) / "state.db"
-        args.status_extra = status_extra or {}
+    except CommandError as exc:
+        return _fail(str(exc), exc.status, as_json)
+    if home is not None and args.db is None and getattr(args, "profile", None) is None:
+        args.db = Path(home) / "state.db"
+    args.status_extra = status_extra or {}
+    return _run(args, as_json)
+
+
+def _run(args: Any, as_json: bool) -> int:
+    """Run the parsed subcommand; every error it raises printed in one place."""
+    import sqlite3  # with the store stack: only once a subcommand runs
+
+    from ..store import StoreError
+
+    try:
         return int(args._handler(args))
     except CommandError as exc:
         return _fail(str(exc), exc.status, as_json)

@@ -7,6 +7,7 @@ import math
 import shutil
 import sqlite3
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from .._env import hermes_home
 from ..hermes import host as hermes_host
 from ..store import SessionStore, store_error
 from .output import bar, emit_json, human_bytes
-from .progress import ProgressBar
+from .progress import PLAIN_EVERY_S, ProgressBar
 from .registry import CommandError, bounded_int, command, db_path, open_db
 
 
@@ -277,15 +278,19 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
     "bench", help="time the indexes against a LIKE scan on this store (read-only)", args=_bench_args
 )
 def cmd_bench(args: argparse.Namespace) -> int:
-    quiet = args.json or not sys.stderr.isatty()
+    terminal = not args.json and sys.stderr.isatty()
+    last_line: list[float] = []  # off a terminal: when the last plain line was written
 
     def progress(what: str) -> None:
-        if not quiet:
+        if terminal:
             print(f"\r\033[K timing {what}", end="", file=sys.stderr, flush=True)
+        elif not args.json and (not last_line or time.monotonic() - last_line[0] >= PLAIN_EVERY_S):
+            last_line[:] = [time.monotonic()]
+            print(f"bench: timing {what}", file=sys.stderr, flush=True)
 
     with open_db(args, readonly=True) as store:
         report = bench.run(store, args.per_band, args.repeats, args.seed, progress)
-    if not quiet:
+    if terminal:
         print("\r\033[K", end="", file=sys.stderr)
     if args.json:
         emit_json(report)

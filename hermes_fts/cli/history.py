@@ -1,8 +1,12 @@
 """``hermes-fts search|read|scroll|browse``: the session_search tool on a terminal.
 
-A thin layer over :func:`hermes_fts.tool.session_search`: ``--json`` prints the
-tool's payload verbatim; otherwise the payload is rendered as a table or a
-transcript, with the search route and the time taken.
+A thin layer over the tool (:func:`hermes_fts.tool.run_call`) with the command
+line's own defaults: a search covers every role, listings page (``--limit``
+up to ``LIMIT_MAX``, ``--offset``; the JSON says where the next page starts
+in ``next_offset``) and ``--full`` shows messages whole.  ``--json`` prints
+the tool's payload; otherwise it is rendered as a table or a transcript,
+with the search route and the time taken.  The model-facing tool keeps its
+own defaults and caps (docs/USAGE.md, "The command line").
 """
 
 from __future__ import annotations
@@ -13,29 +17,38 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from .._params import as_int
 from ..content import render_tool_calls
-from ..store import SessionStore, default_db_path, open_store
-from ..tool import session_search
+from ..search.snippets import readable_text
+from ..store import SessionStore, default_db_path, failure_cause, open_store
+from ..tool import Call, run_call
 from ..tool.args import (
     DETAILS,
-    LIMIT_MAX,
-    LIMIT_MIN,
     LINK_PREFIX,
     ROLES,
     SCROLL_WINDOW_MAX,
     SCROLL_WINDOW_MIN,
     SORTS,
 )
+from ..tool.errors import NoDefaultStore, ToolError
+from ..tool.profiles import validate_profile
 from .output import BOLD, DIM, LINE_CHARS, emit_json, highlight, one_line, style, use_color
 from .registry import CommandError, bounded_int, command, role_list
+
+LIMIT_MAX = 100  # results a page may hold on the command line (the tool's cap is 10)
+SEARCH_LIMIT = 10
+BROWSE_LIMIT = 20
+OFFSET_MAX = 100_000
+MESSAGE_LINES = 12  # lines of a message read and scroll show without --full
 
 # --------------------------------------------------------------------------- rendering
 
 
 def _message_text(msg: dict[str, Any]) -> str:
+    """A message as people read it: JSON escapes decoded, tool calls as calls."""
     content = msg.get("content")
     if content:
-        return str(content)
+        return readable_text(str(content))
     calls = render_tool_calls(msg.get("tool_calls"))
     if calls:
         return "calls " + calls
@@ -49,16 +62,30 @@ def _role_label(msg: dict[str, Any]) -> str:
     return role
 
 
+def _body_lines(msg: dict[str, Any], max_lines: int | None) -> list[str]:
+    """The message's lines, at most ``max_lines`` of them and a line saying what was left."""
+    body = _message_text(msg)
+    if msg.get("content_truncated"):
+        chars = int(msg.get("original_content_chars") or 0)
+        body += f" [cut from {chars:,} characters; --full shows it whole]"
+    lines = body.splitlines() or [""]
+    if max_lines is not None and len(lines) > max_lines:
+        hidden = len(lines) - max_lines
+        lines = [*lines[:max_lines], f"[{hidden:,} more lines; --full shows the message whole]"]
+    return lines
+
+
 def _print_messages(
-    messages: Sequence[dict[str, Any]], color: bool, out: TextIO, indent: str = "  "
+    messages: Sequence[dict[str, Any]],
+    color: bool,
+    out: TextIO,
+    indent: str = "  ",
+    max_lines: int | None = None,
 ) -> None:
     for msg in messages:
         marker = "\u25b6" if msg.get("anchor") else " "
         head = f"{indent}{marker} #{msg.get('id')} {_role_label(msg)}: "
-        body = _message_text(msg)
-        if msg.get("content_truncated"):
-            body += f" [cut from {int(msg.get('original_content_chars') or 0):,} characters]"
-        lines = body.splitlines() or [""]
+        lines = _body_lines(msg, max_lines)
         text = head + lines[0]
         for extra in lines[1:]:
             text += "\n" + indent + "    " + extra
@@ -74,16 +101,6 @@ def _clip(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         copy["content"] = one_line(_message_text(msg), LINE_CHARS)
         clipped.append(copy)
     return clipped
-
-
-def _json_or_error(args: argparse.Namespace, payload: dict[str, Any]) -> int | None:
-    """Print ``--json`` output (the exit status) or raise the error; None: the caller prints."""
-    if args.json:
-        emit_json(payload)
-        return 0 if payload.get("success") else 1
-    if not payload.get("success"):
-        raise CommandError(str(payload.get("error")), 1)
-    return None
 
 
 def _print_session_header(payload: dict[str, Any], elapsed: float, color: bool) -> None:
@@ -111,11 +128,12 @@ def _print_notes(payload: dict[str, Any], color: bool, out: TextIO) -> None:
 # --------------------------------------------------------------------------- calling the tool
 
 
-def _open_history_store(args: argparse.Namespace) -> SessionStore | None:
-    """The store named by ``--db``, the default store if it exists, else None.
+def _open_history_store(args: argparse.Namespace, session: str | None) -> SessionStore | None:
+    """The store ``--db`` names, else the default store; raises ``StoreError`` when
+    it is missing, as every subcommand does.
 
-    ``None`` lets the tool report a missing store (or open a ``--profile``
-    store read-only) itself.
+    ``None`` lets the tool open a ``--profile`` store read-only, or look a
+    session up in the profiles when there is no default store.
     """
     if args.db:
         path = args.db.expanduser()
@@ -123,49 +141,101 @@ def _open_history_store(args: argparse.Namespace) -> SessionStore | None:
         if args.profile is not None:
             return None  # the tool opens the profile's store read-only
         path = default_db_path()
-        if not path.exists():
+        if session is not None and not path.exists():
             return None
     # Searching never writes: rows still pending for the CJK index are
     # answered by the exact LIKE fallback, on a read-only file or folder too.
     return open_store(path, readonly=True)
 
 
-def _run(args: argparse.Namespace, **kwargs: Any) -> tuple[dict[str, Any], float]:
-    """Call the tool once; returns (payload, milliseconds).  A search's payload
-    names the route that answered it (``route``)."""
-    store = _open_history_store(args)
+def _run(
+    args: argparse.Namespace, session: str | None = None, **fields: Any
+) -> tuple[dict[str, Any], float]:
+    """Call the tool once with the command line's caps; returns (payload, milliseconds).
+
+    Raises ``CommandError`` worded for a person: status 2 when there is no
+    store at all (as for every subcommand), else 1.
+    """
+    call = Call.parse(session, args.profile, None, limit_max=LIMIT_MAX, **fields)
+    store = _open_history_store(args, session)
     try:
         started = time.perf_counter()
-        payload = session_search(store, profile=args.profile, **kwargs)
+        payload = run_call(store, call)
         elapsed = (time.perf_counter() - started) * 1000.0
+    except ToolError as exc:
+        raise CommandError(exc.person, 2 if isinstance(exc, NoDefaultStore) else 1) from exc
+    except Exception as exc:  # noqa: BLE001 - an error line, as the tool answers one
+        cause = failure_cause(exc)
+        if cause is not None:  # the store's state (locked, damaged), not the arguments
+            raise CommandError(f"cannot read the session store: {cause}", 1) from exc
+        raise CommandError(f"{args.command} failed: {exc}", 1) from exc
     finally:
         if store is not None:
             store.close()
     return payload, elapsed
 
 
-# Each subcommand takes only the options it uses; the ranges are the tool's.
+# Each subcommand takes only the options it uses.
+
+
+def _profile_name(text: str) -> str:
+    try:
+        return validate_profile(text)
+    except ToolError:
+        raise argparse.ArgumentTypeError(
+            f"invalid profile name {text!r}: use 1-64 letters, digits, '_' or '-'"
+        ) from None
 
 
 def _profile_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile",
+        type=_profile_name,
+        metavar="NAME",
         default=None,
         help="read another profile's store ($HERMES_HOME/profiles/NAME), read-only",
     )
 
 
-def _limit_option(parser: argparse.ArgumentParser) -> None:
+def _page_options(parser: argparse.ArgumentParser, default: int) -> None:
     parser.add_argument(
         "--limit",
-        type=bounded_int(LIMIT_MIN, LIMIT_MAX),
-        default=None,
-        help=f"results to return ({LIMIT_MIN}-{LIMIT_MAX}, default 3)",
+        type=bounded_int(1, LIMIT_MAX),
+        default=default,
+        help=f"results on a page (1-{LIMIT_MAX}, default {default})",
+    )
+    parser.add_argument(
+        "--offset",
+        type=bounded_int(0, OFFSET_MAX),
+        default=0,
+        help="results to skip: the next page starts at the offset printed (--json: next_offset)",
+    )
+
+
+def _full_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--full", action="store_true", help="show every message whole (no cut, no line limit)"
     )
 
 
 def _session_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", help="session id or link (@session:PROFILE/ID)")
+
+
+def _message_id(text: str) -> int:
+    try:
+        return as_int(text.strip(), "message id")
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(
+            f"must be a message id such as 42 (got {text!r})"
+        ) from None
+
+
+def _more(payload: dict[str, Any], color: bool, out: TextIO) -> None:
+    """Where the next page starts, when there is one."""
+    if payload.get("next_offset") is not None:
+        line = f"next page: the same command with --offset {payload['next_offset']}"
+        print(style(line, DIM, color), file=out)
 
 
 # --------------------------------------------------------------------------- search
@@ -174,7 +244,7 @@ def _session_arg(parser: argparse.ArgumentParser) -> None:
 def _search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("query", help='words to find; OR for alternatives, "quotes" for phrases')
     _profile_option(p)
-    _limit_option(p)
+    _page_options(p, SEARCH_LIMIT)
     p.add_argument(
         "--sort", default=None, choices=SORTS, help="bias results by time instead of relevance"
     )
@@ -188,10 +258,14 @@ def _search_args(p: argparse.ArgumentParser) -> None:
         "--role",
         type=role_list(ROLES),
         default=None,
-        help=f"comma-separated roles to search: {', '.join(ROLES)} (default user,assistant)",
+        help=f"comma-separated roles to search: {', '.join(ROLES)} (default: every role)",
     )
-    p.add_argument("--after", default=None, help="only hits at/after (epoch seconds or ISO date)")
-    p.add_argument("--before", default=None, help="only hits before (epoch seconds or ISO date)")
+    p.add_argument(
+        "--after", default=None, help="only hits at/after (epoch seconds, ISO date, or 7d, 24h)"
+    )
+    p.add_argument(
+        "--before", default=None, help="only hits before (epoch seconds, ISO date, or 7d, 24h)"
+    )
     p.add_argument(
         "--exclude",
         action="append",
@@ -201,7 +275,7 @@ def _search_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-@command("search", help="full-text search over past conversations", args=_search_args)
+@command("search", args=_search_args)
 def cmd_search(args: argparse.Namespace) -> int:
     if not args.query.strip():
         raise CommandError(
@@ -211,21 +285,25 @@ def cmd_search(args: argparse.Namespace) -> int:
         args,
         query=args.query,
         limit=args.limit,
+        offset=args.offset,
         sort=args.sort,
         detail=args.detail,
-        role_filter=args.role,
+        # Every row, whole: tool output is searched too unless --role narrows it.
+        role_filter=args.role or ",".join(ROLES),
         after=args.after,
         before=args.before,
         exclude_session_ids=args.exclude or None,
     )
-    done = _json_or_error(args, payload)
-    if done is not None:
-        return done
-    _print_search(payload, elapsed, use_color(), sys.stdout)
+    if args.json:
+        emit_json(payload)
+        return 0
+    _print_search(payload, elapsed, args, use_color(), sys.stdout)
     return 0
 
 
-def _print_search(payload: dict[str, Any], elapsed: float, color: bool, out: TextIO) -> None:
+def _print_search(
+    payload: dict[str, Any], elapsed: float, args: argparse.Namespace, color: bool, out: TextIO
+) -> None:
     count = payload.get("count", 0)
     noun = "session" if count == 1 else "sessions"
     print(
@@ -239,46 +317,54 @@ def _print_search(payload: dict[str, Any], elapsed: float, color: bool, out: Tex
     _print_notes(payload, color, out)
     if not payload.get("results"):
         print(payload.get("message", "No matching sessions found."), file=out)
+        if args.role:
+            left_out = [role for role in ROLES if role not in args.role.split(",")]
+            print(f"Searched {args.role} messages only; {', '.join(left_out)} left out.", file=out)
         return
-    for number, res in enumerate(payload["results"], start=1):
-        title = res.get("title") or "(untitled)"
-        print(file=out)
-        print(
-            f"{number}. {style(title, BOLD, color)}  "
-            f"{res.get('source')} · {res.get('when')} · {res.get('model')}",
-            file=out,
-        )
-        print(
-            f"   {res.get('link')}  match #{res.get('match_message_id')} "
-            f"({res.get('matched_role')})",
-            file=out,
-        )
-        snippet = one_line(res.get("snippet"), 200)
-        print("   " + highlight(snippet, color), file=out)
-        if res.get("detail") == "full":
-            for key, label in (
-                ("bookend_start", "opening:"),
-                ("messages", "around the match:"),
-                ("bookend_end", "closing:"),
-            ):
-                if res.get(key) or key == "messages":
-                    print(style(f"   {label}", DIM, color), file=out)
-                    _print_messages(_clip(res.get(key) or []), color, out, "     ")
+    for number, res in enumerate(payload["results"], start=args.offset + 1):
+        _print_result(number, res, color, out)
+    _more(payload, color, out)
+
+
+def _print_result(number: int, res: dict[str, Any], color: bool, out: TextIO) -> None:
+    title = res.get("title") or "(untitled)"
+    print(file=out)
+    print(
+        f"{number}. {style(title, BOLD, color)}  "
+        f"{res.get('source')} · {res.get('when')} · {res.get('model')}",
+        file=out,
+    )
+    print(
+        f"   {res.get('link')}  match #{res.get('match_message_id')} ({res.get('matched_role')})",
+        file=out,
+    )
+    snippet = one_line(res.get("snippet"), 200)
+    print("   " + highlight(snippet, color), file=out)
+    if res.get("detail") == "full":
+        for key, label in (
+            ("bookend_start", "opening:"),
+            ("messages", "around the match:"),
+            ("bookend_end", "closing:"),
+        ):
+            if res.get(key) or key == "messages":
+                print(style(f"   {label}", DIM, color), file=out)
+                _print_messages(_clip(res.get(key) or []), color, out, "     ")
 
 
 # --------------------------------------------------------------------------- read / scroll
 
 
-def _show_session(args: argparse.Namespace, **kwargs: Any) -> tuple[dict[str, Any], bool] | int:
-    """Read or scroll one session and print its header; the exit status when that is all.
+def _show_session(
+    args: argparse.Namespace, session: str, **fields: Any
+) -> tuple[dict[str, Any], bool] | None:
+    """Read or scroll one session and print its header; None after ``--json`` output.
 
-    Returns ``(payload, colour)`` for the caller to print the messages, or the
-    exit status after ``--json`` output or an error.
+    Returns ``(payload, colour)`` for the caller to print the messages.
     """
-    payload, elapsed = _run(args, **kwargs)
-    done = _json_or_error(args, payload)
-    if done is not None:
-        return done
+    payload, elapsed = _run(args, session, full=args.full, **fields)
+    if args.json:
+        emit_json(payload)
+        return None
     color = use_color()
     _print_session_header(payload, elapsed, color)
     return payload, color
@@ -287,35 +373,37 @@ def _show_session(args: argparse.Namespace, **kwargs: Any) -> tuple[dict[str, An
 def _read_args(p: argparse.ArgumentParser) -> None:
     _session_arg(p)
     _profile_option(p)
+    _full_option(p)
 
 
-@command("read", help="show one session (first 20 + last 10 messages when long)", args=_read_args)
+@command("read", args=_read_args)
 def cmd_read(args: argparse.Namespace) -> int:
     if not args.session.strip().removeprefix(LINK_PREFIX).strip():
         raise CommandError(
             "read needs a SESSION id or link (@session:PROFILE/ID); run "
             "`hermes-fts browse` to list recent sessions"
         )
-    shown_session = _show_session(args, session_id=args.session)
-    if isinstance(shown_session, int):
-        return shown_session
+    shown_session = _show_session(args, args.session)
+    if shown_session is None:
+        return 0
     payload, color = shown_session
     print(payload.get("message") or f"{payload['message_count']} messages")
     shown = payload["messages"]
+    lines = None if args.full else MESSAGE_LINES
     if payload.get("truncated"):
         head, tail = shown[:20], shown[20:]
-        _print_messages(head, color, sys.stdout)
+        _print_messages(head, color, sys.stdout, max_lines=lines)
         hidden = payload["message_count"] - len(shown)
-        print(style(f"  … {hidden} messages not shown …", DIM, color))
-        _print_messages(tail, color, sys.stdout)
+        print(style(f"  … {hidden} messages not shown (--full shows them) …", DIM, color))
+        _print_messages(tail, color, sys.stdout, max_lines=lines)
     else:
-        _print_messages(shown, color, sys.stdout)
+        _print_messages(shown, color, sys.stdout, max_lines=lines)
     return 0
 
 
 def _scroll_args(p: argparse.ArgumentParser) -> None:
     _session_arg(p)
-    p.add_argument("message_id", help="message id to centre on")
+    p.add_argument("message_id", type=_message_id, help="message id to centre on")
     p.add_argument(
         "--window",
         type=bounded_int(SCROLL_WINDOW_MIN, SCROLL_WINDOW_MAX),
@@ -323,20 +411,21 @@ def _scroll_args(p: argparse.ArgumentParser) -> None:
         help=f"messages on each side ({SCROLL_WINDOW_MIN}-{SCROLL_WINDOW_MAX}, default 5)",
     )
     _profile_option(p)
+    _full_option(p)
 
 
-@command("scroll", help="show the messages around one message of a session", args=_scroll_args)
+@command("scroll", args=_scroll_args)
 def cmd_scroll(args: argparse.Namespace) -> int:
     shown_session = _show_session(
-        args, session_id=args.session, around_message_id=args.message_id, window=args.window
+        args, args.session, around_message_id=args.message_id, window=args.window
     )
-    if isinstance(shown_session, int):
-        return shown_session
+    if shown_session is None:
+        return 0
     payload, color = shown_session
     messages = payload["messages"]
     if payload.get("messages_before", 0) < payload["window"]:
         print(style("  (start of session)", DIM, color))
-    _print_messages(messages, color, sys.stdout)
+    _print_messages(messages, color, sys.stdout, max_lines=None if args.full else MESSAGE_LINES)
     if payload.get("messages_after", 0) < payload["window"]:
         print(style("  (end of session)", DIM, color))
     elif messages:
@@ -350,18 +439,20 @@ def cmd_scroll(args: argparse.Namespace) -> int:
 
 def _browse_args(p: argparse.ArgumentParser) -> None:
     _profile_option(p)
-    _limit_option(p)
+    _page_options(p, BROWSE_LIMIT)
 
 
-@command("browse", help="list the most recently active sessions", args=_browse_args)
+@command("browse", args=_browse_args)
 def cmd_browse(args: argparse.Namespace) -> int:
-    payload, elapsed = _run(args, limit=args.limit)
-    done = _json_or_error(args, payload)
-    if done is not None:
-        return done
+    payload, elapsed = _run(args, limit=args.limit, offset=args.offset)
+    if args.json:
+        emit_json(payload)
+        return 0
     color = use_color()
     rows = payload["results"]
-    print(f"{len(rows)} most recently active sessions ({elapsed:.1f} ms)")
+    first = args.offset + 1
+    span = f"{first}-{args.offset + len(rows)} of the" if args.offset and rows else f"{len(rows)}"
+    print(f"{span} most recently active sessions ({elapsed:.1f} ms)")
     if not rows:
         return 0
     header = f"{'last active':<28} {'source':<9} {'msgs':>5}  title / preview"
@@ -373,4 +464,5 @@ def cmd_browse(args: argparse.Namespace) -> int:
             f"{row.get('message_count', 0):>5}  {one_line(label, 60)}"
         )
         print(style(f"{'':<44}{row.get('link')}", DIM, color))
+    _more(payload, color, sys.stdout)
     return 0

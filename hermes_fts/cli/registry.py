@@ -1,28 +1,34 @@
 """The one command registry of ``hermes-fts`` and the options every subcommand shares.
 
-Adding a subcommand is one decorated function in ``admin``, ``history`` or
-``demo``::
+Adding a subcommand is a line in ``SUBCOMMANDS`` (its module and one-line
+help) and one decorated function in that module::
 
-    @command("name", help="one line", args=lambda p: p.add_argument("--x"))
+    @command("name", args=lambda p: p.add_argument("--x"))
     def cmd_name(args: argparse.Namespace) -> int: ...
 
-Every subcommand gets ``--db PATH`` and ``--json``, defined here once.  A
-handler that cannot go on raises ``CommandError``; ``main`` prints every error
-in one place.
+A module is imported only when one of its subcommands runs, so ``--help`` and
+``--version`` start without the store stack.  Every subcommand gets ``--db
+PATH`` and ``--json``, defined here once (they may also come before the
+subcommand).  A handler that cannot go on raises ``CommandError``; ``main``
+prints every error in one place.
 """
 
 from __future__ import annotations
 
 import argparse
-import sqlite3
+import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
+from .._env import default_db_path
 from .._params import as_int
-from ..store import SessionStore, default_db_path, open_store, store_error
+from .._version import __version__
+
+if TYPE_CHECKING:
+    from ..store import SessionStore
 
 Handler = Callable[[argparse.Namespace], int]
 Configure = Callable[[argparse.ArgumentParser], Any]
@@ -36,6 +42,20 @@ class Command:
     configure: Configure | None
 
 
+# Every subcommand, in the order ``--help`` lists them: the module that defines it
+# (imported when the subcommand runs) and its one-line help.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "path": ("admin", "print the extension path for .load / load_extension"),
+    "status": ("admin", "show which indexes exist and are served, backlog and sizes"),
+    "sync": ("admin", "apply CJK index changes written by processes without the extension"),
+    "optimize-storage": ("admin", "build/repair/backfill the search indexes and compact the file"),
+    "bench": ("admin", "time the indexes against a LIKE scan on this store (read-only)"),
+    "search": ("history", "full-text search over past conversations"),
+    "read": ("history", "show one session (first 20 + last 10 messages when long)"),
+    "scroll": ("history", "show the messages around one message of a session"),
+    "browse": ("history", "list the most recently active sessions, page by page"),
+    "demo": ("demo", "build a small multilingual demo store and search it"),
+}
 COMMANDS: dict[str, Command] = {}
 
 
@@ -47,16 +67,29 @@ class CommandError(Exception):
         self.status = status
 
 
-def command(name: str, help: str, args: Configure | None = None) -> Callable[[Handler], Handler]:
-    """Register the decorated function as subcommand ``name``."""
+def command(
+    name: str, help: str | None = None, args: Configure | None = None
+) -> Callable[[Handler], Handler]:
+    """Register the decorated function as subcommand ``name`` of ``SUBCOMMANDS``;
+    ``help``, when given, must be the line ``SUBCOMMANDS`` lists."""
 
     def register(fn: Handler) -> Handler:
         if name in COMMANDS:
             raise ValueError(f"subcommand {name!r} is registered twice")
-        COMMANDS[name] = Command(name, help, fn, args)
+        listed = SUBCOMMANDS.get(name)
+        if listed is None or help not in (None, listed[1]):
+            raise ValueError(f"subcommand {name!r} differs from its SUBCOMMANDS line")
+        COMMANDS[name] = Command(name, listed[1], fn, args)
         return fn
 
     return register
+
+
+def load_command(name: str) -> Command:
+    """Subcommand ``name``, its module imported on first use."""
+    if name not in COMMANDS:
+        importlib.import_module(f".{SUBCOMMANDS[name][0]}", __package__)
+    return COMMANDS[name]
 
 
 def bounded_int(low: int, high: int) -> Callable[[str], int]:
@@ -87,10 +120,39 @@ class UsageError(CommandError):
 class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are raised, so ``--json`` can report them."""
 
+    chosen: str | None = None  # the subcommand the command line chose (top-level parser)
+
     def error(self, message: str) -> Any:  # argparse's hook; never returns
-        if message.startswith("unrecognized arguments: -") or message.endswith("required: query"):
+        if "search" in (self.chosen, self.prog.rsplit(" ", 1)[-1]) and (
+            message.startswith("unrecognized arguments: -") or message.endswith("required: query")
+        ):
             message += "; a query that starts with '-' goes after `--` (hermes-fts search -- -word)"
+        elif message.endswith("required: COMMAND"):
+            message += "; `hermes-fts --help` lists them"
         raise UsageError(f"{self.prog}: {message}")
+
+
+class _Subcommands(argparse._SubParsersAction):
+    """Subparsers whose options are added when their subcommand is chosen, so a
+    command line imports only the module of the subcommand it runs."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        name = values[0] if values else None
+        if name in self.choices:
+            _configure(name, self.choices[name])
+            if isinstance(parser, Parser):
+                parser.chosen = name
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _configure(name: str, parser: argparse.ArgumentParser) -> None:
+    """Add subcommand ``name``'s own options and handler to its ``parser`` (once)."""
+    if parser.get_default("_handler") is not None:
+        return
+    cmd = load_command(name)
+    if cmd.configure is not None:
+        cmd.configure(parser)
+    parser.set_defaults(_handler=cmd.handler)
 
 
 def role_list(choices: tuple[str, ...]) -> Callable[[str], str]:
@@ -108,29 +170,43 @@ def role_list(choices: tuple[str, ...]) -> Callable[[str], str]:
     return parse
 
 
-def common_options() -> Parser:
-    """The parent parser holding ``--db`` and ``--json``."""
-    common = Parser(add_help=False)
-    common.add_argument(
-        "--db", type=Path, default=None, help="session store (default: $HERMES_HOME/state.db)"
+def common_options(parser: argparse.ArgumentParser, top: bool) -> None:
+    """``--db`` and ``--json``, for ``parser``: the top level holds their defaults, and a
+    subcommand sets them only when given (``SUPPRESS``), so either place works."""
+    parser.add_argument(
+        "--db",
+        type=Path,
+        metavar="PATH",
+        default=None if top else argparse.SUPPRESS,
+        help="session store (default: $HERMES_HOME/state.db)",
     )
-    common.add_argument("--json", action="store_true", help="machine-readable output")
-    return common
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="machine-readable output",
+    )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``hermes-fts`` parser over every registered subcommand, in registration order."""
-    common = common_options()
+def build_parser(configure_all: bool = False) -> argparse.ArgumentParser:
+    """The ``hermes-fts`` parser over every subcommand, in ``SUBCOMMANDS`` order.
+
+    A subcommand's own options are added when the command line chooses it;
+    ``configure_all`` adds them all now (importing every command module).
+    """
     parser = Parser(
         prog="hermes-fts", description="Full-text search for Hermes-style session stores."
     )
+    parser.register("action", "parsers", _Subcommands)
+    parser.add_argument("--version", action="version", version=f"hermes-fts {__version__}")
+    common_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for cmd in COMMANDS.values():
-        p = sub.add_parser(cmd.name, help=cmd.help, parents=[common], description=cmd.help)
-        if cmd.configure is not None:
-            cmd.configure(p)
-        p.set_defaults(_handler=cmd.handler)
+    for name, (_module, line) in SUBCOMMANDS.items():
+        p = sub.add_parser(name, help=line, description=line)
+        common_options(p, top=False)
+        if configure_all:
+            _configure(name, p)
     return parser
 
 
@@ -150,6 +226,10 @@ def open_db(
     ``check_writable`` refuses, before a read-only open, a store this user
     could not write.
     """
+    import sqlite3
+
+    from ..store import open_store, store_error
+
     path = db_path(args)
     with open_store(path, readonly=readonly, check_writable=check_writable) as store:
         try:

@@ -86,7 +86,7 @@ def _cut(readable: list[str], terms: Sequence[str], fold: bool) -> str:
             at = _word_start(text, at)
             start = _char_start(text, max(0, at - LIKE_SNIPPET_BEFORE))
             end = _char_end(text, max(min(len(text), start + LIKE_SNIPPET_CHARS), hit_end))
-            return (
+            return _mark_repeats(
                 ("..." if start > 0 else "")
                 + text[start:at]
                 + ">>>"
@@ -137,11 +137,12 @@ def readable_text(value: str | None) -> str:
 
 
 # What an index snippet of a JSON column looks like: escapes, or keys (quoted
-# as stored, or bare as in the decoded text the indexes add).  Two patterns,
+# as stored, quoted and escaped inside a JSON string such as tool-call
+# arguments, or bare as in the decoded text the indexes add).  Two patterns,
 # each tried only where its literal part occurs: one alternation tried at
 # every position costs 2 us a snippet, and every row's snippet is tested.
 _JSON_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}")
-_JSON_KEY = re.compile(r'[{,] ?"?[A-Za-z_][\w-]*"?: ')
+_JSON_KEY = re.compile(r'[{,] ?(?:\\?")?[A-Za-z_][\w-]*(?:\\?")?: ')
 
 
 def is_tool_call_json(snippet: str) -> bool:
@@ -192,9 +193,41 @@ def recut_unreadable_snippets(
         readable = [readable_text(x) for x in texts]
         if not edge_cut and readable == [x or "" for x in texts]:
             continue  # nothing decodes or renders differently from how it is stored
-        recut = _cut(readable, terms, False)
+        # The words the index marked, as written: a term it matched folded (ＮＧＩＮＸ
+        # for nginx) is found in the stored text too.
+        recut = _cut(readable, [*terms, *_MARKED.findall(snippet)], False)
         if ">>>" in recut:
             row["snippet"] = recut
+
+
+_MARKED = re.compile(">>>(.+?)<<<")
+
+
+def _mark_repeats(snippet: str) -> str:
+    """``snippet`` with every other occurrence of a marked word marked too (any case),
+    except where it would touch a cut edge (``...``); touching marks become one."""
+    words = {w.lower() for w in _MARKED.findall(snippet)}
+    if not words:
+        return snippet
+    parts = re.split("(>>>.+?<<<)", snippet)
+    for i in range(0, len(parts), 2):  # the unmarked parts
+        text, low = parts[i], _lowered(parts[i])
+        # Where a repeat may start and end: not on the cut edges.
+        first = 4 if i == 0 and snippet.startswith("...") else 0
+        last = len(text) - 4 if i == len(parts) - 1 and snippet.endswith("...") else len(text)
+        spans = []
+        for word in words:
+            at = low.find(word, first)
+            while 0 <= at and at + len(word) <= last:
+                spans.append((at, at + len(word)))
+                at = low.find(word, at + len(word))
+        out, pos = [], 0
+        for at, stop in sorted(spans):
+            if at >= pos:  # overlapping repeats: the first one wins
+                out += [text[pos:at], ">>>", text[at:stop], "<<<"]
+                pos = stop
+        parts[i] = "".join(out) + text[pos:]
+    return "".join(parts).replace("<<<>>>", "")
 
 
 # --------------------------------------------------------------------------- edges

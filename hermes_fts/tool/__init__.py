@@ -38,6 +38,7 @@ from .sessions import browse, read, scroll
 from .shape import with_notes
 from .spec import TOOL_SCHEMA
 
+# ``Call`` and ``run_call`` serve the command line; the public names are these.
 __all__ = ["TOOL_SCHEMA", "session_search"]
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,6 @@ def session_search(
     link) reads another profile's store read-only.  Errors come back as
     ``{"success": False, "error": "..."}``.
     """
-    owned: list[Any] = []
     try:
         call = Call.parse(
             session_id,
@@ -86,7 +86,7 @@ def session_search(
             before=before,
             exclude_session_ids=exclude_session_ids,
         )
-        return _dispatch(owned, store, call)
+        return run_call(store, call)
     except ToolError as exc:
         return error_payload(str(exc))
     except Exception as exc:  # noqa: BLE001 - the tool answers, it never raises
@@ -96,6 +96,18 @@ def session_search(
             return error_payload(f"session_search could not read the store: {cause}")
         log.exception("session_search failed")
         return error_payload(f"session_search failed: {exc}; retry with simpler arguments")
+
+
+def run_call(store: Any, call: Call) -> dict[str, Any]:
+    """``session_search`` for a parsed ``call``; raises ``ToolError`` instead of answering one.
+
+    The command line calls it with its own caps (``Call.limit_max``,
+    ``offset``, ``full``) and words the errors for a person (``ToolError.person``).
+    Stores opened for the call are closed before it returns.
+    """
+    owned: list[Any] = []
+    try:
+        return _dispatch(owned, store, call)
     finally:
         for opened in owned:
             try:
@@ -110,9 +122,11 @@ def _dispatch(owned: list[Any], store: Any, call: Call) -> dict[str, Any]:
     sid = call.session_id
     if sid is not None and call.around_message_id is not None:
         around, window = call.around_message_id, call.window
-        return with_profile_fallback(owned, ctx, call, lambda c: scroll(c, sid, around, window))
+        return with_profile_fallback(
+            owned, ctx, call, lambda c: scroll(c, sid, around, window, full=call.full)
+        )
     if sid is not None:
-        return with_profile_fallback(owned, ctx, call, lambda c: read(c, sid))
+        return with_profile_fallback(owned, ctx, call, lambda c: read(c, sid, full=call.full))
     if call.around_message_id is not None:
         raise ToolError(
             "scroll requires session_id; pass the session_id (or link) of the result that "
@@ -120,5 +134,5 @@ def _dispatch(owned: list[Any], store: Any, call: Call) -> dict[str, Any]:
         )
     if call.search_query is None:
         limit, note = call.count
-        return with_notes(browse(ctx, limit), [note])
+        return with_notes(browse(ctx, limit, call.offset), [note])
     return Discovery(ctx, call.search_options()).run()

@@ -272,6 +272,12 @@ class SearchOptions:
     before: float | None
     excluded: frozenset[str]
     notes: tuple[str, ...] = ()  # what was clamped or ignored, for ``query_notes``
+    offset: int | None = None  # paged (the command line): results to skip
+
+    @property
+    def wanted(self) -> int:
+        """Lineages to collect: the page, what it skips, and one to tell if more follow."""
+        return self.limit if self.offset is None else self.offset + self.limit + 1
 
     @property
     def filtered(self) -> bool:
@@ -301,6 +307,11 @@ class Call:
     after: Any = None
     before: Any = None
     exclude_session_ids: Any = None
+    # The command line's own caps and paging (the model's calls keep the defaults):
+    # a person lists a whole history page by page and reads a message whole.
+    offset: int | None = None
+    limit_max: int = LIMIT_MAX
+    full: bool = False
 
     @classmethod
     def parse(cls, session_id: Any, profile: Any, current_session_id: Any, **rest: Any) -> Call:
@@ -329,7 +340,7 @@ class Call:
     @property
     def count(self) -> tuple[int, str | None]:
         """How many conversations search and browse return, and the clamp note."""
-        return clamped(self.limit, LIMIT_DEFAULT, LIMIT_MIN, LIMIT_MAX, "limit")
+        return clamped(self.limit, LIMIT_DEFAULT, LIMIT_MIN, self.limit_max, "limit")
 
     @property
     def search_query(self) -> str | None:
@@ -363,6 +374,7 @@ class Call:
             before=parse_time_bound(self.before, "before"),
             excluded=parse_exclusions(self.exclude_session_ids),
             notes=tuple(note for note in notes if note),
+            offset=self.offset,
         )
         if options.after is not None and options.before is not None:
             if options.after >= options.before:

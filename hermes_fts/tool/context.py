@@ -163,7 +163,8 @@ def _open_profile(path: Path, name: str) -> SessionStore:
     except StoreError as exc:
         log.warning("cannot open profile %s at %s", name, path, exc_info=True)
         raise ToolError(
-            f"profile {name!r} cannot be opened ({exc}); pass another profile or omit it"
+            f"profile {name!r} cannot be opened ({exc}); pass another profile or omit it",
+            person=f"profile {name!r} cannot be opened ({exc}); pass another --profile",
         ) from exc
 
 
@@ -188,7 +189,9 @@ def _context(
         if not path.is_file():
             raise NoDefaultStore(
                 f"no session store at {path}; pass a store, set HERMES_HOME to the folder "
-                "holding state.db, or pass profile"
+                "holding state.db, or pass profile",
+                person=f"no session store at {path}; pass the Hermes state.db as --db PATH, "
+                "or set HERMES_HOME to the folder holding it",
             )
         try:
             # A call only reads: read-only, so a read-only file, a full disk or

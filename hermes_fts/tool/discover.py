@@ -160,13 +160,14 @@ class Discovery:
         same lineages with the same first hits; the last read is always
         ``_DISCOVER_MAX_SCAN`` rows or all of them.
         """
-        want = min(self.options.limit * _DISCOVER_ROWS_PER_LINEAGE, _DISCOVER_MAX_SCAN)
+        wanted = self.options.wanted
+        want = min(wanted * _DISCOVER_ROWS_PER_LINEAGE, _DISCOVER_MAX_SCAN)
         while True:
             rows = self.scan(want)
             rows.sort(key=_demoted)  # stable: search order within each tier
             slots = self._slots(title, rows)
             firsts = sum(1 for slot in slots.values() if not _demoted(slot.get("hit", {})))
-            if firsts >= self.options.limit or len(rows) < want or want >= _DISCOVER_MAX_SCAN:
+            if firsts >= wanted or len(rows) < want or want >= _DISCOVER_MAX_SCAN:
                 return slots
             want = min(want * 2, _DISCOVER_MAX_SCAN)
 
@@ -207,8 +208,13 @@ class Discovery:
         if filters:
             payload["filters"] = filters
 
+        start = opts.offset or 0
+        page = list(slots.items())[start : start + opts.limit]
+        if opts.offset is not None:  # paged: where the next page starts, None after the last
+            payload["offset"] = opts.offset
+            payload["next_offset"] = start + opts.limit if len(slots) > start + opts.limit else None
         results: list[dict[str, Any]] = []
-        for root, slot in slots.items():
+        for root, slot in page:
             if "title_match" in slot:
                 entry = self._title_entry(root, slot["title_match"], first=not results)
             else:
@@ -253,7 +259,7 @@ class Discovery:
         if title is not None:
             slots[title["root"]] = {"title_match": title}
         for row in rows:
-            if len(slots) >= self.options.limit:
+            if len(slots) >= self.options.wanted:
                 break
             sid = row.get("session_id")
             if not sid:

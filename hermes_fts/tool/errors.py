@@ -13,7 +13,15 @@ _ERROR_MAX_CHARS = 2048
 
 
 class ToolError(Exception):
-    """A problem with the call; becomes ``{"success": False, "error": str(exc)}``."""
+    """A problem with the call; becomes ``{"success": False, "error": str(exc)}``.
+
+    ``person``: the same problem worded for someone at the command line, whose
+    arguments are flags (``--profile``), not the tool's parameters.
+    """
+
+    def __init__(self, message: str, person: str | None = None) -> None:
+        super().__init__(message)
+        self.person = person or message
 
 
 class NotHere(ToolError):

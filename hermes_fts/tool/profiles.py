@@ -97,7 +97,9 @@ def profile_db_path(name: str) -> Path:
         known = ", ".join(available_profiles()) or "none"
         raise ToolError(
             f"profile {canon!r} does not exist (no state.db at {path}); "
-            f"pass one of the existing profiles ({known}) or omit profile"
+            f"pass one of the existing profiles ({known}) or omit profile",
+            person=f"profile {canon!r} does not exist (no state.db at {path}); "
+            f"existing profiles: {known}",
         )
     return path
 

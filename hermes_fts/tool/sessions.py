@@ -9,7 +9,7 @@ from typing import Any
 from .args import scroll_anchor, scroll_window
 from .context import FRESH_RESET_END_REASONS, CallContext
 from .errors import NotHere, ToolError
-from .shape import format_ts, messages_within_budget, with_notes
+from .shape import format_ts, messages_within_budget, shape_message, with_notes
 
 log = logging.getLogger(__name__)
 
@@ -19,11 +19,23 @@ _BROWSE_EXTRA_ROWS = 15
 _BROWSE_MAX_PAGES = 8
 
 
-def _not_found(session_id: str) -> str:
-    return (
+def _not_found(session_id: str) -> NotHere:
+    return NotHere(
         f"session_id not found: {session_id}; pass a session_id (or link) from a search or "
-        "browse result, or call with no arguments to list recent sessions"
+        "browse result, or call with no arguments to list recent sessions",
+        person=f"session {session_id} not found; `hermes-fts browse` lists recent sessions "
+        "and `hermes-fts search WORDS` finds one",
     )
+
+
+def _shaped(
+    frame: dict[str, Any], raw: list[dict[str, Any]], anchor_id: int | None, full: bool
+) -> dict[str, Any]:
+    """``frame`` with ``messages``: whole with ``full`` (the command line's ``--full``),
+    else cut to the model's payload budget."""
+    if full:
+        return {**frame, "messages": [shape_message(m, anchor_id) for m in raw]}
+    return messages_within_budget(frame, raw, anchor_id)
 
 
 # --------------------------------------------------------------------------- scroll
@@ -46,8 +58,11 @@ def _check_not_live(ctx: CallContext, session_id: str, flags: tuple[str, int, in
         )
 
 
-def scroll(ctx: CallContext, session_id: str, around: Any, window: Any) -> dict[str, Any]:
-    """``window`` messages on each side of message ``around`` of ``session_id``."""
+def scroll(
+    ctx: CallContext, session_id: str, around: Any, window: Any, full: bool = False
+) -> dict[str, Any]:
+    """``window`` messages on each side of message ``around`` of ``session_id``;
+    ``full``: every message whole, with no payload budget."""
     anchor_id = scroll_anchor(around)
     size, window_note = scroll_window(window)
     flags = ctx.message_flags(anchor_id)
@@ -55,7 +70,7 @@ def scroll(ctx: CallContext, session_id: str, around: Any, window: Any) -> dict[
     _check_not_live(ctx, session_id, flags)
 
     if ctx.session(session_id) is None:
-        raise NotHere(_not_found(session_id))
+        raise _not_found(session_id)
     try:
         view = ctx.around(session_id, anchor_id, size)
     except Exception as exc:  # noqa: BLE001 - reported to the caller
@@ -78,7 +93,9 @@ def scroll(ctx: CallContext, session_id: str, around: Any, window: Any) -> dict[
     if not view.get("window"):
         raise ToolError(
             f"around_message_id {anchor_id} not in session_id {session_id}; pass a message id "
-            "from that session (read it with session_id alone to see its ids)"
+            "from that session (read it with session_id alone to see its ids)",
+            person=f"message {anchor_id} is not in session {session_id}; "
+            f"`hermes-fts read {session_id}` shows its message ids",
         )
     frame = {
         "success": True,
@@ -93,23 +110,24 @@ def scroll(ctx: CallContext, session_id: str, around: Any, window: Any) -> dict[
         **payload_extra,
     }
     frame = with_notes(frame, [window_note])
-    return messages_within_budget(frame, list(view["window"]), anchor_id)
+    return _shaped(frame, list(view["window"]), anchor_id, full)
 
 
 # --------------------------------------------------------------------------- read
 
 
-def read(ctx: CallContext, session_id: str) -> dict[str, Any]:
-    """The whole session, or its head and tail when it is long."""
+def read(ctx: CallContext, session_id: str, full: bool = False) -> dict[str, Any]:
+    """The whole session, or its head and tail when it is long; ``full``: every
+    message, each whole."""
     if ctx.session(session_id) is None:
-        raise NotHere(_not_found(session_id))
+        raise _not_found(session_id)
     try:
         raw = list(ctx.store.get_messages(session_id))
     except Exception as exc:  # noqa: BLE001 - reported to the caller
         log.error("failed to load session %s", session_id, exc_info=True)
         raise ToolError(f"failed to load session: {exc}") from exc
     total = len(raw)
-    truncated = total > _READ_HEAD + _READ_TAIL
+    truncated = not full and total > _READ_HEAD + _READ_TAIL
     chosen = raw[:_READ_HEAD] + raw[-_READ_TAIL:] if truncated else raw
     frame: dict[str, Any] = {
         "success": True,
@@ -126,7 +144,7 @@ def read(ctx: CallContext, session_id: str) -> dict[str, Any]:
             f"{_READ_TAIL}. To see the middle, pass around_message_id (any message id shown "
             "here) with this session_id."
         )
-    return messages_within_budget(frame, chosen)
+    return _shaped(frame, chosen, None, full)
 
 
 # --------------------------------------------------------------------------- browse
@@ -184,8 +202,12 @@ def _listable(ctx: CallContext, row: dict[str, Any]) -> str | None:
         return None
 
 
-def browse(ctx: CallContext, limit: int) -> dict[str, Any]:
-    """The ``limit`` most recently active conversations, one entry each."""
+def browse(ctx: CallContext, limit: int, offset: int | None = None) -> dict[str, Any]:
+    """The ``limit`` most recently active conversations, one entry each.
+
+    ``offset`` (the command line's paging) skips that many first and says in
+    ``next_offset`` where the next page starts (None after the last).
+    """
     current = ctx.current_session_id
     # The conversation the caller is in (a compressed chain lists as one entry):
     # already in context, so it is left out; other conversations of the same
@@ -195,8 +217,9 @@ def browse(ctx: CallContext, limit: int) -> dict[str, Any]:
         current_row = ctx.session(current)
         if current_row is not None:
             skip_conversation = _listable(ctx, current_row)
-    page = limit + _BROWSE_EXTRA_ROWS
-    results: list[dict[str, Any]] = []
+    want = limit if offset is None else offset + limit + 1
+    page = want + _BROWSE_EXTRA_ROWS
+    results: list[tuple[dict[str, Any], str]] = []  # (row, its conversation)
     shown: set[str] = set()
     try:
         for number in range(_BROWSE_MAX_PAGES):
@@ -211,24 +234,30 @@ def browse(ctx: CallContext, limit: int) -> dict[str, Any]:
                 if conversation == skip_conversation:
                     continue
                 shown.add(conversation)
-                results.append(_browse_entry(ctx, row, conversation))
-                if len(results) >= limit:
+                results.append((row, conversation))
+                if len(results) >= want:
                     break
-            if len(results) >= limit or len(rows) < page:
+            if len(results) >= want or len(rows) < page:
                 break
+        start = offset or 0
+        entries = [_browse_entry(ctx, row, conv) for row, conv in results[start : start + limit]]
     except Exception as exc:  # noqa: BLE001 - reported to the caller
         log.error("listing recent sessions failed", exc_info=True)
         raise ToolError(f"Failed to list recent sessions: {exc}") from exc
-    return {
+    payload: dict[str, Any] = {
         "success": True,
         "mode": "browse",
-        "results": results,
-        "count": len(results),
+        "results": entries,
+        "count": len(entries),
         "message": (
-            f"Showing the {len(results)} most recently active sessions. Pass query to "
+            f"Showing the {len(entries)} most recently active sessions. Pass query to "
             "search, session_id to read one, or session_id with around_message_id to scroll."
         ),
     }
+    if offset is not None:
+        payload["offset"] = offset
+        payload["next_offset"] = offset + limit if len(results) > offset + limit else None
+    return payload
 
 
 def _browse_entry(ctx: CallContext, row: dict[str, Any], conversation: str) -> dict[str, Any]:

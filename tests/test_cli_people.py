@@ -1,0 +1,297 @@
+"""The command line for a person with a big, real history (issue 34): every row searched,
+pages, messages whole, readable tool rows, --version, one exit status for a missing store,
+errors in the command line's own words, a start that skips the store stack.
+
+Every test runs ``hermes-fts`` as a subprocess (``python -m hermes_fts.cli``), with
+``--json`` where there is a payload to check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _tool_fixtures import T0, conversation
+
+import hermes_fts
+from hermes_fts.store import SessionStore
+
+REPO = Path(__file__).resolve().parents[1]
+LONG_OUTPUT = "START " + "x" * 19_000 + " THE-END"
+# 250 log lines in 3,999 characters: under the 4,000-character cut, a screenful and more.
+LOG_LINES = "\n".join(["INFO request ok"] * 250)
+
+
+def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    return {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "function": function}]}
+
+
+def _tool(name: str, output: str) -> dict[str, Any]:
+    return {"role": "tool", "content": output, "tool_name": name, "tool_call_id": "c"}
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("home")
+    with SessionStore(folder / "state.db") as store:
+        conversation(
+            store,
+            "ops",
+            [
+                ("user", "please look at the web server"),
+                _call("terminal", {"command": "sudo systemctl reload nginx && nginx -s reload"}),
+                _tool("terminal", "bash: /etc/nginx/nginx.conf: Permission denied"),
+                _tool("web_search", json.dumps({"results": [{"title": "桂林 travel"}]})),
+                _tool("terminal", LONG_OUTPUT),
+                _tool("journal", LOG_LINES),
+                _call("web_search", {"query": "ＮＧＩＮＸ config ＮＧＩＮＸ"}),
+                ("assistant", "done"),
+            ],
+            title="Server work",
+            start=T0,
+        )
+        for number in range(25):
+            conversation(
+                store,
+                f"chat{number:02d}",
+                [("user", f"weekly standup notes {number}"), ("assistant", "noted")],
+                start=T0 + (number + 1) * 3600,
+            )
+    return folder
+
+
+def run(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HERMES_HOME": str(home), "PYTHONPATH": str(REPO)}
+    env.pop("NO_COLOR", None)
+    return subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(REPO),
+        timeout=120,
+    )
+
+
+def run_json(home: Path, *argv: str) -> tuple[int, dict[str, Any]]:
+    proc = run(home, *argv, "--json")
+    assert proc.stderr == "", proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def message(payload: dict[str, Any], message_id: int) -> dict[str, Any]:
+    return next(m for m in payload["messages"] if m["id"] == message_id)
+
+
+# --------------------------------------------------------------------------- every row
+
+
+def test_search_covers_tool_output_by_default(home):
+    code, data = run_json(home, "search", "Permission denied")
+    assert code == 0 and data["count"] == 1
+    assert data["results"][0]["matched_role"] == "tool"
+    code, data = run_json(home, "search", "Permission denied", "--role", "user,assistant")
+    assert code == 0 and data["count"] == 0
+    # Narrowed by hand: the empty answer says what was left out.
+    proc = run(home, "search", "Permission denied", "--role", "user,assistant")
+    assert "Searched user,assistant messages only; tool, system left out." in proc.stdout
+
+
+# --------------------------------------------------------------------------- pages
+
+
+@pytest.mark.parametrize(
+    ("words", "default"), [(["search", "standup"], 10), (["browse"], 20)], ids=["search", "browse"]
+)
+def test_pages_cover_the_listing_once_in_order(home, words, default):
+    code, first = run_json(home, *words)
+    assert code == 0 and first["count"] == default and first["next_offset"] == default
+    code, whole = run_json(home, *words, "--limit", "100")
+    assert whole["next_offset"] is None
+    everything = [r["session_id"] for r in whole["results"]]
+    paged, offset = [], 0
+    while offset is not None:
+        code, page = run_json(home, *words, "--limit", "7", "--offset", str(offset))
+        assert code == 0 and page["offset"] == offset
+        paged += [r["session_id"] for r in page["results"]]
+        offset = page["next_offset"]
+    assert paged == everything and len(set(paged)) == len(paged) >= 25
+    code, past = run_json(home, *words, "--offset", "500")
+    assert code == 0 and past["results"] == [] and past["next_offset"] is None
+
+
+def test_page_size_is_checked_and_a_page_says_where_the_next_starts(home):
+    proc = run(home, "browse", "--limit", "101")
+    assert proc.returncode == 2 and "must be an integer from 1 to 100" in proc.stderr
+    proc = run(home, "browse", "--limit", "5", "--offset", "5")
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("6-10 of the most recently active sessions")
+    assert "next page: the same command with --offset 10" in proc.stdout
+
+
+# --------------------------------------------------------------------------- whole messages
+
+
+def _ops_ids(home: Path) -> dict[str, int]:
+    code, data = run_json(home, "read", "ops", "--full")
+    assert code == 0
+    contents = {m.get("content"): m["id"] for m in data["messages"]}
+    return {"long": contents[LONG_OUTPUT], "log": contents[LOG_LINES]}
+
+
+def test_full_shows_a_long_tool_output_to_its_end(home):
+    ids = _ops_ids(home)
+    code, cut = run_json(home, "read", "ops")
+    shown = message(cut, ids["long"])
+    assert shown["content_truncated"] and shown["original_content_chars"] == len(LONG_OUTPUT)
+    assert "THE-END" not in shown["content"]
+    code, whole = run_json(home, "scroll", "ops", str(ids["long"]), "--window", "1", "--full")
+    assert code == 0 and message(whole, ids["long"])["content"] == LONG_OUTPUT
+    assert "content_truncated" not in message(whole, ids["long"])
+    proc = run(home, "scroll", "ops", str(ids["long"]), "--window", "1", "--full")
+    assert "THE-END" in proc.stdout and "cut from" not in proc.stdout
+
+
+def test_read_shows_a_many_line_output_in_a_few_lines_unless_full(home):
+    ids = _ops_ids(home)
+    proc = run(home, "read", "ops")
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.stdout.count("INFO request ok") == 12
+    assert "[238 more lines; --full shows the message whole]" in proc.stdout
+    assert "[cut from 19,014 characters; --full shows it whole]" in proc.stdout
+    proc = run(home, "scroll", "ops", str(ids["log"]), "--window", "1", "--full")
+    assert proc.stdout.count("INFO request ok") == 250
+
+
+# --------------------------------------------------------------------------- readable tool rows
+
+
+def test_tool_rows_print_as_text_not_json_escapes(home):
+    for argv in (["read", "ops"], ["scroll", "ops", str(_ops_ids(home)["long"]), "--window", "3"]):
+        proc = run(home, *argv)
+        assert proc.returncode == 0
+        assert '"title": "桂林 travel"' in proc.stdout and "\\u" not in proc.stdout, argv
+        assert 'calls terminal(command="sudo systemctl reload nginx' in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("query", "snippet"),
+    [
+        (
+            "reload",
+            'terminal(command="sudo systemctl >>>reload<<< nginx && nginx -s >>>reload<<<")',
+        ),
+        ("ＮＧＩＮＸ", 'web_search(query=">>>ＮＧＩＮＸ<<< config >>>ＮＧＩＮＸ<<<")'),
+    ],
+)
+def test_tool_call_snippets_read_as_calls_with_every_hit_marked(home, query, snippet):
+    code, data = run_json(home, "search", query, "--detail", "index", "--role", "assistant")
+    assert code == 0
+    assert snippet in [r["snippet"] for r in data["results"]], data["results"]
+
+
+# --------------------------------------------------------------------------- version, errors
+
+
+def test_version():
+    proc = run(REPO, "--version")
+    assert proc.returncode == 0 and proc.stdout == f"hermes-fts {hermes_fts.__version__}\n"
+
+
+MISSING_STORE = [
+    ["status"],
+    ["sync"],
+    ["bench"],
+    ["search", "deploy"],
+    ["browse"],
+    ["read", "s1"],
+    ["scroll", "s1", "3"],
+]
+
+
+@pytest.mark.parametrize("words", MISSING_STORE, ids=lambda w: w[0])
+def test_a_missing_store_is_one_error_with_one_exit_status(tmp_path, words):
+    proc = run(tmp_path, *words)
+    assert proc.returncode == 2 and proc.stdout == ""
+    expected = (
+        f"Error: no session store at {tmp_path / 'state.db'}; pass the Hermes state.db as --db PATH"
+    )
+    assert proc.stderr.startswith(expected), proc.stderr
+    for argv in ([*words, "--json"], ["--json", *words]):  # --json after or before the subcommand
+        proc = run(tmp_path, *argv)
+        assert proc.returncode == 2 and proc.stderr == ""
+        payload = json.loads(proc.stdout)
+        assert payload["success"] is False and payload["error"].startswith(expected[7:])
+    assert not (tmp_path / "state.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["read", "nope"], "session nope not found; `hermes-fts browse` lists recent sessions"),
+        (
+            ["scroll", "ops", "999999"],
+            "message 999999 is not in session ops; `hermes-fts read ops`",
+        ),
+        (["browse", "--profile", "work"], "profile 'work' does not exist"),
+        (["read", "x", "--profile", "a/b"], "invalid profile name 'a/b'"),
+        (["scroll", "ops", "abc"], "must be a message id such as 42 (got 'abc')"),
+    ],
+)
+def test_errors_name_the_command_lines_flags(home, argv, needle):
+    proc = run(home, *argv)
+    assert proc.returncode in (1, 2) and needle in proc.stderr, proc.stderr
+    for model_words in ("call with no arguments", "omit profile", "around_message_id", "omit it"):
+        assert model_words not in proc.stderr
+
+
+def test_json_before_the_subcommand_is_the_same_option(home):
+    code, data = run_json(home, "browse", "--limit", "1")
+    proc = run(home, "--json", "browse", "--limit", "1")
+    assert proc.returncode == code == 0 and json.loads(proc.stdout)["results"] == data["results"]
+
+
+# --------------------------------------------------------------------------- start, progress
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["search", "--help"]])
+def test_version_and_help_start_without_the_store(argv):
+    probe = (
+        "import sys\n"
+        "from hermes_fts.cli import main\n"
+        "try:\n"
+        f"    main({argv!r})\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('hermes_fts.'))\n"
+        "print('STORE', 'hermes_fts.store' in sys.modules, loaded, file=sys.stderr)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    # A subcommand's own --help loads its module (and what that needs); the
+    # top level loads none.
+    assert ("STORE False" in proc.stderr) == (argv[0] != "search"), proc.stderr
+
+
+def test_bench_shows_progress_off_a_terminal_and_stays_quiet_with_json(tmp_path):
+    with SessionStore(tmp_path / "state.db") as store:
+        conversation(store, "s1", [("user", "deploy the 桂林 server"), ("assistant", "deployed")])
+    home = tmp_path
+    proc = run(home, "bench", "--per-band", "1", "--repeats", "1")
+    assert proc.returncode == 0 and "bench: timing " in proc.stderr
+    assert "\r" not in proc.stderr and "\x1b" not in proc.stderr
+    proc = run(home, "bench", "--per-band", "1", "--repeats", "1", "--json")
+    assert proc.returncode == 0 and proc.stderr == ""
