@@ -83,11 +83,15 @@ void hermes_cjk_fold(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_result_text64(ctx, zOut, nOut, sqlite3_free, SQLITE_UTF8);
 }
 
-/* Characters (UTF-8 lead bytes; an invalid byte counts as one) in z[0..n). */
+/* Code points in z[0..n) as the decoder reads them (an invalid byte is one). */
 static sqlite3_int64 countChars(const unsigned char *z, int n) {
   sqlite3_int64 nChar = 0;
-  int i;
-  for (i = 0; i < n; i++) nChar += (z[i] & 0xC0) != 0x80;
+  int i = 0;
+  while (i < n) {
+    unsigned int cp;
+    i += hermes_utf8_decode(z + i, n - i, &cp);
+    nChar++;
+  }
   return nChar;
 }
 

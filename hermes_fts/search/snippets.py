@@ -10,6 +10,7 @@ text.  Pure text functions apart from the SQL they run or return.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
@@ -17,7 +18,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .._cjk_ranges import KANA_FOLD, fold_kana, is_cjk
+from .._cjk_ranges import is_cjk
 from .._index_text import fold_width
 from ..content import decode_content, render_tool_calls
 from .plan import Query, fold_text, has_cjk
@@ -286,10 +287,19 @@ def _folded_starts(text: str) -> list[int]:
     return starts
 
 
-def _kana_spellings(ch: str) -> set[str]:
-    """``ch`` and the kana ``kana 1`` folds together with it (ら: ら and ラ)."""
-    folded = fold_kana(ch)
-    return {ch, folded, *(chr(k) for k, v in KANA_FOLD.items() if chr(v) == folded)}
+def _kana_spellings(ch: str) -> frozenset[str]:
+    """``ch`` and the kana the CJK index folds together with it (ら: ら, ラ and ﾗ)."""
+    return frozenset({ch, *_kana_by_fold().get(fold_text(ch), ())})
+
+
+@functools.cache
+def _kana_by_fold() -> dict[str, list[str]]:
+    """Every kana (hiragana, katakana, half-width katakana) by its folded form."""
+    forms: dict[str, list[str]] = {}
+    for lo, hi in ((0x3041, 0x309F), (0x30A1, 0x30FF), (0xFF66, 0xFF9E)):
+        for cp in range(lo, hi):
+            forms.setdefault(fold_text(chr(cp)), []).append(chr(cp))
+    return forms
 
 
 def narrow_single_char_hits(snippet: str, q: Query) -> str:
@@ -311,16 +321,16 @@ def single_char_narrowing(q: Query) -> Callable[[str], str] | None:
     singles = {t.text for t in q.terms if not t.negated and len(t.text) == 1 and has_cjk(t.text)}
     if not singles:
         return None
-    longer = [fold_kana(t.text) for t in q.terms if not t.negated and len(t.text) > 1]
-    # Only the two-character marks that hold one of them (as written, or in
-    # the other kana script: the index folds them together): a pattern made
-    # for the query finds those, so the other marks cost no Python call.
+    longer = [fold_text(t.text) for t in q.terms if not t.negated and len(t.text) > 1]
+    # Only the two-character marks that hold one of them (as written, or as
+    # other kana the index folds with it): a pattern made for the query finds
+    # those, so the other marks cost no Python call.
     spellings = {ch for single in singles for ch in _kana_spellings(single)}
     chars = "".join(re.escape(ch) for ch in sorted(spellings))
     pair = re.compile(f">>>(?:([{chars}])([^<])|([^<])([{chars}]))<<<")
 
     def narrow(m: re.Match[str]) -> str:
-        if any(fold_kana(m.group(0)[3:-3]) in t for t in longer):
+        if any(fold_text(m.group(0)[3:-3]) in t for t in longer):
             return m.group(0)
         if m.group(1):
             return f">>>{m.group(1)}<<<{m.group(2)}"
