@@ -206,6 +206,15 @@ def test_an_index_built_before_kana_sends_kana_to_like_until_optimized(indexed):
         assert st.describe_search_path("今日") == "fts_cjk"  # no kana: the index answers
     out = _cli("search", "らーめん", "--db", str(indexed), "--detail", "index")
     assert (out["route"], _marked(out)) == ("like_scan", MARKED)
+    assert _cli("status", "--db", str(indexed))["indexes"]["hermes_fts_cjk"]["kana"] is False
+    text = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "status", "--db", str(indexed)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    assert "kana not folded" in text
     _cli("optimize-storage", "--db", str(indexed), "--yes")
+    assert _cli("status", "--db", str(indexed))["indexes"]["hermes_fts_cjk"]["kana"] is True
     out = _cli("search", "らーめん", "--db", str(indexed), "--detail", "index")
     assert (out["route"], _marked(out)) == ("fts_cjk", MARKED)
