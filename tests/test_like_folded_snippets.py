@@ -19,7 +19,7 @@ from _support import needs_extension
 
 from hermes_fts._index_text import fold_width
 from hermes_fts.search.plan import fold_text
-from hermes_fts.search.snippets import LIKE_SNIPPET_BEFORE, LIKE_SNIPPET_CHARS
+from hermes_fts.search.snippets import LIKE_SNIPPET_BEFORE, LIKE_SNIPPET_CHARS, LIKE_SNIPPET_READ
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -130,3 +130,16 @@ def test_fields_without_the_snippet_find_the_same_rows(unsynced, random_texts):
     ids = unsynced.search_messages("东京", limit=1000, fields=["id"])
     assert ids == [{"id": r["id"]} for r in full]
     assert len(ids) == sum(_reference_span(t, "东京") is not None for t in random_texts)
+
+
+def test_a_snippet_reads_a_long_text_only_up_to_its_cap(tmp_path):
+    """The row is found wherever its term is; the mark only within the cap."""
+    pad = "ｶﾞ東京 " * (LIKE_SNIPPET_READ // 4)
+    early = pad[: LIKE_SNIPPET_READ - 10] + "臺灣" + pad
+    late = pad + "臺灣"
+    with SessionStore(_hermes_store(tmp_path / "state.db", [early, late]), readonly=True) as st:
+        rows = {r["id"]: r["snippet"] for r in st.search_messages("台湾")}
+    assert rows[1].endswith(
+        ">>>臺灣<<<" + pad[: LIKE_SNIPPET_CHARS - LIKE_SNIPPET_BEFORE - 2] + "..."
+    )
+    assert rows[2] == pad[:LIKE_SNIPPET_CHARS] + "..."  # past the cap: the head, unmarked

@@ -39,6 +39,10 @@ SNIPPET_TOKENS = 40  # built-in snippet(): a word index counts tokens
 SNIPPET_CHARS = 80  # cjk_snippet(): characters, since a bigram is one character wide
 LIKE_SNIPPET_BEFORE = 40
 LIKE_SNIPPET_CHARS = 120
+# A LIKE snippet looks for its term in this many characters of a text, so an
+# 11 MB tool output costs its snippet what a 1 MB one does; a hit past it
+# leaves the text's head, unmarked, as the snippet.
+LIKE_SNIPPET_READ = 1_000_000
 
 
 def snippet_sql(table: str, cjk_helpers: bool) -> str:
@@ -63,7 +67,8 @@ def like_snippet(
     ``name(arg="value")`` rather than its JSON.  The mark covers the whole
     word a Latin term sits in (``dep`` marks ``deployment``), and neither the
     mark nor a character (a combining mark, an emoji sequence) is cut at the
-    snippet's edges.  With ``fold`` (the LIKE scan compared folded text; a
+    snippet's edges.  The term is looked for in the first ``LIKE_SNIPPET_READ``
+    characters of each text.  With ``fold`` (the LIKE scan compared folded text; a
     connection with the extension's ``cjk_fold_find``) the term is looked up
     in the folded text and the mark is put on the original characters it came
     from (``>>>東京<<<`` for 东京, ``>>>ラーメン<<<`` for らーめん).
@@ -75,12 +80,13 @@ def _cut(readable: list[str], terms: Sequence[str], fold: sqlite3.Connection | N
     """``like_snippet`` of texts already made readable (``readable_text``)."""
     found = [t for t in readable if t]
     for text in found:
+        head = text[:LIKE_SNIPPET_READ]  # a prefix: its positions are the text's
         lowered = None
         for term in terms:
             key = term.lower()
             if lowered is None and not _caseless(key):
-                lowered = _lowered(text)  # long non-ASCII text lowers slowly: only when needed
-            span = _find(text if lowered is None else lowered, key, fold)
+                lowered = _lowered(head)  # long non-ASCII text lowers slowly: only when needed
+            span = _find(head if lowered is None else lowered, key, fold)
             if span is None:
                 continue
             at, stop = span
