@@ -67,11 +67,12 @@ def like_snippet(
     ``name(arg="value")`` rather than its JSON.  The mark covers the whole
     word a Latin term sits in (``dep`` marks ``deployment``), and neither the
     mark nor a character (a combining mark, an emoji sequence) is cut at the
-    snippet's edges.  The term is looked for in the first ``LIKE_SNIPPET_READ``
-    characters of each text.  With ``fold`` (the LIKE scan compared folded text; a
-    connection with the extension's ``cjk_fold_find``) the term is looked up
-    in the folded text and the mark is put on the original characters it came
-    from (``>>>東京<<<`` for 东京, ``>>>ラーメン<<<`` for らーめん).
+    snippet's edges.  The term is looked for in the first
+    ``LIKE_SNIPPET_READ`` characters of each text.  With ``fold`` (the LIKE
+    scan compared folded text; a connection with the extension's
+    ``cjk_fold_find``) the term is looked up in the folded text and the mark
+    is put on the original characters it came from (``>>>東京<<<`` for 东京,
+    ``>>>ラーメン<<<`` for らーめん).
     """
     return _cut([readable_text(x) for x in texts], terms, fold)
 
