@@ -7,7 +7,6 @@
 ** runs on SQLite 3.34+ including Debian bookworm's 3.40.1.
 */
 #include "internal.h"
-#include "variants.h"
 SQLITE_EXTENSION_INIT1
 
 /* Same input -> same output on a connection, and harmless in triggers and
@@ -46,6 +45,7 @@ static const Registration REGISTRATIONS[] = {
     {REG_SCALAR, "cjk_tokens_query", NULL, NULL, hermes_cjk_tokens_query, -1},
     {REG_SCALAR, "cjk_unicode61_version", NULL, NULL, hermes_cjk_version, 0},
     {REG_SCALAR, "cjk_fold", NULL, NULL, hermes_cjk_fold, 1},
+    {REG_SCALAR, "cjk_fold_find", NULL, NULL, hermes_cjk_fold_find, 2},
     {REG_SCALAR, "cjk_unicode61_claim", NULL, NULL, claimPublicName, 0},
 };
 

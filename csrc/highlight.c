@@ -132,10 +132,10 @@ static int refineSingleChar(InstTokenFn xInstToken, Fts5Context *pFts, int iInst
   if (nChar != 2 || i != pSpan->iEnd) return SQLITE_OK;
   aOff[2] = i;
   for (i = 0; i < 2; i++) {
-    /* Under "variants 1" the token is the folded form (东 for 東); folding
-    ** the text's character too matches either way, and without the option a
-    ** token only ever hit a bigram holding it, so nothing else can match. */
-    if (cp[i] == want || hermes_variant_fold(cp[i]) == want) {
+    /* Under "variants 1" / "kana 1" the token is the folded form (东 for 東,
+    ** ら for ラ); folding the text's character too matches either way, and
+    ** without the options a token only ever hit a bigram holding it. */
+    if (cp[i] == want || hermes_variant_fold(hermes_kana_fold(cp[i])) == want) {
       iMatch = (iMatch < 0) ? i : 2; /* 2 = both match: ambiguous */
     }
   }

@@ -66,6 +66,10 @@ int hermes_utf8_encode(unsigned int cp, char *z);
 ** code point differs from the decoded text. */
 int hermes_fold_next(const unsigned char *z, int n, unsigned int *pCp, int *pbFolded);
 
+/* Katakana cp folded to the hiragana of the same name ("kana 1"); any other
+** cp unchanged.  Kana to kana: run boundaries and byte lengths never move. */
+unsigned int hermes_kana_fold(unsigned int cp);
+
 /* True when cp (already folded) belongs to a CJK run. */
 int hermes_is_cjk(unsigned int cp);
 
@@ -115,5 +119,13 @@ void hermes_fts_bm25(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_co
 void hermes_cjk_tokens(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void hermes_cjk_tokens_query(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void hermes_cjk_version(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+
+/* Scalar SQL functions (fold.c): cjk_fold(text), the tokenizer's character
+** folds (width, kana, Han variants) for the LIKE route; cjk_fold_find(text,
+** key), where the folded key first occurs in the folded text, counted in
+** characters of text (-1: nowhere).  Invalid UTF-8 is copied unchanged; NULL
+** gives NULL. */
+void hermes_cjk_fold(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void hermes_cjk_fold_find(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 
 #endif /* HERMES_INTERNAL_H */

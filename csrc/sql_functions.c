@@ -133,8 +133,8 @@ static void tokensImpl(sqlite3_context *ctx, int argc, sqlite3_value **argv, int
   if (rc != SQLITE_OK) {
     /* The v1 tokenizer API has no message channel; say what can be wrong. */
     char *zMsg = sqlite3_mprintf(
-        "%s: error in tokenizer constructor (%s): 'unigrams', 'variants' and 'glue' take 0 "
-        "or 1, every other argument must be a valid unicode61 option (remove_diacritics, "
+        "%s: error in tokenizer constructor (%s): 'unigrams', 'variants', 'glue' and 'kana' "
+        "take 0 or 1, every other argument must be a valid unicode61 option (remove_diacritics, "
         "categories, tokenchars, separators)",
         zFunc, sqlite3_errstr(rc));
     sqlite3_result_error(ctx, zMsg ? zMsg : "error in tokenizer constructor", -1);

@@ -10,7 +10,8 @@
 **
 ** Width folding happens before classification, so full-width ASCII is fed to
 ** unicode61 as ASCII (through a folded copy with a byte offset map) and
-** half-width katakana joins CJK runs as full-width katakana.
+** half-width katakana joins CJK runs as full-width katakana.  "kana 1" and
+** "variants 1" then change a CJK character's token text only.
 */
 #include "internal.h"
 #include "variants.h"
@@ -26,6 +27,7 @@ typedef struct CjkTokenizer {
   Fts5Tokenizer *pInner; /* unicode61 instance created with the passed-through args */
   int bUnigrams;         /* "unigrams 1": colocated unigrams in documents */
   int bVariants;         /* "variants 1": Han variants folded (variants.c) */
+  int bKana;             /* "kana 1": katakana folded to hiragana (chars.c) */
   int bGlue;             /* "glue 1": marked copies of words unicode61 reads apart */
 } CjkTokenizer;
 
@@ -74,6 +76,7 @@ typedef struct TokenizeState {
 static const char *const UNIGRAMS_OPTION = "unigrams";
 static const char *const VARIANTS_OPTION = "variants";
 static const char *const GLUE_OPTION = "glue";
+static const char *const KANA_OPTION = "kana";
 
 /* Our options take exactly "0" or "1"; anything else (or a missing value)
 ** fails the constructor, as unicode61 does for its own options. */
@@ -96,8 +99,8 @@ static void cjkDelete(Fts5Tokenizer *pTok) {
 }
 
 /*
-** Arguments come as key/value pairs.  "unigrams 0|1", "variants 0|1" and
-** "glue 0|1" are ours and removed; everything else goes to unicode61
+** Arguments come as key/value pairs.  "unigrams 0|1", "variants 0|1",
+** "glue 0|1" and "kana 0|1" are ours and removed; everything else goes to unicode61
 ** unchanged, so its options work and an unknown argument fails exactly as it
 ** does in unicode61.
 */
@@ -133,6 +136,10 @@ static int cjkCreate(void *pCtx, const char **azArg, int nArg, Fts5Tokenizer **p
     }
     if (sqlite3_stricmp(azArg[i], GLUE_OPTION) == 0) {
       if ((rc = parseFlag(zVal, &p->bGlue)) != SQLITE_OK) goto done;
+      continue;
+    }
+    if (sqlite3_stricmp(azArg[i], KANA_OPTION) == 0) {
+      if ((rc = parseFlag(zVal, &p->bKana)) != SQLITE_OK) goto done;
       continue;
     }
     azPass[nPass++] = azArg[i];
@@ -393,6 +400,7 @@ static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *p
         if (rc != SQLITE_OK) break;
       }
       /* Only the token text changes: offsets stay those of the original. */
+      if (s.p->bKana) cp = hermes_kana_fold(cp);
       if (s.p->bVariants) cp = hermes_variant_fold(cp);
       rc = addRunChar(&s, cp, i, i + len);
       if (rc != SQLITE_OK) break;

@@ -1,5 +1,6 @@
 /*
-** Han variant folding for cjk_unicode61 ("variants 1") and cjk_fold().
+** Han variant folding for cjk_unicode61 ("variants 1") and cjk_fold()
+** (fold.c).
 **
 ** A fold maps one Han character to one canonical Han character (Traditional
 ** -> Simplified, Japanese shinjitai/kyujitai -> the shared form,
@@ -31,62 +32,4 @@ unsigned int hermes_variant_fold(unsigned int cp) {
     }
   }
   return cp;
-}
-
-void hermes_cjk_fold(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  const unsigned char *z;
-  int n;
-  int i = 0;
-  sqlite3_uint64 nOut = 0;
-  sqlite3_uint64 nAlloc;
-  char *zOut;
-
-  if (argc != 1) {
-    sqlite3_result_error(ctx, "cjk_fold: expected (text)", -1);
-    return;
-  }
-  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
-    sqlite3_result_null(ctx);
-    return;
-  }
-  z = sqlite3_value_text(argv[0]);
-  n = sqlite3_value_bytes(argv[0]);
-  if (z == NULL) {
-    if (n > 0) {
-      sqlite3_result_error_nomem(ctx); /* the conversion to text failed */
-    } else {
-      sqlite3_result_text(ctx, "", 0, SQLITE_STATIC);
-    }
-    return;
-  }
-  /* A character grows by at most one byte (3-byte Han -> 4-byte Han in the
-  ** supplementary planes); width folding only shrinks.  So n + n/3 + 1. */
-  nAlloc = (sqlite3_uint64)n + (sqlite3_uint64)n / 3 + 1;
-  zOut = (char *)sqlite3_malloc64(nAlloc);
-  if (zOut == NULL) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  while (i < n) {
-    unsigned int cp;
-    unsigned int folded;
-    int bWidth;
-    int len;
-    if (z[i] < 0x80) {
-      zOut[nOut++] = (char)z[i++];
-      continue;
-    }
-    len = hermes_fold_next(z + i, n - i, &cp, &bWidth);
-    folded = hermes_variant_fold(cp);
-    if (bWidth || folded != cp) {
-      nOut += (sqlite3_uint64)hermes_utf8_encode(folded, zOut + nOut);
-    } else {
-      /* Verbatim, invalid bytes included: the text compares as before. */
-      int k;
-      for (k = 0; k < len; k++) zOut[nOut++] = (char)z[i + k];
-    }
-    i += len;
-  }
-  /* sqlite3_result_text64 frees zOut itself and reports TOOBIG if needed. */
-  sqlite3_result_text64(ctx, zOut, nOut, sqlite3_free, SQLITE_UTF8);
 }

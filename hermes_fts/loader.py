@@ -160,12 +160,14 @@ def has_extension(conn: Any) -> bool:
 
 
 def has_fold(conn: Any) -> bool:
-    """True when ``conn`` has ``cjk_fold()``; a library older than ``variants 1`` lacks it.
+    """True when ``conn`` has ``cjk_fold()`` and ``cjk_fold_find()``; a library
+    older than ``kana 1`` (whose ``cjk_fold`` leaves kana alone) lacks the latter.
 
     ``HERMES_FTS_LIBRARY`` may point to such a library, so the store checks once
-    per connection before it folds LIKE comparisons.
+    per connection before it folds LIKE comparisons (the pattern is folded by
+    ``query.fold_text``, which must be the library's fold).
     """
-    return _answers(conn, "SELECT cjk_fold('')")
+    return _answers(conn, "SELECT cjk_fold(''), cjk_fold_find('', '')")
 
 
 def has_few_snippet(conn: Any, table: str) -> bool:

@@ -57,6 +57,7 @@ def _random_inputs(n: int, seed: int) -> list[bytes]:
         s.encode()
         for s in ("中国", "人民", "ｶﾞ", "ﾞ", "ＡＢＣ", "タワー", "한국", "・", " ", "x", '"', "'")
     ]
+    pieces += [s.encode() for s in ("ラーメン", "らーめん", "ヾ")]  # kana 1
     pieces += [s.encode() for s in ("國", "広", "\uf900")]  # Han variants, a compat ideograph
     pieces += [b"\xff", b"\xe4\xb8", b"\xed\xa0\x80", b"\xc0\xaf", b"\x00", b"\x80"]
     out = []
@@ -108,7 +109,7 @@ def test_setup_py_sanitizer_build_in_sqlite_shell(tmp_path: Path) -> None:
         f".load {lib.with_suffix('')}",
         "CREATE VIRTUAL TABLE a USING fts5(x, y, tokenize='cjk_unicode61');",
         "CREATE VIRTUAL TABLE b USING fts5(x, "
-        "tokenize='cjk_unicode61 unigrams 1 remove_diacritics 2 variants 1 glue 1');",
+        "tokenize='cjk_unicode61 unigrams 1 remove_diacritics 2 variants 1 glue 1 kana 1');",
     ]
     for data in _random_inputs(300, seed=7):
         h = data.hex()
@@ -117,7 +118,9 @@ def test_setup_py_sanitizer_build_in_sqlite_shell(tmp_path: Path) -> None:
             f"SELECT length(cjk_tokens(x'{h}')), "
             f"length(cjk_tokens_query(x'{h}', 'unigrams', '1')), "
             f"length(cjk_tokens_query(x'{h}', 'variants', '1')), "
-            f"length(cjk_tokens(x'{h}', 'glue', '1')), length(cjk_fold(x'{h}'));",
+            f"length(cjk_tokens(x'{h}', 'glue', '1')), length(cjk_fold(x'{h}')), "
+            f"length(cjk_tokens(x'{h}', 'kana', '1')), cjk_fold_find(x'{h}', x'{needle}'), "
+            f"cjk_fold_find(CAST(x'{h}' AS TEXT), CAST(x'{needle}' AS TEXT));",
             f"INSERT INTO a VALUES (CAST(x'{h}' AS TEXT), CAST(x'{needle}' AS TEXT));",
             f"INSERT INTO b VALUES (CAST(x'{h}' AS TEXT));",
         ]
@@ -127,7 +130,7 @@ def test_setup_py_sanitizer_build_in_sqlite_shell(tmp_path: Path) -> None:
         "length(cjk_snippet(a, -1, '[', ']', '…', 7)) "
         "FROM a WHERE a MATCH '中国 OR 人民 OR abc';",
         "SELECT length(cjk_highlight(b, 0, '[', ']')), length(cjk_snippet(b, 0, '<', '>', '.', 3)) "
-        "FROM b WHERE b MATCH '国 OR ガ OR 한';",
+        "FROM b WHERE b MATCH '国 OR ガ OR 한 OR らー';",
         "SELECT cjk_few_snippet(a, rank, 3, -1, '<', '>', '.', 3), "
         "cjk_few_snippet(a, rank, rowid % 5, 0, '', '', '', 1) FROM a WHERE a MATCH '中国';",
         "SELECT cjk_few_snippet(b, rank, 1000, -1, '[', ']', '...', 2) FROM b WHERE b MATCH '国 OR ガ';",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from _support import needs_extension, rebuild_cjk_index
 
+import hermes_fts
 from hermes_fts import loader
 from hermes_fts.index import schema
 from hermes_fts.index.schema import CJK
@@ -123,9 +124,11 @@ def test_variant_queries_agree_on_every_route(store, route, query, keys):
 
 def test_variant_free_cjk_still_takes_the_trigram_route(store):
     st, _ids_ = store
-    kana = st.add_message("s1", "user", "ラーメン屋さんに行く", timestamp=99.0)
-    assert search.plan_search(st.index_state(), "ラーメン屋", route="trigram").route == "trigram"
-    assert _ids(st.search_messages("ラーメン屋", route="trigram")) == {kana}
+    hangul = st.add_message("s1", "user", "한국어 공부를 한다", timestamp=99.0)
+    assert search.plan_search(st.index_state(), "한국어", route="trigram").route == "trigram"
+    assert _ids(st.search_messages("한국어", route="trigram")) == {hangul}
+    # Kana folds (らーめん finds ラーメン), so the raw-text trigram index leaves it to LIKE.
+    assert search.plan_search(st.index_state(), "ラーメン屋", route="trigram").route == "like_scan"
 
 
 def test_like_scan_folds_widths(store):
@@ -138,9 +141,10 @@ def test_like_scan_folds_widths(store):
 
 
 def test_like_snippet_maps_folded_positions_back():
-    assert like_snippet(["我去過東京タワー"], ["东京"], fold=True) == "我去過>>>東京<<<タワー"
+    conn = hermes_fts.connect(":memory:")
+    assert like_snippet(["我去過東京タワー"], ["东京"], fold=conn) == "我去過>>>東京<<<タワー"
     assert (
-        like_snippet(["ｶﾞｷﾞ東京ＡＢＣd"], ["ギ东京abc"], fold=True) == "ｶﾞ>>>ｷﾞ東京ＡＢＣd<<<"
+        like_snippet(["ｶﾞｷﾞ東京ＡＢＣd"], ["ギ东京abc"], fold=conn) == "ｶﾞ>>>ｷﾞ東京ＡＢＣd<<<"
     )  # the mark covers the whole Latin word
     assert like_snippet(["ｶﾞｷﾞ東京ＡＢＣd"], ["ギ东京abc"]) == "ｶﾞｷﾞ東京ＡＢＣd"  # no fold, no hit
 

@@ -20,8 +20,8 @@
 **     ./driver 3000        # pseudo-random inputs, deterministic seed
 **
 ** Each input goes through cjk_tokens/cjk_tokens_query (as blob and text),
-** cjk_fold, INSERT into tables with and without "unigrams 1",
-** "variants 1" and "glue 1", a MATCH on a phrase cut from the input, cjk_highlight,
+** cjk_fold, cjk_fold_find, INSERT into tables with and without "unigrams 1",
+** "variants 1", "glue 1" and "kana 1", a MATCH on a phrase cut from the input, cjk_highlight,
 ** cjk_snippet and an FTS5 integrity-check.
 ** A failed integrity-check aborts: it would mean the tokenizer is not
 ** deterministic or emitted inconsistent tokens.
@@ -50,7 +50,7 @@ static void setup(void) {
   execOrDie(
       "CREATE VIRTUAL TABLE t0 USING fts5(a, b, tokenize='cjk_unicode61');"
       "CREATE VIRTUAL TABLE t1 USING fts5(a, tokenize='cjk_unicode61 unigrams 1 "
-      "remove_diacritics 2 variants 1 glue 1');"
+      "remove_diacritics 2 variants 1 glue 1 kana 1');"
       "CREATE VIRTUAL TABLE t2 USING fts5(a, tokenize='cjk_unicode61 unigrams 1 "
       "tokenchars ''-_'' separators ''x''');");
 }
@@ -111,7 +111,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   half = n / 2;
 
   runStmt("SELECT cjk_tokens(?1), cjk_tokens_query(?1), cjk_tokens(?1, 'unigrams', '1'), "
-          "cjk_tokens_query(?1, 'variants', '1'), cjk_tokens(?1, 'glue', '1'), cjk_fold(?1)",
+          "cjk_tokens_query(?1, 'variants', '1'), cjk_tokens(?1, 'glue', '1'), cjk_fold(?1), "
+          "cjk_tokens(?1, 'kana', '1'), cjk_fold_find(?1, substr(?1, 1 + length(?1) / 2, 3))",
           z, n, mode & 1, NULL, 0);
   runStmt("SELECT cjk_tokens(?1, 'remove_diacritics', '0', 'tokenchars', '-')", z, n, 1, NULL, 0);
   execOrDie("DELETE FROM t0; DELETE FROM t1; DELETE FROM t2;");
@@ -164,6 +165,7 @@ static const char *const FRAGMENTS[] = {
     "ｶﾞ", "ｷﾞ", "ﾊﾟ", "ｳﾞ", "ﾞ", "ﾟ", "ｱ", "ＡＢＣ", "１２３", "ﾡ", "\xe3\x80\x80", " ",
     "、", "。", "😀", "𠀀", "\xf0\xb1\x8d\x90", "café", "ǖ", "-", "_", "x", "\"", "*", "(",
     "國", "廣", "広", "乾", "\xef\xa4\x80", "\xf0\xaf\xa0\x80", /* Han variants, compat */
+    "ラーメン", "らーめん", "ヴ", "ヾ", "ゝ", "ヷ", /* kana 1 */
     "NEAR", "AND", "\xff", "\xfe", "\xc0\xaf", "\xe4\xb8", "\xed\xa0\x80", "\xf4\x90\x80\x80",
     "\x80", "\xf0\x9f", "\xe0\x80\x80", "\x00", "\t\n", "ア\xe3\x82\x99", "\xef\xbd\x9e",
 };

@@ -98,6 +98,11 @@ def cmd_status(args: argparse.Namespace) -> int:
                 else "not folded: `hermes-fts optimize-storage` rebuilds the index"
             )
             print(f"  {'':22} Han variants {folds}")
+        if info.get("kana") is False:  # built before `kana 1`
+            print(
+                f"  {'':22} kana not folded: searches with kana use a LIKE scan; "
+                "`hermes-fts optimize-storage` rebuilds the index"
+            )
         if info.get("glue") is False:  # built before `glue 1`
             print(
                 f"  {'':22} no glue marks: word searches find Latin glued to CJK by a "

@@ -161,6 +161,7 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
     cjk_sql = schema.index_sql(conn, CJK)
     out[CJK]["variants"] = schema.cjk_option_on(cjk_sql, "variants")
     out[CJK]["glue"] = schema.cjk_option_on(cjk_sql, "glue")
+    out[CJK]["kana"] = schema.cjk_option_on(cjk_sql, "kana")
     return out
 
 

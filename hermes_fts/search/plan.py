@@ -57,7 +57,7 @@ What each route promises for one term (``T`` = the term text):
   >= 3 characters only, no NEAR.
 * LIKE: ``T`` is a substring, case-insensitive for ASCII letters only.
   Where the extension is loaded both sides are folded (:func:`fold_text`,
-  ``cjk_fold()``): widths and Han variants, as on ``fts_cjk``; without it,
+  ``cjk_fold()``): widths, kana and Han variants, as on ``fts_cjk``; without it,
   raw text.  NEAR is checked by :func:`near_matches`.
 
 So Latin words are words on the token routes and substrings on trigram and
@@ -75,6 +75,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Union
 
+from hermes_fts._cjk_ranges import fold_kana, has_kana
 from hermes_fts._cjk_variants import fold as fold_variants
 from hermes_fts._cjk_variants import has_variants
 from hermes_fts._index_text import GLUE_MARKS, fold_width, has_cjk, positions, segments
@@ -104,6 +105,7 @@ __all__ = [
     "QueryError",
     "choose_route",
     "fold_text",
+    "kana_applies",
     "folds_apply",
     "glue_look",
     "has_cjk",
@@ -547,17 +549,24 @@ def near_matches(spec: str, *texts: object) -> bool:
 
 
 def fold_text(text: str) -> str:
-    """Width then Han variant folding: Python's twin of the extension's ``cjk_fold()``."""
-    return fold_variants(fold_width(text))
+    """Width, kana then Han variant folding: Python's twin of the extension's ``cjk_fold()``."""
+    return fold_variants(fold_kana(fold_width(text)))
 
 
 def folds_apply(q: Query) -> bool:
-    """Whether folding could change what a term matches (a variant or a width form).
+    """Whether folding could change what a term matches (a variant, kana or a width form).
 
-    Checked on both sides of a fold: 東 and 东 alike, since either may be the
-    text's spelling.
+    Checked on both sides of a fold: 東 and 东 alike, ら and ラ alike, since
+    either may be the text's spelling.
     """
-    return any(has_variants(t.text) or fold_width(t.text) != t.text for t in q.terms)
+    return any(
+        has_variants(t.text) or has_kana(t.text) or fold_width(t.text) != t.text for t in q.terms
+    )
+
+
+def kana_applies(q: Query) -> bool:
+    """Whether a term holds kana, which a CJK index built without ``kana 1`` does not fold."""
+    return any(has_kana(fold_width(t.text)) for t in q.terms)  # ﾗ is ラ
 
 
 def snippet_terms(q: Query) -> list[str]:

@@ -57,6 +57,7 @@ from .plan import (
     evidence_units,
     folds_apply,
     glue_look,
+    kana_applies,
     like_plan,
     match_expression,
     parse_query,
@@ -137,12 +138,18 @@ def plan_search(
         roles is not None and "tool" in roles,
         served,
         bool(state.get("cjk_fold")),
+        bool(state[INDEX_ROUTES["fts_cjk"]].get("kana", True)),
     )
 
 
 @functools.lru_cache(maxsize=256)
 def _plan(
-    query: str, fts_stale: bool, tool_role: bool, served: tuple[bool, bool, bool], fold: bool
+    query: str,
+    fts_stale: bool,
+    tool_role: bool,
+    served: tuple[bool, bool, bool],
+    fold: bool,
+    kana: bool,
 ) -> Plan:
     """``plan_search`` on plain values, so a repeated query is planned once.
 
@@ -161,6 +168,8 @@ def _plan(
     # The trigram index compares raw text; where LIKE folds (the extension's
     # cjk_fold), a query folding changes goes to LIKE so every route folds alike.
     trigram = trigram and not (fold and folds_apply(parsed))
+    # A CJK index built before `kana 1` tells ら from ラ: kana goes to LIKE, which folds.
+    cjk = cjk and (kana or not kana_applies(parsed))
     chosen = choose_route(parsed, fts5_index=fts5, cjk_index=cjk, trigram_index=trigram)
     return Plan(chosen, parsed, sanitized)
 
@@ -253,26 +262,27 @@ def _like_rows(
     extra_params: Sequence[Any] = (),
     *,
     fold: bool,
+    snippets: bool,
 ) -> list[dict[str, Any]]:
+    """Rows the LIKE scan finds, with snippets cut from their text when ``snippets``."""
     like_sql, like_params = like_where(conn, like_plan(parsed), fold)
     # `+`: a scan in file order, as before optimize-storage added the time
     # index; walking that index reads rows in random order, which for a rare
     # term (every row read, few kept) costs several times the plain scan.
     order = _order(sort, ranked=False).replace("m.timestamp", "+m.timestamp")
+    columns = ", m.content AS _content, m.tool_name AS _tool_name, m.tool_calls AS _tool_calls"
     sql = (
-        f"SELECT {_ROW_COLUMNS.format(snippet='NULL')}, m.content AS _content, "
-        f"m.tool_name AS _tool_name, m.tool_calls AS _tool_calls "
+        f"SELECT {_ROW_COLUMNS.format(snippet='NULL')}{columns if snippets else ''} "
         f"FROM {LIKE_SOURCE} m JOIN sessions s ON s.id = m.session_id "
         f"WHERE {like_sql} AND {where}{extra} ORDER BY {order} LIMIT ?"
     )
     cur = conn.execute(sql, [*like_params, *params, *extra_params, limit])
-    terms = snippet_terms(parsed)
-    rows = []
-    for raw in cur:
-        row = row_dict(cur, raw)
-        texts = [row.pop("_content"), row.pop("_tool_name"), row.pop("_tool_calls")]
-        row["snippet"] = like_snippet(texts, terms, fold=fold)
-        rows.append(row)
+    rows = [row_dict(cur, raw) for raw in cur]
+    if snippets:  # not asked for (`fields`): a long row's text is never read into Python
+        terms = snippet_terms(parsed)
+        for row in rows:
+            texts = [row.pop("_content"), row.pop("_tool_name"), row.pop("_tool_calls")]
+            row["snippet"] = like_snippet(texts, terms, fold=conn if fold else None)
     return rows
 
 
@@ -294,6 +304,7 @@ class _Run:
     # Rowid ranges outside which a time bound keeps no row (time_table.spans).
     spans: list[tuple[int, int]] | None = None
     bounds: tuple[float | None, float | None] = (None, None)  # the request's after, before
+    snippets: bool = True  # the request's fields include the snippet
 
     @property
     def time_index(self) -> tuple[str, int] | None:
@@ -420,6 +431,7 @@ def _best_like(req: _Run, extra: str, extra_params: list[Any]) -> list[dict[str,
             " AND m.id IN (SELECT value FROM json_each(?))",
             [id_array(ids)],
             fold=req.fold,
+            snippets=req.snippets,
         )
         if ids
         else []
@@ -598,6 +610,7 @@ def _left_out(
         f" AND ({condition})",
         list(params),
         fold=req.fold,
+        snippets=req.snippets,
     )
 
 
@@ -619,6 +632,7 @@ def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[d
         extra,
         [lo, hi],
         fold=req.fold,
+        snippets=req.snippets,
     )
     return [r for r in rows if r["id"] not in seen]
 
@@ -658,6 +672,7 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
                 extra,
                 extra_params,
                 fold=req.fold,
+                snippets=req.snippets,
             )
     key = _sort_key(req.sort)
     if key is not None and not req.plan.query.loose:  # a best match keeps its levels
@@ -737,6 +752,7 @@ def _search(
             want,
             spans,
             (request.after, request.before),
+            request.projection is None or "snippet" in request.projection,
         )
     )
     rows = rows[request.offset : request.offset + request.limit]

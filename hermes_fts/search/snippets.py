@@ -10,6 +10,7 @@ text.  Pure text functions apart from the SQL they run or return.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
@@ -38,6 +39,10 @@ SNIPPET_TOKENS = 40  # built-in snippet(): a word index counts tokens
 SNIPPET_CHARS = 80  # cjk_snippet(): characters, since a bigram is one character wide
 LIKE_SNIPPET_BEFORE = 40
 LIKE_SNIPPET_CHARS = 120
+# A LIKE snippet looks for its term in this many characters of a text, so an
+# 11 MB tool output costs its snippet what a 1 MB one does; a hit past it
+# leaves the text's head, unmarked, as the snippet.
+LIKE_SNIPPET_READ = 1_000_000
 
 
 def snippet_sql(table: str, cjk_helpers: bool) -> str:
@@ -52,7 +57,9 @@ def few_snippet_sql(table: str) -> str:
     return f"cjk_few_snippet({table}, rank, ?3, -1, '>>>', '<<<', '...', {SNIPPET_CHARS})"
 
 
-def like_snippet(texts: Iterable[str | None], terms: Sequence[str], *, fold: bool = False) -> str:
+def like_snippet(
+    texts: Iterable[str | None], terms: Sequence[str], *, fold: sqlite3.Connection | None = None
+) -> str:
     """Text around the first term found, marked ``>>>term<<<``.
 
     Taken from the first column holding a term, so a hit in ``tool_name``
@@ -60,28 +67,30 @@ def like_snippet(texts: Iterable[str | None], terms: Sequence[str], *, fold: boo
     ``name(arg="value")`` rather than its JSON.  The mark covers the whole
     word a Latin term sits in (``dep`` marks ``deployment``), and neither the
     mark nor a character (a combining mark, an emoji sequence) is cut at the
-    snippet's edges.  With ``fold`` (the LIKE scan compared folded text) the
-    term is looked up in the folded text and the mark is put on the original
-    characters it came from (``>>>東京<<<`` for 东京).
+    snippet's edges.  The term is looked for in the first
+    ``LIKE_SNIPPET_READ`` characters of each text.  With ``fold`` (the LIKE
+    scan compared folded text; a connection with the extension's
+    ``cjk_fold_find``) the term is looked up in the folded text and the mark
+    is put on the original characters it came from (``>>>東京<<<`` for 东京,
+    ``>>>ラーメン<<<`` for らーめん).
     """
     return _cut([readable_text(x) for x in texts], terms, fold)
 
 
-def _cut(readable: list[str], terms: Sequence[str], fold: bool) -> str:
+def _cut(readable: list[str], terms: Sequence[str], fold: sqlite3.Connection | None) -> str:
     """``like_snippet`` of texts already made readable (``readable_text``)."""
     found = [t for t in readable if t]
     for text in found:
-        lowered, starts = _folded(text) if fold else (None, None)
+        head = text[:LIKE_SNIPPET_READ]  # a prefix: its positions are the text's
+        lowered = None
         for term in terms:
-            key = (fold_text(term) if fold else term).lower()
+            key = term.lower()
             if lowered is None and not _caseless(key):
-                lowered = _lowered(text)  # long non-ASCII text lowers slowly: only when needed
-            at = (text if lowered is None else lowered).find(key)
-            if at < 0:
+                lowered = _lowered(head)  # long non-ASCII text lowers slowly: only when needed
+            span = _find(head if lowered is None else lowered, key, fold)
+            if span is None:
                 continue
-            stop = at + len(key)
-            if starts is not None:  # folded positions back to original ones
-                at, stop = starts[at], starts[stop]
+            at, stop = span
             hit_end = _word_end(text, stop)
             at = _word_start(text, at)
             start = _char_start(text, max(0, at - LIKE_SNIPPET_BEFORE))
@@ -99,6 +108,29 @@ def _cut(readable: list[str], terms: Sequence[str], fold: bool) -> str:
         return ""
     end = _char_end(found[0], min(len(found[0]), LIKE_SNIPPET_CHARS))
     return found[0][:end] + ("..." if end < len(found[0]) else "")
+
+
+def _find(text: str, key: str, fold: sqlite3.Connection | None) -> tuple[int, int] | None:
+    """Where ``key`` first occurs in ``text``, folded with ``fold`` (see ``like_snippet``).
+
+    Folded, the text is read once, in C, up to the hit (``cjk_fold_find``);
+    only the few characters of the hit are folded again here, to find where
+    it ends (width folding may have joined ``ｶﾞ`` into one character).
+    Surrogates go through as the bytes Python would write for them.
+    """
+    if fold is None:
+        at = text.find(key)
+        return None if at < 0 else (at, at + len(key))
+    at = fold.execute("SELECT cjk_fold_find(?, ?)", (_utf8(text), _utf8(key))).fetchone()[0]
+    if at < 0:
+        return None
+    want = len(fold_text(key))
+    starts = _folded_starts(text[at : at + 2 * want + 1])  # a folded character covers <= 2
+    return at, at + starts[min(want, len(starts) - 1)]
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def _lowered(text: str) -> str:
@@ -195,7 +227,7 @@ def recut_unreadable_snippets(
             continue  # nothing decodes or renders differently from how it is stored
         # The words the index marked, as written: a term it matched folded (ＮＧＩＮＸ
         # for nginx) is found in the stored text too.
-        recut = _cut(readable, [*terms, *_MARKED.findall(snippet)], False)
+        recut = _cut(readable, [*terms, *_MARKED.findall(snippet)], None)
         if ">>>" in recut:
             row["snippet"] = recut
 
@@ -278,25 +310,36 @@ def _word_end(text: str, i: int) -> int:
 _HALFWIDTH_MARKS = ("\uff9e", "\uff9f")
 
 
-def _folded(text: str) -> tuple[str, list[int]]:
-    """``fold_text(text).lower()`` and, per folded character, where it starts in ``text``.
+def _folded_starts(text: str) -> list[int]:
+    """Per character of ``fold_text(text)``, where it starts in ``text``, then ``len(text)``.
 
-    Variant folding keeps lengths; width folding may join a half-width kana
-    and its voiced mark into one character, so positions need the map (the
-    extra last entry is ``len(text)``).
+    Variant and kana folding keep lengths; width folding may join a half-width
+    kana and its voiced mark into one character.
     """
-    chars: list[str] = []
     starts: list[int] = []
     i = 0
     while i < len(text):
         pair = text[i : i + 2]
         step = 2 if pair[1:] in _HALFWIDTH_MARKS and len(fold_width(pair)) == 1 else 1
-        for ch in fold_text(text[i : i + step]).lower():
-            chars.append(ch)
-            starts.append(i)
+        starts.extend([i] * len(fold_text(text[i : i + step])))
         i += step
     starts.append(len(text))
-    return "".join(chars), starts
+    return starts
+
+
+def _kana_spellings(ch: str) -> frozenset[str]:
+    """``ch`` and the kana the CJK index folds together with it (ら: ら, ラ and ﾗ)."""
+    return frozenset({ch, *_kana_by_fold().get(fold_text(ch), ())})
+
+
+@functools.cache
+def _kana_by_fold() -> dict[str, list[str]]:
+    """Every kana (hiragana, katakana, half-width katakana) by its folded form."""
+    forms: dict[str, list[str]] = {}
+    for lo, hi in ((0x3041, 0x309F), (0x30A1, 0x30FF), (0xFF66, 0xFF9E)):
+        for cp in range(lo, hi):
+            forms.setdefault(fold_text(chr(cp)), []).append(chr(cp))
+    return forms
 
 
 def narrow_single_char_hits(snippet: str, q: Query) -> str:
@@ -318,14 +361,16 @@ def single_char_narrowing(q: Query) -> Callable[[str], str] | None:
     singles = {t.text for t in q.terms if not t.negated and len(t.text) == 1 and has_cjk(t.text)}
     if not singles:
         return None
-    longer = [t.text for t in q.terms if not t.negated and len(t.text) > 1]
-    # Only the two-character marks that hold one of them: a pattern made for
-    # the query finds those, so the other marks cost no Python call.
-    chars = "".join(re.escape(ch) for ch in sorted(singles))
+    longer = [fold_text(t.text) for t in q.terms if not t.negated and len(t.text) > 1]
+    # Only the two-character marks that hold one of them (as written, or as
+    # other kana the index folds with it): a pattern made for the query finds
+    # those, so the other marks cost no Python call.
+    spellings = {ch for single in singles for ch in _kana_spellings(single)}
+    chars = "".join(re.escape(ch) for ch in sorted(spellings))
     pair = re.compile(f">>>(?:([{chars}])([^<])|([^<])([{chars}]))<<<")
 
     def narrow(m: re.Match[str]) -> str:
-        if any(m.group(0)[3:-3] in t for t in longer):
+        if any(fold_text(m.group(0)[3:-3]) in t for t in longer):
             return m.group(0)
         if m.group(1):
             return f">>>{m.group(1)}<<<{m.group(2)}"
