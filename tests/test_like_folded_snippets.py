@@ -19,7 +19,12 @@ from _support import needs_extension
 
 from hermes_fts._index_text import fold_width
 from hermes_fts.search.plan import fold_text
-from hermes_fts.search.snippets import LIKE_SNIPPET_BEFORE, LIKE_SNIPPET_CHARS, LIKE_SNIPPET_READ
+from hermes_fts.search.snippets import (
+    LIKE_SNIPPET_BEFORE,
+    LIKE_SNIPPET_CHARS,
+    LIKE_SNIPPET_READ,
+    _mark_repeats,
+)
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -66,7 +71,9 @@ def _reference_snippet(text: str, term: str) -> str | None:
     at, stop = span
     start = max(0, at - LIKE_SNIPPET_BEFORE)
     end = max(min(len(text), start + LIKE_SNIPPET_CHARS), stop)
-    return (
+    # Where the first hit is and how the cut falls are checked here; marking the
+    # same word again in the cut is its own rule (tests/test_snippets.py).
+    return _mark_repeats(
         ("..." if start > 0 else "")
         + f"{text[start:at]}>>>{text[at:stop]}<<<{text[stop:end]}"
         + ("..." if end < len(text) else "")

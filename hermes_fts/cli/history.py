@@ -156,7 +156,10 @@ def _run(
     Raises ``CommandError`` worded for a person: status 2 when there is no
     store at all (as for every subcommand), else 1.
     """
-    call = Call.parse(session, args.profile, None, limit_max=LIMIT_MAX, **fields)
+    try:
+        call = Call.parse(session, args.profile, None, limit_max=LIMIT_MAX, **fields)
+    except ToolError as exc:  # an argument the command line let through (bytes not UTF-8)
+        raise CommandError(exc.person, 1) from exc
     store = _open_history_store(args, session)
     try:
         started = time.perf_counter()
