@@ -250,6 +250,7 @@ class SearchOptions:
     before: float | None
     excluded: frozenset[str]
     notes: tuple[str, ...] = ()  # what was clamped or ignored, for ``query_notes``
+    now: float | None = None  # where relative times count from (None: the current time)
 
     @property
     def filtered(self) -> bool:
@@ -279,6 +280,7 @@ class Call:
     after: Any = None
     before: Any = None
     exclude_session_ids: Any = None
+    now: Any = None
 
     @classmethod
     def parse(cls, session_id: Any, profile: Any, current_session_id: Any, **rest: Any) -> Call:
@@ -314,6 +316,7 @@ class Call:
         sort = _params.parse_sort(self.sort)
         detail = parse_detail(self.detail)
         roles = parse_roles(self.role_filter)
+        now = parse_time_bound(self.now, "now")
         notes = (
             limit_note,
             _choice_note("sort", self.sort, SORTS, "best match first"),
@@ -326,10 +329,11 @@ class Call:
             roles=roles,
             sort=sort,
             detail=detail,
-            after=parse_time_bound(self.after, "after"),
-            before=parse_time_bound(self.before, "before"),
+            after=parse_time_bound(self.after, "after", now),
+            before=parse_time_bound(self.before, "before", now),
             excluded=parse_exclusions(self.exclude_session_ids),
             notes=tuple(note for note in notes if note),
+            now=now,
         )
         if options.after is not None and options.before is not None:
             if options.after >= options.before:

@@ -1,0 +1,213 @@
+"""Reading a question: which of its words name what a conversation says.
+
+A best match (``plan.best_match``) searches the words of a question as a
+model writes it.  Three kinds of word there do not name anything a
+conversation says, and would decide the match if searched (docs/QUERY.md,
+"Reading a question"):
+
+* a possessive: ``Anna's`` is the word ``Anna`` (the tokenizer would make it
+  the phrase "anna s");
+* a category word: the ``hobby`` of "what kind of hobby", the ``数据`` of
+  "哪个数据库": the conversation names the thing (bouldering), not its kind;
+* time words: "last week", "3月8号", "先週", "지난주": a message's date is
+  its timestamp (``search/prefer.py`` turns them into a time preference).
+
+Only words written without quotes are read; a quoted phrase is searched as
+written.  This module knows words, not SQL.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from .syntax import AllOf, Query, Term
+from .timewords import TimeWords, find_time_words
+
+__all__ = ["Reading", "read_question", "time_words"]
+
+_POSSESSIVE = re.compile(r"(\w+)['\u2019]s", re.IGNORECASE)
+# "what kind of X", "which type of X", "what sorts of X": X names a category.
+_ASKING = frozenset({"what", "which"})
+_KINDS = frozenset({"kind", "kinds", "type", "types", "sort", "sorts"})
+# The noun after these names a category too: Chinese (its first two
+# characters), Japanese (its kanji or katakana run) and Korean (the next word).
+# Not 哪个 ("which one"): it mostly picks among things named before.
+_CJK_CATEGORY = re.compile(
+    "(?:什么样的?|什麼樣的?|什么类型的|什麼類型的|什么种类的|什麼種類的|哪种|哪種|哪些|哪类|哪類)"
+    "(?![是有的了在])([\u4e00-\u9fff]{2})"
+    "|(?:どんな|どの|どういう|どういった|何の|なんの)([\u4e00-\u9fff\u30a0-\u30ff\u3005]+)"
+)
+_KO_ASKING = frozenset({"어떤", "무슨"})
+
+Word = tuple[Term, bool]  # a term of the query and whether it was written without quotes
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A question's words as a best match should search them.
+
+    ``words``: the query's terms in order, each with whether it was written
+    without quotes; possessives read and time and category words cut out of
+    the words holding them.  ``aside``: those time and category words, left
+    out while other words remain.  ``times``: the time words found.
+    ``notes``: what was read, for the query's notes.
+    """
+
+    words: tuple[Word, ...]
+    aside: frozenset[Term] = frozenset()
+    times: tuple[TimeWords, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def _top_words(q: Query) -> list[Word]:
+    if q.expr is None:
+        return []
+    top = q.expr.include if isinstance(q.expr, AllOf) else (q.expr,)
+    bare = set(q.bare)
+    return [(node, node.text in bare) for node in top if isinstance(node, Term)]
+
+
+def _possessives(words: list[Word]) -> tuple[list[Word], list[str]]:
+    """``Anna's`` and ``Anna’s`` written without quotes as ``Anna``, and the note's pairs."""
+    out, read = [], []
+    for term, unquoted in words:
+        found = _POSSESSIVE.fullmatch(term.text) if unquoted else None
+        if found is not None:
+            read.append(f"{term.text} → {found.group(1)}")
+            term = Term(found.group(1), term.prefix)
+        out.append((term, unquoted))
+    return out, read
+
+
+def _stretches(words: list[Word]) -> Iterator[list[tuple[int, int]]]:
+    """Runs of consecutive words written without quotes, as (word index, offset) lists:
+    the offset of each word in the run's text, its words joined by spaces."""
+    run: list[tuple[int, int]] = []
+    offset = 0
+    for i, (term, unquoted) in enumerate(words):
+        if not unquoted:
+            if run:
+                yield run
+            run, offset = [], 0
+            continue
+        run.append((i, offset))
+        offset += len(term.text) + 1
+    if run:
+        yield run
+
+
+def _mark_times(words: list[Word], marks: list[list[Span]]) -> list[TimeWords]:
+    """Find the time words of each stretch; mark their characters in the words."""
+    found = []
+    for run in _stretches(words):
+        text = " ".join(words[i][0].text for i, _ in run)
+        for start, end, when in find_time_words(text):
+            found.append(when)
+            for i, offset in run:
+                lo, hi = max(start, offset), min(end, offset + len(words[i][0].text))
+                if lo < hi:
+                    marks[i].append((lo - offset, hi - offset))
+    return found
+
+
+def _mark_categories(
+    words: list[Word], marks: list[list[Span]], is_stop: Callable[[str], bool]
+) -> list[str]:
+    """Mark category words (see the module docstring); return them as written."""
+    found = []
+    for run in _stretches(words):
+        idx = [i for i, _ in run]
+        texts = [words[i][0].text for i in idx]
+        low = [t.lower() for t in texts]
+        for k in range(len(idx)):
+            nxt, kind = k + 1, ""
+            if (
+                low[k] in _ASKING
+                and k + 3 < len(idx)
+                and low[k + 1] in _KINDS
+                and low[k + 2] == "of"
+            ):
+                marks[idx[k + 1]].append((0, len(texts[k + 1])))
+                nxt, kind = k + 3, f"{texts[k + 1]} of "
+            elif low[k] not in _ASKING and low[k] not in _KO_ASKING:
+                continue
+            if nxt < len(idx) and low[nxt].isalpha() and not is_stop(low[nxt]):
+                if not marks[idx[nxt]]:  # a time word is one already
+                    marks[idx[nxt]].append((0, len(texts[nxt])))
+                    found.append(kind + texts[nxt])
+            elif kind:
+                found.append(texts[k + 1])
+        for i in idx:
+            for m in _CJK_CATEGORY.finditer(words[i][0].text):
+                # The question word goes with its noun: どんな alone is no word either.
+                if not any(a < m.end() and m.start() < b for a, b in marks[i]):
+                    marks[i].append(m.span())
+                    found.append(m.group(1) or m.group(2))
+    return found
+
+
+def _split(term: Term, spans: list[Span]) -> tuple[list[Word], list[Term]]:
+    """``term`` cut at ``spans``: the words left (written without quotes) and the cut ones."""
+    text = term.text
+    cuts = sorted(spans)
+    left: list[Word] = []
+    aside: list[Term] = []
+    pos = 0
+    for start, end in cuts + [(len(text), len(text))]:
+        start = max(start, pos)
+        rest = text[pos:start].strip()
+        if rest:
+            left.append((Term(rest, term.prefix and start == len(text)), True))
+        if start < end:
+            aside.append(Term(text[start:end].strip(), term.prefix and end == len(text)))
+        pos = max(pos, end)
+    return left, aside
+
+
+def time_words(q: Query) -> tuple[TimeWords, ...]:
+    """The time words of a best match written without quotes, in query order."""
+    return read_question(q, _no_stop_words).times if q.loose else ()
+
+
+def _no_stop_words(_text: str) -> bool:
+    return False  # time words do not depend on them
+
+
+@functools.lru_cache(maxsize=256)
+def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
+    """``q``'s top-level words as a best match searches them (the module docstring).
+
+    ``is_stop(word)``: whether a word is a common word, never a category's
+    noun (``which of``).  A query that is not a best match (``q.loose``
+    false) is left as it is.
+    """
+    words = _top_words(q)
+    if not q.loose:
+        return Reading(tuple(words))
+    words, possessives = _possessives(words)
+    marks: list[list[Span]] = [[] for _ in words]
+    times = _mark_times(words, marks)
+    categories = _mark_categories(words, marks, is_stop)
+    out: list[Word] = []
+    aside: list[Term] = []
+    for (term, unquoted), spans in zip(words, marks):
+        if not spans:
+            out.append((term, unquoted))
+            continue
+        left, cut = _split(term, spans)
+        out += left
+        out += [(t, False) for t in cut]  # kept whole if nothing else is left
+        aside += cut
+    notes = []
+    if possessives:
+        notes.append("read possessives as the name: " + ", ".join(possessives))
+    if categories:
+        notes.append(
+            "left out category words, since a conversation names the thing, not its kind: "
+            + ", ".join(dict.fromkeys(categories))
+        )
+    return Reading(tuple(out), frozenset(aside), tuple(times), tuple(notes))
