@@ -18,6 +18,7 @@ left out of the words, and a note says the bounds decide.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -31,11 +32,24 @@ from .timewords import TimeWords, describe, windows
 __all__ = ["search_preferring", "time_note"]
 
 P = TypeVar("P")
+_LEFT_OUT = "left out of the words"
+_SEARCHED_TOO = "searched as words too, the question has no other"
 Rows = list[dict[str, Any]]
 
 
 def _found(query: Any) -> tuple[TimeWords, ...]:
-    return time_words(parse_query(query)) if isinstance(query, str) else ()
+    return _time_words(query)[0] if isinstance(query, str) else ()
+
+
+@functools.lru_cache(maxsize=256)  # asked on every search, a pure function of the text
+def _time_words(query: str) -> tuple[tuple[TimeWords, ...], bool]:
+    """The question's time words, and whether the best match searches them too: it has
+    no other word but common ones, so they are what there is to find (``plan.best_match``)."""
+    parsed = parse_query(query)
+    found = time_words(parsed)
+    words = {t.text.lower() for t in best_match(parsed).terms} if found else set()
+    searched = any(w.text.lower() in words or words & set(w.text.lower().split()) for w in found)
+    return found, searched
 
 
 def _windows(found: tuple[TimeWords, ...], now: float) -> tuple[tuple[float, float], ...]:
@@ -49,19 +63,8 @@ def _windows(found: tuple[TimeWords, ...], now: float) -> tuple[tuple[float, flo
     return tuple(merged)
 
 
-def _searched(query: str, found: tuple[TimeWords, ...]) -> bool:
-    """Whether the best match searches the time words too: the question has no other
-    word but common ones, so they are what there is to find (``plan.best_match``)."""
-    words = {t.text.lower() for t in best_match(parse_query(query)).terms}
-    return any(w.text.lower() in words or words & set(w.text.lower().split()) for w in found)
-
-
 def _note(query: str, found: tuple[TimeWords, ...], now: float, bounded: bool) -> str:
-    what = (
-        "searched as words too, the question has no other"
-        if _searched(query, found)
-        else ("left out of the words")
-    )
+    what = _SEARCHED_TOO if _time_words(query)[1] else _LEFT_OUT
     if bounded or not _windows(found, now):
         said = ", ".join(f"'{w.text}'" for w in found)
         why = "the after/before given set the time" if bounded else "no message has that time"
