@@ -65,7 +65,7 @@ def _windows(found: tuple[TimeWords, ...], now: float) -> tuple[tuple[float, flo
 
 def _note(query: str, found: tuple[TimeWords, ...], now: float, bounded: bool) -> str:
     what = _SEARCHED_TOO if _time_words(query)[1] else _LEFT_OUT
-    if bounded or not _windows(found, now):
+    if bounded or not any(windows(w, now) for w in found):
         said = ", ".join(f"'{w.text}'" for w in found)
         why = "the after/before given set the time" if bounded else "no message has that time"
         return f"time words {said} {what}: {why}"

@@ -729,7 +729,7 @@ def _search(
     where, params = _filters(request)
     spans = None
     if state.get("time_index") and (request.after is not None or request.before is not None):
-        spans = time_table.spans(conn, request.after, request.before)
+        spans = time_table.spans(conn, request.after, request.before, request.windows)
         if not spans:  # no message has a timestamp in the window
             return plan, []
     # SQLite binds 64-bit integers; a larger "no limit" means every row anyway.

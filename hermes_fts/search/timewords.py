@@ -12,6 +12,7 @@ search does with them is docs/QUERY.md's "Time words" and docs/DESIGN.md §6.4c.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -249,8 +250,7 @@ def _span(unit: str, year: int, month: int, day: int) -> tuple[date, date]:
     return first, date(year + 1, 1, 1)
 
 
-def _days(words: TimeWords, now: float) -> list[tuple[date, date]]:
-    today = datetime.fromtimestamp(now).date()
+def _days(words: TimeWords, today: date) -> list[tuple[date, date]]:
     if words.back is not None:
         if words.unit == "day":
             return [_span("day", *(today - timedelta(days=words.back)).timetuple()[:3])]
@@ -276,7 +276,12 @@ def _seconds(day: date) -> float:
 
 def windows(words: TimeWords, now: float) -> tuple[tuple[float, float], ...]:
     """``words`` as ``[start, end)`` Unix-second ranges of local time, counted from ``now``."""
-    return tuple((_seconds(a), _seconds(b)) for a, b in _days(words, now) if a.year >= FIRST_YEAR)
+    return _windows(words, datetime.fromtimestamp(now).date())
+
+
+@functools.lru_cache(maxsize=256)  # a day in every year is 57 windows; each search asks
+def _windows(words: TimeWords, today: date) -> tuple[tuple[float, float], ...]:
+    return tuple((_seconds(a), _seconds(b)) for a, b in _days(words, today) if a.year >= FIRST_YEAR)
 
 
 def describe(words: TimeWords, now: float) -> str:
@@ -285,7 +290,7 @@ def describe(words: TimeWords, now: float) -> str:
     if words.back is None and words.year is None:
         month = _MONTH_NAMES[(words.month or 1) - 1]
         return f"{month} {words.day} of every year" if words.day else f"{month} of every year"
-    spans = _days(words, now)
+    spans = _days(words, datetime.fromtimestamp(now).date())
     first, after = spans[0]
     last = after - timedelta(days=1)
     return first.isoformat() if first == last else f"{first.isoformat()} – {last.isoformat()}"
