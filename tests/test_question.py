@@ -179,6 +179,19 @@ def test_pages_of_a_preferred_search_are_exact(store: SessionStore) -> None:
         assert [r["id"] for r in rows][: len(inside)] == sorted(inside, reverse=sort == "newest")
 
 
+def test_session_pages_of_a_preferred_search_are_exact(store: SessionStore) -> None:
+    query = "What did we decide on the queue, cache or database last week?"
+    whole = sessions(store, query, now=NOW, limit=100)
+    assert whole[0] == "lastweek" and len(whole) > 1
+    for offset in range(len(whole)):
+        assert sessions(store, query, now=NOW, limit=2, offset=offset) == whole[offset : offset + 2]
+        # The passes are merged by session: asked without it, the rows still come.
+        rows = store.search(
+            query, now=NOW, sort="sessions", limit=2, offset=offset, fields=["role"]
+        )
+        assert [list(r) for r in rows.rows] == [["role"]] * len(whole[offset : offset + 2])
+
+
 def test_explicit_bounds_win(store: SessionStore) -> None:
     kw: dict[str, Any] = {"now": NOW, "after": at("2026-10-01"), "before": at("2026-11-01")}
     assert sessions(store, "What did we decide last week?", **kw) == sessions(
@@ -306,3 +319,44 @@ def test_cli_json_prefers_the_day(store: SessionStore, tmp_path: Path) -> None:
     payload = json.loads(out.stdout)
     assert [r["session_id"] for r in payload["results"]] == ["db2023", "db2024"]
     assert any("March 8 of every year" in n for n in payload["query_notes"])
+
+
+# --------------------------------------------------------------------------- exact order
+
+
+def _in(ts: float, windows: list[tuple[str, str]]) -> bool:
+    return any(at(lo) <= ts < at(hi) for lo, hi in windows)
+
+
+@pytest.mark.parametrize("optimized", [False, True], ids=["plain", "time-index"])
+def test_matches_from_then_first_is_the_plain_order_split(tmp_path: Path, optimized: bool) -> None:
+    """Rows: exactly the plain best match's rows from the window, then the others,
+    each in the plain order; with the time zones (optimize-storage) too."""
+    import random
+
+    rng = random.Random(7)
+    st = open_store(tmp_path / "state.db")
+    texts = ["deploy the cache", "cache miss again", "deploy failed", "we deploy daily"]
+    for n in range(120):  # ids do not follow time: zones overlap in time
+        when = datetime(
+            rng.choice((2023, 2024, 2025, 2026)), rng.choice((3, 11)), rng.randint(1, 28)
+        )
+        msgs = [("user", rng.choice(texts)) for _ in range(rng.randint(1, 3))]
+        conversation(st, f"s{n}", msgs, start=when.timestamp())
+    if optimized:
+        assert st.optimize_storage(vacuum=False)["ok"]
+        assert st.index_state()["time_index"]
+    cases = {
+        "on March 8": [(f"{y}-03-08", f"{y}-03-09") for y in range(2023, 2027)],
+        "last week": [("2026-11-23", "2026-11-30")],
+        "in March 2024": [("2024-03-01", "2024-04-01")],
+    }
+    fields = ["id", "timestamp"]
+    plain = st.search("deploy cache", limit=1000, fields=fields).rows
+    for words, windows in cases.items():
+        rows = st.search(f"deploy cache {words}", limit=1000, fields=fields, now=NOW).rows
+        first = [r["id"] for r in plain if _in(r["timestamp"], windows)]
+        assert first, words
+        expected = first + [r["id"] for r in plain if not _in(r["timestamp"], windows)]
+        assert [r["id"] for r in rows] == expected, words
+    st.close()
