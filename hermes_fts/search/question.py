@@ -150,22 +150,19 @@ def _mark_categories(
     return found
 
 
-def _split(term: Term, spans: list[Span]) -> tuple[list[Word], list[Term]]:
-    """``term`` cut at ``spans``: the words left (written without quotes) and the cut ones."""
+def _split(term: Term, spans: list[Span]) -> list[tuple[Term, bool]]:
+    """``term`` cut at ``spans``, in order: each piece and whether it was cut out."""
     text = term.text
-    cuts = sorted(spans)
-    left: list[Word] = []
-    aside: list[Term] = []
+    pieces: list[tuple[Term, bool]] = []
     pos = 0
-    for start, end in cuts + [(len(text), len(text))]:
+    for start, end in sorted(spans) + [(len(text), len(text))]:
         start = max(start, pos)
-        rest = text[pos:start].strip()
-        if rest:
-            left.append((Term(rest, term.prefix and start == len(text)), True))
-        if start < end:
-            aside.append(Term(text[start:end].strip(), term.prefix and end == len(text)))
+        for a, b, cut in ((pos, start, False), (start, end, True)):
+            piece = text[a:b].strip()
+            if piece:
+                pieces.append((Term(piece, term.prefix and b == len(text)), cut))
         pos = max(pos, end)
-    return left, aside
+    return pieces
 
 
 def time_words(q: Query) -> tuple[TimeWords, ...]:
@@ -198,10 +195,10 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
         if not spans:
             out.append((term, unquoted))
             continue
-        left, cut = _split(term, spans)
-        out += left
-        out += [(t, False) for t in cut]  # kept whole if nothing else is left
-        aside += cut
+        for piece, cut in _split(term, spans):
+            out.append((piece, not cut))  # a cut word is kept whole if nothing else is left
+            if cut:
+                aside.append(piece)
     notes = []
     if possessives:
         notes.append("read possessives as the name: " + ", ".join(possessives))
