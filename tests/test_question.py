@@ -211,6 +211,7 @@ def test_a_date_without_a_year_is_that_day_in_any_year(store: SessionStore) -> N
     query = "3月8号我们选了哪个数据库"
     assert sessions(store, query)[:2] == ["db2023", "db2024"]
     assert any("'3月8号' (March 8 of every year, local time)" in n for n in notes(store, query))
+    assert notes(store, query)[-1] in SessionStore.query_notes(query)  # the same note
     assert sessions(store, "March 8: which database did we pick, 我们选了")[0] == "db2023"
 
 
