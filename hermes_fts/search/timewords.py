@@ -38,33 +38,6 @@ class TimeWords:
     day: int | None = None
 
 
-_MONTHS = {
-    name: n
-    for n, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
-_FULL_MONTHS = "|".join(
-    name for name in _MONTHS if len(name) > 4 or name in ("may", "june", "july")
-)
-_ANY_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
-# "3 may break" is no date: after a number, "may" is the verb.
-_DAY_FIRST_MONTH = "|".join(sorted(set(_MONTHS) - {"may"}, key=len, reverse=True))
 _MONTH_NAMES = (
     "January",
     "February",
@@ -79,25 +52,22 @@ _MONTH_NAMES = (
     "November",
     "December",
 )
-_COUNTS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
+_MONTHS = {
+    **{name.lower(): n for n, name in enumerate(_MONTH_NAMES, 1)},
+    **{name[:3].lower(): n for n, name in enumerate(_MONTH_NAMES, 1)},
+    "sept": 9,
 }
+_FULL_MONTHS = "|".join(name.lower() for name in _MONTH_NAMES)
+_ANY_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+# "3 may break" is no date: after a number, "may" is the verb.
+_DAY_FIRST_MONTH = "|".join(sorted(set(_MONTHS) - {"may"}, key=len, reverse=True))
+_COUNTS = dict(
+    zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13))
+)
+_COUNTS.update(a=1, an=1)
 _HAN_DIGITS = {c: n for n, c in enumerate("〇一二三四五六七八九")} | {"两": 2, "兩": 2, "零": 0}
-_HAN_NUM = "[〇零一二两兩三四五六七八九十]{1,3}"
-_N = rf"(\d{{1,3}}|{_HAN_NUM})"
+_NUM = r"\d{1,3}|[〇零一二两兩三四五六七八九十]{1,3}"  # Arabic or Chinese numerals
+_N = f"({_NUM})"
 _EN_N = rf"(\d{{1,3}}|{'|'.join(_COUNTS)})"
 _DAY_SUFFIX = r"(?:st|nd|rd|th)?"
 _YEAR = r"(19[7-9]\d|2\d{3})"
@@ -152,10 +122,10 @@ _DATES = [
     # A month alone is a word too ("may", "march"): read only after in/during.
     rf"\b(?:in|during)\s+(?:early\s+|late\s+|mid\s+)?(?P<m>{_FULL_MONTHS})\b(?:,?\s+(?P<y>{_YEAR})\b)?",
     rf"\b(?:in|during)\s+(?P<y>{_YEAR})\b",
-    rf"(?<!\d)(?P<y>\d{{4}})\s*[年년]\s*(?P<m>{_N[1:-1]})\s*[月월]\s*(?P<d>{_N[1:-1]})\s*[日号號일]",
-    rf"(?<!\d)(?P<m>{_N[1:-1]})\s*[月월]\s*(?P<d>{_N[1:-1]})\s*[日号號일]",
-    rf"(?<!\d)(?P<y>\d{{4}})\s*[年년]\s*(?P<m>{_N[1:-1]})\s*[月월](?!\s*前)",
-    rf"(?<!\d)(?P<m>{_N[1:-1]})\s*月份?(?!\s*前)",
+    rf"(?<!\d)(?P<y>\d{{4}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*[日号號일]",
+    rf"(?<!\d)(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*[日号號일]",
+    rf"(?<!\d)(?P<y>\d{{4}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월](?!\s*前)",
+    rf"(?<!\d)(?P<m>{_NUM})\s*月份?(?!\s*前)",
     r"(?<!\d)(?P<m>\d{1,2})\s*월(?!\s*전)",
     r"(?<!\d)(?P<y>\d{4})\s*[年년](?!\s*前|\s*전)",
 ]
