@@ -88,6 +88,12 @@ def test_a_possessive_searches_the_name(store: SessionStore, query: str) -> None
     assert found[0] == "anna" and any("possessives" in n for n in said)
 
 
+def test_a_contraction_is_no_possessive_to_name(store: SessionStore) -> None:
+    said = SessionStore.query_notes("it's Anna's sister, let's see")
+    assert "read possessives as the name: Anna's → Anna" in said, said
+    assert any(n.endswith("it, let") for n in said), said  # left out as common words
+
+
 def test_a_quoted_possessive_keeps_its_text(store: SessionStore) -> None:
     rows = store.search('"Anna\'s" sister', sort="sessions", fields=["session_id", "matched_terms"])
     assert not any("possessives" in n for n in rows.notes)

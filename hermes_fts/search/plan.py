@@ -355,7 +355,6 @@ def best_match(q: Query) -> Query:
     """
     if not q.loose or q.expr is None:
         return q
-    bare = set(q.bare)
     # Possessives, category and time words read first (search/question.py).
     reading = read_question(q, _is_stop)
     aside = reading.aside
@@ -371,7 +370,9 @@ def best_match(q: Query) -> Query:
         notes += reading.notes
     if len(kept) < len(terms):
         # Named as written: a bigram cut out of a sentence is no word of the user's.
-        dropped = ", ".join(t.text for t in terms if t not in {*kept, *aside} and t.text in bare)
+        dropped = ", ".join(
+            t.text for t in terms if t not in {*kept, *aside} and t.text in reading.written
+        )
         if dropped:
             notes.append(f"left out common words that do not decide a match: {dropped}")
     if len(kept) > MAX_BEST_TERMS:

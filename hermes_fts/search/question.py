@@ -54,13 +54,16 @@ class Reading:
     without quotes; possessives read and time and category words cut out of
     the words holding them.  ``aside``: those time and category words, left
     out while other words remain.  ``times``: the time words found.
-    ``notes``: what was read, for the query's notes.
+    ``notes``: what was read, for the query's notes.  ``written``: the words
+    as the user wrote them (a possessive read as its name), not the pieces a
+    CJK sentence is cut into: what a note may name.
     """
 
     words: tuple[Word, ...]
     aside: frozenset[Term] = frozenset()
     times: tuple[TimeWords, ...] = ()
     notes: tuple[str, ...] = ()
+    written: frozenset[str] = frozenset()
 
 
 def _top_words(q: Query) -> list[Word]:
@@ -71,13 +74,17 @@ def _top_words(q: Query) -> list[Word]:
     return [(node, node.text in bare) for node in top if isinstance(node, Term)]
 
 
-def _possessives(words: list[Word]) -> tuple[list[Word], list[str]]:
-    """``Anna's`` and ``Anna’s`` written without quotes as ``Anna``, and the note's pairs."""
+def _possessives(words: list[Word], is_stop: Callable[[str], bool]) -> tuple[list[Word], list[str]]:
+    """``Anna's`` and ``Anna’s`` written without quotes as ``Anna``, and the note's pairs.
+
+    ``it's`` and ``let's`` become common words, left out as such: no possessive
+    to name."""
     out, read = [], []
     for term, unquoted in words:
         found = _POSSESSIVE.fullmatch(term.text) if unquoted else None
         if found is not None:
-            read.append(f"{term.text} → {found.group(1)}")
+            if not is_stop(found.group(1)):
+                read.append(f"{term.text} → {found.group(1)}")
             term = Term(found.group(1), term.prefix)
         out.append((term, unquoted))
     return out, read
@@ -184,8 +191,9 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
     """
     words = _top_words(q)
     if not q.loose:
-        return Reading(tuple(words))
-    words, possessives = _possessives(words)
+        return Reading(tuple(words), written=frozenset(q.bare))
+    words, possessives = _possessives(words, is_stop)
+    written = frozenset(term.text for term, unquoted in words if unquoted)
     marks: list[list[Span]] = [[] for _ in words]
     times = _mark_times(words, marks)
     categories = _mark_categories(words, marks, is_stop)
@@ -207,4 +215,4 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
             "left out category words, since a conversation names the thing, not its kind: "
             + ", ".join(dict.fromkeys(categories))
         )
-    return Reading(tuple(out), frozenset(aside), tuple(times), tuple(notes))
+    return Reading(tuple(out), frozenset(aside), tuple(times), tuple(notes), written)
