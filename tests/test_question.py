@@ -285,6 +285,15 @@ def test_not_time_words(store: SessionStore, query: str) -> None:
     assert not any("time words" in n for n in notes(store, query, now=NOW))
 
 
+def test_many_time_words(store: SessionStore) -> None:
+    """A paste of dates: the first 8 are read (57 windows each), the rest are words."""
+    days = " ".join(f"3月{d}号" for d in range(1, 29)) + " 我们选了哪个数据库"
+    got = store.search(days, sort="sessions", fields=["session_id"], now=NOW)
+    assert got.rows[0]["session_id"] == "db2023"
+    (note,) = [n for n in got.notes if n.startswith("time words")]
+    assert note.count("of every year") == 8 and "'3月9号'" not in note
+
+
 def test_only_time_words_are_searched_too(store: SessionStore) -> None:
     query = "what did we decide last week"
     assert sessions(store, query, now=NOW)[0] == "lastweek"

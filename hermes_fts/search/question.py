@@ -41,6 +41,7 @@ _CJK_CATEGORY = re.compile(
     "|(?:どんな|どの|どういう|どういった|何の|なんの)([\u4e00-\u9fff\u30a0-\u30ff\u3005]+)"
 )
 _KO_ASKING = frozenset({"어떤", "무슨"})
+MAX_TIME_WORDS = 8  # read as times; more are searched as the words they are
 
 Word = tuple[Term, bool]  # a term of the query and whether it was written without quotes
 Span = tuple[int, int]
@@ -113,6 +114,8 @@ def _mark_times(words: list[Word], marks: list[list[Span]]) -> list[TimeWords]:
     for run in _stretches(words):
         text = " ".join(words[i][0].text for i, _ in run)
         for start, end, when in find_time_words(text):
+            if len(found) == MAX_TIME_WORDS:  # a day in every year is 57 windows each
+                return found
             found.append(when)
             for i, offset in run:
                 lo, hi = max(start, offset), min(end, offset + len(words[i][0].text))
