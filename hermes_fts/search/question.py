@@ -110,7 +110,7 @@ def _stretches(words: list[Word]) -> Iterator[list[tuple[int, int]]]:
 
 def _mark_times(words: list[Word], marks: list[list[Span]]) -> list[TimeWords]:
     """Find the time words of each stretch; mark their characters in the words."""
-    found = []
+    found: list[TimeWords] = []
     for run in _stretches(words):
         text = " ".join(words[i][0].text for i, _ in run)
         for start, end, when in find_time_words(text):
