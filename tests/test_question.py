@@ -11,7 +11,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -315,7 +315,33 @@ def test_a_bad_now_is_refused(store: SessionStore) -> None:
 # --------------------------------------------------------------------------- the CLI
 
 
-def test_cli_json_prefers_the_day(store: SessionStore, tmp_path: Path) -> None:
+def _cli_search(path: Path, query: str) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "search", query, "--db", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    return dict(json.loads(out.stdout))
+
+
+def test_cli_json_counts_last_week_from_today(tmp_path: Path) -> None:
+    today = date.today()
+    monday = today - timedelta(days=today.weekday() + 7)  # last week's
+    wednesday = datetime.combine(monday + timedelta(days=2), datetime.min.time())
+    path = tmp_path / "state.db"
+    st = open_store(path)
+    conversation(st, "older", [("user", "we decide: Redis, decide now")], start=at("2020-01-01"))
+    conversation(st, "lastweek", [("user", "we decide on RabbitMQ")], start=wednesday.timestamp())
+    st.close()
+    payload = _cli_search(path, "What did we decide last week?")
+    assert [r["session_id"] for r in payload["results"]] == ["lastweek", "older"]
+    window = f"{monday.isoformat()} – {(monday + timedelta(days=6)).isoformat()}"
+    assert any(f"'last week' ({window}, local time)" in n for n in payload["query_notes"])
+
+
+def test_cli_json_prefers_the_day(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     st = open_store(path)
     for sid, when, text in [
@@ -324,15 +350,7 @@ def test_cli_json_prefers_the_day(store: SessionStore, tmp_path: Path) -> None:
     ]:
         conversation(st, sid, [("user", text)], start=at(when))
     st.close()
-    out = subprocess.run(
-        [sys.executable, "-m", "hermes_fts.cli", "search", "3月8号我们选了哪个数据库"]
-        + ["--db", str(path), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
-    payload = json.loads(out.stdout)
+    payload = _cli_search(path, "3月8号我们选了哪个数据库")
     assert [r["session_id"] for r in payload["results"]] == ["db2023", "db2024"]
     assert any("March 8 of every year" in n for n in payload["query_notes"])
 
