@@ -140,8 +140,22 @@ def test_category_words_in_four_languages(store: SessionStore, query: str, categ
     assert any(n.endswith(f"not its kind: {category}") for n in said), said
 
 
-def test_which_before_a_common_word_is_no_category(store: SessionStore) -> None:
-    assert not any("category" in n for n in SessionStore.query_notes("which of the tests fail"))
+@pytest.mark.parametrize(
+    "query",
+    [
+        "which of the tests fail",  # a common word after it
+        "the deploy which crashed the server",  # relative, after a noun
+        "what caused the outage",  # "what" alone asks for no kind
+        "sort of flaky deploy",  # no "what" before it
+    ],
+)
+def test_no_category_word(store: SessionStore, query: str) -> None:
+    assert not any("category" in n for n in SessionStore.query_notes(query))
+
+
+def test_which_after_a_preposition_asks(store: SessionStore) -> None:
+    said = SessionStore.query_notes("in which city did Anna live")
+    assert any(n.endswith("not its kind: city") for n in said), said
 
 
 def test_only_a_category_is_still_searched(store: SessionStore) -> None:

@@ -32,6 +32,9 @@ _POSSESSIVE = re.compile(r"(\w+)['\u2019]s", re.IGNORECASE)
 # "what kind of X", "which type of X", "what sorts of X": X names a category.
 _ASKING = frozenset({"what", "which"})
 _KINDS = frozenset({"kind", "kinds", "type", "types", "sort", "sorts"})
+# "which X" asks only where a question or its clause starts: after a noun,
+# "which" is relative ("the bug which crashed") and the word after it a verb.
+_ASKS_AFTER = frozenset("in on at from to for with of by about during into and or".split())
 # The noun after these names a category too: Chinese (its first two
 # characters), Japanese (its kanji or katakana run) and Korean (the next word).
 # Not 哪个 ("which one"): it mostly picks among things named before.
@@ -143,7 +146,11 @@ def _mark_categories(
             ):
                 marks[idx[k + 1]].append((0, len(texts[k + 1])))
                 nxt, kind = k + 3, f"{texts[k + 1]} of "
-            elif low[k] not in _ASKING and low[k] not in _KO_ASKING:
+            elif not (
+                low[k] in _KO_ASKING
+                or low[k] == "which"
+                and (k == 0 or low[k - 1] in _ASKS_AFTER or is_stop(low[k - 1]))
+            ):
                 continue
             if nxt < len(idx) and low[nxt].isalpha() and not is_stop(low[nxt]):
                 if not marks[idx[nxt]]:  # a time word is one already
