@@ -292,10 +292,18 @@ def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ['deploy "last week"', "deploy last week NOT x", "python 3 may break", "deploy February 30"],
+    [
+        'deploy "last week"',
+        "deploy last week NOT x",
+        "yesterday",
+        "python 3 may break",
+        "deploy February 30",
+        "backup_2024-03-08 deploy",
+    ],
 )
 def test_not_time_words(store: SessionStore, query: str) -> None:
-    """Quoted, strict, a verb after a number, no such day: words as written."""
+    """Quoted, strict, one word, a verb after a number, no such day, inside an
+    identifier: words as written."""
     assert not any("time words" in n for n in notes(store, query, now=NOW))
 
 
