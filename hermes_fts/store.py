@@ -654,6 +654,7 @@ class SessionStore:
         after: float | None = None,
         before: float | None = None,
         exclude_session_ids: Sequence[str] | None = None,
+        now: float | str | None = None,
     ) -> search.SearchResult:
         """Search visible messages: the rows, the route that answered, the query's notes.
 
@@ -664,7 +665,9 @@ class SessionStore:
         the search as if that route's index were the only one, plus the LIKE
         scan: ``hermes-fts bench`` compares routes with it.  A damaged index
         found on the way is detached and the search is answered anyway, by
-        the route that then answers (``like_scan_fts_stale``).
+        the route that then answers (``like_scan_fts_stale``).  Time words in
+        a question ("last week") rank matches from that time first, counted
+        from ``now`` (Unix seconds or ISO; default the current time).
         """
         request = search.SearchRequest(
             query,
@@ -680,6 +683,7 @@ class SessionStore:
             after=after,
             before=before,
             exclude_session_ids=exclude_session_ids,
+            now=now,
         )
         # Rows written by processes without the extension reach the index first.
         fresh = self._sync_if_written(self._seen.token())

@@ -79,8 +79,8 @@ from hermes_fts._cjk_ranges import fold_kana, has_kana
 from hermes_fts._cjk_variants import fold as fold_variants
 from hermes_fts._cjk_variants import has_variants
 from hermes_fts._index_text import GLUE_MARKS, fold_width, has_cjk, positions, segments
+from hermes_fts.search.question import read_question
 from hermes_fts.search.syntax import (
-    AllOf,
     AnyOf,
     Near,
     Node,
@@ -357,20 +357,24 @@ def best_match(q: Query) -> Query:
     """
     if not q.loose or q.expr is None:
         return q
-    top = q.expr.include if isinstance(q.expr, AllOf) else (q.expr,)
-    bare = set(q.bare)
+    # Possessives, category and time words read first (search/question.py).
+    reading = read_question(q, _is_stop)
+    aside = reading.aside
     terms: dict[Term, bool] = {}  # term: written without quotes (a stop word may go)
-    for node in top:
-        if isinstance(node, Term):
-            for piece in _pieces(node) if node.text in bare else [node]:
-                terms[piece] = terms.get(piece, False) or node.text in bare
-    kept = [t for t, unquoted in terms.items() if not (unquoted and _is_stop(t.text))]
+    for node, unquoted in reading.words:
+        for piece in _pieces(node) if unquoted else [node]:
+            terms[piece] = terms.get(piece, False) or unquoted
+    kept = [t for t, unquoted in terms.items() if not (unquoted and _is_stop(t.text) or t in aside)]
     notes = list(q.notes)
     if not kept:  # only common words: they are what there is to find
         kept = list(terms)
-    elif len(kept) < len(terms):
+    else:
+        notes += reading.notes
+    if len(kept) < len(terms):
         # Named as written: a bigram cut out of a sentence is no word of the user's.
-        dropped = ", ".join(t.text for t in terms if t not in kept and t.text in bare)
+        dropped = ", ".join(
+            t.text for t in terms if t not in {*kept, *aside} and t.text in reading.written
+        )
         if dropped:
             notes.append(f"left out common words that do not decide a match: {dropped}")
     if len(kept) > MAX_BEST_TERMS:

@@ -64,6 +64,7 @@ from .plan import (
     route_can_represent,
     snippet_terms,
 )
+from .prefer import search_preferring, time_note
 from .rank import RANKED_ORDER, envelope, rows_of_ids
 from .rank import ROW_COLUMNS as _ROW_COLUMNS
 from .rank import match_rows as _match_rows
@@ -180,7 +181,8 @@ def query_notes(query: Any) -> list[str]:
     The same notes as ``plan_search(...).notes``; for the tool's and CLI's output.
     """
     parsed = best_match(parse_query(query))
-    return [*parsed.notes, *([parsed.error] if parsed.error else [])]
+    when = time_note(query)  # counted from the current time
+    return [*parsed.notes, *([when] if when else []), *([parsed.error] if parsed.error else [])]
 
 
 def describe_search_path(state: dict[str, Any], query: Any) -> str:
@@ -221,6 +223,11 @@ def _filters(request: SearchRequest) -> tuple[str, list[Any]]:
         if request.before is not None:
             parts.append("m.timestamp < ?")
             params.append(request.before)
+    if request.windows:  # a time preference's windows (search/prefer.py): any of them
+        parts.append(
+            "(" + " OR ".join(["m.timestamp >= ? AND m.timestamp < ?"] * len(request.windows)) + ")"
+        )
+        params.extend(bound for window in request.windows for bound in window)
     if request.exclude_session_ids:
         # One JSON parameter, however many ids (no bound-variable limit).
         parts.append("m.session_id NOT IN (SELECT value FROM json_each(?))")
@@ -704,9 +711,10 @@ def run(conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest)
     route = "unknown"
     rows: list[dict[str, Any]] | None = None
     try:
-        plan, rows = _search(conn, state, request)
+        # Time words in the question: rows from then first (search/prefer.py).
+        plan, rows, time_notes = search_preferring(request, lambda r: _search(conn, state, r))
         route = plan.route
-        return SearchResult(rows, route, plan.notes)
+        return SearchResult(rows, route, (*plan.notes, *time_notes))
     finally:
         _log_search(route, started, rows, request.query)
 
@@ -736,7 +744,7 @@ def _search(
     where, params = _filters(request)
     spans = None
     if state.get("time_index") and (request.after is not None or request.before is not None):
-        spans = time_table.spans(conn, request.after, request.before)
+        spans = time_table.spans(conn, request.after, request.before, request.windows)
         if not spans:  # no message has a timestamp in the window
             return plan, []
     # SQLite binds 64-bit integers; a larger "no limit" means every row anyway.

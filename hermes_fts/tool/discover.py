@@ -9,11 +9,10 @@ bounded discovery reads no more rows than an unbounded one.
 
 from __future__ import annotations
 
-import functools
 import logging
 from typing import Any
 
-from ..store import QueryError, SessionStore, failure_cause
+from ..store import QueryError, failure_cause
 from .args import SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
 from .errors import ToolError
@@ -54,12 +53,6 @@ _TITLE_MAX_CHARS = 100
 _TITLE_QUOTES = "`\"'\u201c\u201d\u2018\u2019"
 
 
-@functools.lru_cache(maxsize=256)
-def _query_notes(query: str) -> tuple[str, ...]:
-    """``SessionStore.query_notes``: a pure function of the text, so parsed once per query."""
-    return tuple(SessionStore.query_notes(query))
-
-
 def _demoted(row: dict[str, Any]) -> int:
     return 1 if row.get("source") in _DEMOTED_SESSION_SOURCES else 0
 
@@ -94,6 +87,7 @@ class Discovery:
         self.current = ctx.current_session_id
         self.current_root = ctx.lineage(self.current)[0] if self.current else None
         self.route: str | None = None  # the route that answered the last scan
+        self.search_notes: tuple[str, ...] = ()
 
     # title ------------------------------------------------------------
     def title_match(self) -> dict[str, Any] | None:
@@ -142,8 +136,10 @@ class Discovery:
             after=opts.after,
             before=opts.before,
             exclude_session_ids=sorted(opts.excluded),
+            now=opts.now,
         )
         self.route = result.route
+        self.search_notes = result.notes  # the query's, and what its time words did
         return list(result.rows)
 
     def collect(self, title: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
@@ -235,9 +231,9 @@ class Discovery:
         note = rebuild_note(self.ctx.store)
         if note is not None:
             payload["index_rebuild"] = note
-        return with_notes(
-            payload, [*_query_notes(opts.query), *self._partial_note(slots), *opts.notes]
-        )
+        # The search's own notes (SessionStore.query_notes, and the time words'
+        # windows, which depend on `now` and the bounds).
+        return with_notes(payload, [*self.search_notes, *self._partial_note(slots), *opts.notes])
 
     def _partial_note(self, slots: dict[str, dict[str, Any]]) -> list[str]:
         """When no result holds every word of a best match: which words the first holds."""
