@@ -282,6 +282,7 @@ class Outcome:
     rank: int | None  # 1-based rank of the right session in the first 10, or None
     empty: bool
     ms: float
+    top: str | None = None  # the first session found
 
 
 def ask(search: Search, questions: Sequence[H.Question], form: str) -> list[Outcome]:
@@ -292,7 +293,7 @@ def ask(search: Search, questions: Sequence[H.Question], form: str) -> list[Outc
         found = search(text)
         ms = (time.perf_counter() - started) * 1000
         rank = found.index(q.session_id) + 1 if q.session_id in found else None
-        out.append(Outcome(q, rank, not found, ms))
+        out.append(Outcome(q, rank, not found, ms, found[0] if found else None))
     return out
 
 
@@ -537,7 +538,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.json:
         dump = {
-            f"{name}/{layout}": [[o.question.text, o.rank, o.empty, round(o.ms, 2)] for o in got]
+            f"{name}/{layout}": [
+                [o.question.text, o.rank, o.empty, round(o.ms, 2), o.top] for o in got
+            ]
             for (name, layout), got in results.items()
         }
         args.json.write_text(json.dumps(dump, ensure_ascii=False, indent=0), encoding="utf-8")
