@@ -142,7 +142,7 @@ def fill(lang: str, template: str, **slots: str) -> str:
 
 
 def _people(rng: random.Random, per_lang: int) -> list[Person]:
-    people = []
+    people: list[Person] = []
     projects = list(V.PROJECTS)
     rng.shuffle(projects)
     for lang in V.LANGS:
