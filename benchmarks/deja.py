@@ -93,8 +93,8 @@ class Deja:
             text=True,
             timeout=300,
         )
-        if proc.returncode != 0 or not proc.stdout.strip():
-            return []
+        if proc.returncode != 0:  # no match is exit 0 with no hits; this is a failure
+            raise RuntimeError(f"deja search {query!r} failed: {proc.stderr.strip()[-2000:]}")
         hits = json.loads(proc.stdout).get("hits") or []
         return list(dict.fromkeys(h["session"]["id"] for h in hits))[:k]
 

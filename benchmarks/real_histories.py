@@ -265,6 +265,8 @@ def engine(name: str, db: Path, cache: Path) -> Iterator[Search]:
 
     def search(query: str) -> list[str]:
         found = hermes_fts.session_search(store, query=query, limit=max(KS))
+        if not found.get("success"):
+            raise RuntimeError(f"session_search({query!r}) failed: {found.get('error')}")
         return [r["session_id"] for r in found.get("results") or []]
 
     try:
