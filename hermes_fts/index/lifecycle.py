@@ -23,8 +23,8 @@ from typing import Any
 
 from .. import _env, _sqlite, loader
 from ..hermes import config as _hermes_config
+from . import health, old_layout, rank_bounds, schema, time_table
 from . import maintain as indexing
-from . import old_layout, rank_bounds, schema, time_table
 from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.index.lifecycle")
@@ -34,6 +34,7 @@ __all__ = [
     "StateCache",
     "align",
     "backfill_targets",
+    "damaged",
     "has_messages",
     "index_state",
     "merge_segments",
@@ -494,10 +495,30 @@ def optimize_needed(conn: sqlite3.Connection, caps: Capabilities) -> bool:
     return bool(optimize_reasons(conn, caps))
 
 
-def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
-    """Start a rebuild of every index that needs one; the backfill that follows does it.
+def damaged(conn: sqlite3.Connection, caps: Capabilities, *, full: bool) -> dict[str, str]:
+    """The complete, served indexes of ours that are damaged, with what is wrong
+    (``health.damage``; ``full`` adds FTS5's integrity-check, which needs a writer)."""
+    if indexing.get_meta(conn, schema.META_FTS_STALE) is not None:
+        return {}  # every index is rebuilt anyway
+    found = {}
+    for index in usable_indexes(conn, caps):
+        if (
+            schema.index_layout(schema.index_sql(conn, index)) == "external"
+            and indexing.backfill_window(conn, index) is None
+        ):
+            problem = health.damage(conn, index, full=full)
+            if problem is not None:
+                found[index] = problem
+    return found
 
-    A stale (damaged) store rebuilds all of them; otherwise an index is
+
+def repair(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, str]:
+    """Start a rebuild of every index that needs one; the backfill that follows does it.
+    Returns the indexes found damaged (``damaged``), with what was wrong.
+
+    A damaged index is dropped at once (searches read LIKE, never a broken
+    index, until its rebuild is complete).  A stale store rebuilds all of
+    them; otherwise an index is
     rebuilt when it is missing, in an earlier layout of ours or marked stale;
     the CJK index also when its tokenizer options are not
     ``schema.CJK_TOKENIZE``.  A rebuild already under way resumes.  A trigram
@@ -508,6 +529,12 @@ def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
     ``messages(timestamp)`` that earlier versions created is dropped.
     """
     old_layout.give_back(conn)
+    broken = damaged(conn, caps, full=True)
+    for index in broken:
+        logger.warning("%s is damaged (%s); rebuilding it", index, broken[index])
+        with indexing.write_txn(conn):
+            schema.drop_index_objects(conn, index)  # a build under way goes on
+        indexing.reset_index(conn, index)
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
     keep_trigram = trigram_policy(conn, caps)[0]
     for index in (BASE, TRIGRAM):
@@ -548,6 +575,7 @@ def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
         # without `variants 1`): rebuilt empty, served again once complete.
         indexing.reset_index(conn, CJK)
     time_table.install(conn)
+    return broken
 
 
 # --------------------------------------------------------------------------
