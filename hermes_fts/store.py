@@ -500,6 +500,15 @@ class SessionStore:
     def optimize_needed(self) -> bool:
         return index_state.optimize_needed(self._conn, self._caps)
 
+    def damaged_indexes(self) -> dict[str, str]:
+        """Served indexes that fail the lookup probe, with why (``health.probe``; reads only)."""
+        return index_state.damaged(self._conn, self._caps, full=False)
+
+    def optimize_room(self, vacuum: bool = True) -> dict[str, int]:
+        """Free disk bytes an ``optimize_storage`` run needs at its peak, and has
+        (``index_state.optimize_room``)."""
+        return index_state.optimize_room(self._conn, self._caps, self._path, vacuum)
+
     def optimize_storage(
         self,
         progress: indexing.Progress | None = None,
@@ -534,7 +543,8 @@ class SessionStore:
             "txn_target": txn_target,
         }
         try:
-            result = self._optimize(indexing.Phases(progress), vacuum, pacing)
+            with space.held_room(self._path):  # given back before the clean-up below
+                result = self._optimize(indexing.Phases(progress), vacuum, pacing)
         except Exception as exc:
             if not space.out_of_room(exc):
                 raise
@@ -565,7 +575,7 @@ class SessionStore:
             space.keep_reserve(self._path)
             emit("backfill")
 
-        remaining = self._build(chunk_done, lambda: emit("time"), **pacing)
+        remaining = self._build(chunk_done, emit, **pacing)
         if remaining is not None:
             logger.warning("optimize-storage: backfill incomplete: %s", remaining)
             return {"ok": False, "reason": "backfill_incomplete", "vacuumed": None}
@@ -589,7 +599,7 @@ class SessionStore:
     def _build(
         self,
         on_chunk: Callable[[], None],
-        on_time: Callable[[], None],
+        emit: indexing.Phases,
         *,
         sleep: indexing.Sleep,
         chunk_rows: int,
@@ -599,13 +609,20 @@ class SessionStore:
         """Backfill every index, fill the time table, apply the CJK queue; what is left."""
         pacing: dict[str, Any] = {"sleep": sleep, "chunk_rows": chunk_rows, "min_pause": min_pause}
         self.backfill(on_chunk=on_chunk, txn_target=txn_target, **pacing)
-        on_time()  # the time table: its triggers came with repair, the rows now
-        time_table.drive_fill(
-            self._conn,
-            on_chunk=lambda: space.keep_reserve(self._path),
-            txn_target=txn_target,
-            **pacing,
-        )
+        # The time table: its triggers came with repair, the rows now.
+        filled, ids = emit.counted("time"), [0]
+
+        def time_chunk() -> None:
+            space.keep_reserve(self._path)
+            window = time_table.state(self._conn)
+            ids[0] = window["total"] or ids[0]  # the last chunk closes the window
+            if ids[0]:
+                filled((window["filled"] or 0) if window["total"] else ids[0], ids[0])
+
+        if time_table.needs_work(self._conn):
+            emit("time")
+            time_chunk()
+        time_table.drive_fill(self._conn, on_chunk=time_chunk, txn_target=txn_target, **pacing)
         self.sync()
         return indexing.backfill_progress(self._conn)
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import _env, _sqlite, loader
 from ..hermes import config as _hermes_config
-from . import health, old_layout, rank_bounds, schema, time_table
+from . import health, old_layout, rank_bounds, schema, space, time_table
 from . import maintain as indexing
 from .schema import BASE, CJK, TRIGRAM
 
@@ -35,10 +35,12 @@ __all__ = [
     "align",
     "backfill_targets",
     "damaged",
+    "rebuilds",
     "has_messages",
     "index_state",
     "merge_segments",
     "optimize_needed",
+    "optimize_room",
     "optimize_reasons",
     "search_slowed_by",
     "repair",
@@ -510,6 +512,43 @@ def damaged(conn: sqlite3.Connection, caps: Capabilities, *, full: bool) -> dict
             if problem is not None:
                 found[index] = problem
     return found
+
+
+def rebuilds(conn: sqlite3.Connection, caps: Capabilities, broken: dict[str, str]) -> list[str]:
+    """The indexes ``repair`` and the backfill after it will build (all or part of):
+    the decisions of ``repair``, read without writing, for the room a run needs."""
+    stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
+    kept = (
+        [BASE] + ([TRIGRAM] if trigram_policy(conn, caps)[0] else []) + ([CJK] if caps.cjk else [])
+    )
+    flags = {TRIGRAM: schema.META_TRIGRAM_STALE, CJK: schema.META_CJK_STALE}
+    out = []
+    for index in kept:
+        sql = schema.index_sql(conn, index)
+        if (
+            stale
+            or index in broken
+            or schema.index_layout(sql) != "external"
+            or indexing.backfill_window(conn, index) is not None
+            or (index in flags and indexing.get_meta(conn, flags[index]) is not None)
+            or (index == CJK and not schema.cjk_tokenize_current(sql))
+        ):
+            out.append(index)
+    return out
+
+
+def optimize_room(
+    conn: sqlite3.Connection, caps: Capabilities, path: str | os.PathLike[str], vacuum: bool
+) -> dict[str, int]:
+    """Free disk bytes an optimize-storage run needs at its peak (``need``: ``build``,
+    the indexes and time table it adds, ``vacuum``, the merge and VACUUM, and the
+    ``reserve`` it leaves for Hermes) and has (``free``).  Reads only."""
+    builds = rebuilds(conn, caps, damaged(conn, caps, full=False))
+    need = space.need(conn, path, builds, vacuum=vacuum, time=not time_table.ready(conn))
+    return {"need": need.total, "build": need.build, "vacuum": need.vacuum} | {
+        "reserve": space.RESERVE,
+        "free": space.free_bytes(path),
+    }
 
 
 def repair(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, str]:

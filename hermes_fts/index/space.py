@@ -15,6 +15,8 @@ import os
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .. import _sqlite
@@ -34,11 +36,16 @@ __all__ = [
     "vacuum_need_now",
     "need",
     "keep_reserve",
+    "held_room",
     "out_of_room",
 ]
 
-# Left free at every moment, for Hermes' own writes (its WAL, its -shm).
+# Held for Hermes' own writes (its WAL, its -shm) and our clean-up while a run
+# lasts, as a file next to the store (``held_room``), freed first on a failure.
 RESERVE = 8 * 1024 * 1024
+# A step does not start with less free than this beside the held room.
+MARGIN = 4 * 1024 * 1024
+ROOM_SUFFIX = "-hermes-fts-room"
 # Upper bounds of an index's size as a multiple of the text it indexes, when
 # built chunk by chunk (before the merge and VACUUM make it smaller): about
 # 1.4 times what benchmarks/README.md measures on compacted stores.
@@ -114,12 +121,13 @@ def need(
     rebuilds: list[str],
     *,
     vacuum: bool,
-    time_rows: int,
+    time: bool,
 ) -> Need:
-    """The peak a run that builds ``rebuilds`` (and ``time_rows`` time-table rows) needs."""
+    """The peak a run that builds ``rebuilds`` (and the time table, ``time``) needs."""
     text = indexing.text_bytes(conn)
     built = {index: int(BUILD_X_TEXT[index] * text) for index in rebuilds}
-    growth = sum(built.values()) + TIME_ROW_BYTES * time_rows
+    rows = conn.execute("SELECT count(*) FROM messages").fetchone()[0] if time else 0
+    growth = sum(built.values()) + TIME_ROW_BYTES * rows
     if not vacuum:
         return Need(growth, 0)
     sizes = {k: v["bytes"] for k, v in indexing.index_sizes(conn, text).items()}
@@ -129,10 +137,41 @@ def need(
 
 
 def keep_reserve(path: str | os.PathLike[str]) -> None:
-    """Between two steps: raise NoRoom once the disk has less than ``RESERVE`` free."""
+    """Between two steps: raise NoRoom once the disk has less than ``MARGIN`` free."""
     free = free_bytes(path)
-    if free < RESERVE:
+    if free < MARGIN:
         raise NoRoom(f"only {free:,} bytes free on the disk; stopped before it is full")
+
+
+@contextmanager
+def held_room(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold ``RESERVE`` bytes of the disk in a file beside the store while the block
+    runs; the file goes when the block ends, however it ends.
+
+    Whatever else fills the disk meanwhile (another program, an estimate
+    too low), the clean-up after a failure then has room to checkpoint the
+    WAL into the main file, and Hermes has room to write.  A run killed
+    outright leaves the file; the next run replaces it.
+    """
+    room = os.fspath(path) + ROOM_SUFFIX
+    try:
+        with open(room, "wb") as out:  # written, so the blocks are taken (not sparse)
+            for _ in range(RESERVE // (1 << 20)):
+                out.write(bytes(1 << 20))
+    except OSError as exc:
+        _remove(room)
+        raise NoRoom(f"cannot hold {RESERVE:,} bytes for Hermes: {exc}") from exc
+    try:
+        yield
+    finally:
+        _remove(room)
+
+
+def _remove(file: str) -> None:
+    try:
+        os.remove(file)
+    except FileNotFoundError:
+        pass
 
 
 def give_back(conn: sqlite3.Connection) -> None:
