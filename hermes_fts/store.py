@@ -535,6 +535,9 @@ class SessionStore:
         if not self.fts5_available:
             return {"ok": False, "reason": "fts5_unavailable", "vacuumed": None}
         self._align_base()
+        # Other writers' pages still in the WAL go to the main file first, so
+        # neither size counts them twice or as ours (DESIGN §5.6).
+        _sqlite.shrink_wal(self._conn)
         before = space.file_sizes(self._path)
         pacing = {
             "sleep": sleep,
@@ -631,7 +634,7 @@ class SessionStore:
         NoRoom, before either starts, when the disk cannot hold their peak."""
         conn = self._conn
         _sqlite.shrink_wal(conn)
-        need = space.vacuum_need_now(conn, self._path) + space.RESERVE
+        need = space.vacuum_need_now(conn, self._path)  # beside the room held for Hermes
         free = space.free_bytes(self._path)
         if free < need:
             raise space.NoRoom(

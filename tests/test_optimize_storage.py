@@ -143,3 +143,138 @@ def test_the_first_run_measures_the_frequent_words(tmp_path):
     # "alpha" is in every message: frequent enough for bounds in both indexes.
     assert result["rank_bounds_measured"][schema.BASE] >= 1
     assert result["rank_bounds_measured"][schema.CJK] >= 1
+
+
+def popen_optimize(db: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "hermes_fts.cli", "optimize-storage", "--yes", "--json"]
+        + ["--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def fts5_tables(conn: sqlite3.Connection) -> list[str]:
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING fts5%'"
+        )
+    ]
+
+
+def test_a_run_killed_mid_build_leaves_every_table_sound(tmp_path):
+    db = tmp_path / "state.db"
+    write_store(db, messages=20 * MESSAGES)
+    with SessionStore(db) as store:
+        store._mark_fts_stale("test")  # the word and trigram indexes are built anew
+    proc = popen_optimize(db)
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        event = json.loads(line)
+        if event.get("phase") == "backfill" and event.get("event") == "progress":
+            break
+    proc.kill()  # kill -9, mid-build
+    proc.wait()
+    with SessionStore(db) as store:
+        conn = store._conn
+        assert schema.building(conn, schema.BASE) or schema.building(conn, schema.TRIGRAM)
+        # Every FTS5 table, the half-built ones too, passes FTS5's own checks,
+        # as Hermes' doctor may run them on any table.
+        tables = fts5_tables(conn)
+        assert any(t.endswith(schema.BUILD_SUFFIX) for t in tables), tables
+        for table in tables:
+            for rank in (0, 1):  # 1 also compares the index with its content view
+                conn.execute(
+                    f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', ?)", (rank,)
+                )
+    code, result, err = optimize(db)
+    assert code == 0 and result["ok"], err
+    with SessionStore(db) as store:
+        assert not any(t.endswith(schema.BUILD_SUFFIX) for t in fts5_tables(store._conn))
+
+
+def test_progress_is_json_lines_with_counts_rates_and_time_left(tmp_path):
+    db = tmp_path / "state.db"
+    write_store(db)
+    with SessionStore(db) as store:
+        store._mark_fts_stale("test")
+    code, result, err = optimize(db)
+    assert code == 0 and result["ok"]
+    events = [json.loads(line) for line in err.splitlines()]  # every line is JSON
+    progress = [e for e in events if e["event"] == "progress"]
+    phases = {e["phase"] for e in progress}
+    assert {"backfill", "time", "rank_bounds"} <= phases
+    for phase in phases:
+        lines = [e for e in progress if e["phase"] == phase]
+        units = {e["unit"] for e in lines}
+        assert len(units) == 1  # one step, one unit: no step reuses another's count
+        last = lines[-1]
+        assert last["done"] == last["total"] and last["percent"] == 100
+        assert last["seconds_left"] == 0 and last["rate"] > 0
+        assert all(e["rate"] is None or e["rate"] > 0 for e in lines)
+        assert all(0 <= e["done"] <= e["total"] for e in lines)
+    backfill = [e for e in progress if e["phase"] == "backfill"]
+    assert backfill[-1]["total"] == MESSAGES and backfill[-1]["unit"] == "messages"
+
+
+@pytest.mark.parametrize("command", ["sync", "optimize-storage"])
+def test_a_held_write_lock_is_said_while_waiting(command, optimized, tmp_path):
+    db = copy_of(optimized, tmp_path)
+    holder = subprocess.Popen(
+        ["sqlite3", str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdin is not None and holder.stdout is not None
+    holder.stdin.write("PRAGMA journal_mode=WAL;\nBEGIN IMMEDIATE;\nSELECT 'held';\n")
+    holder.stdin.flush()
+    assert holder.stdout.readline().strip() in ("wal", "held")
+    try:
+        extra = ["--yes"] if command == "optimize-storage" else []
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hermes_fts.cli", command, "--json", *extra] + ["--db", str(db)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        assert proc.stderr is not None
+        waiting = None
+        for line in proc.stderr:
+            event = json.loads(line)
+            if event.get("waiting") == "write_lock":
+                waiting = event
+                break
+        # Said while it waits, before the command gives up.
+        assert waiting is not None and proc.poll() is None
+        assert "waiting up to" in waiting["message"]
+    finally:
+        holder.stdin.write("ROLLBACK;\n.quit\n")
+        holder.stdin.flush()
+        holder.wait(timeout=30)
+    out, _err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out  # the lock went: the command went on
+
+
+def test_sizes_leave_a_concurrent_writers_wal_apart(optimized, tmp_path):
+    db = copy_of(optimized, tmp_path)
+    writer = sqlite3.connect(db)
+    writer.execute("PRAGMA wal_autocheckpoint = 0")  # its WAL grows, as a busy writer's may
+    with writer:
+        writer.executemany(
+            "INSERT INTO messages(session_id, role, content, timestamp) VALUES ('s1', 'user', ?, 0)",
+            [("padding " * 200,)] * 2000,
+        )
+    wal = Path(f"{db}-wal").stat().st_size
+    main = db.stat().st_size
+    assert wal > main / 2
+    code, result, err = optimize(db, "--no-vacuum")
+    assert code == 0, err
+    # The writer's WAL is checkpointed first, so it is counted once, in the main
+    # file, not as the store's size on top of it; the WAL is reported apart.
+    assert result["wal_before"] == 0 and main < result["size_before"] <= main + wal
+    assert result["size_after"] == db.stat().st_size
+    wal_now = Path(f"{db}-wal")
+    assert result["wal_after"] == (wal_now.stat().st_size if wal_now.exists() else 0)
+    writer.close()

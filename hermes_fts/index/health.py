@@ -39,7 +39,7 @@ def damage(conn: sqlite3.Connection, index: str, *, full: bool) -> str | None:
 
 def probe(conn: sqlite3.Connection, index: str) -> str | None:
     """The row-count and lookup probe of ``index``; None when it answers right."""
-    view = _content_view(conn, index)
+    view = schema.reads_view(conn, index) or schema.content_view(index)
     try:
         held = conn.execute(f"SELECT count(*) FROM {index}_docsize").fetchone()[0]
         rows = conn.execute(f"SELECT count(*) FROM {view}").fetchone()[0]
@@ -55,12 +55,6 @@ def probe(conn: sqlite3.Connection, index: str) -> str | None:
     except sqlite3.DatabaseError as exc:
         return str(exc)
     return None
-
-
-def _content_view(conn: sqlite3.Connection, index: str) -> str:
-    """The view ``index`` reads its rows from (its ``content=`` option)."""
-    match = re.search(r"content\s*=\s*'([^']+)'", schema.index_sql(conn, index) or "")
-    return match.group(1) if match else schema.content_view(index)
 
 
 def _samples(conn: sqlite3.Connection, view: str) -> list[tuple[int, str]]:

@@ -546,7 +546,7 @@ def optimize_room(
     builds = rebuilds(conn, caps, damaged(conn, caps, full=False))
     need = space.need(conn, path, builds, vacuum=vacuum, time=not time_table.ready(conn))
     return {"need": need.total, "build": need.build, "vacuum": need.vacuum} | {
-        "reserve": space.RESERVE,
+        "reserve": need.reserve,
         "free": space.free_bytes(path),
     }
 

@@ -2,8 +2,8 @@
 
 A run that fills the disk leaves Hermes Agent unable to save a message
 ("database or disk is full"), so optimize-storage refuses before it starts
-when its peak does not fit, stops a step before the disk has less than
-``RESERVE`` left, and after any failure gives back what it can: the
+when its peak does not fit, holds room for Hermes while it runs and stops a step
+before the disk is full (``reserve``), and after any failure gives back what it can: the
 half-built ``_next`` tables' pages go to the free list (Hermes' next writes
 reuse them) and the ``-wal`` file is truncated (DESIGN §5.6).
 """
@@ -27,6 +27,7 @@ logger = logging.getLogger("hermes_fts.index.space")
 
 __all__ = [
     "RESERVE",
+    "reserve",
     "Need",
     "NoRoom",
     "file_sizes",
@@ -41,10 +42,10 @@ __all__ = [
 ]
 
 # Held for Hermes' own writes (its WAL, its -shm) and our clean-up while a run
-# lasts, as a file next to the store (``held_room``), freed first on a failure.
+# lasts, as a file next to the store (``held_room``), freed first on a failure:
+# a quarter of the main file, within these bounds (``reserve``).
 RESERVE = 8 * 1024 * 1024
-# A step does not start with less free than this beside the held room.
-MARGIN = 4 * 1024 * 1024
+RESERVE_MIN = 256 * 1024
 ROOM_SUFFIX = "-hermes-fts-room"
 # Upper bounds of an index's size as a multiple of the text it indexes, when
 # built chunk by chunk (before the merge and VACUUM make it smaller): about
@@ -64,10 +65,11 @@ class Need:
 
     build: int
     vacuum: int
+    reserve: int
 
     @property
     def total(self) -> int:
-        return self.build + self.vacuum + RESERVE
+        return self.build + self.vacuum + self.reserve
 
 
 def file_sizes(path: str | os.PathLike[str]) -> tuple[int, int]:
@@ -79,6 +81,12 @@ def file_sizes(path: str | os.PathLike[str]) -> tuple[int, int]:
         except OSError:
             sizes.append(0)
     return sizes[0], sizes[1]
+
+
+def reserve(path: str | os.PathLike[str]) -> int:
+    """Room held for Hermes while a run lasts: what its writes and our clean-up
+    (a checkpoint of what the WAL holds) may need, scaled to the store."""
+    return min(RESERVE, max(RESERVE_MIN, file_sizes(path)[0] // 4))
 
 
 def free_bytes(path: str | os.PathLike[str]) -> int:
@@ -129,23 +137,24 @@ def need(
     rows = conn.execute("SELECT count(*) FROM messages").fetchone()[0] if time else 0
     growth = sum(built.values()) + TIME_ROW_BYTES * rows
     if not vacuum:
-        return Need(growth, 0)
+        return Need(growth, 0, reserve(path))
     sizes = {k: v["bytes"] for k, v in indexing.index_sizes(conn, text).items()}
     sizes.update(built)
     live = _sqlite.db_bytes(conn) + growth
-    return Need(growth, vacuum_need(path, live, max(sizes.values(), default=0)))
+    return Need(growth, vacuum_need(path, live, max(sizes.values(), default=0)), reserve(path))
 
 
 def keep_reserve(path: str | os.PathLike[str]) -> None:
-    """Between two steps: raise NoRoom once the disk has less than ``MARGIN`` free."""
+    """Between two steps: raise NoRoom once the disk has less than half the
+    ``reserve`` free beside the room held."""
     free = free_bytes(path)
-    if free < MARGIN:
+    if free < reserve(path) // 2:
         raise NoRoom(f"only {free:,} bytes free on the disk; stopped before it is full")
 
 
 @contextmanager
 def held_room(path: str | os.PathLike[str]) -> Iterator[None]:
-    """Hold ``RESERVE`` bytes of the disk in a file beside the store while the block
+    """Hold ``reserve`` bytes of the disk in a file beside the store while the block
     runs; the file goes when the block ends, however it ends.
 
     Whatever else fills the disk meanwhile (another program, an estimate
@@ -153,14 +162,14 @@ def held_room(path: str | os.PathLike[str]) -> Iterator[None]:
     WAL into the main file, and Hermes has room to write.  A run killed
     outright leaves the file; the next run replaces it.
     """
-    room = os.fspath(path) + ROOM_SUFFIX
+    room, size = os.fspath(path) + ROOM_SUFFIX, reserve(path)
     try:
         with open(room, "wb") as out:  # written, so the blocks are taken (not sparse)
-            for _ in range(RESERVE // (1 << 20)):
-                out.write(bytes(1 << 20))
+            for start in range(0, size, 1 << 16):
+                out.write(bytes(min(1 << 16, size - start)))
     except OSError as exc:
         _remove(room)
-        raise NoRoom(f"cannot hold {RESERVE:,} bytes for Hermes: {exc}") from exc
+        raise NoRoom(f"cannot hold {size:,} bytes for Hermes: {exc}") from exc
     try:
         yield
     finally:
