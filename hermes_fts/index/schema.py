@@ -538,12 +538,12 @@ def create_build_objects(conn: sqlite3.Connection, index: str) -> None:
     The build reads a view of the rows it holds so far (gated like its
     triggers), so FTS5's integrity-check passes on it at every moment, also
     after a run was killed half way.  A table keeps the view it was created
-    with through its rename, so builds take ``<index>_next_text`` and
-    ``<index>_text`` in turn: whichever the live table does not read.
+    with through its rename, so builds take ``<index>_text`` and
+    ``<index>_next_text`` in turn: the first unless the live table reads it.
     """
     drop_build_objects(conn, index)
     ddl = BUILD_DDL[index]
-    view = ddl.view if reads_view(conn, index) != ddl.view else DDL[index].view
+    view = DDL[index].view if reads_view(conn, index) != DDL[index].view else ddl.view
     conn.execute(f"DROP VIEW IF EXISTS {view}")
     conn.execute(_view_sql(index, view, gated=True))
     conn.execute(ddl.table_sql.replace(f"content='{ddl.view}'", f"content='{view}'"))
