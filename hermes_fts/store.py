@@ -558,10 +558,8 @@ class SessionStore:
             self._seen.forget()
             _sqlite.shrink_wal(self._conn)
         after = space.file_sizes(self._path)
-        return {**result, "size_before": before[0], "wal_before": before[1]} | {
-            "size_after": after[0],
-            "wal_after": after[1],
-        }
+        sizes = zip(("size_before", "wal_before", "size_after", "wal_after"), (*before, *after))
+        return {**result, **dict(sizes)}
 
     def _optimize(
         self, emit: indexing.Phases, vacuum: bool, pacing: dict[str, Any]
@@ -569,7 +567,7 @@ class SessionStore:
         """optimize-storage's steps, in order; raises NoRoom before the disk is full."""
         conn = self._conn
         emit("repair")
-        repaired = index_state.repair(conn, self._caps)
+        repaired = index_state.repair(conn, self._caps, emit.counted("repair"))
         self._seen.forget()
         emit.job = indexing.BackfillJob(conn)
         emit("backfill")
@@ -634,12 +632,7 @@ class SessionStore:
         NoRoom, before either starts, when the disk cannot hold their peak."""
         conn = self._conn
         _sqlite.shrink_wal(conn)
-        need = space.vacuum_need_now(conn, self._path)  # beside the room held for Hermes
-        free = space.free_bytes(self._path)
-        if free < need:
-            raise space.NoRoom(
-                f"the merge and VACUUM need about {need:,} bytes free, the disk has {free:,}"
-            )
+        space.check_vacuum_room(conn, self._path)
         index_state.merge_segments(conn, self._caps)
         _sqlite.shrink_wal(conn)  # the merge's pages, before VACUUM writes its copy
         conn.execute("VACUUM")

@@ -26,6 +26,7 @@ def _eta(seconds: float) -> str:
 
 # Phases that count their work, drawn as a bar: what they do, and what they count.
 _COUNTED = {
+    "repair": ("Checking", "indexes"),
     "backfill": ("Indexing", "messages"),
     "time": ("Filling", "ids"),
     "rank_bounds": ("Measuring", "words"),

@@ -497,20 +497,31 @@ def optimize_needed(conn: sqlite3.Connection, caps: Capabilities) -> bool:
     return bool(optimize_reasons(conn, caps))
 
 
-def damaged(conn: sqlite3.Connection, caps: Capabilities, *, full: bool) -> dict[str, str]:
+def damaged(
+    conn: sqlite3.Connection,
+    caps: Capabilities,
+    *,
+    full: bool,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, str]:
     """The complete, served indexes of ours that are damaged, with what is wrong
-    (``health.damage``; ``full`` adds FTS5's integrity-check, which needs a writer)."""
+    (``health.damage``; ``full`` adds FTS5's integrity-check, which needs a
+    writer).  ``progress(done, total)`` counts the indexes checked."""
     if indexing.get_meta(conn, schema.META_FTS_STALE) is not None:
         return {}  # every index is rebuilt anyway
+    checked = [
+        index
+        for index in usable_indexes(conn, caps)
+        if schema.index_layout(schema.index_sql(conn, index)) == "external"
+        and indexing.backfill_window(conn, index) is None
+    ]
     found = {}
-    for index in usable_indexes(conn, caps):
-        if (
-            schema.index_layout(schema.index_sql(conn, index)) == "external"
-            and indexing.backfill_window(conn, index) is None
-        ):
-            problem = health.damage(conn, index, full=full)
-            if problem is not None:
-                found[index] = problem
+    for done, index in enumerate(checked, 1):
+        problem = health.damage(conn, index, full=full)
+        if problem is not None:
+            found[index] = problem
+        if progress is not None:
+            progress(done, len(checked))
     return found
 
 
@@ -551,9 +562,14 @@ def optimize_room(
     }
 
 
-def repair(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, str]:
+def repair(
+    conn: sqlite3.Connection,
+    caps: Capabilities,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, str]:
     """Start a rebuild of every index that needs one; the backfill that follows does it.
-    Returns the indexes found damaged (``damaged``), with what was wrong.
+    Returns the indexes found damaged (``damaged``, which reports to
+    ``progress``), with what was wrong.
 
     A damaged index is dropped at once (searches read LIKE, never a broken
     index, until its rebuild is complete).  A stale store rebuilds all of
@@ -568,7 +584,7 @@ def repair(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, str]:
     ``messages(timestamp)`` that earlier versions created is dropped.
     """
     old_layout.give_back(conn)
-    broken = damaged(conn, caps, full=True)
+    broken = damaged(conn, caps, full=True, progress=progress)
     for index in broken:
         logger.warning("%s is damaged (%s); rebuilding it", index, broken[index])
         with indexing.write_txn(conn):

@@ -35,6 +35,7 @@ __all__ = [
     "give_back",
     "vacuum_need",
     "vacuum_need_now",
+    "check_vacuum_room",
     "need",
     "keep_reserve",
     "held_room",
@@ -121,6 +122,13 @@ def vacuum_need_now(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> i
     )
     sizes = (indexing.index_bytes(conn, index) or 0 for index in schema.INDEXES)
     return vacuum_need(path, (pages - free) * size, max(sizes))
+
+
+def check_vacuum_room(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> None:
+    """Raise NoRoom when the merge and VACUUM would not fit now, beside the room held."""
+    need, free = vacuum_need_now(conn, path), free_bytes(path)
+    if free < need:
+        raise NoRoom(f"the merge and VACUUM need about {need:,} bytes free, the disk has {free:,}")
 
 
 def need(
