@@ -278,3 +278,38 @@ def test_sizes_leave_a_concurrent_writers_wal_apart(optimized, tmp_path):
     wal_now = Path(f"{db}-wal")
     assert result["wal_after"] == (wal_now.stat().st_size if wal_now.exists() else 0)
     writer.close()
+
+
+AWKWARD = [
+    "line one\nline\ttwo  with   spaces\r\nand more",  # a trigram sees the whitespace
+    '{"query": "\\u6842\\u6797", "n": 3}',  # JSON escapes: indexed decoded too
+    "修改youer服务端 glued\u3000全角ｗｉｄｔｈ",
+    "ok",
+    "?!… —",
+    "😀 emoji 🎉 then 東京",
+    "",
+    "  leading\n\n\nblank lines 数据库",
+]
+
+
+def test_a_sound_store_is_never_taken_for_damaged(tmp_path):
+    """Regression: the probe re-joined words with spaces, so a trigram index never
+    found a message holding a newline, and a sound index was rebuilt on every run."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+        store.add_messages(
+            {
+                "session_id": "s1",
+                "role": "tool" if i % 3 == 0 else "user",
+                "content": AWKWARD[i % len(AWKWARD)] + ("" if i % 2 else f" n{i}"),
+                "tool_name": "web_search" if i % 3 == 0 else None,
+                "tool_calls": '[{"function": {"arguments": "{\\"q\\": \\"\\u6842\\"}"}}]'
+                if i % 5 == 0
+                else None,
+            }
+            for i in range(400)
+        )
+    for _ in range(2):
+        code, result, err = optimize(db)  # the full check: integrity-check and probe
+        assert code == 0 and result["repaired"] == {}, (err, result)

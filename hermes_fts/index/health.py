@@ -80,7 +80,12 @@ def _samples(conn: sqlite3.Connection, view: str) -> list[tuple[int, str]]:
 
 
 def _first_words(text: str) -> str:
-    return " ".join(text.split()[:PHRASE_WORDS])
+    """The text of its first words, exactly as stored (a trigram sees the whitespace)."""
+    match = _FIRST_WORDS.match(text)
+    return match.group(1) if match else ""
+
+
+_FIRST_WORDS = re.compile(rf"\s*(\S+(?:\s+\S+){{0,{PHRASE_WORDS - 1}}})")
 
 
 def _phrase(words: str) -> str:
