@@ -22,6 +22,7 @@ __all__ = ["PROBES", "damage", "probe"]
 
 PROBES = 12  # messages asked for per index
 PHRASE_WORDS = 8  # the first words of a message's text make its phrase
+MAX_PHRASE = 400  # characters; a longer phrase (a blob without spaces) is not asked
 _WORD = re.compile(r"\w", re.UNICODE)
 
 
@@ -73,7 +74,7 @@ def _samples(conn: sqlite3.Connection, view: str) -> list[tuple[int, str]]:
             f"SELECT content, tool_name, tool_calls FROM {view} WHERE id = ?", (row[0],)
         ).fetchone()
         words = (_first_words(t) for t in texts or () if isinstance(t, str))
-        phrase = next((w for w in words if len(w) >= 3 and _WORD.search(w)), None)
+        phrase = next((w for w in words if 3 <= len(w) <= MAX_PHRASE and _WORD.search(w)), None)
         if phrase is not None:
             out.append((int(row[0]), phrase))
     return out
