@@ -54,6 +54,8 @@ LAYERS: dict[str, int] = {
     "search.prefer": 4,
     "index.rank_bounds": 4,
     "index.old_layout": 5,
+    "index.health": 5,
+    "index.space": 5,
     "transcript": 5,
     "search.snippets": 5,
     "search.rank": 5,
