@@ -22,7 +22,7 @@ from ._sqlite import StoreError, failure_cause, store_error  # tool/CLI name cau
 from .content import encode_value
 from .index import lifecycle as index_state
 from .index import maintain as indexing
-from .index import rank_bounds, schema, space, time_table
+from .index import optimize, schema
 from .index.schema import BASE, CJK, TRIGRAM
 from .search import run as search
 from .search.plan import (
@@ -547,107 +547,14 @@ class SessionStore:
         if not self.fts5_available:
             return {"ok": False, "reason": "fts5_unavailable", "vacuumed": None}
         self._align_base()
-        # Other writers' pages still in the WAL go to the main file first, so
-        # neither size counts them twice or as ours (DESIGN §5.6).
-        _sqlite.shrink_wal(self._conn)
-        before = space.file_sizes(self._path)
         pacing = {
             "sleep": sleep,
             "chunk_rows": chunk_rows,
             "min_pause": min_pause,
             "txn_target": txn_target,
         }
-        try:
-            with space.held_room(self._path):  # given back before the clean-up below
-                result = self._optimize(indexing.Phases(progress), vacuum, pacing)
-        except Exception as exc:
-            if not space.out_of_room(exc):
-                raise
-            logger.warning("optimize-storage stopped, the disk is full: %s", exc)
-            space.give_back(self._conn)
-            result = {"ok": False, "reason": "disk_full", "detail": str(exc), "vacuumed": False}
-        finally:
-            self._seen.forget()
-            _sqlite.shrink_wal(self._conn)
-        after = space.file_sizes(self._path)
-        sizes = zip(("size_before", "wal_before", "size_after", "wal_after"), (*before, *after))
-        return {**result, **dict(sizes)}
-
-    def _optimize(
-        self, emit: indexing.Phases, vacuum: bool, pacing: dict[str, Any]
-    ) -> dict[str, Any]:
-        """optimize-storage's steps, in order; raises NoRoom before the disk is full."""
-        conn = self._conn
-        emit("repair")
-        repaired = index_state.repair(conn, self._caps, emit.counted("repair"))
-        self._seen.forget()
-        emit.job = indexing.BackfillJob(conn)
-        emit("backfill")
-
-        def chunk_done() -> None:
-            space.keep_reserve(self._path)
-            emit("backfill")
-
-        remaining = self._build(chunk_done, emit, **pacing)
-        if remaining is not None:
-            logger.warning("optimize-storage: backfill incomplete: %s", remaining)
-            return {"ok": False, "reason": "backfill_incomplete", "vacuumed": None}
-        measured: dict[str, int] = {}
-        if (
-            self._caps.cjk
-            and loader.has_row_evidence(conn, schema.BASE)
-            and rank_bounds.to_build(conn)
-        ):
-            emit("rank_bounds")
-            measured = rank_bounds.build(conn, emit.counted("rank_bounds"))
-        self._seen.forget()
-        if vacuum:
-            emit("vacuum")
-            self._merge_and_vacuum()
-        emit("done")
-        logger.info("storage optimization complete")
-        ok = {"ok": True, "vacuumed": True if vacuum else None, "repaired": repaired}
-        return {**ok, "rank_bounds_measured": measured}
-
-    def _build(
-        self,
-        on_chunk: Callable[[], None],
-        emit: indexing.Phases,
-        *,
-        sleep: indexing.Sleep,
-        chunk_rows: int,
-        min_pause: float,
-        txn_target: float | None,
-    ) -> Any:
-        """Backfill every index, fill the time table, apply the CJK queue; what is left."""
-        pacing: dict[str, Any] = {"sleep": sleep, "chunk_rows": chunk_rows, "min_pause": min_pause}
-        self.backfill(on_chunk=on_chunk, txn_target=txn_target, **pacing)
-        # The time table: its triggers came with repair, the rows now.
-        filled, ids = emit.counted("time"), [0]
-
-        def time_chunk() -> None:
-            space.keep_reserve(self._path)
-            window = time_table.state(self._conn)
-            ids[0] = window["total"] or ids[0]  # the last chunk closes the window
-            if ids[0]:
-                filled((window["filled"] or 0) if window["total"] else ids[0], ids[0])
-
-        if time_table.needs_work(self._conn):
-            emit("time")
-            time_chunk()
-        time_table.drive_fill(self._conn, on_chunk=time_chunk, txn_target=txn_target, **pacing)
-        self.sync()
-        return indexing.backfill_progress(self._conn)
-
-    def _merge_and_vacuum(self) -> None:
-        """Deleted rows' tokens go with the merge, their pages with VACUUM; raises
-        NoRoom, before either starts, when the disk cannot hold their peak."""
-        conn = self._conn
-        _sqlite.shrink_wal(conn)
-        space.check_vacuum_room(conn, self._path)
-        index_state.merge_segments(conn, self._caps)
-        _sqlite.shrink_wal(conn)  # the merge's pages, before VACUUM writes its copy
-        conn.execute("VACUUM")
+        hooks = optimize.Hooks(self.backfill, self.sync, self._seen.forget)
+        return optimize.run(self._conn, self._caps, self._path, hooks, progress, vacuum, pacing)
 
     def integrity_check(self) -> dict[str, str | None]:
         """FTS5 'integrity-check' per existing, usable index: None means it passed."""

@@ -63,29 +63,30 @@ LAYERS: dict[str, int] = {
     "index.time_table": 5,
     "search.run": 6,
     "index.lifecycle": 6,
-    "store": 7,
-    "bench": 8,
-    "hermes.host": 8,
-    "tool": 9,
-    "tool.spec": 9,
-    "tool.args": 9,
-    "tool.profiles": 9,
-    "tool.context": 9,
-    "tool.discover": 9,
-    "tool.sessions": 9,
-    "tool.shape": 9,
-    "tool.errors": 9,
-    "cli": 10,
-    "cli.__main__": 10,
-    "cli.registry": 10,
-    "cli.output": 10,
-    "cli.progress": 10,
-    "cli.admin": 10,
-    "cli.history": 10,
-    "cli.demo": 10,
+    "index.optimize": 7,
+    "store": 8,
+    "bench": 9,
+    "hermes.host": 9,
+    "tool": 10,
+    "tool.spec": 10,
+    "tool.args": 10,
+    "tool.profiles": 10,
+    "tool.context": 10,
+    "tool.discover": 10,
+    "tool.sessions": 10,
+    "tool.shape": 10,
+    "tool.errors": 10,
+    "cli": 11,
+    "cli.__main__": 11,
+    "cli.registry": 11,
+    "cli.output": 11,
+    "cli.progress": 11,
+    "cli.admin": 11,
+    "cli.history": 11,
+    "cli.demo": 11,
     # The Hermes Agent plugin sits on top: it wires the tool and the CLI into
     # Hermes, and nothing in the package imports it.
-    "hermes.plugin": 11,
+    "hermes.plugin": 12,
     # Package docstrings only: what each subsystem owns.
     "search": LEAF,
     "index": LEAF,
@@ -104,7 +105,7 @@ FACADE = "__init__"
 # stay cheap and must never import Hermes Agent).
 FACADE_EAGER_MAX_LAYER = 1
 # Layers that never touch a sqlite3 connection: they go through SessionStore.
-NO_CONNECTION_LAYERS = (9, 10, 11)
+NO_CONNECTION_LAYERS = (10, 11, 12)
 # Counted on the formatted tree (CI runs `ruff format --check`), so a module
 # cannot meet them by density.  Split code by job, never to fit a count.
 MAX_LINES = 800
