@@ -48,8 +48,9 @@ What each route promises for one term (``T`` = the term text):
 
 * ``fts5`` (unicode61): the term's tokens appear as consecutive tokens (case
   and diacritics folded, punctuation ignored).  Cannot represent CJK (a CJK
-  run is one unicode61 token), a term without letters or numbers, or NEAR
-  (it would count a CJK run as one token).
+  run is one unicode61 token), a term without letters or numbers, NEAR
+  (it would count a CJK run as one token), or a negated term (``staging服务器``
+  is one token, so ``deploy NOT staging`` would keep it).
 * ``fts_cjk`` (``cjk_unicode61``): like ``fts5`` for non-CJK text (plus width
   folding); a CJK run is an exact substring (bigrams; a lone character uses
   the colocated unigrams of ``unigrams 1``).  NEAR is native here.
@@ -71,13 +72,21 @@ layer sends it to LIKE, which folds).
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Union
 
 from hermes_fts._cjk_variants import fold as fold_variants
 from hermes_fts._cjk_variants import has_variants
-from hermes_fts._index_text import GLUE_MARKS, fold_width, has_cjk, positions, segments
+from hermes_fts._index_text import (
+    GLUE_MARKS,
+    fold_width,
+    has_cjk,
+    is_latin_token_char,
+    positions,
+    segments,
+)
 from hermes_fts.search.syntax import (
     AllOf,
     AnyOf,
@@ -98,6 +107,7 @@ __all__ = [
     "LikeNear",
     "LikeNode",
     "LikeText",
+    "LikeWords",
     "MAX_LIKE_ALTERNATIVES",
     "QueryTooBroad",
     "Query",
@@ -117,6 +127,7 @@ __all__ = [
     "route_can_represent",
     "sanitize_fts5_query",
     "snippet_terms",
+    "words_match",
 ]
 
 ROUTES = ("fts5", "fts_cjk", "trigram")
@@ -139,7 +150,9 @@ def _term_representable(term: Term, route: str, unigrams: bool) -> bool:
     if not segs:
         return False  # nothing a token index can see (`😀`, `"---"`)
     if route == "fts5":
-        return not any(is_cjk_seg for is_cjk_seg, _ in segs)
+        # A negated word glued to CJK (`staging服务器`) hides inside one unicode61
+        # token, so NOT would keep that row: only the CJK index sees it.
+        return not term.negated and not any(is_cjk_seg for is_cjk_seg, _ in segs)
     # fts_cjk.  A lone character is a unigram.  Without `unigrams 1` it only
     # matches isolated characters; with it, document unigrams are colocated
     # with bigrams, which is exact for a one-token term but not next to other
@@ -166,7 +179,9 @@ def _near_representable(node: Node, unigrams: bool) -> bool:
 def route_can_represent(q: Query, route: str, *, unigrams: bool = True) -> bool:
     """Whether ``route`` answers ``q`` exactly (by the route's own promise).
 
-    * ``fts5``: no term contains CJK, every term has a letter or number, no NEAR;
+    * ``fts5``: no term contains CJK, every term has a letter or number, no
+      NEAR, no negated term (a word glued to CJK is hidden from unicode61, so
+      ``NOT`` would keep its row);
     * ``fts_cjk``: every term has a letter, number or CJK character; a lone
       CJK character only with ``unigrams`` (the table's ``unigrams 1``) and
       as its term's only token, and never inside NEAR;
@@ -319,25 +334,41 @@ def _pieces(term: Term) -> list[Term]:
     """A word written without quotes, as the words a best match looks for: a CJK run
     of three or more characters may be a sentence with no spaces, so each of
     its bigrams is a word; Latin glued to it is a word of its own.  The word
-    itself stays one of them, so rows holding it as written rank first."""
+    itself stays one of them, so rows holding it as written rank first.  A
+    lone CJK character between punctuation inside a word is mostly grammar and
+    left out, unless the word holds nothing else (``中.文``)."""
     if not has_cjk(term.text):
         return [term]
     segs = segments(term.text)
-    # The word as written, unless a lone CJK character in it keeps every index
-    # from answering it (query.route_can_represent).
-    out: list[Term] = [term] if all(len(seg) > 1 for c, seg in segs if c) else []
+    if len(segs) == 1 or all(len(seg) > 1 for c, seg in segs if c):
+        # The word as written; one with a lone CJK character among other
+        # parts no index answers exactly (query.route_can_represent).
+        out = [term]
+    else:
+        out = []
     for n, (is_cjk, seg) in enumerate(segs):
-        last = n == len(segs) - 1
-        if is_cjk and len(seg) == 1:
-            continue  # one character between punctuation: mostly grammar
+        prefix = term.prefix and n == len(segs) - 1
         if not is_cjk or len(seg) == 2:
-            out.append(Term(seg, term.prefix and last))
-        else:
-            out += [
-                Term(seg[i : i + 2], term.prefix and last and i == len(seg) - 2)
-                for i in range(len(seg) - 1)
-            ]
-    return out
+            out.append(Term(seg, prefix))
+        elif len(seg) > 2:
+            out += [Term(seg[i : i + 2], prefix and i == len(seg) - 2) for i in range(len(seg) - 1)]
+    lone = [
+        Term(seg, term.prefix and n == len(segs) - 1)
+        for n, (c, seg) in enumerate(segs)
+        if c and len(seg) == 1
+    ]
+    return list(dict.fromkeys(out or lone))
+
+
+def _one_character_note(terms: Sequence[Term]) -> list[str]:
+    """A one-character CJK word is found wherever the character stands (unigrams)."""
+    chars = [t.text for t in terms if len(t.text) == 1 and has_cjk(t.text)]
+    if not chars:
+        return []
+    return [
+        f"one-character words are found wherever the character appears, inside "
+        f"longer words too: {', '.join(chars)}"
+    ]
 
 
 @functools.lru_cache(maxsize=256)
@@ -378,6 +409,7 @@ def best_match(q: Query) -> Query:
             + ", ".join(t.text for t in kept[MAX_BEST_TERMS:])
         )
         kept = kept[:MAX_BEST_TERMS]
+    notes += _one_character_note(kept)
     expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
     return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare)
 
@@ -431,6 +463,15 @@ class LikeNear:
 
 
 @dataclass(frozen=True)
+class LikeWords:
+    """``words_match(spec, column…)`` holds: the term ``spec`` with its Latin words as
+    whole tokens; every ``required`` text (its parts as written) is a cheap prefilter."""
+
+    spec: str
+    required: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class LikeAll:
     include: tuple[LikeNode, ...]
     exclude: tuple[LikeNode, ...]
@@ -441,15 +482,18 @@ class LikeAny:
     options: tuple[LikeNode, ...]
 
 
-LikeNode = Union[LikeText, LikeNear, LikeAll, LikeAny]
+LikeNode = Union[LikeText, LikeNear, LikeWords, LikeAll, LikeAny]
 
 
 def like_plan(q: Query) -> LikeNode | None:
     """The query as substring checks for a LIKE scan; None for an empty query.
 
-    A term is its literal text (a prefix ``*`` adds nothing, a phrase keeps
-    its spaces).  NEAR becomes a :class:`LikeNear`, whose ``required`` texts
-    are the ASCII words and CJK runs of its terms.  Texts stay as written;
+    A CJK term (or one with no letter or number) is its literal text, a
+    substring (a prefix ``*`` adds nothing).  A term with a Latin word is a
+    :class:`LikeWords`: its words are whole tokens, as the indexes see them
+    (``decide`` is not in "decided", ``decide*`` is), CJK next to it ends a
+    word.  NEAR becomes a :class:`LikeNear`, whose ``required`` texts are the
+    ASCII words and CJK runs of its terms.  Texts stay as written;
     ``like_sql`` folds both sides where the extension offers ``cjk_fold()``.
     """
     return None if q.expr is None else _like(q.expr)
@@ -457,7 +501,10 @@ def like_plan(q: Query) -> LikeNode | None:
 
 def _like(node: Node) -> LikeNode:
     if isinstance(node, Term):
-        return LikeText(node.text)
+        parts = segments(node.text, fold=False)
+        if all(cjk for cjk, _ in parts):
+            return LikeText(node.text)
+        return LikeWords(render(node), tuple(dict.fromkeys(seg for _, seg in parts)))
     if isinstance(node, Near):
         # A superset check: SQLite's LIKE folds ASCII case only, so a word with
         # diacritics (which the NEAR check folds) is left to near_matches.
@@ -543,6 +590,52 @@ def near_matches(spec: str, *texts: object) -> bool:
         for last in {p for s, _ in starts for p in s}:
             if all(any(last - n - near.distance <= p <= last for p in s) for s, n in starts):
                 return True
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _word_pattern(spec: str) -> tuple[re.Pattern[str], bool, bool]:
+    """The term ``spec`` as a regular expression over lower-cased text, and whether
+    its first and its last part are words that must end there (not CJK, no prefix)."""
+    term = parse_query(spec).expr
+    if not isinstance(term, Term):
+        raise ValueError(f"not one term: {spec!r}")
+    parts = segments(term.text.lower(), fold=False)
+    pattern = ""
+    for n, (cjk, seg) in enumerate(parts):
+        if n:  # separators between two words; none needed where CJK meets Latin
+            pattern += _SEPARATOR + ("+" if cjk == parts[n - 1][0] else "*")
+        pattern += re.escape(seg)
+    return re.compile(pattern), not parts[0][0], not (parts[-1][0] or term.prefix)
+
+
+# What unicode61 does not count as a token character (``is_token_char``): not a
+# letter, number or private-use character; "_" is one such.
+_SEPARATOR = "(?:[^\\w\ue000-\uf8ff\U000f0000-\U0010ffff]|_)"
+
+
+def words_match(spec: str, *texts: object) -> bool:
+    """Whether any of ``texts`` holds the term ``spec`` with its Latin words whole.
+
+    The LIKE scan's check for a term with a Latin word (``LikeWords``): the
+    indexes' token boundaries, so ``decide`` does not match "decided" while
+    ``decide*`` does, and CJK glued to a word ends it (``staging服务器``).
+    Meant as a SQL function body, after the LIKE prefilter.
+    """
+    pattern, left, right = _word_pattern(spec)
+    for text in texts:
+        if not isinstance(text, str) or not text:
+            continue
+        low = text.lower()
+        found = pattern.search(low)
+        while found is not None:
+            start, end = found.span()
+            if not (
+                (left and start and is_latin_token_char(low[start - 1]))
+                or (right and end < len(low) and is_latin_token_char(low[end]))
+            ):
+                return True
+            found = pattern.search(low, start + 1)
     return False
 
 
