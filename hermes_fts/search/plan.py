@@ -56,14 +56,16 @@ What each route promises for one term (``T`` = the term text):
   the colocated unigrams of ``unigrams 1``).  NEAR is native here.
 * ``trigram``: ``T`` is a substring (Unicode case-insensitive); terms of
   >= 3 characters only, no NEAR.
-* LIKE: ``T`` is a substring, case-insensitive for ASCII letters only.
+* LIKE: a CJK ``T`` is a substring; a ``T`` with a Latin word matches it as
+  whole tokens, as ``fts_cjk`` does (:func:`words_match`), after a substring
+  prefilter.  Case-insensitive for ASCII letters only, diacritics as written.
   Where the extension is loaded both sides are folded (:func:`fold_text`,
   ``cjk_fold()``): widths and Han variants, as on ``fts_cjk``; without it,
   raw text.  NEAR is checked by :func:`near_matches`.
 
-So Latin words are words on the token routes and substrings on trigram and
-LIKE (``deploy`` finds "deployment" there): the main route difference.  LIKE
-folds only ASCII case; NEAR counts tokens on every route.  The trigram index
+So Latin words are words on every route but trigram (``deploy`` finds
+"deployment" there): the main route difference.  LIKE folds only ASCII case
+and trigram no diacritics; NEAR counts tokens on every route.  The trigram index
 compares raw text, so a query that folding changes (:func:`folds_apply`) is
 not answered by trigram alone where the extension is loaded (the search
 layer sends it to LIKE, which folds).
@@ -73,7 +75,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Union
 
@@ -127,6 +129,7 @@ __all__ = [
     "route_can_represent",
     "sanitize_fts5_query",
     "snippet_terms",
+    "words_held",
     "words_match",
 ]
 
@@ -412,6 +415,32 @@ def best_match(q: Query) -> Query:
     notes += _one_character_note(kept)
     expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
     return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare)
+
+
+def words_held(q: Query, matched: Collection[str]) -> tuple[list[str], list[str], list[str]]:
+    """The words of the best match ``q`` as written, by how much of each a row holds:
+    all of it, some of it, none of it.  ``matched``: the row's ``matched_terms``.
+
+    A sentence typed without spaces is searched as its two-character parts; a
+    row with only some of them holds "some" of the sentence, so a note can
+    name the words a person wrote, never an index's bigrams.  A word left out
+    as common (and so not searched) is in none of the lists.
+    """
+    searched = {t.text for t in best_match(q).terms}
+    top = q.expr.include if isinstance(q.expr, AllOf) else (q.expr,)
+    held: tuple[list[str], list[str], list[str]] = ([], [], [])
+    for node in top:
+        if not isinstance(node, Term):
+            continue
+        pieces = [t.text for t in _pieces(node)] if node.text in q.bare else [node.text]
+        parts = [p for p in dict.fromkeys(pieces) if p in searched]
+        if not parts:
+            continue
+        have = [p for p in parts if p in matched]
+        whole = node.text in matched if node.text in parts else len(have) == len(parts)
+        shown = node.text + "*" * node.prefix
+        held[0 if whole else 1 if have else 2].append(shown)
+    return held
 
 
 def evidence_units(q: Query, route: str) -> tuple[tuple[str, str], ...]:
