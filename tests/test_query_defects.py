@@ -287,3 +287,10 @@ def test_like_and_the_indexes_agree_on_whole_words(tmp_path: Path) -> None:
     }
     assert after["decide"][1] == {"b", "c"} and after["decide*"][1] == {"a", "b", "c"}
     assert after["ecide"][1] == set()
+
+
+def test_a_cut_best_match_names_words_as_written() -> None:
+    sentence = "".join(chr(0x4E00 + 7 * i) for i in range(45))  # 44 bigrams, no stop word
+    (note,) = SessionStore.query_notes(f"{sentence} 桂林")
+    assert note.endswith(f"not searched: part of {sentence}, 桂林"), note
+    assert sentence[40:42] not in note.replace(sentence, "")  # no bigram of it alone

@@ -374,6 +374,24 @@ def _one_character_note(terms: Sequence[Term]) -> list[str]:
     ]
 
 
+def _written(q: Query) -> list[tuple[Term, list[Term]]]:
+    """Each word of the best match ``q`` as written, with the terms it is searched as."""
+    top = q.expr.include if isinstance(q.expr, AllOf) else (q.expr,)
+    return [(n, _pieces(n) if n.text in q.bare else [n]) for n in top if isinstance(n, Term)]
+
+
+def _cut_words(written: list[tuple[Term, list[Term]]], kept: list[Term], keep: int) -> str:
+    """The words as written whose terms fall past the first ``keep`` of ``kept``."""
+    cut = set(kept[keep:])
+    named = []
+    for node, pieces in written:
+        searched = [p for p in pieces if p in kept]
+        if searched and any(p in cut for p in searched):
+            whole = all(p in cut for p in searched)
+            named.append(node.text if whole else f"part of {node.text}")
+    return ", ".join(dict.fromkeys(named))
+
+
 @functools.lru_cache(maxsize=256)
 def best_match(q: Query) -> Query:
     """``q`` as the terms a best match looks for, any of them (an OR), or ``q`` itself
@@ -389,27 +407,25 @@ def best_match(q: Query) -> Query:
     """
     if not q.loose or q.expr is None:
         return q
-    top = q.expr.include if isinstance(q.expr, AllOf) else (q.expr,)
-    bare = set(q.bare)
+    written = _written(q)
     terms: dict[Term, bool] = {}  # term: written without quotes (a stop word may go)
-    for node in top:
-        if isinstance(node, Term):
-            for piece in _pieces(node) if node.text in bare else [node]:
-                terms[piece] = terms.get(piece, False) or node.text in bare
+    for node, pieces in written:
+        for piece in pieces:
+            terms[piece] = terms.get(piece, False) or node.text in q.bare
     kept = [t for t, unquoted in terms.items() if not (unquoted and _is_stop(t.text))]
     notes = list(q.notes)
     if not kept:  # only common words: they are what there is to find
         kept = list(terms)
     elif len(kept) < len(terms):
         # Named as written: a bigram cut out of a sentence is no word of the user's.
-        dropped = ", ".join(t.text for t in terms if t not in kept and t.text in bare)
+        dropped = ", ".join(t.text for t in terms if t not in kept and t.text in q.bare)
         if dropped:
             notes.append(f"left out common words that do not decide a match: {dropped}")
     if len(kept) > MAX_BEST_TERMS:
         # A LIKE scan tests every word on every row; a long paste says enough in its head.
         notes.append(
             f"a best match looks for at most {MAX_BEST_TERMS} words; not searched: "
-            + ", ".join(t.text for t in kept[MAX_BEST_TERMS:])
+            + _cut_words(written, kept, MAX_BEST_TERMS)
         )
         kept = kept[:MAX_BEST_TERMS]
     notes += _one_character_note(kept)
@@ -427,13 +443,9 @@ def words_held(q: Query, matched: Collection[str]) -> tuple[list[str], list[str]
     as common (and so not searched) is in none of the lists.
     """
     searched = {t.text for t in best_match(q).terms}
-    top = q.expr.include if isinstance(q.expr, AllOf) else (q.expr,)
     held: tuple[list[str], list[str], list[str]] = ([], [], [])
-    for node in top:
-        if not isinstance(node, Term):
-            continue
-        pieces = [t.text for t in _pieces(node)] if node.text in q.bare else [node.text]
-        parts = [p for p in dict.fromkeys(pieces) if p in searched]
+    for node, pieces in _written(q) if q.loose else []:
+        parts = [p for p in dict.fromkeys(t.text for t in pieces) if p in searched]
         if not parts:
             continue
         have = [p for p in parts if p in matched]
