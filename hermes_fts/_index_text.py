@@ -130,4 +130,6 @@ def positions(text: str, document: bool) -> list[frozenset[str]]:
 
 def is_latin_token_char(ch: str) -> bool:
     """A character of a non-CJK token: a word there ends where none follows."""
+    if ch.isascii():
+        return ch.isalnum()
     return is_token_char(ch) and not has_cjk(ch)

@@ -365,9 +365,10 @@ def test_like_plan_shape() -> None:
     assert like_plan(q("alpha NOT beta* OR 广西")) is not None
     # A Latin word is a whole token (issue 34); a prefix keeps its star for the check.
     assert like_plan(q("alpha NOT beta*")) == LikeAll(
-        (LikeWords('"alpha"', ("alpha",)),), (LikeWords('"beta"*', ("beta",)),)
+        (LikeWords('"alpha"', ("alpha",), "alpha"),),
+        (LikeWords('"beta"*', ("beta",), "beta", True),),
     )
-    assert like_plan(q('"100%_\\x"')) == LikeWords('"100%_\\x"', ("100", "x"))
+    assert like_plan(q('"100%_\\x"')) == LikeWords('"100%_\\x"', ("100", "x"), "100%_\\x")
     assert like_plan(q('"%_\\"')) == LikeText("%_\\")  # no word: a substring
     assert like_plan(q("广西")) == LikeText("广西")
     assert like_plan(q("NEAR(Deploy 桂林 Émile, 2)")) == LikeNear(

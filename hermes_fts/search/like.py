@@ -71,18 +71,31 @@ def _like_sql(node: LikeNode, params: list[Any], columns: tuple[str, ...], fold:
         text = fold_text(node.text) if fold else node.text
         params.extend([f"%{_like_escape(text)}%"] * len(columns))
         return "(" + " OR ".join(f"COALESCE({col}, '') LIKE ? ESCAPE '\\'" for col in columns) + ")"
-    if isinstance(node, (LikeNear, LikeWords)):
+    if isinstance(node, LikeNear):
         parts = [_like_sql(LikeText(text), params, columns, fold) for text in node.required]
         # near_matches width-folds itself; the variant fold of spec and
         # columns makes it count the tokens the variants index counts.
         params.append(fold_text(node.spec) if fold else node.spec)
-        function = NEAR_FUNCTION if isinstance(node, LikeNear) else WORDS_FUNCTION
-        parts.append(f"{function}(?, {', '.join(columns)})")
+        parts.append(f"{NEAR_FUNCTION}(?, {', '.join(columns)})")
         return _balanced(parts, "AND")
+    if isinstance(node, LikeWords):
+        return _words_sql(node, params, columns, fold)
     if isinstance(node, LikeAny):
         return _balanced([_like_sql(o, params, columns, fold) for o in node.options], "OR")
     parts = [_like_sql(c, params, columns, fold) for c in node.include]
     parts += ["NOT " + _like_sql(c, params, columns, fold) for c in node.exclude]
+    return _balanced(parts, "AND")
+
+
+def _words_sql(node: LikeWords, params: list[Any], columns: tuple[str, ...], fold: bool) -> str:
+    """A term with a Latin word: its parts as substrings, then either the term between
+    spaces (whole words for sure, no Python) or ``words_match`` on the row."""
+    parts = [_like_sql(LikeText(text), params, columns, fold) for text in node.required]
+    text = _like_escape(fold_text(node.text) if fold else node.text)
+    params.extend([f"% {text}{'' if node.prefix else ' '}%"] * len(columns))
+    spaced = " OR ".join(f"(' ' || COALESCE({c}, '') || ' ') LIKE ? ESCAPE '\\'" for c in columns)
+    params.append(fold_text(node.spec) if fold else node.spec)
+    parts.append(f"({spaced} OR {WORDS_FUNCTION}(?, {', '.join(columns)}))")
     return _balanced(parts, "AND")
 
 

@@ -506,10 +506,13 @@ class LikeNear:
 @dataclass(frozen=True)
 class LikeWords:
     """``words_match(spec, column…)`` holds: the term ``spec`` with its Latin words as
-    whole tokens; every ``required`` text (its parts as written) is a cheap prefilter."""
+    whole tokens; every ``required`` text (its parts as written) is a cheap prefilter,
+    and ``text`` between spaces (``prefix``: a space before it) a cheap proof."""
 
     spec: str
     required: tuple[str, ...]
+    text: str
+    prefix: bool = False
 
 
 @dataclass(frozen=True)
@@ -545,7 +548,8 @@ def _like(node: Node) -> LikeNode:
         parts = segments(node.text, fold=False)
         if all(cjk for cjk, _ in parts):
             return LikeText(node.text)
-        return LikeWords(render(node), tuple(dict.fromkeys(seg for _, seg in parts)))
+        required = tuple(dict.fromkeys(seg for _, seg in parts))
+        return LikeWords(render(node), required, node.text, node.prefix)
     if isinstance(node, Near):
         # A superset check: SQLite's LIKE folds ASCII case only, so a word with
         # diacritics (which the NEAR check folds) is left to near_matches.
@@ -647,7 +651,11 @@ def _word_pattern(spec: str) -> tuple[re.Pattern[str], bool, bool]:
         if n:  # separators between two words; none needed where CJK meets Latin
             pattern += _SEPARATOR + ("+" if cjk == parts[n - 1][0] else "*")
         pattern += re.escape(seg)
-    return re.compile(pattern), not parts[0][0], not (parts[-1][0] or term.prefix)
+    left, right = not parts[0][0], not (parts[-1][0] or term.prefix)
+    # An ASCII letter or digit after a word is in it: the regex says so without a
+    # Python step per miss ("decided").  (A lookbehind in front would keep re
+    # from searching for the literal first, so words_match looks left itself.)
+    return re.compile(pattern + "(?![0-9a-z])" * right), left, right
 
 
 # What unicode61 does not count as a token character (``is_token_char``): not a
