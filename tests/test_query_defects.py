@@ -294,3 +294,21 @@ def test_a_cut_best_match_names_words_as_written() -> None:
     (note,) = SessionStore.query_notes(f"{sentence} 桂林")
     assert note.endswith(f"not searched: part of {sentence}, 桂林"), note
     assert sentence[40:42] not in note.replace(sentence, "")  # no bigram of it alone
+
+
+def test_diacritics_differ_only_as_docs_query_md_says(tmp_path: Path) -> None:
+    """Issue 11: the token routes fold diacritics; the LIKE scan and trigram keep them."""
+    with open_store(tmp_path / "state.db") as st_:
+        conversation(st_, "accent", [("user", "un café crème")])
+        conversation(st_, "plain", [("user", "the cafe menu")])
+        expected = {
+            "fts5": {"accent", "plain"},
+            "fts_cjk": {"accent", "plain"},
+            "trigram": {"plain"},
+            "like_scan": {"plain"},
+        }
+        for route, wanted in expected.items():
+            assert _sessions(st_, "cafe", route)[0] == wanted, route
+        # ASCII case folds on every route, and a word as written is found everywhere
+        for route in expected:
+            assert "accent" in _sessions(st_, "Café", route)[0], route
