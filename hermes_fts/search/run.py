@@ -8,7 +8,7 @@ marks the indexes stale and asks again with a state that says so.
 Routes, in the order they are tried; a search is never silently empty because
 an index is missing or damaged:
 
-``fts5``      queries without CJK, on the unicode61 word index.  Latin glued to CJK
+``fts5``      queries without CJK or NOT, on the unicode61 word index.  Latin glued to CJK
               (``修改youer服务端``) is one unicode61 token, so when the word index
               comes up short the CJK index, which splits Latin off CJK, adds
               the rows it missed *after* the ranked hits: searches that already
@@ -714,9 +714,22 @@ def run(conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest)
         # Time words in the question: rows from then first (search/prefer.py).
         plan, rows, time_notes = search_preferring(request, lambda r: _search(conn, state, r))
         route = plan.route
-        return SearchResult(rows, route, (*plan.notes, *time_notes))
+        return SearchResult(rows, route, (*plan.notes, *time_notes, *_switched_off()))
     finally:
         _log_search(route, started, rows, request.query)
+
+
+def _switched_off() -> tuple[str, ...]:
+    """What a search without the CJK extension cannot do, said on every answer
+    while ``HERMES_CJK_FTS`` switches it off (docs/USAGE.md promises it)."""
+    if not _env.cjk_extension_disabled():
+        return ()
+    return (
+        f"the CJK extension is switched off (HERMES_CJK_FTS={_env.cjk_switch_value()}): "
+        "CJK text is matched as written, without width or Han variant folding "
+        "(陽朔 does not find 阳朔), and a Latin word glued to CJK text (staging服务器) "
+        "may not be found by that word",
+    )
 
 
 def _log_search(route: str, started: float, rows: list[Any] | None, query: Any) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ..search.plan import parse_query, words_held
 from ..store import QueryError, failure_cause
 from .args import SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
@@ -87,6 +88,7 @@ class Discovery:
         self.current = ctx.current_session_id
         self.current_root = ctx.lineage(self.current)[0] if self.current else None
         self.route: str | None = None  # the route that answered the last scan
+        # What that search changed or could not do (the time words' windows too).
         self.search_notes: tuple[str, ...] = ()
 
     # title ------------------------------------------------------------
@@ -236,15 +238,21 @@ class Discovery:
         return with_notes(payload, [*self.search_notes, *self._partial_note(slots), *opts.notes])
 
     def _partial_note(self, slots: dict[str, dict[str, Any]]) -> list[str]:
-        """When no result holds every word of a best match: which words the first holds."""
+        """When no result holds every word of a best match: which words the first holds,
+        named as written (``plan.words_held``).  A session whose title is the query
+        holds every word, so there is no such note beside it."""
         hits = [slot["hit"] for slot in slots.values() if "hit" in slot]
-        if not hits or any(not hit.get("missing_terms") for hit in hits):
-            return []  # a strict query, or a result with every word
-        first = hits[0]
+        if len(hits) < len(slots) or not hits or any(not h.get("missing_terms") for h in hits):
+            return []  # a title match, a strict query, or a result with every word
+        whole, part, none = words_held(
+            parse_query(self.options.query), hits[0].get("matched_terms") or ()
+        )
+        said = [f"matches {', '.join(whole)}"] if whole else []
+        said += [f"matches only part of {', '.join(part)}"] if part else []
+        said += [f"not {', '.join(none)}"] if none and said else []
         return [
-            f"no conversation holds every word; the first result matches "
-            f"{', '.join(first.get('matched_terms') or []) or 'none of them'} "
-            f"and not {', '.join(first['missing_terms'])}"
+            "no conversation holds every word; the first result "
+            + (" and ".join(said) or "matches none of them")
         ]
 
     def _slots(
