@@ -645,12 +645,13 @@ class SessionStore:
         after: float | None = None,
         before: float | None = None,
         exclude_session_ids: Sequence[str] | None = None,
+        now: float | str | None = None,
     ) -> list[dict[str, Any]]:
         """The rows of ``search`` (same arguments), for callers that need only those."""
         return self.search(
             query, source_filter, exclude_sources, role_filter, limit, offset, sort,
             include_inactive, fields, route=route, after=after, before=before,
-            exclude_session_ids=exclude_session_ids,
+            exclude_session_ids=exclude_session_ids, now=now,
         ).rows  # fmt: skip
 
     @staticmethod
