@@ -38,6 +38,7 @@ __all__ = [
     "id_array",
     "index_page",
     "like_page",
+    "more_sessions",
     "passing_ids",
     "row_value",
     "pick_ids",
@@ -393,6 +394,33 @@ def _chunks(pairs: Iterable[tuple[float, int]], size: int) -> Iterator[list[tupl
             chunk, size = [], 2 * size
     if chunk:
         yield chunk
+
+
+def more_sessions(
+    found: Sequence[dict[str, Any]],
+    want: int,
+    more: Callable[[list[Any], list[str]], list[dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    """What a supplement adds to a page of sessions ``found``: sessions not on it yet,
+    each once with its first row, until ``want`` are listed.
+
+    ``more(listed, met)`` gives the supplement's best rows, ranked, of sessions
+    not in ``met``, as many as ``want`` less ``listed`` asks.  A supplement
+    ranks rows, not sessions: several of its rows can share a session, so it
+    is asked again without the sessions met until it runs dry.
+    """
+    listed = list(found)
+    met = {row["session_id"] for row in listed}
+    while (missing := want - len(listed)) > 0:
+        rows = more(listed, sorted(met))
+        new = [row for row in rows if row["session_id"] not in met]
+        for row in new:
+            if row["session_id"] not in met:  # its first row is its best
+                met.add(row["session_id"])
+                listed.append(row)
+        if len(rows) < missing or not new:  # run dry
+            break
+    return listed[len(found) :]
 
 
 def best_session_ids(

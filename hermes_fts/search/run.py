@@ -32,6 +32,7 @@ every row, whole, so every route gives the same rows (docs/DESIGN.md §9).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -46,7 +47,7 @@ from .._params import parse_roles
 from .._sqlite import row_dict, sqlite_sort_key
 from ..index import schema, time_table
 from ..transcript import attach_context, visible_sql
-from .evidence import id_array, index_page, label_rows, like_page, passing_ids
+from .evidence import id_array, index_page, label_rows, like_page, more_sessions, passing_ids
 from .like import LIKE_SOURCE, like_where
 from .plan import (
     Query,
@@ -479,12 +480,30 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
             few_snippet_sql=iq.few_snippet,
         )
     if route == "fts5":
-        rows += _glued_latin(req, expression, rows)
-        rows += _glued_pending(req, rows)
+        rows += _supplement(req, rows, lambda r, found: _glued_latin(r, expression, found))
+        rows += _supplement(req, rows, _glued_pending)
     if blind:
-        rows += _left_out(req, rows, blind)
-    rows += _unindexed_gap(req, table, rows)
+        rows += _supplement(req, rows, lambda r, found: _left_out(r, found, blind))
+    rows += _supplement(req, rows, lambda r, found: _unindexed_gap(r, table, found))
     return rows
+
+
+_Supplement = Callable[[_Run, list[dict[str, Any]]], list[dict[str, Any]]]
+
+
+def _supplement(req: _Run, found: list[dict[str, Any]], more: _Supplement) -> list[dict[str, Any]]:
+    """The rows a supplement adds to ``found``; by sessions, new sessions only
+    (``evidence.more_sessions``), the supplement asked without those listed."""
+    if req.sort != SESSIONS_SORT:
+        return more(req, found)
+    without = f"{req.where} AND m.session_id NOT IN (SELECT value FROM json_each(?))"
+    return more_sessions(
+        found,
+        req.want,
+        lambda listed, met: more(
+            dataclasses.replace(req, where=without, params=[*req.params, json.dumps(met)]), listed
+        ),
+    )
 
 
 def _blind_spot(req: _Run, table: str) -> str:
