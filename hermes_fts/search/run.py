@@ -44,11 +44,10 @@ from typing import Any
 
 from .. import _env, loader
 from .._params import parse_roles
-from .._sqlite import row_dict, sqlite_sort_key
 from ..index import schema, time_table
-from ..transcript import attach_context, visible_sql
+from ..transcript import attach_context
 from .evidence import id_array, index_page, label_rows, like_page, more_sessions, passing_ids
-from .like import LIKE_SOURCE, like_where
+from .filters import like_rows, order_sql, time_sort_key, where_sql
 from .plan import (
     Query,
     QueryError,
@@ -59,20 +58,17 @@ from .plan import (
     folds_apply,
     glue_look,
     kana_applies,
-    like_plan,
     match_expression,
     parse_query,
     route_can_represent,
     snippet_terms,
 )
 from .prefer import search_preferring, time_note
-from .rank import RANKED_ORDER, envelope, rows_of_ids
-from .rank import ROW_COLUMNS as _ROW_COLUMNS
+from .rank import envelope, rows_of_ids
 from .rank import match_rows as _match_rows
 from .request import RESULT_FIELDS, ROUTE_ORDER, SESSIONS_SORT, SearchRequest, check_route
 from .snippets import (
     few_snippet_sql,
-    like_snippet,
     recut_unreadable_snippets,
     single_char_narrowing,
     snippet_sql,
@@ -96,6 +92,7 @@ INDEX_ROUTES = {"fts5": schema.BASE, "fts_cjk": schema.CJK, "trigram": schema.TR
 GAP_SCAN_LIMIT = 200  # bound on rows added from a not-yet-indexed id range
 RANK_TIER: int | None = None  # matches ranked together (match_rows); None: all, exactly
 MAX_ROWS = 2**62  # bound on limit + offset, within SQLite's 64-bit LIMIT
+_ROW_FIELDS = tuple(f for f in RESULT_FIELDS if f != "context")  # what a SELECT gives
 
 
 @dataclass(frozen=True)
@@ -193,105 +190,6 @@ def describe_search_path(state: dict[str, Any], query: Any) -> str:
     except Exception:  # a description must never break the caller
         logger.debug("describe_search_path failed", exc_info=True)
         return "unknown"
-
-
-# ---------------------------------------------------------------------------
-# SQL pieces
-
-
-def _filters(request: SearchRequest) -> tuple[str, list[Any]]:
-    parts = [_visible(request.include_inactive)]
-    params: list[Any] = []
-    for values, op in ((request.source_filter, "IN"), (request.exclude_sources, "NOT IN")):
-        if values is not None:
-            # "cli,cron" means two sources, as "user,assistant" is two roles.
-            values = (
-                [v.strip() for v in values.split(",") if v.strip()]
-                if isinstance(values, str)
-                else list(values)
-            )
-            parts.append(f"s.source {op} ({', '.join('?' for _ in values)})")
-            params.extend(values)
-    if request.roles:
-        parts.append(f"m.role IN ({', '.join('?' for _ in request.roles)})")
-        params.extend(request.roles)
-    if request.after is not None or request.before is not None:
-        # Text or NULL timestamps compare oddly with numbers in SQLite: out.
-        parts.append("typeof(m.timestamp) IN ('integer', 'real')")
-        if request.after is not None:
-            parts.append("m.timestamp >= ?")
-            params.append(request.after)
-        if request.before is not None:
-            parts.append("m.timestamp < ?")
-            params.append(request.before)
-    if request.windows:  # a time preference's windows (search/prefer.py): any of them
-        parts.append(
-            "(" + " OR ".join(["m.timestamp >= ? AND m.timestamp < ?"] * len(request.windows)) + ")"
-        )
-        params.extend(bound for window in request.windows for bound in window)
-    if request.exclude_session_ids:
-        # One JSON parameter, however many ids (no bound-variable limit).
-        parts.append("m.session_id NOT IN (SELECT value FROM json_each(?))")
-        params.append(json.dumps(list(request.exclude_session_ids)))
-    return " AND ".join(parts), params
-
-
-@functools.lru_cache(maxsize=2)
-def _visible(include_inactive: bool) -> str:
-    return visible_sql("m", include_rewound=include_inactive)
-
-
-def _order(sort: str | None, ranked: bool) -> str:
-    if sort == "newest":
-        return "m.timestamp DESC, m.id DESC"
-    if sort == "oldest":
-        return "m.timestamp ASC, m.id ASC"
-    return RANKED_ORDER if ranked else "m.timestamp DESC, m.id DESC"
-
-
-def _sort_key(sort: str | None) -> Callable[[dict[str, Any]], tuple[Any, Any]] | None:
-    """The key of ``_order``'s time sorts in Python, for "oldest" (reverse it for "newest")."""
-    if sort in ("oldest", "newest"):
-        return lambda r: (sqlite_sort_key(r["timestamp"]), r["id"])
-    return None
-
-
-_ROW_FIELDS = tuple(f for f in RESULT_FIELDS if f != "context")  # what a SELECT gives
-
-
-def _like_rows(
-    conn: sqlite3.Connection,
-    parsed: Query,
-    where: str,
-    params: list[Any],
-    sort: str | None,
-    limit: int,
-    extra: str = "",
-    extra_params: Sequence[Any] = (),
-    *,
-    fold: bool,
-    snippets: bool,
-) -> list[dict[str, Any]]:
-    """Rows the LIKE scan finds, with snippets cut from their text when ``snippets``."""
-    like_sql, like_params = like_where(conn, like_plan(parsed), fold)
-    # `+`: a scan in file order, as before optimize-storage added the time
-    # index; walking that index reads rows in random order, which for a rare
-    # term (every row read, few kept) costs several times the plain scan.
-    order = _order(sort, ranked=False).replace("m.timestamp", "+m.timestamp")
-    columns = ", m.content AS _content, m.tool_name AS _tool_name, m.tool_calls AS _tool_calls"
-    sql = (
-        f"SELECT {_ROW_COLUMNS.format(snippet='NULL')}{columns if snippets else ''} "
-        f"FROM {LIKE_SOURCE} m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {like_sql} AND {where}{extra} ORDER BY {order} LIMIT ?"
-    )
-    cur = conn.execute(sql, [*like_params, *params, *extra_params, limit])
-    rows = [row_dict(cur, raw) for raw in cur]
-    if snippets:  # not asked for (`fields`): a long row's text is never read into Python
-        terms = snippet_terms(parsed)
-        for row in rows:
-            texts = [row.pop("_content"), row.pop("_tool_name"), row.pop("_tool_calls")]
-            row["snippet"] = like_snippet(texts, terms, fold=conn if fold else None)
-    return rows
 
 
 # ---------------------------------------------------------------------------
@@ -429,7 +327,7 @@ def _best_like(req: _Run, extra: str, extra_params: list[Any]) -> list[dict[str,
         req.sort,
     )
     rows = (
-        _like_rows(
+        like_rows(
             req.conn,
             req.plan.query,
             req.where,
@@ -455,7 +353,7 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
     extra = f" AND NOT ({blind})" if blind else ""
     slices = (
         time_table.time_slices(req.conn, req.sort == "newest")
-        if req.time_index and _sort_key(req.sort)
+        if req.time_index and time_sort_key(req.sort)
         else None
     )
     if req.sort == SESSIONS_SORT or req.plan.query.loose:
@@ -470,7 +368,7 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
             iq.snippet,
             req.where,
             req.params,
-            _order(req.sort, ranked=True),
+            order_sql(req.sort, ranked=True),
             req.want,
             extra,
             tier_size=RANK_TIER,
@@ -527,7 +425,7 @@ def _still_wanted(req: _Run, found: list[dict[str, Any]]) -> int:
     A time sort merges every source by timestamp afterwards: a supplement row
     may belong before any found row, so each source gives its own first ``want``.
     """
-    if _sort_key(req.sort) is not None:
+    if time_sort_key(req.sort) is not None:
         return req.want
     return req.want - len(found)
 
@@ -580,7 +478,7 @@ def _glued_latin(req: _Run, fts5_expr: str, found: list[dict[str, Any]]) -> list
         iq.snippet,
         req.where,
         req.params,
-        _order(req.sort, ranked=True),
+        order_sql(req.sort, ranked=True),
         missing,
         extra,
         [fts5_expr, low, high],
@@ -611,7 +509,7 @@ def _glue_look(q: Query) -> str | None:
 def _beyond_cutoff(req: _Run, found: list[dict[str, Any]]) -> list[tuple[int, int]] | None:
     """The spans a time-sorted supplement reads: rows that could still enter the page
     (``time_table.spans_before_last``), within the request's own bound.  None: all."""
-    key = _sort_key(req.sort)
+    key = time_sort_key(req.sort)
     if key is None or len(found) < req.want or not req.state.get("time_index"):
         return req.spans
     last = sorted(found, key=key, reverse=req.sort == "newest")[req.want - 1]["timestamp"]
@@ -626,7 +524,7 @@ def _left_out(
     missing = _still_wanted(req, found)
     if missing <= 0:
         return []
-    return _like_rows(
+    return like_rows(
         req.conn,
         req.plan.query,
         req.where,
@@ -648,7 +546,7 @@ def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[d
     seen = {r["id"] for r in found}
     lo, hi = gap
     extra = " AND m.id > ? AND m.id <= ?"
-    rows = _like_rows(
+    rows = like_rows(
         req.conn,
         req.plan.query,
         req.where,
@@ -688,7 +586,7 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
         if req.sort == SESSIONS_SORT or req.plan.query.loose:  # every match scored (_best)
             rows = _best_like(req, extra, extra_params)
         else:
-            rows = _like_rows(
+            rows = like_rows(
                 req.conn,
                 req.plan.query,
                 req.where,
@@ -700,7 +598,7 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
                 fold=req.fold,
                 snippets=req.snippets,
             )
-    key = _sort_key(req.sort)
+    key = time_sort_key(req.sort)
     if key is not None and not req.plan.query.loose:  # a best match keeps its levels
         rows.sort(key=key, reverse=req.sort == "newest")
     return rows
@@ -773,7 +671,7 @@ def _search(
         raise QueryError(plan.query.error)
     if plan.route == "empty" or request.limit == 0:
         return plan, []
-    where, params = _filters(request)
+    where, params = where_sql(request)
     spans = None
     if state.get("time_index") and (request.after is not None or request.before is not None):
         spans = time_table.spans(conn, request.after, request.before, request.windows)
