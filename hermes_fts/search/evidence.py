@@ -39,6 +39,7 @@ __all__ = [
     "index_page",
     "like_page",
     "more_sessions",
+    "page_of",
     "passing_ids",
     "row_value",
     "pick_ids",
@@ -458,7 +459,15 @@ def index_page(
         _time_order(sort),
         held_fn,
     )
-    return pick_ids(found, want, *_sessions_of(conn, found, passing), sort == "sessions")
+    return page_of(conn, found, want, passing, sort == "sessions")
+
+
+def page_of(
+    conn: sqlite3.Connection, evidence: Evidence, want: int, passing: Passing, by_sessions: bool
+) -> tuple[list[int], dict[int, int]]:
+    """``pick_ids`` of every match read from an index (``evidence``), sessions looked up
+    the way that costs least for their number."""
+    return pick_ids(evidence, want, *_sessions_of(conn, evidence, passing), by_sessions)
 
 
 # Up to this many matches, one statement reads the session of each (the filters
