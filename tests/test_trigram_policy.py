@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -189,7 +190,15 @@ def _answers(db: Path) -> dict[str, tuple[str, list[int]]]:
         return out
 
 
-@pytest.mark.parametrize("cjk", ["1", "0"])
+def _cjk_stale(db: Path) -> None:
+    """The CJK index marked for a rebuild, as a writer leaves it: not served."""
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("INSERT INTO state_meta(key, value) VALUES (?, '1')", (schema.META_CJK_STALE,))
+    conn.close()
+
+
+@pytest.mark.parametrize("cjk", ["served", "no_extension", "stale"])
 def test_without_the_trigram_index_every_query_finds_the_same_rows(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cjk: str
 ) -> None:
@@ -200,8 +209,14 @@ def test_without_the_trigram_index_every_query_finds_the_same_rows(
     assert _optimize(kept)["exists"]
     monkeypatch.delenv("HERMES_TRIGRAM_FTS")
     assert not _optimize(home)["exists"]
-    # HERMES_CJK_FTS=0: a process without the extension, the CJK index not served.
-    monkeypatch.setenv("HERMES_CJK_FTS", cjk)
+    # The CJK index not served: a process without the extension, or a rebuild pending.
+    if cjk == "no_extension":
+        monkeypatch.setenv("HERMES_CJK_FTS", "0")
+    elif cjk == "stale":
+        for db in (kept / "state.db", home / "state.db"):
+            _cjk_stale(db)
+    with SessionStore(home / "state.db", readonly=True) as store:
+        assert store.index_state()[schema.CJK]["served"] is (cjk == "served")
     monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
     with_trigram = _answers(kept / "state.db")
     monkeypatch.delenv("HERMES_TRIGRAM_FTS")
