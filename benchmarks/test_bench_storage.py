@@ -1,21 +1,23 @@
 """Storage: what hermes-fts adds to a Hermes store, in index bytes and file size.
 
-Three stores hold the same generated messages, each VACUUMed:
+Stores hold the same generated messages, each VACUUMed:
 
 * **Hermes 0.19.0 only**: every search object removed, then Hermes Agent
   0.19.0's own ``SessionDB`` opens the file and builds its indexes
   (``tests/_hermes_env.py`` installs it in a venv; skipped when it cannot be
   installed);
-* **+ hermes-fts, plugin enabled**: that store after ``optimize-storage``
-  with a ``config.yaml`` next to it that enables the Hermes plugin, so our
-  trigram index is not kept (the agent's ``session_search`` reads the CJK
-  index);
-* **+ hermes-fts, no plugin**: the same without that file: our trigram index
-  is kept.
+* **+ hermes-fts, plugin enabled / no plugin**: that store after
+  ``optimize-storage``, with and without a ``config.yaml`` next to it that
+  enables the Hermes plugin: the trigram index is not kept in either
+  (docs/DESIGN.md §9.2 item 4);
+* **+ hermes-fts, HERMES_TRIGRAM_FTS=1**: the opt-in that keeps it, which
+  was the default without the plugin before issue 35.
 
 Hermes keeps its own indexes beside ours (we never touch them), so the
 figure that matters is what ours add: all our FTS × text, and the file
-against Hermes' own (reported, never asserted).
+against Hermes' own (reported, never asserted).  Each run is first
+estimated (``optimize-storage --dry-run``): the bytes it adds must come
+within 30 % of what the run then adds.
 
     python -m pytest benchmarks/test_bench_storage.py --bench-size 200k
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +35,11 @@ import pytest
 
 import hermes_fts
 from benchmarks._hermes import hermes_env, hermes_venv
+from hermes_fts.index.maintain import index_bytes
 from hermes_fts.store import SessionStore
+
+# Hermes Agent 0.19.0's own indexes (inline: their bytes include the text copy).
+HERMES_INDEXES = ("messages_fts", "messages_fts_trigram")
 
 TABLE = "Lean storage: index bytes and file size (same messages, each store VACUUMed)"
 PLUGIN_ENABLED = "plugins:\n  enabled:\n    - hermes-fts\n"
@@ -42,17 +49,50 @@ HERMES_OPEN = (
 )
 
 
-def _ours(source: Path, folder: Path, plugin: bool, monkeypatch: pytest.MonkeyPatch) -> Path:
+ESTIMATES = "optimize-storage --dry-run against the run (bytes the file grows by, seconds)"
+
+
+def _ours(
+    source: Path,
+    folder: Path,
+    plugin: bool,
+    trigram: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    bench_report: Any,
+) -> Path:
     folder.mkdir()
     db = folder / "state.db"
     shutil.copyfile(source, db)
     if plugin:
         (folder / "config.yaml").write_text(PLUGIN_ENABLED)
-    monkeypatch.delenv("HERMES_TRIGRAM_FTS", raising=False)
-    with SessionStore(db) as store:
+    if trigram:
+        monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
+    else:
+        monkeypatch.delenv("HERMES_TRIGRAM_FTS", raising=False)
+    with SessionStore(db, readonly=True) as store:
         if not store.cjk_available:
             pytest.skip("cjk_unicode61 extension unavailable")
+        plan = store.optimize_estimate()
+    before = db.stat().st_size
+    start = time.perf_counter()
+    with SessionStore(db) as store:
         assert store.optimize_storage(min_pause=0)["ok"]
+    seconds = time.perf_counter() - start
+    added = db.stat().st_size - before
+    ratio = added / plan["adds_bytes"]
+    bench_report.add(
+        ESTIMATES,
+        {
+            "store": folder.name,
+            "estimated MiB": round(plan["adds_bytes"] / 2**20, 1),
+            "added MiB": round(added / 2**20, 1),
+            "added / estimated": round(ratio, 2),
+            "estimated s": plan["seconds"],
+            "took s": round(seconds, 1),
+        },
+    )
+    assert 0.7 <= ratio <= 1.3, (added, plan)
+    monkeypatch.delenv("HERMES_TRIGRAM_FTS", raising=False)
     return db
 
 
@@ -106,8 +146,10 @@ def _hermes_only(source: Path, folder: Path, tmp_path_factory: pytest.TempPathFa
 def _sizes(db: Path) -> dict[str, Any]:
     with SessionStore(db, readonly=True) as store:
         status = store.status()
+        hermes = {name: index_bytes(store._conn, name) or 0 for name in HERMES_INDEXES}
     indexes = {name: info["bytes"] or 0 for name, info in status["indexes"].items()}
     return {
+        "hermes": hermes,
         "file": db.stat().st_size,
         "text": status["text_bytes"],
         "indexes": indexes,
@@ -126,8 +168,15 @@ def test_storage_sizes(
     hermes = _hermes_only(bench_store, base / "hermes", tmp_path_factory)
     stores = {
         "Hermes 0.19.0 only": hermes,
-        "+ hermes-fts, plugin enabled": _ours(hermes, base / "plugin", True, monkeypatch),
-        "+ hermes-fts, no plugin": _ours(hermes, base / "no-plugin", False, monkeypatch),
+        "+ hermes-fts, plugin enabled": _ours(
+            hermes, base / "plugin", True, False, monkeypatch, bench_report
+        ),
+        "+ hermes-fts, no plugin": _ours(
+            hermes, base / "no-plugin", False, False, monkeypatch, bench_report
+        ),
+        "+ hermes-fts, HERMES_TRIGRAM_FTS=1": _ours(
+            hermes, base / "trigram-opt-in", False, True, monkeypatch, bench_report
+        ),
     }
     sizes = {name: _sizes(db) for name, db in stores.items()}
     hermes_file = sizes["Hermes 0.19.0 only"]["file"]
@@ -140,11 +189,16 @@ def test_storage_sizes(
                 "store": name,
                 "messages": bench_size,
                 "text MiB": round(text / mib, 1),
+                **{
+                    f"Hermes' {index} × text": round(b / text, 2)
+                    for index, b in size["hermes"].items()
+                },
                 **{f"{index} × text": round(b / text, 2) for index, b in size["indexes"].items()},
                 "all FTS × text": round(size["fts"] / text, 2),
                 "file MiB": round(size["file"] / mib, 1),
                 "file / Hermes-only": round(size["file"] / hermes_file, 2),
             },
         )
-    lean = sizes["+ hermes-fts, plugin enabled"]
-    assert lean["indexes"]["hermes_fts_trigram"] == 0  # not kept
+    for lean in ("+ hermes-fts, plugin enabled", "+ hermes-fts, no plugin"):
+        assert sizes[lean]["indexes"]["hermes_fts_trigram"] == 0  # not kept
+    assert sizes["+ hermes-fts, HERMES_TRIGRAM_FTS=1"]["indexes"]["hermes_fts_trigram"] > 0

@@ -4,8 +4,8 @@ One place, so each switch has one spelling and one meaning:
 
 ``HERMES_HOME``             folder of ``state.db`` and ``profiles/`` (default ``~/.hermes``)
 ``HERMES_CJK_FTS``          ``0``/``false``/``off``/``no`` switches the extension off
-``HERMES_TRIGRAM_FTS``      the same for the trigram index; ``1``/``true``/``on``/``yes``
-                            keeps it also where the Hermes plugin makes it unneeded
+``HERMES_TRIGRAM_FTS``      ``1``/``true``/``on``/``yes`` keeps the trigram index (opt-in);
+                            ``0``/... also stops serving one an older version built
 ``HERMES_FTS_LIBRARY``      a hermes-fts library file to load instead of the bundled one
                             (never Hermes' own ``HERMES_FTS5_CJK_SO``: that one is Hermes')
 ``HERMES_SEARCH_SLOW_MS``   searches slower than this are logged (default 1000)
@@ -98,12 +98,12 @@ def cjk_switch_value() -> str | None:
 
 
 def trigram_enabled() -> bool:
-    """``HERMES_TRIGRAM_FTS`` left on (the default)."""
+    """``HERMES_TRIGRAM_FTS`` not switched off: an existing trigram index is served."""
     return not switched_off("HERMES_TRIGRAM_FTS")
 
 
 def trigram_forced() -> bool:
-    """``HERMES_TRIGRAM_FTS`` explicitly on: keep the trigram index in every case."""
+    """``HERMES_TRIGRAM_FTS`` explicitly on: the store keeps a trigram index (opt-in)."""
     return switched_on("HERMES_TRIGRAM_FTS")
 
 

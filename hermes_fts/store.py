@@ -521,6 +521,11 @@ class SessionStore:
         (``index_state.optimize_room``)."""
         return index_state.optimize_room(self._conn, self._caps, self._path, vacuum)
 
+    def optimize_estimate(self, vacuum: bool = True) -> dict[str, Any]:
+        """What ``optimize_storage`` would add, build, drop and take, without running
+        it (``optimize.estimate``); the file is not changed."""
+        return optimize.estimate(self._conn, self._caps, self._path, vacuum)
+
     def optimize_storage(
         self,
         progress: indexing.Progress | None = None,

@@ -38,6 +38,14 @@ ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}")
 SQLITE3 = shutil.which("sqlite3")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def trigram_kept() -> Any:
+    """Every route, the opt-in trigram index too, holds the decoded text."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HERMES_TRIGRAM_FTS", "1")
+        yield
+
+
 def _text(conn: Any, value: Any) -> Any:
     sql = f"SELECT {content.indexed_text_sql('x')} FROM (SELECT ? AS x)"
     return list(conn.execute(sql, (value,)))[0][0]

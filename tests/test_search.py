@@ -20,7 +20,8 @@ from hermes_fts.store import SessionStore
 
 
 @pytest.fixture()
-def store(tmp_path):
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")  # every route, the opt-in trigram one too
     st = SessionStore(tmp_path / "state.db")
     st.add_session("s1", source="cli", title="chat", started_at=1000.0)
     st.add_session("s2", source="cron", started_at=2000.0)
@@ -372,7 +373,9 @@ def _cjk_run(rng: random.Random) -> str:
 def recall_store(tmp_path_factory):
     rng = random.Random(20261130)
     vocab = _latin_vocab(rng, 60)
-    st = SessionStore(tmp_path_factory.mktemp("recall") / "state.db")
+    with pytest.MonkeyPatch.context() as mp:  # every route, the opt-in trigram one too
+        mp.setenv("HERMES_TRIGRAM_FTS", "1")
+        st = SessionStore(tmp_path_factory.mktemp("recall") / "state.db")
     sources = ["cli", "telegram", "cron", "subagent"]
     for i in range(40):
         st.add_session(f"r{i}", source=sources[i % 4], started_at=float(i))

@@ -94,7 +94,8 @@ def test_default_path_uses_hermes_home(tmp_path: Path, monkeypatch: pytest.Monke
         assert store.path == os.path.realpath(tmp_path / "home" / "state.db")
         assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         names = {r[0] for r in store._conn.execute("SELECT name FROM sqlite_master")}
-        assert {"sessions", "messages", "state_meta", BASE, TRIGRAM} <= names
+        assert {"sessions", "messages", "state_meta", BASE} <= names
+        assert TRIGRAM not in names  # opt-in (HERMES_TRIGRAM_FTS=1)
         assert "schema_version" not in names  # that table belongs to Hermes Agent
 
 
@@ -109,7 +110,8 @@ def test_default_path_is_never_created(
 
 
 @needs_extension
-def test_writers_and_indexes(db: Path) -> None:
+def test_writers_and_indexes(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")  # the opt-in index is kept right too
     with SessionStore(db) as store:
         ids = _fill(store)
         assert store.get_session("s1")["source"] == "cli"
@@ -250,6 +252,8 @@ def test_readonly_missing_file_is_an_error(tmp_path: Path) -> None:
 
 def test_trigram_tokenizer_unavailable_simulated(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # This SQLite has trigram; the capability probe is what is simulated.
+    probe = schema.probe_trigram
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
     with SessionStore(db) as store:
         ids = _fill(store)
     monkeypatch.setattr(schema, "probe_trigram", lambda conn: False)
@@ -266,7 +270,7 @@ def test_trigram_tokenizer_unavailable_simulated(db: Path, monkeypatch: pytest.M
         assert schema.index_sql(store._conn, TRIGRAM) is None
         _fill(store)
         assert store.index_state()[BASE]["served"] is True
-    monkeypatch.undo()
+    monkeypatch.setattr(schema, "probe_trigram", probe)
     with SessionStore(db) as store:  # tokenizer back: rebuilt by optimize-storage
         assert store.index_state()[TRIGRAM]["served"] is False
         assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
@@ -275,6 +279,7 @@ def test_trigram_tokenizer_unavailable_simulated(db: Path, monkeypatch: pytest.M
 
 
 def test_trigram_opt_out(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
     with SessionStore(db) as store:
         _fill(store)
     monkeypatch.setenv("HERMES_TRIGRAM_FTS", "0")

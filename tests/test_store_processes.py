@@ -28,6 +28,13 @@ HERMES_AGENT_VERSION = "0.19.0"
 pytestmark = needs_extension
 
 
+@pytest.fixture(autouse=True)
+def trigram_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other processes keep every index exact, the opt-in trigram index too
+    (HERMES_TRIGRAM_FTS=1); the tests that switch it off say so."""
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
+
+
 def _env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
@@ -563,6 +570,7 @@ def test_trigram_reenabled_after_hermes_wrote(
     _open_trigram_off(db, mode, monkeypatch).close()
     _run_hermes(hermes_agent, db)
     monkeypatch.undo()
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
     with SessionStore(db) as store:
         if store.optimize_needed():
             assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
@@ -599,7 +607,7 @@ def test_trigram_reenabled_on_a_store_that_never_had_it(
         conn.execute("UPDATE messages SET content = 'plain writer' WHERE id = ?", (ids[0],))
         conn.execute("DELETE FROM messages WHERE id = ?", (ids[1],))
     conn.close()
-    monkeypatch.delenv("HERMES_TRIGRAM_FTS")
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
     with SessionStore(db) as store:
         assert store.optimize_needed() and not store.index_state()[TRIGRAM]["served"]
         assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]

@@ -33,7 +33,8 @@ def _fill(st: SessionStore) -> dict[str, int]:
 
 
 @pytest.fixture()
-def store(tmp_path):
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")  # the opt-in trigram route is compared too
     st = SessionStore(tmp_path / "state.db")
     ids = _fill(st)
     yield st, ids
@@ -152,6 +153,7 @@ def test_like_snippet_maps_folded_positions_back():
 def test_a_library_without_cjk_fold_leaves_like_unfolded(tmp_path, monkeypatch):
     """HERMES_FTS_LIBRARY may name an older library: LIKE then compares raw text."""
     monkeypatch.setattr(loader, "has_fold", lambda conn: False)
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
     with SessionStore(tmp_path / "state.db") as st:
         ids = _fill(st)
         assert st.index_state()["cjk_fold"] is False

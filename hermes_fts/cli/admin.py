@@ -83,6 +83,26 @@ def cmd_status(args: argparse.Namespace) -> int:
     text = data["text_bytes"] or 0
     scale = max([text] + [info["bytes"] or 0 for info in data["indexes"].values()]) or 1
     print(f"  {'text':22} {'':10} {human_bytes(text):28} {bar(text / scale)}")
+    _print_indexes(data, scale)
+    if data["fts_stale"]:
+        print("FTS indexes are stale: search uses LIKE until `hermes-fts optimize-storage`.")
+    print(f"Pending CJK changes: {data['cjk_pending']:,}")
+    bf = data["backfill"]
+    if bf:
+        print(
+            f"Backfill: {bf['percent']}% {bar(bf['percent'] / 100)} "
+            f"({bf['indexed']:,}/{bf['total']:,}); "
+            "run `hermes-fts optimize-storage` to finish"
+        )
+    else:
+        print("Backfill: none pending")
+    for line in _time_table_lines(data["time_table"]):
+        print(line)
+    return 0
+
+
+def _print_indexes(data: dict[str, Any], scale: int) -> None:
+    """One line per index of ``status`` (size against the text, served or why not)."""
     for name, info in data["indexes"].items():
         if not info["exists"]:
             print(f"  {name:22} absent   {info['reason']}")
@@ -91,6 +111,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         served = "served" if info["served"] else "NOT served"
         chart = bar((info["bytes"] or 0) / scale)
         print(f"  {name:22} {served:10} {size:28} {chart} {info['reason']}")
+        if name in data["not_kept"]:  # built by an older version, or opted out since
+            print(
+                f"  {'':22} not kept: {data['not_kept'][name]['why']}; "
+                "`hermes-fts optimize-storage` drops it"
+            )
         if info.get("variants") is not None:  # the CJK index: built with `variants 1`?
             folds = (
                 "folded"
@@ -108,21 +133,6 @@ def cmd_status(args: argparse.Namespace) -> int:
                 f"  {'':22} no glue marks: word searches find Latin glued to CJK by a "
                 "slower look; `hermes-fts optimize-storage` rebuilds the index"
             )
-    if data["fts_stale"]:
-        print("FTS indexes are stale: search uses LIKE until `hermes-fts optimize-storage`.")
-    print(f"Pending CJK changes: {data['cjk_pending']:,}")
-    bf = data["backfill"]
-    if bf:
-        print(
-            f"Backfill: {bf['percent']}% {bar(bf['percent'] / 100)} "
-            f"({bf['indexed']:,}/{bf['total']:,}); "
-            "run `hermes-fts optimize-storage` to finish"
-        )
-    else:
-        print("Backfill: none pending")
-    for line in _time_table_lines(data["time_table"]):
-        print(line)
-    return 0
 
 
 def _time_table_lines(tt: dict[str, Any]) -> list[str]:
@@ -182,6 +192,12 @@ def cmd_sync(args: argparse.Namespace) -> int:
 def _optimize_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-vacuum", action="store_true", help="skip the final VACUUM")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="say what a run would add, build and drop, how long and the free space it needs; "
+        "change nothing",
+    )
 
 
 @command(
@@ -192,6 +208,9 @@ def _optimize_args(p: argparse.ArgumentParser) -> None:
 def cmd_optimize_storage(args: argparse.Namespace) -> int:
     # Every check (permissions, free space, consent) runs on a read-only open,
     # before the read-write open that may already write (pending rows, WAL mode).
+    if args.dry_run:
+        with open_db(args, readonly=True) as store:
+            return _dry_run(store.optimize_estimate(not args.no_vacuum), args.json)
     with open_db(args, readonly=True, check_writable=True) as store:
         vacuum = _preflight(store, args)
     if vacuum is None:
@@ -199,6 +218,36 @@ def cmd_optimize_storage(args: argparse.Namespace) -> int:
     _wait_note(args)
     with open_db(args, readonly=False) as store:
         return _optimize(store, args, vacuum)
+
+
+def _dry_run(plan: dict[str, Any], as_json: bool) -> int:
+    """Print what ``optimize-storage`` would do (``SessionStore.optimize_estimate``)."""
+    if as_json:
+        emit_json({"success": True, "dry_run": True, **plan})
+        return 0
+    added = plan["adds_bytes"]
+    change = (
+        f"add about {human_bytes(added)}"
+        if added >= 0
+        else f"give back about {human_bytes(-added)}"
+    )
+    print(f"Dry run: nothing was changed. optimize-storage would {change} to the file")
+    builds, drops = (", ".join(plan[k]) or "nothing" for k in ("builds", "drops"))
+    print(f"  build: {builds}; drop: {drops}")
+    print(f"  take about {_duration(plan['seconds'])}")
+    fits = "fits" if plan["fits"] else "does NOT fit"
+    print(
+        f"  need up to {human_bytes(plan['peak_free_bytes'])} free at its peak; "
+        f"free disk: {human_bytes(plan['free_bytes'])} ({fits})"
+    )
+    return 0
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{max(seconds, 1):.0f} s"
+    minutes = seconds / 60
+    return f"{minutes:.0f} min" if minutes < 90 else f"{minutes / 60:.1f} h"
 
 
 def _preflight(store: SessionStore, args: argparse.Namespace) -> bool | None:

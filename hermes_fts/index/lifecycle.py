@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import _env, _sqlite, loader
-from ..hermes import config as _hermes_config
 from . import health, old_layout, rank_bounds, schema, space, time_table
 from . import maintain as indexing
 from .schema import BASE, CJK, TRIGRAM
@@ -50,10 +49,13 @@ __all__ = [
     "usable_indexes",
 ]
 
-PLUGIN_SERVES = (
-    "not needed: the Hermes plugin answers session_search from the CJK index "
-    "(HERMES_TRIGRAM_FTS=1 keeps it)"
+NOT_KEPT = (
+    "opt-in (HERMES_TRIGRAM_FTS=1); its queries take the CJK index or a LIKE scan, "
+    "with the same rows"
 )
+
+# What answers a trigram index's queries where it is not kept (same rows).
+TRIGRAM_INSTEAD = "fts_cjk where the CJK index is served and can answer, else like_scan (same rows)"
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ class StateCache:
 
     def state(self, token: tuple[int, int]) -> dict[str, Any]:
         """``index_state``, read again only when the file or the environment changed."""
-        key = (*token, _env.trigram_enabled())
+        key = (*token, _env.trigram_enabled(), _env.trigram_forced())
         if self._read is not None and self._read[0] == key:
             return self._read[1]
         state = index_state(self.conn, self.caps)
@@ -160,6 +162,12 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
             "unindexed_range": unindexed_range(conn, index),
             "rebuilding": schema.building(conn, index),
         }
+    kept, why = trigram_policy(conn, caps)
+    out["not_kept"] = (
+        {}
+        if kept
+        else {TRIGRAM: {"why": why, "instead": TRIGRAM_INSTEAD, "exists": out[TRIGRAM]["exists"]}}
+    )
     out["needs_optimize"] = optimize_reasons(conn, caps)
     cjk_sql = schema.index_sql(conn, CJK)
     out[CJK]["variants"] = schema.cjk_option_on(cjk_sql, "variants")
@@ -209,33 +217,18 @@ def _served(
     return True, "ok"
 
 
-def _store_folder(conn: sqlite3.Connection) -> str | None:
-    """The folder of the main database file (None in memory)."""
-    for _seq, name, file in conn.execute("PRAGMA database_list"):
-        if name == "main":
-            return os.path.dirname(file) if file else None
-    return None
-
-
 def trigram_policy(conn: sqlite3.Connection, caps: Capabilities) -> tuple[bool, str]:
     """(whether the store keeps a complete trigram index for this process, why not).
 
-    It is kept where this process's SQLite has the tokenizer, unless
-    ``HERMES_TRIGRAM_FTS`` switches it off, or unless Hermes Agent's own
-    ``session_search`` runs on hermes-fts: the store's folder is a Hermes home
-    whose ``config.yaml`` enables our plugin, and this process has
-    cjk_unicode61 (it builds and serves the CJK index).  The agent's search
-    then reads the CJK index, and nothing else reads ours (Hermes keeps its
-    own).  ``HERMES_TRIGRAM_FTS=1`` keeps it anyway.
+    Opt-in (docs/DESIGN.md §9.2 item 4): only ``HERMES_TRIGRAM_FTS=1`` keeps
+    it, where this process's SQLite has the tokenizer.  Searches read it only
+    while the CJK index is not served, and there a LIKE scan returns the same
+    rows (§6.2), so by default it does not earn its bytes (~2.9x the text).
     """
     if not caps.trigram:
         return False, "trigram tokenizer unavailable"
-    if not _env.trigram_enabled():
-        return False, "disabled by HERMES_TRIGRAM_FTS"
-    if caps.cjk and not _env.trigram_forced():
-        folder = _store_folder(conn)
-        if folder is not None and _hermes_config.plugin_serves(folder):
-            return False, PLUGIN_SERVES
+    if not _env.trigram_forced():
+        return False, NOT_KEPT
     return True, "kept"
 
 
@@ -669,6 +662,7 @@ def status_report(
         "indexes": indexes,
         "fts_stale": state["fts_stale"],
         "needs_optimize": state["needs_optimize"],
+        "not_kept": state["not_kept"],
         "cjk_pending": state["cjk_pending"],
         "time_table": {**state["time_table"], "rows": time_table.row_count(conn)},
         "backfill": backfill,

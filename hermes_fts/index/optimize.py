@@ -10,10 +10,12 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from .. import _sqlite, loader
+from ..content import INDEXED_COLUMNS, indexed_text_sql
 from . import lifecycle as index_state
 from . import maintain as indexing
 from . import rank_bounds, schema, space, time_table
@@ -144,3 +146,84 @@ def _merge_and_vacuum(
     index_state.merge_segments(conn, caps)
     _sqlite.shrink_wal(conn)  # the merge's pages, before VACUUM writes its copy
     conn.execute("VACUUM")
+
+
+# --------------------------------------------------------------------------
+# --dry-run: what a run will add and how long it will take, before it starts
+
+# An index's size as a multiple of the text once merged and VACUUMed
+# (benchmarks/README.md, "Storage"); without the VACUUM the pages it
+# frees stay in the file and a build's chunks are larger (space.BUILD_X_TEXT).
+FINAL_X_TEXT = {schema.BASE: 0.71, schema.TRIGRAM: 3.1, schema.CJK: 1.25}
+_TOKENIZE = {schema.BASE: "unicode61", schema.TRIGRAM: "trigram", schema.CJK: schema.CJK_TOKENIZE}
+SAMPLE_ROWS = 2000
+# A run's chunked build and merge against the sample's one insert: about
+# even at 100k messages (benchmarks/README.md, "Storage").
+BUILD_OVERHEAD = 1.0
+VACUUM_BYTES_PER_S = 100 * 1024 * 1024
+
+
+def estimate(
+    conn: sqlite3.Connection,
+    caps: index_state.Capabilities,
+    path: str | os.PathLike[str],
+    vacuum: bool,
+) -> dict[str, Any]:
+    """What a run would do, read without writing the store: the indexes it builds
+    and drops, the bytes it adds to the file (negative: gives back), its
+    seconds (a sample of the messages tokenized in memory, scaled up), and
+    the peak free space it needs (``optimize_room``)."""
+    builds = index_state.rebuilds(conn, caps, index_state.damaged(conn, caps, full=False))
+    text = indexing.text_bytes(conn)
+    sizes = {k: v["bytes"] for k, v in indexing.index_sizes(conn, text).items()}
+    kept = index_state.trigram_policy(conn, caps)[0]
+    drops = [schema.TRIGRAM] if schema.TRIGRAM in sizes and not kept else []
+    time_rows = (
+        0 if time_table.ready(conn) else conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+    )
+    factor = FINAL_X_TEXT if vacuum else space.BUILD_X_TEXT
+    added = sum(int(factor[i] * text) for i in builds) + space.TIME_ROW_BYTES * time_rows
+    if vacuum:  # what the rebuilt and dropped indexes held goes with the VACUUM
+        added -= sum(sizes.get(i, 0) for i in builds + drops)
+    seconds = sum(text * _seconds_per_byte(conn, i) for i in builds) * BUILD_OVERHEAD
+    if vacuum:
+        seconds += (_sqlite.db_bytes(conn) + max(added, 0)) / VACUUM_BYTES_PER_S
+    room = index_state.optimize_room(conn, caps, path, vacuum)
+    return {
+        "builds": builds,
+        "drops": drops,
+        "text_bytes": text,
+        "adds_bytes": added,
+        "seconds": round(seconds, 3),
+        "peak_free_bytes": room["need"],
+        "free_bytes": room["free"],
+        "fits": room["free"] >= room["need"],
+        "vacuum": vacuum,
+    }
+
+
+def _seconds_per_byte(conn: sqlite3.Connection, index: str) -> float:
+    """Seconds to index one byte of text into ``index``: a sample of messages from
+    a third of the way in, tokenized into an in-memory table that is then dropped."""
+    table = f"temp.hermes_fts_dry_{index}"
+    columns = ", ".join(INDEXED_COLUMNS)
+    values = ", ".join(indexed_text_sql(c) for c in INDEXED_COLUMNS)
+    rows = conn.execute(
+        f"SELECT {values} FROM main.messages WHERE id >= "
+        "(SELECT min(id) + (max(id) - min(id)) / 3 FROM main.messages) "
+        f"ORDER BY id LIMIT {SAMPLE_ROWS}"
+    ).fetchall()
+    sample = sum(len(str(v or "").encode()) for row in rows for v in row)
+    if not sample:
+        return 0.0
+    conn.execute(
+        f"CREATE VIRTUAL TABLE {table} USING fts5({columns}, tokenize='{_TOKENIZE[index]}')"
+    )
+    try:
+        start = time.perf_counter()
+        conn.executemany(
+            f"INSERT INTO {table}({columns}) VALUES ({', '.join('?' * len(INDEXED_COLUMNS))})", rows
+        )
+        return (time.perf_counter() - start) / sample
+    finally:
+        conn.execute(f"DROP TABLE {table}")

@@ -1,0 +1,78 @@
+"""``optimize-storage --dry-run``: what a run would add, build and drop, how long it
+would take and the free space it needs at its peak, before anything starts;
+the file is left byte for byte as it was.  How close the estimate comes to a
+real run is measured in benchmarks/test_bench_storage.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_optimize_storage import cli, optimize, write_store
+
+from hermes_fts.index import schema
+from hermes_fts.store import SessionStore
+
+
+def _files(db: Path) -> dict[str, bytes]:
+    """The store's main file and what its WAL holds, as bytes.  (``-shm`` is shared
+    memory, not data; SQLite may leave an empty WAL file after any open.)"""
+    wal = Path(f"{db}-wal")
+    return {"main": db.read_bytes(), "wal": wal.read_bytes() if wal.exists() else b""}
+
+
+@pytest.fixture()
+def stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A store whose indexes optimize-storage must all build anew."""
+    monkeypatch.delenv("HERMES_TRIGRAM_FTS", raising=False)
+    db = tmp_path / "state.db"
+    write_store(db)
+    with SessionStore(db) as store:
+        store._mark_fts_stale("test")
+    return db
+
+
+def test_dry_run_reports_before_it_starts_and_changes_nothing(stale: Path) -> None:
+    before = _files(stale)
+    proc = cli("optimize-storage", "--dry-run", "--json", db=stale)
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert plan["dry_run"] and plan["success"]
+    assert set(plan["builds"]) == {schema.BASE, schema.CJK} and plan["drops"] == []
+    assert plan["adds_bytes"] > 0 and plan["seconds"] > 0
+    assert plan["peak_free_bytes"] > plan["adds_bytes"] and plan["free_bytes"] > 0
+    assert plan["fits"] is True and plan["vacuum"] is True
+    assert _files(stale) == before
+    with SessionStore(stale, readonly=True) as store:
+        assert store.optimize_needed()
+    human = cli("optimize-storage", "--dry-run", db=stale)
+    assert human.returncode == 0 and "nothing was changed" in human.stdout
+    assert "free at its peak" in human.stdout and "take about" in human.stdout
+    assert _files(stale) == before
+
+
+def test_no_vacuum_dry_run_counts_the_chunks_a_build_leaves(stale: Path) -> None:
+    plans = [
+        json.loads(cli("optimize-storage", "--dry-run", "--json", *extra, db=stale).stdout)
+        for extra in ((), ("--no-vacuum",))
+    ]
+    assert plans[1]["vacuum"] is False
+    assert plans[1]["adds_bytes"] > plans[0]["adds_bytes"]  # no merge, no VACUUM
+    assert plans[1]["peak_free_bytes"] < plans[0]["peak_free_bytes"]
+
+
+def test_dry_run_names_the_trigram_index_it_would_drop(
+    stale: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")  # the opt-in builds it
+    assert optimize(stale)[1]["ok"]
+    monkeypatch.delenv("HERMES_TRIGRAM_FTS")
+    before = _files(stale)
+    plan = json.loads(cli("optimize-storage", "--dry-run", "--json", db=stale).stdout)
+    assert plan["drops"] == [schema.TRIGRAM] and plan["builds"] == []
+    assert plan["adds_bytes"] < 0  # the VACUUM gives its pages back
+    assert _files(stale) == before
+    code, result, _ = optimize(stale)
+    assert code == 0 and result["size_after"] < result["size_before"]
