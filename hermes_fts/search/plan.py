@@ -91,6 +91,7 @@ from hermes_fts.search.syntax import (
     parse_query,
     render,
 )
+from hermes_fts.search.wordforms import forms_note, word_forms
 
 # What the other modules of the package use; the tree types (Term, Near, AllOf,
 # AnyOf) come with Query.expr and live in hermes_fts.search.syntax.
@@ -323,7 +324,7 @@ def _pieces(term: Term) -> list[Term]:
     its bigrams is a word; Latin glued to it is a word of its own.  The word
     itself stays one of them, so rows holding it as written rank first."""
     if not has_cjk(term.text):
-        return [term]
+        return [_forms(term)]
     segs = segments(term.text)
     # The word as written, unless a lone CJK character in it keeps every index
     # from answering it (query.route_can_represent).
@@ -342,6 +343,25 @@ def _pieces(term: Term) -> list[Term]:
     return out
 
 
+def _forms(term: Term) -> Term:
+    """An English word in all its forms (``search/wordforms.py``), a common word as written."""
+    form = word_forms(term)
+    return term if _is_stop(term.text) or _is_stop(form.text) else form
+
+
+def _any_of_words(q: Query) -> Query:
+    """An explicit OR of terms ranked as a best match: every term kept (a common
+    word OR'ed is meant), words without quotes in their forms, CJK whole."""
+    assert isinstance(q.expr, AnyOf)
+    bare = set(q.bare)
+    kept = list(dict.fromkeys(_forms(t) if t.text in bare else t for t in q.expr.options))
+    if len(kept) > MAX_BEST_TERMS:  # every alternative is meant: rank them as one OR
+        return Query(q.expr, q.notes)
+    notes = [*q.notes, *forms_note(q, kept)]
+    expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
+    return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare)
+
+
 @functools.lru_cache(maxsize=256)
 def best_match(q: Query) -> Query:
     """``q`` as the terms a best match looks for, any of them (an OR), or ``q`` itself
@@ -357,6 +377,8 @@ def best_match(q: Query) -> Query:
     """
     if not q.loose or q.expr is None:
         return q
+    if isinstance(q.expr, AnyOf):
+        return _any_of_words(q)
     top = q.expr.include if isinstance(q.expr, AllOf) else (q.expr,)
     bare = set(q.bare)
     terms: dict[Term, bool] = {}  # term: written without quotes (a stop word may go)
@@ -380,6 +402,7 @@ def best_match(q: Query) -> Query:
             + ", ".join(t.text for t in kept[MAX_BEST_TERMS:])
         )
         kept = kept[:MAX_BEST_TERMS]
+    notes += forms_note(q, kept)
     expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
     return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare)
 
