@@ -135,6 +135,11 @@ def test_or_keeps_common_words_and_quoted_words(store) -> None:
     assert got["results"][0]["session_id"] == "both"
 
 
+def test_short_words_and_other_text_keep_their_own_form() -> None:
+    for word in ("", "y", "a", "by", "fly", "ly", "s", "ed", "ing", "ions"):
+        assert word.startswith(stem(word)), word  # never a crash, never longer
+
+
 @pytest.mark.parametrize(
     ("word", "expected"),
     [

@@ -475,8 +475,10 @@ def label_rows(
         labels = term_labels(query)  # fix* as "fixed", written
         for row in rows:
             bits = held.get(row["id"], 0)
-            row["matched_terms"] = [t for bit, t in enumerate(labels) if bits >> bit & 1]
-            row["missing_terms"] = [t for bit, t in enumerate(labels) if not bits >> bit & 1]
+            # A word and its forms (fixed, fix*) share a label: held if either is.
+            has = dict.fromkeys(t for bit, t in enumerate(labels) if bits >> bit & 1)
+            row["matched_terms"] = list(has)
+            row["missing_terms"] = [t for t in dict.fromkeys(labels) if t not in has]
     return rows
 
 

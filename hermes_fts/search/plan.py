@@ -323,8 +323,8 @@ def _pieces(term: Term) -> list[Term]:
     of three or more characters may be a sentence with no spaces, so each of
     its bigrams is a word; Latin glued to it is a word of its own.  The word
     itself stays one of them, so rows holding it as written rank first."""
-    if not has_cjk(term.text):
-        return [_forms(term)]
+    if not has_cjk(term.text):  # the word as written ranks first, then its forms
+        return list(dict.fromkeys([term, _forms(term)]))
     segs = segments(term.text)
     # The word as written, unless a lone CJK character in it keeps every index
     # from answering it (query.route_can_represent).
@@ -354,7 +354,9 @@ def _any_of_words(q: Query) -> Query:
     word OR'ed is meant), words without quotes in their forms, CJK whole."""
     assert isinstance(q.expr, AnyOf)
     bare = set(q.bare)
-    kept = list(dict.fromkeys(_forms(t) if t.text in bare else t for t in q.expr.options))
+    kept = list(
+        dict.fromkeys(f for t in q.expr.options for f in (t, _forms(t) if t.text in bare else t))
+    )
     if len(kept) > MAX_BEST_TERMS:  # every alternative is meant: rank them as one OR
         return Query(q.expr, q.notes)
     notes = [*q.notes, *forms_note(q, kept)]

@@ -60,6 +60,18 @@ def _stem_ok(stem: str, shortest: int) -> bool:
     return len(stem) >= shortest and _VOWEL.search(stem) is not None
 
 
+def _silent_e(stem: str) -> bool:
+    """A three-letter consonant-vowel-consonant stem left by -ed or -ing: English
+    doubles the consonant of such a word (hopping), so this one lost an e
+    (making, loved, based).  A final w, x or y never doubles (fixed)."""
+    return (
+        len(stem) == MIN_STEM
+        and stem[1] in "aeiou"
+        and stem[0] not in "aeiou"
+        and stem[2] not in "aeiouwxy"
+    )
+
+
 def _cut(word: str) -> str:
     """``word`` without its one suffix (or ``word``)."""
     for suffix, shortest in _SUFFIXES:
@@ -72,6 +84,8 @@ def _cut(word: str) -> str:
             return word
         if suffix == "ed" and stem.endswith("e"):
             continue  # speed, need: no -ed
+        if suffix in ("ed", "ing") and _silent_e(stem):
+            return word  # making: mak* would reach makeup, make* misses making
         if _stem_ok(stem, shortest):
             return stem
     return word
@@ -83,7 +97,7 @@ def _trim(stem: str) -> str:
         return stem[:-1]  # stopped, running; but install, pass, buzz keep theirs
     if stem.endswith("e") and _stem_ok(stem[:-1], _MIN_DERIVED):
         return stem[:-1]  # migrate: migrated, migrating (state stays whole)
-    if stem.endswith("y") and stem[-2] not in "aeiou" and _stem_ok(stem[:-1], _MIN_DERIVED):
+    if stem.endswith("y") and _stem_ok(stem[:-1], _MIN_DERIVED) and stem[-2] not in "aeiou":
         return stem[:-1]  # history: histories (deploy keeps its y; reply, not repl*)
     return stem
 
