@@ -353,10 +353,8 @@ def _any_of_words(q: Query) -> Query:
     """An explicit OR of terms ranked as a best match: every term kept (a common
     word OR'ed is meant), words without quotes in their forms, CJK whole."""
     assert isinstance(q.expr, AnyOf)
-    bare = set(q.bare)
-    kept = list(
-        dict.fromkeys(f for t in q.expr.options for f in (t, _forms(t) if t.text in bare else t))
-    )
+    terms = [t for t in q.expr.options if isinstance(t, Term)]  # parse_query: Terms only
+    kept = list(dict.fromkeys(f for t in terms for f in (t, _forms(t) if t.text in q.bare else t)))
     if len(kept) > MAX_BEST_TERMS:  # every alternative is meant: rank them as one OR
         return Query(q.expr, q.notes)
     notes = [*q.notes, *forms_note(q, kept)]
