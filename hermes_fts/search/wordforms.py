@@ -1,7 +1,7 @@
-"""Other forms of an English word, for a best match: ``fixed`` is searched as ``fix*``.
+"""Other forms of an English word, for a best match: ``fixed`` is also searched as ``fix*``.
 
 A best match (``plan.best_match``) searches each English word written
-without quotes as the prefix its forms share, its stem: ``migrations`` as
+without quotes as written and as the prefix its forms share, its stem: ``migrations`` as
 ``migrat*`` finds "migrate", "migrated" and "migration", ``deployment`` as
 ``deploy*`` finds "deploy" and "deployed".  No index changes: every route
 already answers a prefix (docs/DESIGN.md §6.4a).
