@@ -27,6 +27,7 @@ import pytest
 from benchmarks import corpus
 from hermes_fts.bench import median_ms, recall
 from hermes_fts.index import maintain as indexing
+from hermes_fts.search import filters as search_filters
 from hermes_fts.search import rank as match_rows
 from hermes_fts.search import run as search
 from hermes_fts.search.plan import match_expression
@@ -64,7 +65,7 @@ def raw_fts5(st: SessionStore, term: str) -> list[Any]:
     supplements."""
     state = st.index_state()
     plan = search.plan_search(state, term)
-    where, params = search._filters(search.SearchRequest(term))
+    where, params = search_filters.where_sql(search.SearchRequest(term))
     return match_rows.match_rows(
         st._conn,
         "hermes_fts_word",

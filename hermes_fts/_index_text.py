@@ -73,16 +73,17 @@ def is_token_char(ch: str) -> bool:
     return cat[0] in "LN" or cat == "Co"
 
 
-def segments(text: str) -> list[tuple[bool, str]]:
+def segments(text: str, fold: bool = True) -> list[tuple[bool, str]]:
     """The tokenizer's view of ``text``: (is_cjk_run, segment) pairs.
 
     Separators are dropped; a non-CJK segment is a maximal run of unicode61
-    token characters; a CJK segment is a maximal CJK run (width folded).
+    token characters; a CJK segment is a maximal CJK run (width folded, unless
+    ``fold`` is false: the segments then keep the text's own characters).
     """
     segs: list[tuple[bool, str]] = []
     cur: list[str] = []
     cur_cjk = False
-    for ch in fold_width(text):
+    for ch in fold_width(text) if fold else text:
         if is_cjk(ord(ch)):
             kind: bool | None = True
         elif is_token_char(ch):
@@ -125,3 +126,10 @@ def positions(text: str, document: bool) -> list[frozenset[str]]:
                 extra = {seg[i]} | ({seg[i + 1]} if i == len(seg) - 2 else set())
                 out.append(frozenset({seg[i : i + 2]} | (extra if document else set())))
     return out
+
+
+def is_latin_token_char(ch: str) -> bool:
+    """A character of a non-CJK token: a word there ends where none follows."""
+    if ch.isascii():
+        return ch.isalnum()
+    return is_token_char(ch) and not has_cjk(ch)

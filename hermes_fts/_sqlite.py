@@ -33,6 +33,7 @@ __all__ = [
     "db_bytes",
     "file_bytes",
     "shrink_wal",
+    "write_lock_held",
     "file_kind",
     "FileProblem",
     "is_index_corruption",
@@ -309,6 +310,25 @@ def shrink_wal(conn: sqlite3.Connection) -> None:
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     except sqlite3.DatabaseError as exc:
         logger.debug("checkpoint after VACUUM skipped: %s", exc)
+
+
+def write_lock_held(path: str | os.PathLike[str]) -> bool:
+    """Whether another connection holds ``path``'s write lock right now (a write
+    would wait for it); False when there is no such file or it cannot be opened to ask."""
+    if not os.path.isfile(path):
+        return False
+    try:
+        conn = sqlite3.connect(os.fspath(path), timeout=0, isolation_level=None)
+    except sqlite3.Error:
+        return False
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+        return False
+    except sqlite3.Error as exc:  # not a database, read-only, ...: the open says why
+        return "locked" in str(exc).lower() or "busy" in str(exc).lower()
+    finally:
+        conn.close()
 
 
 # --------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from ._sqlite import StoreError, failure_cause, store_error  # tool/CLI name cau
 from .content import encode_value
 from .index import lifecycle as index_state
 from .index import maintain as indexing
-from .index import rank_bounds, schema, time_table
+from .index import optimize, schema
 from .index.schema import BASE, CJK, TRIGRAM
 from .search import run as search
 from .search.plan import (
@@ -512,6 +512,15 @@ class SessionStore:
     def optimize_needed(self) -> bool:
         return index_state.optimize_needed(self._conn, self._caps)
 
+    def damaged_indexes(self) -> dict[str, str]:
+        """Served indexes that fail the lookup probe, with why (``health.probe``; reads only)."""
+        return index_state.damaged(self._conn, self._caps, full=False)
+
+    def optimize_room(self, vacuum: bool = True) -> dict[str, int]:
+        """Free disk bytes an ``optimize_storage`` run needs at its peak, and has
+        (``index_state.optimize_room``)."""
+        return index_state.optimize_room(self._conn, self._caps, self._path, vacuum)
+
     def optimize_storage(
         self,
         progress: indexing.Progress | None = None,
@@ -522,107 +531,30 @@ class SessionStore:
         min_pause: float = indexing.MIN_PAUSE,
         txn_target: float | None = indexing.TXN_TARGET_S,
     ) -> dict[str, Any]:
-        """Repair, upgrade and backfill every index, then VACUUM.
+        """Check, repair, upgrade and backfill every index, then VACUUM (DESIGN §5.6).
 
         Every step is its own transaction (see ``indexing``), so an
         interrupted run resumes where it stopped.  Returns ``ok``,
-        ``vacuumed`` and the space the store takes on disk before and
-        after, both measured as ``_sqlite.file_bytes`` (main file plus WAL),
-        or ``ok: False`` with a ``reason``.
+        ``vacuumed``, what was ``repaired`` (damaged indexes, with what was
+        wrong), the tokens ``rank_bounds_measured`` per index (none when
+        they were current), and the main file and ``-wal`` sizes before and
+        after (``size_*``, ``wal_*``); or ``ok: False`` with a ``reason``.
+        A disk too full to go on ends the run with the room given back
+        (``space.give_back``), never with the disk full.
         """
         if self.readonly:
             return {"ok": False, "reason": "read_only", "vacuumed": None}
         if not self.fts5_available:
             return {"ok": False, "reason": "fts5_unavailable", "vacuumed": None}
         self._align_base()
-        conn = self._conn
-        size_before = _sqlite.file_bytes(self._path)
-
-        emit = indexing.Phases(progress)
-        emit("repair")
-        try:
-            index_state.repair(conn, self._caps)
-        finally:
-            self._seen.forget()
-        emit.job = indexing.BackfillJob(conn)
-        emit("backfill")
-        remaining = self._build(
-            lambda: emit("backfill"),
-            lambda: emit("time"),
-            sleep=sleep,
-            chunk_rows=chunk_rows,
-            min_pause=min_pause,
-            txn_target=txn_target,
-        )
-        if remaining is not None:
-            logger.warning("optimize-storage: backfill incomplete: %s", remaining)
-            return {
-                "ok": False,
-                "reason": "backfill_incomplete",
-                "vacuumed": None,
-                "size_before": size_before,
-                "size_after": _sqlite.file_bytes(self._path),
-            }
-
-        if self._caps.cjk and loader.has_row_evidence(conn, schema.BASE):
-            emit("rank_bounds")
-            try:
-                rank_bounds.build(conn, emit.counted("rank_bounds"))
-            finally:
-                self._seen.forget()
-        vacuumed: bool | None = None
-        if vacuum:
-            emit("vacuum")
-            vacuumed = self._merge_and_vacuum()
-        emit("done")
-        logger.info("storage optimization complete")
-        return {
-            "ok": True,
-            "vacuumed": vacuumed,
-            "size_before": size_before,
-            "size_after": _sqlite.file_bytes(self._path),
+        pacing = {
+            "sleep": sleep,
+            "chunk_rows": chunk_rows,
+            "min_pause": min_pause,
+            "txn_target": txn_target,
         }
-
-    def _build(
-        self,
-        on_chunk: Callable[[], None],
-        on_time: Callable[[], None],
-        *,
-        sleep: indexing.Sleep,
-        chunk_rows: int,
-        min_pause: float,
-        txn_target: float | None,
-    ) -> Any:
-        """Backfill every index, fill the time table, apply the CJK queue; what is left."""
-        self.backfill(
-            sleep=sleep,
-            chunk_rows=chunk_rows,
-            min_pause=min_pause,
-            on_chunk=on_chunk,
-            txn_target=txn_target,
-        )
-        on_time()  # the time table: its triggers came with repair, the rows now
-        time_table.drive_fill(
-            self._conn,
-            sleep=sleep,
-            chunk_rows=chunk_rows,
-            min_pause=min_pause,
-            txn_target=txn_target,
-        )
-        self.sync()
-        return indexing.backfill_progress(self._conn)
-
-    def _merge_and_vacuum(self) -> bool:
-        """Deleted rows' tokens go with the merge, their pages with VACUUM."""
-        try:
-            index_state.merge_segments(self._conn, self._caps)
-            self._conn.execute("VACUUM")
-            vacuumed = True
-        except sqlite3.DatabaseError as exc:
-            logger.warning("VACUUM failed (%s); indexes are complete anyway", exc)
-            vacuumed = False
-        _sqlite.shrink_wal(self._conn)
-        return vacuumed
+        hooks = optimize.Hooks(self.backfill, self.sync, self._seen.forget)
+        return optimize.run(self._conn, self._caps, self._path, hooks, progress, vacuum, pacing)
 
     def integrity_check(self) -> dict[str, str | None]:
         """FTS5 'integrity-check' per existing, usable index: None means it passed."""
@@ -654,6 +586,7 @@ class SessionStore:
         after: float | None = None,
         before: float | None = None,
         exclude_session_ids: Sequence[str] | None = None,
+        now: float | str | None = None,
     ) -> search.SearchResult:
         """Search visible messages: the rows, the route that answered, the query's notes.
 
@@ -664,7 +597,9 @@ class SessionStore:
         the search as if that route's index were the only one, plus the LIKE
         scan: ``hermes-fts bench`` compares routes with it.  A damaged index
         found on the way is detached and the search is answered anyway, by
-        the route that then answers (``like_scan_fts_stale``).
+        the route that then answers (``like_scan_fts_stale``).  Time words in
+        a question ("last week") rank matches from that time first, counted
+        from ``now`` (Unix seconds or ISO; default the current time).
         """
         request = search.SearchRequest(
             query,
@@ -680,6 +615,7 @@ class SessionStore:
             after=after,
             before=before,
             exclude_session_ids=exclude_session_ids,
+            now=now,
         )
         # Rows written by processes without the extension reach the index first.
         fresh = self._sync_if_written(self._seen.token())
@@ -709,12 +645,13 @@ class SessionStore:
         after: float | None = None,
         before: float | None = None,
         exclude_session_ids: Sequence[str] | None = None,
+        now: float | str | None = None,
     ) -> list[dict[str, Any]]:
         """The rows of ``search`` (same arguments), for callers that need only those."""
         return self.search(
             query, source_filter, exclude_sources, role_filter, limit, offset, sort,
             include_inactive, fields, route=route, after=after, before=before,
-            exclude_session_ids=exclude_session_ids,
+            exclude_session_ids=exclude_session_ids, now=now,
         ).rows  # fmt: skip
 
     @staticmethod

@@ -6,7 +6,8 @@ Two halves in one file, because the second one runs inside that environment:
   ``hermes-agent==0.19.0`` from the package index and this checkout installed
   by pip (never into the interpreter running the tests), and returns it.
 * ``python _hermes_env.py COMMAND`` (venv side) drives Hermes' own code:
-  ``seed`` writes a history through ``hermes_state.SessionDB``; ``turn`` runs one
+  ``seed`` writes a history through ``hermes_state.SessionDB`` (``session``: one
+  more session on a given store); ``turn`` runs one
   real ``AIAgent`` turn against a scripted OpenAI-compatible server on
   127.0.0.1; ``calls`` runs ``session_search`` calls through the agent's own
   dispatch (``invoke_tool``, middleware included) with SessionDB writes in
@@ -208,6 +209,15 @@ def cmd_seed(_args: argparse.Namespace) -> dict[str, Any]:
         db.end_session(sid, "user_exit")
     db.close()
     return {"ids": ids, "db": str(Path(os.environ["HERMES_HOME"]) / "state.db")}
+
+
+def cmd_session(args: argparse.Namespace) -> dict[str, Any]:
+    """One new session with one message, through SessionDB, on the store ``--db-path``."""
+    db = _session_db(args.db_path)
+    db.create_session(args.session_id, "cli")
+    message = int(db.append_message(args.session_id, "user", content="still writing"))
+    db.close()
+    return {"session": args.session_id, "message": message}
 
 
 class _Records(logging.Handler):
@@ -609,6 +619,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="_hermes_env.py")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("seed").set_defaults(fn=cmd_seed)
+    session = sub.add_parser("session")
+    session.add_argument("--db-path", required=True)
+    session.add_argument("--session-id", default="after-optimize")
+    session.set_defaults(fn=cmd_session)
     turn = sub.add_parser("turn")
     turn.add_argument("--tool-args", required=True, help="JSON arguments of the tool call")
     turn.add_argument("--prompt", default="What did we say earlier?")

@@ -103,6 +103,9 @@ def _mask(text: str, tmp: Path) -> str:
     text = re.sub(r"\d+(?:\.\d+)? (?:B|KB|MB|GB)\b", "<size>", text)
     text = re.sub(r"\d+\.\d\dx text", "<x> text", text)
     text = re.sub(r"\[[#.]{20}\]", "[<bar>]", text)  # bars scale with the masked sizes
+    text = re.sub(r"[\d,.]+ (\w+)/s\b", r"<rate> \1/s", text)  # progress lines
+    text = re.sub(r"left \d+:\d\d:\d\d", "left <eta>", text)
+    text = text.replace("\r", "<CR>")  # a redrawn line; read_text() would make it a newline
     text = text.replace(__import__("sqlite3").sqlite_version, "<sqlite>")
     text = re.sub(r"cjk_unicode61 loaded \(\w+\)", "cjk_unicode61 loaded (<how>)", text)
     text = text.replace(hermes_fts.extension_path() or "\0", "<EXT>")

@@ -15,6 +15,7 @@ from hermes_fts.search.plan import (
     LikeAll,
     LikeNear,
     LikeText,
+    LikeWords,
     Query,
     choose_route,
     has_cjk,
@@ -257,7 +258,8 @@ def routes(raw: str, unigrams: bool = True) -> dict[str, bool]:
         ("修改youer服务端", {"fts5": False, "fts_cjk": True, "trigram": True}),
         ("youer", {"fts5": True, "fts_cjk": True, "trigram": True}),
         ("ab", {"fts5": True, "fts_cjk": True, "trigram": False}),
-        ("alpha NOT ab", {"fts5": True, "fts_cjk": True, "trigram": False}),
+        # a negated word may be glued to CJK (`ab服务器`), one unicode61 token (issue 33)
+        ("alpha NOT ab", {"fts5": False, "fts_cjk": True, "trigram": False}),
         ("广西 NOT 桂", {"fts5": False, "fts_cjk": True, "trigram": False}),
         ('"广西 桂林"', {"fts5": False, "fts_cjk": True, "trigram": True}),
         # a lone character next to other tokens: colocated unigrams are not exact there
@@ -361,8 +363,14 @@ def test_match_expression_doubles_quotes_and_empty() -> None:
 
 def test_like_plan_shape() -> None:
     assert like_plan(q("alpha NOT beta* OR 广西")) is not None
-    assert like_plan(q("alpha NOT beta*")) == LikeAll((LikeText("alpha"),), (LikeText("beta"),))
-    assert like_plan(q('"100%_\\x"')) == LikeText("100%_\\x")
+    # A Latin word is a whole token (issue 34); a prefix keeps its star for the check.
+    assert like_plan(q("alpha NOT beta*")) == LikeAll(
+        (LikeWords('"alpha"', ("alpha",), "alpha"),),
+        (LikeWords('"beta"*', ("beta",), "beta", True),),
+    )
+    assert like_plan(q('"100%_\\x"')) == LikeWords('"100%_\\x"', ("100", "x"), "100%_\\x")
+    assert like_plan(q('"%_\\"')) == LikeText("%_\\")  # no word: a substring
+    assert like_plan(q("广西")) == LikeText("广西")
     assert like_plan(q("NEAR(Deploy 桂林 Émile, 2)")) == LikeNear(
         'NEAR("Deploy" "桂林" "Émile", 2)', ("Deploy", "桂林")
     )
@@ -460,16 +468,17 @@ def like_ids(conn: sqlite3.Connection, query: Query) -> list[int]:
 
 def test_like_sql_escapes_wildcards() -> None:
     conn = sqlite3.connect(":memory:")
-    sql, params = like_sql.like_where(conn, like_plan(q('"100%_\\x"')))
+    sql, params = like_sql.like_where(conn, like_plan(q('"%_\\"')))
     assert sql.count("LIKE ? ESCAPE") == len(like_sql.LIKE_COLUMNS)
-    assert params == ["%100\\%\\_\\\\x%"] * len(like_sql.LIKE_COLUMNS)
+    assert params == ["%\\%\\_\\\\%"] * len(like_sql.LIKE_COLUMNS)
     assert like_sql.like_where(conn, None) == ("0", [])
 
 
 @pytest.mark.parametrize(
     ("query", "ids"),
     [
-        (q('"100%"'), [1]),
+        (q('"100%"'), [1, 2]),  # the word 100, as the indexes see it ("%" is no letter)
+        (q('"%"'), [1]),  # no word in it: a substring, "%" escaped
         (q('"a_b"'), [3]),
         (parse_query('"C:\\Users"'), [5]),
         (q("广西"), [6, 7]),  # tool_calls and content
@@ -480,6 +489,8 @@ def test_like_sql_escapes_wildcards() -> None:
         (q("beta OR gamma"), [8, 9, 11]),
         (q("广西 NOT 桂林"), [6]),
         (q("alp* gam*"), [9]),
+        (q("alp"), []),  # a Latin word is whole (issue 34): "alp" is not in "alpha"
+        (q("alph*"), [8, 9, 11]),
         (q("émile"), []),  # SQLite LIKE folds ASCII only
         (q("Émile"), [10]),
         (q("NEAR(alpha beta, 0)"), [8]),

@@ -4,10 +4,10 @@ The reference below is written from the documented language only (it never
 calls the package's parser): each query's intended meaning is a small tree of
 the test's own classes, evaluated on the raw text of every message.
 
-* Latin terms are words on the token routes (``fts5``, ``fts_cjk``):
-  ``deploy`` does not find "deployment".  On the substring routes (``trigram``
-  and the LIKE scan) they are substrings: that is the one documented route
-  difference, and the reference follows the route a search really took.
+* Latin terms are words on the token routes (``fts5``, ``fts_cjk``) and the
+  LIKE scan: ``deploy`` does not find "deployment".  On ``trigram`` they are
+  substrings: that is the one documented route difference, and the
+  reference follows the route a search really took.
 * CJK terms are substrings everywhere.
 * ``NEAR`` counts tokens on every route: a Latin word is one token, a CJK run
   of n >= 2 characters is n - 1 tokens (its bigrams).
@@ -38,6 +38,7 @@ pytestmark = needs_extension  # the fts_cjk route is one of the routes under tes
 
 ROUTES = ("fts5", "fts_cjk", "trigram", "like_scan")
 TOKEN_ROUTES = ("fts5", "fts_cjk")
+WORD_ROUTES = (*TOKEN_ROUTES, "like_scan")  # Latin terms are whole words (issue 34)
 
 # ---------------------------------------------------------------------------
 # Reference evaluator
@@ -218,7 +219,7 @@ def run(st: SessionStore, query: str, route: str) -> tuple[str, set[int]]:
 
 
 def expected(ids: list[int], meaning: Ref, route_taken: str) -> set[int]:
-    words = route_taken in TOKEN_ROUTES
+    words = route_taken in WORD_ROUTES
     return {ids[i] for i, text in enumerate(DOCS) if holds(meaning, text, words)}
 
 
@@ -312,15 +313,15 @@ def test_truth_table_runs_natively_on_every_route(store) -> None:
             native[route] += search.plan_search(st.index_state(), query, route=route).route == route
     assert min(native.values()) >= 5, native
     assert search.plan_search(st.index_state(), "NEAR(alpha bravo, 5)").route == "fts_cjk"
-    assert search.plan_search(st.index_state(), "deploy NOT service").route == "fts5"
+    # A negated word may hide glued to CJK in one unicode61 token (issue 33).
+    assert search.plan_search(st.index_state(), "deploy NOT service").route == "fts_cjk"
 
 
-def test_word_semantics_differ_only_on_substring_routes(store) -> None:
+def test_word_semantics_differ_only_on_the_trigram_route(store) -> None:
     st, ids = store
-    for route in TOKEN_ROUTES:
+    for route in WORD_ROUTES:
         assert ids[3] not in run(st, "deploy", route)[1]  # "deployment" is another word
-    for route in ("trigram", "like_scan"):
-        assert ids[3] in run(st, "deploy", route)[1]
+    assert ids[3] in run(st, "deploy", "trigram")[1]
 
 
 def test_fts5_precedence_never_decides(store) -> None:
@@ -607,7 +608,7 @@ def test_random_queries_agree_with_the_reference_on_every_route(property_store, 
     meaning, query = case
     for route in ROUTES:
         taken, got = run(st_, query, route)
-        words = taken in TOKEN_ROUTES
+        words = taken in WORD_ROUTES
         want = {ids[i] for i, text in enumerate(PROPERTY_DOCS) if holds(meaning, text, words)}
         assert got == want, (query, route, taken, sanitize_fts5_query(query))
     # the canonical form means the same query

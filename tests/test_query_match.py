@@ -5,7 +5,7 @@
   string means the same to FTS5 as the parsed form; sanitizing is idempotent.
 * recall: on generated rows, every route that claims it can represent a query
   returns exactly what that route promises (computed in Python), and LIKE
-  returns exactly the substring ground truth.
+  returns exactly the ground truth: CJK as substrings, Latin as whole words.
 """
 
 from __future__ import annotations
@@ -254,10 +254,52 @@ def ascii_lower(text: str) -> str:
     return "".join(ch.lower() if ch.isascii() else ch for ch in text)
 
 
+def runs(text: str) -> list[tuple[bool, str]]:
+    """unicode61 tokens cut where CJK meets Latin: (is_cjk, text) pairs."""
+    out: list[tuple[bool, str]] = []
+    for token in unicode61_tokens(text):
+        start = len(out)
+        for ch in token:
+            cjk = is_cjk(ord(ch))
+            if len(out) > start and out[-1][0] == cjk:
+                out[-1] = (cjk, out[-1][1] + ch)
+            else:
+                out.append((cjk, ch))
+    return out
+
+
+def like_words(term: Term, text: str) -> bool:
+    """LIKE on a term with a Latin word: its Latin words are whole tokens of the
+    row, its CJK parts substrings that touch them (the index routes' meaning)."""
+    want, doc = runs(term.text), runs(text)
+    n = len(want)
+    for i in range(len(doc) - n + 1):
+        ok = True
+        for k, (cjk, part) in enumerate(want):
+            kind, got = doc[i + k]
+            first, last = k == 0, k == n - 1
+            if kind != cjk:
+                ok = False
+            elif cjk:
+                ok = (got.endswith(part) or not first) and (got.startswith(part) or not last)
+                ok = ok and (got == part or first or last)
+            else:
+                ok = got == part or (last and term.prefix and got.startswith(part))
+            if not ok:
+                break
+        if ok:
+            return True
+    return False
+
+
 def promise(route: str) -> Callable[[Term, str], bool]:
     """What one term promises on `route`, for one row's text."""
     if route == "like":
-        return lambda term, text: ascii_lower(term.text) in ascii_lower(text)
+        return lambda term, text: (
+            ascii_lower(term.text) in ascii_lower(text)
+            if all(cjk for cjk, _ in runs(term.text))
+            else like_words(term, text)
+        )
     if route == "trigram":
         return lambda term, text: term.text.lower() in text.lower()
     if route == "fts5":

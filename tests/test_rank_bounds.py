@@ -177,6 +177,73 @@ def test_a_phrase_is_bounded_by_its_tokens(built):
         )
 
 
+def _statements(store, query, **kw):
+    """The page of a search and the statements it ran that score rows of the index."""
+    scored: list[str] = []
+    store._conn.set_trace_callback(
+        lambda sql: "hermes_fts_bm25" in sql and " MATCH " in sql and scored.append(sql)
+    )
+    try:
+        return _ids(store, query, **kw), scored
+    finally:
+        store._conn.set_trace_callback(None)
+
+
+@pytest.mark.parametrize("sort", [None, "sessions"])
+def test_a_rare_phrase_of_common_words_is_read_in_one_statement(built, sort):
+    """Both words have bounds in every block, the phrase is in few rows: it used to
+    be read block by block, one statement per run of blocks, hundreds on a
+    large store.  Its matches are read at once, and the page is the full
+    pass's."""
+    df = built._conn.execute(
+        f"SELECT count(*) FROM {schema.BASE} WHERE {schema.BASE} MATCH ?", ('"alpha bravo"',)
+    ).fetchone()[0]
+    assert 0 < df < 1000  # rare beside its words
+    for query, kw in (
+        ("alpha-bravo", {}),
+        ('"alpha bravo"', {"role_filter": "user"}),
+        ("alpha-bravo", {"after": T0 + 3000, "before": T0 + 15000}),
+    ):
+        for limit in (1, 5, 40):
+            page, scored = _statements(built, query, limit=limit, sort=sort, **kw)
+            assert page == _exact(built, query, limit=limit, sort=sort, **kw), (query, kw)
+            assert len(scored) == 1, scored
+
+
+def test_a_phrase_scored_in_python_equals_fts5_to_the_bit(built):
+    """The phrase's IDF comes from its row count, times each row's saturation."""
+    conn, table = built._conn, schema.BASE
+    rows, tokens = rank_bounds.index_totals(conn, table)
+    found = conn.execute(
+        f"SELECT -rank, hermes_fts_bm25({table}, ?) FROM {table} WHERE {table} MATCH ?",
+        (tokens / rows, '"alpha bravo"'),
+    ).fetchall()
+    idf = max(1e-6, math.log((rows - len(found) + 0.5) / (len(found) + 0.5)))
+    assert found and all(rank == idf * saturation for rank, saturation in found)
+
+
+@pytest.mark.parametrize("sort", [None, "sessions"])
+def test_the_page_kept_between_rounds_equals_resorting_every_row(built, monkeypatch, sort):
+    """Between rounds only the page's rows are kept (rows read below its worst are
+    not): the same page as ranking every row read, ties on equal scores
+    (identical short rows) included, while what is kept stays the page."""
+    kept_sizes: list[int] = []
+    keep = topk._Reader.keep
+
+    def spy(self, ids, floor):
+        keep(self, ids, floor)
+        kept_sizes.append(len(self.rows))
+
+    cases = [({}, 1), ({}, 3), ({}, 14), ({"role_filter": "user"}, 6), ({"after": T0 + 700}, 9)]
+    monkeypatch.setattr(topk._Reader, "keep", spy)
+    bounded = [_reads_blocks(built, "alpha", limit=n, sort=sort, **kw) for kw, n in cases]
+    assert kept_sizes and max(kept_sizes) <= max(n for _, n in cases)
+    monkeypatch.setattr(topk._Reader, "keep", lambda self, ids, floor: None)
+    for (kw, n), (blocks, page) in zip(cases, bounded):
+        assert _reads_blocks(built, "alpha", limit=n, sort=sort, **kw) == (blocks, page), kw
+        assert page == _exact(built, "alpha", limit=n, sort=sort, **kw), kw
+
+
 def test_a_rebuilt_index_forgets_its_bounds(built):
     assert rank_bounds.load(built._conn, schema.BASE, ["alpha"]) is not None
     with built._conn:

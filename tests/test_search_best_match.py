@@ -16,12 +16,13 @@ import sqlite3
 
 import pytest
 from _tool_fixtures import T0, conversation, open_store
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hermes_fts import session_search
 from hermes_fts.index import rank_bounds, schema
 from hermes_fts.search import evidence
+from hermes_fts.search import filters as search_filters
 from hermes_fts.search import run as search
 from hermes_fts.search.plan import best_match, match_expression, parse_query
 from hermes_fts.search.request import ROUTE_ORDER
@@ -276,14 +277,14 @@ def either(request, big, bounded):
     return big if request.param == "every match" else bounded
 
 
-def _brute_force(store, query, role_filter=None, sessions=False):
+def _brute_force(store, query, role_filter=None, **filters):
     """Every visible match scored from scratch: ranks by FTS5 per term, rows sorted
-    by (terms' weight, BM25, newest), or sessions by ``session_score``."""
+    by (terms' weight, BM25, newest).  ``filters``: ``SearchRequest``'s others."""
     conn = store._conn
     plan = search.plan_search(store.index_state(), query, role_filter)
     table = search.INDEX_ROUTES[plan.route]
-    request = search.SearchRequest(query, role_filter=role_filter)
-    where, params = search._filters(request)
+    request = search.SearchRequest(query, role_filter=role_filter, **filters)
+    where, params = search_filters.where_sql(request)
     visible = {
         r[0]: r[1]
         for r in conn.execute(
@@ -369,27 +370,30 @@ def test_ranked_pages_are_the_exact_top_of_every_match(either, query, role, limi
 def test_sessions_are_the_exact_top_by_session_score(either, query, eager_rows, monkeypatch):
     monkeypatch.setattr(evidence, "EAGER_ROWS", eager_rows)
     big = either
+    expect = _brute_sessions(big, query, "user")[:10]
+    got = [
+        (r["session_id"], r["id"])
+        for r in big.search_messages(
+            query, role_filter="user", limit=10, sort="sessions", fields=("session_id", "id")
+        )
+    ]
+    # Each session with its best kept message, sessions in score order.
+    assert got == expect, query
+
+
+def _brute_sessions(store, query, role_filter=None, **filters):
+    """Every session with a visible match, by ``session_score`` from scratch, each
+    with its best kept message: ``[(session id, message id)]``."""
     from hermes_fts.search.evidence import Evidence, row_value, session_score
 
-    ranked, score, visible = _brute_force(big, query, "user")
-    q = search.plan_search(big.index_state(), query).query
+    ranked, score, visible = _brute_force(store, query, role_filter, **filters)
+    q = search.plan_search(store.index_state(), query).query
     n_units = len(q.terms) if q.loose else 1
+    n = store._conn.execute("SELECT max(id) FROM messages").fetchone()[0]
     weights = []
     for bit in range(n_units):
         df = sum(1 for s in score.values() if s[2] >> bit & 1)
-        weights.append(
-            1.0
-            if not q.loose
-            else math.log(
-                1
-                + (
-                    max(big._conn.execute("SELECT max(id) FROM messages").fetchone()[0], df)
-                    - df
-                    + 0.5
-                )
-                / (df + 0.5)
-            )
-        )
+        weights.append(math.log(1 + (max(n, df) - df + 0.5) / (df + 0.5)) if q.loose else 1.0)
     # The weights come from every match (not only the visible ones).
     ev = Evidence({rid: [s[0], s[1], "", s[2]] for rid, s in score.items()}, weights)
     by_session: dict[str, list[int]] = {}
@@ -401,18 +405,116 @@ def test_sessions_are_the_exact_top_by_session_score(either, query, eager_rows, 
         sid: max(ids, key=lambda i: (row_value(ev.rows[i], total), i))
         for sid, ids in by_session.items()
     }
-    expect = sorted(
+    order = sorted(
         by_session,
         key=lambda sid: (
             -session_score(ev, by_session[sid], total),
             -best[sid],  # equal scores: the newer best message
         ),
-    )[:10]
-    got = [
-        (r["session_id"], r["id"])
-        for r in big.search_messages(
-            query, role_filter="user", limit=10, sort="sessions", fields=("session_id", "id")
+    )
+    return [(sid, best[sid]) for sid in order]
+
+
+# --------------------------------------------------------------------------- sessions, once each
+
+GLUES = ["修改{}", "{}服务端", "무심{}"]  # a Latin word glued to CJK: only the CJK index sees it
+
+
+@pytest.fixture(scope="module")
+def optimized(tmp_path_factory):
+    """Few sessions, a match in most, some words glued to CJK, after optimize-storage
+    (time table and rank bounds): a filtered page by sessions is short, and the
+    glued-Latin supplement fills it."""
+    rng = random.Random(8)
+    st_ = open_store(tmp_path_factory.mktemp("optimized") / "state.db")
+    for s in range(16):
+        st_.add_session(f"g{s:02d}", "cli", started_at=T0 + s)
+    messages = []
+    for i in range(2_000):
+        words = [w for k, w in enumerate(WORDS) if rng.random() < 0.6 / (k + 1)]
+        words += rng.choices(["filler", "noise", "padding"], k=rng.randint(0, 12))
+        if words and rng.random() < 0.15:
+            words[0] = rng.choice(GLUES).format(words[0])
+        rng.shuffle(words)
+        messages.append(
+            {
+                "session_id": f"g{rng.randrange(16):02d}",
+                "role": rng.choice(["user", "assistant", "tool"]),
+                "content": " ".join(words) or "empty",
+                "timestamp": T0 + 60 * i,
+            }
         )
+    st_.add_messages(messages)
+    assert st_.optimize_storage(vacuum=False, min_pause=0)["ok"]
+    state = st_.index_state()
+    assert state["time_index"] and schema.BASE in state["rank_bounds"]
+    yield st_
+    st_.close()
+
+
+def _glued_sessions(store, query, listed, role_filter=None, **filters):
+    """Sessions not in ``listed`` that only rows with a word glued to CJK match, in the
+    order of their best such row (FTS5's rank on the CJK index, then newest)."""
+    conn = store._conn
+    q = search.plan_search(store.index_state(), query).query
+    request = search.SearchRequest(query, role_filter=role_filter, **filters)
+    where, params = search_filters.where_sql(request)
+    rows = conn.execute(
+        f"SELECT m.id, m.session_id FROM {schema.CJK} c JOIN messages m ON m.id = c.rowid "
+        f"JOIN sessions s ON s.id = m.session_id WHERE {schema.CJK} MATCH ? "
+        f"AND c.rowid NOT IN (SELECT rowid FROM {schema.BASE} WHERE {schema.BASE} MATCH ?) "
+        f"AND {where} ORDER BY c.rank, m.id DESC",
+        [match_expression(q, "fts_cjk"), match_expression(q, "fts5"), *params],
+    )
+    seen = {sid for sid, _ in listed}
+    out = []
+    for rid, sid in rows:
+        if sid not in seen:
+            seen.add(sid)
+            out.append((sid, rid))
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    query=st.sampled_from(["alpha", "alpha bravo", "bravo charlie hotel", "delta", "golf"]),
+    roles=st.sampled_from([None, ["user"], ["user", "assistant"], ["assistant", "tool"]]),
+    after=st.sampled_from([None, T0, T0 + 30_000, T0 + 60_000]),
+    hours=st.sampled_from([None, 1, 6, 24]),
+    excluded=st.lists(st.sampled_from([f"g{s:02d}" for s in range(16)]), max_size=4),
+    limit=st.sampled_from([1, 3, 5, 20]),
+    offset=st.sampled_from([0, 2, 5]),
+)
+# The shape of the report: two roles, a day's window, a short page.
+@example("alpha bravo", ["user", "assistant"], T0 + 30_000, 24, [], 20, 0)
+def test_a_page_of_sessions_lists_each_once_in_score_order(
+    optimized, query, roles, after, hours, excluded, limit, offset
+):
+    """Filters that leave the page short of sessions let the glued-Latin supplement
+    fill it; it must add sessions not listed yet (it once added a second row of a
+    listed one), after the sessions the word index ranks."""
+    filters = {
+        "after": after,
+        "before": None if hours is None else (after or T0) + 3600 * hours,
+        "exclude_session_ids": excluded or None,
+    }
+    words = _brute_sessions(optimized, query, roles, **filters)
+    expect = words + _glued_sessions(optimized, query, words, roles, **filters)
+    pages = [
+        [
+            (r["session_id"], r["id"])
+            for r in optimized.search_messages(
+                query,
+                role_filter=roles,
+                limit=limit,
+                offset=start,
+                sort="sessions",
+                fields=("session_id", "id"),
+                **filters,
+            )
+        ]
+        for start in (offset, offset + limit)
     ]
-    # Each session with its best kept message, sessions in score order.
-    assert got == [(sid, best[sid]) for sid in expect], query
+    assert pages == [expect[offset : offset + limit], expect[offset + limit : offset + 2 * limit]]
+    listed = [sid for page in pages for sid, _ in page]
+    assert len(listed) == len(set(listed))  # no session twice, on a page or across pages

@@ -198,3 +198,33 @@ def test_huge_limit_and_offset_mean_no_bound_not_an_overflow(store, route):
         assert forced(store, q, route, limit=2**63 - 1, offset=0) == [hit]
         assert forced(store, q, route, limit=2**63 - 1, offset=5) == []
         assert forced(store, q, route, offset=10**30) == []
+
+
+def test_read_only_sessions_list_a_session_once_while_cjk_changes_are_pending(tmp_path):
+    """Rows pending for the CJK index are answered by a LIKE scan beside the index;
+    by sessions it adds only sessions not listed yet."""
+    db = tmp_path / "state.db"
+    st = SessionStore(db)
+    for sid in ("s1", "s2"):
+        st.add_session(sid, source="cli", started_at=1.0)
+    indexed = st.add_message("s1", "user", "外部资料在这里", timestamp=1.0)
+    st.close()
+    conn = sqlite3.connect(db)  # a writer without the extension: the rows stay pending
+    pending = [
+        conn.execute(
+            "INSERT INTO messages(session_id, role, content, timestamp) VALUES (?, 'user', ?, ?)",
+            (sid, f"外部写入的消息 {n}", 5.0 + n),
+        ).lastrowid
+        for n, sid in enumerate(("s1", "s2", "s2"))
+    ]
+    conn.commit()
+    conn.close()
+    ro = SessionStore(db, readonly=True)
+    try:
+        assert ro.index_state()["cjk_pending"] > 0
+        for route in (None, "fts_cjk"):
+            rows = ro.search_messages("外部", sort="sessions", route=route)
+            assert [r["session_id"] for r in rows] == ["s1", "s2"], route
+            assert rows[0]["id"] == indexed and rows[1]["id"] in pending[1:], route
+    finally:
+        ro.close()

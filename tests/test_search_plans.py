@@ -26,6 +26,7 @@ import pytest
 from _support import needs_extension
 
 from hermes_fts.index import schema, time_table
+from hermes_fts.search import filters as search_filters
 from hermes_fts.search import rank as match_rows
 from hermes_fts.search import run as search
 from hermes_fts.store import SessionStore
@@ -206,7 +207,7 @@ def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
         if plan.route not in search.INDEX_ROUTES:
             continue
         request = search.SearchRequest(query, limit=limit, **kw)
-        where, params = search._filters(request)
+        where, params = search_filters.where_sql(request)
         iq = search._index_query(plan, plan.route, True, True)
         old = two_statement_tiers(
             store._conn,
@@ -248,7 +249,7 @@ def test_snippets_are_built_for_the_kept_rows_only(store):
     # sorter; a snippet reads the message through the index's content view.
     conn = store._conn
     table = "hermes_fts_cjk"
-    where, params = search._filters(search.SearchRequest("数据"))
+    where, params = search_filters.where_sql(search.SearchRequest("数据"))
     iq = search._index_query(search.plan_search(store.index_state(), "数据"), "fts_cjk", True)
     matches = conn.execute(
         f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", [iq.expression]
@@ -515,7 +516,7 @@ def test_time_sorts_equal_the_old_one_statement_plan(store, walk):
         plan = search.plan_search(state, query, kw.get("role_filter"))
         if plan.route not in search.INDEX_ROUTES:
             continue
-        where, params = search._filters(search.SearchRequest(query, limit=limit, **kw))
+        where, params = search_filters.where_sql(search.SearchRequest(query, limit=limit, **kw))
         iq = search._index_query(plan, plan.route, True)
         new = match_rows.match_rows(
             store._conn,

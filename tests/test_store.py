@@ -61,7 +61,7 @@ def _indexed_ids(conn: sqlite3.Connection, index: str) -> set[int]:
 
 
 def _view_ids(conn: sqlite3.Connection, index: str) -> set[int]:
-    return {r[0] for r in conn.execute(f"SELECT id FROM {schema.DDL[index].view}")}
+    return {r[0] for r in conn.execute(f"SELECT id FROM {schema.reads_view(conn, index)}")}
 
 
 def _assert_indexes_exact(store: SessionStore) -> None:

@@ -162,7 +162,7 @@ def _full(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         time_table,
         "spans",
-        lambda conn, after, before: [(match_rows.MIN_ROWID, match_rows.MAX_ROWID)],
+        lambda conn, after, before, windows=(): [(match_rows.MIN_ROWID, match_rows.MAX_ROWID)],
     )
 
 

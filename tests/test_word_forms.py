@@ -133,6 +133,10 @@ def test_or_keeps_common_words_and_quoted_words(store) -> None:
     assert ids["docker"] in found(st, "tempura OR dockers", "fts5")
     got = session_search(st, query="deploy OR docker", limit=3)
     assert got["results"][0]["session_id"] == "both"
+    # no conversation holds both: the note names what the first one holds, as written
+    got = session_search(st, query="tempura OR dockers", limit=3)
+    partial = next(n for n in got["query_notes"] if "holds every word" in n)
+    assert "none of them" not in partial and "dockers" in partial, partial
 
 
 def test_short_words_and_other_text_keep_their_own_form() -> None:

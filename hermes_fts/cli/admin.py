@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import argparse
 import math
-import shutil
 import sqlite3
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from .. import bench, loader
 from .._env import hermes_home
+from .._sqlite import BUSY_TIMEOUT_S, write_lock_held
 from ..hermes import host as hermes_host
+from ..index import space
 from ..store import SessionStore, store_error
 from .output import bar, emit_json, human_bytes
-from .progress import PLAIN_EVERY_S, ProgressBar
+from .progress import PLAIN_EVERY_S, ProgressBar, say
 from .registry import CommandError, bounded_int, command, db_path, open_db
 
 
@@ -152,8 +152,23 @@ def _time_table_lines(tt: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _wait_note(args: argparse.Namespace) -> None:
+    """Before a write open: say so when another process holds the write lock, which
+    the open then waits for (up to BUSY_TIMEOUT_S) before it gives up."""
+    path = db_path(args)
+    if write_lock_held(path):
+        say(
+            f"Another process is writing {path}; waiting up to {BUSY_TIMEOUT_S:.0f} s "
+            "for its write lock…",
+            args.json,
+            waiting="write_lock",
+            timeout_s=BUSY_TIMEOUT_S,
+        )
+
+
 @command("sync", help="apply CJK index changes written by processes without the extension")
 def cmd_sync(args: argparse.Namespace) -> int:
+    _wait_note(args)
     with open_db(args, readonly=False) as store:
         applied = store.sync()  # with what the open applied
         left = store.index_state()["cjk_pending"]
@@ -171,7 +186,7 @@ def _optimize_args(p: argparse.ArgumentParser) -> None:
 
 @command(
     "optimize-storage",
-    help="build/repair/backfill the search indexes and compact the file",
+    help="check/repair/build the search indexes and compact the file",
     args=_optimize_args,
 )
 def cmd_optimize_storage(args: argparse.Namespace) -> int:
@@ -181,13 +196,9 @@ def cmd_optimize_storage(args: argparse.Namespace) -> int:
         vacuum = _preflight(store, args)
     if vacuum is None:
         return 0
+    _wait_note(args)
     with open_db(args, readonly=False) as store:
         return _optimize(store, args, vacuum)
-
-
-def _say(text: str) -> None:
-    """A line for people: stderr, so stdout stays one JSON document under ``--json``."""
-    print(text, file=sys.stderr, flush=True)
 
 
 def _preflight(store: SessionStore, args: argparse.Namespace) -> bool | None:
@@ -196,7 +207,7 @@ def _preflight(store: SessionStore, args: argparse.Namespace) -> bool | None:
     Raises CommandError for a refusal.  ``store`` is open read-only.
     """
     vacuum = not args.no_vacuum
-    if not store.optimize_needed() and not vacuum:
+    if not vacuum and not store.optimize_needed() and not store.damaged_indexes():
         if args.json:
             emit_json({"success": True, "ok": True, "nothing_to_do": True})
         else:
@@ -205,32 +216,45 @@ def _preflight(store: SessionStore, args: argparse.Namespace) -> bool | None:
     if args.json and not args.yes:
         # A script cannot answer a prompt; it must say yes up front.
         raise CommandError("optimize-storage --json needs --yes (it cannot ask for confirmation)")
-    file = Path(store.path or db_path(args))
-    size = store.disk_bytes()
-    free = shutil.disk_usage(file.parent).free
-    # VACUUM writes a full copy; without it the backfill grows the file by
-    # roughly the index size, which stays well under a third of the text.
-    need = size if vacuum else int(size * 0.3)
-    _say(f"Database: {human_bytes(size)}; free disk: {human_bytes(free)}")
-    if free < need:
-        hint = " Try --no-vacuum." if vacuum else ""
-        raise CommandError(
-            f"not enough free disk space (need about {human_bytes(need)}, "
-            f"{human_bytes(free)} free).{hint}",
-            1,
-        )
-    if size > 500 * 1024 * 1024:
-        _say(
+    main, wal = space.file_sizes(store.path or db_path(args))
+    room = store.optimize_room(vacuum)
+    wal_note = f" (+ {human_bytes(wal)} WAL)" if wal else ""
+    say(
+        f"Database: {human_bytes(main)}{wal_note}; needs up to {human_bytes(room['need'])} "
+        f"free; free disk: {human_bytes(room['free'])}",
+        args.json,
+        **room,
+    )
+    if room["free"] < room["need"]:
+        raise CommandError(_no_room_text(room, vacuum, store.optimize_room(False)), 1)
+    if main > 500 * 1024 * 1024:
+        say(
             "This may take a while. It runs in the foreground, is safe to interrupt "
-            "with Ctrl-C and resumes where it stopped."
+            "with Ctrl-C and resumes where it stopped.",
+            args.json,
         )
     if not args.yes and not _confirm("Proceed? [y/N] "):
         raise CommandError("cancelled; nothing was changed", 1)
     return vacuum
 
 
+def _no_room_text(room: dict[str, int], vacuum: bool, without: dict[str, int]) -> str:
+    """Why a run is refused for disk room, and what would fit."""
+    parts = f"{human_bytes(room['build'])} for the indexes"
+    if vacuum:
+        parts += f", {human_bytes(room['vacuum'])} for the merge and VACUUM"
+    text = (
+        f"not enough free disk space: optimize-storage needs about {human_bytes(room['need'])} "
+        f"at its peak ({parts}, {human_bytes(room['reserve'])} left for Hermes), "
+        f"the disk has {human_bytes(room['free'])}. Nothing was changed."
+    )
+    if vacuum and without["free"] >= without["need"]:
+        text += " `--no-vacuum` fits."
+    return text
+
+
 def _optimize(store: SessionStore, args: argparse.Namespace, vacuum: bool) -> int:
-    progress = ProgressBar()
+    progress = ProgressBar(json_lines=args.json)
     try:
         result = store.optimize_storage(progress=progress, vacuum=vacuum)
     except KeyboardInterrupt:
@@ -250,17 +274,28 @@ def _optimize(store: SessionStore, args: argparse.Namespace, vacuum: bool) -> in
         emit_json({"success": bool(result.get("ok")), **result})
         return 0 if result.get("ok") else 1
     if not result.get("ok"):
-        raise CommandError(f"could not optimize: {result.get('reason')}", 1)
+        raise CommandError(_failure_text(result), 1)
     before, after = result["size_before"], result["size_after"]
     delta = before - after
-    if delta >= 0:
-        change = f"reclaimed {human_bytes(delta)}"
-    else:
-        change = f"grew by {human_bytes(-delta)}"
+    change = f"reclaimed {human_bytes(delta)}" if delta >= 0 else f"grew by {human_bytes(-delta)}"
     print(f"✓ Search indexes optimized. {human_bytes(before)} → {human_bytes(after)} ({change}).")
-    if result.get("vacuumed") is False:
-        print("VACUUM did not run; re-run later to reclaim space.")
+    if result["wal_before"] or result["wal_after"]:
+        print(
+            f"  WAL file: {human_bytes(result['wal_before'])} → {human_bytes(result['wal_after'])}"
+        )
+    for index, why in result.get("repaired", {}).items():
+        print(f"  Rebuilt {index}: it was damaged ({why}).")
     return 0
+
+
+def _failure_text(result: dict[str, Any]) -> str:
+    if result.get("reason") == "disk_full":
+        return (
+            f"stopped before the disk was full: {result.get('detail')}. Nothing was lost; "
+            "half-built indexes were dropped and the WAL truncated, so Hermes keeps writing. "
+            "Free some space and run `hermes-fts optimize-storage` again."
+        )
+    return f"could not optimize: {result.get('reason')}"
 
 
 def _bench_args(p: argparse.ArgumentParser) -> None:

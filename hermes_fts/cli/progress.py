@@ -2,11 +2,14 @@
 
 On a terminal one line is redrawn in place; anywhere else (a log, a pipe) a
 plain line is written every few seconds, with no carriage returns, and once
-more when the backfill completes.
+more when a step completes.  With ``--json`` the same lines are JSON
+objects, one a line (``event``: ``progress``, ``phase`` or ``note``), so
+stdout stays the command's one JSON document.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from typing import Any, Callable
@@ -22,7 +25,29 @@ def _eta(seconds: float) -> str:
 
 
 # Phases that count their work, drawn as a bar: what they do, and what they count.
-_COUNTED = {"backfill": ("Indexing", "messages"), "rank_bounds": ("Measuring", "words")}
+_COUNTED = {
+    "repair": ("Checking", "indexes"),
+    "backfill": ("Indexing", "messages"),
+    "time": ("Filling", "ids"),
+    "rank_bounds": ("Measuring", "words"),
+}
+_LABELS = {
+    "repair": "Checking indexes…",
+    "backfill": "Indexes complete.",
+    "time": "Filling the time table (time sorts)…",
+    "rank_bounds": "Measuring frequent words (rank bounds)…",
+    "vacuum": "Compacting database (VACUUM)…",
+    "done": "Done.",
+}
+
+
+def say(text: str, as_json: bool = False, stream: Any = None, **fields: Any) -> None:
+    """A line for people on stderr (stdout stays the command's output); under
+    ``--json`` a ``note`` event holding it, with ``fields``."""
+    out = stream or sys.stderr
+    if as_json:
+        text = json.dumps({"event": "note", "message": text, **fields}, ensure_ascii=False)
+    print(text, file=out, flush=True)
 
 
 def _is_terminal(stream: Any) -> bool:
@@ -31,13 +56,15 @@ def _is_terminal(stream: Any) -> bool:
 
 
 class ProgressBar:
-    """Bar, percent, messages, rate and time left for one whole backfill.
+    """One line per step: bar, percent, count, rate and time left of the step.
 
     Called with the events ``SessionStore.optimize_storage(progress=...)``
-    reports: ``indexed`` and ``total`` count messages over the whole job.  The
-    rate counts only what this run indexed, so a resumed run is not credited
-    with the earlier run's work.  A phase change ends the bar and prints the
-    phase's label.
+    reports: a counted phase (``_COUNTED``) gives ``indexed`` of ``total``
+    in its own unit.  The rate counts only what this step did since its
+    first event, so a resumed run is not credited with an earlier run's
+    work and no step inherits another's count; until a rate is known the
+    time left says so.  A phase change ends the line and prints the
+    phase's label.  ``json_lines`` writes each line as a JSON object.
     """
 
     def __init__(
@@ -46,11 +73,14 @@ class ProgressBar:
         width: int = 28,
         clock: Callable[[], float] = time.monotonic,
         terminal: bool | None = None,
+        json_lines: bool = False,
     ) -> None:
         self.stream = stream or sys.stderr
         self.width = width
         self.clock = clock
-        self.terminal = _is_terminal(self.stream) if terminal is None else terminal
+        self.json_lines = json_lines
+        terminal = _is_terminal(self.stream) if terminal is None else terminal
+        self.terminal = terminal and not json_lines
         self.start: float | None = None
         self.first_indexed = 0
         self.last_plain: float | None = None
@@ -63,37 +93,54 @@ class ProgressBar:
         if phase != self.phase:
             self._end_line()
             self.start = None  # each counted phase has its own rate
+            self.last_plain = None
+            label = _LABELS.get(phase)
+            if label and not (phase in _COUNTED and ev.get("total")):
+                self._write_phase(phase, label)
         if phase in _COUNTED and ev.get("total"):
             self._bar(ev)
-        elif phase != self.phase:
-            label = {
-                "repair": "Checking indexes…",
-                "backfill": "Indexes complete.",
-                "time": "Filling the time table (time sorts)…",
-                "rank_bounds": "Measuring frequent words (rank bounds)…",
-                "vacuum": "Compacting database (VACUUM)…",
-                "done": "Done.",
-            }.get(phase)
-            if label:
-                print(label, file=self.stream, flush=True)
         self.phase = phase
 
-    def _line(self, ev: dict[str, Any], now: float) -> str:
-        indexed, total, percent = int(ev["indexed"]), int(ev["total"]), int(ev["percent"])
+    def _write_phase(self, phase: str, label: str) -> None:
+        if self.json_lines:
+            label = json.dumps({"event": "phase", "phase": phase, "message": label})
+        print(label, file=self.stream, flush=True)
+
+    def _measure(self, ev: dict[str, Any], now: float) -> dict[str, Any]:
+        """The step's counts, rate (per second, None until known) and seconds left."""
+        indexed, total = int(ev["indexed"]), int(ev["total"])
         if self.start is None:
             self.start, self.first_indexed = now, indexed
         elapsed = now - self.start
-        rate = (indexed - self.first_indexed) / elapsed if elapsed > 0 else 0.0
-        left = f"left {_eta((total - indexed) / rate)}" if rate > 0 else "left -:--:--"
-        doing, things = _COUNTED.get(str(ev.get("phase", "")), _COUNTED["backfill"])
+        done_here = indexed - self.first_indexed
+        rate = done_here / elapsed if elapsed > 0 and done_here > 0 else None
+        doing, unit = _COUNTED[str(ev["phase"])]
+        return {
+            "event": "progress",
+            "phase": ev["phase"],
+            "step": doing,
+            "unit": unit,
+            "done": indexed,
+            "total": total,
+            "percent": int(ev["percent"]),
+            "rate": None if rate is None else round(rate, 1),
+            "seconds_left": None if rate is None else round(max(total - indexed, 0) / rate),
+        }
+
+    def _line(self, m: dict[str, Any]) -> str:
+        if self.json_lines:
+            return json.dumps(m)
+        unit = m["unit"]
+        rate = "rate -" if m["rate"] is None else f"{m['rate']:,.0f} {unit}/s"
+        left = "-:--:--" if m["seconds_left"] is None else _eta(m["seconds_left"])
         return (
-            f"{doing} {bar(percent / 100, self.width)} {percent:3d}%  "
-            f"{indexed:,}/{total:,} {things}  {rate:,.0f} {things}/s  {left}"
+            f"{m['step']} {bar(m['percent'] / 100, self.width)} {m['percent']:3d}%  "
+            f"{m['done']:,}/{m['total']:,} {unit}  {rate}  left {left}"
         )
 
     def _bar(self, ev: dict[str, Any]) -> None:
         now = self.clock()
-        line = self._line(ev, now)
+        line = self._line(self._measure(ev, now))
         if self.terminal:
             self.stream.write("\r" + line)
             self.drawn = True

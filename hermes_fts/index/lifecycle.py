@@ -23,8 +23,8 @@ from typing import Any
 
 from .. import _env, _sqlite, loader
 from ..hermes import config as _hermes_config
+from . import health, old_layout, rank_bounds, schema, space, time_table
 from . import maintain as indexing
-from . import old_layout, rank_bounds, schema, time_table
 from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.index.lifecycle")
@@ -34,10 +34,13 @@ __all__ = [
     "StateCache",
     "align",
     "backfill_targets",
+    "damaged",
+    "rebuilds",
     "has_messages",
     "index_state",
     "merge_segments",
     "optimize_needed",
+    "optimize_room",
     "optimize_reasons",
     "search_slowed_by",
     "repair",
@@ -495,10 +498,83 @@ def optimize_needed(conn: sqlite3.Connection, caps: Capabilities) -> bool:
     return bool(optimize_reasons(conn, caps))
 
 
-def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
-    """Start a rebuild of every index that needs one; the backfill that follows does it.
+def damaged(
+    conn: sqlite3.Connection,
+    caps: Capabilities,
+    *,
+    full: bool,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, str]:
+    """The complete, served indexes of ours that are damaged, with what is wrong
+    (``health.damage``; ``full`` adds FTS5's integrity-check, which needs a
+    writer).  ``progress(done, total)`` counts the indexes checked."""
+    if indexing.get_meta(conn, schema.META_FTS_STALE) is not None:
+        return {}  # every index is rebuilt anyway
+    checked = [
+        index
+        for index in usable_indexes(conn, caps)
+        if schema.index_layout(schema.index_sql(conn, index)) == "external"
+        and indexing.backfill_window(conn, index) is None
+    ]
+    found = {}
+    for done, index in enumerate(checked, 1):
+        problem = health.damage(conn, index, full=full)
+        if problem is not None:
+            found[index] = problem
+        if progress is not None:
+            progress(done, len(checked))
+    return found
 
-    A stale (damaged) store rebuilds all of them; otherwise an index is
+
+def rebuilds(conn: sqlite3.Connection, caps: Capabilities, broken: dict[str, str]) -> list[str]:
+    """The indexes ``repair`` and the backfill after it will build (all or part of):
+    the decisions of ``repair``, read without writing, for the room a run needs."""
+    stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
+    kept = (
+        [BASE] + ([TRIGRAM] if trigram_policy(conn, caps)[0] else []) + ([CJK] if caps.cjk else [])
+    )
+    flags = {TRIGRAM: schema.META_TRIGRAM_STALE, CJK: schema.META_CJK_STALE}
+    out = []
+    for index in kept:
+        sql = schema.index_sql(conn, index)
+        if (
+            stale
+            or index in broken
+            or schema.index_layout(sql) != "external"
+            or indexing.backfill_window(conn, index) is not None
+            or (index in flags and indexing.get_meta(conn, flags[index]) is not None)
+            or (index == CJK and not schema.cjk_tokenize_current(sql))
+        ):
+            out.append(index)
+    return out
+
+
+def optimize_room(
+    conn: sqlite3.Connection, caps: Capabilities, path: str | os.PathLike[str], vacuum: bool
+) -> dict[str, int]:
+    """Free disk bytes an optimize-storage run needs at its peak (``need``: ``build``,
+    the indexes and time table it adds, ``vacuum``, the merge and VACUUM, and the
+    ``reserve`` it leaves for Hermes) and has (``free``).  Reads only."""
+    builds = rebuilds(conn, caps, damaged(conn, caps, full=False))
+    need = space.need(conn, path, builds, vacuum=vacuum, time=not time_table.ready(conn))
+    return {"need": need.total, "build": need.build, "vacuum": need.vacuum} | {
+        "reserve": need.reserve,
+        "free": space.free_bytes(path),
+    }
+
+
+def repair(
+    conn: sqlite3.Connection,
+    caps: Capabilities,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, str]:
+    """Start a rebuild of every index that needs one; the backfill that follows does it.
+    Returns the indexes found damaged (``damaged``, which reports to
+    ``progress``), with what was wrong.
+
+    A damaged index is dropped at once (searches read LIKE, never a broken
+    index, until its rebuild is complete).  A stale store rebuilds all of
+    them; otherwise an index is
     rebuilt when it is missing, in an earlier layout of ours or marked stale;
     the CJK index also when its tokenizer options are not
     ``schema.CJK_TOKENIZE``.  A rebuild already under way resumes.  A trigram
@@ -509,6 +585,12 @@ def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
     ``messages(timestamp)`` that earlier versions created is dropped.
     """
     old_layout.give_back(conn)
+    broken = damaged(conn, caps, full=True, progress=progress)
+    for index in broken:
+        logger.warning("%s is damaged (%s); rebuilding it", index, broken[index])
+        with indexing.write_txn(conn):
+            schema.drop_index_objects(conn, index)  # a build under way goes on
+        indexing.reset_index(conn, index)
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
     keep_trigram = trigram_policy(conn, caps)[0]
     for index in (BASE, TRIGRAM):
@@ -549,6 +631,7 @@ def repair(conn: sqlite3.Connection, caps: Capabilities) -> None:
         # without `variants 1`): rebuilt empty, served again once complete.
         indexing.reset_index(conn, CJK)
     time_table.install(conn)
+    return broken
 
 
 # --------------------------------------------------------------------------

@@ -523,7 +523,7 @@ class Phases:
         if self.progress is None:
             return
         event: dict[str, Any] = {"phase": phase, "percent": 100, "indexed": 0, "total": 0}
-        if self.job is not None:
+        if self.job is not None and phase == "backfill":  # no other step counts messages
             event.update(self.job.progress())
         self.progress(event)
 

@@ -49,6 +49,7 @@ __all__ = [
     "load",
     "index_totals",
     "behind",
+    "to_build",
     "lag",
     "ready_tables",
     "tokens_of",
@@ -379,15 +380,31 @@ BEHIND_SHARE = 0.1
 
 
 def behind(conn: sqlite3.Connection) -> bool:
-    """Whether ``optimize-storage`` should (re)build the bounds: a store of at least
-    ``WORTH_IT`` messages without them, or one where a tenth of the rows are newer or
-    changed since they were built."""
+    """Whether ``status`` says the bounds lag: a store of at least ``WORTH_IT``
+    messages whose bounds ``to_build`` would measure again."""
     top = int(conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
-    if top < WORTH_IT:
-        return False
+    return top >= WORTH_IT and to_build(conn)
+
+
+def to_build(conn: sqlite3.Connection) -> bool:
+    """Whether ``optimize-storage`` measures the bounds again: an index of ``INDEXES``
+    has none ready (never built, or forgotten by a rebuild of the index), or a
+    tenth of the rows are newer or changed since they were built.  An unchanged
+    store is never measured twice."""
+    tables = {t for t in INDEXES if schema.index_sql(conn, t) is not None}
+    try:
+        ready = {
+            str(r[0])
+            for r in conn.execute(
+                f"SELECT tbl FROM {BUILT} WHERE ready = 1 AND shift = ?", (SHIFT,)
+            )
+        }
+    except sqlite3.OperationalError:
+        return bool(tables)  # never built
     state = lag(conn)
-    if state is None or not state["ready"]:
+    if not tables <= ready or state is None:
         return True
+    top = int(conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
     changed = state["newer_rows"] + state["dirty_blocks"] * BLOCK_IDS
     return changed > BEHIND_SHARE * top
 

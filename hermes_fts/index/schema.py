@@ -69,10 +69,12 @@ MESSAGE_TEXT = (
 )
 
 
-def _view_sql(index: str) -> str:
+def _view_sql(index: str, view: str, gated: bool = False) -> str:
+    """Every message's indexed text; ``gated``: only the rows ``index``'s backfill
+    has reached (``indexed_condition``), what a table being built holds."""
     texts = ", ".join(f"{indexed_text_sql(f'm.{c}')} AS {c}" for c in INDEXED_COLUMNS)
-    view = content_view(index)
-    return f"CREATE VIEW IF NOT EXISTS {view} AS SELECT m.id, {texts} FROM messages m"
+    where = f" WHERE {indexed_condition(index, 'm.id')}" if gated else ""
+    return f"CREATE VIEW IF NOT EXISTS {view} AS SELECT m.id, {texts} FROM messages m{where}"
 
 
 # state_meta keys (Hermes keeps its own fts_* keys there).
@@ -341,8 +343,8 @@ def _word_ddl(index: str, tokenize: str, table: str, gated: bool) -> IndexDDL:
     A table being built carries the backfill gate (``indexed_condition``);
     the live one is complete, so its triggers are not gated.
     """
-    view = content_view(index)
-    view_sql = _view_sql(index)
+    view = content_view(table)
+    view_sql = _view_sql(index, view, gated)
     table_sql = (
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
         f"content, tool_name, tool_calls, content='{view}', content_rowid='id'{tokenize})"
@@ -509,8 +511,10 @@ def forget_rank_bounds(conn: sqlite3.Connection, index: str) -> None:
 def drop_index_objects(conn: sqlite3.Connection, index: str) -> None:
     forget_rank_bounds(conn, index)
     drop_triggers(conn, index)
+    views = {DDL[index].view, reads_view(conn, index)} - {reads_view(conn, build_name(index))}
     conn.execute(f"DROP TABLE IF EXISTS {index}")
-    conn.execute(f"DROP VIEW IF EXISTS {DDL[index].view}")
+    for view in views - {None}:
+        conn.execute(f"DROP VIEW IF EXISTS {view}")
     if index == CJK:
         conn.execute(f"DROP TABLE IF EXISTS {CJK_PENDING}")
 
@@ -523,12 +527,27 @@ def building(conn: sqlite3.Connection, index: str) -> bool:
     return index in SWAPPED and index_sql(conn, build_name(index)) is not None
 
 
+def reads_view(conn: sqlite3.Connection, table: str) -> str | None:
+    """The view an external-content ``table`` reads (its ``content=``); None: no such table."""
+    match = re.search(r"content\s*=\s*'([^']+)'", index_sql(conn, table) or "")
+    return match.group(1) if match else None
+
+
 def create_build_objects(conn: sqlite3.Connection, index: str) -> None:
-    """Inside the caller's transaction: an empty build table with its gated triggers."""
+    """Inside the caller's transaction: an empty build table with its gated triggers.
+
+    The build reads a view of the rows it holds so far (gated like its
+    triggers), so FTS5's integrity-check passes on it at every moment, also
+    after a run was killed half way.  A table keeps the view it was created
+    with through its rename, so builds take ``<index>_text`` and
+    ``<index>_next_text`` in turn: the first unless the live table reads it.
+    """
     drop_build_objects(conn, index)
     ddl = BUILD_DDL[index]
-    conn.execute(ddl.view_sql)
-    conn.execute(ddl.table_sql)
+    view = DDL[index].view if reads_view(conn, index) != DDL[index].view else ddl.view
+    conn.execute(f"DROP VIEW IF EXISTS {view}")
+    conn.execute(_view_sql(index, view, gated=True))
+    conn.execute(ddl.table_sql.replace(f"content='{ddl.view}'", f"content='{view}'"))
     for _name, sql in ddl.triggers:
         conn.execute(sql)
 
@@ -551,7 +570,11 @@ def swap_in_build(conn: sqlite3.Connection, index: str) -> None:
     conn.execute(f"DROP TABLE IF EXISTS {index}")
     for name, _sql in BUILD_DDL[index].triggers:
         conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+    view = reads_view(conn, build_name(index)) or DDL[index].view
     conn.execute(f"ALTER TABLE {build_name(index)} RENAME TO {index}")
+    # Complete now: its view shows every message, also once a later build opens a window.
+    conn.execute(f"DROP VIEW IF EXISTS {view}")
+    conn.execute(_view_sql(index, view))
     for _name, sql in DDL[index].triggers:
         conn.execute(sql)
 

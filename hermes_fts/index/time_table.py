@@ -39,6 +39,7 @@ import logging
 import math
 import sqlite3
 import time
+from collections.abc import Sequence
 from typing import Any, Callable
 
 from . import maintain as indexing
@@ -184,10 +185,14 @@ def ready(conn: sqlite3.Connection) -> bool:
 
 
 def spans(
-    conn: sqlite3.Connection, after: float | None, before: float | None
+    conn: sqlite3.Connection,
+    after: float | None,
+    before: float | None,
+    windows: Sequence[tuple[float, float]] = (),
 ) -> list[tuple[int, int]]:
     """Rowid ranges, newest first, that hold every message whose timestamp lies in
-    ``[after, before)``, in SQLite's order (text after every number).  The table
+    ``[after, before)``, in SQLite's order (text after every number), and in one
+    of ``windows`` (``[start, end)`` ranges) when there are any.  The table
     must be ``ready``.  Empty: no message can.
 
     The ranges are whole zones, so they may hold rows outside the window:
@@ -200,6 +205,9 @@ def spans(
     if before is not None:
         where.append("lo < ?")
         params.append(before)
+    if windows:  # a time preference's days in every year (search/prefer.py)
+        where.append("(" + " OR ".join(["(hi >= ? AND lo < ?)"] * len(windows)) + ")")
+        params.extend(bound for window in windows for bound in window)
     condition = " AND ".join(where) or "1"
     first, last, count = conn.execute(
         f"SELECT min(zone), max(zone), count(*) FROM main.{ZONES} WHERE {condition}", params

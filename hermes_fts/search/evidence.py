@@ -39,6 +39,8 @@ __all__ = [
     "id_array",
     "index_page",
     "like_page",
+    "more_sessions",
+    "page_of",
     "passing_ids",
     "row_value",
     "pick_ids",
@@ -396,6 +398,33 @@ def _chunks(pairs: Iterable[tuple[float, int]], size: int) -> Iterator[list[tupl
         yield chunk
 
 
+def more_sessions(
+    found: Sequence[dict[str, Any]],
+    want: int,
+    more: Callable[[list[Any], list[str]], list[dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    """What a supplement adds to a page of sessions ``found``: sessions not on it yet,
+    each once with its first row, until ``want`` are listed.
+
+    ``more(listed, met)`` gives the supplement's best rows, ranked, of sessions
+    not in ``met``, as many as ``want`` less ``listed`` asks.  A supplement
+    ranks rows, not sessions: several of its rows can share a session, so it
+    is asked again without the sessions met until it runs dry.
+    """
+    listed = list(found)
+    met = {row["session_id"] for row in listed}
+    while (missing := want - len(listed)) > 0:
+        rows = more(listed, sorted(met))
+        new = [row for row in rows if row["session_id"] not in met]
+        for row in new:
+            if row["session_id"] not in met:  # its first row is its best
+                met.add(row["session_id"])
+                listed.append(row)
+        if len(rows) < missing or not new:  # run dry
+            break
+    return listed[len(found) :]
+
+
 def best_session_ids(
     evidence: Evidence, want: int, passing: Passing, members: Members
 ) -> list[tuple[int, int]]:
@@ -431,7 +460,15 @@ def index_page(
         _time_order(sort),
         held_fn,
     )
-    return pick_ids(found, want, *_sessions_of(conn, found, passing), sort == "sessions")
+    return page_of(conn, found, want, passing, sort == "sessions")
+
+
+def page_of(
+    conn: sqlite3.Connection, evidence: Evidence, want: int, passing: Passing, by_sessions: bool
+) -> tuple[list[int], dict[int, int]]:
+    """``pick_ids`` of every match read from an index (``evidence``), sessions looked up
+    the way that costs least for their number."""
+    return pick_ids(evidence, want, *_sessions_of(conn, evidence, passing), by_sessions)
 
 
 # Up to this many matches, one statement reads the session of each (the filters

@@ -4,7 +4,8 @@ The fragment is written for ``LIKE_SOURCE m``: ``messages`` with each indexed
 column's text as the indexes hold it (``content.indexed_text_sql``: JSON
 escapes decoded), so a scan finds what an index finds.  ``NEAR`` is checked
 in SQL by ``query.near_matches``, registered on the connection as
-``hermes_fts_near``.
+``hermes_fts_near``, and a term with a Latin word by ``query.words_match``
+(``hermes_fts_words``) after its LIKE prefilter: the indexes' word boundaries.
 
 With ``fold`` (the extension's ``cjk_fold()`` is on the connection) every
 comparison is between folded texts: the column through ``cjk_fold()``, the
@@ -18,7 +19,16 @@ import sqlite3
 from typing import Any
 
 from ..content import INDEXED_COLUMNS, indexed_text_sql
-from .plan import LikeAny, LikeNear, LikeNode, LikeText, fold_text, near_matches
+from .plan import (
+    LikeAny,
+    LikeNear,
+    LikeNode,
+    LikeText,
+    LikeWords,
+    fold_text,
+    near_matches,
+    words_match,
+)
 
 __all__ = ["LIKE_COLUMNS", "LIKE_SOURCE", "like_where"]
 
@@ -32,6 +42,7 @@ LIKE_SOURCE = (
 )
 LIKE_COLUMNS = tuple(f"m._indexed_{col}" for col in INDEXED_COLUMNS)
 NEAR_FUNCTION = "hermes_fts_near"  # query.near_matches, registered per connection
+WORDS_FUNCTION = "hermes_fts_words"  # query.words_match, registered per connection
 
 
 def like_where(
@@ -45,10 +56,11 @@ def like_where(
     """
     if plan is None:
         return "0", []
-    try:
-        conn.create_function(NEAR_FUNCTION, -1, near_matches, deterministic=True)
-    except sqlite3.OperationalError:
-        pass  # already registered: SQLite refuses to redefine it while a statement runs
+    for name, function in ((NEAR_FUNCTION, near_matches), (WORDS_FUNCTION, words_match)):
+        try:
+            conn.create_function(name, -1, function, deterministic=True)
+        except sqlite3.OperationalError:
+            pass  # already registered: SQLite refuses to redefine it while a statement runs
     params: list[Any] = []
     columns = tuple(f"cjk_fold({c})" if fold else c for c in LIKE_COLUMNS)
     return _like_sql(plan, params, columns, fold), params
@@ -66,10 +78,24 @@ def _like_sql(node: LikeNode, params: list[Any], columns: tuple[str, ...], fold:
         params.append(fold_text(node.spec) if fold else node.spec)
         parts.append(f"{NEAR_FUNCTION}(?, {', '.join(columns)})")
         return _balanced(parts, "AND")
+    if isinstance(node, LikeWords):
+        return _words_sql(node, params, columns, fold)
     if isinstance(node, LikeAny):
         return _balanced([_like_sql(o, params, columns, fold) for o in node.options], "OR")
     parts = [_like_sql(c, params, columns, fold) for c in node.include]
     parts += ["NOT " + _like_sql(c, params, columns, fold) for c in node.exclude]
+    return _balanced(parts, "AND")
+
+
+def _words_sql(node: LikeWords, params: list[Any], columns: tuple[str, ...], fold: bool) -> str:
+    """A term with a Latin word: its parts as substrings, then either the term between
+    spaces (whole words for sure, no Python) or ``words_match`` on the row."""
+    parts = [_like_sql(LikeText(text), params, columns, fold) for text in node.required]
+    text = _like_escape(fold_text(node.text) if fold else node.text)
+    params.extend([f"% {text}{'' if node.prefix else ' '}%"] * len(columns))
+    spaced = " OR ".join(f"(' ' || COALESCE({c}, '') || ' ') LIKE ? ESCAPE '\\'" for c in columns)
+    params.append(fold_text(node.spec) if fold else node.spec)
+    parts.append(f"({spaced} OR {WORDS_FUNCTION}(?, {', '.join(columns)}))")
     return _balanced(parts, "AND")
 
 
@@ -83,6 +109,8 @@ def _balanced(parts: list[str], op: str) -> str:
     SQLite parses ``a AND b AND c …`` left-deep and rejects depth > 1000, which
     a 2048-character query of one-letter words exceeds; balanced is log2(n) deep.
     """
+    if not parts:  # an empty OR holds for no row, an empty AND for every row
+        return "0" if op == "OR" else "1"
     if len(parts) == 1:
         return parts[0]
     mid = len(parts) // 2

@@ -48,21 +48,24 @@ What each route promises for one term (``T`` = the term text):
 
 * ``fts5`` (unicode61): the term's tokens appear as consecutive tokens (case
   and diacritics folded, punctuation ignored).  Cannot represent CJK (a CJK
-  run is one unicode61 token), a term without letters or numbers, or NEAR
-  (it would count a CJK run as one token).
+  run is one unicode61 token), a term without letters or numbers, NEAR
+  (it would count a CJK run as one token), or a negated term (``staging服务器``
+  is one token, so ``deploy NOT staging`` would keep it).
 * ``fts_cjk`` (``cjk_unicode61``): like ``fts5`` for non-CJK text (plus width
   folding); a CJK run is an exact substring (bigrams; a lone character uses
   the colocated unigrams of ``unigrams 1``).  NEAR is native here.
 * ``trigram``: ``T`` is a substring (Unicode case-insensitive); terms of
   >= 3 characters only, no NEAR.
-* LIKE: ``T`` is a substring, case-insensitive for ASCII letters only.
+* LIKE: a CJK ``T`` is a substring; a ``T`` with a Latin word matches it as
+  whole tokens, as ``fts_cjk`` does (:func:`words_match`), after a substring
+  prefilter.  Case-insensitive for ASCII letters only, diacritics as written.
   Where the extension is loaded both sides are folded (:func:`fold_text`,
   ``cjk_fold()``): widths, kana and Han variants, as on ``fts_cjk``; without it,
   raw text.  NEAR is checked by :func:`near_matches`.
 
-So Latin words are words on the token routes and substrings on trigram and
-LIKE (``deploy`` finds "deployment" there): the main route difference.  LIKE
-folds only ASCII case; NEAR counts tokens on every route.  The trigram index
+So Latin words are words on every route but trigram (``deploy`` finds
+"deployment" there): the main route difference.  LIKE folds only ASCII case
+and trigram no diacritics; NEAR counts tokens on every route.  The trigram index
 compares raw text, so a query that folding changes (:func:`folds_apply`) is
 not answered by trigram alone where the extension is loaded (the search
 layer sends it to LIKE, which folds).
@@ -71,16 +74,24 @@ layer sends it to LIKE, which folds).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Union
 
 from hermes_fts._cjk_ranges import fold_kana, has_kana
 from hermes_fts._cjk_variants import fold as fold_variants
 from hermes_fts._cjk_variants import has_variants
-from hermes_fts._index_text import GLUE_MARKS, fold_width, has_cjk, positions, segments
+from hermes_fts._index_text import (
+    GLUE_MARKS,
+    fold_width,
+    has_cjk,
+    is_latin_token_char,
+    positions,
+    segments,
+)
+from hermes_fts.search.question import Reading, read_question
 from hermes_fts.search.syntax import (
-    AllOf,
     AnyOf,
     Near,
     Node,
@@ -100,6 +111,7 @@ __all__ = [
     "LikeNear",
     "LikeNode",
     "LikeText",
+    "LikeWords",
     "MAX_LIKE_ALTERNATIVES",
     "QueryTooBroad",
     "Query",
@@ -120,6 +132,8 @@ __all__ = [
     "route_can_represent",
     "sanitize_fts5_query",
     "snippet_terms",
+    "words_held",
+    "words_match",
 ]
 
 ROUTES = ("fts5", "fts_cjk", "trigram")
@@ -142,7 +156,9 @@ def _term_representable(term: Term, route: str, unigrams: bool) -> bool:
     if not segs:
         return False  # nothing a token index can see (`😀`, `"---"`)
     if route == "fts5":
-        return not any(is_cjk_seg for is_cjk_seg, _ in segs)
+        # A negated word glued to CJK (`staging服务器`) hides inside one unicode61
+        # token, so NOT would keep that row: only the CJK index sees it.
+        return not term.negated and not any(is_cjk_seg for is_cjk_seg, _ in segs)
     # fts_cjk.  A lone character is a unigram.  Without `unigrams 1` it only
     # matches isolated characters; with it, document unigrams are colocated
     # with bigrams, which is exact for a one-token term but not next to other
@@ -169,7 +185,9 @@ def _near_representable(node: Node, unigrams: bool) -> bool:
 def route_can_represent(q: Query, route: str, *, unigrams: bool = True) -> bool:
     """Whether ``route`` answers ``q`` exactly (by the route's own promise).
 
-    * ``fts5``: no term contains CJK, every term has a letter or number, no NEAR;
+    * ``fts5``: no term contains CJK, every term has a letter or number, no
+      NEAR, no negated term (a word glued to CJK is hidden from unicode61, so
+      ``NOT`` would keep its row);
     * ``fts_cjk``: every term has a letter, number or CJK character; a lone
       CJK character only with ``unigrams`` (the table's ``unigrams 1``) and
       as its term's only token, and never inside NEAR;
@@ -322,25 +340,69 @@ def _pieces(term: Term) -> list[Term]:
     """A word written without quotes, as the words a best match looks for: a CJK run
     of three or more characters may be a sentence with no spaces, so each of
     its bigrams is a word; Latin glued to it is a word of its own.  The word
-    itself stays one of them, so rows holding it as written rank first."""
+    itself stays one of them, so rows holding it as written rank first.  A
+    lone CJK character between punctuation inside a word is mostly grammar and
+    left out, unless the word holds nothing else (``中.文``)."""
     if not has_cjk(term.text):  # the word as written ranks first, then its forms
         return list(dict.fromkeys([term, _forms(term)]))
     segs = segments(term.text)
-    # The word as written, unless a lone CJK character in it keeps every index
-    # from answering it (query.route_can_represent).
-    out: list[Term] = [term] if all(len(seg) > 1 for c, seg in segs if c) else []
+    if len(segs) == 1 or all(len(seg) > 1 for c, seg in segs if c):
+        # The word as written; one with a lone CJK character among other
+        # parts no index answers exactly (query.route_can_represent).
+        out = [term]
+    else:
+        out = []
     for n, (is_cjk, seg) in enumerate(segs):
-        last = n == len(segs) - 1
-        if is_cjk and len(seg) == 1:
-            continue  # one character between punctuation: mostly grammar
+        prefix = term.prefix and n == len(segs) - 1
         if not is_cjk or len(seg) == 2:
-            out.append(Term(seg, term.prefix and last))
-        else:
-            out += [
-                Term(seg[i : i + 2], term.prefix and last and i == len(seg) - 2)
-                for i in range(len(seg) - 1)
-            ]
-    return out
+            out.append(Term(seg, prefix))
+        elif len(seg) > 2:
+            out += [Term(seg[i : i + 2], prefix and i == len(seg) - 2) for i in range(len(seg) - 1)]
+    lone = [
+        Term(seg, term.prefix and n == len(segs) - 1)
+        for n, (c, seg) in enumerate(segs)
+        if c and len(seg) == 1
+    ]
+    return list(dict.fromkeys(out or lone))
+
+
+def _one_character_note(terms: Sequence[Term]) -> list[str]:
+    """A one-character CJK word is found wherever the character stands (unigrams)."""
+    chars = [t.text for t in terms if len(t.text) == 1 and has_cjk(t.text)]
+    if not chars:
+        return []
+    return [
+        f"one-character words are found wherever the character appears, inside "
+        f"longer words too: {', '.join(chars)}"
+    ]
+
+
+def _word_pieces(reading: Reading) -> list[tuple[Term, list[Term]]]:
+    """Each word of a question as read (``question.read_question``), with the terms it
+    is searched as."""
+    return [(n, _pieces(n) if unquoted else [n]) for n, unquoted in reading.words]
+
+
+def _written(q: Query) -> list[tuple[Term, list[Term]]]:
+    """Each word of the best match ``q`` as written, with the terms it is searched as."""
+    if isinstance(q.expr, AnyOf):  # an OR of words (_any_of_words): no question to read
+        terms = [t for t in q.expr.options if isinstance(t, Term)]
+        return [
+            (t, list(dict.fromkeys([t, _forms(t)])) if t.text in q.bare else [t]) for t in terms
+        ]
+    return _word_pieces(read_question(q, _is_stop))
+
+
+def _cut_words(written: list[tuple[Term, list[Term]]], kept: list[Term], keep: int) -> str:
+    """The words as written whose terms fall past the first ``keep`` of ``kept``."""
+    cut = set(kept[keep:])
+    named = []
+    for node, pieces in written:
+        searched = [p for p in pieces if p in kept]
+        if searched and any(p in cut for p in searched):
+            whole = all(p in cut for p in searched)
+            named.append(node.text if whole else f"part of {node.text}")
+    return ", ".join(dict.fromkeys(named))
 
 
 def _forms(term: Term) -> Term:
@@ -379,32 +441,60 @@ def best_match(q: Query) -> Query:
         return q
     if isinstance(q.expr, AnyOf):
         return _any_of_words(q)
-    top = q.expr.include if isinstance(q.expr, AllOf) else (q.expr,)
-    bare = set(q.bare)
+    # Possessives, category and time words read first (search/question.py).
+    reading = read_question(q, _is_stop)
+    aside = reading.aside
+    written = _word_pieces(reading)
     terms: dict[Term, bool] = {}  # term: written without quotes (a stop word may go)
-    for node in top:
-        if isinstance(node, Term):
-            for piece in _pieces(node) if node.text in bare else [node]:
-                terms[piece] = terms.get(piece, False) or node.text in bare
-    kept = [t for t, unquoted in terms.items() if not (unquoted and _is_stop(t.text))]
+    for (_, unquoted), (_, pieces) in zip(reading.words, written):
+        for piece in pieces:
+            terms[piece] = terms.get(piece, False) or unquoted
+    kept = [t for t, unquoted in terms.items() if not (unquoted and _is_stop(t.text) or t in aside)]
     notes = list(q.notes)
     if not kept:  # only common words: they are what there is to find
         kept = list(terms)
-    elif len(kept) < len(terms):
+    else:
+        notes += reading.notes
+    if len(kept) < len(terms):
         # Named as written: a bigram cut out of a sentence is no word of the user's.
-        dropped = ", ".join(t.text for t in terms if t not in kept and t.text in bare)
+        dropped = ", ".join(
+            t.text for t in terms if t not in {*kept, *aside} and t.text in reading.written
+        )
         if dropped:
             notes.append(f"left out common words that do not decide a match: {dropped}")
     if len(kept) > MAX_BEST_TERMS:
         # A LIKE scan tests every word on every row; a long paste says enough in its head.
         notes.append(
             f"a best match looks for at most {MAX_BEST_TERMS} words; not searched: "
-            + ", ".join(t.text for t in kept[MAX_BEST_TERMS:])
+            + _cut_words(written, kept, MAX_BEST_TERMS)
         )
         kept = kept[:MAX_BEST_TERMS]
     notes += forms_note(q, kept)
+    notes += _one_character_note(kept)
     expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
     return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare)
+
+
+def words_held(q: Query, matched: Collection[str]) -> tuple[list[str], list[str], list[str]]:
+    """The words of the best match ``q`` as written, by how much of each a row holds:
+    all of it, some of it, none of it.  ``matched``: the row's ``matched_terms``.
+
+    A sentence typed without spaces is searched as its two-character parts; a
+    row with only some of them holds "some" of the sentence, so a note can
+    name the words a person wrote, never an index's bigrams.  A word left out
+    as common (and so not searched) is in none of the lists.
+    """
+    searched = {t.text for t in best_match(q).terms}
+    held: tuple[list[str], list[str], list[str]] = ([], [], [])
+    for node, pieces in _written(q) if q.loose else []:
+        parts = [p for p in dict.fromkeys(t.text for t in pieces) if p in searched]
+        if not parts:
+            continue
+        have = [p for p in parts if p in matched]
+        whole = node.text in matched if node.text in parts else len(have) == len(parts)
+        shown = node.text + "*" * node.prefix
+        held[0 if whole else 1 if have else 2].append(shown)
+    return held
 
 
 def evidence_units(q: Query, route: str) -> tuple[tuple[str, str], ...]:
@@ -456,6 +546,18 @@ class LikeNear:
 
 
 @dataclass(frozen=True)
+class LikeWords:
+    """``words_match(spec, column…)`` holds: the term ``spec`` with its Latin words as
+    whole tokens; every ``required`` text (its parts as written) is a cheap prefilter,
+    and ``text`` between spaces (``prefix``: a space before it) a cheap proof."""
+
+    spec: str
+    required: tuple[str, ...]
+    text: str
+    prefix: bool = False
+
+
+@dataclass(frozen=True)
 class LikeAll:
     include: tuple[LikeNode, ...]
     exclude: tuple[LikeNode, ...]
@@ -466,15 +568,18 @@ class LikeAny:
     options: tuple[LikeNode, ...]
 
 
-LikeNode = Union[LikeText, LikeNear, LikeAll, LikeAny]
+LikeNode = Union[LikeText, LikeNear, LikeWords, LikeAll, LikeAny]
 
 
 def like_plan(q: Query) -> LikeNode | None:
     """The query as substring checks for a LIKE scan; None for an empty query.
 
-    A term is its literal text (a prefix ``*`` adds nothing, a phrase keeps
-    its spaces).  NEAR becomes a :class:`LikeNear`, whose ``required`` texts
-    are the ASCII words and CJK runs of its terms.  Texts stay as written;
+    A CJK term (or one with no letter or number) is its literal text, a
+    substring (a prefix ``*`` adds nothing).  A term with a Latin word is a
+    :class:`LikeWords`: its words are whole tokens, as the indexes see them
+    (``decide`` is not in "decided", ``decide*`` is), CJK next to it ends a
+    word.  NEAR becomes a :class:`LikeNear`, whose ``required`` texts are the
+    ASCII words and CJK runs of its terms.  Texts stay as written;
     ``like_sql`` folds both sides where the extension offers ``cjk_fold()``.
     """
     return None if q.expr is None else _like(q.expr)
@@ -482,7 +587,11 @@ def like_plan(q: Query) -> LikeNode | None:
 
 def _like(node: Node) -> LikeNode:
     if isinstance(node, Term):
-        return LikeText(node.text)
+        parts = segments(node.text, fold=False)
+        if all(cjk for cjk, _ in parts):
+            return LikeText(node.text)
+        required = tuple(dict.fromkeys(seg for _, seg in parts))
+        return LikeWords(render(node), required, node.text, node.prefix)
     if isinstance(node, Near):
         # A superset check: SQLite's LIKE folds ASCII case only, so a word with
         # diacritics (which the NEAR check folds) is left to near_matches.
@@ -568,6 +677,56 @@ def near_matches(spec: str, *texts: object) -> bool:
         for last in {p for s, _ in starts for p in s}:
             if all(any(last - n - near.distance <= p <= last for p in s) for s, n in starts):
                 return True
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _word_pattern(spec: str) -> tuple[re.Pattern[str], bool, bool]:
+    """The term ``spec`` as a regular expression over lower-cased text, and whether
+    its first and its last part are words that must end there (not CJK, no prefix)."""
+    term = parse_query(spec).expr
+    if not isinstance(term, Term):
+        raise ValueError(f"not one term: {spec!r}")
+    parts = segments(term.text.lower(), fold=False)
+    pattern = ""
+    for n, (cjk, seg) in enumerate(parts):
+        if n:  # separators between two words; none needed where CJK meets Latin
+            pattern += _SEPARATOR + ("+" if cjk == parts[n - 1][0] else "*")
+        pattern += re.escape(seg)
+    left, right = not parts[0][0], not (parts[-1][0] or term.prefix)
+    # An ASCII letter or digit after a word is in it: the regex says so without a
+    # Python step per miss ("decided").  (A lookbehind in front would keep re
+    # from searching for the literal first, so words_match looks left itself.)
+    return re.compile(pattern + "(?![0-9a-z])" * right), left, right
+
+
+# What unicode61 does not count as a token character (``is_token_char``): not a
+# letter, number or private-use character; "_" is one such.
+_SEPARATOR = "(?:[^\\w\ue000-\uf8ff\U000f0000-\U0010ffff]|_)"
+
+
+def words_match(spec: str, *texts: object) -> bool:
+    """Whether any of ``texts`` holds the term ``spec`` with its Latin words whole.
+
+    The LIKE scan's check for a term with a Latin word (``LikeWords``): the
+    indexes' token boundaries, so ``decide`` does not match "decided" while
+    ``decide*`` does, and CJK glued to a word ends it (``staging服务器``).
+    Meant as a SQL function body, after the LIKE prefilter.
+    """
+    pattern, left, right = _word_pattern(spec)
+    for text in texts:
+        if not isinstance(text, str) or not text:
+            continue
+        low = text.lower()
+        found = pattern.search(low)
+        while found is not None:
+            start, end = found.span()
+            if not (
+                (left and start and is_latin_token_char(low[start - 1]))
+                or (right and end < len(low) and is_latin_token_char(low[end]))
+            ):
+                return True
+            found = pattern.search(low, start + 1)
     return False
 
 

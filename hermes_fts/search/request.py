@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from .._params import as_int, as_session_ids, as_time_bound, check_text, parse_roles, parse_sort
@@ -70,6 +71,12 @@ class SearchRequest:
     sessions' messages.  Both are conditions of the SQL, so they cost no
     extra rows, and a result is exactly the unfiltered result with the
     left-out rows removed (same order; see ``_match_rows``).
+
+    ``now`` (Unix seconds or an ISO date/time, naive is local; None: the
+    current time) is where a question's relative time words ("last week")
+    count from (``search/prefer.py``).  ``windows``: ``(start, end)`` ranges
+    of Unix seconds a message's timestamp must fall in, one of them; set by
+    the time preference, not by callers.
     """
 
     query: Any
@@ -85,6 +92,8 @@ class SearchRequest:
     after: Any = None
     before: Any = None
     exclude_session_ids: Any = None
+    now: Any = None
+    windows: Any = ()
     roles: list[str] | None = field(init=False)
     projection: tuple[str, ...] | None = field(init=False)
 
@@ -105,6 +114,24 @@ class SearchRequest:
         self.after = as_time_bound(self.after, "search after")
         self.before = as_time_bound(self.before, "search before")
         self.exclude_session_ids = as_session_ids(self.exclude_session_ids)
+        self.now = _as_now(self.now)
+        self.windows = tuple((float(lo), float(hi)) for lo, hi in self.windows)
+
+
+def _as_now(value: Any) -> float | None:
+    """``now`` in Unix seconds: a number, or an ISO date/time (naive: local time)."""
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return datetime.fromisoformat(
+                text[:-1] + "+00:00" if text[-1:] in "Zz" else text
+            ).timestamp()
+        except (ValueError, OverflowError, OSError):
+            raise ValueError(
+                f"search now must be Unix seconds or an ISO date/time such as 2026-03-15T09:30, "
+                f"got {value!r}"
+            ) from None
+    return as_time_bound(value, "search now")
 
 
 def check_route(route: str | None) -> None:

@@ -8,7 +8,7 @@ marks the indexes stale and asks again with a state that says so.
 Routes, in the order they are tried; a search is never silently empty because
 an index is missing or damaged:
 
-``fts5``      queries without CJK, on the unicode61 word index.  Latin glued to CJK
+``fts5``      queries without CJK or NOT, on the unicode61 word index.  Latin glued to CJK
               (``修改youer服务端``) is one unicode61 token, so when the word index
               comes up short the CJK index, which splits Latin off CJK, adds
               the rows it missed *after* the ranked hits: searches that already
@@ -32,6 +32,7 @@ every row, whole, so every route gives the same rows (docs/DESIGN.md §9).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -43,11 +44,10 @@ from typing import Any
 
 from .. import _env, loader
 from .._params import parse_roles
-from .._sqlite import row_dict, sqlite_sort_key
 from ..index import schema, time_table
-from ..transcript import attach_context, visible_sql
-from .evidence import id_array, index_page, label_rows, like_page, passing_ids
-from .like import LIKE_SOURCE, like_where
+from ..transcript import attach_context
+from .evidence import id_array, index_page, label_rows, like_page, more_sessions, passing_ids
+from .filters import like_rows, order_sql, time_sort_key, where_sql
 from .plan import (
     Query,
     QueryError,
@@ -58,19 +58,17 @@ from .plan import (
     folds_apply,
     glue_look,
     kana_applies,
-    like_plan,
     match_expression,
     parse_query,
     route_can_represent,
     snippet_terms,
 )
-from .rank import RANKED_ORDER, envelope, rows_of_ids
-from .rank import ROW_COLUMNS as _ROW_COLUMNS
+from .prefer import search_preferring, time_note
+from .rank import envelope, rows_of_ids
 from .rank import match_rows as _match_rows
 from .request import RESULT_FIELDS, ROUTE_ORDER, SESSIONS_SORT, SearchRequest, check_route
 from .snippets import (
     few_snippet_sql,
-    like_snippet,
     recut_unreadable_snippets,
     single_char_narrowing,
     snippet_sql,
@@ -94,6 +92,7 @@ INDEX_ROUTES = {"fts5": schema.BASE, "fts_cjk": schema.CJK, "trigram": schema.TR
 GAP_SCAN_LIMIT = 200  # bound on rows added from a not-yet-indexed id range
 RANK_TIER: int | None = None  # matches ranked together (match_rows); None: all, exactly
 MAX_ROWS = 2**62  # bound on limit + offset, within SQLite's 64-bit LIMIT
+_ROW_FIELDS = tuple(f for f in RESULT_FIELDS if f != "context")  # what a SELECT gives
 
 
 @dataclass(frozen=True)
@@ -180,7 +179,8 @@ def query_notes(query: Any) -> list[str]:
     The same notes as ``plan_search(...).notes``; for the tool's and CLI's output.
     """
     parsed = best_match(parse_query(query))
-    return [*parsed.notes, *([parsed.error] if parsed.error else [])]
+    when = time_note(query)  # counted from the current time
+    return [*parsed.notes, *([when] if when else []), *([parsed.error] if parsed.error else [])]
 
 
 def describe_search_path(state: dict[str, Any], query: Any) -> str:
@@ -190,100 +190,6 @@ def describe_search_path(state: dict[str, Any], query: Any) -> str:
     except Exception:  # a description must never break the caller
         logger.debug("describe_search_path failed", exc_info=True)
         return "unknown"
-
-
-# ---------------------------------------------------------------------------
-# SQL pieces
-
-
-def _filters(request: SearchRequest) -> tuple[str, list[Any]]:
-    parts = [_visible(request.include_inactive)]
-    params: list[Any] = []
-    for values, op in ((request.source_filter, "IN"), (request.exclude_sources, "NOT IN")):
-        if values is not None:
-            # "cli,cron" means two sources, as "user,assistant" is two roles.
-            values = (
-                [v.strip() for v in values.split(",") if v.strip()]
-                if isinstance(values, str)
-                else list(values)
-            )
-            parts.append(f"s.source {op} ({', '.join('?' for _ in values)})")
-            params.extend(values)
-    if request.roles:
-        parts.append(f"m.role IN ({', '.join('?' for _ in request.roles)})")
-        params.extend(request.roles)
-    if request.after is not None or request.before is not None:
-        # Text or NULL timestamps compare oddly with numbers in SQLite: out.
-        parts.append("typeof(m.timestamp) IN ('integer', 'real')")
-        if request.after is not None:
-            parts.append("m.timestamp >= ?")
-            params.append(request.after)
-        if request.before is not None:
-            parts.append("m.timestamp < ?")
-            params.append(request.before)
-    if request.exclude_session_ids:
-        # One JSON parameter, however many ids (no bound-variable limit).
-        parts.append("m.session_id NOT IN (SELECT value FROM json_each(?))")
-        params.append(json.dumps(list(request.exclude_session_ids)))
-    return " AND ".join(parts), params
-
-
-@functools.lru_cache(maxsize=2)
-def _visible(include_inactive: bool) -> str:
-    return visible_sql("m", include_rewound=include_inactive)
-
-
-def _order(sort: str | None, ranked: bool) -> str:
-    if sort == "newest":
-        return "m.timestamp DESC, m.id DESC"
-    if sort == "oldest":
-        return "m.timestamp ASC, m.id ASC"
-    return RANKED_ORDER if ranked else "m.timestamp DESC, m.id DESC"
-
-
-def _sort_key(sort: str | None) -> Callable[[dict[str, Any]], tuple[Any, Any]] | None:
-    """The key of ``_order``'s time sorts in Python, for "oldest" (reverse it for "newest")."""
-    if sort in ("oldest", "newest"):
-        return lambda r: (sqlite_sort_key(r["timestamp"]), r["id"])
-    return None
-
-
-_ROW_FIELDS = tuple(f for f in RESULT_FIELDS if f != "context")  # what a SELECT gives
-
-
-def _like_rows(
-    conn: sqlite3.Connection,
-    parsed: Query,
-    where: str,
-    params: list[Any],
-    sort: str | None,
-    limit: int,
-    extra: str = "",
-    extra_params: Sequence[Any] = (),
-    *,
-    fold: bool,
-    snippets: bool,
-) -> list[dict[str, Any]]:
-    """Rows the LIKE scan finds, with snippets cut from their text when ``snippets``."""
-    like_sql, like_params = like_where(conn, like_plan(parsed), fold)
-    # `+`: a scan in file order, as before optimize-storage added the time
-    # index; walking that index reads rows in random order, which for a rare
-    # term (every row read, few kept) costs several times the plain scan.
-    order = _order(sort, ranked=False).replace("m.timestamp", "+m.timestamp")
-    columns = ", m.content AS _content, m.tool_name AS _tool_name, m.tool_calls AS _tool_calls"
-    sql = (
-        f"SELECT {_ROW_COLUMNS.format(snippet='NULL')}{columns if snippets else ''} "
-        f"FROM {LIKE_SOURCE} m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {like_sql} AND {where}{extra} ORDER BY {order} LIMIT ?"
-    )
-    cur = conn.execute(sql, [*like_params, *params, *extra_params, limit])
-    rows = [row_dict(cur, raw) for raw in cur]
-    if snippets:  # not asked for (`fields`): a long row's text is never read into Python
-        terms = snippet_terms(parsed)
-        for row in rows:
-            texts = [row.pop("_content"), row.pop("_tool_name"), row.pop("_tool_calls")]
-            row["snippet"] = like_snippet(texts, terms, fold=conn if fold else None)
-    return rows
 
 
 # ---------------------------------------------------------------------------
@@ -421,7 +327,7 @@ def _best_like(req: _Run, extra: str, extra_params: list[Any]) -> list[dict[str,
         req.sort,
     )
     rows = (
-        _like_rows(
+        like_rows(
             req.conn,
             req.plan.query,
             req.where,
@@ -447,7 +353,7 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
     extra = f" AND NOT ({blind})" if blind else ""
     slices = (
         time_table.time_slices(req.conn, req.sort == "newest")
-        if req.time_index and _sort_key(req.sort)
+        if req.time_index and time_sort_key(req.sort)
         else None
     )
     if req.sort == SESSIONS_SORT or req.plan.query.loose:
@@ -462,7 +368,7 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
             iq.snippet,
             req.where,
             req.params,
-            _order(req.sort, ranked=True),
+            order_sql(req.sort, ranked=True),
             req.want,
             extra,
             tier_size=RANK_TIER,
@@ -472,12 +378,30 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
             few_snippet_sql=iq.few_snippet,
         )
     if route == "fts5":
-        rows += _glued_latin(req, expression, rows)
-        rows += _glued_pending(req, rows)
+        rows += _supplement(req, rows, lambda r, found: _glued_latin(r, expression, found))
+        rows += _supplement(req, rows, _glued_pending)
     if blind:
-        rows += _left_out(req, rows, blind)
-    rows += _unindexed_gap(req, table, rows)
+        rows += _supplement(req, rows, lambda r, found: _left_out(r, found, blind))
+    rows += _supplement(req, rows, lambda r, found: _unindexed_gap(r, table, found))
     return rows
+
+
+_Supplement = Callable[[_Run, list[dict[str, Any]]], list[dict[str, Any]]]
+
+
+def _supplement(req: _Run, found: list[dict[str, Any]], more: _Supplement) -> list[dict[str, Any]]:
+    """The rows a supplement adds to ``found``; by sessions, new sessions only
+    (``evidence.more_sessions``), the supplement asked without those listed."""
+    if req.sort != SESSIONS_SORT:
+        return more(req, found)
+    without = f"{req.where} AND m.session_id NOT IN (SELECT value FROM json_each(?))"
+    return more_sessions(
+        found,
+        req.want,
+        lambda listed, met: more(
+            dataclasses.replace(req, where=without, params=[*req.params, json.dumps(met)]), listed
+        ),
+    )
 
 
 def _blind_spot(req: _Run, table: str) -> str:
@@ -501,7 +425,7 @@ def _still_wanted(req: _Run, found: list[dict[str, Any]]) -> int:
     A time sort merges every source by timestamp afterwards: a supplement row
     may belong before any found row, so each source gives its own first ``want``.
     """
-    if _sort_key(req.sort) is not None:
+    if time_sort_key(req.sort) is not None:
         return req.want
     return req.want - len(found)
 
@@ -554,7 +478,7 @@ def _glued_latin(req: _Run, fts5_expr: str, found: list[dict[str, Any]]) -> list
         iq.snippet,
         req.where,
         req.params,
-        _order(req.sort, ranked=True),
+        order_sql(req.sort, ranked=True),
         missing,
         extra,
         [fts5_expr, low, high],
@@ -585,7 +509,7 @@ def _glue_look(q: Query) -> str | None:
 def _beyond_cutoff(req: _Run, found: list[dict[str, Any]]) -> list[tuple[int, int]] | None:
     """The spans a time-sorted supplement reads: rows that could still enter the page
     (``time_table.spans_before_last``), within the request's own bound.  None: all."""
-    key = _sort_key(req.sort)
+    key = time_sort_key(req.sort)
     if key is None or len(found) < req.want or not req.state.get("time_index"):
         return req.spans
     last = sorted(found, key=key, reverse=req.sort == "newest")[req.want - 1]["timestamp"]
@@ -600,7 +524,7 @@ def _left_out(
     missing = _still_wanted(req, found)
     if missing <= 0:
         return []
-    return _like_rows(
+    return like_rows(
         req.conn,
         req.plan.query,
         req.where,
@@ -622,7 +546,7 @@ def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[d
     seen = {r["id"] for r in found}
     lo, hi = gap
     extra = " AND m.id > ? AND m.id <= ?"
-    rows = _like_rows(
+    rows = like_rows(
         req.conn,
         req.plan.query,
         req.where,
@@ -662,7 +586,7 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
         if req.sort == SESSIONS_SORT or req.plan.query.loose:  # every match scored (_best)
             rows = _best_like(req, extra, extra_params)
         else:
-            rows = _like_rows(
+            rows = like_rows(
                 req.conn,
                 req.plan.query,
                 req.where,
@@ -674,7 +598,7 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
                 fold=req.fold,
                 snippets=req.snippets,
             )
-    key = _sort_key(req.sort)
+    key = time_sort_key(req.sort)
     if key is not None and not req.plan.query.loose:  # a best match keeps its levels
         rows.sort(key=key, reverse=req.sort == "newest")
     return rows
@@ -704,11 +628,25 @@ def run(conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest)
     route = "unknown"
     rows: list[dict[str, Any]] | None = None
     try:
-        plan, rows = _search(conn, state, request)
+        # Time words in the question: rows from then first (search/prefer.py).
+        plan, rows, time_notes = search_preferring(request, lambda r: _search(conn, state, r))
         route = plan.route
-        return SearchResult(rows, route, plan.notes)
+        return SearchResult(rows, route, (*plan.notes, *time_notes, *_switched_off()))
     finally:
         _log_search(route, started, rows, request.query)
+
+
+def _switched_off() -> tuple[str, ...]:
+    """What a search without the CJK extension cannot do, said on every answer
+    while ``HERMES_CJK_FTS`` switches it off (docs/USAGE.md promises it)."""
+    if not _env.cjk_extension_disabled():
+        return ()
+    return (
+        f"the CJK extension is switched off (HERMES_CJK_FTS={_env.cjk_switch_value()}): "
+        "CJK text is matched as written, without width or Han variant folding "
+        "(陽朔 does not find 阳朔), and a Latin word glued to CJK text (staging服务器) "
+        "may not be found by that word",
+    )
 
 
 def _log_search(route: str, started: float, rows: list[Any] | None, query: Any) -> None:
@@ -733,10 +671,10 @@ def _search(
         raise QueryError(plan.query.error)
     if plan.route == "empty" or request.limit == 0:
         return plan, []
-    where, params = _filters(request)
+    where, params = where_sql(request)
     spans = None
     if state.get("time_index") and (request.after is not None or request.before is not None):
-        spans = time_table.spans(conn, request.after, request.before)
+        spans = time_table.spans(conn, request.after, request.before, request.windows)
         if not spans:  # no message has a timestamp in the window
             return plan, []
     # SQLite binds 64-bit integers; a larger "no limit" means every row anyway.

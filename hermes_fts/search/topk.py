@@ -23,6 +23,16 @@ without bounds (a rare one, a prefix, one the Python side cannot tokenize
 as the index does) is left to the full pass, which is cheap for rare
 terms.  Blocks changed or added since the bounds' build count as holding
 the term at the highest saturation there is.
+
+Between rounds only the page's rows are kept, and a row read below the
+page's worst is not kept at all: each round ranks the page and what can
+still enter it, not every row read so far.
+
+A phrase of several tokens is not read by blocks: its tokens' bounds hold
+wherever its tokens both are, for common words nearly every block, while
+the phrase itself may be rare.  One statement reads every match with its
+saturation; their number is the phrase's document frequency, and the page
+is picked from them as the full pass picks it.
 """
 
 from __future__ import annotations
@@ -38,9 +48,9 @@ from ..index.rank_bounds import MAX_SATURATION, SHIFT, TokenBounds
 from .evidence import (
     EVERY_ID,
     Evidence,
-    Members,
     Passing,
     best_row_ids,
+    page_of,
     session_members,
     top_sessions,
 )
@@ -80,17 +90,46 @@ def bounded_page(
     bounds = rank_bounds.load(conn, table, sorted(set(tokens)))
     if bounds is None or any(t not in bounds.tokens for t in tokens):
         return None
-    known = [bounds.tokens[t] for t in dict.fromkeys(tokens)]
     n_rows, n_tokens = rank_bounds.index_totals(conn, table)
     avgdl = n_tokens / n_rows if n_rows else 1.0
+    if len(tokens) > 1:
+        found = _whole_phrase(conn, table, unit, n_rows, avgdl, envelope_ids, extra)
+        return page_of(conn, found, want, passing, by_sessions)
+    known = bounds.tokens[tokens[0]]
     idf = _fts5_idf(n_rows, _count(conn, table, unit, known, bounds))
     top_id = int(conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
     order = _Order(known, bounds, envelope_ids, top_id, idf, bounds.saturation_scale(avgdl))
     reader = _Reader(conn, table, unit, idf, avgdl, envelope_ids, extra)
     kept = _Memo(passing)
     if by_sessions:
-        return _sessions(reader, order, want, kept, session_members(conn, reader.rows))
+        return _sessions(reader, order, want, kept)
     return _rows(reader, order, want, kept)
+
+
+def _whole_phrase(
+    conn: sqlite3.Connection,
+    table: str,
+    unit: str,
+    n_rows: int,
+    avgdl: float,
+    envelope_ids: tuple[int, int],
+    extra: str,
+) -> Evidence:
+    """Every match of the phrase ``unit`` inside the envelope (and ``extra``), scored,
+    from one statement over the whole index: the rows it returns are the
+    phrase's document frequency, so its IDF, and ``idf * saturation`` is what
+    ``hermes_fts_bm25()`` gives with that IDF, to the bit."""
+    low, high = envelope_ids
+    join = f" LEFT JOIN messages m ON m.id = {table}.rowid" if extra else ""
+    cur = conn.execute(
+        f"SELECT {table}.rowid, hermes_fts_bm25({table}, ?), "
+        f"({table}.rowid BETWEEN ? AND ?{extra}) FROM {table}{join} WHERE {table} MATCH ?",
+        (avgdl, low, high, unit),
+    )
+    matches = cur.fetchall()
+    idf = _fts5_idf(n_rows, len(matches))
+    rows = {rid: [1.0, idf * saturation, None, 1] for rid, saturation, inside in matches if inside}
+    return Evidence(rows, [1.0])
 
 
 def _fts5_idf(n_rows: int, df: int) -> float:
@@ -100,14 +139,13 @@ def _fts5_idf(n_rows: int, df: int) -> float:
 
 
 class _Order:
-    """The blocks that can hold the term, best bound first: those the bounds do not
+    """The blocks that can hold the token, best bound first: those the bounds do not
     know (dirty, or after the build) at the highest saturation there is, then
-    the measured ones by their peak (where a phrase's tokens all are, its least
-    saturated token's peak)."""
+    the measured ones by their peak."""
 
     def __init__(
         self,
-        known: Sequence[TokenBounds],
+        known: TokenBounds,
         bounds: rank_bounds.Bounds,
         envelope_ids: tuple[int, int],
         top_id: int,
@@ -119,11 +157,8 @@ class _Order:
         unknown = {b for b in bounds.dirty if first <= b <= last}
         if top_id > bounds.last_id:
             unknown.update(range(max(first, (bounds.last_id + 1) >> SHIFT), last + 1))
-        if len(known) == 1:
-            self.peaks: Sequence[int] = known[0].peaks
-            measured: Sequence[int] = known[0].best_first
-        else:
-            self.peaks, measured = _phrase_peaks(known)
+        self.peaks: Sequence[int] = known.peaks
+        measured: Sequence[int] = known.best_first
         if unknown or first > 0 or last < len(self.peaks) - 1:
             measured = [b for b in measured if first <= b <= last and b not in unknown]
         self.unknown = sorted(unknown)
@@ -145,31 +180,17 @@ class _Order:
         return min(MAX_SATURATION, peak * self.scale) * self.idf
 
 
-def _phrase_peaks(known: Sequence[TokenBounds]) -> tuple[list[int], list[int]]:
-    """A phrase's peak per block (its least saturated token's, where all are) and
-    those blocks, highest peak first."""
-    peaks = [
-        min(k.peaks[b] for k in known) if all(k.counts[b] for k in known) else 0
-        for b in range(min(len(k.peaks) for k in known))
-    ]
-    held = sorted((b for b, p in enumerate(peaks) if p), key=lambda b: (-peaks[b], b))
-    return peaks, held
-
-
 def _count(
     conn: sqlite3.Connection,
     table: str,
     unit: str,
-    known: Sequence[TokenBounds],
+    known: TokenBounds,
     bounds: rank_bounds.Bounds,
 ) -> int:
-    """The term's document frequency: a phrase's from the index; one token's from
-    the unchanged blocks' counts, and the index for the rest."""
-    if len(known) > 1:
-        found = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (unit,))
-        return int(found.fetchone()[0])
-    counts = known[0].counts
-    df = known[0].rows - sum(counts[b] for b in bounds.dirty if b < len(counts))
+    """The token's document frequency: the unchanged blocks' counts, and the index for
+    the rest."""
+    counts = known.counts
+    df = known.rows - sum(counts[b] for b in bounds.dirty if b < len(counts))
     ranges = [(bounds.last_id + 1, EVERY_ID[1])]
     ranges += [
         (b << SHIFT, min(((b + 1) << SHIFT) - 1, bounds.last_id))
@@ -203,7 +224,8 @@ class _Memo:
 
 class _Reader:
     """Reads id ranges of the index into ``rows`` (``Evidence.rows``' shape, the
-    session left out: the page looks up the few it needs)."""
+    session left out: the page looks up the few it needs), only the rows that
+    score at least ``floor`` (the page's worst, once it is full)."""
 
     def __init__(
         self,
@@ -219,6 +241,7 @@ class _Reader:
         self.low, self.high = envelope_ids
         self.read: set[int] = set()  # blocks read whole
         self.rows: dict[int, list[Any]] = {}
+        self.floor = -math.inf
         # ``extra`` is a condition on the message row ``m``.
         join = f" JOIN messages m ON m.id = {table}.rowid" if extra else ""
         self.sql = (
@@ -239,9 +262,15 @@ class _Reader:
         first, last = max(self.low, first), min(self.high, last)
         if first > last:
             return
-        rows = self.rows
+        rows, floor = self.rows, self.floor
         for rid, bm25 in self.conn.execute(self.sql, [*self.head, first, last]):
-            rows[rid] = [1.0, bm25, None, 1]
+            if bm25 >= floor:  # equal may still win on recency
+                rows[rid] = [1.0, bm25, None, 1]
+
+    def keep(self, ids: Iterable[int], floor: float) -> None:
+        """Keep only the rows ``ids`` (the page), and from now on rows from ``floor``."""
+        self.rows = {i: self.rows[i] for i in ids}
+        self.floor = floor
 
 
 def _runs(blocks: Sequence[int]) -> list[tuple[int, int]]:
@@ -265,17 +294,19 @@ def _next_end(order: _Order, start: int, size: int, floor: float) -> int:
     return stop
 
 
-def _read_until(reader: _Reader, order: _Order, worst: Callable[[], float | None]) -> None:
-    """Read blocks in ``order``, best bound first, until ``worst()`` (the page's worst
-    entry as a BM25, None while the page is short) is above the next bound."""
+def _read_until(reader: _Reader, order: _Order, page: Callable[[Evidence], list[int]]) -> None:
+    """Read blocks in ``order``, best bound first, until the page's worst entry is
+    above the next bound.  ``page``: the page's ids among the rows read (its
+    worst entry has the lowest BM25); once it is full, only it is kept."""
     start, size, floor = 0, FIRST_BLOCKS, -math.inf
     while start < len(order):
         end = _next_end(order, start, size, floor)
         reader.blocks(order.block(i) for i in range(start, end))
         start, size = end, 2 * size
-        page_floor = worst()
-        if page_floor is not None:
-            floor = page_floor
+        ids = page(Evidence(reader.rows, [1.0]))
+        if ids:
+            floor = min(reader.rows[i][1] for i in ids)
+            reader.keep(ids, floor)
             if start < len(order) and floor > order.bound(start) + _MARGIN:
                 return
 
@@ -283,32 +314,34 @@ def _read_until(reader: _Reader, order: _Order, worst: Callable[[], float | None
 def _rows(
     reader: _Reader, order: _Order, want: int, kept: _Memo
 ) -> tuple[list[int], dict[int, int]]:
+    """The ``want`` best rows: the page of the rows read so far is the page of its
+    last round's rows and every row read later."""
     ids: list[int] = []
-    evidence = Evidence(reader.rows, [1.0])
 
-    def worst() -> float | None:
+    def page(evidence: Evidence) -> list[int]:
         nonlocal ids
         ids = best_row_ids(evidence, want, kept)
-        return evidence.rows[ids[want - 1]][1] if len(ids) >= want else None
+        return ids if len(ids) >= want else []
 
-    _read_until(reader, order, worst)
+    _read_until(reader, order, page)
     return ids, {i: 1 for i in ids}
 
 
 def _sessions(
-    reader: _Reader, order: _Order, want: int, kept: _Memo, members: Members
+    reader: _Reader, order: _Order, want: int, kept: _Memo
 ) -> tuple[list[int], dict[int, int]]:
     """Sessions of one term: every matching message holds all of it, so a session's
     score is its best message's (``evidence.top_sessions`` reads no other).
     Once the page's lowest best BM25 beats every unread block, an unread row
-    can neither enter the page nor change a session on it."""
-    evidence = Evidence(reader.rows, [1.0])
+    can neither enter the page nor change a session on it; a session off the
+    page stays off, as the page's sessions only gain."""
     best: list[int] = []
 
-    def worst() -> float | None:
+    def page(evidence: Evidence) -> list[int]:
         nonlocal best
+        members = session_members(reader.conn, evidence.rows)
         best = [i for _, i, _, _ in top_sessions(evidence, want, kept, members)]
-        return min(reader.rows[i][1] for i in best) if len(best) >= want else None
+        return best if len(best) >= want else []
 
-    _read_until(reader, order, worst)
+    _read_until(reader, order, page)
     return best, {i: 1 for i in best}

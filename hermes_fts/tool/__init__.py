@@ -60,6 +60,7 @@ def session_search(
     after: Any = None,
     before: Any = None,
     exclude_session_ids: Any = None,
+    now: Any = None,
 ) -> dict[str, Any]:
     """Search, read, scroll or browse past conversations; returns a JSON-ready dict.
 
@@ -68,7 +69,10 @@ def session_search(
     searches, nothing browses.  ``store`` is a ``SessionStore`` (``None`` opens
     ``$HERMES_HOME/state.db``); ``profile`` (or a ``@session:<profile>/<id>``
     link) reads another profile's store read-only.  Errors come back as
-    ``{"success": False, "error": "..."}``.
+    ``{"success": False, "error": "..."}``.  ``now`` (epoch seconds or ISO,
+    default the current time) is where relative bounds such as ``7d`` and a
+    question's time words such as "last week" count from; for tests and
+    replays, not part of the model's schema.
     """
     try:
         call = Call.parse(
@@ -85,6 +89,7 @@ def session_search(
             after=after,
             before=before,
             exclude_session_ids=exclude_session_ids,
+            now=now,
         )
         return run_call(store, call)
     except ToolError as exc:

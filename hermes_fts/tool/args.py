@@ -273,6 +273,7 @@ class SearchOptions:
     excluded: frozenset[str]
     notes: tuple[str, ...] = ()  # what was clamped or ignored, for ``query_notes``
     offset: int | None = None  # paged (the command line): results to skip
+    now: float | None = None  # where relative times count from (None: the current time)
 
     @property
     def wanted(self) -> int:
@@ -307,6 +308,7 @@ class Call:
     after: Any = None
     before: Any = None
     exclude_session_ids: Any = None
+    now: Any = None  # tests and callers that fix "now" for relative time words
     # The command line's own caps and paging (the model's calls keep the defaults):
     # a person lists a whole history page by page and reads a message whole.
     offset: int | None = None
@@ -358,6 +360,7 @@ class Call:
         sort = _params.parse_sort(self.sort)
         detail = parse_detail(self.detail)
         roles = parse_roles(self.role_filter)
+        now = parse_time_bound(self.now, "now")
         notes = (
             limit_note,
             _choice_note("sort", self.sort, SORTS, "best match first"),
@@ -370,11 +373,12 @@ class Call:
             roles=roles,
             sort=sort,
             detail=detail,
-            after=parse_time_bound(self.after, "after"),
-            before=parse_time_bound(self.before, "before"),
+            after=parse_time_bound(self.after, "after", now),
+            before=parse_time_bound(self.before, "before", now),
             excluded=parse_exclusions(self.exclude_session_ids),
             notes=tuple(note for note in notes if note),
             offset=self.offset,
+            now=now,
         )
         if options.after is not None and options.before is not None:
             if options.after >= options.before:

@@ -9,11 +9,11 @@ bounded discovery reads no more rows than an unbounded one.
 
 from __future__ import annotations
 
-import functools
 import logging
 from typing import Any
 
-from ..store import QueryError, SessionStore, failure_cause
+from ..search.plan import parse_query, words_held
+from ..store import QueryError, failure_cause
 from .args import SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
 from .errors import ToolError
@@ -54,12 +54,6 @@ _TITLE_MAX_CHARS = 100
 _TITLE_QUOTES = "`\"'\u201c\u201d\u2018\u2019"
 
 
-@functools.lru_cache(maxsize=256)
-def _query_notes(query: str) -> tuple[str, ...]:
-    """``SessionStore.query_notes``: a pure function of the text, so parsed once per query."""
-    return tuple(SessionStore.query_notes(query))
-
-
 def _demoted(row: dict[str, Any]) -> int:
     return 1 if row.get("source") in _DEMOTED_SESSION_SOURCES else 0
 
@@ -94,6 +88,8 @@ class Discovery:
         self.current = ctx.current_session_id
         self.current_root = ctx.lineage(self.current)[0] if self.current else None
         self.route: str | None = None  # the route that answered the last scan
+        # What that search changed or could not do (the time words' windows too).
+        self.search_notes: tuple[str, ...] = ()
 
     # title ------------------------------------------------------------
     def title_match(self) -> dict[str, Any] | None:
@@ -142,8 +138,10 @@ class Discovery:
             after=opts.after,
             before=opts.before,
             exclude_session_ids=sorted(opts.excluded),
+            now=opts.now,
         )
         self.route = result.route
+        self.search_notes = result.notes  # the query's, and what its time words did
         return list(result.rows)
 
     def collect(self, title: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
@@ -235,20 +233,26 @@ class Discovery:
         note = rebuild_note(self.ctx.store)
         if note is not None:
             payload["index_rebuild"] = note
-        return with_notes(
-            payload, [*_query_notes(opts.query), *self._partial_note(slots), *opts.notes]
-        )
+        # The search's own notes (SessionStore.query_notes, and the time words'
+        # windows, which depend on `now` and the bounds).
+        return with_notes(payload, [*self.search_notes, *self._partial_note(slots), *opts.notes])
 
     def _partial_note(self, slots: dict[str, dict[str, Any]]) -> list[str]:
-        """When no result holds every word of a best match: which words the first holds."""
+        """When no result holds every word of a best match: which words the first holds,
+        named as written (``plan.words_held``).  A session whose title is the query
+        holds every word, so there is no such note beside it."""
         hits = [slot["hit"] for slot in slots.values() if "hit" in slot]
-        if not hits or any(not hit.get("missing_terms") for hit in hits):
-            return []  # a strict query, or a result with every word
-        first = hits[0]
+        if len(hits) < len(slots) or not hits or any(not h.get("missing_terms") for h in hits):
+            return []  # a title match, a strict query, or a result with every word
+        whole, part, none = words_held(
+            parse_query(self.options.query), hits[0].get("matched_terms") or ()
+        )
+        said = [f"matches {', '.join(whole)}"] if whole else []
+        said += [f"matches only part of {', '.join(part)}"] if part else []
+        said += [f"not {', '.join(none)}"] if none and said else []
         return [
-            f"no conversation holds every word; the first result matches "
-            f"{', '.join(first.get('matched_terms') or []) or 'none of them'} "
-            f"and not {', '.join(first['missing_terms'])}"
+            "no conversation holds every word; the first result "
+            + (" and ".join(said) or "matches none of them")
         ]
 
     def _slots(

@@ -46,9 +46,12 @@ keywords (query=when did Caroline go to the support group?; query=caroline suppo
 group; query=卡罗琳什么时候去了支持小组): conversations holding all the words come \
 first, then those holding most of them, rarer words counting more; common words \
 such as when, did, the do not decide the result, and query_notes says which words \
-the results lack. Once a query has an operator or parentheses, words side by side \
-must all occur. AND requires every word (deploy AND staging); OR joins alternatives \
-(deploy OR release OR rollout; 部署 OR 发布); NOT removes what follows it from what \
+the results lack. Time words in a question (last week, March 8, 上周, 3月8号) are \
+read from the messages' dates: conversations from then come first, the others \
+still follow (after/before filter instead). Once a query has an operator or \
+parentheses, words side by side must all occur. AND requires every word (deploy \
+AND staging); OR joins alternatives (deploy OR release OR rollout; 部署 OR 发布); \
+NOT removes what follows it from what \
 the words before it find (deploy NOT staging; 部署 NOT 测试), so a query needs at \
 least one word that is not negated and NOT alone is refused; AND and NOT bind \
 tighter than OR, and parentheses group ((deploy OR rollout) NOT staging; \

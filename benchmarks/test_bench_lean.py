@@ -1,0 +1,148 @@
+"""The lean one-term paths (issue 35 item 4) against scoring every match: the most
+common single CJK character by sessions and ranked, and a rare phrase of two
+common words (``set-limit``-like).
+
+Rank bounds read a single character block by block and keep only the page
+between rounds; a phrase of several tokens is read in one statement.  Both
+give the full pass's page (checked first); the table holds the median and
+99th percentile of each, interleaved call by call, and how many statements
+scored rows of the index.  The store is a copy of the optimized cached one;
+below ``rank_bounds.WORTH_IT`` messages ``optimize-storage`` builds no
+bounds, so the copy gets them for tokens in ``SMOKE_FREQUENT`` rows, and a
+smoke run times the same paths a large store takes.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import statistics
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROUNDS = 15
+SMOKE_FREQUENT = 20
+PAIR_WORDS = 30  # the phrase is sought among pairs of this many most frequent words
+
+
+@pytest.fixture(scope="module")
+def lean_store(bench_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A copy of the benchmark store with rank bounds."""
+    from hermes_fts.index import rank_bounds
+    from hermes_fts.store import SessionStore
+
+    path = tmp_path_factory.mktemp("lean") / "state.db"
+    shutil.copyfile(bench_store, path)
+    conn = sqlite3.connect(path)
+    ready = rank_bounds.ready_tables(conn)
+    conn.close()
+    st = SessionStore(str(path))
+    if not ready:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(rank_bounds, "FREQUENT", SMOKE_FREQUENT)
+            rank_bounds.build(st._conn)
+        st._seen.forget()
+    yield st
+    st.close()
+
+
+def _bounded_tokens(conn: sqlite3.Connection, table: str) -> list[str]:
+    from hermes_fts.index import rank_bounds
+
+    return [
+        str(r[0])
+        for r in conn.execute(
+            f"SELECT token FROM {rank_bounds.TABLE} WHERE tbl = ? ORDER BY rows DESC, token",
+            (table,),
+        )
+    ]
+
+
+def _queries(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """The most common CJK character with bounds, and the rarest phrase (at least one
+    row) of two of the most common Latin words with bounds."""
+    from hermes_fts.index import schema
+
+    found = []
+    char = next(
+        (t for t in _bounded_tokens(conn, schema.CJK) if len(t) == 1 and t > "\u2e80"), None
+    )
+    if char is not None:
+        found.append(("cjk1", char))
+    words = [t for t in _bounded_tokens(conn, schema.BASE) if t.isalpha()][:PAIR_WORDS]
+    pairs = []
+    for a in words:
+        for b in words:
+            if a != b:
+                df = conn.execute(
+                    f"SELECT count(*) FROM {schema.BASE} WHERE {schema.BASE} MATCH ?",
+                    (f'"{a} {b}"',),
+                ).fetchone()[0]
+                if df:
+                    pairs.append((df, f"{a}-{b}"))
+    if pairs:
+        found.append(("rare phrase", min(pairs)[1]))
+    return found
+
+
+def _run(store: Any, query: str, sort: str | None, lean: bool) -> tuple[float, list[int], int]:
+    """Time, page and statements that scored rows of one search, with the lean paths
+    or the full pass."""
+    from hermes_fts.search import run as search
+
+    saved = search.bounded_page
+    scored = [0]
+
+    def trace(sql: str) -> None:
+        if " MATCH " in sql and ("hermes_fts_bm25" in sql or "rank" in sql):
+            scored[0] += 1
+
+    search.bounded_page = saved if lean else (lambda *a, **k: None)
+    store._conn.set_trace_callback(trace)
+    try:
+        started = time.perf_counter()
+        rows = store.search(query, limit=12, sort=sort, fields=("id",)).rows
+        ms = (time.perf_counter() - started) * 1000.0
+    finally:
+        store._conn.set_trace_callback(None)
+        search.bounded_page = saved
+    return ms, [r["id"] for r in rows], scored[0]
+
+
+@pytest.mark.parametrize("sort", ["sessions", None])
+def test_lean_one_term_paths(
+    benchmark: Any, lean_store: Any, bench_report: Any, bench_size: int, sort: str | None
+) -> None:
+    queries = _queries(lean_store._conn)
+    if not queries:
+        pytest.skip("no token of the store has rank bounds")
+    for label, query in queries:
+        times: dict[bool, list[float]] = {True: [], False: []}
+        statements = {}
+        for _ in range(ROUNDS):
+            for lean in (True, False):
+                ms, page, scored = _run(lean_store, query, sort, lean)
+                times[lean].append(ms)
+                statements[lean] = scored
+                assert page == _run(lean_store, query, sort, not lean)[1], query
+        p50 = {k: statistics.median(v) for k, v in times.items()}
+        p99 = {k: sorted(v)[int(0.99 * (len(v) - 1))] for k, v in times.items()}
+        bench_report.add(
+            "Lean one-term paths against every match",
+            {
+                "messages": bench_size,
+                "query": f"{label} {query}",
+                "sort": sort or "rank",
+                "lean p50 / p99 ms": f"{p50[True]:.2f} / {p99[True]:.2f}",
+                "every match p50 / p99 ms": f"{p50[False]:.2f} / {p99[False]:.2f}",
+                "statements scoring, lean / every": f"{statements[True]} / {statements[False]}",
+            },
+        )
+    benchmark.group = f"lean one-term paths, sort={sort}"
+    benchmark.pedantic(
+        lambda: [_run(lean_store, q, sort, True) for _, q in queries], rounds=1, iterations=1
+    )

@@ -1,0 +1,232 @@
+"""Disk room for optimize-storage: what a run needs at its peak, and giving room back.
+
+A run that fills the disk leaves Hermes Agent unable to save a message
+("database or disk is full"), so optimize-storage refuses before it starts
+when its peak does not fit, holds room for Hermes while it runs and stops a step
+before the disk is full (``reserve``), and after any failure gives back what it can: the
+half-built ``_next`` tables' pages go to the free list (Hermes' next writes
+reuse them) and the ``-wal`` file is truncated (DESIGN §5.6).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from .. import _sqlite
+from . import maintain as indexing
+from . import schema
+
+logger = logging.getLogger("hermes_fts.index.space")
+
+__all__ = [
+    "RESERVE",
+    "reserve",
+    "Need",
+    "NoRoom",
+    "file_sizes",
+    "free_bytes",
+    "give_back",
+    "vacuum_need",
+    "vacuum_need_now",
+    "check_vacuum_room",
+    "need",
+    "keep_reserve",
+    "held_room",
+    "out_of_room",
+]
+
+# Held for Hermes' own writes (its WAL, its -shm) and our clean-up while a run
+# lasts, as a file next to the store (``held_room``), freed first on a failure:
+# a quarter of the main file, within these bounds (``reserve``).
+RESERVE = 8 * 1024 * 1024
+RESERVE_MIN = 256 * 1024
+ROOM_SUFFIX = "-hermes-fts-room"
+# Upper bounds of an index's size as a multiple of the text it indexes, when
+# built chunk by chunk (before the merge and VACUUM make it smaller): about
+# 1.4 times what benchmarks/README.md measures on compacted stores.
+BUILD_X_TEXT = {schema.BASE: 1.0, schema.TRIGRAM: 4.5, schema.CJK: 1.75}
+TIME_ROW_BYTES = 64  # a time-table row and its index entry
+
+
+class NoRoom(Exception):
+    """The disk has not enough room for the next step; nothing was left half done."""
+
+
+@dataclass(frozen=True)
+class Need:
+    """Bytes a run needs free at its peak: ``build`` (the indexes and the time
+    table it adds) and ``vacuum`` (the merge and VACUUM after it, 0 without)."""
+
+    build: int
+    vacuum: int
+    reserve: int
+
+    @property
+    def total(self) -> int:
+        return self.build + self.vacuum + self.reserve
+
+
+def file_sizes(path: str | os.PathLike[str]) -> tuple[int, int]:
+    """``(main file, -wal file)`` bytes on disk; a missing file is 0."""
+    sizes = []
+    for name in (os.fspath(path), os.fspath(path) + "-wal"):
+        try:
+            sizes.append(os.stat(name).st_size)
+        except OSError:
+            sizes.append(0)
+    return sizes[0], sizes[1]
+
+
+def reserve(path: str | os.PathLike[str]) -> int:
+    """Room held for Hermes while a run lasts: what its writes and our clean-up
+    (a checkpoint of what the WAL holds) may need, scaled to the store."""
+    return min(RESERVE, max(RESERVE_MIN, file_sizes(path)[0] // 4))
+
+
+def free_bytes(path: str | os.PathLike[str]) -> int:
+    return shutil.disk_usage(os.path.dirname(os.path.abspath(os.fspath(path))) or ".").free
+
+
+def _temp_on_same_disk(path: str | os.PathLike[str]) -> bool:
+    """Whether VACUUM's temporary copy lands on the store's file system."""
+    try:
+        here = os.stat(os.path.dirname(os.path.abspath(os.fspath(path)))).st_dev
+        return os.stat(tempfile.gettempdir()).st_dev == here
+    except OSError:
+        return True  # assume the worse
+
+
+def vacuum_need(path: str | os.PathLike[str], live: int, biggest_index: int) -> int:
+    """Free bytes the merge and VACUUM of a store of ``live`` bytes in use need.
+
+    The merge writes the largest index anew (new pages, and the same in the
+    WAL); VACUUM writes every page in use into the WAL, and its temporary
+    copy too when the temporary folder is on this disk.
+    """
+    copies = 2 if _temp_on_same_disk(path) else 1
+    return max(2 * biggest_index, copies * live)
+
+
+def vacuum_need_now(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> int:
+    """``vacuum_need`` of the store as it is now (its pages in use, its largest index)."""
+    pages, free, size = (
+        conn.execute(f"PRAGMA {name}").fetchone()[0]
+        for name in ("page_count", "freelist_count", "page_size")
+    )
+    sizes = (indexing.index_bytes(conn, index) or 0 for index in schema.INDEXES)
+    return vacuum_need(path, (pages - free) * size, max(sizes))
+
+
+def check_vacuum_room(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> None:
+    """Raise NoRoom when the merge and VACUUM would not fit now, beside the room held."""
+    need, free = vacuum_need_now(conn, path), free_bytes(path)
+    if free < need:
+        raise NoRoom(f"the merge and VACUUM need about {need:,} bytes free, the disk has {free:,}")
+
+
+def need(
+    conn: sqlite3.Connection,
+    path: str | os.PathLike[str],
+    rebuilds: list[str],
+    *,
+    vacuum: bool,
+    time: bool,
+) -> Need:
+    """The peak a run that builds ``rebuilds`` (and the time table, ``time``) needs."""
+    text = indexing.text_bytes(conn)
+    built = {index: int(BUILD_X_TEXT[index] * text) for index in rebuilds}
+    rows = conn.execute("SELECT count(*) FROM messages").fetchone()[0] if time else 0
+    growth = sum(built.values()) + TIME_ROW_BYTES * rows
+    if not vacuum:
+        return Need(growth, 0, reserve(path))
+    sizes = {k: v["bytes"] for k, v in indexing.index_sizes(conn, text).items()}
+    sizes.update(built)
+    live = _sqlite.db_bytes(conn) + growth
+    return Need(growth, vacuum_need(path, live, max(sizes.values(), default=0)), reserve(path))
+
+
+def keep_reserve(path: str | os.PathLike[str]) -> None:
+    """Between two steps: raise NoRoom once the disk has less than half the
+    ``reserve`` free beside the room held."""
+    free = free_bytes(path)
+    if free < reserve(path) // 2:
+        raise NoRoom(f"only {free:,} bytes free on the disk; stopped before it is full")
+
+
+@contextmanager
+def held_room(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold ``reserve`` bytes of the disk in a file beside the store while the block
+    runs; the file goes when the block ends, however it ends.
+
+    Whatever else fills the disk meanwhile (another program, an estimate
+    too low), the clean-up after a failure then has room to checkpoint the
+    WAL into the main file, and Hermes has room to write.  A run killed
+    outright leaves the file; the next run replaces it.
+    """
+    room, size = os.fspath(path) + ROOM_SUFFIX, reserve(path)
+    try:
+        with open(room, "wb") as out:  # written, so the blocks are taken (not sparse)
+            for start in range(0, size, 1 << 16):
+                out.write(bytes(min(1 << 16, size - start)))
+    except OSError as exc:
+        _remove(room)
+        raise NoRoom(f"cannot hold {size:,} bytes for Hermes: {exc}") from exc
+    try:
+        yield
+    finally:
+        _remove(room)
+
+
+def _remove(file: str) -> None:
+    try:
+        os.remove(file)
+    except FileNotFoundError:
+        pass
+
+
+def give_back(conn: sqlite3.Connection) -> None:
+    """After a failed run: drop the half-built ``_next`` tables and truncate the WAL.
+
+    Their pages join the free list, which the next writes (Hermes' too)
+    reuse, and the WAL goes back to zero bytes.  ``secure_delete`` is off for
+    the drop: it would write every freed page again, and the pages hold
+    tokens of messages that exist, not deleted text.
+    """
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+    _sqlite.shrink_wal(conn)
+    conn.execute("PRAGMA secure_delete = OFF")
+    try:
+        with indexing.write_txn(conn):
+            for index in schema.SWAPPED:
+                if schema.building(conn, index):
+                    schema.drop_build_objects(conn, index)
+                    indexing.close_backfill_window(conn, index)
+    except sqlite3.DatabaseError as exc:
+        logger.warning("could not drop the half-built indexes: %s", exc)
+    finally:
+        conn.execute("PRAGMA secure_delete = ON")
+    _sqlite.shrink_wal(conn)
+
+
+def out_of_room(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk is full (ours, or SQLite's "database or disk is full")."""
+    if isinstance(exc, NoRoom):
+        return True
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (_sqlite.SQLITE_FULL, SQLITE_IOERR)
+    text = str(exc).lower()
+    return "disk is full" in text or "disk i/o error" in text
+
+
+SQLITE_IOERR = 10  # a write the file system refused; ENOSPC on some paths

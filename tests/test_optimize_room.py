@@ -1,0 +1,162 @@
+"""optimize-storage on a disk without room for it (DESIGN §5.6, "Disk room").
+
+The store is Hermes Agent 0.19.0's own, on a small tmpfs mounted for the
+test.  A run whose peak does not fit is refused before it changes anything;
+a disk that fills up while a run builds ends the run with a non-zero exit,
+the store intact, and room for Hermes to go on writing sessions.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import _hermes_env as he
+import pytest
+
+import hermes_fts
+from hermes_fts.store import SessionStore
+
+pytestmark = pytest.mark.skipif(
+    not hermes_fts.extension_path(), reason="needs the built cjk_unicode61 extension"
+)
+
+ROWS = 15_000
+WORDS = "alpha beta deploy staging cluster 数据库 迁移 東京 天气 한국어".split()
+
+
+@pytest.fixture(scope="module")
+def hermes_store(hermes_venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Hermes store (its own schema and indexes) of ROWS messages, without ours."""
+    home = tmp_path_factory.mktemp("hermes-home")
+    db = Path(he.run_driver(hermes_venv, home, "seed")["db"])
+    rnd = random.Random(7)
+    conn = sqlite3.connect(db)
+    with conn:  # a foreign writer: Hermes' triggers keep its own indexes
+        conn.executemany(
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('en-1', 'user', ?, ?)",
+            (
+                (" ".join(rnd.choice(WORDS) for _ in range(25)) + f" row{i}", 1.7e9 + i)
+                for i in range(ROWS)
+            ),
+        )
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.execute("VACUUM")
+    conn.close()
+    return db
+
+
+def small_disk(folder: Path, megabytes: int) -> Path:
+    """A tmpfs of ``megabytes`` at ``folder``; skips where mounting is not permitted."""
+    folder.mkdir()
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs", str(folder)],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {proc.stderr.strip() or proc.returncode}")
+    return folder
+
+
+@pytest.fixture
+def disk(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+    folder = small_disk(tmp_path / "disk", request.param)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def optimize(db: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "hermes_fts.cli", "optimize-storage", "--yes", "--json"]
+        + ["--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def fill(folder: Path) -> None:
+    """Another program takes all of the disk's room."""
+    with open(folder / "filler", "wb") as out:
+        try:
+            while True:
+                out.write(bytes(1 << 16))
+                out.flush()
+        except OSError:
+            pass  # ENOSPC: the disk is full
+
+
+def assert_intact_and_findable(db: Path, rows: int) -> None:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    texts = dict(conn.execute("SELECT id, content FROM messages"))
+    conn.close()
+    assert len(texts) == rows
+    with SessionStore(db, readonly=True) as store:
+        for word in ("deploy", "数据库", "한국어", "still"):
+            truth = {i for i, t in texts.items() if word in t}
+            assert {r["id"] for r in store.search(word, limit=rows).rows} == truth, word
+        for i in range(0, ROWS, 500):
+            # Without the word index "row5" is a substring (row5, row50, ...): found among them.
+            found = {r["id"] for r in store.search(f"row{i}", limit=rows).rows}
+            assert {k for k, t in texts.items() if t.endswith(f" row{i}")} <= found
+
+
+@pytest.mark.parametrize("disk", [40], indirect=True)
+def test_a_run_that_cannot_fit_is_refused_before_it_starts(hermes_store, disk):
+    db = disk / "state.db"
+    shutil.copy(hermes_store, db)
+    before = db.read_bytes()
+    proc = optimize(db)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, err
+    doc = json.loads(out)
+    assert doc["success"] is False and "not enough free disk space" in doc["error"], doc
+    notes = [json.loads(line) for line in err.splitlines()]
+    room = next(n for n in notes if n.get("event") == "note" and "need" in n)
+    assert room["free"] < room["need"]
+    assert db.read_bytes() == before  # nothing was changed
+
+
+@pytest.mark.parametrize("disk", [100], indirect=True)
+def test_a_disk_filling_up_mid_run_ends_it_and_leaves_room_for_hermes(
+    hermes_store, hermes_venv, disk, tmp_path
+):
+    db = disk / "state.db"
+    shutil.copy(hermes_store, db)
+    rows = ROWS + 8  # and the seed's eight
+    proc = optimize(db)
+    assert proc.stderr is not None
+    events: list[dict[str, Any]] = []
+    for line in proc.stderr:
+        events.append(json.loads(line))
+        if events[-1].get("event") == "progress" and events[-1]["phase"] == "backfill":
+            fill(disk)  # the build has started
+            break
+    out, _rest = proc.communicate(timeout=300)
+    assert any(e.get("phase") == "backfill" for e in events), events
+    assert proc.returncode == 1
+    doc = json.loads(out)
+    assert doc["success"] is False and doc["reason"] == "disk_full", doc
+    # The room the run took while building is given back: no half-built index,
+    # no WAL left behind.
+    assert not Path(f"{db}-wal").exists() or Path(f"{db}-wal").stat().st_size == 0
+    assert_intact_and_findable(db, rows)
+    # Hermes Agent 0.19.0 still saves a new session and its message.
+    home = tmp_path / "home"
+    home.mkdir()
+    saved = he.run_driver(hermes_venv, home, "session", "--db-path", str(db))
+    assert saved["message"] > 0
+    assert_intact_and_findable(db, rows + 1)

@@ -1,0 +1,315 @@
+"""optimize-storage through the CLI: damaged indexes repaired, no work twice, honest sizes.
+
+Every run is the real ``hermes-fts`` command in a subprocess with ``--json``;
+what it did is read from its JSON document, what it left from the store.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import hermes_fts
+from hermes_fts.index import schema
+from hermes_fts.store import SessionStore
+
+pytestmark = pytest.mark.skipif(
+    not hermes_fts.extension_path(), reason="needs the built cjk_unicode61 extension"
+)
+
+MESSAGES = 1500
+WORDS = ["deploy", "staging", "数据库", "東京", "迁移"]
+
+
+def cli(*args: str, db: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", *args, "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def optimize(db: Path, *extra: str) -> tuple[int, dict[str, Any], str]:
+    proc = cli("optimize-storage", "--yes", "--json", *extra, db=db)
+    return proc.returncode, json.loads(proc.stdout), proc.stderr
+
+
+def text_of(i: int) -> str:
+    """Message ``i``: every word of WORDS whose bit is set in ``i``, and one of its own."""
+    held = [w for k, w in enumerate(WORDS) if i >> k & 1]
+    return " ".join(held + [f"alpha note{i}"])
+
+
+def write_store(path: Path, messages: int = MESSAGES) -> None:
+    with SessionStore(path) as store:
+        store.add_session("s1", "cli")
+        store.add_messages(
+            {"session_id": "s1", "role": "user", "content": text_of(i)} for i in range(messages)
+        )
+
+
+@pytest.fixture(scope="module")
+def optimized(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("optimized") / "state.db"
+    write_store(db)
+    code, result, err = optimize(db)
+    assert code == 0 and result["ok"], err
+    return db
+
+
+def copy_of(db: Path, folder: Path) -> Path:
+    target = folder / "state.db"
+    shutil.copy(db, target)
+    return target
+
+
+def assert_every_route_finds_everything(db: Path) -> None:
+    """Each index's route finds exactly the messages holding each word."""
+    with SessionStore(db) as store:
+        assert all(v is None for v in store.integrity_check().values())
+        routes = {"fts5": ["deploy", "staging"], "fts_cjk": WORDS, "trigram": ["staging", "eploy"]}
+        for route, words in routes.items():
+            for word in words:
+                truth = {
+                    r[0]
+                    for r in store._conn.execute(
+                        "SELECT id FROM messages WHERE instr(content, ?)", (word,)
+                    )
+                }
+                result = store.search(word, route=route, limit=10 * MESSAGES)
+                assert result.route == route, (word, result.route)
+                assert {r["id"] for r in result.rows} == truth, (route, word)
+
+
+DAMAGE = {
+    # Half the word index's blocks gone: FTS5's integrity-check sees it.
+    "word_blocks_lost": (
+        schema.BASE,
+        "DELETE FROM hermes_fts_word_data WHERE id > 10 AND id % 2 = 0",
+    ),
+    # The CJK index's term directory emptied: integrity-check passes, every
+    # lookup finds nothing; only the probe sees it.
+    "cjk_directory_emptied": (schema.CJK, "DELETE FROM hermes_fts_cjk_idx"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGE))
+def test_one_run_repairs_a_damaged_index(case, optimized, tmp_path):
+    index, damage = DAMAGE[case]
+    db = copy_of(optimized, tmp_path)
+    conn = sqlite3.connect(db)
+    conn.execute(damage)
+    conn.commit()
+    conn.close()
+    code, result, err = optimize(db)
+    assert code == 0 and result["ok"], err
+    assert list(result["repaired"]) == [index]
+    assert_every_route_finds_everything(db)
+    # Repaired for good: the next run finds nothing to repair.
+    code, again, err = optimize(db, "--no-vacuum")
+    assert code == 0 and again.get("repaired", {}) == {}, err
+
+
+def test_an_unchanged_store_is_not_measured_again(optimized, tmp_path):
+    db = copy_of(optimized, tmp_path)
+    code, first, err = optimize(db)
+    assert code == 0 and first["rank_bounds_measured"] == {}, err
+    with SessionStore(db) as store:
+        assert "rank_bounds" not in store.status()["needs_optimize"]
+        store.add_messages(
+            {"session_id": "s1", "role": "user", "content": text_of(i)} for i in range(MESSAGES)
+        )
+    # Twice the rows: the bounds are behind and measured again, once.
+    code, second, err = optimize(db)
+    assert code == 0 and second["rank_bounds_measured"][schema.BASE] >= 1, err
+    code, third, err = optimize(db)
+    assert code == 0 and third["rank_bounds_measured"] == {}, err
+
+
+def test_the_first_run_measures_the_frequent_words(tmp_path):
+    db = tmp_path / "state.db"
+    write_store(db)
+    code, result, err = optimize(db)
+    assert code == 0, err
+    # "alpha" is in every message: frequent enough for bounds in both indexes.
+    assert result["rank_bounds_measured"][schema.BASE] >= 1
+    assert result["rank_bounds_measured"][schema.CJK] >= 1
+
+
+def popen_optimize(db: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "hermes_fts.cli", "optimize-storage", "--yes", "--json"]
+        + ["--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def fts5_tables(conn: sqlite3.Connection) -> list[str]:
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING fts5%'"
+        )
+    ]
+
+
+def test_a_run_killed_mid_build_leaves_every_table_sound(tmp_path):
+    db = tmp_path / "state.db"
+    write_store(db, messages=20 * MESSAGES)
+    with SessionStore(db) as store:
+        store._mark_fts_stale("test")  # the word and trigram indexes are built anew
+    proc = popen_optimize(db)
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        event = json.loads(line)
+        if event.get("phase") == "backfill" and event.get("event") == "progress":
+            break
+    proc.kill()  # kill -9, mid-build
+    proc.wait()
+    with SessionStore(db) as store:
+        conn = store._conn
+        assert schema.building(conn, schema.BASE) or schema.building(conn, schema.TRIGRAM)
+        # Every FTS5 table, the half-built ones too, passes FTS5's own checks,
+        # as Hermes' doctor may run them on any table.
+        tables = fts5_tables(conn)
+        assert any(t.endswith(schema.BUILD_SUFFIX) for t in tables), tables
+        for table in tables:
+            for rank in (0, 1):  # 1 also compares the index with its content view
+                conn.execute(
+                    f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', ?)", (rank,)
+                )
+    code, result, err = optimize(db)
+    assert code == 0 and result["ok"], err
+    with SessionStore(db) as store:
+        assert not any(t.endswith(schema.BUILD_SUFFIX) for t in fts5_tables(store._conn))
+
+
+def test_progress_is_json_lines_with_counts_rates_and_time_left(tmp_path):
+    db = tmp_path / "state.db"
+    write_store(db)
+    with SessionStore(db) as store:
+        store._mark_fts_stale("test")
+    code, result, err = optimize(db)
+    assert code == 0 and result["ok"]
+    events = [json.loads(line) for line in err.splitlines()]  # every line is JSON
+    progress = [e for e in events if e["event"] == "progress"]
+    phases = {e["phase"] for e in progress}
+    assert {"backfill", "time", "rank_bounds"} <= phases
+    for phase in phases:
+        lines = [e for e in progress if e["phase"] == phase]
+        units = {e["unit"] for e in lines}
+        assert len(units) == 1  # one step, one unit: no step reuses another's count
+        last = lines[-1]
+        assert last["done"] == last["total"] and last["percent"] == 100
+        assert last["seconds_left"] == 0 and last["rate"] > 0
+        assert all(e["rate"] is None or e["rate"] > 0 for e in lines)
+        assert all(0 <= e["done"] <= e["total"] for e in lines)
+    backfill = [e for e in progress if e["phase"] == "backfill"]
+    assert backfill[-1]["total"] == MESSAGES and backfill[-1]["unit"] == "messages"
+
+
+@pytest.mark.parametrize("command", ["sync", "optimize-storage"])
+def test_a_held_write_lock_is_said_while_waiting(command, optimized, tmp_path):
+    db = copy_of(optimized, tmp_path)
+    holder = subprocess.Popen(
+        ["sqlite3", str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdin is not None and holder.stdout is not None
+    holder.stdin.write("PRAGMA journal_mode=WAL;\nBEGIN IMMEDIATE;\nSELECT 'held';\n")
+    holder.stdin.flush()
+    assert holder.stdout.readline().strip() in ("wal", "held")
+    try:
+        extra = ["--yes"] if command == "optimize-storage" else []
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hermes_fts.cli", command, "--json", *extra] + ["--db", str(db)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        assert proc.stderr is not None
+        waiting = None
+        for line in proc.stderr:
+            event = json.loads(line)
+            if event.get("waiting") == "write_lock":
+                waiting = event
+                break
+        # Said while it waits, before the command gives up.
+        assert waiting is not None and proc.poll() is None
+        assert "waiting up to" in waiting["message"]
+    finally:
+        holder.stdin.write("ROLLBACK;\n.quit\n")
+        holder.stdin.flush()
+        holder.wait(timeout=30)
+    out, _err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out  # the lock went: the command went on
+
+
+def test_sizes_leave_a_concurrent_writers_wal_apart(optimized, tmp_path):
+    db = copy_of(optimized, tmp_path)
+    writer = sqlite3.connect(db)
+    writer.execute("PRAGMA wal_autocheckpoint = 0")  # its WAL grows, as a busy writer's may
+    with writer:
+        writer.executemany(
+            "INSERT INTO messages(session_id, role, content, timestamp) VALUES ('s1', 'user', ?, 0)",
+            [("padding " * 200,)] * 2000,
+        )
+    wal = Path(f"{db}-wal").stat().st_size
+    main = db.stat().st_size
+    assert wal > main / 2
+    code, result, err = optimize(db, "--no-vacuum")
+    assert code == 0, err
+    # The writer's WAL is checkpointed first, so it is counted once, in the main
+    # file, not as the store's size on top of it; the WAL is reported apart.
+    assert result["wal_before"] == 0 and main < result["size_before"] <= main + wal
+    assert result["size_after"] == db.stat().st_size
+    wal_now = Path(f"{db}-wal")
+    assert result["wal_after"] == (wal_now.stat().st_size if wal_now.exists() else 0)
+    writer.close()
+
+
+AWKWARD = [
+    "line one\nline\ttwo  with   spaces\r\nand more",  # a trigram sees the whitespace
+    '{"query": "\\u6842\\u6797", "n": 3}',  # JSON escapes: indexed decoded too
+    "修改youer服务端 glued\u3000全角ｗｉｄｔｈ",
+    "ok",
+    "?!… —",
+    "😀 emoji 🎉 then 東京",
+    "",
+    "  leading\n\n\nblank lines 数据库",
+]
+
+
+def test_a_sound_store_is_never_taken_for_damaged(tmp_path):
+    """Regression: the probe re-joined words with spaces, so a trigram index never
+    found a message holding a newline, and a sound index was rebuilt on every run."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+        store.add_messages(
+            {
+                "session_id": "s1",
+                "role": "tool" if i % 3 == 0 else "user",
+                "content": AWKWARD[i % len(AWKWARD)] + ("" if i % 2 else f" n{i}"),
+                "tool_name": "web_search" if i % 3 == 0 else None,
+                "tool_calls": '[{"function": {"arguments": "{\\"q\\": \\"\\u6842\\"}"}}]'
+                if i % 5 == 0
+                else None,
+            }
+            for i in range(400)
+        )
+    for _ in range(2):
+        code, result, err = optimize(db)  # the full check: integrity-check and probe
+        assert code == 0 and result["repaired"] == {}, (err, result)

@@ -1,0 +1,418 @@
+"""Reading a question (docs/QUERY.md, "Reading a question"): possessives, category
+words and time words, through the store, the tool and the CLI.
+
+Each store holds a session with the answer and a decoy that a plain best
+match of the question's words ranks first; the question must find the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _support import needs_extension
+from _tool_fixtures import conversation, open_store
+
+from hermes_fts.store import SessionStore
+from hermes_fts.tool import session_search
+
+pytestmark = needs_extension
+
+NOW = "2026-12-03T12:00"  # a Thursday; last week is 23-29 November
+LAST_WEEK = "2026-11-23 – 2026-11-29"
+
+
+def at(iso: str) -> float:
+    return datetime.fromisoformat(iso).timestamp()  # local time, as the package reads dates
+
+
+def sessions(store: SessionStore, query: str, **kw: Any) -> list[str]:
+    rows = store.search(query, sort="sessions", fields=["session_id"], **kw).rows
+    return [r["session_id"] for r in rows]
+
+
+def notes(store: SessionStore, query: str, **kw: Any) -> tuple[str, ...]:
+    return store.search(query, sort="sessions", fields=["session_id"], **kw).notes
+
+
+def tool(store: SessionStore, query: str, **kw: Any) -> tuple[list[str], list[str]]:
+    got = session_search(store, query=query, **kw)
+    assert got["success"], got
+    return [r["session_id"] for r in got["results"]], got.get("query_notes", [])
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> SessionStore:
+    st = open_store(tmp_path_factory.mktemp("question") / "state.db")
+    say = [
+        # possessives: the decoy is newer and says "sister" only
+        ("anna", "2026-06-01T10:00", ["Anna said her sister moves to Lisbon"]),
+        ("sister", "2026-06-02T10:00", ["my sister sent a postcard"]),
+        # category words: the decoy says "hobby"; "start" is common
+        ("boulder", "2026-05-01T10:00", ["Melanie wants to start bouldering at the gym"]),
+        ("hobby", "2026-05-02T10:00", ["Melanie thinks a hobby helps, she said"]),
+        *[(f"build{i}", "2026-05-03T10:00", [f"start the build {i}"]) for i in range(4)],
+        # time words: the older session holds the words more often
+        ("oct", "2026-10-05T10:00", ["we decide", "decide the cache: decide Redis"]),
+        ("lastweek", "2026-11-25T10:00", ["we decide on RabbitMQ for the queue"]),
+        ("db2023", "2023-03-08T10:00", ["我们选了PostgreSQL作为数据库"]),
+        ("db2024", "2024-05-10T10:00", ["我们选了哪个数据库？我们选了MySQL"]),
+        ("ja_old", "2026-10-06T10:00", ["会議で何に決めましたか？会議でRedisに決めました"]),
+        ("ja_week", "2026-11-24T10:00", ["会議でRabbitMQに決めました"]),
+        ("ja_0308", "2025-03-08T10:00", ["データベースはPostgreSQLを選びました"]),
+        ("ja_other", "2025-06-01T10:00", ["データベースは何を選びましたか？MySQLです"]),
+        ("ko_old", "2026-10-07T10:00", ["회의에서 무엇을 결정했어? 회의에서 Redis로 결정했어요"]),
+        ("ko_week", "2026-11-26T10:00", ["회의에서 RabbitMQ로 결정했어요"]),
+    ]
+    for sid, when, texts in say:
+        conversation(st, sid, [("user", text) for text in texts], start=at(when))
+    yield st
+    st.close()
+
+
+# --------------------------------------------------------------------------- possessives
+
+
+@pytest.mark.parametrize("query", ["Anna's sister", "Anna\u2019s sister", "ANNA'S sister"])
+def test_a_possessive_searches_the_name(store: SessionStore, query: str) -> None:
+    assert sessions(store, query)[0] == "anna"
+    name = query.split()[0]
+    assert f"read possessives as the name: {name} → {name[:-2]}" in notes(store, query)
+    found, said = tool(store, query)
+    assert found[0] == "anna" and any("possessives" in n for n in said)
+
+
+def test_a_contraction_is_no_possessive_to_name(store: SessionStore) -> None:
+    said = SessionStore.query_notes("it's Anna's sister, let's see")
+    assert "read possessives as the name: Anna's → Anna" in said, said
+    assert any(n.endswith("it, let") for n in said), said  # left out as common words
+
+
+def test_a_quoted_possessive_keeps_its_text(store: SessionStore) -> None:
+    rows = store.search('"Anna\'s" sister', sort="sessions", fields=["session_id", "matched_terms"])
+    assert not any("possessives" in n for n in rows.notes)
+    # Nothing says "Anna's": the session that says "Anna" matches "sister" only.
+    assert {r["session_id"]: r["matched_terms"] for r in rows.rows}["anna"] == ["sister"]
+
+
+def test_james_apostrophe_is_james(store: SessionStore) -> None:
+    conversation(
+        store, "james", [("user", "James parked his car downtown")], start=at("2026-01-01")
+    )
+    assert sessions(store, "James' car")[0] == "james"
+    assert sessions(store, "James\u2019 car")[0] == "james"
+
+
+# --------------------------------------------------------------------------- category words
+
+
+def test_the_category_word_does_not_decide(store: SessionStore) -> None:
+    # Searched as a word, "hobby" decides: the decoy holds it, the answer does not.
+    assert sessions(store, "Melanie start hobby")[0] == "hobby"
+    query = "What kind of hobby did Melanie start?"
+    assert sessions(store, query)[0] == "boulder"
+    assert any(n.endswith("not its kind: kind of hobby") for n in notes(store, query))
+    found, said = tool(store, query)
+    assert found[0] == "boulder" and any("kind of hobby" in n for n in said)
+
+
+@pytest.mark.parametrize(
+    ("query", "category"),
+    [
+        ("which activity did Melanie start", "activity"),
+        ("what type of hobby did Melanie start", "type of hobby"),
+        ("what sort of hobby did Melanie start", "sort of hobby"),
+        ("梅兰妮开始了什么样的爱好", "爱好"),
+        ("梅兰妮开始了哪些活动", "活动"),
+        ("メラニーはどんな趣味を始めましたか", "趣味"),
+        ("멜라니는 어떤 취미를 시작했어", "취미를"),
+        ("멜라니는 무슨 취미를 시작했어", "취미를"),
+    ],
+)
+def test_category_words_in_four_languages(store: SessionStore, query: str, category: str) -> None:
+    said = SessionStore.query_notes(query)
+    assert any(n.endswith(f"not its kind: {category}") for n in said), said
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "which of the tests fail",  # a common word after it
+        "the deploy which crashed the server",  # relative, after a noun
+        "what caused the outage",  # "what" alone asks for no kind
+        "sort of flaky deploy",  # no "what" before it
+    ],
+)
+def test_no_category_word(store: SessionStore, query: str) -> None:
+    assert not any("category" in n for n in SessionStore.query_notes(query))
+
+
+def test_which_after_a_preposition_asks(store: SessionStore) -> None:
+    said = SessionStore.query_notes("in which city did Anna live")
+    assert any(n.endswith("not its kind: city") for n in said), said
+
+
+def test_only_a_category_is_still_searched(store: SessionStore) -> None:
+    # Nothing else to find: the words are what there is (as with common words).
+    assert sessions(store, "what kind of hobby")[0] == "hobby"
+    assert not any("category" in n for n in notes(store, "what kind of hobby"))
+
+
+# --------------------------------------------------------------------------- time words
+
+
+def test_last_week_comes_first_and_the_rest_follows(store: SessionStore) -> None:
+    assert sessions(store, "What did we decide?")[:2] == ["oct", "lastweek"]
+    query = "What did we decide last week?"
+    assert sessions(store, query, now=NOW)[:2] == ["lastweek", "oct"]
+    assert sessions(store, query, now=at(NOW))[:2] == ["lastweek", "oct"]
+    said = notes(store, query, now=NOW)
+    assert f"time words 'last week' ({LAST_WEEK}, local time) left out of the words: " in (
+        " ".join(said)
+    )
+    found, said = tool(store, query, now=NOW)
+    assert found[:2] == ["lastweek", "oct"]
+    assert any(LAST_WEEK in n for n in said), said
+    # A month later, last week is another week: the plain order again.
+    assert sessions(store, query, now="2027-01-05T12:00")[:2] == ["oct", "lastweek"]
+
+
+def test_pages_of_a_preferred_search_are_exact(store: SessionStore) -> None:
+    query = "What did we decide on the queue, cache or database last week?"
+    whole = store.search(query, now=NOW, limit=100, fields=["id", "timestamp"]).rows
+    lo, hi = at("2026-11-23"), at("2026-11-30")
+    inside = [r["id"] for r in whole if lo <= r["timestamp"] < hi]
+    assert inside and [r["id"] for r in whole[: len(inside)]] == inside
+    assert len(whole) > len(inside)  # never a filter
+    for limit in (1, 2, 3):
+        for offset in range(len(whole)):
+            page = store.search(query, now=NOW, limit=limit, offset=offset, fields=["id"]).rows
+            assert [r["id"] for r in page] == [r["id"] for r in whole[offset : offset + limit]]
+    for sort in ("newest", "oldest"):
+        rows = store.search(query, now=NOW, sort=sort, limit=100, fields=["id"]).rows
+        assert [r["id"] for r in rows][: len(inside)] == sorted(inside, reverse=sort == "newest")
+
+
+def test_session_pages_of_a_preferred_search_are_exact(store: SessionStore) -> None:
+    query = "What did we decide on the queue, cache or database last week?"
+    whole = sessions(store, query, now=NOW, limit=100)
+    assert whole[0] == "lastweek" and len(whole) > 1
+    for offset in range(len(whole)):
+        assert sessions(store, query, now=NOW, limit=2, offset=offset) == whole[offset : offset + 2]
+        # The passes are merged by session: asked without it, the rows still come.
+        rows = store.search(
+            query, now=NOW, sort="sessions", limit=2, offset=offset, fields=["role"]
+        )
+        assert [list(r) for r in rows.rows] == [["role"]] * len(whole[offset : offset + 2])
+
+
+def test_explicit_bounds_win(store: SessionStore) -> None:
+    kw: dict[str, Any] = {"now": NOW, "after": at("2026-10-01"), "before": at("2026-11-01")}
+    assert sessions(store, "What did we decide last week?", **kw) == sessions(
+        store, "What did we decide?", **kw
+    )
+    assert sessions(store, "What did we decide last week?", **kw) == ["oct"]
+    said = " ".join(notes(store, "What did we decide last week?", **kw))
+    assert "time words 'last week' left out of the words: the after/before given set the time" in (
+        said
+    )
+    found, said_tool = tool(store, "What did we decide last week?", now=NOW, after="2026-10-01")
+    assert found[0] == "oct" and any("after/before given" in n for n in said_tool)
+
+
+def test_a_date_without_a_year_is_that_day_in_any_year(store: SessionStore) -> None:
+    assert sessions(store, "我们选了哪个数据库")[0] == "db2024"
+    query = "3月8号我们选了哪个数据库"
+    assert sessions(store, query)[:2] == ["db2023", "db2024"]
+    assert any("'3月8号' (March 8 of every year, local time)" in n for n in notes(store, query))
+    assert notes(store, query)[-1] in SessionStore.query_notes(query)  # the same note
+    assert sessions(store, "March 8: which database did we pick, 我们选了")[0] == "db2023"
+
+
+def test_japanese_and_korean_time_words(store: SessionStore) -> None:
+    assert sessions(store, "会議で何に決めましたか")[0] == "ja_old"
+    assert sessions(store, "先週の会議で何に決めましたか", now=NOW)[0] == "ja_week"
+    assert sessions(store, "昨日の会議で何に決めましたか", now="2026-11-25T09:00")[0] == "ja_week"
+    assert sessions(store, "データベースは何を選びましたか")[0] == "ja_other"
+    assert sessions(store, "3月8日にデータベースは何を選びましたか")[0] == "ja_0308"
+    assert sessions(store, "회의에서 무엇을 결정했어")[0] == "ko_old"
+    assert sessions(store, "지난주 회의에서 무엇을 결정했어", now=NOW)[0] == "ko_week"
+    found, said = tool(store, "지난주 회의에서 무엇을 결정했어", now=NOW)
+    assert found[0] == "ko_week" and any(f"'지난주' ({LAST_WEEK}" in n for n in said)
+
+
+@pytest.mark.parametrize(
+    ("words", "read"),
+    [
+        ("yesterday", "2026-12-02"),
+        ("the day before yesterday", "2026-12-01"),
+        ("today", "2026-12-03"),
+        ("this week", "2026-11-30 – 2026-12-06"),
+        ("last month", "2026-11-01 – 2026-11-30"),
+        ("last year", "2025-01-01 – 2025-12-31"),
+        ("3 days ago", "2026-11-30"),
+        ("two weeks ago", "2026-11-16 – 2026-11-22"),
+        ("in March 2024", "2024-03-01 – 2024-03-31"),
+        ("8 March 2024", "2024-03-08"),
+        ("March 8th, 2024", "2024-03-08"),
+        ("2024-03-08", "2024-03-08"),
+        ("in May", "May of every year"),
+        ("Feb 29", "February 29 of every year"),
+        ("昨天", "2026-12-02"),
+        ("前天", "2026-12-01"),
+        ("上周", LAST_WEEK),
+        ("上个月", "2026-11-01 – 2026-11-30"),
+        ("去年", "2025-01-01 – 2025-12-31"),
+        ("3月8日", "March 8 of every year"),
+        ("三月八号", "March 8 of every year"),
+        ("5天前", "2026-11-28"),
+        ("2024年3月8日", "2024-03-08"),
+        ("昨日", "2026-12-02"),
+        ("先週", LAST_WEEK),
+        ("先月", "2026-11-01 – 2026-11-30"),
+        ("2ヶ月前", "2026-10-01 – 2026-10-31"),
+        ("어제", "2026-12-02"),
+        ("지난주", LAST_WEEK),
+        ("지난달", "2026-11-01 – 2026-11-30"),
+        ("작년", "2025-01-01 – 2025-12-31"),
+        ("3월 8일", "March 8 of every year"),
+        ("2024년 3월 8일", "2024-03-08"),
+    ],
+)
+def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
+    said = notes(store, f"deploy script {words}", now=NOW)
+    assert any(f"({read}, local time) left out of the words" in n for n in said), said
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        'deploy "last week"',
+        "deploy last week NOT x",
+        "yesterday",
+        "python 3 may break",
+        "deploy February 30",
+        "backup_2024-03-08 deploy",
+    ],
+)
+def test_not_time_words(store: SessionStore, query: str) -> None:
+    """Quoted, strict, one word, a verb after a number, no such day, inside an
+    identifier: words as written."""
+    assert not any("time words" in n for n in notes(store, query, now=NOW))
+
+
+def test_many_time_words(store: SessionStore) -> None:
+    """A paste of dates: the first 8 are read (57 windows each), the rest are words."""
+    days = " ".join(f"3月{d}号" for d in range(1, 29)) + " 我们选了哪个数据库"
+    got = store.search(days, sort="sessions", fields=["session_id"], now=NOW)
+    assert got.rows[0]["session_id"] == "db2023"
+    (note,) = [n for n in got.notes if n.startswith("time words")]
+    assert note.count("of every year") == 8 and "'3月9号'" not in note
+
+
+def test_only_time_words_are_searched_too(store: SessionStore) -> None:
+    query = "what did we decide last week"
+    assert sessions(store, query, now=NOW)[0] == "lastweek"
+    said = notes(store, "what did we say last week", now=NOW)
+    assert any("searched as words too, the question has no other" in n for n in said), said
+    # The window's sessions first: every one of them holds a common word.
+    assert sessions(store, "what did we say last week", now=NOW)[0] == "lastweek"
+    found, said = tool(store, "last week", now=NOW)
+    assert found == [] and any("searched as words too" in n for n in said)
+
+
+def test_a_bad_now_is_refused(store: SessionStore) -> None:
+    with pytest.raises(ValueError, match="search now"):
+        store.search("deploy last week", now="next tuesday")
+    got = session_search(store, query="deploy last week", now="next tuesday")
+    assert not got["success"] and "now" in got["error"]
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+def _cli_search(path: Path, query: str) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "search", query, "--db", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    return dict(json.loads(out.stdout))
+
+
+def test_cli_json_counts_last_week_from_today(tmp_path: Path) -> None:
+    today = date.today()
+    monday = today - timedelta(days=today.weekday() + 7)  # last week's
+    wednesday = datetime.combine(monday + timedelta(days=2), datetime.min.time())
+    path = tmp_path / "state.db"
+    st = open_store(path)
+    conversation(st, "older", [("user", "we decide: Redis, decide now")], start=at("2020-01-01"))
+    conversation(st, "lastweek", [("user", "we decide on RabbitMQ")], start=wednesday.timestamp())
+    st.close()
+    payload = _cli_search(path, "What did we decide last week?")
+    assert [r["session_id"] for r in payload["results"]] == ["lastweek", "older"]
+    window = f"{monday.isoformat()} – {(monday + timedelta(days=6)).isoformat()}"
+    assert any(f"'last week' ({window}, local time)" in n for n in payload["query_notes"])
+
+
+def test_cli_json_prefers_the_day(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    st = open_store(path)
+    for sid, when, text in [
+        ("db2023", "2023-03-08T10:00", "我们选了PostgreSQL作为数据库"),
+        ("db2024", "2024-05-10T10:00", "我们选了哪个数据库？我们选了MySQL"),
+    ]:
+        conversation(st, sid, [("user", text)], start=at(when))
+    st.close()
+    payload = _cli_search(path, "3月8号我们选了哪个数据库")
+    assert [r["session_id"] for r in payload["results"]] == ["db2023", "db2024"]
+    assert any("March 8 of every year" in n for n in payload["query_notes"])
+
+
+# --------------------------------------------------------------------------- exact order
+
+
+def _in(ts: float, windows: list[tuple[str, str]]) -> bool:
+    return any(at(lo) <= ts < at(hi) for lo, hi in windows)
+
+
+@pytest.mark.parametrize("optimized", [False, True], ids=["plain", "time-index"])
+def test_matches_from_then_first_is_the_plain_order_split(tmp_path: Path, optimized: bool) -> None:
+    """Rows: exactly the plain best match's rows from the window, then the others,
+    each in the plain order; with the time zones (optimize-storage) too."""
+    import random
+
+    rng = random.Random(7)
+    st = open_store(tmp_path / "state.db")
+    texts = ["deploy the cache", "cache miss again", "deploy failed", "we deploy daily"]
+    for n in range(120):  # ids do not follow time: zones overlap in time
+        when = datetime(
+            rng.choice((2023, 2024, 2025, 2026)), rng.choice((3, 11)), rng.randint(1, 28)
+        )
+        msgs = [("user", rng.choice(texts)) for _ in range(rng.randint(1, 3))]
+        conversation(st, f"s{n}", msgs, start=when.timestamp())
+    if optimized:
+        assert st.optimize_storage(vacuum=False)["ok"]
+        assert st.index_state()["time_index"]
+    cases = {
+        "on March 8": [(f"{y}-03-08", f"{y}-03-09") for y in range(2023, 2027)],
+        "last week": [("2026-11-23", "2026-11-30")],
+        "in March 2024": [("2024-03-01", "2024-04-01")],
+    }
+    fields = ["id", "timestamp"]
+    plain = st.search("deploy cache", limit=1000, fields=fields).rows
+    for words, windows in cases.items():
+        rows = st.search(f"deploy cache {words}", limit=1000, fields=fields, now=NOW).rows
+        first = [r["id"] for r in plain if _in(r["timestamp"], windows)]
+        assert first, words
+        expected = first + [r["id"] for r in plain if not _in(r["timestamp"], windows)]
+        assert [r["id"] for r in rows] == expected, words
+    st.close()
