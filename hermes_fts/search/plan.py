@@ -16,8 +16,10 @@ The language (the same meaning on every route):
   next to each other with no operator are a best match (:func:`best_match`):
   rows with every one come first, then rows with most of them, the rarer
   words counting more; common and question words are left out while other
-  words remain.  An explicit ``AND`` (or any operator, parenthesis or NEAR)
-  keeps the strict meaning: every term;
+  words remain, and an English word is also searched as its stem's prefix
+  (``search/wordforms.py``).  A top-level OR of terms alone is ranked the
+  same way.  An explicit ``AND`` (or NOT, a parenthesis or NEAR) keeps the
+  strict meaning: every term, as written;
 * ``OR``, ``AND`` and binary ``NOT`` (upper case; lower-case ``and``/``or``/
   ``not`` are words).  Precedence: ``NOT`` and ``AND`` (explicit or implicit)
   bind at the same level, left to right, and ``OR`` binds loosest.  ``a NOT b``
@@ -343,8 +345,8 @@ def _pieces(term: Term) -> list[Term]:
     itself stays one of them, so rows holding it as written rank first.  A
     lone CJK character between punctuation inside a word is mostly grammar and
     left out, unless the word holds nothing else (``中.文``)."""
-    if not has_cjk(term.text):  # the word as written ranks first, then its forms
-        return list(dict.fromkeys([term, _forms(term)]))
+    if not has_cjk(term.text):
+        return _with_forms(term)
     segs = segments(term.text)
     if len(segs) == 1 or all(len(seg) > 1 for c, seg in segs if c):
         # The word as written; one with a lone CJK character among other
@@ -387,9 +389,7 @@ def _written(q: Query) -> list[tuple[Term, list[Term]]]:
     """Each word of the best match ``q`` as written, with the terms it is searched as."""
     if isinstance(q.expr, AnyOf):  # an OR of words (_any_of_words): no question to read
         terms = [t for t in q.expr.options if isinstance(t, Term)]
-        return [
-            (t, list(dict.fromkeys([t, _forms(t)])) if t.text in q.bare else [t]) for t in terms
-        ]
+        return [(t, _with_forms(t) if t.text in q.bare else [t]) for t in terms]
     return _word_pieces(read_question(q, _is_stop))
 
 
@@ -405,18 +405,17 @@ def _cut_words(written: list[tuple[Term, list[Term]]], kept: list[Term], keep: i
     return ", ".join(dict.fromkeys(named))
 
 
-def _forms(term: Term) -> Term:
-    """An English word in all its forms (``search/wordforms.py``), a common word as written."""
+def _with_forms(term: Term) -> list[Term]:
+    """A word as written, then (an English word, not a common one) its stem's prefix
+    (``search/wordforms.py``): the form written ranks first."""
     form = word_forms(term)
-    return term if _is_stop(term.text) or _is_stop(form.text) else form
+    return [term] if form == term or _is_stop(term.text) or _is_stop(form.text) else [term, form]
 
 
 def _any_of_words(q: Query) -> Query:
     """An explicit OR of terms ranked as a best match: every term kept (a common
     word OR'ed is meant), words without quotes in their forms, CJK whole."""
-    assert isinstance(q.expr, AnyOf)
-    terms = [t for t in q.expr.options if isinstance(t, Term)]  # parse_query: Terms only
-    kept = list(dict.fromkeys(f for t in terms for f in (t, _forms(t) if t.text in q.bare else t)))
+    kept = list(dict.fromkeys(piece for _, pieces in _written(q) for piece in pieces))
     if len(kept) > MAX_BEST_TERMS:  # every alternative is meant: rank them as one OR
         return Query(q.expr, q.notes)
     notes = [*q.notes, *forms_note(q, kept)]
