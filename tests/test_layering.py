@@ -40,6 +40,7 @@ LAYERS: dict[str, int] = {
     "_params": LEAF,
     "_index_text": LEAF,
     "search.syntax": LEAF,
+    "search.wordforms": LEAF,
     "search.timewords": LEAF,
     "search.question": LEAF,
     "_cjk_variants": LEAF,

@@ -295,7 +295,7 @@ def _brute_force(store, query, role_filter=None, **filters):
     }
     q = plan.query
     units = (
-        [match_expression(parse_query(f'"{t.text}"'), plan.route) for t in q.terms]
+        [match_expression(parse_query(f'"{t.text}"' + "*" * t.prefix), plan.route) for t in q.terms]
         if q.loose
         else [match_expression(q, plan.route)]
     )

@@ -23,6 +23,7 @@ from typing import Any
 from .._sqlite import sqlite_sort_key
 from .like import LIKE_SOURCE, like_where
 from .plan import Query, like_plan
+from .wordforms import term_labels
 
 __all__ = [
     "EVERY_ID",
@@ -508,11 +509,13 @@ def label_rows(
     """``matched_terms`` and ``missing_terms`` on each row of a best match (``query``
     loose): the words it, or its session, holds and those it does not."""
     if query.loose:
-        labels = [t.text for t in query.terms]
+        labels = term_labels(query)  # fix* as "fixed", written
         for row in rows:
             bits = held.get(row["id"], 0)
-            row["matched_terms"] = [t for bit, t in enumerate(labels) if bits >> bit & 1]
-            row["missing_terms"] = [t for bit, t in enumerate(labels) if not bits >> bit & 1]
+            # A word and its forms (fixed, fix*) share a label: held if either is.
+            has = dict.fromkeys(t for bit, t in enumerate(labels) if bits >> bit & 1)
+            row["matched_terms"] = list(has)
+            row["missing_terms"] = [t for t in dict.fromkeys(labels) if t not in has]
     return rows
 
 

@@ -16,8 +16,10 @@ The language (the same meaning on every route):
   next to each other with no operator are a best match (:func:`best_match`):
   rows with every one come first, then rows with most of them, the rarer
   words counting more; common and question words are left out while other
-  words remain.  An explicit ``AND`` (or any operator, parenthesis or NEAR)
-  keeps the strict meaning: every term;
+  words remain, and an English word is also searched as its stem's prefix
+  (``search/wordforms.py``).  A top-level OR of terms alone is ranked the
+  same way.  An explicit ``AND`` (or NOT, a parenthesis or NEAR) keeps the
+  strict meaning: every term, as written;
 * ``OR``, ``AND`` and binary ``NOT`` (upper case; lower-case ``and``/``or``/
   ``not`` are words).  Precedence: ``NOT`` and ``AND`` (explicit or implicit)
   bind at the same level, left to right, and ``OR`` binds loosest.  ``a NOT b``
@@ -102,6 +104,7 @@ from hermes_fts.search.syntax import (
     parse_query,
     render,
 )
+from hermes_fts.search.wordforms import forms_note, word_forms
 
 # What the other modules of the package use; the tree types (Term, Near, AllOf,
 # AnyOf) come with Query.expr and live in hermes_fts.search.syntax.
@@ -343,7 +346,7 @@ def _pieces(term: Term) -> list[Term]:
     lone CJK character between punctuation inside a word is mostly grammar and
     left out, unless the word holds nothing else (``中.文``)."""
     if not has_cjk(term.text):
-        return [term]
+        return _with_forms(term)
     segs = segments(term.text)
     if len(segs) == 1 or all(len(seg) > 1 for c, seg in segs if c):
         # The word as written; one with a lone CJK character among other
@@ -384,6 +387,9 @@ def _word_pieces(reading: Reading) -> list[tuple[Term, list[Term]]]:
 
 def _written(q: Query) -> list[tuple[Term, list[Term]]]:
     """Each word of the best match ``q`` as written, with the terms it is searched as."""
+    if isinstance(q.expr, AnyOf):  # an OR of words (_any_of_words): no question to read
+        terms = [t for t in q.expr.options if isinstance(t, Term)]
+        return [(t, _with_forms(t) if t.text in q.bare else [t]) for t in terms]
     return _word_pieces(read_question(q, _is_stop))
 
 
@@ -397,6 +403,24 @@ def _cut_words(written: list[tuple[Term, list[Term]]], kept: list[Term], keep: i
             whole = all(p in cut for p in searched)
             named.append(node.text if whole else f"part of {node.text}")
     return ", ".join(dict.fromkeys(named))
+
+
+def _with_forms(term: Term) -> list[Term]:
+    """A word as written, then (an English word, not a common one) its stem's prefix
+    (``search/wordforms.py``): the form written ranks first."""
+    form = word_forms(term)
+    return [term] if form == term or _is_stop(term.text) or _is_stop(form.text) else [term, form]
+
+
+def _any_of_words(q: Query) -> Query:
+    """An explicit OR of terms ranked as a best match: every term kept (a common
+    word OR'ed is meant), words without quotes in their forms, CJK whole."""
+    kept = list(dict.fromkeys(piece for _, pieces in _written(q) for piece in pieces))
+    if len(kept) > MAX_BEST_TERMS:  # every alternative is meant: rank them as one OR
+        return Query(q.expr, q.notes)
+    notes = [*q.notes, *forms_note(q, kept)]
+    expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
+    return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare)
 
 
 @functools.lru_cache(maxsize=256)
@@ -414,6 +438,8 @@ def best_match(q: Query) -> Query:
     """
     if not q.loose or q.expr is None:
         return q
+    if isinstance(q.expr, AnyOf):
+        return _any_of_words(q)
     # Possessives, category and time words read first (search/question.py).
     reading = read_question(q, _is_stop)
     aside = reading.aside
@@ -442,6 +468,7 @@ def best_match(q: Query) -> Query:
             + _cut_words(written, kept, MAX_BEST_TERMS)
         )
         kept = kept[:MAX_BEST_TERMS]
+    notes += forms_note(q, kept)
     notes += _one_character_note(kept)
     expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
     return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare)

@@ -85,9 +85,11 @@ class Query:
     expr: Node | None = None
     notes: tuple[str, ...] = ()
     error: str | None = None
-    # Words and phrases side by side with no operator, parenthesis or NEAR: a
-    # best match (``query.best_match``), not all or nothing.  ``bare`` holds
-    # the texts written without quotes, which may be split further.
+    # Words and phrases side by side with no operator, parenthesis or NEAR, or
+    # joined by OR alone (``expr`` an AnyOf): a best match
+    # (``query.best_match``), not all or nothing.  ``bare`` holds the texts
+    # written without quotes, which may be split further or searched in
+    # other forms.
     loose: bool = False
     bare: tuple[str, ...] = ()
 
@@ -522,6 +524,12 @@ def parse_query(text: object) -> Query:
         return Query(notes=tuple(notes), error=str(exc))
     loose = all(t.kind == "term" for t in toks) and (
         len(words) > 1 or any(_sentence(t.term.text) for t in words if t.term and not t.quoted)
+    )
+    # `deploy OR docker`, the form the tool teaches, is ranked the same way.
+    loose = loose or (
+        all(t.kind in ("term", "OR") for t in toks)
+        and isinstance(expr, AnyOf)
+        and all(isinstance(o, Term) for o in expr.options)
     )
     bare = tuple(t.term.text for t in words if t.term and not t.quoted) if loose else ()
     return Query(expr, tuple(dict.fromkeys(notes)), loose=loose, bare=bare)

@@ -1,0 +1,157 @@
+"""Other forms of an English word, for a best match: ``fixed`` is also searched as ``fix*``.
+
+A best match (``plan.best_match``) searches each English word written
+without quotes as written and as the prefix its forms share, its stem: ``migrations`` as
+``migrat*`` finds "migrate", "migrated" and "migration", ``deployment`` as
+``deploy*`` finds "deploy" and "deployed".  No index changes: every route
+already answers a prefix (docs/DESIGN.md §6.4a).
+
+The stemmer is a small rule set of our own, cautious on purpose: a wrong
+cut costs precision on every query with that word, a missed one only the
+recall a suffix would have bought.  One suffix is cut (plural, ``-ed``,
+``-ing``, ``-ment``, ``-ion``/``-ation``, ``-ly``), then a doubled final
+consonant or a final ``e``/``y`` goes, as long as the stem keeps
+``MIN_STEM`` letters and a vowel.  ``-er`` is never cut: it names things
+(docker, server, worker, filter) whose stem is another word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from hermes_fts.search.syntax import AllOf, AnyOf, Query, Term
+
+__all__ = ["MIN_STEM", "forms_note", "stem", "term_labels", "word_forms"]
+
+# Three letters keep `fix` (fixed, fixes, fixing); two would reach every word
+# starting with `te` from `tests`.
+MIN_STEM = 3
+# A suffix that leaves a stem this short is not cut: `version` stays whole
+# rather than `vers*` (versus, verse), `statement` rather than `state*`.
+_MIN_DERIVED = 5
+
+_WORD = re.compile(r"[A-Za-z]{3,}")
+_VOWEL = re.compile(r"[aeiouy]")
+# (suffix, the shortest stem it may leave), longest suffixes first.
+_SUFFIXES: tuple[tuple[str, int], ...] = (
+    ("ations", _MIN_DERIVED),
+    ("ation", _MIN_DERIVED),
+    ("ments", _MIN_DERIVED),
+    ("ment", _MIN_DERIVED),
+    ("ions", _MIN_DERIVED),
+    ("ion", _MIN_DERIVED),
+    ("ings", MIN_STEM),
+    ("ing", MIN_STEM),
+    ("ies", MIN_STEM + 1),
+    ("ied", MIN_STEM + 1),
+    ("ly", _MIN_DERIVED),
+    ("ed", MIN_STEM),
+    ("es", MIN_STEM),
+    ("s", MIN_STEM),
+)
+# -es is a suffix of its own only after a hissing sound (fixes, classes, matches).
+_SIBILANT = ("s", "x", "z", "ch", "sh")
+# A final s that is no plural: class, status, analysis.
+_NOT_PLURAL = ("ss", "us", "is")
+
+
+def _stem_ok(stem: str, shortest: int) -> bool:
+    return len(stem) >= shortest and _VOWEL.search(stem) is not None
+
+
+def _silent_e(stem: str) -> bool:
+    """A three-letter consonant-vowel-consonant stem left by -ed or -ing: English
+    doubles the consonant of such a word (hopping), so this one lost an e
+    (making, loved, based).  A final w, x or y never doubles (fixed)."""
+    return (
+        len(stem) == MIN_STEM
+        and stem[1] in "aeiou"
+        and stem[0] not in "aeiou"
+        and stem[2] not in "aeiouwxy"
+    )
+
+
+def _cut(word: str) -> str:
+    """``word`` without its one suffix (or ``word``)."""
+    for suffix, shortest in _SUFFIXES:
+        if not word.endswith(suffix):
+            continue
+        stem = word[: -len(suffix)]
+        if suffix == "es" and not stem.endswith(_SIBILANT):
+            continue  # files: the plural is -s (file), tried next
+        if suffix == "s" and word.endswith(_NOT_PLURAL):
+            return word
+        if suffix == "ed" and stem.endswith("e"):
+            continue  # speed, need: no -ed
+        if suffix in ("ed", "ing") and _silent_e(stem):
+            return word  # making: mak* would reach makeup, make* misses making
+        if _stem_ok(stem, shortest):
+            return stem
+    return word
+
+
+def _trim(stem: str) -> str:
+    """The shared start of a stem's forms: stopp → stop, migrate → migrat, query → quer."""
+    if len(stem) > MIN_STEM and stem[-1] == stem[-2] and stem[-1] not in "aeioulsz":
+        return stem[:-1]  # stopped, running; but install, pass, buzz keep theirs
+    if stem.endswith("e") and _stem_ok(stem[:-1], _MIN_DERIVED):
+        return stem[:-1]  # migrate: migrated, migrating (state stays whole)
+    if stem.endswith("y") and _stem_ok(stem[:-1], _MIN_DERIVED) and stem[-2] not in "aeiou":
+        return stem[:-1]  # history: histories (deploy keeps its y; reply, not repl*)
+    return stem
+
+
+def stem(word: str) -> str:
+    """The lower-cased prefix the forms of the English ``word`` share; ``word``
+    lower-cased when it has no suffix to cut (``fix`` → ``fix``, ``fixed`` →
+    ``fix``, ``migrations`` → ``migrat``).  Only for ASCII letters."""
+    lowered = word.lower()
+    return _trim(_cut(lowered))
+
+
+def word_forms(term: Term) -> Term:
+    """``term`` as a best match searches it: a single English word (three or more
+    ASCII letters, no ``*``) as its stem's prefix; anything else as written."""
+    if term.prefix or not _WORD.fullmatch(term.text):
+        return term
+    return Term(stem(term.text), prefix=True)
+
+
+def _written(q: Query) -> list[Term]:
+    """The terms of a best match ``q`` as written without quotes or ``*``."""
+    expr = q.expr
+    top = (
+        expr.include
+        if isinstance(expr, AllOf)
+        else expr.options
+        if isinstance(expr, AnyOf)
+        else (expr,)
+    )
+    return [t for t in dict.fromkeys(top) if isinstance(t, Term) and t.text in q.bare]
+
+
+def term_labels(q: Query) -> list[str]:
+    """The label of each term of the best match ``q`` (``matched_terms``): a stem
+    searched for a word written without quotes is named by that word (``fix*``
+    by "fixed"), so results speak of what a user wrote."""
+    written: dict[str, str] = {}
+    for word in q.bare:
+        form = word_forms(Term(word))
+        if form.prefix:
+            written.setdefault(form.text, word)
+    return [written.get(t.text, t.text) if t.prefix else t.text for t in q.terms]
+
+
+def forms_note(q: Query, searched: Sequence[Term]) -> list[str]:
+    """The note naming the words of ``q`` written without quotes or ``*`` that were
+    searched in all their forms (``searched``: the terms the best match kept)."""
+    kept = set(searched)
+    shown = []
+    for term in _written(q):
+        form = word_forms(term)
+        if form != term and form in kept:
+            shown.append(f"{term.text} ({form.text}…)")
+    if not shown:
+        return []
+    return ["also searched other forms of: " + ", ".join(shown)]

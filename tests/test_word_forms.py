@@ -1,0 +1,173 @@
+"""Word forms in a best match, and an OR of words ranked as one (issue 36).
+
+Words side by side (or joined by a top-level ``OR``) find the other forms of
+an English word written without quotes: ``fixed migrations`` finds "fix the
+migration".  A quoted phrase and an explicit ``AND`` keep the words as
+written.  Every route agrees.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from _support import needs_extension
+from _tool_fixtures import T0, conversation, open_store
+
+from hermes_fts import session_search
+from hermes_fts.search.request import ROUTE_ORDER
+from hermes_fts.search.wordforms import stem
+
+pytestmark = needs_extension  # fts_cjk is one of the routes every test runs on
+
+TEXTS = {
+    "forms": "we had to fix the migration before lunch",
+    "exact": "fixed migrations in the staging database",
+    "other": "the team ate tempura at lunch",
+    "deploy": "the deployment finished after the tests",
+    "docker": "docker compose restarted",
+    "both": "deploy it with docker tonight",
+}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    st = open_store(tmp_path_factory.mktemp("forms") / "state.db")
+    ids = {}
+    for n, (name, text) in enumerate(TEXTS.items()):
+        ids[name] = conversation(st, name, [("user", text)], start=T0 + n)[0]
+    # A session that repeats one word of `deploy OR docker` in many messages.
+    conversation(st, "repeats", [("user", "deploy deploy deploy again")] * 8, start=T0 + 50)
+    assert st.optimize_storage(min_pause=0)["ok"]
+    yield st, ids
+    st.close()
+
+
+def found(st, query: str, route: str) -> set[int]:
+    result = st.search(query, route=route, limit=100)
+    assert result.route == route, (query, route, result.route)  # answered natively
+    return {row["id"] for row in result.rows}
+
+
+@pytest.mark.parametrize("route", ROUTE_ORDER)
+def test_words_side_by_side_find_other_forms(store, route: str) -> None:
+    st, ids = store
+    got = found(st, "fixed migrations", route)
+    assert {ids["forms"], ids["exact"]} <= got
+    assert ids["other"] not in got
+    # the row with the words as written holds both as well: every word first
+    rows = st.search_messages("fixed migrations", route=route, fields=("id", "matched_terms"))
+    assert {r["id"] for r in rows[:2]} == {ids["forms"], ids["exact"]}
+    assert rows[0]["matched_terms"] == ["fixed", "migrations"]  # named as written
+
+
+@pytest.mark.parametrize("route", ROUTE_ORDER)
+def test_a_phrase_and_an_explicit_and_keep_the_words_as_written(store, route: str) -> None:
+    st, ids = store
+    assert found(st, '"fixed migrations"', route) == {ids["exact"]}
+    assert found(st, "fixed AND migrations", route) == {ids["exact"]}
+    assert found(st, '"fixed" "migrations"', route) == {ids["exact"]}  # quoted words
+
+
+@pytest.mark.parametrize("route", ROUTE_ORDER)
+def test_deployment_and_tests_meet_their_other_forms(store, route: str) -> None:
+    st, ids = store
+    assert ids["deploy"] in found(st, "deploys test", route)
+    assert ids["both"] in found(st, "deployment lunch", route)
+    # `tests` is searched as test*, never te*: "team", "tempura" stay out
+    assert ids["other"] not in found(st, "tests deployed", route)
+
+
+def test_notes_say_which_forms_were_searched(store) -> None:
+    st, _ids = store
+    note = "also searched other forms of: fixed (fix…), migrations (migrat…)"
+    assert note in st.search("fixed migrations").notes
+    assert note in st.query_notes("fixed migrations")
+    for strict in ('"fixed migrations"', "fixed AND migrations"):
+        assert not any("other forms" in n for n in st.query_notes(strict)), strict
+    # a common word is left out as before, and never searched as a stem (the*)
+    notes = st.query_notes("the fixed migrations")
+    assert any("left out common words" in n and "the" in n for n in notes)
+    assert note in notes
+    got = session_search(st, query="fixed migrations", limit=3)
+    assert note in got["query_notes"]
+
+
+def test_the_command_reports_the_forms(store) -> None:
+    st, ids = store
+    out = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "--db", str(st.path), "--json", "search"]
+        + ["fixed migrations"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    payload = json.loads(out.stdout)
+    assert "also searched other forms of: fixed (fix…), migrations (migrat…)" in json.dumps(
+        payload, ensure_ascii=False
+    )
+    assert "forms" in {r["session_id"] for r in payload["results"]}
+
+
+@pytest.mark.parametrize("route", ROUTE_ORDER)
+def test_or_of_words_ranks_sessions_like_words_side_by_side(store, route: str) -> None:
+    st, ids = store
+    by_or = st.search_messages("deploy OR docker", route=route, sort="sessions", limit=10)
+    side = st.search_messages("deploy docker", route=route, sort="sessions", limit=10)
+    # the session with both words beats the one repeating one word
+    assert by_or[0]["session_id"] == "both"
+    order = [r["session_id"] for r in by_or]
+    assert order.index("both") < order.index("repeats")
+    assert [(r["id"], r["session_id"]) for r in by_or] == [(r["id"], r["session_id"]) for r in side]
+
+
+def test_or_keeps_common_words_and_quoted_words(store) -> None:
+    st, ids = store
+    # an OR'ed common word is meant: kept, and searched as written (not the*)
+    assert not any("left out" in n for n in st.query_notes("tempura OR the"))
+    assert ids["forms"] in found(st, "tempura OR the", "fts5")
+    # a quoted word in an OR keeps its form; a bare one gets its others
+    assert ids["docker"] not in found(st, 'tempura OR "dockers"', "fts5")
+    assert ids["docker"] in found(st, "tempura OR dockers", "fts5")
+    got = session_search(st, query="deploy OR docker", limit=3)
+    assert got["results"][0]["session_id"] == "both"
+    # no conversation holds both: the note names what the first one holds, as written
+    got = session_search(st, query="tempura OR dockers", limit=3)
+    partial = next(n for n in got["query_notes"] if "holds every word" in n)
+    assert "none of them" not in partial and "dockers" in partial, partial
+
+
+def test_short_words_and_other_text_keep_their_own_form() -> None:
+    for word in ("", "y", "a", "by", "fly", "ly", "s", "ed", "ing", "ions"):
+        assert word.startswith(stem(word)), word  # never a crash, never longer
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("fixed", "fix"),
+        ("fixes", "fix"),
+        ("fixing", "fix"),
+        ("tests", "test"),
+        ("migrations", "migrat"),
+        ("migrated", "migrat"),
+        ("migrate", "migrat"),
+        ("deployment", "deploy"),
+        ("deployed", "deploy"),
+        ("configuration", "configur"),
+        ("configured", "configur"),
+        ("queries", "quer"),
+        ("committed", "commit"),
+        ("classes", "class"),
+        ("status", "status"),  # no plural
+        ("version", "version"),  # vers* would reach versus, verse
+        ("docker", "docker"),  # -er names a thing
+        ("speed", "speed"),  # no -ed
+        ("installed", "install"),
+    ],
+)
+def test_stems(word: str, expected: str) -> None:
+    assert stem(word) == expected
+    assert word.lower().startswith(stem(word))  # a prefix of the word: it finds itself
