@@ -141,6 +141,43 @@ def test_a_word_repeated_does_not_beat_a_session_with_the_answer(store):
 
 
 @pytest.mark.parametrize("eager_rows", [10**9, 0])
+def test_a_session_that_keeps_coming_back_to_the_topic_beats_one_stray_message(
+    tmp_path, eager_rows, monkeypatch
+):
+    """Issue 36: the conversation about Marisol's kiln names her and the kiln in many
+    messages, one word at a time; elsewhere one message happens to hold both
+    words.  Its best message holds more of the query, but the conversation
+    that keeps coming back to the topic is the one asked about."""
+    monkeypatch.setattr(evidence, "EAGER_ROWS", eager_rows)
+    st_ = open_store(tmp_path / "state.db")
+    topic = [
+        ("user", "Marisol called about the studio"),
+        ("assistant", "What did Marisol need?"),
+        ("user", "the kiln keeps tripping the breaker"),
+        ("assistant", "An older kiln often draws more than the circuit allows."),
+        ("user", "Marisol thinks the element is worn"),
+        ("assistant", "A worn element makes the kiln run long."),
+        ("user", "she also asked about a celadon glaze"),
+        ("user", "Marisol will call the technician on Monday"),
+        ("assistant", "Good, ask Marisol to note the firing log."),
+    ]
+    conversation(st_, "topic", topic, start=T0)
+    conversation(
+        st_,
+        "stray",
+        [("user", "saw a post by some Marisol about a kiln sale"), ("user", "anyway, lunch?")],
+        start=T0 + 500,
+    )
+    for k in range(20):  # the rest of the history: neither word
+        conversation(st_, f"other{k:02d}", [("user", f"notes on errand {k}")], start=T0 + k)
+    rows = st_.search_messages("Marisol kiln", limit=3, sort="sessions", fields=("session_id",))
+    assert [r["session_id"] for r in rows] == ["topic", "stray"]
+    ranked = st_.search_messages("Marisol kiln", limit=1, fields=("session_id",))
+    assert ranked[0]["session_id"] == "stray"  # the one message with both words
+    st_.close()
+
+
+@pytest.mark.parametrize("eager_rows", [10**9, 0])
 def test_a_session_whose_words_are_spread_beats_stronger_single_word_rows(
     tmp_path, eager_rows, monkeypatch
 ):
@@ -369,7 +406,7 @@ def test_ranked_pages_are_the_exact_top_of_every_match(either, query, role, limi
 def test_sessions_are_the_exact_top_by_session_score(either, query, eager_rows, monkeypatch):
     monkeypatch.setattr(evidence, "EAGER_ROWS", eager_rows)
     big = either
-    from hermes_fts.search.evidence import Evidence, row_value, session_score
+    w = evidence.SESSION_WEIGHTS
 
     ranked, score, visible = _brute_force(big, query, "user")
     q = search.plan_search(big.index_state(), query).query
@@ -391,20 +428,27 @@ def test_sessions_are_the_exact_top_by_session_score(either, query, eager_rows, 
             )
         )
     # The weights come from every match (not only the visible ones).
-    ev = Evidence({rid: [s[0], s[1], "", s[2]] for rid, s in score.items()}, weights)
     by_session: dict[str, list[int]] = {}
     for rid in ranked:
         by_session.setdefault(visible[rid], []).append(rid)
     total = sum(weights)
+
+    def value(i):  # a message's worth: its share of the query's weight, plus BM25
+        return score[i][0] / total + w.bm25 * score[i][1]
+
+    def session_score(ids):
+        """The best message's value plus each term's share times n / (n + k1), n
+        the session's kept messages holding it."""
+        held = [sum(1 for i in ids if score[i][2] >> bit & 1) for bit in range(n_units)]
+        recurrence = sum(wt * n / (n + w.k1) for wt, n in zip(weights, held, strict=True))
+        return max(map(value, ids)) + w.coverage * recurrence / total
+
     # A session's best message: its kept one of highest value, then the newest.
-    best = {
-        sid: max(ids, key=lambda i: (row_value(ev.rows[i], total), i))
-        for sid, ids in by_session.items()
-    }
+    best = {sid: max(ids, key=lambda i: (value(i), i)) for sid, ids in by_session.items()}
     expect = sorted(
         by_session,
         key=lambda sid: (
-            -session_score(ev, by_session[sid], total),
+            -session_score(by_session[sid]),
             -best[sid],  # equal scores: the newer best message
         ),
     )[:10]
