@@ -438,9 +438,10 @@ def test_sessions_are_the_exact_top_by_session_score(either, query, eager_rows, 
 
     def session_score(ids):
         """The best message's value plus each term's share times n / (n + k1), n
-        the session's kept messages holding it."""
+        the session's kept messages holding it (one term: held or not)."""
+        k1 = w.k1 if n_units > 1 else 0.0
         held = [sum(1 for i in ids if score[i][2] >> bit & 1) for bit in range(n_units)]
-        recurrence = sum(wt * n / (n + w.k1) for wt, n in zip(weights, held, strict=True))
+        recurrence = sum(wt * n / (n + k1) for wt, n in zip(weights, held, strict=True) if n)
         return max(map(value, ids)) + w.coverage * recurrence / total
 
     # A session's best message: its kept one of highest value, then the newest.

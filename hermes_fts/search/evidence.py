@@ -245,8 +245,11 @@ def _score(
     """``session_score`` from its best message's value and how many messages hold
     each term (by bit): each term adds its share of the query's weight times
     ``n / (n + k1)``, below 1 however often it recurs, so the coverage weight
-    bounds what a session's other messages add."""
-    coverage = sum(weights[bit] * n / (n + w.k1) for bit, n in counts.items())
+    bounds what a session's other messages add.  With one term every session
+    holds it whole: counting it would leave no bound on a block of rows from
+    its best row alone (§6.4b), and BM25 already counts it in the message."""
+    k1 = w.k1 if len(weights) > 1 else 0.0
+    coverage = sum(weights[bit] * n / (n + k1) for bit, n in counts.items())
     return best + w.coverage * coverage / total_weight
 
 

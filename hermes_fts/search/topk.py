@@ -9,12 +9,9 @@ best bound first, and reading stops once the page's worst entry beats the
 next block's bound:
 
 * ranked rows: the ``want``-th best row's BM25 is above it;
-* sessions: a session's score is its best message's value plus the
-  coverage weight at most (``evidence.session_score``), so the ``want``-th
-  session's score above the next bound's value plus that weight leaves every
-  unread row below the page, and no session on it has a better row unread.
-  How many messages of a session hold the term is read from the index for
-  the sessions the page meets, unread blocks included.
+* sessions: with one term a session's score is its best message's, so the
+  ``want``-th session's best BM25 above the next bound leaves every unread
+  row below the page, and no session on it has a better row unread.
 
 Rows are scored by ``hermes_fts_bm25()`` with the index's own statistics,
 FTS5's ``rank`` to the bit, read without their session: a session is looked
@@ -30,22 +27,21 @@ the term at the highest saturation there is.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sqlite3
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..index import rank_bounds
 from ..index.rank_bounds import MAX_SATURATION, SHIFT, TokenBounds
 from .evidence import (
     EVERY_ID,
-    SESSION_WEIGHTS,
     Evidence,
+    Members,
     Passing,
     best_row_ids,
-    id_array,
+    session_members,
     top_sessions,
 )
 
@@ -93,7 +89,7 @@ def bounded_page(
     reader = _Reader(conn, table, unit, idf, avgdl, envelope_ids, extra)
     kept = _Memo(passing)
     if by_sessions:
-        return _sessions(reader, order, want, kept)
+        return _sessions(reader, order, want, kept, session_members(conn, reader.rows))
     return _rows(reader, order, want, kept)
 
 
@@ -230,14 +226,6 @@ class _Reader:
             f"WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ?{extra}"
         )
         self.head = [avgdl, idf, unit]
-        self.some = (
-            f"SELECT {table}.rowid, hermes_fts_bm25({table}, ?, ?) FROM {table}{join} "
-            f"WHERE {table} MATCH ? AND {table}.rowid IN (SELECT value FROM json_each(?)){extra}"
-        )
-        self.by_session = (
-            "SELECT session_id, id FROM messages "
-            "WHERE session_id IN (SELECT value FROM json_each(?))"
-        )
 
     def blocks(self, blocks: Iterable[int]) -> None:
         """Read the blocks not read whole yet."""
@@ -254,24 +242,6 @@ class _Reader:
         rows = self.rows
         for rid, bm25 in self.conn.execute(self.sql, [*self.head, first, last]):
             rows[rid] = [1.0, bm25, None, 1]
-
-    def members(self, sessions: Collection[str]) -> dict[str, list[int]]:
-        """``evidence.Members``: every match of each session, those in blocks not
-        read yet read now, so a session's count of matches is whole."""
-        found: dict[str, list[int]] = {s: [] for s in sessions}
-        ids: dict[int, str] = {}
-        for sid, rid in self.conn.execute(self.by_session, [json.dumps(list(sessions))]):
-            if self.low <= rid <= self.high:
-                ids[rid] = sid
-        rows = self.rows
-        unread = [i for i in ids if i not in rows and i >> SHIFT not in self.read]
-        if unread:
-            for rid, bm25 in self.conn.execute(self.some, [*self.head, id_array(unread)]):
-                rows[rid] = [1.0, bm25, None, 1]
-        for rid, sid in ids.items():
-            if rid in rows:
-                found[sid].append(rid)
-        return found
 
 
 def _runs(blocks: Sequence[int]) -> list[tuple[int, int]]:
@@ -326,24 +296,19 @@ def _rows(
 
 
 def _sessions(
-    reader: _Reader, order: _Order, want: int, kept: _Memo
+    reader: _Reader, order: _Order, want: int, kept: _Memo, members: Members
 ) -> tuple[list[int], dict[int, int]]:
-    """Sessions of one term: a session's score is its best message's value plus at
-    most the coverage weight.  Once the page's lowest score beats the best an
-    unread row's session could score, an unread row can neither enter the page
-    nor change a session on it; the sessions met count every match of theirs
-    (``_Reader.members``)."""
+    """Sessions of one term: every matching message holds all of it, so a session's
+    score is its best message's (``evidence.top_sessions`` reads no other).
+    Once the page's lowest best BM25 beats every unread block, an unread row
+    can neither enter the page nor change a session on it."""
     evidence = Evidence(reader.rows, [1.0])
     best: list[int] = []
-    w = SESSION_WEIGHTS
 
     def worst() -> float | None:
         nonlocal best
-        page = top_sessions(evidence, want, kept, reader.members)
-        best = [i for _, i, _, _ in page]
-        # The page's lowest score as the BM25 a row would need to reach it alone
-        # (a row's value is 1 + bm25 x its BM25 with one term).
-        return (page[-1][0] - 1.0 - w.coverage) / w.bm25 if len(page) >= want else None
+        best = [i for _, i, _, _ in top_sessions(evidence, want, kept, members)]
+        return min(reader.rows[i][1] for i in best) if len(best) >= want else None
 
     _read_until(reader, order, worst)
     return best, {i: 1 for i in best}
