@@ -411,7 +411,7 @@ def test_sessions_are_the_exact_top_by_session_score(either, query, eager_rows, 
     ranked, score, visible = _brute_force(big, query, "user")
     q = search.plan_search(big.index_state(), query).query
     n_units = len(q.terms) if q.loose else 1
-    weights = []
+    weights = []  # from every match (not only the visible ones)
     for bit in range(n_units):
         df = sum(1 for s in score.values() if s[2] >> bit & 1)
         weights.append(
@@ -427,7 +427,6 @@ def test_sessions_are_the_exact_top_by_session_score(either, query, eager_rows, 
                 / (df + 0.5)
             )
         )
-    # The weights come from every match (not only the visible ones).
     by_session: dict[str, list[int]] = {}
     for rid in ranked:
         by_session.setdefault(visible[rid], []).append(rid)
