@@ -142,6 +142,43 @@ def test_a_word_repeated_does_not_beat_a_session_with_the_answer(store):
 
 
 @pytest.mark.parametrize("eager_rows", [10**9, 0])
+def test_a_session_that_keeps_coming_back_to_the_topic_beats_one_stray_message(
+    tmp_path, eager_rows, monkeypatch
+):
+    """Issue 36: the conversation about Marisol's kiln names her and the kiln in many
+    messages, one word at a time; elsewhere one message happens to hold both
+    words.  Its best message holds more of the query, but the conversation
+    that keeps coming back to the topic is the one asked about."""
+    monkeypatch.setattr(evidence, "EAGER_ROWS", eager_rows)
+    st_ = open_store(tmp_path / "state.db")
+    topic = [
+        ("user", "Marisol called about the studio"),
+        ("assistant", "What did Marisol need?"),
+        ("user", "the kiln keeps tripping the breaker"),
+        ("assistant", "An older kiln often draws more than the circuit allows."),
+        ("user", "Marisol thinks the element is worn"),
+        ("assistant", "A worn element makes the kiln run long."),
+        ("user", "she also asked about a celadon glaze"),
+        ("user", "Marisol will call the technician on Monday"),
+        ("assistant", "Good, ask Marisol to note the firing log."),
+    ]
+    conversation(st_, "topic", topic, start=T0)
+    conversation(
+        st_,
+        "stray",
+        [("user", "saw a post by some Marisol about a kiln sale"), ("user", "anyway, lunch?")],
+        start=T0 + 500,
+    )
+    for k in range(20):  # the rest of the history: neither word
+        conversation(st_, f"other{k:02d}", [("user", f"notes on errand {k}")], start=T0 + k)
+    rows = st_.search_messages("Marisol kiln", limit=3, sort="sessions", fields=("session_id",))
+    assert [r["session_id"] for r in rows] == ["topic", "stray"]
+    ranked = st_.search_messages("Marisol kiln", limit=1, fields=("session_id",))
+    assert ranked[0]["session_id"] == "stray"  # the one message with both words
+    st_.close()
+
+
+@pytest.mark.parametrize("eager_rows", [10**9, 0])
 def test_a_session_whose_words_are_spread_beats_stronger_single_word_rows(
     tmp_path, eager_rows, monkeypatch
 ):
@@ -382,33 +419,39 @@ def test_sessions_are_the_exact_top_by_session_score(either, query, eager_rows, 
 
 
 def _brute_sessions(store, query, role_filter=None, **filters):
-    """Every session with a visible match, by ``session_score`` from scratch, each
+    """Every session with a visible match, by the session score from scratch, each
     with its best kept message: ``[(session id, message id)]``."""
-    from hermes_fts.search.evidence import Evidence, row_value, session_score
-
+    w = evidence.SESSION_WEIGHTS
     ranked, score, visible = _brute_force(store, query, role_filter, **filters)
     q = search.plan_search(store.index_state(), query).query
     n_units = len(q.terms) if q.loose else 1
     n = store._conn.execute("SELECT max(id) FROM messages").fetchone()[0]
-    weights = []
+    weights = []  # from every match (not only the visible ones)
     for bit in range(n_units):
         df = sum(1 for s in score.values() if s[2] >> bit & 1)
         weights.append(math.log(1 + (max(n, df) - df + 0.5) / (df + 0.5)) if q.loose else 1.0)
-    # The weights come from every match (not only the visible ones).
-    ev = Evidence({rid: [s[0], s[1], "", s[2]] for rid, s in score.items()}, weights)
     by_session: dict[str, list[int]] = {}
     for rid in ranked:
         by_session.setdefault(visible[rid], []).append(rid)
     total = sum(weights)
+
+    def value(i):  # a message's worth: its share of the query's weight, plus BM25
+        return score[i][0] / total + w.bm25 * score[i][1]
+
+    def session_score(ids):
+        """The best message's value plus each term's share times n / (n + k1), n
+        the session's kept messages holding it (one term: held or not)."""
+        k1 = w.k1 if n_units > 1 else 0.0
+        held = [sum(1 for i in ids if score[i][2] >> bit & 1) for bit in range(n_units)]
+        recurrence = sum(wt * n / (n + k1) for wt, n in zip(weights, held, strict=True) if n)
+        return max(map(value, ids)) + w.coverage * recurrence / total
+
     # A session's best message: its kept one of highest value, then the newest.
-    best = {
-        sid: max(ids, key=lambda i: (row_value(ev.rows[i], total), i))
-        for sid, ids in by_session.items()
-    }
+    best = {sid: max(ids, key=lambda i: (value(i), i)) for sid, ids in by_session.items()}
     order = sorted(
         by_session,
         key=lambda sid: (
-            -session_score(ev, by_session[sid], total),
+            -session_score(by_session[sid]),
             -best[sid],  # equal scores: the newer best message
         ),
     )

@@ -34,6 +34,12 @@ TEXTS = {
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HERMES_TRIGRAM_FTS", "1")  # every route, the opt-in trigram one too
+        yield from _store(tmp_path_factory)
+
+
+def _store(tmp_path_factory):
     st = open_store(tmp_path_factory.mktemp("forms") / "state.db")
     ids = {}
     for n, (name, text) in enumerate(TEXTS.items()):

@@ -65,16 +65,18 @@ def id_array(ids: Iterable[int]) -> str:
 class SessionWeights:
     """How a session's matching messages add up to its score (``session_score``).
 
-    ``coverage``: weight of the query terms the session holds, in any of its
-    messages.  ``bm25``: weight of a message's BM25 score beside the share of
-    query terms it holds.  The session's other messages add nothing more: a
-    damped sum of them measured no better (benchmarks/README.md) and would
-    let no bound on a session come from its best message alone.
+    ``coverage``: weight of the query terms the session holds, each term by how
+    many of its messages hold it, saturating as BM25 saturates a term's
+    frequency (``k1``): a topic the conversation comes back to counts more than
+    a word said once.  ``bm25``: weight of a message's BM25 score beside the
+    share of query terms it holds.
     """
 
-    # Measured on benchmarks/session_recall.py (benchmarks/README.md, "Session recall").
-    coverage: float = 0.3
+    # Measured on benchmarks/real_histories.py and session_recall.py
+    # (benchmarks/README.md, "Session score with recurrence").
+    coverage: float = 2.0
     bm25: float = 0.05
+    k1: float = 1.2
 
 
 SESSION_WEIGHTS = SessionWeights()
@@ -212,26 +214,51 @@ def session_score(
     evidence: Evidence, ids: Sequence[int], total_weight: float, w: SessionWeights | None = None
 ) -> float:
     """A session's score from its matching messages ``ids``: its best message's value
-    (``row_value``) plus the weight of the terms the session holds.  Removing a
-    message never raises it, so a score over all matches bounds the score
-    over those a filter keeps."""
+    (``row_value``) plus the weight of the terms the session holds, each term by
+    how many of its messages hold it (``_score``).  Removing a message never
+    raises it, so a score over all matches bounds the score over those a
+    filter keeps."""
     if not ids:
         return 0.0
     w = w or SESSION_WEIGHTS
     rows = evidence.rows
-    held = 0
-    for i in ids:
-        held |= rows[i][3]
+    counts = _term_counts(rows[i][3] for i in ids)
     best = max(row_value(rows[i], total_weight, w) for i in ids)
-    return _score(best, held, evidence.weights, total_weight, w)
+    return _score(best, counts, evidence.weights, total_weight, w)
+
+
+def _term_counts(bits: Iterable[int]) -> Counter[int]:
+    """How many of the given rows (their term bits) hold each term, by bit."""
+    counts: Counter[int] = Counter()
+    for held in bits:
+        while held:
+            low = held & -held
+            counts[low.bit_length() - 1] += 1
+            held ^= low
+    return counts
 
 
 def _score(
-    best: float, held: int, weights: Sequence[float], total_weight: float, w: SessionWeights
+    best: float,
+    counts: Mapping[int, int],
+    weights: Sequence[float],
+    total_weight: float,
+    w: SessionWeights,
 ) -> float:
-    """``session_score`` from its best message's value and the terms (bits) held."""
-    coverage = sum(wt for bit, wt in enumerate(weights) if held >> bit & 1)
+    """``session_score`` from its best message's value and how many messages hold
+    each term (by bit): each term adds its share of the query's weight times
+    ``n / (n + k1)``, below 1 however often it recurs, so the coverage weight
+    bounds what a session's other messages add.  With one term every session
+    holds it whole: counting it would leave no bound on a block of rows from
+    its best row alone (§6.4b), and BM25 already counts it in the message."""
+    k1 = w.k1 if len(weights) > 1 else 0.0
+    coverage = sum(weights[bit] * n / (n + k1) for bit, n in counts.items())
     return best + w.coverage * coverage / total_weight
+
+
+def _bits(counts: Mapping[int, int]) -> int:
+    """The terms (bits) held by at least one message."""
+    return sum(1 << bit for bit, n in counts.items() if n)
 
 
 def row_value(row: Sequence[Any], total_weight: float, w: SessionWeights | None = None) -> float:
@@ -317,16 +344,14 @@ def top_sessions(
     message is its kept one of highest ``row_value``, then newest.
 
     Rows are walked by value, best first, so the first kept row met of a
-    session is its best.  The terms the session holds come from its other
-    matches (``members``), unless that row holds every term already.  A
-    session not met yet has no row above the next one, so its score is at
-    most that row's value plus the coverage weight: the walk stops once the
-    ``want``-th score beats it.
+    session is its best.  How many of its kept matches hold each term comes
+    from all of them (``members``).  A session not met yet has no row above
+    the next one, so its score is at most that row's value plus the coverage
+    weight: the walk stops once the ``want``-th score beats it.
     """
     w = SESSION_WEIGHTS
     rows, weights = evidence.rows, evidence.weights
     total = sum(weights) or 1.0
-    every = (1 << len(weights)) - 1
     exact: dict[str, tuple[float, int, str, int]] = {}
     page: list[tuple[float, int, str, int]] = []
     for chunk in _chunks(_best_first(_values(evidence, total)), 2 * want):
@@ -345,27 +370,21 @@ def top_sessions(
                 met[sid] = (value, i)
         if not met:
             continue
-        partial = [sid for sid, (_, i) in met.items() if rows[i][3] != every]
-        held = _held(rows, partial, passing, members) if partial else {}
+        counts = _held(rows, list(met), passing, members)
         for sid, (value, i) in met.items():
-            bits = held.get(sid, every)
-            exact[sid] = (_score(value, bits, weights, total, w), i, sid, bits)
+            held = counts[sid]
+            exact[sid] = (_score(value, held, weights, total, w), i, sid, _bits(held))
         page = sorted(exact.values(), reverse=True)
     return page[:want]
 
 
 def _held(
     rows: Mapping[int, list[Any]], sessions: Sequence[str], passing: Passing, members: Members
-) -> dict[str, int]:
-    """The terms (bits) each session's kept matches hold."""
+) -> dict[str, Counter[int]]:
+    """How many of each session's kept matches hold each term (by bit)."""
     found = members(sessions)
     kept = passing([i for ids in found.values() for i in ids])
-    held = dict.fromkeys(sessions, 0)
-    for sid, ids in found.items():
-        for i in ids:
-            if i in kept:
-                held[sid] |= rows[i][3]
-    return held
+    return {sid: _term_counts(rows[i][3] for i in ids if i in kept) for sid, ids in found.items()}
 
 
 def _values(evidence: Evidence, total: float) -> list[tuple[float, int]]:
