@@ -354,14 +354,16 @@ def top_sessions(
     total = sum(weights) or 1.0
     exact: dict[str, tuple[float, int, str, int]] = {}
     page: list[tuple[float, int, str, int]] = []
+    unwalked = _Unwalked(rows, weights, total, w)
     for chunk in _chunks(_best_first(_values(evidence, total)), 2 * want):
         if len(page) >= want:
             # Rows whose session cannot reach the page (an equal score may still
             # win on recency), and every row after them, are left alone.
-            last = page[want - 1][0]
-            chunk = [pair for pair in chunk if not last > pair[0] + w.coverage]
+            last, most = page[want - 1][0], unwalked.most()
+            chunk = [pair for pair in chunk if not last > pair[0] + most]
             if not chunk:
                 break
+        unwalked.walk(i for _, i in chunk)
         kept = passing([i for _, i in chunk])
         met: dict[str, tuple[float, int]] = {}  # session -> its best row's (value, id)
         for value, i in chunk:
@@ -376,6 +378,37 @@ def top_sessions(
             exact[sid] = (_score(value, held, weights, total, w), i, sid, _bits(held))
         page = sorted(exact.values(), reverse=True)
     return page[:want]
+
+
+class _Unwalked:
+    """How many of the rows not walked yet hold each term: a session not met yet
+    has no more messages holding a term, which bounds its coverage."""
+
+    def __init__(
+        self,
+        rows: Mapping[int, list[Any]],
+        weights: Sequence[float],
+        total: float,
+        w: SessionWeights,
+    ) -> None:
+        self.rows, self.weights, self.total, self.w = rows, weights, total, w
+        self.left = self._counts(Counter(row[3] for row in rows.values()))
+
+    @staticmethod
+    def _counts(sets: Counter[int]) -> Counter[int]:
+        counts: Counter[int] = Counter()
+        for bits, n in sets.items():
+            for bit in _term_counts((bits,)):
+                counts[bit] += n
+        return counts
+
+    def walk(self, ids: Iterable[int]) -> None:
+        rows = self.rows
+        self.left -= self._counts(Counter(rows[i][3] for i in ids))
+
+    def most(self) -> float:
+        """The most coverage a session not met yet can add (``_score``)."""
+        return _score(0.0, self.left, self.weights, self.total, self.w)
 
 
 def _held(
