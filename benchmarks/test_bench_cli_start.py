@@ -53,6 +53,8 @@ def test_cli_start(benchmark, bench_report, home, argv):
 
     benchmark.group = "cli start"
     benchmark.pedantic(start, rounds=15, warmup_rounds=1)
+    if not benchmark.stats:  # --benchmark-disable (CI's smoke run): nothing measured
+        return
     median_ms = benchmark.stats.stats.median * 1000.0
     benchmark.extra_info["median_ms"] = round(median_ms, 1)
     bench_report.add(TABLE, {"command": " ".join(argv), "median ms": f"{median_ms:.0f}"})
