@@ -121,7 +121,7 @@ def test_like_snippets_mark_the_folded_hit_in_the_original_text(unsynced, random
     ("text", "term", "snippet"),
     [
         ("ｶﾞｶﾞ東京タワー", "东京", "ｶﾞｶﾞ>>>東京<<<タワー"),  # joined pairs before the hit
-        ("ｶﾞｷﾞ東京ＡＢＣd", "ギ东京abc", "ｶﾞ>>>ｷﾞ東京ＡＢＣd<<<"),  # the Latin word is whole
+        ("ｶﾞｷﾞ東京ＡＢＣd", "ギ东京abc*", "ｶﾞ>>>ｷﾞ東京ＡＢＣd<<<"),  # the Latin word is whole
         ("今日はﾗｰﾒﾝを", "らーめん", "今日は>>>ﾗｰﾒﾝ<<<を"),
         ("😀ラーメン", "らーめん", "😀>>>ラーメン<<<"),  # a character outside the BMP before it
         ("ｶﾞ" * 50 + "臺灣", "台湾", "..." + "ｶﾞ" * 20 + ">>>臺灣<<<"),  # cut in original chars
