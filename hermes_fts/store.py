@@ -18,20 +18,29 @@ from typing import Any, Callable
 
 from . import _env, _sqlite, loader, transcript
 from ._env import default_db_path
-from ._sqlite import StoreError, failure_cause, store_error  # tool/CLI name causes with them
+from ._sqlite import (  # tool/CLI name causes with them  # the CLI says when it will wait
+    BUSY_TIMEOUT_S,
+    StoreError,
+    failure_cause,
+    store_error,
+    write_lock_held,
+)
 from .content import encode_value
 from .index import lifecycle as index_state
 from .index import maintain as indexing
-from .index import optimize, schema
+from .index import optimize, schema, space
 from .index.schema import BASE, CJK, TRIGRAM
 from .search import run as search
 from .search.plan import (
     QueryTooBroad,  # re-exported: the tool and CLI see queries through the store
+    parse_query,
 )
+from .search.plan import words_held as _words_held
 from .search.syntax import QueryError
 from .transcript import file_has_session  # re-exported: the tool's profile lookup
 
 __all__ = [
+    "BUSY_TIMEOUT_S",
     "QueryError",
     "QueryTooBroad",
     "SessionStore",
@@ -41,6 +50,7 @@ __all__ = [
     "file_has_session",
     "open_store",
     "store_error",
+    "write_lock_held",
 ]
 
 logger = logging.getLogger("hermes_fts.store")
@@ -664,6 +674,12 @@ class SessionStore:
         """What searching for ``query`` changes in it and why (and a refusal's reason)."""
         return search.query_notes(query)
 
+    @staticmethod
+    def words_held(query: str, matched: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
+        """The words of ``query`` as written that a row with ``matched_terms`` holds
+        whole, in part, or not at all (``search.plan.words_held``)."""
+        return _words_held(parse_query(query), matched)
+
     def describe_search_path(self, query: Any) -> str:
         """The route a search for ``query`` would take now (fts5, fts_cjk, trigram,
         like_scan, …), without running it; ``search(...).route`` is the one that answered."""
@@ -716,6 +732,10 @@ class SessionStore:
     def disk_bytes(self) -> int:
         """What the store takes on disk now: its main file plus its ``-wal`` file."""
         return _sqlite.file_bytes(self._path)
+
+    def file_sizes(self) -> tuple[int, int]:
+        """Bytes on disk of the main file and of the ``-wal`` file, apart."""
+        return space.file_sizes(self._path)
 
     def status(self) -> dict[str, Any]:
         """Everything ``hermes-fts status`` reports (``index_state.status_report``)."""

@@ -11,10 +11,8 @@ from typing import Any
 
 from .. import bench, loader
 from .._env import hermes_home
-from .._sqlite import BUSY_TIMEOUT_S, write_lock_held
 from ..hermes import host as hermes_host
-from ..index import space
-from ..store import SessionStore, store_error
+from ..store import BUSY_TIMEOUT_S, SessionStore, store_error, write_lock_held
 from .output import bar, emit_json, human_bytes
 from .progress import PLAIN_EVERY_S, ProgressBar, say
 from .registry import CommandError, bounded_int, command, db_path, open_db
@@ -265,7 +263,7 @@ def _preflight(store: SessionStore, args: argparse.Namespace) -> bool | None:
     if args.json and not args.yes:
         # A script cannot answer a prompt; it must say yes up front.
         raise CommandError("optimize-storage --json needs --yes (it cannot ask for confirmation)")
-    main, wal = space.file_sizes(store.path or db_path(args))
+    main, wal = store.file_sizes()
     room = store.optimize_room(vacuum)
     wal_note = f" (+ {human_bytes(wal)} WAL)" if wal else ""
     say(

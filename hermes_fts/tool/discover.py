@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..search.plan import parse_query, words_held
 from ..store import QueryError, failure_cause
 from .args import SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
@@ -239,13 +238,13 @@ class Discovery:
 
     def _partial_note(self, slots: dict[str, dict[str, Any]]) -> list[str]:
         """When no result holds every word of a best match: which words the first holds,
-        named as written (``plan.words_held``).  A session whose title is the query
+        named as written (``SessionStore.words_held``).  A session whose title is the query
         holds every word, so there is no such note beside it."""
         hits = [slot["hit"] for slot in slots.values() if "hit" in slot]
         if len(hits) < len(slots) or not hits or any(not h.get("missing_terms") for h in hits):
             return []  # a title match, a strict query, or a result with every word
-        whole, part, none = words_held(
-            parse_query(self.options.query), hits[0].get("matched_terms") or ()
+        whole, part, none = self.ctx.store.words_held(
+            self.options.query, hits[0].get("matched_terms") or ()
         )
         said = [f"matches {', '.join(whole)}"] if whole else []
         said += [f"matches only part of {', '.join(part)}"] if part else []
