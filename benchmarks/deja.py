@@ -1,4 +1,4 @@
-"""deja-vu (github.com/vshulcz/deja-vu, MIT, Go) as a peer that reads a Hermes state.db.
+"""deja-vu (a Go tool, MIT) as a peer that reads a Hermes state.db.
 
 Its source is a tarball of the repository at a commit: ``$HERMES_BENCH_DEJA_SRC``
 (a path or glob), else a ``deja-vu-*.tar.gz`` in the benchmark cache; nothing
