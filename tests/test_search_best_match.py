@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from hermes_fts import session_search
 from hermes_fts.index import rank_bounds, schema
-from hermes_fts.search import evidence
 from hermes_fts.search import filters as search_filters
 from hermes_fts.search import run as search
+from hermes_fts.search import sessions
 from hermes_fts.search.plan import best_match, match_expression, parse_query
 from hermes_fts.search.request import ROUTE_ORDER
 
@@ -141,15 +141,11 @@ def test_a_word_repeated_does_not_beat_a_session_with_the_answer(store):
     assert rows[0]["missing_terms"] == [] and rows[2]["missing_terms"] == ["pottery", "riverside"]
 
 
-@pytest.mark.parametrize("eager_rows", [10**9, 0])
-def test_a_session_that_keeps_coming_back_to_the_topic_beats_one_stray_message(
-    tmp_path, eager_rows, monkeypatch
-):
+def test_a_session_that_keeps_coming_back_to_the_topic_beats_one_stray_message(tmp_path):
     """Issue 36: the conversation about Marisol's kiln names her and the kiln in many
     messages, one word at a time; elsewhere one message happens to hold both
     words.  Its best message holds more of the query, but the conversation
     that keeps coming back to the topic is the one asked about."""
-    monkeypatch.setattr(evidence, "EAGER_ROWS", eager_rows)
     st_ = open_store(tmp_path / "state.db")
     topic = [
         ("user", "Marisol called about the studio"),
@@ -178,15 +174,11 @@ def test_a_session_that_keeps_coming_back_to_the_topic_beats_one_stray_message(
     st_.close()
 
 
-@pytest.mark.parametrize("eager_rows", [10**9, 0])
-def test_a_session_whose_words_are_spread_beats_stronger_single_word_rows(
-    tmp_path, eager_rows, monkeypatch
-):
+def test_a_session_whose_words_are_spread_beats_stronger_single_word_rows(tmp_path):
     """Thirty sessions each say one of three words twice in a short message; one
     session says all three, each once in a long message.  Its best message is
     worth less than any of theirs, yet it holds the whole query: it comes
-    first.  The page walk must reach its weaker rows to find it."""
-    monkeypatch.setattr(evidence, "EAGER_ROWS", eager_rows)
+    first."""
     st_ = open_store(tmp_path / "state.db")
     filler = " ".join(["plain"] * 20)
     for k in range(30):
@@ -402,10 +394,7 @@ def test_ranked_pages_are_the_exact_top_of_every_match(either, query, role, limi
 @pytest.mark.parametrize(
     "query", ["alpha bravo", "bravo charlie hotel", "alpha", "kilo alpha", "kilo lima bravo"]
 )
-# Sessions read for every match at once, or looked up for the rows the page walks.
-@pytest.mark.parametrize("eager_rows", [10**9, 0])
-def test_sessions_are_the_exact_top_by_session_score(either, query, eager_rows, monkeypatch):
-    monkeypatch.setattr(evidence, "EAGER_ROWS", eager_rows)
+def test_sessions_are_the_exact_top_by_session_score(either, query):
     big = either
     expect = _brute_sessions(big, query, "user")[:10]
     got = [
@@ -421,7 +410,7 @@ def test_sessions_are_the_exact_top_by_session_score(either, query, eager_rows, 
 def _brute_sessions(store, query, role_filter=None, **filters):
     """Every session with a visible match, by the session score from scratch, each
     with its best kept message: ``[(session id, message id)]``."""
-    w = evidence.SESSION_WEIGHTS
+    w = sessions.SESSION_WEIGHTS
     ranked, score, visible = _brute_force(store, query, role_filter, **filters)
     q = search.plan_search(store.index_state(), query).query
     n_units = len(q.terms) if q.loose else 1

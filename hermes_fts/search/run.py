@@ -46,7 +46,7 @@ from .. import _env, loader
 from .._params import parse_roles
 from ..index import schema, time_table
 from ..transcript import attach_context
-from .evidence import id_array, index_page, label_rows, like_page, more_sessions, passing_ids
+from .evidence import id_array, label_rows, more_sessions, passing_ids
 from .filters import like_rows, order_sql, time_sort_key, where_sql
 from .plan import (
     Query,
@@ -67,6 +67,7 @@ from .prefer import search_preferring, time_note
 from .rank import envelope, rows_of_ids
 from .rank import match_rows as _match_rows
 from .request import RESULT_FIELDS, ROUTE_ORDER, SESSIONS_SORT, SearchRequest, check_route
+from .sessions import index_page, index_sessions, like_page
 from .snippets import (
     few_snippet_sql,
     recut_unreadable_snippets,
@@ -288,19 +289,37 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
     rows = _bounded(req, iq, route, extra)
     if rows is not None:
         return rows
-    ids, held = index_page(
-        req.conn,
-        iq.table,
-        [u for _, u in evidence_units(req.plan.query, route)],
-        iq.expression,
-        envelope(req.spans),
-        extra,
-        int(req.state.get("message_id_max") or 0),
-        req.want,
-        passing_ids(req.conn, req.where, req.params),
-        req.sort,
-        bool(req.state.get("row_evidence")),
-    )
+    units = [u for _, u in evidence_units(req.plan.query, route)]
+    documents = int(req.state.get("message_id_max") or 0)
+    held_fn = bool(req.state.get("row_evidence"))
+    if req.sort == SESSIONS_SORT and len(units) > 1:
+        ids, held = index_sessions(
+            req.conn,
+            iq.table,
+            units,
+            iq.expression,
+            envelope(req.spans),
+            extra,
+            req.where,
+            req.params,
+            documents,
+            req.want,
+            held_fn,
+        )
+    else:
+        ids, held = index_page(
+            req.conn,
+            iq.table,
+            units,
+            iq.expression,
+            envelope(req.spans),
+            extra,
+            documents,
+            req.want,
+            passing_ids(req.conn, req.where, req.params),
+            req.sort,
+            held_fn,
+        )
     return _page_rows(req, iq, extra, ids, held)
 
 
@@ -315,7 +334,7 @@ def _page_rows(
 
 
 def _best_like(req: _Run, extra: str, extra_params: list[Any]) -> list[dict[str, Any]]:
-    """``_best`` on the LIKE scan (``evidence.like_page``), rows and snippets read by id."""
+    """``_best`` on the LIKE scan (``sessions.like_page``), rows and snippets read by id."""
     ids, held = like_page(
         req.conn,
         req.plan.query,

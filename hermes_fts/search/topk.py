@@ -17,8 +17,8 @@ Rows are scored by ``hermes_fts_bm25()`` with the index's own statistics,
 FTS5's ``rank`` to the bit, read without their session: a session is looked
 up only for the rows, best first, that can still change the page.  Ranked
 rows are picked by the function the full pass uses
-(``evidence.best_row_ids``); sessions by the same score and tie-break as
-``evidence.top_sessions``, so both paths give the same page.  A term
+(``evidence.best_row_ids``); sessions by the same score and tie-break
+(``sessions.first_sessions``), so both paths give the same page.  A term
 without bounds (a rare one, a prefix, one the Python side cannot tokenize
 as the index does) is left to the full pass, which is cheap for rare
 terms.  Blocks changed or added since the bounds' build count as holding
@@ -45,15 +45,8 @@ from typing import Any
 
 from ..index import rank_bounds
 from ..index.rank_bounds import MAX_SATURATION, SHIFT, TokenBounds
-from .evidence import (
-    EVERY_ID,
-    Evidence,
-    Passing,
-    best_row_ids,
-    page_of,
-    session_members,
-    top_sessions,
-)
+from .evidence import EVERY_ID, Evidence, Passing, best_row_ids
+from .sessions import first_sessions, pick_ids
 
 __all__ = ["bounded_page", "one_phrase"]
 
@@ -80,7 +73,7 @@ def bounded_page(
     passing: Passing,
     by_sessions: bool,
 ) -> tuple[list[int], dict[int, int]] | None:
-    """``evidence.pick_ids`` of the one-phrase query ``unit`` (ranked rows, or sessions),
+    """``sessions.pick_ids`` of the one-phrase query ``unit`` (ranked rows, or sessions),
     from the blocks that can hold the page; None when its tokens have no ready
     rank bounds on ``table`` (the caller scores every match instead).
     ``passing``: the ids the filters keep, each with its session."""
@@ -94,7 +87,7 @@ def bounded_page(
     avgdl = n_tokens / n_rows if n_rows else 1.0
     if len(tokens) > 1:
         found = _whole_phrase(conn, table, unit, n_rows, avgdl, envelope_ids, extra)
-        return page_of(conn, found, want, passing, by_sessions)
+        return pick_ids(found, want, passing, by_sessions)
     known = bounds.tokens[tokens[0]]
     idf = _fts5_idf(n_rows, _count(conn, table, unit, known, bounds))
     top_id = int(conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
@@ -331,7 +324,7 @@ def _sessions(
     reader: _Reader, order: _Order, want: int, kept: _Memo
 ) -> tuple[list[int], dict[int, int]]:
     """Sessions of one term: every matching message holds all of it, so a session's
-    score is its best message's (``evidence.top_sessions`` reads no other).
+    score is its best message's (``sessions.first_sessions`` reads no other).
     Once the page's lowest best BM25 beats every unread block, an unread row
     can neither enter the page nor change a session on it; a session off the
     page stays off, as the page's sessions only gain."""
@@ -339,8 +332,7 @@ def _sessions(
 
     def page(evidence: Evidence) -> list[int]:
         nonlocal best
-        members = session_members(reader.conn, evidence.rows)
-        best = [i for _, i, _, _ in top_sessions(evidence, want, kept, members)]
+        best = [i for _, i, _, _ in first_sessions(evidence, want, kept)]
         return best if len(best) >= want else []
 
     _read_until(reader, order, page)

@@ -1,0 +1,290 @@
+"""The session score, and the page of a search by sessions (docs/DESIGN.md §6.4a).
+
+A session is ranked by all its kept matching messages:
+
+* its **best message's value**: the share of the query's weight the message
+  holds, plus ``bm25`` times its BM25 (``row_value``);
+* plus ``coverage`` times the **recurrence** of the query's terms: each term's
+  share of the weight times ``n / (n + k1)``, ``n`` the number of the
+  session's kept messages holding it.  A conversation that keeps coming back
+  to a name or a topic beats one stray message holding two of the words, and
+  each term saturates below its share, so repeating one word never beats
+  holding the answer.
+
+Equal scores go to the session whose best message is newer.  With one term
+every match holds all of the query, so a session is worth its best message
+(``n / (n + 0)``): the page is the sessions of the best rows, in order
+(``first_sessions``), which is what lets rank bounds prune (§6.4b).
+
+With several terms every match is read once, with its session and whether
+the filters keep it, and the sessions are added up in one pass
+(``index_sessions``).  A walk that looked sessions up as it met them read
+nearly every match's session anyway once recurrence counted, one lookup at a
+time.
+"""
+
+from __future__ import annotations
+
+import heapq
+import sqlite3
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .evidence import (
+    EVERY_ID,
+    HELD_MAX,
+    Evidence,
+    Passing,
+    best_row_ids,
+    gather,
+    like_evidence,
+    term_weights,
+    unit_counts,
+)
+from .like import LIKE_SOURCE, like_where
+from .plan import Query, like_plan
+
+__all__ = [
+    "SESSION_WEIGHTS",
+    "Page",
+    "SessionWeights",
+    "first_sessions",
+    "index_page",
+    "index_sessions",
+    "like_page",
+    "pick_ids",
+    "row_value",
+    "top_sessions",
+]
+
+# ``(score, best message id, session id, terms the session holds)``, best first.
+Page = list[tuple[float, int, str, int]]
+
+
+@dataclass(frozen=True)
+class SessionWeights:
+    """How a session's matching messages add up to its score.
+
+    ``coverage``: weight of the terms' recurrence beside the best message;
+    ``k1``: how fast a term's recurrence saturates (as BM25 saturates a term's
+    frequency); ``bm25``: weight of a message's BM25 beside the share of the
+    query's weight it holds.
+    """
+
+    # Measured on benchmarks/real_histories.py and session_recall.py
+    # (benchmarks/README.md, "Session score with recurrence").
+    coverage: float = 2.0
+    bm25: float = 0.05
+    k1: float = 1.2
+
+
+SESSION_WEIGHTS = SessionWeights()
+
+
+def row_value(
+    row: Sequence[Any], total_weight: float, w: SessionWeights = SESSION_WEIGHTS
+) -> float:
+    """What one message (an ``Evidence`` row) is worth to its session: the share of
+    the query's weight it holds plus ``bm25`` times its BM25."""
+    return float(row[0]) / total_weight + w.bm25 * float(row[1])
+
+
+def top_sessions(
+    rows: Sequence[tuple[int, str, float, int]],
+    weights: Sequence[float],
+    want: int,
+    w: SessionWeights = SESSION_WEIGHTS,
+) -> Page:
+    """The ``want`` best sessions of the kept matches ``rows``, each ``(id, session,
+    value, terms held)`` (``value``: ``row_value``; terms: a bit per term)."""
+    best: dict[str, tuple[float, int]] = {}
+    known = best.get
+    for rid, sid, value, _ in rows:
+        top = known(sid)
+        if top is None or value > top[0] or (value == top[0] and rid > top[1]):
+            best[sid] = (value, rid)
+    held: dict[str, list[int]] = {sid: [0] * len(weights) for sid in best}
+    # How many messages hold each set of terms, per session, then each term.
+    for (sid, bits), n in Counter((row[1], row[3]) for row in rows).items():
+        counts = held[sid]
+        while bits:
+            low = bits & -bits
+            counts[low.bit_length() - 1] += n
+            bits ^= low
+    total = sum(weights) or 1.0
+    k1 = w.k1 if len(weights) > 1 else 0.0
+    scored = []
+    for sid, (value, rid) in best.items():
+        counts = held[sid]
+        # Summed term by term, in the terms' order: the same float every time.
+        recurrence = sum(weights[b] * n / (n + k1) for b, n in enumerate(counts) if n)
+        bits = sum(1 << b for b, n in enumerate(counts) if n)
+        scored.append((value + w.coverage * recurrence / total, rid, sid, bits))
+    return heapq.nlargest(want, scored)
+
+
+def first_sessions(evidence: Evidence, want: int, passing: Passing) -> Page:
+    """The top ``want`` sessions of a one-term ``evidence``: every match holds the
+    whole query, so the sessions of its best rows, in order, each with the first
+    one met (rows best first, then newest; ``passing`` tells the kept ones)."""
+    page: Page = []
+    met: set[str] = set()
+    size = max(4 * want, 64)
+    while True:
+        ranked = best_row_ids(evidence, size, passing)
+        kept = passing(ranked)
+        page, met = [], set()
+        for rid in ranked:
+            sid = kept[rid]
+            if sid not in met:
+                met.add(sid)
+                page.append((_one_term(evidence.rows[rid]), rid, sid, 1))
+                if len(page) == want:
+                    return page
+        if len(ranked) < size:  # every kept match read
+            return page
+        size *= 4
+
+
+def _one_term(row: Sequence[Any], w: SessionWeights = SESSION_WEIGHTS) -> float:
+    """A one-term session's score from its best row: the term is held whole."""
+    return row_value(row, 1.0, w) + w.coverage
+
+
+def pick_ids(
+    evidence: Evidence, want: int, passing: Passing, by_sessions: bool
+) -> tuple[list[int], dict[int, int]]:
+    """The ids of the page (the best rows, or each top session's best row) and the
+    terms (bits) each holds, or its session holds."""
+    if not by_sessions:
+        ids = best_row_ids(evidence, want, passing)
+        return ids, {i: evidence.rows[i][3] for i in ids}
+    if len(evidence.weights) == 1:
+        page = first_sessions(evidence, want, passing)
+    else:
+        rows = evidence.rows
+        kept = passing(list(rows))
+        total = sum(evidence.weights) or 1.0
+        page = top_sessions(
+            [(i, sid, row_value(rows[i], total), rows[i][3]) for i, sid in kept.items()],
+            evidence.weights,
+            want,
+        )
+    return [best for _, best, _, _ in page], {best: bits for _, best, _, bits in page}
+
+
+def index_sessions(
+    conn: sqlite3.Connection,
+    table: str,
+    units: Sequence[str],
+    any_unit: str,
+    envelope_ids: tuple[int, int],
+    extra: str,
+    where: str,
+    params: Sequence[Any],
+    documents: int,
+    want: int,
+    held_fn: bool,
+) -> tuple[list[int], dict[int, int]]:
+    """``pick_ids`` by sessions of every match of ``any_unit`` (the OR of ``units``)
+    on one index: one statement reads each match with its BM25, the units it
+    holds, its session and whether the filters ``where`` keep it.
+
+    The weights count every match the index holds, kept or not, as
+    ``evidence.gather`` counts them; ``extra``: conditions on ``m`` a row must
+    meet to be answered by this index.
+    """
+    low, high = envelope_ids
+    in_pass = held_fn and len(units) <= HELD_MAX and any_unit == " OR ".join(units)
+    sql = (
+        f"SELECT {table}.rowid, m.session_id, -{table}.rank, "
+        f"{f'hermes_fts_held({table})' if in_pass else '0'}, "
+        f"s.id IS NOT NULL AND ({where}) FROM {table} "
+        f"JOIN messages m ON m.id = {table}.rowid LEFT JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ?{extra}"
+    )
+    found = conn.execute(sql, [*params, any_unit, low, high]).fetchall()
+    bits = [row[3] for row in found]
+    if not in_pass:
+        position = {row[0]: k for k, row in enumerate(found)}
+        for bit, unit in enumerate(units):
+            for (rid,) in conn.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?",
+                (unit, low, high),
+            ):
+                k = position.get(rid)
+                if k is not None:
+                    bits[k] |= 1 << bit
+    sets = Counter(bits)
+    if (low, high) == EVERY_ID and not extra:
+        counts = [sum(n for held, n in sets.items() if held >> b & 1) for b in range(len(units))]
+    else:  # a term's weight is the same whatever part of the store is read
+        counts = unit_counts(conn, table, units)
+    weights = term_weights(counts, documents)
+    total = sum(weights) or 1.0
+    share = {held: sum(w for b, w in enumerate(weights) if held >> b & 1) for held in sets}
+    bm25 = SESSION_WEIGHTS.bm25
+    page = top_sessions(
+        [
+            (rid, sid, share[held] / total + bm25 * score, held)
+            for (rid, sid, score, _, kept), held in zip(found, bits)
+            if kept
+        ],
+        weights,
+        want,
+    )
+    return [best for _, best, _, _ in page], {best: held for _, best, _, held in page}
+
+
+def like_page(
+    conn: sqlite3.Connection,
+    query: Query,
+    fold: bool,
+    where: str,
+    params: Sequence[Any],
+    documents: int,
+    want: int,
+    sort: str | None,
+) -> tuple[list[int], dict[int, int]]:
+    """``pick_ids`` on the LIKE scan: one pass tests every term on every row the filters
+    ``where`` keep; a row's score is the weight of the terms it holds (no BM25
+    here)."""
+    whole, whole_params = like_where(conn, like_plan(query), fold)
+    tests, test_params = [], []
+    for unit in [Query(t) for t in query.terms] if query.loose else [query]:
+        sql, unit_params = like_where(conn, like_plan(unit), fold)
+        tests.append(sql)
+        test_params += unit_params
+    cur = conn.execute(
+        f"SELECT m.id, m.session_id, m.timestamp, {', '.join(tests)} FROM {LIKE_SOURCE} m "
+        f"JOIN sessions s ON s.id = m.session_id WHERE {whole} AND {where}",
+        [*test_params, *whole_params, *params],
+    )
+    found = like_evidence(cur, len(tests), documents, sort)
+    # The scan applied the filters and read each row's session.
+    sessions = {rid: row[2] for rid, row in found.rows.items()}
+    return pick_ids(
+        found, want, lambda ids: {i: sessions[i] for i in ids if i in sessions}, sort == "sessions"
+    )
+
+
+def index_page(
+    conn: sqlite3.Connection,
+    table: str,
+    units: Sequence[str],
+    any_unit: str,
+    envelope_ids: tuple[int, int],
+    extra: str,
+    documents: int,
+    want: int,
+    passing: Passing,
+    sort: str | None,
+    held_fn: bool = False,
+) -> tuple[list[int], dict[int, int]]:
+    """``pick_ids`` over one index, from every match (``evidence.gather``), for ``sort``
+    (None, ``"sessions"`` of a one-unit query, or a time sort)."""
+    order = sort if sort in ("newest", "oldest") else None
+    found = gather(conn, table, units, any_unit, envelope_ids, extra, (), documents, order, held_fn)
+    return pick_ids(found, want, passing, sort == "sessions")
