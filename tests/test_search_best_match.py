@@ -26,6 +26,7 @@ from hermes_fts.search import run as search
 from hermes_fts.search import sessions
 from hermes_fts.search.plan import best_match, match_expression, parse_query
 from hermes_fts.search.request import ROUTE_ORDER
+from hermes_fts.search.wordforms import term_groups
 
 # Nine words; the answer session holds six of them (Caroline, the, riverside,
 # pottery, workshop, with), no session holds "join" or "Melanie" with them.
@@ -308,7 +309,8 @@ def either(request, big, bounded):
 
 def _brute_force(store, query, role_filter=None, **filters):
     """Every visible match scored from scratch: ranks by FTS5 per term, rows sorted
-    by (terms' weight, BM25, newest).  ``filters``: ``SearchRequest``'s others."""
+    by (words' weight, BM25, newest), and each word's weight.  ``filters``:
+    ``SearchRequest``'s others."""
     conn = store._conn
     plan = search.plan_search(store.index_state(), query, role_filter)
     table = search.INDEX_ROUTES[plan.route]
@@ -338,13 +340,25 @@ def _brute_force(store, query, role_filter=None, **filters):
             ).fetchall()
         )
         hits.append(found)
+    # A word and its other forms (fixed, fix*) are one word: a row holds it once,
+    # at the weight of its heaviest form held.
+    groups = term_groups(q) if q.loose else [0]
+    held: dict[int, dict[int, float]] = {}
     for bit, found in enumerate(hits):
         df = len(found)
         weight = math.log(1 + (max(n, df) - df + 0.5) / (df + 0.5)) if q.loose else 1.0
         for rid in found:
-            row = score.setdefault(rid, [0.0, 0.0, 0])
-            row[0] += weight
-            row[2] |= 1 << bit
+            words = held.setdefault(rid, {})
+            words[groups[bit]] = max(words.get(groups[bit], 0.0), weight)
+    for rid, words in held.items():
+        score[rid] = [sum(words[g] for g in sorted(words)), 0.0, sum(1 << g for g in words)]
+    # Each word's weight beside it: its heaviest form that some row holds.
+    word_weight = [0.0] * (max(groups) + 1)
+    for bit, found in enumerate(hits):
+        df = len(found)
+        weight = math.log(1 + (max(n, df) - df + 0.5) / (df + 0.5)) if q.loose else 1.0
+        if df:
+            word_weight[groups[bit]] = max(word_weight[groups[bit]], weight)
     # BM25 of the whole query: FTS5 sums it over the terms a row holds.
     for rid, rank in conn.execute(
         f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ?", (match_expression(q, plan.route),)
@@ -354,7 +368,7 @@ def _brute_force(store, query, role_filter=None, **filters):
         (rid for rid in score if rid in visible),
         key=lambda rid: (-score[rid][0], -score[rid][1], -rid),
     )
-    return ranked, score, visible
+    return ranked, score, visible, word_weight
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
@@ -375,7 +389,7 @@ def _brute_force(store, query, role_filter=None, **filters):
 )
 def test_ranked_pages_are_the_exact_top_of_every_match(either, query, role, limit, offset):
     big = either
-    ranked, score, _ = _brute_force(big, query, role)
+    ranked, score, _, _ = _brute_force(big, query, role)
     assert len(score) > 10_000 or query not in ("alpha bravo", "alpha")
     got = [
         r["id"]
@@ -411,14 +425,8 @@ def _brute_sessions(store, query, role_filter=None, **filters):
     """Every session with a visible match, by the session score from scratch, each
     with its best kept message: ``[(session id, message id)]``."""
     w = sessions.SESSION_WEIGHTS
-    ranked, score, visible = _brute_force(store, query, role_filter, **filters)
-    q = search.plan_search(store.index_state(), query).query
-    n_units = len(q.terms) if q.loose else 1
-    n = store._conn.execute("SELECT max(id) FROM messages").fetchone()[0]
-    weights = []  # from every match (not only the visible ones)
-    for bit in range(n_units):
-        df = sum(1 for s in score.values() if s[2] >> bit & 1)
-        weights.append(math.log(1 + (max(n, df) - df + 0.5) / (df + 0.5)) if q.loose else 1.0)
+    ranked, score, visible, weights = _brute_force(store, query, role_filter, **filters)
+    n_units = len(weights)
     by_session: dict[str, list[int]] = {}
     for rid in ranked:
         by_session.setdefault(visible[rid], []).append(rid)

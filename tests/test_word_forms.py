@@ -177,3 +177,33 @@ def test_short_words_and_other_text_keep_their_own_form() -> None:
 def test_stems(word: str, expected: str) -> None:
     assert stem(word) == expected
     assert word.lower().startswith(stem(word))  # a prefix of the word: it finds itself
+
+
+def test_a_word_and_its_forms_count_once(tmp_path) -> None:
+    """A word searched as written and as its stem (``Emma``, ``emma*``) is one word:
+    a row holding it does not hold it twice.  The user's own name comes back in
+    a chat; many coding sessions name the project, one its deployment.  Counted
+    twice, the name outweighed the project and the deployment together (issue
+    36)."""
+    st = open_store(tmp_path / "state.db")
+    said = [("assistant", f"That sounds great, Emma! Enjoy the {w}.") for w in "abcdef"]
+    conversation(st, "chat0", said, start=T0)
+    for k in range(30):
+        conversation(st, f"build{k:02d}", [("user", "plant-watch tests pass")], start=T0 + 10 + k)
+    conversation(
+        st, "code", [("assistant", "Deployed plant-watch to the staging host.")], start=T0 + 100
+    )
+    for k in range(50):  # the rest of the history: none of the words
+        conversation(st, f"other{k:02d}", [("user", f"notes on errand {k}")], start=T0 + 200 + k)
+    question = "What did we do about the deployment in Emma's plant-watch?"
+    rows = st.search_messages(
+        question, sort="sessions", limit=3, fields=("session_id", "matched_terms")
+    )
+    assert rows[0]["session_id"] == "code"
+    # labelled as read: the word as written, the possessive's name once
+    assert rows[0]["matched_terms"] == ["deployment", "plant-watch"]
+    chats = st.search_messages(
+        question, sort="sessions", limit=30, fields=("session_id", "matched_terms")
+    )
+    assert {r["session_id"]: r["matched_terms"] for r in chats}["chat0"] == ["Emma"]
+    st.close()

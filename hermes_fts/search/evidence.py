@@ -27,6 +27,7 @@ __all__ = [
     "Evidence",
     "Passing",
     "best_row_ids",
+    "credit",
     "gather",
     "id_array",
     "label_rows",
@@ -35,6 +36,7 @@ __all__ = [
     "passing_ids",
     "term_weights",
     "unit_counts",
+    "word_weights",
 ]
 
 
@@ -61,11 +63,36 @@ def term_weights(counts: Sequence[int], documents: int) -> list[float]:
     return [math.log(1.0 + (n - df + 0.5) / (df + 0.5)) for df in counts]
 
 
+def word_weights(
+    weights: Sequence[float], counts: Sequence[int], groups: Sequence[int]
+) -> list[float]:
+    """Each word's weight (``groups[u]``: the word of unit ``u``): its heaviest form
+    some row holds, which is the form as written when rows hold it, and 0 for a
+    word no row holds (it then takes no share of the query's weight)."""
+    out = [0.0] * (max(groups, default=-1) + 1)
+    for weight, count, group in zip(weights, counts, groups):
+        if count and weight > out[group]:
+            out[group] = weight
+    return out
+
+
+def credit(bits: int, weights: Sequence[float], groups: Sequence[int]) -> tuple[float, int]:
+    """What a row holding the units ``bits`` holds of the query: each word it holds
+    once, at the weight of its heaviest form held, summed word by word; and the
+    words it holds, a bit each."""
+    best: dict[int, float] = {}
+    for unit, (weight, group) in enumerate(zip(weights, groups)):
+        if bits >> unit & 1 and weight > best.get(group, -1.0):
+            best[group] = weight
+    return sum(best[g] for g in sorted(best)), sum(1 << g for g in best)
+
+
 @dataclass
 class Evidence:
     """Every row matching any unit, with what it holds: ``rows[id] = [coverage, bm25,
-    session_id, terms]`` (``terms`` a bit per unit; ``session_id`` None when read
-    from an index, which leaves sessions to the page), and each unit's weight."""
+    session_id, words]`` (``coverage``: the weight of the words it holds, ``credit``;
+    ``words`` a bit per word; ``session_id`` None when read from an index, which
+    leaves sessions to the page), and each word's weight (``word_weights``)."""
 
     rows: dict[int, list[Any]]
     weights: list[float]
@@ -112,9 +139,11 @@ def gather(
     documents: int,
     order: str | None = None,
     held_fn: bool = False,
+    groups: Sequence[int] | None = None,
 ) -> Evidence:
     """Every match of ``any_unit`` (the OR of ``units``, or the one unit), with the
-    units it holds, from the index.  Sessions are left out (``rows[id][2]`` is
+    words it holds (``groups[u]``: the word of unit ``u``; each its own word when
+    None), from the index.  Sessions are left out (``rows[id][2]`` is
     None): a page looks up the few it needs (``passing_ids``).
 
     ``extra``: conditions on ``m`` a row must meet to be answered by this
@@ -160,10 +189,11 @@ def gather(
     else:  # a term's weight is the same whatever part of the store is read
         counts = unit_counts(conn, table, units)
     weights = term_weights(counts, documents)
-    set_weight = {bits: sum(w for bit, w in enumerate(weights) if bits >> bit & 1) for bits in sets}
+    groups = groups if groups is not None else range(len(units))
+    credits = {bits: credit(bits, weights, groups) for bits in sets}
     for row in rows.values():
-        row[0] = set_weight[row[3]]
-    return Evidence(rows, weights, order, times)
+        row[0], row[3] = credits[row[3]]
+    return Evidence(rows, word_weights(weights, counts, groups), order, times)
 
 
 def unit_counts(conn: sqlite3.Connection, table: str, units: Sequence[str]) -> list[int]:
@@ -246,10 +276,9 @@ def label_rows(
     """``matched_terms`` and ``missing_terms`` on each row of a best match (``query``
     loose): the words it, or its session, holds and those it does not."""
     if query.loose:
-        labels = term_labels(query)  # fix* as "fixed", written
+        labels = term_labels(query)  # a word and its forms (fixed, fix*) as "fixed"
         for row in rows:
             bits = held.get(row["id"], 0)
-            # A word and its forms (fixed, fix*) share a label: held if either is.
             has = dict.fromkeys(t for bit, t in enumerate(labels) if bits >> bit & 1)
             row["matched_terms"] = list(has)
             row["missing_terms"] = [t for t in dict.fromkeys(labels) if t not in has]
@@ -261,11 +290,16 @@ def _time_order(sort: str | None) -> str | None:
 
 
 def like_evidence(
-    found: Iterable[Sequence[Any]], units: int, documents: int, order: str | None = None
+    found: Iterable[Sequence[Any]],
+    units: int,
+    documents: int,
+    order: str | None = None,
+    groups: Sequence[int] | None = None,
 ) -> Evidence:
     """Evidence from a LIKE scan's ``(id, session_id, timestamp, holds unit 1, …)``
-    rows: the terms' weights from how many rows hold each (one unit: a strict
-    query); ``order``: the search's sort (a time sort orders each level)."""
+    rows: the words' weights from how many rows hold each unit (one unit: a strict
+    query; ``groups`` as ``gather``'s); ``order``: the search's sort (a time sort
+    orders each level)."""
     rows: dict[int, list[Any]] = {}
     times: dict[int, Any] = {}
     counts = [0] * units
@@ -275,7 +309,13 @@ def like_evidence(
             counts[k] += bool(hit)
         rows[int(rid)] = [0.0, 0.0, sid, bits]
         times[int(rid)] = ts
-    weights = term_weights(counts, documents) if units > 1 else [1.0]
+    if units == 1:
+        for row in rows.values():
+            row[0] = 1.0
+        return Evidence(rows, [1.0], _time_order(order), times)
+    weights = term_weights(counts, documents)
+    groups = groups if groups is not None else range(units)
+    credits = {bits: credit(bits, weights, groups) for bits in {row[3] for row in rows.values()}}
     for row in rows.values():
-        row[0] = sum(w for k, w in enumerate(weights) if row[3] >> k & 1)
-    return Evidence(rows, weights, _time_order(order), times)
+        row[0], row[3] = credits[row[3]]
+    return Evidence(rows, word_weights(weights, counts, groups), _time_order(order), times)

@@ -104,7 +104,7 @@ from hermes_fts.search.syntax import (
     parse_query,
     render,
 )
-from hermes_fts.search.wordforms import forms_note, word_forms
+from hermes_fts.search.wordforms import form_pairs, forms_note, word_forms
 
 # What the other modules of the package use; the tree types (Term, Near, AllOf,
 # AnyOf) come with Query.expr and live in hermes_fts.search.syntax.
@@ -420,7 +420,8 @@ def _any_of_words(q: Query) -> Query:
         return Query(q.expr, q.notes)
     notes = [*q.notes, *forms_note(q, kept)]
     expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
-    return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare)
+    forms = form_pairs([pieces for _, pieces in _written(q)], kept)
+    return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare, forms=forms)
 
 
 @functools.lru_cache(maxsize=256)
@@ -471,7 +472,8 @@ def best_match(q: Query) -> Query:
     notes += forms_note(q, kept)
     notes += _one_character_note(kept)
     expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
-    return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare)
+    forms = form_pairs([pieces for _, pieces in written], kept)
+    return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare, forms=forms)
 
 
 def words_held(q: Query, matched: Collection[str]) -> tuple[list[str], list[str], list[str]]:

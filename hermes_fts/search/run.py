@@ -75,6 +75,7 @@ from .snippets import (
     snippet_sql,
 )
 from .topk import bounded_page, one_phrase
+from .wordforms import term_groups
 
 __all__ = [
     "RESULT_FIELDS",
@@ -290,6 +291,7 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
     if rows is not None:
         return rows
     units = [u for _, u in evidence_units(req.plan.query, route)]
+    groups = _groups(req.plan.query)
     documents = int(req.state.get("message_id_max") or 0)
     held_fn = bool(req.state.get("row_evidence"))
     if req.sort == SESSIONS_SORT and len(units) > 1:
@@ -305,6 +307,7 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
             documents,
             req.want,
             held_fn,
+            groups,
         )
     else:
         ids, held = index_page(
@@ -319,8 +322,15 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
             passing_ids(req.conn, req.where, req.params),
             req.sort,
             held_fn,
+            groups,
         )
     return _page_rows(req, iq, extra, ids, held)
+
+
+def _groups(q: Query) -> list[int]:
+    """The word of each unit a search scores by (``plan.evidence_units``): a word and
+    its forms are one word (``wordforms.term_groups``); a strict query is one."""
+    return term_groups(q) if q.loose else [0]
 
 
 def _page_rows(
@@ -344,6 +354,7 @@ def _best_like(req: _Run, extra: str, extra_params: list[Any]) -> list[dict[str,
         int(req.state.get("message_id_max") or 0),
         req.want,
         req.sort,
+        _groups(req.plan.query),
     )
     rows = (
         like_rows(

@@ -38,10 +38,12 @@ from .evidence import (
     Evidence,
     Passing,
     best_row_ids,
+    credit,
     gather,
     like_evidence,
     term_weights,
     unit_counts,
+    word_weights,
 )
 from .like import LIKE_SOURCE, like_where
 from .plan import Query, like_plan
@@ -187,10 +189,12 @@ def index_sessions(
     documents: int,
     want: int,
     held_fn: bool,
+    groups: Sequence[int],
 ) -> tuple[list[int], dict[int, int]]:
-    """``pick_ids`` by sessions of every match of ``any_unit`` (the OR of ``units``)
-    on one index: one statement reads each match with its BM25, the units it
-    holds, its session and whether the filters ``where`` keep it.
+    """``pick_ids`` by sessions of every match of ``any_unit`` (the OR of ``units``;
+    ``groups[u]``: the word of unit ``u``) on one index: one statement reads each
+    match with its BM25, the units it holds, its session and whether the filters
+    ``where`` keep it.
 
     The weights count every match the index holds, kept or not, as
     ``evidence.gather`` counts them; ``extra``: conditions on ``m`` a row must
@@ -223,16 +227,17 @@ def index_sessions(
     else:  # a term's weight is the same whatever part of the store is read
         counts = unit_counts(conn, table, units)
     weights = term_weights(counts, documents)
-    total = sum(weights) or 1.0
-    share = {held: sum(w for b, w in enumerate(weights) if held >> b & 1) for held in sets}
+    words = word_weights(weights, counts, groups)
+    total = sum(words) or 1.0
+    credits = {held: credit(held, weights, groups) for held in sets}
     bm25 = SESSION_WEIGHTS.bm25
     page = top_sessions(
         [
-            (rid, sid, share[held] / total + bm25 * score, held)
+            (rid, sid, credits[held][0] / total + bm25 * score, credits[held][1])
             for (rid, sid, score, _, kept), held in zip(found, bits)
             if kept
         ],
-        weights,
+        words,
         want,
     )
     return [best for _, best, _, _ in page], {best: held for _, best, _, held in page}
@@ -247,10 +252,11 @@ def like_page(
     documents: int,
     want: int,
     sort: str | None,
+    groups: Sequence[int] | None = None,
 ) -> tuple[list[int], dict[int, int]]:
     """``pick_ids`` on the LIKE scan: one pass tests every term on every row the filters
-    ``where`` keep; a row's score is the weight of the terms it holds (no BM25
-    here)."""
+    ``where`` keep; a row's score is the weight of the words it holds (no BM25
+    here; ``groups`` as ``evidence.gather``'s)."""
     whole, whole_params = like_where(conn, like_plan(query), fold)
     tests, test_params = [], []
     for unit in [Query(t) for t in query.terms] if query.loose else [query]:
@@ -262,7 +268,7 @@ def like_page(
         f"JOIN sessions s ON s.id = m.session_id WHERE {whole} AND {where}",
         [*test_params, *whole_params, *params],
     )
-    found = like_evidence(cur, len(tests), documents, sort)
+    found = like_evidence(cur, len(tests), documents, sort, groups)
     # The scan applied the filters and read each row's session.
     sessions = {rid: row[2] for rid, row in found.rows.items()}
     return pick_ids(
@@ -282,9 +288,12 @@ def index_page(
     passing: Passing,
     sort: str | None,
     held_fn: bool = False,
+    groups: Sequence[int] | None = None,
 ) -> tuple[list[int], dict[int, int]]:
     """``pick_ids`` over one index, from every match (``evidence.gather``), for ``sort``
     (None, ``"sessions"`` of a one-unit query, or a time sort)."""
     order = sort if sort in ("newest", "oldest") else None
-    found = gather(conn, table, units, any_unit, envelope_ids, extra, (), documents, order, held_fn)
+    found = gather(
+        conn, table, units, any_unit, envelope_ids, extra, (), documents, order, held_fn, groups
+    )
     return pick_ids(found, want, passing, sort == "sessions")

@@ -92,6 +92,9 @@ class Query:
     # other forms.
     loose: bool = False
     bare: tuple[str, ...] = ()
+    # Of a best match: (word, its other forms) pairs among its terms
+    # (``fixed``, ``fix*``): one word, which a row holds once (``term_groups``).
+    forms: tuple[tuple[Term, Term], ...] = ()
 
     @property
     def is_empty(self) -> bool:

@@ -19,10 +19,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from hermes_fts.search.syntax import AllOf, AnyOf, Query, Term
 
-__all__ = ["MIN_STEM", "forms_note", "stem", "term_labels", "word_forms"]
+__all__ = [
+    "MIN_STEM",
+    "form_pairs",
+    "forms_note",
+    "stem",
+    "term_groups",
+    "term_labels",
+    "word_forms",
+]
 
 # Three letters keep `fix` (fixed, fixes, fixing); two would reach every word
 # starting with `te` from `tests`.
@@ -131,16 +140,55 @@ def _written(q: Query) -> list[Term]:
     return [t for t in dict.fromkeys(top) if isinstance(t, Term) and t.text in q.bare]
 
 
+def form_pairs(
+    words: Sequence[Sequence[Term]], kept: Sequence[Term]
+) -> tuple[tuple[Term, Term], ...]:
+    """``Query.forms`` of a best match: each word's terms (``words``: as ``plan`` cut
+    them) that are the word and its stem's prefix, where both were ``kept``."""
+    searched = set(kept)
+    return tuple(
+        (pieces[0], pieces[1])
+        for pieces in words
+        if len(pieces) == 2
+        and word_forms(pieces[0]) == pieces[1] != pieces[0]
+        and pieces[0] in searched
+        and pieces[1] in searched
+    )
+
+
+def term_groups(q: Query) -> list[int]:
+    """The word each term of the best match ``q`` belongs to, numbered in query order:
+    a word and its other forms (``Query.forms``) are one word, so a row holding
+    both holds it once."""
+    terms = [replace(t, negated=False) for t in q.terms]
+    root = list(range(len(terms)))
+    index = {t: i for i, t in reversed(list(enumerate(terms)))}
+
+    def find(i: int) -> int:
+        while root[i] != i:
+            i = root[i]
+        return i
+
+    for word, form in q.forms:
+        if word in index and form in index:
+            a, b = sorted((find(index[word]), find(index[form])))
+            root[b] = a
+    number: dict[int, int] = {}
+    return [number.setdefault(find(i), len(number)) for i in range(len(terms))]
+
+
 def term_labels(q: Query) -> list[str]:
-    """The label of each term of the best match ``q`` (``matched_terms``): a stem
-    searched for a word written without quotes is named by that word (``fix*``
-    by "fixed"), so results speak of what a user wrote."""
-    written: dict[str, str] = {}
-    for word in q.bare:
-        form = word_forms(Term(word))
-        if form.prefix:
-            written.setdefault(form.text, word)
-    return [written.get(t.text, t.text) if t.prefix else t.text for t in q.terms]
+    """The label of each word of the best match ``q`` (``term_groups``), for
+    ``matched_terms``: the word as searched (``fixed``, not its stem ``fix*``), so
+    results speak of what a user wrote."""
+    groups = term_groups(q)
+    labels: dict[int, str] = {}
+    for group, term in zip(groups, q.terms):
+        if not term.prefix:
+            labels.setdefault(group, term.text)
+    for group, term in zip(groups, q.terms):
+        labels.setdefault(group, term.text)
+    return [labels[g] for g in range(len(labels))]
 
 
 def forms_note(q: Query, searched: Sequence[Term]) -> list[str]:
