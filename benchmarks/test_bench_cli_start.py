@@ -1,60 +1,162 @@
-"""Issue 35 benchmark: how long ``hermes-fts`` takes to start.
+"""Issue 35 benchmark: how long ``hermes-fts`` takes to start, and the memory it takes.
 
-``hermes-fts --version`` and ``--help`` import no store, search or tool module
-(each subcommand's module is imported when it runs), and ``hermes-fts browse``
-on a small store shows what a subcommand that needs them costs.  Each is a
-fresh interpreter (``python -m hermes_fts.cli``), timed with the interpreter's
-own start (``python -c pass``) next to it.  Reported, never asserted.
+Each command is a fresh process, as a person runs it: the ``hermes-fts``
+console script installed next to this interpreter (``python -m
+hermes_fts.cli`` where there is none), this checkout first on the path.
+``--version`` and ``--help`` import no store, search or tool module; a
+one-word search on the benchmark store shows what a command that needs
+them costs.  The interpreter's own start (``python -S -c pass``, ``python
+-c pass``) and ``import hermes_fts`` are timed next to them, their runs
+interleaved round by round so that the machine's load hits all alike.
+Bytecode is compiled once into a private cache, as an installed wheel has
+it, never into the checkout.  Reported, never asserted.
 
-    python -m pytest benchmarks/test_bench_cli_start.py --benchmark-group-by=group
+``HERMES_BENCH_START_BASELINE=PATH`` times the same commands on another
+checkout (its library built) in the same rounds: before and after in one run.
+
+    python -m pytest benchmarks/test_bench_cli_start.py --bench-size 20k
 """
 
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from hermes_fts.store import SessionStore
+from benchmarks import corpus
 
 REPO = Path(__file__).resolve().parents[1]
-TABLE = "hermes-fts start, a fresh interpreter per run (issue 35)"
+TABLE = "hermes-fts start, a fresh process per run (issue 35)"
+ROUNDS = 15
+
+# Spawns each command and reports its wall time and peak RSS.  A child's peak
+# RSS starts at its parent's (exec keeps the larger), so a small launcher of
+# its own spawns them, never pytest; it imports nothing beyond the builtins.
+# A line in: the PYTHONPATH, then the command's words, NUL-separated.
+_LAUNCHER = r"""
+import os, sys, time
+for line in sys.stdin:
+    path, *argv = line.rstrip("\n").split("\0")
+    env = {**os.environ, "PYTHONPATH": path}
+    null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_WRONLY, 0) for fd in (1, 2)]
+    started = time.perf_counter()
+    pid = os.posix_spawn(argv[0], argv, env, file_actions=null)
+    _pid, status, usage = os.wait4(pid, 0)
+    wall_ms = (time.perf_counter() - started) * 1000.0
+    print(wall_ms, usage.ru_maxrss, os.waitstatus_to_exitcode(status), flush=True)
+"""
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("cli-start")
-    with SessionStore(folder / "state.db") as store:
-        store.add_session("s1", source="cli", started_at=1_700_000_000.0)
-        store.add_message("s1", "user", "deploy the service")
-    return folder
+class Launcher:
+    """Runs commands one at a time: wall milliseconds and peak RSS in MB (None
+    where the platform has no ``posix_spawn``/``wait4``; then timed from here)."""
+
+    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+        self.env, self.cwd = env, cwd
+        self.proc: subprocess.Popen[str] | None = None
+        if hasattr(os, "posix_spawn") and hasattr(os, "wait4"):
+            self.proc = subprocess.Popen(
+                [sys.executable, "-S", "-c", _LAUNCHER],
+                env=env,
+                cwd=str(cwd),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+
+    def run(self, checkout: Path, argv: list[str]) -> tuple[float, float | None]:
+        env = {**self.env, "PYTHONPATH": str(checkout)}
+        rss_mb: float | None = None
+        if self.proc is None or self.proc.stdin is None or self.proc.stdout is None:
+            started = time.perf_counter()
+            code = subprocess.run(argv, env=env, cwd=str(self.cwd), capture_output=True).returncode
+            wall_ms = (time.perf_counter() - started) * 1000.0
+        else:
+            self.proc.stdin.write("\0".join([str(checkout), *argv]) + "\n")
+            self.proc.stdin.flush()
+            wall, rss, status = self.proc.stdout.readline().split()
+            wall_ms, code = float(wall), int(status)
+            # ru_maxrss is in KB on Linux, in bytes on macOS.
+            rss_mb = int(rss) / (2**20 if sys.platform == "darwin" else 2**10)
+        if code != 0:
+            failed = subprocess.run(
+                argv, env=env, cwd=str(self.cwd), capture_output=True, text=True
+            )
+            pytest.fail(f"{argv} exited {code}: {failed.stderr}")
+        return wall_ms, rss_mb
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.communicate("")
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["-c", "pass"],
-        ["-m", "hermes_fts.cli", "--version"],
-        ["-m", "hermes_fts.cli", "--help"],
-        ["-m", "hermes_fts.cli", "browse", "--json"],
-    ],
-    ids=["python", "version", "help", "browse"],
-)
-def test_cli_start(benchmark, bench_report, home, argv):
-    env = {**os.environ, "HERMES_HOME": str(home), "PYTHONPATH": str(REPO)}
+def _cli() -> list[str]:
+    """The console script pip installed beside this interpreter, else ``-m``."""
+    folder = Path(sys.executable).parent
+    for name in ("hermes-fts", "hermes-fts.exe"):
+        if (folder / name).is_file():
+            return [str(folder / name)]
+    return [sys.executable, "-m", "hermes_fts.cli"]
 
-    def start() -> None:
-        subprocess.run(
-            [sys.executable, *argv], env=env, cwd=str(home), check=True, capture_output=True
-        )
 
-    benchmark.group = "cli start"
-    benchmark.pedantic(start, rounds=15, warmup_rounds=1)
-    if not benchmark.stats:  # --benchmark-disable (CI's smoke run): nothing measured
-        return
-    median_ms = benchmark.stats.stats.median * 1000.0
-    benchmark.extra_info["median_ms"] = round(median_ms, 1)
-    bench_report.add(TABLE, {"command": " ".join(argv), "median ms": f"{median_ms:.0f}"})
+def _commands(store: Path) -> dict[str, list[str]]:
+    cli = _cli()
+    word = corpus.term_samples("latin_word", bands=["common"], per_band=1)["common"][0]
+    cjk = corpus.term_samples("zh2", bands=["common"], per_band=1)["common"][0]
+    py = sys.executable
+    return {
+        "python -S -c pass": [py, "-S", "-c", "pass"],
+        "python -c pass": [py, "-c", "pass"],
+        "python -c 'import hermes_fts'": [py, "-c", "import hermes_fts"],
+        "hermes-fts --version": [*cli, "--version"],
+        "hermes-fts --help": [*cli, "--help"],
+        f"hermes-fts search {word}": [*cli, "--db", str(store), "search", word],
+        f"hermes-fts search {cjk}": [*cli, "--db", str(store), "search", cjk],
+    }
+
+
+def _checkouts() -> dict[str, Path]:
+    baseline = os.environ.get("HERMES_BENCH_START_BASELINE")
+    found = {"this checkout": REPO}
+    if baseline:
+        found["baseline"] = Path(baseline).resolve()
+    return found
+
+
+def test_cli_start(request, bench_report, bench_store, tmp_path):
+    env = {**os.environ, "HERMES_HOME": str(tmp_path)}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    commands = _commands(bench_store)
+    checkouts = _checkouts()
+    runs = [(c, name) for c in checkouts for name in commands]
+    rounds = 1 if request.config.getoption("benchmark_disable", False) else ROUNDS
+    walls: dict[tuple[str, str], list[float]] = {run: [] for run in runs}
+    peaks: dict[tuple[str, str], float] = {}
+    launcher = Launcher(env, tmp_path)
+    try:
+        for checkout, name in runs:  # warm-up: writes the bytecode cache
+            launcher.run(checkouts[checkout], commands[name])
+        for _ in range(rounds):
+            for run in runs:
+                wall_ms, rss_mb = launcher.run(checkouts[run[0]], commands[run[1]])
+                walls[run].append(wall_ms)
+                if rss_mb is not None:
+                    peaks[run] = max(peaks.get(run, 0.0), rss_mb)
+    finally:
+        launcher.close()
+    for checkout, name in runs:
+        median = statistics.median(walls[checkout, name])
+        base = statistics.median(walls[checkout, "python -c pass"])
+        row = {"command": name, "median ms": f"{median:.0f}"}
+        if len(checkouts) > 1:
+            row = {"checkout": checkout, **row}
+        row["x python -c pass"] = f"{median / base:.2f}"
+        peak = peaks.get((checkout, name))
+        row["peak RSS MB"] = "" if peak is None else f"{peak:.1f}"
+        bench_report.add(TABLE, row)
