@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -117,6 +116,8 @@ def nobody_writing(path: str | os.PathLike[str]) -> bool:
 
 def disk_full(path: str | os.PathLike[str]) -> bool:
     """Whether the file system holding ``path`` has no room for even a -shm file."""
+    import shutil  # only where an open failed
+
     folder = os.path.dirname(os.path.abspath(os.fspath(path))) or "."
     try:
         return shutil.disk_usage(folder).free < 2 * SHM_BYTES

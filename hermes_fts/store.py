@@ -28,7 +28,7 @@ from ._sqlite import (  # tool/CLI name causes with them  # the CLI says when it
 from .content import encode_value
 from .index import lifecycle as index_state
 from .index import maintain as indexing
-from .index import optimize, schema, space
+from .index import schema
 from .index.schema import BASE, CJK, TRIGRAM
 from .search import run as search
 from .search.plan import (
@@ -534,6 +534,8 @@ class SessionStore:
     def optimize_estimate(self, vacuum: bool = True) -> dict[str, Any]:
         """What ``optimize_storage`` would add, build, drop and take, without running
         it (``optimize.estimate``); the file is not changed."""
+        from .index import optimize  # a search never needs it
+
         return optimize.estimate(self._conn, self._caps, self._path, vacuum)
 
     def optimize_storage(
@@ -568,6 +570,8 @@ class SessionStore:
             "min_pause": min_pause,
             "txn_target": txn_target,
         }
+        from .index import optimize
+
         hooks = optimize.Hooks(self.backfill, self.sync, self._seen.forget)
         return optimize.run(self._conn, self._caps, self._path, hooks, progress, vacuum, pacing)
 
@@ -735,6 +739,8 @@ class SessionStore:
 
     def file_sizes(self) -> tuple[int, int]:
         """Bytes on disk of the main file and of the ``-wal`` file, apart."""
+        from .index import space
+
         return space.file_sizes(self._path)
 
     def status(self) -> dict[str, Any]:
