@@ -78,15 +78,32 @@ def open_store(
     makes a read-only open refuse what a read-write one would (a preflight).
     """
     target = Path(path).expanduser()
+    # A writer is refused before its first write; a reader asks its own
+    # connection for Hermes' tables, rather than open one more to ask.
+    reading = readonly and not check_writable
     problem = _sqlite.store_file_problem(
-        target, readonly=readonly and not check_writable, may_create=create and not readonly
+        target,
+        readonly=reading,
+        may_create=create and not readonly,
+        tables=not reading,
     )
     if problem is not None:
         raise StoreError(problem.message, wrong_path=problem.wrong_path)
     try:
-        return SessionStore(target, readonly=readonly)
+        store = SessionStore(target, readonly=readonly)
     except (sqlite3.Error, OSError) as exc:
+        # Another application's database fails on our first read: say so.
+        problem = (
+            _sqlite.store_file_problem(target, readonly=True, may_create=False) if reading else None
+        )
+        if problem is not None and problem.wrong_path:
+            raise StoreError(problem.message, wrong_path=True) from exc
         raise _sqlite.store_error(target, exc, readonly=readonly) from exc
+    problem = _sqlite.tables_problem(store._conn, target) if reading else None
+    if problem is not None:
+        store.close()
+        raise StoreError(problem.message, wrong_path=True)
+    return store
 
 
 class SessionStore:
