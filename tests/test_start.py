@@ -114,3 +114,46 @@ def _version() -> str:
     from hermes_fts._version import __version__
 
     return __version__
+
+
+def _store(path: Path, sessions: int) -> None:
+    from hermes_fts.store import SessionStore
+
+    with SessionStore(path) as store:
+        for n in range(sessions):
+            sid = f"s{n:03d}"
+            store.add_session(sid, source="cli", started_at=1_700_000_000.0 + n, title=f"talk {n}")
+            store.add_message(sid, "user", f"deploy the service, attempt {n} " + "x" * 400)
+
+
+def _console(args: list[str], home: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m hermes_fts.cli``: the console script's ``run``, through pipes,
+    its output buffered as a person's shell has it."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HERMES_HOME": str(home)}
+    env.pop("PYTHONUNBUFFERED", None)
+    return subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=str(home),
+        env=env,
+        timeout=120,
+    )
+
+
+def test_the_console_script_writes_all_it_prints_and_exits_with_mains_status(tmp_path):
+    # ``run`` ends the process without tearing the interpreter down: what
+    # is still buffered must reach the pipe, and the status must be main's.
+    _store(tmp_path / "state.db", 60)
+    proc = _console(["browse", "--json", "--limit", "100"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(proc.stdout)["results"]) == 60
+    proc = _console(["browse", "--limit", "100"], tmp_path)  # line by line
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("@session:default/s") == 60
+    assert proc.stdout.endswith("@session:default/s000\n")
+    proc = _console(["--db", str(tmp_path / "none.db"), "search", "deploy"], tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("Error: no session store at ")
+    proc = _console(["read", "no-such-session"], tmp_path)
+    assert proc.returncode == 1 and proc.stderr.startswith("Error: ")

@@ -9,6 +9,7 @@ a command line imports only the module of the subcommand it runs.
 
 from __future__ import annotations
 
+import os
 import sys
 
 # typing.TYPE_CHECKING without importing typing: a command line imports only
@@ -16,13 +17,13 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any
+    from typing import Any, NoReturn
 
     from ..store import StoreError
     from .progress import ProgressBar
     from .registry import build_parser
 
-__all__ = ["ProgressBar", "build_parser", "main"]
+__all__ = ["ProgressBar", "build_parser", "main", "run"]
 
 
 def __getattr__(name: str) -> Any:
@@ -89,6 +90,25 @@ def main(
         args.db = Path(home) / "state.db"
     args.status_extra = status_extra or {}
     return _run(args, as_json)
+
+
+def run() -> NoReturn:
+    """The ``hermes-fts`` console script and ``python -m hermes_fts.cli``: ``main``,
+    then the process ends without tearing the interpreter down.
+
+    When ``main`` returns, every command has closed its store and written what
+    it prints, so freeing each module and object one by one would change
+    nothing anyone sees.  The standard streams are flushed first; an
+    exception, or a stream that cannot be flushed, takes the usual exit,
+    which reports it as always.
+    """
+    status = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        sys.exit(status)
+    os._exit(status)
 
 
 def _version() -> None:
