@@ -11,8 +11,9 @@ interleaved round by round so that the machine's load hits all alike.
 Bytecode is compiled once into a private cache, as an installed wheel has
 it, never into the checkout.  Reported, never asserted.
 
-``HERMES_BENCH_START_BASELINE=PATH`` times the same commands on another
-checkout (its library built) in the same rounds: before and after in one run.
+``HERMES_BENCH_START_BASELINE=PYTHON`` times the same commands on another
+install of hermes-fts, the one that interpreter (of a venv) imports, with its
+own console script, in the same rounds: before and after in one run.
 
     python -m pytest benchmarks/test_bench_cli_start.py --bench-size 20k
 """
@@ -37,12 +38,14 @@ ROUNDS = 15
 # Spawns each command and reports its wall time and peak RSS.  A child's peak
 # RSS starts at its parent's (exec keeps the larger), so a small launcher of
 # its own spawns them, never pytest; it imports nothing beyond the builtins.
-# A line in: the PYTHONPATH, then the command's words, NUL-separated.
+# A line in: the PYTHONPATH (empty: none), then the command's words, NUL-separated.
 _LAUNCHER = r"""
 import os, sys, time
 for line in sys.stdin:
     path, *argv = line.rstrip("\n").split("\0")
-    env = {**os.environ, "PYTHONPATH": path}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if path:
+        env["PYTHONPATH"] = path
     null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_WRONLY, 0) for fd in (1, 2)]
     started = time.perf_counter()
     pid = os.posix_spawn(argv[0], argv, env, file_actions=null)
@@ -69,15 +72,17 @@ class Launcher:
                 text=True,
             )
 
-    def run(self, checkout: Path, argv: list[str]) -> tuple[float, float | None]:
-        env = {**self.env, "PYTHONPATH": str(checkout)}
+    def run(self, path: str, argv: list[str]) -> tuple[float, float | None]:
+        env = {k: v for k, v in self.env.items() if k != "PYTHONPATH"}
+        if path:
+            env["PYTHONPATH"] = path
         rss_mb: float | None = None
         if self.proc is None or self.proc.stdin is None or self.proc.stdout is None:
             started = time.perf_counter()
             code = subprocess.run(argv, env=env, cwd=str(self.cwd), capture_output=True).returncode
             wall_ms = (time.perf_counter() - started) * 1000.0
         else:
-            self.proc.stdin.write("\0".join([str(checkout), *argv]) + "\n")
+            self.proc.stdin.write("\0".join([path, *argv]) + "\n")
             self.proc.stdin.flush()
             wall, rss, status = self.proc.stdout.readline().split()
             wall_ms, code = float(wall), int(status)
@@ -95,20 +100,35 @@ class Launcher:
             self.proc.communicate("")
 
 
-def _cli() -> list[str]:
-    """The console script pip installed beside this interpreter, else ``-m``."""
-    folder = Path(sys.executable).parent
-    for name in ("hermes-fts", "hermes-fts.exe"):
-        if (folder / name).is_file():
-            return [str(folder / name)]
-    return [sys.executable, "-m", "hermes_fts.cli"]
+class Install:
+    """An interpreter and the hermes-fts it imports: this checkout first on its path,
+    or (``path`` empty) what is installed for it."""
+
+    def __init__(self, python: str, path: str) -> None:
+        self.python, self.path = python, path
+
+    def cli(self) -> list[str]:
+        """The console script pip installed beside the interpreter, else ``-m``."""
+        folder = Path(self.python).parent
+        for name in ("hermes-fts", "hermes-fts.exe"):
+            if (folder / name).is_file():
+                return [str(folder / name)]
+        return [self.python, "-m", "hermes_fts.cli"]
 
 
-def _commands(store: Path) -> dict[str, list[str]]:
-    cli = _cli()
+def _installs() -> dict[str, Install]:
+    found = {"this checkout": Install(sys.executable, str(REPO))}
+    baseline = os.environ.get("HERMES_BENCH_START_BASELINE")
+    if baseline:
+        found["baseline"] = Install(baseline, "")
+    return found
+
+
+def _commands(store: Path, install: Install) -> dict[str, list[str]]:
+    cli = install.cli()
     word = corpus.term_samples("latin_word", bands=["common"], per_band=1)["common"][0]
     cjk = corpus.term_samples("zh2", bands=["common"], per_band=1)["common"][0]
-    py = sys.executable
+    py = install.python
     return {
         "python -S -c pass": [py, "-S", "-c", "pass"],
         "python -c pass": [py, "-c", "pass"],
@@ -120,43 +140,36 @@ def _commands(store: Path) -> dict[str, list[str]]:
     }
 
 
-def _checkouts() -> dict[str, Path]:
-    baseline = os.environ.get("HERMES_BENCH_START_BASELINE")
-    found = {"this checkout": REPO}
-    if baseline:
-        found["baseline"] = Path(baseline).resolve()
-    return found
-
-
 def test_cli_start(request, bench_report, bench_store, tmp_path):
     env = {**os.environ, "HERMES_HOME": str(tmp_path)}
     env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    commands = _commands(bench_store)
-    checkouts = _checkouts()
-    runs = [(c, name) for c in checkouts for name in commands]
+    installs = _installs()
+    commands = {label: _commands(bench_store, install) for label, install in installs.items()}
+    runs = [(label, name) for label in installs for name in commands[label]]
     rounds = 1 if request.config.getoption("benchmark_disable", False) else ROUNDS
     walls: dict[tuple[str, str], list[float]] = {run: [] for run in runs}
     peaks: dict[tuple[str, str], float] = {}
     launcher = Launcher(env, tmp_path)
     try:
-        for checkout, name in runs:  # warm-up: writes the bytecode cache
-            launcher.run(checkouts[checkout], commands[name])
+        for label, name in runs:  # warm-up: writes the bytecode cache
+            launcher.run(installs[label].path, commands[label][name])
         for _ in range(rounds):
             for run in runs:
-                wall_ms, rss_mb = launcher.run(checkouts[run[0]], commands[run[1]])
+                label, name = run
+                wall_ms, rss_mb = launcher.run(installs[label].path, commands[label][name])
                 walls[run].append(wall_ms)
                 if rss_mb is not None:
                     peaks[run] = max(peaks.get(run, 0.0), rss_mb)
     finally:
         launcher.close()
-    for checkout, name in runs:
-        median = statistics.median(walls[checkout, name])
-        base = statistics.median(walls[checkout, "python -c pass"])
+    for label, name in runs:
+        median = statistics.median(walls[label, name])
+        base = statistics.median(walls[label, "python -c pass"])
         row = {"command": name, "median ms": f"{median:.0f}"}
-        if len(checkouts) > 1:
-            row = {"checkout": checkout, **row}
+        if len(installs) > 1:
+            row = {"install": label, **row}
         row["x python -c pass"] = f"{median / base:.2f}"
-        peak = peaks.get((checkout, name))
+        peak = peaks.get((label, name))
         row["peak RSS MB"] = "" if peak is None else f"{peak:.1f}"
         bench_report.add(TABLE, row)

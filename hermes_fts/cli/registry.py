@@ -90,9 +90,19 @@ def command(
 def load_command(name: str) -> Command:
     """Subcommand ``name``, its module imported on first use."""
     if name not in COMMANDS:
+        import gc
         from importlib import import_module
 
-        import_module(f".{SUBCOMMANDS[name][0]}", __package__)
+        # Importing the store stack makes objects that live as long as the
+        # process (modules, classes, functions, compiled patterns): the cycle
+        # collector, run again and again meanwhile, would find next to nothing.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            import_module(f".{SUBCOMMANDS[name][0]}", __package__)
+        finally:
+            if enabled:
+                gc.enable()
     return COMMANDS[name]
 
 
