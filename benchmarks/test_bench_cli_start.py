@@ -9,7 +9,11 @@ them costs.  The interpreter's own start (``python -S -c pass``, ``python
 -c pass``) and ``import hermes_fts`` are timed next to them, their runs
 interleaved round by round so that the machine's load hits all alike.
 Bytecode is compiled once into a private cache, as an installed wheel has
-it, never into the checkout.  Reported, never asserted.
+it, never into the checkout.  A second table splits one search's time into
+its steps, timed from inside the interpreter (wall and CPU): importing the
+CLI, parsing (which imports the store stack), loading the extension,
+opening the store, the search, the tool's shaping, and the rest.  Reported,
+never asserted.
 
 ``HERMES_BENCH_START_BASELINE=PYTHON`` times the same commands on another
 install of hermes-fts, the one that interpreter (of a venv) imports, with its
@@ -20,6 +24,7 @@ own console script, in the same rounds: before and after in one run.
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -173,3 +178,122 @@ def test_cli_start(request, bench_report, bench_store, tmp_path):
         peak = peaks.get((label, name))
         row["peak RSS MB"] = "" if peak is None else f"{peak:.1f}"
         bench_report.add(TABLE, row)
+
+
+# One search in a fresh interpreter, its phases timed from inside: the
+# internals it wraps are the command's own steps, named in PHASES.
+_PHASES_CHILD = r"""
+import io, json, sys, time
+clock = {"wall": time.perf_counter, "cpu": time.process_time}
+t0 = {k: f() for k, f in clock.items()}
+marks, spent, inside = {}, {}, []
+def mark(name):
+    marks[name] = {k: f() - t0[k] for k, f in clock.items()}
+def timed(key, fn):
+    # Counted as key, and as key@step: the step it was called inside.
+    def wrapper(*args, **kwargs):
+        start = {k: f() for k, f in clock.items()}
+        keys = [key] + ([key + "@" + inside[-1]] if inside else [])
+        inside.append(key)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            inside.pop()
+            for name in keys:
+                total = spent.setdefault(name, {"wall": 0.0, "cpu": 0.0})
+                for k, f in clock.items():
+                    total[k] += f() - start[k]
+    return wrapper
+from hermes_fts.cli import main, registry
+mark("cli")
+load_command = registry.load_command
+def loaded(name):
+    command = load_command(name)
+    mark("stack")
+    from hermes_fts import loader, store
+    from hermes_fts.cli import history
+    from hermes_fts.index import lifecycle
+    from hermes_fts.search import run
+    loader.install = timed("install", loader.install)
+    store.SessionStore.search = timed("search", store.SessionStore.search)
+    if hasattr(lifecycle, "StateCache"):
+        lifecycle.StateCache.state = timed("state", lifecycle.StateCache.state)
+    if hasattr(run, "plan_search"):
+        run.plan_search = timed("plan", run.plan_search)
+    history.open_store = timed("open", history.open_store)
+    history.run_call = timed("tool", history.run_call)
+    return command
+registry.load_command = loaded
+out, sys.stdout = sys.stdout, io.StringIO()
+main(sys.argv[1:])
+sys.stdout = out
+mark("end")
+print(json.dumps({"marks": marks, "spent": spent}))
+"""
+PHASES = (
+    ("import hermes_fts.cli", "cli"),
+    ("parse, importing the store stack", "stack"),
+    ("load the extension", "install"),
+    ("open the store", "open"),
+    ("index state (in store.search)", "state"),
+    ("planning (plan_search)", "plan"),
+    ("the query, snippets, rows (the rest of store.search)", "search"),
+    ("tool: lineages, context, payload", "tool"),
+    ("the rest: arguments, printing", "print"),
+)
+PHASES_TABLE = "where one search's time goes, from inside the interpreter (issue 35)"
+
+
+def _phases(run: dict[str, dict[str, dict[str, float]]], clock: str) -> dict[str, float]:
+    """Milliseconds per phase of one instrumented run."""
+    marks, spent = run["marks"], run["spent"]
+
+    def took(key: str) -> float:
+        return spent.get(key, {}).get(clock, 0.0)
+
+    ms = {
+        "cli": marks["cli"][clock],
+        "stack": marks["stack"][clock] - marks["cli"][clock],
+        "install": took("install"),
+        "open": took("open") - took("install"),
+        "state": took("state@search"),
+        "plan": took("plan@search") + took("plan@tool"),
+        "search": took("search") - took("state@search") - took("plan@search"),
+        "tool": took("tool") - took("search") - took("plan@tool"),
+    }
+    ms["print"] = marks["end"][clock] - marks["stack"][clock] - took("open") - took("tool")
+    return {k: v * 1000.0 for k, v in ms.items()}
+
+
+def test_search_phases(request, bench_report, bench_store, tmp_path):
+    env = {**os.environ, "HERMES_HOME": str(tmp_path)}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    word = corpus.term_samples("latin_word", bands=["common"], per_band=1)["common"][0]
+    argv = ["--db", str(bench_store), "search", word]
+    rounds = 1 if request.config.getoption("benchmark_disable", False) else ROUNDS
+    runs: dict[str, list[dict[str, float]]] = {}
+    installs = _installs()
+    for n in range(rounds + 1):  # the first writes the bytecode cache
+        for label, install in installs.items():
+            env.pop("PYTHONPATH", None)
+            if install.path:
+                env["PYTHONPATH"] = install.path
+            proc = subprocess.run(
+                [install.python, "-c", _PHASES_CHILD, *argv],
+                env=env,
+                cwd=str(tmp_path),
+                capture_output=True,
+                text=True,
+            )
+            assert proc.returncode == 0, proc.stderr
+            if n:
+                runs.setdefault(label, []).append(json.loads(proc.stdout.splitlines()[-1]))
+    for name, key in PHASES:
+        row: dict[str, str] = {"phase": name}
+        for label in installs:
+            for clock in ("wall", "cpu"):
+                ms = statistics.median(_phases(r, clock)[key] for r in runs[label])
+                head = f"{clock} ms" if len(installs) == 1 else f"{label} {clock} ms"
+                row[head] = f"{ms:.1f}"
+        bench_report.add(PHASES_TABLE, row)
