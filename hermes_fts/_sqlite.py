@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -44,6 +43,7 @@ __all__ = [
     "sqlite_sort_key",
     "rows_as_dicts",
     "store_file_problem",
+    "tables_problem",
 ]
 
 logger = logging.getLogger("hermes_fts.sqlite")
@@ -117,6 +117,8 @@ def nobody_writing(path: str | os.PathLike[str]) -> bool:
 
 def disk_full(path: str | os.PathLike[str]) -> bool:
     """Whether the file system holding ``path`` has no room for even a -shm file."""
+    import shutil  # only where an open failed
+
     folder = os.path.dirname(os.path.abspath(os.fspath(path))) or "."
     try:
         return shutil.disk_usage(folder).free < 2 * SHM_BYTES
@@ -342,14 +344,17 @@ class FileProblem(NamedTuple):
     wrong_path: bool = False
 
 
-def store_file_problem(path: Path, *, readonly: bool, may_create: bool) -> FileProblem | None:
+def store_file_problem(
+    path: Path, *, readonly: bool, may_create: bool, tables: bool = True
+) -> FileProblem | None:
     """Why ``path`` is not a usable Hermes session store, looking without writing; None if it is.
 
     Nothing there, a folder, an empty file, a file that is not SQLite and a
     SQLite file without the ``sessions``/``messages`` tables are wrong paths
     (``may_create`` accepts a missing or empty file).  For a read-write open,
     a file or folder this user cannot write is named as such: the check runs
-    before anything is written.
+    before anything is written.  ``tables=False`` leaves the tables to the
+    caller's own connection (``tables_problem``), which saves opening one here.
     """
     kind, detail = file_kind(path)
     if kind in ("missing", "empty") and may_create:
@@ -368,27 +373,37 @@ def store_file_problem(path: Path, *, readonly: bool, may_create: bool) -> FileP
             "read permission on it and the folders above it, or run as the "
             "store's owner"
         )
-    try:
-        conn = connect_readonly(path)
+    if tables:
         try:
-            names = {
-                row[0]
-                for row in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table'"
-                    " AND name IN ('sessions', 'messages')"
-                )
-            }
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        return open_problem(path, True, exc)
+            conn = connect_readonly(path)
+            try:
+                problem = tables_problem(conn, path)
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            return open_problem(path, True, exc)
+        if problem is not None:
+            return problem
+    return None if readonly else _write_problem(path)
+
+
+def tables_problem(conn: sqlite3.Connection, path: Path) -> FileProblem | None:
+    """A wrong path when the database ``conn`` reads lacks Hermes' ``sessions`` or
+    ``messages`` table; None when it has both."""
+    names = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM main.sqlite_master WHERE type = 'table'"
+            " AND name IN ('sessions', 'messages')"
+        )
+    }
     if names != {"sessions", "messages"}:
         return FileProblem(
             f"{path} is a SQLite database but not a Hermes session store "
             "(no sessions and messages tables)",
             wrong_path=True,
         )
-    return None if readonly else _write_problem(path)
+    return None
 
 
 _WRITES = "this command writes to the store"

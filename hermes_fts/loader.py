@@ -8,8 +8,8 @@ Strategy order for ``load(conn)``, most direct first:
 3. ``auto_extension``  the stdlib module without ``enable_load_extension``:
                        register the library process-wide with
                        ``sqlite3_auto_extension`` on the very SQLite library the
-                       ``sqlite3`` module uses (through cffi, ABI mode), checked
-                       with a probe connection;
+                       ``sqlite3`` module uses (through the stdlib's ctypes),
+                       checked with a probe connection;
 4. ``ExtensionUnavailable`` with a message that says what to do.
 
 One process binds the library to one SQLite library only: the extension keeps
@@ -252,24 +252,29 @@ def _load(conn: Any) -> str:
 
 
 # --------------------------------------------------------------------------
-# cffi auto-extension for the stdlib module without enable_load_extension.
-
-_CDEF = """
-int sqlite3_auto_extension(void (*xEntryPoint)(void));
-int sqlite3_cancel_auto_extension(void (*xEntryPoint)(void));
-const char *sqlite3_libversion(void);
-"""
-_EXT_CDEF = "int hermes_fts_auto_init(void *db, char **pzErrMsg, const void *pApi);"
+# ctypes auto-extension for the stdlib module without enable_load_extension.
 
 # Kept for the life of the process: connections keep pointers into the
-# library, so it must never be unloaded (cffi never dlcloses on its own).
+# library, so it must never be unloaded (ctypes never dlcloses on its own).
 _native: dict = {}
 
 
-def _stdlib_sqlite_library(ffi: Any) -> tuple[Any, str]:
+def _ctypes() -> Any:
+    """The stdlib's ctypes, imported only when the auto-extension is needed."""
+    try:
+        import ctypes
+    except ImportError as exc:  # a Python built without libffi
+        raise ExtensionUnavailable(
+            f"this Python has no ctypes module ({exc}), so the extension cannot be "
+            f"registered with its sqlite3 module; {STATIC_SQLITE_WORKAROUND}"
+        ) from exc
+    return ctypes
+
+
+def _stdlib_sqlite_library(ctypes: Any) -> tuple[Any, str]:
     """Open the SQLite library that the stdlib ``_sqlite3`` module runs on.
 
-    Returns the cffi library and its version.  Tries every place this
+    Returns the library and its version.  Tries every place this
     platform's Python keeps it; a candidate counts only when it exports
     SQLite's functions and reports the module's own SQLite version.
     """
@@ -287,18 +292,21 @@ def _stdlib_sqlite_library(ffi: Any) -> tuple[Any, str]:
         if os.path.isabs(candidate) and not os.path.exists(candidate):
             continue
         try:
-            lib = ffi.dlopen(candidate)
+            lib = ctypes.CDLL(candidate)
         except OSError as exc:
             tried.append(f"{candidate}: {exc}")
             continue
         try:
-            version = ffi.string(lib.sqlite3_libversion()).decode()
-            lib.sqlite3_auto_extension  # noqa: B018 - the lookup is the check
-            lib.sqlite3_cancel_auto_extension  # noqa: B018
+            libversion = lib.sqlite3_libversion
+            for name in ("sqlite3_auto_extension", "sqlite3_cancel_auto_extension"):
+                fn = getattr(lib, name)
+                fn.argtypes, fn.restype = [ctypes.c_void_p], ctypes.c_int
         except AttributeError:
             module_lacks_symbols = module_lacks_symbols or candidate == module_file
             tried.append(f"{candidate}: does not export SQLite's functions")
             continue
+        libversion.argtypes, libversion.restype = [], ctypes.c_char_p
+        version = libversion().decode()
         if version != sqlite3.sqlite_version:
             tried.append(f"{candidate}: SQLite {version}, the module runs {sqlite3.sqlite_version}")
             continue
@@ -315,6 +323,23 @@ def _stdlib_sqlite_library(ffi: Any) -> tuple[Any, str]:
     )
 
 
+def _entry_point(ctypes: Any, path: str) -> tuple[Any, Any]:
+    """The library at ``path``, never to be unloaded, and its auto-extension entry point."""
+    # NODELETE: connections may outlive this handle at interpreter exit
+    # (module globals are cleared first); unmapping the library under
+    # their tokenizers would crash the process.
+    mode = getattr(os, "RTLD_NOW", 0) | getattr(os, "RTLD_NODELETE", 0)
+    try:
+        ext_lib = ctypes.CDLL(path, mode=mode)
+        entry = ctypes.c_void_p(ctypes.cast(ext_lib.hermes_fts_auto_init, ctypes.c_void_p).value)
+    except (OSError, AttributeError) as exc:
+        raise ExtensionUnavailable(
+            f"{path} cannot be used as an auto-extension ({exc}); it must be a "
+            "hermes-fts build exporting hermes_fts_auto_init"
+        ) from exc
+    return ext_lib, entry
+
+
 def install() -> str:
     """Register the extension for every stdlib connection opened from now on."""
     global _strategy
@@ -322,14 +347,8 @@ def install() -> str:
     with _lock:
         if "entry" in _native:
             return "auto_extension"
-        try:
-            from cffi import FFI
-        except ImportError as exc:  # pragma: no cover - cffi is a dependency
-            raise ExtensionUnavailable("cffi is required: pip install cffi") from exc
-        ffi = FFI()
-        ffi.cdef(_CDEF)
-        ffi.cdef(_EXT_CDEF)
-        sqlite_lib, _version = _stdlib_sqlite_library(ffi)
+        ctypes = _ctypes()
+        sqlite_lib, _version = _stdlib_sqlite_library(ctypes)
         probe = sqlite3.connect(":memory:")
         try:
             options = {row[0] for row in probe.execute("PRAGMA compile_options")}
@@ -344,18 +363,7 @@ def install() -> str:
 
         host = getattr(_sqlite3, "__file__", None) or "builtin:_sqlite3"
         _bind(host)
-        path = _library_file()
-        try:
-            # NODELETE: connections may outlive this handle at interpreter exit
-            # (module globals are cleared first); unmapping the library under
-            # their tokenizers would crash the process.
-            ext_lib = ffi.dlopen(path, ffi.RTLD_NOW | getattr(ffi, "RTLD_NODELETE", 0))
-            entry = ffi.cast("void(*)(void)", ext_lib.hermes_fts_auto_init)
-        except (OSError, AttributeError) as exc:
-            raise ExtensionUnavailable(
-                f"{path} cannot be used as an auto-extension ({exc}); it must be a "
-                "hermes-fts build exporting hermes_fts_auto_init"
-            ) from exc
+        ext_lib, entry = _entry_point(ctypes, _library_file())
         rc = sqlite_lib.sqlite3_auto_extension(entry)
         if rc != 0:
             raise ExtensionUnavailable(f"sqlite3_auto_extension failed with code {rc}")
@@ -371,7 +379,7 @@ def install() -> str:
                 "(FTS5 missing from this SQLite, or a second copy of SQLite of the same "
                 f"version); {STATIC_SQLITE_WORKAROUND}"
             )
-        _native.update(ffi=ffi, sqlite=sqlite_lib, ext=ext_lib, entry=entry)
+        _native.update(sqlite=sqlite_lib, ext=ext_lib, entry=entry)
         _strategy = "auto_extension"
         return _strategy
 

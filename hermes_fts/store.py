@@ -28,7 +28,7 @@ from ._sqlite import (  # tool/CLI name causes with them  # the CLI says when it
 from .content import encode_value
 from .index import lifecycle as index_state
 from .index import maintain as indexing
-from .index import optimize, schema, space
+from .index import schema
 from .index.schema import BASE, CJK, TRIGRAM
 from .search import run as search
 from .search.plan import (
@@ -78,15 +78,32 @@ def open_store(
     makes a read-only open refuse what a read-write one would (a preflight).
     """
     target = Path(path).expanduser()
+    # A writer is refused before its first write; a reader asks its own
+    # connection for Hermes' tables, rather than open one more to ask.
+    reading = readonly and not check_writable
     problem = _sqlite.store_file_problem(
-        target, readonly=readonly and not check_writable, may_create=create and not readonly
+        target,
+        readonly=reading,
+        may_create=create and not readonly,
+        tables=not reading,
     )
     if problem is not None:
         raise StoreError(problem.message, wrong_path=problem.wrong_path)
     try:
-        return SessionStore(target, readonly=readonly)
+        store = SessionStore(target, readonly=readonly)
     except (sqlite3.Error, OSError) as exc:
+        # Another application's database fails on our first read: say so.
+        problem = (
+            _sqlite.store_file_problem(target, readonly=True, may_create=False) if reading else None
+        )
+        if problem is not None and problem.wrong_path:
+            raise StoreError(problem.message, wrong_path=True) from exc
         raise _sqlite.store_error(target, exc, readonly=readonly) from exc
+    problem = _sqlite.tables_problem(store._conn, target) if reading else None
+    if problem is not None:
+        store.close()
+        raise StoreError(problem.message, wrong_path=True)
+    return store
 
 
 class SessionStore:
@@ -534,6 +551,8 @@ class SessionStore:
     def optimize_estimate(self, vacuum: bool = True) -> dict[str, Any]:
         """What ``optimize_storage`` would add, build, drop and take, without running
         it (``optimize.estimate``); the file is not changed."""
+        from .index import optimize  # a search never needs it
+
         return optimize.estimate(self._conn, self._caps, self._path, vacuum)
 
     def optimize_storage(
@@ -568,6 +587,8 @@ class SessionStore:
             "min_pause": min_pause,
             "txn_target": txn_target,
         }
+        from .index import optimize
+
         hooks = optimize.Hooks(self.backfill, self.sync, self._seen.forget)
         return optimize.run(self._conn, self._caps, self._path, hooks, progress, vacuum, pacing)
 
@@ -735,6 +756,8 @@ class SessionStore:
 
     def file_sizes(self) -> tuple[int, int]:
         """Bytes on disk of the main file and of the ``-wal`` file, apart."""
+        from .index import space
+
         return space.file_sizes(self._path)
 
     def status(self) -> dict[str, Any]:

@@ -32,7 +32,7 @@ def generator_copy(tmp_path: Path, generator: str, files: tuple[str, ...]) -> li
 
 needs_extension = pytest.mark.skipif(
     not extension_available(),
-    reason="cjk_unicode61 extension unavailable here (not built, or no cffi)",
+    reason="cjk_unicode61 extension unavailable here (not built, or not loadable here)",
 )
 
 

@@ -257,33 +257,7 @@ def test_json_before_the_subcommand_is_the_same_option(home):
     assert proc.returncode == code == 0 and json.loads(proc.stdout)["results"] == data["results"]
 
 
-# --------------------------------------------------------------------------- start, progress
-
-
-@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["search", "--help"]])
-def test_version_and_help_start_without_the_store(argv):
-    probe = (
-        "import sys\n"
-        "from hermes_fts.cli import main\n"
-        "try:\n"
-        f"    main({argv!r})\n"
-        "except SystemExit as exc:\n"
-        "    assert exc.code == 0, exc.code\n"
-        "loaded = sorted(m for m in sys.modules if m.startswith('hermes_fts.'))\n"
-        "print('STORE', 'hermes_fts.store' in sys.modules, loaded, file=sys.stderr)\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        cwd=str(REPO),
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr
-    # A subcommand's own --help loads its module (and what that needs); the
-    # top level loads none.
-    assert ("STORE False" in proc.stderr) == (argv[0] != "search"), proc.stderr
+# --------------------------------------------------------------------------- progress
 
 
 def test_bench_shows_progress_off_a_terminal_and_stays_quiet_with_json(tmp_path):

@@ -6,7 +6,8 @@ counts: module level and inside functions, absolute and relative.  A module
 may import only modules of a lower layer and the leaf modules; inside one
 package (``tool/``, ``cli/``) its modules may import each other, without
 cycles.  ``hermes_fts/__init__.py`` is the facade: at module level it imports
-only leaf modules and the loader, everything else on first use.
+only leaf modules, and the loader for type checkers; every public name on first
+use (tests/test_start.py checks what ``import hermes_fts`` loads).
 """
 
 from __future__ import annotations
@@ -104,8 +105,9 @@ PACKAGE_ORDER = ("index", "search", "tool", "cli")
 # inside the others the layers above hold too.
 PEER_PACKAGES = ("tool", "cli")
 FACADE = "__init__"
-# The facade's eager imports: the extension part (``import hermes_fts`` must
-# stay cheap and must never import Hermes Agent).
+# The facade's module-level imports: leaf modules, and the loader's names for
+# type checkers only (``import hermes_fts`` must stay cheap and must never
+# import Hermes Agent).
 FACADE_EAGER_MAX_LAYER = 1
 # Layers that never touch a sqlite3 connection: they go through SessionStore.
 NO_CONNECTION_LAYERS = (10, 11, 12)

@@ -253,7 +253,7 @@ def test_two_sqlite_libraries_in_one_process_are_refused():
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
 def test_auto_extension_library_stays_mapped_when_its_handle_is_dropped():
-    # Connections can outlive the cffi handle at interpreter exit; the library
+    # Connections can outlive the library's handle at interpreter exit; the library
     # must stay mapped under their tokenizers (a crash at exit otherwise).
     out = run_python(
         """

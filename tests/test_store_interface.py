@@ -76,12 +76,18 @@ def test_directory_empty_plain_and_foreign_files_are_refused_untouched(
     conn.execute("CREATE TABLE notes (x TEXT)")
     conn.commit()
     conn.close()
+    half = tmp_path / "half.db"  # a sessions table and no messages table
+    conn = sqlite3.connect(half)
+    conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY)")
+    conn.commit()
+    conn.close()
     before = {p.name: (digest(p) if p.is_file() else None) for p in tmp_path.iterdir()}
     cases = [
         (folder, "is a directory"),
         (empty, "is empty"),
         (notes, "is not a SQLite database"),
         (other, "not a Hermes session store"),
+        (half, "not a Hermes session store"),
     ]
     for path, reason in cases:
         with pytest.raises(StoreError, match=reason) as err:

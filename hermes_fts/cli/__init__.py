@@ -9,18 +9,34 @@ a command line imports only the module of the subcommand it runs.
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from .output import emit_json
-from .progress import ProgressBar
-from .registry import CommandError, build_parser
-
+# typing.TYPE_CHECKING without importing typing: a command line imports only
+# what its subcommand needs, and ``--version`` nothing beyond this module.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..store import StoreError
+    from pathlib import Path
+    from typing import Any, NoReturn
 
-__all__ = ["ProgressBar", "build_parser", "main"]
+    from ..store import StoreError
+    from .progress import ProgressBar
+    from .registry import build_parser
+
+__all__ = ["ProgressBar", "build_parser", "main", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    """``ProgressBar`` and ``build_parser``, imported on first use."""
+    if name == "ProgressBar":
+        from .progress import ProgressBar
+
+        return ProgressBar
+    if name == "build_parser":
+        from .registry import build_parser
+
+        return build_parser
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def store_error_text(exc: StoreError) -> str:
@@ -37,6 +53,8 @@ def _wants_json(argv: list[str]) -> bool:
 def _fail(message: str, status: int, as_json: bool) -> int:
     """Report an error: one JSON document on stdout with ``--json``, else a line on stderr."""
     if as_json:
+        from .output import emit_json
+
         emit_json({"success": False, "error": message})
     else:
         print(f"Error: {message}", file=sys.stderr)
@@ -57,15 +75,52 @@ def main(
     the process' environment or stdout.
     """
     words = list(sys.argv[1:] if argv is None else argv)
+    if words == ["--version"]:
+        _version()
+    from .registry import CommandError, build_parser
+
     as_json = _wants_json(words)
     try:
         args = build_parser().parse_args(words)
     except CommandError as exc:
         return _fail(str(exc), exc.status, as_json)
     if home is not None and args.db is None and getattr(args, "profile", None) is None:
+        from pathlib import Path
+
         args.db = Path(home) / "state.db"
     args.status_extra = status_extra or {}
     return _run(args, as_json)
+
+
+def run() -> NoReturn:
+    """The ``hermes-fts`` console script and ``python -m hermes_fts.cli``: ``main``,
+    then the process ends without tearing the interpreter down.
+
+    When ``main`` returns, every command has closed its store and written what
+    it prints, so freeing each module and object one by one would change
+    nothing anyone sees.  The standard streams are flushed first; an
+    exception, or a stream that cannot be flushed, takes the usual exit,
+    which reports it as always.
+    """
+    status = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        sys.exit(status)
+    os._exit(status)
+
+
+def _version() -> None:
+    """``hermes-fts --version`` alone: argparse's answer and exit, without argparse
+    (the same line, a failed write ignored as argparse ignores it)."""
+    from .._version import __version__
+
+    try:
+        sys.stdout.write(f"hermes-fts {__version__}\n")
+    except (AttributeError, OSError):
+        pass
+    sys.exit(0)
 
 
 def _run(args: Any, as_json: bool) -> int:
@@ -73,6 +128,7 @@ def _run(args: Any, as_json: bool) -> int:
     import sqlite3  # with the store stack: only once a subcommand runs
 
     from ..store import StoreError
+    from .registry import CommandError
 
     try:
         return int(args._handler(args))

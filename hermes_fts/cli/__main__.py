@@ -1,7 +1,5 @@
 """``python -m hermes_fts.cli``: the same as the ``hermes-fts`` command."""
 
-import sys
+from . import run
 
-from . import main
-
-sys.exit(main())
+run()

@@ -16,30 +16,32 @@ prints every error in one place.
 from __future__ import annotations
 
 import argparse
-import importlib
-from collections.abc import Iterator
+from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
 
-from .._env import default_db_path
-from .._params import as_int
 from .._version import __version__
 
+# typing.TYPE_CHECKING without importing typing: ``--help`` and ``--version``
+# import this module, and they need neither typing nor the store.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+    from typing import Any
+
     from ..store import SessionStore
 
 Handler = Callable[[argparse.Namespace], int]
-Configure = Callable[[argparse.ArgumentParser], Any]
+Configure = Callable[[argparse.ArgumentParser], "Any"]
 
 
-@dataclass(frozen=True)
 class Command:
-    name: str
-    help: str
-    handler: Handler
-    configure: Configure | None
+    """One registered subcommand: its name, help line, handler and own options."""
+
+    __slots__ = ("configure", "handler", "help", "name")
+
+    def __init__(self, name: str, help: str, handler: Handler, configure: Configure | None) -> None:
+        self.name, self.help, self.handler, self.configure = name, help, handler, configure
 
 
 # Every subcommand, in the order ``--help`` lists them: the module that defines it
@@ -88,7 +90,19 @@ def command(
 def load_command(name: str) -> Command:
     """Subcommand ``name``, its module imported on first use."""
     if name not in COMMANDS:
-        importlib.import_module(f".{SUBCOMMANDS[name][0]}", __package__)
+        import gc
+        from importlib import import_module
+
+        # Importing the store stack makes objects that live as long as the
+        # process (modules, classes, functions, compiled patterns): the cycle
+        # collector, run again and again meanwhile, would find next to nothing.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            import_module(f".{SUBCOMMANDS[name][0]}", __package__)
+        finally:
+            if enabled:
+                gc.enable()
     return COMMANDS[name]
 
 
@@ -100,6 +114,8 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
     """
 
     def parse(text: str) -> int:
+        from .._params import as_int
+
         try:
             number = as_int(text.strip(), "value")
         except (TypeError, ValueError):
@@ -170,12 +186,19 @@ def role_list(choices: tuple[str, ...]) -> Callable[[str], str]:
     return parse
 
 
+def _path(text: str) -> Path:
+    """An argparse ``type``: ``--db``'s path (pathlib imported when one is given)."""
+    from pathlib import Path
+
+    return Path(text)
+
+
 def common_options(parser: argparse.ArgumentParser, top: bool) -> None:
     """``--db`` and ``--json``, for ``parser``: the top level holds their defaults, and a
     subcommand sets them only when given (``SUPPRESS``), so either place works."""
     parser.add_argument(
         "--db",
-        type=Path,
+        type=_path,
         metavar="PATH",
         default=None if top else argparse.SUPPRESS,
         help="session store (default: $HERMES_HOME/state.db)",
@@ -212,6 +235,10 @@ def build_parser(configure_all: bool = False) -> argparse.ArgumentParser:
 
 def db_path(args: argparse.Namespace) -> Path:
     """The store ``--db`` names, else the default ``$HERMES_HOME/state.db``."""
+    from pathlib import Path
+
+    from .._env import default_db_path
+
     return Path(args.db).expanduser() if args.db else default_db_path()
 
 

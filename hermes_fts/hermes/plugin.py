@@ -174,8 +174,8 @@ class _StoreCache:
 
 
 _STORES = _StoreCache()
-# Close before interpreter teardown: a connection still open when the cffi
-# handle of the library is collected would call into unmapped tokenizer code.
+# Close before interpreter teardown: a connection still open when the handle
+# of the library is collected would call into unmapped tokenizer code.
 atexit.register(_STORES.drop)
 
 

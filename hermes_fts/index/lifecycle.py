@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import _env, _sqlite, loader
-from . import health, old_layout, rank_bounds, schema, space, time_table
 from . import maintain as indexing
+from . import old_layout, rank_bounds, schema, time_table
 from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.index.lifecycle")
@@ -501,6 +501,8 @@ def damaged(
     """The complete, served indexes of ours that are damaged, with what is wrong
     (``health.damage``; ``full`` adds FTS5's integrity-check, which needs a
     writer).  ``progress(done, total)`` counts the indexes checked."""
+    from . import health  # not on a search's path
+
     if indexing.get_meta(conn, schema.META_FTS_STALE) is not None:
         return {}  # every index is rebuilt anyway
     checked = [
@@ -548,6 +550,8 @@ def optimize_room(
     """Free disk bytes an optimize-storage run needs at its peak (``need``: ``build``,
     the indexes and time table it adds, ``vacuum``, the merge and VACUUM, and the
     ``reserve`` it leaves for Hermes) and has (``free``).  Reads only."""
+    from . import space  # not on a search's path
+
     builds = rebuilds(conn, caps, damaged(conn, caps, full=False))
     need = space.need(conn, path, builds, vacuum=vacuum, time=not time_table.ready(conn))
     return {"need": need.total, "build": need.build, "vacuum": need.vacuum} | {

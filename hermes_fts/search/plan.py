@@ -82,8 +82,6 @@ from dataclasses import dataclass
 from typing import Union
 
 from hermes_fts._cjk_ranges import fold_kana, has_kana
-from hermes_fts._cjk_variants import fold as fold_variants
-from hermes_fts._cjk_variants import has_variants
 from hermes_fts._index_text import (
     GLUE_MARKS,
     fold_width,
@@ -733,6 +731,8 @@ def words_match(spec: str, *texts: object) -> bool:
 
 def fold_text(text: str) -> str:
     """Width, kana then Han variant folding: Python's twin of the extension's ``cjk_fold()``."""
+    from hermes_fts._cjk_variants import fold as fold_variants  # a large table, rarely needed
+
     return fold_variants(fold_kana(fold_width(text)))
 
 
@@ -742,6 +742,8 @@ def folds_apply(q: Query) -> bool:
     Checked on both sides of a fold: 東 and 东 alike, ら and ラ alike, since
     either may be the text's spelling.
     """
+    from hermes_fts._cjk_variants import has_variants  # a large table, rarely needed
+
     return any(
         has_variants(t.text) or has_kana(t.text) or fold_width(t.text) != t.text for t in q.terms
     )
