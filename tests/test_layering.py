@@ -42,7 +42,6 @@ LAYERS: dict[str, int] = {
     "_index_text": LEAF,
     "search.syntax": LEAF,
     "search.wordforms": LEAF,
-    "search.timewords": LEAF,
     "search.question": LEAF,
     "_cjk_variants": LEAF,
     "hermes.config": LEAF,

@@ -3,7 +3,7 @@
 "What did we decide last week?" names a time, and a message's time is its
 timestamp, never its text.  The best match leaves the time words out of
 the words it searches (``search/question.py``); here they become windows of
-local time (``search/timewords.py``) and the search runs twice: inside the
+local time (``search/question.py``) and the search runs twice: inside the
 windows, then without them, and the rows the first found are not repeated.
 So the time is never a filter: a question about last week whose answer was
 said earlier still finds it, after last week's matches (docs/DESIGN.md §6.4c).
@@ -24,10 +24,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .plan import best_match
-from .question import time_words
+from .question import TimeWords, describe, time_words, windows
 from .request import SESSIONS_SORT, SearchRequest
 from .syntax import parse_query
-from .timewords import TimeWords, describe, windows
 
 __all__ = ["search_preferring", "time_note"]
 

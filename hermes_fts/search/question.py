@@ -14,6 +14,13 @@ conversation says, and would decide the match if searched (docs/QUERY.md,
 
 Only words written without quotes are read; a quoted phrase is searched as
 written.  This module knows words, not SQL.
+
+Time words: :func:`find_time_words` finds such expressions in a stretch of
+query text (English, Chinese, Japanese and Korean); :func:`windows` turns one
+into ``[start, end)`` ranges of Unix seconds, counted from a given ``now`` in
+the local time zone (the zone naive ISO bounds are read in, ``tool/args.py``).
+A date without a year is that day in every year up to ``now``'s.  What the
+search does with them is docs/QUERY.md's "Time words" and docs/DESIGN.md §6.4c.
 """
 
 from __future__ import annotations
@@ -22,11 +29,20 @@ import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 
 from .syntax import AllOf, Query, Term
-from .timewords import TimeWords, find_time_words
 
-__all__ = ["Reading", "read_question", "time_words"]
+__all__ = [
+    "Reading",
+    "TimeWords",
+    "describe",
+    "find_time_words",
+    "read_question",
+    "time_words",
+    "windows",
+]
+
 
 _POSSESSIVE = re.compile(r"(\w+)['\u2019]s", re.IGNORECASE)
 # "what kind of X", "which type of X", "what sorts of X": X names a category.
@@ -226,3 +242,254 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
             + ", ".join(dict.fromkeys(categories))
         )
     return Reading(tuple(out), frozenset(aside), tuple(times), tuple(notes), written)
+
+
+# ---------------------------------------------------------------------------
+# Time words: what a question's dates and relative words name
+
+
+FIRST_YEAR = 1970  # a date without a year: that day in each year from here to now's
+
+
+@dataclass(frozen=True)
+class TimeWords:
+    """One time expression as written, and what it names.
+
+    ``back`` set: a relative expression, ``back`` ``unit``\\ s before now's
+    (0: this one).  Otherwise absolute: ``year`` None means every year.
+    """
+
+    text: str
+    unit: str  # "day", "week", "month" or "year"
+    back: int | None = None
+    year: int | None = None
+    month: int | None = None
+    day: int | None = None
+
+
+_MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+_MONTHS = {
+    **{name.lower(): n for n, name in enumerate(_MONTH_NAMES, 1)},
+    **{name[:3].lower(): n for n, name in enumerate(_MONTH_NAMES, 1)},
+    "sept": 9,
+}
+_FULL_MONTHS = "|".join(name.lower() for name in _MONTH_NAMES)
+_ANY_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+# "3 may break" is no date: after a number, "may" is the verb.
+_DAY_FIRST_MONTH = "|".join(sorted(set(_MONTHS) - {"may"}, key=len, reverse=True))
+_COUNTS = dict(
+    zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13))
+)
+_COUNTS.update(a=1, an=1)
+_HAN_DIGITS = {c: n for n, c in enumerate("〇一二三四五六七八九")} | {"两": 2, "兩": 2, "零": 0}
+_NUM = r"\d{1,3}|[〇零一二两兩三四五六七八九十]{1,3}"  # Arabic or Chinese numerals
+_N = f"({_NUM})"
+_EN_N = rf"(\d{{1,3}}|{'|'.join(_COUNTS)})"
+_DAY_SUFFIX = r"(?:st|nd|rd|th)?"
+_YEAR = r"(19[7-9]\d|2\d{3})"
+
+# Relative words with a fixed distance: (pattern, unit, back).
+_FIXED = [
+    (r"\bthe\s+day\s+before\s+yesterday\b|前天|一昨日|おととい|그저께|그제", "day", 2),
+    (r"\byesterday\b|\blast\s+night\b|昨天|昨日|昨晚|어제", "day", 1),
+    (r"\btoday\b|\btonight\b|今天|今日|오늘", "day", 0),
+    (
+        r"\b(?:last|previous)\s+week\b|上周|上週|上(?:个|個)?(?:星期|礼拜|禮拜)|先週|"
+        r"지난\s*주|저번\s*주",
+        "week",
+        1,
+    ),
+    (r"\bthis\s+week\b|这周|這週|本周|本週|这(?:个)?星期|這(?:個)?星期|今週|이번\s*주", "week", 0),
+    (
+        r"\b(?:last|previous)\s+month\b|上(?:个|個)?月(?![球亮光])|先月|지난\s*달|저번\s*달",
+        "month",
+        1,
+    ),
+    (r"\bthis\s+month\b|这(?:个)?月|這(?:個)?月|本月|今月|이번\s*달", "month", 0),
+    (r"前年|一昨年|おととし|재작년", "year", 2),
+    (r"\b(?:last|previous)\s+year\b|去年|昨年|작년|지난\s*해", "year", 1),
+    (r"\bthis\s+year\b|今年|올해|금년", "year", 0),
+]
+# "N <unit>s ago" in each language: (pattern with the count as group 1, unit).
+_AGO = [
+    (
+        rf"\b{_EN_N}\s+days?\s+ago\b|(?<!\d){_N}\s*(?:天|日)\s*前|(?<!\d)(\d{{1,3}})\s*일\s*전",
+        "day",
+    ),
+    (
+        rf"\b{_EN_N}\s+weeks?\s+ago\b|(?<!\d){_N}\s*(?:个|個)?\s*(?:星期|周|週|礼拜|禮拜|週間)\s*前"
+        r"|(?<!\d)(\d{1,3})\s*주(?:일)?\s*전",
+        "week",
+    ),
+    (
+        rf"\b{_EN_N}\s+months?\s+ago\b|(?<!\d){_N}\s*(?:个|個|ヶ|か|カ|ケ|箇)\s*月\s*前"
+        r"|(?<!\d)(\d{1,3})\s*(?:달|개월)\s*전",
+        "month",
+    ),
+    (rf"\b{_EN_N}\s+years?\s+ago\b|(?<!\d){_N}\s*年\s*前|(?<!\d)(\d{{1,3}})\s*년\s*전", "year"),
+]
+# Dates, with named groups y (year), m (month number or name) and d (day).
+_DATES = [
+    r"(?<![\w-])(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?![\w-])",
+    r"(?<![\w-])(?P<y>\d{4})-(?P<m>\d{2})(?![\w-])",
+    rf"\b(?P<m>{_ANY_MONTH})\.?\s+(?P<d>\d{{1,2}}){_DAY_SUFFIX}(?:,?\s+(?P<y>\d{{4}}))?\b",
+    rf"\b(?P<d>\d{{1,2}}){_DAY_SUFFIX}\s+(?:of\s+)?(?P<m>{_DAY_FIRST_MONTH})\b\.?(?:\s+(?P<y>\d{{4}})\b)?",
+    rf"\b(?P<m>{_ANY_MONTH})\.?\s+(?P<y>{_YEAR})\b",
+    # A month alone is a word too ("may", "march"): read only after in/during.
+    rf"\b(?:in|during)\s+(?:early\s+|late\s+|mid\s+)?(?P<m>{_FULL_MONTHS})\b(?:,?\s+(?P<y>{_YEAR})\b)?",
+    rf"\b(?:in|during)\s+(?P<y>{_YEAR})\b",
+    rf"(?<!\d)(?P<y>\d{{4}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*[日号號일]",
+    rf"(?<!\d)(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*[日号號일]",
+    rf"(?<!\d)(?P<y>\d{{4}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월](?!\s*前)",
+    rf"(?<!\d)(?P<m>{_NUM})\s*月份?(?!\s*前)",
+    r"(?<!\d)(?P<m>\d{1,2})\s*월(?!\s*전)",
+    r"(?<!\d)(?P<y>\d{4})\s*[年년](?!\s*前|\s*전)",
+]
+_FLAGS = re.IGNORECASE
+
+
+def _number(text: str) -> int | None:
+    """An Arabic, English count or Chinese numeral up to 999 as an int; None otherwise."""
+    text = text.lower()
+    if text.isdigit():
+        return int(text)
+    if text in _COUNTS:
+        return _COUNTS[text]
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        high = _HAN_DIGITS.get(tens, -1) if tens else 1
+        low = _HAN_DIGITS.get(ones, -1) if ones else 0
+        return None if high < 0 or low < 0 else high * 10 + low
+    if len(text) == 1 and text in _HAN_DIGITS:
+        return _HAN_DIGITS[text]
+    return None
+
+
+def _date_words(match: re.Match[str]) -> TimeWords | None:
+    """A matched date as TimeWords, None when it names no real day or month."""
+    found = match.groupdict()
+    year = int(found["y"]) if found.get("y") else None
+    month_text = found.get("m")
+    month = None
+    if month_text:
+        month = _MONTHS.get(month_text.lower().rstrip(".")) or _number(month_text)
+    day = _number(found["d"]) if found.get("d") else None
+    if month_text and not (month and 1 <= month <= 12):
+        return None
+    if year is not None and not FIRST_YEAR <= year <= 9999:
+        return None
+    if day is not None:
+        try:  # 29 February is a day in a leap year
+            date(year or 2000, month or 1, day)
+        except ValueError:
+            return None
+    unit = "day" if day is not None else "month" if month else "year"
+    return TimeWords(match.group(0).strip(), unit, None, year, month, day)
+
+
+def _candidates(text: str) -> list[tuple[int, int, TimeWords]]:
+    found = []
+    for pattern, unit, back in _FIXED:
+        for m in re.finditer(pattern, text, _FLAGS):
+            found.append((m.start(), m.end(), TimeWords(m.group(0), unit, back)))
+    for pattern, unit in _AGO:
+        for m in re.finditer(pattern, text, _FLAGS):
+            count = _number(next(g for g in m.groups() if g))
+            if count is not None:
+                found.append((m.start(), m.end(), TimeWords(m.group(0), unit, count)))
+    for pattern in _DATES:
+        for m in re.finditer(pattern, text, _FLAGS):
+            words = _date_words(m)
+            if words is not None:
+                found.append((m.start(), m.end(), words))
+    return found
+
+
+def find_time_words(text: str) -> list[tuple[int, int, TimeWords]]:
+    """The time expressions in ``text`` as ``(start, end, TimeWords)``, in text order.
+
+    Overlapping readings go to the one that starts first, then the longest
+    (``3月8号`` is a day, not the month ``3月``).
+    """
+    chosen: list[tuple[int, int, TimeWords]] = []
+    for start, end, words in sorted(_candidates(text), key=lambda c: (c[0], c[0] - c[1])):
+        if not chosen or start >= chosen[-1][1]:
+            chosen.append((start, end, words))
+    return chosen
+
+
+def _shift_month(year: int, month: int, back: int) -> tuple[int, int]:
+    index = year * 12 + month - 1 - back
+    return index // 12, index % 12 + 1
+
+
+def _span(unit: str, year: int, month: int, day: int) -> tuple[date, date]:
+    """The ``unit`` that starts on the given day, as [first day, day after)."""
+    first = date(year, month, day)
+    if unit == "day":
+        return first, first + timedelta(days=1)
+    if unit == "week":
+        return first, first + timedelta(days=7)
+    if unit == "month":
+        y, m = _shift_month(year, month, -1)
+        return first, date(y, m, 1)
+    return first, date(year + 1, 1, 1)
+
+
+def _days(words: TimeWords, today: date) -> list[tuple[date, date]]:
+    if words.back is not None:
+        if words.unit == "day":
+            return [_span("day", *(today - timedelta(days=words.back)).timetuple()[:3])]
+        if words.unit == "week":
+            monday = today - timedelta(days=today.weekday() + 7 * words.back)
+            return [_span("week", monday.year, monday.month, monday.day)]
+        if words.unit == "month":
+            return [_span("month", *_shift_month(today.year, today.month, words.back), 1)]
+        return [_span("year", today.year - words.back, 1, 1)]
+    years = [words.year] if words.year is not None else range(FIRST_YEAR, today.year + 1)
+    spans = []
+    for year in years:
+        try:
+            spans.append(_span(words.unit, year, words.month or 1, words.day or 1))
+        except ValueError:  # 29 February in a year without one
+            continue
+    return spans
+
+
+def _seconds(day: date) -> float:
+    return datetime(day.year, day.month, day.day).timestamp()  # local midnight
+
+
+def windows(words: TimeWords, now: float) -> tuple[tuple[float, float], ...]:
+    """``words`` as ``[start, end)`` Unix-second ranges of local time, counted from ``now``."""
+    return _windows(words, datetime.fromtimestamp(now).date())
+
+
+@functools.lru_cache(maxsize=256)  # a day in every year is 57 windows; each search asks
+def _windows(words: TimeWords, today: date) -> tuple[tuple[float, float], ...]:
+    return tuple((_seconds(a), _seconds(b)) for a, b in _days(words, today) if a.year >= FIRST_YEAR)
+
+
+def describe(words: TimeWords, now: float) -> str:
+    """The days ``words`` names, for a note: ``2026-11-23 – 2026-11-29``, or a
+    date in every year (``March 8 of every year``)."""
+    if words.back is None and words.year is None:
+        month = _MONTH_NAMES[(words.month or 1) - 1]
+        return f"{month} {words.day} of every year" if words.day else f"{month} of every year"
+    spans = _days(words, datetime.fromtimestamp(now).date())
+    first, after = spans[0]
+    last = after - timedelta(days=1)
+    return first.isoformat() if first == last else f"{first.isoformat()} – {last.isoformat()}"
