@@ -231,6 +231,34 @@ def test_cjk_questions_are_a_best_match_too(store, question, wanted):
     assert first["content"].startswith(wanted)
 
 
+def test_a_chinese_question_searches_its_words_not_its_frame(tmp_path):
+    """ "孙悦说的新干线是怎么回事？": the bigrams straddling two words (线是) and the
+    question's frame (怎么回事, 你还记得…的对话) name nothing a conversation says.
+    Searched, they made another person's template sentence "张伟说新干线是最难的部分"
+    beat the conversation with 孙悦 about the Shinkansen (issue 36)."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(
+        st_,
+        "other",
+        [("user", "张伟说新干线是最难的部分，真的吗？"), ("user", "你还记得我上次跟你说的吗？")],
+        start=T0,
+    )
+    conversation(
+        st_,
+        "asked",
+        [("user", "孙悦推荐坐新干线去京都"), ("assistant", "新干线很快，孙悦的建议不错。")],
+        start=T0 + 10,
+    )
+    for k in range(30):  # the rest of the history: none of the words
+        conversation(st_, f"filler{k:02d}", [("user", f"第{k}次的购物清单")], start=T0 + 20 + k)
+    for question in ("孙悦说的新干线是怎么回事？", "你还记得关于孙悦和新干线的对话吗？"):
+        held = best_match(parse_query(question)).terms
+        assert not {"线是", "回事", "记得", "对话"} & {t.text for t in held}, question
+        rows = st_.search_messages(question, sort="sessions", limit=2, fields=("session_id",))
+        assert rows[0]["session_id"] == "asked", question
+    st_.close()
+
+
 @pytest.mark.parametrize("route", ROUTE_ORDER)
 @pytest.mark.parametrize("sort", [None, "sessions"])
 @pytest.mark.parametrize(

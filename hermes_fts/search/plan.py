@@ -311,13 +311,18 @@ your yours yourself yourselves tell remember recall said say says know think thi
 ever also again did does anything something someone somebody
 """.split()
 )
-# A CJK bigram holding one of these characters is mostly grammar (的, 了, 吗, 什么).
-CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀么什哪谁")
+# A CJK bigram holding one of these characters is mostly grammar (的, 了, 吗, 什么):
+# 是 (is) is in hardly any noun, and its bigrams in a question straddle two
+# words (`新干线是` gives 线是).
+CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀么什哪谁是")
+# The last line frames a Chinese question (你还记得…, …的对话, 怎么回事, 讨论过)
+# and names nothing a conversation is about.
 CJK_STOP_WORDS = frozenset(
     """
 时候 怎样 怎么 为什 我们 你们 他们 她们 这个 那个 一个 是不 有没 没有 是否 曾经 以前 之前 哪里 哪儿
 いつ どこ なに なん だれ どう どの どれ です ます した ました でし まし ませ ない たの
 언제 어디 무엇 누가 누구 어떻 어떤 무슨 했나 나요 습니 니까 까요 있나 었나 였나 인가
+记得 还记 你还 对话 讨论 聊过 提到 回事
 """.split()
 )
 
