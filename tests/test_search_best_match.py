@@ -259,6 +259,35 @@ def test_a_chinese_question_searches_its_words_not_its_frame(tmp_path):
     st_.close()
 
 
+def test_a_korean_question_searches_its_words_without_their_particles(tmp_path):
+    """Korean writes spaces, and a word carries its particle (수빈의, 들러리에).  Cut
+    into bigrams, the particle made a junk word (리에) that another session's
+    template sentence held together with the word as written; searched whole
+    and without its particle, the word finds 들러리를 in the conversation asked
+    about.  The sentence's predicate (했었나요, 기억나요) names nothing."""
+    st_ = open_store(tmp_path / "state.db")
+    for k, place in enumerate(("축사는", "예식장은")):
+        said = f"좋네요, 현우 님! {place} 들러리에 익숙해지는 데 보통 몇 주 걸려요."
+        conversation(st_, f"decoy{k}", [("assistant", said)], start=T0 + k)
+    conversation(
+        st_,
+        "asked",
+        [
+            ("user", "친구 수빈이 결혼식 들러리를 맡았어요."),
+            ("assistant", "들러리는 신부를 도와주면 돼요."),
+        ],
+        start=T0 + 10,
+    )
+    for k in range(30):  # the rest of the history: none of the words
+        conversation(st_, f"filler{k:02d}", [("user", f"{k}번째 장보기 목록")], start=T0 + 20 + k)
+    question = "수빈의 들러리에 대해 어떤 조언을 했었나요?"
+    terms = {t.text for t in best_match(parse_query(question)).terms}
+    assert {"수빈", "들러리"} <= terms and not {"리에", "빈의", "했었나요"} & terms
+    rows = st_.search_messages(question, sort="sessions", limit=3, fields=("session_id",))
+    assert rows[0]["session_id"] == "asked"
+    st_.close()
+
+
 @pytest.mark.parametrize("route", ROUTE_ORDER)
 @pytest.mark.parametrize("sort", [None, "sessions"])
 @pytest.mark.parametrize(

@@ -102,7 +102,7 @@ from hermes_fts.search.syntax import (
     parse_query,
     render,
 )
-from hermes_fts.search.wordforms import form_pairs, forms_note, word_forms
+from hermes_fts.search.wordforms import form_pairs, forms_note, korean_stem, word_forms
 
 # What the other modules of the package use; the tree types (Term, Near, AllOf,
 # AnyOf) come with Query.expr and live in hermes_fts.search.syntax.
@@ -315,22 +315,31 @@ ever also again did does anything something someone somebody
 # 是 (is) is in hardly any noun, and its bigrams in a question straddle two
 # words (`新干线是` gives 线是).
 CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀么什哪谁是")
-# The last line frames a Chinese question (你还记得…, …的对话, 怎么回事, 讨论过)
-# and names nothing a conversation is about.
+# The last two lines frame a question (你还记得…, …的对话, 怎么回事, 讨论过;
+# 기억나요, 얘기한, 알려 주세요) and name nothing a conversation is about.
 CJK_STOP_WORDS = frozenset(
     """
 时候 怎样 怎么 为什 我们 你们 他们 她们 这个 那个 一个 是不 有没 没有 是否 曾经 以前 之前 哪里 哪儿
 いつ どこ なに なん だれ どう どの どれ です ます した ました でし まし ませ ない たの
 언제 어디 무엇 누가 누구 어떻 어떤 무슨 했나 나요 습니 니까 까요 있나 었나 였나 인가
 记得 还记 你还 对话 讨论 聊过 提到 回事
+기억 기억나 얘기 얘기한 이야기 이야기한 알려 어떻게 뭐라고 무엇 뭐였 했죠 해요
+대해 대한 우리 제가 내가
 """.split()
 )
+# Endings of the Korean words that end a sentence: the question's predicate.
+_KO_ENDINGS = ("요", "죠", "까", "니다")
 
 
 MAX_BEST_TERMS = 32  # the words of one best match (MAX_LIKE_ALTERNATIVES)
 
 
 def _is_stop(text: str) -> bool:
+    if _korean(text):
+        # Judged without its particle (무엇을 is 무엇); a word ending a sentence
+        # (기억나요, 했었나요, 주세요) is the question's predicate.
+        bare = korean_stem(text) or text
+        return bare in CJK_STOP_WORDS or (len(text) > 2 and text.endswith(_KO_ENDINGS))
     if has_cjk(text):
         if text in CJK_STOP_WORDS or len(text) > 2:
             return text in CJK_STOP_WORDS
@@ -341,14 +350,22 @@ def _is_stop(text: str) -> bool:
     return text.lower() in STOP_WORDS
 
 
+def _korean(text: str) -> bool:
+    """Whether ``text`` holds Korean and no other CJK script: a word of a language
+    that writes spaces, searched whole (with its particle cut, ``word_forms``)."""
+    cjk = [c for c in text if has_cjk(c)]
+    return bool(cjk) and all("\uac00" <= c <= "\ud7a3" for c in cjk)
+
+
 def _pieces(term: Term) -> list[Term]:
     """A word written without quotes, as the words a best match looks for: a CJK run
     of three or more characters may be a sentence with no spaces, so each of
     its bigrams is a word; Latin glued to it is a word of its own.  The word
     itself stays one of them, so rows holding it as written rank first.  A
     lone CJK character between punctuation inside a word is mostly grammar and
-    left out, unless the word holds nothing else (``中.文``)."""
-    if not has_cjk(term.text):
+    left out, unless the word holds nothing else (``中.文``).  Korean writes
+    spaces: its words are searched whole, and without their particle."""
+    if not has_cjk(term.text) or _korean(term.text):
         return _with_forms(term)
     segs = segments(term.text)
     if len(segs) == 1 or all(len(seg) > 1 for c, seg in segs if c):

@@ -27,6 +27,7 @@ __all__ = [
     "MIN_STEM",
     "form_pairs",
     "forms_note",
+    "korean_stem",
     "stem",
     "term_groups",
     "term_labels",
@@ -121,10 +122,49 @@ def stem(word: str) -> str:
 
 def word_forms(term: Term) -> Term:
     """``term`` as a best match searches it: a single English word (three or more
-    ASCII letters, no ``*``) as its stem's prefix; anything else as written."""
-    if term.prefix or not _WORD.fullmatch(term.text):
+    ASCII letters, no ``*``) as its stem's prefix; a Korean word without the
+    particle it ends in (``korean_stem``); anything else as written."""
+    if term.prefix:
         return term
-    return Term(stem(term.text), prefix=True)
+    if _WORD.fullmatch(term.text):
+        return Term(stem(term.text), prefix=True)
+    bare = korean_stem(term.text)
+    return Term(bare) if bare else term
+
+
+# Korean writes a word with its particle attached (태호의, 문제가, 세무사에,
+# invoice-gen에서); other sentences hold the word with other particles.  Longest
+# first, so 에서 is cut before 에 and 이랑 before 랑.
+_PARTICLES = sorted(
+    "에서는 에서도 에서 에게 한테 께서 으로 로 에 의 이 가 은 는 을 를 와 과 도 만 랑 이랑 "
+    "까지 부터 처럼 보다 이나".split(),
+    key=len,
+    reverse=True,
+)
+
+
+_TRAILING_HANGUL = re.compile("[\uac00-\ud7a3]*$")
+
+
+def _hangul(ch: str) -> bool:
+    return "\uac00" <= ch <= "\ud7a3"
+
+
+def korean_stem(text: str) -> str | None:
+    """``text`` without the Korean particle it ends in, or None.  The particle is
+    cut only when two syllables of the word are left (``나이`` and ``작가``
+    keep theirs), or when it follows a word of another script."""
+    if not text or not _hangul(text[-1]):
+        return None
+    for particle in _PARTICLES:
+        if text.endswith(particle) and len(text) > len(particle):
+            rest = text[: -len(particle)]
+            tail = _TRAILING_HANGUL.search(rest)
+            syllables = len(tail.group()) if tail else 0
+            if syllables >= 2 or (syllables == 0 and rest[-1].isalnum()):
+                return rest
+            return None
+    return None
 
 
 def _written(q: Query) -> list[Term]:
@@ -199,7 +239,7 @@ def forms_note(q: Query, searched: Sequence[Term]) -> list[str]:
     for term in _written(q):
         form = word_forms(term)
         if form != term and form in kept:
-            shown.append(f"{term.text} ({form.text}…)")
+            shown.append(f"{term.text} ({form.text}{'…' if form.prefix else ''})")
     if not shown:
         return []
     return ["also searched other forms of: " + ", ".join(shown)]
