@@ -165,7 +165,7 @@ def has_fold(conn: Any) -> bool:
 
     ``HERMES_FTS_LIBRARY`` may point to such a library, so the store checks once
     per connection before it folds LIKE comparisons (the pattern is folded by
-    ``query.fold_text``, which must be the library's fold).
+    ``plan.fold_text``, which must be the library's fold).
     """
     return _answers(conn, "SELECT cjk_fold(''), cjk_fold_find('', '')")
 

@@ -31,10 +31,10 @@ from .index import maintain as indexing
 from .index import schema
 from .index.schema import BASE, CJK, TRIGRAM
 from .search import run as search
-from .search.plan import (
+from .search.like import (
     QueryTooBroad,  # re-exported: the tool and CLI see queries through the store
-    parse_query,
 )
+from .search.plan import parse_query
 from .search.plan import words_held as _words_held
 from .search.syntax import QueryError
 from .transcript import file_has_session  # re-exported: the tool's profile lookup

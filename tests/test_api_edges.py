@@ -9,7 +9,7 @@ import pytest
 
 import hermes_fts
 from hermes_fts.index import maintain as indexing
-from hermes_fts.search.plan import MAX_LIKE_ALTERNATIVES, QueryTooBroad
+from hermes_fts.search.like import MAX_LIKE_ALTERNATIVES, QueryTooBroad
 from hermes_fts.store import SessionStore, StoreError
 from hermes_fts.tool import session_search
 

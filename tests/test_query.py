@@ -11,17 +11,19 @@ from _support import IDENTIFIERS
 import hermes_fts
 from hermes_fts._index_text import fold_width
 from hermes_fts.search import like as like_sql
-from hermes_fts.search.plan import (
+from hermes_fts.search.like import (
     LikeAll,
     LikeNear,
     LikeText,
     LikeWords,
+    like_plan,
+    near_matches,
+)
+from hermes_fts.search.plan import (
     Query,
     choose_route,
     has_cjk,
-    like_plan,
     match_expression,
-    near_matches,
     parse_query,
     route_can_represent,
     sanitize_fts5_query,

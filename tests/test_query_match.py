@@ -29,9 +29,9 @@ pytest.importorskip(
 import hermes_fts  # noqa: E402
 from hermes_fts._cjk_ranges import is_cjk  # noqa: E402
 from hermes_fts.search import like as like_sql  # noqa: E402
+from hermes_fts.search.like import like_plan  # noqa: E402
 from hermes_fts.search.plan import (  # noqa: E402
     Query,
-    like_plan,
     match_expression,
     parse_query,
     route_can_represent,

@@ -12,8 +12,8 @@ from typing import Any
 
 from .._sqlite import row_dict, sqlite_sort_key
 from ..transcript import visible_sql
-from .like import LIKE_SOURCE, like_where
-from .plan import Query, like_plan, snippet_terms
+from .like import LIKE_SOURCE, like_plan, like_where
+from .plan import Query, snippet_terms
 from .rank import RANKED_ORDER
 from .rank import ROW_COLUMNS as _ROW_COLUMNS
 from .request import SearchRequest

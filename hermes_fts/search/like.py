@@ -1,36 +1,258 @@
-"""SQL for a LIKE scan, built from the SQL-free plan of ``query.like_plan``.
+"""The LIKE route: a query as substring tests (``like_plan``), and their SQL.
 
 The fragment is written for ``LIKE_SOURCE m``: ``messages`` with each indexed
 column's text as the indexes hold it (``content.indexed_text_sql``: JSON
 escapes decoded), so a scan finds what an index finds.  ``NEAR`` is checked
-in SQL by ``query.near_matches``, registered on the connection as
-``hermes_fts_near``, and a term with a Latin word by ``query.words_match``
+in SQL by ``near_matches``, registered on the connection as
+``hermes_fts_near``, and a term with a Latin word by ``words_match``
 (``hermes_fts_words``) after its LIKE prefilter: the indexes' word boundaries.
 
 With ``fold`` (the extension's ``cjk_fold()`` is on the connection) every
 comparison is between folded texts: the column through ``cjk_fold()``, the
-pattern through ``query.fold_text``, the same width and Han variant folds the
+pattern through ``plan.fold_text``, the same width and Han variant folds the
 ``variants 1`` CJK index applies, so 东京 finds 東京 here too.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 import sqlite3
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Union
 
+from .._index_text import is_latin_token_char, positions, segments
 from ..content import INDEXED_COLUMNS, indexed_text_sql
-from .plan import (
-    LikeAny,
-    LikeNear,
-    LikeNode,
-    LikeText,
-    LikeWords,
-    fold_text,
-    near_matches,
-    words_match,
-)
+from .plan import fold_text
+from .syntax import AnyOf, Near, Node, Query, QueryError, Term, parse_query, render
 
-__all__ = ["LIKE_COLUMNS", "LIKE_SOURCE", "like_where"]
+__all__ = [
+    "LIKE_COLUMNS",
+    "LIKE_SOURCE",
+    "MAX_LIKE_ALTERNATIVES",
+    "LikeAll",
+    "LikeAny",
+    "LikeNear",
+    "LikeNode",
+    "LikeText",
+    "LikeWords",
+    "QueryTooBroad",
+    "check_like_alternatives",
+    "like_plan",
+    "like_where",
+    "near_matches",
+    "words_match",
+]
+
+# ---------------------------------------------------------------------------
+# The plan: a query as substring tests, and the NEAR and whole-word checks
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LikeText:
+    """Some column contains ``text`` (SQLite LIKE: ASCII letters case-insensitive)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class LikeNear:
+    """``near_matches(spec, column…)`` holds; every ``required`` text is a cheap prefilter."""
+
+    spec: str
+    required: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LikeWords:
+    """``words_match(spec, column…)`` holds: the term ``spec`` with its Latin words as
+    whole tokens; every ``required`` text (its parts as written) is a cheap prefilter,
+    and ``text`` between spaces (``prefix``: a space before it) a cheap proof."""
+
+    spec: str
+    required: tuple[str, ...]
+    text: str
+    prefix: bool = False
+
+
+@dataclass(frozen=True)
+class LikeAll:
+    include: tuple[LikeNode, ...]
+    exclude: tuple[LikeNode, ...]
+
+
+@dataclass(frozen=True)
+class LikeAny:
+    options: tuple[LikeNode, ...]
+
+
+LikeNode = Union[LikeText, LikeNear, LikeWords, LikeAll, LikeAny]
+
+
+def like_plan(q: Query) -> LikeNode | None:
+    """The query as substring checks for a LIKE scan; None for an empty query.
+
+    A CJK term (or one with no letter or number) is its literal text, a
+    substring (a prefix ``*`` adds nothing).  A term with a Latin word is a
+    :class:`LikeWords`: its words are whole tokens, as the indexes see them
+    (``decide`` is not in "decided", ``decide*`` is), CJK next to it ends a
+    word.  NEAR becomes a :class:`LikeNear`, whose ``required`` texts are the
+    ASCII words and CJK runs of its terms.  Texts stay as written;
+    ``like_sql`` folds both sides where the extension offers ``cjk_fold()``.
+    """
+    return None if q.expr is None else _like(q.expr)
+
+
+def _like(node: Node) -> LikeNode:
+    if isinstance(node, Term):
+        parts = segments(node.text, fold=False)
+        if all(cjk for cjk, _ in parts):
+            return LikeText(node.text)
+        required = tuple(dict.fromkeys(seg for _, seg in parts))
+        return LikeWords(render(node), required, node.text, node.prefix)
+    if isinstance(node, Near):
+        # A superset check: SQLite's LIKE folds ASCII case only, so a word with
+        # diacritics (which the NEAR check folds) is left to near_matches.
+        words = [s for t in node.terms for cjk, s in segments(t.text) if cjk or s.isascii()]
+        return LikeNear(render(node), tuple(dict.fromkeys(words)))
+    if isinstance(node, AnyOf):
+        return LikeAny(tuple(_like(o) for o in node.options))
+    return LikeAll(tuple(_like(c) for c in node.include), tuple(_like(c) for c in node.exclude))
+
+
+MAX_LIKE_ALTERNATIVES = 32  # substring tests a full LIKE scan may make per row that misses
+
+
+class QueryTooBroad(QueryError):
+    """A query a full LIKE scan would answer only at the cost of too many passes over the text."""
+
+
+def _like_tests(node: LikeNode) -> int:
+    """Substring tests a row that matches nothing costs (ANDed checks stop at the first miss)."""
+    if isinstance(node, LikeAny):
+        return sum(_like_tests(option) for option in node.options)
+    if isinstance(node, LikeAll):
+        return _like_tests(node.include[0]) if node.include else 1
+    return 1
+
+
+def check_like_alternatives(q: Query) -> None:
+    """Refuse (``QueryTooBroad``) a query with more OR alternatives than a LIKE scan takes.
+
+    A row that matches nothing is tested against every alternative, so 80
+    OR'd emoji cost 80 substring tests per row of the store.  Such a query is
+    refused with how to narrow it, never cut to fewer alternatives (which
+    would silently answer a different query).
+    """
+    plan = like_plan(q)
+    count = 0 if plan is None else _like_tests(plan)
+    if count > MAX_LIKE_ALTERNATIVES:
+        raise QueryTooBroad(
+            f"the query has {count} OR alternatives, and a search that has to scan the text "
+            f"(no index serves it) takes at most {MAX_LIKE_ALTERNATIVES}; search for fewer "
+            "alternatives at a time (split the OR list), or use words an index serves"
+        )
+
+
+def _starts(doc: list[frozenset[str]], term: Term) -> list[int]:
+    want = [next(iter(p)) for p in positions(term.text, document=False)]
+    if not want:
+        return []
+    hits = []
+    for start in range(len(doc) - len(want) + 1):
+        ok = all(want[k] in doc[start + k] for k in range(len(want) - 1))
+        last = doc[start + len(want) - 1]
+        if ok and (want[-1] in last or (term.prefix and any(t.startswith(want[-1]) for t in last))):
+            hits.append(start)
+    return hits
+
+
+@functools.lru_cache(maxsize=128)
+def _near_of(spec: str) -> Near:
+    expr = parse_query(spec).expr
+    if isinstance(expr, Term):
+        return Near((expr,))
+    if not isinstance(expr, Near):
+        raise ValueError(f"not a NEAR expression: {spec!r}")
+    return expr
+
+
+def near_matches(spec: str, *texts: object) -> bool:
+    """Whether any of ``texts`` satisfies the ``NEAR(…)`` text ``spec`` (FTS5's rule).
+
+    Positions are cjk_unicode61's (``fts_cjk`` answers the same): every term
+    occurs, and for the term that starts last, every other term ends at most
+    ``distance`` tokens before that start.  Meant as a SQL function body.
+    """
+    near = _near_of(spec)
+    for text in texts:
+        if not isinstance(text, str) or not text:
+            continue
+        doc = positions(text, document=True)
+        starts = [(_starts(doc, t), len(positions(t.text, document=False))) for t in near.terms]
+        if any(not s for s, _ in starts):
+            continue
+        for last in {p for s, _ in starts for p in s}:
+            if all(any(last - n - near.distance <= p <= last for p in s) for s, n in starts):
+                return True
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _word_pattern(spec: str) -> tuple[re.Pattern[str], bool, bool]:
+    """The term ``spec`` as a regular expression over lower-cased text, and whether
+    its first and its last part are words that must end there (not CJK, no prefix)."""
+    term = parse_query(spec).expr
+    if not isinstance(term, Term):
+        raise ValueError(f"not one term: {spec!r}")
+    parts = segments(term.text.lower(), fold=False)
+    pattern = ""
+    for n, (cjk, seg) in enumerate(parts):
+        if n:  # separators between two words; none needed where CJK meets Latin
+            pattern += _SEPARATOR + ("+" if cjk == parts[n - 1][0] else "*")
+        pattern += re.escape(seg)
+    left, right = not parts[0][0], not (parts[-1][0] or term.prefix)
+    # An ASCII letter or digit after a word is in it: the regex says so without a
+    # Python step per miss ("decided").  (A lookbehind in front would keep re
+    # from searching for the literal first, so words_match looks left itself.)
+    return re.compile(pattern + "(?![0-9a-z])" * right), left, right
+
+
+# What unicode61 does not count as a token character (``is_token_char``): not a
+# letter, number or private-use character; "_" is one such.
+_SEPARATOR = "(?:[^\\w\ue000-\uf8ff\U000f0000-\U0010ffff]|_)"
+
+
+def words_match(spec: str, *texts: object) -> bool:
+    """Whether any of ``texts`` holds the term ``spec`` with its Latin words whole.
+
+    The LIKE scan's check for a term with a Latin word (``LikeWords``): the
+    indexes' token boundaries, so ``decide`` does not match "decided" while
+    ``decide*`` does, and CJK glued to a word ends it (``staging服务器``).
+    Meant as a SQL function body, after the LIKE prefilter.
+    """
+    pattern, left, right = _word_pattern(spec)
+    for text in texts:
+        if not isinstance(text, str) or not text:
+            continue
+        low = text.lower()
+        found = pattern.search(low)
+        while found is not None:
+            start, end = found.span()
+            if not (
+                (left and start and is_latin_token_char(low[start - 1]))
+                or (right and end < len(low) and is_latin_token_char(low[end]))
+            ):
+                return True
+            found = pattern.search(low, start + 1)
+    return False
+
+
+# ---------------------------------------------------------------------------
+# The SQL
+# ---------------------------------------------------------------------------
+
 
 # SQLite merges this subquery into the scan (the id and session conditions
 # still use their indexes) and computes a column's text where a check reads
@@ -41,8 +263,8 @@ LIKE_SOURCE = (
     + " FROM messages)"
 )
 LIKE_COLUMNS = tuple(f"m._indexed_{col}" for col in INDEXED_COLUMNS)
-NEAR_FUNCTION = "hermes_fts_near"  # query.near_matches, registered per connection
-WORDS_FUNCTION = "hermes_fts_words"  # query.words_match, registered per connection
+NEAR_FUNCTION = "hermes_fts_near"  # near_matches, registered per connection
+WORDS_FUNCTION = "hermes_fts_words"  # words_match, registered per connection
 
 
 def like_where(

@@ -48,11 +48,11 @@ from ..index import schema, time_table
 from ..transcript import attach_context
 from .evidence import id_array, label_rows, more_sessions, passing_ids
 from .filters import like_rows, order_sql, time_sort_key, where_sql
+from .like import check_like_alternatives
 from .plan import (
     Query,
     QueryError,
     best_match,
-    check_like_alternatives,
     choose_route,
     evidence_units,
     folds_apply,

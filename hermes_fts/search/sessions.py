@@ -45,8 +45,8 @@ from .evidence import (
     unit_counts,
     word_weights,
 )
-from .like import LIKE_SOURCE, like_where
-from .plan import Query, like_plan
+from .like import LIKE_SOURCE, like_plan, like_where
+from .plan import Query
 
 __all__ = [
     "SESSION_WEIGHTS",
