@@ -100,31 +100,59 @@ def top_sessions(
     w: SessionWeights = SESSION_WEIGHTS,
 ) -> Page:
     """The ``want`` best sessions of the kept matches ``rows``, each ``(id, session,
-    value, terms held)`` (``value``: ``row_value``; terms: a bit per term)."""
-    best: dict[str, tuple[float, int]] = {}
-    known = best.get
-    for rid, sid, value, _ in rows:
-        top = known(sid)
-        if top is None or value > top[0] or (value == top[0] and rid > top[1]):
-            best[sid] = (value, rid)
-    held: dict[str, list[int]] = {sid: [0] * len(weights) for sid in best}
-    # How many messages hold each set of terms, per session, then each term.
-    for (sid, bits), n in Counter((row[1], row[3]) for row in rows).items():
-        counts = held[sid]
+    value, words held)`` (``value``: ``row_value``; words: a bit per word).
+
+    A session scores at most its best message's value plus the coverage weight
+    times the share of the words it holds (each word's recurrence stays below
+    its share).  Sessions are scored in the order of that bound, and only until
+    the page's last score beats the next one's bound.
+    """
+    found: dict[str, list[Any]] = {}  # session: [best value, its id, words, each row's]
+    known = found.get
+    for rid, sid, value, bits in rows:
+        seen = known(sid)
+        if seen is None:
+            found[sid] = [value, rid, bits, [bits]]
+            continue
+        if value > seen[0] or (value == seen[0] and rid > seen[1]):
+            seen[0], seen[1] = value, rid
+        seen[2] |= bits
+        seen[3].append(bits)
+    total = sum(weights) or 1.0
+    share: dict[int, float] = {}  # words held -> the sum of their weights
+    bounds = []
+    for sid, (value, _, bits, _) in found.items():
+        if bits not in share:
+            share[bits] = sum(weights[b] for b in range(len(weights)) if bits >> b & 1)
+        bounds.append((-(value + w.coverage * share[bits] / total), sid))
+    heapq.heapify(bounds)
+    page: Page = []
+    while bounds and (len(page) < want or page[0][:2] <= (-bounds[0][0], found[bounds[0][1]][1])):
+        sid = heapq.heappop(bounds)[1]
+        value, rid, bits, each = found[sid]
+        entry = (_score(value, Counter(each), weights, total, w), rid, sid, bits)
+        if len(page) < want:
+            heapq.heappush(page, entry)
+        elif entry > page[0]:
+            heapq.heapreplace(page, entry)
+    return sorted(page, reverse=True)
+
+
+def _score(
+    value: float, sets: Counter[int], weights: Sequence[float], total: float, w: SessionWeights
+) -> float:
+    """A session's score from its best message's value and how many of its messages
+    hold each set of words: each word's share times n / (n + k1), summed word by
+    word in the query's order (the same float every time)."""
+    held = [0] * len(weights)
+    for bits, n in sets.items():
         while bits:
             low = bits & -bits
-            counts[low.bit_length() - 1] += n
+            held[low.bit_length() - 1] += n
             bits ^= low
-    total = sum(weights) or 1.0
     k1 = w.k1 if len(weights) > 1 else 0.0
-    scored = []
-    for sid, (value, rid) in best.items():
-        counts = held[sid]
-        # Summed term by term, in the terms' order: the same float every time.
-        recurrence = sum(weights[b] * n / (n + k1) for b, n in enumerate(counts) if n)
-        bits = sum(1 << b for b, n in enumerate(counts) if n)
-        scored.append((value + w.coverage * recurrence / total, rid, sid, bits))
-    return heapq.nlargest(want, scored)
+    recurrence = sum(weights[b] * n / (n + k1) for b, n in enumerate(held) if n)
+    return value + w.coverage * recurrence / total
 
 
 def first_sessions(evidence: Evidence, want: int, passing: Passing) -> Page:
