@@ -67,7 +67,7 @@ from .prefer import search_preferring, time_note
 from .rank import envelope, rows_of_ids
 from .rank import match_rows as _match_rows
 from .request import RESULT_FIELDS, ROUTE_ORDER, SESSIONS_SORT, SearchRequest, check_route
-from .sessions import index_page, index_sessions, like_page
+from .sessions import index_page, like_page
 from .snippets import (
     few_snippet_sql,
     recut_unreadable_snippets,
@@ -290,40 +290,20 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
     rows = _bounded(req, iq, route, extra)
     if rows is not None:
         return rows
-    units = [u for _, u in evidence_units(req.plan.query, route)]
-    groups = _groups(req.plan.query)
-    documents = int(req.state.get("message_id_max") or 0)
-    held_fn = bool(req.state.get("row_evidence"))
-    if req.sort == SESSIONS_SORT and len(units) > 1:
-        ids, held = index_sessions(
-            req.conn,
-            iq.table,
-            units,
-            iq.expression,
-            envelope(req.spans),
-            extra,
-            req.where,
-            req.params,
-            documents,
-            req.want,
-            held_fn,
-            groups,
-        )
-    else:
-        ids, held = index_page(
-            req.conn,
-            iq.table,
-            units,
-            iq.expression,
-            envelope(req.spans),
-            extra,
-            documents,
-            req.want,
-            passing_ids(req.conn, req.where, req.params),
-            req.sort,
-            held_fn,
-            groups,
-        )
+    ids, held = index_page(
+        req.conn,
+        iq.table,
+        [u for _, u in evidence_units(req.plan.query, route)],
+        _groups(req.plan.query),
+        iq.expression,
+        envelope(req.spans),
+        extra,
+        (req.where, req.params),
+        int(req.state.get("message_id_max") or 0),
+        req.want,
+        req.sort,
+        bool(req.state.get("row_evidence")),
+    )
     return _page_rows(req, iq, extra, ids, held)
 
 

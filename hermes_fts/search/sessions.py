@@ -41,6 +41,7 @@ from .evidence import (
     credit,
     gather,
     like_evidence,
+    passing_ids,
     term_weights,
     unit_counts,
     word_weights,
@@ -308,20 +309,36 @@ def index_page(
     conn: sqlite3.Connection,
     table: str,
     units: Sequence[str],
+    groups: Sequence[int],
     any_unit: str,
     envelope_ids: tuple[int, int],
     extra: str,
+    filters: tuple[str, Sequence[Any]],
     documents: int,
     want: int,
-    passing: Passing,
     sort: str | None,
     held_fn: bool = False,
-    groups: Sequence[int] | None = None,
 ) -> tuple[list[int], dict[int, int]]:
-    """``pick_ids`` over one index, from every match (``evidence.gather``), for ``sort``
-    (None, ``"sessions"`` of a one-unit query, or a time sort)."""
+    """``pick_ids`` over one index, from every match, for ``sort`` (None,
+    ``"sessions"`` or a time sort): ``units`` and the word of each (``groups``)
+    as ``evidence.gather`` takes them, ``filters`` the ``WHERE`` on ``m`` and
+    ``s`` a row must meet, with its parameters."""
+    if sort == "sessions" and len(units) > 1:
+        return index_sessions(
+            conn,
+            table,
+            units,
+            any_unit,
+            envelope_ids,
+            extra,
+            *filters,
+            documents,
+            want,
+            held_fn,
+            groups,
+        )
     order = sort if sort in ("newest", "oldest") else None
     found = gather(
         conn, table, units, any_unit, envelope_ids, extra, (), documents, order, held_fn, groups
     )
-    return pick_ids(found, want, passing, sort == "sessions")
+    return pick_ids(found, want, passing_ids(conn, *filters), sort == "sessions")
