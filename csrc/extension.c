@@ -41,6 +41,7 @@ static const Registration REGISTRATIONS[] = {
     {REG_AUX, "cjk_few_snippet", NULL, hermes_cjk_few_snippet, NULL, 0},
     {REG_AUX, "hermes_fts_held", NULL, hermes_fts_held, NULL, 0},
     {REG_AUX, "hermes_fts_bm25", NULL, hermes_fts_bm25, NULL, 0},
+    {REG_AUX, "hermes_fts_saturation", NULL, hermes_fts_saturation, NULL, 0},
     {REG_SCALAR, "cjk_tokens", NULL, NULL, hermes_cjk_tokens, -1},
     {REG_SCALAR, "cjk_tokens_query", NULL, NULL, hermes_cjk_tokens_query, -1},
     {REG_SCALAR, "cjk_unicode61_version", NULL, NULL, hermes_cjk_version, 0},

@@ -21,6 +21,12 @@
 **     The row's saturation alone, f * (k1 + 1) / (f + k1 * (...)), for the
 **     first phrase, at avgdl (0 or less: the index's own average): what
 **     rank bounds store (index/rank_bounds.py).
+**
+**   hermes_fts_saturation(tbl, avgdl, sizes)
+**     The same saturation, with D read from `sizes`: a blob of little-endian
+**     32-bit token counts indexed by rowid (0 or past its end: asked of the
+**     index).  Building rank bounds reads every frequent token's rows, so a
+**     row's size is looked up once for all of them instead of once each.
 */
 #include "internal.h"
 SQLITE_EXTENSION_INIT3
@@ -120,4 +126,49 @@ void hermes_fts_bm25(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_co
     }
   }
   sqlite3_result_double(ctx, score);
+}
+
+/* Token count of `rowid` in a blob of little-endian uint32s, or 0 when absent. */
+static sqlite3_int64 sizeOf(const unsigned char *aSize, int nSize, sqlite3_int64 rowid) {
+  const unsigned char *p;
+  if (aSize == NULL || rowid < 0 || rowid >= (sqlite3_int64)(nSize / 4)) return 0;
+  p = aSize + rowid * 4;
+  return (sqlite3_int64)p[0] | ((sqlite3_int64)p[1] << 8) | ((sqlite3_int64)p[2] << 16) |
+         ((sqlite3_int64)p[3] << 24);
+}
+
+void hermes_fts_saturation(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
+                           int nVal, sqlite3_value **apVal) {
+  Fts5PhraseIter iter;
+  int iCol = -1;
+  int iOff = -1;
+  double f = 0.0;
+  double avgdl;
+  sqlite3_int64 nTok;
+  int rc;
+
+  if (nVal != 2) {
+    sqlite3_result_error(ctx, "hermes_fts_saturation: needs avgdl and the sizes blob", -1);
+    return;
+  }
+  avgdl = sqlite3_value_double(apVal[0]);
+  if (avgdl <= 0.0) avgdl = 1.0;
+  rc = pApi->xPhraseCount(pFts) > 0 ? pApi->xPhraseFirst(pFts, 0, &iter, &iCol, &iOff)
+                                    : SQLITE_OK;
+  while (rc == SQLITE_OK && iCol >= 0) {
+    f += 1.0;
+    pApi->xPhraseNext(pFts, &iter, &iCol, &iOff);
+  }
+  nTok = sizeOf(sqlite3_value_blob(apVal[1]), sqlite3_value_bytes(apVal[1]), pApi->xRowid(pFts));
+  if (rc == SQLITE_OK && nTok == 0) {
+    int n = 0;
+    rc = pApi->xColumnSize(pFts, -1, &n);
+    nTok = n;
+  }
+  if (rc != SQLITE_OK) {
+    sqlite3_result_error_code(ctx, rc);
+    return;
+  }
+  sqlite3_result_double(ctx, (f * (BM25_K1 + 1.0)) /
+                                 (f + BM25_K1 * (1 - BM25_B + BM25_B * (double)nTok / avgdl)));
 }
