@@ -38,6 +38,7 @@ def word_index():
         mp.setenv("HERMES_WORD_FTS", "1")
         yield
 
+
 WORDS = ["deploy", "staging", "数据库", "東京", "迁移"]
 
 

@@ -108,8 +108,8 @@ class StateCache:
 
     def state(self, token: tuple[int, int]) -> dict[str, Any]:
         """``index_state``, read again only when the file or the environment changed."""
-        key = (*token, _env.trigram_enabled(), _env.trigram_forced())
-        key += (_env.word_enabled(), _env.word_forced())
+        switches = (_env.trigram_enabled(), _env.trigram_forced())
+        key = (*token, *switches, _env.word_enabled(), _env.word_forced())
         if self._read is not None and self._read[0] == key:
             return self._read[1]
         state = index_state(self.conn, self.caps)
@@ -182,7 +182,11 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
         (TRIGRAM, trigram_policy(conn, caps), TRIGRAM_INSTEAD),
     ):
         if not kept:
-            out["not_kept"][index] = {"why": why, "instead": instead, "exists": out[index]["exists"]}
+            out["not_kept"][index] = {
+                "why": why,
+                "instead": instead,
+                "exists": out[index]["exists"],
+            }
     out["needs_optimize"] = optimize_reasons(conn, caps)
     cjk_sql = schema.index_sql(conn, CJK)
     out[CJK]["variants"] = schema.cjk_option_on(cjk_sql, "variants")
@@ -659,7 +663,9 @@ def repair(
     return broken
 
 
-def _drop_not_kept(conn: sqlite3.Connection, caps: Capabilities, index: str, sql: str | None) -> None:
+def _drop_not_kept(
+    conn: sqlite3.Connection, caps: Capabilities, index: str, sql: str | None
+) -> None:
     """Drop the word or trigram index (and a build of it) the store does not keep."""
     if index == TRIGRAM and not caps.trigram and sql is not None:
         return  # dropping the table needs its tokenizer
