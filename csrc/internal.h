@@ -116,6 +116,9 @@ void hermes_fts_bm25(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_co
                      int nVal, sqlite3_value **apVal);
 void hermes_fts_saturation(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
                            int nVal, sqlite3_value **apVal);
+/* Aggregate SQL function (row_evidence.c): one token's rank bounds per block. */
+void hermes_fts_block_peaks_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void hermes_fts_block_peaks_final(sqlite3_context *ctx);
 
 /* Scalar SQL functions (sql_functions.c); the cjk_tokens pair expects the
 ** connection's fts5_api as user data. */

@@ -27,7 +27,15 @@
 **     32-bit token counts indexed by rowid (0 or past its end: asked of the
 **     index).  Building rank bounds reads every frequent token's rows, so a
 **     row's size is looked up once for all of them instead of once each.
+**
+**   hermes_fts_block_peaks(block, saturation, nblocks, scale)   (aggregate)
+**     One token's rank bounds from its rows: a blob of nblocks little-endian
+**     16-bit row counts, then nblocks bytes of peaks, ceil(saturation *
+**     scale), at most 255.  Rows come in any order; no SQL GROUP BY (a sort
+**     of every row) is needed.
 */
+#include <string.h>
+
 #include "internal.h"
 SQLITE_EXTENSION_INIT3
 
@@ -171,4 +179,63 @@ void hermes_fts_saturation(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqli
   }
   sqlite3_result_double(ctx, (f * (BM25_K1 + 1.0)) /
                                  (f + BM25_K1 * (1 - BM25_B + BM25_B * (double)nTok / avgdl)));
+}
+
+/* The aggregate's state: counts and peaks per block, allocated on the first row. */
+typedef struct BlockPeaks {
+  sqlite3_int64 nBlock;
+  unsigned char *aOut; /* 2 * nBlock bytes of counts, then nBlock of peaks */
+} BlockPeaks;
+
+void hermes_fts_block_peaks_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  BlockPeaks *p = (BlockPeaks *)sqlite3_aggregate_context(ctx, (int)sizeof(BlockPeaks));
+  sqlite3_int64 iBlock = sqlite3_value_int64(argv[0]);
+  double peak;
+  unsigned char *pCount;
+  unsigned int count;
+  (void)argc;
+  if (p == NULL) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (p->aOut == NULL) {
+    p->nBlock = sqlite3_value_int64(argv[2]);
+    if (p->nBlock <= 0 || p->nBlock > (sqlite3_int64)1 << 40) {
+      sqlite3_result_error(ctx, "hermes_fts_block_peaks: nblocks out of range", -1);
+      return;
+    }
+    p->aOut = (unsigned char *)sqlite3_malloc64((sqlite3_uint64)p->nBlock * 3);
+    if (p->aOut == NULL) {
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    memset(p->aOut, 0, (size_t)p->nBlock * 3);
+  }
+  if (iBlock < 0 || iBlock >= p->nBlock) {
+    sqlite3_result_error(ctx, "hermes_fts_block_peaks: block out of range", -1);
+    return;
+  }
+  pCount = p->aOut + iBlock * 2;
+  count = (unsigned int)pCount[0] | ((unsigned int)pCount[1] << 8);
+  if (count < 0xFFFF) count++;
+  pCount[0] = (unsigned char)(count & 0xFF);
+  pCount[1] = (unsigned char)(count >> 8);
+  /* ceil() without libm: the scaled saturation is positive. */
+  peak = sqlite3_value_double(argv[1]) * sqlite3_value_double(argv[3]) + 1e-9;
+  if (peak > 255.0) peak = 255.0;
+  if (peak < 0.0) peak = 0.0;
+  if ((double)(int)peak < peak) peak = (double)((int)peak + 1);
+  if (peak > (double)p->aOut[p->nBlock * 2 + iBlock]) {
+    p->aOut[p->nBlock * 2 + iBlock] = (unsigned char)peak;
+  }
+}
+
+void hermes_fts_block_peaks_final(sqlite3_context *ctx) {
+  BlockPeaks *p = (BlockPeaks *)sqlite3_aggregate_context(ctx, 0);
+  if (p == NULL || p->aOut == NULL) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  sqlite3_result_blob64(ctx, p->aOut, (sqlite3_uint64)p->nBlock * 3, sqlite3_free);
+  p->aOut = NULL;
 }

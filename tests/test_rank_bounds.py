@@ -337,3 +337,24 @@ def test_row_sizes_read_once_give_the_bounds_of_a_lookup_per_row(built, monkeypa
     # A library without the function: the bounds are read row by row as before.
     monkeypatch.setattr(rank_bounds.loader, "has_saturation", lambda *_: False)
     assert rank_bounds._row_sizes(conn, table, last) is None
+
+
+def test_block_peaks_gathers_counts_and_peaks_and_refuses_a_block_out_of_range(built):
+    conn = built._conn
+    rows = [(0, 0.5), (2, 1.234), (2, 2.0), (0, 0.001)]
+    values = ", ".join(f"({b}, {s})" for b, s in rows)
+    (blob,) = conn.execute(
+        f"SELECT hermes_fts_block_peaks(column1, column2, 3, 100) FROM (VALUES {values})"
+    ).fetchone()
+    # Counts (little-endian), then ceil(saturation * 100) as _read_token rounds it.
+    peaks = [
+        max(math.ceil(s * 100 + 1e-9) for b, s in rows if b == k) if k != 1 else 0 for k in range(3)
+    ]
+    assert peaks == [51, 0, 201]
+    assert blob == bytes([2, 0, 0, 0, 2, 0]) + bytes(peaks)
+    no_rows = conn.execute("SELECT hermes_fts_block_peaks(0, 1.0, 3, 100) WHERE 0")
+    assert tuple(no_rows.fetchone()) == (None,)
+    with pytest.raises(sqlite3.OperationalError, match="block out of range"):
+        conn.execute("SELECT hermes_fts_block_peaks(3, 1.0, 3, 100)").fetchone()
+    with pytest.raises(sqlite3.OperationalError, match="nblocks out of range"):
+        conn.execute("SELECT hermes_fts_block_peaks(0, 1.0, 0, 100)").fetchone()

@@ -21,7 +21,6 @@ from hermes_fts.hermes import plugin as hermes_plugin
 from hermes_fts.index import schema
 from hermes_fts.store import SessionStore
 
-
 pytestmark = needs_extension  # the CJK index answers Latin words (the word index is opt-in)
 
 

@@ -283,20 +283,19 @@ def _read_token(
     the quoted token matches nothing (it does not re-tokenize to itself).
     ``sizes``: ``_row_sizes``, so no row's size is looked up in the index."""
     blocks = (last >> SHIFT) + 1
+    quoted = '"' + token.replace('"', '""') + '"'
+    if sizes is not None:
+        return _read_token_blocks(conn, table, token, quoted, last, avgdl, sizes)
     counts = array("H", bytes(2 * blocks))
     peaks = bytearray(blocks)
     total = 0
-    saturation = (
-        f"hermes_fts_bm25({table}, ?)" if sizes is None else f"hermes_fts_saturation({table}, ?, ?)"
-    )
-    arguments = (avgdl,) if sizes is None else (avgdl, sizes)
     for block, count, peak in conn.execute(
         # FTS5 runs auxiliary functions only on its own rows: the grouping is
         # outside a subquery that LIMIT keeps from being merged into it.
         f"SELECT block, count(*), max(s) FROM (SELECT rowid >> {SHIFT} AS block, "
-        f"{saturation} AS s FROM {table} WHERE {table} MATCH ? "
+        f"hermes_fts_bm25({table}, ?) AS s FROM {table} WHERE {table} MATCH ? "
         f"AND rowid <= ? LIMIT -1) GROUP BY block",
-        (*arguments, '"' + token.replace('"', '""') + '"', last),
+        (avgdl, quoted, last),
     ):
         counts[block] = count
         peaks[block] = min(255, math.ceil(float(peak) * PEAK_SCALE + 1e-9))
@@ -304,6 +303,31 @@ def _read_token(
     if not total:
         return None
     return token, total, _little_endian(counts).tobytes(), bytes(peaks)
+
+
+def _read_token_blocks(
+    conn: sqlite3.Connection,
+    table: str,
+    token: str,
+    quoted: str,
+    last: int,
+    avgdl: float,
+    sizes: bytes,
+) -> tuple[str, int, bytes, bytes] | None:
+    """``_read_token`` in one statement: row sizes from ``sizes``, the blocks'
+    counts and peaks gathered by ``hermes_fts_block_peaks`` (no sort of the rows)."""
+    blocks = (last >> SHIFT) + 1
+    (found,) = conn.execute(
+        f"SELECT hermes_fts_block_peaks(block, s, ?, ?) FROM (SELECT rowid >> {SHIFT} "
+        f"AS block, hermes_fts_saturation({table}, ?, ?) AS s FROM {table} "
+        f"WHERE {table} MATCH ? AND rowid <= ? LIMIT -1)",
+        (blocks, PEAK_SCALE, avgdl, sizes, quoted, last),
+    ).fetchone()
+    if found is None:
+        return None
+    data = bytes(found)
+    counts = _little_endian(array("H", data[: 2 * blocks]))  # stored little-endian
+    return token, sum(counts), data[: 2 * blocks], data[2 * blocks :]
 
 
 def _write(
