@@ -464,8 +464,9 @@ def _align_cjk(
 
 # Reasons ``optimize-storage`` has work to do, as codes a program can read.
 # ``SEARCH_SLOWED``: those that leave a search on slower exact routes; the
-# others (the trigram index, the time table, pending CJK rows a writer
-# applies) change no answer and no route the CJK index serves.
+# others (an opt-in index to build or drop, the time table, pending CJK rows
+# a writer applies) change no answer and no route the CJK index serves.
+# ``word_missing`` slows only a store that opted in to the word index.
 SEARCH_SLOWED = frozenset(
     {
         "fts_stale",
