@@ -73,13 +73,15 @@ def _queries(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     )
     if char is not None:
         found.append(("cjk1", char))
-    words = [t for t in _bounded_tokens(conn, schema.BASE) if t.isalpha()][:PAIR_WORDS]
+    # Latin words from the word index where it is kept (opt-in), else the CJK index.
+    table = schema.BASE if schema.index_sql(conn, schema.BASE) else schema.CJK
+    words = [t for t in _bounded_tokens(conn, table) if t.isascii() and t.isalpha()][:PAIR_WORDS]
     pairs = []
     for a in words:
         for b in words:
             if a != b:
                 df = conn.execute(
-                    f"SELECT count(*) FROM {schema.BASE} WHERE {schema.BASE} MATCH ?",
+                    f"SELECT count(*) FROM {table} WHERE {table} MATCH ?",
                     (f'"{a} {b}"',),
                 ).fetchone()[0]
                 if df:

@@ -60,22 +60,24 @@ def store(bench_size: int, bench_seed: int) -> Any:
 
 
 def raw_fts5(st: SessionStore, term: str) -> list[Any]:
-    """The fts5 route's MATCH alone, read as the search reads it (rank tiers, and the
-    rare phrase's one pass where the library has it): no sanitizing, routing or
-    supplements."""
+    """The Latin route's MATCH alone (the word index where it is kept, else the CJK
+    index), read as the search reads it (rank tiers, and the rare phrase's one pass
+    where the library has it): no sanitizing, routing or supplements."""
     state = st.index_state()
     plan = search.plan_search(state, term)
+    route = "fts5" if state["hermes_fts_word"]["served"] else "fts_cjk"
+    table = search.INDEX_ROUTES[route]
     where, params = search_filters.where_sql(search.SearchRequest(term))
     return match_rows.match_rows(
         st._conn,
-        "hermes_fts_word",
-        match_expression(plan.query, "fts5"),
-        snippet_sql("hermes_fts_word", True),
+        table,
+        match_expression(plan.query, route),
+        snippet_sql(table, True),
         where,
         params,
         match_rows.RANKED_ORDER,
         20,
-        few_snippet_sql=few_snippet_sql("hermes_fts_word") if state["cjk_few_snippet"] else None,
+        few_snippet_sql=few_snippet_sql(table) if state["cjk_few_snippet"] else None,
     )
 
 

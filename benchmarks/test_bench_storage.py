@@ -8,10 +8,12 @@ Stores hold the same generated messages, each VACUUMed:
   installed);
 * **+ hermes-fts, plugin enabled / no plugin**: that store after
   ``optimize-storage``, with and without a ``config.yaml`` next to it that
-  enables the Hermes plugin: the trigram index is not kept in either
-  (docs/DESIGN.md §9.2 item 4);
-* **+ hermes-fts, HERMES_TRIGRAM_FTS=1**: the opt-in that keeps it, which
-  was the default without the plugin before issue 35.
+  enables the Hermes plugin: neither the word nor the trigram index is kept
+  in either (docs/DESIGN.md §9.2 items 4 and 6);
+* **+ hermes-fts, HERMES_WORD_FTS=1**: the opt-in that keeps the word index,
+  the default before issue 35;
+* **+ hermes-fts, HERMES_TRIGRAM_FTS=1**: the opt-in that keeps the trigram
+  index, which was the default without the plugin before issue 35.
 
 Hermes keeps its own indexes beside ours (we never touch them), so the
 figure that matters is what ours add: all our FTS × text, and the file
@@ -54,11 +56,14 @@ ESTIMATES = "optimize-storage --dry-run against the run (bytes the file grows by
 ESTIMATE_FROM_TEXT_BYTES = 2**23
 
 
+OPT_INS = ("HERMES_WORD_FTS", "HERMES_TRIGRAM_FTS")
+
+
 def _ours(
     source: Path,
     folder: Path,
     plugin: bool,
-    trigram: bool,
+    opt_in: str | None,
     monkeypatch: pytest.MonkeyPatch,
     bench_report: Any,
 ) -> Path:
@@ -67,10 +72,10 @@ def _ours(
     shutil.copyfile(source, db)
     if plugin:
         (folder / "config.yaml").write_text(PLUGIN_ENABLED)
-    if trigram:
-        monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
-    else:
-        monkeypatch.delenv("HERMES_TRIGRAM_FTS", raising=False)
+    for name in OPT_INS:
+        monkeypatch.delenv(name, raising=False)
+    if opt_in:
+        monkeypatch.setenv(opt_in, "1")
     with SessionStore(db, readonly=True) as store:
         if not store.cjk_available:
             pytest.skip("cjk_unicode61 extension unavailable")
@@ -97,7 +102,8 @@ def _ours(
     # estimate does not model; within 30% is checked from ESTIMATE_FROM_TEXT_BYTES on.
     if plan["text_bytes"] >= ESTIMATE_FROM_TEXT_BYTES:
         assert 0.7 <= ratio <= 1.3, (added, plan)
-    monkeypatch.delenv("HERMES_TRIGRAM_FTS", raising=False)
+    for name in OPT_INS:
+        monkeypatch.delenv(name, raising=False)
     return db
 
 
@@ -174,13 +180,16 @@ def test_storage_sizes(
     stores = {
         "Hermes 0.19.0 only": hermes,
         "+ hermes-fts, plugin enabled": _ours(
-            hermes, base / "plugin", True, False, monkeypatch, bench_report
+            hermes, base / "plugin", True, None, monkeypatch, bench_report
         ),
         "+ hermes-fts, no plugin": _ours(
-            hermes, base / "no-plugin", False, False, monkeypatch, bench_report
+            hermes, base / "no-plugin", False, None, monkeypatch, bench_report
+        ),
+        "+ hermes-fts, HERMES_WORD_FTS=1": _ours(
+            hermes, base / "word-opt-in", False, "HERMES_WORD_FTS", monkeypatch, bench_report
         ),
         "+ hermes-fts, HERMES_TRIGRAM_FTS=1": _ours(
-            hermes, base / "trigram-opt-in", False, True, monkeypatch, bench_report
+            hermes, base / "trigram-opt-in", False, "HERMES_TRIGRAM_FTS", monkeypatch, bench_report
         ),
     }
     sizes = {name: _sizes(db) for name, db in stores.items()}
@@ -206,4 +215,6 @@ def test_storage_sizes(
         )
     for lean in ("+ hermes-fts, plugin enabled", "+ hermes-fts, no plugin"):
         assert sizes[lean]["indexes"]["hermes_fts_trigram"] == 0  # not kept
+        assert sizes[lean]["indexes"]["hermes_fts_word"] == 0  # not kept
+    assert sizes["+ hermes-fts, HERMES_WORD_FTS=1"]["indexes"]["hermes_fts_word"] > 0
     assert sizes["+ hermes-fts, HERMES_TRIGRAM_FTS=1"]["indexes"]["hermes_fts_trigram"] > 0

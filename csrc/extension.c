@@ -17,7 +17,8 @@ typedef enum RegistrationKind {
   REG_TOKENIZER, /* an FTS5 tokenizer; context = the fts5_api */
   REG_ALIAS,     /* the same tokenizer under a public name another library may own */
   REG_AUX,       /* an FTS5 auxiliary function */
-  REG_SCALAR     /* a scalar SQL function; user data = the fts5_api */
+  REG_SCALAR,    /* a scalar SQL function; user data = the fts5_api */
+  REG_AGGREGATE  /* an aggregate SQL function: xScalar steps, xFinal ends */
 } RegistrationKind;
 
 typedef struct Registration {
@@ -25,8 +26,9 @@ typedef struct Registration {
   const char *zName;
   const fts5_tokenizer *pTokenizer;                          /* REG_TOKENIZER */
   fts5_extension_function xAux;                              /* REG_AUX */
-  void (*xScalar)(sqlite3_context *, int, sqlite3_value **); /* REG_SCALAR */
+  void (*xScalar)(sqlite3_context *, int, sqlite3_value **); /* REG_SCALAR, REG_AGGREGATE */
   int nArg;                                                  /* REG_SCALAR; -1 = any */
+  void (*xFinal)(sqlite3_context *);                         /* REG_AGGREGATE */
 } Registration;
 
 static void claimPublicName(sqlite3_context *ctx, int argc, sqlite3_value **argv);
@@ -34,19 +36,22 @@ static void claimPublicName(sqlite3_context *ctx, int argc, sqlite3_value **argv
 /* Registered in this order; the tokenizer first, because the functions find
 ** it by name on the same connection. */
 static const Registration REGISTRATIONS[] = {
-    {REG_TOKENIZER, HERMES_TOKENIZER_NAME, &hermes_cjk_tokenizer, NULL, NULL, 0},
-    {REG_ALIAS, HERMES_PUBLIC_TOKENIZER_NAME, &hermes_cjk_tokenizer, NULL, NULL, 0},
-    {REG_AUX, "cjk_highlight", NULL, hermes_cjk_highlight, NULL, 0},
-    {REG_AUX, "cjk_snippet", NULL, hermes_cjk_snippet, NULL, 0},
-    {REG_AUX, "cjk_few_snippet", NULL, hermes_cjk_few_snippet, NULL, 0},
-    {REG_AUX, "hermes_fts_held", NULL, hermes_fts_held, NULL, 0},
-    {REG_AUX, "hermes_fts_bm25", NULL, hermes_fts_bm25, NULL, 0},
-    {REG_SCALAR, "cjk_tokens", NULL, NULL, hermes_cjk_tokens, -1},
-    {REG_SCALAR, "cjk_tokens_query", NULL, NULL, hermes_cjk_tokens_query, -1},
-    {REG_SCALAR, "cjk_unicode61_version", NULL, NULL, hermes_cjk_version, 0},
-    {REG_SCALAR, "cjk_fold", NULL, NULL, hermes_cjk_fold, 1},
-    {REG_SCALAR, "cjk_fold_find", NULL, NULL, hermes_cjk_fold_find, 2},
-    {REG_SCALAR, "cjk_unicode61_claim", NULL, NULL, claimPublicName, 0},
+    {REG_TOKENIZER, HERMES_TOKENIZER_NAME, &hermes_cjk_tokenizer, NULL, NULL, 0, NULL},
+    {REG_ALIAS, HERMES_PUBLIC_TOKENIZER_NAME, &hermes_cjk_tokenizer, NULL, NULL, 0, NULL},
+    {REG_AUX, "cjk_highlight", NULL, hermes_cjk_highlight, NULL, 0, NULL},
+    {REG_AUX, "cjk_snippet", NULL, hermes_cjk_snippet, NULL, 0, NULL},
+    {REG_AUX, "cjk_few_snippet", NULL, hermes_cjk_few_snippet, NULL, 0, NULL},
+    {REG_AUX, "hermes_fts_held", NULL, hermes_fts_held, NULL, 0, NULL},
+    {REG_AUX, "hermes_fts_bm25", NULL, hermes_fts_bm25, NULL, 0, NULL},
+    {REG_AUX, "hermes_fts_saturation", NULL, hermes_fts_saturation, NULL, 0, NULL},
+    {REG_AGGREGATE, "hermes_fts_block_peaks", NULL, NULL, hermes_fts_block_peaks_step, 4,
+     hermes_fts_block_peaks_final},
+    {REG_SCALAR, "cjk_tokens", NULL, NULL, hermes_cjk_tokens, -1, NULL},
+    {REG_SCALAR, "cjk_tokens_query", NULL, NULL, hermes_cjk_tokens_query, -1, NULL},
+    {REG_SCALAR, "cjk_unicode61_version", NULL, NULL, hermes_cjk_version, 0, NULL},
+    {REG_SCALAR, "cjk_fold", NULL, NULL, hermes_cjk_fold, 1, NULL},
+    {REG_SCALAR, "cjk_fold_find", NULL, NULL, hermes_cjk_fold_find, 2, NULL},
+    {REG_SCALAR, "cjk_unicode61_claim", NULL, NULL, claimPublicName, 0, NULL},
 };
 
 /* Fetch the connection's fts5_api; NULL (with SQLITE_ERROR) when the SQLite
@@ -121,6 +126,9 @@ static int registerOne(sqlite3 *db, fts5_api *pFts5, const Registration *r) {
     case REG_SCALAR:
       return sqlite3_create_function_v2(db, r->zName, r->nArg, SCALAR_FLAGS, (void *)pFts5,
                                         r->xScalar, NULL, NULL, NULL);
+    case REG_AGGREGATE:
+      return sqlite3_create_function_v2(db, r->zName, r->nArg, SCALAR_FLAGS, NULL, NULL,
+                                        r->xScalar, r->xFinal, NULL);
   }
   return SQLITE_INTERNAL;
 }

@@ -108,11 +108,17 @@ void hermes_cjk_few_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                             sqlite3_context *ctx, int nVal, sqlite3_value **apVal);
 
 /* FTS5 auxiliary functions (row_evidence.c): the query's phrases the row
-** holds, one bit each; the row's bm25 with statistics the caller gives. */
+** holds, one bit each; the row's bm25 with statistics the caller gives; one
+** phrase's saturation with row sizes the caller gives. */
 void hermes_fts_held(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
                      int nVal, sqlite3_value **apVal);
 void hermes_fts_bm25(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
                      int nVal, sqlite3_value **apVal);
+void hermes_fts_saturation(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
+                           int nVal, sqlite3_value **apVal);
+/* Aggregate SQL function (row_evidence.c): one token's rank bounds per block. */
+void hermes_fts_block_peaks_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void hermes_fts_block_peaks_final(sqlite3_context *ctx);
 
 /* Scalar SQL functions (sql_functions.c); the cjk_tokens pair expects the
 ** connection's fts5_api as user data. */

@@ -21,7 +21,21 @@
 **     The row's saturation alone, f * (k1 + 1) / (f + k1 * (...)), for the
 **     first phrase, at avgdl (0 or less: the index's own average): what
 **     rank bounds store (index/rank_bounds.py).
+**
+**   hermes_fts_saturation(tbl, avgdl, sizes)
+**     The same saturation, with D read from `sizes`: a blob of little-endian
+**     32-bit token counts indexed by rowid (0 or past its end: asked of the
+**     index).  Building rank bounds reads every frequent token's rows, so a
+**     row's size is looked up once for all of them instead of once each.
+**
+**   hermes_fts_block_peaks(block, saturation, nblocks, scale)   (aggregate)
+**     One token's rank bounds from its rows: a blob of nblocks little-endian
+**     16-bit row counts, then nblocks bytes of peaks, ceil(saturation *
+**     scale), at most 255.  Rows come in any order; no SQL GROUP BY (a sort
+**     of every row) is needed.
 */
+#include <string.h>
+
 #include "internal.h"
 SQLITE_EXTENSION_INIT3
 
@@ -120,4 +134,108 @@ void hermes_fts_bm25(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_co
     }
   }
   sqlite3_result_double(ctx, score);
+}
+
+/* Token count of `rowid` in a blob of little-endian uint32s, or 0 when absent. */
+static sqlite3_int64 sizeOf(const unsigned char *aSize, int nSize, sqlite3_int64 rowid) {
+  const unsigned char *p;
+  if (aSize == NULL || rowid < 0 || rowid >= (sqlite3_int64)(nSize / 4)) return 0;
+  p = aSize + rowid * 4;
+  return (sqlite3_int64)p[0] | ((sqlite3_int64)p[1] << 8) | ((sqlite3_int64)p[2] << 16) |
+         ((sqlite3_int64)p[3] << 24);
+}
+
+void hermes_fts_saturation(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
+                           int nVal, sqlite3_value **apVal) {
+  Fts5PhraseIter iter;
+  int iCol = -1;
+  int iOff = -1;
+  double f = 0.0;
+  double avgdl;
+  sqlite3_int64 nTok;
+  int rc;
+
+  if (nVal != 2) {
+    sqlite3_result_error(ctx, "hermes_fts_saturation: needs avgdl and the sizes blob", -1);
+    return;
+  }
+  avgdl = sqlite3_value_double(apVal[0]);
+  if (avgdl <= 0.0) avgdl = 1.0;
+  rc = pApi->xPhraseCount(pFts) > 0 ? pApi->xPhraseFirst(pFts, 0, &iter, &iCol, &iOff)
+                                    : SQLITE_OK;
+  while (rc == SQLITE_OK && iCol >= 0) {
+    f += 1.0;
+    pApi->xPhraseNext(pFts, &iter, &iCol, &iOff);
+  }
+  nTok = sizeOf(sqlite3_value_blob(apVal[1]), sqlite3_value_bytes(apVal[1]), pApi->xRowid(pFts));
+  if (rc == SQLITE_OK && nTok == 0) {
+    int n = 0;
+    rc = pApi->xColumnSize(pFts, -1, &n);
+    nTok = n;
+  }
+  if (rc != SQLITE_OK) {
+    sqlite3_result_error_code(ctx, rc);
+    return;
+  }
+  sqlite3_result_double(ctx, (f * (BM25_K1 + 1.0)) /
+                                 (f + BM25_K1 * (1 - BM25_B + BM25_B * (double)nTok / avgdl)));
+}
+
+/* The aggregate's state: counts and peaks per block, allocated on the first row. */
+typedef struct BlockPeaks {
+  sqlite3_int64 nBlock;
+  unsigned char *aOut; /* 2 * nBlock bytes of counts, then nBlock of peaks */
+} BlockPeaks;
+
+void hermes_fts_block_peaks_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  BlockPeaks *p = (BlockPeaks *)sqlite3_aggregate_context(ctx, (int)sizeof(BlockPeaks));
+  sqlite3_int64 iBlock = sqlite3_value_int64(argv[0]);
+  double peak;
+  unsigned char *pCount;
+  unsigned int count;
+  (void)argc;
+  if (p == NULL) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (p->aOut == NULL) {
+    p->nBlock = sqlite3_value_int64(argv[2]);
+    if (p->nBlock <= 0 || p->nBlock > (sqlite3_int64)1 << 40) {
+      sqlite3_result_error(ctx, "hermes_fts_block_peaks: nblocks out of range", -1);
+      return;
+    }
+    p->aOut = (unsigned char *)sqlite3_malloc64((sqlite3_uint64)p->nBlock * 3);
+    if (p->aOut == NULL) {
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    memset(p->aOut, 0, (size_t)p->nBlock * 3);
+  }
+  if (iBlock < 0 || iBlock >= p->nBlock) {
+    sqlite3_result_error(ctx, "hermes_fts_block_peaks: block out of range", -1);
+    return;
+  }
+  pCount = p->aOut + iBlock * 2;
+  count = (unsigned int)pCount[0] | ((unsigned int)pCount[1] << 8);
+  if (count < 0xFFFF) count++;
+  pCount[0] = (unsigned char)(count & 0xFF);
+  pCount[1] = (unsigned char)(count >> 8);
+  /* ceil() without libm: the scaled saturation is positive. */
+  peak = sqlite3_value_double(argv[1]) * sqlite3_value_double(argv[3]) + 1e-9;
+  if (peak > 255.0) peak = 255.0;
+  if (peak < 0.0) peak = 0.0;
+  if ((double)(int)peak < peak) peak = (double)((int)peak + 1);
+  if (peak > (double)p->aOut[p->nBlock * 2 + iBlock]) {
+    p->aOut[p->nBlock * 2 + iBlock] = (unsigned char)peak;
+  }
+}
+
+void hermes_fts_block_peaks_final(sqlite3_context *ctx) {
+  BlockPeaks *p = (BlockPeaks *)sqlite3_aggregate_context(ctx, 0);
+  if (p == NULL || p->aOut == NULL) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  sqlite3_result_blob64(ctx, p->aOut, (sqlite3_uint64)p->nBlock * 3, sqlite3_free);
+  p->aOut = NULL;
 }

@@ -6,6 +6,8 @@ One place, so each switch has one spelling and one meaning:
 ``HERMES_CJK_FTS``          ``0``/``false``/``off``/``no`` switches the extension off
 ``HERMES_TRIGRAM_FTS``      ``1``/``true``/``on``/``yes`` keeps the trigram index (opt-in);
                             ``0``/... also stops serving one an older version built
+``HERMES_WORD_FTS``         ``1``/``true``/``on``/``yes`` keeps the word index (opt-in);
+                            ``0``/... also stops serving one an older version built
 ``HERMES_FTS_LIBRARY``      a hermes-fts library file to load instead of the bundled one
                             (never Hermes' own ``HERMES_FTS5_CJK_SO``: that one is Hermes')
 ``HERMES_SEARCH_SLOW_MS``   searches slower than this are logged (default 1000)
@@ -32,6 +34,8 @@ __all__ = [
     "switched_on",
     "trigram_enabled",
     "trigram_forced",
+    "word_enabled",
+    "word_forced",
 ]
 
 _OFF_VALUES = frozenset({"0", "false", "off", "no"})
@@ -105,6 +109,16 @@ def trigram_enabled() -> bool:
 def trigram_forced() -> bool:
     """``HERMES_TRIGRAM_FTS`` explicitly on: the store keeps a trigram index (opt-in)."""
     return switched_on("HERMES_TRIGRAM_FTS")
+
+
+def word_enabled() -> bool:
+    """``HERMES_WORD_FTS`` not switched off: an existing word index is served."""
+    return not switched_off("HERMES_WORD_FTS")
+
+
+def word_forced() -> bool:
+    """``HERMES_WORD_FTS`` explicitly on: the store keeps a word index (opt-in)."""
+    return switched_on("HERMES_WORD_FTS")
 
 
 def extension_override() -> str | None:

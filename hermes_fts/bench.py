@@ -89,8 +89,13 @@ def sample_terms(store: SessionStore, per_band: int = 2, seed: int = 0) -> dict[
         longer = _longer_cjk_terms(conn, rng, per_band * 8)
         if longer:
             classes["cjk3"] = _banded(longer, per_band, rng)
-    if state[schema.BASE]["exists"]:
-        words = [(t, d) for t, d in _vocab(conn, schema.BASE) if _LATIN.fullmatch(t)]
+    # Latin words from the word index, or from the CJK index, which holds them
+    # as unicode61 reads them (the word index is opt-in).
+    source = schema.BASE if state[schema.BASE]["exists"] else None
+    if source is None and state[schema.CJK]["exists"] and store.cjk_available:
+        source = schema.CJK
+    if source is not None:
+        words = [(t, d) for t, d in _vocab(conn, source) if _LATIN.fullmatch(t)]
         if words:
             classes["latin_word"] = _banded(words, per_band, rng)
     return classes

@@ -190,6 +190,15 @@ def has_row_evidence(conn: Any, table: str) -> bool:
     )
 
 
+def has_saturation(conn: Any, table: str) -> bool:
+    """True when ``conn`` has ``hermes_fts_saturation()`` and ``hermes_fts_block_peaks()``
+    (rank bounds with row sizes read once, grouped in C; a library older than them
+    lacks them), checked like ``has_few_snippet``."""
+    return _answers(
+        conn, f"SELECT hermes_fts_saturation({table}, 1.0, x'') FROM {table} WHERE 0"
+    ) and _answers(conn, "SELECT hermes_fts_block_peaks(0, 0.0, 1, 1.0) WHERE 0")
+
+
 def load_strategy() -> str | None:
     """How the extension reached the most recent connection (for ``status``)."""
     return _strategy

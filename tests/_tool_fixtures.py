@@ -24,9 +24,16 @@ T0 = 1_700_000_000.0
 Turn = Union[tuple[str, Any], dict[str, Any]]
 
 
-def open_store(path: Path) -> SessionStore:
+def open_store(path: Path, *, word_index: bool = False) -> SessionStore:
+    """A store at ``path``; ``word_index``: a new one keeps the opt-in word index
+    (``HERMES_WORD_FTS=1`` while it is created; served from then on), for tests
+    that compare the ``fts5`` route with the others."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    return SessionStore(path)
+    if not word_index:
+        return SessionStore(path)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HERMES_WORD_FTS", "1")
+        return SessionStore(path)
 
 
 def conversation(

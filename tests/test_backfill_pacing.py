@@ -70,6 +70,32 @@ def test_chunks_follow_the_measured_speed(tmp_path: Path, monkeypatch: pytest.Mo
         assert indexed == expected
 
 
+def _automerge(conn, table: str) -> int | None:  # type: ignore[no-untyped-def]
+    row = conn.execute(f"SELECT v FROM {table}_config WHERE k = 'automerge'").fetchone()
+    return None if row is None else int(row[0])
+
+
+@needs_extension
+def test_a_build_merges_its_segments_only_once_complete(tmp_path: Path) -> None:
+    """FTS5's automerge is off while a backfill fills the index (a killed build keeps
+    it off until it resumes) and back to FTS5's default with the last chunk."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+        store.add_messages(
+            {"session_id": "s1", "role": "user", "content": f"消息 {i}"} for i in range(3000)
+        )
+        indexing.reset_index(store._conn, CJK)
+        assert indexing.backfill_step(store._conn, CJK, 1000)
+        assert _automerge(store._conn, CJK) == 0
+        while indexing.backfill_step(store._conn, CJK, 1000):
+            assert _automerge(store._conn, CJK) == 0
+        assert _automerge(store._conn, CJK) == indexing.AUTOMERGE == 4
+        assert store.rebuild_status() is None
+        assert store.integrity_check()[CJK] is None
+        assert [r["id"] for r in store.search_messages("消息", limit=3)]
+
+
 # A writer shaped like Hermes Agent 0.19.0's: plain sqlite3 (no extension),
 # a 1 s busy timeout, BEGIN IMMEDIATE, and a 20-150 ms jittered retry when the
 # lock stays taken.  Inside each transaction it notes how far the backfill had

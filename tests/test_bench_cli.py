@@ -47,10 +47,10 @@ def test_bench_reports_every_class_with_full_recall_and_writes_nothing(tmp_path,
         assert row["min_recall"] == 1.0
         assert row["median_ratio"] > 0
     assert classes["cjk2"]["routes"] == "fts_cjk"
-    assert classes["latin_word"]["routes"] == "fts5"
-    assert set(report["sizes"]) == {"hermes_fts_word", "hermes_fts_cjk"}  # trigram: opt-in
+    assert classes["latin_word"]["routes"] == "fts_cjk"  # the word index is opt-in
+    assert set(report["sizes"]) == {"hermes_fts_cjk"}  # word and trigram: opt-in
     for term in report["terms"]:
-        assert term["route"] in {"fts5", "fts_cjk"} and term["like_ms"] > 0
+        assert term["route"] == "fts_cjk" and term["like_ms"] > 0
 
 
 def test_bench_table_for_people_and_argument_errors(tmp_path, capsys):

@@ -187,7 +187,11 @@ def test_tool_rows_print_as_text_not_json_escapes(home):
             "reload",
             'terminal(command="sudo systemctl >>>reload<<< nginx && nginx -s >>>reload<<<")',
         ),
-        ("ＮＧＩＮＸ", 'web_search(query=">>>ＮＧＩＮＸ<<< config >>>ＮＧＩＮＸ<<<")'),
+        # Widths fold: "nginx" of the other call matches too, and ranks below this one.
+        (
+            "ＮＧＩＮＸ config",
+            'web_search(query=">>>ＮＧＩＮＸ<<< config >>>ＮＧＩＮＸ<<<")',
+        ),
     ],
 )
 def test_tool_call_snippets_read_as_calls_with_every_hit_marked(home, query, snippet):

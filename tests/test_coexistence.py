@@ -171,7 +171,7 @@ def test_with_the_plugin_enabled_trigram_is_dropped_and_stays_dropped(
         assert not store.optimize_needed()
         state = store.index_state()
         assert state[schema.CJK]["served"] and not state["fts_stale"]
-        assert store.integrity_check() == {schema.BASE: None, schema.CJK: None}
+        assert store.integrity_check() == {schema.CJK: None}  # word and trigram are opt-in
         assert not store.index_state()[schema.TRIGRAM]["exists"]
     assert _hermes_objects(db) == _hermes_objects(control)
 
@@ -194,15 +194,15 @@ def test_during_and_after_an_interrupted_optimize_never_worse(
         with pytest.raises(KeyboardInterrupt):
             # Fixed 5-row chunks, so the rebuild is still under way at the 4th pause.
             store.optimize_storage(sleep=pause, chunk_rows=5, min_pause=0, txn_target=None)
-        assert store.index_state()[schema.BASE]["rebuilding"]  # it did stop mid-way
+        assert store.rebuild_status() is not None  # it did stop mid-way
     assert lost(hermes_venv, db, control) == {}
     both_write(hermes_venv, db, control, "A")
     assert lost(hermes_venv, db, control) == {}
     with SessionStore(db) as store:  # a rerun finishes the job
         assert store.optimize_storage(min_pause=0)["ok"]
-        assert not store.index_state()[schema.BASE]["rebuilding"]
-        # the trigram index is opt-in: not kept, not checked
-        assert store.integrity_check() == {schema.BASE: None, schema.CJK: None}
+        assert store.rebuild_status() is None
+        # the word and trigram indexes are opt-in: not kept, not checked
+        assert store.integrity_check() == {schema.CJK: None}
     assert lost(hermes_venv, db, control) == {}
 
 
@@ -248,8 +248,9 @@ def every_kind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[SessionStore, dict[str, int]]:
     """A store holding every kind of row, optimized: all three indexes served
-    (the trigram one is opt-in)."""
+    (the word and trigram ones are opt-in)."""
     monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
     store = SessionStore(tmp_path / "routes.db")
     store.add_session("chat", "cli")
     store.add_session("cron-1", "cron")

@@ -40,9 +40,10 @@ SQLITE3 = shutil.which("sqlite3")
 
 @pytest.fixture(scope="module", autouse=True)
 def trigram_kept() -> Any:
-    """Every route, the opt-in trigram index too, holds the decoded text."""
+    """Every route, the opt-in word and trigram indexes too, holds the decoded text."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HERMES_TRIGRAM_FTS", "1")
+        mp.setenv("HERMES_WORD_FTS", "1")
         yield
 
 

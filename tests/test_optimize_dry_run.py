@@ -27,6 +27,7 @@ def _files(db: Path) -> dict[str, bytes]:
 def stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A store whose indexes optimize-storage must all build anew."""
     monkeypatch.delenv("HERMES_TRIGRAM_FTS", raising=False)
+    monkeypatch.delenv("HERMES_WORD_FTS", raising=False)
     db = tmp_path / "state.db"
     write_store(db)
     with SessionStore(db) as store:
@@ -40,7 +41,7 @@ def test_dry_run_reports_before_it_starts_and_changes_nothing(stale: Path) -> No
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout)
     assert plan["dry_run"] and plan["success"]
-    assert set(plan["builds"]) == {schema.BASE, schema.CJK} and plan["drops"] == []
+    assert plan["builds"] == [schema.CJK] and plan["drops"] == []  # word and trigram: opt-in
     assert plan["adds_bytes"] > 0 and plan["seconds"] > 0
     assert plan["peak_free_bytes"] > plan["adds_bytes"] and plan["free_bytes"] > 0
     assert plan["fits"] is True and plan["vacuum"] is True
@@ -72,6 +73,21 @@ def test_dry_run_names_the_trigram_index_it_would_drop(
     before = _files(stale)
     plan = json.loads(cli("optimize-storage", "--dry-run", "--json", db=stale).stdout)
     assert plan["drops"] == [schema.TRIGRAM] and plan["builds"] == []
+    assert plan["adds_bytes"] < 0  # the VACUUM gives its pages back
+    assert _files(stale) == before
+    code, result, _ = optimize(stale)
+    assert code == 0 and result["size_after"] < result["size_before"]
+
+
+def test_dry_run_names_the_word_index_it_would_drop(
+    stale: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")  # the opt-in builds it
+    assert optimize(stale)[1]["ok"]
+    monkeypatch.delenv("HERMES_WORD_FTS")
+    before = _files(stale)
+    plan = json.loads(cli("optimize-storage", "--dry-run", "--json", db=stale).stdout)
+    assert plan["drops"] == [schema.BASE] and plan["builds"] == []
     assert plan["adds_bytes"] < 0  # the VACUUM gives its pages back
     assert _files(stale) == before
     code, result, _ = optimize(stale)

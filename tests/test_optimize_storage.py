@@ -1,5 +1,8 @@
 """optimize-storage through the CLI: damaged indexes repaired, no work twice, honest sizes.
 
+The word index is kept here (``HERMES_WORD_FTS=1``): its build under another name is
+what a killed run leaves half done (tests/test_word_policy.py has the default).
+
 Every run is the real ``hermes-fts`` command in a subprocess with ``--json``;
 what it did is read from its JSON document, what it left from the store.
 """
@@ -25,6 +28,17 @@ pytestmark = pytest.mark.skipif(
 )
 
 MESSAGES = 1500
+
+
+@pytest.fixture(scope="module", autouse=True)
+def word_index():
+    """These runs repair and rebuild the opt-in word index on purpose (its
+    swapped-in build), beside the CJK index every store keeps."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HERMES_WORD_FTS", "1")
+        yield
+
+
 WORDS = ["deploy", "staging", "数据库", "東京", "迁移"]
 
 

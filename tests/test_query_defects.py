@@ -70,7 +70,7 @@ ROWS = {
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
     path = tmp_path_factory.mktemp("defects") / "state.db"
-    st_ = open_store(path)
+    st_ = open_store(path, word_index=True)  # every route, fts5 too
     for n, (name, text) in enumerate(ROWS.items()):
         conversation(st_, name, [("user", text)], start=T0 + n)
     yield st_, path
@@ -149,7 +149,7 @@ PROPERTY_ROWS = [
 
 @pytest.fixture(scope="module")
 def property_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    st_ = open_store(tmp_path_factory.mktemp("mix") / "state.db")
+    st_ = open_store(tmp_path_factory.mktemp("mix") / "state.db", word_index=True)
     conversation(st_, "s", [("user", text) for text in PROPERTY_ROWS])
     ids = [m["id"] for m in st_.get_messages("s")]
     yield st_, ids
@@ -298,7 +298,7 @@ def test_a_cut_best_match_names_words_as_written() -> None:
 
 def test_diacritics_differ_only_as_docs_query_md_says(tmp_path: Path) -> None:
     """Issue 11: the token routes fold diacritics; the LIKE scan and trigram keep them."""
-    with open_store(tmp_path / "state.db") as st_:
+    with open_store(tmp_path / "state.db", word_index=True) as st_:
         conversation(st_, "accent", [("user", "un café crème")])
         conversation(st_, "plain", [("user", "the cafe menu")])
         expected = {

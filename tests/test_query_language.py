@@ -206,8 +206,9 @@ def make_store(path) -> tuple[SessionStore, list[int]]:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:  # every route, the opt-in trigram one too
+    with pytest.MonkeyPatch.context() as mp:  # every route, the opt-in word and trigram too
         mp.setenv("HERMES_TRIGRAM_FTS", "1")
+        mp.setenv("HERMES_WORD_FTS", "1")
         st, ids = make_store(tmp_path_factory.mktemp("lang") / "state.db")
     yield st, ids
     st.close()

@@ -80,7 +80,7 @@ def built(original, tmp_path, monkeypatch):
     """A copy of ``original`` with rank bounds (tokens in 100 rows or more)."""
     monkeypatch.setattr(rank_bounds, "FREQUENT", 100)
     st = _copy(original, tmp_path / "state.db")
-    assert rank_bounds.build(st._conn)[schema.BASE] >= 2  # alpha and bravo at least
+    assert rank_bounds.build(st._conn)[schema.CJK] >= 2  # alpha and bravo at least
     st._seen.forget()
     yield st
     st.close()
@@ -196,7 +196,7 @@ def test_a_rare_phrase_of_common_words_is_read_in_one_statement(built, sort):
     large store.  Its matches are read at once, and the page is the full
     pass's."""
     df = built._conn.execute(
-        f"SELECT count(*) FROM {schema.BASE} WHERE {schema.BASE} MATCH ?", ('"alpha bravo"',)
+        f"SELECT count(*) FROM {schema.CJK} WHERE {schema.CJK} MATCH ?", ('"alpha bravo"',)
     ).fetchone()[0]
     assert 0 < df < 1000  # rare beside its words
     for query, kw in (
@@ -212,7 +212,7 @@ def test_a_rare_phrase_of_common_words_is_read_in_one_statement(built, sort):
 
 def test_a_phrase_scored_in_python_equals_fts5_to_the_bit(built):
     """The phrase's IDF comes from its row count, times each row's saturation."""
-    conn, table = built._conn, schema.BASE
+    conn, table = built._conn, schema.CJK
     rows, tokens = rank_bounds.index_totals(conn, table)
     found = conn.execute(
         f"SELECT -rank, hermes_fts_bm25({table}, ?) FROM {table} WHERE {table} MATCH ?",
@@ -245,10 +245,10 @@ def test_the_page_kept_between_rounds_equals_resorting_every_row(built, monkeypa
 
 
 def test_a_rebuilt_index_forgets_its_bounds(built):
-    assert rank_bounds.load(built._conn, schema.BASE, ["alpha"]) is not None
+    assert rank_bounds.load(built._conn, schema.CJK, ["alpha"]) is not None
     with built._conn:
-        schema.forget_rank_bounds(built._conn, schema.BASE)
-    assert rank_bounds.load(built._conn, schema.BASE, ["alpha"]) is None
+        schema.forget_rank_bounds(built._conn, schema.CJK)
+    assert rank_bounds.load(built._conn, schema.CJK, ["alpha"]) is None
     built._seen.forget()
     assert _ids(built, "alpha", limit=5, sort="sessions") == _exact(
         built, "alpha", limit=5, sort="sessions"
@@ -281,7 +281,7 @@ def test_optimize_storage_builds_them_and_says_when_they_lag(original, tmp_path,
 
 def test_the_bm25_function_equals_fts5_to_the_bit(built):
     conn = built._conn
-    table = schema.BASE
+    table = schema.CJK
     rows, tokens = rank_bounds.index_totals(conn, table)
     units = ['"alpha"', '"bravo"', '"noise"']
     idf = []
@@ -301,7 +301,7 @@ def test_the_bm25_function_equals_fts5_to_the_bit(built):
 
 def test_the_row_functions_refuse_what_they_cannot_answer(built):
     conn = built._conn
-    table = schema.BASE
+    table = schema.CJK
     with pytest.raises(sqlite3.OperationalError, match="one IDF per phrase"):
         conn.execute(
             f"SELECT hermes_fts_bm25({table}, 1.0, 2.0) FROM {table} WHERE {table} MATCH ?",
@@ -313,3 +313,48 @@ def test_the_row_functions_refuse_what_they_cannot_answer(built):
             f"SELECT hermes_fts_held({table}) FROM {table} WHERE {table} MATCH ?",
             (f'"alpha" OR {many}',),
         ).fetchall()
+
+
+def test_row_sizes_read_once_give_the_bounds_of_a_lookup_per_row(built, monkeypatch):
+    """``hermes_fts_saturation`` with every row's size read in one pass of the index's
+    sizes equals ``hermes_fts_bm25`` asking the index row by row, to the byte."""
+    conn = built._conn
+    table = schema.CJK
+    long_row = " ".join(["alpha"] * 150 + ["filler"] * 300)  # sizes of two-byte varints
+    built.add_messages([{"session_id": "s000", "role": "user", "content": long_row}])
+    built.sync()
+    last = conn.execute("SELECT max(id) FROM messages").fetchone()[0]
+    rows, tokens = rank_bounds.index_totals(conn, table)
+    sizes = rank_bounds._row_sizes(conn, table, last)
+    assert sizes is not None and len(sizes) == 4 * (last + 1)
+    for token in ("alpha", "bravo", "noise", "filler"):
+        looked_up = rank_bounds._read_token(conn, table, token, last, tokens / rows)
+        once = rank_bounds._read_token(conn, table, token, last, tokens / rows, sizes)
+        assert looked_up is not None and once == looked_up
+    # A row past the sizes read (written since) is asked of the index.
+    short = rank_bounds._read_token(conn, table, "alpha", last, tokens / rows, sizes[:400])
+    assert short == rank_bounds._read_token(conn, table, "alpha", last, tokens / rows)
+    # A library without the function: the bounds are read row by row as before.
+    monkeypatch.setattr(rank_bounds.loader, "has_saturation", lambda *_: False)
+    assert rank_bounds._row_sizes(conn, table, last) is None
+
+
+def test_block_peaks_gathers_counts_and_peaks_and_refuses_a_block_out_of_range(built):
+    conn = built._conn
+    rows = [(0, 0.5), (2, 1.234), (2, 2.0), (0, 0.001)]
+    values = ", ".join(f"({b}, {s})" for b, s in rows)
+    (blob,) = conn.execute(
+        f"SELECT hermes_fts_block_peaks(column1, column2, 3, 100) FROM (VALUES {values})"
+    ).fetchone()
+    # Counts (little-endian), then ceil(saturation * 100) as _read_token rounds it.
+    peaks = [
+        max(math.ceil(s * 100 + 1e-9) for b, s in rows if b == k) if k != 1 else 0 for k in range(3)
+    ]
+    assert peaks == [51, 0, 201]
+    assert blob == bytes([2, 0, 0, 0, 2, 0]) + bytes(peaks)
+    no_rows = conn.execute("SELECT hermes_fts_block_peaks(0, 1.0, 3, 100) WHERE 0")
+    assert tuple(no_rows.fetchone()) == (None,)
+    with pytest.raises(sqlite3.OperationalError, match="block out of range"):
+        conn.execute("SELECT hermes_fts_block_peaks(3, 1.0, 3, 100)").fetchone()
+    with pytest.raises(sqlite3.OperationalError, match="nblocks out of range"):
+        conn.execute("SELECT hermes_fts_block_peaks(0, 1.0, 0, 100)").fetchone()

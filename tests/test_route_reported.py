@@ -3,8 +3,8 @@
 The CLI, the tool, the plugin, the demo and ``hermes-fts bench`` print the
 ``route`` of ``SessionStore.search``'s result; none plans the query again for
 a label.  A plan made beside the search can differ from what answered: on a
-read-only store whose word index turns out to be damaged, the plan says
-``fts5`` and the search is answered by the LIKE fallback.
+read-only store whose CJK index turns out to be damaged, the plan says
+``fts_cjk`` and the search is answered by the LIKE fallback.
 """
 
 from __future__ import annotations
@@ -21,10 +21,12 @@ from hermes_fts.hermes import plugin as hermes_plugin
 from hermes_fts.index import schema
 from hermes_fts.store import SessionStore
 
+pytestmark = needs_extension  # the CJK index answers Latin words (the word index is opt-in)
+
 
 @pytest.fixture()
 def damaged(tmp_path: Path) -> Path:
-    """A store whose word index reads as corrupt on MATCH, recorded nowhere."""
+    """A store whose CJK index reads as corrupt on MATCH, recorded nowhere."""
     db = tmp_path / "state.db"
     with SessionStore(db) as store:
         store.add_session("s1", "cli")
@@ -32,14 +34,14 @@ def damaged(tmp_path: Path) -> Path:
         store.add_message("s1", "assistant", "another corruption line")
     conn = sqlite3.connect(db)
     with conn:  # leaf pages full of 0xff: FTS5 reports SQLITE_CORRUPT_VTAB on MATCH
-        conn.execute(f"UPDATE {schema.BASE}_data SET block = x'ffffffffffffffffffff' WHERE id > 10")
+        conn.execute(f"UPDATE {schema.CJK}_data SET block = x'ffffffffffffffffffff' WHERE id > 10")
     conn.close()
     return db
 
 
 def test_search_result_carries_the_route_that_answered(damaged: Path) -> None:
     with SessionStore(damaged, readonly=True) as store:
-        assert store.describe_search_path("corruption") == "fts5"  # the plan, before
+        assert store.describe_search_path("corruption") == "fts_cjk"  # the plan, before
         result = store.search("corruption")
         assert result.route == "like_scan_fts_stale" and len(result.rows) == 2
         assert result.notes == ()
@@ -58,7 +60,6 @@ def test_cli_prints_the_route_that_answered(
     assert payload["route"] == "like_scan_fts_stale" and payload["count"] == 1
 
 
-@needs_extension
 def test_plugin_reports_the_route_that_answered(damaged: Path) -> None:
     answer = json.loads(
         hermes_plugin.serve({"query": "corruption"}, None, lambda: "builtin", damaged)
@@ -74,6 +75,6 @@ def test_an_undamaged_search_reports_its_index(
     with SessionStore(db) as store:
         store.add_session("s1", "cli")
         store.add_message("s1", "user", "deploy the staging cluster")
-        assert store.search("deploy").route == store.describe_search_path("deploy") == "fts5"
+        assert store.search("deploy").route == store.describe_search_path("deploy") == "fts_cjk"
     assert main(["search", "deploy", "--db", str(db), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["route"] == "fts5"
+    assert json.loads(capsys.readouterr().out)["route"] == "fts_cjk"

@@ -21,7 +21,8 @@ from hermes_fts.store import SessionStore
 
 @pytest.fixture()
 def store(tmp_path, monkeypatch):
-    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")  # every route, the opt-in trigram one too
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")  # every route, the opt-in ones too
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
     st = SessionStore(tmp_path / "state.db")
     st.add_session("s1", source="cli", title="chat", started_at=1000.0)
     st.add_session("s2", source="cron", started_at=2000.0)
@@ -373,8 +374,9 @@ def _cjk_run(rng: random.Random) -> str:
 def recall_store(tmp_path_factory):
     rng = random.Random(20261130)
     vocab = _latin_vocab(rng, 60)
-    with pytest.MonkeyPatch.context() as mp:  # every route, the opt-in trigram one too
+    with pytest.MonkeyPatch.context() as mp:  # every route, the opt-in ones too
         mp.setenv("HERMES_TRIGRAM_FTS", "1")
+        mp.setenv("HERMES_WORD_FTS", "1")
         st = SessionStore(tmp_path_factory.mktemp("recall") / "state.db")
     sources = ["cli", "telegram", "cron", "subagent"]
     for i in range(40):

@@ -352,7 +352,7 @@ def bounded(big, tmp_path_factory):
     big._conn.backup(copy)
     copy.close()
     st_ = open_store(path)
-    assert rank_bounds.build(st_._conn)[schema.BASE] >= 4  # alpha, bravo, charlie, delta...
+    assert rank_bounds.build(st_._conn)[schema.CJK] >= 4  # alpha, bravo, charlie, delta...
     st_._seen.forget()
     yield st_
     st_.close()
@@ -521,8 +521,19 @@ GLUES = ["修改{}", "{}服务端", "무심{}"]  # a Latin word glued to CJK: on
 def optimized(tmp_path_factory):
     """Few sessions, a match in most, some words glued to CJK, after optimize-storage
     (time table and rank bounds): a filtered page by sessions is short, and the
-    glued-Latin supplement fills it."""
+    glued-Latin supplement fills it.  The supplement is the word index's (opt-in):
+    kept here."""
     rng = random.Random(8)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HERMES_WORD_FTS", "1")
+        st_ = _optimized_store(tmp_path_factory, rng)
+    state = st_.index_state()
+    assert state["time_index"] and schema.BASE in state["rank_bounds"]
+    yield st_
+    st_.close()
+
+
+def _optimized_store(tmp_path_factory, rng):
     st_ = open_store(tmp_path_factory.mktemp("optimized") / "state.db")
     for s in range(16):
         st_.add_session(f"g{s:02d}", "cli", started_at=T0 + s)
@@ -543,10 +554,7 @@ def optimized(tmp_path_factory):
         )
     st_.add_messages(messages)
     assert st_.optimize_storage(vacuum=False, min_pause=0)["ok"]
-    state = st_.index_state()
-    assert state["time_index"] and schema.BASE in state["rank_bounds"]
-    yield st_
-    st_.close()
+    return st_
 
 
 def _glued_sessions(store, query, listed, role_filter=None, **filters):

@@ -13,7 +13,8 @@ ROUTES = ("fts5", "fts_cjk", "trigram", "like_scan")
 
 
 @pytest.fixture()
-def store(tmp_path):
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")  # every route, the opt-in fts5 too
     st = SessionStore(tmp_path / "state.db")
     st.add_session("s1", source="cli", started_at=1.0)
     st.add_session("s2", source="cron", started_at=2.0)

@@ -401,6 +401,7 @@ def test_time_table_stays_exact_under_hermes_agent_and_the_walk_sees_it(
     table stays exact, nothing of Hermes rebuilds, and both plans agree."""
     from test_coexistence import agent, lost
 
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")  # the trigger-kept word index, Hermes writing
     db, control = tmp_path / "state.db", tmp_path / "control.db"
     agent(hermes_venv, "seed", str(db))
     shutil.copy(db, control)

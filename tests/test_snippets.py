@@ -77,7 +77,8 @@ def test_like_snippet_marks_every_hit_in_the_cut_but_none_on_its_edge():
 
 
 @pytest.fixture()
-def store(tmp_path: Path):
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")  # both index routes, the opt-in fts5 too
     with SessionStore(tmp_path / "state.db") as st:
         st.add_session("s1", "cli")
         yield st

@@ -87,14 +87,24 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "state.db"
 
 
+@pytest.fixture(autouse=True)
+def word_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests keep the opt-in word index: the trigger-written index whose
+    maintenance and failures they check beside the CJK index's."""
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+
+
 def test_default_path_uses_hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("HERMES_WORD_FTS")  # the default layout
     SessionStore(tmp_path / "home" / "state.db").close()  # an explicit path creates
     with SessionStore() as store:
         assert store.path == os.path.realpath(tmp_path / "home" / "state.db")
         assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         names = {r[0] for r in store._conn.execute("SELECT name FROM sqlite_master")}
-        assert {"sessions", "messages", "state_meta", BASE} <= names
+        assert {"sessions", "messages", "state_meta"} <= names
+        assert CJK in names or not store.cjk_available
+        assert BASE not in names  # opt-in (HERMES_WORD_FTS=1)
         assert TRIGRAM not in names  # opt-in (HERMES_TRIGRAM_FTS=1)
         assert "schema_version" not in names  # that table belongs to Hermes Agent
 
@@ -304,6 +314,7 @@ def test_no_fts5_simulated_writes_still_work(db: Path, monkeypatch: pytest.Monke
         store.add_message("s1", "user", "no fts5 here")
         assert store.optimize_storage()["reason"] == "fts5_unavailable"
     monkeypatch.undo()
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")  # undone with the rest
     with SessionStore(db) as store:
         assert store.fts_stale
         assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]

@@ -271,9 +271,11 @@ def test_status_reports_everything_without_writing(db: Path) -> None:
     assert data["db_bytes"] == pages * size
     assert data["text_bytes"] == text
     assert data["cjk_pending"] == 0 and data["backfill"] is None and not data["fts_stale"]
-    base = data["indexes"]["hermes_fts_word"]
-    assert base["exists"] and base["served"] and base["bytes"] > 0
-    assert base["x_text"] == round(base["bytes"] / text, 3)
+    cjk = data["indexes"]["hermes_fts_cjk"]
+    assert cjk["exists"] and cjk["served"] and cjk["bytes"] > 0
+    assert cjk["x_text"] == round(cjk["bytes"] / text, 3)
+    word = data["indexes"]["hermes_fts_word"]  # opt-in: not kept
+    assert not word["exists"] and word["bytes"] is None and "hermes_fts_word" in data["not_kept"]
     assert data["sqlite_version"] == sqlite3.sqlite_version
     assert set(data["extension"]) == {"loaded", "strategy", "disabled"}
     json.dumps(data)  # the CLI prints it as JSON

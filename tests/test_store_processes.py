@@ -30,9 +30,11 @@ pytestmark = needs_extension
 
 @pytest.fixture(autouse=True)
 def trigram_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Other processes keep every index exact, the opt-in trigram index too
-    (HERMES_TRIGRAM_FTS=1); the tests that switch it off say so."""
+    """Other processes keep every index exact, the opt-in word and trigram indexes
+    too (HERMES_WORD_FTS=1, HERMES_TRIGRAM_FTS=1); the tests that switch one off
+    say so."""
     monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
 
 
 def _env(**extra: str) -> dict[str, str]:

@@ -35,7 +35,8 @@ TEXTS = {
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HERMES_TRIGRAM_FTS", "1")  # every route, the opt-in trigram one too
+        mp.setenv("HERMES_TRIGRAM_FTS", "1")  # every route, the opt-in ones too
+        mp.setenv("HERMES_WORD_FTS", "1")
         yield from _store(tmp_path_factory)
 
 

@@ -84,7 +84,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     _print_indexes(data, scale)
     if data["fts_stale"]:
         print("FTS indexes are stale: search uses LIKE until `hermes-fts optimize-storage`.")
-    print(f"Pending CJK changes: {data['cjk_pending']:,}")
+    pending = f"Pending CJK changes: {data['cjk_pending']:,}"
+    if data["cjk_pending"]:
+        # Written by a process without the extension (Hermes itself): every
+        # query, Latin too without a word index, reads those rows by LIKE.
+        pending += " (searches read them by a LIKE scan until `hermes-fts sync` applies them)"
+    print(pending)
     bf = data["backfill"]
     if bf:
         print(

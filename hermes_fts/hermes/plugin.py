@@ -211,8 +211,9 @@ def _annotate(state: dict[str, Any], payload: dict[str, Any], path: Path) -> Non
     # A search's payload names the route that answered it; the other modes
     # (read, scroll, browse) read no index.
     payload.setdefault("route", str(payload.get("mode") or "unknown"))
-    # The same reasons the tool reads (pending CJK changes, the trigram index and
-    # the time table change no route), said with the command Hermes' users run.
+    # The same reasons the tool reads (pending CJK changes, an opt-in index to
+    # build or drop and the time table change no route), said with the
+    # command Hermes' users run.
     reasons = search_slowed_by(state)
     if reasons:
         payload["index_rebuild"] = {

@@ -9,7 +9,8 @@ missing, or stale, so the backfill can rebuild it.
 
 Both take the ``Capabilities`` of this process's SQLite: whether FTS5, the
 trigram tokenizer and cjk_unicode61 are available here.  ``trigram_policy``
-says whether the store keeps Hermes Agent's trigram index at all.
+and ``word_policy`` say whether the store keeps the opt-in trigram and word
+indexes at all.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ __all__ = [
     "trigram_policy",
     "unindexed_range",
     "usable_indexes",
+    "word_policy",
 ]
 
 NOT_KEPT = (
@@ -56,6 +58,17 @@ NOT_KEPT = (
 
 # What answers a trigram index's queries where it is not kept (same rows).
 TRIGRAM_INSTEAD = "fts_cjk where the CJK index is served and can answer, else like_scan (same rows)"
+
+WORD_NOT_KEPT = (
+    "opt-in (HERMES_WORD_FTS=1); the CJK index reads Latin words as unicode61 does, "
+    "so its queries take the CJK index or a LIKE scan, with the same rows"
+)
+# What answers a word index's queries where it is not kept (same rows).
+WORD_INSTEAD = (
+    "fts_cjk where the CJK index is served (rows a process without the extension "
+    "wrote are read by a LIKE scan until a hermes-fts write applies them), "
+    "else like_scan (same rows)"
+)
 
 
 @dataclass(frozen=True)
@@ -95,7 +108,8 @@ class StateCache:
 
     def state(self, token: tuple[int, int]) -> dict[str, Any]:
         """``index_state``, read again only when the file or the environment changed."""
-        key = (*token, _env.trigram_enabled(), _env.trigram_forced())
+        switches = (_env.trigram_enabled(), _env.trigram_forced())
+        key = (*token, *switches, _env.word_enabled(), _env.word_forced())
         if self._read is not None and self._read[0] == key:
             return self._read[1]
         state = index_state(self.conn, self.caps)
@@ -162,12 +176,17 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
             "unindexed_range": unindexed_range(conn, index),
             "rebuilding": schema.building(conn, index),
         }
-    kept, why = trigram_policy(conn, caps)
-    out["not_kept"] = (
-        {}
-        if kept
-        else {TRIGRAM: {"why": why, "instead": TRIGRAM_INSTEAD, "exists": out[TRIGRAM]["exists"]}}
-    )
+    out["not_kept"] = {}
+    for index, (kept, why), instead in (
+        (BASE, word_policy(), WORD_INSTEAD),
+        (TRIGRAM, trigram_policy(conn, caps), TRIGRAM_INSTEAD),
+    ):
+        if not kept:
+            out["not_kept"][index] = {
+                "why": why,
+                "instead": instead,
+                "exists": out[index]["exists"],
+            }
     out["needs_optimize"] = optimize_reasons(conn, caps)
     cjk_sql = schema.index_sql(conn, CJK)
     out[CJK]["variants"] = schema.cjk_option_on(cjk_sql, "variants")
@@ -180,8 +199,8 @@ def _served(
     conn: sqlite3.Connection, caps: Capabilities, index: str, sql: str | None, stale: bool
 ) -> tuple[bool, str]:
     if sql is None:
-        if index == TRIGRAM:
-            kept, why = trigram_policy(conn, caps)
+        if index in (BASE, TRIGRAM):
+            kept, why = word_policy() if index == BASE else trigram_policy(conn, caps)
             return False, (
                 "not built: run `hermes-fts optimize-storage` to build it"
                 if kept
@@ -194,6 +213,8 @@ def _served(
         return False, "fts5 unavailable"
     if stale:
         return False, "fts_stale: index under repair, run `hermes-fts optimize-storage`"
+    if index == BASE and not _env.word_enabled():
+        return False, "disabled by HERMES_WORD_FTS"
     if index == TRIGRAM:
         if not _env.trigram_enabled():
             return False, "disabled by HERMES_TRIGRAM_FTS"
@@ -229,6 +250,19 @@ def trigram_policy(conn: sqlite3.Connection, caps: Capabilities) -> tuple[bool, 
         return False, "trigram tokenizer unavailable"
     if not _env.trigram_forced():
         return False, NOT_KEPT
+    return True, "kept"
+
+
+def word_policy() -> tuple[bool, str]:
+    """(whether the store keeps a word index, why not).
+
+    Opt-in (docs/DESIGN.md §5.2, §9.2 item 6): only ``HERMES_WORD_FTS=1``
+    keeps it.  The CJK index tokenizes Latin text with unicode61's rules and
+    splits it off CJK, so it answers every Latin query exactly; a second
+    index of the same words does not earn its bytes by default.
+    """
+    if not _env.word_forced():
+        return False, WORD_NOT_KEPT
     return True, "kept"
 
 
@@ -291,13 +325,14 @@ def backfill_targets(
 ) -> list[str]:
     """The indexes (``index`` alone, or all) that exist or are being built and this
     process can write: the CJK index needs the extension, trigram its tokenizer
-    and ``HERMES_TRIGRAM_FTS`` on."""
+    and ``HERMES_TRIGRAM_FTS`` on, the word index ``HERMES_WORD_FTS`` on."""
     names = (index,) if index else schema.INDEXES
     return [
         name
         for name in names
         if not (name == CJK and not caps.cjk)
         and not (name == TRIGRAM and not (caps.trigram and _env.trigram_enabled()))
+        and not (name == BASE and not _env.word_enabled())
         and (schema.index_sql(conn, name) is not None or schema.building(conn, name))
     ]
 
@@ -348,7 +383,7 @@ def _align_word(conn: sqlite3.Connection, stale: bool, has_rows: bool) -> bool:
     if stale:
         schema.drop_triggers(conn, BASE)
     elif base_sql is None:
-        if not has_rows and not schema.building(conn, BASE):
+        if not has_rows and not schema.building(conn, BASE) and word_policy()[0]:
             schema.create_index_objects(conn, BASE)
             schema.create_triggers(conn, BASE)
     elif not _triggers_ok(conn, BASE) and not schema.building(conn, BASE):
@@ -360,6 +395,8 @@ def _align_word(conn: sqlite3.Connection, stale: bool, has_rows: bool) -> bool:
         schema.drop_triggers(conn, BASE)
         return True
     elif schema.index_layout(base_sql) == "external":
+        # Opted out (HERMES_WORD_FTS=0, or unset) too: kept complete until
+        # optimize-storage drops it.
         conn.execute(schema.DDL[BASE].view_sql)
         schema.create_triggers(conn, BASE)
     return stale
@@ -427,8 +464,9 @@ def _align_cjk(
 
 # Reasons ``optimize-storage`` has work to do, as codes a program can read.
 # ``SEARCH_SLOWED``: those that leave a search on slower exact routes; the
-# others (the trigram index, the time table, pending CJK rows a writer
-# applies) change no answer and no route the CJK index serves.
+# others (an opt-in index to build or drop, the time table, pending CJK rows
+# a writer applies) change no answer and no route the CJK index serves.
+# ``word_missing`` slows only a store that opted in to the word index.
 SEARCH_SLOWED = frozenset(
     {
         "fts_stale",
@@ -458,9 +496,11 @@ def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
     if old_layout.find(conn):
         reasons.append("old_layout")  # objects an older hermes-fts made under Hermes' names
     base_sql = schema.index_sql(conn, BASE)
-    if base_sql is None:
-        reasons.append("word_missing")  # an open builds none over existing rows
-    elif schema.index_layout(base_sql) != "external":
+    if (base_sql is None) is word_policy()[0]:
+        # Kept: an open builds none over existing rows.  Not kept: an older
+        # version's, or one opted out since.
+        reasons.append("word_missing" if base_sql is None else "word_to_drop")
+    elif base_sql is not None and schema.index_layout(base_sql) != "external":
         reasons.append("word_outdated")
     trigram_sql = schema.index_sql(conn, TRIGRAM)
     if (trigram_sql is None) is trigram_policy(conn, caps)[0]:
@@ -526,7 +566,9 @@ def rebuilds(conn: sqlite3.Connection, caps: Capabilities, broken: dict[str, str
     the decisions of ``repair``, read without writing, for the room a run needs."""
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
     kept = (
-        [BASE] + ([TRIGRAM] if trigram_policy(conn, caps)[0] else []) + ([CJK] if caps.cjk else [])
+        ([BASE] if word_policy()[0] else [])
+        + ([TRIGRAM] if trigram_policy(conn, caps)[0] else [])
+        + ([CJK] if caps.cjk else [])
     )
     flags = {TRIGRAM: schema.META_TRIGRAM_STALE, CJK: schema.META_CJK_STALE}
     out = []
@@ -574,8 +616,8 @@ def repair(
     them; otherwise an index is
     rebuilt when it is missing, in an earlier layout of ours or marked stale;
     the CJK index also when its tokenizer options are not
-    ``schema.CJK_TOKENIZE``.  A rebuild already under way resumes.  A trigram
-    index this process must not keep is dropped.  First of all, what an older
+    ``schema.CJK_TOKENIZE``.  A rebuild already under way resumes.  A word or
+    trigram index this process must not keep is dropped.  First of all, what an older
     hermes-fts made under Hermes Agent's names is given back (``old_layout``).
     Last, ``time_table.install``: the time table's triggers and the window
     its fill (a later step of optimize-storage) copies; the index on
@@ -589,16 +631,11 @@ def repair(
             schema.drop_index_objects(conn, index)  # a build under way goes on
         indexing.reset_index(conn, index)
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
-    keep_trigram = trigram_policy(conn, caps)[0]
+    keep = {BASE: word_policy()[0], TRIGRAM: trigram_policy(conn, caps)[0]}
     for index in (BASE, TRIGRAM):
         sql = schema.index_sql(conn, index)
-        if index == TRIGRAM and not keep_trigram:
-            if caps.trigram or sql is None:  # dropping the table needs its tokenizer
-                with indexing.write_txn(conn):
-                    schema.drop_build_objects(conn, TRIGRAM)
-                    schema.drop_index_objects(conn, TRIGRAM)
-                    indexing.close_backfill_window(conn, TRIGRAM)
-                    indexing.delete_meta(conn, schema.META_TRIGRAM_STALE)
+        if not keep[index]:
+            _drop_not_kept(conn, caps, index, sql)
             continue
         if (
             not stale
@@ -629,6 +666,23 @@ def repair(
         indexing.reset_index(conn, CJK)
     time_table.install(conn)
     return broken
+
+
+def _drop_not_kept(
+    conn: sqlite3.Connection, caps: Capabilities, index: str, sql: str | None
+) -> None:
+    """Drop the word or trigram index (and a build of it) the store does not keep."""
+    if index == TRIGRAM and not caps.trigram and sql is not None:
+        return  # dropping the table needs its tokenizer
+    with indexing.write_txn(conn):
+        schema.drop_build_objects(conn, index)
+        schema.drop_index_objects(conn, index)
+        # A build's view outlives its table (the next build takes it over).
+        for view in (schema.content_view(index), schema.content_view(schema.build_name(index))):
+            conn.execute(f"DROP VIEW IF EXISTS {view}")
+        indexing.close_backfill_window(conn, index)
+        if index == TRIGRAM:
+            indexing.delete_meta(conn, schema.META_TRIGRAM_STALE)
 
 
 # --------------------------------------------------------------------------

@@ -36,6 +36,10 @@ CHUNK_ROWS = 500  # the first chunk; later chunks are sized to TXN_TARGET_S
 TXN_TARGET_S = 0.25  # longest write transaction a chunk aims for
 MIN_PAUSE = 0.16  # the yield between chunks: > 150 ms, Hermes' longest retry interval
 MAX_CHUNK_ROWS = 50_000
+# FTS5's own default: merging is off while a build fills an index (each
+# chunk's segments would otherwise be merged again and again) and back on
+# once it is complete; optimize-storage then merges it once.
+AUTOMERGE = 4
 PENDING_BATCH_IDS = 2000  # bounds how long one sync transaction holds the write lock
 
 Sleep = Callable[[float], None]
@@ -151,6 +155,8 @@ def backfill_step(conn: sqlite3.Connection, index: str, chunk_rows: int = CHUNK_
         target = schema.build_name(index) if schema.building(conn, index) else index
         high, progress = state
         upper = min(progress + chunk_rows, high)
+        if progress == 0:
+            conn.execute(f"INSERT INTO {target}({target}, rank) VALUES ('automerge', 0)")
         if upper > progress:
             cols = _select_columns(index)
             conn.execute(
@@ -166,6 +172,7 @@ def backfill_step(conn: sqlite3.Connection, index: str, chunk_rows: int = CHUNK_
                     (progress, upper),
                 )
         if upper >= high:
+            conn.execute(f"INSERT INTO {target}({target}, rank) VALUES ('automerge', {AUTOMERGE})")
             close_backfill_window(conn, index)
             if target != index:
                 schema.swap_in_build(conn, index)

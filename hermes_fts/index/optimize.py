@@ -90,7 +90,7 @@ def _steps(
         logger.warning("optimize-storage: backfill incomplete: %s", remaining)
         return {"ok": False, "reason": "backfill_incomplete", "vacuumed": None}
     measured: dict[str, int] = {}
-    if caps.cjk and loader.has_row_evidence(conn, schema.BASE) and rank_bounds.to_build(conn):
+    if caps.cjk and loader.has_row_evidence(conn, schema.CJK) and rank_bounds.to_build(conn):
         emit("rank_bounds")
         measured = rank_bounds.build(conn, emit.counted("rank_bounds"))
     hooks.forget()
@@ -176,8 +176,11 @@ def estimate(
     builds = index_state.rebuilds(conn, caps, index_state.damaged(conn, caps, full=False))
     text = indexing.text_bytes(conn)
     sizes = {k: v["bytes"] for k, v in indexing.index_sizes(conn, text).items()}
-    kept = index_state.trigram_policy(conn, caps)[0]
-    drops = [schema.TRIGRAM] if schema.TRIGRAM in sizes and not kept else []
+    kept = {
+        schema.BASE: index_state.word_policy()[0],
+        schema.TRIGRAM: index_state.trigram_policy(conn, caps)[0],
+    }
+    drops = [i for i in kept if i in sizes and not kept[i]]
     time_rows = (
         0 if time_table.ready(conn) else conn.execute("SELECT count(*) FROM messages").fetchone()[0]
     )

@@ -35,6 +35,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .. import loader
 from . import schema
 
 __all__ = [
@@ -198,8 +199,9 @@ def build(
     counted = 0
     for table, avgdl, tokens in plan:
         found = []
+        sizes = _row_sizes(conn, table, last) if tokens else None
         for token in tokens:
-            entry = _read_token(conn, table, token, last, avgdl)
+            entry = _read_token(conn, table, token, last, avgdl, sizes)
             if entry is not None:
                 found.append(entry)
             counted += 1
@@ -253,12 +255,37 @@ def _frequent(conn: sqlite3.Connection, table: str) -> list[str]:
         conn.execute(f"DROP TABLE IF EXISTS {vocab}")
 
 
+def _row_sizes(conn: sqlite3.Connection, table: str, last: int) -> bytes | None:
+    """Every row's token count up to id ``last`` (little-endian uint32 by rowid), read
+    in one pass of ``%_docsize``, for ``hermes_fts_saturation``; None where the
+    library lacks that function."""
+    if not loader.has_saturation(conn, table):
+        return None
+    sizes = array("I", bytes(4 * (last + 1)))
+    for rowid, blob in conn.execute(
+        f"SELECT id, sz FROM {table}_docsize WHERE id BETWEEN 0 AND ?", (last,)
+    ):
+        data = bytes(blob or b"")
+        # One varint per column; each below 128 is its byte (the usual case).
+        sizes[rowid] = sum(data) if not data or max(data) < 0x80 else sum(_varints(data))
+    return _little_endian(sizes).tobytes()
+
+
 def _read_token(
-    conn: sqlite3.Connection, table: str, token: str, last: int, avgdl: float
+    conn: sqlite3.Connection,
+    table: str,
+    token: str,
+    last: int,
+    avgdl: float,
+    sizes: bytes | None = None,
 ) -> tuple[str, int, bytes, bytes] | None:
     """One token's rows and peak saturation per block, up to id ``last``; None when
-    the quoted token matches nothing (it does not re-tokenize to itself)."""
+    the quoted token matches nothing (it does not re-tokenize to itself).
+    ``sizes``: ``_row_sizes``, so no row's size is looked up in the index."""
     blocks = (last >> SHIFT) + 1
+    quoted = '"' + token.replace('"', '""') + '"'
+    if sizes is not None:
+        return _read_token_blocks(conn, table, token, quoted, last, avgdl, sizes)
     counts = array("H", bytes(2 * blocks))
     peaks = bytearray(blocks)
     total = 0
@@ -268,7 +295,7 @@ def _read_token(
         f"SELECT block, count(*), max(s) FROM (SELECT rowid >> {SHIFT} AS block, "
         f"hermes_fts_bm25({table}, ?) AS s FROM {table} WHERE {table} MATCH ? "
         f"AND rowid <= ? LIMIT -1) GROUP BY block",
-        (avgdl, '"' + token.replace('"', '""') + '"', last),
+        (avgdl, quoted, last),
     ):
         counts[block] = count
         peaks[block] = min(255, math.ceil(float(peak) * PEAK_SCALE + 1e-9))
@@ -276,6 +303,31 @@ def _read_token(
     if not total:
         return None
     return token, total, _little_endian(counts).tobytes(), bytes(peaks)
+
+
+def _read_token_blocks(
+    conn: sqlite3.Connection,
+    table: str,
+    token: str,
+    quoted: str,
+    last: int,
+    avgdl: float,
+    sizes: bytes,
+) -> tuple[str, int, bytes, bytes] | None:
+    """``_read_token`` in one statement: row sizes from ``sizes``, the blocks'
+    counts and peaks gathered by ``hermes_fts_block_peaks`` (no sort of the rows)."""
+    blocks = (last >> SHIFT) + 1
+    (found,) = conn.execute(
+        f"SELECT hermes_fts_block_peaks(block, s, ?, ?) FROM (SELECT rowid >> {SHIFT} "
+        f"AS block, hermes_fts_saturation({table}, ?, ?) AS s FROM {table} "
+        f"WHERE {table} MATCH ? AND rowid <= ? LIMIT -1)",
+        (blocks, PEAK_SCALE, avgdl, sizes, quoted, last),
+    ).fetchone()
+    if found is None:
+        return None
+    data = bytes(found)
+    counts = _little_endian(array("H", data[: 2 * blocks]))  # stored little-endian
+    return token, sum(counts), data[: 2 * blocks], data[2 * blocks :]
 
 
 def _write(

@@ -641,21 +641,28 @@ def run(conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest)
         # Time words in the question: rows from then first (search/prefer.py).
         plan, rows, time_notes = search_preferring(request, lambda r: _search(conn, state, r))
         route = plan.route
-        return SearchResult(rows, route, (*plan.notes, *time_notes, *_switched_off()))
+        notes = (*plan.notes, *time_notes, *_switched_off(state))
+        return SearchResult(rows, route, notes)
     finally:
         _log_search(route, started, rows, request.query)
 
 
-def _switched_off() -> tuple[str, ...]:
+def _switched_off(state: dict[str, Any]) -> tuple[str, ...]:
     """What a search without the CJK extension cannot do, said on every answer
     while ``HERMES_CJK_FTS`` switches it off (docs/USAGE.md promises it)."""
     if not _env.cjk_extension_disabled():
         return ()
+    scan = (
+        ""
+        if state[schema.BASE]["served"]
+        else "; with no word index kept (HERMES_WORD_FTS=1 keeps one), every query "
+        "is answered by a LIKE scan, the same rows, slower"
+    )
     return (
         f"the CJK extension is switched off (HERMES_CJK_FTS={_env.cjk_switch_value()}): "
         "CJK text is matched as written, without width or Han variant folding "
         "(陽朔 does not find 阳朔), and a Latin word glued to CJK text (staging服务器) "
-        "may not be found by that word",
+        f"may not be found by that word{scan}",
     )
 
 
