@@ -35,7 +35,7 @@ from hermes_fts.content import decode_content
 from hermes_fts.index import maintain as indexing
 from hermes_fts.index.schema import CJK
 from hermes_fts.search import filters as search_filters
-from hermes_fts.search import rank as match_rows
+from hermes_fts.search import request as search_request
 from hermes_fts.search import run as search
 from hermes_fts.search.plan import has_cjk, match_expression
 from hermes_fts.search.snippets import snippet_sql
@@ -57,7 +57,7 @@ def prepared_statement(st: SessionStore, term: str) -> tuple[str, list[Any]] | N
     if table is None:
         return None
     where, params = search_filters.where_sql(search.SearchRequest(term))
-    columns = match_rows.ROW_COLUMNS.format(snippet=snippet_sql(table, True))
+    columns = search_request.ROW_COLUMNS.format(snippet=snippet_sql(table, True))
     sql = (
         f"SELECT {columns} FROM {table} JOIN messages m ON m.id = {table}.rowid "
         f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ? AND {where} "

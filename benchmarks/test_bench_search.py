@@ -29,6 +29,7 @@ from hermes_fts.bench import median_ms, recall
 from hermes_fts.index import maintain as indexing
 from hermes_fts.search import filters as search_filters
 from hermes_fts.search import rank as match_rows
+from hermes_fts.search import request as search_request
 from hermes_fts.search import run as search
 from hermes_fts.search.plan import match_expression
 from hermes_fts.search.snippets import few_snippet_sql, snippet_sql
@@ -75,7 +76,7 @@ def raw_fts5(st: SessionStore, term: str) -> list[Any]:
         snippet_sql(table, True),
         where,
         params,
-        match_rows.RANKED_ORDER,
+        search_request.RANKED_ORDER,
         20,
         few_snippet_sql=few_snippet_sql(table) if state["cjk_few_snippet"] else None,
     )

@@ -30,6 +30,7 @@ from .index import lifecycle as index_state
 from .index import maintain as indexing
 from .index import schema
 from .index.schema import BASE, CJK, TRIGRAM
+from .search import request as search_request
 from .search import run as search
 from .search.like import (
     QueryTooBroad,  # re-exported: the tool and CLI see queries through the store
@@ -693,7 +694,7 @@ class SessionStore:
     @staticmethod
     def query_notes(query: Any) -> list[str]:
         """What searching for ``query`` changes in it and why (and a refusal's reason)."""
-        return search.query_notes(query)
+        return search_request.query_notes(query)
 
     @staticmethod
     def words_held(query: str, matched: Sequence[str]) -> tuple[list[str], list[str], list[str]]:

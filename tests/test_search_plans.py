@@ -28,7 +28,9 @@ from _support import needs_extension
 from hermes_fts.index import schema, time_table
 from hermes_fts.search import filters as search_filters
 from hermes_fts.search import rank as match_rows
+from hermes_fts.search import request as search_request
 from hermes_fts.search import run as search
+from hermes_fts.search import timesort
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -152,7 +154,7 @@ def two_statement_tiers(
     """The rank-tier plan before this change: a bound statement, then the tier."""
     order_sql = order.replace("rank", f"{table}.rank")
     sql = (
-        f"SELECT {match_rows.ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
+        f"SELECT {search_request.ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
         f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
         f"WHERE {table} MATCH ? AND {where}{extra}{{tier}} ORDER BY {order_sql} LIMIT ?"
     )
@@ -256,7 +258,7 @@ def test_snippets_are_built_for_the_kept_rows_only(store):
     ).fetchone()[0]
     assert matches > 100
     one_select = (
-        f"SELECT {match_rows.ROW_COLUMNS.format(snippet=iq.snippet)} FROM {table} "
+        f"SELECT {search_request.ROW_COLUMNS.format(snippet=iq.snippet)} FROM {table} "
         f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
         f"WHERE {table} MATCH ? AND {where} ORDER BY {table}.rank, m.id DESC LIMIT ?"
     )
@@ -273,7 +275,14 @@ def test_snippets_are_built_for_the_kept_rows_only(store):
     for limit in (1, 5, 20):
         rows, ours = content_reads(
             lambda n=limit: match_rows.match_rows(
-                conn, table, iq.expression, iq.snippet, where, params, match_rows.RANKED_ORDER, n
+                conn,
+                table,
+                iq.expression,
+                iq.snippet,
+                where,
+                params,
+                search_request.RANKED_ORDER,
+                n,
             )
         )
         assert len(rows) == limit
@@ -304,7 +313,7 @@ def _time_sorted(
 ) -> tuple[list[Any], list[str]]:
     """search_messages with the walk forced on or off, and the statements it ran."""
     monkeypatch.setattr(
-        match_rows,
+        timesort,
         "walk_threshold",
         (lambda limit, rows: 1) if walk else (lambda limit, rows: 10**18),
     )
@@ -383,8 +392,8 @@ def test_the_walk_is_chosen_only_for_very_common_terms(store):
     finally:
         store._conn.set_trace_callback(None)
     assert common and not rare
-    assert match_rows.walk_threshold(20, 200_000) < match_rows.walk_threshold(300, 200_000)
-    assert match_rows.walk_threshold(20, 200_000) < match_rows.walk_threshold(20, 1_000_000)
+    assert timesort.walk_threshold(20, 200_000) < timesort.walk_threshold(300, 200_000)
+    assert timesort.walk_threshold(20, 200_000) < timesort.walk_threshold(20, 1_000_000)
 
 
 def _mirror_exact(conn: Any) -> bool:
@@ -485,7 +494,7 @@ def one_statement_time_sort(
     )
     sql = (
         f"WITH top(id) AS ({top}) "
-        f"SELECT {match_rows.ROW_COLUMNS.format(snippet=snippet_sql)} FROM top "
+        f"SELECT {search_request.ROW_COLUMNS.format(snippet=snippet_sql)} FROM top "
         f"CROSS JOIN {table} ON {table}.rowid = top.id "
         f"JOIN messages m ON m.id = top.id JOIN sessions s ON s.id = m.session_id "
         f"WHERE {table} MATCH ? ORDER BY {order}"

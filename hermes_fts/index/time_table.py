@@ -205,7 +205,7 @@ def spans(
     if before is not None:
         where.append("lo < ?")
         params.append(before)
-    if windows:  # a time preference's days in every year (search/prefer.py)
+    if windows:  # a time preference's days in every year (search.request.search_preferring)
         where.append("(" + " OR ".join(["(hi >= ? AND lo < ?)"] * len(windows)) + ")")
         params.extend(bound for window in windows for bound in window)
     condition = " AND ".join(where) or "1"

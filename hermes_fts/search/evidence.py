@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._sqlite import sqlite_sort_key
+from .request import MAX_ROWID, MIN_ROWID
 from .wordforms import term_labels
 
 __all__ = [
@@ -51,8 +52,8 @@ def id_array(ids: Iterable[int]) -> str:
 
 # Units hermes_fts_held() can report (one bit each in a 64-bit integer).
 HELD_MAX = 62
-# The rowid range that means "every row": SQLite's whole rowid range.
-EVERY_ID = (-(2**63), 2**63 - 1)
+# The rowid range that means "every row".
+EVERY_ID = (MIN_ROWID, MAX_ROWID)
 # Which of the given ids the search's filters keep, each with its session.
 Passing = Callable[[Sequence[int]], Mapping[int, str]]
 

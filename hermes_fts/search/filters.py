@@ -14,9 +14,8 @@ from .._sqlite import row_dict, sqlite_sort_key
 from ..transcript import visible_sql
 from .like import LIKE_SOURCE, like_plan, like_where
 from .plan import Query, snippet_terms
-from .rank import RANKED_ORDER
-from .rank import ROW_COLUMNS as _ROW_COLUMNS
-from .request import SearchRequest
+from .request import RANKED_ORDER, SearchRequest
+from .request import ROW_COLUMNS as _ROW_COLUMNS
 from .snippets import like_snippet
 
 
@@ -47,7 +46,7 @@ def where_sql(request: SearchRequest) -> tuple[str, list[Any]]:
         if request.before is not None:
             parts.append("m.timestamp < ?")
             params.append(request.before)
-    if request.windows:  # a time preference's windows (search/prefer.py): any of them
+    if request.windows:  # a time preference's windows (request.search_preferring): any of them
         parts.append(
             "(" + " OR ".join(["m.timestamp >= ? AND m.timestamp < ?"] * len(request.windows)) + ")"
         )

@@ -10,7 +10,7 @@ conversation says, and would decide the match if searched (docs/QUERY.md,
 * a category word: the ``hobby`` of "what kind of hobby", the ``数据`` of
   "哪个数据库": the conversation names the thing (bouldering), not its kind;
 * time words: "last week", "3月8号", "先週", "지난주": a message's date is
-  its timestamp (``search/prefer.py`` turns them into a time preference).
+  its timestamp (``request.search_preferring`` turns them into a time preference).
 
 Only words written without quotes are read; a quoted phrase is searched as
 written.  This module knows words, not SQL.

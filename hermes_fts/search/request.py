@@ -1,28 +1,57 @@
-"""What one search asks for, checked: ``SearchRequest`` and the names it is checked against.
+"""What one search asks for: ``SearchRequest``, checked, the rows it returns, and
+the time its question's words name.
 
 Every caller (the store, the tool, the CLI) builds a ``SearchRequest``, so a
 bad limit, sort, role list, time bound, route or field name gets the same
-clear error everywhere, before any SQL runs.
+clear error everywhere, before any SQL runs.  The fields of a result row are
+named here, with the columns that give them.
+
+A question's time words become a preference (``search_preferring``).  "What
+did we decide last week?" names a time, and a message's time is its
+timestamp, never its text.  The best match leaves the time words out of the
+words it searches (``search/question.py``); here they become windows of local
+time and the search runs twice: inside the windows, then without them, and
+the rows the first found are not repeated.  So the time is never a filter: a
+question about last week whose answer was said earlier still finds it, after
+last week's matches (docs/DESIGN.md §6.4c).  Pages stay exact and cheap: each
+pass reads ``limit + offset`` rows, and when the windows hold fewer, they hold
+no more than the first pass found, so the second pass's first ``limit +
+offset`` rows hold the rest of the page.  Explicit ``after``/``before`` bounds
+win: the time words are still left out of the words, and a note says the
+bounds decide.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from .._params import as_int, as_session_ids, as_time_bound, check_text, parse_roles, parse_sort
-from .plan import ROUTES
+from .plan import ROUTES, best_match
+from .question import TimeWords, describe, time_words, windows
+from .syntax import parse_query
 
 __all__ = [
+    "MAX_ROWID",
+    "MIN_ROWID",
     "OPTIONAL_FIELDS",
+    "RANKED_ORDER",
     "RESULT_FIELDS",
     "ROUTE_ORDER",
+    "ROW_COLUMNS",
+    "ROW_NAMES",
     "SESSIONS_SORT",
     "SearchRequest",
     "check_route",
+    "envelope",
+    "query_notes",
+    "search_preferring",
+    "time_note",
 ]
 
 RESULT_FIELDS = (
@@ -45,6 +74,29 @@ OPTIONAL_FIELDS = ("matched_terms", "missing_terms")
 # Relevance, one row per session: each session's best message, sessions
 # ranked by the evidence of all their matching messages.
 SESSIONS_SORT = "sessions"
+# The rowid range that means "every row": SQLite's whole rowid range.
+MIN_ROWID, MAX_ROWID = -(2**63), 2**63 - 1
+# Relevance order.  Equal ranks (identical texts) go by id, newest first, so
+# a filtered search keeps exactly the unfiltered order of the rows it keeps.
+RANKED_ORDER = "rank, m.id DESC"
+
+# The columns every search row has (search.RESULT_FIELDS without context).
+ROW_COLUMNS = (
+    "m.id, m.session_id, m.role, {snippet} AS snippet, m.timestamp, m.tool_name, "
+    "s.source, s.model, s.started_at AS session_started"
+)
+# Their names, what a cursor's description would give (read once, not per query).
+ROW_NAMES = tuple(c.split(" AS ")[-1].split(".")[-1] for c in ROW_COLUMNS.split(", "))
+
+
+def envelope(spans: Sequence[tuple[int, int]] | None) -> tuple[int, int]:
+    """The lowest and highest rowid of ``spans`` (None: every rowid)."""
+    if spans is None:
+        return MIN_ROWID, MAX_ROWID
+    if len(spans) == 1:  # the usual case: no time bound, or one span
+        ((lo, hi),) = spans
+        return lo, hi
+    return min(lo for lo, _ in spans), max(hi for _, hi in spans)
 
 
 @dataclass
@@ -74,7 +126,7 @@ class SearchRequest:
 
     ``now`` (Unix seconds or an ISO date/time, naive is local; None: the
     current time) is where a question's relative time words ("last week")
-    count from (``search/prefer.py``).  ``windows``: ``(start, end)`` ranges
+    count from (``search_preferring``).  ``windows``: ``(start, end)`` ranges
     of Unix seconds a message's timestamp must fall in, one of them; set by
     the time preference, not by callers.
     """
@@ -158,3 +210,103 @@ def _projection(names: tuple[Any, ...]) -> tuple[str, ...]:
     if unknown:
         raise ValueError(f"unknown search result field(s): {', '.join(unknown)}")
     return tuple(f for f in (*RESULT_FIELDS, *OPTIONAL_FIELDS) if f in names)
+
+
+# ---------------------------------------------------------------------------
+# A question's time words as a preference
+
+P = TypeVar("P")
+_LEFT_OUT = "left out of the words"
+_SEARCHED_TOO = "searched as words too, the question has no other"
+Rows = list[dict[str, Any]]
+
+
+def _found(query: Any) -> tuple[TimeWords, ...]:
+    return _time_words(query)[0] if isinstance(query, str) else ()
+
+
+@functools.lru_cache(maxsize=256)  # asked on every search, a pure function of the text
+def _time_words(query: str) -> tuple[tuple[TimeWords, ...], bool]:
+    """The question's time words, and whether the best match searches them too: it has
+    no other word but common ones, so they are what there is to find (``plan.best_match``)."""
+    parsed = parse_query(query)
+    found = time_words(parsed)
+    words = {t.text.lower() for t in best_match(parsed).terms} if found else set()
+    searched = any(w.text.lower() in words or words & set(w.text.lower().split()) for w in found)
+    return found, searched
+
+
+def _windows(found: tuple[TimeWords, ...], now: float) -> tuple[tuple[float, float], ...]:
+    """The union of the windows, merged and in time order."""
+    merged: list[tuple[float, float]] = []
+    for lo, hi in sorted(w for words in found for w in windows(words, now)):
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return tuple(merged)
+
+
+def _note(query: str, found: tuple[TimeWords, ...], now: float, bounded: bool) -> str:
+    what = _SEARCHED_TOO if _time_words(query)[1] else _LEFT_OUT
+    if bounded or not any(windows(w, now) for w in found):
+        said = ", ".join(f"'{w.text}'" for w in found)
+        why = "the after/before given set the time" if bounded else "no message has that time"
+        return f"time words {said} {what}: {why}"
+    said = ", ".join(f"'{w.text}' ({describe(w, now)}, local time)" for w in found)
+    return f"time words {said} {what}: matches from then come first, then the rest"
+
+
+def time_note(query: Any, now: float | None = None, bounded: bool = False) -> str | None:
+    """What a search for ``query`` does with its time words, None when it has none.
+
+    ``now`` (default: the current time) is where relative words count from;
+    ``bounded``: the search has explicit ``after``/``before`` bounds.
+    """
+    found = _found(query)
+    return _note(query, found, time.time() if now is None else now, bounded) if found else None
+
+
+def search_preferring(
+    request: SearchRequest, search: Callable[[SearchRequest], tuple[P, Rows]]
+) -> tuple[P, Rows, tuple[str, ...]]:
+    """``search(request)``, with rows from the time its words name first, and the note.
+
+    ``search`` runs one request and returns ``(plan, rows)``.
+    """
+    found = _found(request.query)
+    if not found:
+        return (*search(request), ())
+    now = time.time() if request.now is None else request.now
+    bounded = request.after is not None or request.before is not None
+    note = (_note(request.query, found, now, bounded),)
+    spans = () if bounded else _windows(found, now)
+    if not spans or request.limit == 0:
+        return (*search(request), note)
+    want = request.limit + request.offset
+    key = "session_id" if request.sort == SESSIONS_SORT else "id"
+    fields = request.projection
+    if fields is not None:  # the passes are merged by id: read it, drop it after
+        fields = (*fields, *{"id", key} - set(fields))
+    whole = dataclasses.replace(request, limit=want, offset=0, fields=fields)
+    inside = dataclasses.replace(
+        whole, after=spans[0][0], before=spans[-1][1], windows=spans if len(spans) > 1 else ()
+    )
+    plan, rows = search(inside)
+    if len(rows) < want:  # every match from then is read: the rest follow
+        seen = {row[key] for row in rows}
+        rows += [row for row in search(whole)[1] if row[key] not in seen]
+    rows = rows[request.offset : want]
+    if fields != request.projection:
+        rows = [{k: row[k] for k in request.projection or ()} for row in rows]
+    return plan, rows, note
+
+
+def query_notes(query: Any) -> list[str]:
+    """What the parser changed in ``query`` and why, then the refusal reason if any.
+
+    The same notes as ``run.plan_search(...).notes``; for the tool's and CLI's output.
+    """
+    parsed = best_match(parse_query(query))
+    when = time_note(query)  # counted from the current time
+    return [*parsed.notes, *([when] if when else []), *([parsed.error] if parsed.error else [])]

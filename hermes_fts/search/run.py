@@ -1,33 +1,17 @@
-"""search_messages: sanitize → route → MATCH / LIKE → finalize.
+"""Plans and runs one search over a connection and an index state.
 
-Search plans and runs over a connection and an index state (what
-``SessionStore.index_state()`` reports); it never calls the store.  The store
-syncs pending changes first, passes one ``SearchRequest``, and on index damage
-marks the indexes stale and asks again with a state that says so.
-
-Routes, in the order they are tried; a search is never silently empty because
-an index is missing or damaged:
-
-``fts5``      queries without CJK or NOT, on the unicode61 word index.  Latin glued to CJK
-              (``修改youer服务端``) is one unicode61 token, so when the word index
-              comes up short the CJK index, which splits Latin off CJK, adds
-              the rows it missed *after* the ranked hits: searches that already
-              succeed keep their unicode61 ranking.
-``fts_cjk``   CJK queries, on the cjk_unicode61 bigram index; one-character
-              terms too, thanks to ``unigrams 1``.
-``trigram``   CJK queries when the CJK index is unavailable and every term has at
-              least 3 characters (and, where LIKE folds with the extension's
-              cjk_fold, no term that folding changes: the index is raw text).
-``like_scan`` the last resort, with the same AND/OR/NOT meaning;
-              ``like_scan_fts_stale`` when the indexes are under repair.
-``empty``     nothing searchable in the query.
-``refused``   a query the language refuses (``query.parse_query``): search_messages
-              raises ``QueryError`` saying how to write it.
-
-A route is taken only when it can represent the query exactly
-(``query.route_can_represent``); a miss on such a route is the answer, not a
-reason to scan.  Every index covers content, tool_name and tool_calls of
-every row, whole, so every route gives the same rows (docs/DESIGN.md §9).
+The store passes one ``SearchRequest`` and the state ``SessionStore.index_state()``
+reports; this module never calls the store.  On index damage the store marks
+the indexes stale and asks again with a state that says so.  The plan
+(``plan_search``) takes the first route that represents the query exactly
+(``plan.choose_route``; what each route promises is ``search/plan.py``'s
+docstring): the CJK index (``fts_cjk``, every query by default), the opt-in
+word index (``fts5``, Latin) or trigram index, else ``like_scan``, the last
+resort (``like_scan_fts_stale`` while the indexes are under repair); ``empty``
+when nothing in the query is searchable, ``refused`` when the language
+refuses it (``QueryError`` says how to write it).  A miss on a route is the
+answer, never a reason to scan; supplements add only what a route cannot see
+(docs/DESIGN.md §6.2, §6.3).
 """
 
 from __future__ import annotations
@@ -63,10 +47,17 @@ from .plan import (
     route_can_represent,
     snippet_terms,
 )
-from .prefer import search_preferring, time_note
-from .rank import envelope, rows_of_ids
 from .rank import match_rows as _match_rows
-from .request import RESULT_FIELDS, ROUTE_ORDER, SESSIONS_SORT, SearchRequest, check_route
+from .rank import rows_of_ids
+from .request import (
+    RESULT_FIELDS,
+    ROUTE_ORDER,
+    SESSIONS_SORT,
+    SearchRequest,
+    check_route,
+    envelope,
+    search_preferring,
+)
 from .sessions import index_page, like_page
 from .snippets import (
     few_snippet_sql,
@@ -75,7 +66,7 @@ from .snippets import (
     snippet_sql,
 )
 from .topk import bounded_page, one_phrase
-from .wordforms import term_groups
+from .wordforms import unit_words
 
 __all__ = [
     "RESULT_FIELDS",
@@ -173,16 +164,6 @@ def _plan(
     cjk = cjk and (kana or not kana_applies(parsed))
     chosen = choose_route(parsed, fts5_index=fts5, cjk_index=cjk, trigram_index=trigram)
     return Plan(chosen, parsed, sanitized)
-
-
-def query_notes(query: Any) -> list[str]:
-    """What the parser changed in ``query`` and why, then the refusal reason if any.
-
-    The same notes as ``plan_search(...).notes``; for the tool's and CLI's output.
-    """
-    parsed = best_match(parse_query(query))
-    when = time_note(query)  # counted from the current time
-    return [*parsed.notes, *([when] if when else []), *([parsed.error] if parsed.error else [])]
 
 
 def describe_search_path(state: dict[str, Any], query: Any) -> str:
@@ -294,7 +275,7 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
         req.conn,
         iq.table,
         [u for _, u in evidence_units(req.plan.query, route)],
-        _groups(req.plan.query),
+        unit_words(req.plan.query),
         iq.expression,
         envelope(req.spans),
         extra,
@@ -305,12 +286,6 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
         bool(req.state.get("row_evidence")),
     )
     return _page_rows(req, iq, extra, ids, held)
-
-
-def _groups(q: Query) -> list[int]:
-    """The word of each unit a search scores by (``plan.evidence_units``): a word and
-    its forms are one word (``wordforms.term_groups``); a strict query is one."""
-    return term_groups(q) if q.loose else [0]
 
 
 def _page_rows(
@@ -334,7 +309,7 @@ def _best_like(req: _Run, extra: str, extra_params: list[Any]) -> list[dict[str,
         int(req.state.get("message_id_max") or 0),
         req.want,
         req.sort,
-        _groups(req.plan.query),
+        unit_words(req.plan.query),
     )
     rows = (
         like_rows(
@@ -638,7 +613,7 @@ def run(conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest)
     route = "unknown"
     rows: list[dict[str, Any]] | None = None
     try:
-        # Time words in the question: rows from then first (search/prefer.py).
+        # Time words in the question: rows from then first (request.search_preferring).
         plan, rows, time_notes = search_preferring(request, lambda r: _search(conn, state, r))
         route = plan.route
         notes = (*plan.notes, *time_notes, *_switched_off(state))

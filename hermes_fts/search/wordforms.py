@@ -31,6 +31,7 @@ __all__ = [
     "stem",
     "term_groups",
     "term_labels",
+    "unit_words",
     "word_forms",
 ]
 
@@ -215,6 +216,12 @@ def term_groups(q: Query) -> list[int]:
             root[b] = a
     number: dict[int, int] = {}
     return [number.setdefault(find(i), len(number)) for i in range(len(terms))]
+
+
+def unit_words(q: Query) -> list[int]:
+    """The word of each unit a search scores ``q`` by (``plan.evidence_units``): a
+    best match's ``term_groups``; a strict query is one unit, one word."""
+    return term_groups(q) if q.loose else [0]
 
 
 def term_labels(q: Query) -> list[str]:
