@@ -1,4 +1,8 @@
-"""Searching: the query language (``syntax``), planning a route (``plan``), running
-it (``run``), ranking rows and sessions (``rank``, ``evidence``), the LIKE scan
-(``like``), snippets (``snippets``) and the request a search takes (``request``).
+"""Searching: the query language (``syntax``), reading a question and a word's
+other forms (``question``, ``wordforms``), planning a route (``plan``), the
+request a search takes (``request``) and the SQL of its filters (``filters``),
+running it (``run``), a best match's evidence and its top rows (``evidence``),
+the session score (``sessions``), the exact top by rank bounds (``topk``),
+ranked and time-sorted rows (``rank``, ``timesort``), the LIKE scan (``like``)
+and snippets (``snippets``).
 """
