@@ -21,6 +21,7 @@ from _tool_fixtures import (
 )
 
 import hermes_fts
+from hermes_fts.index import lifecycle as index_state
 from hermes_fts.store import SessionStore
 from hermes_fts.tool import TOOL_SCHEMA, session_search
 from hermes_fts.tool import context as tool_context
@@ -1135,4 +1136,42 @@ def test_discovery_names_why_it_used_slower_routes(tmp_path: Path) -> None:
         assert "hermes-fts optimize-storage" in out["index_rebuild"]["note"]
     with SessionStore(db) as store:
         assert store.optimize_storage(min_pause=0)["ok"]
+        assert "index_rebuild" not in session_search(store, query="heron")
+
+
+def test_a_backlog_of_rows_waiting_for_the_cjk_index_is_named_with_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows a writer without the extension added wait in the pending table, and a
+    search that cannot apply them (read-only, as the plugin opens) reads them by
+    a LIKE scan, Latin words too now that the word index is opt-in.  From
+    ``PENDING_SLOW`` of them the answer says so, and that ``sync`` adds them."""
+    monkeypatch.setattr(index_state, "PENDING_SLOW", 3)
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        conversation(store, "s1", [("user", "heron nests by the river")])
+        assert store.optimize_storage(min_pause=0)["ok"]
+    plain = sqlite3.connect(db)  # an agent's writer: no extension, the triggers log rows
+    for k, when in ((0, 1.0), (1, 2.0)):
+        with plain:
+            plain.execute(
+                "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
+                ("s1", "user", f"heron count {k}", when),
+            )
+        with SessionStore(db, readonly=True) as store:
+            out = session_search(store, query="heron")
+            assert out["count"] == 1 and "index_rebuild" not in out  # below the line
+    with plain:
+        plain.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
+            ("s1", "user", "heron count 2", 3.0),
+        )
+    plain.close()
+    with SessionStore(db, readonly=True) as store:
+        out = session_search(store, query="heron")
+        assert out["index_rebuild"]["reasons"] == ["cjk_pending"]
+        assert "hermes-fts sync" in out["index_rebuild"]["note"]
+    with SessionStore(db) as store:
+        store.sync()
+    with SessionStore(db, readonly=True) as store:
         assert "index_rebuild" not in session_search(store, query="heron")

@@ -54,7 +54,7 @@ from typing import Any, Callable
 
 import hermes_fts
 
-from ..index.lifecycle import search_slowed_by
+from ..index.lifecycle import fix_command, search_slowed_by
 from . import host as hermes_host
 
 log = logging.getLogger(__name__)
@@ -216,13 +216,13 @@ def _annotate(state: dict[str, Any], payload: dict[str, Any], path: Path) -> Non
     # command Hermes' users run.
     reasons = search_slowed_by(state)
     if reasons:
+        hint = f"hermes fts {fix_command(reasons)}"
         payload["index_rebuild"] = {
             **payload.get("index_rebuild", {}),
             "reasons": sorted(reasons),
             "note": (
                 "hermes-fts search indexes are not built (or not complete) on this store, so "
-                "this answer used slower exact routes. Ask the user to run "
-                f"`{OPTIMIZE_HINT}` once."
+                f"this answer used slower exact routes. Ask the user to run `{hint}` once."
             ),
         }
         _once(
@@ -231,7 +231,7 @@ def _annotate(state: dict[str, Any], payload: dict[str, Any], path: Path) -> Non
             "hermes-fts: the search indexes of %s are not built; searches use slower exact "
             "routes until you run `%s`",
             path,
-            OPTIMIZE_HINT,
+            hint,
         )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -481,9 +481,25 @@ SEARCH_SLOWED = frozenset(
 )
 
 
+# Rows waiting for the CJK index are read by a LIKE scan of just them on every
+# search that cannot apply them (a read-only open, the Hermes plugin): from this
+# many on, that scan is a cost worth a note; ``sync`` applies them.
+PENDING_SLOW = 1000
+
+
 def search_slowed_by(state: dict[str, Any]) -> list[str]:
-    """The ``needs_optimize`` codes of ``state`` (``index_state``) that slow a search."""
-    return [code for code in state.get("needs_optimize", ()) if code in SEARCH_SLOWED]
+    """The ``needs_optimize`` codes of ``state`` (``index_state``) that slow a search,
+    and ``cjk_pending`` once ``PENDING_SLOW`` rows wait for the CJK index."""
+    codes = [code for code in state.get("needs_optimize", ()) if code in SEARCH_SLOWED]
+    if int(state.get("cjk_pending") or 0) >= PENDING_SLOW:
+        codes.append("cjk_pending")
+    return codes
+
+
+def fix_command(codes: Collection[str]) -> str:
+    """The subcommand that removes what ``codes`` (``search_slowed_by``) name: ``sync``
+    when only rows wait for the CJK index, ``optimize-storage`` otherwise."""
+    return "sync" if set(codes) == {"cjk_pending"} else "optimize-storage"
 
 
 def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:

@@ -194,6 +194,14 @@ def rebuild_note(store: Any) -> dict[str, Any] | None:
                 ),
             }
         reasons = store.slowed_by()
+        if reasons == ["cjk_pending"]:
+            return {
+                "reasons": reasons,
+                "note": (
+                    "Messages written since the last hermes-fts write wait for the search "
+                    "index and were read by a slower exact scan; `hermes-fts sync` adds them."
+                ),
+            }
         if reasons:
             return {
                 "reasons": reasons,
