@@ -19,7 +19,7 @@ from _tool_fixtures import T0, conversation, open_store
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from hermes_fts import session_search
+from hermes_fts import loader, session_search
 from hermes_fts.index import rank_bounds, schema
 from hermes_fts.search import filters as search_filters
 from hermes_fts.search import run as search
@@ -476,6 +476,24 @@ def test_sessions_are_the_exact_top_by_session_score(either, query):
     ]
     # Each session with its best kept message, sessions in score order.
     assert got == expect, query
+
+
+@pytest.mark.parametrize("query", ["alpha bravo", "bravo charlie hotel", "kilo lima bravo"])
+def test_pages_are_the_same_without_the_row_evidence_functions(big, query, monkeypatch):
+    """A library without ``hermes_fts_held()`` (an older one) reads which words each
+    match holds from each word's doclist alone: the same pages, rows and sessions."""
+    expect_sessions = _brute_sessions(big, query, "user")[:10]
+    expect_rows = _brute_force(big, query, "user")[0][:12]
+    monkeypatch.setattr(loader, "has_row_evidence", lambda conn, table: False)
+    big._seen.forget()
+    assert not big.index_state()["row_evidence"]
+    got = big.search_messages(
+        query, role_filter="user", limit=10, sort="sessions", fields=("session_id", "id")
+    )
+    assert [(r["session_id"], r["id"]) for r in got] == expect_sessions
+    rows = big.search_messages(query, role_filter="user", limit=12, fields=("id",))
+    assert [r["id"] for r in rows] == expect_rows
+    big._seen.forget()
 
 
 def _brute_sessions(store, query, role_filter=None, **filters):

@@ -29,6 +29,7 @@ __all__ = [
     "Passing",
     "best_row_ids",
     "credit",
+    "document_counts",
     "gather",
     "id_array",
     "label_rows",
@@ -37,6 +38,7 @@ __all__ = [
     "passing_ids",
     "term_weights",
     "unit_counts",
+    "units_held",
     "word_weights",
 ]
 
@@ -175,26 +177,50 @@ def gather(
     if one:
         return Evidence(rows, [1.0], order, times)
     if not in_pass:
-        for bit, unit in enumerate(units):
-            for (rid,) in conn.execute(
-                f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?",
-                (unit, low, high),
-            ):
-                row = rows.get(rid)
-                if row is not None:
-                    row[3] |= 1 << bit
+        held = units_held(conn, table, units, envelope_ids)
+        for rid, row in rows.items():
+            row[3] = held.get(rid, 0)
     # Rows hold few distinct sets of units: count and weigh each set once.
     sets = Counter(row[3] for row in rows.values())
-    if (low, high) == EVERY_ID and not extra:
-        counts = [sum(n for bits, n in sets.items() if bits >> b & 1) for b in range(len(units))]
-    else:  # a term's weight is the same whatever part of the store is read
-        counts = unit_counts(conn, table, units)
+    counts = document_counts(conn, table, units, sets, envelope_ids == EVERY_ID and not extra)
     weights = term_weights(counts, documents)
     groups = groups if groups is not None else range(len(units))
     credits = {bits: credit(bits, weights, groups) for bits in sets}
     for row in rows.values():
         row[0], row[3] = credits[row[3]]
     return Evidence(rows, word_weights(weights, counts, groups), order, times)
+
+
+def units_held(
+    conn: sqlite3.Connection, table: str, units: Sequence[str], envelope_ids: tuple[int, int]
+) -> dict[int, int]:
+    """Which units each row holds (a bit per unit), each unit's doclist read alone
+    (rowids only): for a connection without ``hermes_fts_held()``, or units that
+    are not one phrase each."""
+    held: dict[int, int] = {}
+    for bit, unit in enumerate(units):
+        for (rid,) in conn.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?",
+            (unit, *envelope_ids),
+        ):
+            held[rid] = held.get(rid, 0) | 1 << bit
+    return held
+
+
+def document_counts(
+    conn: sqlite3.Connection,
+    table: str,
+    units: Sequence[str],
+    sets: Mapping[int, int],
+    every_match: bool,
+) -> list[int]:
+    """How many rows hold each unit: from the sets of units the rows read hold
+    (``sets``, how many rows hold each) when they are ``every_match``; else
+    asked of the whole index, since a term's weight is the same whatever part
+    of the store is read."""
+    if every_match:
+        return [sum(n for bits, n in sets.items() if bits >> b & 1) for b in range(len(units))]
+    return unit_counts(conn, table, units)
 
 
 def unit_counts(conn: sqlite3.Connection, table: str, units: Sequence[str]) -> list[int]:

@@ -39,11 +39,12 @@ from .evidence import (
     Passing,
     best_row_ids,
     credit,
+    document_counts,
     gather,
     like_evidence,
     passing_ids,
     term_weights,
-    unit_counts,
+    units_held,
     word_weights,
 )
 from .like import LIKE_SOURCE, like_plan, like_where
@@ -239,22 +240,13 @@ def index_sessions(
         f"WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ?{extra}"
     )
     found = conn.execute(sql, [*params, any_unit, low, high]).fetchall()
-    bits = [row[3] for row in found]
-    if not in_pass:
-        position = {row[0]: k for k, row in enumerate(found)}
-        for bit, unit in enumerate(units):
-            for (rid,) in conn.execute(
-                f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?",
-                (unit, low, high),
-            ):
-                k = position.get(rid)
-                if k is not None:
-                    bits[k] |= 1 << bit
+    if in_pass:
+        bits = [row[3] for row in found]
+    else:
+        held_by = units_held(conn, table, units, envelope_ids)
+        bits = [held_by.get(row[0], 0) for row in found]
     sets = Counter(bits)
-    if (low, high) == EVERY_ID and not extra:
-        counts = [sum(n for held, n in sets.items() if held >> b & 1) for b in range(len(units))]
-    else:  # a term's weight is the same whatever part of the store is read
-        counts = unit_counts(conn, table, units)
+    counts = document_counts(conn, table, units, sets, envelope_ids == EVERY_ID and not extra)
     weights = term_weights(counts, documents)
     words = word_weights(weights, counts, groups)
     total = sum(words) or 1.0
