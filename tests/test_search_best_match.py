@@ -280,6 +280,13 @@ def test_a_korean_question_searches_its_words_without_their_particles(tmp_path):
     )
     for k in range(30):  # the rest of the history: none of the words
         conversation(st_, f"filler{k:02d}", [("user", f"{k}번째 장보기 목록")], start=T0 + 20 + k)
+    # A particle glued to a Latin word leaves the word: no lone character that
+    # no index answers, which sent the whole question to the LIKE scan.
+    for glued in ("8월 11일에 수빈의 garden-bot의 들러리 어떻게 해결했죠?", "plant-watch의 들러리"):
+        result = st_.search(glued, sort="sessions", limit=3)
+        assert result.route == "fts_cjk", glued
+        terms = {t.text for t in best_match(parse_query(glued)).terms}
+        assert "에" not in terms and not any(t.endswith("의") and "-" in t for t in terms)
     question = "수빈의 들러리에 대해 어떤 조언을 했었나요?"
     terms = {t.text for t in best_match(parse_query(question)).terms}
     assert {"수빈", "들러리"} <= terms and not {"리에", "빈의", "했었나요"} & terms

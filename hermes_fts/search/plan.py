@@ -99,7 +99,13 @@ from hermes_fts.search.syntax import (
     parse_query,
     render,
 )
-from hermes_fts.search.wordforms import form_pairs, forms_note, korean_stem, word_forms
+from hermes_fts.search.wordforms import (
+    KOREAN_PARTICLES,
+    form_pairs,
+    forms_note,
+    korean_stem,
+    word_forms,
+)
 
 # What the other modules of the package use; the tree types (Term, Near, AllOf,
 # AnyOf) come with Query.expr and live in hermes_fts.search.syntax.
@@ -323,9 +329,14 @@ MAX_BEST_TERMS = 32  # the words of one best match (MAX_LIKE_ALTERNATIVES)
 def _is_stop(text: str) -> bool:
     if _korean(text):
         # Judged without its particle (무엇을 is 무엇); a word ending a sentence
-        # (기억나요, 했었나요, 주세요) is the question's predicate.
+        # (기억나요, 했었나요, 주세요) is the question's predicate, and a particle
+        # alone (the 에 of 11일에 once the date is read) is grammar.
         bare = korean_stem(text) or text
-        return bare in CJK_STOP_WORDS or (len(text) > 2 and text.endswith(_KO_ENDINGS))
+        return (
+            bare in CJK_STOP_WORDS
+            or text in KOREAN_PARTICLES
+            or (len(text) > 2 and text.endswith(_KO_ENDINGS))
+        )
     if has_cjk(text):
         if text in CJK_STOP_WORDS or len(text) > 2:
             return text in CJK_STOP_WORDS
@@ -334,6 +345,13 @@ def _is_stop(text: str) -> bool:
             0x3041 <= ord(c) <= 0x309F for c in text
         )
     return text.lower() in STOP_WORDS
+
+
+def _indexable(text: str) -> bool:
+    """Whether an index answers the word ``text`` as written: no lone CJK character
+    among other parts (``plan.route_can_represent``)."""
+    segs = segments(text)
+    return len(segs) == 1 or all(len(seg) > 1 for cjk, seg in segs if cjk)
 
 
 def _korean(text: str) -> bool:
@@ -351,15 +369,17 @@ def _pieces(term: Term) -> list[Term]:
     lone CJK character between punctuation inside a word is mostly grammar and
     left out, unless the word holds nothing else (``中.文``).  Korean writes
     spaces: its words are searched whole, and without their particle."""
-    if not has_cjk(term.text) or _korean(term.text):
+    if not has_cjk(term.text):
         return _with_forms(term)
+    if _korean(term.text):
+        # A particle glued to a Latin word (garden-bot의) leaves only its stem.
+        whole = [t for t in _with_forms(term) if _indexable(t.text)]
+        if whole:
+            return whole
     segs = segments(term.text)
-    if len(segs) == 1 or all(len(seg) > 1 for c, seg in segs if c):
-        # The word as written; one with a lone CJK character among other
-        # parts no index answers exactly (query.route_can_represent).
-        out = [term]
-    else:
-        out = []
+    # The word as written; one with a lone CJK character among other parts no
+    # index answers exactly (query.route_can_represent).
+    out = [term] if _indexable(term.text) else []
     for n, (is_cjk, seg) in enumerate(segs):
         prefix = term.prefix and n == len(segs) - 1
         if not is_cjk or len(seg) == 2:

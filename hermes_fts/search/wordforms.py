@@ -24,6 +24,7 @@ from dataclasses import replace
 from hermes_fts.search.syntax import AllOf, AnyOf, Query, Term
 
 __all__ = [
+    "KOREAN_PARTICLES",
     "MIN_STEM",
     "form_pairs",
     "forms_note",
@@ -136,7 +137,7 @@ def word_forms(term: Term) -> Term:
 # Korean writes a word with its particle attached (태호의, 문제가, 세무사에,
 # invoice-gen에서); other sentences hold the word with other particles.  Longest
 # first, so 에서 is cut before 에 and 이랑 before 랑.
-_PARTICLES = sorted(
+KOREAN_PARTICLES = sorted(
     "에서는 에서도 에서 에게 한테 께서 으로 로 에 의 이 가 은 는 을 를 와 과 도 만 랑 이랑 "
     "까지 부터 처럼 보다 이나".split(),
     key=len,
@@ -157,7 +158,7 @@ def korean_stem(text: str) -> str | None:
     keep theirs), or when it follows a word of another script."""
     if not text or not _hangul(text[-1]):
         return None
-    for particle in _PARTICLES:
+    for particle in KOREAN_PARTICLES:
         if text.endswith(particle) and len(text) > len(particle):
             rest = text[: -len(particle)]
             tail = _TRAILING_HANGUL.search(rest)
