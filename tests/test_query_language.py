@@ -24,6 +24,7 @@ from _support import needs_extension
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hermes_fts.search import request as search_request
 from hermes_fts.search import run as search
 from hermes_fts.search.plan import (
     QueryError,
@@ -382,7 +383,7 @@ def test_negative_only_queries_are_refused_with_a_way_to_write_them(store, query
         assert "NOT" in message and ("write" in message or "Put" in message), message
     assert st.describe_search_path(query) == "refused"
     assert sanitize_fts5_query(query) == ""
-    assert search.query_notes(query)[-1] == parse_query(query).error
+    assert search_request.query_notes(query)[-1] == parse_query(query).error
 
 
 @pytest.mark.parametrize(
@@ -399,7 +400,7 @@ def test_negative_only_queries_are_refused_with_a_way_to_write_them(store, query
 def test_colons_and_dashes_are_text_and_say_so(store, query, row, note) -> None:
     st, ids = store
     # A best match names the words it searched in their forms: not about the text.
-    notes = [n for n in search.query_notes(query) if not n.startswith("also searched")]
+    notes = [n for n in search_request.query_notes(query) if not n.startswith("also searched")]
     if note is None:
         assert notes == []
     else:
@@ -433,7 +434,7 @@ def test_every_change_to_the_written_query_is_noted(query: str, fragment: str) -
     notes = parse_query(query).notes
     assert any(fragment in n for n in notes), notes
     # A best match may add one: the common words it leaves out ("or").
-    assert search.query_notes(query)[: len(notes)] == list(notes)
+    assert search_request.query_notes(query)[: len(notes)] == list(notes)
 
 
 def test_clean_queries_have_no_notes() -> None:

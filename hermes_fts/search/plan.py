@@ -99,13 +99,7 @@ from hermes_fts.search.syntax import (
     parse_query,
     render,
 )
-from hermes_fts.search.wordforms import (
-    KOREAN_PARTICLES,
-    form_pairs,
-    forms_note,
-    korean_stem,
-    word_forms,
-)
+from hermes_fts.search.wordforms import form_pairs, forms_note, korean_stem, word_forms
 
 # What the other modules of the package use; the tree types (Term, Near, AllOf,
 # AnyOf) come with Query.expr and live in hermes_fts.search.syntax.
@@ -329,14 +323,9 @@ MAX_BEST_TERMS = 32  # the words of one best match (MAX_LIKE_ALTERNATIVES)
 def _is_stop(text: str) -> bool:
     if _korean(text):
         # Judged without its particle (무엇을 is 무엇); a word ending a sentence
-        # (기억나요, 했었나요, 주세요) is the question's predicate, and a particle
-        # alone (the 에 of 11일에 once the date is read) is grammar.
+        # (기억나요, 했었나요, 주세요) is the question's predicate.
         bare = korean_stem(text) or text
-        return (
-            bare in CJK_STOP_WORDS
-            or text in KOREAN_PARTICLES
-            or (len(text) > 2 and text.endswith(_KO_ENDINGS))
-        )
+        return bare in CJK_STOP_WORDS or (len(text) > 2 and text.endswith(_KO_ENDINGS))
     if has_cjk(text):
         if text in CJK_STOP_WORDS or len(text) > 2:
             return text in CJK_STOP_WORDS

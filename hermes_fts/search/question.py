@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from .syntax import AllOf, Query, Term
+from .wordforms import KOREAN_PARTICLES
 
 __all__ = [
     "Reading",
@@ -183,8 +184,14 @@ def _mark_categories(
     return found
 
 
+# Particles a date or a category word carries in Korean and Japanese.
+_LEFT_BEHIND = frozenset([*KOREAN_PARTICLES, "に", "の", "は", "も", "から", "まで"])
+
+
 def _split(term: Term, spans: list[Span]) -> list[tuple[Term, bool]]:
-    """``term`` cut at ``spans``, in order: each piece and whether it was cut out."""
+    """``term`` cut at ``spans``, in order: each piece and whether it was cut out.
+    A particle left behind a piece cut out (the 에 of ``11일에``, the に of
+    ``3月8日に``) went with it: it is no word of its own."""
     text = term.text
     pieces: list[tuple[Term, bool]] = []
     pos = 0
@@ -192,7 +199,7 @@ def _split(term: Term, spans: list[Span]) -> list[tuple[Term, bool]]:
         start = max(start, pos)
         for a, b, cut in ((pos, start, False), (start, end, True)):
             piece = text[a:b].strip()
-            if piece:
+            if piece and (cut or not (pieces and pieces[-1][1] and piece in _LEFT_BEHIND)):
                 pieces.append((Term(piece, term.prefix and b == len(text)), cut))
         pos = max(pos, end)
     return pieces
