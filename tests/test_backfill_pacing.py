@@ -38,7 +38,10 @@ def test_pause_is_longer_than_hermes_retry_interval() -> None:
     # Hermes Agent 0.19.0 retries a locked write after 20-150 ms; SQLite's busy
     # handler polls at most every 100 ms.  The yield must outlast both.
     assert indexing.MIN_PAUSE > 0.150
-    assert indexing.TXN_TARGET_S + indexing.MIN_PAUSE < 1.0  # Hermes' busy timeout
+    # A backfill chunk ends by TXN_LIMIT_S; one chunk and one pause stay inside
+    # Hermes' 1 s busy timeout.
+    assert indexing.TXN_TARGET_S <= indexing.TXN_LIMIT_S
+    assert indexing.TXN_LIMIT_S + indexing.MIN_PAUSE < 1.0
 
 
 @needs_extension
@@ -53,9 +56,9 @@ def test_chunks_follow_the_measured_speed(tmp_path: Path, monkeypatch: pytest.Mo
         sizes: list[int] = []
         real_step = indexing.backfill_step
 
-        def step(conn, index, chunk_rows=indexing.CHUNK_ROWS):  # type: ignore[no-untyped-def]
+        def step(conn, index, chunk_rows=indexing.CHUNK_ROWS, deadline=None):  # type: ignore[no-untyped-def]
             sizes.append(chunk_rows)
-            return real_step(conn, index, chunk_rows)
+            return real_step(conn, index, chunk_rows)  # the fake clock sizes them, whole
 
         monkeypatch.setattr(indexing, "backfill_step", step)
         # A fake clock: every chunk "takes" 0.1 s, so with a 0.4 s target the
@@ -70,15 +73,49 @@ def test_chunks_follow_the_measured_speed(tmp_path: Path, monkeypatch: pytest.Mo
         assert indexed == expected
 
 
-def _automerge(conn, table: str) -> int | None:  # type: ignore[no-untyped-def]
-    row = conn.execute(f"SELECT v FROM {table}_config WHERE k = 'automerge'").fetchone()
-    return None if row is None else int(row[0])
+@needs_extension
+def test_a_chunk_past_its_deadline_ends_after_its_first_slice(tmp_path: Path) -> None:
+    """A chunk reads its rows in slices and stops after the one that reaches its
+    deadline; the progress marker says how far it got and the next chunk goes on
+    from there, so the index ends complete and consistent."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+        store.add_messages(
+            {"session_id": "s1", "role": "user", "content": f"消息 {i}"} for i in range(2000)
+        )
+        indexing.reset_index(store._conn, CJK)
+        high = indexing.backfill_window(store._conn, CJK)[0]  # type: ignore[index]
+        assert indexing.backfill_step(store._conn, CJK, 800, deadline=0.0)
+        assert indexing.backfill_window(store._conn, CJK) == (high, 800 // indexing.SLICES)
+        indexed = store._conn.execute(f"SELECT count(*) FROM {CJK}_docsize").fetchone()[0]
+        assert indexed == 800 // indexing.SLICES
+        assert indexing.backfill_step(store._conn, CJK, 800)  # no deadline: all 800
+        assert indexing.backfill_window(store._conn, CJK) == (high, 800 // indexing.SLICES + 800)
+        while indexing.backfill_step(store._conn, CJK, 800, deadline=0.0):
+            pass
+        assert store.rebuild_status() is None
+        assert store.integrity_check()[CJK] is None
+        assert len(store.search_messages("消息", limit=5000)) == 2000
+
+
+def _merge_config(conn, table: str) -> tuple[int | None, int | None]:  # type: ignore[no-untyped-def]
+    found = dict(
+        conn.execute(
+            f"SELECT k, v FROM {table}_config WHERE k IN ('automerge', 'crisismerge')"
+        ).fetchall()
+    )
+    return tuple(
+        None if found.get(k) is None else int(found[k]) for k in ("automerge", "crisismerge")
+    )  # type: ignore[return-value]
 
 
 @needs_extension
-def test_a_build_merges_its_segments_only_once_complete(tmp_path: Path) -> None:
-    """FTS5's automerge is off while a backfill fills the index (a killed build keeps
-    it off until it resumes) and back to FTS5's default with the last chunk."""
+def test_a_build_merges_in_small_steps_and_never_in_a_crisis(tmp_path: Path) -> None:
+    """While a backfill fills the index FTS5 merges 16 segments at a time after each
+    write, with its crisis merge (a whole level in one transaction) out of reach;
+    the last chunk sets FTS5's defaults again.  Regression: with merging off, the
+    crisis merge held one chunk's write lock for over a second."""
     db = tmp_path / "state.db"
     with SessionStore(db) as store:
         store.add_session("s1", "cli")
@@ -86,11 +123,14 @@ def test_a_build_merges_its_segments_only_once_complete(tmp_path: Path) -> None:
             {"session_id": "s1", "role": "user", "content": f"消息 {i}"} for i in range(3000)
         )
         indexing.reset_index(store._conn, CJK)
-        assert indexing.backfill_step(store._conn, CJK, 1000)
-        assert _automerge(store._conn, CJK) == 0
-        while indexing.backfill_step(store._conn, CJK, 1000):
-            assert _automerge(store._conn, CJK) == 0
-        assert _automerge(store._conn, CJK) == indexing.AUTOMERGE == 4
+        building = (indexing.BUILD_AUTOMERGE, indexing.BUILD_CRISISMERGE)
+        assert building[1] > building[0]  # the small steps run before any crisis
+        assert indexing.backfill_step(store._conn, CJK, 100)
+        assert _merge_config(store._conn, CJK) == building
+        while indexing.backfill_step(store._conn, CJK, 100):
+            assert _merge_config(store._conn, CJK) == building
+        assert _merge_config(store._conn, CJK) == (indexing.AUTOMERGE, indexing.CRISISMERGE)
+        assert (indexing.AUTOMERGE, indexing.CRISISMERGE) == (4, 16)  # FTS5's defaults
         assert store.rebuild_status() is None
         assert store.integrity_check()[CJK] is None
         assert [r["id"] for r in store.search_messages("消息", limit=3)]

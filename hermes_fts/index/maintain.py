@@ -33,13 +33,23 @@ logger = logging.getLogger("hermes_fts.index.maintain")
 # A yield longer than both means a waiting writer is let in at each yield, so
 # its worst wait is about one transaction plus one retry interval.
 CHUNK_ROWS = 500  # the first chunk; later chunks are sized to TXN_TARGET_S
-TXN_TARGET_S = 0.25  # longest write transaction a chunk aims for
+TXN_TARGET_S = 0.4  # the write transaction a chunk aims for
+# A backfill chunk stops reading rows once this much has passed, whatever its
+# size: a chunk made slow by other work on the machine still ends in time.
+TXN_LIMIT_S = 0.45
+SLICES = 8
 MIN_PAUSE = 0.16  # the yield between chunks: > 150 ms, Hermes' longest retry interval
 MAX_CHUNK_ROWS = 50_000
-# FTS5's own default: merging is off while a build fills an index (each
-# chunk's segments would otherwise be merged again and again) and back on
-# once it is complete; optimize-storage then merges it once.
+# FTS5's own defaults, which a build sets again with its last chunk.
 AUTOMERGE = 4
+CRISISMERGE = 16
+# While a build fills an index, FTS5 merges its segments 16 at a time in small
+# steps after each write, so rows are merged again less often than at 4 and
+# never all at once.  With merging off, FTS5's crisis merge took a whole
+# level's 16 segments in one chunk's transaction, and a writer waited seconds;
+# its threshold goes past 16 so the small steps come first.
+BUILD_AUTOMERGE = 16
+BUILD_CRISISMERGE = 64
 PENDING_BATCH_IDS = 2000  # bounds how long one sync transaction holds the write lock
 
 Sleep = Callable[[float], None]
@@ -139,12 +149,19 @@ def seed_full_backfill(conn: sqlite3.Connection, index: str) -> int | None:
     return int(high)
 
 
-def backfill_step(conn: sqlite3.Connection, index: str, chunk_rows: int = CHUNK_ROWS) -> bool:
+def backfill_step(
+    conn: sqlite3.Connection,
+    index: str,
+    chunk_rows: int = CHUNK_ROWS,
+    deadline: float | None = None,
+) -> bool:
     """Index one chunk of ``index``; True while work remains.
 
     The word and trigram indexes are filled under their build name and
     swapped in by the transaction of the last chunk (``schema.swap_in_build``);
     the CJK index, which Hermes Agent never reads, is filled in place.
+    ``deadline`` (``time.monotonic()``): the chunk is read in ``SLICES`` parts
+    and ends after the part that reaches it, so a slow chunk ends early.
     """
     with write_txn(conn):
         # Re-read the markers inside the write transaction: that is the claim,
@@ -154,25 +171,18 @@ def backfill_step(conn: sqlite3.Connection, index: str, chunk_rows: int = CHUNK_
             return False
         target = schema.build_name(index) if schema.building(conn, index) else index
         high, progress = state
-        upper = min(progress + chunk_rows, high)
         if progress == 0:
-            conn.execute(f"INSERT INTO {target}({target}, rank) VALUES ('automerge', 0)")
-        if upper > progress:
-            cols = _select_columns(index)
-            conn.execute(
-                f"INSERT INTO {target}(rowid, {cols}) SELECT id, {cols} "
-                f"FROM {schema.MESSAGE_TEXT} WHERE id > ? AND id <= ?",
-                (progress, upper),
-            )
-            if index == CJK:
-                # The chunk indexed the rows' current state; older pending
-                # entries for them would 'delete' values the index never held.
-                conn.execute(
-                    f"DELETE FROM {CJK_PENDING} WHERE msg_id > ? AND msg_id <= ?",
-                    (progress, upper),
-                )
+            _merge_settings(conn, target, BUILD_AUTOMERGE, BUILD_CRISISMERGE)
+        end = min(progress + chunk_rows, high)
+        part = max(1, -(-(end - progress) // SLICES)) if deadline is not None else chunk_rows
+        upper = progress
+        while upper < end:
+            _index_ids(conn, index, target, upper, min(upper + part, end))
+            upper = min(upper + part, end)
+            if deadline is not None and time.monotonic() >= deadline:
+                break
         if upper >= high:
-            conn.execute(f"INSERT INTO {target}({target}, rank) VALUES ('automerge', {AUTOMERGE})")
+            _merge_settings(conn, target, AUTOMERGE, CRISISMERGE)
             close_backfill_window(conn, index)
             if target != index:
                 schema.swap_in_build(conn, index)
@@ -180,6 +190,25 @@ def backfill_step(conn: sqlite3.Connection, index: str, chunk_rows: int = CHUNK_
             return False
         set_meta(conn, f"{schema.MARKER_PREFIX[index]}_progress", upper)
         return True
+
+
+def _index_ids(conn: sqlite3.Connection, index: str, target: str, after: int, upto: int) -> None:
+    """Index the messages ``after < id <= upto`` into ``target``."""
+    cols = _select_columns(index)
+    conn.execute(
+        f"INSERT INTO {target}(rowid, {cols}) SELECT id, {cols} "
+        f"FROM {schema.MESSAGE_TEXT} WHERE id > ? AND id <= ?",
+        (after, upto),
+    )
+    if index == CJK:
+        # The chunk indexed the rows' current state; older pending
+        # entries for them would 'delete' values the index never held.
+        conn.execute(f"DELETE FROM {CJK_PENDING} WHERE msg_id > ? AND msg_id <= ?", (after, upto))
+
+
+def _merge_settings(conn: sqlite3.Connection, table: str, automerge: int, crisis: int) -> None:
+    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', {automerge})")
+    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('crisismerge', {crisis})")
 
 
 def drive_backfill(
@@ -192,9 +221,16 @@ def drive_backfill(
     on_chunk: Callable[[], None] | None = None,
     txn_target: float | None = TXN_TARGET_S,
 ) -> None:
-    """Run ``backfill_step`` until done, paced by ``drive_chunks``."""
+    """Run ``backfill_step`` until done, paced by ``drive_chunks``; with ``txn_target``
+    each chunk also ends once ``TXN_LIMIT_S`` have passed."""
+
+    def step(rows: int) -> bool:
+        if txn_target is None:
+            return backfill_step(conn, index, rows)
+        return backfill_step(conn, index, rows, time.monotonic() + TXN_LIMIT_S)
+
     drive_chunks(
-        lambda rows: backfill_step(conn, index, rows),
+        step,
         index,
         sleep=sleep,
         chunk_rows=chunk_rows,

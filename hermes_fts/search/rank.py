@@ -71,14 +71,18 @@ def _rows_of_sql(where: str, count: int) -> str:
 @functools.lru_cache(maxsize=512)
 def _kept_rows_sql(table: str, snippet_sql: str, where: str, extra: str) -> str:
     """The rows, snippets included, of the candidate ids ``?4`` (a JSON array) that pass
-    the filters.  The MATCH re-reads only the candidates' span of the doclist
-    (``BETWEEN ?2 AND ?3``); the ``+`` keeps SQLite from seeking each id,
-    which walks a common term's doclist once per id."""
+    the filters, at most as many as there are ids (the last parameter).  The
+    MATCH re-reads only the candidates' span of the doclist (``BETWEEN ?2 AND
+    ?3``); the ``+`` keeps SQLite from seeking each id, which walks a common
+    term's doclist once per id.  FTS5 looks for a phrase's next match before
+    it compares the rowid with the span's end, so the LIMIT ends the statement
+    at the last id: a rare phrase of common words would otherwise be walked
+    to its next match, or to the end of its tokens' doclists."""
     return (
         f"SELECT {ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
         f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
         f"WHERE {table} MATCH ?1 AND {table}.rowid BETWEEN ?2 AND ?3 "
-        f"AND +{table}.rowid IN (SELECT value FROM json_each(?4)) AND {where}{extra}"
+        f"AND +{table}.rowid IN (SELECT value FROM json_each(?4)) AND {where}{extra} LIMIT ?"
     )
 
 
@@ -430,7 +434,8 @@ class _Tiers:
         found: list[Any] = []
         for part in _clusters(sorted(ids)):
             found += self.conn.execute(
-                self.kept_sql, [self.expression, part[0], part[-1], id_array(part), *self.params]
+                self.kept_sql,
+                [self.expression, part[0], part[-1], id_array(part), *self.params, len(part)],
             )
         return _in_order(found, ids)
 

@@ -25,8 +25,8 @@ terms.  Blocks changed or added since the bounds' build count as holding
 the term at the highest saturation there is.
 
 Between rounds only the page's rows are kept, and a row read below the
-page's worst is not kept at all: each round ranks the page and what can
-still enter it, not every row read so far.
+page's worst is dropped by SQLite, never handed to Python: each round ranks
+the page and what can still enter it, not every row read so far.
 
 A phrase of several tokens is not read by blocks: its tokens' bounds hold
 wherever its tokens both are, for common words nearly every block, while
@@ -237,9 +237,12 @@ class _Reader:
         self.floor = -math.inf
         # ``extra`` is a condition on the message row ``m``.
         join = f" JOIN messages m ON m.id = {table}.rowid" if extra else ""
+        # Rows below the floor are dropped in SQLite, not handed to Python; the
+        # inner LIMIT keeps the score from being computed twice.
         self.sql = (
-            f"SELECT {table}.rowid, hermes_fts_bm25({table}, ?, ?) FROM {table}{join} "
-            f"WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ?{extra}"
+            f"SELECT * FROM (SELECT {table}.rowid AS id, hermes_fts_bm25({table}, ?, ?) AS s "
+            f"FROM {table}{join} WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ?{extra} "
+            f"LIMIT -1) WHERE s >= ?"
         )
         self.head = [avgdl, idf, unit]
 
@@ -255,10 +258,10 @@ class _Reader:
         first, last = max(self.low, first), min(self.high, last)
         if first > last:
             return
-        rows, floor = self.rows, self.floor
-        for rid, bm25 in self.conn.execute(self.sql, [*self.head, first, last]):
-            if bm25 >= floor:  # equal may still win on recency
-                rows[rid] = [1.0, bm25, None, 1]
+        rows = self.rows
+        # At the floor, equal may still win on recency.
+        for rid, bm25 in self.conn.execute(self.sql, [*self.head, first, last, self.floor]):
+            rows[rid] = [1.0, bm25, None, 1]
 
     def keep(self, ids: Iterable[int], floor: float) -> None:
         """Keep only the rows ``ids`` (the page), and from now on rows from ``floor``."""
