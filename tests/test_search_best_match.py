@@ -259,6 +259,40 @@ def test_a_chinese_question_searches_its_words_not_its_frame(tmp_path):
     st_.close()
 
 
+def test_an_english_question_searches_its_words_not_its_frame(tmp_path):
+    """ "When did we talk about the ledger migration?": talk, discuss and
+    conversation frame a question about a past conversation and name nothing in
+    it.  Searched, a session that only mentions talking about something beat
+    the one about the migration; asked alone, the word is still searched."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(
+        st_,
+        "chatter",
+        [("user", "we talked about so much, what a conversation"), ("user", "let us discuss it")],
+        start=T0,
+    )
+    conversation(
+        st_,
+        "asked",
+        [("user", "the ledger migration failed again"), ("assistant", "the migration needs a lock")],
+        start=T0 + 10,
+    )
+    for k in range(30):  # the rest of the history: none of the words
+        conversation(st_, f"filler{k:02d}", [("user", f"shopping list number {k}")], start=T0 + 20 + k)
+    for question in (
+        "When did we talk about the ledger migration?",
+        "Do you remember the conversation where we discussed the migration?",
+    ):
+        query = best_match(parse_query(question))
+        assert {t.text.rstrip("*") for t in query.terms} & {"talk", "discuss", "conversation"} == set()
+        assert any("left out common words" in n for n in query.notes), query.notes
+        rows = st_.search_messages(question, sort="sessions", limit=2, fields=("session_id",))
+        assert [r["session_id"] for r in rows] == ["asked"], question
+    alone = st_.search_messages("conversation", sort="sessions", limit=2, fields=("session_id",))
+    assert [r["session_id"] for r in alone] == ["chatter"]
+    st_.close()
+
+
 def test_a_korean_question_searches_its_words_without_their_particles(tmp_path):
     """Korean writes spaces, and a word carries its particle (수빈의, 들러리에).  Cut
     into bigrams, the particle made a junk word (리에) that another session's

@@ -282,7 +282,8 @@ def glue_look(q: Query, token_spans: Callable[[str], Sequence[tuple[int, int]]])
 
 
 # Words that do not decide which conversation a question is about: English
-# function and question words, and the CJK particles and question words a
+# function and question words, the words that frame a question about a past
+# conversation (talk, discuss), and the CJK particles and question words a
 # sentence is glued together with.  Left out only while other words remain.
 STOP_WORDS = frozenset(
     """
@@ -295,6 +296,8 @@ theirs them themselves then there these they this those through to too under unt
 us very was we were what when where which while who whom whose why will with would you
 your yours yourself yourselves tell remember recall said say says know think thing things
 ever also again did does anything something someone somebody
+talk talked talking talks discuss discussed discussing conversation conversations
+chat chatted chatting mention mentioned
 """.split()
 )
 # A CJK bigram holding one of these characters is mostly grammar (的, 了, 吗, 什么):
