@@ -231,26 +231,29 @@ def test_cjk_questions_are_a_best_match_too(store, question, wanted):
     assert first["content"].startswith(wanted)
 
 
+def _asked_among_others(tmp_path, other, asked, filler: str):
+    """A store of the session a question asks about ("asked"), one holding the
+    question's frame and little else ("other"), and 30 sessions holding none of
+    its words (``filler`` formatted with their number)."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "other", other, start=T0)
+    conversation(st_, "asked", asked, start=T0 + 10)
+    for k in range(30):
+        conversation(st_, f"filler{k:02d}", [("user", filler.format(k))], start=T0 + 20 + k)
+    return st_
+
+
 def test_a_chinese_question_searches_its_words_not_its_frame(tmp_path):
     """ "孙悦说的新干线是怎么回事？": the bigrams straddling two words (线是) and the
     question's frame (怎么回事, 你还记得…的对话) name nothing a conversation says.
     Searched, they made another person's template sentence "张伟说新干线是最难的部分"
     beat the conversation with 孙悦 about the Shinkansen (issue 36)."""
-    st_ = open_store(tmp_path / "state.db")
-    conversation(
-        st_,
-        "other",
+    st_ = _asked_among_others(
+        tmp_path,
         [("user", "张伟说新干线是最难的部分，真的吗？"), ("user", "你还记得我上次跟你说的吗？")],
-        start=T0,
-    )
-    conversation(
-        st_,
-        "asked",
         [("user", "孙悦推荐坐新干线去京都"), ("assistant", "新干线很快，孙悦的建议不错。")],
-        start=T0 + 10,
+        "第{}次的购物清单",
     )
-    for k in range(30):  # the rest of the history: none of the words
-        conversation(st_, f"filler{k:02d}", [("user", f"第{k}次的购物清单")], start=T0 + 20 + k)
     for question in ("孙悦说的新干线是怎么回事？", "你还记得关于孙悦和新干线的对话吗？"):
         held = best_match(parse_query(question)).terms
         assert not {"线是", "回事", "记得", "对话"} & {t.text for t in held}, question
@@ -264,32 +267,30 @@ def test_an_english_question_searches_its_words_not_its_frame(tmp_path):
     conversation frame a question about a past conversation and name nothing in
     it.  Searched, a session that only mentions talking about something beat
     the one about the migration; asked alone, the word is still searched."""
-    st_ = open_store(tmp_path / "state.db")
-    conversation(
-        st_,
-        "chatter",
+    st_ = _asked_among_others(
+        tmp_path,
         [("user", "we talked about so much, what a conversation"), ("user", "let us discuss it")],
-        start=T0,
+        [
+            ("user", "the ledger migration failed again"),
+            ("assistant", "the migration needs a lock"),
+        ],
+        "shopping list number {}",
     )
-    conversation(
-        st_,
-        "asked",
-        [("user", "the ledger migration failed again"), ("assistant", "the migration needs a lock")],
-        start=T0 + 10,
-    )
-    for k in range(30):  # the rest of the history: none of the words
-        conversation(st_, f"filler{k:02d}", [("user", f"shopping list number {k}")], start=T0 + 20 + k)
     for question in (
         "When did we talk about the ledger migration?",
         "Do you remember the conversation where we discussed the migration?",
     ):
         query = best_match(parse_query(question))
-        assert {t.text.rstrip("*") for t in query.terms} & {"talk", "discuss", "conversation"} == set()
+        assert {t.text.rstrip("*") for t in query.terms} & {
+            "talk",
+            "discuss",
+            "conversation",
+        } == set()
         assert any("left out common words" in n for n in query.notes), query.notes
         rows = st_.search_messages(question, sort="sessions", limit=2, fields=("session_id",))
         assert [r["session_id"] for r in rows] == ["asked"], question
     alone = st_.search_messages("conversation", sort="sessions", limit=2, fields=("session_id",))
-    assert [r["session_id"] for r in alone] == ["chatter"]
+    assert [r["session_id"] for r in alone] == ["other"]
     st_.close()
 
 
