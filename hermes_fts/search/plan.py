@@ -297,7 +297,7 @@ us very was we were what when where which while who whom whose why will with wou
 your yours yourself yourselves tell remember recall said say says know think thing things
 ever also again did does anything something someone somebody
 talk talked talking talks discuss discussed discussing conversation conversations
-chat chatted chatting mention mentioned
+mention mentioned
 """.split()
 )
 # A CJK bigram holding one of these characters is mostly grammar (的, 了, 吗, 什么):
