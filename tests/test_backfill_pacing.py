@@ -12,6 +12,8 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,18 @@ from hermes_fts.index.schema import CJK
 from hermes_fts.store import SessionStore
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def _to_backfill(tmp_path: Path, rows: int) -> Iterator[SessionStore]:
+    """A store of ``rows`` messages in s1 whose CJK index is reset, for a backfill to fill."""
+    with SessionStore(tmp_path / "state.db") as store:
+        store.add_session("s1", "cli")
+        store.add_messages(
+            {"session_id": "s1", "role": "user", "content": f"消息 {i}"} for i in range(rows)
+        )
+        indexing.reset_index(store._conn, CJK)
+        yield store
 
 
 def test_chunk_grows_at_most_twofold_and_shrinks_after_a_slow_one() -> None:
@@ -46,13 +60,7 @@ def test_pause_is_longer_than_hermes_retry_interval() -> None:
 
 @needs_extension
 def test_chunks_follow_the_measured_speed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    db = tmp_path / "state.db"
-    with SessionStore(db) as store:
-        store.add_session("s1", "cli")
-        store.add_messages(
-            {"session_id": "s1", "role": "user", "content": f"消息 {i}"} for i in range(5000)
-        )
-        indexing.reset_index(store._conn, CJK)
+    with _to_backfill(tmp_path, 5000) as store:
         sizes: list[int] = []
         real_step = indexing.backfill_step
 
@@ -78,13 +86,7 @@ def test_a_chunk_past_its_deadline_ends_after_its_first_slice(tmp_path: Path) ->
     """A chunk reads its rows in slices and stops after the one that reaches its
     deadline; the progress marker says how far it got and the next chunk goes on
     from there, so the index ends complete and consistent."""
-    db = tmp_path / "state.db"
-    with SessionStore(db) as store:
-        store.add_session("s1", "cli")
-        store.add_messages(
-            {"session_id": "s1", "role": "user", "content": f"消息 {i}"} for i in range(2000)
-        )
-        indexing.reset_index(store._conn, CJK)
+    with _to_backfill(tmp_path, 2000) as store:
         high = indexing.backfill_window(store._conn, CJK)[0]  # type: ignore[index]
         assert indexing.backfill_step(store._conn, CJK, 800, deadline=0.0)
         assert indexing.backfill_window(store._conn, CJK) == (high, 800 // indexing.SLICES)
@@ -116,13 +118,7 @@ def test_a_build_merges_in_small_steps_and_never_in_a_crisis(tmp_path: Path) -> 
     write, with its crisis merge (a whole level in one transaction) out of reach;
     the last chunk sets FTS5's defaults again.  Regression: with merging off, the
     crisis merge held one chunk's write lock for over a second."""
-    db = tmp_path / "state.db"
-    with SessionStore(db) as store:
-        store.add_session("s1", "cli")
-        store.add_messages(
-            {"session_id": "s1", "role": "user", "content": f"消息 {i}"} for i in range(3000)
-        )
-        indexing.reset_index(store._conn, CJK)
+    with _to_backfill(tmp_path, 3000) as store:
         building = (indexing.BUILD_AUTOMERGE, indexing.BUILD_CRISISMERGE)
         assert building[1] > building[0]  # the small steps run before any crisis
         assert indexing.backfill_step(store._conn, CJK, 100)

@@ -64,30 +64,20 @@ def test_no_vacuum_dry_run_counts_the_chunks_a_build_leaves(stale: Path) -> None
     assert plans[1]["peak_free_bytes"] < plans[0]["peak_free_bytes"]
 
 
-def test_dry_run_names_the_trigram_index_it_would_drop(
-    stale: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("switch", "index"),
+    [("HERMES_TRIGRAM_FTS", schema.TRIGRAM), ("HERMES_WORD_FTS", schema.BASE)],
+    ids=["trigram", "word"],
+)
+def test_dry_run_names_the_opt_in_index_it_would_drop(
+    stale: Path, monkeypatch: pytest.MonkeyPatch, switch: str, index: str
 ) -> None:
-    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")  # the opt-in builds it
+    monkeypatch.setenv(switch, "1")  # the opt-in builds it
     assert optimize(stale)[1]["ok"]
-    monkeypatch.delenv("HERMES_TRIGRAM_FTS")
+    monkeypatch.delenv(switch)
     before = _files(stale)
     plan = json.loads(cli("optimize-storage", "--dry-run", "--json", db=stale).stdout)
-    assert plan["drops"] == [schema.TRIGRAM] and plan["builds"] == []
-    assert plan["adds_bytes"] < 0  # the VACUUM gives its pages back
-    assert _files(stale) == before
-    code, result, _ = optimize(stale)
-    assert code == 0 and result["size_after"] < result["size_before"]
-
-
-def test_dry_run_names_the_word_index_it_would_drop(
-    stale: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("HERMES_WORD_FTS", "1")  # the opt-in builds it
-    assert optimize(stale)[1]["ok"]
-    monkeypatch.delenv("HERMES_WORD_FTS")
-    before = _files(stale)
-    plan = json.loads(cli("optimize-storage", "--dry-run", "--json", db=stale).stdout)
-    assert plan["drops"] == [schema.BASE] and plan["builds"] == []
+    assert plan["drops"] == [index] and plan["builds"] == []
     assert plan["adds_bytes"] < 0  # the VACUUM gives its pages back
     assert _files(stale) == before
     code, result, _ = optimize(stale)

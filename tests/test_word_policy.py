@@ -10,35 +10,18 @@ without the extension wrote, or with the extension switched off.
 
 from __future__ import annotations
 
-import json
-import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from _tool_fixtures import conversation
+from _opt_in import ENABLED, MIXED_TURNS, OptIn, stop_serving_cjk
 
-from hermes_fts.hermes import plugin as hermes_plugin
 from hermes_fts.index import schema
 from hermes_fts.index.lifecycle import WORD_INSTEAD, WORD_NOT_KEPT
 from hermes_fts.store import SessionStore
 
-SWITCHES = ("HERMES_WORD_FTS", "HERMES_TRIGRAM_FTS", "HERMES_CJK_FTS")
-ENABLED = (
-    "plugins:\n  enabled:\n    - hermes-fts\n  entries:\n    hermes-fts:\n"
-    "      allow_tool_override: true\n"
-)
 TURNS = [
-    ("user", "数据库迁移的方案"),
-    ("assistant", "服务端升级以后再做数据库迁移"),
-    ("user", "deploy the staging cluster"),
-    ("assistant", "Edit my-app.config.ts and redeploy; the deployment failed twice"),
-    ("user", "修改youer服务端的配置, 然后 deploy 到 staging"),
-    ("assistant", "桂林山水甲天下, 漓江 is in Guangxi 广西"),
-    ("user", "东京のラーメン屋さん and 한국어 공부"),
-    ("assistant", "第1章: the staging cluster was not deployed"),
+    *MIXED_TURNS,
     ("tool", '{"path": "src/foo/bar-baz.py", "status": "deployed to ｓｔａｇｉｎｇ"}'),
     ("user", "Ｄｅｐｌｏｙ again, then check config.ts"),
 ]
@@ -72,63 +55,19 @@ QUERIES = [
 ]
 
 
-@pytest.fixture()
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in SWITCHES:
-        monkeypatch.delenv(name, raising=False)
-    folder = tmp_path / "hermes-home"
-    folder.mkdir()
-    with SessionStore(folder / "state.db") as store:
-        if not store.cjk_available:
-            pytest.skip("needs cjk_unicode61")
-        conversation(store, "s1", TURNS)
-    return folder
-
-
-def _optimize(home: Path) -> dict:
-    with SessionStore(home / "state.db") as store:
-        assert store.optimize_storage(min_pause=0)["ok"]
-        assert not store.optimize_needed()
-        return store.index_state()[schema.BASE]
-
-
-def _word_objects(home: Path) -> list[str]:
-    """Every object of our word index: tables, views, triggers, a build."""
-    conn = sqlite3.connect(home / "state.db")
-    try:
-        return [
-            r[0]
-            for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE name LIKE ?", (f"{schema.BASE}%",)
-            )
-        ]
-    finally:
-        conn.close()
-
-
-def _clean_env() -> dict[str, str]:
-    import os
-
-    return {k: v for k, v in os.environ.items() if k not in SWITCHES}
-
-
-def _status(home: Path, *, human: bool = False, **env: str) -> dict | str:
-    out = subprocess.run(
-        [sys.executable, "-m", "hermes_fts.cli", "status", "--db", str(home / "state.db")]
-        + ([] if human else ["--json"]),
-        capture_output=True,
-        text=True,
-        env={**_clean_env(), **env},
-        check=True,
-    )
-    return out.stdout if human else json.loads(out.stdout)
+WORD = OptIn(
+    index=schema.BASE,
+    switches=("HERMES_WORD_FTS", "HERMES_TRIGRAM_FTS", "HERMES_CJK_FTS"),
+    turns=TURNS,
+    queries=QUERIES,
+    names=(f"{schema.BASE}%",),
+)
+home = WORD.fixture()
 
 
 def test_a_new_store_has_no_word_index(home: Path) -> None:
-    assert _word_objects(home) == []
-    word = _optimize(home)
+    word = WORD.optimize_new(home)
     assert not word["exists"] and word["reason"] == f"not kept: {WORD_NOT_KEPT}"
-    assert _word_objects(home) == []
     with SessionStore(home / "state.db", readonly=True) as store:
         assert store.search("deploy").route == "fts_cjk"
 
@@ -136,31 +75,25 @@ def test_a_new_store_has_no_word_index(home: Path) -> None:
 def test_an_existing_word_index_is_dropped_by_optimize(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HERMES_WORD_FTS", "1")
-    assert _optimize(home)["exists"]
-    assert any("insert" in name for name in _word_objects(home))  # its triggers
+    assert WORD.keep(home, monkeypatch)["exists"]
+    assert any("insert" in name for name in WORD.objects(home))  # its triggers
     monkeypatch.delenv("HERMES_WORD_FTS")
     with SessionStore(home / "state.db", readonly=True) as store:
         state = store.index_state()
         assert "word_to_drop" in state["needs_optimize"]
         assert store.slowed_by() == []  # served until dropped: no route is slower
         assert store.search("deploy").route == "fts5"
-    report = _status(home)
+    report = WORD.status(home)
     assert isinstance(report, dict)
     assert report["not_kept"][schema.BASE]["exists"] is True
-    assert not _optimize(home)["exists"] and _word_objects(home) == []
-    with SessionStore(home / "state.db") as store:  # later writes keep it dropped
-        conversation(store, "s2", [("user", "a brand new rollout")])
-        assert [r["session_id"] for r in store.search_messages("rollout")] == ["s2"]
-        assert not store.optimize_needed()
-    assert _word_objects(home) == []
+    assert not WORD.optimize(home)["exists"] and WORD.objects(home) == []
+    WORD.stays_dropped(home, "a brand new rollout", "rollout")  # later writes keep it dropped
 
 
 def test_an_interrupted_build_of_a_word_index_is_dropped_too(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HERMES_WORD_FTS", "1")
-    _optimize(home)
+    WORD.keep(home, monkeypatch)
     with SessionStore(home / "state.db") as store:
         store._mark_fts_stale("test")  # a rebuild under the build name starts
         from hermes_fts.index import lifecycle
@@ -168,8 +101,8 @@ def test_an_interrupted_build_of_a_word_index_is_dropped_too(
         lifecycle.repair(store._conn, store._caps)
         assert schema.building(store._conn, schema.BASE)
     monkeypatch.delenv("HERMES_WORD_FTS")
-    _optimize(home)
-    assert _word_objects(home) == []
+    WORD.optimize(home)
+    assert WORD.objects(home) == []
     with SessionStore(home / "state.db", readonly=True) as store:
         assert store.rebuild_status() is None
 
@@ -178,12 +111,8 @@ def test_an_interrupted_build_of_a_word_index_is_dropped_too(
 def test_opt_in_keeps_it_with_or_without_the_plugin(
     home: Path, monkeypatch: pytest.MonkeyPatch, config: str | None
 ) -> None:
-    if config:
-        (home / "config.yaml").write_text(config, encoding="utf-8")
-    monkeypatch.setenv("HERMES_WORD_FTS", "1")
-    word = _optimize(home)
-    assert word["exists"] and word["served"]
-    report = _status(home, HERMES_WORD_FTS="1")
+    WORD.keep_served(home, monkeypatch, config)
+    report = WORD.status(home, HERMES_WORD_FTS="1")
     assert isinstance(report, dict) and schema.BASE not in report["not_kept"]
     with SessionStore(home / "state.db", readonly=True) as store:
         assert store.search("deploy").route == "fts5"
@@ -194,22 +123,21 @@ def test_opt_in_keeps_it_with_or_without_the_plugin(
 def test_zero_stops_serving_an_existing_one_at_once(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HERMES_WORD_FTS", "1")
-    _optimize(home)
-    kept = _answers(home / "state.db")
+    WORD.keep(home, monkeypatch)
+    kept = WORD.answers(home / "state.db")
     monkeypatch.setenv("HERMES_WORD_FTS", "0")
     with SessionStore(home / "state.db", readonly=True) as store:
         word = store.index_state()[schema.BASE]
         assert word["exists"] and not word["served"]
         assert word["reason"] == "disabled by HERMES_WORD_FTS"
-    off = _answers(home / "state.db")
+    off = WORD.answers(home / "state.db")
     assert {q: rows for q, (_, rows) in off.items()} == {q: rows for q, (_, rows) in kept.items()}
     assert "fts5" not in {route for route, _ in off.values()}
 
 
 def test_status_names_the_index_not_kept_and_what_answers_instead(home: Path) -> None:
-    _optimize(home)
-    report = _status(home)
+    WORD.optimize(home)
+    report = WORD.status(home)
     assert isinstance(report, dict)
     assert report["not_kept"][schema.BASE] == {
         "why": WORD_NOT_KEPT,
@@ -218,14 +146,14 @@ def test_status_names_the_index_not_kept_and_what_answers_instead(home: Path) ->
     }
     assert report["indexes"][schema.BASE]["reason"] == f"not kept: {WORD_NOT_KEPT}"
     assert report["needs_optimize"] == []
-    human = _status(home, human=True)
+    human = WORD.status(home, human=True)
     assert schema.BASE in human and "HERMES_WORD_FTS=1" in human
 
 
 def test_status_says_pending_rows_are_read_by_like(home: Path) -> None:
-    _optimize(home)
+    WORD.optimize(home)
     _write_without_extension(home / "state.db")
-    human = _status(home, human=True)
+    human = WORD.status(home, human=True)
     assert isinstance(human, str)
     line = next(x for x in human.splitlines() if x.startswith("Pending CJK changes"))
     assert line.startswith("Pending CJK changes: 1 ") and "LIKE" in line
@@ -234,29 +162,12 @@ def test_status_says_pending_rows_are_read_by_like(home: Path) -> None:
 def test_the_note_with_the_extension_off_says_latin_is_scanned(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _optimize(home)
+    WORD.optimize(home)
     monkeypatch.setenv("HERMES_CJK_FTS", "0")
     with SessionStore(home / "state.db", readonly=True) as store:
         result = store.search("deploy")
     assert result.route == "like_scan"
     assert any("HERMES_WORD_FTS=1" in note and "LIKE scan" in note for note in result.notes)
-
-
-def _answers(db: Path) -> dict[str, tuple[str, list[int]]]:
-    with SessionStore(db, readonly=True) as store:
-        out = {}
-        for query in QUERIES:
-            result = store.search(query, limit=50)
-            out[query] = (result.route, sorted(r["id"] for r in result.rows))
-        return out
-
-
-def _cjk_stale(db: Path) -> None:
-    """The CJK index marked for a rebuild, as a writer leaves it: not served."""
-    conn = sqlite3.connect(db)
-    with conn:
-        conn.execute("INSERT INTO state_meta(key, value) VALUES (?, '1')", (schema.META_CJK_STALE,))
-    conn.close()
 
 
 def _write_without_extension(db: Path) -> None:
@@ -272,32 +183,22 @@ def _write_without_extension(db: Path) -> None:
 
 @pytest.mark.parametrize("cjk", ["served", "pending", "no_extension", "stale"])
 def test_without_the_word_index_every_query_finds_the_same_rows(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cjk: str
+    home: Path, monkeypatch: pytest.MonkeyPatch, cjk: str
 ) -> None:
-    kept = tmp_path / "kept"
-    kept.mkdir()
-    shutil.copy(home / "state.db", kept / "state.db")
-    monkeypatch.setenv("HERMES_WORD_FTS", "1")
-    assert _optimize(kept)["exists"]
-    monkeypatch.delenv("HERMES_WORD_FTS")
-    assert not _optimize(home)["exists"]
+    kept = WORD.kept_copy(home, monkeypatch)
     if cjk == "pending":
         for db in (kept / "state.db", home / "state.db"):
             _write_without_extension(db)
-    reference = _answers(home / "state.db")  # the CJK index (and LIKE over pending rows)
-    if cjk == "no_extension":
-        monkeypatch.setenv("HERMES_CJK_FTS", "0")
-    elif cjk == "stale":
-        for db in (kept / "state.db", home / "state.db"):
-            _cjk_stale(db)
+    reference = WORD.answers(home / "state.db")  # the CJK index (and LIKE over pending rows)
+    stop_serving_cjk(cjk, monkeypatch, kept / "state.db", home / "state.db")
     with SessionStore(home / "state.db", readonly=True) as store:
         state = store.index_state()
         assert state[schema.CJK]["served"] is (cjk in ("served", "pending"))
         assert state["cjk_pending"] == (1 if cjk == "pending" else 0)
     monkeypatch.setenv("HERMES_WORD_FTS", "1")
-    with_word = _answers(kept / "state.db")
+    with_word = WORD.answers(kept / "state.db")
     monkeypatch.delenv("HERMES_WORD_FTS")
-    without = _answers(home / "state.db")
+    without = WORD.answers(home / "state.db")
     for query in QUERIES:
         assert without[query][0] != "fts5", query
         if cjk != "no_extension":  # without it nothing folds widths (Ｄｅｐｌｏｙ)
@@ -318,11 +219,7 @@ def test_without_the_word_index_every_query_finds_the_same_rows(
 
 
 def test_the_plugin_adds_no_rebuild_note_for_the_absent_word_index(home: Path) -> None:
-    (home / "config.yaml").write_text(ENABLED, encoding="utf-8")
-    _optimize(home)
-    answer = json.loads(
-        hermes_plugin.serve({"query": "deploy"}, None, lambda: "builtin", home / "state.db")
-    )
+    answer = WORD.plugin_answer(home, "deploy")
     assert answer["engine"].startswith("hermes-fts") and answer["count"] >= 1
     assert answer["route"] == "fts_cjk"
     assert "index_rebuild" not in answer
