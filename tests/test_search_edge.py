@@ -6,7 +6,6 @@ import sqlite3
 
 import pytest
 
-from hermes_fts.search import run as search
 from hermes_fts.store import SessionStore
 
 ROUTES = ("fts5", "fts_cjk", "trigram", "like_scan")
@@ -52,10 +51,7 @@ def shuffled_times(store):
 
 @pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("sort", ["newest", "oldest"])
-def test_time_sorted_pages_follow_timestamps_not_rowids(
-    store, shuffled_times, monkeypatch, route, sort
-):
-    monkeypatch.setattr(search, "RANK_TIER", 3)
+def test_time_sorted_pages_follow_timestamps_not_rowids(store, shuffled_times, route, sort):
     expected = shuffled_times if sort == "newest" else shuffled_times[::-1]
     for q in ("alpha", "测试"):
         assert forced(store, q, route, sort=sort, limit=100) == expected, (q, route)
@@ -67,7 +63,7 @@ def test_time_sorted_pages_follow_timestamps_not_rowids(
 
 @pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("sort", [None, "newest", "oldest"])
-def test_pages_neither_overlap_nor_skip_with_the_default_tier(store, route, sort):
+def test_pages_of_equal_ranks_neither_overlap_nor_skip(store, route, sort):
     store.add_messages(
         {"session_id": "s1", "role": "user", "content": "same 同样 text", "timestamp": float(i % 7)}
         for i in range(600)

@@ -118,7 +118,7 @@ def test_sql_filters_equal_post_filtering(
     store: SessionStore, route: str | None, sort: str | None
 ) -> None:
     for query, (after, before), excluded in itertools.product(QUERIES, BOUNDS, EXCLUDED):
-        for limit in (3, 50) if sort is None else (50,):  # 3: the ranked tiers cut early
+        for limit in (3, 50) if sort is None else (50,):  # 3: the ranked page is cut early
             kw = {"route": route, "sort": sort, "exclude_sources": HIDDEN_SESSION_SOURCES}
             expected = post_filtered(store, query, limit, after, before, excluded, **kw)
             got = store.search_messages(

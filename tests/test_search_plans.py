@@ -1,10 +1,9 @@
 """Faster search plans give exactly the rows and order of the plans they replace.
 
-* Rank tiers: each tier ranked from the index alone, then the filters,
-  rows and snippets of the best candidates only (or one filtered statement
-  per tier), against the two statements per tier of the first plan (bound
-  first, then the tier, ranked after the join), reimplemented here as the
-  reference.
+* Ranked rows: candidates ranked from the index alone, then the filters,
+  rows and snippets of the best candidates only (or one filtered statement),
+  against one statement that joins every match to its message and sorts
+  them all, the definition of the order.
 * Time sorts: walking the time table that optimize-storage fills
   (``time_table``) against reading and sorting every match.
 
@@ -136,54 +135,30 @@ def _ids(rows: list[dict[str, Any]]) -> list[Any]:
     return [(r["id"], r["snippet"]) for r in rows]
 
 
-# --------------------------------------------------------------------------- tiers
+# --------------------------------------------------------------------------- ranked rows
 
 
-def two_statement_tiers(
+def one_statement_rows(
     conn: Any,
     table: str,
     expression: str,
     snippet_sql: str,
     where: str,
     params: list[Any],
-    order: str,
     limit: int,
-    extra: str = "",
-    extra_params: Any = (),
 ) -> list[dict[str, Any]]:
-    """The rank-tier plan before this change: a bound statement, then the tier."""
-    order_sql = order.replace("rank", f"{table}.rank")
-    sql = (
+    """Every match joined to its message, filtered and sorted by ``RANKED_ORDER``."""
+    cur = conn.execute(
         f"SELECT {search_request.ROW_COLUMNS.format(snippet=snippet_sql)} FROM {table} "
         f"JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {table} MATCH ? AND {where}{extra}{{tier}} ORDER BY {order_sql} LIMIT ?"
+        f"WHERE {table} MATCH ? AND {where} ORDER BY {table}.rank, m.id DESC LIMIT ?",
+        [expression, *params, limit],
     )
-    bound_sql = (
-        f"SELECT rowid FROM {table} WHERE {table} MATCH ?{{tier}} "
-        f"ORDER BY rowid DESC LIMIT 1 OFFSET {search.RANK_TIER - 1}"
-    )
-    rows: list[dict[str, Any]] = []
-    edge = None
-    while len(rows) < limit:
-        edge_sql = "" if edge is None else f" AND {table}.rowid < {int(edge)}"
-        bound = conn.execute(
-            bound_sql.format(tier=edge_sql.replace(f"{table}.", "")), [expression]
-        ).fetchone()
-        tier_sql = edge_sql + ("" if bound is None else f" AND {table}.rowid >= {int(bound[0])}")
-        cur = conn.execute(
-            sql.format(tier=tier_sql), [expression, *params, *extra_params, limit - len(rows)]
-        )
-        names = [d[0] for d in cur.description]
-        rows.extend(dict(zip(names, r)) for r in cur.fetchall())
-        if bound is None:
-            break
-        edge = int(bound[0])
-    return rows
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
-@pytest.mark.parametrize("tier", [3, 7, 256])
-def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
-    monkeypatch.setattr(search, "RANK_TIER", tier)
+def test_ranked_rows_equal_one_statement_over_every_match(store, monkeypatch):
     state = store.index_state()
     filters = [
         {},
@@ -193,16 +168,9 @@ def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
         {"before": T0 + 7200},
         {"exclude_session_ids": ["s01", "s02"]},
     ]
-    filtered_reads = []
-    read_filtered = match_rows._Tiers._read_filtered
-    monkeypatch.setattr(
-        match_rows._Tiers,
-        "_read_filtered",
-        lambda self, top, want: (
-            filtered_reads.append(self.narrowed),
-            read_filtered(self, top, want),
-        )[1],
-    )
+    filtered = []  # whether each search went to the one statement with the filters inside
+    real = match_rows.rows_as_dicts
+    monkeypatch.setattr(match_rows, "rows_as_dicts", lambda cur: (filtered.append(1), real(cur))[1])
     checked = 0
     for query, kw, limit in itertools.product(QUERIES, filters, [1, 5, 40, 10_000]):
         plan = search.plan_search(state, query, kw.get("role_filter"))
@@ -211,19 +179,12 @@ def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
         request = search.SearchRequest(query, limit=limit, **kw)
         where, params = search_filters.where_sql(request)
         iq = search._index_query(plan, plan.route, True, True)
-        old = two_statement_tiers(
-            store._conn,
-            iq.table,
-            iq.expression,
-            iq.snippet,
-            where,
-            params,
-            "rank, m.id DESC",
-            limit,
+        old = one_statement_rows(
+            store._conn, iq.table, iq.expression, iq.snippet, where, params, limit
         )
         # A time bound also reads only its spans, as search_messages does.
         spans = time_table.spans(store._conn, None, kw["before"]) if "before" in kw else None
-        # With and without the rare phrase's one-pass first tier.
+        # With and without the rare phrase's one pass that builds its snippets.
         for few in (None, iq.few_snippet):
             new = match_rows.match_rows(
                 store._conn,
@@ -234,16 +195,13 @@ def test_candidate_tiers_equal_two_statement_tiers(store, monkeypatch, tier):
                 params,
                 "rank, m.id DESC",
                 limit,
-                tier_size=tier,
                 spans=spans,
                 few_snippet_sql=few,
             )
             assert new == old, (query, kw, limit, few)
         checked += bool(new)
     assert checked > 50
-    assert filtered_reads  # both ways of reading a tier were compared
-    # Under spans the candidates are ranked already: the tier is never ranked again.
-    assert not any(filtered_reads)
+    assert filtered  # the filters-inside statement was compared too
 
 
 def test_snippets_are_built_for_the_kept_rows_only(store):
@@ -286,8 +244,9 @@ def test_snippets_are_built_for_the_kept_rows_only(store):
             )
         )
         assert len(rows) == limit
-        # The first batch is `limit` candidates; when the filters drop some
-        # (hidden, inactive rows), a batch sized by their keep rate follows.
+        # `limit` candidates are read first, each with its snippet; when the
+        # filters drop some (hidden, inactive rows), as many more as their keep
+        # rate predicts.
         assert limit <= ours <= 2 * limit + 4, (limit, ours)
         if limit >= 5:
             _, theirs = content_reads(
@@ -296,9 +255,8 @@ def test_snippets_are_built_for_the_kept_rows_only(store):
             assert ours < theirs, (limit, ours, theirs)
 
 
-def test_tiers_that_filters_empty_still_reach_older_matches(store, monkeypatch):
-    # The newest tiers hold no row the filter keeps: the bound comes from its own query.
-    monkeypatch.setattr(search, "RANK_TIER", 3)
+def test_filters_that_drop_the_best_matches_still_reach_older_ones(store):
+    # The best candidates hold no row the filter keeps: older matches still come.
     got = store.search_messages("补录", limit=100, before=T0)
     assert len(got) == 6
     got = store.search_messages("数据", limit=100, before=T0)

@@ -83,7 +83,6 @@ logger = logging.getLogger("hermes_fts.search.run")
 
 INDEX_ROUTES = {"fts5": schema.BASE, "fts_cjk": schema.CJK, "trigram": schema.TRIGRAM}
 GAP_SCAN_LIMIT = 200  # bound on rows added from a not-yet-indexed id range
-RANK_TIER: int | None = None  # matches ranked together (match_rows); None: all, exactly
 MAX_ROWS = 2**62  # bound on limit + offset, within SQLite's 64-bit LIMIT
 _ROW_FIELDS = tuple(f for f in RESULT_FIELDS if f != "context")  # what a SELECT gives
 
@@ -356,7 +355,6 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
             order_sql(req.sort, ranked=True),
             req.want,
             extra,
-            tier_size=RANK_TIER,
             time_index=req.time_index,
             spans=req.spans,
             time_slices=slices,
@@ -435,7 +433,7 @@ def _glued_latin(req: _Run, fts5_expr: str, found: list[dict[str, Any]]) -> list
     word_matches = (
         f"SELECT rowid FROM {schema.BASE} WHERE {schema.BASE} MATCH ? AND rowid BETWEEN ? AND ?"
     )
-    # Most terms have no glued rows: one short look says so before tiers are read.
+    # Most terms have no glued rows: one short look says so before any is ranked.
     # A CJK match that is none of the rows found may be one.  The rows found
     # are word matches, so "none" is exact; hidden word matches can only make
     # it say "maybe", and the supplement below then tells.  On an index with
@@ -467,7 +465,6 @@ def _glued_latin(req: _Run, fts5_expr: str, found: list[dict[str, Any]]) -> list
         missing,
         extra,
         [fts5_expr, low, high],
-        tier_size=RANK_TIER,
         spans=spans,
         # No walk: the matches left once the NOT IN drops the word index's
         # are few, and the walk would step through every message to find them.
