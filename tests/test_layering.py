@@ -58,7 +58,6 @@ LAYERS: dict[str, int] = {
     "index.space": 5,
     "transcript": 5,
     "search.snippets": 5,
-    "search.timesort": 5,
     "search.rank": 6,
     "search.sessions": 5,
     "search.topk": 6,

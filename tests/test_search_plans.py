@@ -29,7 +29,6 @@ from hermes_fts.search import filters as search_filters
 from hermes_fts.search import rank as match_rows
 from hermes_fts.search import request as search_request
 from hermes_fts.search import run as search
-from hermes_fts.search import timesort
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -271,7 +270,7 @@ def _time_sorted(
 ) -> tuple[list[Any], list[str]]:
     """search_messages with the walk forced on or off, and the statements it ran."""
     monkeypatch.setattr(
-        timesort,
+        match_rows,
         "walk_threshold",
         (lambda limit, rows: 1) if walk else (lambda limit, rows: 10**18),
     )
@@ -350,8 +349,8 @@ def test_the_walk_is_chosen_only_for_very_common_terms(store):
     finally:
         store._conn.set_trace_callback(None)
     assert common and not rare
-    assert timesort.walk_threshold(20, 200_000) < timesort.walk_threshold(300, 200_000)
-    assert timesort.walk_threshold(20, 200_000) < timesort.walk_threshold(20, 1_000_000)
+    assert match_rows.walk_threshold(20, 200_000) < match_rows.walk_threshold(300, 200_000)
+    assert match_rows.walk_threshold(20, 200_000) < match_rows.walk_threshold(20, 1_000_000)
 
 
 def _mirror_exact(conn: Any) -> bool:
