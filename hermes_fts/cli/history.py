@@ -457,6 +457,8 @@ def cmd_browse(args: argparse.Namespace) -> int:
     span = f"{first}-{args.offset + len(rows)} of the" if args.offset and rows else f"{len(rows)}"
     print(f"{span} most recently active sessions ({elapsed:.1f} ms)")
     if not rows:
+        if args.offset:  # past the last page: say where the sessions are
+            print(payload["message"])
         return 0
     header = f"{'last active':<28} {'source':<9} {'msgs':>5}  title / preview"
     print(style(header, BOLD, color))
