@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Union
 
-from hermes_fts._index_text import has_cjk
+from hermes_fts._index_text import has_cjk, is_token_char, segments
 
 MAX_FTS5_QUERY_CHARS = 2048
 MAX_NESTING = 16  # parentheses; SQLite and FTS5 limit expression depth
@@ -243,7 +243,25 @@ def _phrase(text: str, start: int, notes: list[str]) -> tuple[Term | None, int]:
     if not body:
         notes.append('ignored an empty phrase ""')
         return None, i
+    _note_symbols(body, notes)
     return Term(body, prefix), i
+
+
+def _note_symbols(text: str, notes: list[str]) -> None:
+    """Name the symbols (emoji, arrows, currency) in a term that has words: every route
+    reads them as spaces there, while a symbol written on its own is searched."""
+    if not segments(text):
+        return
+    symbols = dict.fromkeys(
+        ch
+        for ch in text
+        if not ch.isascii() and unicodedata.category(ch)[0] == "S" and not is_token_char(ch)
+    )
+    if symbols:
+        notes.append(
+            f"{''.join(symbols)!r} in {text!r} is not searched: beside words a symbol "
+            "separates them (search it on its own to find it)"
+        )
 
 
 def _word(piece: str, notes: list[str]) -> _Tok | None:
@@ -266,6 +284,7 @@ def _word(piece: str, notes: list[str]) -> _Tok | None:
             f"{piece!r} is searched as text: column filters such as '{column}:' are not "
             "part of the query language"
         )
+    _note_symbols(text, notes)
     return _Tok("term", Term(text, stem != piece), dash=dash)
 
 
