@@ -126,6 +126,18 @@ def test_pages_cover_the_listing_once_in_order(home, words, default):
     assert code == 0 and past["results"] == [] and past["next_offset"] is None
 
 
+@pytest.mark.parametrize(
+    ("words", "found"), [(["search", "standup"], "25 matching"), (["browse"], "26 sessions")]
+)
+def test_a_page_past_the_last_says_so_not_that_nothing_matched(home, words, found):
+    code, past = run_json(home, *words, "--offset", "500")
+    assert code == 0 and past["results"] == []
+    assert "offset 500" in past["message"] and found in past["message"], past["message"]
+    assert "No matching" not in past["message"] and "Try fewer" not in past["message"]
+    proc = run(home, *words, "--offset", "500")
+    assert proc.returncode == 0 and past["message"] in proc.stdout, proc.stdout
+
+
 def test_page_size_is_checked_and_a_page_says_where_the_next_starts(home):
     proc = run(home, "browse", "--limit", "101")
     assert proc.returncode == 2 and "must be an integer from 1 to 100" in proc.stderr

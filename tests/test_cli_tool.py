@@ -162,6 +162,16 @@ def test_profile_option(home, db, capsys):
     assert [r["session_id"] for r in data["results"]] == ["w1"]
 
 
+@pytest.mark.parametrize("argv", [["search", "stuff"], ["browse"], ["read", "w1"]])
+def test_profile_and_db_together_are_refused_not_one_silently_ignored(home, db, capsys, argv):
+    s = open_store(home / "profiles" / "work" / "state.db")
+    conversation(s, "w1", [("user", "work stuff")], title="Work")
+    s.close()
+    code, data = run_json(capsys, [*argv, "--profile", "work", "--db", str(db), "--json"])
+    assert code == 2 and data["success"] is False, data
+    assert "--profile" in data["error"] and "--db" in data["error"]
+
+
 def test_missing_db_is_an_error(home, capsys):
     code = _main(["read", "x", "--db", str(home / "nope.db")])
     assert code == 2

@@ -428,6 +428,11 @@ def test_colons_and_dashes_are_text_and_say_so(store, query, row, note) -> None:
         ("deploy or release", "'or' is searched as a word: operators are upper case"),
         ("near(deploy release)", "'near' is searched as a word"),
         ("NEAR(deploy service, 999999)", "NEAR distance 999999 lowered"),
+        ("deploy\x00service", "read control characters (U+0000) as spaces"),
+        ("\x01\x02\x7f", "read control characters (U+0001, U+0002, U+007F) as spaces"),
+        ('"deploy 🚀"', "'🚀' in 'deploy 🚀' is not searched"),
+        ("rocket🚀 launch", "'🚀' in 'rocket🚀' is not searched"),
+        ("NEAR(→deploy release)", "'→' in '→deploy' is not searched"),
     ],
 )
 def test_every_change_to_the_written_query_is_noted(query: str, fragment: str) -> None:
@@ -441,6 +446,8 @@ def test_clean_queries_have_no_notes() -> None:
     for query, _meaning in TRUTH_TABLE:
         if query not in ("rm -rf", "deploy -service", "content:deploy", "and or not"):
             assert parse_query(query).notes == (), query
+    assert parse_query("deploy\tservice\r\nrollback\u3000東京").notes == ()  # spaces stay spaces
+    assert parse_query("🚀 OR 👍").notes == ()  # a symbol on its own is searched as written
 
 
 @pytest.mark.parametrize(

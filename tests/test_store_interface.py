@@ -21,7 +21,8 @@ from _tool_fixtures import (
     nobody_python,
 )
 
-from hermes_fts import _sqlite
+import hermes_fts
+from hermes_fts import _sqlite, cli
 from hermes_fts.store import SessionStore, StoreError, file_has_session, open_store
 
 
@@ -279,3 +280,39 @@ def test_status_reports_everything_without_writing(db: Path) -> None:
     assert data["sqlite_version"] == sqlite3.sqlite_version
     assert set(data["extension"]) == {"loaded", "strategy", "disabled"}
     json.dumps(data)  # the CLI prints it as JSON
+
+
+def _insert_plainly(db: Path) -> None:
+    """A message written as Hermes writes it: no extension, no hermes-fts."""
+    with sqlite3.connect(db) as plain:
+        plain.execute(
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('s1', 'user', 'written by Hermes', 1)"
+        )
+    plain.close()
+
+
+@pytest.mark.parametrize("table", ["hermes_fts_cjk_pending", "hermes_fts_time"])
+def test_status_says_a_dropped_table_of_ours_makes_every_write_fail(
+    db: Path, table: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with SessionStore(db) as store:
+        store.optimize_storage(sleep=lambda s: None, vacuum=False)
+    with hermes_fts.connect(db) as conn:  # a user dropping one of our tables by hand
+        conn.execute(f"DROP TABLE {table}")
+    conn.close()
+    with pytest.raises(sqlite3.OperationalError, match=f"no such table: main.{table}"):
+        _insert_plainly(db)  # our triggers still name it: Hermes can save nothing
+    before = digest(db)
+    with open_store(db, readonly=True) as store:
+        data = store.status()
+    assert cli.main(["status", "--db", str(db)]) == 0
+    shown = capsys.readouterr().out
+    assert digest(db) == before
+    assert data["blocked_writes"] and all(t == [table] for t in data["blocked_writes"].values())
+    assert "writes_blocked" in data["needs_optimize"]
+    assert f"Writes FAIL: {table} is missing" in shown and "optimize-storage" in shown, shown
+    with SessionStore(db) as store:
+        store.optimize_storage(sleep=lambda s: None, vacuum=False)
+        assert store.status()["blocked_writes"] == {}
+    _insert_plainly(db)

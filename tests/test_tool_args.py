@@ -159,6 +159,32 @@ def test_search_options_carry_the_parsed_values():
     assert options.sort is None and options.detail == "adaptive" and not options.filtered
 
 
+@pytest.mark.parametrize(
+    ("query", "searched", "note"),
+    [
+        (404, "404", None),  # a number is its digits, as a model that typed it meant
+        (2.5, "2.5", None),
+        (["deploy", " docker "], "deploy docker", "query was a list"),
+        (("rollback", 7), "rollback 7", "query was a list"),
+    ],
+)
+def test_a_query_that_is_not_text_is_searched_not_browsed(tmp_path, query, searched, note):
+    with open_store(tmp_path / "state.db") as store:
+        conversation(store, "s1", [("user", "deploy docker 404 rollback 7 2.5")])
+        found = session_search(store, query=query)
+        assert found["success"] is True and found["mode"] == "discover", found
+        assert found["query"] == searched and found["count"] == 1
+        notes = found.get("query_notes", [])
+        assert (note is None and not notes) or any(note in n and searched in n for n in notes)
+
+
+@pytest.mark.parametrize("query", [{"words": "deploy"}, b"deploy", True, [["deploy"]]])
+def test_a_query_of_another_type_is_refused_not_browsed(tmp_path, query):
+    with open_store(tmp_path / "state.db") as store:
+        conversation(store, "s1", chat(3))
+        assert_error(session_search(store, query=query), "query must be text")
+
+
 NOW = 1_780_000_000.0
 
 

@@ -82,6 +82,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     scale = max([text] + [info["bytes"] or 0 for info in data["indexes"].values()]) or 1
     print(f"  {'text':22} {'':10} {human_bytes(text):28} {bar(text / scale)}")
     _print_indexes(data, scale)
+    missing = sorted({table for tables in data["blocked_writes"].values() for table in tables})
+    if missing:  # the one state of ours that breaks Hermes itself, not only our search
+        are, them = ("is", "it") if len(missing) == 1 else ("are", "them")
+        print(
+            f"Writes FAIL: {', '.join(missing)} {are} missing but triggers of ours still "
+            f"write {them}, so every message Hermes saves is refused; "
+            "`hermes-fts optimize-storage` repairs it"
+        )
     if data["fts_stale"]:
         print("FTS indexes are stale: search uses LIKE until `hermes-fts optimize-storage`.")
     pending = f"Pending CJK changes: {data['cjk_pending']:,}"

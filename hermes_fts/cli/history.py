@@ -156,6 +156,12 @@ def _run(
     Raises ``CommandError`` worded for a person: status 2 when there is no
     store at all (as for every subcommand), else 1.
     """
+    if args.db and args.profile is not None:
+        # The profile's store would answer and the --db store be opened for nothing.
+        raise CommandError(
+            f"--profile {args.profile} reads $HERMES_HOME/profiles/{args.profile}/state.db "
+            f"and --db names another store ({args.db}): pass one of them"
+        )
     try:
         call = Call.parse(session, args.profile, None, limit_max=LIMIT_MAX, **fields)
     except ToolError as exc:  # an argument the command line let through (bytes not UTF-8)
@@ -457,6 +463,8 @@ def cmd_browse(args: argparse.Namespace) -> int:
     span = f"{first}-{args.offset + len(rows)} of the" if args.offset and rows else f"{len(rows)}"
     print(f"{span} most recently active sessions ({elapsed:.1f} ms)")
     if not rows:
+        if args.offset:  # past the last page: say where the sessions are
+            print(payload["message"])
         return 0
     header = f"{'last active':<28} {'source':<9} {'msgs':>5}  title / preview"
     print(style(header, BOLD, color))

@@ -505,6 +505,8 @@ def fix_command(codes: Collection[str]) -> str:
 def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
     """Why ``optimize-storage`` has work to do on this store, for this process (codes)."""
     reasons: list[str] = []
+    if schema.dangling_triggers(conn):
+        reasons.append("writes_blocked")  # a table of ours dropped by hand, its triggers kept
     if indexing.get_meta(conn, schema.META_FTS_STALE) is not None:
         reasons.append("fts_stale")
     if indexing.backfill_progress(conn) is not None:
@@ -736,6 +738,7 @@ def status_report(
         "indexes": indexes,
         "fts_stale": state["fts_stale"],
         "needs_optimize": state["needs_optimize"],
+        "blocked_writes": schema.dangling_triggers(conn),
         "not_kept": state["not_kept"],
         "cjk_pending": state["cjk_pending"],
         "time_table": {**state["time_table"], "rows": time_table.row_count(conn)},

@@ -485,6 +485,26 @@ def _trigger_sql(conn: sqlite3.Connection) -> dict[str, str]:
     }
 
 
+_OUR_NAME = re.compile(rf"\b{NAMESPACE}\w+", re.IGNORECASE)
+
+
+def dangling_triggers(conn: sqlite3.Connection) -> dict[str, list[str]]:
+    """Our triggers that name a table or view of ours the file no longer holds, with
+    those names.  SQLite reads a trigger's body only when it fires, so after such a
+    table is dropped by hand every write to ``messages`` fails ("no such table")."""
+    rows = conn.execute("SELECT type, name, sql FROM main.sqlite_master").fetchall()
+    held = {str(name).lower() for kind, name, _sql in rows if kind in ("table", "view")}
+    dangling: dict[str, list[str]] = {}
+    for kind, name, sql in rows:
+        if kind != "trigger" or not str(name).lower().startswith(NAMESPACE):
+            continue
+        named = {found.lower() for found in _OUR_NAME.findall(sql or "")}
+        missing = named - held - {str(name).lower()}  # its own name heads its SQL
+        if missing:
+            dangling[str(name)] = sorted(missing)
+    return dangling
+
+
 def create_triggers(conn: sqlite3.Connection, index: str) -> None:
     for _name, sql in DDL[index].triggers:
         conn.execute(sql)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Union
 
-from hermes_fts._index_text import has_cjk
+from hermes_fts._index_text import has_cjk, is_token_char, segments
 
 MAX_FTS5_QUERY_CHARS = 2048
 MAX_NESTING = 16  # parentheses; SQLite and FTS5 limit expression depth
@@ -175,22 +175,29 @@ class _Tok:
     quoted: bool = False  # a "phrase": its words stay together in a best match
 
 
-def _clean_control(text: str) -> str:
+def _clean_control(text: str, notes: list[str]) -> str:
     """Control characters, lone surrogates and non-ASCII spaces become spaces.
 
     NUL would end FTS5's scan early, other controls are syntax errors,
     surrogates cannot be bound, and a non-ASCII space (U+3000) separates
-    terms for a user but is a bareword character for FTS5.
+    terms for a user but is a bareword character for FTS5.  Controls that
+    are not whitespace are noted: a query of only those would otherwise find
+    nothing without a word said.
     """
     out = []
+    controls: dict[str, None] = {}
     for ch in text:
         cp = ord(ch)
         if ch in _SPACE:
             out.append(ch)
         elif cp < 0x20 or 0x7F <= cp <= 0x9F or 0xD800 <= cp <= 0xDFFF or ch.isspace():
             out.append(" ")
+            if not ch.isspace():
+                controls[f"U+{cp:04X}"] = None
         else:
             out.append(ch)
+    if controls:
+        notes.append(f"read control characters ({', '.join(controls)}) as spaces")
     return "".join(out)
 
 
@@ -236,7 +243,25 @@ def _phrase(text: str, start: int, notes: list[str]) -> tuple[Term | None, int]:
     if not body:
         notes.append('ignored an empty phrase ""')
         return None, i
+    _note_symbols(body, notes)
     return Term(body, prefix), i
+
+
+def _note_symbols(text: str, notes: list[str]) -> None:
+    """Name the symbols (emoji, arrows, currency) in a term that has words: every route
+    reads them as spaces there, while a symbol written on its own is searched."""
+    if not segments(text):
+        return
+    symbols = dict.fromkeys(
+        ch
+        for ch in text
+        if not ch.isascii() and unicodedata.category(ch)[0] == "S" and not is_token_char(ch)
+    )
+    if symbols:
+        notes.append(
+            f"{''.join(symbols)!r} in {text!r} is not searched: beside words a symbol "
+            "separates them (search it on its own to find it)"
+        )
 
 
 def _word(piece: str, notes: list[str]) -> _Tok | None:
@@ -259,6 +284,7 @@ def _word(piece: str, notes: list[str]) -> _Tok | None:
             f"{piece!r} is searched as text: column filters such as '{column}:' are not "
             "part of the query language"
         )
+    _note_symbols(text, notes)
     return _Tok("term", Term(text, stem != piece), dash=dash)
 
 
@@ -512,7 +538,7 @@ def parse_query(text: object) -> Query:
     notes: list[str] = []
     try:
         # only what can be searched is cleaned: a huge paste costs no more than the limit
-        cleaned = _clean_control(text[: MAX_FTS5_QUERY_CHARS + 1])
+        cleaned = _clean_control(text[: MAX_FTS5_QUERY_CHARS + 1], notes)
         toks = _lex(_cut(cleaned, len(text), notes), notes)
         expr = _Parser(toks, notes).any_of(0)
         words = [t for t in toks if t.kind == "term"]

@@ -112,6 +112,33 @@ def _choice_note(name: str, value: Any, choices: tuple[str, ...], fallback: str)
     return f"{name} {value!r} is not one of {', '.join(choices)}; used {fallback}"
 
 
+def query_text(value: Any) -> tuple[str | None, str | None]:
+    """The query to search (None: none given, so browse) and a note when it was not text.
+
+    A model that sends ``404`` or ``["deploy", "docker"]`` asked a search:
+    browsing instead would answer another question without saying so.
+    """
+    if value is None or isinstance(value, str):
+        return (value or "").strip() or None, None
+    if _is_number(value):
+        return str(value), None
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(item, str) or _is_number(item) for item in value
+    ):
+        words = " ".join(text for text in (str(item).strip() for item in value) if text)
+        if not words:
+            return None, None
+        return words, f"query was a list; searched its items as words side by side: {words}"
+    raise ToolError(
+        f"query must be text (got {type(value).__name__}): the words to find, such as "
+        "'deploy docker'; omit query to browse recent sessions"
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def parse_roles(role_filter: Any) -> list[str]:
     """Roles to search (``_params.parse_roles``); the conversation roles when none is given."""
     try:
@@ -346,14 +373,12 @@ class Call:
 
     @property
     def search_query(self) -> str | None:
-        """The query text when this is the search form, else None."""
-        if isinstance(self.query, str) and self.query.strip():
-            return self.query.strip()
-        return None
+        """The query text when this is the search form, else None; raises ``ToolError``."""
+        return query_text(self.query)[0]
 
     def search_options(self) -> SearchOptions:
         """The search form's options; raises ``ToolError`` for a bad one."""
-        query = self.search_query
+        query, query_note = query_text(self.query)
         if query is None:
             raise ToolError("search requires a query; pass words to find")
         limit, limit_note = self.count
@@ -362,6 +387,7 @@ class Call:
         roles = parse_roles(self.role_filter)
         now = parse_time_bound(self.now, "now")
         notes = (
+            query_note,
             limit_note,
             _choice_note("sort", self.sort, SORTS, "best match first"),
             _choice_note("detail", self.detail, DETAILS, detail),

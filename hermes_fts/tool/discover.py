@@ -20,6 +20,7 @@ from .shape import (
     WINDOW_CONTENT_CAP,
     bookend_messages,
     format_ts,
+    past_the_end,
     rebuild_note,
     shape_message,
     with_notes,
@@ -223,7 +224,10 @@ class Discovery:
         payload["results"] = results
         payload["count"] = len(results)
         payload["sessions_searched"] = len(slots)
-        if not results:
+        if not results and start and len(slots) <= start:
+            # A page past the last (the command line's --offset): the words did match.
+            payload["message"] = past_the_end(start, f"this search found {len(slots)} matching")
+        elif not results:
             payload["message"] = (
                 "No matching sessions found. Try fewer or different words, join "
                 "alternatives with OR, use a prefix such as deploy*, or drop the time "

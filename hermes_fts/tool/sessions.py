@@ -9,7 +9,7 @@ from typing import Any
 from .args import scroll_anchor, scroll_window
 from .context import FRESH_RESET_END_REASONS, CallContext
 from .errors import NotHere, ToolError
-from .shape import format_ts, messages_within_budget, shape_message, with_notes
+from .shape import format_ts, messages_within_budget, past_the_end, shape_message, with_notes
 
 log = logging.getLogger(__name__)
 
@@ -254,6 +254,8 @@ def browse(ctx: CallContext, limit: int, offset: int | None = None) -> dict[str,
             "search, session_id to read one, or session_id with around_message_id to scroll."
         ),
     }
+    if not entries and offset and len(results) <= offset:
+        payload["message"] = past_the_end(offset, f"there are {len(results)}")
     if offset is not None:
         payload["offset"] = offset
         payload["next_offset"] = offset + limit if len(results) > offset + limit else None

@@ -176,6 +176,14 @@ def with_notes(payload: dict[str, Any], notes: Iterable[str | None]) -> dict[str
     return payload
 
 
+def past_the_end(offset: int, found: str) -> str:
+    """The message of an empty page that starts after the last result (``found``:
+    what there is, "this search found 3 matching")."""
+    return (
+        f"No results at offset {offset}: {found} sessions, all on earlier pages; lower the offset."
+    )
+
+
 def rebuild_note(store: Any) -> dict[str, Any] | None:
     """A note for the model when the indexes are not complete: the backfill's
     progress, or the reasons searches take slower exact routes (the store's
