@@ -219,6 +219,22 @@ def test_read_small_session(store):
     assert "anchor" not in out["messages"][0]
 
 
+def test_search_arguments_beside_session_id_are_named_not_dropped_silently(store):
+    """A query given with session_id reads that session: the answer says the words
+    were not searched, so it does not pass for a search that found it."""
+    ids = conversation(store, "s1", chat(5))
+    out = session_search(store, session_id="s1", query="deploy", sort="newest")
+    assert out["success"] is True and out["mode"] == "read"
+    assert ids_of(out["messages"]) == ids
+    (note,) = out["query_notes"]
+    assert note.startswith("query, sort not used: session_id reads that session")
+    scrolled = session_search(store, session_id="s1", around_message_id=ids[2], role_filter="user")
+    assert scrolled["query_notes"] == [
+        "role_filter not used: session_id scrolls that session; leave session_id out to search"
+    ]
+    assert "query_notes" not in session_search(store, session_id="s1")
+
+
 def test_read_truncates_long_sessions(store):
     ids = conversation(store, "s1", chat(45))
     out = session_search(store, session_id="s1")

@@ -127,11 +127,13 @@ def _dispatch(owned: list[Any], store: Any, call: Call) -> dict[str, Any]:
     sid = call.session_id
     if sid is not None and call.around_message_id is not None:
         around, window = call.around_message_id, call.window
-        return with_profile_fallback(
+        payload = with_profile_fallback(
             owned, ctx, call, lambda c: scroll(c, sid, around, window, full=call.full)
         )
+        return with_notes(payload, [call.search_arguments_note("scrolls")])
     if sid is not None:
-        return with_profile_fallback(owned, ctx, call, lambda c: read(c, sid, full=call.full))
+        payload = with_profile_fallback(owned, ctx, call, lambda c: read(c, sid, full=call.full))
+        return with_notes(payload, [call.search_arguments_note("reads")])
     if call.around_message_id is not None:
         raise ToolError(
             "scroll requires session_id; pass the session_id (or link) of the result that "

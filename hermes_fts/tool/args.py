@@ -313,6 +313,10 @@ class SearchOptions:
         return self.after is not None or self.before is not None or bool(self.excluded)
 
 
+# What only a search uses: given with session_id, it is named in a note.
+_SEARCH_ONLY = ("query", "sort", "role_filter", "after", "before", "exclude_session_ids")
+
+
 @dataclass(frozen=True)
 class Call:
     """One call's arguments: the session reference resolved, the rest as given.
@@ -370,6 +374,18 @@ class Call:
     def count(self) -> tuple[int, str | None]:
         """How many conversations search and browse return, and the clamp note."""
         return clamped(self.limit, LIMIT_DEFAULT, LIMIT_MIN, self.limit_max, "limit")
+
+    def search_arguments_note(self, form: str) -> str | None:
+        """The note naming the search's own arguments a call with ``session_id`` gave
+        (``form``: what it does instead, "reads"), or None: a query read past
+        without a word would look like a search that found this session."""
+        given = [name for name in _SEARCH_ONLY if getattr(self, name) not in (None, "", [], ())]
+        if not given:
+            return None
+        return (
+            f"{', '.join(given)} not used: session_id {form} that session; "
+            "leave session_id out to search"
+        )
 
     @property
     def search_query(self) -> str | None:
