@@ -62,7 +62,7 @@ def store(bench_size: int, bench_seed: int) -> Any:
 
 def raw_fts5(st: SessionStore, term: str) -> list[Any]:
     """The Latin route's MATCH alone (the word index where it is kept, else the CJK
-    index), read as the search reads it (rank tiers, and the rare phrase's one pass
+    index), read as the search reads it (the exact ranked plan, and the rare phrase's one pass
     where the library has it): no sanitizing, routing or supplements."""
     state = st.index_state()
     plan = search.plan_search(state, term)
