@@ -133,6 +133,8 @@ def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, capsys, argv):
         (["bench", "--repeats", "x"], "must be an integer from 1 to"),
         (["search", "-deploy"], "goes after `--` (hermes-fts search -- -word)"),
         (["search", "x", "-deploy"], "goes after `--` (hermes-fts search -- -word)"),
+        (["search", "x", "--after", "-7d"], "is written with '=' (--after=-7d)"),
+        (["search", "x", "--before", "-1h"], "is written with '=' (--before=-7d)"),
     ],
 )
 def test_invalid_or_unused_values_are_refused(tmp_path, capsys, argv, needle):

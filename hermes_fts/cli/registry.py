@@ -145,6 +145,10 @@ class Parser(argparse.ArgumentParser):
             message += "; a query that starts with '-' goes after `--` (hermes-fts search -- -word)"
         elif message.endswith("required: COMMAND"):
             message += "; `hermes-fts --help` lists them"
+        elif message.startswith("argument --") and message.endswith("expected one argument"):
+            # argparse reads a value such as -7d as the next option.
+            option = message.split()[1].rstrip(":")
+            message += f"; a value that starts with '-' is written with '=' ({option}=-7d)"
         raise UsageError(f"{self.prog}: {message}")
 
 
