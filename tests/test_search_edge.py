@@ -118,6 +118,15 @@ def test_bad_limit_or_offset_is_a_clear_error(store, bad):
         store.search_messages("alpha", offset=bad)
 
 
+@pytest.mark.parametrize("bad", [123, ["alpha"], b"alpha"])
+def test_a_query_that_is_not_text_is_a_clear_error_not_an_empty_page(store, bad):
+    store.add_message("s1", "user", "alpha 123", timestamp=1.0)
+    for call in (store.search, store.search_messages):
+        with pytest.raises(TypeError, match="search query must be text"):
+            call(bad)
+    assert store.search_messages(None) == [] and store.search("  ").route == "empty"
+
+
 def test_integer_like_limit_and_offset_still_work(store):
     made = [store.add_message("s1", "user", "alpha", timestamp=float(i)) for i in range(4)]
     assert ids(store.search_messages("alpha", limit="2", sort="oldest")) == made[:2]

@@ -113,7 +113,9 @@ class SearchRequest:
     for benchmarks and for comparing routes; a query the index cannot
     represent exactly still goes to ``like_scan``.
 
-    Text holding a lone UTF-16 surrogate is refused (``_params.check_text``).
+    A query that is not text (a number, a list) is refused with TypeError; None
+    or blank text is an empty search.  Text holding a lone UTF-16 surrogate is
+    refused (``_params.check_text``).
 
     ``sort="sessions"`` (``SESSIONS_SORT``) returns the best message of each
     matching session, sessions ranked by all their matching messages
@@ -152,6 +154,9 @@ class SearchRequest:
     projection: tuple[str, ...] | None = field(init=False)
 
     def __post_init__(self) -> None:
+        if self.query is not None and not isinstance(self.query, str):
+            # A number or a list would otherwise find nothing, and say nothing.
+            raise TypeError(f"search query must be text, not {type(self.query).__name__}")
         for name in ("query", "source_filter", "exclude_sources", "role_filter"):
             check_text(getattr(self, name), f"search {name}")
         check_text(self.exclude_session_ids, "search exclude_session_ids")
