@@ -20,7 +20,7 @@ from .._sqlite import rows_as_dicts
 from .evidence import id_array
 from .request import MAX_ROWID, MIN_ROWID, RANKED_ORDER, ROW_COLUMNS, ROW_NAMES, envelope
 
-__all__ = ["match_rows", "rows_of_ids", "walk_threshold"]
+__all__ = ["Ranked", "match_rows", "walk_threshold"]
 
 
 @functools.lru_cache(maxsize=512)
@@ -92,7 +92,7 @@ def match_rows(
         )
     if order != RANKED_ORDER:
         raise ValueError(f"ranked order must be {RANKED_ORDER!r}, not {order!r}")
-    return _ranked_exact(*query, extra, all_params, spans, limit, few_snippet_sql)
+    return Ranked(*query, extra, all_params).top(spans, limit, few_snippet_sql)
 
 
 _FEW_MAX = 255  # rows cjk_few_snippet is asked to build at most
@@ -100,7 +100,7 @@ _FEW_MAX = 255  # rows cjk_few_snippet is asked to build at most
 
 @functools.lru_cache(maxsize=512)
 def _exact_sql(table: str, snippet_sql: str, where: str, extra: str) -> tuple[str, str]:
-    """``_ranked_exact``'s statements: the next ``?4`` candidates by rank from ``?5`` on,
+    """``Ranked.top``'s statements: the next ``?4`` candidates by rank from ``?5`` on,
     from the index alone; and the top rows (the last parameter) with the filters inside."""
     candidates = (
         f"SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid BETWEEN ?2 "
@@ -115,72 +115,7 @@ def _exact_sql(table: str, snippet_sql: str, where: str, extra: str) -> tuple[st
     return candidates, filtered
 
 
-def _ranked_exact(
-    conn: sqlite3.Connection,
-    table: str,
-    expression: str,
-    snippet_sql: str,
-    where: str,
-    extra: str,
-    params: list[Any],
-    spans: Sequence[tuple[int, int]],
-    limit: int,
-    few_snippet_sql: str | None = None,
-) -> list[dict[str, Any]]:
-    """The top ``limit`` rows by ``RANKED_ORDER`` over every match: exact at any count.
-
-    FTS5 scores every match in C and SQLite's sorter keeps the best few, so a
-    common word costs one pass over its doclist, with no row read.  The best
-    candidates are then tested against the filters, a batch four times
-    larger each round, read as far as the page needs.  Filters that drop
-    most of them (a rare role) are answered by one statement with the
-    filters inside, exact as well.
-
-    With ``few_snippet_sql`` (no time bound, no ``extra``) the first batch
-    also builds the snippets of a rare phrase: when it holds every match, at
-    most ``limit``, and each has its snippet, the rows are read by id with no
-    second MATCH.
-    """
-    candidates_sql, filtered_sql = _exact_sql(table, snippet_sql, where, extra)
-    low, high = envelope(spans)
-    reader = _Reader(conn, table, expression, snippet_sql, where, extra, params)
-    rows: list[dict[str, Any]] = []
-    batch, offset = max(limit, 8), 0
-    first = None
-    if few_snippet_sql and not extra and (low, high) == (MIN_ROWID, MAX_ROWID):
-        few = min(limit, _FEW_MAX)
-        first = conn.execute(
-            f"SELECT rowid, {few_snippet_sql} FROM {table} WHERE {table} MATCH ?1 "
-            f"AND rowid <= ?2 ORDER BY rank, rowid DESC LIMIT ?4",
-            (expression, high, few, batch),
-        ).fetchall()
-        # Fewer rows than asked for are every match: the count decides, not the function.
-        if first and len(first) < batch and len(first) <= few and all(s for _, s in first):
-            return reader.rows_of(first)
-    while len(rows) < limit:
-        if first is not None:
-            ids, first = [int(r[0]) for r in first], None
-        else:
-            ids = [
-                int(r[0])
-                for r in conn.execute(candidates_sql, (expression, low, high, batch, offset))
-            ]
-        if not ids:
-            break
-        reader.fill(rows, ids, limit)
-        if len(rows) < limit and 2 * reader.passed < reader.tested and len(ids) == batch:
-            # Most dropped (a rare role): one statement with the filters inside.
-            return rows_as_dicts(
-                conn.execute(filtered_sql, [expression, low, high, *params, limit])
-            )
-        if len(ids) < batch:
-            break
-        offset += batch
-        batch *= 4
-    return rows
-
-
-# Ids closer than this are read in one span of the doclist (``_Reader.kept``).
+# Ids closer than this are read in one span of the doclist (``Ranked.kept``).
 CLUSTER_GAP = 2048
 
 
@@ -201,10 +136,10 @@ def _in_order(cursor: Iterable[Any], ids: list[int]) -> list[dict[str, Any]]:
     return [dict(zip(ROW_NAMES, found[i])) for i in ids if i in found]
 
 
-class _Reader:
-    """The rows of chosen ids for one ranked query: those the filters keep, with their
-    snippets built by the index (``kept``), or with snippets built already
-    (``rows_of``).
+class Ranked:
+    """One ranked MATCH over one index with its filters: its exact top rows (``top``),
+    and the rows of chosen ids the filters keep, snippets built by the index
+    (``kept``) or already (``rows_of``).
 
     The filters read each message's row, and Hermes keeps its
     ``active``/``compacted``/``display_kind`` columns after the content, so
@@ -222,9 +157,65 @@ class _Reader:
         extra: str,
         params: list[Any],
     ) -> None:
-        self.conn, self.expression, self.where, self.params = conn, expression, where, params
+        self.conn, self.table, self.expression = conn, table, expression
+        self.snippet_sql, self.where, self.extra, self.params = snippet_sql, where, extra, params
         self.kept_sql = _kept_rows_sql(table, snippet_sql, where, extra)
         self.tested = self.passed = 0  # candidates ``fill`` read, and those the filters kept
+
+    def top(
+        self, spans: Sequence[tuple[int, int]], limit: int, few_snippet_sql: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The top ``limit`` rows by ``RANKED_ORDER`` over every match: exact at any count.
+
+        FTS5 scores every match in C and SQLite's sorter keeps the best few, so a
+        common word costs one pass over its doclist, with no row read.  The best
+        candidates are then tested against the filters, a batch four times
+        larger each round, read as far as the page needs.  Filters that drop
+        most of them (a rare role) are answered by one statement with the
+        filters inside, exact as well.
+
+        With ``few_snippet_sql`` (no time bound, no ``extra``) the first batch
+        also builds the snippets of a rare phrase: when it holds every match, at
+        most ``limit``, and each has its snippet, the rows are read by id with no
+        second MATCH.
+        """
+        conn, table, expression, params = self.conn, self.table, self.expression, self.params
+        candidates_sql, filtered_sql = _exact_sql(table, self.snippet_sql, self.where, self.extra)
+        low, high = envelope(spans)
+        rows: list[dict[str, Any]] = []
+        batch, offset = max(limit, 8), 0
+        first = None
+        if few_snippet_sql and not self.extra and (low, high) == (MIN_ROWID, MAX_ROWID):
+            few = min(limit, _FEW_MAX)
+            first = conn.execute(
+                f"SELECT rowid, {few_snippet_sql} FROM {table} WHERE {table} MATCH ?1 "
+                f"AND rowid <= ?2 ORDER BY rank, rowid DESC LIMIT ?4",
+                (expression, high, few, batch),
+            ).fetchall()
+            # Fewer rows than asked for are every match: the count decides, not the function.
+            if first and len(first) < batch and len(first) <= few and all(s for _, s in first):
+                return self.rows_of(first)
+        while len(rows) < limit:
+            if first is not None:
+                ids, first = [int(r[0]) for r in first], None
+            else:
+                ids = [
+                    int(r[0])
+                    for r in conn.execute(candidates_sql, (expression, low, high, batch, offset))
+                ]
+            if not ids:
+                break
+            self.fill(rows, ids, limit)
+            if len(rows) < limit and 2 * self.passed < self.tested and len(ids) == batch:
+                # Most dropped (a rare role): one statement with the filters inside.
+                return rows_as_dicts(
+                    conn.execute(filtered_sql, [expression, low, high, *params, limit])
+                )
+            if len(ids) < batch:
+                break
+            offset += batch
+            batch *= 4
+        return rows
 
     def fill(self, rows: list[dict[str, Any]], ids: list[int], limit: int) -> None:
         """Adds to ``rows`` the kept rows of the ranked ``ids`` until it holds ``limit``.
@@ -452,23 +443,3 @@ def _sliced_top(
             return found
         ids *= 8
     return None
-
-
-# ---------------------------------------------------------------------------
-# Best match and sessions (the rows of ids ``evidence`` chose)
-
-
-def rows_of_ids(
-    conn: sqlite3.Connection,
-    table: str,
-    expression: str,
-    snippet_sql: str,
-    where: str,
-    extra: str,
-    params: list[Any],
-    ids: list[int],
-) -> list[dict[str, Any]]:
-    """The rows of ``ids`` that pass the filters, snippets built by the index, in that order."""
-    if not ids:
-        return []
-    return _Reader(conn, table, expression, snippet_sql, where, extra, params).kept(ids)

@@ -5,8 +5,8 @@ Every caller (the store, the tool, the CLI) builds a ``SearchRequest``, so a
 bad limit, role list, time bound, route or field name gets the same clear
 error everywhere, before any SQL runs (a sort other than newest, oldest or
 sessions means relevance, as in Hermes' own ``search_messages``; the tool
-says so in a note and the CLI refuses one).  The fields of a result row are named here, with
-the columns that give them.
+says so in a note and the CLI refuses one).  The fields of a result row are
+named here, with the columns that give them.
 
 A question's time words become a preference (``search_preferring``).  "What
 did we decide last week?" names a time, and a message's time is its

@@ -47,8 +47,8 @@ from .plan import (
     route_can_represent,
     snippet_terms,
 )
+from .rank import Ranked
 from .rank import match_rows as _match_rows
-from .rank import rows_of_ids
 from .request import (
     RESULT_FIELDS,
     ROUTE_ORDER,
@@ -291,9 +291,8 @@ def _page_rows(
     req: _Run, iq: _IndexQuery, extra: str, ids: list[int], held: dict[int, int]
 ) -> list[dict[str, Any]]:
     """The rows of a page's ``ids`` with snippets, labelled with the terms they hold."""
-    rows = rows_of_ids(
-        req.conn, iq.table, iq.expression, iq.snippet, req.where, extra, req.params, ids
-    )
+    ranked = Ranked(req.conn, iq.table, iq.expression, iq.snippet, req.where, extra, req.params)
+    rows = ranked.kept(ids)
     return label_rows(rows, req.plan.query, held)
 
 
