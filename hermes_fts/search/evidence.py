@@ -26,6 +26,7 @@ __all__ = [
     "EVERY_ID",
     "HELD_MAX",
     "Evidence",
+    "IndexUnits",
     "Passing",
     "best_row_ids",
     "credit",
@@ -39,6 +40,7 @@ __all__ = [
     "term_weights",
     "unit_counts",
     "units_held",
+    "weigh",
     "word_weights",
 ]
 
@@ -90,6 +92,18 @@ def credit(bits: int, weights: Sequence[float], groups: Sequence[int]) -> tuple[
     return sum(best[g] for g in sorted(best)), sum(1 << g for g in best)
 
 
+def weigh(
+    sets: Iterable[int], counts: Sequence[int], documents: int, groups: Sequence[int] | None
+) -> tuple[dict[int, tuple[float, int]], list[float]]:
+    """What each set of units rows hold (a bit per unit) is worth (``credit``), and each
+    word's weight (``word_weights``), from each unit's document count; ``groups``
+    as ``IndexUnits.groups`` (None: each unit its own word)."""
+    weights = term_weights(counts, documents)
+    groups = groups if groups is not None else range(len(counts))
+    credits = {bits: credit(bits, weights, groups) for bits in sets}
+    return credits, word_weights(weights, counts, groups)
+
+
 @dataclass
 class Evidence:
     """Every row matching any unit, with what it holds: ``rows[id] = [coverage, bm25,
@@ -131,35 +145,61 @@ class _Later:
     __hash__ = None  # type: ignore[assignment]
 
 
-def gather(
-    conn: sqlite3.Connection,
-    table: str,
-    units: Sequence[str],
-    any_unit: str,
-    envelope_ids: tuple[int, int],
-    extra: str,
-    extra_params: Sequence[Any],
-    documents: int,
-    order: str | None = None,
-    held_fn: bool = False,
-    groups: Sequence[int] | None = None,
-) -> Evidence:
-    """Every match of ``any_unit`` (the OR of ``units``, or the one unit), with the
-    words it holds (``groups[u]``: the word of unit ``u``; each its own word when
-    None), from the index.  Sessions are left out (``rows[id][2]`` is
+@dataclass(frozen=True)
+class IndexUnits:
+    """A best match's units on one index, as ``gather`` and ``sessions.index_sessions``
+    read them: ``units`` and their OR (``any_unit``), the word of each unit
+    (``groups``), the rowids read (``envelope_ids``), conditions on ``m`` a row
+    must meet to be answered by this index (``extra``, ``search._blind_spot``),
+    the store's message count (``documents``), and whether the connection has
+    ``hermes_fts_held()`` (``held_fn``)."""
+
+    conn: sqlite3.Connection
+    table: str
+    units: Sequence[str]
+    groups: Sequence[int]
+    any_unit: str
+    envelope_ids: tuple[int, int]
+    extra: str
+    documents: int
+    held_fn: bool = False
+
+    @property
+    def every_match(self) -> bool:
+        """Whether the matches read are every match the index holds."""
+        return self.envelope_ids == EVERY_ID and not self.extra
+
+    def in_pass(self) -> bool:
+        """Whether one statement can report the units each row holds
+        (``hermes_fts_held()``): ``any_unit`` is their OR, at most ``HELD_MAX``."""
+        units = self.units
+        return self.held_fn and len(units) <= HELD_MAX and self.any_unit == " OR ".join(units)
+
+    def held(self) -> dict[int, int]:
+        """Which units each row holds, each unit's doclist read alone (``units_held``)."""
+        return units_held(self.conn, self.table, self.units, self.envelope_ids)
+
+    def weigh(self, sets: Mapping[int, int]) -> tuple[dict[int, tuple[float, int]], list[float]]:
+        """``weigh`` of the sets of units the rows read hold (``sets``: how many rows
+        hold each), the units' document counts from them when they are every match."""
+        counts = document_counts(self.conn, self.table, self.units, sets, self.every_match)
+        return weigh(sets, counts, self.documents, self.groups)
+
+
+def gather(u: IndexUnits, order: str | None = None) -> Evidence:
+    """Every match of ``u.any_unit`` (the OR of the units, or the one unit), with the
+    words it holds, from the index.  Sessions are left out (``rows[id][2]`` is
     None): a page looks up the few it needs (``passing_ids``).
 
-    ``extra``: conditions on ``m`` a row must meet to be answered by this
-    index (``search._blind_spot``).  A row's BM25 is FTS5's rank of
-    ``any_unit``: for an OR, the sum over the units the row holds, which is
-    the rank of any query of those units.  Which units a row holds comes from
-    the same pass (``held_fn``: the connection has ``hermes_fts_held()``, and
-    each unit is one phrase of the OR), else from each unit's doclist read
-    alone (rowids only).
+    A row's BM25 is FTS5's rank of ``any_unit``: for an OR, the sum over the
+    units the row holds, which is the rank of any query of those units.
+    Which units a row holds comes from the same pass (``IndexUnits.in_pass``),
+    else from each unit's doclist read alone (rowids only).
     """
-    low, high = envelope_ids
-    one = len(units) == 1  # a strict query: the whole of it is the one unit
-    in_pass = held_fn and not one and len(units) <= HELD_MAX and any_unit == " OR ".join(units)
+    table, extra = u.table, u.extra
+    low, high = u.envelope_ids
+    one = len(u.units) == 1  # a strict query: the whole of it is the one unit
+    in_pass = not one and u.in_pass()
     # The message row only when a time order or ``extra`` needs it.
     join = f" JOIN messages m ON m.id = {table}.rowid" if order or extra else ""
     sql = (
@@ -170,25 +210,21 @@ def gather(
     )
     rows: dict[int, list[Any]] = {}
     times: dict[int, Any] = {}
-    for rid, rank, ts, bits in conn.execute(sql, [any_unit, low, high, *extra_params]):
+    for rid, rank, ts, bits in u.conn.execute(sql, [u.any_unit, low, high]):
         rows[rid] = [1.0 if one else 0.0, -rank, None, 1 if one else bits]
         if order:
             times[rid] = ts
     if one:
         return Evidence(rows, [1.0], order, times)
     if not in_pass:
-        held = units_held(conn, table, units, envelope_ids)
+        held = u.held()
         for rid, row in rows.items():
             row[3] = held.get(rid, 0)
     # Rows hold few distinct sets of units: count and weigh each set once.
-    sets = Counter(row[3] for row in rows.values())
-    counts = document_counts(conn, table, units, sets, envelope_ids == EVERY_ID and not extra)
-    weights = term_weights(counts, documents)
-    groups = groups if groups is not None else range(len(units))
-    credits = {bits: credit(bits, weights, groups) for bits in sets}
+    credits, words = u.weigh(Counter(row[3] for row in rows.values()))
     for row in rows.values():
         row[0], row[3] = credits[row[3]]
-    return Evidence(rows, word_weights(weights, counts, groups), order, times)
+    return Evidence(rows, words, order, times)
 
 
 def units_held(
@@ -325,7 +361,7 @@ def like_evidence(
 ) -> Evidence:
     """Evidence from a LIKE scan's ``(id, session_id, timestamp, holds unit 1, …)``
     rows: the words' weights from how many rows hold each unit (one unit: a strict
-    query; ``groups`` as ``gather``'s); ``order``: the search's sort (a time sort
+    query; ``groups`` as ``IndexUnits.groups``); ``order``: the search's sort (a time sort
     orders each level)."""
     rows: dict[int, list[Any]] = {}
     times: dict[int, Any] = {}
@@ -340,9 +376,7 @@ def like_evidence(
         for row in rows.values():
             row[0] = 1.0
         return Evidence(rows, [1.0], _time_order(order), times)
-    weights = term_weights(counts, documents)
-    groups = groups if groups is not None else range(units)
-    credits = {bits: credit(bits, weights, groups) for bits in {row[3] for row in rows.values()}}
+    credits, words = weigh({row[3] for row in rows.values()}, counts, documents, groups)
     for row in rows.values():
         row[0], row[3] = credits[row[3]]
-    return Evidence(rows, word_weights(weights, counts, groups), _time_order(order), times)
+    return Evidence(rows, words, _time_order(order), times)

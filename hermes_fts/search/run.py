@@ -30,7 +30,7 @@ from .. import _env, loader
 from .._params import parse_roles
 from ..index import schema, time_table
 from ..transcript import attach_context
-from .evidence import id_array, label_rows, more_sessions, passing_ids
+from .evidence import IndexUnits, id_array, label_rows, more_sessions, passing_ids
 from .filters import like_rows, order_sql, time_sort_key, where_sql
 from .like import check_like_alternatives
 from .plan import (
@@ -270,7 +270,7 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
     rows = _bounded(req, iq, route, extra)
     if rows is not None:
         return rows
-    ids, held = index_page(
+    units = IndexUnits(
         req.conn,
         iq.table,
         [u for _, u in evidence_units(req.plan.query, route)],
@@ -278,12 +278,10 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
         iq.expression,
         envelope(req.spans),
         extra,
-        (req.where, req.params),
         int(req.state.get("message_id_max") or 0),
-        req.want,
-        req.sort,
         bool(req.state.get("row_evidence")),
     )
+    ids, held = index_page(units, (req.where, req.params), req.want, req.sort)
     return _page_rows(req, iq, extra, ids, held)
 
 

@@ -33,19 +33,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .evidence import (
-    EVERY_ID,
-    HELD_MAX,
     Evidence,
+    IndexUnits,
     Passing,
     best_row_ids,
-    credit,
-    document_counts,
     gather,
     like_evidence,
     passing_ids,
-    term_weights,
-    units_held,
-    word_weights,
 )
 from .like import LIKE_SOURCE, like_plan, like_where
 from .plan import Query
@@ -208,49 +202,30 @@ def pick_ids(
 
 
 def index_sessions(
-    conn: sqlite3.Connection,
-    table: str,
-    units: Sequence[str],
-    any_unit: str,
-    envelope_ids: tuple[int, int],
-    extra: str,
-    where: str,
-    params: Sequence[Any],
-    documents: int,
-    want: int,
-    held_fn: bool,
-    groups: Sequence[int],
+    u: IndexUnits, where: str, params: Sequence[Any], want: int
 ) -> tuple[list[int], dict[int, int]]:
-    """``pick_ids`` by sessions of every match of ``any_unit`` (the OR of ``units``;
-    ``groups[u]``: the word of unit ``u``) on one index: one statement reads each
-    match with its BM25, the units it holds, its session and whether the filters
-    ``where`` keep it.
-
-    The weights count every match the index holds, kept or not, as
-    ``evidence.gather`` counts them; ``extra``: conditions on ``m`` a row must
-    meet to be answered by this index.
-    """
-    low, high = envelope_ids
-    in_pass = held_fn and len(units) <= HELD_MAX and any_unit == " OR ".join(units)
+    """``pick_ids`` by sessions of every match of ``u.any_unit`` on one index: one
+    statement reads each match with its BM25, the units it holds, its session
+    and whether the filters ``where`` keep it.  The weights count every match
+    the index holds, kept or not, as ``evidence.gather`` counts them."""
+    table = u.table
+    low, high = u.envelope_ids
+    in_pass = u.in_pass()
     sql = (
         f"SELECT {table}.rowid, m.session_id, -{table}.rank, "
         f"{f'hermes_fts_held({table})' if in_pass else '0'}, "
         f"s.id IS NOT NULL AND ({where}) FROM {table} "
         f"JOIN messages m ON m.id = {table}.rowid LEFT JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ?{extra}"
+        f"WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ?{u.extra}"
     )
-    found = conn.execute(sql, [*params, any_unit, low, high]).fetchall()
+    found = u.conn.execute(sql, [*params, u.any_unit, low, high]).fetchall()
     if in_pass:
         bits = [row[3] for row in found]
     else:
-        held_by = units_held(conn, table, units, envelope_ids)
+        held_by = u.held()
         bits = [held_by.get(row[0], 0) for row in found]
-    sets = Counter(bits)
-    counts = document_counts(conn, table, units, sets, envelope_ids == EVERY_ID and not extra)
-    weights = term_weights(counts, documents)
-    words = word_weights(weights, counts, groups)
+    credits, words = u.weigh(Counter(bits))
     total = sum(words) or 1.0
-    credits = {held: credit(held, weights, groups) for held in sets}
     bm25 = SESSION_WEIGHTS.bm25
     page = top_sessions(
         [
@@ -277,7 +252,7 @@ def like_page(
 ) -> tuple[list[int], dict[int, int]]:
     """``pick_ids`` on the LIKE scan: one pass tests every term on every row the filters
     ``where`` keep; a row's score is the weight of the words it holds (no BM25
-    here; ``groups`` as ``evidence.gather``'s)."""
+    here; ``groups`` as ``IndexUnits.groups``)."""
     whole, whole_params = like_where(conn, like_plan(query), fold)
     tests, test_params = [], []
     for unit in [Query(t) for t in query.terms] if query.loose else [query]:
@@ -298,39 +273,12 @@ def like_page(
 
 
 def index_page(
-    conn: sqlite3.Connection,
-    table: str,
-    units: Sequence[str],
-    groups: Sequence[int],
-    any_unit: str,
-    envelope_ids: tuple[int, int],
-    extra: str,
-    filters: tuple[str, Sequence[Any]],
-    documents: int,
-    want: int,
-    sort: str | None,
-    held_fn: bool = False,
+    u: IndexUnits, filters: tuple[str, Sequence[Any]], want: int, sort: str | None
 ) -> tuple[list[int], dict[int, int]]:
-    """``pick_ids`` over one index, from every match, for ``sort`` (None,
-    ``"sessions"`` or a time sort): ``units`` and the word of each (``groups``)
-    as ``evidence.gather`` takes them, ``filters`` the ``WHERE`` on ``m`` and
-    ``s`` a row must meet, with its parameters."""
-    if sort == "sessions" and len(units) > 1:
-        return index_sessions(
-            conn,
-            table,
-            units,
-            any_unit,
-            envelope_ids,
-            extra,
-            *filters,
-            documents,
-            want,
-            held_fn,
-            groups,
-        )
-    order = sort if sort in ("newest", "oldest") else None
-    found = gather(
-        conn, table, units, any_unit, envelope_ids, extra, (), documents, order, held_fn, groups
-    )
-    return pick_ids(found, want, passing_ids(conn, *filters), sort == "sessions")
+    """``pick_ids`` over one index, from every match of ``u``, for ``sort`` (None,
+    ``"sessions"`` or a time sort); ``filters``: the ``WHERE`` on ``m`` and ``s``
+    a row must meet, with its parameters."""
+    if sort == "sessions" and len(u.units) > 1:
+        return index_sessions(u, *filters, want)
+    found = gather(u, sort if sort in ("newest", "oldest") else None)
+    return pick_ids(found, want, passing_ids(u.conn, *filters), sort == "sessions")
