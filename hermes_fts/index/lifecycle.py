@@ -738,7 +738,9 @@ def status_report(
         "indexes": indexes,
         "fts_stale": state["fts_stale"],
         "needs_optimize": state["needs_optimize"],
-        "blocked_writes": schema.dangling_triggers(conn),
+        "blocked_writes": (
+            schema.dangling_triggers(conn) if "writes_blocked" in state["needs_optimize"] else {}
+        ),
         "not_kept": state["not_kept"],
         "cjk_pending": state["cjk_pending"],
         "time_table": {**state["time_table"], "rows": time_table.row_count(conn)},
