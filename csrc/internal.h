@@ -38,12 +38,13 @@
 /* The public name, for standalone use; registered only where no library has
 ** registered it on the connection already (one tokenizer per name). */
 #define HERMES_PUBLIC_TOKENIZER_NAME "cjk_unicode61"
-/* The first characters of glue marks ("glue 1", tokenizer.c): U+E000..E003,
+/* The first characters of glue marks ("glue 1", tokenizer.c): U+E000..E004,
 ** private use, so unicode61 token characters that text almost never holds. */
 #define HERMES_MARK_WORD "\xEE\x80\x80"
 #define HERMES_MARK_LEFT "\xEE\x80\x81"
 #define HERMES_MARK_RIGHT "\xEE\x80\x82"
 #define HERMES_MARK_WIDTH "\xEE\x80\x83"
+#define HERMES_MARK_JOIN "\xEE\x80\x84"
 
 /* ---- UTF-8 codec (utf8.c) ------------------------------------------------ */
 
@@ -72,6 +73,11 @@ unsigned int hermes_kana_fold(unsigned int cp);
 
 /* True when cp (already folded) belongs to a CJK run. */
 int hermes_is_cjk(unsigned int cp);
+
+/* True when cp is a symbol, punctuation, space or format character newer
+** than unicode61's Unicode 6.1 tables, which read it as a letter
+** (csrc/cjk_script.h hermes_late_symbols): a separator under "symbols 1". */
+int hermes_is_late_symbol(unsigned int cp);
 
 /* ---- a growable byte buffer on SQLite's allocator (buffer.c) ------------ */
 

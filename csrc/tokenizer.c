@@ -11,7 +11,10 @@
 ** Width folding happens before classification, so full-width ASCII is fed to
 ** unicode61 as ASCII (through a folded copy with a byte offset map) and
 ** half-width katakana joins CJK runs as full-width katakana.  "kana 1" and
-** "variants 1" then change a CJK character's token text only.
+** "variants 1" then change a CJK character's token text only.  With
+** "symbols 1" a symbol newer than unicode61's tables (an emoji of Unicode 7
+** or later) ends a segment and is dropped, as unicode61 drops the symbols it
+** knows: otherwise it reads `deploy🫠` as one word and `deploy` misses it.
 */
 #include "internal.h"
 #include "variants.h"
@@ -29,6 +32,7 @@ typedef struct CjkTokenizer {
   int bVariants;         /* "variants 1": Han variants folded (variants.c) */
   int bKana;             /* "kana 1": katakana folded to hiragana (chars.c) */
   int bGlue;             /* "glue 1": marked copies of words unicode61 reads apart */
+  int bSymbols;          /* "symbols 1": late symbols separate words (chars.c) */
 } CjkTokenizer;
 
 typedef int (*TokenCallback)(void *, int, const char *, int, int, int);
@@ -56,15 +60,18 @@ typedef struct TokenizeState {
   const int *aMap;
   int nMapped;           /* valid indices of aMap are 0..nMapped */
 
-  /* Glue marks ("glue 1", emitGlueMarks): whether a CJK character comes
-  ** right before / after the segment, the words unicode61 gave so far, and
-  ** whether the first one touches the segment's start. */
-  int bCjkBefore;
-  int bCjkAfter;
+  /* Glue marks ("glue 1", emitGlueMarks): whether a character unicode61
+  ** reads as a letter (CJK, or a late symbol under "symbols 1") comes right
+  ** before / after the segment, the words unicode61 gave so far, and whether
+  ** the first one touches the segment's start. */
+  int bGluedBefore;
+  int bGluedAfter;
   int nSegFed;           /* bytes handed to unicode61 (offsets of its tokens) */
   int nSegWords;
   int bFirstGlued;
-  HBuf prevWord;         /* the segment's previous word */
+  HBuf prevWord;         /* the previous word, of this segment or an earlier one */
+  int bWordSince;        /* a word came since the last CJK character */
+  int bSymbolSince;      /* ... and a late symbol since that word */
   HBuf mark;             /* a glue mark being built */
 
   /* Reused across segments of one call; only needed when folding happened. */
@@ -77,6 +84,7 @@ static const char *const UNIGRAMS_OPTION = "unigrams";
 static const char *const VARIANTS_OPTION = "variants";
 static const char *const GLUE_OPTION = "glue";
 static const char *const KANA_OPTION = "kana";
+static const char *const SYMBOLS_OPTION = "symbols";
 
 /* Our options take exactly "0" or "1"; anything else (or a missing value)
 ** fails the constructor, as unicode61 does for its own options. */
@@ -100,7 +108,7 @@ static void cjkDelete(Fts5Tokenizer *pTok) {
 
 /*
 ** Arguments come as key/value pairs.  "unigrams 0|1", "variants 0|1",
-** "glue 0|1" and "kana 0|1" are ours and removed; everything else goes to unicode61
+** "glue 0|1", "kana 0|1" and "symbols 0|1" are ours and removed; everything else goes to unicode61
 ** unchanged, so its options work and an unknown argument fails exactly as it
 ** does in unicode61.
 */
@@ -142,6 +150,10 @@ static int cjkCreate(void *pCtx, const char **azArg, int nArg, Fts5Tokenizer **p
       if ((rc = parseFlag(zVal, &p->bKana)) != SQLITE_OK) goto done;
       continue;
     }
+    if (sqlite3_stricmp(azArg[i], SYMBOLS_OPTION) == 0) {
+      if ((rc = parseFlag(zVal, &p->bSymbols)) != SQLITE_OK) goto done;
+      continue;
+    }
     azPass[nPass++] = azArg[i];
     if (i + 1 < nArg) azPass[nPass++] = azArg[i + 1];
   }
@@ -181,25 +193,28 @@ static int emitMark(TokenizeState *s, const char *zMark, const HBuf *pWord1, con
 ** the tokens "配置think" and "toml文件", and "ｔｈｉｎｋ" as itself, so a word
 ** search there misses the row, and the search must look for it here.  A mark
 ** is a rare token, so that look reads a few rows instead of the term's
-** doclists.  For the segment's words w1 .. wk:
+** doclists.  A late symbol ("symbols 1") glues as CJK does: unicode61 reads
+** "deploy🫠" as one token.  For the segment's words w1 .. wk:
 **
 **   mark                  at   when
 **   WORD w                w    w1 after CJK, wk before CJK, or w width folded
 **   LEFT w1 LEFT w2       w2   CJK right before w1
 **   RIGHT wk-1 RIGHT wk   wk   CJK right after wk
 **   WIDTH w               w    width folding changed w
+**   JOIN w' JOIN w        w    a late symbol between the previous word w' and w
 **
 ** A one-word term is looked up by WORD; a phrase by its two first words,
-** its two last, and WIDTH of each word (only its first word can follow CJK
-** and only its last precede it: its words are consecutive, so they share a
-** segment).  Positions and sizes stay those of the plain stream: FTS5 counts
-** no colocated token in a column's size.
+** its two last, WIDTH of each word and JOIN of each pair (only its first
+** word can follow CJK and only its last precede it: its words are
+** consecutive, so no CJK comes between them, but a late symbol takes no
+** position and may).  Positions and sizes stay those of the plain stream:
+** FTS5 counts no colocated token in a column's size.
 */
 static int emitGlueMarks(TokenizeState *s, const char *pToken, int nToken, int iStart, int iEnd,
                          int bTouchesStart, int bTouchesEnd, int bWidthFolded) {
   int rc = SQLITE_OK;
-  int bLast = bTouchesEnd && s->bCjkAfter;
-  if (s->nSegWords == 0) s->bFirstGlued = bTouchesStart && s->bCjkBefore;
+  int bLast = bTouchesEnd && s->bGluedAfter;
+  if (s->nSegWords == 0) s->bFirstGlued = bTouchesStart && s->bGluedBefore;
   if ((s->nSegWords == 0 && s->bFirstGlued) || bLast || bWidthFolded) {
     rc = emitMark(s, HERMES_MARK_WORD, NULL, pToken, nToken, iStart, iEnd);
   }
@@ -212,6 +227,11 @@ static int emitGlueMarks(TokenizeState *s, const char *pToken, int nToken, int i
   if (rc == SQLITE_OK && bWidthFolded) {
     rc = emitMark(s, HERMES_MARK_WIDTH, NULL, pToken, nToken, iStart, iEnd);
   }
+  if (rc == SQLITE_OK && s->bWordSince && s->bSymbolSince) {
+    rc = emitMark(s, HERMES_MARK_JOIN, &s->prevWord, pToken, nToken, iStart, iEnd);
+  }
+  s->bWordSince = 1;
+  s->bSymbolSince = 0;
   s->nSegWords++;
   s->prevWord.n = 0;
   hermes_buf_append(&s->prevWord, pToken, (size_t)nToken);
@@ -257,8 +277,10 @@ static int flushSegment(TokenizeState *s, int iStart, int iEnd, int bFolded) {
   int i;
   int nSeg = iEnd - iStart;
 
-  s->bCjkBefore = iStart > 0; /* a segment starts at the text's start or after CJK */
-  s->bCjkAfter = iEnd < s->n; /* ... and ends at its end or before CJK */
+  /* A segment starts at the text's start or after CJK or a late symbol, and
+  ** ends at its end or before one: the characters unicode61 would glue on. */
+  s->bGluedBefore = iStart > 0;
+  s->bGluedAfter = iEnd < s->n;
   s->nSegWords = 0;
   if (!bFolded) {
     /* Common case (all English text): one call, no copy, no allocation. */
@@ -379,6 +401,8 @@ static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *p
   while (i < nText) {
     unsigned int cp;
     int bFolded;
+    int bCjk;
+    int bLate;
     int len;
 
     if (s.z[i] < 0x80) {
@@ -392,13 +416,16 @@ static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *p
     }
 
     len = hermes_fold_next(s.z + i, nText - i, &cp, &bFolded);
-    if (hermes_is_cjk(cp)) {
-      if (iSeg >= 0) {
-        rc = flushSegment(&s, iSeg, i, bSegFolded);
-        iSeg = -1;
-        bSegFolded = 0;
-        if (rc != SQLITE_OK) break;
-      }
+    bCjk = hermes_is_cjk(cp);
+    bLate = !bCjk && s.p->bSymbols && hermes_is_late_symbol(cp);
+    if ((bCjk || bLate) && iSeg >= 0) {
+      rc = flushSegment(&s, iSeg, i, bSegFolded);
+      iSeg = -1;
+      bSegFolded = 0;
+      if (rc != SQLITE_OK) break;
+    }
+    if (bCjk) {
+      s.bWordSince = 0; /* a phrase never reads across CJK: its bigrams hold positions */
       /* Only the token text changes: offsets stay those of the original. */
       if (s.p->bKana) cp = hermes_kana_fold(cp);
       if (s.p->bVariants) cp = hermes_variant_fold(cp);
@@ -406,8 +433,12 @@ static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *p
       if (rc != SQLITE_OK) break;
     } else {
       if (s.nRun > 0 && (rc = endRun(&s)) != SQLITE_OK) break;
-      if (iSeg < 0) iSeg = i;
-      bSegFolded |= bFolded;
+      if (bLate) {
+        s.bSymbolSince = 1; /* dropped, as unicode61 drops the symbols it knows */
+      } else {
+        if (iSeg < 0) iSeg = i;
+        bSegFolded |= bFolded;
+      }
     }
     i += len;
   }

@@ -21,8 +21,9 @@ _KATAKANA_LAST = 0x30FA
 
 # The first characters of the CJK index's glue marks (``glue 1``; the C
 # tokenizer says which words get which): a word messages_fts does not see, the
-# first two words after CJK text, the last two before it, a width-folded word.
-GLUE_MARKS = ("\ue000", "\ue001", "\ue002", "\ue003")
+# first two words after CJK text, the last two before it, a width-folded word,
+# two words a late symbol (``symbols 1``) comes between.
+GLUE_MARKS = ("\ue000", "\ue001", "\ue002", "\ue003", "\ue004")
 
 
 def fold_width(text: str) -> str:

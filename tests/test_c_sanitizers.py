@@ -59,6 +59,7 @@ def _random_inputs(n: int, seed: int) -> list[bytes]:
     ]
     pieces += [s.encode() for s in ("ラーメン", "らーめん", "ヾ")]  # kana 1
     pieces += [s.encode() for s in ("國", "広", "\uf900")]  # Han variants, a compat ideograph
+    pieces += [s.encode() for s in ("🫠", "🏻", "₽", "deploy")]  # symbols 1
     pieces += [b"\xff", b"\xe4\xb8", b"\xed\xa0\x80", b"\xc0\xaf", b"\x00", b"\x80"]
     out = []
     for _ in range(n):
@@ -109,7 +110,7 @@ def test_setup_py_sanitizer_build_in_sqlite_shell(tmp_path: Path) -> None:
         f".load {lib.with_suffix('')}",
         "CREATE VIRTUAL TABLE a USING fts5(x, y, tokenize='cjk_unicode61');",
         "CREATE VIRTUAL TABLE b USING fts5(x, "
-        "tokenize='cjk_unicode61 unigrams 1 remove_diacritics 2 variants 1 glue 1 kana 1');",
+        "tokenize='cjk_unicode61 unigrams 1 remove_diacritics 2 variants 1 glue 1 kana 1 symbols 1');",
     ]
     for data in _random_inputs(300, seed=7):
         h = data.hex()

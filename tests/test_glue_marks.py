@@ -28,7 +28,7 @@ from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
 
-G, L, R, W = GLUE_MARKS  # word, left pair, right pair, width
+G, L, R, W, J = GLUE_MARKS  # word, left pair, right pair, width, joined pair
 
 
 def spans(text: str) -> list[tuple[int, int]]:
@@ -38,7 +38,7 @@ def spans(text: str) -> list[tuple[int, int]]:
 
 def marks(text: str) -> list[str]:
     """The glue marks of ``text``, in order, each colocated with the word it ends in."""
-    tokens = loader.tokenize(text, "glue", "1")
+    tokens = loader.tokenize(text, "glue", "1", "symbols", "1")
     out = []
     word = None
     for t in tokens:
@@ -67,6 +67,11 @@ def marks(text: str) -> list[str]:
         ("東京Tower", [G + "tower"]),  # folded to lower case, as the word itself
         ("ｶﾞ abc", []),  # half-width katakana is CJK, and a space follows it
         ("plain english words", []),
+        # a late symbol glues as CJK does, and takes no position between two words
+        ("ship🥲it now", [G + "ship", G + "it", J + "ship" + J + "it", L + "it" + L + "now"]),
+        ("go 🫠 home", [J + "go" + J + "home"]),  # unicode61 sees 🫠 as a word between
+        ("配置🫠x", [G + "x"]),  # no word before the symbol: nothing to join
+        ("a🫠配置b", [G + "a", G + "b"]),  # CJK between: a phrase cannot span it
         ("", []),
     ],
 )
@@ -152,7 +157,9 @@ def test_marks_change_no_match_rank_or_snippet(query):
 
 
 LATIN = ["alpha", "Alpha", "alphabet", "beta", "ｂｅｔａ", "gamma", "x1", "ｘ１", "ta", "del"]
-CJK_RUNS = ["配置", "东", "々", "ｶﾞ", "한국", "ー", "〇"]
+# What unicode61 reads as letters beside a word: CJK runs, and symbols newer
+# than its tables (``symbols 1`` splits them off, so they glue as CJK does).
+GLUING = ["配置", "东", "々", "ｶﾞ", "한국", "ー", "〇", "🫠", "₽"]
 SEPARATORS = [" ", ".", "-", "/", "。", "・", "，", "　", ""]
 
 
@@ -165,10 +172,10 @@ def _rows(n: int, seed: int) -> list[str]:
     def piece() -> str:
         kind = rng.random()
         if kind < 0.1:  # glued to CJK on the left, the right or both
-            return rng.choice(("", rng.choice(CJK_RUNS))) + words() + rng.choice(CJK_RUNS)
+            return rng.choice(("", rng.choice(GLUING))) + words() + rng.choice(GLUING)
         if kind < 0.2:
-            return rng.choice(CJK_RUNS) + words()
-        return rng.choice((LATIN, CJK_RUNS, SEPARATORS)[int(kind * 3) % 3])
+            return rng.choice(GLUING) + words()
+        return rng.choice((LATIN, GLUING, SEPARATORS)[int(kind * 3) % 3])
 
     # and, for certain, phrases of three words glued on either side
     fixed = [
@@ -234,12 +241,14 @@ def test_the_look_asks_for_one_rare_mark_per_alternative():
     assert glue_look(parse_query("alpha NOT beta"), spans) is None
     assert glue_look(parse_query("ＡＢＣ"), spans) is None
     assert glue_look(parse_query("Alpha*"), spans) == f'"{G}Alpha"*'
-    # a phrase: each word's width mark, and the glued pairs at either end
+    # a phrase: each word's width mark, the glued pairs at either end, each joined pair
     assert glue_look(parse_query("said-cycle.json*"), spans) == " OR ".join(
         [f'"{W}said"', f'"{W}cycle"', f'"{W}json"*', f'"{L}said{L}cycle"', f'"{R}cycle{R}json"*']
+        + [f'"{J}said{J}cycle"', f'"{J}cycle{J}json"*']
     )
     assert glue_look(parse_query("think.toml*"), spans) == " OR ".join(
         [f'"{W}think"', f'"{W}toml"*', f'"{L}think{L}toml"*', f'"{R}think{R}toml"*']
+        + [f'"{J}think{J}toml"*']
     )
 
 

@@ -21,7 +21,7 @@
 **
 ** Each input goes through cjk_tokens/cjk_tokens_query (as blob and text),
 ** cjk_fold, cjk_fold_find, INSERT into tables with and without "unigrams 1",
-** "variants 1", "glue 1" and "kana 1", a MATCH on a phrase cut from the input, cjk_highlight,
+** "variants 1", "glue 1", "kana 1" and "symbols 1", a MATCH on a phrase cut from the input, cjk_highlight,
 ** cjk_snippet and an FTS5 integrity-check.
 ** A failed integrity-check aborts: it would mean the tokenizer is not
 ** deterministic or emitted inconsistent tokens.
@@ -50,7 +50,7 @@ static void setup(void) {
   execOrDie(
       "CREATE VIRTUAL TABLE t0 USING fts5(a, b, tokenize='cjk_unicode61');"
       "CREATE VIRTUAL TABLE t1 USING fts5(a, tokenize='cjk_unicode61 unigrams 1 "
-      "remove_diacritics 2 variants 1 glue 1 kana 1');"
+      "remove_diacritics 2 variants 1 glue 1 kana 1 symbols 1');"
       "CREATE VIRTUAL TABLE t2 USING fts5(a, tokenize='cjk_unicode61 unigrams 1 "
       "tokenchars ''-_'' separators ''x''');");
 }

@@ -139,6 +139,11 @@ def _print_indexes(data: dict[str, Any], scale: int) -> None:
                 f"  {'':22} kana not folded: searches with kana use a LIKE scan; "
                 "`hermes-fts optimize-storage` rebuilds the index"
             )
+        if info.get("symbols") is False:  # built before `symbols 1`
+            print(
+                f"  {'':22} newer emoji read as letters: a word glued to one (deploy🫠) "
+                "is not found; `hermes-fts optimize-storage` rebuilds the index"
+            )
         if info.get("glue") is False:  # built before `glue 1`
             print(
                 f"  {'':22} no glue marks: word searches find Latin glued to CJK by a "

@@ -192,6 +192,7 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
     out[CJK]["variants"] = schema.cjk_option_on(cjk_sql, "variants")
     out[CJK]["glue"] = schema.cjk_option_on(cjk_sql, "glue")
     out[CJK]["kana"] = schema.cjk_option_on(cjk_sql, "kana")
+    out[CJK]["symbols"] = schema.cjk_option_on(cjk_sql, "symbols")
     return out
 
 

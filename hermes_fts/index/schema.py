@@ -40,10 +40,11 @@ CJK_PENDING = "hermes_fts_cjk_pending"
 # ``cjk_unicode61`` in the same process).  ``variants 1`` folds Han variants
 # (東京 finds 东京); ``glue 1`` marks words a unicode61 index cannot see
 # (glued to CJK, full width: ``_index_text.GLUE_MARKS``); ``kana 1`` folds
-# katakana to hiragana (らーめん finds ラーメン).  Other options: rebuilt by
-# optimize.
+# katakana to hiragana (らーめん finds ラーメン); ``symbols 1`` reads an emoji
+# newer than unicode61's tables as a separator (``deploy🫠`` holds ``deploy``).
+# Other options: rebuilt by optimize.
 CJK_TOKENIZER = "hermes_fts_cjk"
-CJK_TOKENIZE = f"{CJK_TOKENIZER} unigrams 1 variants 1 glue 1 kana 1"
+CJK_TOKENIZE = f"{CJK_TOKENIZER} unigrams 1 variants 1 glue 1 kana 1 symbols 1"
 
 # The word and trigram indexes are rebuilt under this suffix and swapped in
 # complete, so our search keeps serving the old one meanwhile.

@@ -234,8 +234,9 @@ def match_expression(q: Query, route: str) -> str:
 def glue_look(q: Query, token_spans: Callable[[str], Sequence[tuple[int, int]]]) -> str | None:
     """MATCH text, on a CJK index built with ``glue 1``, for the rows where a Latin term
     of ``q`` may occur as words a unicode61 index of the raw text does not see:
-    its first word glued to CJK text before it, its last word glued to CJK
-    after it, or a word in full-width forms.  None: ``q`` has a negated term,
+    its first word glued to CJK text (or a late symbol) before it, its last
+    word glued to one after it, a word in full-width forms, or a late symbol
+    between two of its words.  None: ``q`` has a negated term,
     or a term in full-width forms.
 
     Those are the only rows the CJK index matches and the word index does
@@ -246,8 +247,8 @@ def glue_look(q: Query, token_spans: Callable[[str], Sequence[tuple[int, int]]])
 
     Each term asks for the tokenizer's marks (``GLUE_MARKS``) alone, rare
     tokens, without the rest of the phrase: a one-word term for its word
-    mark; a phrase for its two first words, its two last and each word's
-    width mark.  A row with a mark may still hold no glued occurrence; the
+    mark; a phrase for its two first words, its two last, each word's width
+    mark and each pair's join mark.  A row with a mark may still hold no glued occurrence; the
     search then finds that out.  ``token_spans(text)``: the UTF-8 byte spans
     of the tokenizer's query words of ``text``.  A mark is written with the
     words as the query has them, so the tokenizer folds them as it folds the
@@ -255,7 +256,7 @@ def glue_look(q: Query, token_spans: Callable[[str], Sequence[tuple[int, int]]])
     """
     if any(t.negated or fold_width(t.text) != t.text for t in q.terms):
         return None
-    word, left, right, width = (m.encode("utf-8") for m in GLUE_MARKS)
+    word, left, right, width, join = (m.encode("utf-8") for m in GLUE_MARKS)
     options = []
     for term in q.terms:
         try:
@@ -273,6 +274,10 @@ def glue_look(q: Query, token_spans: Callable[[str], Sequence[tuple[int, int]]])
             marks += [
                 (left + words[0] + left + words[1], len(words) == 2),
                 (right + words[-2] + right + words[-1], True),
+            ]
+            marks += [
+                (join + a + join + b, i == len(words) - 2)
+                for i, (a, b) in enumerate(zip(words, words[1:]))
             ]
         options += [
             render(Term(text.decode("utf-8"), prefix=term.prefix and ends_last))

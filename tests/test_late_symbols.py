@@ -1,0 +1,121 @@
+"""Symbols newer than unicode61's tables (``symbols 1``): separators, not letters.
+
+unicode61 classifies characters by Unicode 6.1 and reads any code point
+assigned since as a letter, so an emoji of Unicode 7 or later glued to a word
+(``deploy🫠``, ``👍🏻ok``, ``100₽``) made one token of both and a search for the
+word found nothing.  With ``symbols 1`` (the store's CJK index) such a
+symbol separates words, as the symbols unicode61 knows do, and as the query
+side (``_index_text.segments``) always read them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import unicodedata
+
+import pytest
+from _support import needs_extension, rebuild_cjk_index
+
+import hermes_fts
+from hermes_fts import loader
+from hermes_fts._index_text import is_token_char, segments
+from hermes_fts.index.schema import CJK
+from hermes_fts.store import SessionStore
+
+pytestmark = needs_extension
+
+GLUED = [
+    ("deploy🫠 now please", "deploy"),  # U+1FAE0, Unicode 14
+    ("ship🥲it tomorrow", "it"),  # between two words
+    ("👍🏻ok thanks", "ok"),  # a skin tone modifier (Unicode 8) after an old emoji
+    ("paid 100₽ for hosting", "100"),  # the ruble sign (Unicode 7)
+    ("recording⏺started", "recording"),  # a media control (Unicode 7)
+    ("猫🫠狗 so cute", "狗"),  # between CJK characters
+]
+
+
+def words(text: str, *options: str) -> list[str]:
+    return [t.text for t in loader.tokenize(text, *options) if not t.colocated]
+
+
+@pytest.mark.parametrize(("text", "word"), GLUED)
+def test_a_late_symbol_separates_the_words_around_it(text, word):
+    tokens = words(text, "symbols", "1")
+    assert word in tokens
+    assert words(text) != tokens  # unicode61 alone reads the symbol as a letter
+    assert not any(ord(ch) > 0x2000 and not ch.isalnum() for t in tokens for ch in t)
+
+
+def test_the_tokenizer_and_the_query_side_agree_on_every_symbol():
+    """Every code point that is not a letter, number or private use to Python's
+    Unicode database separates two words in the tokenizer under ``symbols 1``,
+    as ``_index_text.segments`` (the query side's model) reads it."""
+    conn = hermes_fts.connect(":memory:")
+    disagree = []
+    for cp in range(0x80, 0x110000):
+        ch = chr(cp)
+        category = unicodedata.category(ch)
+        if category[0] not in "SPZ" and category != "Cf" or is_token_char(ch):
+            continue
+        text = f"x{ch}y"
+        if [s for _cjk, s in segments(text)] != ["x", "y"]:
+            continue  # CJK punctuation and the like: the model keeps them, not at issue
+        (raw,) = conn.execute("SELECT cjk_tokens(?, 'symbols', '1')", (text,)).fetchone()
+        if [t["token"] for t in json.loads(raw)] != ["x", "y"]:
+            disagree.append(f"U+{cp:04X}")
+    assert disagree == []
+
+
+def test_the_option_takes_0_or_1():
+    conn = hermes_fts.connect(":memory:")
+    for bad in ("2", "yes"):
+        with pytest.raises(Exception, match="error in tokenizer constructor"):
+            conn.execute(
+                f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61 symbols {bad}')"
+            )
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61 symbols 0')")
+    conn.execute("INSERT INTO t VALUES ('deploy🫠')")
+    assert conn.execute("SELECT count(*) FROM t WHERE t MATCH 'deploy'").fetchone() == (0,)
+
+
+def _store(path):
+    st = SessionStore(path)
+    st.add_session("s1", source="cli")
+    ids = [st.add_message("s1", role="user", content=text) for text, _word in GLUED]
+    st.add_message("s1", role="assistant", content="nothing glued here at all")
+    return st, ids
+
+
+def test_a_store_finds_a_word_glued_to_a_late_symbol(tmp_path):
+    st, ids = _store(tmp_path / "state.db")
+    for (text, word), rowid in zip(GLUED, ids):
+        result = st.search(word)
+        assert result.route == "fts_cjk", word
+        assert rowid in [r["id"] for r in result.rows], (word, text)
+    # A phrase reads across the symbol, as across a space.
+    assert [r["id"] for r in st.search('"ship it"').rows] == [ids[1]]
+    st.close()
+
+
+def test_an_index_built_before_the_option_is_rebuilt_by_optimize_storage(tmp_path):
+    path = tmp_path / "state.db"
+    st, ids = _store(path)
+    rebuild_cjk_index(st, " symbols 1")
+    assert st.status()["indexes"][CJK]["symbols"] is False
+    assert "cjk_outdated" in st.status()["needs_optimize"]
+    assert ids[0] not in [r["id"] for r in st.search("deploy").rows]  # the old tokens
+    st.close()
+    status = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "status", "--db", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "newer emoji read as letters" in status.stdout
+    with SessionStore(path) as st:
+        st.optimize_storage(vacuum=False)
+        assert st.status()["indexes"][CJK]["symbols"] is True
+        assert not st.optimize_needed()
+        assert ids[0] in [r["id"] for r in st.search("deploy").rows]
