@@ -8,6 +8,7 @@ A read-only open never writes a byte; it reports what the file holds.
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import os
 import sqlite3
@@ -57,6 +58,7 @@ __all__ = [
 logger = logging.getLogger("hermes_fts.store")
 
 _MESSAGE_FIELDS = schema.MESSAGES.names
+_text_or_replacement = functools.partial(str, encoding="utf-8", errors="replace")
 _UPDATABLE_FIELDS = frozenset(_MESSAGE_FIELDS) - {"session_id"}
 _SESSION_FIELDS = schema.SESSIONS.names
 
@@ -129,6 +131,9 @@ class SessionStore:
             raise FileNotFoundError(f"no session store at {self._path}")
         self._conn = self._open_connection()
         self._conn.row_factory = sqlite3.Row
+        # Bytes that are not UTF-8 (another tool's TEXT) read as U+FFFD: the
+        # default decode would fail every read of their row, search included.
+        self._conn.text_factory = _text_or_replacement
         self._file = self._main_file()
         # An existing store's missing columns come from TEMP views until our
         # first write: an open changes nothing in it (docs/DESIGN.md §9.2).

@@ -560,3 +560,36 @@ def test_needs_optimize_names_each_reason_as_a_code(
         assert "fts_stale" in store.index_state()["needs_optimize"]
     assert cli.main(["status", "--db", str(db), "--json"]) == 0
     assert "fts_stale" in json.loads(capsys.readouterr().out)["needs_optimize"]
+
+
+def test_text_that_is_not_utf8_reads_with_replacement_characters(db: Path) -> None:
+    """Bytes another tool wrote as TEXT (the sqlite3 shell, a CAST) must not make
+    every read of their row fail: they read as U+FFFD, the rest of the text intact."""
+    with SessionStore(db) as store:
+        store.add_session("s1", title="fine")
+        store.add_message("s1", "user", "deploy notes")
+    _plain_write(
+        db,
+        ("UPDATE sessions SET title = CAST(X'74ff74' AS TEXT) WHERE id = 's1'", ()),
+        (
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('s1', 'assistant', CAST(X'6465706c6f7920ff20626164' AS TEXT), 1)",
+            (),
+        ),
+    )
+    with SessionStore(db) as store:
+        store.sync()
+    with SessionStore(db, readonly=True) as store:
+        assert store.get_session("s1")["title"] == "t\ufffdt"
+        contents = [m["content"] for m in store.get_messages("s1")]
+        assert contents == ["deploy notes", "deploy \ufffd bad"]
+        assert [s["title"] for s in store.sessions_by_activity()] == ["t\ufffdt"]
+        found = store.search("bad")
+        assert [r["snippet"] for r in found.rows] == ["deploy \ufffd >>>bad<<<"]
+    plain = sqlite3.connect(db)  # as Hermes left it: none of our indexes, to estimate
+    with plain:
+        for index in schema.INDEXES:
+            schema.drop_index_objects(plain, index)
+    plain.close()
+    with SessionStore(db, readonly=True) as store:
+        assert store.optimize_estimate()["text_bytes"] > 0
