@@ -234,3 +234,18 @@ def test_read_only_sessions_list_a_session_once_while_cjk_changes_are_pending(tm
             assert rows[0]["id"] == indexed and rows[1]["id"] in pending[1:], route
     finally:
         ro.close()
+
+
+def test_like_scan_reads_a_row_whose_text_is_not_utf8(store):
+    """The LIKE scan's word and NEAR checks run in Python on the row's text; bytes
+    another tool wrote as TEXT must not fail the whole search."""
+    ok = store.add_message("s1", "user", "stuck at deploy: fine", timestamp=1.0)
+    conn = sqlite3.connect(store.path)
+    bad = conn.execute(
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        "VALUES ('s2', 'user', CAST(X'737475636b206174206465706c6f793a20ff' AS TEXT), 2.0)"
+    ).lastrowid
+    conn.commit()
+    conn.close()
+    for q in ("deploy", "NEAR(stuck deploy, 3)"):
+        assert sorted(forced(store, q, "like_scan")) == sorted([ok, bad]), q

@@ -178,6 +178,19 @@ def _near_of(spec: str) -> Near:
     return expr
 
 
+def _row_text(value: object) -> str | None:
+    """A row's text as the SQL passes it (``CAST(… AS BLOB)``, see ``_row_bytes``)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value if isinstance(value, str) else None
+
+
+def _row_bytes(columns: tuple[str, ...]) -> str:
+    # Python's sqlite3 fails a function whose TEXT argument is not UTF-8 (bytes
+    # another tool wrote), and with it the whole scan: the functions take bytes.
+    return ", ".join(f"CAST({c} AS BLOB)" for c in columns)
+
+
 def near_matches(spec: str, *texts: object) -> bool:
     """Whether any of ``texts`` satisfies the ``NEAR(…)`` text ``spec`` (FTS5's rule).
 
@@ -186,8 +199,8 @@ def near_matches(spec: str, *texts: object) -> bool:
     ``distance`` tokens before that start.  Meant as a SQL function body.
     """
     near = _near_of(spec)
-    for text in texts:
-        if not isinstance(text, str) or not text:
+    for text in map(_row_text, texts):
+        if not text:
             continue
         doc = positions(text, document=True)
         starts = [(_starts(doc, t), len(positions(t.text, document=False))) for t in near.terms]
@@ -233,8 +246,8 @@ def words_match(spec: str, *texts: object) -> bool:
     Meant as a SQL function body, after the LIKE prefilter.
     """
     pattern, left, right = _word_pattern(spec)
-    for text in texts:
-        if not isinstance(text, str) or not text:
+    for text in map(_row_text, texts):
+        if not text:
             continue
         low = text.lower()
         found = pattern.search(low)
@@ -298,7 +311,7 @@ def _like_sql(node: LikeNode, params: list[Any], columns: tuple[str, ...], fold:
         # near_matches width-folds itself; the variant fold of spec and
         # columns makes it count the tokens the variants index counts.
         params.append(fold_text(node.spec) if fold else node.spec)
-        parts.append(f"{NEAR_FUNCTION}(?, {', '.join(columns)})")
+        parts.append(f"{NEAR_FUNCTION}(?, {_row_bytes(columns)})")
         return _balanced(parts, "AND")
     if isinstance(node, LikeWords):
         return _words_sql(node, params, columns, fold)
@@ -317,7 +330,7 @@ def _words_sql(node: LikeWords, params: list[Any], columns: tuple[str, ...], fol
     params.extend([f"% {text}{'' if node.prefix else ' '}%"] * len(columns))
     spaced = " OR ".join(f"(' ' || COALESCE({c}, '') || ' ') LIKE ? ESCAPE '\\'" for c in columns)
     params.append(fold_text(node.spec) if fold else node.spec)
-    parts.append(f"({spaced} OR {WORDS_FUNCTION}(?, {', '.join(columns)}))")
+    parts.append(f"({spaced} OR {WORDS_FUNCTION}(?, {_row_bytes(columns)}))")
     return _balanced(parts, "AND")
 
 
