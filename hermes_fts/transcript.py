@@ -317,9 +317,16 @@ def sessions_by_activity(
         conn, _activity_candidates(conn, not_hidden, params, want), not_hidden, params
     )
     rows.sort(
-        key=lambda r: (r["last_active"] or 0, r.get("started_at") or 0, r["id"]), reverse=True
+        key=lambda r: (_time_key(r["last_active"]), _time_key(r.get("started_at")), r["id"]),
+        reverse=True,
     )
     return rows[offset : offset + limit]
+
+
+def _time_key(value: Any) -> float:
+    # A time stored as text (SQLite's max() prefers it to any number) is no
+    # time: comparing it with a number would fail the whole listing.
+    return float(value) if isinstance(value, (int, float)) else 0.0
 
 
 def _activity_candidates(

@@ -321,3 +321,15 @@ def test_anchor_summary_matches_anchored_view(store):
         assert summary["messages_after"] == full["messages_after"]
     assert transcript.get_anchor_summary(store._conn, "s1", ids[12])["window"] == []
     assert transcript.get_anchor_summary(store._conn, "other", ids[3])["window"] == []
+
+
+def test_sessions_by_activity_survives_times_that_are_not_numbers(store):
+    """A start or message time stored as text (a hand-edited or imported store)
+    sorts as no time at all, rather than failing the whole listing."""
+    conversation(store, "fine", chat(2), start=2000)
+    conversation(store, "odd", chat(2), start=1000)
+    with store._conn:
+        store._conn.execute("UPDATE sessions SET started_at = 'not a time' WHERE id = 'odd'")
+        store._conn.execute("UPDATE messages SET timestamp = 'yesterday' WHERE session_id = 'odd'")
+    rows = transcript.sessions_by_activity(store._conn, limit=10)
+    assert [r["id"] for r in rows] == ["fine", "odd"]
