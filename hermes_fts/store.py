@@ -432,7 +432,9 @@ class SessionStore:
             raise ValueError(f"unknown message field(s): {', '.join(sorted(unknown))}")
         if not msg.get("session_id") or not msg.get("role"):
             raise ValueError("a message needs session_id and role")
-        values = dict(msg)
+        # None is "not given" (as for a session's started_at), not a NULL that
+        # the NOT NULL columns would refuse.
+        values = {k: v for k, v in msg.items() if v is not None}
         values.setdefault("timestamp", time.time())
         values.setdefault("active", 1)
         values.setdefault("compacted", 0)

@@ -422,6 +422,17 @@ def test_add_messages_rejects_unknown_fields(db: Path) -> None:
         assert store.get_messages("s1") == []
 
 
+def test_a_message_field_given_as_none_takes_its_default(db: Path) -> None:
+    """``timestamp=None`` is "not known", as ``started_at=None`` is for a session:
+    the current time, not a NOT NULL constraint error from SQLite."""
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli", started_at=None)
+        mid = store.add_message("s1", "user", "hello", timestamp=None, active=None, compacted=None)
+        (row,) = store.get_messages("s1")
+        assert row["id"] == mid and row["timestamp"] > 0
+        assert (row["active"], row["compacted"]) == (1, 0)
+
+
 def test_existing_store_extra_columns_and_tables_untouched(db: Path) -> None:
     conn = sqlite3.connect(db)
     conn.executescript("""
