@@ -172,6 +172,21 @@ def test_profile_and_db_together_are_refused_not_one_silently_ignored(home, db, 
     assert "--profile" in data["error"] and "--db" in data["error"]
 
 
+@pytest.mark.parametrize("ref", ["work/w1", "@session:work/w1"])
+def test_a_profile_reference_with_db_is_refused_not_db_silently_ignored(home, db, capsys, ref):
+    """``work/w1`` reads the work profile's store, as --profile work does: with --db
+    naming another store, one of the two would be silently ignored."""
+    s = open_store(home / "profiles" / "work" / "state.db")
+    conversation(s, "w1", [("user", "work stuff")], title="Work")
+    s.close()
+    for argv in (["read", ref], ["scroll", ref, "1"]):
+        code, data = run_json(capsys, [*argv, "--db", str(db), "--json"])
+        assert code == 2 and data["success"] is False, data
+        assert "work" in data["error"] and "--db" in data["error"], data
+    code, data = run_json(capsys, ["read", ref, "--json"])  # without --db it reads the profile
+    assert code == 0 and data["link"] == "@session:work/w1"
+
+
 def test_missing_db_is_an_error(home, capsys):
     code = _main(["read", "x", "--db", str(home / "nope.db")])
     assert code == 2

@@ -166,6 +166,12 @@ def _run(
         call = Call.parse(session, args.profile, None, limit_max=LIMIT_MAX, **fields)
     except ToolError as exc:  # an argument the command line let through (bytes not UTF-8)
         raise CommandError(exc.person, 1) from exc
+    if args.db and call.qualified:
+        # A profile/id reference reads that profile's store, as --profile does.
+        raise CommandError(
+            f"{session} reads $HERMES_HOME/profiles/{call.profile}/state.db and --db names "
+            f"another store ({args.db}): pass the session id alone with --db, or drop --db"
+        )
     store = _open_history_store(args, session)
     try:
         started = time.perf_counter()
