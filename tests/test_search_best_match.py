@@ -231,6 +231,44 @@ def test_cjk_questions_are_a_best_match_too(store, question, wanted):
     assert first["content"].startswith(wanted)
 
 
+def test_a_short_cjk_word_in_no_message_is_read_as_a_sentence(tmp_path):
+    """Three to five CJK characters alone are searched as written, a word such as
+    数据库迁移; when no message holds them so (昨天的部署, a question typed without
+    spaces) they are searched again as a sentence, and a note says so, where the
+    answer was empty with no word."""
+    st_ = open_store(tmp_path / "state.db")
+    now = T0 + 10 * 86400
+    conversation(
+        st_, "deploy", [("user", "我们做了部署"), ("assistant", "部署完成了")], start=now - 86400
+    )
+    conversation(st_, "older", [("user", "上个月的部署脚本")], start=T0)
+    conversation(st_, "migration", [("user", "数据库迁移做完了"), ("user", "数据很多")], start=T0)
+
+    found = st_.search("昨天的部署", now=now)
+    assert {r["session_id"] for r in found.rows} == {"deploy", "older"}
+    assert found.rows[0]["session_id"] == "deploy"  # 昨天 is a time preference
+    assert (
+        found.notes[0]
+        == "'昨天的部署' is in no message as written: searched as a sentence, by its words"
+    )
+    assert any(n.startswith("time words '昨天'") for n in found.notes)
+    by_session = session_search(st_, query="昨天的部署", now=now)
+    assert by_session["results"][0]["session_id"] == "deploy"
+    assert any("in no message as written" in n for n in by_session["query_notes"])
+
+    # Held as written: exact, no part of it ("数据" alone) is searched.
+    exact = st_.search("数据库迁移")
+    assert [r["session_id"] for r in exact.rows] == ["migration"] and len(exact.rows) == 1
+    assert not any("as written" in n for n in exact.notes)
+    # Quoted, past the end of what it found as written, or held only by messages
+    # the filters leave out: the answer is right, and never read again.
+    assert st_.search('"昨天的部署"').rows == []
+    for left_out in ({"offset": 1}, {"role_filter": "assistant"}, {"after": T0 + 86400}):
+        result = st_.search("数据库迁移", **left_out)
+        assert result.rows == [] and not any("as written" in n for n in result.notes), left_out
+    st_.close()
+
+
 def _asked_among_others(tmp_path, other, asked, filler: str):
     """A store of the session a question asks about ("asked"), one holding the
     question's frame and little else ("other"), and 30 sessions holding none of

@@ -132,7 +132,9 @@ class SearchRequest:
     current time) is where a question's relative time words ("last week")
     count from (``search_preferring``).  ``windows``: ``(start, end)`` ranges
     of Unix seconds a message's timestamp must fall in, one of them; set by
-    the time preference, not by callers.
+    the time preference, not by callers.  ``sentence``: a short CJK word alone
+    is read as a sentence (``syntax.parse_query``); set by ``run`` once it is
+    in no message as written, not by callers.
     """
 
     query: Any
@@ -150,6 +152,7 @@ class SearchRequest:
     exclude_session_ids: Any = None
     now: Any = None
     windows: Any = ()
+    sentence: bool = False
     roles: list[str] | None = field(init=False)
     projection: tuple[str, ...] | None = field(init=False)
 
@@ -228,15 +231,15 @@ _SEARCHED_TOO = "searched as words too, the question has no other"
 Rows = list[dict[str, Any]]
 
 
-def _found(query: Any) -> tuple[TimeWords, ...]:
-    return _time_words(query)[0] if isinstance(query, str) else ()
+def _found(query: Any, sentence: bool = False) -> tuple[TimeWords, ...]:
+    return _time_words(query, sentence)[0] if isinstance(query, str) else ()
 
 
 @functools.lru_cache(maxsize=256)  # asked on every search, a pure function of the text
-def _time_words(query: str) -> tuple[tuple[TimeWords, ...], bool]:
+def _time_words(query: str, sentence: bool = False) -> tuple[tuple[TimeWords, ...], bool]:
     """The question's time words, and whether the best match searches them too: it has
     no other word but common ones, so they are what there is to find (``plan.best_match``)."""
-    parsed = parse_query(query)
+    parsed = parse_query(query, sentence=sentence)
     found = time_words(parsed)
     words = {t.text.lower() for t in best_match(parsed).terms} if found else set()
     searched = any(w.text.lower() in words or words & set(w.text.lower().split()) for w in found)
@@ -254,8 +257,10 @@ def _windows(found: tuple[TimeWords, ...], now: float) -> tuple[tuple[float, flo
     return tuple(merged)
 
 
-def _note(query: str, found: tuple[TimeWords, ...], now: float, bounded: bool) -> str:
-    what = _SEARCHED_TOO if _time_words(query)[1] else _LEFT_OUT
+def _note(
+    query: str, found: tuple[TimeWords, ...], now: float, bounded: bool, sentence: bool = False
+) -> str:
+    what = _SEARCHED_TOO if _time_words(query, sentence)[1] else _LEFT_OUT
     if bounded or not any(windows(w, now) for w in found):
         said = ", ".join(f"'{w.text}'" for w in found)
         why = "the after/before given set the time" if bounded else "no message has that time"
@@ -281,12 +286,12 @@ def search_preferring(
 
     ``search`` runs one request and returns ``(plan, rows)``.
     """
-    found = _found(request.query)
+    found = _found(request.query, request.sentence)
     if not found:
         return (*search(request), ())
     now = time.time() if request.now is None else request.now
     bounded = request.after is not None or request.before is not None
-    note = (_note(request.query, found, now, bounded),)
+    note = (_note(request.query, found, now, bounded, request.sentence),)
     spans = () if bounded else _windows(found, now)
     if not spans or request.limit == 0:
         return (*search(request), note)

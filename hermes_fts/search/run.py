@@ -110,11 +110,13 @@ def plan_search(
     query: Any,
     role_filter: Any = None,
     route: str | None = None,
+    sentence: bool = False,
 ) -> Plan:
     """Choose the route for ``query`` given the index ``state``.
 
     ``route`` restricts the indexes to that one (plus LIKE), as if it were
-    the only index available (see ``SearchRequest``).
+    the only index available (see ``SearchRequest``).  ``sentence``: a short
+    CJK word alone is read as a sentence (``syntax.parse_query``).
     """
     if not isinstance(query, str) or not query.strip():
         return Plan("empty", Query(), "")
@@ -130,6 +132,7 @@ def plan_search(
         served,
         bool(state.get("cjk_fold")),
         bool(state[INDEX_ROUTES["fts_cjk"]].get("kana", True)),
+        sentence,
     )
 
 
@@ -141,13 +144,14 @@ def _plan(
     served: tuple[bool, bool, bool],
     fold: bool,
     kana: bool,
+    sentence: bool,
 ) -> Plan:
     """``plan_search`` on plain values, so a repeated query is planned once.
 
     Parsing and routing are pure functions of these values and a Plan is
     immutable, so a cached one is the same answer.
     """
-    parsed = best_match(parse_query(query))
+    parsed = best_match(parse_query(query, sentence=sentence))
     if parsed.error:  # search_messages raises QueryError with the reason
         return Plan("refused", parsed, "")
     sanitized = match_expression(parsed, "fts5")  # = sanitize_fts5_query(query)
@@ -609,11 +613,40 @@ def run(conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest)
     try:
         # Time words in the question: rows from then first (request.search_preferring).
         plan, rows, time_notes = search_preferring(request, lambda r: _search(conn, state, r))
+        read_as: tuple[str, ...] = ()
+        if not rows and _as_sentence(conn, state, request, plan):
+            sentence = dataclasses.replace(request, sentence=True)
+            plan, rows, time_notes = search_preferring(sentence, lambda r: _search(conn, state, r))
+            read_as = (
+                f"{request.query.strip()!r} is in no message as written: searched as a "
+                "sentence, by its words",
+            )
         route = plan.route
-        notes = (*plan.notes, *time_notes, *_switched_off(state))
+        notes = (*read_as, *plan.notes, *time_notes, *_switched_off(state))
         return SearchResult(rows, route, notes)
     finally:
         _log_search(route, started, rows, request.query)
+
+
+def _as_sentence(
+    conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest, plan: Plan
+) -> bool:
+    """Whether a search that found nothing is a short CJK word alone (``昨天的部署``,
+    three to five characters, searched as written) that no message holds at
+    all: it may be a sentence typed without spaces, read so only then.  Not
+    when filters or the page left its messages out: that answer is right."""
+    if plan.query.loose or plan.route in ("empty", "refused") or request.limit == 0:
+        return False
+    if plan_search(state, request.query, request.roles, request.route, sentence=True) == plan:
+        return False
+    anywhere = SearchRequest(
+        request.query,
+        include_inactive=request.include_inactive,
+        limit=1,
+        fields=("id",),
+        route=request.route,
+    )
+    return not _search(conn, state, anywhere)[1]
 
 
 def _switched_off(state: dict[str, Any]) -> tuple[str, ...]:
@@ -652,7 +685,7 @@ def _log_search(route: str, started: float, rows: list[Any] | None, query: Any) 
 def _search(
     conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest
 ) -> tuple[Plan, list[dict[str, Any]]]:
-    plan = plan_search(state, request.query, request.roles, request.route)
+    plan = plan_search(state, request.query, request.roles, request.route, request.sentence)
     if plan.route == "refused":
         raise QueryError(plan.query.error)
     if plan.route == "empty" or request.limit == 0:

@@ -527,11 +527,14 @@ class _Parser:
         return tok.term if tok.kind == "term" else tok.near
 
 
-def parse_query(text: object) -> Query:
+def parse_query(text: object, *, sentence: bool = False) -> Query:
     """Parse user or model text into a :class:`Query`; never raises.
 
     A refused query has ``error`` set (and no expression); ``notes`` lists
     every change made to what was written.  Non-strings parse as empty.
+    ``sentence``: a word of three to five CJK characters written alone is
+    read as a sentence too, as one of six or more always is (``search.run``
+    asks so once it is in no message as written).
     """
     if not isinstance(text, str):
         return Query()
@@ -552,7 +555,8 @@ def parse_query(text: object) -> Query:
     except _Refuse as exc:
         return Query(notes=tuple(notes), error=str(exc))
     loose = all(t.kind == "term" for t in toks) and (
-        len(words) > 1 or any(_sentence(t.term.text) for t in words if t.term and not t.quoted)
+        len(words) > 1
+        or any(_sentence(t.term.text, sentence) for t in words if t.term and not t.quoted)
     )
     # `deploy OR docker`, the form the tool teaches, is ranked the same way.
     loose = loose or (
@@ -570,11 +574,12 @@ _CJK_PUNCTUATED = re.compile(
 )
 
 
-def _sentence(text: str) -> bool:
-    """A word of six or more CJK characters, or CJK with punctuation inside: a
-    sentence written without spaces, searched as a best match of its parts
-    like words side by side."""
-    return len(_CJK_CHAR.findall(text)) >= 6 or _CJK_PUNCTUATED.search(text) is not None
+def _sentence(text: str, short: bool = False) -> bool:
+    """A word of six or more CJK characters (three with ``short``), or CJK with
+    punctuation inside: a sentence written without spaces, searched as a best
+    match of its parts like words side by side."""
+    least = 3 if short else 6
+    return len(_CJK_CHAR.findall(text)) >= least or _CJK_PUNCTUATED.search(text) is not None
 
 
 # ---------------------------------------------------------------------------
