@@ -433,6 +433,12 @@ def test_colons_and_dashes_are_text_and_say_so(store, query, row, note) -> None:
         ('"deploy 🚀"', "'🚀' in 'deploy 🚀' is not searched"),
         ("rocket🚀 launch", "'🚀' in 'rocket🚀' is not searched"),
         ("NEAR(→deploy release)", "'→' in '→deploy' is not searched"),
+        # a number closing NEAR's words without its comma: a word, said so
+        ("NEAR(deploy service 5)", "'5' in NEAR(...) is searched as a word: a distance follows"),
+        # a '*' before or inside a word: no wildcard, said so
+        ("de*ploy", "'de*ploy' is searched as 'de ploy': a '*' is a wildcard only at the end"),
+        ("*ploy", "'*ploy' is searched as 'ploy'"),
+        ("*ploy*", "'*ploy*' is searched as 'ploy*'"),
     ],
 )
 def test_every_change_to_the_written_query_is_noted(query: str, fragment: str) -> None:
@@ -448,6 +454,8 @@ def test_clean_queries_have_no_notes() -> None:
             assert parse_query(query).notes == (), query
     assert parse_query("deploy\tservice\r\nrollback\u3000東京").notes == ()  # spaces stay spaces
     assert parse_query("🚀 OR 👍").notes == ()  # a symbol on its own is searched as written
+    for written in ("NEAR(deploy service, 5)", "NEAR(version 2)", "dep*", '"de*ploy"'):
+        assert parse_query(written).notes == (), written
 
 
 @pytest.mark.parametrize(

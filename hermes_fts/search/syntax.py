@@ -284,6 +284,12 @@ def _word(piece: str, notes: list[str]) -> _Tok | None:
             f"{piece!r} is searched as text: column filters such as '{column}:' are not "
             "part of the query language"
         )
+    if "*" in stem:  # the prefix star is gone: one before or inside is no wildcard
+        shown = " ".join(w for w in text.split("*") if w) + ("*" if stem != piece else "")
+        notes.append(
+            f"{piece!r} is searched as {shown!r}: a '*' is a wildcard only at the end of a "
+            "word (dep* finds deploy)"
+        )
     _note_symbols(text, notes)
     return _Tok("term", Term(text, stem != piece), dash=dash)
 
@@ -313,6 +319,7 @@ def _near(text: str, start: int, notes: list[str]) -> tuple[_Tok | None, int]:
     usage = "write NEAR(deploy service, 5): words or phrases, then an optional distance"
     terms: list[Term] = []
     distance = DEFAULT_NEAR_DISTANCE
+    number = ""  # the last piece, when it is a bare number: a distance without its comma?
     i = start + len("NEAR(")
     while True:
         while i < len(text) and text[i] in _SPACE:
@@ -326,8 +333,10 @@ def _near(text: str, start: int, notes: list[str]) -> tuple[_Tok | None, int]:
         if ch == '"' and _closing_quote(text, i) >= 0:
             term, i = _phrase(text, i, notes)
             terms += [term] if term else []
+            number = ""
             continue
         if ch == ",":
+            number = ""
             m = _NEAR_DISTANCE.match(text, i)
             if m is None:
                 raise _Refuse(f"NEAR(...) takes a number after its comma: {usage}")
@@ -342,7 +351,14 @@ def _near(text: str, start: int, notes: list[str]) -> tuple[_Tok | None, int]:
             raise _Refuse(f"NEAR(...) cannot hold {piece or ch!r}: {usage}")
         tok = _word(piece, notes)
         terms += [tok.term] if tok and tok.term else []
+        number = piece if piece.isdigit() else ""
         i = end
+    if number and len(terms) > 2:
+        words = " ".join(t.text for t in terms[:-1])
+        notes.append(
+            f"{number!r} in NEAR(...) is searched as a word: a distance follows a comma, "
+            f"NEAR({words}, {number})"
+        )
     unique = tuple(dict.fromkeys(terms))
     if len(unique) < 2:
         notes.append("NEAR with fewer than two different terms is just its terms")
