@@ -22,7 +22,8 @@ from hermes_fts.tool.errors import ToolError
         ("work/abc", "home", ("abc", "home", True)),  # an explicit profile wins
         ("work/", None, ("work/", None, False)),  # no id after the slash: not a reference
         ("@session:", None, (None, None, False)),
-        (42, "x", (None, "x", False)),
+        # A number is the session of that name (noted), not dropped into a browse.
+        (42, "x", ("42", "x", False)),
     ],
 )
 def test_call_parses_session_references(session_id, profile, expected):
@@ -33,7 +34,7 @@ def test_call_parses_session_references(session_id, profile, expected):
 def test_call_current_session_is_trimmed_or_dropped():
     assert Call.parse(None, None, "  s1 ").current_session_id == "s1"
     assert Call.parse(None, None, "   ").current_session_id is None
-    assert Call.parse(None, None, 7).current_session_id is None
+    assert Call.parse(None, None, 7).current_session_id == "7"
 
 
 @pytest.mark.parametrize(
@@ -183,6 +184,41 @@ def test_a_query_of_another_type_is_refused_not_browsed(tmp_path, query):
     with open_store(tmp_path / "state.db") as store:
         conversation(store, "s1", chat(3))
         assert_error(session_search(store, query=query), "query must be text")
+
+
+def test_a_session_id_sent_as_a_number_reads_that_session_with_a_note(tmp_path):
+    with open_store(tmp_path / "state.db") as store:
+        conversation(store, "5", [("user", "deploy the five")])
+        conversation(store, "s2", [("user", "deploy docker")])
+        read = session_search(store, session_id=5)
+        assert read["success"] is True and read["mode"] == "read", read
+        assert read["session_id"] == "5"
+        assert any("session_id was a number" in n for n in read["query_notes"])
+        # Given beside a query, the number still decides the form: a read, not a search.
+        beside = session_search(store, session_id=5, query="docker")
+        assert beside["mode"] == "read" and beside["session_id"] == "5", beside
+
+
+def test_a_current_session_id_sent_as_a_number_is_left_out(tmp_path):
+    with open_store(tmp_path / "state.db") as store:
+        conversation(store, "7", [("user", "deploy docker here")])
+        conversation(store, "s2", [("user", "deploy docker there")], start=T0 + 100)
+        found = session_search(store, query="deploy docker", current_session_id=7)
+        assert [r["session_id"] for r in found["results"]] == ["s2"], found
+        assert any("current_session_id was a number" in n for n in found["query_notes"])
+        listed = session_search(store, current_session_id=7)
+        assert [r["session_id"] for r in listed["results"]] == ["s2"], listed
+
+
+@pytest.mark.parametrize("name", ["session_id", "current_session_id"])
+@pytest.mark.parametrize("value", [["s1"], {"id": "s1"}, True, b"s1", float("nan")])
+def test_a_session_id_of_another_type_is_refused(tmp_path, name, value):
+    with open_store(tmp_path / "state.db") as store:
+        conversation(store, "s1", chat(3))
+        assert_error(session_search(store, **{name: value}), f"{name} must be text")
+        assert_error(
+            session_search(store, query="chatter", **{name: value}), f"{name} must be text"
+        )
 
 
 NOW = 1_780_000_000.0

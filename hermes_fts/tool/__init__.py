@@ -123,6 +123,11 @@ def run_call(store: Any, call: Call) -> dict[str, Any]:
 
 def _dispatch(owned: list[Any], store: Any, call: Call) -> dict[str, Any]:
     """Run the form the arguments name; stores opened on the way go to ``owned``."""
+    return with_notes(_form(owned, store, call), call.notes)
+
+
+def _form(owned: list[Any], store: Any, call: Call) -> dict[str, Any]:
+    """The payload of the form the arguments name, without the call's own notes."""
     ctx, call = open_context(owned, store, call)
     sid = call.session_id
     if sid is not None and call.around_message_id is not None:

@@ -266,6 +266,27 @@ def parse_exclusions(value: Any) -> frozenset[str]:
     return frozenset(ids)
 
 
+def session_text(value: Any, name: str) -> tuple[str | None, str | None]:
+    """A session id argument as text (None: not given) and a note when it was a number.
+
+    A model that sends ``5`` means the session named "5", as a query of ``404``
+    means its digits; dropping it would browse or search instead, or keep the
+    current conversation in the answer, without a word.  Other types are refused.
+    """
+    if value is None or isinstance(value, str):
+        return value, None
+    if _is_number(value):
+        text = str(value)
+        return text, f"{name} was a number; read it as the session id '{text}'"
+    what = (
+        "one session id or link from a search or browse result, such as "
+        "'@session:20260305_091500_ab12'; omit session_id to search or browse"
+        if name == "session_id"
+        else "the id of the session this call is made from, or omit it"
+    )
+    raise ToolError(f"{name} must be text (got {type(value).__name__}): {what}")
+
+
 def split_session_ref(session_id: Any, profile: Any) -> tuple[str | None, Any, bool]:
     """(session id, profile, whether the id named its profile) from the caller's args.
 
@@ -345,6 +366,8 @@ class Call:
     offset: int | None = None
     limit_max: int = LIMIT_MAX
     full: bool = False
+    # What parsing changed (a session id sent as a number), for every form's query_notes.
+    notes: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, session_id: Any, profile: Any, current_session_id: Any, **rest: Any) -> Call:
@@ -359,11 +382,12 @@ class Call:
                 _params.check_text(value, name)
         except ValueError as exc:
             raise ToolError(str(exc)) from None
+        session_id, sid_note = session_text(session_id, "session_id")
+        current_session_id, current_note = session_text(current_session_id, "current_session_id")
         sid, profile, qualified = split_session_ref(session_id, profile)
-        current = None
-        if isinstance(current_session_id, str):
-            current = current_session_id.strip() or None
-        return cls(sid, profile, qualified, current, **rest)
+        current = (current_session_id or "").strip() or None
+        notes = tuple(note for note in (sid_note, current_note) if note)
+        return cls(sid, profile, qualified, current, **rest, notes=notes)
 
     @property
     def pinned(self) -> bool:
