@@ -224,6 +224,13 @@ def test_human_browse(db, capsys):
     assert "last active" in out and "Migration" in out and "@session:default/s_en" in out
 
 
+def test_human_browse_of_an_empty_store_says_there_are_none(home, capsys):
+    open_store(home / "empty.db").close()
+    assert _main(["browse", "--db", str(home / "empty.db")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("No sessions to list.") and "most recently" not in out, out
+
+
 def test_human_search(db, capsys):
     if not _has_search():
         pytest.skip("search_messages not implemented yet")

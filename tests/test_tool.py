@@ -132,6 +132,15 @@ def test_browse_lists_recent_sessions(store):
     dumps(out)
 
 
+def test_browse_of_an_empty_store_says_there_are_no_sessions(store):
+    out = session_search(store)
+    assert out["success"] is True and out["results"] == [] and out["count"] == 0
+    assert out["message"] == "No sessions to list.", out["message"]
+    conversation(store, "mine", chat(2))
+    alone = session_search(store, current_session_id="mine")
+    assert alone["message"] == "No sessions to list besides the current conversation."
+
+
 def test_browse_limit_clamps(store):
     for i in range(14):
         conversation(store, f"s{i:02d}", [("user", f"hello {i}")], start=T0 + i)

@@ -465,13 +465,12 @@ def cmd_browse(args: argparse.Namespace) -> int:
         return 0
     color = use_color()
     rows = payload["results"]
-    first = args.offset + 1
-    span = f"{first}-{args.offset + len(rows)} of the" if args.offset and rows else f"{len(rows)}"
-    print(f"{span} most recently active sessions ({elapsed:.1f} ms)")
-    if not rows:
-        if args.offset:  # past the last page: say where the sessions are
-            print(payload["message"])
+    if not rows:  # no sessions at all, or a page past the last: the tool says which
+        print(f"{payload['message']} ({elapsed:.1f} ms)")
         return 0
+    first = args.offset + 1
+    span = f"{first}-{args.offset + len(rows)} of the" if args.offset else f"{len(rows)}"
+    print(f"{span} most recently active sessions ({elapsed:.1f} ms)")
     header = f"{'last active':<28} {'source':<9} {'msgs':>5}  title / preview"
     print(style(header, BOLD, color))
     for row in rows:

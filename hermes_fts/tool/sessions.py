@@ -254,7 +254,10 @@ def browse(ctx: CallContext, limit: int, offset: int | None = None) -> dict[str,
             "search, session_id to read one, or session_id with around_message_id to scroll."
         ),
     }
-    if not entries and offset and len(results) <= offset:
+    if not results:  # "Showing the 0 ..." would read as a page of a listing that has none
+        besides = " besides the current conversation" if current is not None else ""
+        payload["message"] = f"No sessions to list{besides}."
+    elif not entries and offset and len(results) <= offset:
         payload["message"] = past_the_end(offset, f"there are {len(results)}")
     if offset is not None:
         payload["offset"] = offset
