@@ -220,6 +220,16 @@ def test_version():
     assert proc.returncode == 0 and proc.stdout == f"hermes-fts {hermes_fts.__version__}\n"
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["--json", "--version"], ["--version", "--json"], ["--db", "x.db", "--json", "--version"]],
+)
+def test_version_with_json_is_one_json_document(argv):
+    proc = run(REPO, *argv)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert json.loads(proc.stdout) == {"name": "hermes-fts", "version": hermes_fts.__version__}
+
+
 MISSING_STORE = [
     ["status"],
     ["sync"],

@@ -99,9 +99,16 @@ def test_version_and_help_load_no_store_and_no_command(argv):
 
 def test_version_alone_skips_argparse_and_prints_what_argparse_prints():
     alone, printed = _probe(_cli(["--version"]))
-    parsed, via_argparse = _probe(_cli(["--json", "--version"]))
+    parsed, via_argparse = _probe(_cli(["--db", "state.db", "--version"]))
     assert "argparse" not in alone and "argparse" in parsed
     assert printed == via_argparse == f"hermes-fts {_version()}\n"
+
+
+@pytest.mark.parametrize("argv", [["--json", "--version"], ["--version", "--json"]])
+def test_version_with_json_loads_no_store_either(argv):
+    loaded, printed = _probe(_cli(argv))
+    assert not _of(loaded, STORE_STACK) and not _of(loaded, COMMAND_MODULES)
+    assert json.loads(printed)["version"] == _version()
 
 
 def test_a_subcommand_help_loads_its_own_module_only():

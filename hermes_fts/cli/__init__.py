@@ -81,7 +81,7 @@ def main(
 
     as_json = _wants_json(words)
     try:
-        args = build_parser().parse_args(words)
+        args = build_parser(as_json=as_json).parse_args(words)
     except CommandError as exc:
         return _fail(str(exc), exc.status, as_json)
     if home is not None and args.db is None and getattr(args, "profile", None) is None:

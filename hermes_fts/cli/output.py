@@ -25,6 +25,13 @@ def emit_json(payload: Any) -> None:
     print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
 
 
+def version_document() -> dict[str, str]:
+    """What ``--version`` says, as ``--json`` prints it."""
+    from .._version import __version__
+
+    return {"name": "hermes-fts", "version": __version__}
+
+
 def human_bytes(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if abs(n) < 1024 or unit == "GB":

@@ -215,17 +215,37 @@ def common_options(parser: argparse.ArgumentParser, top: bool) -> None:
     )
 
 
-def build_parser(configure_all: bool = False) -> argparse.ArgumentParser:
+class _Version(argparse.Action):
+    """``--version``: argparse's line, or with ``--json`` (anywhere on the command
+    line, so the caller says) the one JSON document every ``--json`` prints."""
+
+    def __init__(self, option_strings: list[str], dest: str, as_json: bool = False) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS)
+        self.help = "show the version and exit"
+        self.as_json = as_json
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        if self.as_json:
+            from .output import emit_json, version_document
+
+            emit_json(version_document())
+        else:
+            print(f"hermes-fts {__version__}")
+        parser.exit()
+
+
+def build_parser(configure_all: bool = False, as_json: bool = False) -> argparse.ArgumentParser:
     """The ``hermes-fts`` parser over every subcommand, in ``SUBCOMMANDS`` order.
 
     A subcommand's own options are added when the command line chooses it;
     ``configure_all`` adds them all now (importing every command module).
+    ``as_json``: the command line has ``--json``, for what ``--version`` prints.
     """
     parser = Parser(
         prog="hermes-fts", description="Full-text search for Hermes-style session stores."
     )
     parser.register("action", "parsers", _Subcommands)
-    parser.add_argument("--version", action="version", version=f"hermes-fts {__version__}")
+    parser.add_argument("--version", action=_Version, as_json=as_json)
     common_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
