@@ -30,6 +30,7 @@ from .content import encode_value
 from .index import lifecycle as index_state
 from .index import maintain as indexing
 from .index import schema
+from .index.lifecycle import fix_command, search_slowed_by  # re-exported: status' why
 from .index.schema import BASE, CJK, TRIGRAM
 from .search import request as search_request
 from .search import run as search
@@ -50,7 +51,9 @@ __all__ = [
     "default_db_path",
     "failure_cause",
     "file_has_session",
+    "fix_command",
     "open_store",
+    "search_slowed_by",
     "store_error",
     "write_lock_held",
 ]

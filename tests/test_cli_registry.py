@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from _support import needs_extension
 from _tool_fixtures import (
     chat,
     conversation,
@@ -24,6 +25,7 @@ from _tool_fixtures import (
 from hermes_fts.cli import build_parser, main
 from hermes_fts.cli.demo import load_demo
 from hermes_fts.cli.registry import COMMANDS, SUBCOMMANDS, command
+from hermes_fts.index import schema
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -240,6 +242,26 @@ def test_status_draws_the_text_and_each_index_on_one_scale(tmp_path, capsys):
         assert len(chart) == 22, line
         assert chart.count("#") == int(20 * size / scale), (line, size, scale)
     assert any(ln.startswith("Backfill: none pending") for ln in lines)
+
+
+@needs_extension
+def test_status_says_what_a_never_optimized_store_needs_and_the_command(tmp_path, capsys):
+    db = tmp_path / "state.db"
+    with open_store(db) as store:
+        conversation(store, "s1", chat(3))
+    assert main(["status", "--db", str(db)]) == 0
+    assert "Searches:" not in capsys.readouterr().out  # a complete store: nothing to say
+    plain = sqlite3.connect(db)  # as Hermes leaves a store: rows, none of our indexes
+    with plain:
+        for index in schema.INDEXES:
+            schema.drop_index_objects(plain, index)
+    plain.close()
+    assert main(["status", "--db", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["needs_optimize"] == ["cjk_missing"]
+    assert main(["status", "--db", str(db)]) == 0
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Searches:")]
+    assert "the CJK index is not built (cjk_missing)" in line, line
+    assert line.endswith("run `hermes-fts optimize-storage`"), line
 
 
 def test_bench_draws_the_speed_ups_on_a_terminal_only(tmp_path, capsys, monkeypatch):
