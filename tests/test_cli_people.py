@@ -277,6 +277,40 @@ def test_errors_name_the_command_lines_flags(home, argv, needle):
         assert model_words not in proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["search", "deploy", "--after", "bogus"], "after must be epoch seconds"),
+        (["search", "deploy", "--before", "1e400"], "before is out of range"),
+        (
+            ["search", "deploy", "--after", "2026-01-02", "--before", "2026-01-01"],
+            "after must be earlier than before",
+        ),
+        (["browse", "--profile", "nope"], "profile 'nope' does not exist"),
+        (["read", "s1", "--profile", "nope"], "profile 'nope' does not exist"),
+        (["browse", "--profile", "broken"], "profile 'broken' cannot be opened"),
+        (["search", "deploy", "--profile", "broken"], "profile 'broken' cannot be opened"),
+        (["scroll", "s1", "1", "--profile", "broken"], "profile 'broken' cannot be opened"),
+    ],
+)
+def test_a_bad_value_or_an_unusable_profile_store_exits_2_without_a_traceback(
+    tmp_path, argv, needle
+):
+    # docs/USAGE.md: 2 is "could not start" (a usage error, no store, not a store),
+    # as argparse's refusals and a missing --db store already were.
+    with SessionStore(tmp_path / "state.db") as store:
+        conversation(store, "s1", [("user", "deploy the server")])
+    (tmp_path / "profiles" / "broken").mkdir(parents=True)
+    (tmp_path / "profiles" / "broken" / "state.db").write_text("not a database\n")
+    proc = run(tmp_path, *argv)
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr.startswith("Error: ") and needle in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    proc = run(tmp_path, *argv, "--json")
+    assert proc.returncode == 2 and proc.stderr == "", proc.stderr
+    assert needle in json.loads(proc.stdout)["error"]
+
+
 def test_json_before_the_subcommand_is_the_same_option(home):
     code, data = run_json(home, "browse", "--limit", "1")
     proc = run(home, "--json", "browse", "--limit", "1")

@@ -30,7 +30,7 @@ from ..tool.args import (
     SCROLL_WINDOW_MIN,
     SORTS,
 )
-from ..tool.errors import NoDefaultStore, ToolError
+from ..tool.errors import BadValue, NoStore, ToolError
 from ..tool.profiles import validate_profile
 from .output import BOLD, DIM, LINE_CHARS, emit_json, highlight, one_line, style, use_color
 from .registry import CommandError, bounded_int, command, role_list
@@ -153,8 +153,9 @@ def _run(
 ) -> tuple[dict[str, Any], float]:
     """Call the tool once with the command line's caps; returns (payload, milliseconds).
 
-    Raises ``CommandError`` worded for a person: status 2 when there is no
-    store at all (as for every subcommand), else 1.
+    Raises ``CommandError`` worded for a person: status 2 when it could not start
+    (no store, a --profile store that cannot be opened, a value such as --after
+    that is no time), as for every subcommand; else 1.
     """
     if args.db and args.profile is not None:
         # The profile's store would answer and the --db store be opened for nothing.
@@ -178,7 +179,7 @@ def _run(
         payload = run_call(store, call)
         elapsed = (time.perf_counter() - started) * 1000.0
     except ToolError as exc:
-        raise CommandError(exc.person, 2 if isinstance(exc, NoDefaultStore) else 1) from exc
+        raise CommandError(exc.person, 2 if isinstance(exc, (NoStore, BadValue)) else 1) from exc
     except Exception as exc:  # noqa: BLE001 - an error line, as the tool answers one
         cause = failure_cause(exc)
         if cause is not None:  # the store's state (locked, damaged), not the arguments

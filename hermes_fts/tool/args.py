@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from .. import _params
-from .errors import ToolError
+from .errors import BadValue, ToolError
 
 SCROLL_WINDOW_DEFAULT = 5
 SCROLL_WINDOW_MIN = 1
@@ -182,7 +182,7 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
         f"(got {value!r})"
     )
     if not isinstance(value, str):
-        raise ToolError(hint)
+        raise BadValue(hint)
     text = value.strip()
     if not text:
         return None
@@ -200,19 +200,19 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
     try:
         return _iso_seconds(datetime.fromisoformat(iso))
     except (ValueError, OverflowError, OSError):
-        raise ToolError(hint) from None
+        raise BadValue(hint) from None
 
 
 def _epoch_seconds(number: float, name: str) -> float:
     """``number`` as epoch seconds; a clear error for NaN and what no float holds."""
     if number != number:
-        raise ToolError(f"{name} must be epoch seconds, a number, not NaN")
+        raise BadValue(f"{name} must be epoch seconds, a number, not NaN")
     try:
         seconds = float(number)
     except OverflowError:  # an int past the largest float
         seconds = math.inf
     if math.isinf(seconds):
-        raise ToolError(
+        raise BadValue(
             f"{name} is out of range: epoch seconds must be a finite number, at most "
             "about 1.8e308; pass a date such as 2026-03-15 or a time back such as 7d"
         )
@@ -448,5 +448,5 @@ class Call:
         )
         if options.after is not None and options.before is not None:
             if options.after >= options.before:
-                raise ToolError("after must be earlier than before; pass a wider time range")
+                raise BadValue("after must be earlier than before; pass a wider time range")
         return options

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from ..store import SessionStore, StoreError, default_db_path, open_store
 from .args import LINK_PREFIX, Call
-from .errors import NoDefaultStore, NotHere, ToolError
+from .errors import NoDefaultStore, NoStore, NotHere
 from .profiles import locate_profile, profile_db_path, profile_of_file, validate_profile
 from .shape import format_ts
 
@@ -161,8 +161,10 @@ def _open_profile(path: Path, name: str) -> SessionStore:
     try:
         return open_store(path, readonly=True)
     except StoreError as exc:
-        log.warning("cannot open profile %s at %s", name, path, exc_info=True)
-        raise ToolError(
+        # The error names the cause to the caller; a traceback on the log (stderr at
+        # the command line) would only repeat it.
+        log.debug("cannot open profile %s at %s", name, path, exc_info=True)
+        raise NoStore(
             f"profile {name!r} cannot be opened ({exc}); pass another profile or omit it",
             person=f"profile {name!r} cannot be opened ({exc}); pass another --profile",
         ) from exc
@@ -199,7 +201,7 @@ def _context(
             # since the last hermes-fts write are read by the exact fallback.
             store = open_store(path, readonly=True)
         except StoreError as exc:
-            raise ToolError(f"session store unavailable at {path}: {exc}") from exc
+            raise NoStore(f"session store unavailable at {path}: {exc}") from exc
         owned.append(store)
     return CallContext(store, profile_of_file(store.path), current)
 

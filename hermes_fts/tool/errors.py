@@ -28,8 +28,18 @@ class NotHere(ToolError):
     """The session is not in this store; other profiles may hold it."""
 
 
-class NoDefaultStore(ToolError):
+class NoStore(ToolError):
+    """The store the call names is missing or cannot be opened (a profile's, the
+    default): the command line could not start, exit status 2 (docs/USAGE.md)."""
+
+
+class NoDefaultStore(NoStore):
     """No store was passed and ``$HERMES_HOME/state.db`` does not exist."""
+
+
+class BadValue(ToolError):
+    """An argument's value that means nothing (a time bound that is no time): at the
+    command line a usage error, exit status 2, as argparse's own refusals."""
 
 
 def error_payload(message: str) -> dict[str, Any]:

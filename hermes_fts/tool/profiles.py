@@ -17,7 +17,7 @@ from typing import Any
 
 from .._env import hermes_root
 from ..store import file_has_session
-from .errors import ToolError
+from .errors import NoStore, ToolError
 
 DEFAULT_PROFILE = "default"
 _PROFILE_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -89,13 +89,13 @@ def profile_db_path(name: str) -> Path:
     home = hermes_root()
     path = _profile_path(canon)
     if not _inside(path, home):
-        raise ToolError(
+        raise NoStore(
             f"profile {canon!r} resolves outside {home}; pass a profile that lives in "
             "the Hermes profiles folder"
         )
     if not path.is_file():
         known = ", ".join(available_profiles()) or "none"
-        raise ToolError(
+        raise NoStore(
             f"profile {canon!r} does not exist (no state.db at {path}); "
             f"pass one of the existing profiles ({known}) or omit profile",
             person=f"profile {canon!r} does not exist (no state.db at {path}); "
