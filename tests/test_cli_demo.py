@@ -84,6 +84,8 @@ def test_full_width_query_finds_plain_letters(report):
 def test_time_bounded_line_keeps_only_earlier_hits(report, demo_db):
     item = report["backup"]
     assert item["before"] == "2026-01-10" and "--before 2026-01-10" in item["command"]
+    # The demo kept its store (--db): the command shown reruns the search on it.
+    assert item["command"].endswith(f"--before 2026-01-10 --db {demo_db}"), item["command"]
     payload = item["payload"]
     bound = datetime.fromisoformat("2026-01-10").timestamp()
     assert payload["filters"] == {"before": bound}

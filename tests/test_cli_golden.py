@@ -213,7 +213,8 @@ ERRORS = {
     "unused option": (["read", "s-nginx", "--limit", "3"], None, 2, "unrecognized arguments"),
     "dash query": (["search", "-deploy"], None, 2, "goes after `--`"),
     "no query": (["search"], None, 2, "required: query"),
-    "unknown session": (["read", "nope"], None, 1, "session nope not found; `hermes-fts browse`"),
+    # The hint reads the same store: the --db the command line gave.
+    "unknown session": (["read", "nope"], None, 1, "not found; `hermes-fts browse --db "),
     "anchor elsewhere": (
         ["scroll", "s-tokyo", "1"],
         None,

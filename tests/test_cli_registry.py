@@ -261,7 +261,7 @@ def test_status_says_what_a_never_optimized_store_needs_and_the_command(tmp_path
     assert main(["status", "--db", str(db)]) == 0
     (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Searches:")]
     assert "the CJK index is not built (cjk_missing)" in line, line
-    assert line.endswith("run `hermes-fts optimize-storage`"), line
+    assert line.endswith(f"run `hermes-fts optimize-storage --db {db}`"), line
 
 
 def test_bench_draws_the_speed_ups_on_a_terminal_only(tmp_path, capsys, monkeypatch):

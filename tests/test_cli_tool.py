@@ -142,10 +142,11 @@ def test_json_errors_exit_nonzero(db, capsys):
     code, data = run_json(capsys, ["read", "missing", "--db", str(db), "--json"])
     assert code == 1 and data["success"] is False
     assert tool_payload(db, session_id="missing")["success"] is False
-    # Worded for a person: the subcommands that list and find sessions, not tool arguments.
+    # Worded for a person: the subcommands that list and find sessions, not tool
+    # arguments, on the store this command read.
     assert data["error"] == (
-        "session missing not found; `hermes-fts browse` lists recent sessions "
-        "and `hermes-fts search WORDS` finds one"
+        f"session missing not found; `hermes-fts browse --db {db}` lists recent sessions "
+        f"and `hermes-fts search WORDS --db {db}` finds one"
     )
     code, data = run_json(capsys, ["browse", "--profile", "../x", "--json"])
     assert code == 2 and data["success"] is False and "invalid profile name" in data["error"]
@@ -160,6 +161,32 @@ def test_profile_option(home, db, capsys):
     assert code == 0 and data["link"] == "@session:work/w1"
     code, data = run_json(capsys, ["browse", "--profile", "work", "--json"])
     assert [r["session_id"] for r in data["results"]] == ["w1"]
+
+
+def test_hints_name_the_store_the_command_line_read(home, db, capsys):
+    """A follow-up command without the --profile or --db given would read the default store."""
+    work = home / "profiles" / "work" / "state.db"
+    s = open_store(work)
+    ids = conversation(s, "w1", chat(20, "work"))
+    s.close()
+    assert _main(["scroll", "w1", str(ids[5]), "--window", "1", "--profile", "work"]) == 0
+    assert f"more: hermes-fts scroll w1 {ids[6]} --profile work" in capsys.readouterr().out
+    assert _main(["scroll", "work/w1", str(ids[5]), "--window", "1"]) == 0
+    assert f"more: hermes-fts scroll work/w1 {ids[6]}\n" in capsys.readouterr().out
+    assert _main(["scroll", "w1", "999999", "--profile", "work"]) == 1
+    assert "`hermes-fts read w1 --profile work` shows its message ids" in capsys.readouterr().err
+    assert _main(["read", "nope", "--db", str(db)]) == 1
+    err = capsys.readouterr().err
+    assert f"`hermes-fts browse --db {db}`" in err and f"`hermes-fts search WORDS --db {db}`" in err
+    # sync and optimize-storage take no --profile: the profile's file is their --db.
+    with open_store(work) as store:
+        store._mark_fts_stale("test")
+    assert _main(["search", "work", "--profile", "work"]) == 0
+    assert f"`hermes-fts optimize-storage --db {work}` builds them" in capsys.readouterr().out
+    assert _main(["status", "--db", str(work)]) == 0
+    out = capsys.readouterr().out
+    assert f"`hermes-fts optimize-storage --db {work}`" in out
+    assert "`hermes-fts optimize-storage`" not in out
 
 
 @pytest.mark.parametrize("argv", [["search", "stuff"], ["browse"], ["read", "w1"]])

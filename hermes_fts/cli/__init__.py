@@ -128,19 +128,22 @@ def _run(args: Any, as_json: bool) -> int:
     import sqlite3  # with the store stack: only once a subcommand runs
 
     from ..store import StoreError
+    from .output import carry_store
     from .registry import CommandError
 
     try:
         return int(args._handler(args))
     except CommandError as exc:
-        return _fail(str(exc), exc.status, as_json)
+        message, status = str(exc), exc.status
     except StoreError as exc:
-        return _fail(store_error_text(exc), 2, as_json)
+        message, status = store_error_text(exc), 2
     except FileNotFoundError as exc:
-        return _fail(str(exc), 2, as_json)
+        message, status = str(exc), 2
     except sqlite3.DatabaseError as exc:
         # A store opened through open_db reports its cause as a StoreError;
         # this is what is left (e.g. damage found while reading).
-        return _fail(f"the session store cannot be used ({exc})", 1, as_json)
+        message, status = f"the session store cannot be used ({exc})", 1
     except BrokenPipeError:
         return 0
+    # A command an error names ("`hermes-fts read b1` shows its ids") reads this store.
+    return _fail(carry_store(args, message), status, as_json)

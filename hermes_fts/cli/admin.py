@@ -7,6 +7,7 @@ import math
 import sqlite3
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .. import bench, loader
@@ -20,7 +21,7 @@ from ..store import (
     store_error,
     write_lock_held,
 )
-from .output import bar, emit_json, human_bytes
+from .output import bar, carry_store, emit_json, human_bytes
 from .progress import PLAIN_EVERY_S, ProgressBar, say
 from .registry import CommandError, bounded_int, command, db_path, open_db
 
@@ -72,53 +73,57 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({**data, **getattr(args, "status_extra", {})})
         return 0
-    print(
+
+    def show(line: str) -> None:  # every `hermes-fts ...` it names: on this store
+        print(carry_store(args, line))
+
+    show(
         f"Store:    {data['db']}  ({human_bytes(data['db_bytes'])}, "
         f"{data['messages']:,} messages, {human_bytes(data['text_bytes'])} of text)"
     )
-    print(f"SQLite:   {data['sqlite_version']}")
-    print(f"Hermes:   {hermes_host.format_plugin_status(data['hermes_plugin'])}")
+    show(f"SQLite:   {data['sqlite_version']}")
+    show(f"Hermes:   {hermes_host.format_plugin_status(data['hermes_plugin'])}")
     ext = data["extension"]
     if ext["disabled"]:
         how = "disabled by HERMES_CJK_FTS"
     else:
         how = ext["strategy"] if ext["loaded"] else "not loaded"
-    print(f"Extension: cjk_unicode61 {'loaded' if ext['loaded'] else 'missing'} ({how})")
+    show(f"Extension: cjk_unicode61 {'loaded' if ext['loaded'] else 'missing'} ({how})")
     # One scale for the text and every index, so the bars compare at a glance.
     text = data["text_bytes"] or 0
     scale = max([text] + [info["bytes"] or 0 for info in data["indexes"].values()]) or 1
-    print(f"  {'text':22} {'':10} {human_bytes(text):28} {bar(text / scale)}")
-    _print_indexes(data, scale)
+    show(f"  {'text':22} {'':10} {human_bytes(text):28} {bar(text / scale)}")
+    _print_indexes(data, scale, show)
     missing = sorted({table for tables in data["blocked_writes"].values() for table in tables})
     if missing:  # the one state of ours that breaks Hermes itself, not only our search
         are, them = ("is", "it") if len(missing) == 1 else ("are", "them")
-        print(
+        show(
             f"Writes FAIL: {', '.join(missing)} {are} missing but triggers of ours still "
             f"write {them}, so every message Hermes saves is refused; "
             "`hermes-fts optimize-storage` repairs it"
         )
     if data["fts_stale"]:
-        print("FTS indexes are stale: search uses LIKE until `hermes-fts optimize-storage`.")
+        show("FTS indexes are stale: search uses LIKE until `hermes-fts optimize-storage`.")
     pending = f"Pending CJK changes: {data['cjk_pending']:,}"
     if data["cjk_pending"]:
         # Written by a process without the extension (Hermes itself): every
         # query, Latin too without a word index, reads those rows by LIKE.
         pending += " (searches read them by a LIKE scan until `hermes-fts sync` applies them)"
-    print(pending)
+    show(pending)
     bf = data["backfill"]
     if bf:
-        print(
+        show(
             f"Backfill: {bf['percent']}% {bar(bf['percent'] / 100)} "
             f"({bf['indexed']:,}/{bf['total']:,}); "
             "run `hermes-fts optimize-storage` to finish"
         )
     else:
-        print("Backfill: none pending")
+        show("Backfill: none pending")
     for line in _time_table_lines(data["time_table"]):
-        print(line)
+        show(line)
     slowed = _slowed_line(data)
     if slowed:
-        print(slowed)
+        show(slowed)
     return 0
 
 
@@ -147,18 +152,18 @@ def _slowed_line(data: dict[str, Any]) -> str | None:
     return f"Searches: slower exact routes, since {why}; run `hermes-fts {fix_command(codes)}`"
 
 
-def _print_indexes(data: dict[str, Any], scale: int) -> None:
+def _print_indexes(data: dict[str, Any], scale: int, show: Callable[[str], None]) -> None:
     """One line per index of ``status`` (size against the text, served or why not)."""
     for name, info in data["indexes"].items():
         if not info["exists"]:
-            print(f"  {name:22} absent   {info['reason']}")
+            show(f"  {name:22} absent   {info['reason']}")
             continue
         size = f"{human_bytes(info['bytes'] or 0)} = {info['x_text'] or 0:.2f}x text"
         served = "served" if info["served"] else "NOT served"
         chart = bar((info["bytes"] or 0) / scale)
-        print(f"  {name:22} {served:10} {size:28} {chart} {info['reason']}")
+        show(f"  {name:22} {served:10} {size:28} {chart} {info['reason']}")
         if name in data["not_kept"]:  # built by an older version, or opted out since
-            print(
+            show(
                 f"  {'':22} not kept: {data['not_kept'][name]['why']}; "
                 "`hermes-fts optimize-storage` drops it"
             )
@@ -168,19 +173,19 @@ def _print_indexes(data: dict[str, Any], scale: int) -> None:
                 if info["variants"]
                 else "not folded: `hermes-fts optimize-storage` rebuilds the index"
             )
-            print(f"  {'':22} Han variants {folds}")
+            show(f"  {'':22} Han variants {folds}")
         if info.get("kana") is False:  # built before `kana 1`
-            print(
+            show(
                 f"  {'':22} kana not folded: searches with kana use a LIKE scan; "
                 "`hermes-fts optimize-storage` rebuilds the index"
             )
         if info.get("symbols") is False:  # built before `symbols 1`
-            print(
+            show(
                 f"  {'':22} newer emoji read as letters: a word glued to one (deploy🫠) "
                 "is not found; `hermes-fts optimize-storage` rebuilds the index"
             )
         if info.get("glue") is False:  # built before `glue 1`
-            print(
+            show(
                 f"  {'':22} no glue marks: word searches find Latin glued to CJK by a "
                 "slower look; `hermes-fts optimize-storage` rebuilds the index"
             )

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..store import SessionStore, open_store
 from ..tool import session_search
-from .output import BOLD, emit_json, highlight, one_line, style, use_color
+from .output import BOLD, emit_json, follow_up, highlight, one_line, style, use_color
 from .registry import CommandError, command
 
 _DATA_FILE = "demo.json"
@@ -39,9 +39,10 @@ class DemoSearch:
     shows: str  # the claim the result proves
     bounds: dict[str, str]  # after/before, as passed to --after/--before
 
-    def command(self) -> str:
+    def words(self) -> str:
+        """The search as ``hermes-fts`` arguments (``output.follow_up`` adds the store)."""
         flags = "".join(f" --{name} {value}" for name, value in self.bounds.items())
-        return f"hermes-fts search {self.query!r}{flags}"
+        return f"search {self.query!r}{flags}"
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,11 @@ def build_demo_store(path: str | Path) -> SessionStore:
     return store
 
 
-def _demo_searches(store: SessionStore, searches: list[DemoSearch]) -> list[dict[str, Any]]:
+def _demo_searches(
+    args: argparse.Namespace, store: SessionStore, searches: list[DemoSearch]
+) -> list[dict[str, Any]]:
+    """Each demo search run through the tool, with the command that reruns it: on the
+    kept store (``--db``), none for a temporary one."""
     report = []
     session_search(store, query=searches[0].query, limit=3)  # untimed warm-up (lazy imports)
     for search in searches:
@@ -132,7 +137,7 @@ def _demo_searches(store: SessionStore, searches: list[DemoSearch]) -> list[dict
             {
                 "query": query,
                 "shows": search.shows,
-                "command": search.command(),
+                "command": follow_up(args, search.words()),
                 **search.bounds,
                 "route": payload.get("route", "unknown"),
                 "ms": round(elapsed, 2),
@@ -177,7 +182,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         store = build_demo_store(path)
         build_ms = (time.perf_counter() - started) * 1000.0
         try:
-            report = _demo_searches(store, demo.searches)
+            report = _demo_searches(args, store, demo.searches)
             cjk = bool(store.cjk_available)
             status = store.status()
         finally:

@@ -29,10 +29,22 @@ from ..tool.args import (
     SCROLL_WINDOW_MAX,
     SCROLL_WINDOW_MIN,
     SORTS,
+    strip_link,
 )
 from ..tool.errors import BadValue, NoStore, ToolError
 from ..tool.profiles import validate_profile
-from .output import BOLD, DIM, LINE_CHARS, emit_json, highlight, one_line, style, use_color
+from .output import (
+    BOLD,
+    DIM,
+    LINE_CHARS,
+    carry_store,
+    emit_json,
+    follow_up,
+    highlight,
+    one_line,
+    style,
+    use_color,
+)
 from .registry import CommandError, bounded_int, command, role_list
 
 LIMIT_MAX = 100  # results a page may hold on the command line (the tool's cap is 10)
@@ -103,7 +115,9 @@ def _clip(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return clipped
 
 
-def _print_session_header(payload: dict[str, Any], elapsed: float, color: bool) -> None:
+def _print_session_header(
+    args: argparse.Namespace, payload: dict[str, Any], elapsed: float, color: bool
+) -> None:
     meta = payload.get("session_meta") or {}
     title = meta.get("title") or "(untitled)"
     print(
@@ -116,13 +130,15 @@ def _print_session_header(payload: dict[str, Any], elapsed: float, color: bool) 
     print(line)
     if payload.get("warning"):
         print(style(f"note: {payload['warning']}", DIM, color))
-    _print_notes(payload, color, sys.stdout)
+    _print_notes(args, payload, color, sys.stdout)
 
 
-def _print_notes(payload: dict[str, Any], color: bool, out: TextIO) -> None:
+def _print_notes(
+    args: argparse.Namespace, payload: dict[str, Any], color: bool, out: TextIO
+) -> None:
     """The tool's ``query_notes`` (what it clamped or cut), one dim line each."""
     for note in payload.get("query_notes") or ():
-        print(style(f"note: {note}", DIM, color), file=out)
+        print(style(f"note: {carry_store(args, note)}", DIM, color), file=out)
 
 
 # --------------------------------------------------------------------------- calling the tool
@@ -328,9 +344,9 @@ def _print_search(
         file=out,
     )
     note = payload.get("index_rebuild")
-    if note:
-        print(style(note["note"], DIM, color), file=out)
-    _print_notes(payload, color, out)
+    if note:  # `hermes-fts sync` / `optimize-storage`: of the store searched
+        print(style(carry_store(args, note["note"]), DIM, color), file=out)
+    _print_notes(args, payload, color, out)
     if not payload.get("results"):
         print(payload.get("message", "No matching sessions found."), file=out)
         if args.role:
@@ -382,8 +398,17 @@ def _show_session(
         emit_json(payload)
         return None
     color = use_color()
-    _print_session_header(payload, elapsed, color)
+    _print_session_header(args, payload, elapsed, color)
     return payload, color
+
+
+def _session_ref(args: argparse.Namespace, payload: dict[str, Any]) -> str:
+    """The session shown, as the command line names it again: ``PROFILE/ID`` when the
+    profile came from the reference or the lookup, not from ``--profile``."""
+    sid = str(payload["session_id"])
+    ref = strip_link(args.session)
+    profile = payload.get("profile") or (ref.split("/", 1)[0] if "/" in ref else None)
+    return f"{profile}/{sid}" if profile and args.profile is None else sid
 
 
 def _read_args(p: argparse.ArgumentParser) -> None:
@@ -445,7 +470,8 @@ def cmd_scroll(args: argparse.Namespace) -> int:
     if payload.get("messages_after", 0) < payload["window"]:
         print(style("  (end of session)", DIM, color))
     elif messages:
-        more = f"  more: hermes-fts scroll {payload['session_id']} {messages[-1]['id']}"
+        words = f"scroll {_session_ref(args, payload)} {messages[-1]['id']}"
+        more = f"  more: {follow_up(args, words)}"
         print(style(more, DIM, color))
     return 0
 
