@@ -56,7 +56,7 @@ from .request import (
     SearchRequest,
     check_route,
     envelope,
-    search_preferring,
+    search_reading,
 )
 from .sessions import index_page, like_page
 from .snippets import (
@@ -611,42 +611,13 @@ def run(conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest)
     route = "unknown"
     rows: list[dict[str, Any]] | None = None
     try:
-        # Time words in the question: rows from then first (request.search_preferring).
-        plan, rows, time_notes = search_preferring(request, lambda r: _search(conn, state, r))
-        read_as: tuple[str, ...] = ()
-        if not rows and _as_sentence(conn, state, request, plan):
-            sentence = dataclasses.replace(request, sentence=True)
-            plan, rows, time_notes = search_preferring(sentence, lambda r: _search(conn, state, r))
-            read_as = (
-                f"{request.query.strip()!r} is in no message as written: searched as a "
-                "sentence, by its words",
-            )
+        # Time words first, a short CJK word read again as a sentence (request.search_reading).
+        plan, rows, read_as, time_notes = search_reading(request, lambda r: _search(conn, state, r))
         route = plan.route
         notes = (*read_as, *plan.notes, *time_notes, *_switched_off(state))
         return SearchResult(rows, route, notes)
     finally:
         _log_search(route, started, rows, request.query)
-
-
-def _as_sentence(
-    conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest, plan: Plan
-) -> bool:
-    """Whether a search that found nothing is a short CJK word alone (``昨天的部署``,
-    three to five characters, searched as written) that no message holds at
-    all: it may be a sentence typed without spaces, read so only then.  Not
-    when filters or the page left its messages out: that answer is right."""
-    if plan.query.loose or plan.route in ("empty", "refused") or request.limit == 0:
-        return False
-    if plan_search(state, request.query, request.roles, request.route, sentence=True) == plan:
-        return False
-    anywhere = SearchRequest(
-        request.query,
-        include_inactive=request.include_inactive,
-        limit=1,
-        fields=("id",),
-        route=request.route,
-    )
-    return not _search(conn, state, anywhere)[1]
 
 
 def _switched_off(state: dict[str, Any]) -> tuple[str, ...]:

@@ -590,6 +590,12 @@ _CJK_PUNCTUATED = re.compile(
 )
 
 
+def reads_as_sentence(text: str) -> bool:
+    """Whether ``text`` is a word of three to five CJK characters alone, searched as
+    written, that ``parse_query(text, sentence=True)`` reads as a sentence."""
+    return parse_query(text, sentence=True).loose and not parse_query(text).loose
+
+
 def _sentence(text: str, short: bool = False) -> bool:
     """A word of six or more CJK characters (three with ``short``), or CJK with
     punctuation inside: a sentence written without spaces, searched as a best
