@@ -1,5 +1,5 @@
-"""What one search asks for: ``SearchRequest``, checked, the rows it returns, and
-the time its question's words name.
+"""What one search asks for: ``SearchRequest``, checked, the rows it returns, the
+time its question's words name, and a short CJK word read again as a sentence.
 
 Every caller (the store, the tool, the CLI) builds a ``SearchRequest``, so a
 bad limit, role list, time bound, route or field name gets the same clear
@@ -21,6 +21,11 @@ no more than the first pass found, so the second pass's first ``limit +
 offset`` rows hold the rest of the page.  Explicit ``after``/``before`` bounds
 win: the time words are still left out of the words, and a note says the
 bounds decide.
+
+Three to five CJK characters alone are searched as written, as a word
+(``数据库迁移``); when no visible message holds them so, ``search_reading``
+runs the search again with them read as a sentence typed without spaces
+(``昨天的部署``), and says so (docs/DESIGN.md §6.4a).
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ __all__ = [
     "envelope",
     "query_notes",
     "search_preferring",
+    "search_reading",
     "time_note",
 ]
 
