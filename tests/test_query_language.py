@@ -632,3 +632,19 @@ def test_random_queries_agree_with_the_reference_on_every_route(property_store, 
         assert got == want, (query, route, taken, sanitize_fts5_query(query))
     # the canonical form means the same query
     assert parse_query(sanitize_fts5_query(query)).expr == parse_query(query).expr
+
+
+@pytest.mark.parametrize(
+    ("query", "exclude", "quoted"),
+    [
+        ("-deploy", "'<words> NOT deploy'", '"-deploy"'),
+        ("-x OR -x", "'<words> NOT x'", '"-x"'),  # each word once
+        ("-x -y", "'<words> NOT x NOT y'", '"-x" "-y"'),  # NOT x y would keep y
+    ],
+)
+def test_a_query_of_dashed_words_alone_is_refused_with_queries_that_work(
+    query: str, exclude: str, quoted: str
+) -> None:
+    error = parse_query(query).error
+    assert error is not None and f"write {exclude};" in error and error.endswith(quoted)
+    assert parse_query(f"deploy {exclude[9:-1]}").error is None

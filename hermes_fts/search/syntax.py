@@ -562,11 +562,13 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
         expr = _Parser(toks, notes).any_of(0)
         words = [t for t in toks if t.kind == "term"]
         if words and all(t.dash for t in words) and not any(t.kind == "near" for t in toks):
-            shown = " ".join(str(t.term.text) for t in words if t.term)
+            shown = list(dict.fromkeys(str(t.term.text) for t in words if t.term))
+            excluded = " ".join(f"NOT {w}" for w in shown)
+            quoted = " ".join(f'"-{w}"' for w in shown)
             raise _Refuse(
                 "a leading '-' is searched as text, not as an exclusion, and this query "
-                f"has nothing else to find: to exclude write '<words> NOT {shown}'; to "
-                f'search the text itself put it in quotes, e.g. "-{shown}"'
+                f"has nothing else to find: to exclude write '<words> {excluded}'; to "
+                f"search the text itself put it in quotes, e.g. {quoted}"
             )
     except _Refuse as exc:
         return Query(notes=tuple(notes), error=str(exc))
