@@ -296,7 +296,7 @@ def _route_ids(store: SessionStore, query: str, route: str) -> list[int]:
         ("数据库迁移", {"user"}),
         ("工具标记", {"tool"}),
         ("尾部词", {"tool"}),  # past the first 8 KB of a tool row
-        ("漓江竹", set()),
+        ('"漓江竹"', set()),  # quoted: alone, in no row as written, it is read as a sentence
         ("竹筏", {"calls"}),
         ("定时任务", {"cron"}),
         ("子代理", {"sub"}),
