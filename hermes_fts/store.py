@@ -29,9 +29,10 @@ from ._sqlite import (  # tool/CLI name causes with them  # the CLI says when it
 from .content import encode_value
 from .index import lifecycle as index_state
 from .index import maintain as indexing
-from .index import schema
+from .index import schema, space
 from .index.lifecycle import fix_command, search_slowed_by  # re-exported: status' why
 from .index.schema import BASE, CJK, TRIGRAM
+from .index.space import NoRoom  # re-exported: sync stops on a nearly full disk
 from .search import request as search_request
 from .search import run as search
 from .search.like import (
@@ -276,11 +277,11 @@ class SessionStore:
         ):
             self._align_base()
             index_state.align(self._conn, self._caps, create_cjk=True)
-        applied = self._apply_pending() + self._applied_unreported
+        applied = self._apply_pending(room_errors=True) + self._applied_unreported
         self._applied_unreported = 0
         return applied
 
-    def _apply_pending(self, *, asked: bool = True) -> int:
+    def _apply_pending(self, *, asked: bool = True, room_errors: bool = False) -> int:
         """Apply the pending table; unless ``asked``, only if the lock comes at once.
 
         Before a search nobody asked for the write: a lock held by another
@@ -290,6 +291,11 @@ class SessionStore:
         trigram indexes are merged too: Hermes' own maintenance never reaches
         them, and unicode61 keeps a CJK run as one token, so an older segment
         would otherwise hold deleted text itself.
+
+        Batches stop while the disk has less than optimize-storage's room for
+        Hermes free (``space.keep_reserve``): the rest stays pending and the
+        WAL is truncated.  ``room_errors`` (``sync``) raises ``space.NoRoom``
+        then; an open or a search goes on without the rows applied.
         """
         if not self._cjk_writable():
             # Nothing this store may apply until the file changes.
@@ -299,12 +305,19 @@ class SessionStore:
         try:
             with _sqlite.busy_timeout(self._conn, wait):
                 deleted = asked and indexing.pending_deletes(self._conn)
-                applied = indexing.apply_pending(self._conn)
+                applied = indexing.apply_pending(self._conn, before_batch=self._keep_room)
                 if deleted:
                     index_state.merge_segments(
                         self._conn, self._caps, (schema.BASE, schema.TRIGRAM)
                     )
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, space.NoRoom) as exc:
+            if space.out_of_room(exc):
+                # A failed batch's pages stay in the WAL until truncated: give them back.
+                _sqlite.shrink_wal(self._conn)
+                if room_errors:
+                    raise NoRoom(str(exc)) from exc
+                logger.info("pending CJK changes left for later, the disk is full: %s", exc)
+                return 0
             if self._is_index_corruption(exc):
                 self._mark_fts_stale(f"{CJK}: {exc}")
                 return 0
@@ -314,6 +327,11 @@ class SessionStore:
             return 0
         self._seen.synced = self._seen.token()
         return applied
+
+    def _keep_room(self) -> None:
+        """Before each pending batch: Hermes' writes need the disk more than our index."""
+        if self._file is not None:
+            space.keep_reserve(self._file)
 
     def _sync_if_written(self, fresh: tuple[int, int]) -> tuple[int, int]:
         """``sync()`` unless nothing was committed since the last one; the new token.

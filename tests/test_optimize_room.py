@@ -22,6 +22,7 @@ import _hermes_env as he
 import pytest
 
 import hermes_fts
+from hermes_fts.index import space
 from hermes_fts.store import SessionStore
 
 pytestmark = pytest.mark.skipif(
@@ -160,3 +161,66 @@ def test_a_disk_filling_up_mid_run_ends_it_and_leaves_room_for_hermes(
     saved = he.run_driver(hermes_venv, home, "session", "--db-path", str(db))
     assert saved["message"] > 0
     assert_intact_and_findable(db, rows + 1)
+
+
+def leave_free(folder: Path, room: int) -> None:
+    """Another program takes all of the disk's room but ``room`` bytes."""
+    free = shutil.disk_usage(folder).free
+    with open(folder / "filler", "wb") as out:
+        out.write(bytes(max(0, free - room)))
+
+
+@pytest.mark.parametrize("disk", [60], indirect=True)
+def test_sync_on_a_nearly_full_disk_leaves_hermes_its_room(disk):
+    """``sync`` stops before the pending apply takes the disk's last bytes: the rows
+    wait (a LIKE scan finds them), the run says so, and Hermes can still write."""
+    db = disk / "state.db"
+    with SessionStore(db) as store:  # the CJK index exists, empty
+        store.add_session("s1", "cli")
+    rnd = random.Random(11)
+    texts = {}
+    conn = sqlite3.connect(db)
+    with conn:  # a writer without the extension: every row waits in the pending table
+        for i in range(ROWS):
+            text = " ".join(rnd.choice(WORDS) for _ in range(40)) + f" row{i}"
+            texts[
+                conn.execute(
+                    "INSERT INTO messages(session_id, role, content, timestamp) "
+                    "VALUES ('s1', 'user', ?, ?)",
+                    (text, 1.7e9 + i),
+                ).lastrowid
+            ] = text
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    # Less than the room optimize-storage keeps for Hermes (half its reserve),
+    # far less than applying the backlog takes.
+    room = space.reserve(db) // 4
+    leave_free(disk, room)
+    proc = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "sync", "--json", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["pending"] > 0 and doc["reason"] == "disk_full", doc
+    assert shutil.disk_usage(disk).free >= room - (64 << 10)  # the room is still there
+    conn = sqlite3.connect(db)
+    with conn:  # a Hermes-style write still goes through
+        conn.execute(
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('s1', 'user', 'still here', 2e9)"
+        )
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+    with SessionStore(db, readonly=True) as store:
+        for word in ("数据库", "still"):
+            truth = {i for i, t in {**texts, 0: "still here"}.items() if word in t} - {0}
+            found = {r["id"] for r in store.search(word, limit=2 * ROWS).rows}
+            assert truth <= found and (word != "still" or len(found) == 1), word
+    (disk / "filler").unlink()
+    with SessionStore(db) as store:
+        store.sync()
+        assert store.index_state()["cjk_pending"] == 0

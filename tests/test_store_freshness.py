@@ -64,7 +64,9 @@ def db(tmp_path: Path) -> Path:
 def test_unchanged_file_skips_the_sync(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
     real = indexing.apply_pending
-    monkeypatch.setattr(indexing, "apply_pending", lambda conn: calls.append(1) or real(conn))
+    monkeypatch.setattr(
+        indexing, "apply_pending", lambda conn, **kw: calls.append(1) or real(conn, **kw)
+    )
     with SessionStore(db) as store:
         calls.clear()
         assert len(_ids(store, "原有")) == 10

@@ -15,6 +15,7 @@ from .._env import hermes_home
 from ..hermes import host as hermes_host
 from ..store import (
     BUSY_TIMEOUT_S,
+    NoRoom,
     SessionStore,
     fix_command,
     search_slowed_by,
@@ -236,7 +237,21 @@ def _wait_note(args: argparse.Namespace) -> None:
 def cmd_sync(args: argparse.Namespace) -> int:
     _wait_note(args)
     with open_db(args, readonly=False) as store:
-        applied = store.sync()  # with what the open applied
+        try:
+            applied = store.sync()  # with what the open applied
+        except NoRoom as exc:
+            # The rest waits (a LIKE scan finds it) rather than take Hermes' last room.
+            left = store.index_state()["cjk_pending"]
+            message = (
+                f"stopped before the disk was full ({exc}); {left:,} change(s) left pending, "
+                "searches find them by a LIKE scan. Free some space and run "
+                "`hermes-fts sync` again."
+            )
+            if args.json:
+                doc = {"success": False, "reason": "disk_full", "pending": left}
+                emit_json({**doc, "error": carry_store(args, message)})
+                return 1
+            raise CommandError(message, 1) from exc
         left = store.index_state()["cjk_pending"]
     if args.json:
         emit_json({"applied": applied, "pending": left})

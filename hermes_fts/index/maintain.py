@@ -343,13 +343,18 @@ def pending_deletes(conn: sqlite3.Connection) -> bool:
         return False
 
 
-def apply_pending(conn: sqlite3.Connection, batch_ids: int = PENDING_BATCH_IDS) -> int:
+def apply_pending(
+    conn: sqlite3.Connection,
+    batch_ids: int = PENDING_BATCH_IDS,
+    before_batch: Callable[[], None] | None = None,
+) -> int:
     """Bring messages_fts_cjk up to date from the pending table; returns ids applied.
 
     Each batch is its own write transaction, so a large backlog (an extension
     outage) never holds the write lock for long.  A batch deletes the pending
     rows it applied (and their old text) in its own transaction; with nothing
-    pending no write lock is taken.
+    pending no write lock is taken.  ``before_batch`` runs before each batch
+    and may raise to stop there (the disk room check); batches done stay done.
     """
     if schema.index_layout(schema.index_sql(conn, CJK)) != "external":
         # An earlier layout holds other text: a 'delete' of the indexed text
@@ -357,6 +362,8 @@ def apply_pending(conn: sqlite3.Connection, batch_ids: int = PENDING_BATCH_IDS) 
         return 0
     applied = 0
     while conn.execute(f"SELECT 1 FROM {CJK_PENDING} LIMIT 1").fetchone() is not None:
+        if before_batch is not None:
+            before_batch()
         with write_txn(conn):
             n = apply_pending_batch(conn, batch_ids)
         if n == 0:
