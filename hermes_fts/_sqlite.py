@@ -42,6 +42,7 @@ __all__ = [
     "row_dict",
     "sqlite_sort_key",
     "rows_as_dicts",
+    "prepare_store_path",
     "store_file_problem",
     "tables_problem",
 ]
@@ -342,6 +343,25 @@ class FileProblem(NamedTuple):
 
     message: str
     wrong_path: bool = False
+
+
+def prepare_store_path(path: Path, *, default: bool, readonly: bool) -> None:
+    """Refuse what cannot become a store before SQLite tries (FileNotFoundError or
+    StoreError); a store opened for writing gets its folder."""
+    if default and not path.exists():
+        # Only a path someone wrote may become a new store: a wrong HERMES_HOME
+        # must not leave an empty store where Hermes keeps its history.
+        raise FileNotFoundError(
+            f"no session store at {path} ($HERMES_HOME/state.db); set HERMES_HOME "
+            f"to the folder holding state.db, or pass a path (SessionStore('{path}') "
+            "creates a new store there)"
+        )
+    if path.is_dir():  # SQLite would only say "disk I/O error"
+        raise StoreError(f"{path} is a directory, not a session store", wrong_path=True)
+    if not readonly:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif not path.exists():
+        raise FileNotFoundError(f"no session store at {path}")
 
 
 def store_file_problem(

@@ -119,20 +119,7 @@ class SessionStore:
     def __init__(self, path: str | os.PathLike[str] | None = None, readonly: bool = False) -> None:
         self._path = Path(path) if path is not None else default_db_path()
         self.readonly = readonly
-        if path is None and not self._path.exists():
-            # Only a path someone wrote may become a new store: a wrong HERMES_HOME
-            # must not leave an empty store where Hermes keeps its history.
-            raise FileNotFoundError(
-                f"no session store at {self._path} ($HERMES_HOME/state.db); set HERMES_HOME "
-                f"to the folder holding state.db, or pass a path (SessionStore('{self._path}') "
-                "creates a new store there)"
-            )
-        if self._path.is_dir():  # SQLite would only say "disk I/O error"
-            raise StoreError(f"{self._path} is a directory, not a session store", wrong_path=True)
-        if not readonly:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-        elif not self._path.exists():
-            raise FileNotFoundError(f"no session store at {self._path}")
+        _sqlite.prepare_store_path(self._path, default=path is None, readonly=readonly)
         self._conn = self._open_connection()
         self._conn.row_factory = sqlite3.Row
         # Bytes that are not UTF-8 (another tool's TEXT) read as U+FFFD: the
@@ -305,7 +292,9 @@ class SessionStore:
         try:
             with _sqlite.busy_timeout(self._conn, wait):
                 deleted = asked and indexing.pending_deletes(self._conn)
-                applied = indexing.apply_pending(self._conn, before_batch=self._keep_room)
+                # Hermes' writes need the disk more than our index does.
+                room = functools.partial(space.keep_reserve, self._file) if self._file else None
+                applied = indexing.apply_pending(self._conn, before_batch=room)
                 if deleted:
                     index_state.merge_segments(
                         self._conn, self._caps, (schema.BASE, schema.TRIGRAM)
@@ -327,11 +316,6 @@ class SessionStore:
             return 0
         self._seen.synced = self._seen.token()
         return applied
-
-    def _keep_room(self) -> None:
-        """Before each pending batch: Hermes' writes need the disk more than our index."""
-        if self._file is not None:
-            space.keep_reserve(self._file)
 
     def _sync_if_written(self, fresh: tuple[int, int]) -> tuple[int, int]:
         """``sync()`` unless nothing was committed since the last one; the new token.
@@ -785,8 +769,6 @@ class SessionStore:
 
     def file_sizes(self) -> tuple[int, int]:
         """Bytes on disk of the main file and of the ``-wal`` file, apart."""
-        from .index import space
-
         return space.file_sizes(self._path)
 
     def status(self) -> dict[str, Any]:
