@@ -38,7 +38,7 @@ from .search import run as search
 from .search.like import (
     QueryTooBroad,  # re-exported: the tool and CLI see queries through the store
 )
-from .search.plan import parse_query
+from .search.plan import parse_query, reads_as_sentence
 from .search.plan import words_held as _words_held
 from .search.syntax import QueryError
 from .transcript import file_has_session  # re-exported: the tool's profile lookup
@@ -712,7 +712,8 @@ class SessionStore:
     def words_held(query: str, matched: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
         """The words of ``query`` as written that a row with ``matched_terms`` holds
         whole, in part, or not at all (``search.plan.words_held``)."""
-        return _words_held(parse_query(query), matched)
+        # Only a partial row asks, so a short CJK word alone was read as a sentence.
+        return _words_held(parse_query(query, sentence=reads_as_sentence(query)), matched)
 
     def describe_search_path(self, query: Any) -> str:
         """The route a search for ``query`` would take now (fts5, fts_cjk, trigram,

@@ -97,6 +97,7 @@ from hermes_fts.search.syntax import (
     Term,
     contains_near,
     parse_query,
+    reads_as_sentence,
     render,
 )
 from hermes_fts.search.wordforms import form_pairs, forms_note, korean_stem, word_forms
@@ -116,6 +117,7 @@ __all__ = [
     "evidence_units",
     "match_expression",
     "parse_query",
+    "reads_as_sentence",
     "route_can_represent",
     "sanitize_fts5_query",
     "snippet_terms",
