@@ -438,6 +438,8 @@ def tokenize(text: str, *args: str, unigrams: bool = False, query: bool = False)
     ``query=True`` tokenizes as a MATCH query does (never any unigram synonyms).
     Runs in a private in-memory connection of this thread.
     """
+    if not isinstance(text, str):  # None or bytes failed inside as an AttributeError
+        raise TypeError(f"tokenize takes text, not {type(text).__name__}")
     _check_enabled()
     conn = getattr(_local, "conn", None)
     if conn is None:

@@ -34,6 +34,12 @@ def test_tokenize_lone_surrogate_is_a_separator_like_invalid_utf8_in_sqlite():
     assert [t.text for t in hermes_fts.tokenize("東京\udfff塔", query=True)] == ["東京", "塔"]
 
 
+def test_tokenize_refuses_what_is_not_text_with_a_type_error():
+    for value in (None, b"abc", 123):
+        with pytest.raises(TypeError, match=f"not {type(value).__name__}"):
+            hermes_fts.tokenize(value)  # type: ignore[arg-type]
+
+
 # --------------------------------------------------------------------------- a folder
 
 
