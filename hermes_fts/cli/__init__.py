@@ -128,8 +128,7 @@ def _run(args: Any, as_json: bool) -> int:
     import sqlite3  # with the store stack: only once a subcommand runs
 
     from ..store import StoreError
-    from .output import carry_store
-    from .registry import CommandError
+    from .registry import CommandError, carry_store
 
     try:
         return int(args._handler(args))

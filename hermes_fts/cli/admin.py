@@ -22,9 +22,9 @@ from ..store import (
     store_error,
     write_lock_held,
 )
-from .output import bar, carry_store, emit_json, human_bytes
+from .output import bar, emit_json, human_bytes
 from .progress import PLAIN_EVERY_S, ProgressBar, say
-from .registry import CommandError, bounded_int, command, db_path, open_db
+from .registry import CommandError, bounded_int, carry_store, command, db_path, open_db
 
 
 def _confirm(prompt: str) -> bool:

@@ -24,8 +24,8 @@ from typing import Any
 
 from ..store import SessionStore, open_store
 from ..tool import session_search
-from .output import BOLD, emit_json, follow_up, highlight, one_line, style, use_color
-from .registry import CommandError, command
+from .output import BOLD, emit_json, highlight, one_line, style, use_color
+from .registry import CommandError, command, follow_up
 
 _DATA_FILE = "demo.json"
 
@@ -40,7 +40,7 @@ class DemoSearch:
     bounds: dict[str, str]  # after/before, as passed to --after/--before
 
     def words(self) -> str:
-        """The search as ``hermes-fts`` arguments (``output.follow_up`` adds the store)."""
+        """The search as ``hermes-fts`` arguments (``registry.follow_up`` adds the store)."""
         flags = "".join(f" --{name} {value}" for name, value in self.bounds.items())
         return f"search {self.query!r}{flags}"
 

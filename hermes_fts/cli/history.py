@@ -37,15 +37,13 @@ from .output import (
     BOLD,
     DIM,
     LINE_CHARS,
-    carry_store,
     emit_json,
-    follow_up,
     highlight,
     one_line,
     style,
     use_color,
 )
-from .registry import CommandError, bounded_int, command, role_list
+from .registry import CommandError, bounded_int, carry_store, command, follow_up, role_list
 
 LIMIT_MAX = 100  # results a page may hold on the command line (the tool's cap is 10)
 SEARCH_LIMIT = 10

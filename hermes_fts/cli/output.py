@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from typing import Any, TextIO
 
@@ -31,63 +30,6 @@ def version_document() -> dict[str, str]:
     from .._version import __version__
 
     return {"name": "hermes-fts", "version": __version__}
-
-
-# The subcommands that read a store, and those of them that take --profile.
-_STORE_COMMANDS = (
-    "status",
-    "sync",
-    "optimize-storage",
-    "bench",
-    "search",
-    "read",
-    "scroll",
-    "browse",
-)
-_PROFILE_COMMANDS = ("search", "read", "scroll", "browse")
-_QUOTED_COMMAND = re.compile(r"`hermes-fts ([^`]*)`")
-
-
-def follow_up(args: Any, words: str) -> str:
-    """``hermes-fts WORDS`` on the store this command line chose: with its ``--db``
-    or ``--profile`` (a profile's file as ``--db`` for a subcommand without
-    ``--profile``), so that a hint never sends the user to the default store."""
-    flags = _store_flags(args, words.split(" ", 1)[0])
-    if not flags or {"--db", "--profile"} & set(words.split()):
-        return f"hermes-fts {words}"
-    head, dashes, tail = words.partition(" -- ")  # flags after `--` would be query text
-    return f"hermes-fts {head} {flags}{dashes}{tail}"
-
-
-def carry_store(args: Any, text: str) -> str:
-    """``text`` (an error, a note or a status line from any layer) with every
-    `` `hermes-fts ...` `` command in it given the store selection (``follow_up``)."""
-    if "`hermes-fts " not in text:
-        return text
-    return _QUOTED_COMMAND.sub(lambda m: f"`{follow_up(args, m.group(1))}`", text)
-
-
-def _store_flags(args: Any, subcommand: str) -> str:
-    if subcommand not in _STORE_COMMANDS:
-        return ""
-    profile = getattr(args, "profile", None)
-    path = getattr(args, "db", None)
-    if profile is not None:
-        if subcommand in _PROFILE_COMMANDS:
-            return f"--profile {profile}"
-        from ..tool.errors import ToolError
-        from ..tool.profiles import profile_db_path
-
-        try:
-            path = profile_db_path(profile)
-        except ToolError:  # no such profile: the error said so, no command can fix it
-            return ""
-    if not path:
-        return ""
-    import shlex
-    from pathlib import Path
-
-    return f"--db {shlex.quote(str(Path(path).expanduser()))}"
 
 
 def human_bytes(n: float) -> str:

@@ -287,3 +287,52 @@ def open_db(
             yield store
         except sqlite3.OperationalError as exc:
             raise store_error(path, exc) from exc
+
+
+# The subcommands that read no store; of the others, those of cli/history.py
+# take --profile as well as --db (a hint names them with the same store).
+_NO_STORE = ("path", "demo")
+
+
+def follow_up(args: Any, words: str) -> str:
+    """``hermes-fts WORDS`` on the store this command line chose: with its ``--db``
+    or ``--profile`` (a profile's file as ``--db`` for a subcommand without
+    ``--profile``), so that a hint never sends the user to the default store."""
+    flags = _store_flags(args, words.split(" ", 1)[0])
+    if not flags or {"--db", "--profile"} & set(words.split()):
+        return f"hermes-fts {words}"
+    head, dashes, tail = words.partition(" -- ")  # flags after `--` would be query text
+    return f"hermes-fts {head} {flags}{dashes}{tail}"
+
+
+def carry_store(args: Any, text: str) -> str:
+    """``text`` (an error, a note or a status line from any layer) with every
+    `` `hermes-fts ...` `` command in it given the store selection (``follow_up``)."""
+    if "`hermes-fts " not in text:
+        return text
+    import re  # only once a hint is written: --help and --version do without it
+
+    return re.sub(r"`hermes-fts ([^`]*)`", lambda m: f"`{follow_up(args, m.group(1))}`", text)
+
+
+def _store_flags(args: Any, subcommand: str) -> str:
+    if subcommand not in SUBCOMMANDS or subcommand in _NO_STORE:
+        return ""
+    profile = getattr(args, "profile", None)
+    path = getattr(args, "db", None)
+    if profile is not None:
+        if SUBCOMMANDS[subcommand][0] == "history":
+            return f"--profile {profile}"
+        from ..tool.errors import ToolError
+        from ..tool.profiles import profile_db_path
+
+        try:
+            path = profile_db_path(profile)
+        except ToolError:  # no such profile: the error said so, no command can fix it
+            return ""
+    if not path:
+        return ""
+    import shlex
+    from pathlib import Path
+
+    return f"--db {shlex.quote(str(Path(path).expanduser()))}"
