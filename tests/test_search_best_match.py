@@ -175,6 +175,30 @@ def test_a_session_that_keeps_coming_back_to_the_topic_beats_one_stray_message(t
     st_.close()
 
 
+@pytest.mark.parametrize("source", [None, "cli"])
+def test_messages_whose_session_row_is_gone_never_make_a_page_of_sessions(tmp_path, source):
+    """Sessions are asked for their row only once the page is picked (unless a
+    filter reads their columns): the best sessions by score, if rowless, give
+    way to the next ones, and the page stays full."""
+    st_ = open_store(tmp_path / "state.db")
+    for k in range(6):  # the strongest: both words, many times
+        conversation(st_, f"gone{k}", [("user", "Marisol fixed the kiln")] * 4, start=T0 + k)
+    for k in range(8):
+        conversation(st_, f"kept{k}", [("user", f"Marisol and the kiln, note {k}")], start=T0 + 50)
+    conversation(st_, "one", [("user", "only the kiln")], start=T0 + 90)
+    ranked = st_.search_messages("Marisol kiln", limit=3, sort="sessions", fields=("session_id",))
+    assert all(r["session_id"].startswith("gone") for r in ranked)
+    other = sqlite3.connect(tmp_path / "state.db")  # another tool: foreign keys off
+    with other:
+        other.execute("DELETE FROM sessions WHERE id LIKE 'gone%'")
+    other.close()
+    rows = st_.search_messages(
+        "Marisol kiln", limit=9, sort="sessions", source_filter=source, fields=("session_id",)
+    )
+    assert [r["session_id"] for r in rows] == [f"kept{k}" for k in range(7, -1, -1)] + ["one"]
+    st_.close()
+
+
 def test_a_session_whose_words_are_spread_beats_stronger_single_word_rows(tmp_path):
     """Thirty sessions each say one of three words twice in a short message; one
     session says all three, each once in a long message.  Its best message is

@@ -26,10 +26,15 @@ time.
 from __future__ import annotations
 
 import heapq
+import json
+import re
 import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import reduce
+from itertools import compress, groupby
+from operator import itemgetter, or_
 from typing import Any
 
 from .evidence import (
@@ -90,48 +95,63 @@ def row_value(
 
 
 def top_sessions(
-    rows: Sequence[tuple[int, str, float, int]],
+    rows: Sequence[tuple[int, str, float, Any]],
+    credits: Mapping[Any, tuple[float, int]],
     weights: Sequence[float],
     want: int,
     w: SessionWeights = SESSION_WEIGHTS,
 ) -> Page:
     """The ``want`` best sessions of the kept matches ``rows``, each ``(id, session,
-    value, words held)`` (``value``: ``row_value``; words: a bit per word).
+    BM25, held, ...)``; ``credits[held]`` is ``(share of the weight, words)`` as
+    ``evidence.credit`` gives it (words: a bit per word).
 
-    A session scores at most its best message's value plus the coverage weight
-    times the share of the words it holds (each word's recurrence stays below
-    its share).  Sessions are scored in the order of that bound, and only until
-    the page's last score beats the next one's bound.
+    A session scores at most the highest credit and the highest BM25 of its rows
+    plus the coverage weight times the share of the words it holds (each word's
+    recurrence stays below its share).  Sessions are scored in the order of that
+    bound, and only until the page's last score beats the next one's bound, so
+    most sessions are only grouped, a few calls each, never row by row.
     """
-    found: dict[str, list[Any]] = {}  # session: [best value, its id, words, each row's]
-    known = found.get
-    for rid, sid, value, bits in rows:
-        seen = known(sid)
-        if seen is None:
-            found[sid] = [value, rid, bits, [bits]]
-            continue
-        if value > seen[0] or (value == seen[0] and rid > seen[1]):
-            seen[0], seen[1] = value, rid
-        seen[2] |= bits
-        seen[3].append(bits)
+    by_session: dict[str, list[Any]] = {}
+    for sid, run in groupby(rows, _SESSION):  # a session's matches mostly come in runs
+        group = by_session.get(sid)
+        if group is None:
+            by_session[sid] = list(run)
+        else:
+            group.extend(run)
     total = sum(weights) or 1.0
+    credit = {held: c[0] for held, c in credits.items()}.__getitem__
+    words_of = {held: c[1] for held, c in credits.items()}.__getitem__
     share: dict[int, float] = {}  # words held -> the sum of their weights
     bounds = []
-    for sid, (value, _, bits, _) in found.items():
-        if bits not in share:
-            share[bits] = sum(weights[b] for b in range(len(weights)) if bits >> b & 1)
-        bounds.append((-(value + w.coverage * share[bits] / total), sid))
+    for sid, group in by_session.items():
+        helds = list(map(_HELD, group))
+        words = reduce(or_, map(words_of, helds))
+        if words not in share:
+            share[words] = sum(weights[b] for b in range(len(weights)) if words >> b & 1)
+        top = max(map(credit, helds)) / total + w.bm25 * max(map(_BM25, group))
+        bound = (top + w.coverage * share[words] / total) * _MARGIN
+        bounds.append((-bound, -max(map(_ID, group)), sid, words))
     heapq.heapify(bounds)
     page: Page = []
-    while bounds and (len(page) < want or page[0][:2] <= (-bounds[0][0], found[bounds[0][1]][1])):
-        sid = heapq.heappop(bounds)[1]
-        value, rid, bits, each = found[sid]
-        entry = (_score(value, Counter(each), weights, total, w), rid, sid, bits)
+    while bounds and (len(page) < want or page[0][:2] <= (-bounds[0][0], -bounds[0][1])):
+        _, _, sid, words = heapq.heappop(bounds)
+        group = by_session[sid]
+        value, rid = max((credit(r[3]) / total + w.bm25 * r[2], r[0]) for r in group)
+        each = Counter(map(words_of, map(_HELD, group)))
+        entry = (_score(value, each, weights, total, w), rid, sid, words)
         if len(page) < want:
             heapq.heappush(page, entry)
         elif entry > page[0]:
             heapq.heapreplace(page, entry)
     return sorted(page, reverse=True)
+
+
+_ID, _SESSION, _BM25, _HELD, _KEPT = (itemgetter(i) for i in range(5))
+# Whether a search's filters read a column of the session (alias ``s``).
+_READS_SESSION = re.compile(r"\bs\.")
+# A bound a hair above the sum, so that rounding can never put it below the
+# score it bounds (the two add the same parts in different orders).
+_MARGIN = 1.0 + 1e-9
 
 
 def _score(
@@ -192,12 +212,9 @@ def pick_ids(
     else:
         rows = evidence.rows
         kept = passing(list(rows))
-        total = sum(evidence.weights) or 1.0
-        page = top_sessions(
-            [(i, sid, row_value(rows[i], total), rows[i][3]) for i, sid in kept.items()],
-            evidence.weights,
-            want,
-        )
+        # A row already holds its credit and words: each pair is its own key.
+        found = [(i, sid, rows[i][1], (rows[i][0], rows[i][3])) for i, sid in sorted(kept.items())]
+        page = top_sessions(found, {key: key for *_, key in found}, evidence.weights, want)
     return [best for _, best, _, _ in page], {best: bits for _, best, _, bits in page}
 
 
@@ -211,32 +228,37 @@ def index_sessions(
     table = u.table
     low, high = u.envelope_ids
     in_pass = u.in_pass()
+    # A match counts only where its session has a row.  Without a filter on the
+    # session's columns, that is asked of the page's sessions alone, not per match.
+    joined = _READS_SESSION.search(where) is not None
     sql = (
         f"SELECT {table}.rowid, m.session_id, -{table}.rank, "
         f"{f'hermes_fts_held({table})' if in_pass else '0'}, "
-        f"s.id IS NOT NULL AND ({where}) FROM {table} "
-        f"JOIN messages m ON m.id = {table}.rowid LEFT JOIN sessions s ON s.id = m.session_id "
+        f"{'s.id IS NOT NULL AND ' if joined else ''}({where}) FROM {table} "
+        f"JOIN messages m ON m.id = {table}.rowid "
+        f"{'LEFT JOIN sessions s ON s.id = m.session_id ' if joined else ''}"
         f"WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ?{u.extra}"
     )
     found = u.conn.execute(sql, [*params, u.any_unit, low, high]).fetchall()
-    if in_pass:
-        bits = [row[3] for row in found]
-    else:
+    if not in_pass:
         held_by = u.held()
-        bits = [held_by.get(row[0], 0) for row in found]
-    credits, words = u.weigh(Counter(bits))
-    total = sum(words) or 1.0
-    bm25 = SESSION_WEIGHTS.bm25
-    page = top_sessions(
-        [
-            (rid, sid, credits[held][0] / total + bm25 * score, credits[held][1])
-            for (rid, sid, score, _, kept), held in zip(found, bits)
-            if kept
-        ],
-        words,
-        want,
-    )
+        found = [(rid, sid, score, held_by.get(rid, 0), kept) for rid, sid, score, _, kept in found]
+    credits, words = u.weigh(Counter(map(_HELD, found)))
+    kept = list(compress(found, map(_KEPT, found)))
+    page = top_sessions(kept, credits, words, want)
+    while not joined and (gone := _without_row(u.conn, [sid for _, _, sid, _ in page])):
+        kept = [row for row in kept if row[1] not in gone]
+        page = top_sessions(kept, credits, words, want)
     return [best for _, best, _, _ in page], {best: held for _, best, _, held in page}
+
+
+def _without_row(conn: sqlite3.Connection, session_ids: list[str]) -> set[str]:
+    """The sessions of ``session_ids`` that have no row in ``sessions``."""
+    there = conn.execute(
+        "SELECT id FROM sessions WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(session_ids),),
+    )
+    return set(session_ids).difference(sid for (sid,) in there)
 
 
 def like_page(
