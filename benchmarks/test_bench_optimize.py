@@ -4,8 +4,11 @@ The store is a copy of the generated one with every search object removed
 (ours and Hermes'), as a new user's Hermes-written ``state.db`` is before
 hermes-fts first runs.  ``optimize-storage`` then runs in a subprocess of its
 own, so its CPU time and peak RSS are the run's alone, with the default
-pacing (chunks sized to ``TXN_TARGET_S``, ``MIN_PAUSE`` between them).  The
-steps are timed from the progress events.  Nothing is asserted on time.
+pacing (chunks sized to ``TXN_TARGET_S``, ``MIN_PAUSE`` between them), once
+pausing always (the API's default, the Hermes plugin) and once as the
+``hermes-fts`` command runs it (pausing only while another process has the
+store open: here none).  The steps are timed from the progress events.
+Nothing is asserted on time.
 
     python -m pytest benchmarks/test_bench_optimize.py --bench-size 200k -s
 """
@@ -30,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Run in a subprocess: CPU and peak RSS of that process, seconds per step.
 RUN = """
 import json, resource, sys, time
+from hermes_fts.index.maintain import pause_when_shared
 from hermes_fts.store import SessionStore
 steps, last = {}, [None, time.perf_counter(), time.process_time()]
 def progress(event):
@@ -41,7 +45,8 @@ def progress(event):
         last[:] = [event["phase"], now, cpu]
 start, cpu = time.perf_counter(), time.process_time()
 with SessionStore(sys.argv[1]) as store:
-    ok = store.optimize_storage(progress=progress)["ok"]
+    pause = pause_when_shared(sys.argv[1]) if sys.argv[2] == "command" else time.sleep
+    ok = store.optimize_storage(progress=progress, sleep=pause)["ok"]
 usage = resource.getrusage(resource.RUSAGE_SELF)
 # VmHWM: this process image's peak (ru_maxrss keeps the forking parent's).
 try:
@@ -56,7 +61,9 @@ print(json.dumps({"ok": ok, "wall": time.perf_counter() - start,
 """
 
 
+@pytest.mark.parametrize("pauses", ["always", "command"])
 def test_optimize_storage_cost(
+    pauses: str,
     bench_size: int,
     bench_seed: int,
     bench_report: Any,
@@ -66,7 +73,7 @@ def test_optimize_storage_cost(
     shutil.copyfile(corpus.cached_store(bench_size, bench_seed), db)
     _strip_ours(db)
     done = subprocess.run(
-        [sys.executable, "-c", RUN, str(db)],
+        [sys.executable, "-c", RUN, str(db), pauses],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -79,6 +86,7 @@ def test_optimize_storage_cost(
         TABLE,
         {
             "messages": bench_size,
+            "pauses": pauses,
             "CPU s": round(run["cpu"], 1),
             "wall s": round(run["wall"], 1),
             "peak RSS MB": round(run["rss_kb"] / 1024, 1),

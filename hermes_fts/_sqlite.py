@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -332,6 +333,32 @@ def write_lock_held(path: str | os.PathLike[str]) -> bool:
         return "locked" in str(exc).lower() or "busy" in str(exc).lower()
     finally:
         conn.close()
+
+
+def opened_elsewhere(path: str | os.PathLike[str]) -> bool:
+    """Whether a process other than this one may have the WAL store ``path`` open.
+
+    Every connection to a WAL store holds a read lock on its ``-shm`` file
+    (byte 128, SQLite's "dead man switch") for as long as it is open, and
+    Linux lists every lock in /proc/locks.  False only when that list shows
+    this process' own lock there and no other process' lock; True wherever it
+    cannot tell (another system, no ``-shm``, a list it cannot read).
+    """
+    if sys.platform != "linux":
+        return True
+    try:
+        shm = os.stat(f"{os.fspath(path)}-shm")
+        with open("/proc/locks", encoding="ascii", errors="replace") as table:
+            lines = table.read().splitlines()
+    except OSError:
+        return True
+    inode = f"{os.major(shm.st_dev):02x}:{os.minor(shm.st_dev):02x}:{shm.st_ino}"
+    holders = set()
+    for line in lines:  # "6: POSIX  ADVISORY  READ 5876 fe:00:2146381 128 128"
+        fields = line.split()
+        if inode in fields[1:]:
+            holders.add(fields[fields.index(inode) - 1])
+    return holders != {str(os.getpid())}
 
 
 # --------------------------------------------------------------------------

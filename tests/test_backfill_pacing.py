@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from _support import needs_extension
 
+from hermes_fts import _sqlite, cli
 from hermes_fts.index import maintain as indexing
 from hermes_fts.index import schema
 from hermes_fts.index.schema import CJK
@@ -219,3 +220,86 @@ def test_adaptive_pacing_lets_a_hermes_like_writer_in(tmp_path: Path) -> None:
         found = {r["id"] for r in store.search_messages("写入者", limit=10**6, fields=["id"])}
         assert found == set(report["ids"])
         assert store.integrity_check()[CJK] is None
+
+
+linux_locks = pytest.mark.skipif(
+    not Path("/proc/locks").exists(), reason="reads the lock table Linux keeps in /proc/locks"
+)
+
+
+@linux_locks
+def test_another_process_with_the_store_open_is_seen(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    stop = tmp_path / "stop"
+    with SessionStore(db) as store:
+        store.add_session("w1", "cli")
+        assert not _sqlite.opened_elsewhere(db)  # this process alone
+        proc = start_hermes_like_writer(db, stop)  # connected, then writing now and then
+        try:
+            assert _sqlite.opened_elsewhere(db)
+        finally:
+            stop.touch()
+            proc.communicate(timeout=120)
+        assert proc.returncode == 0
+        assert not _sqlite.opened_elsewhere(db)  # its connection closed with it
+    # Without a -shm file (no WAL open) nothing can be told: assume others.
+    assert _sqlite.opened_elsewhere(tmp_path / "none.db")
+
+
+@needs_extension
+@linux_locks
+def test_a_fill_alone_on_the_store_does_not_pause(tmp_path: Path) -> None:
+    """The pauses let other processes' writers in; with none there, a fill goes on."""
+    pauses: list[float] = []
+    with _to_backfill(tmp_path, 3000) as store:
+        chunks: list[int] = []
+        store.backfill(
+            CJK,
+            sleep=indexing.pause_when_shared(store.path, pauses.append),
+            chunk_rows=200,
+            txn_target=None,
+            on_chunk=lambda: chunks.append(1),
+        )
+        assert store.rebuild_status() is None
+    assert len(chunks) >= 10 and pauses == []
+
+
+@needs_extension
+@linux_locks
+def test_a_fill_pauses_while_another_process_has_the_store_open(tmp_path: Path) -> None:
+    pauses: list[float] = []
+    stop = tmp_path / "stop"
+    with _to_backfill(tmp_path, 3000) as store:
+        store.add_session("w1", "cli")
+        proc = start_hermes_like_writer(tmp_path / "state.db", stop)
+        try:
+            chunks: list[int] = []
+            store.backfill(
+                CJK,
+                sleep=indexing.pause_when_shared(store.path, pauses.append),
+                chunk_rows=200,
+                txn_target=None,
+                on_chunk=lambda: chunks.append(1),
+            )
+        finally:
+            stop.touch()
+            out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    assert len(chunks) >= 10 and pauses == [indexing.MIN_PAUSE] * (len(chunks) - 1)
+
+
+@needs_extension
+@pytest.mark.parametrize("own_process", [True, False])
+def test_only_the_command_alone_in_its_process_asks_who_has_the_store_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own_process: bool
+) -> None:
+    """``hermes-fts`` (the console script) asks before each pause; called in-process,
+    as the Hermes plugin calls it beside Hermes' own connection, it always pauses."""
+    with _to_backfill(tmp_path, 3000):
+        pass
+    asked: list[str] = []
+    monkeypatch.setattr(_sqlite, "opened_elsewhere", lambda path: asked.append(path) or True)
+    monkeypatch.setattr(indexing.time, "sleep", lambda s: None)
+    argv = ["optimize-storage", "--yes", "--db", str(tmp_path / "state.db")]
+    assert cli.main(argv, own_process=own_process) == 0
+    assert bool(asked) == own_process

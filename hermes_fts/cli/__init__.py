@@ -66,13 +66,16 @@ def main(
     *,
     home: Path | None = None,
     status_extra: dict[str, Any] | None = None,
+    own_process: bool = False,
 ) -> int:
     """Run ``hermes-fts`` with ``argv`` (default: the process arguments); the exit status.
 
     ``home``: the Hermes home whose state.db to work on instead of ``$HERMES_HOME``'s
     (``--db`` and ``--profile`` still win); ``status_extra``: keys laid over
     ``status --json``'s document.  The Hermes plugin passes both, so it never changes
-    the process' environment or stdout.
+    the process' environment or stdout.  ``own_process``: the process runs this
+    command alone (the console script), so no other connection of it can be
+    waiting for the store's write lock.
     """
     words = list(sys.argv[1:] if argv is None else argv)
     if words == ["--version"]:
@@ -89,6 +92,7 @@ def main(
 
         args.db = Path(home) / "state.db"
     args.status_extra = status_extra or {}
+    args.own_process = own_process
     return _run(args, as_json)
 
 
@@ -102,7 +106,7 @@ def run() -> NoReturn:
     exception, or a stream that cannot be flushed, takes the usual exit,
     which reports it as always.
     """
-    status = main()
+    status = main(own_process=True)
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -13,6 +13,7 @@ from typing import Any
 from .. import bench, loader
 from .._env import hermes_home
 from ..hermes import host as hermes_host
+from ..index.maintain import pause_when_shared
 from ..store import (
     BUSY_TIMEOUT_S,
     NoRoom,
@@ -375,8 +376,15 @@ def _no_room_text(room: dict[str, int], vacuum: bool, without: dict[str, int]) -
 
 def _optimize(store: SessionStore, args: argparse.Namespace, vacuum: bool) -> int:
     progress = ProgressBar(json_lines=args.json)
+    # Alone in its process, the command pauses for other writers only while
+    # another process has the store open.
+    pause = (
+        pause_when_shared(store.path or db_path(args))
+        if getattr(args, "own_process", False)
+        else time.sleep
+    )
     try:
-        result = store.optimize_storage(progress=progress, vacuum=vacuum)
+        result = store.optimize_storage(progress=progress, vacuum=vacuum, sleep=pause)
     except KeyboardInterrupt:
         progress.close()
         raise CommandError(
