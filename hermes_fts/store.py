@@ -31,13 +31,12 @@ from .index import lifecycle as index_state
 from .index import maintain as indexing
 from .index import schema, space
 from .index.lifecycle import fix_command, search_slowed_by  # re-exported: status' why
+from .index.maintain import pause_when_shared  # re-exported: the command's pacing
 from .index.schema import BASE, CJK, TRIGRAM
 from .index.space import NoRoom  # re-exported: sync stops on a nearly full disk
 from .search import request as search_request
 from .search import run as search
-from .search.like import (
-    QueryTooBroad,  # re-exported: the tool and CLI see queries through the store
-)
+from .search.like import QueryTooBroad  # re-exported: the tool and CLI see queries through us
 from .search.plan import parse_query, reads_as_sentence
 from .search.plan import words_held as _words_held
 from .search.syntax import QueryError
@@ -54,6 +53,7 @@ __all__ = [
     "file_has_session",
     "fix_command",
     "open_store",
+    "pause_when_shared",
     "search_slowed_by",
     "store_error",
     "write_lock_held",

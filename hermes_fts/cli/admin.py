@@ -13,12 +13,12 @@ from typing import Any
 from .. import bench, loader
 from .._env import hermes_home
 from ..hermes import host as hermes_host
-from ..index.maintain import pause_when_shared
 from ..store import (
     BUSY_TIMEOUT_S,
     NoRoom,
     SessionStore,
     fix_command,
+    pause_when_shared,
     search_slowed_by,
     store_error,
     write_lock_held,
