@@ -23,6 +23,7 @@ from typing import Any
 __all__ = [
     "JSON_CONTENT_PREFIX",
     "MULTIMODAL_PLACEHOLDER",
+    "as_text",
     "decode_content",
     "encode_value",
     "escape_lone_surrogates",
@@ -75,14 +76,22 @@ def _flatten_parts(parts: Iterable[Any]) -> str:
     return " ".join(texts) if texts else MULTIMODAL_PLACEHOLDER
 
 
+def as_text(value: Any) -> Any:
+    """``value``, with bytes (a BLOB another program stored where text belongs) read
+    as UTF-8 and a bad sequence as U+FFFD, as text that is not valid UTF-8 reads."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
 def decode_content(content: Any) -> Any:
     """Return displayable text for a stored ``content`` value.
 
     Structured content is stored as ``"\\x00json:" + JSON``; a list of parts
     (multimodal) is flattened to its text parts joined by a space, or
     ``"[multimodal content]"`` when it has none.  Anything that cannot be
-    decoded is returned without the prefix.  ``None`` stays ``None``.
+    decoded is returned without the prefix.  ``None`` stays ``None``; bytes are
+    read as text (``as_text``).
     """
+    content = as_text(content)
     if not isinstance(content, str) or not content.startswith(JSON_CONTENT_PREFIX):
         return content
     payload = content[len(JSON_CONTENT_PREFIX) :]
@@ -105,8 +114,9 @@ def parse_tool_calls(raw: Any) -> Any:
 
     JSON text becomes the list (or object) it encodes; blank text becomes
     ``None``; text that is not JSON is returned unchanged, and so is a value
-    that is not text at all.
+    that is not text at all (bytes are read as text, ``as_text``).
     """
+    raw = as_text(raw)
     if not isinstance(raw, str):
         return raw
     if not raw.strip():

@@ -25,7 +25,7 @@ from typing import Any
 
 from ._params import as_int
 from ._sqlite import connect_readonly, row_dict
-from .content import decode_content, parse_tool_calls
+from .content import as_text, decode_content, parse_tool_calls
 from .index.schema import MESSAGES
 
 __all__ = [
@@ -77,7 +77,7 @@ def visible_sql(
 
 def hydrate_message(row: Sequence[Any]) -> dict[str, Any]:
     """A message row (in ``_MESSAGE_COLUMNS`` order) as a dict for callers."""
-    msg = dict(zip(_MESSAGE_COLUMNS, row))
+    msg = dict(zip(_MESSAGE_COLUMNS, map(as_text, row)))
     msg["content"] = decode_content(msg["content"])
     msg["tool_calls"] = parse_tool_calls(msg["tool_calls"])
     return msg

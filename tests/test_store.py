@@ -604,3 +604,43 @@ def test_text_that_is_not_utf8_reads_with_replacement_characters(db: Path) -> No
     plain.close()
     with SessionStore(db, readonly=True) as store:
         assert store.optimize_estimate()["text_bytes"] > 0
+
+
+@needs_extension
+@pytest.mark.parametrize("cjk", ["1", "0"])
+def test_text_another_program_stored_as_a_blob_is_found_and_read_as_text(
+    db: Path, cjk: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A BLOB where text belongs (bytes written with the sqlite3 shell or a driver)
+    is indexed as its text; the LIKE scan finds it too (Debian's SQLite never
+    matches a pattern in a BLOB), and every read shows the text, never b'…'."""
+    with SessionStore(db) as store:
+        store.add_session("s1", title="fine")
+        store.add_message("s1", "user", "deploy notes")
+    calls = '[{"function": {"name": "terminal", "arguments": "{}"}}]'
+    _plain_write(
+        db,
+        (
+            "INSERT INTO messages(session_id, role, content, tool_calls, timestamp) "
+            "VALUES ('s1', 'assistant', CAST(? AS BLOB), CAST(? AS BLOB), 2)",
+            ("rollout blob 部署完成", calls),
+        ),
+        (
+            "INSERT INTO messages(session_id, role, content, tool_name, timestamp) "
+            "VALUES ('s1', 'tool', 'output', CAST('kubectl' AS BLOB), 3)",
+            (),
+        ),
+    )
+    monkeypatch.setenv("HERMES_CJK_FTS", cjk)
+    with SessionStore(db) as store:
+        store.sync()
+        assert store.search("部署").rows[0]["snippet"] == "rollout blob >>>部署<<<完成"
+        assert store.search("rollout").rows[0]["id"] == 2
+        assert store.search("kubectl").rows[0]["tool_name"] == "kubectl"
+        around = store.get_messages_around("s1", 2, 1)["window"]
+        assert [m["content"] for m in around] == ["deploy notes", "rollout blob 部署完成", "output"]
+        assert around[1]["tool_calls"] == json.loads(calls)
+        assert around[2]["tool_name"] == "kubectl"
+        found = hermes_fts.session_search(store, query="部署")
+        assert "b'" not in json.dumps(found, ensure_ascii=False)
+        assert "rollout blob 部署完成" in json.dumps(found, ensure_ascii=False)

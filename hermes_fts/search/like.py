@@ -270,9 +270,13 @@ def words_match(spec: str, *texts: object) -> bool:
 # SQLite merges this subquery into the scan (the id and session conditions
 # still use their indexes) and computes a column's text where a check reads
 # it; a row without a JSON escape costs a few comparisons and one GLOB.
+# As text: SQLite built with SQLITE_LIKE_DOESNT_MATCH_BLOBS (Debian's is) finds no
+# pattern in a BLOB another program stored, which the indexes read as text.
 LIKE_SOURCE = (
     "(SELECT *, "
-    + ", ".join(f"{indexed_text_sql(col)} AS _indexed_{col}" for col in INDEXED_COLUMNS)
+    + ", ".join(
+        f"CAST({indexed_text_sql(col)} AS TEXT) AS _indexed_{col}" for col in INDEXED_COLUMNS
+    )
     + " FROM messages)"
 )
 LIKE_COLUMNS = tuple(f"m._indexed_{col}" for col in INDEXED_COLUMNS)

@@ -89,8 +89,10 @@ MIN_ROWID, MAX_ROWID = -(2**63), 2**63 - 1
 RANKED_ORDER = "rank, m.id DESC"
 
 # The columns every search row has (search.RESULT_FIELDS without context).
+# A tool name another program stored as a BLOB reads as text (NULL stays NULL).
 ROW_COLUMNS = (
-    "m.id, m.session_id, m.role, {snippet} AS snippet, m.timestamp, m.tool_name, "
+    "m.id, m.session_id, m.role, {snippet} AS snippet, m.timestamp, "
+    "CAST(m.tool_name AS TEXT) AS tool_name, "
     "s.source, s.model, s.started_at AS session_started"
 )
 # Their names, what a cursor's description would give (read once, not per query).

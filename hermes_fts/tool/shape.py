@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from ..content import decode_content, parse_tool_calls
+from ..content import as_text, decode_content, parse_tool_calls
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ def shape_message(
         "timestamp": msg.get("timestamp"),
     }
     for key in ("tool_name", "tool_calls", "tool_call_id"):
-        value = msg.get(key)
+        value = as_text(msg.get(key))
         if key == "tool_calls":
             value = parse_tool_calls(value)
         if value:
