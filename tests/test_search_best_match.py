@@ -391,7 +391,29 @@ def test_a_korean_question_searches_its_words_without_their_particles(tmp_path):
     assert {"수빈", "들러리"} <= terms and not {"리에", "빈의", "했었나요"} & terms
     rows = st_.search_messages(question, sort="sessions", limit=3, fields=("session_id",))
     assert rows[0]["session_id"] == "asked"
+    # A particle written apart is grammar: searched, 의 and 를 were found inside
+    # every word that holds the syllable (one-character words), as in 회의실.
+    for k in range(5):
+        conversation(st_, f"chairs{k}", [("user", f"회의실 의자 {k}개를 주문")], start=T0 + 60)
+    apart = st_.search("수빈 의 들러리 를 기억나요?", sort="sessions", limit=40)
+    assert [r["session_id"] for r in apart.rows] == ["asked", "decoy0", "decoy1"]
+    assert "left out common words that do not decide a match: 의, 를, 기억나요" in apart.notes
+    assert not any(n.startswith("one-character words") for n in apart.notes)
     st_.close()
+
+
+def test_an_and_or_or_left_out_of_a_question_is_not_said_to_be_searched(store):
+    """ "pottery and workshop": the best match leaves 'and' out with the common words
+    (it already ranks rows with both words first); a note that it 'is read as
+    a word' beside that is noise.  A lower-case 'not' keeps its note: the
+    user meant to exclude, and learns to write NOT."""
+    notes = store.search("pottery and workshop", sort="sessions").notes
+    assert notes[0] == "left out common words that do not decide a match: and"
+    assert not any("operator" in n for n in notes)
+    notes = store.search("pottery not workshop", sort="sessions").notes
+    assert "'not' is read as a word, not an operator: operators are upper case (NOT)" in notes
+    # Alone, the word is searched: the note stays.
+    assert "operators are upper case (AND)" in store.search("and").notes[0]
 
 
 @pytest.mark.parametrize("route", ROUTE_ORDER)

@@ -96,11 +96,18 @@ from hermes_fts.search.syntax import (
     QueryError,
     Term,
     contains_near,
+    operator_note,
     parse_query,
     reads_as_sentence,
     render,
 )
-from hermes_fts.search.wordforms import form_pairs, forms_note, korean_stem, word_forms
+from hermes_fts.search.wordforms import (
+    KOREAN_PARTICLES,
+    form_pairs,
+    forms_note,
+    korean_stem,
+    word_forms,
+)
 
 # What the other modules of the package use; the tree types (Term, Near, AllOf,
 # AnyOf) come with Query.expr and live in hermes_fts.search.syntax.
@@ -404,6 +411,21 @@ def _one_character_note(terms: Sequence[Term]) -> list[str]:
     ]
 
 
+_KO_PARTICLES = frozenset(KOREAN_PARTICLES)
+
+
+def _particles_apart(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
+    """One-syllable Korean particles written apart from the word before them (레슨 의
+    병실): grammar, which as one-character words would be found inside every
+    word holding the syllable.  One that starts the query (가 alone) is a word,
+    and so may a longer one be (서연과 보다: to watch)."""
+    return {
+        word
+        for (before, _), (word, _) in zip(written, written[1:])
+        if len(word.text) == 1 and word.text in _KO_PARTICLES and _korean(before.text[-1:])
+    }
+
+
 def _word_pieces(reading: Reading) -> list[tuple[Term, list[Term]]]:
     """Each word of a question as read (``question.read_question``), with the terms it
     is searched as."""
@@ -474,12 +496,25 @@ def best_match(q: Query) -> Query:
     for (_, unquoted), (_, pieces) in zip(reading.words, written):
         for piece in pieces:
             terms[piece] = terms.get(piece, False) or unquoted
-    kept = [t for t, unquoted in terms.items() if not (unquoted and _is_stop(t.text) or t in aside)]
+    apart = _particles_apart(written)
+    kept = [
+        t
+        for t, unquoted in terms.items()
+        if not (unquoted and (_is_stop(t.text) or t in apart) or t in aside)
+    ]
     notes = list(q.notes)
     if not kept:  # only common words: they are what there is to find
         kept = list(terms)
     else:
-        notes += reading.notes
+        # "make, wanted and Young": a best match already ranks rows with both words
+        # first, and is an OR; a lower-case 'not' or 'near' keeps its note.
+        gone = {
+            operator_note(t.text + star)
+            for t in terms
+            if t not in kept and t.text.upper() in ("AND", "OR")
+            for star in ("", "*")
+        }
+        notes = [n for n in notes if n not in gone] + list(reading.notes)
     if len(kept) < len(terms):
         # Named as written: a bigram cut out of a sentence is no word of the user's.
         dropped = ", ".join(

@@ -264,6 +264,12 @@ def _note_symbols(text: str, notes: list[str]) -> None:
         )
 
 
+def operator_note(piece: str) -> str:
+    """The note on ``piece``, an operator's name written as a word (``and``)."""
+    name = piece.rstrip("*").upper()
+    return f"{piece!r} is read as a word, not an operator: operators are upper case ({name})"
+
+
 def _word(piece: str, notes: list[str]) -> _Tok | None:
     stem = piece.rstrip("*")
     text = _trim(stem)
@@ -277,7 +283,7 @@ def _word(piece: str, notes: list[str]) -> _Tok | None:
             f"(write NOT {text} to exclude it)"
         )
     if stem.upper() in OPERATORS + ("NEAR",) and (stem != stem.upper() or stem != piece):
-        notes.append(f"{piece!r} is searched as a word: operators are upper case ({stem.upper()})")
+        notes.append(operator_note(piece))
     column = stem.split(":", 1)[0].lstrip(string.punctuation).lower() if ":" in stem else ""
     if column in COLUMN_NAMES:
         notes.append(
