@@ -363,13 +363,19 @@ def _with_last_active(
     for start in range(0, len(ids), _IN_CHUNK):
         chunk = ids[start : start + _IN_CHUNK]
         marks = ", ".join("?" * len(chunk))
+        # `< ''`: the newest time that is a number (SQLite sorts text above every
+        # number, so max() would pick a time stored as text), read off the index.
         cur = conn.execute(
-            "SELECT s.*, max(COALESCE(s.last_activity_at, s.started_at), s.started_at,"
-            " COALESCE((SELECT max(m.timestamp) FROM messages m WHERE m.session_id = s.id),"
-            f" s.started_at)) AS last_active FROM sessions s WHERE s.id IN ({marks}){extra}",
+            "SELECT s.*, (SELECT max(m.timestamp) FROM messages m WHERE m.session_id = s.id"
+            f" AND m.timestamp < '') AS _newest FROM sessions s WHERE s.id IN ({marks}){extra}",
             (*chunk, *params),
         )
-        rows.extend(row_dict(cur, row) for row in cur)
+        for raw in cur:
+            row = row_dict(cur, raw)
+            times = (row["last_activity_at"], row["started_at"], row.pop("_newest"))
+            numbers = [t for t in times if isinstance(t, (int, float))]
+            row["last_active"] = max(numbers) if numbers else row["started_at"]
+            rows.append(row)
     return rows
 
 

@@ -333,3 +333,17 @@ def test_sessions_by_activity_survives_times_that_are_not_numbers(store):
         store._conn.execute("UPDATE messages SET timestamp = 'yesterday' WHERE session_id = 'odd'")
     rows = transcript.sessions_by_activity(store._conn, limit=10)
     assert [r["id"] for r in rows] == ["fine", "odd"]
+
+
+def test_a_time_stored_as_text_does_not_hide_a_sessions_other_times(store):
+    """One message time stored as text among numbers: the session's last activity is
+    its newest number (SQLite's max() would give the text, and the session sorted
+    as no time, last, showing the text as its last activity)."""
+    conversation(store, "older", chat(2), start=2000)
+    ids = conversation(store, "mixed", chat(3), start=3000)
+    with store._conn:
+        store._conn.execute("UPDATE messages SET timestamp = '2024-01-01' WHERE id = ?", (ids[0],))
+    rows = transcript.sessions_by_activity(store._conn, limit=10)
+    assert [r["id"] for r in rows] == ["mixed", "older"]
+    newest = store._conn.execute("SELECT max(timestamp) FROM messages WHERE id IN (?, ?)", ids[1:])
+    assert rows[0]["last_active"] == newest.fetchone()[0]
