@@ -148,5 +148,9 @@ def _run(args: Any, as_json: bool) -> int:
         message, status = f"the session store cannot be used ({exc})", 1
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        # Ctrl-C: every write is a transaction of its own, rolled back when cut
+        # short, so the store is whole; a command that had more to say said it.
+        message, status = "interrupted (Ctrl-C); no change was left half done", 130
     # A command an error names ("`hermes-fts read b1` shows its ids") reads this store.
     return _fail(carry_store(args, message), status, as_json)

@@ -237,6 +237,26 @@ def _wait_note(args: argparse.Namespace) -> None:
 @command("sync", help="apply CJK index changes written by processes without the extension")
 def cmd_sync(args: argparse.Namespace) -> int:
     _wait_note(args)
+    try:
+        return _sync(args)
+    except KeyboardInterrupt:
+        # Each batch is its own transaction: those applied stay, the one cut short
+        # is rolled back, and the rest waits for the next sync.
+        with open_db(args, readonly=True) as store:
+            left = store.index_state()["cjk_pending"]
+        message = (
+            f"interrupted; the changes applied so far are kept and {left:,} are left "
+            "pending (searches find them by a LIKE scan); run `hermes-fts sync` again "
+            "to apply them"
+        )
+        if args.json:
+            doc = {"success": False, "reason": "interrupted", "pending": left}
+            emit_json({**doc, "error": carry_store(args, message)})
+            return 130
+        raise CommandError(message, 130) from None
+
+
+def _sync(args: argparse.Namespace) -> int:
     with open_db(args, readonly=False) as store:
         try:
             applied = store.sync()  # with what the open applied

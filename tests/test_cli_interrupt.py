@@ -1,0 +1,167 @@
+"""Ctrl-C (SIGINT) half way through ``hermes-fts sync`` on a large backlog, and
+through a long read-only command, as real processes: the store stays whole,
+the command says what is left and exits 130, with no traceback.
+
+The backlog is written by the real ``sqlite3`` shell, as Hermes Agent writes
+it: a process without the extension, whose rows wait in the pending table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from _support import needs_extension
+
+from hermes_fts.index.maintain import PENDING_BATCH_IDS
+from hermes_fts.store import SessionStore
+
+ROOT = Path(__file__).resolve().parents[1]
+SQLITE3 = shutil.which("sqlite3")
+BACKLOG = 15 * PENDING_BATCH_IDS  # several batches: seconds of work, not minutes
+
+pytestmark = [
+    needs_extension,
+    pytest.mark.skipif(SQLITE3 is None, reason="needs the sqlite3 shell"),
+]
+
+
+def _backlog_store(path: Path, rows: int = BACKLOG) -> None:
+    """A store with a CJK index and ``rows`` messages the sqlite3 shell wrote."""
+    with SessionStore(path) as store:
+        store.add_session("s1", "cli")
+        store.add_message("s1", "user", "first 東京 deploy")
+    script = (
+        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < "
+        f"{rows}) INSERT INTO messages(session_id, role, content, timestamp) "
+        "SELECT 's1', 'user', 'note ' || i || ' 部署到东京 backlog deploy', 1700000000 + i "
+        "FROM c;"
+    )
+    subprocess.run([str(SQLITE3), str(path), script], check=True, timeout=120)
+    assert _pending(path) == rows
+
+
+def _pending(path: Path) -> int:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT COUNT(*) FROM hermes_fts_cjk_pending").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "hermes_fts.cli", *args]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    return env
+
+
+def _interrupt_half_way(db: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``hermes-fts sync`` on ``db``, sent SIGINT once its first batches are applied."""
+    proc = subprocess.Popen(
+        _cli("--db", str(db), *extra, "sync"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        # As from a shell with job control: Python's own Ctrl-C handler is live.
+        restore_signals=True,
+    )
+    deadline = time.monotonic() + 60
+    try:
+        while _pending(db) > BACKLOG - 2 * PENDING_BATCH_IDS:
+            assert proc.poll() is None, "sync ended before it could be interrupted"
+            assert time.monotonic() < deadline, "sync applied nothing in 60 s"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _assert_whole(db: Path) -> None:
+    with SessionStore(db, readonly=True) as store:
+        assert store._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    with SessionStore(db) as store:  # applies the rest
+        problems = {k: v for k, v in store.integrity_check().items() if v is not None}
+        assert not problems, problems
+        found = store.search("backlog", limit=5)
+        assert found.route == "fts_cjk" and found.rows
+
+
+def test_ctrl_c_during_sync_says_what_is_left_and_exits_130(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    _backlog_store(db)
+    done = _interrupt_half_way(db)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    left = _pending(db)
+    assert 0 < left < BACKLOG  # the batches applied stay applied, the rest waits
+    assert "interrupted" in done.stderr
+    assert f"{left:,}" in done.stderr and "hermes-fts sync --db" in done.stderr
+    rerun = subprocess.run(
+        _cli("--db", str(db), "sync"), capture_output=True, text=True, env=_env(), timeout=120
+    )
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"Applied {left:,} pending change(s); 0 left." in rerun.stdout
+    _assert_whole(db)
+
+
+def test_ctrl_c_during_sync_json_is_one_document(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    _backlog_store(db)
+    done = _interrupt_half_way(db, "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 130
+    doc = json.loads(done.stdout)
+    assert doc["success"] is False and "interrupted" in doc["error"]
+    assert doc["pending"] == _pending(db) > 0
+    _assert_whole(db)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_during_a_long_read_only_command_exits_130(tmp_path: Path, as_json: bool) -> None:
+    db = tmp_path / "state.db"
+    _backlog_store(db, rows=PENDING_BATCH_IDS)
+    before = db.read_bytes()
+    proc = subprocess.Popen(
+        _cli("--db", str(db), *(["--json"] if as_json else []), "bench", "--repeats", "100"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        restore_signals=True,
+    )
+    try:
+        time.sleep(2.0)  # the bench times its first terms
+        assert proc.poll() is None, "bench ended before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "Traceback" not in err, err
+    assert proc.returncode == 130
+    if as_json:
+        assert json.loads(out) == {
+            "success": False,
+            "error": "interrupted (Ctrl-C); no change was left half done",
+        }
+    else:
+        assert out == "" and err.endswith(
+            "Error: interrupted (Ctrl-C); no change was left half done\n"
+        )
+    assert db.read_bytes() == before  # bench reads only
