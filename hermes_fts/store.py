@@ -19,13 +19,7 @@ from typing import Any, Callable
 
 from . import _env, _sqlite, loader, transcript
 from ._env import default_db_path
-from ._sqlite import (  # tool/CLI name causes with them  # the CLI says when it will wait
-    BUSY_TIMEOUT_S,
-    StoreError,
-    failure_cause,
-    store_error,
-    write_lock_held,
-)
+from ._sqlite import BUSY_TIMEOUT_S, StoreError, failure_cause, store_error, write_lock_held
 from .content import encode_value
 from .index import lifecycle as index_state
 from .index import maintain as indexing
@@ -42,6 +36,7 @@ from .search.plan import words_held as _words_held
 from .search.syntax import QueryError
 from .transcript import file_has_session  # re-exported: the tool's profile lookup
 
+# With what the tool and the CLI reach through the store: causes, waits, query errors.
 __all__ = [
     "BUSY_TIMEOUT_S",
     "QueryError",
@@ -73,6 +68,7 @@ def open_store(
     readonly: bool,
     create: bool = False,
     check_writable: bool = False,
+    progress: indexing.Progress | None = None,
 ) -> SessionStore:
     """The one way the tool and the CLI open a store; raises StoreError.
 
@@ -82,8 +78,8 @@ def open_store(
     with the reason (read-only file, read-only folder, locked, disk full);
     it is never silently turned into a read-only open.  ``create=True``
     allows a missing (or empty) file to become a new store.  ``check_writable``
-    makes a read-only open refuse what a read-write one would (a preflight).
-    """
+    makes a read-only open refuse what a read-write one would (a preflight);
+    ``progress`` as ``SessionStore``'s."""
     target = Path(path).expanduser()
     # A writer is refused before its first write; a reader asks its own
     # connection for Hermes' tables, rather than open one more to ask.
@@ -97,7 +93,7 @@ def open_store(
     if problem is not None:
         raise StoreError(problem.message, wrong_path=problem.wrong_path)
     try:
-        store = SessionStore(target, readonly=readonly)
+        store = SessionStore(target, readonly=readonly, progress=progress)
     except (sqlite3.Error, OSError) as exc:
         # Another application's database fails on our first read: say so.
         problem = (
@@ -114,11 +110,17 @@ def open_store(
 
 
 class SessionStore:
-    """A session store; see the module docstring."""
+    """A session store; see the module docstring.  ``progress`` gets the events of
+    applying a pending backlog of more than one batch (at a write open, ``sync()``)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, readonly: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        readonly: bool = False,
+        progress: indexing.Progress | None = None,
+    ) -> None:
         self._path = Path(path) if path is not None else default_db_path()
-        self.readonly = readonly
+        self.readonly, self._progress = readonly, progress
         _sqlite.prepare_store_path(self._path, default=path is None, readonly=readonly)
         self._conn = self._open_connection()
         self._conn.row_factory = sqlite3.Row
@@ -294,11 +296,11 @@ class SessionStore:
                 deleted = asked and indexing.pending_deletes(self._conn)
                 # Hermes' writes need the disk more than our index does.
                 room = functools.partial(space.keep_reserve, self._file) if self._file else None
-                applied = indexing.apply_pending(self._conn, before_batch=room)
+                applied = indexing.apply_pending(
+                    self._conn, before_batch=room, progress=self._progress
+                )
                 if deleted:
-                    index_state.merge_segments(
-                        self._conn, self._caps, (schema.BASE, schema.TRIGRAM)
-                    )
+                    index_state.merge_segments(self._conn, self._caps, (BASE, TRIGRAM))
         except (sqlite3.DatabaseError, space.NoRoom) as exc:
             if space.out_of_room(exc):
                 # A failed batch's pages stay in the WAL until truncated: give them back.

@@ -1,6 +1,6 @@
-"""Ctrl-C (SIGINT) half way through ``hermes-fts sync`` on a large backlog, and
-through a long read-only command, as real processes: the store stays whole,
-the command says what is left and exits 130, with no traceback.
+"""``hermes-fts sync`` on a large backlog, as a real process: the progress it
+shows, and Ctrl-C (SIGINT) half way, which must leave a whole store, say what is
+left and exit 130 without a traceback.
 
 The backlog is written by the real ``sqlite3`` shell, as Hermes Agent writes
 it: a process without the extension, whose rows wait in the pending table.
@@ -130,6 +130,49 @@ def test_ctrl_c_during_sync_json_is_one_document(tmp_path: Path) -> None:
     assert doc["success"] is False and "interrupted" in doc["error"]
     assert doc["pending"] == _pending(db) > 0
     _assert_whole(db)
+
+
+def test_sync_shows_progress_on_a_large_backlog(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    _backlog_store(db)
+    done = subprocess.run(
+        _cli("--db", str(db), "sync"), capture_output=True, text=True, env=_env(), timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"Applied {BACKLOG:,} pending change(s); 0 left.\n"
+    lines = done.stderr.splitlines()
+    # Not a terminal: plain lines, no carriage returns, the last one at 100 %.
+    assert lines and "\r" not in done.stderr
+    assert lines[-1].startswith("Applying") and "100%" in lines[-1]
+    assert f"{BACKLOG:,}/{BACKLOG:,} messages" in lines[-1]
+
+
+def test_sync_json_progress_is_json_lines_and_stdout_one_document(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    _backlog_store(db)
+    done = subprocess.run(
+        _cli("--db", str(db), "--json", "sync"),
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"applied": BACKLOG, "pending": 0}
+    events = [json.loads(line) for line in done.stderr.splitlines()]
+    progress = [e for e in events if e["event"] == "progress"]
+    assert progress and {e["phase"] for e in progress} == {"pending"}
+    assert progress[-1]["done"] == progress[-1]["total"] == BACKLOG
+
+
+def test_a_small_sync_prints_no_progress(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    _backlog_store(db, rows=10)
+    done = subprocess.run(
+        _cli("--db", str(db), "sync"), capture_output=True, text=True, env=_env(), timeout=120
+    )
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout == "Applied 10 pending change(s); 0 left.\n"
 
 
 @pytest.mark.parametrize("as_json", [False, True])

@@ -237,9 +237,12 @@ def _wait_note(args: argparse.Namespace) -> None:
 @command("sync", help="apply CJK index changes written by processes without the extension")
 def cmd_sync(args: argparse.Namespace) -> int:
     _wait_note(args)
+    # A backlog of more than one batch shows its progress, at the open and in sync().
+    progress = ProgressBar(json_lines=args.json)
     try:
-        return _sync(args)
+        return _sync(args, progress)
     except KeyboardInterrupt:
+        progress.close()
         # Each batch is its own transaction: those applied stay, the one cut short
         # is rolled back, and the rest waits for the next sync.
         with open_db(args, readonly=True) as store:
@@ -254,12 +257,17 @@ def cmd_sync(args: argparse.Namespace) -> int:
             emit_json({**doc, "error": carry_store(args, message)})
             return 130
         raise CommandError(message, 130) from None
+    finally:
+        progress.close()
 
 
-def _sync(args: argparse.Namespace) -> int:
-    with open_db(args, readonly=False) as store:
+def _sync(args: argparse.Namespace, progress: ProgressBar) -> int:
+    with open_db(args, readonly=False, progress=progress) as store:
         try:
-            applied = store.sync()  # with what the open applied
+            try:
+                applied = store.sync()  # with what the open applied
+            finally:
+                progress.close()  # before a line of stdout follows the bar's
         except NoRoom as exc:
             # The rest waits (a LIKE scan finds it) rather than take Hermes' last room.
             left = store.index_state()["cjk_pending"]
@@ -308,8 +316,9 @@ def cmd_optimize_storage(args: argparse.Namespace) -> int:
     if vacuum is None:
         return 0
     _wait_note(args)
-    with open_db(args, readonly=False) as store:
-        return _optimize(store, args, vacuum)
+    progress = ProgressBar(json_lines=args.json)  # a pending backlog is applied at the open
+    with open_db(args, readonly=False, progress=progress) as store:
+        return _optimize(store, args, vacuum, progress)
 
 
 def _dry_run(plan: dict[str, Any], as_json: bool) -> int:
@@ -394,8 +403,9 @@ def _no_room_text(room: dict[str, int], vacuum: bool, without: dict[str, int]) -
     return text
 
 
-def _optimize(store: SessionStore, args: argparse.Namespace, vacuum: bool) -> int:
-    progress = ProgressBar(json_lines=args.json)
+def _optimize(
+    store: SessionStore, args: argparse.Namespace, vacuum: bool, progress: ProgressBar
+) -> int:
     # Alone in its process, the command pauses for other writers only while
     # another process has the store open.
     pause = (

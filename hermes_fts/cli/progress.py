@@ -1,4 +1,4 @@
-"""The progress ``hermes-fts optimize-storage`` shows on stderr.
+"""The progress ``hermes-fts optimize-storage`` and ``sync`` show on stderr.
 
 On a terminal one line is redrawn in place; anywhere else (a log, a pipe) a
 plain line is written every few seconds, with no carriage returns, and once
@@ -26,12 +26,14 @@ def _eta(seconds: float) -> str:
 
 # Phases that count their work, drawn as a bar: what they do, and what they count.
 _COUNTED = {
+    "pending": ("Applying", "messages"),
     "repair": ("Checking", "indexes"),
     "backfill": ("Indexing", "messages"),
     "time": ("Filling", "ids"),
     "rank_bounds": ("Measuring", "words"),
 }
 _LABELS = {
+    "pending": "Applying the pending CJK changes…",
     "repair": "Checking indexes…",
     "backfill": "Indexes complete.",
     "time": "Filling the time table (time sorts)…",

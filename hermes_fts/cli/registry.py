@@ -268,21 +268,27 @@ def db_path(args: argparse.Namespace) -> Path:
 
 @contextmanager
 def open_db(
-    args: argparse.Namespace, *, readonly: bool, check_writable: bool = False
+    args: argparse.Namespace,
+    *,
+    readonly: bool,
+    check_writable: bool = False,
+    progress: Callable[[dict[str, Any]], None] | None = None,
 ) -> Iterator[SessionStore]:
     """The existing session store ``--db`` names, closed after the block.
 
     Raises ``StoreError`` saying what is wrong, also for a failure inside the
     block that the circumstances caused (locked, read-only, disk full).
     ``check_writable`` refuses, before a read-only open, a store this user
-    could not write.
+    could not write.  ``progress``: the events of applying a pending backlog.
     """
     import sqlite3
 
     from ..store import open_store, store_error
 
     path = db_path(args)
-    with open_store(path, readonly=readonly, check_writable=check_writable) as store:
+    with open_store(
+        path, readonly=readonly, check_writable=check_writable, progress=progress
+    ) as store:
         try:
             yield store
         except sqlite3.OperationalError as exc:

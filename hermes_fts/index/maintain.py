@@ -363,6 +363,7 @@ def apply_pending(
     conn: sqlite3.Connection,
     batch_ids: int = PENDING_BATCH_IDS,
     before_batch: Callable[[], None] | None = None,
+    progress: Progress | None = None,
 ) -> int:
     """Bring messages_fts_cjk up to date from the pending table; returns ids applied.
 
@@ -371,11 +372,14 @@ def apply_pending(
     rows it applied (and their old text) in its own transaction; with nothing
     pending no write lock is taken.  ``before_batch`` runs before each batch
     and may raise to stop there (the disk room check); batches done stay done.
+    ``progress`` gets a ``pending`` event (messages applied of those waiting)
+    before the first batch and after each, when more than one batch waits.
     """
     if schema.index_layout(schema.index_sql(conn, CJK)) != "external":
         # An earlier layout holds other text: a 'delete' of the indexed text
         # would corrupt it.  optimize-storage rebuilds it.
         return 0
+    report = _pending_report(conn, batch_ids, progress)
     applied = 0
     while conn.execute(f"SELECT 1 FROM {CJK_PENDING} LIMIT 1").fetchone() is not None:
         if before_batch is not None:
@@ -385,7 +389,29 @@ def apply_pending(
         if n == 0:
             break
         applied += n
+        report(applied)
     return applied
+
+
+def _pending_report(
+    conn: sqlite3.Connection, batch_ids: int, progress: Progress | None
+) -> Callable[[int], None]:
+    """``report(applied)`` for ``apply_pending``: events only for a backlog of more
+    than one batch; the total grows with rows other writers add meanwhile."""
+    if progress is None:
+        return lambda applied: None
+    row = conn.execute(f"SELECT COUNT(DISTINCT msg_id) FROM {CJK_PENDING}").fetchone()
+    total = [int(row[0])]
+    if total[0] <= batch_ids:
+        return lambda applied: None
+    counted = Phases(progress).counted("pending")
+
+    def report(applied: int) -> None:
+        total[0] = max(total[0], applied)
+        counted(applied, total[0])
+
+    report(0)
+    return report
 
 
 def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) -> int:
