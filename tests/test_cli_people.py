@@ -329,3 +329,24 @@ def test_bench_shows_progress_off_a_terminal_and_stays_quiet_with_json(tmp_path)
     assert "\r" not in proc.stderr and "\x1b" not in proc.stderr
     proc = run(home, "bench", "--per-band", "1", "--repeats", "1", "--json")
     assert proc.returncode == 0 and proc.stderr == ""
+
+
+def test_a_long_session_and_an_id_out_of_range_are_named_in_the_command_lines_words(tmp_path):
+    with SessionStore(tmp_path / "state.db") as store:
+        conversation(
+            store, "long", [("user", f"step {n}") for n in range(40)], title="Long", start=T0
+        )
+    proc = run(tmp_path, "read", "long")
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "Session has 40 messages; showing the first 20 and the last 10. "
+        "`hermes-fts scroll long ID` shows the messages around any id shown here; "
+        "--full shows them all."
+    ) in proc.stdout
+    proc = run(tmp_path, "scroll", "long", "99999999999999999999999")
+    assert proc.returncode == 1 and proc.stderr == (
+        "Error: message 99999999999999999999999 is not in session long (no message id is "
+        "that large); `hermes-fts read long` shows its message ids\n"
+    )
+    for out in (run(tmp_path, "read", "long").stdout, proc.stderr):
+        assert "around_message_id" not in out and "session_id" not in out

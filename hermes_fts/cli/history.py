@@ -426,8 +426,17 @@ def cmd_read(args: argparse.Namespace) -> int:
     if shown_session is None:
         return 0
     payload, color = shown_session
-    print(payload.get("message") or f"{payload['message_count']} messages")
     shown = payload["messages"]
+    if payload.get("truncated"):
+        # The tool's message tells the model to pass around_message_id: a person scrolls.
+        scroll = follow_up(args, f"scroll {_session_ref(args, payload)} ID")
+        print(
+            f"Session has {payload['message_count']:,} messages; showing the first 20 and "
+            f"the last {len(shown) - 20}. `{scroll}` shows the messages around any id "
+            "shown here; --full shows them all."
+        )
+    else:
+        print(payload.get("message") or f"{payload['message_count']} messages")
     lines = None if args.full else MESSAGE_LINES
     if payload.get("truncated"):
         head, tail = shown[:20], shown[20:]

@@ -83,8 +83,9 @@ def clamp_int(value: Any, default: int, low: int, high: int) -> int:
     return clamped(value, default, low, high, "value")[0]
 
 
-def scroll_anchor(value: Any) -> int:
-    """The ``around_message_id`` of a scroll, as a SQLite integer; raises ``ToolError``."""
+def scroll_anchor(value: Any, session_id: str = "SESSION") -> int:
+    """The ``around_message_id`` of a scroll, as a SQLite integer; raises ``ToolError``
+    (``session_id``: the session the command line's words name)."""
     try:
         anchor = _params.as_int(value, "around_message_id")
     except (TypeError, ValueError):
@@ -95,7 +96,9 @@ def scroll_anchor(value: Any) -> int:
     if not _SQLITE_INT_MIN <= anchor <= _SQLITE_INT_MAX:
         raise ToolError(
             f"around_message_id {anchor} is out of range; pass a message id from a "
-            "result's messages, or omit around_message_id to read the session"
+            "result's messages, or omit around_message_id to read the session",
+            person=f"message {anchor} is not in session {session_id} (no message id is that "
+            f"large); `hermes-fts read {session_id}` shows its message ids",
         )
     return anchor
 

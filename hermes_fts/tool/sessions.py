@@ -63,7 +63,7 @@ def scroll(
 ) -> dict[str, Any]:
     """``window`` messages on each side of message ``around`` of ``session_id``;
     ``full``: every message whole, with no payload budget."""
-    anchor_id = scroll_anchor(around)
+    anchor_id = scroll_anchor(around, session_id)
     size, window_note = scroll_window(window)
     flags = ctx.message_flags(anchor_id)
     owner = flags[0] if flags is not None else None
