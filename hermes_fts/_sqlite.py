@@ -459,6 +459,16 @@ _WRITES = "this command writes to the store"
 def _write_problem(path: Path) -> FileProblem | None:
     """Why this user cannot write ``path`` (or create it), looking only; None if it can."""
     if path.exists() and not os.access(path, os.W_OK):
+        info = path.stat()
+        if info.st_mode & 0o200 and info.st_uid != _euid():
+            # Its owner may write it: another user's store, which chmod u+w cannot change.
+            owner = _user_name(info.st_uid)
+            return FileProblem(
+                f"{path} belongs to {owner}, who may write it, and this user "
+                f"({_user_name(_euid())}) may not; {_WRITES}: run it as {owner} "
+                "(the user Hermes Agent runs as), or have them give this user write "
+                "permission on the file and its folder"
+            )
         return FileProblem(
             f"{path} is a read-only file and {_WRITES}; make it writable "
             f"(chmod u+w as its owner) or run as a user who may write it"
@@ -473,6 +483,20 @@ def _write_problem(path: Path) -> FileProblem | None:
             "make the folder writable"
         )
     return None
+
+
+def _euid() -> int:
+    return os.geteuid() if hasattr(os, "geteuid") else -1  # no user ids on Windows
+
+
+def _user_name(uid: int) -> str:
+    """The login name of ``uid``, else the id as a number."""
+    try:
+        import pwd  # POSIX only
+
+        return pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        return f"user {uid}"
 
 
 def open_problem(path: Path, readonly: bool, exc: BaseException) -> FileProblem:

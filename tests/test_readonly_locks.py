@@ -202,6 +202,25 @@ def test_a_read_only_file_with_a_pending_change_is_read_as_nobody() -> None:
         assert db.read_bytes() == before
 
 
+def test_another_users_writable_store_names_its_owner_not_chmod() -> None:
+    """root's 0644 store in a folder nobody may write: the file is not read-only
+    (its owner writes it), so `chmod u+w` would change nothing."""
+    with nobody_dir() as folder:
+        os.chown(folder, NOBODY, NOBODY)
+        db = make_store(folder)
+        db.chmod(0o644)
+        before = db.read_bytes()
+        for command in (["sync"], ["optimize-storage", "--yes"], ["--json", "sync"]):
+            proc = run([*command, "--db", str(db)], nobody=True)
+            assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+            message = json.loads(proc.stdout)["error"] if "--json" in command else proc.stderr
+            assert f"{db} belongs to root, who may write it, and this user (nobody) may not" in (
+                message
+            ), message
+            assert "read-only file" not in message and "chmod" not in message, message
+        assert db.read_bytes() == before
+
+
 @pytest.mark.parametrize("nobody", [False, True], ids=["root", "nobody"])
 def test_reads_work_on_a_full_disk(nobody: bool) -> None:
     with tmpfs() as mount:
