@@ -358,3 +358,28 @@ def test_search_prints_what_it_changed_in_the_query(tmp_path, capsys):
     assert main(["search", "--db", str(db), "--", "deploy -service"]) == 0
     out = capsys.readouterr().out
     assert "note:" in out and "-service" in out
+
+
+def test_status_and_bench_take_profile_and_writers_name_the_db_to_pass(home, db, capsys):
+    """--profile is the same on every subcommand that only reads; sync and
+    optimize-storage write, and say which --db to pass instead."""
+    work = home / "profiles" / "work" / "state.db"
+    s = open_store(work)
+    conversation(s, "w1", [("user", "work stuff")], title="Work")
+    s.close()
+    code, data = run_json(capsys, ["status", "--profile", "work", "--json"])
+    assert code == 0 and data["db"] == str(work) and data["messages"] == 1
+    code, data = run_json(capsys, ["--json", "bench", "--profile", "work", "--per-band", "1"])
+    assert code == 0 and data["db"] == str(work)
+    code, data = run_json(capsys, ["status", "--profile", "nope", "--json"])
+    assert code == 2 and data["error"].startswith("profile 'nope' does not exist")
+    code, data = run_json(capsys, ["status", "--profile", "work", "--db", str(db), "--json"])
+    assert code == 2 and "pass one of them" in data["error"]
+    before = work.read_bytes()
+    for writer in ("sync", "optimize-storage"):
+        code, data = run_json(capsys, [writer, "--profile", "work", "--json"])
+        assert code == 2 and data["error"] == (
+            f"{writer} writes the store, and --profile only reads one; pass the "
+            f"profile's store as --db: `hermes-fts {writer} --db {work}`"
+        )
+    assert work.read_bytes() == before

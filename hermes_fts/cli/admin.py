@@ -25,7 +25,15 @@ from ..store import (
 )
 from .output import bar, emit_json, human_bytes
 from .progress import PLAIN_EVERY_S, ProgressBar, say
-from .registry import CommandError, bounded_int, carry_store, command, db_path, open_db
+from .registry import (
+    CommandError,
+    bounded_int,
+    carry_store,
+    command,
+    db_path,
+    open_db,
+    profile_option,
+)
 
 
 def _confirm(prompt: str) -> bool:
@@ -63,14 +71,18 @@ def cmd_path(args: argparse.Namespace) -> int:
     return 0
 
 
-@command("status", help="show which indexes exist and are served, backlog and sizes")
+@command(
+    "status",
+    help="show which indexes exist and are served, backlog and sizes",
+    args=profile_option,
+)
 def cmd_status(args: argparse.Namespace) -> int:
     # Read-only: status must never change the file it reports on.
     with open_db(args, readonly=True) as store:
         data = store.status()
     # A disabled plugin has no `hermes fts` commands, so this is where users
     # see whether Hermes Agent itself uses hermes-fts.
-    home = db_path(args).parent if args.db else hermes_home()
+    home = db_path(args).parent if args.db or args.profile else hermes_home()
     data["hermes_plugin"] = hermes_host.plugin_status(home)
     if args.json:
         emit_json({**data, **getattr(args, "status_extra", {})})
@@ -234,8 +246,36 @@ def _wait_note(args: argparse.Namespace) -> None:
         )
 
 
-@command("sync", help="apply CJK index changes written by processes without the extension")
+def _writer_profile_option(p: argparse.ArgumentParser) -> None:
+    """``--profile`` on a subcommand that writes: refused by ``_refuse_profile``
+    with the ``--db`` to pass, where argparse would only say it is unknown."""
+    p.add_argument(
+        "--profile",
+        metavar="NAME",
+        default=None,
+        help="not taken (--profile only reads); pass the profile's state.db as --db",
+    )
+
+
+def _refuse_profile(args: argparse.Namespace) -> None:
+    if args.profile is None:
+        return
+    import shlex
+
+    path = shlex.quote(str(db_path(args)))  # a profile without a store is refused here
+    raise CommandError(
+        f"{args.command} writes the store, and --profile only reads one; pass the "
+        f"profile's store as --db: `hermes-fts {args.command} --db {path}`"
+    )
+
+
+@command(
+    "sync",
+    help="apply CJK index changes written by processes without the extension",
+    args=_writer_profile_option,
+)
 def cmd_sync(args: argparse.Namespace) -> int:
+    _refuse_profile(args)
     _wait_note(args)
     # A backlog of more than one batch shows its progress, at the open and in sync().
     progress = ProgressBar(json_lines=args.json)
@@ -290,6 +330,7 @@ def _sync(args: argparse.Namespace, progress: ProgressBar) -> int:
 
 
 def _optimize_args(p: argparse.ArgumentParser) -> None:
+    _writer_profile_option(p)
     p.add_argument("--no-vacuum", action="store_true", help="skip the final VACUUM")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     p.add_argument(
@@ -306,6 +347,7 @@ def _optimize_args(p: argparse.ArgumentParser) -> None:
     args=_optimize_args,
 )
 def cmd_optimize_storage(args: argparse.Namespace) -> int:
+    _refuse_profile(args)
     # Every check (permissions, free space, consent) runs on a read-only open,
     # before the read-write open that may already write (pending rows, WAL mode).
     if args.dry_run:
@@ -470,6 +512,7 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
         help="timed runs per term (1-100, default 3)",
     )
     p.add_argument("--seed", type=int, default=0, help="term sampling seed")
+    profile_option(p)
 
 
 @command(

@@ -32,7 +32,6 @@ from ..tool.args import (
     strip_link,
 )
 from ..tool.errors import BadValue, NoStore, ToolError
-from ..tool.profiles import validate_profile
 from .output import (
     BOLD,
     DIM,
@@ -43,7 +42,15 @@ from .output import (
     style,
     use_color,
 )
-from .registry import CommandError, bounded_int, carry_store, command, follow_up, role_list
+from .registry import (
+    CommandError,
+    bounded_int,
+    carry_store,
+    command,
+    follow_up,
+    profile_option,
+    role_list,
+)
 
 LIMIT_MAX = 100  # results a page may hold on the command line (the tool's cap is 10)
 SEARCH_LIMIT = 10
@@ -208,25 +215,6 @@ def _run(
 # Each subcommand takes only the options it uses.
 
 
-def _profile_name(text: str) -> str:
-    try:
-        return validate_profile(text)
-    except ToolError:
-        raise argparse.ArgumentTypeError(
-            f"invalid profile name {text!r}: use 1-64 letters, digits, '_' or '-'"
-        ) from None
-
-
-def _profile_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--profile",
-        type=_profile_name,
-        metavar="NAME",
-        default=None,
-        help="read another profile's store ($HERMES_HOME/profiles/NAME), read-only",
-    )
-
-
 def _page_options(parser: argparse.ArgumentParser, default: int) -> None:
     parser.add_argument(
         "--limit",
@@ -273,7 +261,7 @@ def _more(payload: dict[str, Any], color: bool, out: TextIO) -> None:
 
 def _search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("query", help='words to find; OR for alternatives, "quotes" for phrases')
-    _profile_option(p)
+    profile_option(p)
     _page_options(p, SEARCH_LIMIT)
     p.add_argument(
         "--sort", default=None, choices=SORTS, help="bias results by time instead of relevance"
@@ -411,7 +399,7 @@ def _session_ref(args: argparse.Namespace, payload: dict[str, Any]) -> str:
 
 def _read_args(p: argparse.ArgumentParser) -> None:
     _session_arg(p)
-    _profile_option(p)
+    profile_option(p)
     _full_option(p)
 
 
@@ -458,7 +446,7 @@ def _scroll_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help=f"messages on each side ({SCROLL_WINDOW_MIN}-{SCROLL_WINDOW_MAX}, default 5)",
     )
-    _profile_option(p)
+    profile_option(p)
     _full_option(p)
 
 
@@ -487,7 +475,7 @@ def cmd_scroll(args: argparse.Namespace) -> int:
 
 
 def _browse_args(p: argparse.ArgumentParser) -> None:
-    _profile_option(p)
+    profile_option(p)
     _page_options(p, BROWSE_LIMIT)
 
 

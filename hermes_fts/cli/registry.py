@@ -257,13 +257,53 @@ def build_parser(configure_all: bool = False, as_json: bool = False) -> argparse
     return parser
 
 
+def _profile_name(text: str) -> str:
+    from ..tool.errors import ToolError
+    from ..tool.profiles import validate_profile
+
+    try:
+        return validate_profile(text)
+    except ToolError:
+        raise argparse.ArgumentTypeError(
+            f"invalid profile name {text!r}: use 1-64 letters, digits, '_' or '-'"
+        ) from None
+
+
+def profile_option(parser: argparse.ArgumentParser) -> None:
+    """``--profile NAME``: another profile's store, read-only (the subcommands that
+    only read: history's, status and bench)."""
+    parser.add_argument(
+        "--profile",
+        type=_profile_name,
+        metavar="NAME",
+        default=None,
+        help="read another profile's store ($HERMES_HOME/profiles/NAME), read-only",
+    )
+
+
 def db_path(args: argparse.Namespace) -> Path:
-    """The store ``--db`` names, else the default ``$HERMES_HOME/state.db``."""
+    """The store ``--db`` names, else ``--profile``'s, else the default
+    ``$HERMES_HOME/state.db``; raises ``CommandError`` for both, or a profile
+    without a store."""
     from pathlib import Path
 
     from .._env import default_db_path
 
-    return Path(args.db).expanduser() if args.db else default_db_path()
+    profile = getattr(args, "profile", None)
+    if profile is None:
+        return Path(args.db).expanduser() if args.db else default_db_path()
+    if args.db:
+        raise CommandError(
+            f"--profile {profile} reads $HERMES_HOME/profiles/{profile}/state.db "
+            f"and --db names another store ({args.db}): pass one of them"
+        )
+    from ..tool.errors import ToolError
+    from ..tool.profiles import profile_db_path
+
+    try:
+        return profile_db_path(profile)
+    except ToolError as exc:
+        raise CommandError(exc.person) from exc
 
 
 @contextmanager
@@ -296,8 +336,9 @@ def open_db(
 
 
 # The subcommands that read no store; of the others, those of cli/history.py
-# take --profile as well as --db (a hint names them with the same store).
+# and these take --profile as well as --db (a hint names them with the same store).
 _NO_STORE = ("path", "demo")
+_PROFILE_TOO = ("status", "bench")
 
 
 def follow_up(args: Any, words: str) -> str:
@@ -327,7 +368,7 @@ def _store_flags(args: Any, subcommand: str) -> str:
     profile = getattr(args, "profile", None)
     path = getattr(args, "db", None)
     if profile is not None:
-        if SUBCOMMANDS[subcommand][0] == "history":
+        if SUBCOMMANDS[subcommand][0] == "history" or subcommand in _PROFILE_TOO:
             return f"--profile {profile}"
         from ..tool.errors import ToolError
         from ..tool.profiles import profile_db_path
