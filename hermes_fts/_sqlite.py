@@ -422,7 +422,9 @@ def store_file_problem(
         )
     if tables:
         try:
-            conn = connect_readonly(path)
+            # A writer's preflight waits for a lock as its own open would; a look
+            # after a reader's open (``readonly``), which has waited, names it at once.
+            conn = connect_readonly(path, timeout=0 if readonly else BUSY_TIMEOUT_S)
             try:
                 problem = tables_problem(conn, path)
             finally:
