@@ -1200,3 +1200,32 @@ def test_a_backlog_of_rows_waiting_for_the_cjk_index_is_named_with_sync(
         store.sync()
     with SessionStore(db, readonly=True) as store:
         assert "index_rebuild" not in session_search(store, query="heron")
+
+
+def test_an_outdated_cjk_index_is_named_as_such_not_as_not_built(tmp_path: Path) -> None:
+    """A CJK index an older hermes-fts built is complete and served only for the
+    queries it can answer: the tool's and the plugin's notes name that cause, in
+    ``status``' words, where they said the indexes were "not built (or not complete)"."""
+    from _support import rebuild_cjk_index
+
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        conversation(store, "s1", [("user", "heron nests by the river")])
+        assert store.optimize_storage(min_pause=0)["ok"]
+        rebuild_cjk_index(store, " glue 1")
+    with SessionStore(db, readonly=True) as store:
+        out = session_search(store, query="heron")
+    assert out["count"] == 1 and out["index_rebuild"]["reasons"] == ["cjk_outdated"]
+    note = out["index_rebuild"]["note"]
+    assert "not built" not in note and "not complete" not in note, note
+    assert "the CJK index was built with older options (cjk_outdated)" in note, note
+    assert "`hermes-fts optimize-storage`" in note
+    # The plugin's note and status say the same.
+    from hermes_fts.hermes.plugin import _annotate
+
+    with SessionStore(db, readonly=True) as store:
+        state = store.index_state()
+    payload: dict[str, Any] = {}
+    _annotate(state, payload, db)
+    plugin_note = payload["index_rebuild"]["note"]
+    assert "not built" not in plugin_note and "(cjk_outdated)" in plugin_note, plugin_note

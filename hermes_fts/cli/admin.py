@@ -13,6 +13,7 @@ from typing import Any
 from .. import bench, loader
 from .._env import hermes_home
 from ..hermes import host as hermes_host
+from ..index.lifecycle import slowed_why
 from ..store import (
     BUSY_TIMEOUT_S,
     NoRoom,
@@ -141,28 +142,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
-# What each code ``search_slowed_by`` returns means, for status' text (the
-# JSON's ``needs_optimize`` keeps the codes): "absent not created" said neither.
-_SLOWED_WORDS = {
-    "fts_stale": "an index is under repair",
-    "backfill": "the indexes are not filled yet",
-    "old_layout": "objects an older hermes-fts made under Hermes' names are still there",
-    "word_missing": "the word index (HERMES_WORD_FTS=1) is not built",
-    "word_outdated": "the word index has an earlier layout",
-    "cjk_missing": "the CJK index is not built",
-    "cjk_stale": "the CJK index is under repair",
-    "cjk_outdated": "the CJK index was built with older options",
-    "cjk_pending": "many messages wait for the CJK index",
-}
-
-
 def _slowed_line(data: dict[str, Any]) -> str | None:
     """The line saying why searches take slower exact routes and what fixes it, the
     same codes and command the tool's and the plugin's notes use; None when none do."""
     codes = search_slowed_by(data)
     if not codes:
         return None
-    why = "; ".join(f"{_SLOWED_WORDS.get(code, code)} ({code})" for code in codes)
+    why = slowed_why(codes)
     return f"Searches: slower exact routes, since {why}; run `hermes-fts {fix_command(codes)}`"
 
 

@@ -54,7 +54,7 @@ from typing import Any, Callable
 
 import hermes_fts
 
-from ..index.lifecycle import fix_command, search_slowed_by
+from ..index.lifecycle import fix_command, search_slowed_by, slowed_why
 from . import host as hermes_host
 
 log = logging.getLogger(__name__)
@@ -221,16 +221,16 @@ def _annotate(state: dict[str, Any], payload: dict[str, Any], path: Path) -> Non
             **payload.get("index_rebuild", {}),
             "reasons": sorted(reasons),
             "note": (
-                "hermes-fts search indexes are not built (or not complete) on this store, so "
-                f"this answer used slower exact routes. Ask the user to run `{hint}` once."
+                f"hermes-fts answered by slower exact routes, since {slowed_why(reasons)}. "
+                f"Ask the user to run `{hint}` once."
             ),
         }
         _once(
             logging.INFO,
             f"optimize:{path}",
-            "hermes-fts: the search indexes of %s are not built; searches use slower exact "
-            "routes until you run `%s`",
+            "hermes-fts: searches of %s use slower exact routes (%s) until you run `%s`",
             path,
+            slowed_why(reasons),
             hint,
         )
 

@@ -497,6 +497,26 @@ def search_slowed_by(state: dict[str, Any]) -> list[str]:
     return codes
 
 
+# What each ``search_slowed_by`` code means, in the words status, the tool and the
+# plugin use (the JSON's ``needs_optimize`` keeps the codes).
+SLOWED_WORDS = {
+    "fts_stale": "an index is under repair",
+    "backfill": "the indexes are not filled yet",
+    "old_layout": "objects an older hermes-fts made under Hermes' names are still there",
+    "word_missing": "the word index (HERMES_WORD_FTS=1) is not built",
+    "word_outdated": "the word index has an earlier layout",
+    "cjk_missing": "the CJK index is not built",
+    "cjk_stale": "the CJK index is under repair",
+    "cjk_outdated": "the CJK index was built with older options",
+    "cjk_pending": "many messages wait for the CJK index",
+}
+
+
+def slowed_why(codes: Collection[str]) -> str:
+    """``codes`` (``search_slowed_by``) in words, each with its code."""
+    return "; ".join(f"{SLOWED_WORDS.get(code, code)} ({code})" for code in codes)
+
+
 def fix_command(codes: Collection[str]) -> str:
     """The subcommand that removes what ``codes`` (``search_slowed_by``) name: ``sync``
     when only rows wait for the CJK index, ``optimize-storage`` otherwise."""

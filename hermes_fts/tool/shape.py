@@ -211,11 +211,13 @@ def rebuild_note(store: Any) -> dict[str, Any] | None:
                 ),
             }
         if reasons:
+            from ..index.lifecycle import fix_command, slowed_why  # with the store, loaded
+
             return {
                 "reasons": reasons,
                 "note": (
-                    "Search indexes are not built (or not complete) on this store, so this "
-                    "answer used slower exact routes; `hermes-fts optimize-storage` builds them."
+                    f"This answer used slower exact routes, since {slowed_why(reasons)}; "
+                    f"`hermes-fts {fix_command(reasons)}` makes searches fast again."
                 ),
             }
         return None
