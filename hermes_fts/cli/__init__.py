@@ -106,6 +106,7 @@ def run() -> NoReturn:
     exception, or a stream that cannot be flushed, takes the usual exit,
     which reports it as always.
     """
+    _text_the_terminal_can_show()
     status = main(own_process=True)
     try:
         sys.stdout.flush()
@@ -113,6 +114,22 @@ def run() -> NoReturn:
     except BaseException:
         sys.exit(status)
     os._exit(status)
+
+
+def _text_the_terminal_can_show() -> None:
+    """On a terminal whose encoding is not UTF-8 (a Latin-1 or ASCII locale, a
+    Windows code page), print what it cannot show as ``?`` rather than fail with
+    UnicodeEncodeError; ``--json`` escapes it instead (``output.emit_json``)."""
+    import codecs  # loaded with the interpreter's own streams
+
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        try:
+            utf8 = codecs.lookup(getattr(stream, "encoding", None) or "utf-8").name == "utf-8"
+            if reconfigure is not None and not utf8:
+                reconfigure(errors="replace")
+        except (LookupError, TypeError, OSError, ValueError):
+            pass
 
 
 def _version() -> None:

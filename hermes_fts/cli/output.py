@@ -21,8 +21,16 @@ LINE_CHARS = 160
 
 
 def emit_json(payload: Any) -> None:
-    """The payload verbatim, for scripts (``--json``)."""
-    print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
+    """The payload verbatim, for scripts (``--json``): characters stdout's encoding
+    cannot write (a Latin-1 or ASCII locale) as JSON escapes, never lost."""
+    text = json.dumps(payload, ensure_ascii=False, indent=2, default=str)
+    try:
+        text.encode(sys.stdout.encoding or "utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(payload, ensure_ascii=True, indent=2, default=str)
+    except (LookupError, TypeError):
+        pass  # a stream without a usable encoding: print as given
+    print(text)
 
 
 def version_document() -> dict[str, str]:

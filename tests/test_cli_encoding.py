@@ -1,0 +1,81 @@
+"""``hermes-fts`` on a terminal whose encoding is not UTF-8 (a Latin-1 or ASCII
+locale, a Windows code page): CJK results, errors and ``--json`` print without
+a traceback, ``--json`` stays one valid JSON document with every character.
+
+``PYTHONIOENCODING`` gives the real process the encoding such a locale gives it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _support import needs_extension
+
+from hermes_fts.store import SessionStore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = needs_extension
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("enc") / "state.db"
+    with SessionStore(path) as store:
+        store.add_session("s1", "cli", title="桂林 trip ラーメン")
+        store.add_message("s1", "user", "我们去桂林旅游 and eat ラーメン 🍜")
+        store.add_message("s1", "assistant", "好的，桂林很美")
+    return path
+
+
+def _run(db: Path, encoding: str, *argv: str) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": encoding}
+    env.pop("PYTHONUTF8", None)
+    return subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "--db", str(db), *argv],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii", "cp1252"])
+@pytest.mark.parametrize(
+    "argv", [["search", "桂林"], ["read", "s1"], ["browse"], ["scroll", "s1", "1"]]
+)
+def test_text_output_on_a_terminal_that_cannot_show_cjk(
+    db: Path, encoding: str, argv: list[str]
+) -> None:
+    proc = _run(db, encoding, *argv)
+    assert b"Traceback" not in proc.stderr, proc.stderr.decode(encoding, "replace")
+    assert proc.returncode == 0
+    out = proc.stdout.decode(encoding)
+    assert "s1" in out and "?" in out  # what the terminal cannot show, as ?
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii"])
+@pytest.mark.parametrize("argv", [["search", "桂林"], ["read", "s1"], ["browse"]])
+def test_json_is_one_document_with_every_character(
+    db: Path, encoding: str, argv: list[str]
+) -> None:
+    proc = _run(db, encoding, "--json", *argv)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
+    doc = json.loads(proc.stdout.decode(encoding))
+    utf8 = json.loads(_run(db, "utf-8", "--json", *argv).stdout.decode("utf-8"))
+    doc.pop("elapsed_ms", None), utf8.pop("elapsed_ms", None)
+    assert doc == utf8  # escaped, not lost
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii"])
+def test_an_error_naming_cjk_text_is_printed(db: Path, encoding: str) -> None:
+    proc = _run(db, encoding, "read", "桂林")
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.decode(encoding).startswith("Error: session ?? not found")
+    proc = _run(db, encoding, "--json", "read", "桂林")
+    assert proc.returncode == 1 and proc.stderr == b""
+    assert json.loads(proc.stdout.decode(encoding))["error"].startswith("session 桂林 not found")
