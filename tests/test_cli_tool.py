@@ -182,7 +182,9 @@ def test_hints_name_the_store_the_command_line_read(home, db, capsys):
     with open_store(work) as store:
         store._mark_fts_stale("test")
     assert _main(["search", "work", "--profile", "work"]) == 0
-    assert f"`hermes-fts optimize-storage --db {work}` makes searches fast" in capsys.readouterr().out
+    assert (
+        f"`hermes-fts optimize-storage --db {work}` makes searches fast" in capsys.readouterr().out
+    )
     assert _main(["status", "--db", str(work)]) == 0
     out = capsys.readouterr().out
     assert f"`hermes-fts optimize-storage --db {work}`" in out

@@ -9,6 +9,7 @@ a command line imports only the module of the subcommand it runs.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -39,6 +40,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# errno of a write refused for room: a full disk, a quota, a file size limit.
+_NO_ROOM = frozenset(
+    code for code in (getattr(errno, n, None) for n in ("ENOSPC", "EDQUOT", "EFBIG")) if code
+)
+_OUTPUT_FAILED: list[OSError] = []  # the failure _output_failed reported
+
+
 def store_error_text(exc: StoreError) -> str:
     """The error line for a store that cannot be opened; hints at --db only for a wrong path."""
     return f"{exc}; pass the Hermes state.db as --db PATH" if exc.wrong_path else str(exc)
@@ -55,7 +63,15 @@ def _fail(message: str, status: int, as_json: bool) -> int:
     if as_json:
         from .output import emit_json
 
-        emit_json({"success": False, "error": message})
+        try:
+            emit_json({"success": False, "error": message})
+        except OSError as exc:
+            if exc.errno not in _NO_ROOM:
+                raise
+            # The error, where it can be read; the command's failure keeps its status.
+            _OUTPUT_FAILED.append(exc)
+            message += f" (the JSON document could not be written: {exc.strerror or exc})"
+            print(f"Error: {message}", file=sys.stderr)
     else:
         print(f"Error: {message}", file=sys.stderr)
     return status
@@ -104,16 +120,40 @@ def run() -> NoReturn:
     it prints, so freeing each module and object one by one would change
     nothing anyone sees.  The standard streams are flushed first; an
     exception, or a stream that cannot be flushed, takes the usual exit,
-    which reports it as always.
+    which reports it as always, except output refused for room (``> file``
+    on a full disk), which is said once on stderr.
     """
     _text_the_terminal_can_show()
     status = main(own_process=True)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
+    except BrokenPipeError:
+        sys.exit(status)
+    except OSError as exc:  # what main printed last did not reach the file
+        if exc.errno not in _NO_ROOM:
+            sys.exit(status)
+        if not _OUTPUT_FAILED:
+            _output_failed(exc)
+        os._exit(status or 1)  # a command's own failure keeps its status
     except BaseException:
         sys.exit(status)
     os._exit(status)
+
+
+def _output_failed(exc: OSError) -> int:
+    """Say on stderr, once and whatever ``--json``, that the output was not written; 1."""
+    _OUTPUT_FAILED.append(exc)
+    try:
+        print(
+            f"Error: the output could not be written ({exc.strerror or exc}); nothing "
+            "else went wrong, so write it where there is room and run the command again",
+            file=sys.stderr,
+            flush=True,
+        )
+    except OSError:
+        pass
+    return 1
 
 
 def _text_the_terminal_can_show() -> None:
@@ -165,6 +205,12 @@ def _run(args: Any, as_json: bool) -> int:
         message, status = f"the session store cannot be used ({exc})", 1
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        if exc.errno not in _NO_ROOM:
+            raise
+        # The store's own writes fail as sqlite3 errors: this is the output
+        # (`> file` on a full disk or over quota), and stdout cannot say it.
+        return _output_failed(exc)
     except KeyboardInterrupt:
         # Ctrl-C: every write is a transaction of its own, rolled back when cut
         # short, so the store is whole; a command that had more to say said it.
