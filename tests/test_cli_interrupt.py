@@ -208,3 +208,41 @@ def test_ctrl_c_during_a_long_read_only_command_exits_130(tmp_path: Path, as_jso
             "Error: interrupted (Ctrl-C); no change was left half done\n"
         )
     assert db.read_bytes() == before  # bench reads only
+
+
+def test_sync_on_a_store_hermes_fts_never_indexed_says_what_is_left(tmp_path: Path) -> None:
+    """Hermes' own store, never touched by hermes-fts: sync creates the CJK index
+    and applies nothing, since its messages are not changes but a backfill; it
+    says so, with the command that fills the index, where it said only
+    "Applied 0 pending change(s); 0 left." and searches stayed slow."""
+    db = tmp_path / "state.db"
+    script = (
+        "PRAGMA journal_mode = WAL;"
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, "
+        "started_at REAL NOT NULL, title TEXT);"
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT "
+        "NULL, role TEXT NOT NULL, content TEXT, tool_call_id TEXT, tool_calls TEXT, "
+        "tool_name TEXT, timestamp REAL NOT NULL);"
+        "INSERT INTO sessions VALUES ('s1', 'cli', 1700000000, 'notes');"
+        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 50) "
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        "SELECT 's1', 'user', 'note ' || i || ' 部署', 1700000000 + i FROM c;"
+    )
+    subprocess.run([str(SQLITE3), str(db), script], check=True, timeout=60)
+    done = subprocess.run(
+        _cli("--db", str(db), "sync"), capture_output=True, text=True, env=_env(), timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "Applied 0 pending change(s); 0 left.",
+        "Searches: slower exact routes, since the indexes are not filled yet (backfill); "
+        f"run `hermes-fts optimize-storage --db {db}`",
+    ]
+    done = subprocess.run(
+        _cli("--db", str(db), "--json", "sync"),
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
+    assert json.loads(done.stdout) == {"applied": 0, "pending": 0, "slowed_by": ["backfill"]}

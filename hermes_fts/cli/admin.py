@@ -142,10 +142,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _slowed_line(data: dict[str, Any]) -> str | None:
+def _slowed_line(data: dict[str, Any] | list[str]) -> str | None:
     """The line saying why searches take slower exact routes and what fixes it, the
-    same codes and command the tool's and the plugin's notes use; None when none do."""
-    codes = search_slowed_by(data)
+    same codes and command the tool's and the plugin's notes use; None when none do.
+    ``data``: status' document, or the codes (``SessionStore.slowed_by``)."""
+    codes = data if isinstance(data, list) else search_slowed_by(data)
     if not codes:
         return None
     why = slowed_why(codes)
@@ -308,10 +309,18 @@ def _sync(args: argparse.Namespace, progress: ProgressBar) -> int:
                 return 1
             raise CommandError(message, 1) from exc
         left = store.index_state()["cjk_pending"]
+        # What sync cannot do (a CJK index it just created over existing messages
+        # is a backfill): said as status says it, so "0 left" is not read as done.
+        slowed = store.slowed_by()
     if args.json:
-        emit_json({"applied": applied, "pending": left})
+        emit_json(
+            {"applied": applied, "pending": left, **({"slowed_by": slowed} if slowed else {})}
+        )
     else:
         print(f"Applied {applied:,} pending change(s); {left:,} left.")
+        line = _slowed_line(slowed)
+        if line:
+            print(carry_store(args, line))
     return 0
 
 
