@@ -67,10 +67,12 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _interrupt_half_way(db: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def _interrupt_half_way(
+    db: Path, *extra: str, command: tuple[str, ...] = ("sync",)
+) -> subprocess.CompletedProcess[str]:
     """``hermes-fts sync`` on ``db``, sent SIGINT once its first batches are applied."""
     proc = subprocess.Popen(
-        _cli("--db", str(db), *extra, "sync"),
+        _cli("--db", str(db), *extra, *command),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -246,3 +248,27 @@ def test_sync_on_a_store_hermes_fts_never_indexed_says_what_is_left(tmp_path: Pa
         timeout=120,
     )
     assert json.loads(done.stdout) == {"applied": 0, "pending": 0, "slowed_by": ["backfill"]}
+
+
+def test_ctrl_c_while_optimize_storage_applies_a_backlog_says_it_resumes(tmp_path: Path) -> None:
+    """optimize-storage's open applies the pending backlog first: Ctrl-C there is
+    the run's own interruption (resume by running it again), not a bare one."""
+    db = tmp_path / "state.db"
+    _backlog_store(db)
+    done = _interrupt_half_way(db, command=("optimize-storage", "--yes"))
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    assert done.stderr.endswith(
+        "Error: interrupted. No data was lost; run "
+        f"`hermes-fts optimize-storage --db {db}` again to resume.\n"
+    ), done.stderr
+    rerun = subprocess.run(
+        _cli("--db", str(db), "optimize-storage", "--yes"),
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300,
+    )
+    assert rerun.returncode == 0, rerun.stderr
+    assert _pending(db) == 0
+    _assert_whole(db)

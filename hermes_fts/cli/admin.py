@@ -354,8 +354,15 @@ def cmd_optimize_storage(args: argparse.Namespace) -> int:
         return 0
     _wait_note(args)
     progress = ProgressBar(json_lines=args.json)  # a pending backlog is applied at the open
-    with open_db(args, readonly=False, progress=progress) as store:
-        return _optimize(store, args, vacuum, progress)
+    try:
+        with open_db(args, readonly=False, progress=progress) as store:
+            return _optimize(store, args, vacuum, progress)
+    except KeyboardInterrupt:  # in the run, or in the open's pending apply
+        progress.close()
+        raise CommandError(
+            "interrupted. No data was lost; run `hermes-fts optimize-storage` again to resume.",
+            130,
+        ) from None
 
 
 def _dry_run(plan: dict[str, Any], as_json: bool) -> int:
@@ -452,12 +459,6 @@ def _optimize(
     )
     try:
         result = store.optimize_storage(progress=progress, vacuum=vacuum, sleep=pause)
-    except KeyboardInterrupt:
-        progress.close()
-        raise CommandError(
-            "interrupted. No data was lost; run `hermes-fts optimize-storage` again to resume.",
-            130,
-        ) from None
     except sqlite3.Error as exc:
         progress.close()
         cause = store_error(store.path or db_path(args), exc)  # locked, disk full, ...
