@@ -295,3 +295,16 @@ def test_bench_draws_the_speed_ups_on_a_terminal_only(tmp_path, capsys, monkeypa
     fills = {line.split()[0]: line.count("#") for line in chart}
     assert max(fills.values()) == 30  # the largest speed-up fills its bar
     assert all(0 <= fill <= 30 for fill in fills.values())
+
+
+def test_db_help_says_what_db_means_for_demo_and_path(capsys):
+    """demo keeps its store in a new --db file (default: a temporary folder), and
+    path reads no store: their --help said "session store (default: state.db)"."""
+    for name, words in (
+        ("demo", "a new file to keep the demo store in (default: a temporary folder)"),
+        ("path", "not used: path reads no store"),
+        ("status", "session store (default: $HERMES_HOME/state.db)"),
+    ):
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        assert " ".join(capsys.readouterr().out.split()).count(words) == 1, name

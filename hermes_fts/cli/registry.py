@@ -197,15 +197,23 @@ def _path(text: str) -> Path:
     return Path(text)
 
 
-def common_options(parser: argparse.ArgumentParser, top: bool) -> None:
-    """``--db`` and ``--json``, for ``parser``: the top level holds their defaults, and a
-    subcommand sets them only when given (``SUPPRESS``), so either place works."""
+# What --db means where it is not the store to read (the default everywhere else).
+_DB_HELP = {
+    "demo": "a new file to keep the demo store in (default: a temporary folder)",
+    "path": "not used: path reads no store",
+}
+
+
+def common_options(parser: argparse.ArgumentParser, top: bool, name: str = "") -> None:
+    """``--db`` and ``--json``, for ``parser`` (subcommand ``name``): the top level holds
+    their defaults, and a subcommand sets them only when given (``SUPPRESS``), so
+    either place works."""
     parser.add_argument(
         "--db",
         type=_path,
         metavar="PATH",
         default=None if top else argparse.SUPPRESS,
-        help="session store (default: $HERMES_HOME/state.db)",
+        help=_DB_HELP.get(name, "session store (default: $HERMES_HOME/state.db)"),
     )
     parser.add_argument(
         "--json",
@@ -251,7 +259,7 @@ def build_parser(configure_all: bool = False, as_json: bool = False) -> argparse
     sub.required = True
     for name, (_module, line) in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=line, description=line)
-        common_options(p, top=False)
+        common_options(p, top=False, name=name)
         if configure_all:
             _configure(name, p)
     return parser
