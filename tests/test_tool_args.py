@@ -268,6 +268,22 @@ def test_absolute_time_bounds_are_read_as_before():
     assert parse_time_bound("  ", "after") is None
 
 
+@pytest.mark.parametrize("compact", ["20260315", " 20260315 ", "19991231"])
+def test_a_compact_date_is_read_as_a_date_not_as_seconds_of_1970(compact):
+    """ISO 8601's basic form (YYYYMMDD): read as epoch seconds it meant a day in
+    August 1970, so `--after 20260315` kept every message, silently."""
+    expanded = f"{compact.strip()[:4]}-{compact.strip()[4:6]}-{compact.strip()[6:]}"
+    assert parse_time_bound(compact, "after") == parse_time_bound(expanded, "after")
+
+
+@pytest.mark.parametrize(
+    ("number", "seconds"),
+    [("20261399", 20261399.0), ("12345678", 12345678.0), ("1700000000", 1.7e9)],
+)
+def test_a_number_that_is_no_date_stays_epoch_seconds(number, seconds):
+    assert parse_time_bound(number, "after") == seconds
+
+
 def test_relative_bounds_select_messages_by_their_own_time(tmp_path, monkeypatch):
     monkeypatch.setenv("HERMES_HOME", str(tmp_path))
     with open_store(tmp_path / "state.db") as store:

@@ -189,6 +189,9 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
     text = value.strip()
     if not text:
         return None
+    compact = _compact_date(text)
+    if compact is not None:
+        return _iso_seconds(compact)
     try:
         number = float(text)
     except ValueError:
@@ -204,6 +207,17 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
         return _iso_seconds(datetime.fromisoformat(iso))
     except (ValueError, OverflowError, OSError):
         raise BadValue(hint) from None
+
+
+def _compact_date(text: str) -> datetime | None:
+    """ISO 8601's basic date (``20260315``), else None.  As epoch seconds those
+    eight digits would name a day in 1970, before any Hermes message."""
+    if len(text) != 8 or not text.isdigit() or int(text[:4]) < 1971:
+        return None
+    try:
+        return datetime.strptime(text, "%Y%m%d")
+    except ValueError:
+        return None
 
 
 def _epoch_seconds(number: float, name: str) -> float:
