@@ -350,3 +350,14 @@ def test_a_long_session_and_an_id_out_of_range_are_named_in_the_command_lines_wo
     )
     for out in (run(tmp_path, "read", "long").stdout, proc.stderr):
         assert "around_message_id" not in out and "session_id" not in out
+
+
+def test_a_huge_query_is_not_echoed_whole(home):
+    """A pasted log of 100,000 characters: the header shows its start, one line, and
+    the note says how much was searched; it echoed all of it."""
+    query = "nginx " * 20_000
+    proc = run(home, "search", query)
+    assert proc.returncode == 0, proc.stderr
+    header = proc.stdout.splitlines()[0]
+    assert header.startswith("Search 'nginx nginx") and len(header) < 300, header[:400]
+    assert "the query was cut to" in proc.stdout

@@ -325,7 +325,8 @@ def _print_search(
     count = payload.get("count", 0)
     noun = "session" if count == 1 else "sessions"
     print(
-        f"Search {payload.get('query')!r}: {count} {noun}  "
+        # A pasted page of text is cut here too; a note says what was searched.
+        f"Search {one_line(payload.get('query'), LINE_CHARS)!r}: {count} {noun}  "
         f"(route {payload.get('route')}, {elapsed:.1f} ms, detail {payload.get('detail')})",
         file=out,
     )
