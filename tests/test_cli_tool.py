@@ -170,9 +170,10 @@ def test_hints_name_the_store_the_command_line_read(home, db, capsys):
     ids = conversation(s, "w1", chat(20, "work"))
     s.close()
     assert _main(["scroll", "w1", str(ids[5]), "--window", "1", "--profile", "work"]) == 0
-    assert f"more: hermes-fts scroll w1 {ids[6]} --profile work" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"more: hermes-fts scroll w1 {ids[6]} --window 1 --profile work" in out
     assert _main(["scroll", "work/w1", str(ids[5]), "--window", "1"]) == 0
-    assert f"more: hermes-fts scroll work/w1 {ids[6]}\n" in capsys.readouterr().out
+    assert f"more: hermes-fts scroll work/w1 {ids[6]} --window 1\n" in capsys.readouterr().out
     assert _main(["scroll", "w1", "999999", "--profile", "work"]) == 1
     assert "`hermes-fts read w1 --profile work` shows its message ids" in capsys.readouterr().err
     assert _main(["read", "nope", "--db", str(db)]) == 1
@@ -385,3 +386,22 @@ def test_status_and_bench_take_profile_and_writers_name_the_db_to_pass(home, db,
             f"profile's store as --db: `hermes-fts {writer} --db {work}`"
         )
     assert work.read_bytes() == before
+
+
+def test_scrolling_a_long_session_pages_both_ways_with_the_same_window(db, capsys):
+    """The follow-up scroll keeps --window and --full (it fell back to 5 messages a
+    side and cut messages again), and an earlier page is named as well as the next."""
+    code, whole = run_json(capsys, ["read", "s_long", "--full", "--db", str(db), "--json"])
+    ids = [m["id"] for m in whole["messages"]]
+    assert code == 0 and len(ids) == 40
+    mid = ids[len(ids) // 2]
+    assert _main(["scroll", "s_long", str(mid), "--window", "3", "--full", "--db", str(db)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    shown = [int(line.split("#")[1].split()[0]) for line in lines if " #" in line[:8]]
+    assert shown == ids[ids.index(mid) - 3 : ids.index(mid) + 4]
+    assert f"  earlier: hermes-fts scroll s_long {shown[0]} --window 3 --full --db {db}" in lines
+    assert f"  more: hermes-fts scroll s_long {shown[-1]} --window 3 --full --db {db}" in lines
+    # At the start of the session there is nothing earlier to name.
+    assert _main(["scroll", "s_long", str(ids[0]), "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "(start of session)" in out and "earlier:" not in out

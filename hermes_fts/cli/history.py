@@ -460,15 +460,20 @@ def cmd_scroll(args: argparse.Namespace) -> int:
         return 0
     payload, color = shown_session
     messages = payload["messages"]
+    # The pages either side, with this one's --window and --full.
+    same = (f" --window {args.window}" if args.window else "") + (" --full" if args.full else "")
+    ref = _session_ref(args, payload)
     if payload.get("messages_before", 0) < payload["window"]:
         print(style("  (start of session)", DIM, color))
+    elif messages:
+        words = f"scroll {ref} {messages[0]['id']}{same}"
+        print(style(f"  earlier: {follow_up(args, words)}", DIM, color))
     _print_messages(messages, color, sys.stdout, max_lines=None if args.full else MESSAGE_LINES)
     if payload.get("messages_after", 0) < payload["window"]:
         print(style("  (end of session)", DIM, color))
     elif messages:
-        words = f"scroll {_session_ref(args, payload)} {messages[-1]['id']}"
-        more = f"  more: {follow_up(args, words)}"
-        print(style(more, DIM, color))
+        words = f"scroll {ref} {messages[-1]['id']}{same}"
+        print(style(f"  more: {follow_up(args, words)}", DIM, color))
     return 0
 
 
