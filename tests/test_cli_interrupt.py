@@ -272,3 +272,46 @@ def test_ctrl_c_while_optimize_storage_applies_a_backlog_says_it_resumes(tmp_pat
     assert rerun.returncode == 0, rerun.stderr
     assert _pending(db) == 0
     _assert_whole(db)
+
+
+def test_ctrl_c_during_bench_on_a_terminal_starts_the_error_on_its_own_line(
+    tmp_path: Path,
+) -> None:
+    """bench redraws "timing TERM" in place on a terminal: the interrupted run
+    clears it, where the error ran on after the term ("timing 部署Error: ...")."""
+    import pty
+
+    db = tmp_path / "state.db"
+    _backlog_store(db, rows=PENDING_BATCH_IDS)
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        _cli("--db", str(db), "bench", "--repeats", "100"),
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=_env(),
+        restore_signals=True,
+    )
+    os.close(follower)
+    try:
+        time.sleep(2.0)
+        assert proc.poll() is None, "bench ended before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert proc.returncode == 130
+    text = seen.decode("utf-8", "replace")
+    assert "timing" in text and "Traceback" not in text, text
+    before_error = text[: text.index("Error: interrupted")]
+    assert before_error.endswith(("\r\x1b[K", "\n")), repr(text[-300:])

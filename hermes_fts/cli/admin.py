@@ -525,10 +525,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
             last_line[:] = [time.monotonic()]
             print(f"bench: timing {what}", file=sys.stderr, flush=True)
 
-    with open_db(args, readonly=True) as store:
-        report = bench.run(store, args.per_band, args.repeats, args.seed, progress)
-    if terminal:
-        print("\r\033[K", end="", file=sys.stderr)
+    try:
+        with open_db(args, readonly=True) as store:
+            report = bench.run(store, args.per_band, args.repeats, args.seed, progress)
+    finally:  # also on Ctrl-C, so the error line does not run into the term shown
+        if terminal:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
     if args.json:
         emit_json(report)
         return 0
