@@ -105,14 +105,19 @@ def nobody_writing(path: str | os.PathLike[str]) -> bool:
 
     True when this user cannot write the folder and there is no ``-wal`` or
     ``-journal`` file: SQLite could not create the ``-shm`` it needs, and any
-    writer, whoever it is, would have left one of those next to the file.
+    writer, whoever it is, would have left one of those next to the file.  An
+    empty ``-wal`` with no ``-shm`` (left by a crash or a copy) counts as none:
+    every connection in WAL mode keeps the ``-shm``, and the WAL holds nothing.
     """
     target = os.path.abspath(os.fspath(path))
     folder = os.path.dirname(target) or "."
+    wal_idle = not os.path.exists(target + "-wal") or (
+        _wal_empty(target) and not os.path.exists(target + "-shm")
+    )
     return (
         os.path.isfile(target)
         and not os.access(folder, os.W_OK)
-        and not os.path.exists(target + "-wal")
+        and wal_idle
         and not os.path.exists(target + "-journal")
     )
 

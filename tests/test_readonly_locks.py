@@ -345,11 +345,41 @@ def test_a_read_only_folder_is_named_as_nobody() -> None:
         reads_all_work(db, nobody=True)  # no -wal: immutable
         message = error_of(["sync"], db, nobody=True)
         assert f"the folder {folder} is read-only" in message and "--db" not in message, message
-        Path(f"{db}-wal").write_bytes(b"")  # someone may be writing: no immutable read
+        # A -wal with content, no -shm: someone may be writing, no immutable read.
+        Path(f"{db}-wal").write_bytes(b"\0" * 4096)
         message = error_of(["search", "deploy"], db, nobody=True)
         assert "folder" in message and "read-only" in message and "-wal" in message, message
         assert "--db" not in message, message
         assert db.read_bytes() == before
+
+
+def test_an_empty_wal_left_behind_in_a_read_only_folder_is_read_as_nobody() -> None:
+    """A crash or a copy leaves an empty state.db-wal and no -shm: no process is
+    in WAL mode without the -shm, and the WAL holds nothing, so the store is read
+    as it is; every read failed, saying someone might be writing."""
+    with nobody_dir() as folder:  # root's 0755 folder and 0644 file
+        db = make_store(folder)
+        Path(f"{db}-wal").write_bytes(b"")
+        before = db.read_bytes()
+        reads_all_work(db, nobody=True)
+        assert db.read_bytes() == before and Path(f"{db}-wal").stat().st_size == 0
+        assert not Path(f"{db}-shm").exists()
+        # A -wal that holds a crashed writer's commit is not read as if it were empty:
+        # its row is found, or the read is refused saying why.
+        crash = (
+            "import os, sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+            "c.execute('PRAGMA wal_autocheckpoint = 0'); "
+            'c.execute("INSERT INTO messages(session_id, role, content, timestamp) '
+            "VALUES ('a', 'user', 'walonlyword', 3)\"); c.commit(); os._exit(0)"
+        )
+        subprocess.run([sys.executable, "-c", crash, str(db)], check=True)
+        Path(f"{db}-shm").unlink()
+        assert Path(f"{db}-wal").stat().st_size > 0
+        proc = run(["search", "walonlyword", "--json", "--db", str(db)], nobody=True)
+        if proc.returncode == 0:
+            assert json.loads(proc.stdout)["count"] == 1, proc.stdout
+        else:
+            assert "-wal" in json.loads(proc.stdout)["error"], proc.stdout
 
 
 def test_a_store_this_user_cannot_read_is_named_as_nobody() -> None:
