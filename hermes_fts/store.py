@@ -36,8 +36,7 @@ from .search.plan import words_held as _words_held
 from .search.syntax import QueryError
 from .transcript import file_has_session  # re-exported: the tool's profile lookup
 
-# With what the tool and the CLI reach through the store: causes, waits, query errors.
-__all__ = [
+__all__ = [  # the store, and what the tool and the CLI reach through it
     "BUSY_TIMEOUT_S",
     "QueryError",
     "QueryTooBroad",
@@ -110,8 +109,7 @@ def open_store(
 
 
 class SessionStore:
-    """A session store; see the module docstring.  ``progress`` gets the events of
-    applying a pending backlog of more than one batch (at a write open, ``sync()``)."""
+    """A session store; ``progress`` gets a long pending apply's events (open, sync)."""
 
     def __init__(
         self,
