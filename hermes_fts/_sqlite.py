@@ -10,7 +10,8 @@ import logging
 import os
 import sqlite3
 import sys
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -364,6 +365,22 @@ def opened_elsewhere(path: str | os.PathLike[str]) -> bool:
         if inode in fields[1:]:
             holders.add(fields[fields.index(inode) - 1])
     return holders != {str(os.getpid())}
+
+
+def pause_when_shared(
+    path: str | os.PathLike[str], sleep: Callable[[float], None] = time.sleep
+) -> Callable[[float], None]:
+    """A pause between a fill's chunks (``maintain.Sleep``) taken only while another
+    process may have the store open (``opened_elsewhere``, asked at each pause):
+    with nobody to let in, a fill does not wait.  Only for a process that holds
+    no other connection to the store, such as the ``hermes-fts`` command, since
+    connections of this one are not told apart from its own."""
+
+    def pause(seconds: float) -> None:
+        if opened_elsewhere(path):
+            sleep(seconds)
+
+    return pause
 
 
 # --------------------------------------------------------------------------

@@ -24,8 +24,7 @@ from .content import encode_value
 from .index import lifecycle as index_state
 from .index import maintain as indexing
 from .index import schema, space
-from .index.lifecycle import fix_command, search_slowed_by  # re-exported: status' why
-from .index.maintain import pause_when_shared  # re-exported: the command's pacing
+from .index.lifecycle import fix_command, search_slowed_by, slowed_why  # re-exported: why
 from .index.schema import BASE, CJK, TRIGRAM
 from .index.space import NoRoom  # re-exported: sync stops on a nearly full disk
 from .search import request as search_request
@@ -47,8 +46,8 @@ __all__ = [  # the store, and what the tool and the CLI reach through it
     "file_has_session",
     "fix_command",
     "open_store",
-    "pause_when_shared",
     "search_slowed_by",
+    "slowed_why",
     "store_error",
     "write_lock_held",
 ]

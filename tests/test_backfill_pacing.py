@@ -255,7 +255,7 @@ def test_a_fill_alone_on_the_store_does_not_pause(tmp_path: Path) -> None:
         chunks: list[int] = []
         store.backfill(
             CJK,
-            sleep=indexing.pause_when_shared(store.path, pauses.append),
+            sleep=_sqlite.pause_when_shared(store.path, pauses.append),
             chunk_rows=200,
             txn_target=None,
             on_chunk=lambda: chunks.append(1),
@@ -276,7 +276,7 @@ def test_a_fill_pauses_while_another_process_has_the_store_open(tmp_path: Path) 
             chunks: list[int] = []
             store.backfill(
                 CJK,
-                sleep=indexing.pause_when_shared(store.path, pauses.append),
+                sleep=_sqlite.pause_when_shared(store.path, pauses.append),
                 chunk_rows=200,
                 txn_target=None,
                 on_chunk=lambda: chunks.append(1),

@@ -12,15 +12,15 @@ from typing import Any
 
 from .. import bench, loader
 from .._env import hermes_home
+from .._sqlite import pause_when_shared
 from ..hermes import host as hermes_host
-from ..index.lifecycle import slowed_why
 from ..store import (
     BUSY_TIMEOUT_S,
     NoRoom,
     SessionStore,
     fix_command,
-    pause_when_shared,
     search_slowed_by,
+    slowed_why,
     store_error,
     write_lock_held,
 )

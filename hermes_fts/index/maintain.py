@@ -12,14 +12,12 @@ progress marker in ``state_meta`` always agrees with what the index holds.
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable
 
-from .. import _sqlite
 from ..content import indexed_values
 from . import schema
 from .schema import CJK, CJK_PENDING, DDL, TRIGRAM
@@ -282,20 +280,6 @@ def drive_chunks(
         if not more:
             return
         sleep(min_pause)
-
-
-def pause_when_shared(path: str | os.PathLike[str], sleep: Sleep = time.sleep) -> Sleep:
-    """The pause between chunks, taken only while another process may have the store
-    open (``_sqlite.opened_elsewhere``, asked at each pause): with nobody to let
-    in, a fill does not wait.  Only for a process that holds no other
-    connection to the store, such as the ``hermes-fts`` command, since
-    connections of this one are not told apart from its own."""
-
-    def pause(seconds: float) -> None:
-        if _sqlite.opened_elsewhere(path):
-            sleep(seconds)
-
-    return pause
 
 
 def next_chunk_rows(rows: int, elapsed: float, target: float) -> int:

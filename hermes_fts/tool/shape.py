@@ -211,7 +211,7 @@ def rebuild_note(store: Any) -> dict[str, Any] | None:
                 ),
             }
         if reasons:
-            from ..index.lifecycle import fix_command, slowed_why  # with the store, loaded
+            from ..store import fix_command, slowed_why  # loaded with the store
 
             return {
                 "reasons": reasons,
