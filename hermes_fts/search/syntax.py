@@ -607,9 +607,16 @@ def reads_as_sentence(text: str) -> bool:
 def _sentence(text: str, short: bool = False) -> bool:
     """A word of six or more CJK characters (three with ``short``), or CJK with
     punctuation inside: a sentence written without spaces, searched as a best
-    match of its parts like words side by side."""
+    match of its parts like words side by side.  With ``short``, also a Latin
+    word glued to a CJK word of two or more characters (``Kubernetes扩容``,
+    ``Python脚本``): Chinese and Japanese glue a name to the words around it."""
     least = 3 if short else 6
-    return len(_CJK_CHAR.findall(text)) >= least or _CJK_PUNCTUATED.search(text) is not None
+    if len(_CJK_CHAR.findall(text)) >= least or _CJK_PUNCTUATED.search(text) is not None:
+        return True
+    segs = segments(text) if short else []
+    return any(c and len(s) > 1 for c, s in segs) and any(
+        not c and any(ch.isalpha() for ch in s) for c, s in segs
+    )
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,100 @@
+"""Queries as people and models type them into ``session_search``, ``hermes-fts
+search`` and ``search_messages``: a name glued to a CJK word, typographic
+quotes, and other forms the query language reads, on real stores built by the
+package's own API.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _support import needs_extension
+from _tool_fixtures import T0, conversation, open_store
+
+from hermes_fts import session_search
+from hermes_fts.search.request import ROUTE_ORDER
+from hermes_fts.store import SessionStore
+
+pytestmark = needs_extension  # the fts_cjk route is one of the routes under test
+
+EVERY_ROUTE = (None, *ROUTE_ORDER)  # None: the route the store chooses
+
+ROWS = {
+    "k8s": "Kubernetes集群扩容到10个节点",
+    "script": "用Python 3.11重写了脚本",
+    "date": "会議は3月8日に延期されました",
+    "other": "集群 and 节点 without the name",
+}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    path = tmp_path_factory.mktemp("typed") / "state.db"
+    st_ = open_store(path, word_index=True)  # every route, fts5 too
+    for n, (name, text) in enumerate(ROWS.items()):
+        conversation(st_, name, [("user", text)], start=T0 + n)
+    yield st_, path
+    st_.close()
+
+
+def cli(db: Path, *args: str) -> dict[str, Any]:
+    """``hermes-fts <args> --json --db <db>`` in a subprocess; its JSON answer."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", *args, "--json", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _sessions(st_: SessionStore, query: str, route: str | None) -> tuple[list[str], Any]:
+    result = st_.search(query, limit=100, route=route, fields=("id", "session_id"))
+    return [r["session_id"] for r in result.rows], result
+
+
+# --------------------------------------------------------------------------- glued names
+
+
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+@pytest.mark.parametrize(
+    ("query", "wanted"),
+    [("Kubernetes扩容", "k8s"), ("Kubernetes节点", "k8s"), ("Python脚本", "script")],
+)
+def test_a_name_glued_to_a_cjk_word_finds_the_message_holding_both(
+    store: Any, route: str | None, query: str, wanted: str
+) -> None:
+    """``Kubernetes扩容`` as a Chinese question writes it: no message holds it as
+    written, so it is searched again by its words, and a note says so.  It was
+    answered empty, with no note, while a message held both words."""
+    found, result = _sessions(store[0], query, route)
+    assert found and found[0] == wanted, (query, route, result.route, found)
+    assert f"{query!r} is in no message as written: searched as a sentence, by its words" in (
+        result.notes
+    )
+
+
+def test_a_glued_name_held_as_written_is_searched_as_written(store: Any) -> None:
+    found, result = _sessions(store[0], "Kubernetes集群", None)
+    assert found == ["k8s"]
+    assert not any("as written" in n for n in result.notes)
+    # A date glued to CJK (3月8日) is no name: never read again by its parts.
+    found, result = _sessions(store[0], "3月9日", None)
+    assert found == [] and not any("as written" in n for n in result.notes)
+
+
+def test_a_glued_name_through_the_tool_and_the_command(store: Any) -> None:
+    st_, path = store
+    tool = session_search(st_, query="Kubernetes扩容", limit=5)
+    answer = cli(path, "search", "Kubernetes扩容")
+    for payload in (tool, answer):
+        assert [r["session_id"] for r in payload["results"]][:1] == ["k8s"], payload
+        assert any("in no message as written" in n for n in payload["query_notes"])
