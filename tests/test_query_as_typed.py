@@ -98,3 +98,76 @@ def test_a_glued_name_through_the_tool_and_the_command(store: Any) -> None:
     for payload in (tool, answer):
         assert [r["session_id"] for r in payload["results"]][:1] == ["k8s"], payload
         assert any("in no message as written" in n for n in payload["query_notes"])
+
+
+# --------------------------------------------------------------------------- typographic quotes
+
+QUOTED = {
+    "phrase": "please deploy the rocket today",
+    "words": "the rocket we deploy is ready",
+    "ja": "「日本語の引用」です",
+    "ja_apart": "日本語を引用する",
+    "inches": "a 12” screen and a 15” laptop",
+}
+
+
+@pytest.fixture(scope="module")
+def quoted(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    path = tmp_path_factory.mktemp("quoted") / "state.db"
+    st_ = open_store(path, word_index=True)
+    for n, (name, text) in enumerate(QUOTED.items()):
+        conversation(st_, name, [("user", text)], start=T0 + n)
+    yield st_, path
+    st_.close()
+
+
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+@pytest.mark.parametrize(
+    ("query", "wanted", "read"),
+    [
+        ("“deploy the rocket”", {"phrase"}, '“deploy the rocket” as "deploy the rocket"'),
+        ("„deploy the rocket“", {"phrase"}, '„deploy the rocket“ as "deploy the rocket"'),
+        ("«deploy the rocket»", {"phrase"}, '«deploy the rocket» as "deploy the rocket"'),
+        ("＂deploy the rocket＂", {"phrase"}, '＂deploy the rocket＂ as "deploy the rocket"'),
+        ("「日本語の引用」", {"ja"}, '「日本語の引用」 as "日本語の引用"'),
+        ("『日本語の引用』", {"ja"}, '『日本語の引用』 as "日本語の引用"'),
+    ],
+)
+def test_typographic_quotes_are_a_phrase(
+    quoted: Any, route: str | None, query: str, wanted: set[str], read: str
+) -> None:
+    """A phrase in curly, German, French, full-width or CJK quotes finds what the
+    same phrase in ``"`` finds, and a note says how it was read.  The quotes were
+    dropped without a word: the query was a best match of its words, which
+    found the rows holding them apart (and split 日本語の引用 into bigrams)."""
+    found, result = _sessions(quoted[0], query, route)
+    straight, _ = _sessions(quoted[0], '"' + query[1:-1] + '"', route)
+    assert set(found) == wanted == set(straight), (query, route, result.route)
+    assert f"read typographic quotes as an exact phrase: {read}" in result.notes
+
+
+def test_typographic_quotes_as_the_tool_and_the_command_read_them(quoted: Any) -> None:
+    st_, path = quoted
+    query = '" “deploy the rocket” OR 「日本語の引用」'  # and a " that closes nothing
+    tool = session_search(st_, query=query, limit=5)
+    answer = cli(path, "search", query)
+    for payload in (tool, answer):
+        assert {r["session_id"] for r in payload["results"]} == {"phrase", "ja"}, payload
+        assert payload["query_notes"][0] == (
+            'read typographic quotes as an exact phrase: “deploy the rocket” as "deploy the '
+            'rocket", 「日本語の引用」 as "日本語の引用"'
+        )
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "“deploy the rocket",  # unbalanced: its words, as before
+        "12” screen 15”",  # inches, never a phrase
+        '"a “rocket” today"',  # inside a phrase in ": text of that phrase
+        "‘deploy the rocket’",  # single quotes are text, straight or curly
+    ],
+)
+def test_quotes_that_quote_no_phrase_are_left_as_they_were(quoted: Any, query: str) -> None:
+    result = quoted[0].search(query, limit=10)
+    assert not any("typographic" in n for n in result.notes), result.notes

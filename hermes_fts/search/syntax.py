@@ -201,6 +201,55 @@ def _clean_control(text: str, notes: list[str]) -> str:
     return "".join(out)
 
 
+# Typographic quotes and the quotes they close: a phone's smart punctuation, a
+# model's prose, German „…“, CJK 「…」 and 『…』, full-width ＂…＂.
+_QUOTE_PAIRS = {
+    "\u201c": "\u201d",  # “…” (never ”…”: 12” and 15” are inches)
+    "\u201e": "\u201c\u201d",  # „…“ and „…”
+    "\u00ab": "\u00bb",  # «…»
+    "\u300c": "\u300d",  # 「…」
+    "\u300e": "\u300f",  # 『…』
+    "\uff02": "\uff02",  # ＂…＂
+    "\u301d": "\u301e\u301f",  # 〝…〞
+}
+
+
+def _straighten_quotes(text: str, notes: list[str]) -> str:
+    """A phrase in typographic quotes (``“deploy rocket”``, ``「数据库迁移」``) as the
+    phrase in ``"`` it means, with a note; outside a ``"`` phrase only, and only
+    when its text holds no ``"``.  A ``"`` that closes nothing, which ``_lex``
+    ignores, becomes a space then, so it cannot close a phrase read here.  The
+    text keeps its length (``_cut`` counts on)."""
+    out = list(text)
+    read: list[str] = []
+    unmatched: list[int] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            end = _closing_quote(text, i)
+            unmatched += [i] if end < 0 else []
+            i = i + 1 if end < 0 else end + 1
+            continue
+        closes = _QUOTE_PAIRS.get(ch, "")
+        end = min((e for e in (text.find(c, i + 1) for c in closes) if e > i), default=-1)
+        body = text[i + 1 : end]
+        if end < 0 or '"' in text[i : end + 2] or not body.strip(_SPACE):
+            i += 1  # `“a”"b"` would read `"a""b"` as one phrase: left as written
+            continue
+        out[i] = out[end] = '"'
+        read.append(f'{text[i : end + 1]} as "{body}"')
+        i = end + 1
+    if not read:
+        return text
+    notes.append(f"read typographic quotes as an exact phrase: {', '.join(read)}")
+    if unmatched:
+        notes.append("ignored an unmatched '\"'")
+    for i in unmatched:
+        out[i] = " "
+    return "".join(out)
+
+
 def _is_edge_punct(ch: str) -> bool:
     # "%" stays (`61.2%`); it is part of what people search for.
     return ch != "%" and (ch in string.punctuation or unicodedata.category(ch)[0] == "P")
@@ -563,7 +612,7 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
     notes: list[str] = []
     try:
         # only what can be searched is cleaned: a huge paste costs no more than the limit
-        cleaned = _clean_control(text[: MAX_FTS5_QUERY_CHARS + 1], notes)
+        cleaned = _straighten_quotes(_clean_control(text[: MAX_FTS5_QUERY_CHARS + 1], notes), notes)
         toks = _lex(_cut(cleaned, len(text), notes), notes)
         expr = _Parser(toks, notes).any_of(0)
         words = [t for t in toks if t.kind == "term"]
