@@ -171,3 +171,62 @@ def test_typographic_quotes_as_the_tool_and_the_command_read_them(quoted: Any) -
 def test_quotes_that_quote_no_phrase_are_left_as_they_were(quoted: Any, query: str) -> None:
     result = quoted[0].search(query, limit=10)
     assert not any("typographic" in n for n in result.notes), result.notes
+
+
+# --------------------------------------------------------------------------- roles left out
+
+
+@pytest.fixture(scope="module")
+def tool_output(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    path = tmp_path_factory.mktemp("roles") / "state.db"
+    st_ = open_store(path)
+    turns = [
+        ("user", "run the build"),
+        {"role": "tool", "content": "Error: ECONNREFUSED 127.0.0.1:5432", "tool_name": "terminal"},
+        ("assistant", "the build failed"),
+    ]
+    conversation(st_, "build", turns, start=T0)
+    yield st_, path
+    st_.close()
+
+
+def test_an_empty_answer_names_the_roles_left_out_that_hold_matches(tool_output: Any) -> None:
+    """The model searches user and assistant messages unless it asks for tool output.
+    A word only tool output holds was answered "No matching sessions found", with
+    nothing saying the tool output that holds it was not searched."""
+    st_, _ = tool_output
+    answer = session_search(st_, query="ECONNREFUSED")
+    assert answer["count"] == 0 and answer["roles_with_matches"] == ["tool"]
+    assert answer["message"].endswith(
+        "Messages of role tool hold matches, but role_filter left them out: search them "
+        "with role_filter='user,assistant,tool'."
+    )
+    assert "time filters" not in answer["message"]  # none were given
+    again = session_search(st_, query="ECONNREFUSED", role_filter="user,assistant,tool")
+    assert [r["session_id"] for r in again["results"]] == ["build"]
+    # Only when they do: a word no message holds, a time window that leaves it out.
+    for nothing in (
+        session_search(st_, query="nowhere"),
+        session_search(st_, query="ECONNREFUSED", after=T0 + 86400),
+    ):
+        assert nothing["count"] == 0 and "roles_with_matches" not in nothing, nothing
+    assert "drop the time filters" in nothing["message"]
+
+
+def test_the_command_names_them_in_its_own_words(tool_output: Any) -> None:
+    _, path = tool_output
+    command = [sys.executable, "-m", "hermes_fts.cli", "search", "ECONNREFUSED", "--role", "user"]
+    proc = subprocess.run(
+        [*command, "--db", str(path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    said = (
+        "Searched user messages only; assistant, tool, system left out.\n"
+        "Tool messages hold matches: add them with --role user,tool.\n"
+    )
+    assert said in proc.stdout and "role_filter" not in proc.stdout, proc.stdout
+    assert cli(path, "search", "ECONNREFUSED", "--role", "user")["roles_with_matches"] == ["tool"]

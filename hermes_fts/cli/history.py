@@ -21,7 +21,7 @@ from .._params import as_int
 from ..content import render_tool_calls
 from ..search.snippets import readable_text
 from ..store import SessionStore, default_db_path, failure_cause, open_store
-from ..tool import Call, run_call
+from ..tool import Call, nothing_found, run_call
 from ..tool.args import (
     DETAILS,
     LINK_PREFIX,
@@ -335,10 +335,21 @@ def _print_search(
         print(style(carry_store(args, note["note"]), DIM, color), file=out)
     _print_notes(args, payload, color, out)
     if not payload.get("results"):
-        print(payload.get("message", "No matching sessions found."), file=out)
+        held = payload.get("roles_with_matches")
+        if held:  # the tool's message says it in the model's words (role_filter)
+            print(nothing_found(args.after is not None or args.before is not None), file=out)
+        else:
+            print(payload.get("message", "No matching sessions found."), file=out)
         if args.role:
             left_out = [role for role in ROLES if role not in args.role.split(",")]
             print(f"Searched {args.role} messages only; {', '.join(left_out)} left out.", file=out)
+        if held:
+            wider = ",".join(dict.fromkeys([*args.role.split(","), *held]))
+            print(
+                f"{', '.join(held).capitalize()} messages hold matches: add them with --role "
+                f"{wider}.",
+                file=out,
+            )
         return
     for number, res in enumerate(payload["results"], start=args.offset + 1):
         _print_result(number, res, color, out)

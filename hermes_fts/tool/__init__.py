@@ -35,6 +35,7 @@ from .context import open_context, with_profile_fallback
 from .discover import Discovery
 from .errors import ToolError, error_payload
 from .sessions import browse, read, scroll
+from .shape import nothing_found as nothing_found  # the command line's empty answer
 from .shape import with_notes
 from .spec import TOOL_SCHEMA
 

@@ -13,13 +13,14 @@ import logging
 from typing import Any
 
 from ..store import QueryError, failure_cause
-from .args import SearchOptions
+from .args import ROLES, SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
 from .errors import ToolError
 from .shape import (
     WINDOW_CONTENT_CAP,
     bookend_messages,
     format_ts,
+    nothing_found,
     past_the_end,
     rebuild_note,
     shape_message,
@@ -228,17 +229,48 @@ class Discovery:
             # A page past the last (the command line's --offset): the words did match.
             payload["message"] = past_the_end(start, f"this search found {len(slots)} matching")
         elif not results:
-            payload["message"] = (
-                "No matching sessions found. Try fewer or different words, join "
-                "alternatives with OR, use a prefix such as deploy*, or drop the time "
-                "filters; this searches past conversations only."
-            )
+            self._nothing_found(payload)
         note = rebuild_note(self.ctx.store)
         if note is not None:
             payload["index_rebuild"] = note
         # The search's own notes (SessionStore.query_notes, and the time words'
         # windows, which depend on `now` and the bounds).
         return with_notes(payload, [*self.search_notes, *self._partial_note(slots), *opts.notes])
+
+    def _nothing_found(self, payload: dict[str, Any]) -> None:
+        """The message of an empty answer: what to try, and the roles left out that
+        hold matches (``roles_with_matches``; the model's default leaves tool output
+        out, and an empty answer said nothing of it)."""
+        opts = self.options
+        payload["message"] = nothing_found(opts.after is not None or opts.before is not None)
+        held = [role for role in ROLES if role not in opts.roles and self._held_by([role])]
+        if held:
+            wider = ",".join(dict.fromkeys([*opts.roles, *held]))
+            payload["roles_with_matches"] = held
+            payload["message"] += (
+                f" Messages of role {', '.join(held)} hold matches, but role_filter left them "
+                f"out: search them with role_filter='{wider}'."
+            )
+
+    def _held_by(self, roles: list[str]) -> bool:
+        """Whether a message of ``roles`` that the other filters keep holds the query."""
+        opts = self.options
+        try:
+            found = self.ctx.store.search(
+                opts.query,
+                exclude_sources=HIDDEN_SESSION_SOURCES,
+                role_filter=roles,
+                limit=1,
+                fields=("id",),
+                after=opts.after,
+                before=opts.before,
+                exclude_session_ids=sorted(opts.excluded),
+                now=opts.now,
+            )
+        except Exception:  # noqa: BLE001 - only a hint: the answer stands without it
+            log.debug("role probe failed for %r", opts.query, exc_info=True)
+            return False
+        return bool(found.rows)
 
     def _partial_note(self, slots: dict[str, dict[str, Any]]) -> list[str]:
         """When no result holds every word of a best match: which words the first holds,

@@ -176,6 +176,16 @@ def with_notes(payload: dict[str, Any], notes: Iterable[str | None]) -> dict[str
     return payload
 
 
+def nothing_found(timed: bool) -> str:
+    """The message of a search that found nothing (``timed``: it had time bounds)."""
+    return (
+        "No matching sessions found. Try fewer or different words, join alternatives "
+        "with OR, use a prefix such as deploy*"
+        + (", or drop the time filters" if timed else "")
+        + "; this searches past conversations only."
+    )
+
+
 def past_the_end(offset: int, found: str) -> str:
     """The message of an empty page that starts after the last result (``found``:
     what there is, "this search found 3 matching")."""
