@@ -19,6 +19,7 @@ from _tool_fixtures import T0, conversation, open_store
 
 from hermes_fts import session_search
 from hermes_fts.search.request import ROUTE_ORDER
+from hermes_fts.search.syntax import parse_query
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension  # the fts_cjk route is one of the routes under test
@@ -180,7 +181,7 @@ def test_quotes_that_quote_no_phrase_are_left_as_they_were(quoted: Any, query: s
 def tool_output(tmp_path_factory: pytest.TempPathFactory) -> Any:
     path = tmp_path_factory.mktemp("roles") / "state.db"
     st_ = open_store(path)
-    turns = [
+    turns: list[Any] = [
         ("user", "run the build"),
         {"role": "tool", "content": "Error: ECONNREFUSED 127.0.0.1:5432", "tool_name": "terminal"},
         ("assistant", "the build failed"),
@@ -230,3 +231,17 @@ def test_the_command_names_them_in_its_own_words(tool_output: Any) -> None:
     )
     assert said in proc.stdout and "role_filter" not in proc.stdout, proc.stdout
     assert cli(path, "search", "ECONNREFUSED", "--role", "user")["roles_with_matches"] == ["tool"]
+
+
+# --------------------------------------------------------------------------- notes that say what happened
+
+
+@pytest.mark.parametrize("query", ["NEAR(deploy rocket, 5", "NEAR(deploy rocket, 5 ", "NEAR(a b"])
+def test_an_unclosed_near_is_refused_as_unclosed(query: str) -> None:
+    """``NEAR(deploy rocket, 5`` was refused with "NEAR(...) takes a number after its
+    comma", which it has: the ``)`` is what is missing."""
+    parsed = parse_query(query)
+    assert parsed.error is not None and parsed.error.startswith("NEAR( is not closed: "), parsed
+    assert str(parse_query("NEAR(a b, x)").error).startswith(
+        "NEAR(...) takes a number after its comma"
+    )

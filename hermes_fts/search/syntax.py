@@ -393,6 +393,8 @@ def _near(text: str, start: int, notes: list[str]) -> tuple[_Tok | None, int]:
         if ch == ",":
             number = ""
             m = _NEAR_DISTANCE.match(text, i)
+            if m is None and _NEAR_DISTANCE.match(text.rstrip(_SPACE) + ")", i):
+                raise _Refuse(f"NEAR( is not closed: {usage}")  # `NEAR(a b, 5`
             if m is None:
                 raise _Refuse(f"NEAR(...) takes a number after its comma: {usage}")
             distance, i = int(m.group(1)), m.end()
