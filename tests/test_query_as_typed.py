@@ -245,3 +245,16 @@ def test_an_unclosed_near_is_refused_as_unclosed(query: str) -> None:
     assert str(parse_query("NEAR(a b, x)").error).startswith(
         "NEAR(...) takes a number after its comma"
     )
+
+
+@pytest.mark.parametrize(("query", "word"), [("deploy or rocket", "or"), ("deploy not x", "not")])
+def test_a_lower_case_operator_left_out_is_not_said_to_be_searched(query: str, word: str) -> None:
+    """``deploy or rocket``: the notes said 'or' "is searched as a word", then that it
+    was left out as a common word.  They now agree: left out, and a 'not' (meant to
+    exclude, surely) is also said to be a word, not an operator; an 'or' or 'and'
+    needs no such word (a best match is an OR of the words)."""
+    notes = SessionStore.query_notes(query)
+    said = f"'{word}' is a word here, not an operator: operators are upper case ({word.upper()})"
+    assert (said in notes) == (word == "not"), notes
+    assert f"left out common words that do not decide a match: {word}" in notes
+    assert not any("is searched as a word" in n for n in notes), notes

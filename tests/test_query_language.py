@@ -425,8 +425,8 @@ def test_colons_and_dashes_are_text_and_say_so(store, query, row, note) -> None:
         ("deploy AND AND service", "read 'AND AND' as 'AND'"),
         ("deploy ---", "ignored '---'"),
         ("NEAR(deploy)", "NEAR with fewer than two"),
-        ("deploy or release", "'or' is read as a word, not an operator: operators are upper case"),
-        ("near(deploy release)", "'near' is read as a word"),
+        ("deploy or release", "'or' is a word here, not an operator: operators are upper case"),
+        ("near(deploy release)", "'near' is a word here, not an operator"),
         ("NEAR(deploy service, 999999)", "NEAR distance 999999 lowered"),
         ("deploy\x00service", "read control characters (U+0000) as spaces"),
         ("\x01\x02\x7f", "read control characters (U+0001, U+0002, U+007F) as spaces"),
@@ -446,7 +446,7 @@ def test_every_change_to_the_written_query_is_noted(query: str, fragment: str) -
     assert any(fragment in n for n in notes), notes
     # A best match may add one: the common words it leaves out ("or"); an 'or' or
     # 'and' it leaves out needs no word on operators (it is an OR of the words).
-    kept = [n for n in notes if not n.startswith(("'or' is read", "'and' is read"))]
+    kept = [n for n in notes if not n.startswith(("'or' is a word here", "'and' is a word here"))]
     assert search_request.query_notes(query)[: len(kept)] == kept
 
 

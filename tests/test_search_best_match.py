@@ -404,14 +404,14 @@ def test_a_korean_question_searches_its_words_without_their_particles(tmp_path):
 
 def test_an_and_or_or_left_out_of_a_question_is_not_said_to_be_searched(store):
     """ "pottery and workshop": the best match leaves 'and' out with the common words
-    (it already ranks rows with both words first); a note that it 'is read as
-    a word' beside that is noise.  A lower-case 'not' keeps its note: the
+    (it already ranks rows with both words first); a note that it 'is a word
+    here' beside that is noise.  A lower-case 'not' keeps its note: the
     user meant to exclude, and learns to write NOT."""
     notes = store.search("pottery and workshop", sort="sessions").notes
     assert notes[0] == "left out common words that do not decide a match: and"
     assert not any("operator" in n for n in notes)
     notes = store.search("pottery not workshop", sort="sessions").notes
-    assert "'not' is read as a word, not an operator: operators are upper case (NOT)" in notes
+    assert "'not' is a word here, not an operator: operators are upper case (NOT)" in notes
     # Alone, the word is searched: the note stays.
     assert "operators are upper case (AND)" in store.search("and").notes[0]
 

@@ -316,7 +316,7 @@ def _note_symbols(text: str, notes: list[str]) -> None:
 def operator_note(piece: str) -> str:
     """The note on ``piece``, an operator's name written as a word (``and``)."""
     name = piece.rstrip("*").upper()
-    return f"{piece!r} is read as a word, not an operator: operators are upper case ({name})"
+    return f"{piece!r} is a word here, not an operator: operators are upper case ({name})"
 
 
 def _word(piece: str, notes: list[str]) -> _Tok | None:
