@@ -258,3 +258,53 @@ def test_a_lower_case_operator_left_out_is_not_said_to_be_searched(query: str, w
     assert (said in notes) == (word == "not"), notes
     assert f"left out common words that do not decide a match: {word}" in notes
     assert not any("is searched as a word" in n for n in notes), notes
+
+
+# --------------------------------------------------------------------------- full-width parentheses
+
+GROUPED = {
+    "deploy_prod": "我们把服务部署到了生产环境",
+    "deploy_test": "部署到测试环境",
+    "migrate": "数据库迁移做完了",
+    "migrate_prod": "生产环境的数据库迁移",
+    "aside": "部署（生产环境）的计划",
+}
+
+
+@pytest.fixture(scope="module")
+def grouped(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    path = tmp_path_factory.mktemp("grouped") / "state.db"
+    st_ = open_store(path, word_index=True)
+    for n, (name, text) in enumerate(GROUPED.items()):
+        conversation(st_, name, [("user", text)], start=T0 + n)
+    yield st_, path
+    st_.close()
+
+
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+def test_full_width_parentheses_group_a_query_with_operators(
+    grouped: Any, route: str | None
+) -> None:
+    """A Chinese keyboard types （ ）.  ``（部署 OR 迁移） NOT 生产`` was read as
+    ``部署 OR (迁移 NOT 生产)``: the rows that say 生产 came back, with no note."""
+    found, result = _sessions(grouped[0], "（部署 OR 迁移） NOT 生产", route)
+    straight, _ = _sessions(grouped[0], "(部署 OR 迁移) NOT 生产", route)
+    assert set(found) == set(straight) == {"deploy_test", "migrate"}, (route, result.route)
+    assert "read full-width （ ） as parentheses" in result.notes
+
+
+def test_full_width_parentheses_in_words_alone_stay_text(grouped: Any) -> None:
+    """Without an operator they are prose (部署（生产环境）), searched as before."""
+    result = grouped[0].search("部署（生产环境）", limit=10)
+    assert not any("parentheses" in n for n in result.notes), result.notes
+    assert result.rows  # its words are found
+    quoted = parse_query('"（部署 OR" 迁移）')  # inside a phrase: text of the phrase
+    assert not any("parentheses" in n for n in quoted.notes), quoted.notes
+
+
+def test_full_width_parentheses_through_the_tool_and_the_command(grouped: Any) -> None:
+    st_, path = grouped
+    query = "（部署 OR 迁移） NOT 生产"
+    for payload in (session_search(st_, query=query, limit=10), cli(path, "search", query)):
+        assert {r["session_id"] for r in payload["results"]} == {"deploy_test", "migrate"}
+        assert "read full-width （ ） as parentheses" in payload["query_notes"]

@@ -201,29 +201,26 @@ def _clean_control(text: str, notes: list[str]) -> str:
     return "".join(out)
 
 
-# Typographic quotes and the quotes they close: a phone's smart punctuation, a
-# model's prose, German „…“, CJK 「…」 and 『…』, full-width ＂…＂.
-_QUOTE_PAIRS = {
-    "\u201c": "\u201d",  # “…” (never ”…”: 12” and 15” are inches)
-    "\u201e": "\u201c\u201d",  # „…“ and „…”
-    "\u00ab": "\u00bb",  # «…»
-    "\u300c": "\u300d",  # 「…」
-    "\u300e": "\u300f",  # 『…』
-    "\uff02": "\uff02",  # ＂…＂
-    "\u301d": "\u301e\u301f",  # 〝…〞
-}
+# Typographic quotes and the quotes that close them (never ”…”: 12” is inches),
+# and full-width parentheses: phones, models' prose and CJK keyboards type them.
+_QUOTES = dict(zip("“„«「『＂〝", ["”", "“”", "»", "」", "』", "＂", "〞〟"]))
+_PARENTHESES = {"（": "(", "）": ")"}
 
 
-def _straighten_quotes(text: str, notes: list[str]) -> str:
-    """A phrase in typographic quotes (``“deploy rocket”``, ``「数据库迁移」``) as the
-    phrase in ``"`` it means, with a note; outside a ``"`` phrase only, and only
-    when its text holds no ``"``.  A ``"`` that closes nothing, which ``_lex``
-    ignores, becomes a space then, so it cannot close a phrase read here.  The
-    text keeps its length (``_cut`` counts on)."""
-    out = list(text)
-    read: list[str] = []
-    unmatched: list[int] = []
-    i = 0
+def _read_typography(text: str, notes: list[str]) -> str:
+    """The syntax as typed on other keyboards, outside ``"`` phrases, with notes: a
+    phrase in typographic quotes (``“deploy rocket”``, ``「数据库迁移」``) whose text
+    holds no ``"`` is that phrase in ``"``, and ``（ ）`` are parentheses in a query
+    that writes the language (an operator or a parenthesis).  Read as text they
+    changed the query without a word: the phrase's words searched apart, the
+    grouping of ``（部署 OR 迁移） NOT 生产`` gone.  A ``"`` that closes nothing
+    (``_lex`` ignores it) becomes a space, so it cannot close a phrase read here.
+    The text keeps its length (``_cut`` counts on)."""
+    pieces = (p for c in re.split("[ \t\n\r（）()]+", text) if c for p in _split_glued_operators(c))
+    grouped = bool({"（", "）"} & set(text)) and (
+        bool({"(", ")"} & set(text)) or "NEAR（" in text or any(p in OPERATORS for p in pieces)
+    )
+    out, read, unmatched, i = list(text), [], [], 0
     while i < len(text):
         ch = text[i]
         if ch == '"':
@@ -231,22 +228,23 @@ def _straighten_quotes(text: str, notes: list[str]) -> str:
             unmatched += [i] if end < 0 else []
             i = i + 1 if end < 0 else end + 1
             continue
-        closes = _QUOTE_PAIRS.get(ch, "")
-        end = min((e for e in (text.find(c, i + 1) for c in closes) if e > i), default=-1)
-        body = text[i + 1 : end]
-        if end < 0 or '"' in text[i : end + 2] or not body.strip(_SPACE):
-            i += 1  # `“a”"b"` would read `"a""b"` as one phrase: left as written
+        end = min(
+            (e for e in (text.find(c, i + 1) for c in _QUOTES.get(ch, "")) if e > i), default=-1
+        )
+        # `“a”"b"` would read `"a""b"` as one phrase: left as written
+        if end > i and '"' not in text[i : end + 2] and text[i + 1 : end].strip(_SPACE):
+            out[i] = out[end] = '"'
+            read.append(f'{text[i : end + 1]} as "{text[i + 1 : end]}"')
+            i = end + 1
             continue
-        out[i] = out[end] = '"'
-        read.append(f'{text[i : end + 1]} as "{body}"')
-        i = end + 1
-    if not read:
-        return text
-    notes.append(f"read typographic quotes as an exact phrase: {', '.join(read)}")
-    if unmatched:
-        notes.append("ignored an unmatched '\"'")
-    for i in unmatched:
-        out[i] = " "
+        out[i] = _PARENTHESES.get(ch, ch) if grouped else ch
+        i += 1
+    if read:
+        notes.append(f"read typographic quotes as an exact phrase: {', '.join(read)}")
+        out = [" " if n in unmatched else c for n, c in enumerate(out)]
+        notes += ["ignored an unmatched '\"'"] if unmatched else []
+    if grouped and any(a != b for a, b in zip(out, text) if b in _PARENTHESES):
+        notes.append("read full-width （ ） as parentheses")
     return "".join(out)
 
 
@@ -614,7 +612,7 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
     notes: list[str] = []
     try:
         # only what can be searched is cleaned: a huge paste costs no more than the limit
-        cleaned = _straighten_quotes(_clean_control(text[: MAX_FTS5_QUERY_CHARS + 1], notes), notes)
+        cleaned = _read_typography(_clean_control(text[: MAX_FTS5_QUERY_CHARS + 1], notes), notes)
         toks = _lex(_cut(cleaned, len(text), notes), notes)
         expr = _Parser(toks, notes).any_of(0)
         words = [t for t in toks if t.kind == "term"]
