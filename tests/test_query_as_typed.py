@@ -308,3 +308,16 @@ def test_full_width_parentheses_through_the_tool_and_the_command(grouped: Any) -
     for payload in (session_search(st_, query=query, limit=10), cli(path, "search", query)):
         assert {r["session_id"] for r in payload["results"]} == {"deploy_test", "migrate"}
         assert "read full-width （ ） as parentheses" in payload["query_notes"]
+
+
+def test_a_word_written_twice_is_named_once_in_the_notes(store: Any) -> None:
+    """A question pasted twice without a space: ``上周`` was named once per time in
+    the time note, and the sentence between as often in the note on what the
+    first result lacks."""
+    st_, _ = store
+    query = "上周扩容集群节点上周扩容集群节点上周扩容集群节点"
+    notes = session_search(st_, query=query, now=T0 + 10 * 86400)["query_notes"]
+    time_note = next(n for n in notes if n.startswith("time words"))
+    assert time_note.count("上周") == 1, time_note
+    partial = "no conversation holds every word; the first result matches only part of 扩容集群节点"
+    assert partial in notes, notes

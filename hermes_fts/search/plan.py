@@ -554,7 +554,8 @@ def words_held(q: Query, matched: Collection[str]) -> tuple[list[str], list[str]
         have = [p for p in parts if p in matched]
         whole = node.text in matched if node.text in parts else len(have) == len(parts)
         shown = node.text + "*" * node.prefix
-        held[0 if whole else 1 if have else 2].append(shown)
+        named = held[0 if whole else 1 if have else 2]
+        named += [] if shown in named else [shown]  # a word written twice is named once
     return held
 
 

@@ -269,11 +269,12 @@ def _note(
     query: str, found: tuple[TimeWords, ...], now: float, bounded: bool, sentence: bool = False
 ) -> str:
     what = _SEARCHED_TOO if _time_words(query, sentence)[1] else _LEFT_OUT
+    # A time word written twice is named once.
     if bounded or not any(windows(w, now) for w in found):
-        said = ", ".join(f"'{w.text}'" for w in found)
+        said = ", ".join(dict.fromkeys(f"'{w.text}'" for w in found))
         why = "the after/before given set the time" if bounded else "no message has that time"
         return f"time words {said} {what}: {why}"
-    said = ", ".join(f"'{w.text}' ({describe(w, now)}, local time)" for w in found)
+    said = ", ".join(dict.fromkeys(f"'{w.text}' ({describe(w, now)}, local time)" for w in found))
     return f"time words {said} {what}: matches from then come first, then the rest"
 
 
