@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -321,3 +322,86 @@ def test_a_word_written_twice_is_named_once_in_the_notes(store: Any) -> None:
     assert time_note.count("上周") == 1, time_note
     partial = "no conversation holds every word; the first result matches only part of 扩容集群节点"
     assert partial in notes, notes
+
+
+# --------------------------------------------------------------------------- weekdays, the past few days
+
+THURSDAY = "2026-12-03T12:00"  # last week is 23-29 November; Tuesday was 1 December
+
+
+def _at(iso: str) -> float:
+    return datetime.fromisoformat(iso).timestamp()  # local time, as the package reads dates
+
+
+@pytest.fixture(scope="module")
+def week(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    st_ = open_store(tmp_path_factory.mktemp("week") / "state.db")
+    say = [
+        ("tuesday", "2026-12-01T10:00", "we deploy the cache to staging, 部署完成"),
+        ("recent", "2026-12-02T10:00", "部署了缓存服务"),
+        # holds the question's words as words: a plain best match ranks it first
+        (
+            "decoy",
+            "2026-10-06T10:00",
+            "last tuesday deploy, the past days deploy: 部署 周二 过去 三天",
+        ),
+    ]
+    for sid, when, text in say:
+        conversation(st_, sid, [("user", text)], start=_at(when))
+    yield st_
+    st_.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("what did we deploy last Tuesday", "tuesday"),
+        ("deploy on Tuesday", "tuesday"),
+        ("what did we deploy in the past few days", "tuesday"),
+        ("部署 周二", "tuesday"),
+        ("过去三天部署了什么", "tuesday recent"),
+    ],
+)
+def test_weekdays_and_the_past_few_days_are_time_words(week: Any, query: str, first: str) -> None:
+    """``last Tuesday`` and ``the past few days`` were searched as the words "last",
+    "tuesday", "past", "days", so the conversation that said them came first and
+    the one from that Tuesday after it, with no note on the time asked about."""
+    found = week.search(query, sort="sessions", fields=["session_id"], now=THURSDAY)
+    assert found.rows[0]["session_id"] in first.split(), (found.rows, found.notes)
+    assert found.rows[-1]["session_id"] == "decoy"
+    assert any(n.startswith("time words") for n in found.notes), found.notes
+
+
+@pytest.mark.parametrize(
+    ("words", "read"),
+    [
+        ("last Tuesday", "2026-11-24 or 2026-12-01"),  # the one before today, or last week's
+        ("last Thursday", "2026-11-26"),
+        ("this Monday", "2026-11-30"),
+        ("on Friday", "2026-11-27"),
+        ("past week", "2026-11-26 – 2026-12-03"),
+        ("the last 3 days", "2026-11-30 – 2026-12-03"),
+        ("past couple of weeks", "2026-11-19 – 2026-12-03"),
+        ("上周二", "2026-11-24"),
+        ("星期天", "2026-11-29"),
+        ("这个星期一", "2026-11-30"),
+        ("过去三天", "2026-11-30 – 2026-12-03"),
+        ("最近一周", "2026-11-26 – 2026-12-03"),
+        ("火曜日", "2026-12-01"),
+        ("先週の金曜日", "2026-11-27"),
+        ("過去3日間", "2026-11-30 – 2026-12-03"),
+        ("화요일", "2026-12-01"),
+        ("지난주 금요일", "2026-11-27"),
+        ("최근 3일", "2026-11-30 – 2026-12-03"),
+    ],
+)
+def test_weekdays_and_stretches_read(week: Any, words: str, read: str) -> None:
+    said = week.search(f"deploy script {words}", fields=["id"], now=THURSDAY).notes
+    assert any(f"({read}, local time) left out of the words" in n for n in said), said
+
+
+@pytest.mark.parametrize("query", ["deploy on Fridays", "我们每周一部署", "deploy Tuesday"])
+def test_habits_and_bare_weekday_names_are_words(week: Any, query: str) -> None:
+    """Every Monday names no day; a bare English weekday name may name a meeting."""
+    said = week.search(query, fields=["id"], now=THURSDAY).notes
+    assert not any(n.startswith("time words") for n in said), said

@@ -263,7 +263,11 @@ class TimeWords:
     """One time expression as written, and what it names.
 
     ``back`` set: a relative expression, ``back`` ``unit``\\ s before now's
-    (0: this one).  Otherwise absolute: ``year`` None means every year.
+    (0: this one); with ``within``, the ``back`` ``unit``\\ s up to today
+    ("the past 3 days").  ``weekday`` (0: Monday) set: that day of this week
+    (``back`` 0), of last week (1), the last one before today or last week's
+    (-1: "last Tuesday" means either), or the last one up to today (None).
+    Otherwise absolute: ``year`` None means every year.
     """
 
     text: str
@@ -272,6 +276,8 @@ class TimeWords:
     year: int | None = None
     month: int | None = None
     day: int | None = None
+    within: bool = False
+    weekday: int | None = None
 
 
 _MONTH_NAMES = (
@@ -348,6 +354,38 @@ _AGO = [
     ),
     (rf"\b{_EN_N}\s+years?\s+ago\b|(?<!\d){_N}\s*年\s*前|(?<!\d)(\d{{1,3}})\s*년\s*전", "year"),
 ]
+# "the past 3 days", "过去一周": the units up to today (pattern, count group, unit group).
+_UNITS = {
+    **dict.fromkeys("day days 天 日 일".split(), "day"),
+    **dict.fromkeys("week weeks 周 週 星期 礼拜 禮拜 週間 주".split(), "week"),
+    **dict.fromkeys("month months 月 か月 ヶ月 カ月 ケ月 箇月 개월 달".split(), "month"),
+    **dict.fromkeys("year years 年 년".split(), "year"),
+}
+_EN_SOME = "|".join([r"\d{1,3}", *_COUNTS, "few", "couple"])  # "the past few days"
+_WITHIN = [
+    rf"\b(?:last|past)\s+(?P<n>{_EN_SOME})(?:\s+of)?\s+(?P<u>days|weeks|months|years)\b",
+    r"\bpast\s+(?P<u>day|week|month|year)\b",
+    rf"(?:过去|過去|最近|近)\s*(?P<n>{_NUM}|几|幾)\s*(?:个|個)?\s*(?P<u>天|周|週|星期|礼拜|禮拜|月|年)",
+    r"(?:这|這)(?P<n>几|幾)(?P<u>天)",
+    rf"(?:過去|直近|ここ)\s*(?P<n>{_NUM})\s*(?P<u>日|週間|か月|ヶ月|カ月|ケ月|箇月|年)(?:間)?",
+    r"(?:지난|최근)\s*(?P<n>\d{1,3})\s*(?P<u>일|주|개월|달|년)(?:\s*간|\s*동안)?",
+]
+# Weekdays: "last Tuesday", "上周二", "火曜日", "화요일" (pattern, which week: see TimeWords).
+_WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
+_EN_DAYS = "|".join(_WEEKDAY_NAMES)
+_WEEKDAY_CHARS = {**dict(zip("一二三四五六日天", (0, 1, 2, 3, 4, 5, 6, 6)))}
+_WEEKDAY_CHARS.update(
+    {**dict(zip("月火水木金土", range(6))), **dict(zip("월화수목금토일", range(7)))}
+)
+_WEEKS = {"上": 1, "先週": 1, "지난": 1, "저번": 1, "这": 0, "這": 0, "本": 0, "今週": 0, "이번": 0}
+_WEEKDAYS = [
+    (rf"\b(?:last|previous)\s+({_EN_DAYS})\b", -1),
+    (rf"\bthis\s+({_EN_DAYS})\b", 0),
+    (rf"\bon\s+({_EN_DAYS})\b(?!s)", None),
+    (r"(?<!每)(上|这|這|本)?(?:个|個)?(?:周|週|星期|礼拜|禮拜)([一二三四五六日天])", None),
+    (r"(?:(先週|今週)の?)?([月火水木金土日])曜日?", None),
+    (r"(?:(지난|저번|이번)\s*주\s*)?([월화수목금토일])요일", None),
+]
 # Dates, with named groups y (year), m (month number or name) and d (day).
 _DATES = [
     r"(?<![\w-])(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?![\w-])",
@@ -422,6 +460,27 @@ def _candidates(text: str) -> list[tuple[int, int, TimeWords]]:
             words = _date_words(m)
             if words is not None:
                 found.append((m.start(), m.end(), words))
+    return found + _stretch_candidates(text)
+
+
+def _stretch_candidates(text: str) -> list[tuple[int, int, TimeWords]]:
+    """The past few units up to today ("the past 3 days") and weekdays ("last Tuesday")."""
+    found = []
+    for pattern in _WITHIN:
+        for m in re.finditer(pattern, text, _FLAGS):
+            n = (m.groupdict().get("n") or "1").lower()
+            count = {"few": 3, "couple": 2, "几": 3, "幾": 3}.get(n) or _number(n)
+            unit = _UNITS.get(m.group("u").lower())
+            if count and unit:
+                found.append((m.start(), m.end(), TimeWords(m.group(0), unit, count, within=True)))
+    for pattern, which in _WEEKDAYS:
+        for m in re.finditer(pattern, text, _FLAGS):
+            *week, day = m.groups()
+            back = which if not week or week[0] is None else _WEEKS[week[0]]
+            weekday = (
+                _WEEKDAY_CHARS[day] if day in _WEEKDAY_CHARS else _WEEKDAY_NAMES.index(day.lower())
+            )
+            found.append((m.start(), m.end(), TimeWords(m.group(0), "day", back, weekday=weekday)))
     return found
 
 
@@ -456,7 +515,32 @@ def _span(unit: str, year: int, month: int, day: int) -> tuple[date, date]:
     return first, date(year + 1, 1, 1)
 
 
+def _weekdays(words: TimeWords, today: date) -> list[date]:
+    """The days a weekday names (``TimeWords``), counted from ``today``."""
+    day = words.weekday or 0
+    monday = today - timedelta(days=today.weekday())
+    if words.back is None:  # the last one, today included
+        return [today - timedelta(days=(today.weekday() - day) % 7)]
+    if words.back >= 0:
+        return [monday + timedelta(days=day - 7 * words.back)]
+    before = today - timedelta(days=(today.weekday() - day - 1) % 7 + 1)
+    return sorted({before, monday + timedelta(days=day - 7)})
+
+
+def _within(words: TimeWords, today: date) -> date:
+    """The first day of "the past ``back`` ``unit``\\ s" up to ``today``."""
+    n = words.back or 0
+    if words.unit in ("day", "week"):
+        return today - timedelta(days=n * (7 if words.unit == "week" else 1))
+    year, month = _shift_month(today.year, today.month, n * (12 if words.unit == "year" else 1))
+    return date(year, month, min(today.day, 28))
+
+
 def _days(words: TimeWords, today: date) -> list[tuple[date, date]]:
+    if words.weekday is not None:
+        return [_span("day", d.year, d.month, d.day) for d in _weekdays(words, today)]
+    if words.within:
+        return [(_within(words, today), today + timedelta(days=1))]
     if words.back is not None:
         if words.unit == "day":
             return [_span("day", *(today - timedelta(days=words.back)).timetuple()[:3])]
@@ -493,10 +577,12 @@ def _windows(words: TimeWords, today: date) -> tuple[tuple[float, float], ...]:
 def describe(words: TimeWords, now: float) -> str:
     """The days ``words`` names, for a note: ``2026-11-23 – 2026-11-29``, or a
     date in every year (``March 8 of every year``)."""
-    if words.back is None and words.year is None:
+    if words.back is None and words.year is None and words.weekday is None:
         month = _MONTH_NAMES[(words.month or 1) - 1]
         return f"{month} {words.day} of every year" if words.day else f"{month} of every year"
     spans = _days(words, datetime.fromtimestamp(now).date())
-    first, after = spans[0]
-    last = after - timedelta(days=1)
-    return first.isoformat() if first == last else f"{first.isoformat()} – {last.isoformat()}"
+    said = []
+    for first, after in spans:  # one span, or the two days of "last Tuesday"
+        last = after - timedelta(days=1)
+        said.append(first.isoformat() if first == last else f"{first} – {last}")
+    return " or ".join(said)
