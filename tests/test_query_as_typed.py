@@ -405,3 +405,33 @@ def test_habits_and_bare_weekday_names_are_words(week: Any, query: str) -> None:
     """Every Monday names no day; a bare English weekday name may name a meeting."""
     said = week.search(query, fields=["id"], now=THURSDAY).notes
     assert not any(n.startswith("time words") for n in said), said
+
+
+# --------------------------------------------------------------------------- a search that browses
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        ({"after": "7d"}, "after not used"),
+        ({"query": "   "}, "query holds no words"),
+        (
+            {"query": "\u3000", "role_filter": "tool"},
+            "query holds no words and role_filter not used",
+        ),
+        ({"query": ["", " "], "sort": "newest"}, "query holds no words and sort not used"),
+    ],
+)
+def test_a_call_that_names_a_search_but_browses_says_so(
+    tool_output: Any, arguments: dict[str, Any], said: str
+) -> None:
+    """``session_search(after="7d")`` ("what did I do this week") listed the latest
+    sessions, unfiltered, and a query of spaces did the same: nothing said the
+    time bound or the role was not used, so the listing read as their answer."""
+    answer = session_search(tool_output[0], **arguments)
+    assert answer["mode"] == "browse"
+    assert answer["query_notes"] == [
+        f"{said}: with no query this lists the most recently active sessions; pass words "
+        "in query to search"
+    ]
+    assert "query_notes" not in session_search(tool_output[0])  # browse as asked: no note

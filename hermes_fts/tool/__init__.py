@@ -147,5 +147,5 @@ def _form(owned: list[Any], store: Any, call: Call) -> dict[str, Any]:
         )
     if call.search_query is None:
         limit, note = call.count
-        return with_notes(browse(ctx, limit, call.offset), [note])
+        return with_notes(browse(ctx, limit, call.offset), [note, call.browse_note()])
     return Discovery(ctx, call.search_options()).run()

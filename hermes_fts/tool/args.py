@@ -428,6 +428,21 @@ class Call:
             "leave session_id out to search"
         )
 
+    def browse_note(self) -> str | None:
+        """The note of a call that browses while it names a search (a query of spaces,
+        ``after`` with no query), or None: a listing of the latest sessions read as
+        the search asked for would answer another question without a word."""
+        blank = self.query not in (None, "", [], ()) and query_text(self.query)[0] is None
+        given = [n for n in _SEARCH_ONLY[1:] if getattr(self, n) not in (None, "", [], ())]
+        if not (blank or given):
+            return None
+        what = ["query holds no words"] if blank else []
+        what += [f"{', '.join(given)} not used"] if given else []
+        return (
+            f"{' and '.join(what)}: with no query this lists the most recently active "
+            "sessions; pass words in query to search"
+        )
+
     @property
     def search_query(self) -> str | None:
         """The query text when this is the search form, else None; raises ``ToolError``."""
