@@ -32,6 +32,7 @@ ROWS = {
     "script": "用Python 3.11重写了脚本",
     "date": "会議は3月8日に延期されました",
     "other": "集群 and 节点 without the name",
+    "trip": "桂林旅游很好",
 }
 
 
@@ -435,3 +436,32 @@ def test_a_call_that_names_a_search_but_browses_says_so(
         "in query to search"
     ]
     assert "query_notes" not in session_search(tool_output[0])  # browse as asked: no note
+
+
+# --------------------------------------------------------------------------- a long CJK paste
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        "桂林漓江的旅游攻略" * 250,  # no space, no punctuation
+        "桂林漓江的旅游攻略，" * 230,  # CJK punctuation, no space
+        "deploy " + "桂林漓江的旅游攻略" * 240,  # one space, far from the limit
+    ],
+)
+def test_a_long_cjk_paste_is_cut_between_characters(store: Any, pasted: str) -> None:
+    """A Chinese paragraph has no spaces, so a paste past 2,048 characters was refused
+    ("one term longer than 2048 characters"), or cut to the word before its one
+    space.  It is cut between two CJK characters now, near the limit, and searched;
+    the note on what the first result lacks names that long word by its start."""
+    parsed = parse_query(pasted)
+    assert parsed.error is None
+    (cut,) = [n for n in parsed.notes if "was cut to" in n]
+    assert cut.startswith("the query was cut to 2048 characters"), cut
+    answer = session_search(store[0], query="旅游" + pasted)
+    assert answer["success"], answer
+    assert [r["session_id"] for r in answer["results"]] == ["trip"]
+    (partial,) = [n for n in answer["query_notes"] if n.startswith("no conversation")]
+    assert partial.endswith("…") and len(partial) < 200, partial
+    # One word with no CJK in it is still one term: refused, never cut inside.
+    assert parse_query("x" * 2100).error is not None

@@ -490,8 +490,8 @@ def _cut(text: str, written: int, notes: list[str]) -> str:
             inside = "N"
         elif inside == "N" and ch == ")":
             inside = ""
-        elif inside == "" and ch in _SPACE:
-            best = i
+        elif inside == "" and (ch in _SPACE or i and has_cjk(ch) and has_cjk(text[i - 1])):
+            best = i  # a CJK sentence has no spaces: it is cut between two characters
     if best <= 0 or not text[:best].strip(_SPACE):
         raise _Refuse(
             f"the query is one term longer than {MAX_FTS5_QUERY_CHARS} characters: shorten it"

@@ -52,6 +52,7 @@ _DISCOVER_SEARCH_FIELDS = (
 # (its best message) per session (SessionStore.search_messages' sort="sessions").
 _BY_SESSIONS = "sessions"
 _TITLE_MAX_CHARS = 100
+_NAMED_MAX_CHARS = 40  # a word named in a note
 _TITLE_QUOTES = "`\"'\u201c\u201d\u2018\u2019"
 
 
@@ -66,6 +67,12 @@ def _origin(root_row: dict[str, Any], row: dict[str, Any], started_key: str) -> 
         "source": root_row.get("source") or row.get("source") or "unknown",
         "model": root_row.get("model") or row.get("model") or "unknown",
     }
+
+
+def _named(words: list[str]) -> str:
+    """Words for a note: a long one (a pasted CJK paragraph is one word) by its start."""
+    cut = _NAMED_MAX_CHARS
+    return ", ".join(w if len(w) <= cut else w[: cut - 1] + "…" for w in words)
 
 
 def _in_bounds(ts: Any, after: float | None, before: float | None) -> bool:
@@ -282,9 +289,9 @@ class Discovery:
         whole, part, none = self.ctx.store.words_held(
             self.options.query, hits[0].get("matched_terms") or ()
         )
-        said = [f"matches {', '.join(whole)}"] if whole else []
-        said += [f"matches only part of {', '.join(part)}"] if part else []
-        said += [f"not {', '.join(none)}"] if none and said else []
+        said = [f"matches {_named(whole)}"] if whole else []
+        said += [f"matches only part of {_named(part)}"] if part else []
+        said += [f"not {_named(none)}"] if none and said else []
         return [
             "no conversation holds every word; the first result "
             + (" and ".join(said) or "matches none of them")
