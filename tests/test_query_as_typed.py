@@ -465,3 +465,17 @@ def test_a_long_cjk_paste_is_cut_between_characters(store: Any, pasted: str) -> 
     assert partial.endswith("…") and len(partial) < 200, partial
     # One word with no CJK in it is still one term: refused, never cut inside.
     assert parse_query("x" * 2100).error is not None
+
+
+# --------------------------------------------------------------------------- the command's words
+
+
+def test_the_command_reads_unquoted_words_as_one_query(store: Any) -> None:
+    """``hermes-fts search Kubernetes 节点`` failed with "unrecognized arguments: 节点":
+    a person types a question without quotes, as with grep's words.  The words are
+    one query, the same as quoted."""
+    _, path = store
+    unquoted = cli(path, "search", "Kubernetes", "节点", "--limit", "5")
+    quoted = cli(path, "search", "Kubernetes 节点", "--limit", "5")
+    assert unquoted["query"] == "Kubernetes 节点"
+    assert unquoted["results"] == quoted["results"] and unquoted["results"]

@@ -260,7 +260,11 @@ def _more(payload: dict[str, Any], color: bool, out: TextIO) -> None:
 
 
 def _search_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("query", help='words to find; OR for alternatives, "quotes" for phrases')
+    p.add_argument(
+        "query",
+        nargs="+",  # `hermes-fts search what did we decide` is one query, quoted or not
+        help='words to find; OR for alternatives, "quotes" for phrases',
+    )
     profile_option(p)
     _page_options(p, SEARCH_LIMIT)
     p.add_argument(
@@ -295,6 +299,7 @@ def _search_args(p: argparse.ArgumentParser) -> None:
 
 @command("search", args=_search_args)
 def cmd_search(args: argparse.Namespace) -> int:
+    args.query = " ".join(args.query)
     if not args.query.strip():
         raise CommandError(
             "search needs a QUERY (words to find); run `hermes-fts browse` to list recent sessions"
