@@ -479,3 +479,27 @@ def test_the_command_reads_unquoted_words_as_one_query(store: Any) -> None:
     quoted = cli(path, "search", "Kubernetes 节点", "--limit", "5")
     assert unquoted["query"] == "Kubernetes 节点"
     assert unquoted["results"] == quoted["results"] and unquoted["results"]
+
+
+# --------------------------------------------------------------------------- lists without spaces
+
+
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+@pytest.mark.parametrize("query", ["Kubernetes,扩容", "Python|Kubernetes", "节点;Python"])
+def test_words_listed_without_spaces_are_words_side_by_side(
+    store: Any, route: str | None, query: str
+) -> None:
+    """``deploy,rollback`` and ``deploy|rollback`` (a model's keyword list, a regex's
+    alternatives) were the phrase "deploy rollback": rows holding the words apart
+    were never found, and nothing said why."""
+    found, result = _sessions(store[0], query, route)
+    words = query.replace(",", " ").replace("|", " ").replace(";", " ")
+    apart, _ = _sessions(store[0], words, route)
+    assert set(found) == set(apart) and found, (route, result.route, found)
+    if query.isascii():
+        assert f"read {query!r} as the words {words}" in result.notes[0], result.notes
+
+
+def test_a_listing_sign_beside_a_digit_or_in_a_phrase_stays_text() -> None:
+    for query in ("1,000", "x=1,y=2", '"deploy,rollback"', "scripts/deploy.sh"):
+        assert not any("as the words" in n for n in parse_query(query).notes), query

@@ -27,6 +27,7 @@ COLUMN_NAMES = frozenset({"content", "tool_name", "tool_calls", "role", "source"
 
 _SPACE = " \t\n\r"
 _GLUED_OPERATOR = re.compile("AND|OR|NOT")
+_LISTED = re.compile("(?<=[A-Za-z\u00c0-\u024f])[,;|](?=[A-Za-z\u00c0-\u024f])")
 _NEAR_DISTANCE = re.compile(r",[ \t\n\r]*(\d+)[ \t\n\r]*\)")
 
 
@@ -449,9 +450,11 @@ def _lex(text: str, notes: list[str]) -> list[_Tok]:
             chunk = text[i:end]
             i = end
             for piece in [chunk] if chunk in OPERATORS else _split_glued_operators(chunk):
-                word = _Tok(piece) if piece in OPERATORS else _word(piece, notes)
-                if word:
-                    toks.append(word)
+                words = [piece] if piece in OPERATORS else _LISTED.split(piece)
+                if len(words) > 1:  # `deploy,rollback`: a list, no identifier
+                    said = f"read {piece!r} as the words {' '.join(words)}"
+                    notes.append(f"{said}: ',' ';' '|' between letters separate words")
+                toks += [t for w in words if (t := _Tok(w) if w in OPERATORS else _word(w, notes))]
     return _balance(toks, notes)
 
 
