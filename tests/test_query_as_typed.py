@@ -503,3 +503,29 @@ def test_words_listed_without_spaces_are_words_side_by_side(
 def test_a_listing_sign_beside_a_digit_or_in_a_phrase_stays_text() -> None:
     for query in ("1,000", "x=1,y=2", '"deploy,rollback"', "scripts/deploy.sh"):
         assert not any("as the words" in n for n in parse_query(query).notes), query
+
+
+# --------------------------------------------------------------------------- Korean 하다 verbs
+
+
+@pytest.fixture(scope="module")
+def korean(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    st_ = open_store(tmp_path_factory.mktemp("korean") / "state.db")
+    conversation(st_, "deploy", [("user", "서버 배포는 금요일에 끝났어요")], start=T0)
+    conversation(st_, "chat", [("user", "점심 뭐 먹을까요")], start=T0 + 1)
+    yield st_
+    st_.close()
+
+
+@pytest.mark.parametrize("query", ["지난주에 뭐 배포했어?", "언제 배포했어요?", "배포했나요"])
+def test_a_korean_hada_verb_searches_its_noun(korean: Any, query: str) -> None:
+    """배포했어 is 배포 (deployment) made a verb.  It was searched whole, which no
+    message says, and 배포했어요 was left out as the question's predicate: the
+    conversation about 배포 was not found."""
+    found = korean.search(query, fields=["session_id"], now=T0 + 7 * 86400)
+    assert found.rows and found.rows[0]["session_id"] == "deploy", (found.rows, found.notes)
+
+
+def test_a_korean_predicate_that_is_no_hada_verb_still_decides_nothing(korean: Any) -> None:
+    notes = SessionStore.query_notes("서버 기억나요")
+    assert "left out common words that do not decide a match: 기억나요" in notes, notes

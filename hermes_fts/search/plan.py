@@ -326,7 +326,7 @@ CJK_STOP_WORDS = frozenset(
 いつ どこ なに なん だれ どう どの どれ です ます した ました でし まし ませ ない たの
 언제 어디 무엇 누가 누구 어떻 어떤 무슨 했나 나요 습니 니까 까요 있나 었나 였나 인가
 记得 还记 你还 对话 讨论 聊过 提到 回事
-기억 기억나 얘기 얘기한 이야기 이야기한 알려 어떻게 뭐라고 무엇 뭐였 했죠 해요
+기억 기억나 얘기 얘기한 이야기 이야기한 알려 어떻게 뭐 뭐라고 무엇 뭐였 했죠 해요
 대해 대한 우리 제가 내가
 """.split()
 )
@@ -341,8 +341,10 @@ def _is_stop(text: str) -> bool:
     if _korean(text):
         # Judged without its particle (무엇을 is 무엇); a word ending a sentence
         # (기억나요, 했었나요, 주세요) is the question's predicate.
+        # A 하다 verb ending one (배포했어요) names its noun: only that noun decides.
         bare = korean_stem(text) or text
-        return bare in CJK_STOP_WORDS or (len(text) > 2 and text.endswith(_KO_ENDINGS))
+        predicate = len(text) > 2 and text.endswith(_KO_ENDINGS) and bare == text
+        return bare in CJK_STOP_WORDS or predicate
     if has_cjk(text):
         if text in CJK_STOP_WORDS or len(text) > 2:
             return text in CJK_STOP_WORDS

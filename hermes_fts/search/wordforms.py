@@ -145,6 +145,14 @@ KOREAN_PARTICLES = sorted(
 )
 
 
+# The endings of a 하다 verb: 배포했어 is the noun 배포 (deployment) made a verb.
+KOREAN_HADA_ENDINGS = sorted(
+    (
+        "했습니다 했어요 했나요 했는데 했어 했나 했다 했던 했고 합니다 해요 하는 하고 하기 한 해"
+    ).split(),
+    key=len,
+    reverse=True,
+)
 _TRAILING_HANGUL = re.compile("[\uac00-\ud7a3]*$")
 
 
@@ -155,9 +163,15 @@ def _hangul(ch: str) -> bool:
 def korean_stem(text: str) -> str | None:
     """``text`` without the Korean particle it ends in, or None.  The particle is
     cut only when two syllables of the word are left (``나이`` and ``작가``
-    keep theirs), or when it follows a word of another script."""
+    keep theirs), or when it follows a word of another script.  A 하다 verb
+    (배포했어, 시작했어요) is its noun, when two syllables are left."""
     if not text or not _hangul(text[-1]):
         return None
+    for ending in KOREAN_HADA_ENDINGS:
+        rest = text[: -len(ending)]
+        tail = _TRAILING_HANGUL.search(rest)
+        if text.endswith(ending) and tail is not None and len(tail.group()) >= 2:
+            return rest
     for particle in KOREAN_PARTICLES:
         if text.endswith(particle) and len(text) > len(particle):
             rest = text[: -len(particle)]
