@@ -89,6 +89,7 @@ from hermes_fts._index_text import (
 )
 from hermes_fts.search.question import Reading, read_question
 from hermes_fts.search.syntax import (
+    OPERATOR_WORD,
     AnyOf,
     Near,
     Node,
@@ -96,7 +97,6 @@ from hermes_fts.search.syntax import (
     QueryError,
     Term,
     contains_near,
-    operator_note,
     parse_query,
     reads_as_sentence,
     render,
@@ -511,7 +511,7 @@ def best_match(q: Query) -> Query:
         # "make, wanted and Young": a best match already ranks rows with both words
         # first, and is an OR; a lower-case 'not' or 'near' keeps its note.
         gone = {
-            operator_note(t.text + star)
+            OPERATOR_WORD.format(t.text + star, t.text.upper())
             for t in terms
             if t not in kept and t.text.upper() in ("AND", "OR")
             for star in ("", "*")

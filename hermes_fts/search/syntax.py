@@ -23,6 +23,7 @@ MAX_NESTING = 16  # parentheses; SQLite and FTS5 limit expression depth
 MAX_NEAR_DISTANCE = 100_000
 DEFAULT_NEAR_DISTANCE = 10
 OPERATORS = ("AND", "OR", "NOT")
+OPERATOR_WORD = "{!r} is a word here, not an operator: operators are upper case ({})"
 COLUMN_NAMES = frozenset({"content", "tool_name", "tool_calls", "role", "source", "title"})
 
 _SPACE = " \t\n\r"
@@ -312,12 +313,6 @@ def _note_symbols(text: str, notes: list[str]) -> None:
         )
 
 
-def operator_note(piece: str) -> str:
-    """The note on ``piece``, an operator's name written as a word (``and``)."""
-    name = piece.rstrip("*").upper()
-    return f"{piece!r} is a word here, not an operator: operators are upper case ({name})"
-
-
 def _word(piece: str, notes: list[str]) -> _Tok | None:
     stem = piece.rstrip("*")
     text = _trim(stem)
@@ -331,7 +326,7 @@ def _word(piece: str, notes: list[str]) -> _Tok | None:
             f"(write NOT {text} to exclude it)"
         )
     if stem.upper() in OPERATORS + ("NEAR",) and (stem != stem.upper() or stem != piece):
-        notes.append(operator_note(piece))
+        notes.append(OPERATOR_WORD.format(piece, stem.upper()))
     column = stem.split(":", 1)[0].lstrip(string.punctuation).lower() if ":" in stem else ""
     if column in COLUMN_NAMES:
         notes.append(
