@@ -250,37 +250,36 @@ def test_another_process_with_the_store_open_is_seen(tmp_path: Path) -> None:
 @linux_locks
 def test_a_fill_alone_on_the_store_does_not_pause(tmp_path: Path) -> None:
     """The pauses let other processes' writers in; with none there, a fill goes on."""
-    pauses: list[float] = []
     with _to_backfill(tmp_path, 3000) as store:
-        chunks: list[int] = []
-        store.backfill(
-            CJK,
-            sleep=_sqlite.pause_when_shared(store.path, pauses.append),
-            chunk_rows=200,
-            txn_target=None,
-            on_chunk=lambda: chunks.append(1),
-        )
+        chunks, pauses = _fill_asking(store)
         assert store.rebuild_status() is None
     assert len(chunks) >= 10 and pauses == []
+
+
+def _fill_asking(store: SessionStore) -> tuple[list[int], list[float]]:
+    """Backfill the CJK index in chunks of 200 rows, pausing as the command does:
+    each chunk, and each pause taken."""
+    chunks: list[int] = []
+    pauses: list[float] = []
+    store.backfill(
+        CJK,
+        sleep=_sqlite.pause_when_shared(store.path, pauses.append),
+        chunk_rows=200,
+        txn_target=None,
+        on_chunk=lambda: chunks.append(1),
+    )
+    return chunks, pauses
 
 
 @needs_extension
 @linux_locks
 def test_a_fill_pauses_while_another_process_has_the_store_open(tmp_path: Path) -> None:
-    pauses: list[float] = []
     stop = tmp_path / "stop"
     with _to_backfill(tmp_path, 3000) as store:
         store.add_session("w1", "cli")
         proc = start_hermes_like_writer(tmp_path / "state.db", stop)
         try:
-            chunks: list[int] = []
-            store.backfill(
-                CJK,
-                sleep=_sqlite.pause_when_shared(store.path, pauses.append),
-                chunk_rows=200,
-                txn_target=None,
-                on_chunk=lambda: chunks.append(1),
-            )
+            chunks, pauses = _fill_asking(store)
         finally:
             stop.touch()
             out, err = proc.communicate(timeout=120)

@@ -279,13 +279,20 @@ def cmd_sync(args: argparse.Namespace) -> int:
             "pending (searches find them by a LIKE scan); run `hermes-fts sync` again "
             "to apply them"
         )
-        if args.json:
-            doc = {"success": False, "reason": "interrupted", "pending": left}
-            emit_json({**doc, "error": carry_store(args, message)})
-            return 130
-        raise CommandError(message, 130) from None
+        return _sync_stopped(args, "interrupted", left, message, 130)
     finally:
         progress.close()
+
+
+def _sync_stopped(
+    args: argparse.Namespace, reason: str, left: int, message: str, status: int
+) -> int:
+    """A sync that stopped with ``left`` changes pending: one JSON document, or the error."""
+    if not args.json:
+        raise CommandError(message, status)
+    doc = {"success": False, "reason": reason, "pending": left}
+    emit_json({**doc, "error": carry_store(args, message)})
+    return status
 
 
 def _sync(args: argparse.Namespace, progress: ProgressBar) -> int:
@@ -303,11 +310,7 @@ def _sync(args: argparse.Namespace, progress: ProgressBar) -> int:
                 "searches find them by a LIKE scan. Free some space and run "
                 "`hermes-fts sync` again."
             )
-            if args.json:
-                doc = {"success": False, "reason": "disk_full", "pending": left}
-                emit_json({**doc, "error": carry_store(args, message)})
-                return 1
-            raise CommandError(message, 1) from exc
+            return _sync_stopped(args, "disk_full", left, message, 1)
         left = store.index_state()["cjk_pending"]
         # What sync cannot do (a CJK index it just created over existing messages
         # is a backfill): said as status says it, so "0 left" is not read as done.
