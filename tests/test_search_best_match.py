@@ -769,3 +769,24 @@ def test_a_page_of_sessions_lists_each_once_in_score_order(
     assert pages == [expect[offset : offset + limit], expect[offset + limit : offset + 2 * limit]]
     listed = [sid for page in pages for sid, _ in page]
     assert len(listed) == len(set(listed))  # no session twice, on a page or across pages
+
+
+def test_a_symbol_among_words_is_left_out_not_scanned_for(tmp_path):
+    """ "deploy 🚀": no index holds a symbol, so searching it sent the whole question
+    to the LIKE scan (seconds on a big store) for a term every route reads as a
+    space beside words.  It is left out with a note; alone, or quoted, it is
+    searched (the scan finds it)."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "words", [("user", "deploy the rocket")], start=T0)
+    conversation(st_, "symbol", [("user", "🚀 launched")], start=T0 + 1)
+    result = st_.search("deploy 🚀", sort="sessions")
+    assert result.route != "like_scan" and [r["session_id"] for r in result.rows] == ["words"]
+    assert result.notes[0] == (
+        "'🚀' is not searched: beside words a symbol is left out (search it on its own to find it)"
+    )
+    assert [r["session_id"] for r in st_.search("🚀").rows] == ["symbol"]
+    quoted = st_.search('"🚀" deploy', sort="sessions")
+    assert {r["session_id"] for r in quoted.rows} == {"words", "symbol"}
+    # Only symbols and common words: the symbol is what there is to find.
+    assert [r["session_id"] for r in st_.search("the 🚀").rows] == ["symbol"]
+    st_.close()

@@ -517,10 +517,22 @@ def best_match(q: Query) -> Query:
             for star in ("", "*")
         }
         notes = [n for n in notes if n not in gone] + list(reading.notes)
-    if len(kept) < len(terms):
+    # A symbol among words (deploy 🚀): every route reads it as a space beside words,
+    # and searched on its own it sent the whole question to the LIKE scan.
+    symbols = [t for t in kept if terms[t] and not segments(t.text)]
+    symbols = symbols if len(symbols) < len(kept) else []
+    if symbols:
+        kept = [t for t in kept if t not in symbols]
+        notes.append(
+            f"{' '.join(t.text for t in symbols)!r} is not searched: beside words a symbol "
+            "is left out (search it on its own to find it)"
+        )
+    if len(kept) + len(symbols) < len(terms):
         # Named as written: a bigram cut out of a sentence is no word of the user's.
         dropped = ", ".join(
-            t.text for t in terms if t not in {*kept, *aside} and t.text in reading.written
+            t.text
+            for t in terms
+            if t not in {*kept, *aside, *symbols} and t.text in reading.written
         )
         if dropped:
             notes.append(f"left out common words that do not decide a match: {dropped}")
