@@ -492,12 +492,37 @@ def best_match(q: Query) -> Query:
         return _any_of_words(q)
     # Possessives, category and time words read first (search/question.py).
     reading = read_question(q, _is_stop)
-    aside = reading.aside
     written = _word_pieces(reading)
     terms: dict[Term, bool] = {}  # term: written without quotes (a stop word may go)
     for (_, unquoted), (_, pieces) in zip(reading.words, written):
         for piece in pieces:
             terms[piece] = terms.get(piece, False) or unquoted
+    kept, notes = _kept_terms(q, reading, written, terms)
+    if len(kept) > MAX_BEST_TERMS:
+        # A LIKE scan tests every word on every row; a long paste says enough in its head.
+        notes.append(
+            f"a best match looks for at most {MAX_BEST_TERMS} words; not searched: "
+            + _cut_words(written, kept, MAX_BEST_TERMS)
+        )
+        kept = kept[:MAX_BEST_TERMS]
+    notes += forms_note(q, kept)
+    notes += _one_character_note(kept)
+    expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
+    forms = form_pairs([pieces for _, pieces in written], kept)
+    return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare, forms=forms)
+
+
+def _kept_terms(
+    q: Query,
+    reading: Reading,
+    written: Sequence[tuple[Term, list[Term]]],
+    terms: dict[Term, bool],
+) -> tuple[list[Term], list[str]]:
+    """The terms a best match keeps of ``terms`` (each: written without quotes), and
+    the query's notes with what was left out: common and question words, Korean
+    particles written apart, symbols among words; all of them when nothing
+    else remains."""
+    aside = reading.aside
     apart = _particles_apart(written)
     kept = [
         t
@@ -536,18 +561,7 @@ def best_match(q: Query) -> Query:
         )
         if dropped:
             notes.append(f"left out common words that do not decide a match: {dropped}")
-    if len(kept) > MAX_BEST_TERMS:
-        # A LIKE scan tests every word on every row; a long paste says enough in its head.
-        notes.append(
-            f"a best match looks for at most {MAX_BEST_TERMS} words; not searched: "
-            + _cut_words(written, kept, MAX_BEST_TERMS)
-        )
-        kept = kept[:MAX_BEST_TERMS]
-    notes += forms_note(q, kept)
-    notes += _one_character_note(kept)
-    expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
-    forms = form_pairs([pieces for _, pieces in written], kept)
-    return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare, forms=forms)
+    return kept, notes
 
 
 def words_held(q: Query, matched: Collection[str]) -> tuple[list[str], list[str], list[str]]:
