@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -36,14 +37,22 @@ ROWS = {
 }
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    path = tmp_path_factory.mktemp("typed") / "state.db"
-    st_ = open_store(path, word_index=True)  # every route, fts5 too
-    for n, (name, text) in enumerate(ROWS.items()):
-        conversation(st_, name, [("user", text)], start=T0 + n)
+def _one_message_each(
+    tmp_path_factory: pytest.TempPathFactory, name: str, rows: dict[str, str]
+) -> Iterator[tuple[SessionStore, Path]]:
+    """A store whose sessions each hold one user message (``rows``: session, text),
+    with every index kept (every route, fts5 too); yields it and its path."""
+    path = tmp_path_factory.mktemp(name) / "state.db"
+    st_ = open_store(path, word_index=True)
+    for n, (session, text) in enumerate(rows.items()):
+        conversation(st_, session, [("user", text)], start=T0 + n)
     yield st_, path
     st_.close()
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    yield from _one_message_each(tmp_path_factory, "typed", ROWS)
 
 
 def cli(db: Path, *args: str) -> dict[str, Any]:
@@ -116,12 +125,7 @@ QUOTED = {
 
 @pytest.fixture(scope="module")
 def quoted(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    path = tmp_path_factory.mktemp("quoted") / "state.db"
-    st_ = open_store(path, word_index=True)
-    for n, (name, text) in enumerate(QUOTED.items()):
-        conversation(st_, name, [("user", text)], start=T0 + n)
-    yield st_, path
-    st_.close()
+    yield from _one_message_each(tmp_path_factory, "quoted", QUOTED)
 
 
 @pytest.mark.parametrize("route", EVERY_ROUTE)
@@ -275,12 +279,7 @@ GROUPED = {
 
 @pytest.fixture(scope="module")
 def grouped(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    path = tmp_path_factory.mktemp("grouped") / "state.db"
-    st_ = open_store(path, word_index=True)
-    for n, (name, text) in enumerate(GROUPED.items()):
-        conversation(st_, name, [("user", text)], start=T0 + n)
-    yield st_, path
-    st_.close()
+    yield from _one_message_each(tmp_path_factory, "grouped", GROUPED)
 
 
 @pytest.mark.parametrize("route", EVERY_ROUTE)
