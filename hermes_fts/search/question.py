@@ -317,15 +317,25 @@ _YEAR = r"(19[7-9]\d|2\d{3})"
 # Relative words with a fixed distance: (pattern, unit, back).
 _FIXED = [
     (r"\bthe\s+day\s+before\s+yesterday\b|前天|一昨日|おととい|그저께|그제", "day", 2),
-    (r"\byesterday\b|\blast\s+night\b|昨天|昨日|昨晚|어제", "day", 1),
-    (r"\btoday\b|\btonight\b|今天|今日|오늘", "day", 0),
+    (r"\byesterday\b|\blast\s+night\b|昨天|昨日|昨晚|昨夜|어제|어젯밤", "day", 1),
     (
-        r"\b(?:last|previous)\s+week\b|上周|上週|上(?:个|個)?(?:星期|礼拜|禮拜)|先週|"
-        r"지난\s*주|저번\s*주",
+        r"\btoday\b|\btonight\b|\bthis\s+(?:morning|afternoon|evening)\b|今天|今日|今早|"
+        r"今晚|今朝|今夜|오늘",
+        "day",
+        0,
+    ),
+    (
+        r"\b(?:last|previous)\s+week(?:end)?\b|上周末?|上週末?|上(?:个|個)?(?:星期|礼拜|禮拜)|"
+        r"先週末?|지난\s*주말?|저번\s*주말?",
         "week",
         1,
     ),
-    (r"\bthis\s+week\b|这周|這週|本周|本週|这(?:个)?星期|這(?:個)?星期|今週|이번\s*주", "week", 0),
+    (
+        r"\bthis\s+week(?:end)?\b|这周末?|這週末?|本周末?|本週末?|这(?:个)?星期|這(?:個)?星期|"
+        r"今週末?|이번\s*주말?",
+        "week",
+        0,
+    ),
     (
         r"\b(?:last|previous)\s+month\b|上(?:个|個)?月(?![球亮光])|先月|지난\s*달|저번\s*달",
         "month",
