@@ -436,9 +436,10 @@ def test_read_only_file_in_a_read_only_folder_is_searched_as_nobody() -> None:
         found = json.loads(_as_nobody("search", "pendingword", "--json", "--db", str(db)).stdout)
         assert found["results"], found  # the pending row, by the exact fallback
         assert sorted(p.name for p in folder.iterdir()) == ["state.db"]  # nothing written
-        # With a -wal next to it, someone may be writing: a clear error, not a stale read.
+        # With a -wal that holds something next to it, someone may be writing: a clear
+        # error, not a stale read (an empty one, left by a crash, is read as none).
         folder.chmod(0o700)
-        Path(f"{db}-wal").write_bytes(b"")
+        Path(f"{db}-wal").write_bytes(b"\0" * 4096)
         folder.chmod(0o755)
         proc = _as_nobody("search", "服务端", "--db", str(db))
         assert proc.returncode != 0 and "folder" in proc.stderr and "read-only" in proc.stderr
