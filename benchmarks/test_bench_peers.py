@@ -56,7 +56,7 @@ def prepared_statement(st: SessionStore, term: str) -> tuple[str, list[Any]] | N
     table = search.INDEX_ROUTES.get(plan.route)
     if table is None:
         return None
-    where, params = search_filters.where_sql(search.SearchRequest(term))
+    where, params, _ = search_filters.where_sql(search.SearchRequest(term))
     columns = search_request.ROW_COLUMNS.format(snippet=snippet_sql(table, True))
     sql = (
         f"SELECT {columns} FROM {table} JOIN messages m ON m.id = {table}.rowid "

@@ -68,7 +68,7 @@ def raw_fts5(st: SessionStore, term: str) -> list[Any]:
     plan = search.plan_search(state, term)
     route = "fts5" if state["hermes_fts_word"]["served"] else "fts_cjk"
     table = search.INDEX_ROUTES[route]
-    where, params = search_filters.where_sql(search.SearchRequest(term))
+    where, params, _ = search_filters.where_sql(search.SearchRequest(term))
     return match_rows.match_rows(
         st._conn,
         table,

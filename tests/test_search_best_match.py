@@ -500,7 +500,7 @@ def _brute_force(store, query, role_filter=None, **filters):
     plan = search.plan_search(store.index_state(), query, role_filter)
     table = search.INDEX_ROUTES[plan.route]
     request = search.SearchRequest(query, role_filter=role_filter, **filters)
-    where, params = search_filters.where_sql(request)
+    where, params, _ = search_filters.where_sql(request)
     visible = {
         r[0]: r[1]
         for r in conn.execute(
@@ -709,7 +709,7 @@ def _glued_sessions(store, query, listed, role_filter=None, **filters):
     conn = store._conn
     q = search.plan_search(store.index_state(), query).query
     request = search.SearchRequest(query, role_filter=role_filter, **filters)
-    where, params = search_filters.where_sql(request)
+    where, params, _ = search_filters.where_sql(request)
     rows = conn.execute(
         f"SELECT m.id, m.session_id FROM {schema.CJK} c JOIN messages m ON m.id = c.rowid "
         f"JOIN sessions s ON s.id = m.session_id WHERE {schema.CJK} MATCH ? "

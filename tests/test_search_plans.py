@@ -176,7 +176,7 @@ def test_ranked_rows_equal_one_statement_over_every_match(store, monkeypatch):
         if plan.route not in search.INDEX_ROUTES:
             continue
         request = search.SearchRequest(query, limit=limit, **kw)
-        where, params = search_filters.where_sql(request)
+        where, params, _ = search_filters.where_sql(request)
         iq = search._index_query(plan, plan.route, True, True)
         old = one_statement_rows(
             store._conn, iq.table, iq.expression, iq.snippet, where, params, limit
@@ -208,7 +208,7 @@ def test_snippets_are_built_for_the_kept_rows_only(store):
     # sorter; a snippet reads the message through the index's content view.
     conn = store._conn
     table = "hermes_fts_cjk"
-    where, params = search_filters.where_sql(search.SearchRequest("数据"))
+    where, params, _ = search_filters.where_sql(search.SearchRequest("数据"))
     iq = search._index_query(search.plan_search(store.index_state(), "数据"), "fts_cjk", True)
     matches = conn.execute(
         f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", [iq.expression]
@@ -483,7 +483,7 @@ def test_time_sorts_equal_the_old_one_statement_plan(store, walk):
         plan = search.plan_search(state, query, kw.get("role_filter"))
         if plan.route not in search.INDEX_ROUTES:
             continue
-        where, params = search_filters.where_sql(search.SearchRequest(query, limit=limit, **kw))
+        where, params, _ = search_filters.where_sql(search.SearchRequest(query, limit=limit, **kw))
         iq = search._index_query(plan, plan.route, True)
         new = match_rows.match_rows(
             store._conn,

@@ -14,16 +14,16 @@ from .._sqlite import row_dict, sqlite_sort_key
 from ..transcript import visible_sql
 from .like import LIKE_SOURCE, like_plan, like_where
 from .plan import Query, snippet_terms
-from .request import RANKED_ORDER, SearchRequest
+from .request import RANKED_ORDER, Filters, SearchRequest
 from .request import ROW_COLUMNS as _ROW_COLUMNS
 from .snippets import like_snippet
 
 
-def where_sql(request: SearchRequest) -> tuple[str, list[Any]]:
-    """The request's filters as one SQL condition on ``m`` (messages) and ``s``
-    (sessions), with its parameters."""
+def where_sql(request: SearchRequest) -> Filters:
+    """The request's ``Filters``."""
     parts = [visible(request.include_inactive)]
     params: list[Any] = []
+    reads_session = False
     for values, op in ((request.source_filter, "IN"), (request.exclude_sources, "NOT IN")):
         if values is not None:
             # "cli,cron" means two sources, as "user,assistant" is two roles.
@@ -34,6 +34,7 @@ def where_sql(request: SearchRequest) -> tuple[str, list[Any]]:
             )
             parts.append(f"s.source {op} ({', '.join('?' for _ in values)})")
             params.extend(values)
+            reads_session = True
     if request.roles:
         parts.append(f"m.role IN ({', '.join('?' for _ in request.roles)})")
         params.extend(request.roles)
@@ -55,7 +56,7 @@ def where_sql(request: SearchRequest) -> tuple[str, list[Any]]:
         # One JSON parameter, however many ids (no bound-variable limit).
         parts.append("m.session_id NOT IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(list(request.exclude_session_ids)))
-    return " AND ".join(parts), params
+    return Filters(" AND ".join(parts), params, reads_session)
 
 
 @functools.lru_cache(maxsize=2)

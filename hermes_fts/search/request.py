@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from .._params import as_int, as_session_ids, as_time_bound, check_text, parse_roles, parse_sort
 from .plan import ROUTES, best_match
@@ -107,6 +107,16 @@ def envelope(spans: Sequence[tuple[int, int]] | None) -> tuple[int, int]:
         ((lo, hi),) = spans
         return lo, hi
     return min(lo for lo, _ in spans), max(hi for _, hi in spans)
+
+
+class Filters(NamedTuple):
+    """A request's filters as one SQL condition on ``m`` (messages) and ``s``
+    (sessions), its parameters, and whether it reads a column of ``s``
+    (``filters.where_sql``)."""
+
+    where: str
+    params: list[Any]
+    reads_session: bool
 
 
 @dataclass

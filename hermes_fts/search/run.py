@@ -53,6 +53,7 @@ from .request import (
     RESULT_FIELDS,
     ROUTE_ORDER,
     SESSIONS_SORT,
+    Filters,
     SearchRequest,
     check_route,
     envelope,
@@ -191,6 +192,7 @@ class _Run:
     plan: Plan
     where: str
     params: list[Any]
+    reads_session: bool  # ``where`` reads a column of the session (``s``)
     sort: str | None
     want: int  # limit + offset: rows needed before the page is cut
     # Rowid ranges outside which a time bound keeps no row (time_table.spans).
@@ -285,7 +287,8 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
         int(req.state.get("message_id_max") or 0),
         bool(req.state.get("row_evidence")),
     )
-    ids, held = index_page(units, (req.where, req.params), req.want, req.sort)
+    filters = Filters(req.where, req.params, req.reads_session)
+    ids, held = index_page(units, filters, req.want, req.sort)
     return _page_rows(req, iq, extra, ids, held)
 
 
@@ -661,7 +664,7 @@ def _search(
         raise QueryError(plan.query.error)
     if plan.route == "empty" or request.limit == 0:
         return plan, []
-    where, params = where_sql(request)
+    where, params, reads_session = where_sql(request)
     spans = None
     if state.get("time_index") and (request.after is not None or request.before is not None):
         spans = time_table.spans(conn, request.after, request.before, request.windows)
@@ -676,6 +679,7 @@ def _search(
             plan,
             where,
             params,
+            reads_session,
             request.sort,
             want,
             spans,

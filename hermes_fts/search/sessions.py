@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import heapq
 import json
-import re
 import sqlite3
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import reduce
 from itertools import compress, groupby
@@ -48,6 +47,7 @@ from .evidence import (
 )
 from .like import LIKE_SOURCE, like_plan, like_where
 from .plan import Query
+from .request import Filters
 
 __all__ = [
     "SESSION_WEIGHTS",
@@ -96,14 +96,16 @@ def row_value(
 
 def top_sessions(
     rows: Sequence[tuple[int, str, float, Any]],
-    credits: Mapping[Any, tuple[float, int]],
+    credit: Callable[[Any], float],
+    words_of: Callable[[Any], int],
     weights: Sequence[float],
     want: int,
     w: SessionWeights = SESSION_WEIGHTS,
 ) -> Page:
     """The ``want`` best sessions of the kept matches ``rows``, each ``(id, session,
-    BM25, held, ...)``; ``credits[held]`` is ``(share of the weight, words)`` as
-    ``evidence.credit`` gives it (words: a bit per word).
+    BM25, held, ...)``; ``credit(held)`` is its share of the weight and
+    ``words_of(held)`` the words it holds, a bit each, as ``evidence.credit``
+    gives them.
 
     A session scores at most the highest credit and the highest BM25 of its rows
     plus the coverage weight times the share of the words it holds (each word's
@@ -119,8 +121,6 @@ def top_sessions(
         else:
             group.extend(run)
     total = sum(weights) or 1.0
-    credit = {held: c[0] for held, c in credits.items()}.__getitem__
-    words_of = {held: c[1] for held, c in credits.items()}.__getitem__
     share: dict[int, float] = {}  # words held -> the sum of their weights
     bounds = []
     for sid, group in by_session.items():
@@ -147,8 +147,6 @@ def top_sessions(
 
 
 _ID, _SESSION, _BM25, _HELD, _KEPT = (itemgetter(i) for i in range(5))
-# Whether a search's filters read a column of the session (alias ``s``).
-_READS_SESSION = re.compile(r"\bs\.")
 # A bound a hair above the sum, so that rounding can never put it below the
 # score it bounds (the two add the same parts in different orders).
 _MARGIN = 1.0 + 1e-9
@@ -212,25 +210,23 @@ def pick_ids(
     else:
         rows = evidence.rows
         kept = passing(list(rows))
-        # A row already holds its credit and words: each pair is its own key.
+        # A row already holds its credit and words: the pair is what it holds.
         found = [(i, sid, rows[i][1], (rows[i][0], rows[i][3])) for i, sid in sorted(kept.items())]
-        page = top_sessions(found, {key: key for *_, key in found}, evidence.weights, want)
+        page = top_sessions(found, itemgetter(0), itemgetter(1), evidence.weights, want)
     return [best for _, best, _, _ in page], {best: bits for _, best, _, bits in page}
 
 
-def index_sessions(
-    u: IndexUnits, where: str, params: Sequence[Any], want: int
-) -> tuple[list[int], dict[int, int]]:
+def index_sessions(u: IndexUnits, filters: Filters, want: int) -> tuple[list[int], dict[int, int]]:
     """``pick_ids`` by sessions of every match of ``u.any_unit`` on one index: one
     statement reads each match with its BM25, the units it holds, its session
-    and whether the filters ``where`` keep it.  The weights count every match
+    and whether ``filters`` keep it.  The weights count every match
     the index holds, kept or not, as ``evidence.gather`` counts them."""
     table = u.table
     low, high = u.envelope_ids
     in_pass = u.in_pass()
     # A match counts only where its session has a row.  Without a filter on the
     # session's columns, that is asked of the page's sessions alone, not per match.
-    joined = _READS_SESSION.search(where) is not None
+    where, params, joined = filters
     sql = (
         f"SELECT {table}.rowid, m.session_id, -{table}.rank, "
         f"{f'hermes_fts_held({table})' if in_pass else '0'}, "
@@ -244,11 +240,13 @@ def index_sessions(
         held_by = u.held()
         found = [(rid, sid, score, held_by.get(rid, 0), kept) for rid, sid, score, _, kept in found]
     credits, words = u.weigh(Counter(map(_HELD, found)))
+    credit = {held: c for held, (c, _) in credits.items()}.__getitem__
+    words_of = {held: bits for held, (_, bits) in credits.items()}.__getitem__
     kept = list(compress(found, map(_KEPT, found)))
-    page = top_sessions(kept, credits, words, want)
+    page = top_sessions(kept, credit, words_of, words, want)
     while not joined and (gone := _without_row(u.conn, [sid for _, _, sid, _ in page])):
         kept = [row for row in kept if row[1] not in gone]
-        page = top_sessions(kept, credits, words, want)
+        page = top_sessions(kept, credit, words_of, words, want)
     return [best for _, best, _, _ in page], {best: held for _, best, _, held in page}
 
 
@@ -295,12 +293,13 @@ def like_page(
 
 
 def index_page(
-    u: IndexUnits, filters: tuple[str, Sequence[Any]], want: int, sort: str | None
+    u: IndexUnits, filters: Filters, want: int, sort: str | None
 ) -> tuple[list[int], dict[int, int]]:
     """``pick_ids`` over one index, from every match of ``u``, for ``sort`` (None,
-    ``"sessions"`` or a time sort); ``filters``: the ``WHERE`` on ``m`` and ``s``
-    a row must meet, with its parameters."""
+    ``"sessions"`` or a time sort); ``filters``: what a row must meet."""
     if sort == "sessions" and len(u.units) > 1:
-        return index_sessions(u, *filters, want)
+        return index_sessions(u, filters, want)
     found = gather(u, sort if sort in ("newest", "oldest") else None)
-    return pick_ids(found, want, passing_ids(u.conn, *filters), sort == "sessions")
+    return pick_ids(
+        found, want, passing_ids(u.conn, filters.where, filters.params), sort == "sessions"
+    )
