@@ -511,12 +511,7 @@ class SessionStore:
         self._write(lambda c: c.execute("DELETE FROM messages WHERE id = ?", (message_id,)))
 
     def get_messages(self, session_id: str) -> list[dict[str, Any]]:
-        return [
-            dict(r)
-            for r in self._conn.execute(
-                "SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
-            )
-        ]
+        return transcript.session_messages(self._conn, session_id)
 
     # -------------------------------------------------------- maintenance
 

@@ -38,6 +38,7 @@ __all__ = [
     "get_messages_around",
     "hydrate_message",
     "message_flags",
+    "session_messages",
     "session_preview",
     "sessions_by_activity",
     "visible_sql",
@@ -77,10 +78,27 @@ def visible_sql(
 
 def hydrate_message(row: Sequence[Any]) -> dict[str, Any]:
     """A message row (in ``_MESSAGE_COLUMNS`` order) as a dict for callers."""
-    msg = dict(zip(_MESSAGE_COLUMNS, map(as_text, row)))
-    msg["content"] = decode_content(msg["content"])
-    msg["tool_calls"] = parse_tool_calls(msg["tool_calls"])
+    return _hydrated(dict(zip(_MESSAGE_COLUMNS, row)))
+
+
+def _hydrated(msg: dict[str, Any]) -> dict[str, Any]:
+    """``msg``, a stored row, as every reader gets it, converted once here: bytes
+    stored where text belongs read as text, the content decoded, the tool calls
+    parsed (as Hermes' own ``get_messages`` gives them)."""
+    for key, value in msg.items():
+        if isinstance(value, bytes):
+            msg[key] = as_text(value)
+    if "content" in msg:
+        msg["content"] = decode_content(msg["content"])
+    if "tool_calls" in msg:
+        msg["tool_calls"] = parse_tool_calls(msg["tool_calls"])
     return msg
+
+
+def session_messages(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
+    """Every message of a session in the order written, every column, hydrated."""
+    cur = conn.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,))
+    return [_hydrated(row_dict(cur, raw)) for raw in cur]
 
 
 def _fetch(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:

@@ -641,6 +641,13 @@ def test_text_another_program_stored_as_a_blob_is_found_and_read_as_text(
         assert [m["content"] for m in around] == ["deploy notes", "rollout blob 部署完成", "output"]
         assert around[1]["tool_calls"] == json.loads(calls)
         assert around[2]["tool_name"] == "kubectl"
-        found = hermes_fts.session_search(store, query="部署")
-        assert "b'" not in json.dumps(found, ensure_ascii=False)
-        assert "rollout blob 部署完成" in json.dumps(found, ensure_ascii=False)
+        messages = store.get_messages("s1")  # decoded, as Hermes' own get_messages
+        assert [m["content"] for m in messages] == [m["content"] for m in around]
+        assert messages[1]["tool_calls"] == json.loads(calls)
+        assert messages[2]["tool_name"] == "kubectl"
+        for found in (
+            hermes_fts.session_search(store, query="部署"),
+            hermes_fts.session_search(store, session_id="s1"),
+        ):
+            assert "b'" not in json.dumps(found, ensure_ascii=False)
+            assert "rollout blob 部署完成" in json.dumps(found, ensure_ascii=False)

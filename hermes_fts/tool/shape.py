@@ -9,8 +9,6 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from ..content import as_text, decode_content, parse_tool_calls
-
 log = logging.getLogger(__name__)
 
 WINDOW_CONTENT_CAP = 4000
@@ -54,8 +52,9 @@ def is_compaction_summary(content: Any) -> bool:
 def shape_message(
     msg: dict[str, Any], anchor_id: int | None = None, cap: int | None = None
 ) -> dict[str, Any]:
-    """One stored message as a payload entry; ``cap`` limits the content's characters."""
-    content = decode_content(msg.get("content"))
+    """One stored message, as the store reads it (decoded: ``transcript``), as a payload
+    entry; ``cap`` limits the content's characters."""
+    content = msg.get("content")
     if isinstance(content, str) and "\x1b" in content:
         content = _ANSI_RE.sub("", content)
     out: dict[str, Any] = {
@@ -65,9 +64,7 @@ def shape_message(
         "timestamp": msg.get("timestamp"),
     }
     for key in ("tool_name", "tool_calls", "tool_call_id"):
-        value = as_text(msg.get(key))
-        if key == "tool_calls":
-            value = parse_tool_calls(value)
+        value = msg.get(key)
         if value:
             out[key] = value
     if anchor_id is not None and msg.get("id") == anchor_id:
@@ -164,7 +161,7 @@ def bookend_messages(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]
     return [
         shape_message(m, cap=BOOKEND_CONTENT_CAP)
         for m in messages
-        if not is_compaction_summary(decode_content(m.get("content")))
+        if not is_compaction_summary(m.get("content"))
     ]
 
 
