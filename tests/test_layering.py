@@ -45,6 +45,7 @@ LAYERS: dict[str, int] = {
     "search.question": LEAF,
     "_cjk_variants": LEAF,
     "hermes.config": LEAF,
+    "hermes.agent": LEAF,
     "loader": 1,
     "search.plan": 2,
     "search.request": 3,
