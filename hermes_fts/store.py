@@ -24,7 +24,12 @@ from .content import encode_value
 from .index import lifecycle as index_state
 from .index import maintain as indexing
 from .index import schema, space
-from .index.lifecycle import fix_command, search_slowed_by, slowed_why  # re-exported: why
+from .index.lifecycle import (  # re-exported: why
+    fix_command,
+    missed_until_rebuilt,
+    search_slowed_by,
+    slowed_why,
+)
 from .index.schema import BASE, CJK, TRIGRAM
 from .index.space import NoRoom  # re-exported: sync stops on a nearly full disk
 from .search import request as search_request
@@ -46,6 +51,7 @@ __all__ = [  # the store, and what the tool and the CLI reach through it
     "file_has_session",
     "fix_command",
     "open_store",
+    "missed_until_rebuilt",
     "search_slowed_by",
     "slowed_why",
     "store_error",

@@ -119,3 +119,25 @@ def test_an_index_built_before_the_option_is_rebuilt_by_optimize_storage(tmp_pat
         assert st.status()["indexes"][CJK]["symbols"] is True
         assert not st.optimize_needed()
         assert ids[0] in [r["id"] for r in st.search("deploy").rows]
+
+
+def test_answers_on_an_index_built_before_the_option_say_what_they_miss(tmp_path):
+    """Such an index misses rows (a word glued to a newer emoji), so the note on every
+    answer says so beside what only slows it, for the tool and for the plugin."""
+    from hermes_fts.hermes import plugin
+
+    path = tmp_path / "state.db"
+    st, ids = _store(path)
+    rebuild_cjk_index(st, " symbols 1")
+    out = hermes_fts.session_search(st, query="deploy")
+    note = out["index_rebuild"]["note"]
+    assert "deploy🫠" in note and "is not found" in note and "optimize-storage" in note
+    payload: dict = {}
+    plugin._annotate(st.index_state(), payload, path)
+    assert "deploy🫠" in payload["index_rebuild"]["note"]
+    st.optimize_storage(vacuum=False)
+    assert "index_rebuild" not in hermes_fts.session_search(st, query="deploy")
+    payload = {}
+    plugin._annotate(st.index_state(), payload, path)
+    assert "index_rebuild" not in payload
+    st.close()

@@ -54,7 +54,7 @@ from typing import Any, Callable
 
 import hermes_fts
 
-from ..index.lifecycle import fix_command, search_slowed_by, slowed_why
+from ..index.lifecycle import fix_command, missed_until_rebuilt, search_slowed_by, slowed_why
 from . import host as hermes_host
 from .agent import agent_behind, agents_store_path, agents_store_path_async, db_path, same_file
 
@@ -218,11 +218,13 @@ def _annotate(state: dict[str, Any], payload: dict[str, Any], path: Path) -> Non
     reasons = search_slowed_by(state)
     if reasons:
         hint = f"hermes fts {fix_command(reasons)}"
+        missed = missed_until_rebuilt(state)
         payload["index_rebuild"] = {
             **payload.get("index_rebuild", {}),
             "reasons": sorted(reasons),
             "note": (
-                f"hermes-fts answered by slower exact routes, since {slowed_why(reasons)}. "
+                f"hermes-fts searches this store by slower exact routes, since "
+                f"{slowed_why(reasons)}{f', and {missed}' if missed else ''}. "
                 f"Ask the user to run `{hint}` once."
             ),
         }

@@ -42,6 +42,7 @@ __all__ = [
     "optimize_needed",
     "optimize_room",
     "optimize_reasons",
+    "missed_until_rebuilt",
     "search_slowed_by",
     "repair",
     "status_report",
@@ -515,6 +516,15 @@ SLOWED_WORDS = {
 def slowed_why(codes: Collection[str]) -> str:
     """``codes`` (``search_slowed_by``) in words, each with its code."""
     return "; ".join(f"{SLOWED_WORDS.get(code, code)} ({code})" for code in codes)
+
+
+def missed_until_rebuilt(state: dict[str, Any]) -> str | None:
+    """What searches do not find until ``optimize-storage`` rebuilds the CJK index,
+    if anything (``state``: ``index_state``).  Every other outdated option only
+    slows a search; an index built before ``symbols 1`` misses rows."""
+    if (state.get(CJK) or {}).get("symbols") is False:
+        return "a word glued to an emoji newer than Unicode 6.1 (deploy🫠) is not found"
+    return None
 
 
 def fix_command(codes: Collection[str]) -> str:

@@ -218,13 +218,15 @@ def rebuild_note(store: Any) -> dict[str, Any] | None:
                 ),
             }
         if reasons:
-            from ..store import fix_command, slowed_why  # loaded with the store
+            from ..store import fix_command, missed_until_rebuilt, slowed_why  # with the store
 
+            missed = missed_until_rebuilt(store.index_state())
             return {
                 "reasons": reasons,
                 "note": (
-                    f"This answer used slower exact routes, since {slowed_why(reasons)}; "
-                    f"`hermes-fts {fix_command(reasons)}` makes searches fast again."
+                    f"Searches of this store take slower exact routes, since {slowed_why(reasons)}"
+                    f"{f', and {missed}' if missed else ''}; "
+                    f"`hermes-fts {fix_command(reasons)}` makes searches fast and complete again."
                 ),
             }
         return None
