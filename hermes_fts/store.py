@@ -24,13 +24,13 @@ from .content import encode_value
 from .index import lifecycle as index_state
 from .index import maintain as indexing
 from .index import schema, space
-from .index.lifecycle import (  # re-exported: why
+from .index.schema import BASE, CJK, TRIGRAM
+from .index.slowed import (  # re-exported: why
     fix_command,
     missed_until_rebuilt,
     search_slowed_by,
     slowed_why,
 )
-from .index.schema import BASE, CJK, TRIGRAM
 from .index.space import NoRoom  # re-exported: sync stops on a nearly full disk
 from .search import request as search_request
 from .search import run as search
@@ -231,7 +231,7 @@ class SessionStore:
     def slowed_by(self) -> list[str]:
         """Why searches here take slower exact routes until ``optimize-storage``: the
         index state's ``needs_optimize`` codes that change a route (``SEARCH_SLOWED``)."""
-        return index_state.search_slowed_by(self._seen.state(self._seen.token()))
+        return search_slowed_by(self._seen.state(self._seen.token()))
 
     def _mark_fts_stale(self, reason: str) -> None:
         """Fail open after FTS-scoped corruption: serve LIKE until optimize rebuilds."""

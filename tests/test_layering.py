@@ -65,6 +65,7 @@ LAYERS: dict[str, int] = {
     "index.time_table": 5,
     "search.filters": 6,
     "search.run": 7,
+    "index.slowed": 4,
     "index.lifecycle": 6,
     "index.optimize": 7,
     "store": 8,

@@ -21,7 +21,7 @@ from _tool_fixtures import (
 )
 
 import hermes_fts
-from hermes_fts.index import lifecycle as index_state
+from hermes_fts.index import slowed
 from hermes_fts.store import SessionStore
 from hermes_fts.tool import TOOL_SCHEMA, session_search
 from hermes_fts.tool import context as tool_context
@@ -1171,7 +1171,7 @@ def test_a_backlog_of_rows_waiting_for_the_cjk_index_is_named_with_sync(
     search that cannot apply them (read-only, as the plugin opens) reads them by
     a LIKE scan, Latin words too now that the word index is opt-in.  From
     ``PENDING_SLOW`` of them the answer says so, and that ``sync`` adds them."""
-    monkeypatch.setattr(index_state, "PENDING_SLOW", 3)
+    monkeypatch.setattr(slowed, "PENDING_SLOW", 3)
     db = tmp_path / "state.db"
     with SessionStore(db) as store:
         conversation(store, "s1", [("user", "heron nests by the river")])

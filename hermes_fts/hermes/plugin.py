@@ -54,7 +54,7 @@ from typing import Any, Callable
 
 import hermes_fts
 
-from ..index.lifecycle import fix_command, missed_until_rebuilt, search_slowed_by, slowed_why
+from ..index.slowed import fix_command, missed_until_rebuilt, search_slowed_by, slowed_why
 from . import host as hermes_host
 from .agent import agent_behind, agents_store_path, agents_store_path_async, db_path, same_file
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,8 +42,6 @@ __all__ = [
     "optimize_needed",
     "optimize_room",
     "optimize_reasons",
-    "missed_until_rebuilt",
-    "search_slowed_by",
     "repair",
     "status_report",
     "trigram_policy",
@@ -462,75 +460,6 @@ def _align_cjk(
 
 # --------------------------------------------------------------------------
 # optimize-storage's repair phase
-
-
-# Reasons ``optimize-storage`` has work to do, as codes a program can read.
-# ``SEARCH_SLOWED``: those that leave a search on slower exact routes; the
-# others (an opt-in index to build or drop, the time table, pending CJK rows
-# a writer applies) change no answer and no route the CJK index serves.
-# ``word_missing`` slows only a store that opted in to the word index.
-SEARCH_SLOWED = frozenset(
-    {
-        "fts_stale",
-        "backfill",
-        "old_layout",
-        "word_missing",
-        "word_outdated",
-        "cjk_missing",
-        "cjk_stale",
-        "cjk_outdated",
-    }
-)
-
-
-# Rows waiting for the CJK index are read by a LIKE scan of just them on every
-# search that cannot apply them (a read-only open, the Hermes plugin): from this
-# many on, that scan is a cost worth a note; ``sync`` applies them.
-PENDING_SLOW = 1000
-
-
-def search_slowed_by(state: dict[str, Any]) -> list[str]:
-    """The ``needs_optimize`` codes of ``state`` (``index_state``) that slow a search,
-    and ``cjk_pending`` once ``PENDING_SLOW`` rows wait for the CJK index."""
-    codes = [code for code in state.get("needs_optimize", ()) if code in SEARCH_SLOWED]
-    if int(state.get("cjk_pending") or 0) >= PENDING_SLOW:
-        codes.append("cjk_pending")
-    return codes
-
-
-# What each ``search_slowed_by`` code means, in the words status, the tool and the
-# plugin use (the JSON's ``needs_optimize`` keeps the codes).
-SLOWED_WORDS = {
-    "fts_stale": "an index is under repair",
-    "backfill": "the indexes are not filled yet",
-    "old_layout": "objects an older hermes-fts made under Hermes' names are still there",
-    "word_missing": "the word index (HERMES_WORD_FTS=1) is not built",
-    "word_outdated": "the word index has an earlier layout",
-    "cjk_missing": "the CJK index is not built",
-    "cjk_stale": "the CJK index is under repair",
-    "cjk_outdated": "the CJK index was built with older options",
-    "cjk_pending": "many messages wait for the CJK index",
-}
-
-
-def slowed_why(codes: Collection[str]) -> str:
-    """``codes`` (``search_slowed_by``) in words, each with its code."""
-    return "; ".join(f"{SLOWED_WORDS.get(code, code)} ({code})" for code in codes)
-
-
-def missed_until_rebuilt(state: dict[str, Any]) -> str | None:
-    """What searches do not find until ``optimize-storage`` rebuilds the CJK index,
-    if anything (``state``: ``index_state``).  Every other outdated option only
-    slows a search; an index built before ``symbols 1`` misses rows."""
-    if (state.get(CJK) or {}).get("symbols") is False:
-        return "a word glued to an emoji newer than Unicode 6.1 (deploy🫠) is not found"
-    return None
-
-
-def fix_command(codes: Collection[str]) -> str:
-    """The subcommand that removes what ``codes`` (``search_slowed_by``) name: ``sync``
-    when only rows wait for the CJK index, ``optimize-storage`` otherwise."""
-    return "sync" if set(codes) == {"cjk_pending"} else "optimize-storage"
 
 
 def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
