@@ -136,6 +136,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         show("Backfill: none pending")
     for line in _time_table_lines(data["time_table"]):
         show(line)
+    if "compaction" in data["needs_optimize"]:
+        show(
+            "Compaction: left to do (an optimize-storage run stopped before its VACUUM); "
+            "`hermes-fts optimize-storage` finishes it"
+        )
     slowed = _slowed_line(data)
     if slowed:
         show(slowed)

@@ -75,6 +75,9 @@ def _steps(
     pacing: dict[str, Any],
 ) -> dict[str, Any]:
     """The steps, in order; raises NoRoom before the disk is full."""
+    if vacuum:  # until the VACUUM below, the store's compaction is left to do
+        with indexing.write_txn(conn):
+            indexing.set_meta(conn, schema.META_COMPACTION, int(time.time()))
     emit("repair")
     repaired = index_state.repair(conn, caps, emit.counted("repair"))
     hooks.forget()
@@ -146,6 +149,8 @@ def _merge_and_vacuum(
     index_state.merge_segments(conn, caps)
     _sqlite.shrink_wal(conn)  # the merge's pages, before VACUUM writes its copy
     conn.execute("VACUUM")
+    with indexing.write_txn(conn):
+        indexing.delete_meta(conn, schema.META_COMPACTION)
 
 
 # --------------------------------------------------------------------------

@@ -83,6 +83,9 @@ META_FTS_STALE = "hermes_fts_stale"
 META_FTS_STALE_REASON = "hermes_fts_stale_reason"
 META_TRIGRAM_STALE = "hermes_fts_trigram_stale"
 META_CJK_STALE = "hermes_fts_cjk_stale"
+# Set when an optimize-storage run that compacts starts, cleared by its VACUUM:
+# a run cut short says that its compaction is left.
+META_COMPACTION = "hermes_fts_compaction_pending"
 MARKER_PREFIX = {
     BASE: "hermes_fts_word_rebuild",
     TRIGRAM: "hermes_fts_trigram_rebuild",

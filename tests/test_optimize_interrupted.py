@@ -1,0 +1,93 @@
+"""optimize-storage cut short in its last step, the merge and VACUUM (DESIGN §5.6):
+the store must still say that its compaction is left, and a rerun must do it.
+
+Ctrl-C during the merge or the VACUUM reaches Python when SQLite returns, so
+the run stops before its VACUUM; here the merge raises KeyboardInterrupt as a
+Ctrl-C landing there does.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _support import needs_extension
+
+from hermes_fts.index import lifecycle
+from hermes_fts.store import SessionStore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = needs_extension
+
+
+def _store_with_free_pages(path: Path) -> None:
+    """A store whose file holds pages a VACUUM gives back (deleted sessions)."""
+    with SessionStore(path) as store:
+        for number in range(20):
+            sid = f"s{number}"
+            store.add_session(sid, "cli")
+            for i in range(20):
+                store.add_message(sid, "user", f"note {i} 部署到东京 " + "filler " * 60)
+    conn = sqlite3.connect(path)  # as Hermes deletes a session
+    with conn:
+        conn.execute("DELETE FROM messages WHERE session_id < 's5'")
+    conn.close()
+
+
+def _free_pages(path: Path) -> int:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _interrupt_merge(*args: object, **kwargs: object) -> None:
+    raise KeyboardInterrupt
+
+
+def test_interrupted_vacuum_leaves_compaction_pending_and_a_rerun_does_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "state.db"
+    _store_with_free_pages(db)
+    assert _free_pages(db) > 0
+    with SessionStore(db) as store:
+        monkeypatch.setattr(lifecycle, "merge_segments", _interrupt_merge)
+        with pytest.raises(KeyboardInterrupt):
+            store.optimize_storage(sleep=lambda _s: None)
+        monkeypatch.undo()
+    assert _free_pages(db) > 0  # not compacted
+    with SessionStore(db, readonly=True) as store:
+        assert "compaction" in store.status()["needs_optimize"]
+        assert store.optimize_needed()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    shown = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "--db", str(db), "status"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "Compaction: left to do" in shown.stdout, shown.stdout
+    with SessionStore(db) as store:
+        result = store.optimize_storage(sleep=lambda _s: None)
+        assert result["ok"] and result["vacuumed"]
+    assert _free_pages(db) == 0
+    with SessionStore(db, readonly=True) as store:
+        assert "compaction" not in store.status()["needs_optimize"]
+
+
+def test_a_run_without_vacuum_does_not_claim_compaction(tmp_path: Path) -> None:
+    """--no-vacuum asks for no compaction: it neither does it nor leaves it pending."""
+    db = tmp_path / "state.db"
+    _store_with_free_pages(db)
+    with SessionStore(db) as store:
+        assert store.optimize_storage(vacuum=False, sleep=lambda _s: None)["ok"]
+        assert "compaction" not in store.status()["needs_optimize"]
