@@ -44,6 +44,8 @@ __all__ = [
     "row_dict",
     "sqlite_sort_key",
     "rows_as_dicts",
+    "RunBusy",
+    "run_lock",
     "prepare_store_path",
     "store_file_problem",
     "tables_problem",
@@ -381,6 +383,100 @@ def pause_when_shared(
             sleep(seconds)
 
     return pause
+
+
+# --------------------------------------------------------------------------
+# One optimize-storage run per store
+
+RUN_LOCK_SUFFIX = "-hermes-fts-run"
+_runs_held: set[str] = set()  # stores whose run lock this process holds
+
+
+class RunBusy(StoreError):
+    """Another process is running optimize-storage on this store; ``pid`` names it
+    (None when it could not be read)."""
+
+    def __init__(self, message: str, pid: int | None) -> None:
+        super().__init__(message)
+        self.pid = pid
+
+
+@contextmanager
+def run_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold the store's optimize-storage lock while the block runs; raises RunBusy
+    at once when another process holds it.
+
+    An ``flock`` on a file beside the store: the kernel drops it with the
+    process, so a run that crashed or was killed never blocks the next.  A
+    process that holds it already (the command, then the store's own run) goes
+    on; where no lock file can be made (a folder it cannot write, no fcntl)
+    the run goes on too, and the write checks say what stops it.
+    """
+    key = os.path.realpath(os.fspath(path))
+    fd = None if key in _runs_held else _take_run_lock(key + RUN_LOCK_SUFFIX, key)
+    if fd is None:
+        yield
+        return
+    _runs_held.add(key)
+    try:
+        yield
+    finally:
+        _runs_held.discard(key)
+        try:  # removed while still held, so a waiting run re-checks the inode
+            os.remove(key + RUN_LOCK_SUFFIX)
+        except OSError:
+            pass
+        os.close(fd)
+
+
+def _take_run_lock(lock: str, store: str) -> int | None:
+    """The descriptor holding ``lock``, None where none can be made; raises RunBusy."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock
+        return None
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except PermissionError:  # another user's file, left by a killed run
+            try:
+                fd = os.open(lock, os.O_RDONLY)
+            except OSError:
+                return None
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            pid = _lock_pid(fd)
+            os.close(fd)
+            who = f"process {pid}" if pid else "another process"
+            raise RunBusy(
+                f"another optimize-storage run ({who}) is working on {store}; "
+                "wait for it to end (it resumes where any run stopped)",
+                pid,
+            ) from None
+        try:  # the file may have been removed by the run that just ended
+            same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+        except OSError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+    except OSError:  # opened read-only: the lock holds all the same
+        pass
+    return fd
+
+
+def _lock_pid(fd: int) -> int | None:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
 
 
 # --------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import bench, loader
 from .._env import hermes_home
-from .._sqlite import pause_when_shared
+from .._sqlite import RunBusy, pause_when_shared, run_lock
 from ..hermes import host as hermes_host
 from ..store import (
     BUSY_TIMEOUT_S,
@@ -356,6 +356,15 @@ def cmd_optimize_storage(args: argparse.Namespace) -> int:
     if args.dry_run:
         with open_db(args, readonly=True) as store:
             return _dry_run(store.optimize_estimate(not args.no_vacuum), args.json)
+    try:
+        # Held from the checks to the end, so a second run is refused before it asks.
+        with run_lock(db_path(args)):
+            return _checked_run(args)
+    except RunBusy as exc:
+        raise CommandError(str(exc), 2) from None
+
+
+def _checked_run(args: argparse.Namespace) -> int:
     with open_db(args, readonly=True, check_writable=True) as store:
         vacuum = _preflight(store, args)
     if vacuum is None:

@@ -43,7 +43,23 @@ def run(
     pacing: dict[str, Any],
 ) -> dict[str, Any]:
     """One optimize-storage run over a store opened for writing (the result:
-    ``SessionStore.optimize_storage``)."""
+    ``SessionStore.optimize_storage``); one at a time per store."""
+    try:
+        with _sqlite.run_lock(path):
+            return _locked_run(conn, caps, path, hooks, progress, vacuum, pacing)
+    except _sqlite.RunBusy as exc:
+        return {"ok": False, "reason": "another_run", "detail": str(exc), "vacuumed": None}
+
+
+def _locked_run(
+    conn: sqlite3.Connection,
+    caps: index_state.Capabilities,
+    path: str | os.PathLike[str],
+    hooks: Hooks,
+    progress: indexing.Progress | None,
+    vacuum: bool,
+    pacing: dict[str, Any],
+) -> dict[str, Any]:
     # Other writers' pages still in the WAL go to the main file first, so
     # neither size counts them twice or as ours (DESIGN §5.6).
     _sqlite.shrink_wal(conn)

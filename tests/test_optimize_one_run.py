@@ -1,0 +1,150 @@
+"""One optimize-storage run per store (DESIGN §5.6): a second run, from the
+command line or the API, is refused at once and names the first; a run that
+died (``kill -9``) never blocks the next.
+
+The runs are real processes; the store's backlog is written by the real
+``sqlite3`` shell, as Hermes Agent writes it, so the first run has seconds of
+work to do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _support import needs_extension
+
+from hermes_fts.store import SessionStore
+
+ROOT = Path(__file__).resolve().parents[1]
+SQLITE3 = shutil.which("sqlite3")
+
+pytestmark = [
+    needs_extension,
+    pytest.mark.skipif(SQLITE3 is None, reason="needs the sqlite3 shell"),
+]
+
+
+def _store(path: Path, rows: int) -> None:
+    with SessionStore(path) as store:
+        store.add_session("s1", "cli")
+        store.add_message("s1", "user", "first 東京 deploy")
+    script = (
+        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < "
+        f"{rows}) INSERT INTO messages(session_id, role, content, timestamp) "
+        "SELECT 's1', 'user', 'note ' || i || ' 部署到东京 backlog deploy', 1700000000 + i "
+        "FROM c;"
+    )
+    subprocess.run([str(SQLITE3), str(path), script], check=True, timeout=120)
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "hermes_fts.cli", *args]
+
+
+def _holder(db: Path) -> subprocess.Popen[str]:
+    """Another process that holds the store's run lock until it is killed."""
+    code = (
+        "import sys, time\n"
+        "from hermes_fts._sqlite import run_lock\n"
+        "with run_lock(sys.argv[1]):\n"
+        "    print('held', flush=True)\n"
+        "    time.sleep(600)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(db)], stdout=subprocess.PIPE, text=True, env=_env()
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+    return proc
+
+
+def test_a_second_run_is_refused_and_names_the_first(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    _store(db, 2_000)
+    # A writer (Hermes saving a message) holds the write lock: the first run
+    # waits for it, inside its run, while the second one starts.
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    first = subprocess.Popen(
+        _cli("--db", str(db), "--json", "optimize-storage", "--yes"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        assert first.stderr is not None
+        while json.loads(first.stderr.readline() or '{"waiting": "ended"}').get("waiting") is None:
+            assert first.poll() is None, "the first run ended without waiting"
+        second = subprocess.run(
+            _cli("--db", str(db), "--json", "optimize-storage", "--yes"),
+            capture_output=True,
+            text=True,
+            env=_env(),
+            timeout=120,
+        )
+        text = subprocess.run(
+            _cli("--db", str(db), "optimize-storage", "--yes"),
+            capture_output=True,
+            text=True,
+            env=_env(),
+            timeout=120,
+        )
+        writer.execute("ROLLBACK")
+        out, _ = first.communicate(timeout=300)
+    finally:
+        writer.close()
+        if first.poll() is None:
+            first.kill()
+    assert second.returncode == 2, second.stdout
+    doc = json.loads(second.stdout)
+    assert doc["success"] is False
+    assert f"another optimize-storage run (process {first.pid})" in doc["error"]
+    assert text.returncode == 2 and text.stdout == ""
+    assert f"process {first.pid}" in text.stderr and "Traceback" not in text.stderr
+    assert first.returncode == 0 and json.loads(out)["ok"] is True
+    assert not Path(f"{db}-hermes-fts-run").exists()  # no file left behind
+
+
+def test_the_api_run_is_refused_while_another_process_runs(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    _store(db, 10)
+    holder = _holder(db)
+    try:
+        with SessionStore(db) as store:
+            result = store.optimize_storage(sleep=lambda _s: None)
+        assert result["ok"] is False and result["reason"] == "another_run"
+        assert f"process {holder.pid}" in result["detail"]
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_killed_run_does_not_block_the_next(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    _store(db, 10)
+    holder = _holder(db)
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait()
+    assert Path(f"{db}-hermes-fts-run").exists()  # left behind, but no longer held
+    done = subprocess.run(
+        _cli("--db", str(db), "--json", "optimize-storage", "--yes"),
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["ok"] is True
+    assert not Path(f"{db}-hermes-fts-run").exists()
