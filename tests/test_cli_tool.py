@@ -171,9 +171,11 @@ def test_hints_name_the_store_the_command_line_read(home, db, capsys):
     s.close()
     assert _main(["scroll", "w1", str(ids[5]), "--window", "1", "--profile", "work"]) == 0
     out = capsys.readouterr().out
-    assert f"more: hermes-fts scroll w1 {ids[6]} --window 1 --profile work" in out
+    assert f"more: hermes-fts scroll w1 {ids[6]} --after --window 1 --profile work" in out
     assert _main(["scroll", "work/w1", str(ids[5]), "--window", "1"]) == 0
-    assert f"more: hermes-fts scroll work/w1 {ids[6]} --window 1\n" in capsys.readouterr().out
+    assert (
+        f"more: hermes-fts scroll work/w1 {ids[6]} --after --window 1\n" in capsys.readouterr().out
+    )
     assert _main(["scroll", "w1", "999999", "--profile", "work"]) == 1
     assert "`hermes-fts read w1 --profile work` shows its message ids" in capsys.readouterr().err
     assert _main(["read", "nope", "--db", str(db)]) == 1
@@ -399,8 +401,13 @@ def test_scrolling_a_long_session_pages_both_ways_with_the_same_window(db, capsy
     lines = capsys.readouterr().out.splitlines()
     shown = [int(line.split("#")[1].split()[0]) for line in lines if " #" in line[:8]]
     assert shown == ids[ids.index(mid) - 3 : ids.index(mid) + 4]
-    assert f"  earlier: hermes-fts scroll s_long {shown[0]} --window 3 --full --db {db}" in lines
-    assert f"  more: hermes-fts scroll s_long {shown[-1]} --window 3 --full --db {db}" in lines
+    assert (
+        f"  earlier: hermes-fts scroll s_long {shown[0]} --before --window 3 --full --db {db}"
+        in lines
+    )
+    assert (
+        f"  more: hermes-fts scroll s_long {shown[-1]} --after --window 3 --full --db {db}" in lines
+    )
     # At the start of the session there is nothing earlier to name.
     assert _main(["scroll", "s_long", str(ids[0]), "--db", str(db)]) == 0
     out = capsys.readouterr().out

@@ -463,32 +463,89 @@ def _scroll_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help=f"messages on each side ({SCROLL_WINDOW_MIN}-{SCROLL_WINDOW_MAX}, default 5)",
     )
+    side = p.add_mutually_exclusive_group()
+    side.add_argument(
+        "--after",
+        action="store_true",
+        help="show the page that starts after MESSAGE_ID (the pages `more:` names)",
+    )
+    side.add_argument(
+        "--before",
+        action="store_true",
+        help="show the page that ends before MESSAGE_ID (the pages `earlier:` names)",
+    )
     profile_option(p)
     _full_option(p)
 
 
+def _scroll_around(args: argparse.Namespace, message_id: int) -> tuple[dict[str, Any], float]:
+    return _run(
+        args, args.session, full=args.full, around_message_id=message_id, window=args.window
+    )
+
+
+def _scroll_page(args: argparse.Namespace) -> tuple[dict[str, Any], float]:
+    """The page ``scroll`` shows: centred on the message, or with ``--after`` /
+    ``--before`` the 2 × window messages beyond it, so that the pages `more:` and
+    `earlier:` name follow each other and never repeat a message."""
+    payload, elapsed = _scroll_around(args, args.message_id)
+    if not (args.after or args.before):
+        return payload, elapsed
+    anchor, forward = args.message_id, bool(args.after)
+
+    def beyond(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [m for m in messages if (m["id"] > anchor if forward else m["id"] < anchor)]
+
+    side = beyond(payload["messages"])
+    if side and len(side) >= payload["window"]:
+        # Centred on the window-th message beyond, a page starts (or ends) right there.
+        payload, more = _scroll_around(args, side[-1]["id"] if forward else side[0]["id"])
+        elapsed += more
+    # No message of the page is the one asked for, so none is marked.
+    shown = [{k: v for k, v in m.items() if k != "anchor"} for m in beyond(payload["messages"])]
+    key = "after_message_id" if forward else "before_message_id"
+    return {**payload, "messages": shown, key: anchor}, elapsed
+
+
+def _session_edge(args: argparse.Namespace, payload: dict[str, Any], forward: bool) -> bool:
+    """Whether no message of the session lies beyond the page on that side."""
+    messages = payload["messages"]
+    if not messages:
+        return True
+    key = "messages_after" if forward else "messages_before"
+    edge_id = messages[-1 if forward else 0]["id"]
+    if edge_id == payload["around_message_id"] and payload.get(key, 0) < payload["window"]:
+        return True  # the tool's count already says so
+    probe = argparse.Namespace(**{**vars(args), "window": SCROLL_WINDOW_MIN, "full": False})
+    near, _ = _scroll_around(probe, edge_id)
+    return not near.get(key, 0)
+
+
 @command("scroll", args=_scroll_args)
 def cmd_scroll(args: argparse.Namespace) -> int:
-    shown_session = _show_session(
-        args, args.session, around_message_id=args.message_id, window=args.window
-    )
-    if shown_session is None:
+    payload, elapsed = _scroll_page(args)
+    if args.json:
+        emit_json(payload)
         return 0
-    payload, color = shown_session
+    color = use_color()
+    _print_session_header(args, payload, elapsed, color)
     messages = payload["messages"]
+    if not messages:  # --after the last message, or --before the first
+        print(style(f"  ({'end' if args.after else 'start'} of session)", DIM, color))
+        return 0
     # The pages either side, with this one's --window and --full.
     same = (f" --window {args.window}" if args.window else "") + (" --full" if args.full else "")
     ref = _session_ref(args, payload)
-    if payload.get("messages_before", 0) < payload["window"]:
+    if _session_edge(args, payload, forward=False):
         print(style("  (start of session)", DIM, color))
-    elif messages:
-        words = f"scroll {ref} {messages[0]['id']}{same}"
+    else:
+        words = f"scroll {ref} {messages[0]['id']} --before{same}"
         print(style(f"  earlier: {follow_up(args, words)}", DIM, color))
     _print_messages(messages, color, sys.stdout, max_lines=None if args.full else MESSAGE_LINES)
-    if payload.get("messages_after", 0) < payload["window"]:
+    if _session_edge(args, payload, forward=True):
         print(style("  (end of session)", DIM, color))
-    elif messages:
-        words = f"scroll {ref} {messages[-1]['id']}{same}"
+    else:
+        words = f"scroll {ref} {messages[-1]['id']} --after{same}"
         print(style(f"  more: {follow_up(args, words)}", DIM, color))
     return 0
 

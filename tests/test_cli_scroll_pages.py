@@ -1,0 +1,92 @@
+"""``hermes-fts scroll`` pages: following `more:` from any message to the end, and
+`earlier:` back to the start, shows every message of the session exactly once
+(the next page centred on the last message shown repeated half a page)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from _tool_fixtures import T0, conversation
+
+from hermes_fts.cli import main
+from hermes_fts.store import SessionStore
+
+MESSAGES = 23  # no window's page size divides it: the last page is a short one
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("scroll") / "state.db"
+    with SessionStore(db) as st:
+        turns = [("user" if i % 2 == 0 else "assistant", f"message {i}") for i in range(MESSAGES)]
+        conversation(st, "long", turns, start=T0)
+        conversation(st, "other", [("user", "another session"), ("assistant", "ok")], start=T0)
+    return db
+
+
+def _ids(db: Path) -> list[int]:
+    with SessionStore(db, readonly=True) as st:
+        return [m["id"] for m in st.get_messages("long")]
+
+
+def _page(db: Path, capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[list[int], str]:
+    assert main(["--db", str(db), *argv]) == 0
+    out = capsys.readouterr().out
+    shown = [int(n) for n in re.findall(r"^  [ ▶] #(\d+) ", out, flags=re.M)]
+    return shown, out
+
+
+def _walk(db: Path, capsys: pytest.CaptureFixture[str], first: list[str], link: str) -> list[int]:
+    """Every page from ``first`` on, following the ``link`` line (more / earlier)."""
+    seen: list[int] = []
+    argv = first
+    for _ in range(3 * MESSAGES):
+        shown, out = _page(db, capsys, argv)
+        seen += shown
+        follow = re.search(rf"^  {link}: hermes-fts (.*) --db ", out, flags=re.M)
+        if follow is None:
+            assert ("(end of session)" if link == "more" else "(start of session)") in out
+            return seen
+        argv = follow.group(1).split()
+    raise AssertionError("the pages never ended")
+
+
+@pytest.mark.parametrize("window", [1, 2, 5, 20])
+def test_more_pages_show_each_message_once(
+    store: Path, capsys: pytest.CaptureFixture[str], window: int
+) -> None:
+    ids = _ids(store)
+    for start in (ids[0], ids[3], ids[-1]):
+        seen = _walk(store, capsys, ["scroll", "long", str(start), "--window", str(window)], "more")
+        first = max(0, ids.index(start) - window)
+        assert seen == ids[first:], (window, start, seen)
+
+
+@pytest.mark.parametrize("window", [1, 2, 5, 20])
+def test_earlier_pages_show_each_message_once(
+    store: Path, capsys: pytest.CaptureFixture[str], window: int
+) -> None:
+    ids = _ids(store)
+    for start in (ids[-1], ids[-4], ids[0]):
+        seen = _walk(
+            store, capsys, ["scroll", "long", str(start), "--window", str(window)], "earlier"
+        )
+        last = min(len(ids), ids.index(start) + window + 1)
+        assert sorted(seen) == ids[:last] and len(seen) == len(set(seen)), (window, start, seen)
+
+
+def test_a_page_after_is_the_json_of_the_messages_after(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = _ids(store)
+    argv = ["--json", "scroll", "long", str(ids[4]), "--window", "3", "--after"]
+    assert main(["--db", str(store), *argv]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [m["id"] for m in doc["messages"]] == ids[5:11]
+    assert doc["after_message_id"] == ids[4]
+    assert not any(m.get("anchor") for m in doc["messages"])
+    shown, out = _page(store, capsys, ["scroll", "long", str(ids[-1]), "--after"])
+    assert shown == [] and "(end of session)" in out
