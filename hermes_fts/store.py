@@ -772,7 +772,7 @@ class SessionStore:
         """Bytes on disk of the main file and of the ``-wal`` file, apart."""
         return space.file_sizes(self._path)
 
-    def status(self) -> dict[str, Any]:
+    def status(self, progress: indexing.Progress | None = None) -> dict[str, Any]:
         """Everything ``hermes-fts status`` reports (``index_state.status_report``)."""
         return index_state.status_report(
             self._conn,
@@ -785,6 +785,7 @@ class SessionStore:
                 "strategy": loader.load_strategy(),
                 "disabled": _env.cjk_extension_disabled(),
             },
+            progress=progress,
         )
 
     def close(self) -> None:

@@ -85,10 +85,10 @@ def test_hermes_fts_commands_in_hermes_leave_the_environment_and_stdout_alone(
     inside, release = threading.Event(), threading.Event()
     real_status = SessionStore.status
 
-    def status_mid_command(store):
+    def status_mid_command(store, *args):
         inside.set()
         assert release.wait(30)
-        return real_status(store)
+        return real_status(store, *args)
 
     monkeypatch.setattr(SessionStore, "status", status_mid_command)
     stdout = sys.stdout

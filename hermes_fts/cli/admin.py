@@ -36,6 +36,9 @@ from .registry import (
     profile_option,
 )
 
+# A store from which status shows its progress.
+STATUS_PROGRESS_BYTES = 256 * 1024 * 1024
+
 
 def _confirm(prompt: str) -> bool:
     """Ask on stderr (stdout stays the command's output); end of input is a no."""
@@ -78,9 +81,7 @@ def cmd_path(args: argparse.Namespace) -> int:
     args=profile_option,
 )
 def cmd_status(args: argparse.Namespace) -> int:
-    # Read-only: status must never change the file it reports on.
-    with open_db(args, readonly=True) as store:
-        data = store.status()
+    data = _status_data(args)
     # A disabled plugin has no `hermes fts` commands, so this is where users
     # see whether Hermes Agent itself uses hermes-fts.
     home = db_path(args).parent if args.db or args.profile else hermes_home()
@@ -145,6 +146,20 @@ def cmd_status(args: argparse.Namespace) -> int:
     if slowed:
         show(slowed)
     return 0
+
+
+def _status_data(args: argparse.Namespace) -> dict[str, Any]:
+    # Read-only: status must never change the file it reports on.
+    with open_db(args, readonly=True) as store:
+        # Its scans of the text and indexes read the whole file: on a large
+        # store, seconds when it is not in the page cache.
+        big = store.path is not None and store.disk_bytes() >= STATUS_PROGRESS_BYTES
+        progress = ProgressBar(json_lines=args.json) if big else None
+        try:
+            return store.status(progress)
+        finally:
+            if progress is not None:
+                progress.close()
 
 
 def _slowed_line(data: dict[str, Any] | list[str]) -> str | None:

@@ -1,4 +1,4 @@
-"""The progress ``hermes-fts optimize-storage`` and ``sync`` show on stderr.
+"""The progress ``hermes-fts optimize-storage``, ``sync`` and ``status`` show on stderr.
 
 On a terminal one line is redrawn in place; anywhere else (a log, a pipe) a
 plain line is written every few seconds, with no carriage returns, and once
@@ -31,6 +31,7 @@ _COUNTED = {
     "backfill": ("Indexing", "messages"),
     "time": ("Filling", "ids"),
     "rank_bounds": ("Measuring", "words"),
+    "text": ("Measuring text", "ids"),
 }
 _LABELS = {
     "pending": "Applying the pending CJK changes…",
@@ -40,6 +41,8 @@ _LABELS = {
     "rank_bounds": "Measuring frequent words (rank bounds)…",
     "vacuum": "Compacting database (VACUUM)…",
     "done": "Done.",
+    "text": "Measuring the text…",
+    "sizes": "Measuring the indexes…",
 }
 
 

@@ -676,15 +676,19 @@ def status_report(
     path: str | None,
     disk_bytes: int,
     extension: dict[str, Any],
+    progress: indexing.Progress | None = None,
 ) -> dict[str, Any]:
-    """Everything ``hermes-fts status`` reports; reads only (a full scan of the text).
+    """Everything ``hermes-fts status`` reports; reads only (a full scan of the text,
+    and of each index, which ``progress`` reports as ``text`` and ``sizes``).
 
     ``db_bytes`` is SQLite's page count times the page size, which includes
     pages still in the ``-wal`` file; ``disk_bytes`` what the files take on
     disk; ``text_bytes`` is the UTF-8 size of content + tool_name +
     tool_calls, and each index's ``x_text`` is its size as a multiple of that.
     """
-    text = indexing.text_bytes(conn)
+    emit = indexing.Phases(progress)
+    text = indexing.text_bytes(conn, emit.counted("text") if progress else None)
+    emit("sizes")
     sizes = indexing.index_sizes(conn, text)
     indexes = {
         index: {**state[index], "bytes": None, "x_text": None, **sizes.get(index, {})}

@@ -524,13 +524,32 @@ def _content_bytes(conn: sqlite3.Connection, index: str) -> int:
     return int(row[0] or 0)
 
 
-def text_bytes(conn: sqlite3.Connection) -> int:
-    row = conn.execute(
-        "SELECT SUM(COALESCE(length(CAST(content AS BLOB)), 0) + "
-        "COALESCE(length(CAST(tool_name AS BLOB)), 0) + "
-        "COALESCE(length(CAST(tool_calls AS BLOB)), 0)) FROM messages"
-    ).fetchone()
-    return int(row[0] or 0)
+_TEXT_BYTES_SQL = (
+    "SELECT SUM(COALESCE(length(CAST(content AS BLOB)), 0) + "
+    "COALESCE(length(CAST(tool_name AS BLOB)), 0) + "
+    "COALESCE(length(CAST(tool_calls AS BLOB)), 0)) FROM messages"
+)
+TEXT_CHUNK_IDS = 50_000  # ids summed per step when the caller shows progress
+
+
+def text_bytes(conn: sqlite3.Connection, report: Callable[[int, int], None] | None = None) -> int:
+    """The UTF-8 bytes of content + tool_name + tool_calls of every message (a
+    full scan); ``report(done, total)`` in ids, chunk by chunk, when given."""
+    if report is None:
+        return int(conn.execute(_TEXT_BYTES_SQL).fetchone()[0] or 0)
+    low, high = conn.execute("SELECT min(id), max(id) FROM messages").fetchone()
+    if low is None:
+        return 0
+    total, done, start = high - low + 1, 0, low
+    while start <= high:
+        end = min(start + TEXT_CHUNK_IDS - 1, high)
+        done += int(
+            conn.execute(f"{_TEXT_BYTES_SQL} WHERE id BETWEEN ? AND ?", (start, end)).fetchone()[0]
+            or 0
+        )
+        report(end - low + 1, total)
+        start = end + 1
+    return done
 
 
 def index_sizes(conn: sqlite3.Connection, text: int | None = None) -> dict[str, dict[str, Any]]:
