@@ -178,7 +178,42 @@ def connect_readonly(path: str | os.PathLike[str], **kwargs: Any) -> sqlite3.Con
             raise
         logger.info("%s: disk full, no -wal content: reading the file immutable", target)
         conn = sqlite3.connect(readonly_uri(target, immutable=True), uri=True, **kwargs)
+    share_side_files(target)
     return conn
+
+
+def share_side_files(path: str | os.PathLike[str]) -> None:
+    """Let whoever may write the store write its ``-shm`` and ``-wal`` too.
+
+    SQLite makes them with the database file's mode, so a reader of a 0444
+    file (root included) leaves a 0444 ``-shm`` that every later writer,
+    Hermes included, fails on ("attempt to write a readonly database") once
+    the file is writable again.  Only bits are added: the owner's write bit
+    when the side file is the database owner's, and the database's group
+    write bit when it shares the group (taken where this user may).
+    """
+    target = os.fspath(path)
+    try:
+        db = os.stat(target)
+    except OSError:
+        return
+    for side in (target + "-shm", target + "-wal"):
+        try:
+            st = os.stat(side)
+            if os.geteuid() not in (0, st.st_uid):
+                continue  # another user's file: not ours to change
+            if st.st_gid != db.st_gid and st.st_uid == os.geteuid():
+                os.chown(side, -1, db.st_gid)  # fails unless this user is in that group
+                st = os.stat(side)
+            wanted = st.st_mode & 0o777
+            if st.st_uid == db.st_uid:
+                wanted |= 0o200
+            if st.st_gid == db.st_gid:
+                wanted |= db.st_mode & 0o020
+            if wanted != st.st_mode & 0o777:
+                os.chmod(side, wanted)
+        except OSError as exc:
+            logger.debug("%s: left as it is (%s)", side, exc)
 
 
 @contextmanager

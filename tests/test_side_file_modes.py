@@ -1,0 +1,83 @@
+"""A read-only open leaves no ``-shm`` or ``-wal`` that blocks a later writer.
+
+SQLite makes the ``-shm`` (and ``-wal``) a reader needs with the database
+file's mode: ``hermes-fts status`` on a 0444 store, by root or by its owner,
+left a 0444 ``-shm``, and once the owner made the store writable again every
+write, Hermes Agent's included, failed with "attempt to write a readonly
+database".  Run as root and as the real user ``nobody``, with the writer a
+plain ``sqlite3`` connection as ``nobody``, as Hermes writes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from _tool_fixtures import nobody_dir, nobody_package_root
+
+from hermes_fts.store import SessionStore
+
+SYSTEM_PYTHON = shutil.which("python3", path="/usr/bin:/bin")
+RUNUSER = shutil.which("runuser") or shutil.which("runuser", path="/usr/sbin:/sbin")
+NOBODY = 65534
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or RUNUSER is None or SYSTEM_PYTHON is None,
+    reason="needs root, runuser and /usr/bin/python3 to run as the real user nobody",
+)
+
+WRITE = (
+    "import sqlite3, sys\n"
+    "conn = sqlite3.connect(sys.argv[1])\n"
+    "with conn:\n"
+    "    conn.execute(\"INSERT INTO sessions(id, source, started_at) VALUES ('b', 'cli', 1)\")\n"
+    "print('written')\n"
+)
+
+
+def _python(code: list[str], *, nobody: bool) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(nobody_package_root()), "HOME": "/tmp"}
+    cmd = [str(SYSTEM_PYTHON), *code]
+    if nobody:
+        cmd = [str(RUNUSER), "-u", "nobody", "--", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/tmp", timeout=120)
+
+
+def _nobodys_read_only_store(folder: Path) -> Path:
+    """nobody's store, closed cleanly (no -wal, no -shm), made 0444 by its owner."""
+    os.chown(folder, NOBODY, NOBODY)
+    db = folder / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("a", "cli")
+        store.add_message("a", "user", "hello 東京")
+    for side in ("-wal", "-shm"):
+        Path(f"{db}{side}").unlink(missing_ok=True)
+    os.chown(db, NOBODY, NOBODY)
+    db.chmod(0o444)
+    return db
+
+
+@pytest.mark.parametrize("reader", ["root", "nobody"])
+@pytest.mark.parametrize("command", [["status"], ["search", "hello"]])
+def test_a_reader_of_a_0444_store_leaves_no_side_file_a_writer_fails_on(
+    reader: str, command: list[str]
+) -> None:
+    with nobody_dir() as folder:
+        db = _nobodys_read_only_store(folder)
+        read = _python(
+            ["-m", "hermes_fts.cli", *command, "--json", "--db", str(db)],
+            nobody=reader == "nobody",
+        )
+        assert read.returncode == 0, read.stderr
+        assert Path(f"{db}-shm").exists()  # the read made one: its folder is writable
+        for side in ("-shm", "-wal"):
+            path = Path(f"{db}{side}")
+            if path.exists():
+                st = path.stat()
+                assert st.st_uid == NOBODY, side  # the store owner's, not root's
+                assert st.st_mode & 0o200, (side, oct(st.st_mode))
+        os.chmod(db, 0o644)  # the owner makes the store writable again
+        written = _python(["-c", WRITE, str(db)], nobody=True)
+        assert written.returncode == 0 and written.stdout == "written\n", written.stderr
