@@ -414,6 +414,9 @@ def connect(
         install()
     conn = connect_readonly(path, **kwargs) if readonly else sqlite3.connect(str(path), **kwargs)
     try:
+        # A file that cannot be read (a full disk with no room for the -shm, a
+        # lock) fails the probes below too: its own error, not "no extension".
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
         if loadable:
             load(conn, public_name)
             return conn
