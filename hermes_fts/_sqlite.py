@@ -10,6 +10,7 @@ import logging
 import os
 import sqlite3
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -424,7 +425,7 @@ def pause_when_shared(
 # One optimize-storage run per store
 
 RUN_LOCK_SUFFIX = "-hermes-fts-run"
-_runs_held: set[str] = set()  # stores whose run lock this process holds
+_runs_held: dict[str, int] = {}  # store → the thread of this process holding its run lock
 
 
 class RunBusy(StoreError):
@@ -448,15 +449,20 @@ def run_lock(path: str | os.PathLike[str]) -> Iterator[None]:
     the run goes on too, and the write checks say what stops it.
     """
     key = os.path.realpath(os.fspath(path))
-    fd = None if key in _runs_held else _take_run_lock(key + RUN_LOCK_SUFFIX, key)
+    holder = _runs_held.get(key)
+    if holder is not None and holder != threading.get_ident():
+        # flock does not tell two threads of one process apart.
+        message = f"another optimize-storage run (process {os.getpid()}) is working on {key}"
+        raise RunBusy(f"{message}; wait for it to end", os.getpid())
+    fd = None if holder is not None else _take_run_lock(key + RUN_LOCK_SUFFIX, key)
     if fd is None:
         yield
         return
-    _runs_held.add(key)
+    _runs_held[key] = threading.get_ident()
     try:
         yield
     finally:
-        _runs_held.discard(key)
+        del _runs_held[key]
         try:  # removed while still held, so a waiting run re-checks the inode
             os.remove(key + RUN_LOCK_SUFFIX)
         except OSError:

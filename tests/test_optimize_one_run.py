@@ -148,3 +148,33 @@ def test_a_killed_run_does_not_block_the_next(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["ok"] is True
     assert not Path(f"{db}-hermes-fts-run").exists()
+
+
+def test_a_run_in_another_thread_of_this_process_is_refused(tmp_path: Path) -> None:
+    """flock does not tell threads apart: a second run in the same process (two
+    `hermes fts optimize-storage` in a Hermes gateway) is refused all the same."""
+    import threading
+
+    from hermes_fts._sqlite import run_lock
+
+    db = tmp_path / "state.db"
+    _store(db, 10)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with run_lock(db):
+            held.set()
+            release.wait(30)
+
+    other = threading.Thread(target=hold)
+    other.start()
+    try:
+        assert held.wait(30)
+        with SessionStore(db) as store:
+            result = store.optimize_storage(sleep=lambda _s: None)
+        assert result["ok"] is False and result["reason"] == "another_run"
+    finally:
+        release.set()
+        other.join()
+    with SessionStore(db) as store:  # and once it ended, a run goes ahead
+        assert store.optimize_storage(sleep=lambda _s: None)["ok"] is True
