@@ -488,15 +488,18 @@ def _take_run_lock(lock: str, store: str) -> int | None:
             return None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except BlockingIOError:
             pid = _lock_pid(fd)
             os.close(fd)
             who = f"process {pid}" if pid else "another process"
             raise RunBusy(
                 f"another optimize-storage run ({who}) is working on {store}; "
-                "wait for it to end (it resumes where any run stopped)",
+                "wait for it to end (a run stopped half way is resumed by the next one)",
                 pid,
             ) from None
+        except OSError:  # no flock on this file system: go on unlocked
+            os.close(fd)
+            return None
         try:  # the file may have been removed by the run that just ended
             same = os.stat(lock).st_ino == os.fstat(fd).st_ino
         except OSError:
