@@ -2,12 +2,13 @@
 the store must still say that its compaction is left, and a rerun must do it.
 
 Ctrl-C during the merge or the VACUUM reaches Python when SQLite returns, so
-the run stops before its VACUUM; here the merge raises KeyboardInterrupt as a
-Ctrl-C landing there does.
+the run stops before its VACUUM; here the step's room check, which opens it,
+raises KeyboardInterrupt as a Ctrl-C landing there does.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 from _support import needs_extension
 
-from hermes_fts.index import lifecycle
+from hermes_fts.index import space
 from hermes_fts.store import SessionStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +48,7 @@ def _free_pages(path: Path) -> int:
         conn.close()
 
 
-def _interrupt_merge(*args: object, **kwargs: object) -> None:
+def _interrupt_vacuum(*args: object, **kwargs: object) -> None:
     raise KeyboardInterrupt
 
 
@@ -57,11 +58,13 @@ def test_interrupted_vacuum_leaves_compaction_pending_and_a_rerun_does_it(
     db = tmp_path / "state.db"
     _store_with_free_pages(db)
     assert _free_pages(db) > 0
+    phases: list[str] = []
     with SessionStore(db) as store:
-        monkeypatch.setattr(lifecycle, "merge_segments", _interrupt_merge)
+        monkeypatch.setattr(space, "check_vacuum_room", _interrupt_vacuum)
         with pytest.raises(KeyboardInterrupt):
-            store.optimize_storage(sleep=lambda _s: None)
+            store.optimize_storage(lambda ev: phases.append(ev["phase"]), sleep=lambda _s: None)
         monkeypatch.undo()
+    assert phases[-1] == "vacuum"  # stopped in the VACUUM step, every other one done
     assert _free_pages(db) > 0  # not compacted
     with SessionStore(db, readonly=True) as store:
         assert "compaction" in store.status()["needs_optimize"]
@@ -91,3 +94,51 @@ def test_a_run_without_vacuum_does_not_claim_compaction(tmp_path: Path) -> None:
     with SessionStore(db) as store:
         assert store.optimize_storage(vacuum=False, sleep=lambda _s: None)["ok"]
         assert "compaction" not in store.status()["needs_optimize"]
+
+
+def test_ctrl_c_in_the_command_s_vacuum_step_says_compaction_is_left(tmp_path: Path) -> None:
+    """The real command and a real SIGINT, which lands as the VACUUM step starts."""
+    db = tmp_path / "state.db"
+    _store_with_free_pages(db)
+    code = (
+        "import os, signal, sys\n"
+        "from hermes_fts.index import space\n"
+        "real = space.check_vacuum_room\n"
+        "def check(*args, **kwargs):\n"
+        "    real(*args, **kwargs)\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "space.check_vacuum_room = check\n"
+        "from hermes_fts.cli import run\n"
+        "sys.argv = ['hermes-fts', '--db', sys.argv[1], 'optimize-storage', '--yes']\n"
+        "run()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(db)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        restore_signals=True,
+    )
+    assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr
+    assert "Compacting database (VACUUM)" in done.stderr and "Done." not in done.stderr
+    assert "again to resume" in done.stderr
+    assert _free_pages(db) > 0
+    shown = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "--db", str(db), "--json", "status"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert "compaction" in json.loads(shown.stdout)["needs_optimize"]
+    rerun = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "--db", str(db), "optimize-storage", "--yes"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert rerun.returncode == 0, rerun.stderr
+    assert _free_pages(db) == 0
