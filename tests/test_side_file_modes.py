@@ -1,4 +1,6 @@
-"""A read-only open leaves no ``-shm`` or ``-wal`` that blocks a later writer.
+"""Files next to the store never block the next user: a read-only open leaves
+no ``-shm`` or ``-wal`` that blocks a later writer, and the room file a killed
+optimize-storage leaves is replaced by the next run, whoever left it.
 
 SQLite makes the ``-shm`` (and ``-wal``) a reader needs with the database
 file's mode: ``hermes-fts status`` on a 0444 store, by root or by its owner,
@@ -81,3 +83,21 @@ def test_a_reader_of_a_0444_store_leaves_no_side_file_a_writer_fails_on(
         os.chmod(db, 0o644)  # the owner makes the store writable again
         written = _python(["-c", WRITE, str(db)], nobody=True)
         assert written.returncode == 0 and written.stdout == "written\n", written.stderr
+
+
+def test_a_room_file_roots_killed_run_left_does_not_stop_the_owners_run() -> None:
+    """optimize-storage holds its reserve in ``state.db-hermes-fts-room``, which a
+    killed run leaves.  Left by root in nobody's folder, nobody's next run could
+    not rewrite it and stopped with "the disk is full" on a disk with room."""
+    with nobody_dir() as folder:
+        db = _nobodys_read_only_store(folder)
+        db.chmod(0o644)
+        stale = Path(f"{db}-hermes-fts-room")
+        stale.write_bytes(bytes(100))  # root's, 0644: a run as root killed outright
+        done = _python(
+            ["-m", "hermes_fts.cli", "--db", str(db), "--json", "optimize-storage", "--yes"],
+            nobody=True,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "disk is full" not in done.stderr
+        assert not stale.exists()

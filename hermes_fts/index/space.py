@@ -171,6 +171,8 @@ def held_room(path: str | os.PathLike[str]) -> Iterator[None]:
     outright leaves the file; the next run replaces it.
     """
     room, size = os.fspath(path) + ROOM_SUFFIX, reserve(path)
+    # One a killed run left may be another user's (root's): replaced, not rewritten.
+    _remove(room)
     try:
         with open(room, "wb") as out:  # written, so the blocks are taken (not sparse)
             for start in range(0, size, 1 << 16):
@@ -189,6 +191,8 @@ def _remove(file: str) -> None:
         os.remove(file)
     except FileNotFoundError:
         pass
+    except OSError as exc:  # the write that follows says what is wrong
+        logger.debug("cannot remove %s: %s", file, exc)
 
 
 def give_back(conn: sqlite3.Connection) -> None:
