@@ -25,12 +25,9 @@ from .index import lifecycle as index_state
 from .index import maintain as indexing
 from .index import schema, space
 from .index.schema import BASE, CJK, TRIGRAM
-from .index.slowed import (  # re-exported: why
-    fix_command,
-    missed_until_rebuilt,
-    search_slowed_by,
-    slowed_why,
-)
+
+# Re-exported: why searches are slower or miss rows, for the tool and the CLI.
+from .index.slowed import fix_command, missed_until_rebuilt, search_slowed_by, slowed_why
 from .index.space import NoRoom  # re-exported: sync stops on a nearly full disk
 from .search import request as search_request
 from .search import run as search
