@@ -112,6 +112,34 @@ def test_a_glued_name_through_the_tool_and_the_command(store: Any) -> None:
         assert any("in no message as written" in n for n in payload["query_notes"])
 
 
+KOREAN_NAMES = {
+    "particle": "Anna가 프로젝트를 맡았어요",
+    "english": "Anna said the 프로젝트 is late",
+    "project": "프로젝트 일정만",
+    "name": "Anna will call",
+}
+
+
+@pytest.fixture(scope="module")
+def korean_names(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    yield from _one_message_each(tmp_path_factory, "korean_names", KOREAN_NAMES)
+
+
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+@pytest.mark.parametrize("query", ["Anna프로젝트", "Anna프로젝트를"])
+def test_a_name_glued_to_a_korean_word_finds_the_messages_holding_both(
+    korean_names: Any, route: str | None, query: str
+) -> None:
+    """``Anna프로젝트`` was said to be "searched as a sentence, by its words", and
+    answered empty: a Korean word was searched whole, so the name glued to it
+    stayed glued.  It is searched as Anna and 프로젝트 too, as a name glued to a
+    Chinese word is."""
+    found, result = _sessions(korean_names[0], query, route)
+    assert set(found[:2]) == {"particle", "english"}, (route, result.route, found)
+    assert set(found) == set(KOREAN_NAMES), (route, result.route, found)
+    assert any("searched as a sentence, by its words" in n for n in result.notes)
+
+
 # --------------------------------------------------------------------------- typographic quotes
 
 QUOTED = {

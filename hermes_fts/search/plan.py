@@ -382,8 +382,14 @@ def _pieces(term: Term) -> list[Term]:
     if _korean(term.text):
         # A particle glued to a Latin word (garden-bot의) leaves only its stem.
         whole = [t for t in _with_forms(term) if _indexable(t.text)]
+        segs = segments(whole[-1].text) if whole else []
+        if len(segs) > 1 and any(c for c, _ in segs):
+            # A name glued to a Korean word (Anna프로젝트) is each word too, as in Chinese.
+            last = len(segs) - 1
+            parts = [Term(s, term.prefix and n == last) for n, (_, s) in enumerate(segs)]
+            whole += [f for p in parts for f in (_with_forms(p) if _korean(p.text) else [p])]
         if whole:
-            return whole
+            return list(dict.fromkeys(whole))
     segs = segments(term.text)
     # The word as written; one with a lone CJK character among other parts no
     # index answers exactly (query.route_can_represent).
