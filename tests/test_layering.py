@@ -40,6 +40,7 @@ LAYERS: dict[str, int] = {
     "_platform": LEAF,
     "_params": LEAF,
     "_index_text": LEAF,
+    "search.typed": LEAF,
     "search.syntax": LEAF,
     "search.wordforms": LEAF,
     "search.question": LEAF,

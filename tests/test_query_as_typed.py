@@ -208,6 +208,76 @@ def test_quotes_that_quote_no_phrase_are_left_as_they_were(quoted: Any, query: s
     assert not any("typographic" in n for n in result.notes), result.notes
 
 
+# --------------------------------------------------------------------------- invisible characters
+
+INVISIBLE = {
+    "plain": "the database is down",
+    "pasted": "the data\u200bbase pasted from a page",
+    "persian": "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \u0628\u0631\u0645",
+}
+
+
+@pytest.fixture(scope="module")
+def invisible(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    yield from _one_message_each(tmp_path_factory, "invisible", INVISIBLE)
+
+
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+@pytest.mark.parametrize(
+    ("ch", "name"),
+    [
+        ("\u200b", "U+200B zero-width space"),
+        ("\u200c", "U+200C zero-width non-joiner"),
+        ("\u200d", "U+200D zero-width joiner"),
+        ("\u2060", "U+2060 word joiner"),
+        ("\ufeff", "U+FEFF zero-width no-break space"),
+        ("\u00ad", "U+00AD soft hyphen"),
+    ],
+)
+def test_an_invisible_character_inside_a_word_is_dropped(
+    invisible: Any, route: str | None, ch: str, name: str
+) -> None:
+    """``data\u200bbase`` looks like ``database`` and found nothing: the character
+    split the word into the phrase "data base".  It is searched as it looks,
+    and the note names the character and how to find text that holds it."""
+    found, result = _sessions(invisible[0], f"data{ch}base", route)
+    assert found == ["plain"], (route, result.route, found)
+    assert (
+        f"dropped invisible characters inside words ({name}): searched as database; the "
+        'index splits text that holds them there (search "data base" for it)'
+    ) in result.notes
+    # The stored text with the character is split there, and found as the phrase.
+    assert _sessions(invisible[0], '"data base"', route)[0] == ["pasted"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",  # Persian spells with ZWNJ
+        "\U0001f468\u200d\U0001f469",  # an emoji sequence
+        "\ufeffdatabase",  # at a word's edge it already separates
+        '"a\u200d"',
+    ],
+)
+def test_an_invisible_character_that_spells_or_separates_is_kept(
+    invisible: Any, query: str
+) -> None:
+    result = invisible[0].search(query, limit=10, fields=("session_id",))
+    assert not any("invisible" in n for n in result.notes), result.notes
+    if query.startswith("\u0645"):
+        assert [r["session_id"] for r in result.rows] == ["persian"]
+
+
+def test_invisible_characters_through_the_tool_and_the_command(invisible: Any) -> None:
+    st_, path = invisible
+    for payload in (
+        session_search(st_, query="data\u00adbase", limit=5),
+        cli(path, "search", "data\u00adbase"),
+    ):
+        assert [r["session_id"] for r in payload["results"]] == ["plain"], payload
+        assert any(n.startswith("dropped invisible") for n in payload["query_notes"])
+
+
 # --------------------------------------------------------------------------- roles left out
 
 

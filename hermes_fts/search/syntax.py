@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Union
 
 from hermes_fts._index_text import has_cjk, is_token_char, segments
+from hermes_fts.search.typed import clean_control, drop_invisible
 
 MAX_FTS5_QUERY_CHARS = 2048
 MAX_NESTING = 16  # parentheses; SQLite and FTS5 limit expression depth
@@ -175,32 +176,6 @@ class _Tok:
     near: Near | None = None
     dash: bool = False  # a word written with a leading single "-"
     quoted: bool = False  # a "phrase": its words stay together in a best match
-
-
-def _clean_control(text: str, notes: list[str]) -> str:
-    """Control characters, lone surrogates and non-ASCII spaces become spaces.
-
-    NUL would end FTS5's scan early, other controls are syntax errors,
-    surrogates cannot be bound, and a non-ASCII space (U+3000) separates
-    terms for a user but is a bareword character for FTS5.  Controls that
-    are not whitespace are noted: a query of only those would otherwise find
-    nothing without a word said.
-    """
-    out = []
-    controls: dict[str, None] = {}
-    for ch in text:
-        cp = ord(ch)
-        if ch in _SPACE:
-            out.append(ch)
-        elif cp < 0x20 or 0x7F <= cp <= 0x9F or 0xD800 <= cp <= 0xDFFF or ch.isspace():
-            out.append(" ")
-            if not ch.isspace():
-                controls[f"U+{cp:04X}"] = None
-        else:
-            out.append(ch)
-    if controls:
-        notes.append(f"read control characters ({', '.join(controls)}) as spaces")
-    return "".join(out)
 
 
 # Typographic quotes and the quotes that close them (never ”…”: 12” is inches),
@@ -610,8 +585,8 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
     notes: list[str] = []
     try:
         # only what can be searched is cleaned: a huge paste costs no more than the limit
-        cleaned = _read_typography(_clean_control(text[: MAX_FTS5_QUERY_CHARS + 1], notes), notes)
-        toks = _lex(_cut(cleaned, len(text), notes), notes)
+        cleaned = _read_typography(clean_control(text[: MAX_FTS5_QUERY_CHARS + 1], notes), notes)
+        toks = _lex(drop_invisible(_cut(cleaned, len(text), notes), notes), notes)
         expr = _Parser(toks, notes).any_of(0)
         words = [t for t in toks if t.kind == "term"]
         if words and all(t.dash for t in words) and not any(t.kind == "near" for t in toks):

@@ -1,0 +1,90 @@
+"""A query's characters as typed, before it is read as the query language.
+
+What keyboards, pastes and other hands put into a query that the language
+would otherwise read wrongly without a word: control characters, characters
+that cannot be seen inside a word.  Each
+change is a note (``syntax.parse_query`` collects them).
+"""
+
+from __future__ import annotations
+
+import re
+
+from hermes_fts._index_text import has_cjk, is_token_char
+
+SPACE = " \t\n\r"
+
+# Characters no one sees, which a paste (a web page's soft hyphen or zero-width
+# space, a file's BOM) leaves inside a word: the tokenizer splits the word there.
+INVISIBLE = {
+    "\u00ad": "soft hyphen",
+    "\u200b": "zero-width space",
+    "\u200c": "zero-width non-joiner",
+    "\u200d": "zero-width joiner",
+    "\u2060": "word joiner",
+    "\ufeff": "zero-width no-break space",
+}
+_INVISIBLE = f"[{''.join(INVISIBLE)}]"
+# Persian and Indic words spell with these two: dropped only between Latin letters,
+# digits or CJK, where they are never spelling.
+_JOINERS = "\u200c\u200d"
+
+
+def clean_control(text: str, notes: list[str]) -> str:
+    """Control characters, lone surrogates and non-ASCII spaces become spaces.
+
+    NUL would end FTS5's scan early, other controls are syntax errors,
+    surrogates cannot be bound, and a non-ASCII space (U+3000) separates
+    terms for a user but is a bareword character for FTS5.  Controls that
+    are not whitespace are noted: a query of only those would otherwise find
+    nothing without a word said.
+    """
+    out = []
+    controls: dict[str, None] = {}
+    for ch in text:
+        cp = ord(ch)
+        if ch in SPACE:
+            out.append(ch)
+        elif cp < 0x20 or 0x7F <= cp <= 0x9F or 0xD800 <= cp <= 0xDFFF or ch.isspace():
+            out.append(" ")
+            if not ch.isspace():
+                controls[f"U+{cp:04X}"] = None
+        else:
+            out.append(ch)
+    if controls:
+        notes.append(f"read control characters ({', '.join(controls)}) as spaces")
+    return "".join(out)
+
+
+def _inside_a_word(ch: str, before: str, after: str) -> bool:
+    if not (before and after and is_token_char(before) and is_token_char(after)):
+        return False
+    return ch not in _JOINERS or all(c < "\u0250" or has_cjk(c) for c in (before, after))
+
+
+def _visible(text: str) -> tuple[str, dict[str, None]]:
+    """``text`` without the invisible characters inside its words, and those named."""
+    out: list[str] = []
+    dropped: dict[str, None] = {}
+    for i, ch in enumerate(text):
+        if ch in INVISIBLE and _inside_a_word(ch, out[-1] if out else "", text[i + 1 : i + 2]):
+            dropped[f"U+{ord(ch):04X} {INVISIBLE[ch]}"] = None
+        else:
+            out.append(ch)
+    return "".join(out), dropped
+
+
+def drop_invisible(text: str, notes: list[str]) -> str:
+    """``data\u200bbase`` → ``database``: an invisible character inside a word is
+    dropped, so the word is searched as it looks.  Kept, it split the word in
+    two, a phrase no message holds, and the search found nothing."""
+    visible, dropped = _visible(text)
+    if dropped:
+        typed = [w for w in text.split() if _visible(w)[1]]
+        read = " ".join(_visible(w)[0] for w in typed)
+        split = ", ".join(f'"{re.sub(_INVISIBLE, " ", w).strip()}"' for w in typed)
+        notes.append(
+            f"dropped invisible characters inside words ({', '.join(dropped)}): searched as "
+            f"{read}; the index splits text that holds them there (search {split} for it)"
+        )
+    return visible
