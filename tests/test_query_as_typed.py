@@ -409,6 +409,48 @@ def test_full_width_parentheses_through_the_tool_and_the_command(grouped: Any) -
         assert "read full-width （ ） as parentheses" in payload["query_notes"]
 
 
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+@pytest.mark.parametrize(
+    ("query", "straight", "read"),
+    [
+        ("（部署 ＯＲ 迁移） ＮＯＴ 生产", "(部署 OR 迁移) NOT 生产", "ＯＲ as OR, ＮＯＴ as NOT"),
+        ("部署 ＡＮＤ 生产", "部署 AND 生产", "ＡＮＤ as AND"),
+        ("部署ＯＲ迁移", "部署 OR 迁移", "ＯＲ as OR"),
+        ("ＮＥＡＲ（数据库 迁移, 2）", "NEAR(数据库 迁移, 2)", "ＮＥＡＲ as NEAR"),
+    ],
+)
+def test_full_width_operators_are_operators(
+    grouped: Any, route: str | None, query: str, straight: str, read: str
+) -> None:
+    """A CJK keyboard types ＯＲ, ＡＮＤ, ＮＯＴ in full width, as it types （ ）.  They
+    were searched as words: ``部署 ＯＲ 迁移`` ranked rows by the word "or", and
+    ``ＮＯＴ 生产`` looked for the word "not" instead of leaving 生产 out."""
+    found, result = _sessions(grouped[0], query, route)
+    wanted, _ = _sessions(grouped[0], straight, route)
+    assert set(found) == set(wanted) and found, (route, result.route, found)
+    assert f"read full-width operators as operators: {read}" in result.notes
+
+
+@pytest.mark.parametrize(
+    "query", ["ＦＯＲＭ", "ｏｒ ｎｏｔ", "ＯＲacle", '"部署 ＯＲ 迁移"', "ＮＥＡＲ by"]
+)
+def test_full_width_letters_that_are_no_operator_stay_words(query: str) -> None:
+    """Inside a word, in lower case, in a phrase, ＮＥＡＲ without its ( : text."""
+    notes = parse_query(query).notes
+    assert not any("full-width operators" in n for n in notes), notes
+
+
+def test_full_width_operators_through_the_tool_and_the_command(grouped: Any) -> None:
+    st_, path = grouped
+    query = "（部署 ＯＲ 迁移） ＮＯＴ 生产"
+    for payload in (session_search(st_, query=query, limit=10), cli(path, "search", query)):
+        assert {r["session_id"] for r in payload["results"]} == {"deploy_test", "migrate"}
+        assert payload["query_notes"][:2] == [
+            "read full-width operators as operators: ＯＲ as OR, ＮＯＴ as NOT",
+            "read full-width （ ） as parentheses",
+        ]
+
+
 def test_a_word_written_twice_is_named_once_in_the_notes(store: Any) -> None:
     """A question pasted twice without a space: ``上周`` was named once per time in
     the time note, and the sentence between as often in the note on what the

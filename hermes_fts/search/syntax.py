@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Union
 
 from hermes_fts._index_text import has_cjk, is_token_char, segments
-from hermes_fts.search.typed import clean_control, drop_invisible
+from hermes_fts.search.typed import clean_control, drop_invisible, read_full_width_operators
 
 MAX_FTS5_QUERY_CHARS = 2048
 MAX_NESTING = 16  # parentheses; SQLite and FTS5 limit expression depth
@@ -585,7 +585,8 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
     notes: list[str] = []
     try:
         # only what can be searched is cleaned: a huge paste costs no more than the limit
-        cleaned = _read_typography(clean_control(text[: MAX_FTS5_QUERY_CHARS + 1], notes), notes)
+        cleaned = clean_control(text[: MAX_FTS5_QUERY_CHARS + 1], notes)
+        cleaned = _read_typography(read_full_width_operators(cleaned, notes), notes)
         toks = _lex(drop_invisible(_cut(cleaned, len(text), notes), notes), notes)
         expr = _Parser(toks, notes).any_of(0)
         words = [t for t in toks if t.kind == "term"]

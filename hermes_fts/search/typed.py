@@ -2,7 +2,7 @@
 
 What keyboards, pastes and other hands put into a query that the language
 would otherwise read wrongly without a word: control characters, characters
-that cannot be seen inside a word.  Each
+that cannot be seen inside a word, and operators typed in full width.  Each
 change is a note (``syntax.parse_query`` collects them).
 """
 
@@ -28,6 +28,10 @@ _INVISIBLE = f"[{''.join(INVISIBLE)}]"
 # Persian and Indic words spell with these two: dropped only between Latin letters,
 # digits or CJK, where they are never spelling.
 _JOINERS = "\u200c\u200d"
+# ＡＮＤ, ＯＲ, ＮＯＴ and ＮＥＡＲ( as a CJK keyboard types them, not inside a word.
+_FULL_WIDTH_OPERATOR = re.compile(
+    "(?<![0-9A-Za-z０-９Ａ-Ｚａ-ｚ])(?:(ＡＮＤ|ＯＲ|ＮＯＴ)(?![0-9A-Za-z０-９Ａ-Ｚａ-ｚ])|ＮＥＡＲ(?=[(（]))"
+)
 
 
 def clean_control(text: str, notes: list[str]) -> str:
@@ -88,3 +92,28 @@ def drop_invisible(text: str, notes: list[str]) -> str:
             f"{read}; the index splits text that holds them there (search {split} for it)"
         )
     return visible
+
+
+def read_full_width_operators(text: str, notes: list[str]) -> str:
+    """``部署 ＯＲ 迁移`` → ``部署 OR 迁移``, outside ``"`` phrases, with a note: a CJK
+    keyboard types the operators in full width, as it types （ ）, and read as
+    words they turned an OR into a search for the word ＯＲ."""
+    pieces = text.split('"')
+    read: dict[str, None] = {}
+    # outside phrases: the even pieces, and the last after a '"' that closes nothing
+    for n in {*range(0, len(pieces), 2), len(pieces) - 1}:
+        for m in _FULL_WIDTH_OPERATOR.finditer(pieces[n]):
+            read[m.group()] = None
+        pieces[n] = _FULL_WIDTH_OPERATOR.sub(_ascii, pieces[n])
+    if read:
+        shown = ", ".join(f"{w} as {_ascii_text(w)}" for w in read)
+        notes.append(f"read full-width operators as operators: {shown}")
+    return '"'.join(pieces)
+
+
+def _ascii_text(word: str) -> str:
+    return "".join(chr(ord(c) - 0xFEE0) for c in word)
+
+
+def _ascii(m: re.Match[str]) -> str:
+    return _ascii_text(m.group())
