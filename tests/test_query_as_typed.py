@@ -278,6 +278,58 @@ def test_invisible_characters_through_the_tool_and_the_command(invisible: Any) -
         assert any(n.startswith("dropped invisible") for n in payload["query_notes"])
 
 
+# --------------------------------------------------------------------------- C++, C#, .NET
+
+SIGNS = {
+    "cpp": "rewrote the parser in C++",
+    "csharp": "the C# service on .NET",
+    "c": "plain C with a makefile",
+    "fsharp": "F# type providers",
+    "network": "network outage in the app",
+}
+
+
+@pytest.fixture(scope="module")
+def signs(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    yield from _one_message_each(tmp_path_factory, "signs", SIGNS)
+
+
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+@pytest.mark.parametrize(
+    ("query", "word", "wanted"),
+    [
+        ("C++", "c", {"cpp", "csharp", "c"}),
+        ("C#", "c", {"cpp", "csharp", "c"}),
+        ("F#", "f", {"fsharp"}),
+        (".NET", "net", {"csharp"}),
+    ],
+)
+def test_a_language_name_with_signs_says_it_is_searched_as_its_word(
+    signs: Any, route: str | None, query: str, word: str, wanted: set[str]
+) -> None:
+    """The index keeps no '+' or '#' (C++ is the token c), so ``C++`` can only be
+    searched as c, which finds C and C# too.  It was, with no note: the results
+    read as answers for C++."""
+    found, result = _sessions(signs[0], query, route)
+    assert set(found) == wanted, (route, result.route, found)
+    assert (
+        f"{query!r} is searched as {word}: the index keeps no '+', '#' or leading '.' around "
+        f"a word, so it finds every {word}, not only {query}"
+    ) in result.notes
+
+
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+def test_a_language_name_is_searched_exactly_beside_other_words(
+    signs: Any, route: str | None
+) -> None:
+    """``.NET service`` searched net in its other forms (net…), which found
+    "network"; ``A+`` beside words was left out as the common word a."""
+    found, result = _sessions(signs[0], ".NET service", route)
+    assert not any("other forms of: NET" in n for n in result.notes), result.notes
+    assert found == ["csharp"], (route, result.route, found)
+    assert "common words" not in " ".join(SessionStore.query_notes("A+ grades"))
+
+
 # --------------------------------------------------------------------------- roles left out
 
 

@@ -17,7 +17,12 @@ from dataclasses import dataclass, replace
 from typing import Union
 
 from hermes_fts._index_text import has_cjk, is_token_char, segments
-from hermes_fts.search.typed import clean_control, drop_invisible, read_full_width_operators
+from hermes_fts.search.typed import (
+    clean_control,
+    drop_invisible,
+    note_signs,
+    read_full_width_operators,
+)
 
 MAX_FTS5_QUERY_CHARS = 2048
 MAX_NESTING = 16  # parentheses; SQLite and FTS5 limit expression depth
@@ -315,7 +320,9 @@ def _word(piece: str, notes: list[str]) -> _Tok | None:
             "word (dep* finds deploy)"
         )
     _note_symbols(text, notes)
-    return _Tok("term", Term(text, stem != piece), dash=dash)
+    # C++ is a name: searched exactly as c, never left out as common nor in other forms
+    named = note_signs(stem, text, notes)
+    return _Tok("term", Term(text, stem != piece), dash=dash, quoted=named)
 
 
 def _split_glued_operators(chunk: str) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from hermes_fts._index_text import has_cjk, is_token_char
+from hermes_fts._index_text import fold_case, has_cjk, is_token_char
 
 SPACE = " \t\n\r"
 
@@ -92,6 +92,21 @@ def drop_invisible(text: str, notes: list[str]) -> str:
             f"{read}; the index splits text that holds them there (search {split} for it)"
         )
     return visible
+
+
+def note_signs(stem: str, word: str, notes: list[str]) -> bool:
+    """Whether ``stem`` is ``word`` written with signs that name a language or a
+    platform (``C++``, ``C#``, ``F#``, ``.NET``), which the index drops: searched
+    as the word alone, they find it however it is written, and a note says so."""
+    start = stem.find(word)
+    before, after = stem[:start], stem[start + len(word) :]
+    if not (before.endswith(".") or after[:1] in ("+", "#")) or not word.isalnum():
+        return False
+    notes.append(
+        f"{stem!r} is searched as {fold_case(word)}: the index keeps no '+', '#' or leading "
+        f"'.' around a word, so it finds every {fold_case(word)}, not only {stem}"
+    )
+    return True
 
 
 def read_full_width_operators(text: str, notes: list[str]) -> str:
