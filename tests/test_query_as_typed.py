@@ -599,6 +599,57 @@ def test_habits_and_bare_weekday_names_are_words(week: Any, query: str) -> None:
     assert not any(n.startswith("time words") for n in said), said
 
 
+@pytest.fixture(scope="module")
+def lately(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    st_ = open_store(tmp_path_factory.mktemp("lately") / "state.db")
+    said = "we deploy the cache, 部署了缓存, 서버 배포 완료, キャッシュをデプロイした"
+    say = [
+        ("recent", "2026-11-20T10:00", said),
+        ("old", "2026-06-01T10:00", said),
+        # holds the question's words as words: a plain best match ranks it first
+        (
+            "decoy",
+            "2026-05-01T10:00",
+            f"{said}; recently, lately 最近部署 최근 배포 最近のデプロイ",
+        ),
+    ]
+    for sid, when, text in say:
+        conversation(st_, sid, [("user", text)], start=_at(when))
+    yield st_
+    st_.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("what did we deploy recently", "recently"),
+        ("deploy cache lately", "lately"),
+        ("最近部署了什么", "最近"),
+        ("최근 서버 배포", "최근"),
+        ("最近のデプロイ", "最近"),
+    ],
+)
+def test_recently_is_a_time_preference(lately: Any, query: str, words: str) -> None:
+    """``recently``, ``lately``, 最近 and 최근 were searched as words: the
+    conversation that said them came first, the recent one after it, and
+    nothing said the question asked about a time.  They are the last 30 days
+    now, first, and every other match after (a preference, never a filter)."""
+    found = lately.search(query, sort="sessions", fields=["session_id"], now=THURSDAY)
+    assert [r["session_id"] for r in found.rows][:1] == ["recent"], (found.rows, found.notes)
+    assert {r["session_id"] for r in found.rows} == {"recent", "old", "decoy"}
+    assert (
+        f"time words '{words}' (2026-11-03 – 2026-12-03, local time) left out of the words: "
+        in (" ".join(found.notes))
+    ), found.notes
+
+
+@pytest.mark.parametrize("query", ["离公司最近的地铁站", "距离最近的服务器", "a recent deploy"])
+def test_nearest_and_recent_are_words(lately: Any, query: str) -> None:
+    """离…最近 is "nearest", a distance; "recent" describes a thing, not when it was said."""
+    said = lately.search(query, fields=["id"], now=THURSDAY).notes
+    assert not any(n.startswith("time words") for n in said), said
+
+
 # --------------------------------------------------------------------------- a search that browses
 
 

@@ -380,6 +380,10 @@ _WITHIN = [
     rf"(?:過去|直近|ここ)\s*(?P<n>{_NUM})\s*(?P<u>日|週間|か月|ヶ月|カ月|ケ月|箇月|年)(?:間)?",
     r"(?:지난|최근)\s*(?P<n>\d{1,3})\s*(?P<u>일|주|개월|달|년)(?:\s*간|\s*동안)?",
 ]
+# "recently", 最近, 최근: a stretch of no length said, read as the last LATELY_DAYS
+# days, a preference only.  After 离 or 距, 最近 is "nearest" (离公司最近的车站).
+_LATELY = r"\brecently\b|\blately\b|最近|최근|近頃|このごろ"
+LATELY_DAYS = 30
 # Weekdays: "last Tuesday", "上周二", "火曜日", "화요일" (pattern, which week: see TimeWords).
 _WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
 _EN_DAYS = "|".join(_WEEKDAY_NAMES)
@@ -470,6 +474,11 @@ def _candidates(text: str) -> list[tuple[int, int, TimeWords]]:
             words = _date_words(m)
             if words is not None:
                 found.append((m.start(), m.end(), words))
+    for m in re.finditer(_LATELY, text, _FLAGS):
+        if m.group() != "最近" or not re.search("[离離距]", text[: m.start()]):
+            found.append(
+                (m.start(), m.end(), TimeWords(m.group(), "day", LATELY_DAYS, within=True))
+            )
     return found + _stretch_candidates(text)
 
 
