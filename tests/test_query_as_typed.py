@@ -483,6 +483,19 @@ def test_full_width_operators_are_operators(
     assert f"read full-width operators as operators: {read}" in result.notes
 
 
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+@pytest.mark.parametrize("query", ["ＮＥＡＲ（数据库 迁移，2）", "NEAR(数据库 迁移，２)"])
+def test_a_full_width_comma_before_a_near_distance_is_its_comma(
+    grouped: Any, route: str | None, query: str
+) -> None:
+    """``NEAR(数据库 迁移，2)``: the comma typed in full width made "迁移，2" a term
+    and the distance the default 10, without a word: nothing was found."""
+    found, result = _sessions(grouped[0], query, route)
+    wanted, _ = _sessions(grouped[0], "NEAR(数据库 迁移, 2)", route)
+    assert set(found) == set(wanted) == {"migrate", "migrate_prod"}, (route, result.route)
+    assert "read a full-width '，' before NEAR's distance as ','" in result.notes
+
+
 @pytest.mark.parametrize(
     "query", ["ＦＯＲＭ", "ｏｒ ｎｏｔ", "ＯＲacle", '"部署 ＯＲ 迁移"', "ＮＥＡＲ by"]
 )

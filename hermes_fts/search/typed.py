@@ -109,6 +109,10 @@ def note_signs(stem: str, word: str, notes: list[str]) -> bool:
     return True
 
 
+# NEAR(a b，2): the same keyboard types the comma before NEAR's distance in full width.
+_NEAR_COMMA = re.compile(r'(NEAR[(（][^()（）"]*?)，([ \t\n\r]*\d+[ \t\n\r]*[)）])')
+
+
 def read_full_width_operators(text: str, notes: list[str]) -> str:
     """``部署 ＯＲ 迁移`` → ``部署 OR 迁移``, outside ``"`` phrases, with a note: a CJK
     keyboard types the operators in full width, as it types （ ）, and read as
@@ -123,7 +127,10 @@ def read_full_width_operators(text: str, notes: list[str]) -> str:
     if read:
         shown = ", ".join(f"{w} as {_ascii_text(w)}" for w in read)
         notes.append(f"read full-width operators as operators: {shown}")
-    return '"'.join(pieces)
+    text, commas = _NEAR_COMMA.subn(r"\1,\2", '"'.join(pieces))
+    if commas:
+        notes.append("read a full-width '，' before NEAR's distance as ','")
+    return text
 
 
 def _ascii_text(word: str) -> str:
