@@ -664,7 +664,6 @@ def _search(
         raise QueryError(plan.query.error)
     if plan.route == "empty" or request.limit == 0:
         return plan, []
-    where, params, reads_session = where_sql(request)
     spans = None
     if state.get("time_index") and (request.after is not None or request.before is not None):
         spans = time_table.spans(conn, request.after, request.before, request.windows)
@@ -677,9 +676,7 @@ def _search(
             conn,
             state,
             plan,
-            where,
-            params,
-            reads_session,
+            *where_sql(request),  # the WHERE, its parameters, whether it reads ``s``
             request.sort,
             want,
             spans,
