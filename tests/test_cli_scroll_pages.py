@@ -88,5 +88,18 @@ def test_a_page_after_is_the_json_of_the_messages_after(
     assert [m["id"] for m in doc["messages"]] == ids[5:11]
     assert doc["after_message_id"] == ids[4]
     assert not any(m.get("anchor") for m in doc["messages"])
+    # Only what describes this page: no centre it was cut from, nor its counts.
+    assert not {"around_message_id", "messages_before", "messages_after"} & set(doc)
+    assert (doc["at_start"], doc["at_end"]) == (False, False)
+    for argv, edges in (
+        (["scroll", "long", str(ids[-3]), "--window", "3", "--after"], (False, True)),
+        (["scroll", "long", str(ids[-1]), "--after"], (False, True)),
+        (["scroll", "long", str(ids[0]), "--before"], (True, False)),
+        (["scroll", "long", str(ids[4]), "--window", "2", "--before"], (True, False)),
+        (["scroll", "long", str(ids[9]), "--window", "2", "--before"], (False, False)),
+    ):
+        assert main(["--db", str(store), "--json", *argv]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert (doc["at_start"], doc["at_end"]) == edges, argv
     shown, out = _page(store, capsys, ["scroll", "long", str(ids[-1]), "--after"])
     assert shown == [] and "(end of session)" in out

@@ -484,14 +484,39 @@ def _scroll_around(args: argparse.Namespace, message_id: int) -> tuple[dict[str,
     )
 
 
-def _scroll_page(args: argparse.Namespace) -> tuple[dict[str, Any], float]:
+def _scroll_page(
+    args: argparse.Namespace,
+) -> tuple[dict[str, Any], dict[str, bool], float]:
     """The page ``scroll`` shows: centred on the message, or with ``--after`` /
     ``--before`` the 2 × window messages beyond it, so that the pages `more:` and
-    `earlier:` name follow each other and never repeat a message."""
+    `earlier:` name follow each other and never repeat a message; with the page,
+    ``at_start`` / ``at_end``: whether no message of the session lies before
+    (after) it, in the JSON of a page beyond a message."""
     payload, elapsed = _scroll_around(args, args.message_id)
+    if args.after or args.before:
+        payload, more = _page_beyond(args, payload)
+        elapsed += more
+    if payload["messages"]:
+        edges = {
+            "at_start": _session_edge(args, payload, forward=False),
+            "at_end": _session_edge(args, payload, forward=True),
+        }
+    else:  # nothing beyond the message asked for, which is on the other side
+        edges = {"at_start": not args.after, "at_end": bool(args.after)}
     if not (args.after or args.before):
-        return payload, elapsed
+        return payload, edges, elapsed  # the JSON stays the tool's own answer
+    # The counts and the centre are those of a message the page only starts
+    # (ends) beside, which the caller never named: a script would misread them.
+    for key in ("around_message_id", "messages_before", "messages_after"):
+        payload.pop(key, None)
+    return {**payload, **edges}, edges, elapsed
+
+
+def _page_beyond(args: argparse.Namespace, payload: dict[str, Any]) -> tuple[dict[str, Any], float]:
+    """``--after`` / ``--before``: the page of messages beyond ``args.message_id``,
+    from ``payload``, the page centred on it."""
     anchor, forward = args.message_id, bool(args.after)
+    elapsed = 0.0
 
     def beyond(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [m for m in messages if (m["id"] > anchor if forward else m["id"] < anchor)]
@@ -510,8 +535,6 @@ def _scroll_page(args: argparse.Namespace) -> tuple[dict[str, Any], float]:
 def _session_edge(args: argparse.Namespace, payload: dict[str, Any], forward: bool) -> bool:
     """Whether no message of the session lies beyond the page on that side."""
     messages = payload["messages"]
-    if not messages:
-        return True
     key = "messages_after" if forward else "messages_before"
     edge_id = messages[-1 if forward else 0]["id"]
     if edge_id == payload["around_message_id"] and payload.get(key, 0) < payload["window"]:
@@ -523,7 +546,7 @@ def _session_edge(args: argparse.Namespace, payload: dict[str, Any], forward: bo
 
 @command("scroll", args=_scroll_args)
 def cmd_scroll(args: argparse.Namespace) -> int:
-    payload, elapsed = _scroll_page(args)
+    payload, edges, elapsed = _scroll_page(args)
     if args.json:
         emit_json(payload)
         return 0
@@ -536,13 +559,13 @@ def cmd_scroll(args: argparse.Namespace) -> int:
     # The pages either side, with this one's --window and --full.
     same = (f" --window {args.window}" if args.window else "") + (" --full" if args.full else "")
     ref = _session_ref(args, payload)
-    if _session_edge(args, payload, forward=False):
+    if edges["at_start"]:
         print(style("  (start of session)", DIM, color))
     else:
         words = f"scroll {ref} {messages[0]['id']} --before{same}"
         print(style(f"  earlier: {follow_up(args, words)}", DIM, color))
     _print_messages(messages, color, sys.stdout, max_lines=None if args.full else MESSAGE_LINES)
-    if _session_edge(args, payload, forward=True):
+    if edges["at_end"]:
         print(style("  (end of session)", DIM, color))
     else:
         words = f"scroll {ref} {messages[-1]['id']} --after{same}"
