@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from hermes_fts._index_text import fold_case, has_cjk, is_token_char
+from .._index_text import fold_case, has_cjk, is_token_char
 
 SPACE = " \t\n\r"
 
