@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from hermes_fts._cjk_ranges import is_cjk
+from ._cjk_ranges import is_cjk
 
 _HALFWIDTH_KANA_FIRST = 0xFF65
 _HALFWIDTH_KANA_LAST = 0xFF9F

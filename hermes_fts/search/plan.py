@@ -80,15 +80,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Collection, Sequence
 
-from hermes_fts._cjk_ranges import fold_kana, has_kana
-from hermes_fts._index_text import (
+from .._cjk_ranges import fold_kana, has_kana
+from .._index_text import (
     GLUE_MARKS,
     fold_width,
     has_cjk,
     segments,
 )
-from hermes_fts.search.question import Reading, read_question
-from hermes_fts.search.syntax import (
+from .question import Reading, read_question
+from .syntax import (
     OPERATOR_WORD,
     AnyOf,
     Near,
@@ -101,7 +101,7 @@ from hermes_fts.search.syntax import (
     reads_as_sentence,
     render,
 )
-from hermes_fts.search.wordforms import (
+from .wordforms import (
     KOREAN_PARTICLES,
     form_pairs,
     forms_note,

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Union
 
-from hermes_fts._index_text import has_cjk, is_token_char, segments
-from hermes_fts.search.typed import (
+from .._index_text import has_cjk, is_token_char, segments
+from .typed import (
     clean_control,
     drop_invisible,
     note_signs,

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from hermes_fts.search.syntax import AllOf, AnyOf, Query, Term
+from .syntax import AllOf, AnyOf, Query, Term
 
 __all__ = [
     "KOREAN_PARTICLES",
