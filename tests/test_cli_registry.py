@@ -264,6 +264,26 @@ def test_status_says_what_a_never_optimized_store_needs_and_the_command(tmp_path
     assert line.endswith(f"run `hermes-fts optimize-storage --db {db}`"), line
 
 
+@needs_extension
+def test_status_names_every_code_optimize_has_to_do_in_words(tmp_path, capsys, monkeypatch):
+    """The text says all that ``needs_optimize`` holds, not only what slows a search:
+    here an opt-in index to build, which no other line of the text named."""
+    db = tmp_path / "state.db"
+    with open_store(db) as store:
+        conversation(store, "s1", chat(3))
+    assert main(["status", "--db", str(db)]) == 0
+    assert "Optimize:" not in capsys.readouterr().out  # nothing to do
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
+    assert main(["status", "--db", str(db), "--json"]) == 0
+    codes = json.loads(capsys.readouterr().out)["needs_optimize"]
+    assert "trigram_to_build" in codes
+    assert main(["status", "--db", str(db)]) == 0
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Optimize:")]
+    assert "the trigram index (HERMES_TRIGRAM_FTS=1) is not built (trigram_to_build)" in line
+    assert all(f"({code})" in line for code in codes), (codes, line)
+    assert line.endswith(f"`hermes-fts optimize-storage --db {db}` does it"), line
+
+
 def test_bench_draws_the_speed_ups_on_a_terminal_only(tmp_path, capsys, monkeypatch):
     db = tmp_path / "state.db"
     words = ["deploy", "server", "config", "memory", "search", "window"]

@@ -14,13 +14,11 @@ from .. import bench, loader
 from .._env import hermes_home
 from .._sqlite import RunBusy, pause_when_shared, run_lock
 from ..hermes import host as hermes_host
+from ..index.slowed import fix_command, optimize_why, search_slowed_by, slowed_why
 from ..store import (
     BUSY_TIMEOUT_S,
     NoRoom,
     SessionStore,
-    fix_command,
-    search_slowed_by,
-    slowed_why,
     store_error,
     write_lock_held,
 )
@@ -137,14 +135,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         show("Backfill: none pending")
     for line in _time_table_lines(data["time_table"]):
         show(line)
-    if "compaction" in data["needs_optimize"]:
-        show(
-            "Compaction: left to do (an optimize-storage run stopped before its VACUUM); "
-            "`hermes-fts optimize-storage` finishes it"
-        )
-    slowed = _slowed_line(data)
-    if slowed:
-        show(slowed)
+    for line in _work_lines(data):
+        show(line)
     return 0
 
 
@@ -160,6 +152,16 @@ def _status_data(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             if progress is not None:
                 progress.close()
+
+
+def _work_lines(data: dict[str, Any]) -> list[str]:
+    """What slows searches, then everything optimize-storage has to do (the JSON's
+    ``needs_optimize``, each in words), when there is any."""
+    lines = [line] if (line := _slowed_line(data)) else []
+    if data["needs_optimize"]:
+        why = optimize_why(data["needs_optimize"])
+        lines.append(f"Optimize: {why}; `hermes-fts optimize-storage` does it")
+    return lines
 
 
 def _slowed_line(data: dict[str, Any] | list[str]) -> str | None:

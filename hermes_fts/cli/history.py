@@ -493,17 +493,22 @@ def _scroll_page(
     ``at_start`` / ``at_end``: whether no message of the session lies before
     (after) it, in the JSON of a page beyond a message."""
     payload, elapsed = _scroll_around(args, args.message_id)
-    if args.after or args.before:
-        payload, more = _page_beyond(args, payload)
-        elapsed += more
-    if payload["messages"]:
-        edges = {
-            "at_start": _session_edge(args, payload, forward=False),
-            "at_end": _session_edge(args, payload, forward=True),
-        }
-    else:  # nothing beyond the message asked for, which is on the other side
-        edges = {"at_start": not args.after, "at_end": bool(args.after)}
-    if not (args.after or args.before):
+    anchor, forward, beyond = args.message_id, bool(args.after), bool(args.after or args.before)
+    if beyond:
+        side = _beyond(payload["messages"], anchor, forward)
+        if len(side) >= payload["window"]:  # centred there, a page starts (ends) right after
+            payload, more = _scroll_around(args, side[-1 if forward else 0]["id"])
+            elapsed += more
+        # No message of the page is the one asked for, so none is marked.
+        shown = [{k: v for k, v in m.items() if k != "anchor"} for m in payload["messages"]]
+        key = "after_message_id" if forward else "before_message_id"
+        payload = {**payload, "messages": _beyond(shown, anchor, forward), key: anchor}
+    edges = (
+        {side: _session_edge(args, payload, side == "at_end") for side in ("at_start", "at_end")}
+        if payload["messages"]  # else nothing beyond the message, on the other side
+        else {"at_start": not forward, "at_end": forward}
+    )
+    if not beyond:
         return payload, edges, elapsed  # the JSON stays the tool's own answer
     # The counts and the centre are those of a message the page only starts
     # (ends) beside, which the caller never named: a script would misread them.
@@ -512,24 +517,8 @@ def _scroll_page(
     return {**payload, **edges}, edges, elapsed
 
 
-def _page_beyond(args: argparse.Namespace, payload: dict[str, Any]) -> tuple[dict[str, Any], float]:
-    """``--after`` / ``--before``: the page of messages beyond ``args.message_id``,
-    from ``payload``, the page centred on it."""
-    anchor, forward = args.message_id, bool(args.after)
-    elapsed = 0.0
-
-    def beyond(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [m for m in messages if (m["id"] > anchor if forward else m["id"] < anchor)]
-
-    side = beyond(payload["messages"])
-    if side and len(side) >= payload["window"]:
-        # Centred on the window-th message beyond, a page starts (or ends) right there.
-        payload, more = _scroll_around(args, side[-1]["id"] if forward else side[0]["id"])
-        elapsed += more
-    # No message of the page is the one asked for, so none is marked.
-    shown = [{k: v for k, v in m.items() if k != "anchor"} for m in beyond(payload["messages"])]
-    key = "after_message_id" if forward else "before_message_id"
-    return {**payload, "messages": shown, key: anchor}, elapsed
+def _beyond(messages: list[dict[str, Any]], anchor: int, forward: bool) -> list[dict[str, Any]]:
+    return [m for m in messages if (m["id"] > anchor if forward else m["id"] < anchor)]
 
 
 def _session_edge(args: argparse.Namespace, payload: dict[str, Any], forward: bool) -> bool:

@@ -1,6 +1,6 @@
-"""Which of a store's states slow a search or leave rows out, in the words every
-report uses: ``status``' ``Searches:`` line, the tool's note and the plugin's.
-The codes are ``needs_optimize``'s (``lifecycle.optimize_reasons``)."""
+"""A store's ``needs_optimize`` codes (``lifecycle.optimize_reasons``) in the words
+every report uses, and which of them slow a search or leave rows out:
+``status``' ``Searches:`` and ``Optimize:`` lines, the tool's note and the plugin's."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ __all__ = [
     "SLOWED_WORDS",
     "fix_command",
     "missed_until_rebuilt",
+    "optimize_why",
     "search_slowed_by",
     "slowed_why",
 ]
@@ -72,6 +73,27 @@ SLOWED_WORDS = {
 def slowed_why(codes: Collection[str]) -> str:
     """``codes`` (``search_slowed_by``) in words, each with its code."""
     return "; ".join(f"{SLOWED_WORDS.get(code, code)} ({code})" for code in codes)
+
+
+# The other codes: work optimize-storage does that no search waits for.
+OPTIMIZE_WORDS = {
+    **SLOWED_WORDS,
+    "writes_blocked": "triggers of ours write tables that are gone",
+    "word_to_drop": "the word index is no longer kept",
+    "trigram_to_build": "the trigram index (HERMES_TRIGRAM_FTS=1) is not built",
+    "trigram_to_drop": "the trigram index is no longer kept",
+    "trigram_outdated": "the trigram index has an earlier layout",
+    "trigram_stale": "the trigram index is under repair",
+    "time_table": "the time table is not complete",
+    "rank_bounds": "rank bounds lag behind the CJK index",
+    "compaction": "a run stopped before its VACUUM",
+    "cjk_pending": "messages wait for the CJK index",  # any, where a search minds many
+}
+
+
+def optimize_why(codes: Collection[str]) -> str:
+    """Every ``needs_optimize`` code of ``codes`` in words, each with its code."""
+    return "; ".join(f"{OPTIMIZE_WORDS.get(code, code)} ({code})" for code in codes)
 
 
 def missed_until_rebuilt(state: dict[str, Any]) -> str | None:
