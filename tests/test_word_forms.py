@@ -208,3 +208,24 @@ def test_a_word_and_its_forms_count_once(tmp_path) -> None:
     )
     assert {r["session_id"]: r["matched_terms"] for r in chats}["chat0"] == ["Emma"]
     st.close()
+
+
+def test_forms_of_words_far_apart_in_the_store_are_all_read(tmp_path) -> None:
+    """A page whose rows lie far apart (thousands of ids between them) and whose
+    words carry their forms (prefix phrases) is read in one span of the index:
+    every row of the page, with its snippet, in the page's order."""
+    from hermes_fts.search import rank
+
+    st = open_store(tmp_path / "state.db")
+    texts = ["we fixed the migrations", "fixing a migration again", "the fix for migrate"]
+    for n, text in enumerate(texts):
+        conversation(st, f"far{n}", [("user", text)], start=T0 + n)
+        filler = [("user", f"unrelated note {n} {k}") for k in range(rank.CLUSTER_GAP + 10)]
+        conversation(st, f"filler{n}", filler, start=T0 + 10 + n)
+    assert st.optimize_storage(min_pause=0)["ok"]
+    rows = st.search_messages("fixed migrations", sort="sessions", limit=10)
+    assert sorted(r["session_id"] for r in rows) == ["far0", "far1", "far2"]
+    ids = sorted(r["id"] for r in rows)
+    assert ids[-1] - ids[0] > 2 * rank.CLUSTER_GAP  # the page spans far apart rows
+    assert all(">>>" in r["snippet"] for r in rows), rows
+    st.close()

@@ -247,9 +247,13 @@ class Ranked:
 
         Ids far apart are read in separate spans: one span from the lowest to
         the highest would walk a common term's doclist over the whole store.
+        Not with a prefix phrase (``"peopl"*``, a word's forms): FTS5 merges
+        the doclists of every token it covers anew in each statement, which
+        costs more than walking the merged list over the whole span once.
         """
         found: list[Any] = []
-        for part in _clusters(sorted(ids)):
+        ordered = sorted(ids)
+        for part in [ordered] if ids and '"*' in self.expression else _clusters(ordered):
             found += self.conn.execute(
                 self.kept_sql,
                 [self.expression, part[0], part[-1], id_array(part), *self.params, len(part)],
