@@ -110,7 +110,7 @@ def open_store(
     return store
 
 
-class SessionStore:
+class SessionStore(transcript.Views):
     """A session store; ``progress`` gets a long pending apply's events (open, sync)."""
 
     def __init__(
@@ -513,9 +513,6 @@ class SessionStore:
     def delete_message(self, message_id: int) -> None:
         self._write(lambda c: c.execute("DELETE FROM messages WHERE id = ?", (message_id,)))
 
-    def get_messages(self, session_id: str) -> list[dict[str, Any]]:
-        return transcript.session_messages(self._conn, session_id)
-
     # -------------------------------------------------------- maintenance
 
     def backfill(
@@ -716,48 +713,6 @@ class SessionStore:
         """The route a search for ``query`` would take now (fts5, fts_cjk, trigram,
         like_scan, …), without running it; ``search(...).route`` is the one that answered."""
         return search.describe_search_path(self._seen.state(self._seen.token()), query)
-
-    def get_messages_around(
-        self, session_id: str, around_message_id: int, window: int = 5
-    ) -> dict[str, Any]:
-        return transcript.get_messages_around(self._conn, session_id, around_message_id, window)
-
-    def get_anchored_view(
-        self, session_id: str, message_id: int, window: int = 5, bookend: int = 3
-    ) -> dict[str, Any]:
-        return transcript.get_anchored_view(self._conn, session_id, message_id, window, bookend)
-
-    def get_anchor_summary(
-        self, session_id: str, anchor_id: int, window: int = 5
-    ) -> dict[str, Any]:
-        """The anchor alone plus the neighbour counts ``get_anchored_view`` would report."""
-        return transcript.get_anchor_summary(self._conn, session_id, anchor_id, window)
-
-    def message_flags(self, message_id: int) -> tuple[str, int, int] | None:
-        """``(session_id, active, compacted)`` of a message; None when it does not exist."""
-        return transcript.message_flags(self._conn, message_id)
-
-    def find_session_by_title(self, title: str) -> str | None:
-        """Session id of the newest ``"<title> #N"`` continuation, else of the exact title."""
-        return transcript.find_session_by_title(self._conn, title)
-
-    def sessions_by_activity(
-        self, hidden_sources: Sequence[str] = (), limit: int = 20, offset: int = 0
-    ) -> list[dict[str, Any]]:
-        """Session rows, most recently active first, leaving out ``hidden_sources``."""
-        return transcript.sessions_by_activity(self._conn, hidden_sources, limit, offset)
-
-    def count_messages(self, session_id: str) -> int:
-        """Stored messages of a session, every kind included."""
-        return transcript.count_messages(self._conn, session_id)
-
-    def session_preview(self, session_id: str) -> str:
-        """The session's first visible user message on one line, shortened."""
-        return transcript.session_preview(self._conn, session_id)
-
-    def first_message_id(self, session_id: str) -> int | None:
-        """Id of the session's first visible message, None when it has none."""
-        return transcript.first_message_id(self._conn, session_id)
 
     # ------------------------------------------------------ status, closing
 

@@ -29,6 +29,7 @@ from .content import as_text, decode_content, parse_tool_calls
 from .index.schema import MESSAGES
 
 __all__ = [
+    "Views",
     "attach_context",
     "count_messages",
     "find_session_by_title",
@@ -36,6 +37,7 @@ __all__ = [
     "get_anchor_summary",
     "get_anchored_view",
     "get_messages_around",
+    "get_messages_beyond",
     "hydrate_message",
     "message_flags",
     "session_messages",
@@ -125,20 +127,45 @@ def _window(
         return None, [], []
     if window <= 0:
         return anchor, [], []
-    neighbour_filter = visible_sql(include_hidden=include_hidden)
-    before = _fetch(
-        conn,
-        f"{_SELECT} WHERE session_id = ? AND id < ? AND {neighbour_filter}"
-        " ORDER BY id DESC LIMIT ?",
-        (session_id, around_message_id, window),
-    )
-    before.reverse()
-    after = _fetch(
-        conn,
-        f"{_SELECT} WHERE session_id = ? AND id > ? AND {neighbour_filter} ORDER BY id ASC LIMIT ?",
-        (session_id, around_message_id, window),
-    )
+    before = _beyond(conn, session_id, around_message_id, window, False, include_hidden)
+    after = _beyond(conn, session_id, around_message_id, window, True, include_hidden)
     return anchor, before, after
+
+
+def _beyond(
+    conn: sqlite3.Connection,
+    session_id: str,
+    message_id: int,
+    count: int,
+    forward: bool,
+    include_hidden: bool = True,
+) -> list[dict[str, Any]]:
+    """Up to ``count`` visible messages right after (``forward``) or before
+    ``message_id``, in the order written."""
+    op, order = (">", "ASC") if forward else ("<", "DESC")
+    rows = _fetch(
+        conn,
+        f"{_SELECT} WHERE session_id = ? AND id {op} ? AND "
+        f"{visible_sql(include_hidden=include_hidden)} ORDER BY id {order} LIMIT ?",
+        (session_id, message_id, count),
+    )
+    return rows if forward else rows[::-1]
+
+
+def get_messages_beyond(
+    conn: sqlite3.Connection, session_id: str, message_id: int, count: int, *, forward: bool
+) -> dict[str, Any] | None:
+    """Up to ``count`` messages right after (``forward``) or before ``message_id``,
+    skipping rewound ones as ``get_messages_around`` does: the page that follows
+    (precedes) one a reader was shown.  ``{"window": [...], "at_start": bool,
+    "at_end": bool}``, the edges saying that no message of the session lies
+    before (after) the page; None when the message is not one of the session."""
+    if _fetch(conn, _SELECT + " WHERE id = ? AND session_id = ?", (message_id, session_id)) == []:
+        return None
+    rows = _beyond(conn, session_id, message_id, count + 1, forward)
+    last = len(rows) <= count  # nothing beyond the page on its far side
+    rows = rows[:count] if forward else rows[-count:] if count else []
+    return {"window": rows, "at_start": not forward and last, "at_end": forward and last}
 
 
 def get_messages_around(
@@ -519,3 +546,64 @@ def file_has_session(path: str | os.PathLike[str], session_id: str) -> bool:
         return False
     finally:
         conn.close()
+
+
+# --------------------------------------------------------------------------- the store's reads
+
+
+class Views:
+    """How ``SessionStore`` reads conversations: each function above, on the store's
+    connection (``_conn``)."""
+
+    _conn: sqlite3.Connection
+
+    def get_messages(self, session_id: str) -> list[dict[str, Any]]:
+        return session_messages(self._conn, session_id)
+
+    def get_messages_around(
+        self, session_id: str, around_message_id: int, window: int = 5
+    ) -> dict[str, Any]:
+        return get_messages_around(self._conn, session_id, around_message_id, window)
+
+    def get_messages_beyond(
+        self, session_id: str, message_id: int, count: int, *, forward: bool
+    ) -> dict[str, Any] | None:
+        """The page of ``count`` messages after (``forward``) or before a message."""
+        return get_messages_beyond(self._conn, session_id, message_id, count, forward=forward)
+
+    def get_anchored_view(
+        self, session_id: str, message_id: int, window: int = 5, bookend: int = 3
+    ) -> dict[str, Any]:
+        return get_anchored_view(self._conn, session_id, message_id, window, bookend)
+
+    def get_anchor_summary(
+        self, session_id: str, anchor_id: int, window: int = 5
+    ) -> dict[str, Any]:
+        """The anchor alone plus the neighbour counts ``get_anchored_view`` would report."""
+        return get_anchor_summary(self._conn, session_id, anchor_id, window)
+
+    def message_flags(self, message_id: int) -> tuple[str, int, int] | None:
+        """``(session_id, active, compacted)`` of a message; None when it does not exist."""
+        return message_flags(self._conn, message_id)
+
+    def find_session_by_title(self, title: str) -> str | None:
+        """Session id of the newest ``"<title> #N"`` continuation, else of the exact title."""
+        return find_session_by_title(self._conn, title)
+
+    def sessions_by_activity(
+        self, hidden_sources: Sequence[str] = (), limit: int = 20, offset: int = 0
+    ) -> list[dict[str, Any]]:
+        """Session rows, most recently active first, leaving out ``hidden_sources``."""
+        return sessions_by_activity(self._conn, hidden_sources, limit, offset)
+
+    def count_messages(self, session_id: str) -> int:
+        """Stored messages of a session, every kind included."""
+        return count_messages(self._conn, session_id)
+
+    def session_preview(self, session_id: str) -> str:
+        """The session's first visible user message on one line, shortened."""
+        return session_preview(self._conn, session_id)
+
+    def first_message_id(self, session_id: str) -> int | None:
+        """Id of the session's first visible message, None when it has none."""
+        return first_message_id(self._conn, session_id)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from _tool_fixtures import T0, conversation
 
+from hermes_fts import session_search
 from hermes_fts.cli import main
 from hermes_fts.store import SessionStore
 
@@ -103,3 +104,25 @@ def test_a_page_after_is_the_json_of_the_messages_after(
         assert (doc["at_start"], doc["at_end"]) == edges, argv
     shown, out = _page(store, capsys, ["scroll", "long", str(ids[-1]), "--after"])
     assert shown == [] and "(end of session)" in out
+
+
+def test_the_pages_come_from_the_api_as_the_command_shows_them(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page after a message is the tool's own answer (``beyond``), not pieced
+    together by the command line; a window that reaches the session's first
+    message exactly says so, though its count equals the window."""
+    ids = _ids(store)
+    argv = ["--json", "scroll", "long", str(ids[4]), "--window", "3", "--after"]
+    assert main(["--db", str(store), *argv]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    with SessionStore(store, readonly=True) as st:
+        page = session_search(
+            st, session_id="long", around_message_id=ids[4], window=3, beyond="after"
+        )
+        assert page == shown
+        centred = session_search(st, session_id="long", around_message_id=ids[3], window=3)
+        assert centred["messages_before"] == 3 and centred["at_start"] is True
+        assert centred["at_end"] is False
+        wrong = session_search(st, session_id="long", around_message_id=ids[3], beyond="later")
+        assert wrong["success"] is False and "beyond" in wrong["error"]

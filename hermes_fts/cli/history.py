@@ -478,64 +478,17 @@ def _scroll_args(p: argparse.ArgumentParser) -> None:
     _full_option(p)
 
 
-def _scroll_around(args: argparse.Namespace, message_id: int) -> tuple[dict[str, Any], float]:
-    return _run(
-        args, args.session, full=args.full, around_message_id=message_id, window=args.window
-    )
-
-
-def _scroll_page(
-    args: argparse.Namespace,
-) -> tuple[dict[str, Any], dict[str, bool], float]:
-    """The page ``scroll`` shows: centred on the message, or with ``--after`` /
-    ``--before`` the 2 × window messages beyond it, so that the pages `more:` and
-    `earlier:` name follow each other and never repeat a message; with the page,
-    ``at_start`` / ``at_end``: whether no message of the session lies before
-    (after) it, in the JSON of a page beyond a message."""
-    payload, elapsed = _scroll_around(args, args.message_id)
-    anchor, forward, beyond = args.message_id, bool(args.after), bool(args.after or args.before)
-    if beyond:
-        side = _beyond(payload["messages"], anchor, forward)
-        if len(side) >= payload["window"]:  # centred there, a page starts (ends) right after
-            payload, more = _scroll_around(args, side[-1 if forward else 0]["id"])
-            elapsed += more
-        # No message of the page is the one asked for, so none is marked.
-        shown = [{k: v for k, v in m.items() if k != "anchor"} for m in payload["messages"]]
-        key = "after_message_id" if forward else "before_message_id"
-        payload = {**payload, "messages": _beyond(shown, anchor, forward), key: anchor}
-    edges = (
-        {side: _session_edge(args, payload, side == "at_end") for side in ("at_start", "at_end")}
-        if payload["messages"]  # else nothing beyond the message, on the other side
-        else {"at_start": not forward, "at_end": forward}
-    )
-    if not beyond:
-        return payload, edges, elapsed  # the JSON stays the tool's own answer
-    # The counts and the centre are those of a message the page only starts
-    # (ends) beside, which the caller never named: a script would misread them.
-    for key in ("around_message_id", "messages_before", "messages_after"):
-        payload.pop(key, None)
-    return {**payload, **edges}, edges, elapsed
-
-
-def _beyond(messages: list[dict[str, Any]], anchor: int, forward: bool) -> list[dict[str, Any]]:
-    return [m for m in messages if (m["id"] > anchor if forward else m["id"] < anchor)]
-
-
-def _session_edge(args: argparse.Namespace, payload: dict[str, Any], forward: bool) -> bool:
-    """Whether no message of the session lies beyond the page on that side."""
-    messages = payload["messages"]
-    key = "messages_after" if forward else "messages_before"
-    edge_id = messages[-1 if forward else 0]["id"]
-    if edge_id == payload["around_message_id"] and payload.get(key, 0) < payload["window"]:
-        return True  # the tool's count already says so
-    probe = argparse.Namespace(**{**vars(args), "window": SCROLL_WINDOW_MIN, "full": False})
-    near, _ = _scroll_around(probe, edge_id)
-    return not near.get(key, 0)
-
-
 @command("scroll", args=_scroll_args)
 def cmd_scroll(args: argparse.Namespace) -> int:
-    payload, edges, elapsed = _scroll_page(args)
+    beyond = "after" if args.after else "before" if args.before else None
+    payload, elapsed = _run(
+        args,
+        args.session,
+        full=args.full,
+        around_message_id=args.message_id,
+        window=args.window,
+        beyond=beyond,
+    )
     if args.json:
         emit_json(payload)
         return 0
@@ -548,13 +501,13 @@ def cmd_scroll(args: argparse.Namespace) -> int:
     # The pages either side, with this one's --window and --full.
     same = (f" --window {args.window}" if args.window else "") + (" --full" if args.full else "")
     ref = _session_ref(args, payload)
-    if edges["at_start"]:
+    if payload["at_start"]:
         print(style("  (start of session)", DIM, color))
     else:
         words = f"scroll {ref} {messages[0]['id']} --before{same}"
         print(style(f"  earlier: {follow_up(args, words)}", DIM, color))
     _print_messages(messages, color, sys.stdout, max_lines=None if args.full else MESSAGE_LINES)
-    if edges["at_end"]:
+    if payload["at_end"]:
         print(style("  (end of session)", DIM, color))
     else:
         words = f"scroll {ref} {messages[-1]['id']} --after{same}"

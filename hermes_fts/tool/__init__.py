@@ -62,6 +62,7 @@ def session_search(
     before: Any = None,
     exclude_session_ids: Any = None,
     now: Any = None,
+    beyond: str | None = None,
 ) -> dict[str, Any]:
     """Search, read, scroll or browse past conversations; returns a JSON-ready dict.
 
@@ -73,7 +74,10 @@ def session_search(
     ``{"success": False, "error": "..."}``.  ``now`` (epoch seconds or ISO,
     default the current time) is where relative bounds such as ``7d`` and a
     question's time words such as "last week" count from; for tests and
-    replays, not part of the model's schema.
+    replays, not part of the model's schema.  ``beyond`` (``"after"`` or
+    ``"before"``) makes a scroll the 2 × window messages that follow (precede)
+    ``around_message_id`` instead of those around it: the next page after one
+    already shown (``hermes-fts scroll --after``), never overlapping it.
     """
     try:
         call = Call.parse(
@@ -91,6 +95,7 @@ def session_search(
             before=before,
             exclude_session_ids=exclude_session_ids,
             now=now,
+            beyond=beyond,
         )
         return run_call(store, call)
     except ToolError as exc:
@@ -134,7 +139,7 @@ def _form(owned: list[Any], store: Any, call: Call) -> dict[str, Any]:
     if sid is not None and call.around_message_id is not None:
         around, window = call.around_message_id, call.window
         payload = with_profile_fallback(
-            owned, ctx, call, lambda c: scroll(c, sid, around, window, full=call.full)
+            owned, ctx, call, lambda c: scroll(c, sid, around, window, call.full, call.beyond)
         )
         return with_notes(payload, [call.search_arguments_note("scrolls")])
     if sid is not None:

@@ -383,6 +383,7 @@ class Call:
     offset: int | None = None
     limit_max: int = LIMIT_MAX
     full: bool = False
+    beyond: Any = None  # a scroll's page after or before its message, not around it
     # What parsing changed (a session id sent as a number), for every form's query_notes.
     notes: tuple[str, ...] = ()
 

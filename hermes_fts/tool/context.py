@@ -138,6 +138,11 @@ class CallContext:
     def around(self, session_id: str, message_id: int, window: int) -> dict[str, Any]:
         return self.store.get_messages_around(session_id, message_id, window=window)
 
+    def beyond(
+        self, session_id: str, message_id: int, count: int, forward: bool
+    ) -> dict[str, Any] | None:
+        return self.store.get_messages_beyond(session_id, message_id, count, forward=forward)
+
     def anchored(self, session_id: str, message_id: int) -> dict[str, Any]:
         return self.store.get_anchored_view(
             session_id, message_id, window=DISCOVER_WINDOW, bookend=DISCOVER_BOOKEND

@@ -59,18 +59,28 @@ def _check_not_live(ctx: CallContext, session_id: str, flags: tuple[str, int, in
 
 
 def scroll(
-    ctx: CallContext, session_id: str, around: Any, window: Any, full: bool = False
+    ctx: CallContext,
+    session_id: str,
+    around: Any,
+    window: Any,
+    full: bool = False,
+    beyond: Any = None,
 ) -> dict[str, Any]:
-    """``window`` messages on each side of message ``around`` of ``session_id``;
-    ``full``: every message whole, with no payload budget."""
+    """``window`` messages on each side of message ``around`` of ``session_id``, or
+    with ``beyond`` (``"after"``, ``"before"``) the 2 × window that follow
+    (precede) it; ``full``: every message whole, with no payload budget."""
     anchor_id = scroll_anchor(around, session_id)
     size, window_note = scroll_window(window)
+    if beyond not in (None, "after", "before"):
+        raise ToolError(f"beyond must be 'after' or 'before', got {beyond!r}")
     flags = ctx.message_flags(anchor_id)
     owner = flags[0] if flags is not None else None
     _check_not_live(ctx, session_id, flags)
 
     if ctx.session(session_id) is None:
         raise _not_found(session_id)
+    if beyond is not None:
+        return _page_beyond(ctx, session_id, anchor_id, size, beyond == "after", full, window_note)
     try:
         view = ctx.around(session_id, anchor_id, size)
     except Exception as exc:  # noqa: BLE001 - reported to the caller
@@ -91,12 +101,7 @@ def scroll(
             f"{given}); switched to that session"
         )
     if not view.get("window"):
-        raise ToolError(
-            f"around_message_id {anchor_id} not in session_id {session_id}; pass a message id "
-            "from that session (read it with session_id alone to see its ids)",
-            person=f"message {anchor_id} is not in session {session_id}; "
-            f"`hermes-fts read {session_id}` shows its message ids",
-        )
+        raise _not_in_session(anchor_id, session_id)
     frame = {
         "success": True,
         "mode": "scroll",
@@ -109,8 +114,58 @@ def scroll(
         "messages_after": int(view.get("messages_after") or 0),
         **payload_extra,
     }
+    messages = list(view["window"])
+    # No message before (after) the window: a count short of the window says
+    # so, else one look past its first (last) message.
+    frame["at_start"] = frame["messages_before"] < size or _last(
+        ctx, session_id, messages[0], False
+    )
+    frame["at_end"] = frame["messages_after"] < size or _last(ctx, session_id, messages[-1], True)
     frame = with_notes(frame, [window_note])
-    return _shaped(frame, list(view["window"]), anchor_id, full)
+    return _shaped(frame, messages, anchor_id, full)
+
+
+def _last(ctx: CallContext, session_id: str, message: dict[str, Any], forward: bool) -> bool:
+    """Whether no message of the session lies after (``forward``) or before ``message``."""
+    view = ctx.beyond(session_id, message["id"], 0, forward)
+    return view is not None and bool(view["at_end" if forward else "at_start"])
+
+
+def _not_in_session(anchor_id: int, session_id: str) -> ToolError:
+    return ToolError(
+        f"around_message_id {anchor_id} not in session_id {session_id}; pass a message id "
+        "from that session (read it with session_id alone to see its ids)",
+        person=f"message {anchor_id} is not in session {session_id}; "
+        f"`hermes-fts read {session_id}` shows its message ids",
+    )
+
+
+def _page_beyond(
+    ctx: CallContext,
+    session_id: str,
+    anchor_id: int,
+    size: int,
+    forward: bool,
+    full: bool,
+    window_note: str | None,
+) -> dict[str, Any]:
+    """The 2 × ``size`` messages after (``forward``) or before ``anchor_id``: the page
+    that follows (precedes) one a reader was shown, so pages never overlap."""
+    view = ctx.beyond(session_id, anchor_id, 2 * size, forward)
+    if view is None:
+        raise _not_in_session(anchor_id, session_id)
+    frame = {
+        "success": True,
+        "mode": "scroll",
+        "session_id": session_id,
+        "link": ctx.link(session_id),
+        ("after_message_id" if forward else "before_message_id"): anchor_id,
+        "session_meta": ctx.meta(session_id),
+        "window": size,
+        "at_start": view["at_start"],
+        "at_end": view["at_end"],
+    }
+    return _shaped(with_notes(frame, [window_note]), list(view["window"]), None, full)
 
 
 # --------------------------------------------------------------------------- read
