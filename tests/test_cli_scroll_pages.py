@@ -126,3 +126,6 @@ def test_the_pages_come_from_the_api_as_the_command_shows_them(
         assert centred["at_end"] is False
         wrong = session_search(st, session_id="long", around_message_id=ids[3], beyond="later")
         assert wrong["success"] is False and "beyond" in wrong["error"]
+        for alone in ({"session_id": "long"}, {}, {"query": "message"}):  # nothing to page past
+            refused = session_search(st, beyond="after", **alone)
+            assert refused["success"] is False and "around_message_id" in refused["error"]

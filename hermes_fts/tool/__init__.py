@@ -142,6 +142,8 @@ def _form(owned: list[Any], store: Any, call: Call) -> dict[str, Any]:
             owned, ctx, call, lambda c: scroll(c, sid, around, window, call.full, call.beyond)
         )
         return with_notes(payload, [call.search_arguments_note("scrolls")])
+    if call.beyond is not None:  # a page beside a message needs the message
+        raise ToolError("beyond pages past around_message_id: pass session_id and it too")
     if sid is not None:
         payload = with_profile_fallback(owned, ctx, call, lambda c: read(c, sid, full=call.full))
         return with_notes(payload, [call.search_arguments_note("reads")])
