@@ -7,6 +7,7 @@ it may write and calls ``run``; the store's own steps come in as ``Hooks``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -44,39 +45,29 @@ def run(
 ) -> dict[str, Any]:
     """One optimize-storage run over a store opened for writing (the result:
     ``SessionStore.optimize_storage``); one at a time per store."""
-    try:
-        with _sqlite.run_lock(path):
-            return _locked_run(conn, caps, path, hooks, progress, vacuum, pacing)
-    except _sqlite.RunBusy as exc:
-        return {"ok": False, "reason": "another_run", "detail": str(exc), "vacuumed": None}
-
-
-def _locked_run(
-    conn: sqlite3.Connection,
-    caps: index_state.Capabilities,
-    path: str | os.PathLike[str],
-    hooks: Hooks,
-    progress: indexing.Progress | None,
-    vacuum: bool,
-    pacing: dict[str, Any],
-) -> dict[str, Any]:
-    # Other writers' pages still in the WAL go to the main file first, so
-    # neither size counts them twice or as ours (DESIGN §5.6).
-    _sqlite.shrink_wal(conn)
-    before = space.file_sizes(path)
-    try:
-        with space.held_room(path):  # given back before the clean-up below
-            result = _steps(conn, caps, path, hooks, indexing.Phases(progress), vacuum, pacing)
-    except Exception as exc:
-        if not space.out_of_room(exc):
-            raise
-        logger.warning("optimize-storage stopped, the disk is full: %s", exc)
-        space.give_back(conn)
-        result = {"ok": False, "reason": "disk_full", "detail": str(exc), "vacuumed": False}
-    finally:
-        hooks.forget()
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(_sqlite.run_lock(path))
+        except _sqlite.RunBusy as exc:
+            return {"ok": False, "reason": "another_run", "detail": str(exc), "vacuumed": None}
+        # Other writers' pages still in the WAL go to the main file first, so
+        # neither size counts them twice or as ours (DESIGN §5.6).
         _sqlite.shrink_wal(conn)
-    after = space.file_sizes(path)
+        before = space.file_sizes(path)
+        try:
+            with space.held_room(path):  # given back before the clean-up below
+                phases = indexing.Phases(progress)
+                result = _steps(conn, caps, path, hooks, phases, vacuum, pacing)
+        except Exception as exc:
+            if not space.out_of_room(exc):
+                raise
+            logger.warning("optimize-storage stopped, the disk is full: %s", exc)
+            space.give_back(conn)
+            result = {"ok": False, "reason": "disk_full", "detail": str(exc), "vacuumed": False}
+        finally:
+            hooks.forget()
+            _sqlite.shrink_wal(conn)
+        after = space.file_sizes(path)
     sizes = zip(("size_before", "wal_before", "size_after", "wal_after"), (*before, *after))
     return {**result, **dict(sizes)}
 

@@ -102,18 +102,15 @@ def scroll(
         )
     if not view.get("window"):
         raise _not_in_session(anchor_id, session_id)
-    frame = {
-        "success": True,
-        "mode": "scroll",
-        "session_id": session_id,
-        "link": ctx.link(session_id),
-        "around_message_id": anchor_id,
-        "session_meta": ctx.meta(session_id),
-        "window": size,
-        "messages_before": int(view.get("messages_before") or 0),
-        "messages_after": int(view.get("messages_after") or 0),
+    frame = _frame(
+        ctx,
+        session_id,
+        {"around_message_id": anchor_id},
+        size,
+        messages_before=int(view.get("messages_before") or 0),
+        messages_after=int(view.get("messages_after") or 0),
         **payload_extra,
-    }
+    )
     messages = list(view["window"])
     # No message before (after) the window: a count short of the window says
     # so, else one look past its first (last) message.
@@ -123,6 +120,16 @@ def scroll(
     frame["at_end"] = frame["messages_after"] < size or _last(ctx, session_id, messages[-1], True)
     frame = with_notes(frame, [window_note])
     return _shaped(frame, messages, anchor_id, full)
+
+
+def _frame(
+    ctx: CallContext, session_id: str, anchor: dict[str, int], size: int, **rest: Any
+) -> dict[str, Any]:
+    """A scroll's payload before its messages: the session, the message it is
+    anchored on (``anchor``: its key and id), the window, and ``rest``."""
+    head = {"success": True, "mode": "scroll", "session_id": session_id}
+    meta = {"session_meta": ctx.meta(session_id), "window": size}
+    return {**head, "link": ctx.link(session_id), **anchor, **meta, **rest}
 
 
 def _last(ctx: CallContext, session_id: str, message: dict[str, Any], forward: bool) -> bool:
@@ -154,17 +161,8 @@ def _page_beyond(
     view = ctx.beyond(session_id, anchor_id, 2 * size, forward)
     if view is None:
         raise _not_in_session(anchor_id, session_id)
-    frame = {
-        "success": True,
-        "mode": "scroll",
-        "session_id": session_id,
-        "link": ctx.link(session_id),
-        ("after_message_id" if forward else "before_message_id"): anchor_id,
-        "session_meta": ctx.meta(session_id),
-        "window": size,
-        "at_start": view["at_start"],
-        "at_end": view["at_end"],
-    }
+    anchor = {("after_message_id" if forward else "before_message_id"): anchor_id}
+    frame = _frame(ctx, session_id, anchor, size, at_start=view["at_start"], at_end=view["at_end"])
     return _shaped(with_notes(frame, [window_note]), list(view["window"]), None, full)
 
 
