@@ -14,11 +14,11 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Callable
 
-from ..content import indexed_values
+from ..content import INDEXED_COLUMNS, indexed_values
 from . import schema
 from .schema import CJK, CJK_PENDING, DDL, TRIGRAM
 
@@ -519,35 +519,31 @@ def _content_bytes(conn: sqlite3.Connection, index: str) -> int:
     ]
     if not columns:
         return 0
-    total = " + ".join(f'COALESCE(length(CAST("{name}" AS BLOB)), 0)' for name in columns)
-    row = conn.execute(f"SELECT SUM({total}) FROM {index}_content").fetchone()
+    row = conn.execute(f"SELECT {_bytes_sum(columns)} FROM {index}_content").fetchone()
     return int(row[0] or 0)
 
 
-_TEXT_BYTES_SQL = (
-    "SELECT SUM(COALESCE(length(CAST(content AS BLOB)), 0) + "
-    "COALESCE(length(CAST(tool_name AS BLOB)), 0) + "
-    "COALESCE(length(CAST(tool_calls AS BLOB)), 0)) FROM messages"
-)
-TEXT_CHUNK_IDS = 50_000  # ids summed per step when the caller shows progress
+def _bytes_sum(columns: Sequence[str]) -> str:
+    """SQL: the sum of the stored bytes of ``columns`` over the rows read."""
+    return "SUM(" + " + ".join(f'COALESCE(length(CAST("{c}" AS BLOB)), 0)' for c in columns) + ")"
+
+
+TEXT_CHUNK_IDS = 50_000  # ids summed per statement, so that progress can be shown
 
 
 def text_bytes(conn: sqlite3.Connection, report: Callable[[int, int], None] | None = None) -> int:
     """The UTF-8 bytes of content + tool_name + tool_calls of every message (a
-    full scan); ``report(done, total)`` in ids, chunk by chunk, when given."""
-    if report is None:
-        return int(conn.execute(_TEXT_BYTES_SQL).fetchone()[0] or 0)
+    full scan, chunk by chunk); ``report(done, total)`` in ids after each chunk."""
     low, high = conn.execute("SELECT min(id), max(id) FROM messages").fetchone()
     if low is None:
         return 0
+    sql = f"SELECT {_bytes_sum(INDEXED_COLUMNS)} FROM messages WHERE id BETWEEN ? AND ?"
     total, done, start = high - low + 1, 0, low
     while start <= high:
         end = min(start + TEXT_CHUNK_IDS - 1, high)
-        done += int(
-            conn.execute(f"{_TEXT_BYTES_SQL} WHERE id BETWEEN ? AND ?", (start, end)).fetchone()[0]
-            or 0
-        )
-        report(end - low + 1, total)
+        done += int(conn.execute(sql, (start, end)).fetchone()[0] or 0)
+        if report is not None:
+            report(end - low + 1, total)
         start = end + 1
     return done
 
