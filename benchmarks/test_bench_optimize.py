@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Run in a subprocess: CPU and peak RSS of that process, seconds per step.
 RUN = """
 import json, resource, sys, time
-from hermes_fts._sqlite import pause_when_shared
+from hermes_fts._sharing import pause_when_shared
 from hermes_fts.store import SessionStore
 steps, last = {}, [None, time.perf_counter(), time.process_time()]
 def progress(event):

@@ -9,10 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-import sys
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -35,7 +32,6 @@ __all__ = [
     "db_bytes",
     "file_bytes",
     "shrink_wal",
-    "write_lock_held",
     "file_kind",
     "FileProblem",
     "is_index_corruption",
@@ -45,8 +41,6 @@ __all__ = [
     "row_dict",
     "sqlite_sort_key",
     "rows_as_dicts",
-    "RunBusy",
-    "run_lock",
     "prepare_store_path",
     "store_file_problem",
     "tables_problem",
@@ -358,169 +352,6 @@ def shrink_wal(conn: sqlite3.Connection) -> None:
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     except sqlite3.DatabaseError as exc:
         logger.debug("checkpoint after VACUUM skipped: %s", exc)
-
-
-def write_lock_held(path: str | os.PathLike[str]) -> bool:
-    """Whether another connection holds ``path``'s write lock right now (a write
-    would wait for it); False when there is no such file or it cannot be opened to ask."""
-    if not os.path.isfile(path):
-        return False
-    try:
-        conn = sqlite3.connect(os.fspath(path), timeout=0, isolation_level=None)
-    except sqlite3.Error:
-        return False
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("ROLLBACK")
-        return False
-    except sqlite3.Error as exc:  # not a database, read-only, ...: the open says why
-        return "locked" in str(exc).lower() or "busy" in str(exc).lower()
-    finally:
-        conn.close()
-
-
-def opened_elsewhere(path: str | os.PathLike[str]) -> bool:
-    """Whether a process other than this one may have the WAL store ``path`` open.
-
-    Every connection to a WAL store holds a read lock on its ``-shm`` file
-    (byte 128, SQLite's "dead man switch") for as long as it is open, and
-    Linux lists every lock in /proc/locks.  False only when that list shows
-    this process' own lock there and no other process' lock; True wherever it
-    cannot tell (another system, no ``-shm``, a list it cannot read).
-    """
-    if sys.platform != "linux":
-        return True
-    try:
-        shm = os.stat(f"{os.fspath(path)}-shm")
-        with open("/proc/locks", encoding="ascii", errors="replace") as table:
-            lines = table.read().splitlines()
-    except OSError:
-        return True
-    inode = f"{os.major(shm.st_dev):02x}:{os.minor(shm.st_dev):02x}:{shm.st_ino}"
-    holders = set()
-    for line in lines:  # "6: POSIX  ADVISORY  READ 5876 fe:00:2146381 128 128"
-        fields = line.split()
-        if inode in fields[1:]:
-            holders.add(fields[fields.index(inode) - 1])
-    return holders != {str(os.getpid())}
-
-
-def pause_when_shared(
-    path: str | os.PathLike[str], sleep: Callable[[float], None] = time.sleep
-) -> Callable[[float], None]:
-    """A pause between a fill's chunks (``maintain.Sleep``) taken only while another
-    process may have the store open (``opened_elsewhere``, asked at each pause):
-    with nobody to let in, a fill does not wait.  Only for a process that holds
-    no other connection to the store, such as the ``hermes-fts`` command, since
-    connections of this one are not told apart from its own."""
-
-    def pause(seconds: float) -> None:
-        if opened_elsewhere(path):
-            sleep(seconds)
-
-    return pause
-
-
-# --------------------------------------------------------------------------
-# One optimize-storage run per store
-
-RUN_LOCK_SUFFIX = "-hermes-fts-run"
-_runs_held: dict[str, int] = {}  # store → the thread of this process holding its run lock
-
-
-class RunBusy(StoreError):
-    """Another process is running optimize-storage on this store; ``pid`` names it
-    (None when it could not be read)."""
-
-    def __init__(self, message: str, pid: int | None) -> None:
-        super().__init__(message)
-        self.pid = pid
-
-
-@contextmanager
-def run_lock(path: str | os.PathLike[str]) -> Iterator[None]:
-    """Hold the store's optimize-storage lock while the block runs; raises RunBusy
-    at once when another process holds it.
-
-    An ``flock`` on a file beside the store: the kernel drops it with the
-    process, so a run that crashed or was killed never blocks the next.  A
-    process that holds it already (the command, then the store's own run) goes
-    on; where no lock file can be made (a folder it cannot write, no fcntl)
-    the run goes on too, and the write checks say what stops it.
-    """
-    key = os.path.realpath(os.fspath(path))
-    holder = _runs_held.get(key)
-    if holder is not None and holder != threading.get_ident():
-        # flock does not tell two threads of one process apart.
-        message = f"another optimize-storage run (process {os.getpid()}) is working on {key}"
-        raise RunBusy(f"{message}; wait for it to end", os.getpid())
-    fd = None if holder is not None else _take_run_lock(key + RUN_LOCK_SUFFIX, key)
-    if fd is None:
-        yield
-        return
-    _runs_held[key] = threading.get_ident()
-    try:
-        yield
-    finally:
-        del _runs_held[key]
-        try:  # removed while still held, so a waiting run re-checks the inode
-            os.remove(key + RUN_LOCK_SUFFIX)
-        except OSError:
-            pass
-        os.close(fd)
-
-
-def _take_run_lock(lock: str, store: str) -> int | None:
-    """The descriptor holding ``lock``, None where none can be made; raises RunBusy."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: no flock
-        return None
-    while True:
-        try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        except PermissionError:  # another user's file, left by a killed run
-            try:
-                fd = os.open(lock, os.O_RDONLY)
-            except OSError:
-                return None
-        except OSError:
-            return None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pid = _lock_pid(fd)
-            os.close(fd)
-            who = f"process {pid}" if pid else "another process"
-            raise RunBusy(
-                f"another optimize-storage run ({who}) is working on {store}; "
-                "wait for it to end (a run stopped half way is resumed by the next one)",
-                pid,
-            ) from None
-        except OSError:  # no flock on this file system: go on unlocked
-            os.close(fd)
-            return None
-        try:  # the file may have been removed by the run that just ended
-            same = os.stat(lock).st_ino == os.fstat(fd).st_ino
-        except OSError:
-            same = False
-        if same:
-            break
-        os.close(fd)
-    try:
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-    except OSError:  # opened read-only: the lock holds all the same
-        pass
-    return fd
-
-
-def _lock_pid(fd: int) -> int | None:
-    try:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
 
 
 # --------------------------------------------------------------------------

@@ -19,7 +19,8 @@ from typing import Any, Callable
 
 from . import _env, _sqlite, loader, transcript
 from ._env import default_db_path
-from ._sqlite import BUSY_TIMEOUT_S, StoreError, failure_cause, store_error, write_lock_held
+from ._sharing import write_lock_held
+from ._sqlite import BUSY_TIMEOUT_S, StoreError, failure_cause, store_error
 from .content import encode_value
 from .index import lifecycle as index_state
 from .index import maintain as indexing

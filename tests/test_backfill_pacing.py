@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from _support import needs_extension
 
-from hermes_fts import _sqlite, cli
+from hermes_fts import _sharing, cli
 from hermes_fts.index import maintain as indexing
 from hermes_fts.index import schema
 from hermes_fts.index.schema import CJK
@@ -233,17 +233,17 @@ def test_another_process_with_the_store_open_is_seen(tmp_path: Path) -> None:
     stop = tmp_path / "stop"
     with SessionStore(db) as store:
         store.add_session("w1", "cli")
-        assert not _sqlite.opened_elsewhere(db)  # this process alone
+        assert not _sharing.opened_elsewhere(db)  # this process alone
         proc = start_hermes_like_writer(db, stop)  # connected, then writing now and then
         try:
-            assert _sqlite.opened_elsewhere(db)
+            assert _sharing.opened_elsewhere(db)
         finally:
             stop.touch()
             proc.communicate(timeout=120)
         assert proc.returncode == 0
-        assert not _sqlite.opened_elsewhere(db)  # its connection closed with it
+        assert not _sharing.opened_elsewhere(db)  # its connection closed with it
     # Without a -shm file (no WAL open) nothing can be told: assume others.
-    assert _sqlite.opened_elsewhere(tmp_path / "none.db")
+    assert _sharing.opened_elsewhere(tmp_path / "none.db")
 
 
 @needs_extension
@@ -263,7 +263,7 @@ def _fill_asking(store: SessionStore) -> tuple[list[int], list[float]]:
     pauses: list[float] = []
     store.backfill(
         CJK,
-        sleep=_sqlite.pause_when_shared(store.path, pauses.append),
+        sleep=_sharing.pause_when_shared(store.path, pauses.append),
         chunk_rows=200,
         txn_target=None,
         on_chunk=lambda: chunks.append(1),
@@ -297,7 +297,7 @@ def test_only_the_command_alone_in_its_process_asks_who_has_the_store_open(
     with _to_backfill(tmp_path, 3000):
         pass
     asked: list[str] = []
-    monkeypatch.setattr(_sqlite, "opened_elsewhere", lambda path: asked.append(path) or True)
+    monkeypatch.setattr(_sharing, "opened_elsewhere", lambda path: asked.append(path) or True)
     monkeypatch.setattr(indexing.time, "sleep", lambda s: None)
     argv = ["optimize-storage", "--yes", "--db", str(tmp_path / "state.db")]
     assert cli.main(argv, own_process=own_process) == 0

@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     "hermes.config": LEAF,
     "hermes.agent": LEAF,
     "loader": 1,
+    "_sharing": 1,
     "search.plan": 2,
     "search.request": 3,
     "search.like": 3,

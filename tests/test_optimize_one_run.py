@@ -57,7 +57,7 @@ def _holder(db: Path) -> subprocess.Popen[str]:
     """Another process that holds the store's run lock until it is killed."""
     code = (
         "import sys, time\n"
-        "from hermes_fts._sqlite import run_lock\n"
+        "from hermes_fts._sharing import run_lock\n"
         "with run_lock(sys.argv[1]):\n"
         "    print('held', flush=True)\n"
         "    time.sleep(600)\n"
@@ -155,7 +155,7 @@ def test_a_run_in_another_thread_of_this_process_is_refused(tmp_path: Path) -> N
     `hermes fts optimize-storage` in a Hermes gateway) is refused all the same."""
     import threading
 
-    from hermes_fts._sqlite import run_lock
+    from hermes_fts._sharing import run_lock
 
     db = tmp_path / "state.db"
     _store(db, 10)

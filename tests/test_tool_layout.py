@@ -53,7 +53,8 @@ CLI_MAY_IMPORT = {
     "hermes_fts.tool.profiles",
     "hermes_fts.search.snippets",  # readable_text: stored text as people read it
     "hermes_fts.loader",
-    "hermes_fts._sqlite",  # pause_when_shared: the command's pacing, a file check
+    "hermes_fts._sqlite",  # a file check
+    "hermes_fts._sharing",  # pause_when_shared, the run lock: the command's own pacing
     "hermes_fts.index.slowed",  # needs_optimize's codes in words, as status says them
     "hermes_fts.bench",
     "hermes_fts.hermes.host",

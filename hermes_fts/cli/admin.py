@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import bench, loader
 from .._env import hermes_home
-from .._sqlite import RunBusy, pause_when_shared, run_lock
+from .._sharing import RunBusy, pause_when_shared, run_lock
 from ..hermes import host as hermes_host
 from ..index.slowed import fix_command, optimize_why, search_slowed_by, slowed_why
 from ..store import (

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .. import _sqlite, loader
+from .. import _sharing, _sqlite, loader
 from ..content import INDEXED_COLUMNS, indexed_text_sql
 from . import lifecycle as index_state
 from . import maintain as indexing
@@ -47,8 +47,8 @@ def run(
     ``SessionStore.optimize_storage``); one at a time per store."""
     with contextlib.ExitStack() as held:
         try:
-            held.enter_context(_sqlite.run_lock(path))
-        except _sqlite.RunBusy as exc:
+            held.enter_context(_sharing.run_lock(path))
+        except _sharing.RunBusy as exc:
             return {"ok": False, "reason": "another_run", "detail": str(exc), "vacuumed": None}
         # Other writers' pages still in the WAL go to the main file first, so
         # neither size counts them twice or as ours (DESIGN §5.6).
