@@ -50,6 +50,7 @@ LAYERS: dict[str, int] = {
     "loader": 1,
     "_sharing": 1,
     "search.plan": 2,
+    "search.narrow": 3,
     "search.request": 3,
     "search.like": 3,
     "index.schema": 3,

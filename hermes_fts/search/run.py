@@ -33,6 +33,7 @@ from ..transcript import attach_context
 from .evidence import IndexUnits, id_array, label_rows, more_sessions, passing_ids
 from .filters import like_rows, order_sql, time_sort_key, where_sql
 from .like import check_like_alternatives
+from .narrow import CHECKED_ROUTE, proposed, proposes
 from .plan import (
     Query,
     QueryError,
@@ -134,6 +135,7 @@ def plan_search(
         bool(state.get("cjk_fold")),
         bool(state[INDEX_ROUTES["fts_cjk"]].get("kana", True)),
         sentence,
+        state[INDEX_ROUTES["fts_cjk"]].get("variants") is not False,
     )
 
 
@@ -146,6 +148,7 @@ def _plan(
     fold: bool,
     kana: bool,
     sentence: bool,
+    variants: bool = True,
 ) -> Plan:
     """``plan_search`` on plain values, so a repeated query is planned once.
 
@@ -167,6 +170,8 @@ def _plan(
     # A CJK index built before `kana 1` tells ら from ラ: kana goes to LIKE, which folds.
     cjk = cjk and (kana or not kana_applies(parsed))
     chosen = choose_route(parsed, fts5_index=fts5, cjk_index=cjk, trigram_index=trigram)
+    if chosen == "like_scan" and cjk and proposes(parsed, variants or not fold):
+        chosen = CHECKED_ROUTE  # the CJK index proposes the rows, the LIKE test decides
     return Plan(chosen, parsed, sanitized)
 
 
@@ -565,10 +570,13 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
         recut_unreadable_snippets(req.conn, rows, iq.terms)
     else:
         check_like_alternatives(req.plan.query)  # a full scan: its work is bounded up front
-        extra, extra_params = "", []
+        # On CHECKED_ROUTE only the rows the CJK index proposes, and its pending ones.
+        blind = _blind_spot(req, schema.CJK)
+        checked = route == CHECKED_ROUTE
+        extra, extra_params = proposed(req.plan.query, schema.CJK, blind) if checked else ("", [])
         if req.spans:  # a time bound: scan only the ids that can hold its rows
-            extra = " AND m.id BETWEEN ? AND ?"
-            extra_params = list(envelope(req.spans))
+            extra += " AND m.id BETWEEN ? AND ?"
+            extra_params += envelope(req.spans)
         if req.sort == SESSIONS_SORT or req.plan.query.loose:  # every match scored (_best)
             rows = _best_like(req, extra, extra_params)
         else:
