@@ -207,6 +207,11 @@ def _print_indexes(data: dict[str, Any], scale: int, show: Callable[[str], None]
                 f"  {'':22} newer emoji read as letters: a word glued to one (deploy🫠) "
                 "is not found; `hermes-fts optimize-storage` rebuilds the index"
             )
+        if info.get("diacritics") is False:  # built before `remove_diacritics 2`
+            show(
+                f"  {'':22} letters with two diacritics not folded: viet does not find "
+                "Việt; `hermes-fts optimize-storage` rebuilds the index"
+            )
         if info.get("glue") is False:  # built before `glue 1`
             show(
                 f"  {'':22} no glue marks: word searches find Latin glued to CJK by a "

@@ -41,10 +41,11 @@ CJK_PENDING = "hermes_fts_cjk_pending"
 # (東京 finds 东京); ``glue 1`` marks words a unicode61 index cannot see
 # (glued to CJK, full width: ``_index_text.GLUE_MARKS``); ``kana 1`` folds
 # katakana to hiragana (らーめん finds ラーメン); ``symbols 1`` reads an emoji
-# newer than unicode61's tables as a separator (``deploy🫠`` holds ``deploy``).
-# Other options: rebuilt by optimize.
+# newer than unicode61's tables as a separator (``deploy🫠`` holds ``deploy``);
+# ``remove_diacritics 2`` folds a letter with two diacritics too (``viet`` finds
+# Việt; unicode61's default leaves it whole).  Other options: rebuilt by optimize.
 CJK_TOKENIZER = "hermes_fts_cjk"
-CJK_TOKENIZE = f"{CJK_TOKENIZER} unigrams 1 variants 1 glue 1 kana 1 symbols 1"
+CJK_TOKENIZE = f"{CJK_TOKENIZER} unigrams 1 variants 1 glue 1 kana 1 symbols 1 remove_diacritics 2"
 
 # The word and trigram indexes are rebuilt under this suffix and swapped in
 # complete, so our search keeps serving the old one meanwhile.
@@ -629,12 +630,13 @@ def cjk_tokenize_current(sql: str | None) -> bool:
     return sql is not None and _tokenize_options(sql) == CJK_TOKENIZE.split()
 
 
-def cjk_option_on(sql: str | None, option: str) -> bool | None:
-    """Whether tokenizer option ``option`` is 1 in the CJK index DDL ``sql``; None: no index."""
+def cjk_option_on(sql: str | None, option: str, value: str = "1") -> bool | None:
+    """Whether tokenizer option ``option`` is ``value`` in the CJK index DDL ``sql``;
+    None: no index."""
     if sql is None:
         return None
     options = _tokenize_options(sql)
-    return any(options[i : i + 2] == [option, "1"] for i in range(len(options)))
+    return any(options[i : i + 2] == [option, value] for i in range(len(options)))
 
 
 def index_layout(sql: str | None) -> str | None:

@@ -99,10 +99,15 @@ def optimize_why(codes: Collection[str]) -> str:
 def missed_until_rebuilt(state: dict[str, Any]) -> str | None:
     """What searches do not find until ``optimize-storage`` rebuilds the CJK index,
     if anything (``state``: ``index_state``).  Every other outdated option only
-    slows a search; an index built before ``symbols 1`` misses rows."""
-    if (state.get(CJK) or {}).get("symbols") is False:
-        return "a word glued to an emoji newer than Unicode 6.1 (deploy🫠) is not found"
-    return None
+    slows a search; an index built before ``symbols 1`` or ``remove_diacritics 2``
+    misses rows."""
+    cjk = state.get(CJK) or {}
+    missed = []
+    if cjk.get("symbols") is False:
+        missed.append("a word glued to an emoji newer than Unicode 6.1 (deploy🫠) is not found")
+    if cjk.get("diacritics") is False:
+        missed.append("a word with two diacritics on a letter (Việt) is not found without them")
+    return ", and ".join(missed) or None
 
 
 def fix_command(codes: Collection[str]) -> str:
