@@ -295,9 +295,10 @@ def like_words(term: Term, text: str) -> bool:
 def promise(route: str) -> Callable[[Term, str], bool]:
     """What one term promises on `route`, for one row's text."""
     if route == "like":
+        # One CJK run is a substring; parts apart ("数据库 迁移") are a phrase.
         return lambda term, text: (
             ascii_lower(term.text) in ascii_lower(text)
-            if all(cjk for cjk, _ in runs(term.text))
+            if len(runs(term.text)) <= 1 and all(cjk for cjk, _ in runs(term.text))
             else like_words(term, text)
         )
     if route == "trigram":

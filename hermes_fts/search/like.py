@@ -93,12 +93,13 @@ LikeNode = Union[LikeText, LikeNear, LikeWords, LikeAll, LikeAny]
 def like_plan(q: Query) -> LikeNode | None:
     """The query as substring checks for a LIKE scan; None for an empty query.
 
-    A CJK term (or one with no letter or number) is its literal text, a
-    substring (a prefix ``*`` adds nothing).  A term with a Latin word is a
-    :class:`LikeWords`: its words are whole tokens, as the indexes see them
-    (``decide`` is not in "decided", ``decide*`` is), CJK next to it ends a
-    word.  NEAR becomes a :class:`LikeNear`, whose ``required`` texts are the
-    ASCII words and CJK runs of its terms.  Texts stay as written;
+    A CJK run (or a term with no letter or number) is its literal text, a
+    substring (a prefix ``*`` adds nothing).  A term with a Latin word or with
+    parts apart is a :class:`LikeWords`: its words are whole tokens, as the
+    indexes see them (``decide`` is not in "decided", ``decide*`` is), CJK
+    next to it ends a word, and any separators stand between its parts
+    (``"数据库 迁移"`` finds "数据库、迁移").  NEAR becomes a :class:`LikeNear`,
+    whose ``required`` texts are the ASCII words and CJK runs of its terms.  Texts stay as written;
     ``like_sql`` folds both sides where the extension offers ``cjk_fold()``.
     """
     return None if q.expr is None else _like(q.expr)
@@ -107,7 +108,9 @@ def like_plan(q: Query) -> LikeNode | None:
 def _like(node: Node) -> LikeNode:
     if isinstance(node, Term):
         parts = segments(node.text, fold=False)
-        if all(cjk for cjk, _ in parts):
+        # One CJK run is a substring; CJK runs a space or punctuation parts
+        # ("数据库 迁移") are a phrase, its parts apart as on the indexes.
+        if not parts or (len(parts) == 1 and parts[0][0]):
             return LikeText(node.text)
         required = tuple(dict.fromkeys(seg for _, seg in parts))
         return LikeWords(render(node), required, node.text, node.prefix)
