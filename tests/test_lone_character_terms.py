@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from _support import needs_extension
+from _support import needs_extension, rebuild_cjk_index
 
 from hermes_fts.search.narrow import CHECKED_ROUTE
 from hermes_fts.store import SessionStore
@@ -131,3 +131,21 @@ def test_rows_pending_for_the_index_are_tested_with_their_new_text(tmp_path: Pat
         found = ro.search("Anna의")
         assert found.route == CHECKED_ROUTE
         assert {r["id"] for r in found.rows} == {kept, new}
+
+
+@pytest.mark.parametrize(
+    "without, query, stored",
+    [(" variants 1", "Python國", "Python国"), (" kana 1", "Pythonヲ", "Pythonを")],
+)
+def test_an_index_that_folds_less_than_the_scan_proposes_nothing(
+    tmp_path: Path, without: str, query: str, stored: str
+) -> None:
+    """An index an older hermes-fts built without a fold would miss rows the LIKE test
+    folds to (国 for 國): such a query keeps the scan of every message."""
+    with SessionStore(tmp_path / "state.db") as st:
+        st.add_session("s1", "cli")
+        hit = st.add_message("s1", "user", f"{stored} 사용")
+        rebuild_cjk_index(st, without)
+        found = st.search(query)
+        assert found.route == "like_scan"
+        assert [r["id"] for r in found.rows] == [hit]
