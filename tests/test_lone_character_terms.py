@@ -149,3 +149,32 @@ def test_an_index_that_folds_less_than_the_scan_proposes_nothing(
         found = st.search(query)
         assert found.route == "like_scan"
         assert [r["id"] for r in found.rows] == [hit]
+
+
+@pytest.mark.parametrize(
+    "query, named",
+    [
+        ("3시 회의", "3시 as 3"),
+        ("第3版 发布", "第3版 as 3"),
+        ("5个 苹果", "5个 as 5"),
+        ("Pythonで 書いた", "Pythonで as Python"),
+        ("A형 독감", "A형 not at all"),
+    ],
+)
+def test_among_other_words_a_dropped_lone_character_is_said(
+    db: Path, query: str, named: str
+) -> None:
+    """Beside other words such a word is searched by its other parts only: the note
+    says so, and how to search it as written, where it was a silent change."""
+    with SessionStore(db, readonly=True) as st:
+        notes = st.search(query).notes
+        assert any(named in n and "quote the word" in n for n in notes), notes
+        word = query.split()[0]
+        quoted = st.search(f'"{word}" {query.split()[1]}')
+        assert quoted.route == CHECKED_ROUTE  # as written: the index proposes, LIKE decides
+
+
+@pytest.mark.parametrize("query", ["Anna의 여동생", "中.文 x", "数据库迁移 计划"])
+def test_no_such_note_where_nothing_is_dropped_or_a_particle_is_named(db: Path, query: str) -> None:
+    with SessionStore(db, readonly=True) as st:
+        assert not any("lone CJK character" in n for n in st.search(query).notes)

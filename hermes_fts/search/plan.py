@@ -513,9 +513,36 @@ def best_match(q: Query) -> Query:
         kept = kept[:MAX_BEST_TERMS]
     notes += forms_note(q, kept)
     notes += _one_character_note(kept)
+    notes += _lone_characters_note(written, kept)
     expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
     forms = form_pairs([pieces for _, pieces in written], kept)
     return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare, forms=forms)
+
+
+def _lone_characters_note(
+    written: Sequence[tuple[Term, list[Term]]], kept: list[Term]
+) -> list[str]:
+    """Words whose lone CJK character beside another part is not searched (``3시``
+    as ``3``, ``第3版`` as ``3``): no index answers the word whole beside other
+    words, and dropped without a word it was a silently different query.  A
+    Korean particle (``Anna의``) is named by the forms note instead."""
+    lost: dict[str, str] = {}  # the word as written: what of it is searched
+    for node, pieces in written:
+        segs = segments(node.text)
+        searched = [p.text for p in pieces if p in kept]
+        lone = [s for cjk, s in segs if cjk and len(s) == 1 and s not in searched]
+        if node in pieces or len(segs) < 2 or not lone:
+            continue
+        if _korean(node.text) and all(ch in _KO_PARTICLES for ch in lone):
+            continue
+        lost[node.text] = f"as {' '.join(searched)}" if searched else "not at all"
+    if not lost:
+        return []
+    return [
+        "a lone CJK character beside a word is not searched among other words: "
+        + ", ".join(f"{word} {how}" for word, how in lost.items())
+        + f' (quote the word, "{next(iter(lost))}", to search it as written)'
+    ]
 
 
 def _kept_terms(
