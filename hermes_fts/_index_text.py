@@ -103,9 +103,29 @@ def segments(text: str, fold: bool = True) -> list[tuple[bool, str]]:
 
 
 def fold_case(token: str) -> str:
-    """unicode61 folding of a non-CJK token: lower case, diacritics removed."""
-    decomposed = unicodedata.normalize("NFKD", token.lower())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    """unicode61 folding of a non-CJK token (``remove_diacritics 2``): case folded,
+    a Latin letter's diacritics removed, and a combining diacritic dropped.
+    Other scripts keep theirs (ё, ά) and compatibility forms stay (ﬁ, ²), as
+    unicode61 keeps them: NFKD folded them here, so NEAR on a LIKE scan found
+    ``еще`` in "ещё" where the CJK index does not."""
+    out = []
+    for ch in "".join(_fold_letter_case(c) for c in token):
+        if _COMBINING_DIACRITICS[0] <= ord(ch) <= _COMBINING_DIACRITICS[1]:
+            continue
+        base = unicodedata.normalize("NFD", ch)
+        latin = len(base) > 1 and unicodedata.name(base[0], "").startswith("LATIN")
+        out.append("".join(c for c in base if not unicodedata.combining(c)) if latin else ch)
+    return "".join(out)
+
+
+_COMBINING_DIACRITICS = (0x0300, 0x036F)
+
+
+def _fold_letter_case(ch: str) -> str:
+    """unicode61's case fold of one character: one character (ς is σ), never two
+    (ß stays ß, where ``casefold`` makes it ss)."""
+    folded = ch.casefold()
+    return folded if len(folded) == 1 else ch.lower()
 
 
 def positions(text: str, document: bool) -> list[frozenset[str]]:

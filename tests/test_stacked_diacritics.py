@@ -75,3 +75,52 @@ def test_an_index_built_before_the_option_is_rebuilt_by_optimize_storage(tmp_pat
         assert st.status()["indexes"][CJK]["diacritics"] is True
         assert not st.optimize_needed()
         assert [r["id"] for r in st.search("viet").rows] == [ids[0]]
+
+
+# Words whose folding unicode61 decides: Latin loses its diacritics, other
+# scripts keep theirs, compatibility forms stay, case folds to one character.
+FOLDED_WORDS = [
+    "ещё",
+    "ЁЛКА",
+    "Ελληνικά",
+    "ΣΟΦΊΑ",
+    "σοφίας",
+    "ﬁnance",
+    "Straße",
+    "x²",
+    "İstanbul",
+    "Việt",
+    "Phở",
+    "ſun",
+    "naïve",
+    "ǅemal",
+    "ⅻ",
+]
+
+
+@pytest.mark.parametrize("word", FOLDED_WORDS)
+def test_the_python_model_folds_a_word_as_the_index_does(word: str) -> None:
+    """``positions`` (NEAR on the LIKE scan) reads a word as the CJK index's tokenizer
+    does; it folded by NFKD, so ``еще`` was NEAR ``раз`` in "ещё раз" there only."""
+    from hermes_fts import loader
+    from hermes_fts._index_text import positions
+    from hermes_fts.index.schema import CJK_TOKENIZE
+
+    options = CJK_TOKENIZE.split()[1:]
+    real = [t.text for t in loader.tokenize(word, *options, query=True)]
+    model = [next(iter(p)) for p in positions(word, document=False)]
+    assert model == real
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["NEAR(еще раз, 2)", "NEAR(ещё раз, 2)", "NEAR(ελληνικα γραμματα, 2)", "NEAR(finance team, 2)"],
+)
+def test_near_finds_the_same_rows_on_the_index_and_the_scan(tmp_path: Path, query: str) -> None:
+    with SessionStore(tmp_path / "state.db") as st:
+        st.add_session("s1", "cli")
+        for text in ("ещё раз мир", "Ελληνικά γράμματα εδώ", "ﬁnance team"):
+            st.add_message("s1", "user", text)
+        index = [r["id"] for r in st.search(query, route="fts_cjk").rows]
+        scan = [r["id"] for r in st.search(query, route="like_scan").rows]
+        assert index == scan, query
