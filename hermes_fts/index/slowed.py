@@ -1,13 +1,15 @@
 """A store's ``needs_optimize`` codes (``lifecycle.optimize_reasons``) in the words
 every report uses, and which of them slow a search or leave rows out:
-``status``' ``Searches:`` and ``Optimize:`` lines, the tool's note and the plugin's."""
+``status``' ``Searches:`` and ``Optimize:`` lines, the tool's note and the plugin's;
+and what every answer says while the CJK extension is switched off."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from typing import Any
 
-from .schema import CJK
+from .. import _env
+from .schema import BASE, CJK
 
 __all__ = [
     "PENDING_SLOW",
@@ -18,6 +20,7 @@ __all__ = [
     "optimize_why",
     "search_slowed_by",
     "slowed_why",
+    "switched_off_notes",
 ]
 
 
@@ -114,3 +117,22 @@ def fix_command(codes: Collection[str]) -> str:
     """The subcommand that removes what ``codes`` (``search_slowed_by``) name: ``sync``
     when only rows wait for the CJK index, ``optimize-storage`` otherwise."""
     return "sync" if set(codes) == {"cjk_pending"} else "optimize-storage"
+
+
+def switched_off_notes(state: dict[str, Any]) -> tuple[str, ...]:
+    """What a search without the CJK extension cannot do, said on every answer
+    while ``HERMES_CJK_FTS`` switches it off (docs/USAGE.md promises it)."""
+    if not _env.cjk_extension_disabled():
+        return ()
+    scan = (
+        ""
+        if state[BASE]["served"]
+        else "; with no word index kept (HERMES_WORD_FTS=1 keeps one), every query "
+        "is answered by a LIKE scan, the same rows, slower"
+    )
+    return (
+        f"the CJK extension is switched off (HERMES_CJK_FTS={_env.cjk_switch_value()}): "
+        "CJK text is matched as written, without width or Han variant folding "
+        "(陽朔 does not find 阳朔), and a Latin word glued to CJK text (staging服务器) "
+        f"may not be found by that word{scan}",
+    )

@@ -29,6 +29,7 @@ from typing import Any
 from .. import _env, loader
 from .._params import parse_roles
 from ..index import schema, time_table
+from ..index.slowed import switched_off_notes
 from ..transcript import attach_context
 from .evidence import IndexUnits, id_array, label_rows, more_sessions, passing_ids
 from .filters import like_rows, order_sql, time_sort_key, where_sql
@@ -625,29 +626,10 @@ def run(conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest)
         # Time words first, a short CJK word read again as a sentence (request.search_reading).
         plan, rows, read_as, time_notes = search_reading(request, lambda r: _search(conn, state, r))
         route = plan.route
-        notes = (*read_as, *plan.notes, *time_notes, *_switched_off(state))
+        notes = (*read_as, *plan.notes, *time_notes, *switched_off_notes(state))
         return SearchResult(rows, route, notes)
     finally:
         _log_search(route, started, rows, request.query)
-
-
-def _switched_off(state: dict[str, Any]) -> tuple[str, ...]:
-    """What a search without the CJK extension cannot do, said on every answer
-    while ``HERMES_CJK_FTS`` switches it off (docs/USAGE.md promises it)."""
-    if not _env.cjk_extension_disabled():
-        return ()
-    scan = (
-        ""
-        if state[schema.BASE]["served"]
-        else "; with no word index kept (HERMES_WORD_FTS=1 keeps one), every query "
-        "is answered by a LIKE scan, the same rows, slower"
-    )
-    return (
-        f"the CJK extension is switched off (HERMES_CJK_FTS={_env.cjk_switch_value()}): "
-        "CJK text is matched as written, without width or Han variant folding "
-        "(陽朔 does not find 阳朔), and a Latin word glued to CJK text (staging服务器) "
-        f"may not be found by that word{scan}",
-    )
 
 
 def _log_search(route: str, started: float, rows: list[Any] | None, query: Any) -> None:
