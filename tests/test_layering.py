@@ -50,7 +50,6 @@ LAYERS: dict[str, int] = {
     "loader": 1,
     "_sharing": 1,
     "search.plan": 2,
-    "search.narrow": 3,
     "search.request": 3,
     "search.like": 3,
     "index.schema": 3,

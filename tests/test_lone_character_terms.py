@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from _support import needs_extension, rebuild_cjk_index
 
-from hermes_fts.search.narrow import CHECKED_ROUTE
+from hermes_fts.search.like import CHECKED_ROUTE
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension

@@ -33,8 +33,7 @@ from ..index.slowed import switched_off_notes
 from ..transcript import attach_context
 from .evidence import IndexUnits, id_array, label_rows, more_sessions, passing_ids
 from .filters import like_rows, order_sql, time_sort_key, where_sql
-from .like import check_like_alternatives
-from .narrow import CHECKED_ROUTE, proposed, proposes
+from .like import CHECKED_ROUTE, check_like_alternatives, proposed, proposes
 from .plan import (
     Query,
     QueryError,
