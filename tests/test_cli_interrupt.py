@@ -315,3 +315,46 @@ def test_ctrl_c_during_bench_on_a_terminal_starts_the_error_on_its_own_line(
     assert "timing" in text and "Traceback" not in text, text
     before_error = text[: text.index("Error: interrupted")]
     assert before_error.endswith(("\r\x1b[K", "\n")), repr(text[-300:])
+
+
+# Ctrl-C while the subcommand's modules are still being imported: a real SIGINT,
+# sent by the process to itself at that point of the console script's start.
+CTRL_C_AT_START = """
+import os, signal, sys
+from hermes_fts.cli import registry
+load_command = registry.load_command
+def interrupted_import(name):
+    os.kill(os.getpid(), signal.SIGINT)
+    return load_command(name)
+registry.load_command = interrupted_import
+sys.argv = ["hermes-fts", *sys.argv[1:]]
+from hermes_fts.cli import run
+run()
+"""
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_while_the_command_starts_exits_130_without_a_traceback(
+    tmp_path: Path, as_json: bool
+) -> None:
+    db = tmp_path / "state.db"
+    proc = subprocess.run(
+        [sys.executable, "-c", CTRL_C_AT_START, "search", "x", "--db", str(db)]
+        + (["--json"] if as_json else []),
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+        restore_signals=True,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 130
+    if as_json:
+        assert json.loads(proc.stdout) == {
+            "success": False,
+            "error": "interrupted (Ctrl-C); no change was left half done",
+        }
+    else:
+        assert proc.stdout == ""
+        assert proc.stderr == "Error: interrupted (Ctrl-C); no change was left half done\n"
+    assert not db.exists()

@@ -45,6 +45,8 @@ _NO_ROOM = frozenset(
     code for code in (getattr(errno, n, None) for n in ("ENOSPC", "EDQUOT", "EFBIG")) if code
 )
 _OUTPUT_FAILED: list[OSError] = []  # the failure _output_failed reported
+# Every write is a transaction of its own, rolled back when cut short: the store is whole.
+_INTERRUPTED = "interrupted (Ctrl-C); no change was left half done"
 
 
 def store_error_text(exc: StoreError) -> str:
@@ -96,9 +98,24 @@ def main(
     words = list(sys.argv[1:] if argv is None else argv)
     if words == ["--version"]:
         _version()
+    as_json = _wants_json(words)
+    try:
+        return _parse_and_run(words, as_json, home, status_extra, own_process)
+    except KeyboardInterrupt:
+        # Ctrl-C before the subcommand ran: while its modules were still being
+        # imported, which a slow or cold start makes long enough to hit.
+        return _fail(_INTERRUPTED, 130, as_json)
+
+
+def _parse_and_run(
+    words: list[str],
+    as_json: bool,
+    home: Path | None,
+    status_extra: dict[str, Any] | None,
+    own_process: bool,
+) -> int:
     from .registry import CommandError, build_parser
 
-    as_json = _wants_json(words)
     try:
         args = build_parser(as_json=as_json).parse_args(words)
     except CommandError as exc:
@@ -214,6 +231,6 @@ def _run(args: Any, as_json: bool) -> int:
     except KeyboardInterrupt:
         # Ctrl-C: every write is a transaction of its own, rolled back when cut
         # short, so the store is whole; a command that had more to say said it.
-        message, status = "interrupted (Ctrl-C); no change was left half done", 130
+        message, status = _INTERRUPTED, 130
     # A command an error names ("`hermes-fts read b1` shows its ids") reads this store.
     return _fail(carry_store(args, message), status, as_json)
