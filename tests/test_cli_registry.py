@@ -135,8 +135,12 @@ def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, capsys, argv):
         (["bench", "--repeats", "x"], "must be an integer from 1 to"),
         (["search", "-deploy"], "goes after `--` (hermes-fts search -- -word)"),
         (["search", "x", "-deploy"], "goes after `--` (hermes-fts search -- -word)"),
-        (["search", "x", "--after", "-7d"], "is written with '=' (--after=-7d)"),
-        (["search", "x", "--before", "-1h"], "is written with '=' (--before=-7d)"),
+        # The hint names what works: --after=-7d is refused too, and a missing value
+        # was once told to be written as -7d.
+        (["search", "x", "--after", "-7d"], "is written without '-' (--after 7d)"),
+        (["search", "x", "--before", "-1h"], "is written without '-' (--before 1h)"),
+        (["search", "x", "--exclude", "-b1"], "is written with '=' (--exclude=-b1)"),
+        (["search", "x", "--limit"], "expected one argument; give it a value (--limit VALUE)"),
     ],
 )
 def test_invalid_or_unused_values_are_refused(tmp_path, capsys, argv, needle):

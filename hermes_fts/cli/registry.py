@@ -16,7 +16,7 @@ prints every error in one place.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from contextlib import contextmanager
 
 from .._version import __version__
@@ -137,6 +137,11 @@ class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are raised, so ``--json`` can report them."""
 
     chosen: str | None = None  # the subcommand the command line chose (top-level parser)
+    words: list[str] = []  # the words this parser reads, for the value a usage error names
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self.words = [str(word) for word in args] if args is not None else []
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> Any:  # argparse's hook; never returns
         if "search" in (self.chosen, self.prog.rsplit(" ", 1)[-1]) and (
@@ -146,10 +151,23 @@ class Parser(argparse.ArgumentParser):
         elif message.endswith("required: COMMAND"):
             message += "; `hermes-fts --help` lists them"
         elif message.startswith("argument --") and message.endswith("expected one argument"):
-            # argparse reads a value such as -7d as the next option.
             option = message.split()[1].rstrip(":")
-            message += f"; a value that starts with '-' is written with '=' ({option}=-7d)"
+            message += _missing_value_hint(option, self.words, self._option_string_actions)
         raise UsageError(f"{self.prog}: {message}")
+
+
+def _missing_value_hint(option: str, words: list[str], options: Container[str]) -> str:
+    """What to write when ``option`` got no value: none was given (the next word is
+    another of the ``options``), or argparse read the value, which starts with '-',
+    as an option."""
+    flags = option.split("/")
+    value = next((words[i + 1] for i, word in enumerate(words[:-1]) if word in flags), None)
+    if value in (None, "--") or not value.startswith("-") or value.split("=")[0] in options:
+        return f"; give it a value ({flags[0]} VALUE)"
+    if flags[0] in ("--after", "--before"):  # a time back from now is written 7d, not -7d
+        back = value.lstrip("-") or "7d"
+        return f"; a time back from now is written without '-' ({flags[0]} {back})"
+    return f"; a value that starts with '-' is written with '=' ({flags[0]}={value})"
 
 
 class _Subcommands(argparse._SubParsersAction):
