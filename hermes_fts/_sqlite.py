@@ -251,8 +251,9 @@ def file_kind(path: str | os.PathLike[str]) -> tuple[str, str]:
     """What ``path`` is, looking without writing or opening it as a database.
 
     ``(kind, detail)``; kind is one of ``missing``, ``directory``,
-    ``unreadable`` (detail: the system's reason), ``empty``, ``not_sqlite``
-    and ``sqlite`` (the file starts with SQLite's header).
+    ``special`` (detail: a pipe, a device or a socket), ``unreadable``
+    (detail: the system's reason), ``empty``, ``not_sqlite`` and ``sqlite``
+    (the file starts with SQLite's header).
     """
     target = Path(path)
     try:
@@ -260,6 +261,9 @@ def file_kind(path: str | os.PathLike[str]) -> tuple[str, str]:
             return "missing", ""
         if target.is_dir():
             return "directory", ""
+        special = _special_kind(target.stat().st_mode)
+        if special:  # opening a pipe no one writes waits forever; reading one consumes it
+            return "special", special
         with target.open("rb") as fh:
             header = fh.read(len(SQLITE_HEADER))
     except OSError as exc:
@@ -267,6 +271,19 @@ def file_kind(path: str | os.PathLike[str]) -> tuple[str, str]:
     if not header:
         return "empty", ""
     return ("sqlite" if header == SQLITE_HEADER else "not_sqlite"), ""
+
+
+def _special_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words; '' for a regular file."""
+    import stat
+
+    if stat.S_ISREG(mode):
+        return ""
+    if stat.S_ISFIFO(mode):
+        return "a pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
 
 
 def _names_an_index(text: str) -> bool:
@@ -404,6 +421,8 @@ def store_file_problem(
         "directory": f"{path} is a directory, not a session store",
         "empty": f"{path} is empty, not a session store",
         "not_sqlite": f"{path} is not a SQLite database",
+        # `--db <(ssh host cat state.db)`: SQLite needs a file it can read at any offset.
+        "special": f"{path} is {detail}, not a file (SQLite reads a store only from a file)",
     }
     if kind in wrong:
         return FileProblem(wrong[kind], wrong_path=True)

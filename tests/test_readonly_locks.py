@@ -337,6 +337,29 @@ def test_missing_and_foreign_files_are_wrong_paths(tmp_path: Path) -> None:
         assert "is not a SQLite database" in message and "--db" in message, message
 
 
+@pytest.mark.parametrize("command", [["search", "x"], ["sync"], ["status"]])
+def test_a_pipe_or_a_device_is_a_wrong_path_not_a_wait(tmp_path: Path, command: list[str]) -> None:
+    """A FIFO no one writes blocked the command for ever in its look at the header,
+    and `--db <(cat state.db)` was called "not a SQLite database" (the look read it)."""
+    fifo = tmp_path / "state.db"
+    os.mkfifo(fifo)
+    for db in (fifo, Path("/dev/null")):
+        proc = subprocess.run(
+            [sys.executable, "-m", "hermes_fts.cli", *command, "--db", str(db)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        kind = "a pipe" if db == fifo else "a device"
+        assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+        assert proc.stderr == (
+            f"Error: {db} is {kind}, not a file (SQLite reads a store only from a file); "
+            "pass the Hermes state.db as --db PATH\n"
+        )
+
+
 def test_a_read_only_folder_is_named_as_nobody() -> None:
     with nobody_dir() as folder:  # root's 0755 folder, nobody's file
         db = make_store(folder)
