@@ -141,6 +141,10 @@ def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, capsys, argv):
         (["search", "x", "--before", "-1h"], "is written without '-' (--before 1h)"),
         (["search", "x", "--exclude", "-b1"], "is written with '=' (--exclude=-b1)"),
         (["search", "x", "--limit"], "expected one argument; give it a value (--limit VALUE)"),
+        # `--db "$DB"` with DB unset: it was read as the current folder (". is a directory").
+        (["search", "x", "--db", ""], "--db: the path is empty; name a file, or leave --db out"),
+        (["status", "--db="], "--db: the path is empty"),
+        (["demo", "--db", ""], "--db: the path is empty"),
     ],
 )
 def test_invalid_or_unused_values_are_refused(tmp_path, capsys, argv, needle):

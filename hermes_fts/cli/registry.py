@@ -210,6 +210,8 @@ def role_list(choices: tuple[str, ...]) -> Callable[[str], str]:
 
 def _path(text: str) -> Path:
     """An argparse ``type``: ``--db``'s path (pathlib imported when one is given)."""
+    if not text:  # `--db "$DB"` with DB unset: Path("") is the current folder
+        raise argparse.ArgumentTypeError("the path is empty; name a file, or leave --db out")
     from pathlib import Path
 
     return Path(text)
