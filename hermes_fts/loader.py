@@ -77,7 +77,9 @@ def extension_path() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), LIB_NAME)
 
 
-def _library_file() -> str:
+def library_file() -> str:
+    """The library file itself (``extension_path`` plus its suffix, if it has one);
+    raises ``ExtensionUnavailable`` naming what to do when it is not there."""
     base = extension_path()
     suffix = library_suffix()  # at call time: the platform the process runs on
     for candidate in (base + suffix, base):
@@ -234,7 +236,7 @@ def _load(conn: Any) -> str:
         return "present"
     host = _host_identity(conn)
     if hasattr(conn, "enable_load_extension"):
-        path = _library_file()
+        path = library_file()
         _bind(host)
         conn.enable_load_extension(True)
         try:
@@ -372,7 +374,7 @@ def install() -> str:
 
         host = getattr(_sqlite3, "__file__", None) or "builtin:_sqlite3"
         _bind(host)
-        ext_lib, entry = _entry_point(ctypes, _library_file())
+        ext_lib, entry = _entry_point(ctypes, library_file())
         rc = sqlite_lib.sqlite3_auto_extension(entry)
         if rc != 0:
             raise ExtensionUnavailable(f"sqlite3_auto_extension failed with code {rc}")

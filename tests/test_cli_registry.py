@@ -26,6 +26,7 @@ from hermes_fts.cli import build_parser, main
 from hermes_fts.cli.demo import load_demo
 from hermes_fts.cli.registry import COMMANDS, SUBCOMMANDS, command
 from hermes_fts.index import schema
+from hermes_fts.loader import LIB_SUFFIX
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -336,3 +337,20 @@ def test_db_help_says_what_db_means_for_demo_and_path(capsys):
         with pytest.raises(SystemExit):
             main([name, "--help"])
         assert " ".join(capsys.readouterr().out.split()).count(words) == 1, name
+
+
+def test_path_refuses_when_the_library_is_not_there(tmp_path, capsys, monkeypatch):
+    """`sqlite3 x.db ".load $(hermes-fts path)"` needs a library at that path: with none
+    (a HERMES_FTS_LIBRARY that names nothing), path printed it and exited 0."""
+    monkeypatch.setenv("HERMES_FTS_LIBRARY", str(tmp_path / "gone" / "cjk_unicode61.so"))
+    assert main(["path"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.startswith("Error: cannot provide the library to load: ")
+    assert f"was not found at {tmp_path / 'gone' / 'cjk_unicode61.so'}" in out.err
+    assert main(["path", "--json"]) == 2
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["success"] is False and "was not found at" in payload["error"]
+    monkeypatch.delenv("HERMES_FTS_LIBRARY")
+    assert main(["path", "--json"]) == 0  # the bundled library is there
+    printed = json.loads(capsys.readouterr().out)["path"]
+    assert Path(printed + LIB_SUFFIX).is_file(), printed

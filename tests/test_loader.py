@@ -262,7 +262,7 @@ def test_auto_extension_library_stays_mapped_when_its_handle_is_dropped():
         loader.install()
         conn = sqlite3.connect(":memory:")
         conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='hermes_fts_cjk')")
-        path = loader._library_file()
+        path = loader.library_file()
         loader._native.clear()
         gc.collect()
         maps = open("/proc/self/maps").read()

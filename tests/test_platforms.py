@@ -45,7 +45,7 @@ def test_loader_finds_the_bundled_library_on_every_platform(
     monkeypatch.delenv("HERMES_FTS_LIBRARY", raising=False)
     monkeypatch.setattr(loader, "__file__", str(package / "loader.py"))
     monkeypatch.setattr(sys, "platform", platform)
-    assert loader._library_file() == str(package / PLATFORM_FILES[platform])
+    assert loader.library_file() == str(package / PLATFORM_FILES[platform])
     assert loader.extension_path() == str(package / "cjk_unicode61")
 
 

@@ -59,13 +59,15 @@ def _path_args(p: argparse.ArgumentParser) -> None:
 
 @command("path", help="print the extension path for .load / load_extension", args=_path_args)
 def cmd_path(args: argparse.Namespace) -> int:
-    if args.hermes:
-        try:
+    try:
+        if args.hermes:
             path = str(hermes_host.hermes_drop_in_path())
-        except (loader.ExtensionUnavailable, OSError) as exc:
-            raise CommandError(f"cannot provide the Hermes drop-in library: {exc}") from exc
-    else:
-        path = loader.extension_path()
+        else:
+            loader.library_file()  # a path to no library would only fail later, at .load
+            path = loader.extension_path()
+    except (loader.ExtensionUnavailable, OSError) as exc:
+        what = "the Hermes drop-in library" if args.hermes else "the library to load"
+        raise CommandError(f"cannot provide {what}: {exc}") from exc
     if args.json:
         emit_json({"path": path})
     else:
