@@ -7,6 +7,8 @@ import io
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -474,6 +476,26 @@ def test_cli_status_sync_path(db: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert cli.main(["path"]) == 0
     assert capsys.readouterr().out.strip() == hermes_fts.extension_path()
     assert cli.main(["status", "--db", str(db.with_name("missing.db"))]) == 2
+
+
+def test_cli_optimize_prompt_with_stdin_closed_is_no(db: Path) -> None:
+    """Run with no stdin at all (`<&-`, as some schedulers start a job), the prompt
+    read sys.stdin, which Python sets to None, and died with a traceback."""
+    with SessionStore(db) as store:
+        _fill(store)
+        store._mark_fts_stale("test")
+    before = db.read_bytes()
+    proc = subprocess.run(
+        ["sh", "-c", 'exec "$0" -m hermes_fts.cli optimize-storage --db "$1" <&-']
+        + [sys.executable, str(db)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        timeout=120,
+    )
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.endswith("Proceed? [y/N] \nError: cancelled; nothing was changed\n")
+    assert db.read_bytes() == before
 
 
 def test_cli_optimize_prompt_eof_is_no(

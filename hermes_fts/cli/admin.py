@@ -42,7 +42,7 @@ def _confirm(prompt: str) -> bool:
     """Ask on stderr (stdout stays the command's output); end of input is a no."""
     sys.stderr.write(prompt)
     sys.stderr.flush()
-    answer = sys.stdin.readline()
+    answer = sys.stdin.readline() if sys.stdin else ""  # None: no stdin at all (<&-)
     if not answer:
         sys.stderr.write("\n")
         return False  # no terminal, no consent
