@@ -4,6 +4,7 @@ traceback, with and without ``--json``; a command's own work is not undone."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -78,3 +79,39 @@ def test_output_to_a_full_disk_is_one_error_line(db: Path, argv: list[str]) -> N
     else:
         assert proc.stderr == SAID, proc.stderr
         assert proc.returncode == 1
+
+
+def _closed(db: Path, argv: list[str], redirect: str) -> subprocess.CompletedProcess[str]:
+    """``hermes-fts --db DB ARGV`` started without the stream ``redirect`` closes
+    (``>&-``, ``2>&-``): Python's sys.stdout or sys.stderr is then None."""
+    return subprocess.run(
+        ["sh", "-c", f'exec "$0" -m hermes_fts.cli "$@" {redirect}', sys.executable]
+        + ["--db", str(db), *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--json", "search", "deploy"], ["bench", "--per-band", "1", "--repeats", "1"]],
+    ids=" ".join,
+)
+def test_a_closed_stdout_is_no_traceback(db: Path, argv: list[str]) -> None:
+    # --json wrote through sys.stdout.encoding and bench asked sys.stdout.isatty().
+    proc = _closed(db, argv, ">&-")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_a_closed_stderr_keeps_its_lines_out_of_stdout(db: Path, tmp_path: Path) -> None:
+    # print(file=None) writes to stdout: the error line, and optimize-storage's
+    # notes in --json's own document.
+    proc = _closed(db, ["search", "deploy", "--limit", "0"], "2>&-")
+    assert proc.returncode == 2 and proc.stdout == ""
+    copy = tmp_path / "state.db"
+    copy.write_bytes(db.read_bytes())
+    proc = _closed(copy, ["--json", "optimize-storage", "--yes"], "2>&-")
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["success"] is True, proc.stdout

@@ -140,6 +140,7 @@ def run() -> NoReturn:
     which reports it as always, except output refused for room (``> file``
     on a full disk), which is said once on stderr.
     """
+    _streams_the_process_lacks()
     _text_the_terminal_can_show()
     status = main(own_process=True)
     try:
@@ -171,6 +172,15 @@ def _output_failed(exc: OSError) -> int:
     except OSError:
         pass
     return 1
+
+
+def _streams_the_process_lacks() -> None:
+    """A standard stream the process was started without (``>&-``, ``2>&-``) is None,
+    and print(file=None) writes to stdout: what it would carry goes to os.devnull
+    instead, so no write fails and no stderr line lands in ``--json``'s document."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
 
 
 def _text_the_terminal_can_show() -> None:
