@@ -354,3 +354,30 @@ def test_path_refuses_when_the_library_is_not_there(tmp_path, capsys, monkeypatc
     assert main(["path", "--json"]) == 0  # the bundled library is there
     printed = json.loads(capsys.readouterr().out)["path"]
     assert Path(printed + LIB_SUFFIX).is_file(), printed
+
+
+@needs_nobody
+def test_demo_in_a_folder_this_user_cannot_search_is_an_error_not_a_traceback():
+    """As nobody, `demo --db` under root's 0700 folder: Path.exists raised
+    PermissionError out of the command."""
+    with nobody_dir() as folder:
+        closed = folder / "closed"
+        closed.mkdir(mode=0o700)
+        for db in (closed / "state.db", closed / "sub" / "state.db"):
+            proc = subprocess.run(
+                ["runuser", "-u", "nobody", "--", str(nobody_python())]
+                + ["-m", "hermes_fts.cli", "demo", "--db", str(db), "--json"],
+                capture_output=True,
+                text=True,
+                env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(nobody_package_root())},
+                cwd="/tmp",
+                timeout=120,
+            )
+            assert proc.returncode == 2 and proc.stderr == "", proc.stderr
+            assert json.loads(proc.stdout) == {
+                "success": False,
+                "error": f"{db} cannot be read by this user (Permission denied); give this "
+                "user read permission on it and the folders above it, or run as the "
+                "store's owner",
+            }
+        assert list(closed.iterdir()) == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 from dataclasses import dataclass
@@ -171,7 +172,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if db:
         path = Path(db).expanduser()
-        if path.exists():
+        # os.path's exists is False where this user cannot look (a folder above it
+        # closed to it); the open then names that, where Path.exists raised.
+        if os.path.exists(path):
             raise CommandError(f"{path} already exists; pass a new --db PATH for the demo store")
     else:
         tmp = tempfile.TemporaryDirectory(prefix="hermes-fts-demo-")
