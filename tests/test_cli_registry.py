@@ -381,3 +381,31 @@ def test_demo_in_a_folder_this_user_cannot_search_is_an_error_not_a_traceback():
                 "store's owner",
             }
         assert list(closed.iterdir()) == []
+
+
+@needs_nobody
+@pytest.mark.parametrize("argv", [["read", "s1"], ["scroll", "s1", "1"]])
+def test_read_of_a_default_store_this_user_cannot_reach_names_the_cause(argv):
+    """As nobody, with $HERMES_HOME root's 0700 folder: read and scroll looked for the
+    default store with Path.exists, which raised PermissionError as a traceback."""
+    with nobody_dir() as folder:
+        home = folder / "home"
+        home.mkdir(mode=0o700)
+        with open_store(home / "state.db") as store:
+            conversation(store, "s1", chat(2))
+        proc = subprocess.run(
+            ["runuser", "-u", "nobody", "--", str(nobody_python())]
+            + ["-m", "hermes_fts.cli", *argv, "--json"],
+            capture_output=True,
+            text=True,
+            env={
+                "PATH": os.environ.get("PATH", ""),
+                "PYTHONPATH": str(nobody_package_root()),
+                "HERMES_HOME": str(home),
+            },
+            cwd="/tmp",
+            timeout=120,
+        )
+        assert proc.returncode == 2 and proc.stderr == "", proc.stderr
+        error = json.loads(proc.stdout)["error"]
+        assert error.startswith(f"{home / 'state.db'} cannot be read by this user"), error

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from .._params import as_int
+from .._sqlite import file_kind
 from ..content import render_tool_calls
 from ..search.snippets import readable_text
 from ..store import SessionStore, default_db_path, failure_cause, open_store
@@ -162,7 +163,8 @@ def _open_history_store(args: argparse.Namespace, session: str | None) -> Sessio
         if args.profile is not None:
             return None  # the tool opens the profile's store read-only
         path = default_db_path()
-        if session is not None and not path.exists():
+        # Only when nothing is there: a store this user cannot reach is named by the open.
+        if session is not None and file_kind(path)[0] == "missing":
             return None
     # Searching never writes: rows still pending for the CJK index are
     # answered by the exact LIKE fallback, on a read-only file or folder too.
