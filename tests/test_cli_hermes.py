@@ -8,6 +8,8 @@ import subprocess
 import sys
 import threading
 
+import pytest
+
 from hermes_fts import SessionStore
 from hermes_fts.cli import main
 
@@ -114,3 +116,15 @@ def test_hermes_fts_commands_in_hermes_leave_the_environment_and_stdout_alone(
     assert data["hermes_plugin"]["config"]["enabled"] is True
     assert "answers" in data["hermes_plugin"], "the plugin's own status is laid over"
     assert f"Store:    {home / 'state.db'}" in text_out and "Hermes plugin (" in text_out
+
+
+def test_status_names_a_config_yaml_it_cannot_parse_on_its_one_line(capsys, tmp_path):
+    # PyYAML's message spans lines (the text, a caret under it): it split the table.
+    pytest.importorskip("yaml")
+    db = _store(tmp_path)
+    (tmp_path / "config.yaml").write_text("plugins: [\n  hermes-fts\n")
+    assert main(["status", "--db", str(db)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    hermes = next(i for i, line in enumerate(lines) if line.startswith("Hermes:"))
+    assert f"cannot read {tmp_path / 'config.yaml'}: while parsing a flow sequence" in lines[hermes]
+    assert lines[hermes + 1].startswith("Extension:"), lines[hermes : hermes + 3]

@@ -133,7 +133,8 @@ def config_section(text: str, key: str) -> Any:
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise ConfigUnreadable(str(exc)) from exc
+            # PyYAML's message spans lines (the text, a caret under it); status has one.
+            raise ConfigUnreadable(" ".join(str(exc).split())) from exc
         if data is None:
             return None
         if not isinstance(data, dict):
