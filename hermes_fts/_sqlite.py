@@ -95,7 +95,8 @@ def readonly_uri(path: str | os.PathLike[str], *, immutable: bool = False) -> st
     other process can be writing.
     """
     absolute = Path(os.path.abspath(os.fspath(path))).as_posix()
-    return f"file:{quote(absolute)}?mode=ro" + ("&immutable=1" if immutable else "")
+    # The name's own bytes: a name that is not UTF-8 (caf\xe9.db) is not text to quote.
+    return f"file:{quote(os.fsencode(absolute))}?mode=ro" + ("&immutable=1" if immutable else "")
 
 
 def nobody_writing(path: str | os.PathLike[str]) -> bool:

@@ -409,3 +409,19 @@ def test_read_of_a_default_store_this_user_cannot_reach_names_the_cause(argv):
         assert proc.returncode == 2 and proc.stderr == "", proc.stderr
         error = json.loads(proc.stdout)["error"]
         assert error.startswith(f"{home / 'state.db'} cannot be read by this user"), error
+
+
+@pytest.mark.parametrize("argv", [["status"], ["search", "chatter"], ["read", "s1"], ["browse"]])
+def test_a_store_whose_name_is_not_utf8_is_read(tmp_path, capsys, argv):
+    """caf\\xe9.db (a Latin-1 name; Python reads it as 'caf\\udce9.db'): the read-only
+    URI quoted the name as UTF-8 text, and every read died with UnicodeEncodeError."""
+    db = tmp_path / os.fsdecode(b"caf\xe9.db")
+    try:
+        store = open_store(db)
+    except (OSError, sqlite3.Error):  # a file system that refuses such names (APFS)
+        pytest.skip("this file system refuses a name that is not UTF-8")
+    with store:
+        conversation(store, "s1", chat(2))
+    assert main([*argv, "--db", str(db), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload.get("success", True) is True and payload != {}, payload
