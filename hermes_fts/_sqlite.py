@@ -56,6 +56,7 @@ SHORT_WAIT_S = 0.2
 SQLITE_CORRUPT = 11
 SQLITE_FULL = 13
 SQLITE_IOERR_SHMSIZE = 4874  # the -shm file could not be grown (a full disk)
+SQLITE_READONLY_ROLLBACK = 776  # a hot journal a read-only connection cannot roll back
 SHM_BYTES = 32768  # the first -shm region every WAL connection needs
 # Primary result codes of a store that is sound but cannot take a write now:
 # BUSY, LOCKED, READONLY, IOERR, FULL, CANTOPEN.
@@ -527,6 +528,12 @@ def open_problem(path: Path, readonly: bool, exc: BaseException) -> FileProblem:
         problem = _write_problem(path)
         if problem is not None:
             return FileProblem(f"{problem.message} ({exc})")
+    if readonly and refused and _hot_journal(path, code):
+        return FileProblem(
+            f"{path.name}-journal next to {path} holds a write a process left unfinished "
+            f"when it stopped ({exc}); a read-only command cannot roll it back: run "
+            "`hermes-fts sync` once, as a user who may write the store, then try again"
+        )
     if readonly and refused and not os.access(path.parent, os.W_OK):
         return FileProblem(
             f"the folder {path.parent} is read-only for this user and a {path.name}-wal file "
@@ -559,6 +566,17 @@ def open_problem(path: Path, readonly: bool, exc: BaseException) -> FileProblem:
             f"recover what is left with `sqlite3 {path} .recover`"
         )
     return FileProblem(f"cannot use {path} ({exc})")
+
+
+def _hot_journal(path: Path, code: int | None) -> bool:
+    """Whether a read-only open was refused for a rollback journal a crashed writer
+    left (SQLite's own code from Python 3.11, else a non-empty ``-journal``)."""
+    if code is not None:
+        return code == SQLITE_READONLY_ROLLBACK
+    try:
+        return os.path.getsize(f"{path}-journal") > 0
+    except OSError:
+        return False
 
 
 def failure_cause(exc: BaseException) -> str | None:

@@ -425,3 +425,34 @@ def test_a_store_whose_name_is_not_utf8_is_read(tmp_path, capsys, argv):
     assert main([*argv, "--db", str(db), "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload.get("success", True) is True and payload != {}, payload
+
+
+# A writer in rollback-journal mode that stops mid-write (killed, a crash): its pages
+# spill to the file, and the -journal holding the old ones stays behind, hot.
+CRASH_MID_WRITE = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA journal_mode=DELETE")
+conn.execute("PRAGMA cache_size=1")
+conn.execute("BEGIN")
+conn.execute("UPDATE messages SET content = content || ' changed'")
+os._exit(0)
+"""
+
+
+def test_a_hot_journal_is_named_with_the_command_that_rolls_it_back(tmp_path, capsys):
+    """Every read said the (writable) file "cannot be written; make it writable"."""
+    db = tmp_path / "state.db"
+    with open_store(db) as store:
+        conversation(store, "s1", chat(40))
+    subprocess.run([sys.executable, "-c", CRASH_MID_WRITE, str(db)], check=True, timeout=60)
+    assert Path(f"{db}-journal").stat().st_size > 0
+    for argv in (["status"], ["search", "chatter"], ["browse"]):
+        assert main([*argv, "--db", str(db)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"Error: state.db-journal next to {db} holds a write"), err
+        assert f"run `hermes-fts sync --db {db}` once" in err and "writable" not in err, err
+    assert main(["sync", "--db", str(db)]) == 0  # a writer rolls the write back
+    capsys.readouterr()
+    assert main(["search", "changed", "--db", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"] == []
