@@ -158,7 +158,8 @@ def connect_readonly(path: str | os.PathLike[str], **kwargs: Any) -> sqlite3.Con
     content to read either, the file alone is the whole store, and it is
     opened immutable.  A full disk with a ``-wal`` that holds changes raises.
     """
-    target = os.fspath(path)
+    # SQLite keeps the side files next to the file a symlink names: look there.
+    target = os.path.realpath(os.fspath(path))
     conn = sqlite3.connect(
         readonly_uri(target, immutable=nobody_writing(target)), uri=True, **kwargs
     )

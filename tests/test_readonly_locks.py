@@ -376,6 +376,24 @@ def test_a_read_only_folder_is_named_as_nobody() -> None:
         assert db.read_bytes() == before
 
 
+def test_a_symlink_to_a_store_in_a_read_only_folder_is_read_as_nobody() -> None:
+    """The link sits in a folder nobody may write; SQLite keeps the side files next to
+    the store it names, in root's 0755 folder.  The look for writers was at the
+    link's folder, so the read was not immutable and failed as 'cannot be written'."""
+    with nobody_dir() as folder:
+        store_folder, link_folder = folder / "store", folder / "links"
+        store_folder.mkdir(mode=0o755)
+        link_folder.mkdir(mode=0o755)
+        os.chown(link_folder, NOBODY, NOBODY)
+        db = make_store(store_folder)
+        link = link_folder / "state.db"
+        link.symlink_to(db)
+        before = db.read_bytes()
+        reads_all_work(link, nobody=True)
+        assert db.read_bytes() == before
+        assert sorted(p.name for p in store_folder.iterdir()) == ["state.db"]
+
+
 def test_an_empty_wal_left_behind_in_a_read_only_folder_is_read_as_nobody() -> None:
     """A crash or a copy leaves an empty state.db-wal and no -shm: no process is
     in WAL mode without the -shm, and the WAL holds nothing, so the store is read
