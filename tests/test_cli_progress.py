@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +168,43 @@ def test_measuring_rank_bounds_is_its_own_bar_in_words():
     measured = [line for line in lines if line.startswith("Measuring ")]
     assert "40/40 words" in measured[-1] and "100%" in measured[-1]
     assert "2 words/s" in measured[-1]  # its own rate, 30 words in 20 s, not the backfill's
+
+
+def _with_stderr_gone(*argv: str) -> int:
+    """``hermes-fts ARGV``'s exit status, its stderr a pipe whose reader has gone
+    (`2>&1 | head -1` once head has its line); stdin empty."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "hermes_fts.cli", *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=write_end,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+            timeout=300,
+        ).returncode
+    finally:
+        os.close(write_end)
+
+
+def test_a_progress_reader_that_went_away_does_not_stop_the_run(tmp_path):
+    """`hermes-fts optimize-storage --yes 2>&1 | head -1`: the first progress line
+    after head exits raised BrokenPipeError out of the run, which stopped half done
+    and exited 0, as if it had finished."""
+    db = tmp_path / "state.db"
+    _store_needing_a_full_backfill(db)
+    assert _with_stderr_gone("optimize-storage", "--yes", "--db", str(db)) == 0
+    with SessionStore(db, readonly=True) as store:
+        assert store.status()["needs_optimize"] == [], "the run stopped half done"
+
+
+def test_with_stderr_gone_a_refusal_keeps_its_exit_status(tmp_path):
+    """The prompt no one could read ended the command with 0 (nothing done), and an
+    error line that could not be written turned a usage error's 2 into 1."""
+    db = tmp_path / "state.db"
+    _store_needing_a_full_backfill(db)
+    before = db.read_bytes()
+    assert _with_stderr_gone("optimize-storage", "--db", str(db)) == 1  # no consent
+    assert db.read_bytes() == before
+    assert _with_stderr_gone("search", "x", "--limit", "abc", "--db", str(db)) == 2

@@ -73,10 +73,19 @@ def _fail(message: str, status: int, as_json: bool) -> int:
             # The error, where it can be read; the command's failure keeps its status.
             _OUTPUT_FAILED.append(exc)
             message += f" (the JSON document could not be written: {exc.strerror or exc})"
-            print(f"Error: {message}", file=sys.stderr)
+            _say_error(message)
     else:
-        print(f"Error: {message}", file=sys.stderr)
+        _say_error(message)
     return status
+
+
+def _say_error(message: str) -> None:
+    """The error line on stderr; one that cannot be written (its reader went away)
+    leaves the exit status to say it."""
+    try:
+        print(f"Error: {message}", file=sys.stderr, flush=True)
+    except OSError:
+        pass
 
 
 def main(

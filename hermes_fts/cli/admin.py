@@ -23,7 +23,7 @@ from ..store import (
     write_lock_held,
 )
 from .output import bar, emit_json, human_bytes
-from .progress import PLAIN_EVERY_S, ProgressBar, say
+from .progress import PLAIN_EVERY_S, ProgressBar, say, try_write
 from .registry import (
     CommandError,
     bounded_int,
@@ -40,11 +40,11 @@ STATUS_PROGRESS_BYTES = 256 * 1024 * 1024
 
 def _confirm(prompt: str) -> bool:
     """Ask on stderr (stdout stays the command's output); end of input is a no."""
-    sys.stderr.write(prompt)
-    sys.stderr.flush()
+    if not try_write(sys.stderr, prompt):
+        return False  # a question no one can read has no answer
     answer = sys.stdin.readline() if sys.stdin else ""  # None: no stdin at all (<&-)
     if not answer:
-        sys.stderr.write("\n")
+        try_write(sys.stderr, "\n")
         return False  # no terminal, no consent
     return answer.strip().lower() in ("y", "yes")
 

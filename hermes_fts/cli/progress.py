@@ -46,13 +46,27 @@ _LABELS = {
 }
 
 
+def try_write(stream: Any, text: str) -> bool:
+    """Write ``text`` to ``stream`` now; False when it cannot be written.
+
+    Progress only says how the work goes: a reader that went away (``2>&1 |
+    head``) or a stream that fails must not stop the work, which then ran
+    half and exited 0 as if done.
+    """
+    try:
+        stream.write(text)
+        stream.flush()
+    except OSError:
+        return False
+    return True
+
+
 def say(text: str, as_json: bool = False, stream: Any = None, **fields: Any) -> None:
     """A line for people on stderr (stdout stays the command's output); under
     ``--json`` a ``note`` event holding it, with ``fields``."""
-    out = stream or sys.stderr
     if as_json:
         text = json.dumps({"event": "note", "message": text, **fields}, ensure_ascii=False)
-    print(text, file=out, flush=True)
+    try_write(stream or sys.stderr, text + "\n")
 
 
 def _is_terminal(stream: Any) -> bool:
@@ -92,6 +106,11 @@ class ProgressBar:
         self.last_line = ""
         self.phase = ""
         self.drawn = False
+        self.lost = False  # the stream failed: the work goes on without progress
+
+    def _write(self, text: str) -> None:
+        if not self.lost:
+            self.lost = not try_write(self.stream, text)
 
     def __call__(self, ev: dict[str, Any]) -> None:
         phase = ev.get("phase", "")
@@ -109,7 +128,7 @@ class ProgressBar:
     def _write_phase(self, phase: str, label: str) -> None:
         if self.json_lines:
             label = json.dumps({"event": "phase", "phase": phase, "message": label})
-        print(label, file=self.stream, flush=True)
+        self._write(label + "\n")
 
     def _measure(self, ev: dict[str, Any], now: float) -> dict[str, Any]:
         """The step's counts, rate (per second, None until known) and seconds left."""
@@ -147,20 +166,19 @@ class ProgressBar:
         now = self.clock()
         line = self._line(self._measure(ev, now))
         if self.terminal:
-            self.stream.write("\r" + line)
+            self._write("\r" + line)
             self.drawn = True
         else:
             complete = int(ev["percent"]) >= 100
             due = self.last_plain is None or now - self.last_plain >= PLAIN_EVERY_S
             if not (due or complete) or line == self.last_line:
                 return
-            self.stream.write(line + "\n")
+            self._write(line + "\n")
             self.last_plain, self.last_line = now, line
-        self.stream.flush()
 
     def _end_line(self) -> None:
         if self.drawn:
-            self.stream.write("\n")
+            self._write("\n")
             self.drawn = False
 
     def close(self) -> None:
