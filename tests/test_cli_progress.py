@@ -208,3 +208,26 @@ def test_with_stderr_gone_a_refusal_keeps_its_exit_status(tmp_path):
     assert _with_stderr_gone("optimize-storage", "--db", str(db)) == 1  # no consent
     assert db.read_bytes() == before
     assert _with_stderr_gone("search", "x", "--limit", "abc", "--db", str(db)) == 2
+
+
+def test_with_stderr_gone_bench_still_reports(tmp_path):
+    """bench's 'timing ...' line raised BrokenPipeError: exit 0 and no report at all."""
+    db = tmp_path / "state.db"
+    _store_needing_a_full_backfill(db)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "hermes_fts.cli", "bench", "--per-band", "1"]
+            + ["--repeats", "1", "--db", str(db)],  # --json shows no progress
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=write_end,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+            timeout=300,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 0 and proc.stdout.startswith(f"Store: {db} "), proc.stdout
+    assert "index ms" in proc.stdout, proc.stdout

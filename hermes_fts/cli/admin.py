@@ -561,17 +561,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     def progress(what: str) -> None:
         if terminal:
-            print(f"\r\033[K timing {what}", end="", file=sys.stderr, flush=True)
+            try_write(sys.stderr, f"\r\033[K timing {what}")
         elif not args.json and (not last_line or time.monotonic() - last_line[0] >= PLAIN_EVERY_S):
             last_line[:] = [time.monotonic()]
-            print(f"bench: timing {what}", file=sys.stderr, flush=True)
+            try_write(sys.stderr, f"bench: timing {what}\n")  # its reader may be gone
 
     try:
         with open_db(args, readonly=True) as store:
             report = bench.run(store, args.per_band, args.repeats, args.seed, progress)
     finally:  # also on Ctrl-C, so the error line does not run into the term shown
         if terminal:
-            print("\r\033[K", end="", file=sys.stderr, flush=True)
+            try_write(sys.stderr, "\r\033[K")
     if args.json:
         emit_json(report)
         return 0
