@@ -456,3 +456,46 @@ def test_a_hot_journal_is_named_with_the_command_that_rolls_it_back(tmp_path, ca
     capsys.readouterr()
     assert main(["search", "changed", "--db", str(db), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["results"] == []
+
+
+@needs_nobody
+@pytest.mark.parametrize(
+    "python",
+    [
+        ["-m", "hermes_fts.cli", "browse", "--profile", "p1", "--json"],
+        ["-m", "hermes_fts.cli", "status", "--profile", "p1", "--json"],
+        [
+            "-c",
+            "import json, hermes_fts; print(json.dumps(hermes_fts.session_search(None, query='x')))",
+        ],
+    ],
+    ids=["browse", "status", "tool"],
+)
+def test_a_hermes_home_this_user_cannot_search_is_named_for_profiles_and_the_tool(python):
+    """As nobody, $HERMES_HOME root's 0700 folder: the look for a profile's or the
+    default store (Path.is_file) raised PermissionError: 'browse failed: [Errno 13]'
+    (status 1), and the tool told the model to 'retry with simpler arguments'."""
+    with nobody_dir() as folder:
+        home = folder / "home"
+        (home / "profiles" / "p1").mkdir(parents=True)
+        for db in (home / "state.db", home / "profiles" / "p1" / "state.db"):
+            with open_store(db) as store:
+                conversation(store, "s1", chat(2))
+        home.chmod(0o700)
+        proc = subprocess.run(
+            ["runuser", "-u", "nobody", "--", str(nobody_python()), *python],
+            capture_output=True,
+            text=True,
+            env={
+                "PATH": os.environ.get("PATH", ""),
+                "PYTHONPATH": str(nobody_package_root()),
+                "HERMES_HOME": str(home),
+            },
+            cwd="/tmp",
+            timeout=120,
+        )
+        assert "Traceback" not in proc.stderr, proc.stderr
+        error = json.loads(proc.stdout)["error"]
+        assert "state.db cannot be read by this user (Permission denied)" in error, error
+        if python[0] == "-m":
+            assert proc.returncode == 2, proc.stderr

@@ -20,7 +20,13 @@ from typing import Any, Callable
 from ..store import SessionStore, StoreError, default_db_path, open_store
 from .args import LINK_PREFIX, Call
 from .errors import NoDefaultStore, NoStore, NotHere
-from .profiles import locate_profile, profile_db_path, profile_of_file, validate_profile
+from .profiles import (
+    locate_profile,
+    nothing_there,
+    profile_db_path,
+    profile_of_file,
+    validate_profile,
+)
 from .shape import format_ts
 
 log = logging.getLogger(__name__)
@@ -193,7 +199,7 @@ def _context(
         return CallContext(opened, name, None)
     if store is None:
         path = default_db_path()
-        if not path.is_file():
+        if nothing_there(path):
             raise NoDefaultStore(
                 f"no session store at {path}; pass a store, set HERMES_HOME to the folder "
                 "holding state.db, or pass profile",

@@ -51,6 +51,15 @@ def _profile_path(name: str) -> Path:
     return _profiles_dir() / name / "state.db"
 
 
+def nothing_there(path: Path) -> bool:
+    """Whether no store file is at ``path``; False where this user cannot look (a
+    folder closed to it), so that the open names that cause, not a missing store."""
+    try:
+        return not path.is_file()
+    except OSError:
+        return False
+
+
 def _inside(path: Path, home: Path) -> bool:
     try:
         real = Path(os.path.realpath(path))
@@ -93,7 +102,7 @@ def profile_db_path(name: str) -> Path:
             f"profile {canon!r} resolves outside {home}; pass a profile that lives in "
             "the Hermes profiles folder"
         )
-    if not path.is_file():
+    if nothing_there(path):
         known = ", ".join(available_profiles()) or "none"
         raise NoStore(
             f"profile {canon!r} does not exist (no state.db at {path}); "
