@@ -475,6 +475,14 @@ _WRITES = "this command writes to the store"
 
 def _write_problem(path: Path) -> FileProblem | None:
     """Why this user cannot write ``path`` (or create it), looking only; None if it can."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # a missing folder is created in the nearest existing one
+    if _read_only_mount(folder):  # no chmod or user can write there
+        return FileProblem(
+            f"{path} is on a file system mounted read-only and {_WRITES}; remount it "
+            "read-write, or copy the store to a disk that can be written"
+        )
     if path.exists() and not os.access(path, os.W_OK):
         info = path.stat()
         if info.st_mode & 0o200 and info.st_uid != _euid():
@@ -490,9 +498,6 @@ def _write_problem(path: Path) -> FileProblem | None:
             f"{path} is a read-only file and {_WRITES}; make it writable "
             f"(chmod u+w as its owner) or run as a user who may write it"
         )
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent  # a missing folder is created in the nearest existing one
     if not os.access(folder, os.W_OK):
         return FileProblem(
             f"the folder {folder} is read-only for this user and {_WRITES}: "
@@ -500,6 +505,14 @@ def _write_problem(path: Path) -> FileProblem | None:
             "make the folder writable"
         )
     return None
+
+
+def _read_only_mount(folder: Path) -> bool:
+    statvfs = getattr(os, "statvfs", None)  # none on Windows
+    try:
+        return statvfs is not None and bool(statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _euid() -> int:

@@ -236,6 +236,25 @@ def test_reads_work_on_a_full_disk(nobody: bool) -> None:
         assert files(db) == before
 
 
+def test_a_store_on_a_read_only_mount_is_named_as_such() -> None:
+    """A volume mounted read-only (a container's `:ro`, a backup): writers told root
+    the file was read-only and to `chmod u+w` it, which the mount refuses too."""
+    with tmpfs() as mount:
+        db = make_store(mount)
+        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+        before = files(db)
+        reads_all_work(db, nobody=False)
+        for command in (["sync"], ["optimize-storage", "--yes"], ["demo"]):
+            target = db if command != ["demo"] else mount / "new" / "state.db"
+            message = error_of(command, target)
+            assert message == (
+                f"Error: {target} is on a file system mounted read-only and this command "
+                "writes to the store; remount it read-write, or copy the store to a disk "
+                "that can be written\n"
+            ), message
+        assert files(db) == before
+
+
 def test_a_full_disk_with_unread_wal_changes_says_so() -> None:
     """With a -wal holding changes, the file alone is not the store: no immutable read."""
     with tmpfs() as mount:
