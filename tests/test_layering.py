@@ -90,6 +90,7 @@ LAYERS: dict[str, int] = {
     "cli.admin": 11,
     "cli.history": 11,
     "cli.demo": 11,
+    "cli.timing": 11,
     # The Hermes Agent plugin sits on top: it wires the tool and the CLI into
     # Hermes, and nothing in the package imports it.
     "hermes.plugin": 12,

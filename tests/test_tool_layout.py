@@ -30,7 +30,7 @@ TOOL_LAYERS = [
 CLI_LAYERS = [
     {"output"},
     {"progress", "registry"},
-    {"admin", "history", "demo"},
+    {"admin", "history", "demo", "timing"},
     {"__init__"},
     {"__main__"},
 ]
