@@ -69,11 +69,42 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> SessionStore:
         ("ja_other", "2025-06-01T10:00", ["データベースは何を選びましたか？MySQLです"]),
         ("ko_old", "2026-10-07T10:00", ["회의에서 무엇을 결정했어? 회의에서 Redis로 결정했어요"]),
         ("ko_week", "2026-11-26T10:00", ["회의에서 RabbitMQ로 결정했어요"]),
+        # a noun in hiragana: the decoy is newer and holds the verb twice
+        ("onigiri", "2026-04-01T10:00", ["昨日はおにぎりを食べた。美味しかった"]),
+        ("ramen", "2026-04-02T10:00", ["ラーメンを食べた", "またラーメンを食べたい"]),
     ]
     for sid, when, texts in say:
         conversation(st, sid, [("user", text) for text in texts], start=at(when))
     yield st
     st.close()
+
+
+# --------------------------------------------------------------------------- hiragana nouns
+
+
+@pytest.mark.parametrize(
+    "query", ["おにぎりを食べたのはいつ？", "どんなおにぎりを食べた？", "東京でおにぎりを食べた"]
+)
+def test_a_hiragana_noun_in_a_japanese_sentence_is_searched(
+    store: SessionStore, query: str
+) -> None:
+    # Its bigrams alone read as grammar (おに, にぎ, ぎり), the verb decided.
+    assert sessions(store, query)[0] == "onigiri"
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        "由美の姉はどんな趣味の話をしていましたか",  # a verb: no particle ends it
+        "由美の姉がはまった住まいは何でしたか",  # after a particle, ended by none
+        "美味しかったですね",  # an ending after a kanji
+        "リハビリについてどんな助言をしましたか",
+    ],
+)
+def test_hiragana_grammar_is_no_noun(run: str) -> None:
+    from hermes_fts.search.question import hiragana_words
+
+    assert hiragana_words(run) == []
 
 
 # --------------------------------------------------------------------------- possessives

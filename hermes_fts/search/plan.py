@@ -87,7 +87,7 @@ from .._index_text import (
     has_cjk,
     segments,
 )
-from .question import Reading, read_question
+from .question import Reading, hiragana_words, read_question
 from .syntax import (
     OPERATOR_WORD,
     AnyOf,
@@ -400,6 +400,7 @@ def _pieces(term: Term) -> list[Term]:
             out.append(Term(seg, prefix))
         elif len(seg) > 2:
             out += [Term(seg[i : i + 2], prefix and i == len(seg) - 2) for i in range(len(seg) - 1)]
+            out += [Term(w) for w in hiragana_words(seg) if w != seg]
     lone = [
         Term(seg, term.prefix and n == len(segs) - 1)
         for n, (c, seg) in enumerate(segs)
