@@ -231,6 +231,11 @@ def _served(
             return False, "cjk_unicode61 extension not loaded"
         if indexing.get_meta(conn, schema.META_CJK_STALE) is not None:
             return False, "stale: run `hermes-fts optimize-storage`"
+        missing = schema.cjk_parts_missing(conn)
+        if missing:
+            # Removed by hand (the sqlite3 shell): seen by a read-only open, which
+            # cannot repair; the index misses changes or cannot be read.
+            return False, f"{', '.join(missing)} missing: run `hermes-fts optimize-storage`"
         if indexing.backfill_window(conn, CJK) is not None:
             # Reference behaviour: the CJK index is served once complete.
             return False, "backfill pending: run `hermes-fts optimize-storage`"
@@ -444,6 +449,9 @@ def _align_cjk(
         # An earlier layout: not served until optimize-storage rebuilds it.
         indexing.set_meta(conn, schema.META_CJK_STALE, 1)
     elif cjk_sql is not None:
+        if schema.CJK_PENDING in schema.cjk_parts_missing(conn):
+            # Dropped by hand: the changes it held are lost to the index.
+            indexing.set_meta(conn, schema.META_CJK_STALE, 1)
         conn.execute(schema.PENDING_TABLE_SQL)
         conn.execute(schema.PENDING_INDEX_SQL)
         if not _triggers_ok(conn, CJK):
@@ -496,6 +504,8 @@ def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
             reasons.append("cjk_missing")
         elif indexing.get_meta(conn, schema.META_CJK_STALE) is not None:
             reasons.append("cjk_stale")
+        elif schema.cjk_parts_missing(conn):
+            reasons.append("cjk_broken")  # its triggers, pending table or view dropped
         elif not schema.cjk_tokenize_current(cjk_sql):
             reasons.append("cjk_outdated")  # older tokenizer options: rebuilt
         if indexing.pending_count(conn) > 0:

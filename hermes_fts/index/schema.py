@@ -610,6 +610,20 @@ def missing_triggers(conn: sqlite3.Connection, index: str) -> list[str]:
     return [name for name, _ in DDL[index].triggers if name not in live]
 
 
+def cjk_parts_missing(conn: sqlite3.Connection) -> list[str]:
+    """Names of what the CJK index needs besides its table that are absent: its
+    pending-change table, the view it reads and its triggers.  Without them a
+    change goes unlogged (the index misses rows) or the index cannot be read."""
+    held = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM main.sqlite_master WHERE type IN ('table', 'view')"
+        )
+    }
+    parts = [CJK_PENDING, reads_view(conn, CJK) or content_view(CJK)]
+    return [name for name in parts if name not in held] + missing_triggers(conn, CJK)
+
+
 def index_sql(conn: sqlite3.Connection, index: str) -> str | None:
     row = conn.execute(
         "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (index,)

@@ -38,6 +38,7 @@ SEARCH_SLOWED = frozenset(
         "word_outdated",
         "cjk_missing",
         "cjk_stale",
+        "cjk_broken",
         "cjk_outdated",
     }
 )
@@ -68,6 +69,7 @@ SLOWED_WORDS = {
     "word_outdated": "the word index has an earlier layout",
     "cjk_missing": "the CJK index is not built",
     "cjk_stale": "the CJK index is under repair",
+    "cjk_broken": "objects the CJK index needs (its triggers, change log or view) were removed",
     "cjk_outdated": "the CJK index was built with older options",
     "cjk_pending": "many messages wait for the CJK index",
 }

@@ -1,0 +1,96 @@
+"""A store a user edited with the real ``sqlite3`` shell: objects of ours dropped,
+rows of our index's tables deleted.  The read-only paths (``status``, the tool, the
+plugin's store) must say what is wrong and what to run, searches must still find
+every matching row by an exact route, and ``optimize-storage`` must repair it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from _tool_fixtures import conversation, open_store
+
+from hermes_fts import SessionStore, session_search
+from hermes_fts.cli import main as cli_main
+
+SQLITE3 = shutil.which("sqlite3")
+pytestmark = pytest.mark.skipif(SQLITE3 is None, reason="needs the sqlite3 shell")
+
+NEW_ROW = (
+    "INSERT INTO messages(session_id, role, content, timestamp) "
+    "VALUES ('en-1', 'user', 'the zebrafish tank leaks', 1700000100);"
+)
+
+
+def shell(db: Path, sql: str) -> None:
+    """``sql`` run by the sqlite3 shell, as a user editing the file by hand."""
+    subprocess.run([str(SQLITE3), str(db), sql], check=True, capture_output=True, text=True)
+
+
+@pytest.fixture()
+def db(tmp_path: Path) -> Path:
+    """An optimized store: the CJK index served, complete, with its triggers."""
+    path = tmp_path / "state.db"
+    with open_store(path) as store:
+        conversation(store, "en-1", [("user", "the deploy failed"), ("assistant", "redeployed")])
+        conversation(store, "zh-1", [("user", "数据库迁移的方案"), ("assistant", "好的")])
+        store.optimize_storage(sleep=lambda s: None, vacuum=False)
+    return path
+
+
+def search(db: Path, query: str) -> dict:
+    with SessionStore(db, readonly=True) as store:
+        return session_search(store, query=query)
+
+
+def status_json(db: Path, capsys: pytest.CaptureFixture[str]) -> dict:
+    assert cli_main(["--json", "status", "--db", str(db)]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+# Each edit leaves a row the CJK index does not hold, or the index unreadable.
+EDITS = {
+    "insert trigger dropped": "DROP TRIGGER hermes_fts_cjk_pending_insert; " + NEW_ROW,
+    "update trigger dropped": "DROP TRIGGER hermes_fts_cjk_pending_update; "
+    "UPDATE messages SET content = 'the zebrafish tank leaks' WHERE content = 'redeployed';",
+    "change log dropped": "DROP TABLE hermes_fts_cjk_pending;",
+    "view dropped": "DROP VIEW hermes_fts_cjk_text;",
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_a_cjk_index_missing_a_part_is_not_served_and_searches_still_find_the_rows(
+    db: Path, edit: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shell(db, EDITS[edit])
+    word = "zebrafish" if "trigger" in edit else "deploy"
+    found = search(db, word)
+    assert found["success"] is True, found
+    assert [r["session_id"] for r in found["results"]] == ["en-1"], found
+    assert found["route"] != "fts_cjk", "an exact route, not the index that misses rows"
+    assert "optimize-storage" in found["index_rebuild"]["note"], found
+    status = status_json(db, capsys)
+    cjk = status["indexes"]["hermes_fts_cjk"]
+    assert cjk["served"] is False and "optimize-storage" in cjk["reason"], cjk
+    assert "cjk_broken" in status["needs_optimize"], status
+    with SessionStore(db) as store:
+        store.optimize_storage(sleep=lambda s: None, vacuum=False)
+    repaired = search(db, word)
+    assert repaired["route"] == "fts_cjk" and "index_rebuild" not in repaired, repaired
+    assert [r["session_id"] for r in repaired["results"]] == ["en-1"], repaired
+
+
+def test_a_change_log_dropped_with_changes_in_it_is_rebuilt_not_trusted(db: Path) -> None:
+    # The shell has no extension: its row waits in the change log, which is then dropped.
+    shell(db, NEW_ROW + " DROP TABLE hermes_fts_cjk_pending;")
+    with SessionStore(db) as store:  # a writer's open puts the log back: the row is lost to it
+        found = session_search(store, query="zebrafish")
+        assert [r["session_id"] for r in found["results"]] == ["en-1"], found
+        assert found["route"] != "fts_cjk", found
+        store.optimize_storage(sleep=lambda s: None, vacuum=False)
+        repaired = session_search(store, query="zebrafish")
+    assert repaired["route"] == "fts_cjk", repaired
+    assert [r["session_id"] for r in repaired["results"]] == ["en-1"], repaired
