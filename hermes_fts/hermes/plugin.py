@@ -320,8 +320,13 @@ def _ours(
 def _wants_cross_check(payload: dict[str, Any]) -> bool:
     """An empty search is the one failure that looks like success (a damaged index
     can read as empty), so Hermes' built-in is asked too: the cost of a miss, never
-    of a hit."""
-    return payload.get("mode") == "discover" and not payload.get("results")
+    of a hit.  Not when time bounds or exclusions narrowed it (``filters``): the
+    built-in takes neither, so its hits answer a wider question."""
+    return (
+        payload.get("mode") == "discover"
+        and not payload.get("results")
+        and not payload.get("filters")
+    )
 
 
 def _cross_checked(payload: dict[str, Any], theirs: Any) -> Any:
@@ -331,7 +336,10 @@ def _cross_checked(payload: dict[str, Any], theirs: Any) -> Any:
         data = json.loads(theirs) if isinstance(theirs, str) else None
     except ValueError:
         data = None
-    found = data.get("results") if isinstance(data, dict) else None
+    # Only the built-in's own search answers the same question: a query it cannot
+    # read as text (a number) makes it list the latest sessions instead.
+    searched = isinstance(data, dict) and data.get("mode") == "discover"
+    found = data.get("results") if searched and isinstance(data, dict) else None
     if not found:
         return json.dumps(payload, ensure_ascii=False)
     query = payload.get("query")

@@ -1,0 +1,72 @@
+"""``session_search`` calls a real model makes, through the real Hermes Agent loop.
+
+hermes-agent 0.19.0 (``tests/_hermes_env.py``) runs one turn against a scripted
+OpenAI-compatible server on 127.0.0.1 whose first answer calls the tool with the
+arguments below; the plugin answers.  Every answer must be JSON that says what
+was done, answer the question asked, and the loop must go on.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import _hermes_env as he
+import pytest
+
+
+@pytest.fixture()
+def home(tmp_path: Path, hermes_venv: Path) -> Path:
+    """A Hermes home: history written by SessionDB, the plugin enabled with the grant,
+    the indexes built."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    he.run_driver(hermes_venv, folder, "seed")
+    (folder / "config.yaml").write_text(
+        "plugins:\n  enabled:\n    - hermes-fts\n  disabled: []\n  entries:\n"
+        "    hermes-fts:\n      allow_tool_override: true\n"
+    )
+    built = subprocess.run(
+        [str(he.venv_bin(hermes_venv, "hermes-fts")), "optimize-storage", "--yes"],
+        capture_output=True,
+        text=True,
+        env=he.clean_env(folder),
+        timeout=120,
+    )
+    assert built.returncode == 0, built.stderr
+    return folder
+
+
+def turn(venv: Path, home: Path, *calls: dict[str, Any]) -> tuple[list[dict[str, Any]], dict]:
+    out = he.run_driver(venv, home, "turn", "--tool-args", json.dumps(list(calls)))
+    assert out["final"] == "Here is what I found.", "the loop went on after the tool calls"
+    assert len(out["tool_messages"]) == len(calls), out
+    return [json.loads(m) for m in out["tool_messages"]], out
+
+
+def ours(payload: dict[str, Any]) -> bool:
+    return str(payload.get("engine", "")).startswith("hermes-fts ")
+
+
+def test_a_narrowed_or_numeric_search_that_finds_nothing_is_not_answered_by_another_question(
+    hermes_venv: Path, home: Path
+) -> None:
+    # "deploy" is only in en-1: each search below rightly finds nothing.  Hermes'
+    # built-in takes no exclusions or time bounds and browses for a number, so its
+    # "hits" would answer another question (the session the model excluded).
+    excluded, bounded, number = turn(
+        hermes_venv,
+        home,
+        {"query": "deploy", "exclude_session_ids": ["en-1"]},
+        {"query": "deploy", "after": "2001-01-01", "before": "2001-01-02"},
+        {"query": 404},
+    )[0]
+    for payload in (excluded, bounded, number):
+        assert ours(payload), payload
+        assert payload["success"] is True and payload["mode"] == "discover", payload
+        assert payload["results"] == [] and payload["message"], payload
+    assert excluded["filters"] == {"exclude_session_ids": ["en-1"]}
+    assert set(bounded["filters"]) == {"after", "before"}
+    assert number["query"] == "404"
