@@ -58,6 +58,10 @@ EDITS = {
     "UPDATE messages SET content = 'the zebrafish tank leaks' WHERE content = 'redeployed';",
     "change log dropped": "DROP TABLE hermes_fts_cjk_pending;",
     "view dropped": "DROP VIEW hermes_fts_cjk_text;",
+    # FTS5 cannot open, nor so drop, a table whose shadow tables are gone.
+    "data table dropped": "DROP TABLE hermes_fts_cjk_data;",
+    "every shadow table dropped": "DROP TABLE hermes_fts_cjk_data; DROP TABLE hermes_fts_cjk_idx; "
+    "DROP TABLE hermes_fts_cjk_docsize; DROP TABLE hermes_fts_cjk_config;",
 }
 
 

@@ -533,11 +533,46 @@ def forget_rank_bounds(conn: sqlite3.Connection, index: str) -> None:
         conn.execute(f"DELETE FROM {RANK_BOUNDS_BUILT} WHERE tbl = ?", (index,))
 
 
+# The tables FTS5 keeps for an index of ours (external content: no ``_content``).
+FTS5_SHADOWS = ("data", "idx", "docsize", "config")
+
+
+def drop_fts_table(conn: sqlite3.Connection, table: str) -> None:
+    """``DROP TABLE IF EXISTS table``, also when a shadow table of it was dropped by
+    hand: FTS5 must open a table to drop it, and cannot without them."""
+    try:
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    except sqlite3.DatabaseError:
+        if not _restore_shadows(conn, table):
+            raise
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def _restore_shadows(conn: sqlite3.Connection, table: str) -> bool:
+    """Put back empty shadow tables of ``table`` that are missing, copied from a new
+    empty FTS5 table (its version and structure rows included); False if none was."""
+    held = {row[0] for row in conn.execute("SELECT name FROM main.sqlite_master")}
+    missing = [s for s in FTS5_SHADOWS if f"{table}_{s}" not in held]
+    if not missing:
+        return False
+    scratch = f"{NAMESPACE}shadow_scratch"
+    conn.execute(f"DROP TABLE IF EXISTS {scratch}")
+    conn.execute(f"CREATE VIRTUAL TABLE {scratch} USING fts5(x, content='')")
+    for suffix in missing:
+        (sql,) = conn.execute(
+            "SELECT sql FROM main.sqlite_master WHERE name = ?", (f"{scratch}_{suffix}",)
+        ).fetchone()
+        conn.execute(sql.replace(f"{scratch}_{suffix}", f"{table}_{suffix}", 1))
+        conn.execute(f"INSERT INTO {table}_{suffix} SELECT * FROM {scratch}_{suffix}")
+    conn.execute(f"DROP TABLE {scratch}")
+    return True
+
+
 def drop_index_objects(conn: sqlite3.Connection, index: str) -> None:
     forget_rank_bounds(conn, index)
     drop_triggers(conn, index)
     views = {DDL[index].view, reads_view(conn, index)} - {reads_view(conn, build_name(index))}
-    conn.execute(f"DROP TABLE IF EXISTS {index}")
+    drop_fts_table(conn, index)
     for view in views - {None}:
         conn.execute(f"DROP VIEW IF EXISTS {view}")
     if index == CJK:
@@ -621,6 +656,7 @@ def cjk_parts_missing(conn: sqlite3.Connection) -> list[str]:
         )
     }
     parts = [CJK_PENDING, reads_view(conn, CJK) or content_view(CJK)]
+    parts += [f"{CJK}_{suffix}" for suffix in FTS5_SHADOWS]
     return [name for name in parts if name not in held] + missing_triggers(conn, CJK)
 
 

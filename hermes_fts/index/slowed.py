@@ -69,7 +69,7 @@ SLOWED_WORDS = {
     "word_outdated": "the word index has an earlier layout",
     "cjk_missing": "the CJK index is not built",
     "cjk_stale": "the CJK index is under repair",
-    "cjk_broken": "objects the CJK index needs (its triggers, change log or view) were removed",
+    "cjk_broken": "tables or triggers the CJK index needs were dropped",
     "cjk_outdated": "the CJK index was built with older options",
     "cjk_pending": "many messages wait for the CJK index",
 }
