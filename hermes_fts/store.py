@@ -8,6 +8,7 @@ A read-only open never writes a byte; it reports what the file holds.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import logging
 import os
@@ -62,6 +63,7 @@ _MESSAGE_FIELDS = schema.MESSAGES.names
 _text_or_replacement = functools.partial(str, encoding="utf-8", errors="replace")
 _UPDATABLE_FIELDS = frozenset(_MESSAGE_FIELDS) - {"session_id"}
 _SESSION_FIELDS = schema.SESSIONS.names
+_REPAIR = "run `hermes-fts optimize-storage` to rebuild it"
 
 
 def open_store(
@@ -671,7 +673,10 @@ class SessionStore(transcript.Views):
             self._mark_fts_stale(str(exc))
             # A read-only store cannot record it; the search is told directly.
             damaged = {**self._seen.state(self._seen.token()), "fts_stale": True}
-            return search.run(self._conn, damaged, request)
+            found = search.run(self._conn, damaged, request)
+            # Said with the answer: a read-only caller (the plugin) has no other sign.
+            said = f"a search index is damaged ({exc}), so an exact scan answered; {_REPAIR}"
+            return dataclasses.replace(found, notes=(*found.notes, said))
 
     def search_messages(
         self,

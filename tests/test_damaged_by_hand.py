@@ -98,3 +98,20 @@ def test_a_change_log_dropped_with_changes_in_it_is_rebuilt_not_trusted(db: Path
         repaired = session_search(store, query="zebrafish")
     assert repaired["route"] == "fts_cjk", repaired
     assert [r["session_id"] for r in repaired["results"]] == ["en-1"], repaired
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "DELETE FROM hermes_fts_cjk_docsize WHERE id IN "
+        "(SELECT id FROM messages WHERE content LIKE '%deploy%');",
+        "DELETE FROM hermes_fts_cjk_data WHERE id > 10;",  # every segment, the structure kept
+    ],
+)
+def test_an_answer_from_a_damaged_index_says_so_in_its_notes(db: Path, edit: str) -> None:
+    shell(db, edit)
+    found = search(db, "deploy")  # read-only, as the plugin: nothing can be marked
+    assert [r["session_id"] for r in found["results"]] == ["en-1"], found
+    assert found["route"] != "fts_cjk", found
+    said = [n for n in found.get("query_notes", []) if "damaged" in n]
+    assert said and "optimize-storage" in said[0], found

@@ -44,10 +44,13 @@ def test_search_result_carries_the_route_that_answered(damaged: Path) -> None:
         assert store.describe_search_path("corruption") == "fts_cjk"  # the plan, before
         result = store.search("corruption")
         assert result.route == "like_scan_fts_stale" and len(result.rows) == 2
-        assert result.notes == ()
-        # The notes are the parser's for this very query, the same the tool shows.
+        # Only that the index is damaged and what repairs it: the query was not changed.
+        (damage,) = result.notes
+        assert "index is damaged" in damage and "optimize-storage" in damage
+        # Beside it, the parser's notes for this very query, the same the tool shows.
         changed = store.search('"corruption')
-        assert changed.notes == tuple(store.query_notes('"corruption')) != ()
+        assert changed.notes == (*store.query_notes('"corruption'), damage)
+        assert store.query_notes('"corruption') != []
 
 
 def test_cli_prints_the_route_that_answered(
