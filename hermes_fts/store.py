@@ -744,6 +744,7 @@ class SessionStore(transcript.Views):
                 "disabled": _env.cjk_extension_disabled(),
             },
             progress=progress,
+            damage=self.damaged_indexes(),
         )
 
     def close(self) -> None:

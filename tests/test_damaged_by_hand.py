@@ -115,3 +115,22 @@ def test_an_answer_from_a_damaged_index_says_so_in_its_notes(db: Path, edit: str
     assert found["route"] != "fts_cjk", found
     said = [n for n in found.get("query_notes", []) if "damaged" in n]
     assert said and "optimize-storage" in said[0], found
+
+
+def test_status_reports_an_index_that_lost_rows_as_damaged(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A search for a word of the rows kept meets no damage; status must still see it.
+    shell(db, "DELETE FROM hermes_fts_cjk_docsize WHERE id % 2 = 0;")
+    status = status_json(db, capsys)
+    assert "holds" in status["damaged"]["hermes_fts_cjk"], status["damaged"]
+    assert "damaged" in status["needs_optimize"]
+    assert "damaged" in status["indexes"]["hermes_fts_cjk"]["reason"]
+    assert cli_main(["status", "--db", str(db)]) == 0
+    shown = capsys.readouterr().out
+    assert "damaged (holds" in shown and "optimize-storage" in shown, shown
+    with SessionStore(db) as store:
+        store.optimize_storage(sleep=lambda s: None, vacuum=False)
+    after = status_json(db, capsys)
+    assert after["damaged"] == {} and "damaged" not in after["needs_optimize"], after
+    assert after["indexes"]["hermes_fts_cjk"]["reason"] == "ok"

@@ -688,9 +688,11 @@ def status_report(
     disk_bytes: int,
     extension: dict[str, Any],
     progress: indexing.Progress | None = None,
+    damage: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Everything ``hermes-fts status`` reports; reads only (a full scan of the text,
     and of each index, which ``progress`` reports as ``text`` and ``sizes``).
+    ``damage``: the served indexes found damaged (``damaged``), with what is wrong.
 
     ``db_bytes`` is SQLite's page count times the page size, which includes
     pages still in the ``-wal`` file; ``disk_bytes`` what the files take on
@@ -705,6 +707,11 @@ def status_report(
         index: {**state[index], "bytes": None, "x_text": None, **sizes.get(index, {})}
         for index in schema.INDEXES
     }
+    damage = damage or {}
+    for index, problem in damage.items():
+        # Still read by searches (they fall back when they meet the damage, and
+        # may miss rows where they do not): only a rebuild repairs it.
+        indexes[index]["reason"] = f"damaged ({problem}): run `hermes-fts optimize-storage`"
     return {
         "db": path,
         "messages": conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0],
@@ -714,7 +721,8 @@ def status_report(
         "disk_bytes": disk_bytes,
         "indexes": indexes,
         "fts_stale": state["fts_stale"],
-        "needs_optimize": state["needs_optimize"],
+        "needs_optimize": [*state["needs_optimize"], *(["damaged"] if damage else [])],
+        "damaged": damage,
         "blocked_writes": (
             schema.dangling_triggers(conn) if "writes_blocked" in state["needs_optimize"] else {}
         ),

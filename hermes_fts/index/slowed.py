@@ -84,6 +84,7 @@ def slowed_why(codes: Collection[str]) -> str:
 OPTIMIZE_WORDS = {
     **SLOWED_WORDS,
     "writes_blocked": "triggers of ours write tables that are gone",
+    "damaged": "a served index is damaged, so searches may miss rows",
     "word_to_drop": "the word index is no longer kept",
     "trigram_to_build": "the trigram index (HERMES_TRIGRAM_FTS=1) is not built",
     "trigram_to_drop": "the trigram index is no longer kept",
