@@ -451,6 +451,20 @@ def store_file_problem(
     return None if readonly else _write_problem(path)
 
 
+def content_column_problem(conn: sqlite3.Connection, path: Path) -> str | None:
+    """What is wrong when ``messages`` exists without its ``content`` column (renamed or
+    dropped by hand), else None.  Every Hermes layout has it: read as a missing
+    optional column (NULL), every message would show no text and match nothing."""
+    columns = {row[1] for row in conn.execute("PRAGMA main.table_info(messages)")}
+    if not columns or "content" in columns:
+        return None
+    return (
+        f"{path}: the messages table has no content column (renamed or dropped by hand?), "
+        "so no message can be read or searched; give it back its name "
+        "(ALTER TABLE messages RENAME COLUMN <its name> TO content) or restore a backup"
+    )
+
+
 def tables_problem(conn: sqlite3.Connection, path: Path) -> FileProblem | None:
     """A wrong path when the database ``conn`` reads lacks Hermes' ``sessions`` or
     ``messages`` table; None when it has both."""

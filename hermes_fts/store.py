@@ -126,6 +126,10 @@ class SessionStore(transcript.Views):
         self.readonly, self._progress = readonly, progress
         _sqlite.prepare_store_path(self._path, default=path is None, readonly=readonly)
         self._conn = self._open_connection()
+        renamed = _sqlite.content_column_problem(self._conn, self._path)
+        if renamed is not None:  # before an open adds an empty one (ensure_base_schema)
+            self._conn.close()
+            raise StoreError(renamed)
         self._conn.row_factory = sqlite3.Row
         # Bytes that are not UTF-8 (another tool's TEXT) read as U+FFFD: the
         # default decode would fail every read of their row, search included.

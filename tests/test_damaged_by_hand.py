@@ -134,3 +134,18 @@ def test_status_reports_an_index_that_lost_rows_as_damaged(
     after = status_json(db, capsys)
     assert after["damaged"] == {} and "damaged" not in after["needs_optimize"], after
     assert after["indexes"]["hermes_fts_cjk"]["reason"] == "ok"
+
+
+def test_a_renamed_content_column_is_named_not_read_as_empty_messages(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shell(db, "ALTER TABLE messages RENAME COLUMN content TO body;")
+    for command in (["status"], ["search", "deploy"], ["optimize-storage", "--yes"]):
+        assert cli_main(["--json", *command, "--db", str(db)]) != 0, command
+        error = json.loads(capsys.readouterr().out)["error"]
+        assert "no content column" in error and "RENAME COLUMN" in error, error
+    # Nothing was added in its place: renaming it back gives the store back whole.
+    shell(db, "ALTER TABLE messages RENAME COLUMN body TO content;")
+    found = search(db, "deploy")
+    assert [r["session_id"] for r in found["results"]] == ["en-1"], found
+    assert found["route"] == "fts_cjk", found
