@@ -121,7 +121,7 @@ def test_status_reports_an_index_that_lost_rows_as_damaged(
     db: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # A search for a word of the rows kept meets no damage; status must still see it.
-    shell(db, "DELETE FROM hermes_fts_cjk_docsize WHERE id % 2 = 0;")
+    shell(db, "DELETE FROM hermes_fts_cjk_docsize WHERE id = 1;")  # not the newest row
     status = status_json(db, capsys)
     assert "holds" in status["damaged"]["hermes_fts_cjk"], status["damaged"]
     assert "damaged" in status["needs_optimize"]
@@ -149,3 +149,33 @@ def test_a_renamed_content_column_is_named_not_read_as_empty_messages(
     found = search(db, "deploy")
     assert [r["session_id"] for r in found["results"]] == ["en-1"], found
     assert found["route"] == "fts_cjk", found
+
+
+def test_a_change_log_emptied_by_hand_is_not_trusted(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The shell has no extension: its row waits in the log, which is then emptied,
+    # so the index neither holds the row nor will ever get it.
+    shell(db, NEW_ROW + " DELETE FROM hermes_fts_cjk_pending;")
+    found = search(db, "zebrafish")
+    assert [r["session_id"] for r in found["results"]] == ["en-1"], found
+    assert found["route"] != "fts_cjk" and "optimize-storage" in found["index_rebuild"]["note"]
+    status = status_json(db, capsys)
+    assert "cjk_unlogged" in status["needs_optimize"], status
+    assert "change log" in status["indexes"]["hermes_fts_cjk"]["reason"]
+    with SessionStore(db) as store:
+        store.optimize_storage(sleep=lambda s: None, vacuum=False)
+    repaired = search(db, "zebrafish")
+    assert repaired["route"] == "fts_cjk" and "index_rebuild" not in repaired, repaired
+    assert [r["session_id"] for r in repaired["results"]] == ["en-1"], repaired
+
+
+def test_rows_waiting_in_the_change_log_are_not_taken_for_damage(db: Path) -> None:
+    shell(db, NEW_ROW)  # written without the extension, as Hermes writes
+    with SessionStore(db, readonly=True) as store:
+        state = store.index_state()
+        assert state["hermes_fts_cjk"]["served"] is True, state["hermes_fts_cjk"]
+        assert state["cjk_pending"] == 1 and "cjk_unlogged" not in state["needs_optimize"]
+        assert [r["session_id"] for r in session_search(store, query="zebrafish")["results"]] == [
+            "en-1"
+        ]

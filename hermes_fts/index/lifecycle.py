@@ -236,6 +236,13 @@ def _served(
             # Removed by hand (the sqlite3 shell): seen by a read-only open, which
             # cannot repair; the index misses changes or cannot be read.
             return False, f"{', '.join(missing)} missing: run `hermes-fts optimize-storage`"
+        if indexing.backfill_window(conn, CJK) is None:
+            lost = indexing.unlogged_message(conn)
+            if lost is not None:
+                return False, (
+                    f"message {lost} is neither indexed nor in the change log (edited by "
+                    "hand?): run `hermes-fts optimize-storage`"
+                )
         if indexing.backfill_window(conn, CJK) is not None:
             # Reference behaviour: the CJK index is served once complete.
             return False, "backfill pending: run `hermes-fts optimize-storage`"
@@ -506,6 +513,11 @@ def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
             reasons.append("cjk_stale")
         elif schema.cjk_parts_missing(conn):
             reasons.append("cjk_broken")  # its triggers, pending table or view dropped
+        elif (
+            indexing.backfill_window(conn, CJK) is None
+            and indexing.unlogged_message(conn) is not None
+        ):
+            reasons.append("cjk_unlogged")  # rows of its change log deleted by hand
         elif not schema.cjk_tokenize_current(cjk_sql):
             reasons.append("cjk_outdated")  # older tokenizer options: rebuilt
         if indexing.pending_count(conn) > 0:
@@ -707,7 +719,8 @@ def status_report(
         index: {**state[index], "bytes": None, "x_text": None, **sizes.get(index, {})}
         for index in schema.INDEXES
     }
-    damage = damage or {}
+    # An index not served is already reported with why; its damage follows from that.
+    damage = {i: problem for i, problem in (damage or {}).items() if state[i]["served"]}
     for index, problem in damage.items():
         # Still read by searches (they fall back when they meet the damage, and
         # may miss rows where they do not): only a rebuild repairs it.

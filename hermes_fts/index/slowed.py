@@ -39,6 +39,7 @@ SEARCH_SLOWED = frozenset(
         "cjk_missing",
         "cjk_stale",
         "cjk_broken",
+        "cjk_unlogged",
         "cjk_outdated",
     }
 )
@@ -70,6 +71,7 @@ SLOWED_WORDS = {
     "cjk_missing": "the CJK index is not built",
     "cjk_stale": "the CJK index is under repair",
     "cjk_broken": "tables or triggers the CJK index needs were dropped",
+    "cjk_unlogged": "messages are missing from the CJK index and from its change log",
     "cjk_outdated": "the CJK index was built with older options",
     "cjk_pending": "many messages wait for the CJK index",
 }
