@@ -9,6 +9,7 @@ was done, answer the question asked, and the loop must go on.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -70,3 +71,23 @@ def test_a_narrowed_or_numeric_search_that_finds_nothing_is_not_answered_by_anot
     assert excluded["filters"] == {"exclude_session_ids": ["en-1"]}
     assert set(bounded["filters"]) == {"after", "before"}
     assert number["query"] == "404"
+
+
+@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="needs the sqlite3 shell")
+def test_a_trigger_dropped_by_hand_leaves_hermes_writes_found_with_a_rebuild_note(
+    hermes_venv: Path, home: Path
+) -> None:
+    # The user drops one of our triggers with the sqlite3 shell; Hermes keeps writing.
+    subprocess.run(
+        ["sqlite3", str(home / "state.db"), "DROP TRIGGER hermes_fts_cjk_pending_insert;"],
+        check=True,
+    )
+    steps = [
+        {"append": ["late-1", "user", "the zebrafish tank leaks"]},
+        {"search": {"query": "zebrafish"}},
+    ]
+    found = he.run_driver(hermes_venv, home, "calls", "--steps", json.dumps(steps))["results"][1]
+    assert ours(found), found  # not handed to the built-in after an empty answer of ours
+    assert [r["session_id"] for r in found["results"]] == ["late-1"], found
+    assert found["route"] != "fts_cjk", found
+    assert "hermes fts optimize-storage" in found["index_rebuild"]["note"], found
