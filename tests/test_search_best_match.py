@@ -326,6 +326,26 @@ def test_a_chinese_question_searches_its_words_not_its_frame(tmp_path):
     st_.close()
 
 
+def test_a_chinese_question_of_common_words_alone_searches_them(tmp_path):
+    """ "我们讨论了什么？" (what did we discuss?) holds only common words, 我们 and 讨论,
+    and 们讨, which joins them.  Like "what did we discuss", it searches them all;
+    the sentence as a whole and that junction kept them out, and the answer was
+    empty with no note while a conversation held both words."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "talk", [("user", "我们明天讨论数据库迁移的方案")], start=T0)
+    conversation(st_, "other", [("user", "服务端要先升级")], start=T0 + 10)
+    for question in ("我们讨论了什么？", "我们讨论"):
+        searched = {t.text for t in best_match(parse_query(question, sentence=True)).terms}
+        assert {"我们", "讨论"} <= searched, (question, searched)
+        found = session_search(st_, query=question)
+        assert [r["session_id"] for r in found["results"]] == ["talk"], (question, found)
+    # A word of content beside them still decides: they stay left out.
+    assert {"我们", "讨论"}.isdisjoint(
+        t.text for t in best_match(parse_query("我们讨论过数据库吗")).terms
+    )
+    st_.close()
+
+
 def test_an_english_question_searches_its_words_not_its_frame(tmp_path):
     """ "When did we talk about the ledger migration?": talk, discuss and
     conversation frame a question about a past conversation and name nothing in

@@ -557,14 +557,16 @@ def _kept_terms(
     particles written apart, symbols among words; all of them when nothing
     else remains."""
     aside = reading.aside
-    apart = _particles_apart(written)
+    apart = _particles_apart(written) | _junctions(written)
     kept = [
         t
         for t, unquoted in terms.items()
         if not (unquoted and (_is_stop(t.text) or t in apart) or t in aside)
     ]
     notes = list(q.notes)
-    if not kept:  # only common words: they are what there is to find
+    if all(t in _sentences(written) for t in kept):
+        # Only common words (a sentence of them counts no more: 我们讨论了什么):
+        # they are what there is to find.
         kept = list(terms)
     else:
         # "make, wanted and Young": a best match already ranks rows with both words
@@ -596,6 +598,28 @@ def _kept_terms(
         if dropped:
             notes.append(f"left out common words that do not decide a match: {dropped}")
     return kept, notes
+
+
+def _sentences(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
+    """The words written as a CJK sentence with no spaces, searched by their parts too."""
+    return {
+        n for n, pieces in written if len(pieces) > 1 and has_cjk(n.text) and not _korean(n.text)
+    }
+
+
+def _junctions(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
+    """Bigrams of a sentence with no spaces that join two common words (们讨 in
+    我们讨论): a piece of each, no word of the user's."""
+    out: set[Term] = set()
+    for node in _sentences(written):
+        for is_cjk, seg in segments(node.text):
+            pairs = [seg[i : i + 2] for i in range(len(seg) - 1)] if is_cjk else []
+            out |= {
+                Term(pairs[i])
+                for i in range(1, len(pairs) - 1)
+                if pairs[i - 1] in CJK_STOP_WORDS and pairs[i + 1] in CJK_STOP_WORDS
+            }
+    return out
 
 
 def words_held(q: Query, matched: Collection[str]) -> tuple[list[str], list[str], list[str]]:
