@@ -549,23 +549,24 @@ def drop_fts_table(conn: sqlite3.Connection, table: str) -> None:
 
 
 def _restore_shadows(conn: sqlite3.Connection, table: str) -> bool:
-    """Put back empty shadow tables of ``table`` that are missing, copied from a new
-    empty FTS5 table (its version and structure rows included); False if none was."""
+    """Put back what FTS5 needs to open ``table`` that was removed by hand: missing
+    shadow tables, and the version and structure rows, copied from a new empty
+    FTS5 table; False if nothing was missing."""
     held = {row[0] for row in conn.execute("SELECT name FROM main.sqlite_master")}
     missing = [s for s in FTS5_SHADOWS if f"{table}_{s}" not in held]
-    if not missing:
-        return False
     scratch = f"{NAMESPACE}shadow_scratch"
     conn.execute(f"DROP TABLE IF EXISTS {scratch}")
     conn.execute(f"CREATE VIRTUAL TABLE {scratch} USING fts5(x, content='')")
+    before = conn.total_changes
     for suffix in missing:
         (sql,) = conn.execute(
             "SELECT sql FROM main.sqlite_master WHERE name = ?", (f"{scratch}_{suffix}",)
         ).fetchone()
         conn.execute(sql.replace(f"{scratch}_{suffix}", f"{table}_{suffix}", 1))
-        conn.execute(f"INSERT INTO {table}_{suffix} SELECT * FROM {scratch}_{suffix}")
+    for suffix in ("config", "data"):  # a new table holds only those two rows
+        conn.execute(f"INSERT OR IGNORE INTO {table}_{suffix} SELECT * FROM {scratch}_{suffix}")
     conn.execute(f"DROP TABLE {scratch}")
-    return True
+    return bool(missing) or conn.total_changes > before
 
 
 def drop_index_objects(conn: sqlite3.Connection, index: str) -> None:
