@@ -87,7 +87,15 @@ from .._index_text import (
     has_cjk,
     segments,
 )
-from .question import Reading, hiragana_words, read_question
+from .question import (
+    CJK_FUNCTION_CHARS,
+    CJK_STOP_WORDS,
+    KO_ENDINGS,
+    STOP_WORDS,
+    Reading,
+    hiragana_words,
+    read_question,
+)
 from .syntax import (
     OPERATOR_WORD,
     AnyOf,
@@ -295,45 +303,6 @@ def glue_look(q: Query, token_spans: Callable[[str], Sequence[tuple[int, int]]])
     return " OR ".join(dict.fromkeys(options)) or None
 
 
-# Words that do not decide which conversation a question is about: English
-# function and question words, the words that frame a question about a past
-# conversation (talk, discuss), and the CJK particles and question words a
-# sentence is glued together with.  Left out only while other words remain.
-STOP_WORDS = frozenset(
-    """
-a about above after again all am an and any are as at be been before being below between
-both but by can could did do does doing done down during each few for from further get
-got had has have having he her here hers herself him himself his how i if in into is it
-its itself just let me more most my myself no nor not now of off on once only or other
-our ours ourselves out over own please same she should so some such than that the their
-theirs them themselves then there these they this those through to too under until up
-us very was we were what when where which while who whom whose why will with would you
-your yours yourself yourselves tell remember recall said say says know think thing things
-ever also again did does anything something someone somebody
-talk talked talking talks discuss discussed discussing conversation conversations
-mention mentioned
-""".split()
-)
-# A CJK bigram holding one of these characters is mostly grammar (的, 了, 吗, 什么):
-# 是 (is) is in hardly any noun, and its bigrams in a question straddle two
-# words (`新干线是` gives 线是).
-CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀么什哪谁是")
-# The last two lines frame a question (你还记得…, …的对话, 怎么回事, 讨论过;
-# 기억나요, 얘기한, 알려 주세요) and name nothing a conversation is about.
-CJK_STOP_WORDS = frozenset(
-    """
-时候 怎样 怎么 为什 我们 你们 他们 她们 这个 那个 一个 是不 有没 没有 是否 曾经 以前 之前 哪里 哪儿
-いつ どこ なに なん だれ どう どの どれ です ます した ました でし まし ませ ない たの
-언제 어디 무엇 누가 누구 어떻 어떤 무슨 했나 나요 습니 니까 까요 있나 었나 였나 인가
-记得 还记 你还 对话 讨论 聊过 提到 回事
-기억 기억나 얘기 얘기한 이야기 이야기한 알려 어떻게 뭐 뭐라고 무엇 뭐였 했죠 해요
-대해 대한 우리 제가 내가
-""".split()
-)
-# Endings of the Korean words that end a sentence: the question's predicate.
-_KO_ENDINGS = ("요", "죠", "까", "니다")
-
-
 MAX_BEST_TERMS = 32  # the words of one best match (MAX_LIKE_ALTERNATIVES)
 
 
@@ -343,7 +312,7 @@ def _is_stop(text: str) -> bool:
         # (기억나요, 했었나요, 주세요) is the question's predicate.
         # A 하다 verb ending one (배포했어요) names its noun: only that noun decides.
         bare = korean_stem(text) or text
-        predicate = len(text) > 2 and text.endswith(_KO_ENDINGS) and bare == text
+        predicate = len(text) > 2 and text.endswith(KO_ENDINGS) and bare == text
         return bare in CJK_STOP_WORDS or predicate
     if has_cjk(text):
         if text in CJK_STOP_WORDS or len(text) > 2:
