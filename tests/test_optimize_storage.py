@@ -9,7 +9,9 @@ what it did is read from its JSON document, what it left from the store.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -336,3 +338,39 @@ def test_a_sound_store_is_never_taken_for_damaged(tmp_path):
     for _ in range(2):
         code, result, err = optimize(db)  # the full check: integrity-check and probe
         assert code == 0 and result["repaired"] == {}, (err, result)
+
+
+@pytest.mark.parametrize("command", ["sync", "optimize-storage"])
+def test_without_the_extension_the_cjk_work_left_undone_is_a_failure_with_its_cause(
+    command, optimized, tmp_path
+):
+    # It said "Applied 0 pending change(s); 1 left." (sync) or "✓ Search indexes
+    # optimized" (optimize-storage) and exited 0 while the CJK index stayed behind.
+    db = copy_of(optimized, tmp_path)
+    conn = sqlite3.connect(db)
+    with conn:  # as Hermes writes it, with no extension: the row waits in the pending table
+        conn.execute(
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('s1', 'user', '离线写入的消息', 99.0)"
+        )
+    conn.close()
+    off = {**os.environ, "HERMES_CJK_FTS": "0"}
+    args = [sys.executable, "-m", "hermes_fts.cli", command, "--db", str(db)]
+    args += ["--yes"] if command == "optimize-storage" else []
+    run = functools.partial(
+        subprocess.run, capture_output=True, text=True, env=off, stdin=subprocess.DEVNULL
+    )
+    text = run(args)
+    assert text.returncode == 1, text
+    assert "HERMES_CJK_FTS=0" in text.stderr and "1 change(s) wait" in text.stderr
+    doc = run([*args, "--json"])
+    assert doc.returncode == 1, doc
+    data = json.loads(doc.stdout)
+    assert data["success"] is False and data["reason"] == "no_extension"
+    assert "HERMES_CJK_FTS=0" in data["error"]
+    # With the extension, the same command applies the change and succeeds.
+    done = cli(command, "--json", *(["--yes"] if command == "optimize-storage" else []), db=db)
+    assert done.returncode == 0, done
+    with SessionStore(db, readonly=True) as store:
+        assert store.index_state()["cjk_pending"] == 0
+        assert store.search("离线写入").route == "fts_cjk"

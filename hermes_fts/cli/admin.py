@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import loader
-from .._env import hermes_home
+from .._env import cjk_extension_disabled, cjk_switch_value, hermes_home
 from .._sharing import RunBusy, pause_when_shared, run_lock
 from ..hermes import host as hermes_host
 from ..index.slowed import fix_command, optimize_why, search_slowed_by, slowed_why
@@ -339,6 +339,9 @@ def _sync(args: argparse.Namespace, progress: ProgressBar) -> int:
             )
             return _sync_stopped(args, "disk_full", left, message, 1)
         left = store.index_state()["cjk_pending"]
+        stuck = _without_extension(store, left) if left else None
+        if stuck:
+            return _sync_stopped(args, "no_extension", left, carry_store(args, stuck), 1)
         # What sync cannot do (a CJK index it just created over existing messages
         # is a backfill): said as status says it, so "0 left" is not read as done.
         slowed = store.slowed_by()
@@ -505,12 +508,20 @@ def _optimize(
             f"optimization failed: {cause}. No data was lost. Re-run to resume.", 1
         ) from exc
     progress.close()
+    before, after = result.get("size_before", 0), result.get("size_after", 0)
+    pending = store.index_state()["cjk_pending"]
+    # Every other step ran; "optimized" would hide the index that did not.
+    stuck = result.get("ok") and _without_extension(
+        store, pending, f"{human_bytes(before)} → {human_bytes(after)}"
+    )
     if args.json:
-        emit_json({"success": bool(result.get("ok")), **result})
-        return 0 if result.get("ok") else 1
+        stopped = {"reason": "no_extension", "error": stuck} if stuck else {}
+        emit_json({**result, "success": bool(result.get("ok")) and not stuck, **stopped})
+        return 0 if result.get("ok") and not stuck else 1
     if not result.get("ok"):
         raise CommandError(_failure_text(result), 1)
-    before, after = result["size_before"], result["size_after"]
+    if stuck:
+        raise CommandError(stuck, 1)
     delta = before - after
     change = f"reclaimed {human_bytes(delta)}" if delta >= 0 else f"grew by {human_bytes(-delta)}"
     print(f"✓ Search indexes optimized. {human_bytes(before)} → {human_bytes(after)} ({change}).")
@@ -521,6 +532,27 @@ def _optimize(
     for index, why in result.get("repaired", {}).items():
         print(f"  Rebuilt {index}: it was damaged ({why}).")
     return 0
+
+
+def _without_extension(store: SessionStore, pending: int, ran: str = "") -> str | None:
+    """Why the CJK index, the one a search needs, is left unbuilt or behind: the
+    extension is not in this process (None when it is).  ``ran``: what the
+    command's other steps did."""
+    if store.cjk_available:
+        return None
+    why = (
+        f"switched off (HERMES_CJK_FTS={cjk_switch_value()})"
+        if cjk_extension_disabled()
+        else "not loaded in this process (`hermes-fts path` says why)"
+    )
+    return (
+        f"the CJK index cannot be built or brought up to date: the cjk_unicode61 extension "
+        f"is {why}"
+        + (f"; {pending:,} change(s) wait for it" if pending else "")
+        + ". While the index is not served, searches take the exact LIKE scan."
+        + (f" The other steps ran ({ran})." if ran else "")
+        + " Run this again where the extension loads."
+    )
 
 
 def _failure_text(result: dict[str, Any]) -> str:
