@@ -119,6 +119,24 @@ def test_a_possessive_searches_the_name(store: SessionStore, query: str) -> None
     assert found[0] == "anna" and any("possessives" in n for n in said)
 
 
+@pytest.mark.parametrize("query", ["Anna's", "Anna\u2019s"])
+def test_a_possessive_alone_in_no_message_is_searched_as_the_name(
+    store: SessionStore, query: str, tmp_path: Path
+) -> None:
+    # One word is searched as written: the phrase "anna s", in no message, answered
+    # nothing without a word.
+    assert sessions(store, query) == ["anna"]
+    assert any("in no message as written: searched as Anna" in n for n in notes(store, query))
+    # Where a message holds it as written, it is searched so, with no note.
+    held = open_store(tmp_path / "state.db")
+    conversation(held, "annas", [("user", "Anna's bike is red")], start=at("2026-01-01T10:00"))
+    conversation(held, "anna", [("user", "Anna moved to Lisbon")], start=at("2026-01-02T10:00"))
+    try:
+        assert sessions(held, query) == ["annas"] and notes(held, query) == ()
+    finally:
+        held.close()
+
+
 def test_a_contraction_is_no_possessive_to_name(store: SessionStore) -> None:
     said = SessionStore.query_notes("it's Anna's sister, let's see")
     assert "read possessives as the name: Anna's → Anna" in said, said

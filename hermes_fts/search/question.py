@@ -47,6 +47,7 @@ __all__ = [
     "describe",
     "find_time_words",
     "hiragana_words",
+    "lone_possessive",
     "read_question",
     "time_words",
     "windows",
@@ -140,6 +141,14 @@ def _top_words(q: Query) -> list[Word]:
     top = q.expr.include if isinstance(q.expr, AllOf) else (q.expr,)
     bare = set(q.bare)
     return [(node, node.text in bare) for node in top if isinstance(node, Term)]
+
+
+def lone_possessive(text: str) -> str | None:
+    """The name in a query of one possessive alone (``Anna's``), read so only when no
+    message holds it as written (``request.search_reading``); None otherwise."""
+    found = _POSSESSIVE.fullmatch(text.strip())
+    name = found.group(1) if found else None
+    return name if name and name.lower() not in STOP_WORDS else None
 
 
 def _possessives(words: list[Word], is_stop: Callable[[str], bool]) -> tuple[list[Word], list[str]]:

@@ -1,5 +1,5 @@
 """What one search asks for: ``SearchRequest``, checked, the rows it returns, the
-time its question's words name, and a short CJK word read again as a sentence.
+time its question's words name, and a query in no message read again another way.
 
 Every caller (the store, the tool, the CLI) builds a ``SearchRequest``, so a
 bad limit, role list, time bound, route or field name gets the same clear
@@ -25,7 +25,8 @@ bounds decide.
 Three to five CJK characters alone are searched as written, as a word
 (``数据库迁移``); when no visible message holds them so, ``search_reading``
 runs the search again with them read as a sentence typed without spaces
-(``昨天的部署``), and says so (docs/DESIGN.md §6.4a).
+(``昨天的部署``), and says so (docs/DESIGN.md §6.4a).  A possessive alone
+(``Anna's``) is read again the same way, as its name.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from .._params import as_int, as_session_ids, as_time_bound, check_text, parse_roles, parse_sort
 from .plan import ROUTES, best_match
-from .question import TimeWords, describe, time_words, windows
+from .question import TimeWords, describe, lone_possessive, time_words, windows
 from .syntax import parse_query, reads_as_sentence
 
 __all__ = [
@@ -336,18 +337,18 @@ def search_preferring(
 def search_reading(
     request: SearchRequest, search: Callable[[SearchRequest], tuple[P, Rows]]
 ) -> tuple[P, Rows, tuple[str, ...], tuple[str, ...]]:
-    """``search_preferring``, and when a short CJK word alone (``昨天的部署``) is in no
-    message as written, the same again with it read as a sentence: the plan,
-    the rows, the note on that reading and the time words' note.
+    """``search_preferring``, and when a query that has another reading is in no
+    message as written, the same again read that way (``_other_reading``): the
+    plan, the rows, the note on that reading and the time words' note.
 
     Not when the filters or the page left its messages out: that empty answer
     is right."""
     plan, rows, time_note = search_preferring(request, search)
-    text = request.query
-    if rows or request.limit == 0 or not isinstance(text, str) or not reads_as_sentence(text):
+    other = None if rows or request.limit == 0 else _other_reading(request)
+    if other is None:
         return plan, rows, (), time_note
     anywhere = SearchRequest(
-        text,
+        request.query,
         include_inactive=request.include_inactive,
         limit=1,
         fields=("id",),
@@ -355,10 +356,23 @@ def search_reading(
     )
     if search(anywhere)[1]:
         return plan, rows, (), time_note
-    sentence = dataclasses.replace(request, sentence=True)
-    read_as = f"{text.strip()!r} is in no message as written: searched as a sentence, by its words"
-    plan, rows, time_note = search_preferring(sentence, search)
+    again, how = other
+    read_as = f"{request.query.strip()!r} is in no message as written: searched as {how}"
+    plan, rows, time_note = search_preferring(again, search)
     return plan, rows, (read_as,), time_note
+
+
+def _other_reading(request: SearchRequest) -> tuple[SearchRequest, str] | None:
+    """The request read another way, and that way in words: a short CJK word alone
+    (``昨天的部署``) as a sentence typed without spaces, a possessive alone
+    (``Anna's``) as its name; None when the query has no other reading."""
+    text = request.query
+    if not isinstance(text, str):
+        return None
+    if reads_as_sentence(text):
+        return dataclasses.replace(request, sentence=True), "a sentence, by its words"
+    name = lone_possessive(text)
+    return None if name is None else (dataclasses.replace(request, query=name), name)
 
 
 def query_notes(query: Any) -> list[str]:
