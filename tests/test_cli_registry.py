@@ -146,6 +146,9 @@ def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, capsys, argv):
         (["search", "x", "--db", ""], "--db: the path is empty; name a file, or leave --db out"),
         (["status", "--db="], "--db: the path is empty"),
         (["demo", "--db", ""], "--db: the path is empty"),
+        # An unknown option with no command was reported as the command missing.
+        (["--bogus"], "unrecognized arguments: --bogus; a command comes first"),
+        (["--bogus=1"], "unrecognized arguments: --bogus=1; a command comes first"),
     ],
 )
 def test_invalid_or_unused_values_are_refused(tmp_path, capsys, argv, needle):

@@ -149,6 +149,11 @@ class Parser(argparse.ArgumentParser):
         ):
             message += "; a query that starts with '-' goes after `--` (hermes-fts search -- -word)"
         elif message.endswith("required: COMMAND"):
+            # argparse names the missing command first: an unknown option is the mistake.
+            unknown = [w for w in self.words if w.startswith("-") and w != "--"]
+            unknown = [w for w in unknown if w.split("=")[0] not in self._option_string_actions]
+            if unknown:
+                message = f"unrecognized arguments: {' '.join(unknown)}; a command comes first"
             message += "; `hermes-fts --help` lists them"
         elif message.startswith("argument --") and message.endswith("expected one argument"):
             option = message.split()[1].rstrip(":")
