@@ -394,10 +394,11 @@ def prepare_store_path(path: Path, *, default: bool, readonly: bool) -> None:
     if default and not path.exists():
         # Only a path someone wrote may become a new store: a wrong HERMES_HOME
         # must not leave an empty store where Hermes keeps its history.
+        inside_file = f", and {path.parent} is a file" if path.parent.is_file() else ""
         raise FileNotFoundError(
-            f"no session store at {path} ($HERMES_HOME/state.db); set HERMES_HOME "
-            f"to the folder holding state.db, or pass a path (SessionStore('{path}') "
-            "creates a new store there)"
+            f"no session store at {path} ($HERMES_HOME/state.db{inside_file}); set "
+            "HERMES_HOME to the folder holding state.db, or pass a path "
+            f"(SessionStore('{path}') creates a new store there)"
         )
     if path.is_dir():  # SQLite would only say "disk I/O error"
         raise StoreError(f"{path} is a directory, not a session store", wrong_path=True)
@@ -422,8 +423,10 @@ def store_file_problem(
     kind, detail = file_kind(path)
     if kind in ("missing", "empty") and may_create:
         return None if readonly else _write_problem(path)
+    # HERMES_HOME naming state.db itself, not its folder: say which is the file.
+    inside_file = f" ({path.parent} is a file, not a folder)" if path.parent.is_file() else ""
     wrong = {
-        "missing": f"no session store at {path}",
+        "missing": f"no session store at {path}{inside_file}",
         "directory": f"{path} is a directory, not a session store",
         "empty": f"{path} is empty, not a session store",
         "not_sqlite": f"{path} is not a SQLite database",

@@ -502,3 +502,14 @@ def test_a_hermes_home_this_user_cannot_search_is_named_for_profiles_and_the_too
         assert "state.db cannot be read by this user (Permission denied)" in error, error
         if python[0] == "-m":
             assert proc.returncode == 2, proc.stderr
+
+
+@pytest.mark.parametrize("argv", [["status"], ["search", "x"], ["read", "s1"], ["sync"]])
+def test_a_hermes_home_naming_the_store_file_is_said(tmp_path, capsys, monkeypatch, argv):
+    # HERMES_HOME=~/.hermes/state.db: the error named .../state.db/state.db, no more.
+    store_file = tmp_path / "state.db"
+    sqlite3.connect(store_file).close()
+    monkeypatch.setenv("HERMES_HOME", str(store_file))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{store_file}/state.db" in err and f"{store_file} is a file" in err

@@ -200,10 +200,12 @@ def _context(
     if store is None:
         path = default_db_path()
         if nothing_there(path):
+            # HERMES_HOME naming state.db itself, not its folder.
+            there = f"{path}" + (f" ({path.parent} is a file)" if path.parent.is_file() else "")
             raise NoDefaultStore(
-                f"no session store at {path}; pass a store, set HERMES_HOME to the folder "
+                f"no session store at {there}; pass a store, set HERMES_HOME to the folder "
                 "holding state.db, or pass profile",
-                person=f"no session store at {path}; pass the Hermes state.db as --db PATH, "
+                person=f"no session store at {there}; pass the Hermes state.db as --db PATH, "
                 "or set HERMES_HOME to the folder holding it",
             )
         try:
