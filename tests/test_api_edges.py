@@ -80,6 +80,15 @@ def test_like_scan_over_the_term_bound_is_refused_with_how_to_narrow(emoji_store
     )
 
 
+def test_over_the_bound_where_the_index_proposes_the_rows_says_no_index_is_exact(emoji_store):
+    # Anna의 goes to fts_cjk_checked: an index is read there, so "no index serves it"
+    # was untrue; what the bound is about, testing each row's text, holds on both routes.
+    query = " OR ".join(f"Anna{i}의" for i in range(MAX_LIKE_ALTERNATIVES + 1))
+    assert emoji_store.describe_search_path(query) == "fts_cjk_checked"
+    with pytest.raises(QueryTooBroad, match="no index answers it exactly"):
+        emoji_store.search_messages(query)
+
+
 def test_like_scan_at_the_bound_runs_and_finds_every_match(emoji_store):
     out = session_search(emoji_store, query=_emoji_or(MAX_LIKE_ALTERNATIVES))
     assert out["success"] is True and out["count"] == 1

@@ -166,8 +166,9 @@ def check_like_alternatives(q: Query) -> None:
     count = 0 if plan is None else _like_tests(plan)
     if count > MAX_LIKE_ALTERNATIVES:
         raise QueryTooBroad(
-            f"the query has {count} OR alternatives, and a search that has to scan the text "
-            f"(no index serves it) takes at most {MAX_LIKE_ALTERNATIVES}; search for fewer "
+            f"the query has {count} OR alternatives, and a search that has to test each "
+            "row's text (no index answers it exactly) takes at most "
+            f"{MAX_LIKE_ALTERNATIVES}; search for fewer "
             "alternatives at a time (split the OR list), or use words an index serves"
         )
 
