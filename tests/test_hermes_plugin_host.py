@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -439,3 +440,26 @@ def test_a_failed_registration_leaves_nothing_registered(
     hermes_plugin.register(ctx)
     assert ctx.active == ["tool", "cli", "slash", "middleware"], "the middleware comes last"
     assert hermes_plugin.REGISTRATION.middleware and hermes_plugin.REGISTRATION.schema_override
+
+
+def test_the_plugin_status_names_why_the_indexes_are_not_ready(
+    plugin_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A trigger dropped by hand: the plugin's status said "not built or incomplete".
+    from hermes_fts.hermes import plugin as hermes_plugin
+    from hermes_fts.index import schema
+
+    conn = sqlite3.connect(plugin_store)
+    (trigger,) = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'messages' "
+        "AND sql LIKE ? LIMIT 1",
+        (f"%{schema.CJK_PENDING}%",),
+    ).fetchone()
+    conn.execute(f"DROP TRIGGER {trigger}")
+    conn.commit()
+    conn.close()
+    monkeypatch.setenv("HERMES_HOME", str(plugin_store.parent))
+    status = hermes_plugin.serving_status()
+    assert status["indexes_ready"] is False
+    line = next(x for x in hermes_plugin.format_status(status).splitlines() if "indexes:" in x)
+    assert "were dropped (cjk_broken)" in line and "not built" not in line

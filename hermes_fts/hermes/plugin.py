@@ -522,7 +522,10 @@ def serving_status() -> dict[str, Any]:
         try:
             state = _STORES.get(home / "state.db").index_state()
             out["cjk_available"] = bool(state.get("cjk_available"))
-            out["indexes_ready"] = not search_slowed_by(state)
+            slowed = search_slowed_by(state)
+            out["indexes_ready"] = not slowed
+            if slowed:
+                out["indexes_slowed"] = slowed_why(slowed)
             out["answers"] = "hermes-fts" if out["cjk_available"] else "Hermes' built-in"
         except _Decline as exc:
             out["answers"] = "Hermes' built-in"
@@ -555,7 +558,9 @@ def format_status(status: dict[str, Any]) -> str:
         + (f" ({status['why_builtin']})" if status.get("why_builtin") else "")
     )
     if status.get("indexes_ready") is False:
-        lines.append(f"  indexes: not built or incomplete; run `{OPTIMIZE_HINT}`")
+        # What the codes mean (a damaged or broken index is neither unbuilt nor incomplete).
+        why = status.get("indexes_slowed") or "not built or incomplete"
+        lines.append(f"  indexes: {why}; run `{OPTIMIZE_HINT}`")
     return "\n".join(lines)
 
 
