@@ -157,6 +157,7 @@ class SessionStore(transcript.Views):
             index_state.align(self._conn, self._caps, base=not self._base_deferred)
             if self._base_deferred:  # after align: a trigger must name main.messages
                 schema.shadow_missing_columns(self._conn)
+            space.give_back_left_room(self._file)  # before applying counts free room
             self._applied_unreported = self._apply_pending()
 
     # ------------------------------------------------------------------ open

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from .. import _sqlite
+from .. import _sharing, _sqlite
 from . import maintain as indexing
 from . import schema
 
@@ -38,6 +38,7 @@ __all__ = [
     "check_vacuum_room",
     "need",
     "keep_reserve",
+    "give_back_left_room",
     "held_room",
     "out_of_room",
 ]
@@ -168,7 +169,8 @@ def held_room(path: str | os.PathLike[str]) -> Iterator[None]:
     Whatever else fills the disk meanwhile (another program, an estimate
     too low), the clean-up after a failure then has room to checkpoint the
     WAL into the main file, and Hermes has room to write.  A run killed
-    outright leaves the file; the next run replaces it.
+    outright leaves the file; the next write open gives it back
+    (``give_back_left_room``).
     """
     room, size = os.fspath(path) + ROOM_SUFFIX, reserve(path)
     # One a killed run left may be another user's (root's): replaced, not rewritten.
@@ -184,6 +186,21 @@ def held_room(path: str | os.PathLike[str]) -> Iterator[None]:
         yield
     finally:
         _remove(room)
+
+
+def give_back_left_room(path: str | os.PathLike[str] | None) -> None:
+    """Remove the room a run killed outright left beside ``path``, unless a run
+    is alive (it holds the run lock), so Hermes has that room back."""
+    if path is None or not os.path.exists(os.fspath(path) + ROOM_SUFFIX):
+        return
+    if os.name != "posix":  # no flock: a live run cannot be told from a dead one
+        return
+    try:
+        # Held while removing: a run taking the lock meanwhile makes its room after.
+        with _sharing.run_lock(path):
+            _remove(os.fspath(path) + ROOM_SUFFIX)
+    except _sharing.RunBusy:
+        pass  # a live run's room, given back when it ends
 
 
 def _remove(file: str) -> None:

@@ -1,0 +1,127 @@
+"""The room an optimize-storage run holds for Hermes (DESIGN §5.6, "Disk room")
+is given back when a run is killed outright: the next write open (``sync``)
+removes the file a dead run left, never the file of a run still alive.
+
+Until then the file took its reserve (up to 8 MB) from the disk Hermes saves
+messages to, and ``sync`` itself stopped applying rows sooner on a nearly
+full disk, since the file counted against the free space it keeps.
+
+The run is a real ``hermes-fts optimize-storage`` process killed with
+SIGKILL while it holds the room; the backlog is written by the real
+``sqlite3`` shell, as Hermes Agent writes it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from _support import needs_extension
+
+from hermes_fts.index.space import ROOM_SUFFIX
+from hermes_fts.store import SessionStore
+
+ROOT = Path(__file__).resolve().parents[1]
+SQLITE3 = shutil.which("sqlite3")
+
+pytestmark = [
+    needs_extension,
+    pytest.mark.skipif(SQLITE3 is None, reason="needs the sqlite3 shell"),
+]
+
+
+def _store(path: Path, rows: int) -> None:
+    with SessionStore(path) as store:
+        store.add_session("s1", "cli")
+        store.add_message("s1", "user", "first 東京 deploy")
+    script = (
+        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < "
+        f"{rows}) INSERT INTO messages(session_id, role, content, timestamp) "
+        "SELECT 's1', 'user', 'note ' || i || ' 部署到东京 backlog deploy', 1700000000 + i "
+        "FROM c;"
+    )
+    subprocess.run([str(SQLITE3), str(path), script], check=True, timeout=120)
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "hermes_fts.cli", *args]
+
+
+def _sync(db: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        _cli("--db", str(db), "--json", "sync"),
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
+
+
+def test_a_killed_run_s_room_is_given_back_by_the_next_sync(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    room = Path(f"{db}{ROOM_SUFFIX}")
+    _store(db, 20_000)
+    # Another process with the store open, as Hermes has it: the run pauses
+    # between its chunks, so it is still holding the room when it is seen.
+    hermes = sqlite3.connect(db)
+    hermes.execute("SELECT count(*) FROM messages").fetchone()
+    run = subprocess.Popen(
+        _cli("--db", str(db), "optimize-storage", "--yes"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(),
+    )
+    try:
+        while not room.exists():  # polled: the run makes it once its checks passed
+            assert run.poll() is None, "the run ended before it held any room"
+            time.sleep(0.005)
+        os.kill(run.pid, signal.SIGKILL)
+    finally:
+        run.kill()
+        run.wait()
+    hermes.close()
+    assert room.exists()  # a killed run cannot remove it itself
+
+    done = _sync(db)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not room.exists()
+
+
+def test_the_room_of_a_run_still_alive_is_left_alone(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    room = Path(f"{db}{ROOM_SUFFIX}")
+    _store(db, 10)
+    code = (
+        "import sys\n"
+        "from hermes_fts._sharing import run_lock\n"
+        "with run_lock(sys.argv[1]):\n"
+        "    open(sys.argv[1] + sys.argv[2], 'wb').write(bytes(4096))\n"
+        "    print('held', flush=True)\n"
+        "    sys.stdin.read()\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(db), ROOM_SUFFIX],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        done = _sync(db)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert room.exists()  # the live run still needs it
+    finally:
+        holder.communicate("")
+    assert room.exists()  # and the holder never removes what is not its own
