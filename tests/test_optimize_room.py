@@ -224,3 +224,29 @@ def test_sync_on_a_nearly_full_disk_leaves_hermes_its_room(disk):
     with SessionStore(db) as store:
         store.sync()
         assert store.index_state()["cjk_pending"] == 0
+
+
+@pytest.mark.parametrize("disk", [100], indirect=True)
+def test_the_room_a_killed_run_left_counts_as_free_room(hermes_store, disk):
+    """A run killed outright leaves its room file (``kill -9`` cannot be caught);
+    the next run's free-space check counts it as free, since the run gives it back."""
+    db = disk / "state.db"
+    shutil.copy(hermes_store, db)
+    left = Path(f"{db}{space.ROOM_SUFFIX}")
+    left.write_bytes(bytes(space.reserve(db)))  # as the killed run left it
+    dry = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "optimize-storage", "--dry-run", "--json"]
+        + ["--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert dry.returncode == 0, dry.stderr
+    need = json.loads(dry.stdout)["peak_free_bytes"]
+    # Less free than the run needs, unless the left room counts.
+    leave_free(disk, need - space.reserve(db) // 2)
+    proc = optimize(db)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, out + err
+    assert json.loads(out)["ok"] is True
+    assert not left.exists()
