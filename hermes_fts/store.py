@@ -30,7 +30,10 @@ from .index.schema import BASE, CJK, TRIGRAM
 
 # Re-exported: why searches are slower or miss rows, for the tool and the CLI.
 from .index.slowed import fix_command, missed_until_rebuilt, search_slowed_by, slowed_why
-from .index.space import NoRoom  # re-exported: sync stops on a nearly full disk
+from .index.space import (
+    NoRoom,  # re-exported: sync stops on a nearly full disk
+    give_back_left_room,  # re-exported: the CLI's run, before its checks
+)
 from .search import request as search_request
 from .search import run as search
 from .search.like import QueryTooBroad  # re-exported: the tool and CLI see queries through us
@@ -48,6 +51,7 @@ __all__ = [  # the store, and what the tool and the CLI reach through it
     "default_db_path",
     "failure_cause",
     "file_has_session",
+    "give_back_left_room",
     "fix_command",
     "open_store",
     "missed_until_rebuilt",

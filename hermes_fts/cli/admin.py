@@ -13,12 +13,12 @@ from .. import loader
 from .._env import cjk_extension_disabled, cjk_switch_value, hermes_home
 from .._sharing import RunBusy, pause_when_shared, run_lock
 from ..hermes import host as hermes_host
-from ..index import space
 from ..index.slowed import fix_command, optimize_why, search_slowed_by, slowed_why
 from ..store import (
     BUSY_TIMEOUT_S,
     NoRoom,
     SessionStore,
+    give_back_left_room,
     store_error,
     write_lock_held,
 )
@@ -392,7 +392,7 @@ def cmd_optimize_storage(args: argparse.Namespace) -> int:
 
 def _checked_run(args: argparse.Namespace) -> int:
     # Under the run lock a room file is a killed run's: free room for the check.
-    space.give_back_left_room(db_path(args))
+    give_back_left_room(db_path(args))
     with open_db(args, readonly=True, check_writable=True) as store:
         vacuum = _preflight(store, args)
     if vacuum is None:
