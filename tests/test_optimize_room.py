@@ -9,8 +9,10 @@ the store intact, and room for Hermes to go on writing sessions.
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -144,7 +146,13 @@ def test_a_disk_filling_up_mid_run_ends_it_and_leaves_room_for_hermes(
     for line in proc.stderr:
         events.append(json.loads(line))
         if events[-1].get("event") == "progress" and events[-1]["phase"] == "backfill":
-            fill(disk)  # the build has started
+            # The build has started. Stopped while the disk fills: a run that met the
+            # full disk first would give its room back to the filler, not to Hermes.
+            os.kill(proc.pid, signal.SIGSTOP)
+            try:
+                fill(disk)
+            finally:
+                os.kill(proc.pid, signal.SIGCONT)
             break
     out, _rest = proc.communicate(timeout=300)
     assert any(e.get("phase") == "backfill" for e in events), events
