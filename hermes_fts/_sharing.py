@@ -17,6 +17,7 @@ from ._sqlite import StoreError
 __all__ = [
     "RUN_LOCK_SUFFIX",
     "RunBusy",
+    "open_elsewhere",
     "opened_elsewhere",
     "pause_when_shared",
     "run_lock",
@@ -44,22 +45,27 @@ def write_lock_held(path: str | os.PathLike[str]) -> bool:
 
 
 def opened_elsewhere(path: str | os.PathLike[str]) -> bool:
-    """Whether a process other than this one may have the WAL store ``path`` open.
+    """Whether a process other than this one may have the WAL store ``path`` open:
+    ``open_elsewhere``, and True wherever it cannot tell."""
+    return open_elsewhere(path) is not False
+
+
+def open_elsewhere(path: str | os.PathLike[str]) -> bool | None:
+    """Whether a process other than this one has the WAL store ``path`` open; None
+    where it cannot tell (another system, no ``-shm``, a list it cannot read).
 
     Every connection to a WAL store holds a read lock on its ``-shm`` file
     (byte 128, SQLite's "dead man switch") for as long as it is open, and
-    Linux lists every lock in /proc/locks.  False only when that list shows
-    this process' own lock there and no other process' lock; True wherever it
-    cannot tell (another system, no ``-shm``, a list it cannot read).
+    Linux lists every lock in /proc/locks.
     """
     if sys.platform != "linux":
-        return True
+        return None
     try:
         shm = os.stat(f"{os.fspath(path)}-shm")
         with open("/proc/locks", encoding="ascii", errors="replace") as table:
             lines = table.read().splitlines()
     except OSError:
-        return True
+        return None
     inode = f"{os.major(shm.st_dev):02x}:{os.minor(shm.st_dev):02x}:{shm.st_ino}"
     holders = set()
     for line in lines:  # "6: POSIX  ADVISORY  READ 5876 fe:00:2146381 128 128"

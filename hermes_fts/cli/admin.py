@@ -534,6 +534,8 @@ def _optimize(
         )
     for index, why in result.get("repaired", {}).items():
         print(f"  Rebuilt {index}: it was damaged ({why}).")
+    if result.get("vacuum_left"):
+        print(f"  Not compacted: {result['vacuum_left']}.")
     return 0
 
 

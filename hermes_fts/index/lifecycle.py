@@ -525,7 +525,7 @@ def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
         if rank_bounds.behind(conn):
             reasons.append("rank_bounds")  # common words read more of the index than needed
     if indexing.get_meta(conn, schema.META_COMPACTION) is not None:
-        reasons.append("compaction")  # a run stopped before its VACUUM
+        reasons.append("compaction")  # a run ended before its VACUUM
     return reasons
 
 

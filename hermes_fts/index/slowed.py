@@ -94,7 +94,7 @@ OPTIMIZE_WORDS = {
     "trigram_stale": "the trigram index is under repair",
     "time_table": "the time table is not complete",
     "rank_bounds": "rank bounds lag behind the CJK index",
-    "compaction": "a run stopped before its VACUUM",
+    "compaction": "a run's VACUUM is left to do (it stopped, or Hermes had the store open)",
     "cjk_pending": "messages wait for the CJK index",  # any, where a search minds many
 }
 
