@@ -568,6 +568,45 @@ def cmd_calls(args: argparse.Namespace) -> dict[str, Any]:
     return {"results": out, "logs": records.records}
 
 
+def cmd_parity(args: argparse.Namespace) -> dict[str, Any]:
+    """``--history`` (JSON: [sid, [[role, text], ...]] each) written through SessionDB and
+    the store built by ``hermes-fts optimize-storage``; then for each of ``--queries``
+    the sessions Hermes' built-in ``session_search`` finds, ours finds, and our notes."""
+    from tools.session_search_tool import session_search as builtin
+
+    import hermes_fts
+
+    db = _session_db()
+    for sid, messages in json.loads(args.history):
+        db.create_session(sid, "cli")
+        for role, text in messages:
+            db.append_message(sid, role, content=text)
+        db.end_session(sid, "user_exit")
+    db.create_session(SESSION_ID, "cli")
+    path = Path(os.environ["HERMES_HOME"]) / "state.db"
+    built = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "optimize-storage", "--db", str(path), "--yes"],
+        capture_output=True,
+        text=True,
+    )
+    out: dict[str, Any] = {}
+    with hermes_fts.SessionStore(path, readonly=True) as store:
+        for query in json.loads(args.queries):
+            theirs = json.loads(
+                builtin(query=query, db=db, limit=10, current_session_id=SESSION_ID)
+            )
+            ours = hermes_fts.session_search(
+                store=store, query=query, limit=10, current_session_id=SESSION_ID
+            )
+            out[query] = {
+                "builtin": sorted(r["session_id"] for r in theirs.get("results", [])),
+                "ours": sorted(r["session_id"] for r in ours.get("results", [])),
+                "notes": ours.get("query_notes", []),
+                "error": ours.get("error"),
+            }
+    return {"built": built.returncode, "queries": out}
+
+
 def cmd_plugins(_args: argparse.Namespace) -> dict[str, Any]:
     from hermes_cli.plugins import PluginManager
 
@@ -654,6 +693,10 @@ def main(argv: list[str] | None = None) -> int:
     calls = sub.add_parser("calls")
     calls.add_argument("--steps", required=True)
     calls.set_defaults(fn=cmd_calls)
+    parity = sub.add_parser("parity")
+    parity.add_argument("--history", required=True)
+    parity.add_argument("--queries", required=True)
+    parity.set_defaults(fn=cmd_parity)
     sub.add_parser("plugins").set_defaults(fn=cmd_plugins)
     slash = sub.add_parser("slash")
     slash.add_argument("name")
