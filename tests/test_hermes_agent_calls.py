@@ -91,3 +91,17 @@ def test_a_trigger_dropped_by_hand_leaves_hermes_writes_found_with_a_rebuild_not
     assert [r["session_id"] for r in found["results"]] == ["late-1"], found
     assert found["route"] != "fts_cjk", found
     assert "hermes fts optimize-storage" in found["index_rebuild"]["note"], found
+
+
+def test_an_empty_strict_cjk_search_is_not_answered_by_the_builtin_reading_it_otherwise(
+    hermes_venv: Path, home: Path
+) -> None:
+    # zh-1 holds both words, so each search rightly finds nothing.  Hermes' built-in
+    # ORs the words of a query with a CJK word under three characters, whatever
+    # joins them: its "hits" hold the excluded word, and blaming the indexes is false.
+    steps = [{"search": {"query": q}} for q in ("迁移 NOT 数据库", "(升级 OR 迁移) NOT 服务端")]
+    out = he.run_driver(hermes_venv, home, "calls", "--steps", json.dumps(steps))
+    for payload in out["results"]:
+        assert ours(payload), payload
+        assert payload["results"] == [] and payload["message"], payload
+    assert not [r for r in out["logs"] if "found nothing" in r["message"]], out["logs"]

@@ -54,6 +54,7 @@ from typing import Any, Callable
 
 import hermes_fts
 
+from .._cjk_ranges import is_cjk
 from ..index.slowed import fix_command, missed_until_rebuilt, search_slowed_by, slowed_why
 from . import host as hermes_host
 from .agent import agent_behind, agents_store_path, agents_store_path_async, db_path, same_file
@@ -326,7 +327,21 @@ def _wants_cross_check(payload: dict[str, Any]) -> bool:
         payload.get("mode") == "discover"
         and not payload.get("results")
         and not payload.get("filters")
+        and not _builtin_drops_operators(payload.get("query"))
     )
+
+
+def _builtin_drops_operators(query: Any) -> bool:
+    """Whether Hermes 0.19.0 reads ``query`` without its ``AND``/``NOT``: a query with a
+    CJK word of one or two characters is answered by substring tests ORed together,
+    so its hits for ``迁移 NOT 数据库`` hold 数据库 and answer another question."""
+    if not isinstance(query, str):
+        return False
+    words = query.replace("(", " ").replace(")", " ").split()
+    if not {"AND", "NOT"} & set(words):
+        return False
+    counts = (sum(is_cjk(ord(ch)) for ch in word) for word in words)
+    return any(0 < n < 3 for n in counts)
 
 
 def _cross_checked(payload: dict[str, Any], theirs: Any) -> Any:
