@@ -99,7 +99,10 @@ def test_an_empty_strict_cjk_search_is_not_answered_by_the_builtin_reading_it_ot
     # zh-1 holds both words, so each search rightly finds nothing.  Hermes' built-in
     # ORs the words of a query with a CJK word under three characters, whatever
     # joins them: its "hits" hold the excluded word, and blaming the indexes is false.
-    steps = [{"search": {"query": q}} for q in ("迁移 NOT 数据库", "(升级 OR 迁移) NOT 服务端")]
+    steps = [
+        {"search": {"query": q}}
+        for q in ("迁移 NOT 数据库", "(升级 OR 迁移) NOT 服务端", "NEAR(升级 桂林, 2)")
+    ]
     out = he.run_driver(hermes_venv, home, "calls", "--steps", json.dumps(steps))
     for payload in out["results"]:
         assert ours(payload), payload

@@ -332,13 +332,13 @@ def _wants_cross_check(payload: dict[str, Any]) -> bool:
 
 
 def _builtin_drops_operators(query: Any) -> bool:
-    """Whether Hermes 0.19.0 reads ``query`` without its ``AND``/``NOT``: a query with a
+    """Whether Hermes 0.19.0 reads ``query`` without its ``AND``/``NOT``/``NEAR``: one with a
     CJK word of one or two characters is answered by substring tests ORed together,
     so its hits for ``迁移 NOT 数据库`` hold 数据库 and answer another question."""
     if not isinstance(query, str):
         return False
-    words = query.replace("(", " ").replace(")", " ").split()
-    if not {"AND", "NOT"} & set(words):
+    words = query.replace("(", " ").replace(")", " ").replace(",", " ").split()
+    if not {"AND", "NOT", "NEAR"} & set(words):
         return False
     counts = (sum(is_cjk(ord(ch)) for ch in word) for word in words)
     return any(0 < n < 3 for n in counts)
