@@ -95,6 +95,9 @@ QUERIES = [
     ":docker",
     "TODO:buy",
 ]
+# The built-in reads these otherwise (docs/QUERY.md, "Beside Hermes' own search").
+APART = '"数据库 迁移"'
+INTENDED = [APART, "迁移 NOT 数据库", "数据 AND 東京"]
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +110,7 @@ def answers(hermes_venv: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
         "--history",
         json.dumps(HISTORY, ensure_ascii=False),
         "--queries",
-        json.dumps(QUERIES, ensure_ascii=False),
+        json.dumps(QUERIES + INTENDED, ensure_ascii=False),
         timeout=300,
     )
     assert out["built"] == 0, out
@@ -130,3 +133,23 @@ def test_a_colon_word_in_no_message_is_searched_as_its_words_with_a_note(
     got = answers[query]
     assert got["builtin"] and set(got["builtin"]) <= set(got["ours"]), got
     assert any("in no message as written: searched as" in n for n in got["notes"]), got
+
+
+def test_a_cjk_phrase_a_space_parts_says_how_to_find_its_words_glued(
+    answers: dict[str, Any],
+) -> None:
+    # Hermes ORs the words of a CJK phrase with a short word and finds 数据库迁移;
+    # the phrase here is its words apart, and the note says how to write them glued.
+    got = answers[APART]
+    assert got["builtin"] == ["zh"] and got["ours"] == [], got
+    assert any('written together they are "数据库迁移"' in n for n in got["notes"]), got
+
+
+@pytest.mark.parametrize("query", ["迁移 NOT 数据库", "数据 AND 東京"])
+def test_a_strict_query_with_a_short_cjk_word_keeps_its_operators(
+    answers: dict[str, Any], query: str
+) -> None:
+    # The built-in drops the operators of such a query: it finds 数据库迁移, which
+    # holds the excluded word, and conversations holding only one of the words.
+    got = answers[query]
+    assert "zh" in got["builtin"] and got["ours"] == [], got

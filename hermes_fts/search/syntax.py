@@ -273,7 +273,23 @@ def _phrase(text: str, start: int, notes: list[str]) -> tuple[Term | None, int]:
         notes.append('ignored an empty phrase ""')
         return None, i
     _note_symbols(body, notes)
+    _note_cjk_apart(body, notes)
     return Term(body, prefix), i
+
+
+def _note_cjk_apart(body: str, notes: list[str]) -> None:
+    """A phrase's CJK words a space parts match them apart only; Hermes' own search
+    also finds them glued (``数据库迁移``), as CJK is usually written."""
+    words = body.split()
+    glued = words[:1]
+    for word in words[1:]:
+        joins = has_cjk(glued[-1][-1]) and has_cjk(word[0])
+        glued[-1:] = [glued[-1] + word] if joins else [glued[-1], word]
+    if len(glued) < len(words):
+        notes.append(
+            f'"{body}" finds its CJK words apart, a space or punctuation between; '
+            f'written together they are "{" ".join(glued)}"'
+        )
 
 
 def _note_symbols(text: str, notes: list[str]) -> None:
