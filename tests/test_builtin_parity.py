@@ -52,10 +52,19 @@ HISTORY = [
     ("mixed", [("user", "Python脚本运行失败 error code 500"), ("assistant", "🚀 café straße")]),
 ]
 
-# Hermes strips ':' (its column-filter operator) and searches the words on each side.
-COLON = ["docker:staging", "staging:docker", "restart:container", "birthday:march"]
+# Hermes strips ':' (its column-filter operator), '+', '^' and brackets, and searches
+# the words on each side.
+JOINED = [
+    "docker:staging",
+    "staging:docker",
+    "restart:container",
+    "birthday:march",
+    "docker+staging",
+    "docker^staging",
+    "docker{staging}",
+]
 QUERIES = [
-    *COLON,
+    *JOINED,
     "docker",
     "Docker deployment",
     '"docker compose"',
@@ -124,12 +133,12 @@ def test_every_conversation_the_builtin_finds_is_found(answers: dict[str, Any], 
     assert set(got["builtin"]) <= set(got["ours"]), got
 
 
-@pytest.mark.parametrize("query", COLON)
-def test_a_colon_word_in_no_message_is_searched_as_its_words_with_a_note(
+@pytest.mark.parametrize("query", JOINED)
+def test_a_joined_word_in_no_message_is_searched_as_its_words_with_a_note(
     answers: dict[str, Any], query: str
 ) -> None:
-    # As written it is the phrase of its words, in no message; Hermes reads ':' as a
-    # space and finds the conversation holding both words apart.
+    # As written it is the phrase of its words, in no message; Hermes reads ':' (or
+    # '+', '^', a bracket) as a space and finds the conversation holding both words apart.
     got = answers[query]
     assert got["builtin"] and set(got["builtin"]) <= set(got["ours"]), got
     assert any("in no message as written: searched as" in n for n in got["notes"]), got

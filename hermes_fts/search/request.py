@@ -26,14 +26,15 @@ Three to five CJK characters alone are searched as written, as a word
 (``数据库迁移``); when no visible message holds them so, ``search_reading``
 runs the search again with them read as a sentence typed without spaces
 (``昨天的部署``), and says so (docs/DESIGN.md §6.4a).  A possessive alone
-(``Anna's``) is read again the same way, as its name, and a word colons join
-(``docker:staging``) as its words.
+(``Anna's``) is read again the same way, as its name, and a word a colon, ``+``,
+``^`` or a bracket joins (``docker:staging``) as its words.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -366,24 +367,30 @@ def search_reading(
 def _other_reading(request: SearchRequest) -> tuple[SearchRequest, str] | None:
     """The request read another way, and that way in words: a short CJK word alone
     (``昨天的部署``) as a sentence typed without spaces, a possessive alone
-    (``Anna's``) as its name, a word colons join (``docker:staging``) as its words;
+    (``Anna's``) as its name, a word a colon or ``+`` joins (``docker:staging``) as
+    its words;
     None when the query has no other reading."""
     text = request.query
     if not isinstance(text, str):
         return None
     if reads_as_sentence(text):
         return dataclasses.replace(request, sentence=True), "a sentence, by its words"
-    name = lone_possessive(text) or _colon_words(text)
+    name = lone_possessive(text) or _joined_words(text)
     return None if name is None else (dataclasses.replace(request, query=name), name)
 
 
-def _colon_words(text: str) -> str | None:
-    """``docker:staging`` as ``docker staging``: Hermes' search reads ``:`` as a space, so
-    a word its colons join, in no message as written, is searched as its words."""
+# What Hermes 0.19.0's search strips from a query as FTS5 syntax, leaving a space.
+_HERMES_SPACES = re.compile(r"[:+^{}()]")
+
+
+def _joined_words(text: str) -> str | None:
+    """``docker:staging`` as ``docker staging``: Hermes' search reads ``:``, ``+``, ``^``
+    and brackets as spaces, so a word they join, in no message as written, is
+    searched as its words."""
     word = text.strip()
     if not word or '"' in word or any(ch.isspace() for ch in word):
         return None
-    parts = [part for part in word.split(":") if any(ch.isalnum() for ch in part)]
+    parts = [part for part in _HERMES_SPACES.split(word) if any(ch.isalnum() for ch in part)]
     return " ".join(parts) if len(parts) > 1 else None
 
 
