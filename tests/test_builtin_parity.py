@@ -62,6 +62,9 @@ JOINED = [
     "docker+staging",
     "docker^staging",
     "docker{staging}",
+    "the docker:staging",
+    "docker:staging AND fix",
+    "docker:staging OR zzz",
 ]
 QUERIES = [
     *JOINED,

@@ -26,8 +26,8 @@ Three to five CJK characters alone are searched as written, as a word
 (``数据库迁移``); when no visible message holds them so, ``search_reading``
 runs the search again with them read as a sentence typed without spaces
 (``昨天的部署``), and says so (docs/DESIGN.md §6.4a).  A possessive alone
-(``Anna's``) is read again the same way, as its name, and a word a colon, ``+``,
-``^`` or a bracket joins (``docker:staging``) as its words.
+(``Anna's``) is read again the same way, as its name, and words a colon, ``+``,
+``^`` or a bracket joins (``docker:staging``) as words apart.
 """
 
 from __future__ import annotations
@@ -367,8 +367,8 @@ def search_reading(
 def _other_reading(request: SearchRequest) -> tuple[SearchRequest, str] | None:
     """The request read another way, and that way in words: a short CJK word alone
     (``昨天的部署``) as a sentence typed without spaces, a possessive alone
-    (``Anna's``) as its name, a word a colon or ``+`` joins (``docker:staging``) as
-    its words;
+    (``Anna's``) as its name, words a colon or ``+`` joins (``docker:staging``) as
+    words apart;
     None when the query has no other reading."""
     text = request.query
     if not isinstance(text, str):
@@ -379,19 +379,20 @@ def _other_reading(request: SearchRequest) -> tuple[SearchRequest, str] | None:
     return None if name is None else (dataclasses.replace(request, query=name), name)
 
 
-# What Hermes 0.19.0's search strips from a query as FTS5 syntax, leaving a space.
-_HERMES_SPACES = re.compile(r"[:+^{}()]")
+# What Hermes 0.19.0's search strips from a query as FTS5 syntax, between two words;
+# brackets only where nothing parses them as a group (two words they join, unquoted).
+_HERMES_SPACES = re.compile(r"(?<=\w)[:+^{}()]+(?=\w)")
+_QUOTED = re.compile(r'("[^"]*")')
 
 
 def _joined_words(text: str) -> str | None:
     """``docker:staging`` as ``docker staging``: Hermes' search reads ``:``, ``+``, ``^``
-    and brackets as spaces, so a word they join, in no message as written, is
-    searched as its words."""
-    word = text.strip()
-    if not word or '"' in word or any(ch.isspace() for ch in word):
-        return None
-    parts = [part for part in _HERMES_SPACES.split(word) if any(ch.isalnum() for ch in part)]
-    return " ".join(parts) if len(parts) > 1 else None
+    and brackets as spaces, so a query where they join words, in no message as
+    written, is searched with spaces there (quoted phrases stay as written)."""
+    pieces = _QUOTED.split(text)
+    pieces[::2] = [_HERMES_SPACES.sub(" ", piece) for piece in pieces[::2]]
+    spaced = "".join(pieces).strip()
+    return spaced if spaced != text.strip() else None
 
 
 def query_notes(query: Any) -> list[str]:
