@@ -52,7 +52,7 @@ HISTORY = [
     ("mixed", [("user", "Python脚本运行失败 error code 500"), ("assistant", "🚀 café straße")]),
 ]
 
-# Hermes strips ':' (its column-filter operator), '+', '^' and brackets, and searches
+# Hermes strips ':' (its column-filter operator), '+', '^' and braces, and searches
 # the words on each side.
 JOINED = [
     "docker:staging",
@@ -141,7 +141,7 @@ def test_a_joined_word_in_no_message_is_searched_as_its_words_with_a_note(
     answers: dict[str, Any], query: str
 ) -> None:
     # As written it is the phrase of its words, in no message; Hermes reads ':' (or
-    # '+', '^', a bracket) as a space and finds the conversation holding both words apart.
+    # '+', '^', a brace) as a space and finds the conversation holding both words apart.
     got = answers[query]
     assert got["builtin"] and set(got["builtin"]) <= set(got["ours"]), got
     assert any("in no message as written: searched as" in n for n in got["notes"]), got

@@ -27,7 +27,7 @@ Three to five CJK characters alone are searched as written, as a word
 runs the search again with them read as a sentence typed without spaces
 (``昨天的部署``), and says so (docs/DESIGN.md §6.4a).  A possessive alone
 (``Anna's``) is read again the same way, as its name, and words a colon, ``+``,
-``^`` or a bracket joins (``docker:staging``) as words apart.
+``^`` or a brace joins (``docker:staging``) as words apart.
 """
 
 from __future__ import annotations
@@ -379,15 +379,15 @@ def _other_reading(request: SearchRequest) -> tuple[SearchRequest, str] | None:
     return None if name is None else (dataclasses.replace(request, query=name), name)
 
 
-# What Hermes 0.19.0's search strips from a query as FTS5 syntax, between two words;
-# brackets only where nothing parses them as a group (two words they join, unquoted).
-_HERMES_SPACES = re.compile(r"(?<=\w)[:+^{}()]+(?=\w)")
+# What Hermes 0.19.0's search strips from a query as FTS5 syntax, between two words
+# (not parentheses: ours group with them, and NEAR( opens a group).
+_HERMES_SPACES = re.compile(r"(?<=\w)[:+^{}]+(?=\w)")
 _QUOTED = re.compile(r'("[^"]*")')
 
 
 def _joined_words(text: str) -> str | None:
     """``docker:staging`` as ``docker staging``: Hermes' search reads ``:``, ``+``, ``^``
-    and brackets as spaces, so a query where they join words, in no message as
+    and braces as spaces, so a query where they join words, in no message as
     written, is searched with spaces there (quoted phrases stay as written)."""
     pieces = _QUOTED.split(text)
     pieces[::2] = [_HERMES_SPACES.sub(" ", piece) for piece in pieces[::2]]
