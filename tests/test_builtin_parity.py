@@ -65,6 +65,7 @@ JOINED = [
     "the docker:staging",
     "docker:staging AND fix",
     "docker:staging OR zzz",
+    "NOT:docker",
 ]
 QUERIES = [
     *JOINED,

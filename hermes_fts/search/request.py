@@ -44,7 +44,7 @@ from typing import Any, NamedTuple, TypeVar
 from .._params import as_int, as_session_ids, as_time_bound, check_text, parse_roles, parse_sort
 from .plan import ROUTES, best_match
 from .question import TimeWords, describe, lone_possessive, time_words, windows
-from .syntax import parse_query, reads_as_sentence
+from .syntax import QueryError, parse_query, reads_as_sentence
 
 __all__ = [
     "MAX_ROWID",
@@ -360,8 +360,11 @@ def search_reading(
         return plan, rows, (), time_note
     again, how = other
     read_as = f"{request.query.strip()!r} is in no message as written: searched as {how}"
-    plan, rows, time_note = search_preferring(again, search)
-    return plan, rows, (read_as,), time_note
+    try:
+        found = search_preferring(again, search)
+    except QueryError:  # the other reading is only a try: the empty answer stands
+        return plan, rows, (), time_note
+    return found[0], found[1], (read_as,), found[2]
 
 
 def _other_reading(request: SearchRequest) -> tuple[SearchRequest, str] | None:
@@ -379,20 +382,27 @@ def _other_reading(request: SearchRequest) -> tuple[SearchRequest, str] | None:
     return None if name is None else (dataclasses.replace(request, query=name), name)
 
 
-# What Hermes 0.19.0's search strips from a query as FTS5 syntax, between two words
+# A word that what Hermes 0.19.0's search strips as FTS5 syntax joins to another
 # (not parentheses: ours group with them, and NEAR( opens a group).
-_HERMES_SPACES = re.compile(r"(?<=\w)[:+^{}]+(?=\w)")
+_JOINED = re.compile(r"\w+(?:[:+^{}]+\w+)+")
+_JOINERS = re.compile(r"[:+^{}]+")
 _QUOTED = re.compile(r'("[^"]*")')
 
 
 def _joined_words(text: str) -> str | None:
     """``docker:staging`` as ``docker staging``: Hermes' search reads ``:``, ``+``, ``^``
     and braces as spaces, so a query where they join words, in no message as
-    written, is searched with spaces there (quoted phrases stay as written)."""
+    written, is searched with spaces there (quoted phrases stay as written).  The
+    parts stay words: ``NOT:docker`` is ``not docker``, never an operator."""
     pieces = _QUOTED.split(text)
-    pieces[::2] = [_HERMES_SPACES.sub(" ", piece) for piece in pieces[::2]]
+    pieces[::2] = [_JOINED.sub(_apart, piece) for piece in pieces[::2]]
     spaced = "".join(pieces).strip()
     return spaced if spaced != text.strip() else None
+
+
+def _apart(joined: re.Match[str]) -> str:
+    words = _JOINERS.split(joined.group())
+    return " ".join(w.lower() if w in ("AND", "OR", "NOT", "NEAR") else w for w in words)
 
 
 def query_notes(query: Any) -> list[str]:
