@@ -371,8 +371,7 @@ def _other_reading(request: SearchRequest) -> tuple[SearchRequest, str] | None:
     """The request read another way, and that way in words: a short CJK word alone
     (``昨天的部署``) as a sentence typed without spaces, a possessive alone
     (``Anna's``) as its name, words a colon or ``+`` joins (``docker:staging``) as
-    words apart;
-    None when the query has no other reading."""
+    words apart; None when the query has no other reading."""
     text = request.query
     if not isinstance(text, str):
         return None
@@ -382,7 +381,7 @@ def _other_reading(request: SearchRequest) -> tuple[SearchRequest, str] | None:
     return None if name is None else (dataclasses.replace(request, query=name), name)
 
 
-# A word that what Hermes 0.19.0's search strips as FTS5 syntax joins to another
+# Words joined by what Hermes 0.19.0's search strips as FTS5 syntax
 # (not parentheses: ours group with them, and NEAR( opens a group).
 _JOINED = re.compile(r"\w+(?:[:+^{}]+\w+)+")
 _JOINERS = re.compile(r"[:+^{}]+")
