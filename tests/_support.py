@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -75,3 +76,20 @@ def rebuild_cjk_index(st, without: str) -> None:
         indexing.seed_full_backfill(conn, schema.CJK)
         schema.create_triggers(conn, schema.CJK)
     st.backfill(schema.CJK)
+
+
+def shell_backlog(path: Path, rows: int) -> None:
+    """A store with a CJK index and ``rows`` more messages the sqlite3 shell wrote, as
+    Hermes writes without the extension: they wait in the pending table."""
+    from hermes_fts.store import SessionStore
+
+    with SessionStore(path) as store:
+        store.add_session("s1", "cli")
+        store.add_message("s1", "user", "first 東京 deploy")
+    script = (
+        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < "
+        f"{rows}) INSERT INTO messages(session_id, role, content, timestamp) "
+        "SELECT 's1', 'user', 'note ' || i || ' 部署到东京 backlog deploy', 1700000000 + i "
+        "FROM c;"
+    )
+    subprocess.run([str(shutil.which("sqlite3")), str(path), script], check=True, timeout=120)

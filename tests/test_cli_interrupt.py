@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _support import needs_extension
+from _support import needs_extension, shell_backlog
 
 from hermes_fts.index.maintain import PENDING_BATCH_IDS
 from hermes_fts.store import SessionStore
@@ -36,16 +36,7 @@ pytestmark = [
 
 def _backlog_store(path: Path, rows: int = BACKLOG) -> None:
     """A store with a CJK index and ``rows`` messages the sqlite3 shell wrote."""
-    with SessionStore(path) as store:
-        store.add_session("s1", "cli")
-        store.add_message("s1", "user", "first 東京 deploy")
-    script = (
-        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < "
-        f"{rows}) INSERT INTO messages(session_id, role, content, timestamp) "
-        "SELECT 's1', 'user', 'note ' || i || ' 部署到东京 backlog deploy', 1700000000 + i "
-        "FROM c;"
-    )
-    subprocess.run([str(SQLITE3), str(path), script], check=True, timeout=120)
+    shell_backlog(path, rows)
     assert _pending(path) == rows
 
 

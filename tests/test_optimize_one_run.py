@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import needs_extension
+from _support import needs_extension, shell_backlog
 
 from hermes_fts.store import SessionStore
 
@@ -30,19 +30,6 @@ pytestmark = [
     needs_extension,
     pytest.mark.skipif(SQLITE3 is None, reason="needs the sqlite3 shell"),
 ]
-
-
-def _store(path: Path, rows: int) -> None:
-    with SessionStore(path) as store:
-        store.add_session("s1", "cli")
-        store.add_message("s1", "user", "first 東京 deploy")
-    script = (
-        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < "
-        f"{rows}) INSERT INTO messages(session_id, role, content, timestamp) "
-        "SELECT 's1', 'user', 'note ' || i || ' 部署到东京 backlog deploy', 1700000000 + i "
-        "FROM c;"
-    )
-    subprocess.run([str(SQLITE3), str(path), script], check=True, timeout=120)
 
 
 def _env() -> dict[str, str]:
@@ -71,7 +58,7 @@ def _holder(db: Path) -> subprocess.Popen[str]:
 
 def test_a_second_run_is_refused_and_names_the_first(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
-    _store(db, 2_000)
+    shell_backlog(db, 2_000)
     # A writer (Hermes saving a message) holds the write lock: the first run
     # waits for it, inside its run, while the second one starts.
     writer = sqlite3.connect(db, isolation_level=None)
@@ -119,7 +106,7 @@ def test_a_second_run_is_refused_and_names_the_first(tmp_path: Path) -> None:
 
 def test_the_api_run_is_refused_while_another_process_runs(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
-    _store(db, 10)
+    shell_backlog(db, 10)
     holder = _holder(db)
     try:
         with SessionStore(db) as store:
@@ -133,7 +120,7 @@ def test_the_api_run_is_refused_while_another_process_runs(tmp_path: Path) -> No
 
 def test_a_killed_run_does_not_block_the_next(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
-    _store(db, 10)
+    shell_backlog(db, 10)
     holder = _holder(db)
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait()
@@ -158,7 +145,7 @@ def test_a_run_in_another_thread_of_this_process_is_refused(tmp_path: Path) -> N
     from hermes_fts._sharing import run_lock
 
     db = tmp_path / "state.db"
-    _store(db, 10)
+    shell_backlog(db, 10)
     held, release = threading.Event(), threading.Event()
 
     def hold() -> None:

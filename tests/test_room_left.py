@@ -23,10 +23,9 @@ import time
 from pathlib import Path
 
 import pytest
-from _support import needs_extension
+from _support import needs_extension, shell_backlog
 
 from hermes_fts.index.space import ROOM_SUFFIX
-from hermes_fts.store import SessionStore
 
 ROOT = Path(__file__).resolve().parents[1]
 SQLITE3 = shutil.which("sqlite3")
@@ -35,19 +34,6 @@ pytestmark = [
     needs_extension,
     pytest.mark.skipif(SQLITE3 is None, reason="needs the sqlite3 shell"),
 ]
-
-
-def _store(path: Path, rows: int) -> None:
-    with SessionStore(path) as store:
-        store.add_session("s1", "cli")
-        store.add_message("s1", "user", "first 東京 deploy")
-    script = (
-        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < "
-        f"{rows}) INSERT INTO messages(session_id, role, content, timestamp) "
-        "SELECT 's1', 'user', 'note ' || i || ' 部署到东京 backlog deploy', 1700000000 + i "
-        "FROM c;"
-    )
-    subprocess.run([str(SQLITE3), str(path), script], check=True, timeout=120)
 
 
 def _env() -> dict[str, str]:
@@ -71,7 +57,7 @@ def _sync(db: Path) -> subprocess.CompletedProcess[str]:
 def test_a_killed_run_s_room_is_given_back_by_the_next_sync(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
     room = Path(f"{db}{ROOM_SUFFIX}")
-    _store(db, 20_000)
+    shell_backlog(db, 20_000)
     # Another process with the store open, as Hermes has it: the run pauses
     # between its chunks, so it is still holding the room when it is seen.
     hermes = sqlite3.connect(db)
@@ -101,7 +87,7 @@ def test_a_killed_run_s_room_is_given_back_by_the_next_sync(tmp_path: Path) -> N
 def test_the_room_of_a_run_still_alive_is_left_alone(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
     room = Path(f"{db}{ROOM_SUFFIX}")
-    _store(db, 10)
+    shell_backlog(db, 10)
     code = (
         "import sys\n"
         "from hermes_fts._sharing import run_lock\n"
