@@ -394,7 +394,7 @@ def prepare_store_path(path: Path, *, default: bool, readonly: bool) -> None:
     if default and not path.exists():
         # Only a path someone wrote may become a new store: a wrong HERMES_HOME
         # must not leave an empty store where Hermes keeps its history.
-        inside_file = f", and {path.parent} is a file" if path.parent.is_file() else ""
+        inside_file = f", and {path.parent} is a file" if os.path.isfile(path.parent) else ""
         raise FileNotFoundError(
             f"no session store at {path} ($HERMES_HOME/state.db{inside_file}); set "
             "HERMES_HOME to the folder holding state.db, or pass a path "
@@ -424,7 +424,7 @@ def store_file_problem(
     if kind in ("missing", "empty") and may_create:
         return None if readonly else _write_problem(path)
     # HERMES_HOME naming state.db itself, not its folder: say which is the file.
-    inside_file = f" ({path.parent} is a file, not a folder)" if path.parent.is_file() else ""
+    inside_file = f" ({path.parent} is a file, not a folder)" if os.path.isfile(path.parent) else ""
     wrong = {
         "missing": f"no session store at {path}{inside_file}",
         "directory": f"{path} is a directory, not a session store",

@@ -200,8 +200,9 @@ def _context(
     if store is None:
         path = default_db_path()
         if nothing_there(path):
-            # HERMES_HOME naming state.db itself, not its folder.
-            there = f"{path}" + (f" ({path.parent} is a file)" if path.parent.is_file() else "")
+            # HERMES_HOME naming state.db itself, not its folder (os.path: never raises).
+            in_file = os.path.isfile(path.parent)
+            there = f"{path}" + (f" ({path.parent} is a file)" if in_file else "")
             raise NoDefaultStore(
                 f"no session store at {there}; pass a store, set HERMES_HOME to the folder "
                 "holding state.db, or pass profile",
