@@ -231,24 +231,34 @@ def _served(
             return False, "cjk_unicode61 extension not loaded"
         if indexing.get_meta(conn, schema.META_CJK_STALE) is not None:
             return False, "stale: run `hermes-fts optimize-storage`"
-        missing = schema.cjk_parts_missing(conn)
-        if missing:
-            # Removed by hand (the sqlite3 shell): seen by a read-only open, which
-            # cannot repair; the index misses changes or cannot be read.
-            return False, f"{', '.join(missing)} missing: run `hermes-fts optimize-storage`"
-        if indexing.backfill_window(conn, CJK) is None:
-            lost = indexing.unlogged_message(conn)
-            if lost is not None:
-                return False, (
-                    f"message {lost} is neither indexed nor in the change log (edited by "
-                    "hand?): run `hermes-fts optimize-storage`"
-                )
+        by_hand = _cjk_edited_by_hand(conn)
+        if by_hand is not None:
+            # Seen by a read-only open, which cannot repair: the index misses
+            # changes or cannot be read.
+            return False, f"{by_hand[1]}: run `hermes-fts optimize-storage`"
         if indexing.backfill_window(conn, CJK) is not None:
             # Reference behaviour: the CJK index is served once complete.
             return False, "backfill pending: run `hermes-fts optimize-storage`"
     if indexing.backfill_window(conn, index) is not None:
         return True, "backfill pending: add a LIKE scan over unindexed_range"
     return True, "ok"
+
+
+def _cjk_edited_by_hand(conn: sqlite3.Connection) -> tuple[str, str] | None:
+    """What the sqlite3 shell did to the CJK index that it cannot be served past, as
+    ``(needs_optimize code, words)``: a part of it dropped (``cjk_broken``: a
+    trigger, its change log, its view, a shadow table), or rows deleted from its
+    change log (``cjk_unlogged``: a message neither indexed nor logged)."""
+    missing = schema.cjk_parts_missing(conn)
+    if missing:
+        return "cjk_broken", f"{', '.join(missing)} missing"
+    if indexing.backfill_window(conn, CJK) is None:
+        lost = indexing.unlogged_message(conn)
+        if lost is not None:
+            return "cjk_unlogged", (
+                f"message {lost} is neither indexed nor in the change log (edited by hand?)"
+            )
+    return None
 
 
 def trigram_policy(conn: sqlite3.Connection, caps: Capabilities) -> tuple[bool, str]:
@@ -511,13 +521,8 @@ def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
             reasons.append("cjk_missing")
         elif indexing.get_meta(conn, schema.META_CJK_STALE) is not None:
             reasons.append("cjk_stale")
-        elif schema.cjk_parts_missing(conn):
-            reasons.append("cjk_broken")  # its triggers, pending table or view dropped
-        elif (
-            indexing.backfill_window(conn, CJK) is None
-            and indexing.unlogged_message(conn) is not None
-        ):
-            reasons.append("cjk_unlogged")  # rows of its change log deleted by hand
+        elif (by_hand := _cjk_edited_by_hand(conn)) is not None:
+            reasons.append(by_hand[0])
         elif not schema.cjk_tokenize_current(cjk_sql):
             reasons.append("cjk_outdated")  # older tokenizer options: rebuilt
         if indexing.pending_count(conn) > 0:
