@@ -26,6 +26,7 @@ pytestmark = needs_extension
 
 NOW = "2026-12-03T12:00"  # a Thursday; last week is 23-29 November
 LAST_WEEK = "2026-11-23 – 2026-11-29"
+WEEK_BEFORE_LAST = "2026-11-16 – 2026-11-22"
 
 
 def at(iso: str) -> float:
@@ -342,6 +343,21 @@ def test_japanese_and_korean_time_words(store: SessionStore) -> None:
         ("작년", "2025-01-01 – 2025-12-31"),
         ("3월 8일", "March 8 of every year"),
         ("2024년 3월 8일", "2024-03-08"),
+        # a step further back was read as the nearer word inside it (大前天 as 前天)
+        ("大前天", "2026-11-30"),
+        ("さきおととい", "2026-11-30"),
+        ("上上周", WEEK_BEFORE_LAST),
+        ("上上个月", "2026-10-01 – 2026-10-31"),
+        ("上上周三", "2026-11-18"),
+        ("先々週", WEEK_BEFORE_LAST),
+        ("先々月", "2026-10-01 – 2026-10-31"),
+        ("先々週の金曜日", "2026-11-20"),
+        ("지지난주", WEEK_BEFORE_LAST),
+        ("지지난달", "2026-10-01 – 2026-10-31"),
+        ("지지난주 금요일", "2026-11-20"),
+        ("the week before last", WEEK_BEFORE_LAST),
+        ("the month before last", "2026-10-01 – 2026-10-31"),
+        ("大前年", "2023-01-01 – 2023-12-31"),
     ],
 )
 def test_time_words_read(store: SessionStore, words: str, read: str) -> None:

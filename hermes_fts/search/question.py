@@ -336,33 +336,19 @@ class TimeWords:
     weekday: int | None = None
 
 
-_MONTH_NAMES = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
+_MONTH_NAMES = tuple(
+    "January February March April May June July August September October November December".split()
 )
-_MONTHS = {
-    **{name.lower(): n for n, name in enumerate(_MONTH_NAMES, 1)},
-    **{name[:3].lower(): n for n, name in enumerate(_MONTH_NAMES, 1)},
-    "sept": 9,
-}
+_MONTHS = {name[:size].lower(): n for n, name in enumerate(_MONTH_NAMES, 1) for size in (3, 9)}
+_MONTHS["sept"] = 9
 _FULL_MONTHS = "|".join(name.lower() for name in _MONTH_NAMES)
 _ANY_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 # "3 may break" is no date: after a number, "may" is the verb.
 _DAY_FIRST_MONTH = "|".join(sorted(set(_MONTHS) - {"may"}, key=len, reverse=True))
-_COUNTS = dict(
-    zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13))
+_COUNTS = {"a": 1, "an": 1}
+_COUNTS |= zip(
+    "one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13)
 )
-_COUNTS.update(a=1, an=1)
 _HAN_DIGITS = {c: n for n, c in enumerate("〇一二三四五六七八九")} | {"两": 2, "兩": 2, "零": 0}
 _NUM = r"\d{1,3}|[〇零一二两兩三四五六七八九十]{1,3}"  # Arabic or Chinese numerals
 _N = f"({_NUM})"
@@ -370,8 +356,10 @@ _EN_N = rf"(\d{{1,3}}|{'|'.join(_COUNTS)})"
 _DAY_SUFFIX = r"(?:st|nd|rd|th)?"
 _YEAR = r"(19[7-9]\d|2\d{3})"
 
-# Relative words with a fixed distance: (pattern, unit, back).
+# Relative words with a fixed distance: (pattern, unit, back).  A step further back
+# (大前天, 上上周, 先々週, 지지난주) starts before the nearer word: read first, whole.
 _FIXED = [
+    (r"大前天|前前天|さきおととい|一昨昨日|그끄저께|그끄제", "day", 3),
     (r"\bthe\s+day\s+before\s+yesterday\b|前天|一昨日|おととい|그저께|그제", "day", 2),
     (r"\byesterday\b|\blast\s+night\b|昨天|昨日|昨晚|昨夜|어제|어젯밤", "day", 1),
     (
@@ -379,6 +367,12 @@ _FIXED = [
         r"今晚|今朝|今夜|오늘",
         "day",
         0,
+    ),
+    (
+        r"\bthe\s+week\s+before\s+last\b|上上(?:个|個)?(?:周|週|星期|礼拜|禮拜)末?|"
+        r"先[々先]週末?|지지난\s*주말?",
+        "week",
+        2,
     ),
     (
         r"\b(?:last|previous)\s+week(?:end)?\b|上周末?|上週末?|上(?:个|個)?(?:星期|礼拜|禮拜)|"
@@ -393,12 +387,18 @@ _FIXED = [
         0,
     ),
     (
+        r"\bthe\s+month\s+before\s+last\b|上上(?:个|個)?月(?![球亮光])|先[々先]月|지지난\s*달",
+        "month",
+        2,
+    ),
+    (
         r"\b(?:last|previous)\s+month\b|上(?:个|個)?月(?![球亮光])|先月|지난\s*달|저번\s*달",
         "month",
         1,
     ),
     (r"\bthis\s+month\b|这(?:个)?月|這(?:個)?月|本月|今月|이번\s*달", "month", 0),
-    (r"前年|一昨年|おととし|재작년", "year", 2),
+    (r"大前年|さきおととし|一昨昨年", "year", 3),
+    (r"\bthe\s+year\s+before\s+last\b|前年|一昨年|おととし|재작년|그러께", "year", 2),
     (r"\b(?:last|previous)\s+year\b|去年|昨年|작년|지난\s*해", "year", 1),
     (r"\bthis\s+year\b|今年|올해|금년", "year", 0),
 ]
@@ -443,18 +443,18 @@ LATELY_DAYS = 30
 # Weekdays: "last Tuesday", "上周二", "火曜日", "화요일" (pattern, which week: see TimeWords).
 _WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
 _EN_DAYS = "|".join(_WEEKDAY_NAMES)
-_WEEKDAY_CHARS = {**dict(zip("一二三四五六日天", (0, 1, 2, 3, 4, 5, 6, 6)))}
-_WEEKDAY_CHARS.update(
-    {**dict(zip("月火水木金土", range(6))), **dict(zip("월화수목금토일", range(7)))}
-)
-_WEEKS = {"上": 1, "先週": 1, "지난": 1, "저번": 1, "这": 0, "這": 0, "本": 0, "今週": 0, "이번": 0}
+_WEEKDAY_CHARS = dict(zip("一二三四五六日天", (0, 1, 2, 3, 4, 5, 6, 6)))
+_WEEKDAY_CHARS |= dict(zip("月火水木金土", range(6))) | dict(zip("월화수목금토일", range(7)))
+# Which week a weekday's prefix names: 0 this one, 1 last week, 2 the week before.
+_WEEK_PREFIXES = ("这 這 本 今週 이번", "上 先週 지난 저번", "上上 先々週 先先週 지지난")
+_WEEKS = {word: back for back, words in enumerate(_WEEK_PREFIXES) for word in words.split()}
 _WEEKDAYS = [
     (rf"\b(?:last|previous)\s+({_EN_DAYS})\b", -1),
     (rf"\bthis\s+({_EN_DAYS})\b", 0),
     (rf"\bon\s+({_EN_DAYS})\b(?!s)", None),
-    (r"(?<!每)(上|这|這|本)?(?:个|個)?(?:周|週|星期|礼拜|禮拜)([一二三四五六日天])", None),
-    (r"(?:(先週|今週)の?)?([月火水木金土日])曜日?", None),
-    (r"(?:(지난|저번|이번)\s*주\s*)?([월화수목금토일])요일", None),
+    (r"(?<!每)(上上|上|这|這|本)?(?:个|個)?(?:周|週|星期|礼拜|禮拜)([一二三四五六日天])", None),
+    (r"(?:(先々週|先先週|先週|今週)の?)?([月火水木金土日])曜日?", None),
+    (r"(?:(지지난|지난|저번|이번)\s*주\s*)?([월화수목금토일])요일", None),
 ]
 # Dates, with named groups y (year), m (month number or name) and d (day).
 _DATES = [
