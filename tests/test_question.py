@@ -103,7 +103,7 @@ def test_a_hiragana_noun_in_a_japanese_sentence_is_searched(
     ],
 )
 def test_hiragana_grammar_is_no_noun(run: str) -> None:
-    from hermes_fts.search.question import hiragana_words
+    from hermes_fts.search.wordforms import hiragana_words
 
     assert hiragana_words(run) == []
 
@@ -358,6 +358,15 @@ def test_japanese_and_korean_time_words(store: SessionStore) -> None:
         ("the week before last", WEEK_BEFORE_LAST),
         ("the month before last", "2026-10-01 – 2026-10-31"),
         ("大前年", "2023-01-01 – 2023-12-31"),
+        # a count no one said exactly is the past four units; a said one stays exact
+        ("a few days ago", "2026-11-29 – 2026-12-03"),
+        ("several months ago", "2026-08-03 – 2026-12-03"),
+        ("a couple of weeks ago", "2026-11-16 – 2026-11-22"),
+        ("几天前", "2026-11-29 – 2026-12-03"),
+        ("三天前", "2026-11-30"),
+        ("数週間前", "2026-11-05 – 2026-12-03"),
+        ("며칠 전", "2026-11-29 – 2026-12-03"),
+        ("몇 달 전", "2026-08-03 – 2026-12-03"),
     ],
 )
 def test_time_words_read(store: SessionStore, words: str, read: str) -> None:

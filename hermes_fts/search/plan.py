@@ -93,7 +93,6 @@ from .question import (
     KO_ENDINGS,
     STOP_WORDS,
     Reading,
-    hiragana_words,
     read_question,
 )
 from .syntax import (
@@ -113,6 +112,7 @@ from .wordforms import (
     KOREAN_PARTICLES,
     form_pairs,
     forms_note,
+    hiragana_words,
     korean_stem,
     word_forms,
 )

@@ -14,9 +14,8 @@ conversation says, and would decide the match if searched (docs/QUERY.md,
 
 Only words written without quotes are read; a quoted phrase is searched as
 written.  The common words a best match leaves out while others remain
-(``STOP_WORDS``, ``CJK_STOP_WORDS``) are listed here too, and the nouns a
-Japanese sentence writes in hiragana are cut out (``hiragana_words``).  This
-module knows words, not SQL.
+(``STOP_WORDS``, ``CJK_STOP_WORDS``) are listed here too.  This module knows
+words, not SQL.
 
 Time words: :func:`find_time_words` finds such expressions in a stretch of
 query text (English, Chinese, Japanese and Korean); :func:`windows` turns one
@@ -46,7 +45,6 @@ __all__ = [
     "TimeWords",
     "describe",
     "find_time_words",
-    "hiragana_words",
     "lone_possessive",
     "read_question",
     "time_words",
@@ -351,8 +349,13 @@ _COUNTS |= zip(
 )
 _HAN_DIGITS = {c: n for n, c in enumerate("〇一二三四五六七八九")} | {"两": 2, "兩": 2, "零": 0}
 _NUM = r"\d{1,3}|[〇零一二两兩三四五六七八九十]{1,3}"  # Arabic or Chinese numerals
-_N = f"({_NUM})"
-_EN_N = rf"(\d{{1,3}}|{'|'.join(_COUNTS)})"
+# Counts no one said exactly: "a few weeks ago" (几周前, 数週間前, 몇 주 전) is read
+# as the past four weeks, a preference as wide as the words.
+_VAGUE = frozenset("few several 几 幾 数 몇 며칠".split())
+_VAGUE_BACK = 4
+_N = f"({_NUM}|[几幾数])"
+_EN_N = rf"(\d{{1,3}}|{'|'.join(_COUNTS)}|(?:a\s+)?(?:few|couple(?:\s+of)?)|several)"
+_KO_N = r"(\d{1,3}|몇)"
 _DAY_SUFFIX = r"(?:st|nd|rd|th)?"
 _YEAR = r"(19[7-9]\d|2\d{3})"
 
@@ -405,20 +408,20 @@ _FIXED = [
 # "N <unit>s ago" in each language: (pattern with the count as group 1, unit).
 _AGO = [
     (
-        rf"\b{_EN_N}\s+days?\s+ago\b|(?<!\d){_N}\s*(?:天|日)\s*前|(?<!\d)(\d{{1,3}})\s*일\s*전",
+        rf"\b{_EN_N}\s+days?\s+ago\b|(?<!\d){_N}\s*(?:天|日)\s*前|(?<!\d){_KO_N}\s*일\s*전|(며칠)\s*전",
         "day",
     ),
     (
         rf"\b{_EN_N}\s+weeks?\s+ago\b|(?<!\d){_N}\s*(?:个|個)?\s*(?:星期|周|週|礼拜|禮拜|週間)\s*前"
-        r"|(?<!\d)(\d{1,3})\s*주(?:일)?\s*전",
+        rf"|(?<!\d){_KO_N}\s*주(?:일)?\s*전",
         "week",
     ),
     (
         rf"\b{_EN_N}\s+months?\s+ago\b|(?<!\d){_N}\s*(?:个|個|ヶ|か|カ|ケ|箇)\s*月\s*前"
-        r"|(?<!\d)(\d{1,3})\s*(?:달|개월)\s*전",
+        rf"|(?<!\d){_KO_N}\s*(?:달|개월)\s*전",
         "month",
     ),
-    (rf"\b{_EN_N}\s+years?\s+ago\b|(?<!\d){_N}\s*年\s*前|(?<!\d)(\d{{1,3}})\s*년\s*전", "year"),
+    (rf"\b{_EN_N}\s+years?\s+ago\b|(?<!\d){_N}\s*年\s*前|(?<!\d){_KO_N}\s*년\s*전", "year"),
 ]
 # "the past 3 days", "过去一周": the units up to today (pattern, count group, unit group).
 _UNITS = {
@@ -477,8 +480,11 @@ _FLAGS = re.IGNORECASE
 
 
 def _number(text: str) -> int | None:
-    """An Arabic, English count or Chinese numeral up to 999 as an int; None otherwise."""
-    text = text.lower()
+    """An Arabic, English count or Chinese numeral up to 999 as an int (a few: 3, a
+    couple: 2); None otherwise."""
+    text = _plain(text)
+    if text in _VAGUE or text == "couple":
+        return 3 if text in _VAGUE else 2
     if text.isdigit():
         return int(text)
     if text in _COUNTS:
@@ -491,6 +497,11 @@ def _number(text: str) -> int | None:
     if len(text) == 1 and text in _HAN_DIGITS:
         return _HAN_DIGITS[text]
     return None
+
+
+def _plain(count: str) -> str:
+    """A count as written, lower-cased, without "a" and "of" (``a couple of``)."""
+    return " ".join(count.lower().split()).removeprefix("a ").removesuffix(" of")
 
 
 def _date_words(match: re.Match[str]) -> TimeWords | None:
@@ -522,9 +533,11 @@ def _candidates(text: str) -> list[tuple[int, int, TimeWords]]:
             found.append((m.start(), m.end(), TimeWords(m.group(0), unit, back)))
     for pattern, unit in _AGO:
         for m in re.finditer(pattern, text, _FLAGS):
-            count = _number(next(g for g in m.groups() if g))
+            said = _plain(next(g for g in m.groups() if g))
+            count, vague = _number(said), said in _VAGUE
             if count is not None:
-                found.append((m.start(), m.end(), TimeWords(m.group(0), unit, count)))
+                back = _VAGUE_BACK if vague else count
+                found.append((m.start(), m.end(), TimeWords(m.group(0), unit, back, within=vague)))
     for pattern in _DATES:
         for m in re.finditer(pattern, text, _FLAGS):
             words = _date_words(m)
@@ -544,7 +557,7 @@ def _stretch_candidates(text: str) -> list[tuple[int, int, TimeWords]]:
     for pattern in _WITHIN:
         for m in re.finditer(pattern, text, _FLAGS):
             n = (m.groupdict().get("n") or "1").lower()
-            count = {"few": 3, "couple": 2, "几": 3, "幾": 3}.get(n) or _number(n)
+            count = _number(n)
             unit = _UNITS.get(m.group("u").lower())
             if count and unit:
                 found.append((m.start(), m.end(), TimeWords(m.group(0), unit, count, within=True)))
@@ -661,40 +674,3 @@ def describe(words: TimeWords, now: float) -> str:
         last = after - timedelta(days=1)
         said.append(first.isoformat() if first == last else f"{first} – {last}")
     return " or ".join(said)
-
-
-# A Japanese sentence glues its words with hiragana particles and endings, and a
-# bigram of hiragana alone is read as grammar (plan._is_stop).  A noun written in
-# hiragana (おにぎり) was lost with them: these cut one out of its stretch.
-_JA_CASE = "をがはにでとのもへ"  # the particles that follow a noun
-_JA_ASKING = ("いつ", "どこ", "なに", "なん", "だれ", "どんな", "どの", "どれ", "どう")
-_HIRAGANA_STRETCH = re.compile("[\u3041-\u309f\u30fc]+")
-_HIRAGANA_WORD = 3  # shorter ones are mostly particles and endings
-
-
-def hiragana_words(run: str) -> list[str]:
-    """The nouns written in hiragana in the Japanese CJK run ``run``: a stretch of
-    hiragana that a case particle ends (おにぎりを), without it, without the
-    particle that starts it after a kanji (東京で…), and without a question
-    word before it (どんな…).  Without a dictionary, only where a particle
-    marks it: a stretch after a kanji that no particle starts is that word's
-    ending (食べた), and one that ends otherwise is a verb (している)."""
-    words = []
-    for m in _HIRAGANA_STRETCH.finditer(run):
-        stretch = m.group()
-        if m.start() and _kanji(run[m.start() - 1]):
-            if stretch[0] not in _JA_CASE:
-                continue  # okurigana
-            stretch = stretch[1:]
-        if stretch[-1:] not in tuple(_JA_CASE):
-            continue
-        stretch = stretch[:-1]
-        for asking in _JA_ASKING:
-            stretch = stretch.removeprefix(asking)
-        if len(stretch) >= _HIRAGANA_WORD:
-            words.append(stretch)
-    return words
-
-
-def _kanji(ch: str) -> bool:
-    return "\u4e00" <= ch <= "\u9fff" or ch == "\u3005"

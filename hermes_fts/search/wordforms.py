@@ -13,6 +13,11 @@ recall a suffix would have bought.  One suffix is cut (plural, ``-ed``,
 consonant or a final ``e``/``y`` goes, as long as the stem keeps
 ``MIN_STEM`` letters and a vowel.  ``-er`` is never cut: it names things
 (docker, server, worker, filter) whose stem is another word.
+
+Korean and Japanese glue a word to its grammar; the word alone is what other
+sentences hold.  ``korean_stem`` cuts the particle off a Korean word
+(``태호의`` → ``태호``); ``hiragana_words`` cuts a noun written in hiragana
+out of a Japanese sentence (``おにぎりを`` → ``おにぎり``).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ __all__ = [
     "KOREAN_PARTICLES",
     "MIN_STEM",
     "form_pairs",
+    "hiragana_words",
     "forms_note",
     "korean_stem",
     "stem",
@@ -265,3 +271,40 @@ def forms_note(q: Query, searched: Sequence[Term]) -> list[str]:
     if not shown:
         return []
     return ["also searched other forms of: " + ", ".join(shown)]
+
+
+# A Japanese sentence glues its words with hiragana particles and endings, and a
+# bigram of hiragana alone is read as grammar (plan._is_stop).  A noun written in
+# hiragana (おにぎり) was lost with them: these cut one out of its stretch.
+_JA_CASE = "をがはにでとのもへ"  # the particles that follow a noun
+_JA_ASKING = ("いつ", "どこ", "なに", "なん", "だれ", "どんな", "どの", "どれ", "どう")
+_HIRAGANA_STRETCH = re.compile("[\u3041-\u309f\u30fc]+")
+_HIRAGANA_WORD = 3  # shorter ones are mostly particles and endings
+
+
+def hiragana_words(run: str) -> list[str]:
+    """The nouns written in hiragana in the Japanese CJK run ``run``: a stretch of
+    hiragana that a case particle ends (おにぎりを), without it, without the
+    particle that starts it after a kanji (東京で…), and without a question
+    word before it (どんな…).  Without a dictionary, only where a particle
+    marks it: a stretch after a kanji that no particle starts is that word's
+    ending (食べた), and one that ends otherwise is a verb (している)."""
+    words = []
+    for m in _HIRAGANA_STRETCH.finditer(run):
+        stretch = m.group()
+        if m.start() and _kanji(run[m.start() - 1]):
+            if stretch[0] not in _JA_CASE:
+                continue  # okurigana
+            stretch = stretch[1:]
+        if stretch[-1:] not in tuple(_JA_CASE):
+            continue
+        stretch = stretch[:-1]
+        for asking in _JA_ASKING:
+            stretch = stretch.removeprefix(asking)
+        if len(stretch) >= _HIRAGANA_WORD:
+            words.append(stretch)
+    return words
+
+
+def _kanji(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff" or ch == "\u3005"
