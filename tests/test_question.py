@@ -233,6 +233,15 @@ def test_last_week_comes_first_and_the_rest_follows(store: SessionStore) -> None
     assert sessions(store, query, now="2027-01-05T12:00")[:2] == ["oct", "lastweek"]
 
 
+def test_a_window_no_match_is_from_is_said(store: SessionStore) -> None:
+    # The note said "matches from then come first" when none was from then.
+    later = notes(store, "What did we decide last week?", now="2027-01-05T12:00")
+    said = " ".join(later)
+    assert "no match is from then; these are from other times" in said, later
+    assert "come first" not in said
+    assert "come first" in " ".join(notes(store, "What did we decide last week?", now=NOW))
+
+
 def test_pages_of_a_preferred_search_are_exact(store: SessionStore) -> None:
     query = "What did we decide on the queue, cache or database last week?"
     whole = store.search(query, now=NOW, limit=100, fields=["id", "timestamp"]).rows

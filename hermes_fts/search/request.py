@@ -279,7 +279,12 @@ def _windows(found: tuple[TimeWords, ...], now: float) -> tuple[tuple[float, flo
 
 
 def _note(
-    query: str, found: tuple[TimeWords, ...], now: float, bounded: bool, sentence: bool = False
+    query: str,
+    found: tuple[TimeWords, ...],
+    now: float,
+    bounded: bool,
+    sentence: bool = False,
+    none_then: bool = False,
 ) -> str:
     what = _SEARCHED_TOO if _time_words(query, sentence)[1] else _LEFT_OUT
     # A time word written twice is named once.
@@ -288,6 +293,8 @@ def _note(
         why = "the after/before given set the time" if bounded else "no message has that time"
         return f"time words {said} {what}: {why}"
     said = ", ".join(dict.fromkeys(f"'{w.text}' ({describe(w, now)}, local time)" for w in found))
+    if none_then:
+        return f"time words {said} {what}: no match is from then; these are from other times"
     return f"time words {said} {what}: matches from then come first, then the rest"
 
 
@@ -327,6 +334,8 @@ def search_preferring(
         whole, after=spans[0][0], before=spans[-1][1], windows=spans if len(spans) > 1 else ()
     )
     plan, rows = search(inside)
+    if not rows:  # the note must not say that what comes first is from then
+        note = (_note(request.query, found, now, bounded, request.sentence, none_then=True),)
     if len(rows) < want:  # every match from then is read: the rest follow
         seen = {row[key] for row in rows}
         rows += [row for row in search(whole)[1] if row[key] not in seen]
