@@ -77,6 +77,40 @@ def test_an_index_built_before_the_option_is_rebuilt_by_optimize_storage(tmp_pat
         assert [r["id"] for r in st.search("viet").rows] == [ids[0]]
 
 
+def test_the_opt_in_word_index_folds_them_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``HERMES_WORD_FTS=1`` the word index answers Latin queries; built with
+    unicode61's default it found nothing for ``viet`` where a store without it did.
+    One built so before is not served (the CJK index answers, the same rows)
+    until optimize-storage rebuilds it."""
+    from hermes_fts.index import maintain as indexing
+    from hermes_fts.index import schema
+
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+    path = tmp_path / "state.db"
+    st, ids = _store(path)
+    with st:
+        for query in ("viet", "tieng", "cafe"):
+            found = st.search(query)
+            assert found.route == "fts5" and found.rows, query
+        old_sql = schema.DDL[schema.BASE].table_sql.replace(
+            f", tokenize='{schema.WORD_TOKENIZE}'", ""
+        )
+        with indexing.write_txn(st._conn):
+            st._conn.execute(f"DROP TABLE {schema.BASE}")
+            st._conn.execute(old_sql)
+            st._conn.execute(f"INSERT INTO {schema.BASE}({schema.BASE}) VALUES ('rebuild')")
+    with SessionStore(path) as st:
+        assert "word_outdated" in st.status()["needs_optimize"]
+        found = st.search("viet")
+        assert found.route == "fts_cjk" and [r["id"] for r in found.rows] == [ids[0]]
+        st.optimize_storage(vacuum=False)
+        assert not st.optimize_needed()
+        found = st.search("viet")
+        assert found.route == "fts5" and [r["id"] for r in found.rows] == [ids[0]]
+
+
 # Words whose folding unicode61 decides: Latin loses its diacritics, other
 # scripts keep theirs, compatibility forms stay, case folds to one character.
 FOLDED_WORDS = [

@@ -193,7 +193,11 @@ def _merge_and_vacuum(
 # (benchmarks/README.md, "Storage"); without the VACUUM the pages it
 # frees stay in the file and a build's chunks are larger (space.BUILD_X_TEXT).
 FINAL_X_TEXT = {schema.BASE: 0.71, schema.TRIGRAM: 3.1, schema.CJK: 1.25}
-_TOKENIZE = {schema.BASE: "unicode61", schema.TRIGRAM: "trigram", schema.CJK: schema.CJK_TOKENIZE}
+_TOKENIZE = {
+    schema.BASE: schema.WORD_TOKENIZE,
+    schema.TRIGRAM: "trigram",
+    schema.CJK: schema.CJK_TOKENIZE,
+}
 SAMPLE_ROWS = 2000
 # A run's chunked build and merge against the sample's one insert: about
 # even at 100k messages (benchmarks/README.md, "Storage").

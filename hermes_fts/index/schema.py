@@ -46,6 +46,9 @@ CJK_PENDING = "hermes_fts_cjk_pending"
 # Việt; unicode61's default leaves it whole).  Other options: rebuilt by optimize.
 CJK_TOKENIZER = "hermes_fts_cjk"
 CJK_TOKENIZE = f"{CJK_TOKENIZER} unigrams 1 variants 1 glue 1 kana 1 symbols 1 remove_diacritics 2"
+# The opt-in word index folds diacritics as the CJK index does, so a store that
+# keeps it answers a Latin query with the same rows as one that does not.
+WORD_TOKENIZE = "unicode61 remove_diacritics 2"
 
 # The word and trigram indexes are rebuilt under this suffix and swapped in
 # complete, so our search keeps serving the old one meanwhile.
@@ -463,12 +466,12 @@ PENDING_TABLE_SQL = (
 PENDING_INDEX_SQL = f"CREATE INDEX IF NOT EXISTS {CJK_PENDING}_msg ON {CJK_PENDING}(msg_id, seq)"
 
 DDL: dict[str, IndexDDL] = {
-    BASE: _word_ddl(BASE, "", BASE, gated=False),
+    BASE: _word_ddl(BASE, f", tokenize='{WORD_TOKENIZE}'", BASE, gated=False),
     TRIGRAM: _word_ddl(TRIGRAM, ", tokenize='trigram'", TRIGRAM, gated=False),
     CJK: _cjk_ddl(),
 }
 BUILD_DDL: dict[str, IndexDDL] = {
-    BASE: _word_ddl(BASE, "", build_name(BASE), gated=True),
+    BASE: _word_ddl(BASE, f", tokenize='{WORD_TOKENIZE}'", build_name(BASE), gated=True),
     TRIGRAM: _word_ddl(TRIGRAM, ", tokenize='trigram'", build_name(TRIGRAM), gated=True),
 }
 
@@ -692,14 +695,20 @@ def cjk_option_on(sql: str | None, option: str, value: str = "1") -> bool | None
 
 def index_layout(sql: str | None) -> str | None:
     """``external`` (ours, current), ``outdated`` (ours, an earlier layout: its
-    view capped or left out tool rows, or indexed JSON escapes as stored) or
-    ``inline`` (Hermes Agent's own)."""
+    view capped or left out tool rows, or indexed JSON escapes as stored; or
+    the word index built before ``WORD_TOKENIZE``) or ``inline`` (Hermes
+    Agent's own)."""
     if sql is None:
         return None
     flat = sql.replace(" ", "").lower()
     if "content=" not in flat:
         return "inline"
-    return "external" if "_text'" in flat else "outdated"
+    if "_text'" not in flat:
+        return "outdated"
+    word = (
+        f"content='{content_view(BASE)}'" in flat or f"'{content_view(build_name(BASE))}'" in flat
+    )
+    return "outdated" if word and _tokenize_options(sql) != WORD_TOKENIZE.split() else "external"
 
 
 def probe_fts5(conn: sqlite3.Connection) -> bool:
