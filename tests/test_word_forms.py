@@ -89,7 +89,7 @@ def test_deployment_and_tests_meet_their_other_forms(store, route: str) -> None:
 
 def test_notes_say_which_forms_were_searched(store) -> None:
     st, _ids = store
-    note = "also searched other forms of: fixed (fix…), migrations (migrat…)"
+    note = "also searched other forms of: fixed (fix, fixes, fixing), migrations (migrat…)"
     assert note in st.search("fixed migrations").notes
     assert note in st.query_notes("fixed migrations")
     for strict in ('"fixed migrations"', "fixed AND migrations"):
@@ -112,7 +112,7 @@ def test_the_command_reports_the_forms(store) -> None:
         check=True,
     )
     payload = json.loads(out.stdout)
-    assert "also searched other forms of: fixed (fix…), migrations (migrat…)" in json.dumps(
+    assert "fixed (fix, fixes, fixing), migrations (migrat…)" in json.dumps(
         payload, ensure_ascii=False
     )
     assert "forms" in {r["session_id"] for r in payload["results"]}
@@ -228,4 +228,48 @@ def test_forms_of_words_far_apart_in_the_store_are_all_read(tmp_path) -> None:
     ids = sorted(r["id"] for r in rows)
     assert ids[-1] - ids[0] > 2 * rank.CLUSTER_GAP  # the page spans far apart rows
     assert all(">>>" in r["snippet"] for r in rows), rows
+    st.close()
+
+
+@pytest.mark.parametrize(
+    ("word", "forms"),
+    [
+        ("Tom", ["toms", "tommed", "tomming"]),
+        ("fixed", ["fix", "fixes", "fixing"]),
+        ("tests", ["test", "tested", "testing"]),
+        ("logged", ["log", "logs", "logging"]),
+        ("open", ["opens", "opened", "opening"]),  # two vowels: no doubled n
+        ("hiking", ["hike", "hikes", "hiked"]),  # the silent e back
+        ("box", ["boxes", "boxed", "boxing"]),
+        ("migrations", ["migrat*"]),  # a long stem stays a prefix
+    ],
+)
+def test_a_short_stem_is_searched_as_its_inflections(word: str, forms: list[str]) -> None:
+    from hermes_fts.search.syntax import Term
+    from hermes_fts.search.wordforms import word_forms
+
+    assert [f"{f.text}{'*' if f.prefix else ''}" for f in word_forms(Term(word))] == forms
+
+
+def test_a_short_name_is_not_found_in_longer_words(tmp_path) -> None:
+    """``Tom`` was also searched as ``tom*``, which "tomorrow" matches: the name held
+    by every session saying "talk again tomorrow", it stopped deciding the match
+    and a session of another person's neighbour ranked first (issue 36)."""
+    st = open_store(tmp_path / "state.db")
+    conversation(st, "tom", [("user", "My neighbour Henry got me into sourdough, Tom here.")])
+    for k in range(6):
+        said = [("user", f"My neighbour Olivia got me into sourdough {k}. Talk again tomorrow?")]
+        conversation(st, f"other{k}", said, start=T0 + 10 + k)
+    conversation(st, "tomato", [("user", "tomatoes and a tomb")], start=T0 + 30)
+    rows = st.search_messages("What did Tom's neighbour say about sourdough?", sort="sessions")
+    assert rows[0]["session_id"] == "tom"
+    assert {r["session_id"] for r in st.search_messages("Tom sourdough", limit=50)} == {
+        "tom",
+        *(f"other{k}" for k in range(6)),
+    }
+    # before, tom* found "tomatoes" and "tomorrow" as forms of the name
+    assert "tomato" not in {r["session_id"] for r in st.search_messages("Tom neighbour", limit=50)}
+    # its forms are found: "hiking" finds "hiked"
+    conversation(st, "hike", [("user", "we hiked the ridge")], start=T0 + 40)
+    assert {r["session_id"] for r in st.search_messages("hiking ridge")} == {"hike"}
     st.close()

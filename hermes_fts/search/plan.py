@@ -433,8 +433,8 @@ def _cut_words(written: list[tuple[Term, list[Term]]], kept: list[Term], keep: i
 def _with_forms(term: Term) -> list[Term]:
     """A word as written, then (an English word, not a common one) its stem's prefix
     (``search/wordforms.py``): the form written ranks first."""
-    form = word_forms(term)
-    return [term] if form == term or _is_stop(term.text) or _is_stop(form.text) else [term, form]
+    forms = [form for form in word_forms(term) if not _is_stop(form.text)]
+    return [term] if _is_stop(term.text) else [term, *forms]
 
 
 def _any_of_words(q: Query) -> Query:

@@ -33,6 +33,7 @@ __all__ = [
     "MIN_STEM",
     "form_pairs",
     "hiragana_words",
+    "inflections",
     "forms_note",
     "korean_stem",
     "stem",
@@ -128,16 +129,48 @@ def stem(word: str) -> str:
     return _trim(_cut(lowered))
 
 
-def word_forms(term: Term) -> Term:
-    """``term`` as a best match searches it: a single English word (three or more
-    ASCII letters, no ``*``) as its stem's prefix; a Korean word without the
-    particle it ends in (``korean_stem``); anything else as written."""
+def word_forms(term: Term) -> tuple[Term, ...]:
+    """The other forms a best match searches ``term`` as, beside the word: a single
+    English word (three or more ASCII letters, no ``*``) as its stem's prefix,
+    or as its stem and the stem's inflections when the stem is short; a Korean word
+    without the particle it ends in (``korean_stem``); nothing else."""
     if term.prefix:
-        return term
+        return ()
     if _WORD.fullmatch(term.text):
-        return Term(stem(term.text), prefix=True)
+        lowered = term.text.lower()
+        root = stem(lowered)
+        if root == lowered:
+            root = _lost_e(lowered) or root
+        if len(root) < _MIN_DERIVED:
+            forms = dict.fromkeys((root, *inflections(root)))
+            return tuple(Term(form) for form in forms if form != lowered)
+        return (Term(root, prefix=True),)
     bare = korean_stem(term.text)
-    return Term(bare) if bare else term
+    return (Term(bare),) if bare else ()
+
+
+def _lost_e(word: str) -> str | None:
+    """The word an ``-ed`` or ``-ing`` form lost its ``e`` from (hiking: hike), or None."""
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and _silent_e(word[: -len(suffix)]):
+            return word[: -len(suffix)] + "e"
+    return None
+
+
+def inflections(word: str) -> tuple[str, str, str]:
+    """The plural (or third person), ``-ed`` and ``-ing`` forms of a short stem.  Its
+    prefix would reach other words: ``tom*`` finds "tomorrow", ``tim*`` "time",
+    and a name that matches them stops deciding the match."""
+    if word.endswith("e"):
+        return word + "s", word + "d", word[:-1] + "ing"  # hike: hikes, hiked, hiking
+    if word.endswith("y") and word[-2] not in "aeiou":
+        return word[:-1] + "ies", word[:-1] + "ied", word + "ing"  # try: tries, tried
+    plural = word + ("es" if word.endswith(_SIBILANT) else "s")
+    # One vowel before a final consonant doubles it: log, logged; stop, stopping.
+    vowels = _VOWEL.findall(word[:-1])
+    doubled = word[-1] not in "aeiouwxy" and len(vowels) == 1 and word[-2] in "aeiou"
+    stem_ed = word + word[-1] if doubled else word
+    return plural, stem_ed + "ed", stem_ed + "ing"
 
 
 # Korean writes a word with its particle attached (태호의, 문제가, 세무사에,
@@ -205,16 +238,16 @@ def _written(q: Query) -> list[Term]:
 def form_pairs(
     words: Sequence[Sequence[Term]], kept: Sequence[Term]
 ) -> tuple[tuple[Term, Term], ...]:
-    """``Query.forms`` of a best match: each word's terms (``words``: as ``plan`` cut
-    them) that are the word and its stem's prefix, where both were ``kept``."""
+    """``Query.forms`` of a best match: of each word's terms (``words``: as ``plan``
+    cut them), the word paired with each of its other forms, where both were
+    ``kept``."""
     searched = set(kept)
     return tuple(
-        (pieces[0], pieces[1])
+        (pieces[0], form)
         for pieces in words
-        if len(pieces) == 2
-        and word_forms(pieces[0]) == pieces[1] != pieces[0]
-        and pieces[0] in searched
-        and pieces[1] in searched
+        if pieces and pieces[0] in searched
+        for form in word_forms(pieces[0])
+        if form in pieces[1:] and form in searched
     )
 
 
@@ -265,9 +298,9 @@ def forms_note(q: Query, searched: Sequence[Term]) -> list[str]:
     kept = set(searched)
     shown = []
     for term in _written(q):
-        form = word_forms(term)
-        if form != term and form in kept:
-            shown.append(f"{term.text} ({form.text}{'…' if form.prefix else ''})")
+        forms = [f"{f.text}{'…' if f.prefix else ''}" for f in word_forms(term) if f in kept]
+        if forms:
+            shown.append(f"{term.text} ({', '.join(forms)})")
     if not shown:
         return []
     return ["also searched other forms of: " + ", ".join(shown)]
