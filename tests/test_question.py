@@ -306,6 +306,28 @@ def test_japanese_and_korean_time_words(store: SessionStore) -> None:
     assert found[0] == "ko_week" and any(f"'지난주' ({LAST_WEEK}" in n for n in said)
 
 
+def test_a_particle_glued_after_a_date_goes_with_it(tmp_path: Path) -> None:
+    """``12月20日にさくらと`` searched ``にさくら``: the に the date carries stayed on
+    the name after it, which no message holds, so the day's session came after
+    sessions holding only the sentence's grammar."""
+    from hermes_fts.search.plan import best_match
+    from hermes_fts.search.syntax import parse_query
+
+    question = "12月20日にさくらと祝うの話はどうなりましたか"
+    terms = [t.text for t in best_match(parse_query(question)).terms]
+    assert "さくら" in terms and not any(t.startswith("に") for t in terms), terms
+    st = open_store(tmp_path / "state.db")
+    said = [
+        ("bday", "2025-12-20T10:00", "母のさくらに誘われて誕生日を始めました"),
+        ("talk1", "2026-02-01T10:00", "前にもこの話をしましたね。どうなりましたか"),
+        ("talk2", "2026-03-01T10:00", "その話はどうなりましたか、と聞かれました"),
+    ]
+    for sid, when, text in said:
+        conversation(st, sid, [("user", text)], start=at(when))
+    assert sessions(st, question, now=NOW)[0] == "bday"
+    st.close()
+
+
 @pytest.mark.parametrize(
     ("words", "read"),
     [

@@ -240,12 +240,14 @@ def _mark_categories(
 
 # Particles a date or a category word carries in Korean and Japanese.
 _LEFT_BEHIND = frozenset([*KOREAN_PARTICLES, "に", "の", "は", "も", "から", "まで"])
+# Japanese glues the particle to the words after it too (12月20日にさくらと…).
+_JA_GLUED = ("から", "まで", "に", "の", "は", "も", "で", "と", "を", "が")
 
 
 def _split(term: Term, spans: list[Span]) -> list[tuple[Term, bool]]:
     """``term`` cut at ``spans``, in order: each piece and whether it was cut out.
     A particle left behind a piece cut out (the 에 of ``11일에``, the に of
-    ``3月8日に``) went with it: it is no word of its own."""
+    ``3月8日に`` and of ``3月8日にさくらと``) went with it: it is no word of its own."""
     text = term.text
     pieces: list[tuple[Term, bool]] = []
     pos = 0
@@ -253,7 +255,11 @@ def _split(term: Term, spans: list[Span]) -> list[tuple[Term, bool]]:
         start = max(start, pos)
         for a, b, cut in ((pos, start, False), (start, end, True)):
             piece = text[a:b].strip()
-            if piece and (cut or not (pieces and pieces[-1][1] and piece in _LEFT_BEHIND)):
+            after_cut = not cut and pieces and pieces[-1][1]
+            glued = next((p for p in _JA_GLUED if piece.startswith(p)), "") if after_cut else ""
+            if glued and len(piece) > len(glued):
+                piece = piece[len(glued) :]
+            if piece and (cut or not (after_cut and piece in _LEFT_BEHIND)):
                 pieces.append((Term(piece, term.prefix and b == len(text)), cut))
         pos = max(pos, end)
     return pieces
