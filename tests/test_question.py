@@ -108,6 +108,51 @@ def test_hiragana_grammar_is_no_noun(run: str) -> None:
     assert hiragana_words(run) == []
 
 
+@pytest.mark.parametrize(
+    ("question", "searched", "left_out"),
+    [
+        (
+            "由美の姉はどんな趣味の話をしていましたか",
+            ["由美", "姉"],
+            ["の姉", "姉は", "の話", "話を"],
+        ),
+        (
+            "健太の娘がはまった仕事は何でしたか",
+            ["健太", "娘", "仕事"],
+            ["の娘", "娘が", "た仕", "何"],
+        ),
+        ("悠真とオーブンの話はどうなりましたか", ["悠真", "オー", "ブン"], ["とオ", "ンの"]),
+        ("お茶を飲んだのはいつ", ["お茶", "飲ん"], ["茶を"]),  # お is part of the word
+    ],
+)
+def test_japanese_bigrams_across_two_words_do_not_decide(
+    question: str, searched: list[str], left_out: list[str]
+) -> None:
+    """A bigram of a particle and a kanji (の姉, 姉は) straddles two words; searched,
+    it matched every sentence with that grammar (の話を), and a kanji between
+    two particles (姉, a word alone) was held only by such bigrams."""
+    from hermes_fts.search.plan import best_match
+    from hermes_fts.search.syntax import parse_query
+
+    terms = [t.text for t in best_match(parse_query(question)).terms]
+    assert all(t in terms for t in searched) and not any(t in terms for t in left_out), terms
+
+
+def test_a_japanese_question_finds_the_sister_not_the_grammar(tmp_path: Path) -> None:
+    st = open_store(tmp_path / "state.db")
+    said = [
+        ("sister", "姉の千尋に誘われてチェスを始めました。由美より"),
+        *[
+            (f"talk{k}", f"前にもこの話をしましたね{k}。由美さん、どんな話をしていましたか")
+            for k in range(3)
+        ],
+    ]
+    for n, (sid, text) in enumerate(said):
+        conversation(st, sid, [("user", text)], start=at("2026-05-01T10:00") + n)
+    assert sessions(st, "由美の姉はどんな趣味の話をしていましたか")[0] == "sister"
+    st.close()
+
+
 # --------------------------------------------------------------------------- possessives
 
 

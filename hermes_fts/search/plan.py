@@ -114,6 +114,8 @@ from .wordforms import (
     forms_note,
     hiragana_words,
     korean_stem,
+    lone_kanji,
+    straddles,
     word_forms,
 )
 
@@ -318,8 +320,10 @@ def _is_stop(text: str) -> bool:
         if text in CJK_STOP_WORDS or len(text) > 2:
             return text in CJK_STOP_WORDS
         # Hiragana alone is Japanese grammar: particles, endings (には, ました).
-        return any(c in CJK_FUNCTION_CHARS for c in text) or all(
-            0x3041 <= ord(c) <= 0x309F for c in text
+        return (
+            any(c in CJK_FUNCTION_CHARS for c in text)
+            or all(0x3041 <= ord(c) <= 0x309F for c in text)
+            or straddles(text)
         )
     return text.lower() in STOP_WORDS
 
@@ -370,6 +374,7 @@ def _pieces(term: Term) -> list[Term]:
         elif len(seg) > 2:
             out += [Term(seg[i : i + 2], prefix and i == len(seg) - 2) for i in range(len(seg) - 1)]
             out += [Term(w) for w in hiragana_words(seg) if w != seg]
+            out += [Term(w) for w in lone_kanji(seg)]
     lone = [
         Term(seg, term.prefix and n == len(segs) - 1)
         for n, (c, seg) in enumerate(segs)

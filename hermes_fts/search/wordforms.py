@@ -17,7 +17,9 @@ consonant or a final ``e``/``y`` goes, as long as the stem keeps
 Korean and Japanese glue a word to its grammar; the word alone is what other
 sentences hold.  ``korean_stem`` cuts the particle off a Korean word
 (``태호의`` → ``태호``); ``hiragana_words`` cuts a noun written in hiragana
-out of a Japanese sentence (``おにぎりを`` → ``おにぎり``).
+out of a Japanese sentence (``おにぎりを`` → ``おにぎり``); ``straddles`` tells a
+Japanese bigram across two words (``の姉``, ``姉は``), and ``lone_kanji`` finds
+the word such bigrams hold alone (``姉``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ __all__ = [
     "inflections",
     "forms_note",
     "korean_stem",
+    "lone_kanji",
+    "straddles",
     "stem",
     "term_groups",
     "term_labels",
@@ -341,3 +345,36 @@ def hiragana_words(run: str) -> list[str]:
 
 def _kanji(ch: str) -> bool:
     return "\u4e00" <= ch <= "\u9fff" or ch == "\u3005"
+
+
+def straddles(pair: str) -> bool:
+    """A Japanese bigram across two words: hiragana before a kanji or katakana (の姉,
+    た仕; not the honorific お, ご), or a kanji or katakana before a particle (姉は,
+    ンの).  A kanji's own hiragana follow it (決め) and stay a word."""
+    if len(pair) != 2:
+        return False
+    first, second = pair[0], pair[1]
+    if _hiragana(first) and first not in "おご" and (_kanji(second) or _katakana(second)):
+        return True
+    return (_kanji(first) or _katakana(first)) and second in _JA_CASE
+
+
+def _hiragana(ch: str) -> bool:
+    return "\u3041" <= ch <= "\u309f"
+
+
+def _katakana(ch: str) -> bool:
+    return "\u30a1" <= ch <= "\u30ff"
+
+
+def lone_kanji(run: str) -> list[str]:
+    """A kanji standing alone between particles in a Japanese run (由美の姉は: 姉),
+    a word whose bigrams all straddle (``straddles``)."""
+    return [
+        ch
+        for i, ch in enumerate(run)
+        if _kanji(ch)
+        and (i == 0 or run[i - 1] in _JA_CASE)
+        and (i == len(run) - 1 or run[i + 1] in _JA_CASE)
+        and any(c in _JA_CASE for c in run[max(i - 1, 0) : i + 2])
+    ]
