@@ -772,7 +772,17 @@ def korean(tmp_path_factory: pytest.TempPathFactory) -> Any:
     st_.close()
 
 
-@pytest.mark.parametrize("query", ["지난주에 뭐 배포했어?", "언제 배포했어요?", "배포했나요"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "지난주에 뭐 배포했어?",
+        "언제 배포했어요?",
+        "배포했나요",
+        # the dictionary form and one carrying a particle were searched whole
+        "배포하다 얘기 기억나요?",
+        "배포하다에 대해 뭐라고 했죠?",
+    ],
+)
 def test_a_korean_hada_verb_searches_its_noun(korean: Any, query: str) -> None:
     """배포했어 is 배포 (deployment) made a verb.  It was searched whole, which no
     message says, and 배포했어요 was left out as the question's predicate: the

@@ -191,7 +191,8 @@ KOREAN_PARTICLES = sorted(
 # The endings of a 하다 verb: 배포했어 is the noun 배포 (deployment) made a verb.
 KOREAN_HADA_ENDINGS = sorted(
     (
-        "했습니다 했어요 했나요 했는데 했어 했나 했다 했던 했고 합니다 해요 하는 하고 하기 한 해"
+        "했습니다 했어요 했나요 했는데 했어 했나 했다 했던 했고 합니다 해요 하는 하고 하기 한 해 "
+        "하다가 하다 한다 하던"
     ).split(),
     key=len,
     reverse=True,
@@ -207,22 +208,31 @@ def korean_stem(text: str) -> str | None:
     """``text`` without the Korean particle it ends in, or None.  The particle is
     cut only when two syllables of the word are left (``나이`` and ``작가``
     keep theirs), or when it follows a word of another script.  A 하다 verb
-    (배포했어, 시작했어요) is its noun, when two syllables are left."""
+    (배포했어, 시작했어요, 연습하다) is its noun, when two syllables are left, and
+    so is one carrying a particle (연습하다에)."""
     if not text or not _hangul(text[-1]):
         return None
-    for ending in KOREAN_HADA_ENDINGS:
-        rest = text[: -len(ending)]
-        tail = _TRAILING_HANGUL.search(rest)
-        if text.endswith(ending) and tail is not None and len(tail.group()) >= 2:
-            return rest
+    noun = _hada_noun(text)
+    if noun is not None:
+        return noun
     for particle in KOREAN_PARTICLES:
         if text.endswith(particle) and len(text) > len(particle):
             rest = text[: -len(particle)]
             tail = _TRAILING_HANGUL.search(rest)
             syllables = len(tail.group()) if tail else 0
             if syllables >= 2 or (syllables == 0 and rest[-1].isalnum()):
-                return rest
+                return _hada_noun(rest) or rest
             return None
+    return None
+
+
+def _hada_noun(text: str) -> str | None:
+    """The noun of a 하다 verb (배포했어: 배포) when two syllables are left, or None."""
+    for ending in KOREAN_HADA_ENDINGS:
+        rest = text[: -len(ending)]
+        tail = _TRAILING_HANGUL.search(rest)
+        if text.endswith(ending) and tail is not None and len(tail.group()) >= 2:
+            return rest
     return None
 
 
