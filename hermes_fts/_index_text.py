@@ -26,6 +26,35 @@ _KATAKANA_LAST = 0x30FA
 GLUE_MARKS = ("\ue000", "\ue001", "\ue002", "\ue003", "\ue004")
 
 
+def compose(text: str) -> str:
+    """``text`` with its decomposed letters composed (NFC), as most text is stored.
+
+    macOS writes file names (and so pastes of them) decomposed: ``cafe`` and a
+    combining accent, Hangul as conjoining jamo, ``か`` and a voiced mark.  A
+    query is composed in one place (``syntax.parse_query``), so it finds the
+    composed text on every route.  Only a character with marks or jamo joined
+    to it changes: one NFC would change alone (a CJK compatibility ideograph,
+    the ohm sign) stays as written, since the indexes keep it so.
+    """
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return text
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        j = i + 1
+        while j < len(text) and _joins(text[j]):
+            j += 1
+        out.append(unicodedata.normalize("NFC", text[i:j]) if j - i > 1 else text[i])
+        i = j
+    return "".join(out)
+
+
+def _joins(ch: str) -> bool:
+    """A character NFC may compose into the one before: a combining mark, or a
+    Hangul vowel or final consonant jamo (whose combining class is 0)."""
+    return unicodedata.combining(ch) != 0 or "\u1160" <= ch <= "\u11ff"
+
+
 def fold_width(text: str) -> str:
     """Fold widths the way the ``cjk_unicode61`` tokenizer does before classifying.
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Union
 
-from .._index_text import has_cjk, is_token_char, segments
+from .._index_text import compose, has_cjk, is_token_char, segments
 from .typed import (
     clean_control,
     drop_invisible,
@@ -608,7 +608,7 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
     notes: list[str] = []
     try:
         # only what can be searched is cleaned: a huge paste costs no more than the limit
-        cleaned = clean_control(text[: MAX_FTS5_QUERY_CHARS + 1], notes)
+        cleaned = clean_control(compose(text[: MAX_FTS5_QUERY_CHARS + 1]), notes)
         cleaned = _read_typography(read_full_width_operators(cleaned, notes), notes)
         toks = _lex(drop_invisible(_cut(cleaned, len(text), notes), notes), notes)
         expr = _Parser(toks, notes).any_of(0)
