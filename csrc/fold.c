@@ -5,8 +5,10 @@
 **   cjk_fold_find(text, key) where cjk_fold(key) first occurs in cjk_fold(text),
 **                            in characters of text; -1 when it does not
 ** Every fold maps a character to one character, except that width folding
-** joins a half-width kana and its voiced mark; cjk_fold_find counts the
-** original characters, so its answer indexes the text as written.
+** joins a half-width kana and its voiced mark, and composing ("compose 1",
+** always on here) joins decomposed Hangul jamo and a kana's combining voiced
+** mark; cjk_fold_find counts the original characters, so its answer indexes
+** the text as written.
 */
 #include "internal.h"
 #include "variants.h"
@@ -21,12 +23,12 @@ static int foldChar(const unsigned char *z, int n, char *out, int *pnIn) {
   int bWidth;
   int len;
   int k;
-  if (z[0] < 0x80) {
+  if (z[0] < 0x80 && (n == 1 || z[1] < HERMES_COMPOSE_LEAD_MIN)) { /* no mark (U+0300..) follows */
     out[0] = (char)z[0];
     *pnIn = 1;
     return 1;
   }
-  len = hermes_fold_next(z, n, &cp, &bWidth);
+  len = hermes_fold_next(z, n, &cp, &bWidth, 1);
   folded = hermes_variant_fold(hermes_kana_fold(cp));
   *pnIn = len;
   if (bWidth || folded != cp) return hermes_utf8_encode(folded, out);
@@ -67,7 +69,7 @@ void hermes_cjk_fold(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   if ((z = textArg(ctx, argv[0], &n)) == NULL) return;
   /* A character grows by at most one byte (3-byte Han -> 4-byte Han in the
-  ** supplementary planes); width folding only shrinks.  So n + n/3 + 1,
+  ** supplementary planes); width folding and composing only shrink.  So n + n/3 + 1,
   ** plus 4 so the last character always has room. */
   zOut = (char *)sqlite3_malloc64((sqlite3_uint64)n + (sqlite3_uint64)n / 3 + 5);
   if (zOut == NULL) {

@@ -122,10 +122,12 @@ static int refineSingleChar(InstTokenFn xInstToken, Fts5Context *pFts, int iInst
   if (pTok == NULL || nTok <= 0) return SQLITE_OK;
   if (hermes_utf8_decode((const unsigned char *)pTok, nTok, &want) != nTok) return SQLITE_OK;
   if (!hermes_is_cjk(want)) return SQLITE_OK;
-  /* Decode exactly as the tokenizer does (same folding, same bound). */
+  /* Decode exactly as the tokenizer does (same folding, same bound).  Composed
+  ** as "compose 1" does: a bigram of an index without it that holds a mark
+  ** then reads as one character, and stays whole. */
   for (i = pSpan->iStart; i < pSpan->iEnd && nChar < 3;) {
     int bFolded;
-    int len = hermes_fold_next((const unsigned char *)z + i, n - i, &cp[nChar], &bFolded);
+    int len = hermes_fold_next((const unsigned char *)z + i, n - i, &cp[nChar], &bFolded, 1);
     aOff[nChar++] = i;
     i += len;
   }

@@ -63,9 +63,16 @@ int hermes_utf8_encode(unsigned int cp, char *z);
 /* Like hermes_utf8_decode, then width-folded (full-width ASCII -> ASCII,
 ** half-width katakana -> full-width).  A following half-width (semi-)voiced
 ** mark is composed into a preceding katakana when a composition exists, and
-** then counts as part of this character.  *pbFolded is set when the folded
-** code point differs from the decoded text. */
-int hermes_fold_next(const unsigned char *z, int n, unsigned int *pCp, int *pbFolded);
+** then counts as part of this character.  With bCompose ("compose 1"), so
+** does a decomposed Hangul syllable's jamo or a kana's combining (semi-)voiced
+** mark (NFC).  *pbFolded is set when the folded code point differs from the
+** decoded text. */
+int hermes_fold_next(const unsigned char *z, int n, unsigned int *pCp, int *pbFolded,
+                     int bCompose);
+
+/* The lowest UTF-8 lead byte of a character that composes into the one before
+** it (U+0300, CC 80): a lower byte lets a scan skip composing. */
+#define HERMES_COMPOSE_LEAD_MIN 0xCC
 
 /* Katakana cp folded to the hiragana of the same name ("kana 1"); any other
 ** cp unchanged.  Kana to kana: run boundaries and byte lengths never move. */

@@ -15,6 +15,8 @@
 ** "symbols 1" a symbol newer than unicode61's tables (an emoji of Unicode 7
 ** or later) ends a segment and is dropped, as unicode61 drops the symbols it
 ** knows: otherwise it reads `deploy🫠` as one word and `deploy` misses it.
+** With "compose 1" decomposed Hangul jamo and a kana's combining voiced mark
+** join the character before (NFC), as the composed text reads.
 */
 #include "internal.h"
 #include "variants.h"
@@ -33,6 +35,7 @@ typedef struct CjkTokenizer {
   int bKana;             /* "kana 1": katakana folded to hiragana (chars.c) */
   int bGlue;             /* "glue 1": marked copies of words unicode61 reads apart */
   int bSymbols;          /* "symbols 1": late symbols separate words (chars.c) */
+  int bCompose;          /* "compose 1": decomposed Hangul and kana composed (chars.c) */
 } CjkTokenizer;
 
 typedef int (*TokenCallback)(void *, int, const char *, int, int, int);
@@ -85,6 +88,7 @@ static const char *const VARIANTS_OPTION = "variants";
 static const char *const GLUE_OPTION = "glue";
 static const char *const KANA_OPTION = "kana";
 static const char *const SYMBOLS_OPTION = "symbols";
+static const char *const COMPOSE_OPTION = "compose";
 
 /* Our options take exactly "0" or "1"; anything else (or a missing value)
 ** fails the constructor, as unicode61 does for its own options. */
@@ -108,7 +112,8 @@ static void cjkDelete(Fts5Tokenizer *pTok) {
 
 /*
 ** Arguments come as key/value pairs.  "unigrams 0|1", "variants 0|1",
-** "glue 0|1", "kana 0|1" and "symbols 0|1" are ours and removed; everything else goes to unicode61
+** "glue 0|1", "kana 0|1", "symbols 0|1" and "compose 0|1" are ours and removed;
+** everything else goes to unicode61
 ** unchanged, so its options work and an unknown argument fails exactly as it
 ** does in unicode61.
 */
@@ -152,6 +157,10 @@ static int cjkCreate(void *pCtx, const char **azArg, int nArg, Fts5Tokenizer **p
     }
     if (sqlite3_stricmp(azArg[i], SYMBOLS_OPTION) == 0) {
       if ((rc = parseFlag(zVal, &p->bSymbols)) != SQLITE_OK) goto done;
+      continue;
+    }
+    if (sqlite3_stricmp(azArg[i], COMPOSE_OPTION) == 0) {
+      if ((rc = parseFlag(zVal, &p->bCompose)) != SQLITE_OK) goto done;
       continue;
     }
     azPass[nPass++] = azArg[i];
@@ -291,7 +300,7 @@ static int flushSegment(TokenizeState *s, int iStart, int iEnd, int bFolded) {
                               innerToken);
   }
 
-  /* Folding never lengthens a character (3 bytes -> 1 or 3, 6 -> 3), so the
+  /* Folding and composing never lengthen a character (3 bytes -> 1 or 3, 6 -> 3), so the
   ** folded copy and its map need at most nSeg bytes / nSeg+1 entries. */
   s->fold.n = 0;
   if (hermes_buf_reserve(&s->fold, (size_t)nSeg) != SQLITE_OK) return SQLITE_NOMEM;
@@ -306,7 +315,7 @@ static int flushSegment(TokenizeState *s, int iStart, int iEnd, int bFolded) {
     unsigned int cp;
     int bCharFolded;
     /* Same bound as the main scan, so character boundaries are identical. */
-    int len = hermes_fold_next(s->z + i, s->n - i, &cp, &bCharFolded);
+    int len = hermes_fold_next(s->z + i, s->n - i, &cp, &bCharFolded, p->bCompose);
     int k;
     if (bCharFolded) {
       char buf[4];
@@ -372,6 +381,14 @@ static int endRun(TokenizeState *s) {
   return rc;
 }
 
+/* z[i] is ASCII and nothing can compose into it ("compose 1": the next byte
+** starts no character at or above U+0300, the first a mark).  Otherwise it is
+** read by hermes_fold_next, as flushSegment reads it: the same boundaries. */
+static int asciiAlone(const TokenizeState *s, int i) {
+  return s->z[i] < 0x80 &&
+         !(s->p->bCompose && i + 1 < s->n && s->z[i + 1] >= HERMES_COMPOSE_LEAD_MIN);
+}
+
 static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *pText, int nText,
                        TokenCallback xToken) {
   TokenizeState s;
@@ -405,17 +422,17 @@ static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *p
     int bLate;
     int len;
 
-    if (s.z[i] < 0x80) {
+    if (asciiAlone(&s, i)) {
       /* ASCII is never CJK and never folded: skip the whole stretch. */
       if (s.nRun > 0 && (rc = endRun(&s)) != SQLITE_OK) break;
       if (iSeg < 0) iSeg = i;
       do {
         i++;
-      } while (i < nText && s.z[i] < 0x80);
+      } while (i < nText && asciiAlone(&s, i));
       continue;
     }
 
-    len = hermes_fold_next(s.z + i, nText - i, &cp, &bFolded);
+    len = hermes_fold_next(s.z + i, nText - i, &cp, &bFolded, s.p->bCompose);
     bCjk = hermes_is_cjk(cp);
     bLate = !bCjk && s.p->bSymbols && hermes_is_late_symbol(cp);
     if ((bCjk || bLate) && iSeg >= 0) {

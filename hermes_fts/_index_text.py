@@ -50,9 +50,9 @@ def compose(text: str) -> str:
 
 
 def _joins(ch: str) -> bool:
-    """A character NFC may compose into the one before: a combining mark, or a
-    Hangul vowel or final consonant jamo (whose combining class is 0)."""
-    return unicodedata.combining(ch) != 0 or "\u1160" <= ch <= "\u11ff"
+    """A character NFC may compose into the one before: a mark (Indic vowel signs
+    have combining class 0), or a Hangul vowel or final consonant jamo."""
+    return ch >= "\u0300" and (unicodedata.category(ch)[0] == "M" or "\u1160" <= ch <= "\u11ff")
 
 
 def fold_width(text: str) -> str:
@@ -61,7 +61,9 @@ def fold_width(text: str) -> str:
     Full-width ASCII U+FF01..U+FF5E becomes ASCII; half-width katakana
     U+FF65..U+FF9F becomes full-width (NFKC), and a half-width (semi-)voiced
     mark is composed into the katakana before it when such a kana exists
-    (``ｶﾞ`` → ``ガ``).  Everything else is left alone, as in the C library.
+    (``ｶﾞ`` → ``ガ``).  A letter and the marks that follow it compose as NFC
+    composes them (``compose 1``: ``и`` U+0306 → ``й``, Hangul jamo → ``한``,
+    ``か`` U+3099 → ``が``).  Everything else is left alone, as in the C library.
     """
     out: list[str] = []
     i = 0
@@ -71,7 +73,7 @@ def fold_width(text: str) -> str:
         cp = ord(ch)
         i += 1
         if cp < _KATAKANA_FIRST:
-            out.append(ch)
+            i = _compose_following(text, i, ch, out)
             continue
         if 0xFF01 <= cp <= 0xFF5E:
             ch = chr(cp - 0xFEE0)
@@ -88,8 +90,21 @@ def fold_width(text: str) -> str:
             if len(composed) == 1:
                 ch = composed
                 i += 1
-        out.append(ch)
+        i = _compose_following(text, i, ch, out)
     return "".join(out)
+
+
+def _compose_following(text: str, i: int, ch: str, out: list[str]) -> int:
+    """``compose 1``: append ``ch`` with what follows it at ``text[i]`` composed
+    into it, as NFC composes a pair (marks in the order written); the next index."""
+    while i < len(text) and _joins(text[i]):
+        composed = unicodedata.normalize("NFC", ch + text[i])
+        if len(composed) != 1:
+            break
+        ch = composed
+        i += 1
+    out.append(ch)
+    return i
 
 
 def has_cjk(text: str) -> bool:

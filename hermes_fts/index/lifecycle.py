@@ -193,6 +193,7 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
     out[CJK]["kana"] = schema.cjk_option_on(cjk_sql, "kana")
     out[CJK]["symbols"] = schema.cjk_option_on(cjk_sql, "symbols")
     out[CJK]["diacritics"] = schema.cjk_option_on(cjk_sql, "remove_diacritics", "2")
+    out[CJK]["compose"] = schema.cjk_option_on(cjk_sql, "compose")
     return out
 
 

@@ -107,14 +107,18 @@ def optimize_why(codes: Collection[str]) -> str:
 def missed_until_rebuilt(state: dict[str, Any]) -> str | None:
     """What searches do not find until ``optimize-storage`` rebuilds the CJK index,
     if anything (``state``: ``index_state``).  Every other outdated option only
-    slows a search; an index built before ``symbols 1`` or ``remove_diacritics 2``
-    misses rows."""
+    slows a search; an index built before ``symbols 1``, ``remove_diacritics 2``
+    or ``compose 1`` misses rows."""
     cjk = state.get(CJK) or {}
     missed = []
     if cjk.get("symbols") is False:
         missed.append("a word glued to an emoji newer than Unicode 6.1 (deploy🫠) is not found")
     if cjk.get("diacritics") is False:
         missed.append("a word with two diacritics on a letter (Việt) is not found without them")
+    if cjk.get("compose") is False:
+        missed.append(
+            "Hangul or kana written decomposed (a macOS file name's 한국어) is not found as typed"
+        )
     return ", and ".join(missed) or None
 
 
