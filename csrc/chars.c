@@ -22,6 +22,23 @@ SQLITE_EXTENSION_INIT3
 #define HALFWIDTH_VOICED_MARK 0xFF9E
 #define HALFWIDTH_SEMI_VOICED_MARK 0xFF9F
 
+/* Whether cp lies in one of n sorted, non-overlapping inclusive ranges. */
+static int inRanges(const unsigned int (*aRange)[2], int n, unsigned int cp) {
+  int lo = 0;
+  int hi = n - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (cp < aRange[mid][0]) {
+      hi = mid - 1;
+    } else if (cp > aRange[mid][1]) {
+      lo = mid + 1;
+    } else {
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* Decomposed text ("compose 1"), as macOS writes file names: a letter and
 ** its combining marks, Hangul as conjoining jamo, kana and a combining voiced
 ** mark are composed the way NFC composes them, so they make the tokens of
@@ -86,8 +103,58 @@ static int composeFollowing(const unsigned char *z, int n, int len, unsigned int
   return len;
 }
 
+/* "letters 1": letters written with or without marks read as one (Greek
+** tonos, ё and е, Hebrew points, Arabic harakat and tatweel).  The marks
+** dropped all have lead bytes D6..DB (U+0590..U+06FF). */
+#define DROPPED_MARK_LEAD_FIRST 0xD6
+#define DROPPED_MARK_LEAD_LAST 0xDB
+#define LETTER_FOLD_MIN 0x0386 /* the first letter folded, Greek Ά */
+
+static unsigned int foldLetter(unsigned int cp) {
+  int lo = 0;
+  int hi = HERMES_LETTER_FOLDS_N - 1;
+  if (cp < LETTER_FOLD_MIN) return cp;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (cp < hermes_letter_folds[mid][0]) {
+      hi = mid - 1;
+    } else if (cp > hermes_letter_folds[mid][0]) {
+      lo = mid + 1;
+    } else {
+      return hermes_letter_folds[mid][1];
+    }
+  }
+  return cp;
+}
+
+/* Fold *pCp and drop the marks that follow it; the new length. */
+static int foldLetterAndMarks(const unsigned char *z, int n, int len, unsigned int *pCp,
+                              int *pbFolded) {
+  unsigned int folded = foldLetter(*pCp);
+  if (folded != *pCp) {
+    *pCp = folded;
+    *pbFolded = 1;
+  }
+  while (len < n && z[len] >= DROPPED_MARK_LEAD_FIRST && z[len] <= DROPPED_MARK_LEAD_LAST) {
+    unsigned int next;
+    int nextLen = hermes_utf8_decode(z + len, n - len, &next);
+    if (!inRanges(hermes_dropped_marks, HERMES_DROPPED_MARKS_N, next)) break;
+    len += nextLen;
+    *pbFolded = 1;
+  }
+  return len;
+}
+
+/* What follows the width fold: composing, then letter folding (flags). */
+static int foldFollowing(const unsigned char *z, int n, int len, unsigned int *pCp,
+                         int *pbFolded, int flags) {
+  if (flags & HERMES_FOLD_COMPOSE) len = composeFollowing(z, n, len, pCp, pbFolded);
+  if (flags & HERMES_FOLD_LETTERS) len = foldLetterAndMarks(z, n, len, pCp, pbFolded);
+  return len;
+}
+
 int hermes_fold_next(const unsigned char *z, int n, unsigned int *pCp, int *pbFolded,
-                     int bCompose) {
+                     int flags) {
   unsigned int cp;
   int len = hermes_utf8_decode(z, n, &cp);
 
@@ -95,7 +162,7 @@ int hermes_fold_next(const unsigned char *z, int n, unsigned int *pCp, int *pbFo
   if (cp < HERMES_KATAKANA_FIRST) {
     /* Fast path: ASCII, Latin, Han's neighbours below katakana never fold. */
     *pCp = cp;
-    return bCompose ? composeFollowing(z, n, len, pCp, pbFolded) : len;
+    return flags ? foldFollowing(z, n, len, pCp, pbFolded, flags) : len;
   }
   if (cp >= FULLWIDTH_ASCII_FIRST && cp <= FULLWIDTH_ASCII_LAST) {
     cp -= FULLWIDTH_ASCII_DELTA;
@@ -123,7 +190,7 @@ int hermes_fold_next(const unsigned char *z, int n, unsigned int *pCp, int *pbFo
     }
   }
   *pCp = cp;
-  return bCompose ? composeFollowing(z, n, len, pCp, pbFolded) : len;
+  return flags ? foldFollowing(z, n, len, pCp, pbFolded, flags) : len;
 }
 
 unsigned int hermes_kana_fold(unsigned int cp) {
@@ -131,23 +198,6 @@ unsigned int hermes_kana_fold(unsigned int cp) {
   if (cp < HERMES_KANA_FOLD_FIRST || cp > HERMES_KANA_FOLD_LAST) return cp;
   hiragana = hermes_kana_hiragana[cp - HERMES_KANA_FOLD_FIRST];
   return hiragana ? hiragana : cp;
-}
-
-/* Whether cp lies in one of n sorted, non-overlapping inclusive ranges. */
-static int inRanges(const unsigned int (*aRange)[2], int n, unsigned int cp) {
-  int lo = 0;
-  int hi = n - 1;
-  while (lo <= hi) {
-    int mid = (lo + hi) / 2;
-    if (cp < aRange[mid][0]) {
-      hi = mid - 1;
-    } else if (cp > aRange[mid][1]) {
-      lo = mid + 1;
-    } else {
-      return 1;
-    }
-  }
-  return 0;
 }
 
 int hermes_is_cjk(unsigned int cp) {

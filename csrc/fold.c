@@ -5,10 +5,11 @@
 **   cjk_fold_find(text, key) where cjk_fold(key) first occurs in cjk_fold(text),
 **                            in characters of text; -1 when it does not
 ** Every fold maps a character to one character, except that width folding
-** joins a half-width kana and its voiced mark, and composing ("compose 1",
-** always on here) joins decomposed Hangul jamo and a kana's combining voiced
-** mark; cjk_fold_find counts the original characters, so its answer indexes
-** the text as written.
+** joins a half-width kana and its voiced mark, composing ("compose 1", on
+** here) joins a letter and what NFC composes into it, and "letters 1" (on
+** here) folds letters (ά -> α, ё -> е) and drops the Hebrew points and
+** Arabic harakat after one; cjk_fold_find counts the original characters,
+** so its answer indexes the text as written.
 */
 #include "internal.h"
 #include "variants.h"
@@ -28,7 +29,7 @@ static int foldChar(const unsigned char *z, int n, char *out, int *pnIn) {
     *pnIn = 1;
     return 1;
   }
-  len = hermes_fold_next(z, n, &cp, &bWidth, 1);
+  len = hermes_fold_next(z, n, &cp, &bWidth, HERMES_FOLD_ALL);
   folded = hermes_variant_fold(hermes_kana_fold(cp));
   *pnIn = len;
   if (bWidth || folded != cp) return hermes_utf8_encode(folded, out);

@@ -127,7 +127,8 @@ static int refineSingleChar(InstTokenFn xInstToken, Fts5Context *pFts, int iInst
   ** then reads as one character, and stays whole. */
   for (i = pSpan->iStart; i < pSpan->iEnd && nChar < 3;) {
     int bFolded;
-    int len = hermes_fold_next((const unsigned char *)z + i, n - i, &cp[nChar], &bFolded, 1);
+    int len = hermes_fold_next((const unsigned char *)z + i, n - i, &cp[nChar], &bFolded,
+                              HERMES_FOLD_ALL);
     aOff[nChar++] = i;
     i += len;
   }

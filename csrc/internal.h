@@ -63,15 +63,20 @@ int hermes_utf8_encode(unsigned int cp, char *z);
 /* Like hermes_utf8_decode, then width-folded (full-width ASCII -> ASCII,
 ** half-width katakana -> full-width).  A following half-width (semi-)voiced
 ** mark is composed into a preceding katakana when a composition exists, and
-** then counts as part of this character.  With bCompose ("compose 1"), so
-** does a decomposed Hangul syllable's jamo or a kana's combining (semi-)voiced
-** mark (NFC).  *pbFolded is set when the folded code point differs from the
-** decoded text. */
+** then counts as part of this character.  With HERMES_FOLD_COMPOSE in flags
+** ("compose 1"), so does what NFC composes into it (marks, Hangul jamo, a
+** kana's combining voiced mark); with HERMES_FOLD_LETTERS ("letters 1") a
+** letter folds to the letter without its marks (ά -> α, ё -> е) and the Hebrew
+** points and Arabic harakat after it count as part of it, dropped.
+** *pbFolded is set when the folded code point differs from the decoded text. */
 int hermes_fold_next(const unsigned char *z, int n, unsigned int *pCp, int *pbFolded,
-                     int bCompose);
+                     int flags);
+#define HERMES_FOLD_COMPOSE 1
+#define HERMES_FOLD_LETTERS 2
+#define HERMES_FOLD_ALL (HERMES_FOLD_COMPOSE | HERMES_FOLD_LETTERS)
 
-/* The lowest UTF-8 lead byte of a character that composes into the one before
-** it (U+0300, CC 80): a lower byte lets a scan skip composing. */
+/* The lowest UTF-8 lead byte of a character that joins the one before it
+** (U+0300, CC 80): a lower byte lets a scan skip composing and dropping. */
 #define HERMES_COMPOSE_LEAD_MIN 0xCC
 
 /* Katakana cp folded to the hiragana of the same name ("kana 1"); any other

@@ -16,7 +16,9 @@
 ** or later) ends a segment and is dropped, as unicode61 drops the symbols it
 ** knows: otherwise it reads `deploy🫠` as one word and `deploy` misses it.
 ** With "compose 1" decomposed Hangul jamo and a kana's combining voiced mark
-** join the character before (NFC), as the composed text reads.
+** join the character before (NFC), as the composed text reads; with
+** "letters 1" Greek tonos, ё and the Hebrew and Arabic vowel points are read
+** as the letters without them.
 */
 #include "internal.h"
 #include "variants.h"
@@ -35,7 +37,9 @@ typedef struct CjkTokenizer {
   int bKana;             /* "kana 1": katakana folded to hiragana (chars.c) */
   int bGlue;             /* "glue 1": marked copies of words unicode61 reads apart */
   int bSymbols;          /* "symbols 1": late symbols separate words (chars.c) */
-  int bCompose;          /* "compose 1": decomposed Hangul and kana composed (chars.c) */
+  int bCompose;          /* "compose 1": decomposed text composed (chars.c) */
+  int bLetters;          /* "letters 1": letters read without their marks (chars.c) */
+  int foldFlags;         /* HERMES_FOLD_* of the two, for hermes_fold_next */
 } CjkTokenizer;
 
 typedef int (*TokenCallback)(void *, int, const char *, int, int, int);
@@ -89,6 +93,7 @@ static const char *const GLUE_OPTION = "glue";
 static const char *const KANA_OPTION = "kana";
 static const char *const SYMBOLS_OPTION = "symbols";
 static const char *const COMPOSE_OPTION = "compose";
+static const char *const LETTERS_OPTION = "letters";
 
 /* Our options take exactly "0" or "1"; anything else (or a missing value)
 ** fails the constructor, as unicode61 does for its own options. */
@@ -112,7 +117,8 @@ static void cjkDelete(Fts5Tokenizer *pTok) {
 
 /*
 ** Arguments come as key/value pairs.  "unigrams 0|1", "variants 0|1",
-** "glue 0|1", "kana 0|1", "symbols 0|1" and "compose 0|1" are ours and removed;
+** "glue 0|1", "kana 0|1", "symbols 0|1", "compose 0|1" and "letters 0|1" are
+** ours and removed;
 ** everything else goes to unicode61
 ** unchanged, so its options work and an unknown argument fails exactly as it
 ** does in unicode61.
@@ -163,10 +169,15 @@ static int cjkCreate(void *pCtx, const char **azArg, int nArg, Fts5Tokenizer **p
       if ((rc = parseFlag(zVal, &p->bCompose)) != SQLITE_OK) goto done;
       continue;
     }
+    if (sqlite3_stricmp(azArg[i], LETTERS_OPTION) == 0) {
+      if ((rc = parseFlag(zVal, &p->bLetters)) != SQLITE_OK) goto done;
+      continue;
+    }
     azPass[nPass++] = azArg[i];
     if (i + 1 < nArg) azPass[nPass++] = azArg[i + 1];
   }
 
+  p->foldFlags = (p->bCompose ? HERMES_FOLD_COMPOSE : 0) | (p->bLetters ? HERMES_FOLD_LETTERS : 0);
   rc = pApi->xFindTokenizer(pApi, "unicode61", &pInnerUserData, &p->inner);
   if (rc != SQLITE_OK) goto done;
   rc = p->inner.xCreate(pInnerUserData, azPass, nPass, &p->pInner);
@@ -258,16 +269,20 @@ static int innerToken(void *pCtx, int tflags, const char *pToken, int nToken, in
   int rc;
   if (s->aMap) {
     int nFed;
+    int iFed;
     /* Offsets from unicode61 always lie inside the buffer it was given;
     ** the clamps only guard the map index. */
     if (iStart < 0) iStart = 0;
     if (iEnd > s->nMapped) iEnd = s->nMapped;
     if (iStart > iEnd) iStart = iEnd;
     nFed = iEnd - iStart;
+    iFed = iStart;
     iStart = s->aMap[iStart];
     iEnd = s->aMap[iEnd];
-    /* Folding shortens what it changes (full-width ASCII: 3 bytes -> 1). */
-    bWidthFolded = iEnd - iStart != nFed;
+    /* Folding changed the word: it shortened it (full-width ASCII: 3 bytes
+    ** -> 1, a composed or dropped mark) or changed a letter in place (ά -> α). */
+    bWidthFolded = iEnd - iStart != nFed ||
+                   memcmp(s->fold.a + iFed, s->z + iStart, (size_t)nFed) != 0;
   } else {
     iStart += s->iBase;
     iEnd += s->iBase;
@@ -315,7 +330,7 @@ static int flushSegment(TokenizeState *s, int iStart, int iEnd, int bFolded) {
     unsigned int cp;
     int bCharFolded;
     /* Same bound as the main scan, so character boundaries are identical. */
-    int len = hermes_fold_next(s->z + i, s->n - i, &cp, &bCharFolded, p->bCompose);
+    int len = hermes_fold_next(s->z + i, s->n - i, &cp, &bCharFolded, p->foldFlags);
     int k;
     if (bCharFolded) {
       char buf[4];
@@ -381,12 +396,12 @@ static int endRun(TokenizeState *s) {
   return rc;
 }
 
-/* z[i] is ASCII and nothing can compose into it ("compose 1": the next byte
-** starts no character at or above U+0300, the first a mark).  Otherwise it is
+/* z[i] is ASCII and nothing can join it ("compose 1", "letters 1": the next
+** byte starts no character at or above U+0300, the first a mark).  Otherwise it is
 ** read by hermes_fold_next, as flushSegment reads it: the same boundaries. */
 static int asciiAlone(const TokenizeState *s, int i) {
   return s->z[i] < 0x80 &&
-         !(s->p->bCompose && i + 1 < s->n && s->z[i + 1] >= HERMES_COMPOSE_LEAD_MIN);
+         !(s->p->foldFlags && i + 1 < s->n && s->z[i + 1] >= HERMES_COMPOSE_LEAD_MIN);
 }
 
 static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *pText, int nText,
@@ -432,7 +447,7 @@ static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *p
       continue;
     }
 
-    len = hermes_fold_next(s.z + i, nText - i, &cp, &bFolded, s.p->bCompose);
+    len = hermes_fold_next(s.z + i, nText - i, &cp, &bFolded, s.p->foldFlags);
     bCjk = hermes_is_cjk(cp);
     bLate = !bCjk && s.p->bSymbols && hermes_is_late_symbol(cp);
     if ((bCjk || bLate) && iSeg >= 0) {

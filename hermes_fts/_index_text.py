@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from ._cjk_ranges import is_cjk
+from ._cjk_ranges import LETTER_FOLD, is_cjk, is_dropped_mark
 
 _HALFWIDTH_KANA_FIRST = 0xFF65
 _HALFWIDTH_KANA_LAST = 0xFF9F
@@ -63,7 +63,9 @@ def fold_width(text: str) -> str:
     mark is composed into the katakana before it when such a kana exists
     (``ｶﾞ`` → ``ガ``).  A letter and the marks that follow it compose as NFC
     composes them (``compose 1``: ``и`` U+0306 → ``й``, Hangul jamo → ``한``,
-    ``か`` U+3099 → ``が``).  Everything else is left alone, as in the C library.
+    ``か`` U+3099 → ``が``), then folds as ``letters 1`` does (``ά`` → ``α``,
+    ``ё`` → ``е``, Hebrew points and Arabic harakat dropped).  Everything else
+    is left alone, as in the C library.
     """
     out: list[str] = []
     i = 0
@@ -73,7 +75,7 @@ def fold_width(text: str) -> str:
         cp = ord(ch)
         i += 1
         if cp < _KATAKANA_FIRST:
-            i = _compose_following(text, i, ch, out)
+            i = _join_following(text, i, ch, out)
             continue
         if 0xFF01 <= cp <= 0xFF5E:
             ch = chr(cp - 0xFEE0)
@@ -90,18 +92,23 @@ def fold_width(text: str) -> str:
             if len(composed) == 1:
                 ch = composed
                 i += 1
-        i = _compose_following(text, i, ch, out)
+        i = _join_following(text, i, ch, out)
     return "".join(out)
 
 
-def _compose_following(text: str, i: int, ch: str, out: list[str]) -> int:
-    """``compose 1``: append ``ch`` with what follows it at ``text[i]`` composed
-    into it, as NFC composes a pair (marks in the order written); the next index."""
+def _join_following(text: str, i: int, ch: str, out: list[str]) -> int:
+    """Append ``ch`` with what follows it at ``text[i]`` joined to it; the next index.
+    ``compose 1``: composed as NFC composes a pair (marks in the order written);
+    ``letters 1``: folded to the letter without its marks, the Hebrew points and
+    Arabic harakat after it dropped."""
     while i < len(text) and _joins(text[i]):
         composed = unicodedata.normalize("NFC", ch + text[i])
         if len(composed) != 1:
             break
         ch = composed
+        i += 1
+    ch = chr(LETTER_FOLD.get(ord(ch), ord(ch)))
+    while i < len(text) and is_dropped_mark(text[i]):
         i += 1
     out.append(ch)
     return i

@@ -110,9 +110,9 @@ def test_the_opt_in_word_index_folds_them_too(
         found = st.search("viet")
         assert found.route == "fts5" and [r["id"] for r in found.rows] == [ids[0]]
 
-
-# Words whose folding unicode61 decides: Latin loses its diacritics, other
-# scripts keep theirs, compatibility forms stay, case folds to one character.
+# Words whose folding the tokenizer decides: Latin loses its diacritics, Greek
+# its accents and ё its dots (letters 1), compatibility forms stay, case folds
+# to one character.
 FOLDED_WORDS = [
     "ещё",
     "ЁЛКА",

@@ -218,6 +218,11 @@ def _print_indexes(data: dict[str, Any], scale: int, show: Callable[[str], None]
                 f"  {'':22} decomposed Hangul and kana not composed: 한국어 does not find "
                 "it written as jamo; `hermes-fts optimize-storage` rebuilds the index"
             )
+        if info.get("letters") is False:  # built before `letters 1`
+            show(
+                f"  {'':22} Greek accents, ё and vowel points not folded: αλφα does not "
+                "find άλφα; `hermes-fts optimize-storage` rebuilds the index"
+            )
         if info.get("glue") is False:  # built before `glue 1`
             show(
                 f"  {'':22} no glue marks: word searches find Latin glued to CJK by a "

@@ -45,10 +45,13 @@ CJK_PENDING = "hermes_fts_cjk_pending"
 # ``remove_diacritics 2`` folds a letter with two diacritics too (``viet`` finds
 # Việt; unicode61's default leaves it whole); ``compose 1`` composes Hangul
 # jamo and kana voiced marks written decomposed (a macOS file name's 한국어
-# finds 한국어).  Other options: rebuilt by optimize.
+# finds 한국어); ``letters 1`` reads Greek tonos, ё and Hebrew and Arabic vowel
+# points as the letters without them (αλφα finds άλφα, еще finds ещё).
+# Other options: rebuilt by optimize.
 CJK_TOKENIZER = "hermes_fts_cjk"
 CJK_TOKENIZE = (
-    f"{CJK_TOKENIZER} unigrams 1 variants 1 glue 1 kana 1 symbols 1 remove_diacritics 2 compose 1"
+    f"{CJK_TOKENIZER} unigrams 1 variants 1 glue 1 kana 1 symbols 1 remove_diacritics 2"
+    " compose 1 letters 1"
 )
 # The opt-in word index folds diacritics as the CJK index does, so a store that
 # keeps it answers a Latin query with the same rows as one that does not.

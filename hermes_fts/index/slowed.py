@@ -107,8 +107,8 @@ def optimize_why(codes: Collection[str]) -> str:
 def missed_until_rebuilt(state: dict[str, Any]) -> str | None:
     """What searches do not find until ``optimize-storage`` rebuilds the CJK index,
     if anything (``state``: ``index_state``).  Every other outdated option only
-    slows a search; an index built before ``symbols 1``, ``remove_diacritics 2``
-    or ``compose 1`` misses rows."""
+    slows a search; an index built before ``symbols 1``, ``remove_diacritics 2``,
+    ``compose 1`` or ``letters 1`` misses rows."""
     cjk = state.get(CJK) or {}
     missed = []
     if cjk.get("symbols") is False:
@@ -119,6 +119,8 @@ def missed_until_rebuilt(state: dict[str, Any]) -> str | None:
         missed.append(
             "Hangul or kana written decomposed (a macOS file name's 한국어) is not found as typed"
         )
+    if cjk.get("letters") is False:
+        missed.append("a word is not found without its accents or vowel points (αλφα, еще, שלום)")
     return ", and ".join(missed) or None
 
 

@@ -1,0 +1,135 @@
+"""Letters written with or without their marks read as one (``letters 1``).
+
+unicode61 folds Latin diacritics only.  Greek is written with the tonos in
+lower case and without it in capitals (``ΕΛΛΗΝΙΚΑ`` is ``Ελληνικά``), and
+people type it either way; Russian writes ``ё`` as ``е`` more often than not;
+Hebrew and Arabic are written without vowel points but quoted with them, and
+unicode61 read a point as a separator, so ``שָׁלוֹם`` was three tokens and
+``שלום`` found nothing there.  The Arabic tatweel only stretches a word.
+What must stay apart: ``й`` and ``и`` are different letters (``мой``, ``мои``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _support import needs_extension, rebuild_cjk_index
+
+import hermes_fts
+from hermes_fts.index.schema import CJK
+from hermes_fts.store import SessionStore
+
+pytestmark = needs_extension
+
+# (stored, typed): the typed word must find the stored one, and the reverse.
+SAME = [
+    ("άλφα", "αλφα"),
+    ("ελληνικά", "ελληνικα"),
+    ("προϋπόθεση", "προυποθεση"),
+    ("ещё", "еще"),
+    ("ёлка", "елка"),
+    ("שָׁלוֹם", "שלום"),
+    ("مَرْحَبًا", "مرحبا"),
+    ("كتـــاب", "كتاب"),
+]
+ROUTES = ["fts_cjk", "like_scan"]
+
+
+def _ids(st: SessionStore, query: str, route: str) -> list[int]:
+    found = st.search(query, route=route)
+    assert found.route == route
+    return [r["id"] for r in found.rows]
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_word_is_found_with_or_without_its_marks(tmp_path: Path, route: str) -> None:
+    with SessionStore(tmp_path / "state.db") as st:
+        st.add_session("s1", "cli")
+        stored = [st.add_message("s1", "user", f"{a} one") for a, _ in SAME]
+        typed = [st.add_message("s1", "user", f"{b} two") for _, b in SAME]
+        for (a, b), row_a, row_b in zip(SAME, stored, typed):
+            assert sorted(_ids(st, b, route)) == [row_a, row_b], b
+            assert sorted(_ids(st, a, route)) == [row_a, row_b], a
+            assert _ids(st, f'"{a} one"', route) == [row_a], a  # a phrase: one word, not three
+
+
+def test_greek_capitals_without_accents_find_the_accented_word(tmp_path: Path) -> None:
+    """Greek drops the tonos in capitals, so a heading ``ΕΛΛΗΝΙΚΑ`` is ``Ελληνικά``.
+    (The LIKE scan folds ASCII case only, docs/QUERY.md: this is the index's.)"""
+    with SessionStore(tmp_path / "state.db") as st:
+        st.add_session("s1", "cli")
+        heading = st.add_message("s1", "user", "ΕΛΛΗΝΙΚΑ")
+        assert _ids(st, "Ελληνικά", "fts_cjk") == [heading]
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_letters_that_differ_stay_apart(tmp_path: Path, route: str) -> None:
+    with SessionStore(tmp_path / "state.db") as st:
+        st.add_session("s1", "cli")
+        moi = st.add_message("s1", "user", "мой дом")
+        mine = st.add_message("s1", "user", "мои дома")
+        assert _ids(st, "мой", route) == [moi]
+        assert _ids(st, "мои", route) == [mine]
+
+
+def test_the_python_model_folds_every_letter_as_the_tokenizer_does() -> None:
+    """``fold_text`` (the LIKE scan's pattern) against ``cjk_fold()`` (its column),
+    for every letter ``letters 1`` folds and every mark it drops after a letter."""
+    from hermes_fts import loader
+    from hermes_fts._cjk_ranges import DROPPED_MARKS, LETTER_FOLD
+    from hermes_fts.search.plan import fold_text
+
+    texts = [chr(cp) + "x" for cp in LETTER_FOLD]
+    texts += ["ב" + chr(cp) + "ב" for lo, hi in DROPPED_MARKS for cp in range(lo, hi + 1)]
+    conn = loader.connect(":memory:")
+    wrong = [
+        t for t in texts if conn.execute("SELECT cjk_fold(?)", (t,)).fetchone()[0] != fold_text(t)
+    ]
+    conn.close()
+    assert len(texts) > 300 and wrong == []
+
+
+def test_an_index_built_before_the_option_is_rebuilt_by_optimize_storage(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    st = SessionStore(path)
+    st.add_session("s1", "cli")
+    row = st.add_message("s1", "user", "שָׁלוֹם עולם")
+    rebuild_cjk_index(st, " letters 1")
+    assert st.status()["indexes"][CJK]["letters"] is False
+    assert "cjk_outdated" in st.status()["needs_optimize"]
+    assert st.search("שלום").rows == []  # the old tokens: it answers as it did
+    note = hermes_fts.session_search(st, query="שלום")["index_rebuild"]["note"]
+    assert "vowel points" in note and "optimize-storage" in note
+    st.close()
+    status = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "status", "--db", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Greek accents, ё and vowel points not folded" in status.stdout
+    with SessionStore(path) as st:
+        st.optimize_storage(vacuum=False)
+        assert st.status()["indexes"][CJK]["letters"] is True
+        assert not st.optimize_needed()
+        assert [r["id"] for r in st.search("שלום").rows] == [row]
+
+
+def test_the_word_index_finds_the_same_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The opt-in word index (plain unicode61) keeps ά and ё; the CJK index marks the
+    words ``letters 1`` changed (glue marks), so the ``fts5`` route finds them too,
+    though the letter keeps its byte length there (ά -> α)."""
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+    with SessionStore(tmp_path / "state.db") as st:
+        st.add_session("s1", "cli")
+        rows = {w: st.add_message("s1", "user", f"{w} x") for w in ("άλφα", "αλφα", "ещё", "еще")}
+        st.optimize_storage(vacuum=False)
+        for query, pair in (("αλφα", ("άλφα", "αλφα")), ("еще", ("ещё", "еще"))):
+            expected = sorted(rows[w] for w in pair)
+            assert sorted(_ids(st, query, "fts5")) == expected, query
+            assert sorted(_ids(st, query, "fts_cjk")) == expected, query
