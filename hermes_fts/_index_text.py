@@ -67,15 +67,27 @@ def fold_width(text: str) -> str:
     ``ё`` → ``е``, Hebrew points and Arabic harakat dropped).  Everything else
     is left alone, as in the C library.
     """
+    return "".join(folded_characters(text))
+
+
+def folded_characters(text: str, limit: int | None = None) -> list[str]:
+    """``fold_width(text)`` character by character, each followed by as many empty
+    strings as it took characters of ``text`` beyond one (a joined mark), so the
+    list indexes ``text``; at most ``limit`` folded characters."""
     out: list[str] = []
     i = 0
     n = len(text)
-    while i < n:
+    folded = 0
+    while i < n and (limit is None or folded < limit):
+        folded += 1
+        start = i
         ch = text[i]
         cp = ord(ch)
         i += 1
         if cp < _KATAKANA_FIRST:
             i = _join_following(text, i, ch, out)
+            if i - start > 1:
+                out.extend([""] * (i - start - 1))
             continue
         if 0xFF01 <= cp <= 0xFF5E:
             ch = chr(cp - 0xFEE0)
@@ -93,7 +105,9 @@ def fold_width(text: str) -> str:
                 ch = composed
                 i += 1
         i = _join_following(text, i, ch, out)
-    return "".join(out)
+        if i - start > 1:
+            out.extend([""] * (i - start - 1))
+    return out
 
 
 def _join_following(text: str, i: int, ch: str, out: list[str]) -> int:

@@ -133,3 +133,17 @@ def test_the_word_index_finds_the_same_rows(
             expected = sorted(rows[w] for w in pair)
             assert sorted(_ids(st, query, "fts5")) == expected, query
             assert sorted(_ids(st, query, "fts_cjk")) == expected, query
+
+
+def test_the_scan_marks_the_whole_word_with_its_marks(tmp_path: Path) -> None:
+    """The LIKE scan's snippet marks the word as written: its points, harakat and
+    decomposed syllables inside the mark, not the query's length of characters."""
+    import unicodedata
+
+    words = ["שָׁלוֹם", "مَرْحَبًا", unicodedata.normalize("NFD", "한국어"), "ｶﾞｷﾞ"]
+    with SessionStore(tmp_path / "state.db") as st:
+        st.add_session("s1", "cli")
+        st.add_message("s1", "user", "say " + " and ".join(words) + " again")
+        for word, query in zip(words, ["שלום", "مرحبا", "한국어", "ガギ"]):
+            found = st.search(query, route="like_scan")
+            assert f">>>{word}<<<" in found.rows[0]["snippet"], query

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .._cjk_ranges import is_cjk
-from .._index_text import fold_width
+from .._index_text import folded_characters
 from ..content import decode_content, escape_lone_surrogates, render_tool_calls
 from .plan import Query, fold_text, has_cjk
 
@@ -114,8 +114,8 @@ def _find(text: str, key: str, fold: sqlite3.Connection | None) -> tuple[int, in
     """Where ``key`` first occurs in ``text``, folded with ``fold`` (see ``like_snippet``).
 
     Folded, the text is read once, in C, up to the hit (``cjk_fold_find``);
-    only the few characters of the hit are folded again here, to find where
-    it ends (width folding may have joined ``ｶﾞ`` into one character).
+    only the characters of the hit are folded again here, to find where it
+    ends (folding joins ``ｶﾞ``, a letter and its marks, Hangul jamo into one).
     Surrogates go through as the bytes Python would write for them.
     """
     if fold is None:
@@ -124,9 +124,8 @@ def _find(text: str, key: str, fold: sqlite3.Connection | None) -> tuple[int, in
     at = fold.execute("SELECT cjk_fold_find(?, ?)", (_utf8(text), _utf8(key))).fetchone()[0]
     if at < 0:
         return None
-    want = len(fold_text(key))
-    starts = _folded_starts(text[at : at + 2 * want + 1])  # a folded character covers <= 2
-    return at, at + starts[min(want, len(starts) - 1)]
+    folded = folded_characters(text[at:], limit=len(fold_text(key)))
+    return at, at + len(folded)
 
 
 def _utf8(text: str) -> bytes:
@@ -273,6 +272,7 @@ def _joins_previous(ch: str) -> bool:
         bool(unicodedata.combining(ch))
         or ch in _JOINERS
         or "\U0001f3fb" <= ch <= "\U0001f3ff"  # skin-tone modifiers
+        or "\u1160" <= ch <= "\u11ff"  # a Hangul vowel or final jamo: one syllable
         or unicodedata.category(ch) == "Mn"
     )
 
@@ -305,26 +305,6 @@ def _word_end(text: str, i: int) -> int:
     while 0 < i < len(text) and _latin_word_char(text[i - 1]) and _latin_word_char(text[i]):
         i += 1
     return _char_end(text, i)
-
-
-_HALFWIDTH_MARKS = ("\uff9e", "\uff9f")
-
-
-def _folded_starts(text: str) -> list[int]:
-    """Per character of ``fold_text(text)``, where it starts in ``text``, then ``len(text)``.
-
-    Variant and kana folding keep lengths; width folding may join a half-width
-    kana and its voiced mark into one character.
-    """
-    starts: list[int] = []
-    i = 0
-    while i < len(text):
-        pair = text[i : i + 2]
-        step = 2 if pair[1:] in _HALFWIDTH_MARKS and len(fold_width(pair)) == 1 else 1
-        starts.extend([i] * len(fold_text(text[i : i + step])))
-        i += step
-    starts.append(len(text))
-    return starts
 
 
 def _kana_spellings(ch: str) -> frozenset[str]:
