@@ -127,10 +127,28 @@ static unsigned int foldLetter(unsigned int cp) {
   return cp;
 }
 
-/* Fold *pCp and drop the marks that follow it; the new length. */
+/* The Latin ligatures U+FB00..U+FB06 (ﬀ ﬁ ﬂ ﬃ ﬄ ﬅ ﬆ), which PDF text
+** extraction leaves in: read as their letters, which are never longer in
+** UTF-8 (three bytes), so a folded copy has room. */
+#define LIGATURE_FIRST 0xFB00
+#define LIGATURE_LAST 0xFB06
+static const char *const aLigatureLetters[] = {"ff", "fi", "fl", "ffi", "ffl", "st", "st"};
+
+int hermes_ligature_letters(unsigned int cp, char *out) {
+  const char *z;
+  int k;
+  if (cp < LIGATURE_FIRST || cp > LIGATURE_LAST) return 0;
+  z = aLigatureLetters[cp - LIGATURE_FIRST];
+  for (k = 0; z[k]; k++) out[k] = z[k];
+  return k;
+}
+
+/* Fold *pCp and drop the marks that follow it; the new length.  A ligature
+** keeps its code point, marked folded: the caller writes its letters. */
 static int foldLetterAndMarks(const unsigned char *z, int n, int len, unsigned int *pCp,
                               int *pbFolded) {
   unsigned int folded = foldLetter(*pCp);
+  if (*pCp >= LIGATURE_FIRST && *pCp <= LIGATURE_LAST) *pbFolded = 1;
   if (folded != *pCp) {
     *pCp = folded;
     *pbFolded = 1;

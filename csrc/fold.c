@@ -24,7 +24,8 @@ static int foldChar(const unsigned char *z, int n, char *out, int *pnIn) {
   int bWidth;
   int len;
   int k;
-  if (z[0] < 0x80 && (n == 1 || z[1] < HERMES_COMPOSE_LEAD_MIN)) { /* no mark (U+0300..) follows */
+  /* ASCII that no mark (U+0300..) follows is itself. */
+  if (z[0] < 0x80 && (n == 1 || z[1] < HERMES_COMPOSE_LEAD_MIN)) {
     out[0] = (char)z[0];
     *pnIn = 1;
     return 1;
@@ -32,6 +33,7 @@ static int foldChar(const unsigned char *z, int n, char *out, int *pnIn) {
   len = hermes_fold_next(z, n, &cp, &bWidth, HERMES_FOLD_ALL);
   folded = hermes_variant_fold(hermes_kana_fold(cp));
   *pnIn = len;
+  if ((k = hermes_ligature_letters(cp, out)) > 0) return k;
   if (bWidth || folded != cp) return hermes_utf8_encode(folded, out);
   for (k = 0; k < len && k < 4; k++) out[k] = (char)z[k]; /* unfolded: len <= 4 */
   return k;

@@ -71,6 +71,10 @@ int hermes_utf8_encode(unsigned int cp, char *z);
 ** *pbFolded is set when the folded code point differs from the decoded text. */
 int hermes_fold_next(const unsigned char *z, int n, unsigned int *pCp, int *pbFolded,
                      int flags);
+/* The ASCII letters of a Latin ligature ("letters 1": ﬁ -> fi) into out (room
+** for 3), their count; 0 when cp is none.  hermes_fold_next leaves the code
+** point and marks it folded; whoever writes the folded text writes these. */
+int hermes_ligature_letters(unsigned int cp, char *out);
 #define HERMES_FOLD_COMPOSE 1
 #define HERMES_FOLD_LETTERS 2
 #define HERMES_FOLD_ALL (HERMES_FOLD_COMPOSE | HERMES_FOLD_LETTERS)

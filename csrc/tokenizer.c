@@ -334,7 +334,8 @@ static int flushSegment(TokenizeState *s, int iStart, int iEnd, int bFolded) {
     int k;
     if (bCharFolded) {
       char buf[4];
-      int nOut = hermes_utf8_encode(cp, buf);
+      int nOut = (p->foldFlags & HERMES_FOLD_LETTERS) ? hermes_ligature_letters(cp, buf) : 0;
+      if (nOut == 0) nOut = hermes_utf8_encode(cp, buf);
       for (k = 0; k < nOut; k++) s->aMapAlloc[s->fold.n + (size_t)k] = i;
       memcpy(s->fold.a + s->fold.n, buf, (size_t)nOut);
       s->fold.n += (size_t)nOut;

@@ -71,21 +71,23 @@ def fold_width(text: str) -> str:
 
 
 def folded_characters(text: str, limit: int | None = None) -> list[str]:
-    """``fold_width(text)`` character by character, each followed by as many empty
-    strings as it took characters of ``text`` beyond one (a joined mark), so the
-    list indexes ``text``; at most ``limit`` folded characters."""
+    """``fold_width(text)`` character by character (a ligature: its letters), each
+    followed by as many empty strings as it took characters of ``text`` beyond
+    one (a joined mark), so the list indexes ``text``; up to ``limit`` folded
+    characters."""
     out: list[str] = []
     i = 0
     n = len(text)
     folded = 0
     while i < n and (limit is None or folded < limit):
-        folded += 1
         start = i
+        first = len(out)
         ch = text[i]
         cp = ord(ch)
         i += 1
         if cp < _KATAKANA_FIRST:
             i = _join_following(text, i, ch, out)
+            folded += len(out[first])
             if i - start > 1:
                 out.extend([""] * (i - start - 1))
             continue
@@ -105,23 +107,29 @@ def folded_characters(text: str, limit: int | None = None) -> list[str]:
                 ch = composed
                 i += 1
         i = _join_following(text, i, ch, out)
+        folded += len(out[first])
         if i - start > 1:
             out.extend([""] * (i - start - 1))
     return out
+
+
+# ``letters 1``: the Latin ligatures PDF text extraction leaves in, as their letters.
+_LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl"}
+_LIGATURES.update({"\ufb05": "st", "\ufb06": "st"})
 
 
 def _join_following(text: str, i: int, ch: str, out: list[str]) -> int:
     """Append ``ch`` with what follows it at ``text[i]`` joined to it; the next index.
     ``compose 1``: composed as NFC composes a pair (marks in the order written);
     ``letters 1``: folded to the letter without its marks, the Hebrew points and
-    Arabic harakat after it dropped."""
+    Arabic harakat after it dropped, a ligature as its letters (``ﬁ`` → ``fi``)."""
     while i < len(text) and _joins(text[i]):
         composed = unicodedata.normalize("NFC", ch + text[i])
         if len(composed) != 1:
             break
         ch = composed
         i += 1
-    ch = chr(LETTER_FOLD.get(ord(ch), ord(ch)))
+    ch = _LIGATURES.get(ch) or chr(LETTER_FOLD.get(ord(ch), ord(ch)))
     while i < len(text) and is_dropped_mark(text[i]):
         i += 1
     out.append(ch)

@@ -64,7 +64,9 @@ def _random_inputs(n: int, seed: int) -> list[bytes]:
     pieces += [s.encode() for s in ("e", "\u0301", "\u0306", "\u1100", "\u1161", "\u11a8")]
     pieces += [s.encode() for s in ("\u3099", "\u309a", "\uac00", "\u304b", "\u0b47", "\u0b3e")]
     # letters 1: accented Greek, ё, Hebrew points, Arabic harakat and tatweel
-    pieces += [s.encode() for s in ("ά", "ё", "ש", "\u05c1", "\u05b8", "ب", "\u064e", "\u0640")]
+    pieces += [
+        s.encode() for s in ("ά", "ё", "ש", "\u05c1", "\u05b8", "ب", "\u064e", "\u0640", "ﬃ")
+    ]
     pieces += [b"\xff", b"\xe4\xb8", b"\xed\xa0\x80", b"\xc0\xaf", b"\x00", b"\x80"]
     out = []
     for _ in range(n):

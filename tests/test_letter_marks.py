@@ -6,13 +6,16 @@ people type it either way; Russian writes ``ё`` as ``е`` more often than not;
 Hebrew and Arabic are written without vowel points but quoted with them, and
 unicode61 read a point as a separator, so ``שָׁלוֹם`` was three tokens and
 ``שלום`` found nothing there.  The Arabic tatweel only stretches a word.
-What must stay apart: ``й`` and ``и`` are different letters (``мой``, ``мои``).
+Ligatures (``ﬁ``), which PDF text extraction leaves in, are their letters.
+What must stay apart: ``й`` and ``и`` are different letters (``мой``, ``мои``),
+and ``x²`` is not ``x2``.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -34,6 +37,8 @@ SAME = [
     ("שָׁלוֹם", "שלום"),
     ("مَرْحَبًا", "مرحبا"),
     ("كتـــاب", "كتاب"),
+    ("ﬁnance", "finance"),  # ligatures, as PDF text extraction leaves them
+    ("oﬃce", "office"),
 ]
 ROUTES = ["fts_cjk", "like_scan"]
 
@@ -82,7 +87,7 @@ def test_the_python_model_folds_every_letter_as_the_tokenizer_does() -> None:
     from hermes_fts._cjk_ranges import DROPPED_MARKS, LETTER_FOLD
     from hermes_fts.search.plan import fold_text
 
-    texts = [chr(cp) + "x" for cp in LETTER_FOLD]
+    texts = [chr(cp) + "x" for cp in LETTER_FOLD] + [chr(cp) + "x" for cp in range(0xFB00, 0xFB07)]
     texts += ["ב" + chr(cp) + "ב" for lo, hi in DROPPED_MARKS for cp in range(lo, hi + 1)]
     conn = loader.connect(":memory:")
     wrong = [
@@ -90,6 +95,17 @@ def test_the_python_model_folds_every_letter_as_the_tokenizer_does() -> None:
     ]
     conn.close()
     assert len(texts) > 300 and wrong == []
+
+
+@pytest.mark.parametrize("word", ["x²", "①", "ｍ²", "Ⅻ"])
+def test_other_compatibility_forms_stay_as_written(tmp_path: Path, word: str) -> None:
+    """x² is not x2 and ① not 1: only ligatures, which are typography alone, fold."""
+    with SessionStore(tmp_path / "state.db") as st:
+        st.add_session("s1", "cli")
+        st.add_message("s1", "user", f"{word} here")
+        plain = unicodedata.normalize("NFKC", word)
+        assert plain != word
+        assert _ids(st, plain, "fts_cjk") == []
 
 
 def test_an_index_built_before_the_option_is_rebuilt_by_optimize_storage(tmp_path: Path) -> None:

@@ -46,7 +46,8 @@ CJK_PENDING = "hermes_fts_cjk_pending"
 # Việt; unicode61's default leaves it whole); ``compose 1`` composes Hangul
 # jamo and kana voiced marks written decomposed (a macOS file name's 한국어
 # finds 한국어); ``letters 1`` reads Greek tonos, ё and Hebrew and Arabic vowel
-# points as the letters without them (αλφα finds άλφα, еще finds ещё).
+# points as the letters without them (αλφα finds άλφα, еще finds ещё), and a
+# ligature as its letters (finance finds ﬁnance).
 # Other options: rebuilt by optimize.
 CJK_TOKENIZER = "hermes_fts_cjk"
 CJK_TOKENIZE = (

@@ -120,7 +120,10 @@ def missed_until_rebuilt(state: dict[str, Any]) -> str | None:
             "Hangul or kana written decomposed (a macOS file name's 한국어) is not found as typed"
         )
     if cjk.get("letters") is False:
-        missed.append("a word is not found without its accents or vowel points (αλφα, еще, שלום)")
+        missed.append(
+            "a word is not found without its accents, vowel points or ligatures (αλφα, еще, "
+            "שלום, finance)"
+        )
     return ", and ".join(missed) or None
 
 
