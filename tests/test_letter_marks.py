@@ -163,3 +163,24 @@ def test_the_scan_marks_the_whole_word_with_its_marks(tmp_path: Path) -> None:
         for word, query in zip(words, ["שלום", "مرحبا", "한국어", "ガギ"]):
             found = st.search(query, route="like_scan")
             assert f">>>{word}<<<" in found.rows[0]["snippet"], query
+
+
+def test_a_read_only_open_finds_the_rows_the_sqlite3_shell_left_pending(tmp_path: Path) -> None:
+    """Rows written without the extension wait for the CJK index; a read-only open
+    cannot index them and reads them by the LIKE scan, which folds as the index."""
+    import shutil
+
+    path = tmp_path / "state.db"
+    with SessionStore(path) as st:
+        st.add_session("s1", "cli")
+        indexed = [st.add_message("s1", "user", f"{a} indexed") for a, _ in SAME]
+    shell = shutil.which("sqlite3")
+    assert shell is not None
+    values = ", ".join(f"('s1', 'user', '{a} pending', 1700000000)" for a, _ in SAME)
+    sql = f"INSERT INTO messages(session_id, role, content, timestamp) VALUES {values};"
+    subprocess.run([shell, str(path), sql], check=True, timeout=60)
+    with SessionStore(path, readonly=True) as st:
+        assert st.status()["cjk_pending"] == len(SAME)
+        for (_, typed), row in zip(SAME, indexed):
+            found = sorted(r["id"] for r in st.search(typed).rows)
+            assert found == [row, row + len(SAME)], typed
