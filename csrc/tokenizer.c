@@ -259,6 +259,16 @@ static int emitGlueMarks(TokenizeState *s, const char *pToken, int nToken, int i
   return rc;
 }
 
+/* Whether a[0..n) and b[0..n) hold the same bytes (libc's memcmp is not ours
+** to call: docs/DESIGN.md §3.7). */
+static int sameBytes(const char *a, const unsigned char *b, int n) {
+  int k;
+  for (k = 0; k < n; k++) {
+    if ((unsigned char)a[k] != b[k]) return 0;
+  }
+  return 1;
+}
+
 /* unicode61's callback: translate offsets back into the original text. */
 static int innerToken(void *pCtx, int tflags, const char *pToken, int nToken, int iStart,
                       int iEnd) {
@@ -281,8 +291,7 @@ static int innerToken(void *pCtx, int tflags, const char *pToken, int nToken, in
     iEnd = s->aMap[iEnd];
     /* Folding changed the word: it shortened it (full-width ASCII: 3 bytes
     ** -> 1, a composed or dropped mark) or changed a letter in place (ά -> α). */
-    bWidthFolded = iEnd - iStart != nFed ||
-                   memcmp(s->fold.a + iFed, s->z + iStart, (size_t)nFed) != 0;
+    bWidthFolded = iEnd - iStart != nFed || !sameBytes(s->fold.a + iFed, s->z + iStart, nFed);
   } else {
     iStart += s->iBase;
     iEnd += s->iBase;
