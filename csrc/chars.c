@@ -59,10 +59,6 @@ static int inRanges(const unsigned int (*aRange)[2], int n, unsigned int cp) {
 static unsigned int composePair(unsigned int cp, unsigned int next) {
   int lo = 0;
   int hi = HERMES_COMPOSITIONS_N - 1;
-  if (next < HERMES_COMPOSE_SECOND_MIN ||
-      (next > HERMES_COMPOSE_GAP_LO && next < HERMES_COMPOSE_GAP_HI)) {
-    return 0;
-  }
   if (cp >= JAMO_L_FIRST && cp < JAMO_L_FIRST + JAMO_L_COUNT && next >= JAMO_V_FIRST &&
       next < JAMO_V_FIRST + JAMO_V_COUNT) {
     return HANGUL_FIRST +
@@ -73,6 +69,7 @@ static unsigned int composePair(unsigned int cp, unsigned int next) {
     return bLv && next > JAMO_T_BASE && next < JAMO_T_BASE + JAMO_T_COUNT ? cp + next - JAMO_T_BASE
                                                                           : 0;
   }
+  if (!inRanges(hermes_compose_seconds, HERMES_COMPOSE_SECONDS_N, next)) return 0;
   while (lo <= hi) {
     int mid = (lo + hi) / 2;
     const unsigned int *e = hermes_compositions[mid];
@@ -113,7 +110,9 @@ static int composeFollowing(const unsigned char *z, int n, int len, unsigned int
 static unsigned int foldLetter(unsigned int cp) {
   int lo = 0;
   int hi = HERMES_LETTER_FOLDS_N - 1;
-  if (cp < LETTER_FOLD_MIN) return cp;
+  if (cp < LETTER_FOLD_MIN || !inRanges(hermes_letter_folded, HERMES_LETTER_FOLDED_N, cp)) {
+    return cp;
+  }
   while (lo <= hi) {
     int mid = (lo + hi) / 2;
     if (cp < hermes_letter_folds[mid][0]) {

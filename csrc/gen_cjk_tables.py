@@ -226,7 +226,7 @@ def letter_folds() -> list[tuple[int, int]]:
 
 def dropped_marks() -> list[tuple[int, int]]:
     """Ranges of the marks "letters 1" drops after a letter, and the tatweel."""
-    picked = sorted(
+    return _coalesced(
         {TATWEEL}
         | {
             cp
@@ -235,20 +235,17 @@ def dropped_marks() -> list[tuple[int, int]]:
             if unicodedata.category(chr(cp)) == "Mn"
         }
     )
+
+
+def _coalesced(points: set[int]) -> list[tuple[int, int]]:
+    """Sorted inclusive ranges covering exactly ``points``."""
     ranges: list[tuple[int, int]] = []
-    for cp in picked:
+    for cp in sorted(points):
         if ranges and cp == ranges[-1][1] + 1:
             ranges[-1] = (ranges[-1][0], cp)
         else:
             ranges.append((cp, cp))
     return ranges
-
-
-def _second_gap(pairs: list[tuple[int, int, int]]) -> tuple[int, int]:
-    """The widest stretch of code points no pair's second character lies in
-    (Han and Hangul syllables do): a cheap test before the search."""
-    seconds = sorted({second for _, second, _ in pairs})
-    return max(zip(seconds, seconds[1:]), key=lambda p: p[1] - p[0])
 
 
 def _in(ranges: list[tuple[int, int]], cp: int) -> bool:
@@ -266,8 +263,12 @@ def render_c(ranges: list[tuple[int, int]]) -> str:
     body = "\n".join(f"  {{0x{lo:05X}, 0x{hi:05X}}}," for lo, hi in ranges)
     version, symbols = late_symbols()
     pairs = canonical_pairs()
-    gap = _second_gap(pairs)
-    folds_body = "\n".join(f"  {{0x{a:04X}, 0x{b:04X}}}," for a, b in letter_folds())
+    seconds = _coalesced({second for _, second, _ in pairs})
+    seconds_body = "\n".join(f"  {{0x{a:05X}, 0x{b:05X}}}," for a, b in seconds)
+    folds = letter_folds()
+    folded_ranges = _coalesced({cp for cp, _ in folds})
+    folded_body = "\n".join(f"  {{0x{a:04X}, 0x{b:04X}}}," for a, b in folded_ranges)
+    folds_body = "\n".join(f"  {{0x{a:04X}, 0x{b:04X}}}," for a, b in folds)
     marks = dropped_marks()
     marks_body = "\n".join(f"  {{0x{a:04X}, 0x{b:04X}}}," for a, b in marks)
     pairs_body = "\n".join(f"  {{0x{a:05X}, 0x{b:05X}, 0x{c:05X}}}," for a, b, c in pairs)
@@ -324,23 +325,28 @@ static const unsigned int hermes_late_symbols[][2] = {{
 #define HERMES_LATE_SYMBOLS_MIN 0x{symbols[0][0]:04X}
 
 /* The pairs NFC composes into one character, Hangul aside ("compose 1"):
-** first, second, composed; sorted by first, then second.  A second lies at
-** or above HERMES_COMPOSE_SECOND_MIN and outside the gap between
-** HERMES_COMPOSE_GAP_LO and HERMES_COMPOSE_GAP_HI (exclusive). */
+** first, second, composed; sorted by first, then second. */
 static const unsigned int hermes_compositions[][3] = {{
 {pairs_body}
 }};
 #define HERMES_COMPOSITIONS_N {len(pairs)}
-#define HERMES_COMPOSE_SECOND_MIN 0x{min(b for _, b, _ in pairs):04X}
-#define HERMES_COMPOSE_GAP_LO 0x{gap[0]:04X}
-#define HERMES_COMPOSE_GAP_HI 0x{gap[1]:04X}
+/* Every pair's second character lies in these ranges: a cheap test first. */
+static const unsigned int hermes_compose_seconds[][2] = {{
+{seconds_body}
+}};
+#define HERMES_COMPOSE_SECONDS_N {len(seconds)}
 
 /* "letters 1": letter -> the letter without its marks (Greek, Hebrew
 ** presentation forms; Cyrillic ё -> е), sorted. */
 static const unsigned int hermes_letter_folds[][2] = {{
 {folds_body}
 }};
-#define HERMES_LETTER_FOLDS_N {len(letter_folds())}
+#define HERMES_LETTER_FOLDS_N {len(folds)}
+/* The letters folded, as ranges: a cheap test first. */
+static const unsigned int hermes_letter_folded[][2] = {{
+{folded_body}
+}};
+#define HERMES_LETTER_FOLDED_N {len(folded_ranges)}
 /* "letters 1": the marks dropped after a letter (Hebrew points, Arabic
 ** harakat) and the tatweel; sorted ranges. */
 static const unsigned int hermes_dropped_marks[][2] = {{
