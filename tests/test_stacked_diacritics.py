@@ -110,6 +110,7 @@ def test_the_opt_in_word_index_folds_them_too(
         found = st.search("viet")
         assert found.route == "fts5" and [r["id"] for r in found.rows] == [ids[0]]
 
+
 # Words whose folding the tokenizer decides: Latin loses its diacritics, Greek
 # its accents and ё its dots, a ligature is its letters (letters 1), other
 # compatibility forms stay, case folds to one character.
