@@ -50,16 +50,57 @@ def interleaved_median_ms(fns: dict[str, Callable[[], Any]], repeats: int) -> di
     return {name: statistics.median(v) for name, v in times.items()}
 
 
-def _vocab(conn: sqlite3.Connection, table: str) -> list[tuple[str, int]]:
-    """(term, documents) of an index, from a temporary fts5vocab table."""
+# Terms kept per class of a vocabulary: a uniform sample this large has the
+# frequency bands of the whole (millions of terms on a large store) in bounded memory.
+VOCAB_SAMPLE = 20_000
+
+
+def _vocab_sample(
+    conn: sqlite3.Connection,
+    table: str,
+    classify: Callable[[str], str | None],
+    rng: random.Random,
+) -> dict[str, list[tuple[str, int]]]:
+    """Per class ``classify`` gives a term (None: left out), a uniform sample of up to
+    ``VOCAB_SAMPLE`` (term, documents) of an index's vocabulary, read in one pass."""
     name = f"hermes_bench_vocab_{table}"
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} USING fts5vocab(main, {table}, row)"
     )
+    kept: dict[str, list[tuple[str, int]]] = {}
+    seen: dict[str, int] = {}
+    cursor = conn.execute(f"SELECT term, doc FROM temp.{name}")
     try:
-        return [(t, d) for t, d in conn.execute(f"SELECT term, doc FROM temp.{name}")]
+        for term, docs in cursor:
+            cls = classify(term)
+            if cls is None:
+                continue
+            sample = kept.setdefault(cls, [])
+            seen[cls] = seen.get(cls, 0) + 1
+            if len(sample) < VOCAB_SAMPLE:
+                sample.append((term, docs))
+            elif (slot := rng.randrange(seen[cls])) < VOCAB_SAMPLE:
+                sample[slot] = (term, docs)
     finally:
+        # Closed first: a read cut short (Ctrl-C) holds the table, whose DROP
+        # would fail with "database table is locked" in place of the interrupt.
+        cursor.close()
         conn.execute(f"DROP TABLE IF EXISTS temp.{name}")
+    return kept
+
+
+def _cjk_class(term: str) -> str | None:
+    if not all(has_cjk(c) for c in term):
+        return None
+    return {1: "cjk1", 2: "cjk2"}.get(len(term))
+
+
+def _latin_class(term: str) -> str | None:
+    return "latin_word" if _LATIN.fullmatch(term) else None
+
+
+def _cjk_or_latin_class(term: str) -> str | None:
+    return _cjk_class(term) or _latin_class(term)
 
 
 def _banded(terms: list[tuple[str, int]], per_band: int, rng: random.Random) -> dict[str, list]:
@@ -80,24 +121,25 @@ def sample_terms(store: SessionStore, per_band: int = 2, seed: int = 0) -> dict[
     conn = store._conn
     classes: dict[str, dict[str, list[str]]] = {}
     state = store.index_state()
-    if state[schema.CJK]["exists"] and store.cjk_available:
-        vocab = _vocab(conn, schema.CJK)
-        for cls, size in (("cjk1", 1), ("cjk2", 2)):
-            terms = [(t, d) for t, d in vocab if len(t) == size and all(has_cjk(c) for c in t)]
-            if terms:
-                classes[cls] = _banded(terms, per_band, rng)
+    cjk = state[schema.CJK]["exists"] and store.cjk_available
+    # Latin words from the word index, or from the CJK index, which holds them
+    # as unicode61 reads them (the word index is opt-in): then one pass reads both.
+    words_apart = state[schema.BASE]["exists"]
+    vocab = {}
+    if cjk:
+        classify = _cjk_class if words_apart else _cjk_or_latin_class
+        vocab = _vocab_sample(conn, schema.CJK, classify, rng)
+    for cls in ("cjk1", "cjk2"):
+        if vocab.get(cls):
+            classes[cls] = _banded(vocab[cls], per_band, rng)
+    if cjk:
         longer = _longer_cjk_terms(conn, rng, per_band * 8)
         if longer:
             classes["cjk3"] = _banded(longer, per_band, rng)
-    # Latin words from the word index, or from the CJK index, which holds them
-    # as unicode61 reads them (the word index is opt-in).
-    source = schema.BASE if state[schema.BASE]["exists"] else None
-    if source is None and state[schema.CJK]["exists"] and store.cjk_available:
-        source = schema.CJK
-    if source is not None:
-        words = [(t, d) for t, d in _vocab(conn, source) if _LATIN.fullmatch(t)]
-        if words:
-            classes["latin_word"] = _banded(words, per_band, rng)
+    if words_apart:
+        vocab = _vocab_sample(conn, schema.BASE, _latin_class, rng)
+    if vocab.get("latin_word"):
+        classes["latin_word"] = _banded(vocab["latin_word"], per_band, rng)
     return classes
 
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import tracemalloc
 
+import pytest
+
+from hermes_fts import bench
 from hermes_fts.cli import main
 from hermes_fts.store import SessionStore
 
@@ -74,3 +78,77 @@ def test_bench_samples_words_not_the_long_tokens_of_tool_output(tmp_path, capsys
     assert code == 0
     terms = [t["term"] for t in json.loads(capsys.readouterr().out)["terms"]]
     assert terms and max(len(t) for t in terms) <= 64
+
+
+class _CtrlCWhileReading:
+    """The store's connection, with Ctrl-C arriving once the first row of a read
+    of the bench's vocabulary table has come (its statement still running)."""
+
+    def __init__(self, conn):
+        self._conn = conn
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+    def execute(self, sql, *params):
+        cursor = self._conn.execute(sql, *params)
+        if "hermes_bench_vocab" not in sql or not sql.startswith("SELECT"):
+            return cursor
+
+        class Interrupted:
+            def __iter__(self):
+                yield next(cursor)
+                raise KeyboardInterrupt
+
+            def close(self):
+                cursor.close()
+
+        return Interrupted()
+
+
+def test_ctrl_c_while_the_bench_reads_the_vocabulary_stays_an_interrupt(tmp_path):
+    """The vocabulary read of a large store takes seconds: Ctrl-C then failed with
+    "database table is locked" (exit 2, "locked by another process"), as the
+    temporary table was dropped while its read was still open."""
+    db = tmp_path / "state.db"
+    make_store(db)
+    with SessionStore(db, readonly=True) as store:
+        conn = store._conn
+        store._conn = _CtrlCWhileReading(conn)
+        with pytest.raises(KeyboardInterrupt):
+            bench.sample_terms(store)
+        store._conn = conn
+        left = conn.execute("SELECT name FROM temp.sqlite_master").fetchall()
+        assert left == []
+        assert bench.sample_terms(store, per_band=1)["cjk2"]  # the connection still works
+
+
+def test_bench_reads_a_large_vocabulary_in_bounded_memory(tmp_path, monkeypatch):
+    """A 1M-message store's CJK index holds millions of terms: the bench held them
+    all, twice (1 GB resident); it keeps a sample per class whatever their number."""
+    db = tmp_path / "state.db"
+    rng = random.Random(7)
+    with SessionStore(db) as st:
+        st.add_session("s1", source="cli")
+        st.add_messages(
+            {
+                "session_id": "s1",
+                "role": "user",
+                "content": " ".join(f"w{rng.getrandbits(40):x}" for _ in range(20))
+                + " "
+                + "".join(rng.choice(HAN) for _ in range(6)),
+                "timestamp": float(i),
+            }
+            for i in range(2000)
+        )
+    monkeypatch.setattr(bench, "VOCAB_SAMPLE", 500, raising=False)
+    with SessionStore(db, readonly=True) as store:
+        tracemalloc.start()
+        try:
+            classes = bench.sample_terms(store, per_band=2)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert len(classes["latin_word"]["rare"]) == 2
+    # 40,000 distinct words of ~11 characters are over 4 MB as (term, count) tuples.
+    assert peak < 1_500_000, peak
