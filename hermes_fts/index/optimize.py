@@ -214,7 +214,8 @@ def estimate(
     """What a run would do, read without writing the store: the indexes it builds
     and drops, the bytes it adds to the file (negative: gives back), its
     seconds (a sample of the messages tokenized in memory, scaled up), and
-    the peak free space it needs (``optimize_room``)."""
+    the peak free space it needs (``optimize_room``'s, from the measures taken here:
+    the damage probe and the text and index sizes are full scans on a large store)."""
     builds = index_state.rebuilds(conn, caps, index_state.damaged(conn, caps, full=False))
     text = indexing.text_bytes(conn)
     sizes = {k: v["bytes"] for k, v in indexing.index_sizes(conn, text).items()}
@@ -233,16 +234,19 @@ def estimate(
     seconds = sum(text * _seconds_per_byte(conn, i) for i in builds) * BUILD_OVERHEAD
     if vacuum:
         seconds += (_sqlite.db_bytes(conn) + max(added, 0)) / VACUUM_BYTES_PER_S
-    room = index_state.optimize_room(conn, caps, path, vacuum)
+    need = space.need(
+        conn, path, builds, vacuum=vacuum, time=bool(time_rows), text=text, sizes=sizes
+    )
+    free = space.free_bytes(path)
     return {
         "builds": builds,
         "drops": drops,
         "text_bytes": text,
         "adds_bytes": added,
         "seconds": round(seconds, 3),
-        "peak_free_bytes": room["need"],
-        "free_bytes": room["free"],
-        "fits": room["free"] >= room["need"],
+        "peak_free_bytes": need.total,
+        "free_bytes": free,
+        "fits": free >= need.total,
         "vacuum": vacuum,
     }
 

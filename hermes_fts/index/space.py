@@ -139,16 +139,20 @@ def need(
     *,
     vacuum: bool,
     time: bool,
+    text: int | None = None,
+    sizes: dict[str, int] | None = None,
 ) -> Need:
-    """The peak a run that builds ``rebuilds`` (and the time table, ``time``) needs."""
-    text = indexing.text_bytes(conn)
+    """The peak a run that builds ``rebuilds`` (and the time table, ``time``) needs;
+    ``text`` and the index ``sizes`` are measured (full scans) unless given."""
+    text = indexing.text_bytes(conn) if text is None else text
     built = {index: int(BUILD_X_TEXT[index] * text) for index in rebuilds}
     rows = conn.execute("SELECT count(*) FROM messages").fetchone()[0] if time else 0
     growth = sum(built.values()) + TIME_ROW_BYTES * rows
     if not vacuum:
         return Need(growth, 0, reserve(path))
-    sizes = {k: v["bytes"] for k, v in indexing.index_sizes(conn, text).items()}
-    sizes.update(built)
+    if sizes is None:
+        sizes = {k: v["bytes"] for k, v in indexing.index_sizes(conn, text).items()}
+    sizes = sizes | built
     live = _sqlite.db_bytes(conn) + growth
     return Need(growth, vacuum_need(path, live, max(sizes.values(), default=0)), reserve(path))
 
