@@ -209,13 +209,21 @@ def run(
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Time every sampled term both ways; return per-term rows, per-class summaries, sizes."""
-    rows = []
-    for cls, bands in sample_terms(store, per_band, seed).items():
+    """Time every sampled term both ways; return per-term rows, per-class summaries, sizes.
+
+    ``progress`` hears what is being done: the vocabulary read (seconds on a large
+    store), then each term as "term N of TOTAL: CLASS BAND TERM".
+    """
+    if progress:
+        progress("reading the indexes' vocabulary for terms")
+    sampled = sample_terms(store, per_band, seed)
+    total = sum(len(terms) for bands in sampled.values() for terms in bands.values())
+    rows: list[dict[str, Any]] = []
+    for cls, bands in sampled.items():
         for band, terms in bands.items():
             for term in terms:
                 if progress:
-                    progress(f"{cls} {band} {term}")
+                    progress(f"timing term {len(rows) + 1} of {total}: {cls} {band} {term}")
                 index_ms = median_ms(partial(store.search_messages, term, limit=20), repeats)
                 like_ms = median_ms(
                     partial(store.search_messages, term, limit=20, route="like_scan"), repeats

@@ -10,7 +10,7 @@ import tracemalloc
 import pytest
 
 from hermes_fts import bench
-from hermes_fts.cli import main
+from hermes_fts.cli import main, timing
 from hermes_fts.store import SessionStore
 
 WORDS = ["deploy", "server", "config", "memory", "search", "window", "python", "ticket"]
@@ -152,3 +152,38 @@ def test_bench_reads_a_large_vocabulary_in_bounded_memory(tmp_path, monkeypatch)
     assert len(classes["latin_word"]["rare"]) == 2
     # 40,000 distinct words of ~11 characters are over 4 MB as (term, count) tuples.
     assert peak < 1_500_000, peak
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_bench_progress_counts_the_terms_and_shows_under_json(
+    tmp_path, capsys, monkeypatch, as_json
+):
+    """A bench on a large store runs for minutes: its progress said which term it
+    timed but not how many were left, nothing while it read the vocabulary, and
+    nothing at all under --json (the other long commands write JSON events)."""
+    db = tmp_path / "state.db"
+    make_store(db)
+    monkeypatch.setattr(timing, "PLAIN_EVERY_S", 0.0)  # every step, not one every few seconds
+    extra = ["--json"] if as_json else []
+    assert main(["bench", "--db", str(db), *extra, "--per-band", "1", "--repeats", "1"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    if as_json:
+        report = json.loads(captured.out)
+        lines = [json.loads(line)["message"] for line in lines]
+    else:
+        report = {"terms": [None] * sum(int(row.split()[1]) for row in _table(captured.out))}
+    total = len(report["terms"])
+    assert total > 4
+    assert "vocabulary" in lines[0]
+    counted = [line for line in lines if line.startswith("bench: timing term ")]
+    assert len(counted) == total
+    assert counted[0].startswith(f"bench: timing term 1 of {total}: ")
+    assert counted[-1].startswith(f"bench: timing term {total} of {total}: ")
+
+
+def _table(out):
+    """The per-class rows of bench's table (class, terms, ...)."""
+    return [
+        line for line in out.splitlines() if line.split()[:1] and line.split()[0] in bench.CLASSES
+    ]

@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import bench
 from .output import bar, emit_json, human_bytes
-from .progress import PLAIN_EVERY_S, try_write
+from .progress import PLAIN_EVERY_S, say, try_write
 from .registry import bounded_int, command, open_db, profile_option
 
 
@@ -41,10 +41,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     def progress(what: str) -> None:
         if terminal:
-            try_write(sys.stderr, f"\r\033[K timing {what}")
-        elif not args.json and (not last_line or time.monotonic() - last_line[0] >= PLAIN_EVERY_S):
+            try_write(sys.stderr, f"\r\033[K {what}")
+        elif not last_line or time.monotonic() - last_line[0] >= PLAIN_EVERY_S:
             last_line[:] = [time.monotonic()]
-            try_write(sys.stderr, f"bench: timing {what}\n")  # its reader may be gone
+            # --json: a note event, as the other long commands' progress.
+            say(f"bench: {what}", args.json)
 
     try:
         with open_db(args, readonly=True) as store:
