@@ -37,7 +37,9 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
 )
 def cmd_bench(args: argparse.Namespace) -> int:
     terminal = not args.json and sys.stderr.isatty()
-    last_line: list[float] = []  # off a terminal: when the last plain line was written
+    # Off a terminal: when the last line was written.  Under --json a short bench
+    # (a small store) writes none, as the other commands' progress on small stores.
+    last_line: list[float] = [time.monotonic()] if args.json else []
 
     def progress(what: str) -> None:
         if terminal:
