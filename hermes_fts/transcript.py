@@ -40,6 +40,7 @@ __all__ = [
     "get_messages_beyond",
     "hydrate_message",
     "message_flags",
+    "session_ends",
     "session_messages",
     "session_preview",
     "sessions_by_activity",
@@ -101,6 +102,29 @@ def session_messages(conn: sqlite3.Connection, session_id: str) -> list[dict[str
     """Every message of a session in the order written, every column, hydrated."""
     cur = conn.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,))
     return [_hydrated(row_dict(cur, raw)) for raw in cur]
+
+
+def session_ends(
+    conn: sqlite3.Connection, session_id: str, head: int, tail: int
+) -> tuple[int, list[dict[str, Any]]]:
+    """How many messages a session has, and its first ``head`` and last ``tail``
+    (all of them when they are no more), in the order written, hydrated.
+
+    One statement, so the count and the rows are of the same moment; a session
+    of 150,000 messages is not read whole (and held in memory) to show 30.
+    """
+    cur = conn.execute(
+        "SELECT *, (SELECT count(*) FROM messages WHERE session_id = :s) AS _total"
+        " FROM messages WHERE session_id = :s AND (id IN (SELECT id FROM messages"
+        " WHERE session_id = :s ORDER BY id LIMIT :head) OR id IN (SELECT id FROM"
+        " messages WHERE session_id = :s ORDER BY id DESC LIMIT :tail)) ORDER BY id",
+        {"s": session_id, "head": head, "tail": tail},
+    )
+    rows = [row_dict(cur, raw) for raw in cur]
+    total = int(rows[0]["_total"]) if rows else 0
+    for row in rows:
+        del row["_total"]
+    return total, [_hydrated(row) for row in rows]
 
 
 def _fetch(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
@@ -559,6 +583,12 @@ class Views:
 
     def get_messages(self, session_id: str) -> list[dict[str, Any]]:
         return session_messages(self._conn, session_id)
+
+    def get_message_ends(
+        self, session_id: str, head: int, tail: int
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """The session's message count, and its first ``head`` and last ``tail`` messages."""
+        return session_ends(self._conn, session_id, head, tail)
 
     def get_messages_around(
         self, session_id: str, around_message_id: int, window: int = 5

@@ -1055,7 +1055,7 @@ def test_unexpected_exceptions_become_payloads(store, monkeypatch):
     def boom(*a: Any, **k: Any) -> None:
         raise RuntimeError("kaput")
 
-    monkeypatch.setattr(store, "get_messages", boom)
+    monkeypatch.setattr(store, "get_message_ends", boom)
     assert_error(session_search(store, session_id="s1"), "failed to load session", "kaput")
     monkeypatch.setattr(store, "sessions_by_activity", boom)
     assert_error(session_search(store), "kaput")

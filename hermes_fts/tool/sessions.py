@@ -175,13 +175,15 @@ def read(ctx: CallContext, session_id: str, full: bool = False) -> dict[str, Any
     if ctx.session(session_id) is None:
         raise _not_found(session_id)
     try:
-        raw = list(ctx.store.get_messages(session_id))
+        if full:
+            chosen = list(ctx.store.get_messages(session_id))
+            total = len(chosen)
+        else:
+            total, chosen = ctx.store.get_message_ends(session_id, _READ_HEAD, _READ_TAIL)
     except Exception as exc:  # noqa: BLE001 - reported to the caller
         log.error("failed to load session %s", session_id, exc_info=True)
         raise ToolError(f"failed to load session: {exc}") from exc
-    total = len(raw)
     truncated = not full and total > _READ_HEAD + _READ_TAIL
-    chosen = raw[:_READ_HEAD] + raw[-_READ_TAIL:] if truncated else raw
     frame: dict[str, Any] = {
         "success": True,
         "mode": "read",

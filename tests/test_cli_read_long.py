@@ -1,0 +1,87 @@
+"""``hermes-fts read`` of a very long session (a gateway chat of many thousand
+messages): the first 20 and the last 10 are shown, read without holding the
+whole session in memory; ``--full`` still shows every message."""
+
+from __future__ import annotations
+
+import json
+import re
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from hermes_fts.cli import main
+from hermes_fts.store import SessionStore
+
+MESSAGES = 30_000
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("long") / "state.db"
+    with SessionStore(path) as store:
+        store.add_session("chat", "telegram", title="a long chat")
+        store.add_messages(
+            {
+                "session_id": "chat",
+                "role": "user" if i % 2 else "assistant",
+                "content": f"message {i} of the chat about the deploy " + "details " * 10,
+                "timestamp": 1_700_000_000.0 + i,
+            }
+            for i in range(MESSAGES)
+        )
+        store.add_session("short", "cli")
+        store.add_messages(
+            {"session_id": "short", "role": "user", "content": f"short {i}", "timestamp": 1.0 + i}
+            for i in range(25)
+        )
+    return path
+
+
+def _ids(db: Path, session: str) -> list[int]:
+    with SessionStore(db, readonly=True) as store:
+        rows = store._conn.execute(
+            "SELECT id FROM messages WHERE session_id = ? ORDER BY id", (session,)
+        )
+        return [row[0] for row in rows]
+
+
+def test_read_of_a_long_session_does_not_hold_it_whole(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every message was read and decoded to show 30: 155 MB resident for a session of
+    150,000 messages (1 s), growing with the session; now what is shown."""
+    ids = _ids(db, "chat")
+    tracemalloc.start()
+    try:
+        assert main(["--db", str(db), "read", "chat"]) == 0
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    out = capsys.readouterr().out
+    assert f"Session has {MESSAGES:,} messages; showing the first 20 and the last 10" in out
+    shown = [int(n) for n in re.findall(r"^    #(\d+) ", out, flags=re.M)]
+    assert shown == ids[:20] + ids[-10:]
+    # The whole session as rows is tens of MB (each message a dict of every column).
+    assert peak < 8_000_000, peak
+
+
+@pytest.mark.parametrize("session", ["chat", "short"])
+def test_read_json_counts_every_message_and_shows_the_ends(
+    db: Path, capsys: pytest.CaptureFixture[str], session: str
+) -> None:
+    ids = _ids(db, session)
+    assert main(["--db", str(db), "--json", "read", session]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["message_count"] == len(ids)
+    assert doc["truncated"] is (len(ids) > 30)
+    expected = ids[:20] + ids[-10:] if len(ids) > 30 else ids
+    assert [m["id"] for m in doc["messages"]] == expected
+
+
+def test_read_full_still_shows_every_message(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ids = _ids(db, "short")
+    assert main(["--db", str(db), "--json", "read", "short", "--full"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [m["id"] for m in doc["messages"]] == ids and doc["truncated"] is False
