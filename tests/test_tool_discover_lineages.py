@@ -3,6 +3,8 @@ long session holds every top-ranked hit; query refusals and notes reach the mode
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from _tool_fixtures import conversation, open_store
 
@@ -90,3 +92,39 @@ def test_the_first_read_size_never_changes_the_answer(store, monkeypatch, query,
     assert answers[0]["success"] and answers[0]["results"]
     assert answers[1] == answers[0]
     assert answers[2] == answers[0]
+
+
+@pytest.mark.parametrize("sort", [None, "newest", "oldest"])
+def test_a_session_longer_than_the_largest_read_does_not_hide_the_rest(store, monkeypatch, sort):
+    """Under a time sort every row is a message: a session holding more than the largest
+    read (38,400 rows) of the newest hits filled it, and the search answered that
+    session alone, with no next page, as if nothing else matched (here the largest
+    read is 64 rows, and "big" holds 700 newer hits than the rest)."""
+    from hermes_fts.tool import discover
+
+    reference = session_search(store, query="deploy", limit=5, sort=sort)
+    monkeypatch.setattr(discover, "_DISCOVER_MAX_SCAN", 64)
+    got = session_search(store, query="deploy", limit=5, sort=sort)
+    assert _lineages(got) == _lineages(reference)
+    assert len(_lineages(got)) == 5 and "big" in _lineages(got)
+
+
+def test_the_command_line_pages_past_a_session_longer_than_the_largest_read(
+    store, monkeypatch, capsys
+):
+    """The same through `hermes-fts search --sort newest`: every page full, each
+    lineage once, and the pages end where the matches do."""
+    from hermes_fts.cli import main
+    from hermes_fts.tool import discover
+
+    monkeypatch.setattr(discover, "_DISCOVER_MAX_SCAN", 64)
+    seen: list[str] = []
+    offset: int | None = 0
+    while offset is not None:
+        argv = ["--db", str(store.path), "--json", "search", "deploy", "--sort", "newest"]
+        assert main([*argv, "--limit", "2", "--offset", str(offset)]) == 0
+        page = json.loads(capsys.readouterr().out)
+        seen += _lineages(page)
+        offset = page["next_offset"]
+    assert seen[0] == "big"
+    assert len(seen) == len(set(seen)) == 6  # big, s1-s4 and s5/s6 as one lineage

@@ -10,6 +10,7 @@ bounded discovery reads no more rows than an unbounded one.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import Any
 
 from ..store import QueryError, failure_cause
@@ -133,8 +134,8 @@ class Discovery:
             return None
 
     # raw scan ---------------------------------------------------------
-    def scan(self, want: int) -> list[dict[str, Any]]:
-        """The top ``want`` rows the filters keep, best first."""
+    def scan(self, want: int, crowding: Collection[str] = ()) -> list[dict[str, Any]]:
+        """The top ``want`` rows the filters keep, best first, outside ``crowding``."""
         opts = self.options
         result = self.ctx.store.search(
             opts.query,
@@ -145,7 +146,7 @@ class Discovery:
             fields=_DISCOVER_SEARCH_FIELDS,
             after=opts.after,
             before=opts.before,
-            exclude_session_ids=sorted(opts.excluded),
+            exclude_session_ids=sorted({*opts.excluded, *crowding}),
             now=opts.now,
         )
         self.route = result.route
@@ -163,19 +164,32 @@ class Discovery:
         The size of the first read never changes the answer: a longer read
         starts with the rows of a shorter one, so once a read holds ``limit``
         lineages outside the demoted sources, every longer read picks the
-        same lineages with the same first hits; the last read is always
-        ``_DISCOVER_MAX_SCAN`` rows or all of them.
+        same lineages with the same first hits.
+
+        A read of ``_DISCOVER_MAX_SCAN`` rows still short of lineages is crowded
+        by a few long sessions (under a time sort rows are messages, and one
+        session can hold the newest 38,400): its rows are kept and the reads
+        start again without its sessions, as every other row ranks below it.
         """
         wanted = self.options.wanted
-        want = min(wanted * _DISCOVER_ROWS_PER_LINEAGE, _DISCOVER_MAX_SCAN)
+        first = min(wanted * _DISCOVER_ROWS_PER_LINEAGE, _DISCOVER_MAX_SCAN)
+        want, kept, crowding = first, list[dict[str, Any]](), set[str]()
         while True:
-            rows = self.scan(want)
-            rows.sort(key=_demoted)  # stable: search order within each tier
-            slots = self._slots(title, rows)
+            rows = self.scan(want, crowding)
+            read = sorted(kept + rows, key=_demoted)  # stable: search order in each tier
+            slots = self._slots(title, read)
             firsts = sum(1 for slot in slots.values() if not _demoted(slot.get("hit", {})))
-            if firsts >= wanted or len(rows) < want or want >= _DISCOVER_MAX_SCAN:
+            if firsts >= wanted or len(rows) < want:
                 return slots
-            want = min(want * 2, _DISCOVER_MAX_SCAN)
+            if want < _DISCOVER_MAX_SCAN:
+                want = min(want * 2, _DISCOVER_MAX_SCAN)
+                continue
+            more = {str(row["session_id"]) for row in rows if row.get("session_id")} - crowding
+            if not more:  # no session to leave out: nothing below this read can differ
+                return slots
+            kept += rows
+            crowding |= more
+            want = first
 
     # main -------------------------------------------------------------
     def run(self) -> dict[str, Any]:
