@@ -9,6 +9,7 @@ in that order, and discovery must return the same payload as before.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Collection
 from typing import Any
 
 import pytest
@@ -186,7 +187,7 @@ def test_exclusions_must_be_a_collection(store: SessionStore) -> None:
 class _PostFilteringDiscovery(Discovery):
     """Discovery as it was: the unfiltered search, paged and filtered afterwards."""
 
-    def scan(self, want: int) -> list[dict[str, Any]]:
+    def scan(self, want: int, crowding: Collection[str] = ()) -> list[dict[str, Any]]:
         opts = self.options
         self.route = self.ctx.store.describe_search_path(opts.query)  # what answers it
         return post_filtered(
@@ -195,7 +196,7 @@ class _PostFilteringDiscovery(Discovery):
             want,
             opts.after,
             opts.before,
-            opts.excluded,
+            frozenset({*opts.excluded, *crowding}),
             fields=[*_DISCOVER_SEARCH_FIELDS, "timestamp"],
             exclude_sources=HIDDEN_SESSION_SOURCES,
             role_filter=opts.roles,

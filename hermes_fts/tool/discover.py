@@ -158,38 +158,31 @@ class Discovery:
 
         Rows are read best first; while they hold fewer than ``limit``
         lineages outside the demoted (cron) sources, the read doubles and
-        starts again from the top, so the ranking order holds.  Demoted
-        lineages fill what is left after the others.
+        goes on below them: the rows read are kept and the next read leaves
+        out their sessions, whose lineages rank above every row it can find
+        (under a time sort rows are messages, and one long session can hold
+        thousands of the newest).  Demoted lineages fill what is left after
+        the others.
 
-        The size of the first read never changes the answer: a longer read
-        starts with the rows of a shorter one, so once a read holds ``limit``
-        lineages outside the demoted sources, every longer read picks the
-        same lineages with the same first hits.
-
-        A read of ``_DISCOVER_MAX_SCAN`` rows still short of lineages is crowded
-        by a few long sessions (under a time sort rows are messages, and one
-        session can hold the newest 38,400): its rows are kept and the reads
-        start again without its sessions, as every other row ranks below it.
+        The size of the first read never changes the answer: the rows kept are
+        the top of the ranking, and each later read the next rows of the
+        sessions not yet seen, so every read size picks the same lineages
+        with the same first hits.
         """
         wanted = self.options.wanted
-        first = min(wanted * _DISCOVER_ROWS_PER_LINEAGE, _DISCOVER_MAX_SCAN)
-        want, kept, crowding = first, list[dict[str, Any]](), set[str]()
+        want = min(wanted * _DISCOVER_ROWS_PER_LINEAGE, _DISCOVER_MAX_SCAN)
+        kept: list[dict[str, Any]] = []
+        crowding: set[str] = set()
         while True:
             rows = self.scan(want, crowding)
-            read = sorted(kept + rows, key=_demoted)  # stable: search order in each tier
-            slots = self._slots(title, read)
-            firsts = sum(1 for slot in slots.values() if not _demoted(slot.get("hit", {})))
-            if firsts >= wanted or len(rows) < want:
-                return slots
-            if want < _DISCOVER_MAX_SCAN:
-                want = min(want * 2, _DISCOVER_MAX_SCAN)
-                continue
-            more = {str(row["session_id"]) for row in rows if row.get("session_id")} - crowding
-            if not more:  # no session to leave out: nothing below this read can differ
-                return slots
             kept += rows
+            slots = self._slots(title, sorted(kept, key=_demoted))  # stable: rank order
+            firsts = sum(1 for slot in slots.values() if not _demoted(slot.get("hit", {})))
+            more = {str(row["session_id"]) for row in rows if row.get("session_id")} - crowding
+            if firsts >= wanted or len(rows) < want or not more:
+                return slots
             crowding |= more
-            want = first
+            want = min(want * 2, _DISCOVER_MAX_SCAN)
 
     # main -------------------------------------------------------------
     def run(self) -> dict[str, Any]:
