@@ -325,7 +325,8 @@ def test_bench_shows_progress_off_a_terminal_and_stays_quiet_with_json(tmp_path)
         conversation(store, "s1", [("user", "deploy the 桂林 server"), ("assistant", "deployed")])
     home = tmp_path
     proc = run(home, "bench", "--per-band", "1", "--repeats", "1")
-    assert proc.returncode == 0 and "bench: timing " in proc.stderr
+    # Its first step (the vocabulary read) at once, then a line every few seconds.
+    assert proc.returncode == 0 and proc.stderr.startswith("bench: reading the indexes' vocab")
     assert "\r" not in proc.stderr and "\x1b" not in proc.stderr
     proc = run(home, "bench", "--per-band", "1", "--repeats", "1", "--json")
     assert proc.returncode == 0 and proc.stderr == ""
