@@ -240,6 +240,22 @@ def run(
                         "recall": recall(store, term),
                     }
                 )
+    status = store.status()
+    return {
+        "db": status["db"],
+        "text_bytes": status["text_bytes"],
+        "sizes": {
+            index: {"bytes": info["bytes"], "x_text": info["x_text"]}
+            for index, info in status["indexes"].items()
+            if info["bytes"] is not None
+        },
+        "classes": _summary(rows),
+        "terms": rows,
+    }
+
+
+def _summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per class of the timed ``rows``: medians, the worst ratio and term, the least recall."""
     summary = []
     for cls in CLASSES:
         mine = [r for r in rows if r["class"] == cls]
@@ -261,15 +277,4 @@ def run(
                 "min_recall": min(recalls) if recalls else None,
             }
         )
-    status = store.status()
-    return {
-        "db": status["db"],
-        "text_bytes": status["text_bytes"],
-        "sizes": {
-            index: {"bytes": info["bytes"], "x_text": info["x_text"]}
-            for index, info in status["indexes"].items()
-            if info["bytes"] is not None
-        },
-        "classes": summary,
-        "terms": rows,
-    }
+    return summary
