@@ -203,9 +203,10 @@ def rebuild_note(store: Any) -> dict[str, Any] | None:
             return {
                 "percent": percent,
                 "note": (
-                    f"Search index backfill incomplete: {percent}% done. Hits from older "
-                    "messages can be missing until it completes; it advances while Hermes "
-                    "runs, and `hermes-fts optimize-storage` finishes it now."
+                    f"Search index backfill incomplete: {percent}% done. The messages it "
+                    "has not reached are read by a slower exact scan, so no hit is left "
+                    "out; it advances while Hermes runs, and `hermes-fts optimize-storage` "
+                    "finishes it now."
                 ),
             }
         reasons = store.slowed_by()
