@@ -231,3 +231,17 @@ def test_with_stderr_gone_bench_still_reports(tmp_path):
         os.close(write_end)
     assert proc.returncode == 0 and proc.stdout.startswith(f"Store: {db} "), proc.stdout
     assert "index ms" in proc.stdout, proc.stdout
+
+
+def test_a_rate_below_one_a_second_is_not_shown_as_zero():
+    """Checking indexes takes seconds each: the bar said "2/2 indexes  0 indexes/s",
+    which reads as stalled (the 1M store's optimize-storage)."""
+    stream, clock = io.StringIO(), _Clock()
+    bar = ProgressBar(stream, clock=clock, terminal=False)
+    bar({"phase": "repair", "indexed": 0, "total": 2, "percent": 0})
+    clock.now += 3.0
+    bar({"phase": "repair", "indexed": 1, "total": 2, "percent": 50})
+    clock.now += 3.0
+    bar({"phase": "repair", "indexed": 2, "total": 2, "percent": 100})
+    last = stream.getvalue().splitlines()[-1]
+    assert "2/2 indexes" in last and "0.3 indexes/s" in last, last

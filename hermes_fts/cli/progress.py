@@ -155,7 +155,11 @@ class ProgressBar:
         if self.json_lines:
             return json.dumps(m)
         unit = m["unit"]
-        rate = "rate -" if m["rate"] is None else f"{m['rate']:,.0f} {unit}/s"
+        # Below one a second (an index checked in seconds), tenths: "0 indexes/s" reads as stalled.
+        if m["rate"] is None:
+            rate = "rate -"
+        else:
+            rate = f"{m['rate']:,.{1 if m['rate'] < 1 else 0}f} {unit}/s"
         left = "-:--:--" if m["seconds_left"] is None else _eta(m["seconds_left"])
         return (
             f"{m['step']} {bar(m['percent'] / 100, self.width)} {m['percent']:3d}%  "
