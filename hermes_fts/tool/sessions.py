@@ -273,7 +273,10 @@ def browse(ctx: CallContext, limit: int, offset: int | None = None) -> dict[str,
         if current_row is not None:
             skip_conversation = _listable(ctx, current_row)
     want = limit if offset is None else offset + limit + 1
-    page = want + _BROWSE_EXTRA_ROWS
+    # Room for the sessions a listing folds or leaves out (continuations, delegations:
+    # a share of every store, a tenth of a large one), so a deep page is one read:
+    # each further read computes the listing again from its start.
+    page = want + want // 8 + _BROWSE_EXTRA_ROWS
     results: list[tuple[dict[str, Any], str]] = []  # (row, its conversation)
     shown: set[str] = set()
     try:
