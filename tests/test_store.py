@@ -494,7 +494,11 @@ def test_cli_optimize_prompt_with_stdin_closed_is_no(db: Path) -> None:
         timeout=120,
     )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert proc.stderr.endswith("Proceed? [y/N] \nError: cancelled; nothing was changed\n")
+    # Run with no input (a script, cron): the error says how to run it without the question.
+    assert proc.stderr.endswith(
+        "Proceed? [y/N] \nError: cancelled; nothing was changed (no answer came: the input "
+        "ended); pass --yes to run without asking\n"
+    )
     assert db.read_bytes() == before
 
 
@@ -507,6 +511,9 @@ def test_cli_optimize_prompt_eof_is_no(
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert cli.main(["optimize-storage", "--db", str(db)]) == 1
     assert "cancelled; nothing was changed" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))  # a person's no needs no --yes hint
+    assert cli.main(["optimize-storage", "--db", str(db)]) == 1
+    assert capsys.readouterr().err.endswith("Error: cancelled; nothing was changed\n")
     with SessionStore(db) as store:
         assert store.fts_stale
     assert cli.main(["optimize-storage", "--db", str(db), "--yes"]) == 0

@@ -37,14 +37,15 @@ from .registry import (
 STATUS_PROGRESS_BYTES = 256 * 1024 * 1024
 
 
-def _confirm(prompt: str) -> bool:
-    """Ask on stderr (stdout stays the command's output); end of input is a no."""
+def _confirm(prompt: str) -> bool | None:
+    """Ask on stderr (stdout stays the command's output): the answer, or None when
+    none came (the input ended, or no one can read the question), which is a no."""
     if not try_write(sys.stderr, prompt):
-        return False  # a question no one can read has no answer
+        return None  # a question no one can read has no answer
     answer = sys.stdin.readline() if sys.stdin else ""  # None: no stdin at all (<&-)
     if not answer:
         try_write(sys.stderr, "\n")
-        return False  # no terminal, no consent
+        return None  # no terminal, no consent
     return answer.strip().lower() in ("y", "yes")
 
 
@@ -482,7 +483,14 @@ def _preflight(store: SessionStore, args: argparse.Namespace) -> bool | None:
             "with Ctrl-C and resumes where it stopped.",
             args.json,
         )
-    if not args.yes and not _confirm("Proceed? [y/N] "):
+    answer = True if args.yes else _confirm("Proceed? [y/N] ")
+    if answer is None:  # a script or a pipe: say how it runs without the question
+        raise CommandError(
+            "cancelled; nothing was changed (no answer came: the input ended); pass --yes "
+            "to run without asking",
+            1,
+        )
+    if not answer:
         raise CommandError("cancelled; nothing was changed", 1)
     return vacuum
 
