@@ -91,9 +91,11 @@ def like_rows(
     *,
     fold: bool,
     snippets: bool,
+    letters: bool = False,
 ) -> list[dict[str, Any]]:
-    """Rows the LIKE scan finds, with snippets cut from their text when ``snippets``."""
-    like_sql, like_params = like_where(conn, like_plan(parsed), fold)
+    """Rows the LIKE scan finds, with snippets cut from their text when ``snippets``;
+    ``fold`` and ``letters`` as ``like.like_where``'s."""
+    like_sql, like_params = like_where(conn, like_plan(parsed), fold, letters)
     # `+`: a scan in file order, as before optimize-storage added the time
     # index; walking that index reads rows in random order, which for a rare
     # term (every row read, few kept) costs several times the plain scan.

@@ -10,7 +10,11 @@ in SQL by ``near_matches``, registered on the connection as
 With ``fold`` (the extension's ``cjk_fold()`` is on the connection) every
 comparison is between folded texts: the column through ``cjk_fold()``, the
 pattern through ``plan.fold_text``, the same width and Han variant folds the
-``variants 1`` CJK index applies, so 东京 finds 東京 here too.
+``variants 1`` CJK index applies, so 东京 finds 東京 here too.  With ``letters``
+both sides also get unicode61's case and diacritic fold (``fold_case``), in
+Python: for the few rows an index route answers by LIKE (rows pending for the
+CJK index, rows a backfill has not reached), which must match as the index
+does (`cafe` finds "Café"), not for a scan of the whole store.
 
 A term with a lone CJK character beside other tokens (``Anna의``, ``2024年``,
 ``Pythonで``, ``第3版``) is not exact on ``fts_cjk``: the character is a
@@ -31,7 +35,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any, Union
 
-from .._index_text import is_latin_token_char, positions, segments
+from .._index_text import fold_case, is_latin_token_char, positions, segments
 from ..content import INDEXED_COLUMNS, indexed_text_sql
 from .plan import fold_text, folds_apply
 from .syntax import AllOf, AnyOf, Near, Node, Query, QueryError, Term, parse_query, render
@@ -300,39 +304,61 @@ LIKE_SOURCE = (
 LIKE_COLUMNS = tuple(f"m._indexed_{col}" for col in INDEXED_COLUMNS)
 NEAR_FUNCTION = "hermes_fts_near"  # near_matches, registered per connection
 WORDS_FUNCTION = "hermes_fts_words"  # words_match, registered per connection
+LETTERS_FUNCTION = "hermes_fts_fold_case"  # fold_case of a row's text, registered per connection
+
+
+def _folded_letters(value: object) -> str | None:
+    text = _row_text(value)
+    return None if text is None else fold_case(text)
 
 
 def like_where(
-    conn: sqlite3.Connection, plan: LikeNode | None, fold: bool = False
+    conn: sqlite3.Connection, plan: LikeNode | None, fold: bool = False, letters: bool = False
 ) -> tuple[str, list[Any]]:
     """A WHERE fragment for ``plan`` over LIKE_COLUMNS; ``("0", [])`` for no plan.
 
     ``fold`` compares folded text (module docstring); it needs ``cjk_fold()``.
+    ``letters`` folds case and diacritics too, as the indexes do (module docstring).
 
     ``COALESCE(col, '')`` keeps NULL columns from turning a NOT into NULL.
     """
     if plan is None:
         return "0", []
-    for name, function in ((NEAR_FUNCTION, near_matches), (WORDS_FUNCTION, words_match)):
+    functions = ((NEAR_FUNCTION, -1, near_matches), (WORDS_FUNCTION, -1, words_match))
+    for name, args, function in (*functions, (LETTERS_FUNCTION, 1, _folded_letters)):
         try:
-            conn.create_function(name, -1, function, deterministic=True)
+            conn.create_function(name, args, function, deterministic=True)
         except sqlite3.OperationalError:
             pass  # already registered: SQLite refuses to redefine it while a statement runs
     params: list[Any] = []
     columns = tuple(f"cjk_fold({c})" if fold else c for c in LIKE_COLUMNS)
-    return _like_sql(plan, params, columns, fold), params
+    if letters:
+        columns = tuple(f"{LETTERS_FUNCTION}(CAST({c} AS BLOB))" for c in columns)
+    return _like_sql(plan, params, columns, _Folds(fold, letters)), params
 
 
-def _like_sql(node: LikeNode, params: list[Any], columns: tuple[str, ...], fold: bool) -> str:
+@dataclass(frozen=True)
+class _Folds:
+    """What a LIKE test folds in the query's texts, as ``like_where`` folds the columns."""
+
+    variants: bool  # widths, kana and Han variants (``plan.fold_text``)
+    letters: bool  # case and diacritics (``fold_case``)
+
+    def __call__(self, text: str) -> str:
+        text = fold_text(text) if self.variants else text
+        return fold_case(text) if self.letters else text
+
+
+def _like_sql(node: LikeNode, params: list[Any], columns: tuple[str, ...], fold: _Folds) -> str:
     if isinstance(node, LikeText):
-        text = fold_text(node.text) if fold else node.text
+        text = fold(node.text)
         params.extend([f"%{_like_escape(text)}%"] * len(columns))
         return "(" + " OR ".join(f"COALESCE({col}, '') LIKE ? ESCAPE '\\'" for col in columns) + ")"
     if isinstance(node, LikeNear):
         parts = [_like_sql(LikeText(text), params, columns, fold) for text in node.required]
         # near_matches width-folds itself; the variant fold of spec and
         # columns makes it count the tokens the variants index counts.
-        params.append(fold_text(node.spec) if fold else node.spec)
+        params.append(fold_text(node.spec) if fold.variants else node.spec)
         parts.append(f"{NEAR_FUNCTION}(?, {_row_bytes(columns)})")
         return _balanced(parts, "AND")
     if isinstance(node, LikeWords):
@@ -344,14 +370,14 @@ def _like_sql(node: LikeNode, params: list[Any], columns: tuple[str, ...], fold:
     return _balanced(parts, "AND")
 
 
-def _words_sql(node: LikeWords, params: list[Any], columns: tuple[str, ...], fold: bool) -> str:
+def _words_sql(node: LikeWords, params: list[Any], columns: tuple[str, ...], fold: _Folds) -> str:
     """A term with a Latin word: its parts as substrings, then either the term between
     spaces (whole words for sure, no Python) or ``words_match`` on the row."""
     parts = [_like_sql(LikeText(text), params, columns, fold) for text in node.required]
-    text = _like_escape(fold_text(node.text) if fold else node.text)
+    text = _like_escape(fold(node.text))
     params.extend([f"% {text}{'' if node.prefix else ' '}%"] * len(columns))
     spaced = " OR ".join(f"(' ' || COALESCE({c}, '') || ' ') LIKE ? ESCAPE '\\'" for c in columns)
-    params.append(fold_text(node.spec) if fold else node.spec)
+    params.append(fold(node.spec))
     parts.append(f"({spaced} OR {WORDS_FUNCTION}(?, {_row_bytes(columns)}))")
     return _balanced(parts, "AND")
 

@@ -526,6 +526,7 @@ def _left_out(
         list(params),
         fold=req.fold,
         snippets=req.snippets,
+        letters=True,  # answered for the index: its case and diacritic fold
     )
 
 

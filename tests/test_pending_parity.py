@@ -1,0 +1,83 @@
+"""A row the CJK index has not taken yet is found as the index would find it.
+
+Rows written by a process without the extension (the ``sqlite3`` shell, Hermes
+Agent itself) wait in the pending table until a hermes-fts write applies them.
+A read-only store (the Hermes plugin's) answers them by LIKE on the ``fts_cjk`` route; that
+LIKE folds case and diacritics as the index does, or a new ``Café`` is missed
+by ``cafe`` while an indexed one is found.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from _support import needs_extension
+
+from hermes_fts.store import SessionStore
+
+pytestmark = needs_extension
+
+MESSAGES = [
+    ("s1", "user", "Café au lait at the Zürich office"),
+    ("s1", "assistant", "Tiếng Việt: phở bò ở Hà Nội"),
+    ("s2", "user", "NAÏVE RÉSUMÉ parser for 東京 logs"),
+    ("s2", "assistant", "plain cafe without marks"),
+]
+
+QUERIES = ["cafe", "CAFÉ", "zurich", "viet", "pho", "naive resume", '"resume parser"',
+           "NEAR(naive parser, 3)", "cafe OR viet", "cafe NOT zurich", "résumé 東京"]  # fmt: skip
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _stores(tmp_path: Path) -> tuple[Path, Path]:
+    """The same messages twice: indexed by hermes-fts, and written by the sqlite3 shell."""
+    indexed, pending = tmp_path / "indexed.db", tmp_path / "pending.db"
+    for path in (indexed, pending):
+        with SessionStore(path) as st:
+            st.add_session("s1", "cli")
+            st.add_session("s2", "telegram")
+    with SessionStore(indexed) as st:
+        for n, (sid, role, text) in enumerate(MESSAGES):
+            st.add_message(sid, role, text, timestamp=1_700_000_000 + n)
+    script = "".join(
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        f"VALUES({_quoted(sid)}, {_quoted(role)}, {_quoted(text)}, {1_700_000_000 + n});"
+        for n, (sid, role, text) in enumerate(MESSAGES)
+    )
+    subprocess.run([str(shutil.which("sqlite3")), str(pending), script], check=True, timeout=60)
+    return indexed, pending
+
+
+def _found(st: SessionStore, query: str, **kw: object) -> tuple[list[str], str]:
+    result = st.search(query, limit=50, **kw)  # type: ignore[arg-type]
+    return sorted(r["session_id"] + ":" + r["role"] for r in result.rows), result.route
+
+
+@pytest.mark.parametrize("sort", [None, "newest", "oldest", "sessions"])
+def test_pending_rows_fold_case_and_diacritics_as_the_index(tmp_path, sort):
+    indexed, pending = _stores(tmp_path)
+    with SessionStore(pending, readonly=True) as waiting:
+        assert waiting.index_state()["cjk_pending"] == len(MESSAGES)
+        with SessionStore(indexed, readonly=True) as taken:
+            for query in QUERIES:
+                expected, route = _found(taken, query, sort=sort)
+                assert expected and route == "fts_cjk", query
+                assert _found(waiting, query, sort=sort) == (expected, route), query
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [{"role_filter": ["user"]}, {"source_filter": ["telegram"]}, {"after": 1_700_000_001}],
+)
+def test_pending_rows_fold_alike_with_filters(tmp_path, filters):
+    indexed, pending = _stores(tmp_path)
+    with SessionStore(pending, readonly=True) as waiting, SessionStore(indexed) as taken:
+        for query in ("cafe", "naive", "resume OR zurich"):
+            expected = _found(taken, query, **filters)
+            assert _found(waiting, query, **filters) == expected, (query, filters)
