@@ -346,6 +346,22 @@ def test_a_chinese_question_of_common_words_alone_searches_them(tmp_path):
     st_.close()
 
 
+@pytest.mark.parametrize(
+    "question", ["你还记得我们讨论过什么吗", "我们之前讨论过什么？", "我们谈过什么", "我们说过什么"]
+)
+def test_a_chinese_question_framed_with_guo_searches_its_common_words(tmp_path, question):
+    """ "你还记得我们讨论过什么吗" (do you remember what we discussed?): 讨论过 frames the
+    question as 聊过 does, but its bigram 论过 counted as a word of content, so
+    only it was searched and the answer was empty with no note while a
+    conversation held 我们 and 讨论."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "talk", [("user", "我们讨论了数据库迁移，也说好了谈一谈部署")], start=T0)
+    conversation(st_, "other", [("user", "服务端要先升级")], start=T0 + 10)
+    found = session_search(st_, query=question)
+    assert [r["session_id"] for r in found["results"]] == ["talk"], found
+    st_.close()
+
+
 def test_an_english_question_searches_its_words_not_its_frame(tmp_path):
     """ "When did we talk about the ledger migration?": talk, discuss and
     conversation frame a question about a past conversation and name nothing in
