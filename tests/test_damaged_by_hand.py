@@ -185,3 +185,17 @@ def test_rows_waiting_in_the_change_log_are_not_taken_for_damage(db: Path) -> No
         assert [r["session_id"] for r in session_search(store, query="zebrafish")["results"]] == [
             "en-1"
         ]
+
+
+def test_a_message_of_separators_alone_is_not_taken_for_damage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``___`` holds no token ("_" separates words): no index finds a row by it, so
+    the probe asked the index for it and reported a sound store as damaged."""
+    path = tmp_path / "state.db"
+    with open_store(path) as store:
+        conversation(store, "s1", [("user", "___"), ("assistant", "__ ** __"), ("user", "ok")])
+        store.optimize_storage(sleep=lambda s: None, vacuum=False)
+    status = status_json(path, capsys)
+    assert status["damaged"] == {} and "damaged" not in status["needs_optimize"], status
+    assert status["indexes"]["hermes_fts_cjk"]["reason"] == "ok", status

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import sqlite3
 
+from .._index_text import segments
 from . import maintain as indexing
 from . import schema
 
@@ -23,7 +24,6 @@ __all__ = ["PROBES", "damage", "probe"]
 PROBES = 12  # messages asked for per index
 PHRASE_WORDS = 8  # the first words of a message's text make its phrase
 MAX_PHRASE = 400  # characters; a longer phrase (a blob without spaces) is not asked
-_WORD = re.compile(r"\w", re.UNICODE)
 
 
 def damage(conn: sqlite3.Connection, index: str, *, full: bool) -> str | None:
@@ -74,7 +74,8 @@ def _samples(conn: sqlite3.Connection, view: str) -> list[tuple[int, str]]:
             f"SELECT content, tool_name, tool_calls FROM {view} WHERE id = ?", (row[0],)
         ).fetchone()
         words = (_first_words(t) for t in texts or () if isinstance(t, str))
-        phrase = next((w for w in words if 3 <= len(w) <= MAX_PHRASE and _WORD.search(w)), None)
+        # A phrase with no token (``___``: "_" separates words) finds no row anywhere.
+        phrase = next((w for w in words if 3 <= len(w) <= MAX_PHRASE and segments(w)), None)
         if phrase is not None:
             out.append((int(row[0]), phrase))
     return out
