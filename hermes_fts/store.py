@@ -39,6 +39,7 @@ from .search import run as search
 from .search.like import QueryTooBroad  # re-exported: the tool and CLI see queries through us
 from .search.plan import parse_query, reads_as_sentence
 from .search.plan import words_held as _words_held
+from .search.run import SearchResult
 from .search.syntax import QueryError
 from .transcript import file_has_session  # re-exported: the tool's profile lookup
 
@@ -68,6 +69,8 @@ _text_or_replacement = functools.partial(str, encoding="utf-8", errors="replace"
 _UPDATABLE_FIELDS = frozenset(_MESSAGE_FIELDS) - {"session_id"}
 _SESSION_FIELDS = schema.SESSIONS.names
 _REPAIR = "run `hermes-fts optimize-storage` to rebuild it"
+# The index whose lookups each index route's answer comes from.
+_ANSWERING_INDEX = {**search.INDEX_ROUTES, search.CHECKED_ROUTE: CJK}
 
 
 def open_store(
@@ -151,6 +154,8 @@ class SessionStore(transcript.Views):
         self.trigram_available = self.fts5_available and schema.probe_trigram(self._conn)
         self._seen = index_state.StateCache(self._conn, self._caps)
         self._applied_unreported = 0  # by the open, until sync() reports them
+        # The last empty answer's index probe: (file token, index), what is wrong.
+        self._probed: tuple[tuple[tuple[int, int], str], str | None] | None = None
         if not readonly:
             # Deleted text is overwritten, not left in free pages (§5.3.1), whatever
             # this SQLite build's default; old SQLite knows the pragma too.
@@ -675,17 +680,35 @@ class SessionStore(transcript.Views):
         # Rows written by processes without the extension reach the index first.
         fresh = self._sync_if_written(self._seen.token())
         try:
-            return search.run(self._conn, self._seen.state(fresh), request)
+            found = search.run(self._conn, self._seen.state(fresh), request)
+            problem = self._damage_behind_empty(found, fresh)
         except sqlite3.DatabaseError as exc:
             if not self._is_index_corruption(exc):
                 raise
-            self._mark_fts_stale(str(exc))
-            # A read-only store cannot record it; the search is told directly.
-            damaged = {**self._seen.state(self._seen.token()), "fts_stale": True}
-            found = search.run(self._conn, damaged, request)
-            # Said with the answer: a read-only caller (the plugin) has no other sign.
-            said = f"a search index is damaged ({exc}), so an exact scan answered; {_REPAIR}"
-            return dataclasses.replace(found, notes=(*found.notes, said))
+            problem = str(exc)
+        if problem is None:
+            return found
+        self._mark_fts_stale(problem)
+        # A read-only store cannot record it; the search is told directly.
+        damaged = {**self._seen.state(self._seen.token()), "fts_stale": True}
+        found = search.run(self._conn, damaged, request)
+        # Said with the answer: a read-only caller (the plugin) has no other sign.
+        said = f"a search index is damaged ({problem}), so an exact scan answered; {_REPAIR}"
+        return dataclasses.replace(found, notes=(*found.notes, said))
+
+    def _damage_behind_empty(self, found: SearchResult, token: tuple[int, int]) -> str | None:
+        """What is wrong with the index that answered nothing, else None.
+
+        Pages zeroed by hand read as no match rather than an error, so an empty
+        answer from an index is checked by its lookup probe (``health.probe``),
+        once per change of the file."""
+        index = _ANSWERING_INDEX.get(found.route)
+        if found.rows or index is None:
+            return None
+        if self._probed is None or self._probed[0] != (token, index):
+            broken = index_state.damaged(self._conn, self._caps, full=False, only=index)
+            self._probed = ((token, index), broken.get(index))
+        return self._probed[1]
 
     def search_messages(
         self,

@@ -107,6 +107,9 @@ def test_a_change_log_dropped_with_changes_in_it_is_rebuilt_not_trusted(db: Path
         "(SELECT id FROM messages WHERE content LIKE '%deploy%');",
         "DELETE FROM hermes_fts_cjk_data WHERE id > 10;",  # every segment, the structure kept
         "DELETE FROM hermes_fts_cjk_config;",  # FTS5's version row: 'invalid fts5 file format'
+        # No error, no match: zeroed pages and a shifted page map read as an empty answer.
+        "UPDATE hermes_fts_cjk_data SET block = zeroblob(length(block)) WHERE id > 10;",
+        "UPDATE hermes_fts_cjk_idx SET pgno = pgno + 5;",
     ],
 )
 def test_an_answer_from_a_damaged_index_says_so_in_its_notes(db: Path, edit: str) -> None:
@@ -121,6 +124,12 @@ def test_an_answer_from_a_damaged_index_says_so_in_its_notes(db: Path, edit: str
     repaired = search(db, "deploy")
     assert repaired["route"] == "fts_cjk" and "query_notes" not in repaired, repaired
     assert [r["session_id"] for r in repaired["results"]] == ["en-1"], repaired
+
+
+def test_an_empty_answer_from_a_sound_index_is_not_taken_for_damage(db: Path) -> None:
+    found = search(db, "zebrafish")
+    assert found["results"] == [] and found["route"] == "fts_cjk", found
+    assert "query_notes" not in found, found
 
 
 def test_status_reports_an_index_that_lost_rows_as_damaged(

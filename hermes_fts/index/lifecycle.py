@@ -547,10 +547,12 @@ def damaged(
     *,
     full: bool,
     progress: Callable[[int, int], None] | None = None,
+    only: str | None = None,
 ) -> dict[str, str]:
     """The complete, served indexes of ours that are damaged, with what is wrong
     (``health.damage``; ``full`` adds FTS5's integrity-check, which needs a
-    writer).  ``progress(done, total)`` counts the indexes checked."""
+    writer).  ``progress(done, total)`` counts the indexes checked; ``only``
+    checks that one index alone."""
     from . import health  # not on a search's path
 
     if indexing.get_meta(conn, schema.META_FTS_STALE) is not None:
@@ -558,7 +560,8 @@ def damaged(
     checked = [
         index
         for index in usable_indexes(conn, caps)
-        if schema.index_layout(schema.index_sql(conn, index)) == "external"
+        if only in (None, index)
+        and schema.index_layout(schema.index_sql(conn, index)) == "external"
         and indexing.backfill_window(conn, index) is None
     ]
     found = {}
