@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from _support import needs_extension
 
+from hermes_fts import session_search
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -81,3 +82,40 @@ def test_pending_rows_fold_alike_with_filters(tmp_path, filters):
         for query in ("cafe", "naive", "resume OR zurich"):
             expected = _found(taken, query, **filters)
             assert _found(waiting, query, **filters) == expected, (query, filters)
+
+
+def _old_talk_and_a_new_message(path: Path) -> None:
+    """Ten indexed messages holding one word of the question, then one message Hermes
+    writes (the sqlite3 shell here) holding all of them: it waits in the pending table."""
+    with SessionStore(path) as st:
+        st.add_session("old", "cli")
+        st.add_session("new", "cli")
+        for n in range(10):
+            st.add_message("old", "user", f"kubernetes note {n}", timestamp=1_700_000_000 + n)
+    new = (
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        "VALUES ('new', 'user', 'kubernetes ingress migration plan', 1700000100);"
+    )
+    subprocess.run([str(shutil.which("sqlite3")), str(path), new], check=True, timeout=60)
+
+
+@pytest.mark.parametrize("sort", [None, "newest", "oldest", "sessions"])
+def test_a_pending_row_holding_every_word_ranks_first(tmp_path, sort):
+    """A best match ranks rows holding every word first; a pending row was only added
+    after the indexed ones, so with a short page the newest conversation, the one
+    holding the whole question, was missing from the plugin's answers."""
+    path = tmp_path / "state.db"
+    _old_talk_and_a_new_message(path)
+    applied = tmp_path / "applied.db"
+    shutil.copy(path, applied)
+    with SessionStore(applied) as st:  # a writer applies the pending row
+        assert st.index_state()["cjk_pending"] == 0
+        expected = [r["id"] for r in st.search("kubernetes ingress migration", sort=sort).rows]
+    with SessionStore(path, readonly=True) as waiting:
+        assert waiting.index_state()["cjk_pending"] == 1
+        for limit in (1, 3, 20):
+            found = waiting.search("kubernetes ingress migration", limit=limit, sort=sort)
+            assert found.route == "fts_cjk"
+            assert [r["id"] for r in found.rows] == expected[:limit], (limit, found.rows)
+        answer = session_search(waiting, query="kubernetes ingress migration", limit=1)
+        assert [r["session_id"] for r in answer["results"]] == ["new"], answer

@@ -25,6 +25,7 @@ from .wordforms import term_labels
 __all__ = [
     "EVERY_ID",
     "HELD_MAX",
+    "Apart",
     "Evidence",
     "IndexUnits",
     "Passing",
@@ -60,6 +61,9 @@ HELD_MAX = 62
 EVERY_ID = (MIN_ROWID, MAX_ROWID)
 # Which of the given ids the search's filters keep, each with its session.
 Passing = Callable[[Sequence[int]], Mapping[int, str]]
+# A row the index has not taken (pending for it), as a LIKE test found it:
+# ``(id, session_id, timestamp, units held)``; it has no BM25 (0).
+Apart = tuple[int, str, Any, int]
 
 
 def term_weights(counts: Sequence[int], documents: int) -> list[float]:
@@ -179,14 +183,18 @@ class IndexUnits:
         """Which units each row holds, each unit's doclist read alone (``units_held``)."""
         return units_held(self.conn, self.table, self.units, self.envelope_ids)
 
-    def weigh(self, sets: Mapping[int, int]) -> tuple[dict[int, tuple[float, int]], list[float]]:
+    def weigh(
+        self, sets: Mapping[int, int], apart: Sequence[Apart] = ()
+    ) -> tuple[dict[int, tuple[float, int]], list[float]]:
         """``weigh`` of the sets of units the rows read hold (``sets``: how many rows
-        hold each), the units' document counts from them when they are every match."""
+        hold each), the units' document counts from them when they are every match;
+        the rows ``apart`` (none of them in the index) count too."""
         counts = document_counts(self.conn, self.table, self.units, sets, self.every_match)
+        counts = [n + sum(row[3] >> b & 1 for row in apart) for b, n in enumerate(counts)]
         return weigh(sets, counts, self.documents, self.groups)
 
 
-def gather(u: IndexUnits, order: str | None = None) -> Evidence:
+def gather(u: IndexUnits, order: str | None = None, apart: Sequence[Apart] = ()) -> Evidence:
     """Every match of ``u.any_unit`` (the OR of the units, or the one unit), with the
     words it holds, from the index.  Sessions are left out (``rows[id][2]`` is
     None): a page looks up the few it needs (``passing_ids``).
@@ -194,7 +202,9 @@ def gather(u: IndexUnits, order: str | None = None) -> Evidence:
     A row's BM25 is FTS5's rank of ``any_unit``: for an OR, the sum over the
     units the row holds, which is the rank of any query of those units.
     Which units a row holds comes from the same pass (``IndexUnits.in_pass``),
-    else from each unit's doclist read alone (rowids only).
+    else from each unit's doclist read alone (rowids only).  The rows ``apart``
+    are weighed with them, so a row the index has not taken yet ranks by the
+    words it holds like any other.
     """
     table, extra = u.table, u.extra
     low, high = u.envelope_ids
@@ -214,14 +224,18 @@ def gather(u: IndexUnits, order: str | None = None) -> Evidence:
         rows[rid] = [1.0 if one else 0.0, -rank, None, 1 if one else bits]
         if order:
             times[rid] = ts
-    if one:
-        return Evidence(rows, [1.0], order, times)
-    if not in_pass:
+    if not (one or in_pass):
         held = u.held()
         for rid, row in rows.items():
             row[3] = held.get(rid, 0)
+    for rid, sid, ts, bits in apart:
+        rows[rid] = [1.0 if one else 0.0, 0.0, sid, 1 if one else bits]
+        if order:
+            times[rid] = ts
+    if one:
+        return Evidence(rows, [1.0], order, times)
     # Rows hold few distinct sets of units: count and weigh each set once.
-    credits, words = u.weigh(Counter(row[3] for row in rows.values()))
+    credits, words = u.weigh(Counter(row[3] for row in rows.values()), apart)
     for row in rows.values():
         row[0], row[3] = credits[row[3]]
     return Evidence(rows, words, order, times)

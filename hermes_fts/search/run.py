@@ -22,7 +22,7 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,7 +60,7 @@ from .request import (
     envelope,
     search_reading,
 )
-from .sessions import index_page, like_page
+from .sessions import index_page, like_page, rows_apart
 from .snippets import (
     few_snippet_sql,
     recut_unreadable_snippets,
@@ -277,8 +277,12 @@ def _bounded(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[st
 
 def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, Any]]:
     """A best match or a search by sessions: every match scored (or read by rank
-    bounds), the exact top kept."""
-    rows = _bounded(req, iq, route, extra)
+    bounds), the exact top kept.  Rows the index has not taken yet are scored
+    with them (``sessions.rows_apart``), never only after them."""
+    blind = _blind_spot(req, iq.table)
+    where = f"{req.where} AND {blind}"
+    apart = rows_apart(req.conn, req.plan.query, req.fold, where, req.params) if blind else []
+    rows = None if apart else _bounded(req, iq, route, extra)
     if rows is not None:
         return rows
     units = IndexUnits(
@@ -293,17 +297,39 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
         bool(req.state.get("row_evidence")),
     )
     filters = Filters(req.where, req.params, req.reads_session)
-    ids, held = index_page(units, filters, req.want, req.sort)
-    return _page_rows(req, iq, extra, ids, held)
+    ids, held = index_page(units, filters, req.want, req.sort, apart)
+    return _page_rows(req, iq, extra, ids, held, {a[0] for a in apart})
 
 
 def _page_rows(
-    req: _Run, iq: _IndexQuery, extra: str, ids: list[int], held: dict[int, int]
+    req: _Run,
+    iq: _IndexQuery,
+    extra: str,
+    ids: list[int],
+    held: dict[int, int],
+    apart: Collection[int] = (),
 ) -> list[dict[str, Any]]:
-    """The rows of a page's ``ids`` with snippets, labelled with the terms they hold."""
+    """The rows of a page's ``ids`` with snippets, labelled with the terms they hold;
+    those of ``apart`` (not in the index) read by the LIKE scan."""
     ranked = Ranked(req.conn, iq.table, iq.expression, iq.snippet, req.where, extra, req.params)
-    rows = ranked.kept(ids)
-    return label_rows(rows, req.plan.query, held)
+    found = ranked.kept([i for i in ids if i not in apart])
+    found += _rows_by_id(req, [i for i in ids if i in apart], True)
+    return label_rows(_in_order(found, ids), req.plan.query, held)
+
+
+def _rows_by_id(req: _Run, ids: Collection[int], letters: bool) -> list[dict[str, Any]]:
+    """The rows ``ids`` read by the LIKE scan, with its snippets (``letters`` as ``like_rows``')."""
+    if not ids:
+        return []
+    by_id, q = " AND m.id IN (SELECT value FROM json_each(?))", req.plan.query
+    return like_rows(req.conn, q, req.where, req.params, None, len(ids), by_id, [id_array(ids)],
+                     fold=req.fold, snippets=req.snippets, letters=letters)  # fmt: skip
+
+
+def _in_order(rows: list[dict[str, Any]], ids: list[int]) -> list[dict[str, Any]]:
+    """``rows`` in the order of their ``ids``."""
+    position = dict(zip(ids, range(len(ids))))
+    return sorted(rows, key=lambda r: position[r["id"]])
 
 
 def _best_like(req: _Run, extra: str, extra_params: list[Any]) -> list[dict[str, Any]]:
@@ -319,24 +345,7 @@ def _best_like(req: _Run, extra: str, extra_params: list[Any]) -> list[dict[str,
         req.sort,
         unit_words(req.plan.query),
     )
-    rows = (
-        like_rows(
-            req.conn,
-            req.plan.query,
-            req.where,
-            req.params,
-            None,
-            len(ids),
-            " AND m.id IN (SELECT value FROM json_each(?))",
-            [id_array(ids)],
-            fold=req.fold,
-            snippets=req.snippets,
-        )
-        if ids
-        else []
-    )
-    position = dict(zip(ids, range(len(ids))))
-    return label_rows(sorted(rows, key=lambda r: position[r["id"]]), req.plan.query, held)
+    return label_rows(_in_order(_rows_by_id(req, ids, False), ids), req.plan.query, held)
 
 
 def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
@@ -372,7 +381,7 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
     if route == "fts5":
         rows += _supplement(req, rows, lambda r, found: _glued_latin(r, expression, found))
         rows += _supplement(req, rows, _glued_pending)
-    if blind:
+    if blind and not (req.sort == SESSIONS_SORT or req.plan.query.loose):  # _best has them
         rows += _supplement(req, rows, lambda r, found: _left_out(r, found, blind))
     rows += _supplement(req, rows, lambda r, found: _unindexed_gap(r, table, found))
     return rows

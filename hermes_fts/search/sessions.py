@@ -37,6 +37,7 @@ from operator import itemgetter, or_
 from typing import Any
 
 from .evidence import (
+    Apart,
     Evidence,
     IndexUnits,
     Passing,
@@ -59,6 +60,7 @@ __all__ = [
     "like_page",
     "pick_ids",
     "row_value",
+    "rows_apart",
     "top_sessions",
 ]
 
@@ -216,11 +218,14 @@ def pick_ids(
     return [best for _, best, _, _ in page], {best: bits for _, best, _, bits in page}
 
 
-def index_sessions(u: IndexUnits, filters: Filters, want: int) -> tuple[list[int], dict[int, int]]:
+def index_sessions(
+    u: IndexUnits, filters: Filters, want: int, apart: Sequence[Apart] = ()
+) -> tuple[list[int], dict[int, int]]:
     """``pick_ids`` by sessions of every match of ``u.any_unit`` on one index: one
     statement reads each match with its BM25, the units it holds, its session
     and whether ``filters`` keep it.  The weights count every match
-    the index holds, kept or not, as ``evidence.gather`` counts them."""
+    the index holds, kept or not, as ``evidence.gather`` counts them, and the
+    rows ``apart`` (kept: ``rows_apart`` applied the filters)."""
     table = u.table
     low, high = u.envelope_ids
     in_pass = u.in_pass()
@@ -239,7 +244,8 @@ def index_sessions(u: IndexUnits, filters: Filters, want: int) -> tuple[list[int
     if not in_pass:
         held_by = u.held()
         found = [(rid, sid, score, held_by.get(rid, 0), kept) for rid, sid, score, _, kept in found]
-    credits, words = u.weigh(Counter(map(_HELD, found)))
+    found += [(rid, sid, 0.0, bits, True) for rid, sid, _, bits in apart]
+    credits, words = u.weigh(Counter(map(_HELD, found)), apart)
     credit = {held: c for held, (c, _) in credits.items()}.__getitem__
     words_of = {held: bits for held, (_, bits) in credits.items()}.__getitem__
     kept = list(compress(found, map(_KEPT, found)))
@@ -273,18 +279,9 @@ def like_page(
     """``pick_ids`` on the LIKE scan: one pass tests every term on every row the filters
     ``where`` keep; a row's score is the weight of the words it holds (no BM25
     here; ``groups`` as ``IndexUnits.groups``)."""
-    whole, whole_params = like_where(conn, like_plan(query), fold)
-    tests, test_params = [], []
-    for unit in [Query(t) for t in query.terms] if query.loose else [query]:
-        sql, unit_params = like_where(conn, like_plan(unit), fold)
-        tests.append(sql)
-        test_params += unit_params
-    cur = conn.execute(
-        f"SELECT m.id, m.session_id, m.timestamp, {', '.join(tests)} FROM {LIKE_SOURCE} m "
-        f"JOIN sessions s ON s.id = m.session_id WHERE {whole} AND {where}",
-        [*test_params, *whole_params, *params],
-    )
-    found = like_evidence(cur, len(tests), documents, sort, groups)
+    units = [Query(t) for t in query.terms] if query.loose else [query]
+    cur = _like_units(conn, query, units, fold, False, where, params)
+    found = like_evidence(cur, len(units), documents, sort, groups)
     # The scan applied the filters and read each row's session.
     sessions = {rid: row[2] for rid, row in found.rows.items()}
     return pick_ids(
@@ -292,14 +289,51 @@ def like_page(
     )
 
 
+def _like_units(
+    conn: sqlite3.Connection,
+    query: Query,
+    units: Sequence[Query],
+    fold: bool,
+    letters: bool,
+    where: str,
+    params: Sequence[Any],
+) -> sqlite3.Cursor:
+    """Every row matching ``query`` that ``where`` keeps, as ``(id, session_id,
+    timestamp, holds unit 1, …)``; ``fold`` and ``letters`` as ``like_where``'s."""
+    whole, whole_params = like_where(conn, like_plan(query), fold, letters)
+    tests, test_params = [], []
+    for unit in units:
+        sql, unit_params = like_where(conn, like_plan(unit), fold, letters)
+        tests.append(sql)
+        test_params += unit_params
+    return conn.execute(
+        f"SELECT m.id, m.session_id, m.timestamp, {', '.join(tests)} FROM {LIKE_SOURCE} m "
+        f"JOIN sessions s ON s.id = m.session_id WHERE {whole} AND {where}",
+        [*test_params, *whole_params, *params],
+    )
+
+
+def rows_apart(
+    conn: sqlite3.Connection, query: Query, fold: bool, where: str, params: Sequence[Any]
+) -> list[Apart]:
+    """The rows an index has not taken (``where`` says which, the filters with them)
+    that match ``query``, with the units they hold (``plan.evidence_units``),
+    tested by LIKE as the index folds (case and diacritics too)."""
+    units = [Query(t) for t in query.terms] if query.loose else [query]
+    cur = _like_units(conn, query, units, fold, True, where, params)
+    return [(int(rid), sid, ts, sum(1 << k for k, hit in enumerate(hits) if hit))
+            for rid, sid, ts, *hits in cur]  # fmt: skip
+
+
 def index_page(
-    u: IndexUnits, filters: Filters, want: int, sort: str | None
+    u: IndexUnits, filters: Filters, want: int, sort: str | None, apart: Sequence[Apart] = ()
 ) -> tuple[list[int], dict[int, int]]:
-    """``pick_ids`` over one index, from every match of ``u``, for ``sort`` (None,
-    ``"sessions"`` or a time sort); ``filters``: what a row must meet."""
+    """``pick_ids`` over one index, from every match of ``u`` and the rows ``apart``
+    (``rows_apart``), for ``sort`` (None, ``"sessions"`` or a time sort);
+    ``filters``: what a row must meet."""
     if sort == "sessions" and len(u.units) > 1:
-        return index_sessions(u, filters, want)
-    found = gather(u, sort if sort in ("newest", "oldest") else None)
+        return index_sessions(u, filters, want, apart)
+    found = gather(u, sort if sort in ("newest", "oldest") else None, apart)
     return pick_ids(
         found, want, passing_ids(u.conn, filters.where, filters.params), sort == "sessions"
     )
