@@ -347,13 +347,23 @@ def test_a_chinese_question_of_common_words_alone_searches_them(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "question", ["你还记得我们讨论过什么吗", "我们之前讨论过什么？", "我们谈过什么", "我们说过什么"]
+    "question",
+    [
+        "你还记得我们讨论过什么吗",
+        "我们之前讨论过什么？",
+        "我们谈过什么",
+        "我们说过什么",
+        "你还记得我们聊到什么吗",
+        "我们之前聊的什么",
+    ],
 )
-def test_a_chinese_question_framed_with_guo_searches_its_common_words(tmp_path, question):
+def test_a_chinese_question_of_its_frame_alone_searches_its_common_words(tmp_path, question):
     """ "你还记得我们讨论过什么吗" (do you remember what we discussed?): 讨论过 frames the
     question as 聊过 does, but its bigram 论过 counted as a word of content, so
     only it was searched and the answer was empty with no note while a
-    conversation held 我们 and 讨论."""
+    conversation held 我们 and 讨论.  So did 聊到 (talked about), and 前聊, which
+    joins 之前 to 聊的, two common words, was no junction since 聊的 is common
+    by its particle, not by the list."""
     st_ = open_store(tmp_path / "state.db")
     conversation(st_, "talk", [("user", "我们讨论了数据库迁移，也说好了谈一谈部署")], start=T0)
     conversation(st_, "other", [("user", "服务端要先升级")], start=T0 + 10)

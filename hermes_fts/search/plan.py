@@ -591,7 +591,7 @@ def _junctions(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
             out |= {
                 Term(pairs[i])
                 for i in range(1, len(pairs) - 1)
-                if pairs[i - 1] in CJK_STOP_WORDS and pairs[i + 1] in CJK_STOP_WORDS
+                if _is_stop(pairs[i - 1]) and _is_stop(pairs[i + 1])
             }
     return out
 
