@@ -372,6 +372,19 @@ def test_a_chinese_question_of_its_frame_alone_searches_its_common_words(tmp_pat
     st_.close()
 
 
+@pytest.mark.parametrize("question", ["우리가 뭐에 대해 이야기했나요?", "우리 뭐를 논의했죠"])
+def test_a_korean_question_of_its_frame_alone_searches_its_common_words(tmp_path, question):
+    """ "우리가 뭐에 대해 이야기했나요?" (what did we talk about?): 뭐 is a question word,
+    but with its particle (뭐에, 뭐를) it kept its one syllable and counted as a word
+    of content, so only it was searched and the answer was empty."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "talk", [("user", "우리는 배포에 대해 이야기했어요")], start=T0)
+    conversation(st_, "other", [("user", "서버를 먼저 업그레이드해야 해요")], start=T0 + 10)
+    found = session_search(st_, query=question)
+    assert [r["session_id"] for r in found["results"]] == ["talk"], found
+    st_.close()
+
+
 def test_an_english_question_searches_its_words_not_its_frame(tmp_path):
     """ "When did we talk about the ledger migration?": talk, discuss and
     conversation frame a question about a past conversation and name nothing in

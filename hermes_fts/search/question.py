@@ -84,7 +84,7 @@ CJK_STOP_WORDS = frozenset(
 언제 어디 무엇 누가 누구 어떻 어떤 무슨 했나 나요 습니 니까 까요 있나 었나 였나 인가
 记得 还记 你还 对话 讨论 聊过 论过 谈过 说过 讲过 问过 提过 聊到 说到 谈到 讲到 提到 提起 回事
 기억 기억나 얘기 얘기한 이야기 이야기한 알려 어떻게 뭐 뭐라고 무엇 뭐였 했죠 해요
-대해 대한 우리 제가 내가
+대해 대한 우리 제가 내가 뭐에 뭐를 뭐가 뭘
 """.split()
 )
 # Endings of the Korean words that end a sentence: the question's predicate.
