@@ -8,6 +8,7 @@ functions mirror the C library; the tests compare them with the real tokenizer.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 from ._cjk_ranges import LETTER_FOLD, is_cjk, is_dropped_mark
@@ -180,14 +181,23 @@ def fold_case(token: str) -> str:
     a Latin letter's diacritics removed, and a combining diacritic dropped.
     Other scripts keep theirs (ё, ά) and compatibility forms stay (ﬁ, ²), as
     unicode61 keeps them: NFKD folded them here, so NEAR on a LIKE scan found
-    ``еще`` in "ещё" where the CJK index does not."""
+    ``еще`` in "ещё" where the CJK index does not.  Character by character, so
+    a whole message's text (the LIKE test of a pending row) folds at the cost
+    of a lookup per character, and ASCII at the cost of ``lower``."""
+    if token.isascii():
+        return token.lower()
+    return "".join(map(_fold_character, token))
+
+
+@functools.lru_cache(maxsize=8192)
+def _fold_character(ch: str) -> str:
     out = []
-    for ch in "".join(_fold_letter_case(c) for c in token):
-        if _COMBINING_DIACRITICS[0] <= ord(ch) <= _COMBINING_DIACRITICS[1]:
+    for c in _fold_letter_case(ch):
+        if _COMBINING_DIACRITICS[0] <= ord(c) <= _COMBINING_DIACRITICS[1]:
             continue
-        base = unicodedata.normalize("NFD", ch)
+        base = unicodedata.normalize("NFD", c)
         latin = len(base) > 1 and unicodedata.name(base[0], "").startswith("LATIN")
-        out.append("".join(c for c in base if not unicodedata.combining(c)) if latin else ch)
+        out.append("".join(b for b in base if not unicodedata.combining(b)) if latin else c)
     return "".join(out)
 
 

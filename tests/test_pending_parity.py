@@ -119,3 +119,32 @@ def test_a_pending_row_holding_every_word_ranks_first(tmp_path, sort):
             assert [r["id"] for r in found.rows] == expected[:limit], (limit, found.rows)
         answer = session_search(waiting, query="kubernetes ingress migration", limit=1)
         assert [r["session_id"] for r in answer["results"]] == ["new"], answer
+
+
+def test_a_pending_row_is_folded_once_for_every_test_of_it(tmp_path, monkeypatch):
+    """Each word of a best match is a LIKE test of the pending row, and each test
+    folded the row's whole text again in Python: a long tool output waiting in
+    the pending table cost a fold per word per search."""
+    from hermes_fts.search import like
+
+    path = tmp_path / "state.db"
+    text = "Résumé of the deploy: " + "kubernetes ingress log line; " * 500
+    with SessionStore(path) as st:
+        st.add_session("s1", "cli")
+    insert = (
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        f"VALUES ('s1', 'tool', {_quoted(text)}, 1700000000);"
+    )
+    subprocess.run([str(shutil.which("sqlite3")), str(path), insert], check=True, timeout=60)
+    folded: list[str] = []
+    fold_case = like.fold_case
+
+    def counting(value: str) -> str:
+        folded.append(value)
+        return fold_case(value)
+
+    monkeypatch.setattr(like, "fold_case", counting)
+    question = "resume deploy kubernetes ingress log line rollout canary"
+    with SessionStore(path, readonly=True) as waiting:
+        assert [r["role"] for r in waiting.search(question).rows] == ["tool"]
+    assert sum(value == text for value in folded) <= 1, sum(value == text for value in folded)

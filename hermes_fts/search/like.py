@@ -307,7 +307,10 @@ WORDS_FUNCTION = "hermes_fts_words"  # words_match, registered per connection
 LETTERS_FUNCTION = "hermes_fts_fold_case"  # fold_case of a row's text, registered per connection
 
 
+@functools.lru_cache(maxsize=8)
 def _folded_letters(value: object) -> str | None:
+    """A column's text through ``fold_case``; each LIKE test of a row asks again for
+    the same few columns, which are folded once."""
     text = _row_text(value)
     return None if text is None else fold_case(text)
 
