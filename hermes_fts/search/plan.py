@@ -583,7 +583,9 @@ def _sentences(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
 
 def _junctions(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
     """Bigrams of a sentence with no spaces that join two common words (们讨 in
-    我们讨论): a piece of each, no word of the user's."""
+    我们讨论): a piece of each, no word of the user's.  A Japanese bigram across a
+    particle (``straddles``) is a boundary, not a word: 仕事 between た仕 and 事は
+    is the word."""
     out: set[Term] = set()
     for node in _sentences(written):
         for is_cjk, seg in segments(node.text):
@@ -591,9 +593,13 @@ def _junctions(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
             out |= {
                 Term(pairs[i])
                 for i in range(1, len(pairs) - 1)
-                if _is_stop(pairs[i - 1]) and _is_stop(pairs[i + 1])
+                if _common(pairs[i - 1]) and _common(pairs[i + 1])
             }
     return out
+
+
+def _common(pair: str) -> bool:
+    return _is_stop(pair) and not straddles(pair)
 
 
 def words_held(q: Query, matched: Collection[str]) -> tuple[list[str], list[str], list[str]]:
