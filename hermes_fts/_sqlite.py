@@ -55,6 +55,7 @@ BUSY_TIMEOUT_S = 10.0
 SHORT_WAIT_S = 0.2
 SQLITE_CORRUPT = 11
 SQLITE_FULL = 13
+SQLITE_INTERRUPT = 9  # Connection.interrupt() stopped the statement
 SQLITE_IOERR_SHMSIZE = 4874  # the -shm file could not be grown (a full disk)
 SQLITE_READONLY_ROLLBACK = 776  # a hot journal a read-only connection cannot roll back
 SHM_BYTES = 32768  # the first -shm region every WAL connection needs
@@ -611,6 +612,14 @@ def _hot_journal(path: Path, code: int | None) -> bool:
         return os.path.getsize(f"{path}-journal") > 0
     except OSError:
         return False
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite's answer to ``Connection.interrupt()``."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.OperationalError) and (
+        code == SQLITE_INTERRUPT if code is not None else str(exc) == "interrupted"
+    )
 
 
 def failure_cause(exc: BaseException) -> str | None:

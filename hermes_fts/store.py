@@ -683,6 +683,8 @@ class SessionStore(transcript.Views):
             found = search.run(self._conn, self._seen.state(fresh), request)
             problem = self._damage_behind_empty(found, fresh)
         except sqlite3.DatabaseError as exc:
+            if _sqlite.interrupted(exc):  # Ctrl-C inside a SQL function of ours
+                raise KeyboardInterrupt from exc
             if not self._is_index_corruption(exc):
                 raise
             problem = str(exc)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sys
 
 # typing.TYPE_CHECKING without importing typing: a command line imports only
@@ -138,6 +139,22 @@ def _parse_and_run(
     return _run(args, as_json)
 
 
+# Set once Ctrl-C came: a KeyboardInterrupt raised inside a SQL function of ours
+# (the LIKE scan's tests are Python) reaches us as a statement that failed.
+_CTRL_C: list[int] = []
+
+
+def _remember_ctrl_c() -> None:
+    """Ctrl-C raises KeyboardInterrupt as before, and is remembered (``_CTRL_C``)."""
+
+    def ctrl_c(signum: int, _frame: object) -> None:
+        _CTRL_C.append(signum)
+        raise KeyboardInterrupt
+
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, ctrl_c)
+
+
 def run() -> NoReturn:
     """The ``hermes-fts`` console script and ``python -m hermes_fts.cli``: ``main``,
     then the process ends without tearing the interpreter down.
@@ -151,6 +168,7 @@ def run() -> NoReturn:
     """
     _streams_the_process_lacks()
     _text_the_terminal_can_show()
+    _remember_ctrl_c()
     status = main(own_process=True)
     try:
         sys.stdout.flush()
@@ -233,12 +251,16 @@ def _run(args: Any, as_json: bool) -> int:
         message, status = str(exc), exc.status
     except StoreError as exc:
         message, status = store_error_text(exc), 2
+        if _CTRL_C:
+            message, status = _INTERRUPTED, 130
     except FileNotFoundError as exc:
         message, status = str(exc), 2
     except sqlite3.DatabaseError as exc:
         # A store opened through open_db reports its cause as a StoreError;
         # this is what is left (e.g. damage found while reading).
         message, status = f"the session store cannot be used ({exc})", 1
+        if _CTRL_C:
+            message, status = _INTERRUPTED, 130
     except BrokenPipeError:
         return 0
     except OSError as exc:

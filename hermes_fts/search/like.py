@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -330,7 +331,7 @@ def like_where(
     functions = ((NEAR_FUNCTION, -1, near_matches), (WORDS_FUNCTION, -1, words_match))
     for name, args, function in (*functions, (LETTERS_FUNCTION, 1, _folded_letters)):
         try:
-            conn.create_function(name, args, function, deterministic=True)
+            conn.create_function(name, args, _stops_on_ctrl_c(conn, function), deterministic=True)
         except sqlite3.OperationalError:
             pass  # already registered: SQLite refuses to redefine it while a statement runs
     params: list[Any] = []
@@ -338,6 +339,21 @@ def like_where(
     if letters:
         columns = tuple(f"{LETTERS_FUNCTION}(CAST({c} AS BLOB))" for c in columns)
     return _like_sql(plan, params, columns, _Folds(fold, letters)), params
+
+
+def _stops_on_ctrl_c(conn: sqlite3.Connection, function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` as a SQL function whose Ctrl-C stops the statement (SQLite's
+    interrupt, ``_sqlite.interrupted``): sqlite3 reports an exception raised in
+    a function as the function failing, and the interrupt would be lost."""
+
+    def call(*args: Any) -> Any:
+        try:
+            return function(*args)
+        except KeyboardInterrupt:
+            conn.interrupt()
+            return None
+
+    return call
 
 
 @dataclass(frozen=True)
