@@ -583,9 +583,9 @@ def _sentences(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
 
 def _junctions(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
     """Bigrams of a sentence with no spaces that join two common words (们讨 in
-    我们讨论): a piece of each, no word of the user's.  A Japanese bigram across a
-    particle (``straddles``) is a boundary, not a word: 仕事 between た仕 and 事は
-    is the word."""
+    我们讨论): a piece of each, no word of the user's.  A bigram common only by a
+    particle (的指, 弹是) or across a Japanese particle (た仕, 事は) is a boundary,
+    not a word: 指弹 and 仕事 between them are words."""
     out: set[Term] = set()
     for node in _sentences(written):
         for is_cjk, seg in segments(node.text):
@@ -599,7 +599,7 @@ def _junctions(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
 
 
 def _common(pair: str) -> bool:
-    return _is_stop(pair) and not straddles(pair)
+    return pair in CJK_STOP_WORDS
 
 
 def words_held(q: Query, matched: Collection[str]) -> tuple[list[str], list[str], list[str]]:
