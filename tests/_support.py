@@ -78,6 +78,39 @@ def rebuild_cjk_index(st, without: str) -> None:
     st.backfill(schema.CJK)
 
 
+def rebuilt_by_optimize_storage(
+    st, option: str, query: str, row: int, status_text: str, note_text: str | None = None
+) -> None:
+    """After ``rebuild_cjk_index`` left a CJK index built without the tokenizer option
+    whose ``index_state`` key is ``option``: it answers as it did (``query`` misses
+    ``row``), ``status`` and the tool's note say so (``status_text``,
+    ``note_text``), and ``optimize-storage`` rebuilds it (``query`` finds ``row``).
+    Closes ``st``."""
+    from hermes_fts.index.schema import CJK
+    from hermes_fts.store import SessionStore
+
+    path = st.path
+    assert st.status()["indexes"][CJK][option] is False
+    assert "cjk_outdated" in st.status()["needs_optimize"]
+    assert row not in [r["id"] for r in st.search(query).rows]  # the old tokens
+    if note_text is not None:
+        note = hermes_fts.session_search(st, query=query)["index_rebuild"]["note"]
+        assert note_text in note and "optimize-storage" in note
+    st.close()
+    status = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "status", "--db", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert status_text in status.stdout
+    with SessionStore(path) as st:
+        st.optimize_storage(vacuum=False)
+        assert st.status()["indexes"][CJK][option] is True
+        assert not st.optimize_needed()
+        assert row in [r["id"] for r in st.search(query).rows]
+
+
 def shell_backlog(path: Path, rows: int) -> None:
     """A store with a CJK index and ``rows`` more messages the sqlite3 shell wrote, as
     Hermes writes without the extension: they wait in the pending table."""

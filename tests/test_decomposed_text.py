@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 
 import pytest
-from _support import needs_extension, rebuild_cjk_index
+from _support import needs_extension, rebuild_cjk_index, rebuilt_by_optimize_storage
 
 from hermes_fts._index_text import compose
 from hermes_fts.store import SessionStore
@@ -153,27 +152,9 @@ def test_the_python_model_composes_as_the_tokenizer_does(word: str) -> None:
 
 
 def test_an_index_built_before_the_option_is_rebuilt_by_optimize_storage(tmp_path: Path) -> None:
-    import hermes_fts
-    from hermes_fts.index.schema import CJK
-
-    path = tmp_path / "state.db"
-    st, ids = _decomposed_store(path)
+    st, ids = _decomposed_store(tmp_path / "state.db")
     rebuild_cjk_index(st, " compose 1")
-    assert st.status()["indexes"][CJK]["compose"] is False
-    assert "cjk_outdated" in st.status()["needs_optimize"]
     assert st.search("한국어").rows == []  # the old tokens: it answers as it did
-    note = hermes_fts.session_search(st, query="мой")["index_rebuild"]["note"]
-    assert "decomposed" in note and "optimize-storage" in note
-    st.close()
-    status = subprocess.run(
-        [sys.executable, "-m", "hermes_fts.cli", "status", "--db", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    rebuilt_by_optimize_storage(
+        st, "compose", "한국어", ids[0], "decomposed Hangul and kana not composed", "decomposed"
     )
-    assert "decomposed Hangul and kana not composed" in status.stdout
-    with SessionStore(path) as st:
-        st.optimize_storage(vacuum=False)
-        assert st.status()["indexes"][CJK]["compose"] is True
-        assert not st.optimize_needed()
-        assert [r["id"] for r in st.search("한국어").rows] == [ids[0]]

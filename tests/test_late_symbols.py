@@ -11,17 +11,14 @@ side (``_index_text.segments``) always read them.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import unicodedata
 
 import pytest
-from _support import needs_extension, rebuild_cjk_index
+from _support import needs_extension, rebuild_cjk_index, rebuilt_by_optimize_storage
 
 import hermes_fts
 from hermes_fts import loader
 from hermes_fts._index_text import is_token_char, segments
-from hermes_fts.index.schema import CJK
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -100,25 +97,9 @@ def test_a_store_finds_a_word_glued_to_a_late_symbol(tmp_path):
 
 
 def test_an_index_built_before_the_option_is_rebuilt_by_optimize_storage(tmp_path):
-    path = tmp_path / "state.db"
-    st, ids = _store(path)
+    st, ids = _store(tmp_path / "state.db")
     rebuild_cjk_index(st, " symbols 1")
-    assert st.status()["indexes"][CJK]["symbols"] is False
-    assert "cjk_outdated" in st.status()["needs_optimize"]
-    assert ids[0] not in [r["id"] for r in st.search("deploy").rows]  # the old tokens
-    st.close()
-    status = subprocess.run(
-        [sys.executable, "-m", "hermes_fts.cli", "status", "--db", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert "newer emoji read as letters" in status.stdout
-    with SessionStore(path) as st:
-        st.optimize_storage(vacuum=False)
-        assert st.status()["indexes"][CJK]["symbols"] is True
-        assert not st.optimize_needed()
-        assert ids[0] in [r["id"] for r in st.search("deploy").rows]
+    rebuilt_by_optimize_storage(st, "symbols", "deploy", ids[0], "newer emoji read as letters")
 
 
 def test_answers_on_an_index_built_before_the_option_say_what_they_miss(tmp_path):

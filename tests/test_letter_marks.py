@@ -14,15 +14,12 @@ and ``x²`` is not ``x2``.
 from __future__ import annotations
 
 import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 
 import pytest
-from _support import needs_extension, rebuild_cjk_index
+from _support import needs_extension, rebuild_cjk_index, rebuilt_by_optimize_storage
 
-import hermes_fts
-from hermes_fts.index.schema import CJK
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -109,29 +106,12 @@ def test_other_compatibility_forms_stay_as_written(tmp_path: Path, word: str) ->
 
 
 def test_an_index_built_before_the_option_is_rebuilt_by_optimize_storage(tmp_path: Path) -> None:
-    path = tmp_path / "state.db"
-    st = SessionStore(path)
+    st = SessionStore(tmp_path / "state.db")
     st.add_session("s1", "cli")
     row = st.add_message("s1", "user", "שָׁלוֹם עולם")
     rebuild_cjk_index(st, " letters 1")
-    assert st.status()["indexes"][CJK]["letters"] is False
-    assert "cjk_outdated" in st.status()["needs_optimize"]
-    assert st.search("שלום").rows == []  # the old tokens: it answers as it did
-    note = hermes_fts.session_search(st, query="שלום")["index_rebuild"]["note"]
-    assert "vowel points" in note and "optimize-storage" in note
-    st.close()
-    status = subprocess.run(
-        [sys.executable, "-m", "hermes_fts.cli", "status", "--db", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert "Greek accents, ё and vowel points not folded" in status.stdout
-    with SessionStore(path) as st:
-        st.optimize_storage(vacuum=False)
-        assert st.status()["indexes"][CJK]["letters"] is True
-        assert not st.optimize_needed()
-        assert [r["id"] for r in st.search("שלום").rows] == [row]
+    status = "Greek accents, ё and vowel points not folded"
+    rebuilt_by_optimize_storage(st, "letters", "שלום", row, status, "vowel points")
 
 
 def test_the_word_index_finds_the_same_rows(

@@ -10,15 +10,11 @@ as it did, ``status`` says what it misses, and ``optimize-storage`` rebuilds it.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from _support import needs_extension, rebuild_cjk_index
+from _support import needs_extension, rebuild_cjk_index, rebuilt_by_optimize_storage
 
-import hermes_fts
-from hermes_fts.index.schema import CJK
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -53,28 +49,10 @@ def test_words_are_found_without_their_diacritics(tmp_path: Path, query: str, ro
 
 
 def test_an_index_built_before_the_option_is_rebuilt_by_optimize_storage(tmp_path: Path) -> None:
-    path = tmp_path / "state.db"
-    st, ids = _store(path)
+    st, ids = _store(tmp_path / "state.db")
     rebuild_cjk_index(st, " remove_diacritics 2")
-    assert st.status()["indexes"][CJK]["diacritics"] is False
-    assert "cjk_outdated" in st.status()["needs_optimize"]
-    assert st.search("viet").rows == []  # the old tokens: it answers as it did
     assert [r["id"] for r in st.search("việt").rows] == [ids[0]]
-    note = hermes_fts.session_search(st, query="viet")["index_rebuild"]["note"]
-    assert "Việt" in note and "optimize-storage" in note
-    st.close()
-    status = subprocess.run(
-        [sys.executable, "-m", "hermes_fts.cli", "status", "--db", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert "two diacritics" in status.stdout
-    with SessionStore(path) as st:
-        st.optimize_storage(vacuum=False)
-        assert st.status()["indexes"][CJK]["diacritics"] is True
-        assert not st.optimize_needed()
-        assert [r["id"] for r in st.search("viet").rows] == [ids[0]]
+    rebuilt_by_optimize_storage(st, "diacritics", "viet", ids[0], "two diacritics", "Việt")
 
 
 def test_the_opt_in_word_index_folds_them_too(

@@ -199,36 +199,20 @@ def _print_indexes(data: dict[str, Any], scale: int, show: Callable[[str], None]
                 else "not folded: `hermes-fts optimize-storage` rebuilds the index"
             )
             show(f"  {'':22} Han variants {folds}")
-        if info.get("kana") is False:  # built before `kana 1`
-            show(
-                f"  {'':22} kana not folded: searches with kana use a LIKE scan; "
-                "`hermes-fts optimize-storage` rebuilds the index"
-            )
-        if info.get("symbols") is False:  # built before `symbols 1`
-            show(
-                f"  {'':22} newer emoji read as letters: a word glued to one (deploy🫠) "
-                "is not found; `hermes-fts optimize-storage` rebuilds the index"
-            )
-        if info.get("diacritics") is False:  # built before `remove_diacritics 2`
-            show(
-                f"  {'':22} letters with two diacritics not folded: viet does not find "
-                "Việt; `hermes-fts optimize-storage` rebuilds the index"
-            )
-        if info.get("compose") is False:  # built before `compose 1`
-            show(
-                f"  {'':22} decomposed Hangul and kana not composed: 한국어 does not find "
-                "it written as jamo; `hermes-fts optimize-storage` rebuilds the index"
-            )
-        if info.get("letters") is False:  # built before `letters 1`
-            show(
-                f"  {'':22} Greek accents, ё and vowel points not folded: αλφα does not "
-                "find άλφα; `hermes-fts optimize-storage` rebuilds the index"
-            )
-        if info.get("glue") is False:  # built before `glue 1`
-            show(
-                f"  {'':22} no glue marks: word searches find Latin glued to CJK by a "
-                "slower look; `hermes-fts optimize-storage` rebuilds the index"
-            )
+        for option, missed in _OLDER_OPTIONS:  # the CJK index built before the option
+            if info.get(option) is False:
+                show(f"  {'':22} {missed}; `hermes-fts optimize-storage` rebuilds the index")
+
+
+# What a CJK index built before each tokenizer option misses (``index_state``'s key).
+_OLDER_OPTIONS = (
+    ("kana", "kana not folded: searches with kana use a LIKE scan"),
+    ("symbols", "newer emoji read as letters: a word glued to one (deploy🫠) is not found"),
+    ("diacritics", "letters with two diacritics not folded: viet does not find Việt"),
+    ("compose", "decomposed Hangul and kana not composed: 한국어 does not find it written as jamo"),
+    ("letters", "Greek accents, ё and vowel points not folded: αλφα does not find άλφα"),
+    ("glue", "no glue marks: word searches find Latin glued to CJK by a slower look"),
+)
 
 
 def _time_table_lines(tt: dict[str, Any]) -> list[str]:
