@@ -360,40 +360,32 @@ def test_a_word_between_two_particles_is_no_junction(question: str, word: str) -
     assert word in [t.text for t in best_match(parse_query(question)).terms]
 
 
+_ZH_TALK = ("我们讨论了数据库迁移，也说好了谈一谈部署", "服务端要先升级")
+_KO_TALK = ("우리는 배포에 대해 이야기했어요", "서버를 먼저 업그레이드해야 해요")
+
+
 @pytest.mark.parametrize(
-    "question",
+    ("question", "said"),
     [
-        "你还记得我们讨论过什么吗",
-        "我们之前讨论过什么？",
-        "我们谈过什么",
-        "我们说过什么",
-        "你还记得我们聊到什么吗",
-        "我们之前聊的什么",
+        ("你还记得我们讨论过什么吗", _ZH_TALK),
+        ("我们之前讨论过什么？", _ZH_TALK),
+        ("我们谈过什么", _ZH_TALK),
+        ("我们说过什么", _ZH_TALK),
+        ("你还记得我们聊到什么吗", _ZH_TALK),
+        ("我们之前聊的什么", _ZH_TALK),
+        ("우리가 뭐에 대해 이야기했나요?", _KO_TALK),
+        ("우리 뭐를 논의했죠", _KO_TALK),
     ],
 )
-def test_a_chinese_question_of_its_frame_alone_searches_its_common_words(tmp_path, question):
+def test_a_question_of_its_frame_alone_searches_its_common_words(tmp_path, question, said):
     """ "你还记得我们讨论过什么吗" (do you remember what we discussed?): 讨论过 frames the
     question as 聊过 does, but its bigram 论过 counted as a word of content, so
     only it was searched and the answer was empty with no note while a
-    conversation held 我们 and 讨论.  So did 聊到 (talked about), and 前聊, which
-    joins 之前 to 聊的, two common words, was no junction since 聊的 is common
-    by its particle, not by the list."""
+    conversation held 我们 and 讨论.  So did 聊到 (talked about) and 聊的, and in
+    Korean 뭐 (what) with its particle (뭐에, 뭐를), which kept its one syllable."""
     st_ = open_store(tmp_path / "state.db")
-    conversation(st_, "talk", [("user", "我们讨论了数据库迁移，也说好了谈一谈部署")], start=T0)
-    conversation(st_, "other", [("user", "服务端要先升级")], start=T0 + 10)
-    found = session_search(st_, query=question)
-    assert [r["session_id"] for r in found["results"]] == ["talk"], found
-    st_.close()
-
-
-@pytest.mark.parametrize("question", ["우리가 뭐에 대해 이야기했나요?", "우리 뭐를 논의했죠"])
-def test_a_korean_question_of_its_frame_alone_searches_its_common_words(tmp_path, question):
-    """ "우리가 뭐에 대해 이야기했나요?" (what did we talk about?): 뭐 is a question word,
-    but with its particle (뭐에, 뭐를) it kept its one syllable and counted as a word
-    of content, so only it was searched and the answer was empty."""
-    st_ = open_store(tmp_path / "state.db")
-    conversation(st_, "talk", [("user", "우리는 배포에 대해 이야기했어요")], start=T0)
-    conversation(st_, "other", [("user", "서버를 먼저 업그레이드해야 해요")], start=T0 + 10)
+    conversation(st_, "talk", [("user", said[0])], start=T0)
+    conversation(st_, "other", [("user", said[1])], start=T0 + 10)
     found = session_search(st_, query=question)
     assert [r["session_id"] for r in found["results"]] == ["talk"], found
     st_.close()
