@@ -702,13 +702,15 @@ class SessionStore(transcript.Views):
         """What is wrong with the index that answered nothing, else None.
 
         Pages zeroed by hand read as no match rather than an error, so an empty
-        answer from an index is checked by its lookup probe (``health.probe``),
-        once per change of the file."""
+        answer from an index is checked by its lookups (``health.probe`` without the
+        row counts, which read every row), once per change of the file."""
         index = _ANSWERING_INDEX.get(found.route)
         if found.rows or index is None:
             return None
         if self._probed is None or self._probed[0] != (token, index):
-            broken = index_state.damaged(self._conn, self._caps, full=False, only=index)
+            broken = index_state.damaged(
+                self._conn, self._caps, full=False, only=index, lookups_only=True
+            )
             self._probed = ((token, index), broken.get(index))
         return self._probed[1]
 

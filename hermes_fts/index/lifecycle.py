@@ -548,11 +548,13 @@ def damaged(
     full: bool,
     progress: Callable[[int, int], None] | None = None,
     only: str | None = None,
+    lookups_only: bool = False,
 ) -> dict[str, str]:
     """The complete, served indexes of ours that are damaged, with what is wrong
     (``health.damage``; ``full`` adds FTS5's integrity-check, which needs a
     writer).  ``progress(done, total)`` counts the indexes checked; ``only``
-    checks that one index alone."""
+    checks that one index alone; ``lookups_only`` leaves out the row counts,
+    which read every row (``health.probe``)."""
     from . import health  # not on a search's path
 
     if indexing.get_meta(conn, schema.META_FTS_STALE) is not None:
@@ -566,7 +568,7 @@ def damaged(
     ]
     found = {}
     for done, index in enumerate(checked, 1):
-        problem = health.damage(conn, index, full=full)
+        problem = health.damage(conn, index, full=full, counts=not lookups_only)
         if problem is not None:
             found[index] = problem
         if progress is not None:
