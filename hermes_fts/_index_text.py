@@ -180,8 +180,9 @@ def fold_case(token: str) -> str:
     """unicode61 folding of a non-CJK token (``remove_diacritics 2``): case folded,
     a Latin letter's diacritics removed, and a combining diacritic dropped.
     Other scripts keep theirs (ё, ά) and compatibility forms stay (ﬁ, ²), as
-    unicode61 keeps them: NFKD folded them here, so NEAR on a LIKE scan found
-    ``еще`` in "ещё" where the CJK index does not.  Character by character, so
+    unicode61 keeps them (``letters 1`` folds ё, ά and ﬁ before it, in
+    ``fold_width``): NFKD folded them here, so NEAR on a LIKE scan found
+    ``еще`` in "ещё" where an index without ``letters 1`` does not.  Character by character, so
     a whole message's text (the LIKE test of a pending row) folds at the cost
     of a lookup per character, and ASCII at the cost of ``lower``."""
     if token.isascii():
