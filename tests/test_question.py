@@ -443,6 +443,9 @@ def test_a_particle_glued_after_a_date_goes_with_it(tmp_path: Path) -> None:
         ("数週間前", "2026-11-05 – 2026-12-03"),
         ("며칠 전", "2026-11-29 – 2026-12-03"),
         ("몇 달 전", "2026-08-03 – 2026-12-03"),
+        # 前几天 ("a few days ago") was searched as words: 前几 and 几天
+        ("前几天", "2026-11-30 – 2026-12-03"),
+        ("前几个月", "2026-09-03 – 2026-12-03"),
     ],
 )
 def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
