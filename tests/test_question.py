@@ -373,6 +373,28 @@ def test_a_particle_glued_after_a_date_goes_with_it(tmp_path: Path) -> None:
     st.close()
 
 
+def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
+    """``3月8日にんじん`` searched ``んじん``: the に of にんじん (carrot) was taken for
+    the particle the date carries, though no Japanese word starts with ん."""
+    from hermes_fts.search.plan import best_match
+    from hermes_fts.search.syntax import parse_query
+
+    for question in ("3月8日にんじんを買った", "3月8日にんじん"):
+        terms = [t.text for t in best_match(parse_query(question)).terms]
+        assert "にんじん" in terms and not any(t.startswith("んじん") for t in terms), terms
+    st = open_store(tmp_path / "state.db")
+    said = [
+        ("carrot", "2025-03-08T10:00", "今日はスーパーでにんじんを三本買いました"),
+        ("other", "2026-03-08T10:00", "今日は本を読みました"),
+        ("older", "2024-05-01T10:00", "にんじんのスープを作りました"),
+    ]
+    for sid, when, text in said:
+        conversation(st, sid, [("user", text)], start=at(when))
+    assert sessions(st, "3月8日にんじんを買った", now=NOW)[0] == "carrot"
+    assert sessions(st, "3月8日にんじん", now=NOW)[:2] == ["carrot", "older"]
+    st.close()
+
+
 @pytest.mark.parametrize(
     ("words", "read"),
     [
