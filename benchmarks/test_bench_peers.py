@@ -34,10 +34,10 @@ from hermes_fts.bench import interleaved_median_ms
 from hermes_fts.content import decode_content
 from hermes_fts.index import maintain as indexing
 from hermes_fts.index.schema import CJK
-from hermes_fts.search import filters as search_filters
+from hermes_fts.query.plan import has_cjk, match_expression
 from hermes_fts.search import request as search_request
+from hermes_fts.search import rows as search_rows
 from hermes_fts.search import run as search
-from hermes_fts.search.plan import has_cjk, match_expression
 from hermes_fts.search.snippets import snippet_sql
 from hermes_fts.store import SessionStore
 
@@ -56,7 +56,7 @@ def prepared_statement(st: SessionStore, term: str) -> tuple[str, list[Any]] | N
     table = search.INDEX_ROUTES.get(plan.route)
     if table is None:
         return None
-    where, params, _ = search_filters.where_sql(search.SearchRequest(term))
+    where, params, _ = search_rows.where_sql(search.SearchRequest(term))
     columns = search_request.ROW_COLUMNS.format(snippet=snippet_sql(table, True))
     sql = (
         f"SELECT {columns} FROM {table} JOIN messages m ON m.id = {table}.rowid "

@@ -27,11 +27,10 @@ import pytest
 from benchmarks import corpus
 from hermes_fts.bench import median_ms, recall
 from hermes_fts.index import maintain as indexing
-from hermes_fts.search import filters as search_filters
-from hermes_fts.search import rank as match_rows
+from hermes_fts.query.plan import match_expression
 from hermes_fts.search import request as search_request
+from hermes_fts.search import rows as search_rows
 from hermes_fts.search import run as search
-from hermes_fts.search.plan import match_expression
 from hermes_fts.search.snippets import few_snippet_sql, snippet_sql
 from hermes_fts.store import SessionStore
 
@@ -68,8 +67,8 @@ def raw_fts5(st: SessionStore, term: str) -> list[Any]:
     plan = search.plan_search(state, term)
     route = "fts5" if state["hermes_fts_word"]["served"] else "fts_cjk"
     table = search.INDEX_ROUTES[route]
-    where, params, _ = search_filters.where_sql(search.SearchRequest(term))
-    return match_rows.match_rows(
+    where, params, _ = search_rows.where_sql(search.SearchRequest(term))
+    return search_rows.match_rows(
         st._conn,
         table,
         match_expression(plan.query, route),

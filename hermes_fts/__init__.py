@@ -54,12 +54,12 @@ _LAZY = {
     "load": "loader",
     "tokenize": "loader",
     # The store, the query language and the tool.
-    "sanitize_fts5_query": "search.plan",
+    "sanitize_fts5_query": "query.plan",
     "SessionStore": "store",
     "session_search": "tool",
     "TOOL_SCHEMA": "tool",
     # The errors a caller catches, and what a search takes.
-    "QueryError": "search.syntax",
+    "QueryError": "query.syntax",
     "StoreError": "_sqlite",
     "SearchRequest": "search.request",
 }

@@ -21,7 +21,7 @@ from functools import partial
 from typing import Any
 
 from .index import schema
-from .search.plan import has_cjk, match_expression, parse_query
+from .query.plan import has_cjk, match_expression, parse_query
 from .store import SessionStore
 
 CLASSES = ("cjk1", "cjk2", "cjk3", "latin_word")

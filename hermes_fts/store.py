@@ -34,13 +34,13 @@ from .index.space import (
     NoRoom,  # re-exported: sync stops on a nearly full disk
     give_back_left_room,  # re-exported: the CLI's run, before its checks
 )
+from .query.plan import parse_query, reads_as_sentence
+from .query.plan import words_held as _words_held
+from .query.syntax import QueryError
 from .search import request as search_request
 from .search import run as search
 from .search.like import QueryTooBroad  # re-exported: the tool and CLI see queries through us
-from .search.plan import parse_query, reads_as_sentence
-from .search.plan import words_held as _words_held
 from .search.run import SearchResult
-from .search.syntax import QueryError
 from .transcript import file_has_session  # re-exported: the tool's profile lookup
 
 __all__ = [  # the store, and what the tool and the CLI reach through it
@@ -747,7 +747,7 @@ class SessionStore(transcript.Views):
     @staticmethod
     def words_held(query: str, matched: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
         """The words of ``query`` as written that a row with ``matched_terms`` holds
-        whole, in part, or not at all (``search.plan.words_held``)."""
+        whole, in part, or not at all (``query.plan.words_held``)."""
         # Only a partial row asks, so a short CJK word alone was read as a sentence.
         return _words_held(parse_query(query, sentence=reads_as_sentence(query)), matched)
 

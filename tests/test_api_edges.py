@@ -145,7 +145,7 @@ def test_index_bytes_counts_an_inline_tables_content_copy(tmp_path: Path):
 
 
 def test_the_errors_a_caller_catches_come_from_the_package() -> None:
-    import hermes_fts.search.plan
+    import hermes_fts.query.plan
     import hermes_fts.store
     from hermes_fts import QueryError, SearchRequest, StoreError
 
@@ -153,5 +153,5 @@ def test_the_errors_a_caller_catches_come_from_the_package() -> None:
     assert {"QueryError", "StoreError", "SearchRequest"} <= set(hermes_fts.__all__)
     # The very classes the store and the query parser raise, not copies.
     assert StoreError is hermes_fts.store.StoreError
-    assert QueryError is hermes_fts.search.plan.QueryError
+    assert QueryError is hermes_fts.query.plan.QueryError
     assert SearchRequest.__module__ == "hermes_fts.search.request"

@@ -23,7 +23,7 @@ from hermes_fts import loader
 from hermes_fts._index_text import GLUE_MARKS
 from hermes_fts.index import schema
 from hermes_fts.index.schema import CJK
-from hermes_fts.search.plan import glue_look, match_expression, parse_query, route_can_represent
+from hermes_fts.query.plan import glue_look, match_expression, parse_query, route_can_represent
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension

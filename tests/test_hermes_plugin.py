@@ -509,7 +509,7 @@ def test_a_kept_venv_is_brought_up_to_the_checkout(hermes_venv: Path) -> None:
             [
                 str(he.venv_python(hermes_venv)),
                 "-c",
-                "import hermes_fts.search.rank as m; print(m.__file__)",
+                "import hermes_fts.search.rows as m; print(m.__file__)",
             ],
             capture_output=True,
             text=True,
@@ -517,7 +517,7 @@ def test_a_kept_venv_is_brought_up_to_the_checkout(hermes_venv: Path) -> None:
             cwd=str(hermes_venv),
         ).stdout.strip()
     )
-    source = he.ROOT / "hermes_fts" / "search" / "rank.py"
+    source = he.ROOT / "hermes_fts" / "search" / "rows.py"
     assert installed != source and installed.read_text() == source.read_text()
     installed.write_text("# what an older checkout installed\n")
     marker.write_text("an older checkout\n")

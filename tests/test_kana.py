@@ -20,7 +20,7 @@ import pytest
 from _support import needs_extension, rebuild_cjk_index
 
 import hermes_fts
-from hermes_fts.search.plan import fold_text
+from hermes_fts.query.plan import fold_text
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension

@@ -40,16 +40,16 @@ LAYERS: dict[str, int] = {
     "_platform": LEAF,
     "_params": LEAF,
     "_index_text": LEAF,
-    "search.typed": LEAF,
-    "search.syntax": LEAF,
-    "search.wordforms": LEAF,
-    "search.question": LEAF,
+    "query.typed": LEAF,
+    "query.syntax": LEAF,
+    "query.wordforms": LEAF,
+    "query.question": LEAF,
     "_cjk_variants": LEAF,
     "hermes.config": LEAF,
     "hermes.agent": LEAF,
     "loader": 1,
     "_sharing": 1,
-    "search.plan": 2,
+    "query.plan": 2,
     "search.request": 3,
     "search.like": 3,
     "index.schema": 3,
@@ -61,11 +61,10 @@ LAYERS: dict[str, int] = {
     "index.space": 5,
     "transcript": 5,
     "search.snippets": 5,
-    "search.rank": 6,
+    "search.rows": 6,
     "search.sessions": 5,
     "search.topk": 6,
     "index.time_table": 5,
-    "search.filters": 6,
     "search.run": 7,
     "index.slowed": 4,
     "index.lifecycle": 6,
@@ -95,6 +94,7 @@ LAYERS: dict[str, int] = {
     # Hermes, and nothing in the package imports it.
     "hermes.plugin": 12,
     # Package docstrings only: what each subsystem owns.
+    "query": LEAF,
     "search": LEAF,
     "index": LEAF,
     "hermes": LEAF,
@@ -103,7 +103,7 @@ LAYERS: dict[str, int] = {
 # an earlier one (leaf modules excepted), never a later one.  ``hermes/`` spans
 # the stack (a leaf reading config.yaml, what the CLI reports of an install, the
 # plugin on top), so the layers above place its modules.
-PACKAGE_ORDER = ("index", "search", "tool", "cli")
+PACKAGE_ORDER = ("query", "index", "search", "tool", "cli")
 # Packages whose modules are peers, free to import each other (without cycles);
 # inside the others the layers above hold too.
 PEER_PACKAGES = ("tool", "cli")
@@ -391,6 +391,23 @@ def test_tool_and_cli_layers_never_touch_a_connection():
         "the tool and CLI layers go through SessionStore methods, never its "
         "connection:\n" + "\n".join(bad)
     )
+
+
+def test_the_query_package_holds_no_sql():
+    """``query/`` is the language alone (docs/DESIGN.md §2): text in, a plan out,
+    testable without a store; ``search/`` runs the plan."""
+    modules, _graph_, _ = _graph()
+    bad = []
+    for module, path in modules.items():
+        if not module.startswith("query."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            bad += [f"{_file(module)}:{node.lineno}: {n}" for n in names if n == "sqlite3"]
+    assert [m for m in modules if m.startswith("query.")], "no query package found"
+    assert not bad, "query/ imports sqlite3:\n" + "\n".join(bad)
 
 
 def test_no_module_is_longer_than_the_limit():

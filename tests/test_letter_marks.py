@@ -82,7 +82,7 @@ def test_the_python_model_folds_every_letter_as_the_tokenizer_does() -> None:
     for every letter ``letters 1`` folds and every mark it drops after a letter."""
     from hermes_fts import loader
     from hermes_fts._cjk_ranges import DROPPED_MARKS, LETTER_FOLD
-    from hermes_fts.search.plan import fold_text
+    from hermes_fts.query.plan import fold_text
 
     texts = [chr(cp) + "x" for cp in LETTER_FOLD] + [chr(cp) + "x" for cp in range(0xFB00, 0xFB07)]
     texts += ["ב" + chr(cp) + "ב" for lo, hi in DROPPED_MARKS for cp in range(lo, hi + 1)]

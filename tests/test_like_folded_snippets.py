@@ -18,7 +18,7 @@ import pytest
 from _support import needs_extension
 
 from hermes_fts._index_text import fold_width
-from hermes_fts.search.plan import fold_text
+from hermes_fts.query.plan import fold_text
 from hermes_fts.search.snippets import (
     LIKE_SNIPPET_BEFORE,
     LIKE_SNIPPET_CHARS,

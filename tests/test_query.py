@@ -1,4 +1,4 @@
-"""hermes_fts.search.plan: canonical text, parsed form, routing decisions, MATCH text and LIKE plans."""
+"""hermes_fts.query.plan: canonical text, parsed form, routing decisions, MATCH text and LIKE plans."""
 
 from __future__ import annotations
 
@@ -10,16 +10,7 @@ from _support import IDENTIFIERS
 
 import hermes_fts
 from hermes_fts._index_text import fold_width
-from hermes_fts.search import like as like_sql
-from hermes_fts.search.like import (
-    LikeAll,
-    LikeNear,
-    LikeText,
-    LikeWords,
-    like_plan,
-    near_matches,
-)
-from hermes_fts.search.plan import (
+from hermes_fts.query.plan import (
     Query,
     choose_route,
     has_cjk,
@@ -29,7 +20,16 @@ from hermes_fts.search.plan import (
     sanitize_fts5_query,
     snippet_terms,
 )
-from hermes_fts.search.syntax import MAX_FTS5_QUERY_CHARS, AllOf, AnyOf, Near, Term
+from hermes_fts.query.syntax import MAX_FTS5_QUERY_CHARS, AllOf, AnyOf, Near, Term
+from hermes_fts.search import like as like_sql
+from hermes_fts.search.like import (
+    LikeAll,
+    LikeNear,
+    LikeText,
+    LikeWords,
+    like_plan,
+    near_matches,
+)
 
 
 def q(raw: str) -> Query:

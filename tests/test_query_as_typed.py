@@ -20,8 +20,8 @@ from _support import needs_extension
 from _tool_fixtures import T0, conversation, open_store
 
 from hermes_fts import session_search
+from hermes_fts.query.syntax import parse_query
 from hermes_fts.search.request import ROUTE_ORDER
-from hermes_fts.search.syntax import parse_query
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension  # the fts_cjk route is one of the routes under test

@@ -24,15 +24,15 @@ from _support import needs_extension
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_fts.search import request as search_request
-from hermes_fts.search import run as search
-from hermes_fts.search.plan import (
+from hermes_fts.query.plan import (
     QueryError,
     match_expression,
     parse_query,
     sanitize_fts5_query,
 )
-from hermes_fts.search.syntax import MAX_FTS5_QUERY_CHARS, MAX_NESTING
+from hermes_fts.query.syntax import MAX_FTS5_QUERY_CHARS, MAX_NESTING
+from hermes_fts.search import request as search_request
+from hermes_fts.search import run as search
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension  # the fts_cjk route is one of the routes under test

@@ -28,16 +28,16 @@ pytest.importorskip(
 
 import hermes_fts  # noqa: E402
 from hermes_fts._cjk_ranges import is_cjk  # noqa: E402
-from hermes_fts.search import like as like_sql  # noqa: E402
-from hermes_fts.search.like import like_plan  # noqa: E402
-from hermes_fts.search.plan import (  # noqa: E402
+from hermes_fts.query.plan import (  # noqa: E402
     Query,
     match_expression,
     parse_query,
     route_can_represent,
     sanitize_fts5_query,
 )
-from hermes_fts.search.syntax import AllOf, AnyOf, Near, Node, Term  # noqa: E402
+from hermes_fts.query.syntax import AllOf, AnyOf, Near, Node, Term  # noqa: E402
+from hermes_fts.search import like as like_sql  # noqa: E402
+from hermes_fts.search.like import like_plan  # noqa: E402
 
 ROUTES = ("fts5", "fts_cjk", "trigram")
 

@@ -11,8 +11,8 @@ import sys
 import pytest
 from _support import IDENTIFIERS
 
+from hermes_fts.query.plan import fold_text, folds_apply, has_cjk, parse_query
 from hermes_fts.search import run as search
-from hermes_fts.search.plan import fold_text, folds_apply, has_cjk, parse_query
 from hermes_fts.store import SessionStore
 
 # ---------------------------------------------------------------------------

@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 
 from hermes_fts import loader, session_search
 from hermes_fts.index import rank_bounds, schema
-from hermes_fts.search import filters as search_filters
+from hermes_fts.query.plan import best_match, match_expression, parse_query
+from hermes_fts.query.wordforms import term_groups
+from hermes_fts.search import rows as search_rows
 from hermes_fts.search import run as search
 from hermes_fts.search import sessions
-from hermes_fts.search.plan import best_match, match_expression, parse_query
 from hermes_fts.search.request import ROUTE_ORDER
-from hermes_fts.search.wordforms import term_groups
 
 # Nine words; the answer session holds six of them (Caroline, the, riverside,
 # pottery, workshop, with), no session holds "join" or "Melanie" with them.
@@ -354,8 +354,8 @@ def test_a_word_between_two_particles_is_no_junction(question: str, word: str) -
     """A junction joins two common words (们讨 in 我们讨论).  Taking 的指 and 弹是 (common
     by their particle) for common words dropped 指弹 between them, the one word
     the question is about: Chinese S@1 on the real histories fell 0.663 → 0.542."""
-    from hermes_fts.search.plan import best_match
-    from hermes_fts.search.syntax import parse_query
+    from hermes_fts.query.plan import best_match
+    from hermes_fts.query.syntax import parse_query
 
     assert word in [t.text for t in best_match(parse_query(question)).terms]
 
@@ -566,7 +566,7 @@ def _brute_force(store, query, role_filter=None, **filters):
     plan = search.plan_search(store.index_state(), query, role_filter)
     table = search.INDEX_ROUTES[plan.route]
     request = search.SearchRequest(query, role_filter=role_filter, **filters)
-    where, params, _ = search_filters.where_sql(request)
+    where, params, _ = search_rows.where_sql(request)
     visible = {
         r[0]: r[1]
         for r in conn.execute(
@@ -775,7 +775,7 @@ def _glued_sessions(store, query, listed, role_filter=None, **filters):
     conn = store._conn
     q = search.plan_search(store.index_state(), query).query
     request = search.SearchRequest(query, role_filter=role_filter, **filters)
-    where, params, _ = search_filters.where_sql(request)
+    where, params, _ = search_rows.where_sql(request)
     rows = conn.execute(
         f"SELECT m.id, m.session_id FROM {schema.CJK} c JOIN messages m ON m.id = c.rowid "
         f"JOIN sessions s ON s.id = m.session_id WHERE {schema.CJK} MATCH ? "

@@ -25,9 +25,8 @@ import pytest
 from _support import needs_extension
 
 from hermes_fts.index import schema, time_table
-from hermes_fts.search import filters as search_filters
-from hermes_fts.search import rank as match_rows
 from hermes_fts.search import request as search_request
+from hermes_fts.search import rows as search_rows
 from hermes_fts.search import run as search
 from hermes_fts.store import SessionStore
 
@@ -168,15 +167,17 @@ def test_ranked_rows_equal_one_statement_over_every_match(store, monkeypatch):
         {"exclude_session_ids": ["s01", "s02"]},
     ]
     filtered = []  # whether each search went to the one statement with the filters inside
-    real = match_rows.rows_as_dicts
-    monkeypatch.setattr(match_rows, "rows_as_dicts", lambda cur: (filtered.append(1), real(cur))[1])
+    real = search_rows.rows_as_dicts
+    monkeypatch.setattr(
+        search_rows, "rows_as_dicts", lambda cur: (filtered.append(1), real(cur))[1]
+    )
     checked = 0
     for query, kw, limit in itertools.product(QUERIES, filters, [1, 5, 40, 10_000]):
         plan = search.plan_search(state, query, kw.get("role_filter"))
         if plan.route not in search.INDEX_ROUTES:
             continue
         request = search.SearchRequest(query, limit=limit, **kw)
-        where, params, _ = search_filters.where_sql(request)
+        where, params, _ = search_rows.where_sql(request)
         iq = search._index_query(plan, plan.route, True, True)
         old = one_statement_rows(
             store._conn, iq.table, iq.expression, iq.snippet, where, params, limit
@@ -185,7 +186,7 @@ def test_ranked_rows_equal_one_statement_over_every_match(store, monkeypatch):
         spans = time_table.spans(store._conn, None, kw["before"]) if "before" in kw else None
         # With and without the rare phrase's one pass that builds its snippets.
         for few in (None, iq.few_snippet):
-            new = match_rows.match_rows(
+            new = search_rows.match_rows(
                 store._conn,
                 iq.table,
                 iq.expression,
@@ -208,7 +209,7 @@ def test_snippets_are_built_for_the_kept_rows_only(store):
     # sorter; a snippet reads the message through the index's content view.
     conn = store._conn
     table = "hermes_fts_cjk"
-    where, params, _ = search_filters.where_sql(search.SearchRequest("数据"))
+    where, params, _ = search_rows.where_sql(search.SearchRequest("数据"))
     iq = search._index_query(search.plan_search(store.index_state(), "数据"), "fts_cjk", True)
     matches = conn.execute(
         f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", [iq.expression]
@@ -231,7 +232,7 @@ def test_snippets_are_built_for_the_kept_rows_only(store):
 
     for limit in (1, 5, 20):
         rows, ours = content_reads(
-            lambda n=limit: match_rows.match_rows(
+            lambda n=limit: search_rows.match_rows(
                 conn,
                 table,
                 iq.expression,
@@ -270,7 +271,7 @@ def _time_sorted(
 ) -> tuple[list[Any], list[str]]:
     """search_messages with the walk forced on or off, and the statements it ran."""
     monkeypatch.setattr(
-        match_rows,
+        search_rows,
         "walk_threshold",
         (lambda limit, rows: 1) if walk else (lambda limit, rows: 10**18),
     )
@@ -349,8 +350,8 @@ def test_the_walk_is_chosen_only_for_very_common_terms(store):
     finally:
         store._conn.set_trace_callback(None)
     assert common and not rare
-    assert match_rows.walk_threshold(20, 200_000) < match_rows.walk_threshold(300, 200_000)
-    assert match_rows.walk_threshold(20, 200_000) < match_rows.walk_threshold(20, 1_000_000)
+    assert search_rows.walk_threshold(20, 200_000) < search_rows.walk_threshold(300, 200_000)
+    assert search_rows.walk_threshold(20, 200_000) < search_rows.walk_threshold(20, 1_000_000)
 
 
 def _mirror_exact(conn: Any) -> bool:
@@ -483,9 +484,9 @@ def test_time_sorts_equal_the_old_one_statement_plan(store, walk):
         plan = search.plan_search(state, query, kw.get("role_filter"))
         if plan.route not in search.INDEX_ROUTES:
             continue
-        where, params, _ = search_filters.where_sql(search.SearchRequest(query, limit=limit, **kw))
+        where, params, _ = search_rows.where_sql(search.SearchRequest(query, limit=limit, **kw))
         iq = search._index_query(plan, plan.route, True)
-        new = match_rows.match_rows(
+        new = search_rows.match_rows(
             store._conn,
             iq.table,
             iq.expression,

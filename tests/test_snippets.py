@@ -12,7 +12,7 @@ import pytest
 import hermes_fts
 from hermes_fts.content import JSON_CONTENT_PREFIX, render_tool_calls
 from hermes_fts.index.schema import BASE, CJK
-from hermes_fts.search.plan import parse_query
+from hermes_fts.query.plan import parse_query
 from hermes_fts.search.snippets import (
     LIKE_SNIPPET_BEFORE,
     LIKE_SNIPPET_CHARS,

@@ -22,8 +22,8 @@ import pytest
 from _support import needs_extension
 
 from hermes_fts.index import time_table
-from hermes_fts.search import rank as search_rank
 from hermes_fts.search import request as search_request
+from hermes_fts.search import rows as search_rows
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -228,20 +228,20 @@ def test_time_sorts_over_slices_of_zones_equal_sorting_every_match(store, monkey
     def run(plan: str, **kw: Any) -> list[Any]:
         with monkeypatch.context() as m:
             m.setattr(
-                search_rank,
+                search_rows,
                 "walk_threshold",
                 (lambda limit, rows: 1) if plan == "walk" else (lambda limit, rows: 10**18),
             )
             if plan == "every match":
-                m.setattr(search_rank, "_first_slice", lambda *a: None)
+                m.setattr(search_rows, "_first_slice", lambda *a: None)
             elif plan == "sort":  # a slice small enough to be widened in this store
-                m.setattr(search_rank, "_first_slice", lambda limit, rows, matches, walk: 2 * limit)
+                m.setattr(search_rows, "_first_slice", lambda limit, rows, matches, walk: 2 * limit)
             return [(r["id"], r["snippet"]) for r in store.search_messages(**kw)]
 
     answered: list[Any] = []
-    sliced_top = search_rank._sliced_top
+    sliced_top = search_rows._sliced_top
     monkeypatch.setattr(
-        search_rank,
+        search_rows,
         "_sliced_top",
         lambda *a: (lambda ids: (ids is not None and answered.append(ids), ids)[1])(sliced_top(*a)),
     )
@@ -262,13 +262,13 @@ def test_time_sorts_over_slices_of_zones_equal_sorting_every_match(store, monkey
 
 def test_sorting_slices_start_where_the_page_is_expected():
     # About 2 * limit matches expected in the first slice; none for a rare term.
-    assert search_rank._first_slice(20, 1_000_000, 1_000, walk=False) == 40_000
+    assert search_rows._first_slice(20, 1_000_000, 1_000, walk=False) == 40_000
     assert (
-        search_rank._first_slice(20, 1_000_000, 100_000, walk=False) == search_rank._FIRST_SLICE_IDS
+        search_rows._first_slice(20, 1_000_000, 100_000, walk=False) == search_rows._FIRST_SLICE_IDS
     )
-    assert search_rank._first_slice(20, 1_000_000, 19, walk=False) is None
-    assert search_rank._first_slice(20, 1_000_000, 30, walk=False) is None  # most of the store
+    assert search_rows._first_slice(20, 1_000_000, 19, walk=False) is None
+    assert search_rows._first_slice(20, 1_000_000, 30, walk=False) is None  # most of the store
     # Sorting 200 matches costs less than reading the zones of a million messages twice.
-    assert search_rank._first_slice(5, 1_000_000, 200, walk=False) is None
-    assert search_rank._first_slice(5, 100_000, 200, walk=False) == search_rank._FIRST_SLICE_IDS
-    assert search_rank._first_slice(20, 1_000_000, 30, walk=True) == search_rank._FIRST_SLICE_IDS
+    assert search_rows._first_slice(5, 1_000_000, 200, walk=False) is None
+    assert search_rows._first_slice(5, 100_000, 200, walk=False) == search_rows._FIRST_SLICE_IDS
+    assert search_rows._first_slice(20, 1_000_000, 30, walk=True) == search_rows._FIRST_SLICE_IDS

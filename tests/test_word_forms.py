@@ -17,8 +17,8 @@ from _support import needs_extension
 from _tool_fixtures import T0, conversation, open_store
 
 from hermes_fts import session_search
+from hermes_fts.query.wordforms import stem
 from hermes_fts.search.request import ROUTE_ORDER
-from hermes_fts.search.wordforms import stem
 
 pytestmark = needs_extension  # fts_cjk is one of the routes every test runs on
 
@@ -214,19 +214,19 @@ def test_forms_of_words_far_apart_in_the_store_are_all_read(tmp_path) -> None:
     """A page whose rows lie far apart (thousands of ids between them) and whose
     words carry their forms (prefix phrases) is read in one span of the index:
     every row of the page, with its snippet, in the page's order."""
-    from hermes_fts.search import rank
+    from hermes_fts.search import rows as search_rows
 
     st = open_store(tmp_path / "state.db")
     texts = ["we fixed the migrations", "fixing a migration again", "the fix for migrate"]
     for n, text in enumerate(texts):
         conversation(st, f"far{n}", [("user", text)], start=T0 + n)
-        filler = [("user", f"unrelated note {n} {k}") for k in range(rank.CLUSTER_GAP + 10)]
+        filler = [("user", f"unrelated note {n} {k}") for k in range(search_rows.CLUSTER_GAP + 10)]
         conversation(st, f"filler{n}", filler, start=T0 + 10 + n)
     assert st.optimize_storage(min_pause=0)["ok"]
     rows = st.search_messages("fixed migrations", sort="sessions", limit=10)
     assert sorted(r["session_id"] for r in rows) == ["far0", "far1", "far2"]
     ids = sorted(r["id"] for r in rows)
-    assert ids[-1] - ids[0] > 2 * rank.CLUSTER_GAP  # the page spans far apart rows
+    assert ids[-1] - ids[0] > 2 * search_rows.CLUSTER_GAP  # the page spans far apart rows
     assert all(">>>" in r["snippet"] for r in rows), rows
     st.close()
 
@@ -245,8 +245,8 @@ def test_forms_of_words_far_apart_in_the_store_are_all_read(tmp_path) -> None:
     ],
 )
 def test_a_short_stem_is_searched_as_its_inflections(word: str, forms: list[str]) -> None:
-    from hermes_fts.search.syntax import Term
-    from hermes_fts.search.wordforms import word_forms
+    from hermes_fts.query.syntax import Term
+    from hermes_fts.query.wordforms import word_forms
 
     assert [f"{f.text}{'*' if f.prefix else ''}" for f in word_forms(Term(word))] == forms
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._sqlite import sqlite_sort_key
+from ..query.wordforms import term_labels
 from .request import MAX_ROWID, MIN_ROWID
-from .wordforms import term_labels
 
 __all__ = [
     "EVERY_ID",

@@ -11,7 +11,7 @@ named here, with the columns that give them.
 A question's time words become a preference (``search_preferring``).  "What
 did we decide last week?" names a time, and a message's time is its
 timestamp, never its text.  The best match leaves the time words out of the
-words it searches (``search/question.py``); here they become windows of local
+words it searches (``query/question.py``); here they become windows of local
 time and the search runs twice: inside the windows, then without them, and
 the rows the first found are not repeated.  So the time is never a filter: a
 question about last week whose answer was said earlier still finds it, after
@@ -42,9 +42,9 @@ from datetime import datetime
 from typing import Any, NamedTuple, TypeVar
 
 from .._params import as_int, as_session_ids, as_time_bound, check_text, parse_roles, parse_sort
-from .plan import ROUTES, best_match
-from .question import TimeWords, describe, lone_possessive, time_words, windows
-from .syntax import QueryError, parse_query, reads_as_sentence
+from ..query.plan import ROUTES, best_match
+from ..query.question import TimeWords, describe, lone_possessive, time_words, windows
+from ..query.syntax import QueryError, parse_query, reads_as_sentence
 
 __all__ = [
     "MAX_ROWID",
@@ -115,7 +115,7 @@ def envelope(spans: Sequence[tuple[int, int]] | None) -> tuple[int, int]:
 class Filters(NamedTuple):
     """A request's filters as one SQL condition on ``m`` (messages) and ``s``
     (sessions), its parameters, and whether it reads a column of ``s``
-    (``filters.where_sql``)."""
+    (``rows.where_sql``)."""
 
     where: str
     params: list[Any]

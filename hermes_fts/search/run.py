@@ -4,7 +4,7 @@ The store passes one ``SearchRequest`` and the state ``SessionStore.index_state(
 reports; this module never calls the store.  On index damage the store marks
 the indexes stale and asks again with a state that says so.  The plan
 (``plan_search``) takes the first route that represents the query exactly
-(``plan.choose_route``; what each route promises is ``search/plan.py``'s
+(``plan.choose_route``; what each route promises is ``query/plan.py``'s
 docstring): the CJK index (``fts_cjk``, every query by default), the opt-in
 word index (``fts5``, Latin) or trigram index, else ``like_scan``, the last
 resort (``like_scan_fts_stale`` while the indexes are under repair); ``empty``
@@ -30,11 +30,7 @@ from .. import _env, loader
 from .._params import parse_roles
 from ..index import schema, time_table
 from ..index.slowed import switched_off_notes
-from ..transcript import attach_context
-from .evidence import IndexUnits, id_array, label_rows, more_sessions, passing_ids
-from .filters import like_rows, order_sql, time_sort_key, where_sql
-from .like import CHECKED_ROUTE, check_like_alternatives, proposed, proposes
-from .plan import (
+from ..query.plan import (
     Query,
     QueryError,
     best_match,
@@ -48,8 +44,10 @@ from .plan import (
     route_can_represent,
     snippet_terms,
 )
-from .rank import Ranked
-from .rank import match_rows as _match_rows
+from ..query.wordforms import unit_words
+from ..transcript import attach_context
+from .evidence import IndexUnits, id_array, label_rows, more_sessions, passing_ids
+from .like import CHECKED_ROUTE, check_like_alternatives, proposed, proposes
 from .request import (
     RESULT_FIELDS,
     ROUTE_ORDER,
@@ -60,6 +58,8 @@ from .request import (
     envelope,
     search_reading,
 )
+from .rows import Ranked, like_rows, order_sql, time_sort_key, where_sql
+from .rows import match_rows as _match_rows
 from .sessions import index_page, like_page, rows_apart
 from .snippets import (
     few_snippet_sql,
@@ -68,7 +68,6 @@ from .snippets import (
     snippet_sql,
 )
 from .topk import bounded_page, one_phrase
-from .wordforms import unit_words
 
 __all__ = [
     "RESULT_FIELDS",

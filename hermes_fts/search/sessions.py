@@ -36,6 +36,7 @@ from itertools import compress, groupby
 from operator import itemgetter, or_
 from typing import Any
 
+from ..query.plan import Query
 from .evidence import (
     Apart,
     Evidence,
@@ -47,7 +48,6 @@ from .evidence import (
     passing_ids,
 )
 from .like import LIKE_SOURCE, like_plan, like_where
-from .plan import Query
 from .request import Filters
 
 __all__ = [

@@ -21,7 +21,7 @@ from typing import Any
 from .._cjk_ranges import is_cjk
 from .._index_text import folded_characters
 from ..content import decode_content, escape_lone_surrogates, render_tool_calls
-from .plan import Query, fold_text, has_cjk
+from ..query.plan import Query, fold_text, has_cjk
 
 __all__ = [
     "edge_cut_highlight",

@@ -4,7 +4,7 @@
 :class:`Near`, :class:`AllOf` and :class:`AnyOf` nodes, with a note for every
 change it made to what was written, or a refusal saying how to write the query.
 ``render`` writes a tree back in canonical form, which is also valid FTS5.
-The language itself is documented in :mod:`hermes_fts.search.plan`.
+The language itself is documented in :mod:`hermes_fts.query.plan`.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ The language (the same meaning on every route):
   rows with every one come first, then rows with most of them, the rarer
   words counting more; common and question words are left out while other
   words remain, and an English word is also searched as its stem's prefix
-  (``search/wordforms.py``).  A top-level OR of terms alone is ranked the
+  (``query/wordforms.py``).  A top-level OR of terms alone is ranked the
   same way.  An explicit ``AND`` (or NOT, a parenthesis or NEAR) keeps the
   strict meaning: every term, as written;
 * ``OR``, ``AND`` and binary ``NOT`` (upper case; lower-case ``and``/``or``/
@@ -120,7 +120,7 @@ from .wordforms import (
 )
 
 # What the other modules of the package use; the tree types (Term, Near, AllOf,
-# AnyOf) come with Query.expr and live in hermes_fts.search.syntax.
+# AnyOf) come with Query.expr and live in hermes_fts.query.syntax.
 __all__ = [
     "Query",
     "QueryError",
@@ -437,7 +437,7 @@ def _cut_words(written: list[tuple[Term, list[Term]]], kept: list[Term], keep: i
 
 def _with_forms(term: Term) -> list[Term]:
     """A word as written, then (an English word, not a common one) its stem's prefix
-    (``search/wordforms.py``): the form written ranks first."""
+    (``query/wordforms.py``): the form written ranks first."""
     forms = [form for form in word_forms(term) if not _is_stop(form.text)]
     return [term] if _is_stop(term.text) else [term, *forms]
 
@@ -471,7 +471,7 @@ def best_match(q: Query) -> Query:
         return q
     if isinstance(q.expr, AnyOf):
         return _any_of_words(q)
-    # Possessives, category and time words read first (search/question.py).
+    # Possessives, category and time words read first (query/question.py).
     reading = read_question(q, _is_stop)
     written = _word_pieces(reading)
     terms: dict[Term, bool] = {}  # term: written without quotes (a stop word may go)
