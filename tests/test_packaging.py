@@ -88,6 +88,10 @@ def test_wheel_contents(dists: dict[str, Path]) -> None:
     with zipfile.ZipFile(dists["wheel"]) as zf:
         names = set(zf.namelist())
     assert {"hermes_fts/__init__.py", "hermes_fts/py.typed"} <= names
+    # Every module of the source tree, each subpackage included (pyproject lists them).
+    source = Path(__file__).resolve().parent.parent
+    modules = {p.relative_to(source).as_posix() for p in (source / "hermes_fts").rglob("*.py")}
+    assert not modules - names, sorted(modules - names)
     assert not any(n.startswith(("tests/", "benchmarks/", "csrc/")) for n in names)
     assert not any(n.endswith((".c", ".h", ".o")) for n in names)
     # No CPython extension module: nothing with an ABI tag in its name.
