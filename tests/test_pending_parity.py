@@ -148,3 +148,48 @@ def test_a_pending_row_is_folded_once_for_every_test_of_it(tmp_path, monkeypatch
     with SessionStore(path, readonly=True) as waiting:
         assert [r["role"] for r in waiting.search(question).rows] == ["tool"]
     assert sum(value == text for value in folded) <= 1, sum(value == text for value in folded)
+
+
+def _talk_then_a_pending_answer(path: Path) -> None:
+    """Sessions that mention two words once in long messages, indexed, then one short
+    message Hermes writes (the sqlite3 shell here) that is all about them: it
+    waits in the pending table, and once applied its BM25 is the best."""
+    with SessionStore(path) as st:
+        for s in range(8):
+            st.add_session(f"old{s}", "cli")
+            filler = " ".join(f"word{k}" for k in range(40))
+            st.add_message(f"old{s}", "user", f"kubernetes ingress {filler}", timestamp=1_700_000_000 + s)
+            st.add_message(f"old{s}", "assistant", f"nothing here {s}", timestamp=1_700_000_050 + s)
+        st.add_session("new", "cli")
+    script = "".join(
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        f"VALUES ('new', 'user', {_quoted(text)}, {1_700_000_100 + n});"
+        for n, text in enumerate(["kubernetes kubernetes ingress", "thanks"])
+    )
+    subprocess.run([str(shutil.which("sqlite3")), str(path), script], check=True, timeout=60)
+
+
+@pytest.mark.parametrize("query", ["kubernetes", "kubernetes ingress", "kubernetes OR ingress"])
+def test_a_pending_row_ranks_by_the_bm25_it_will_have(tmp_path, query):
+    """A pending row had no BM25 and came after every indexed row holding the same
+    words: a one-word discovery listed the conversation Hermes had just written,
+    the one most about the word, last, and off a short page.  It is scored as
+    the index will score it, so the page is the one after a sync."""
+    path = tmp_path / "state.db"
+    _talk_then_a_pending_answer(path)
+    applied = tmp_path / "applied.db"
+    shutil.copy(path, applied)
+    with SessionStore(applied) as st:  # a writer applies the pending rows
+        assert st.index_state()["cjk_pending"] == 0
+        expected = [r["session_id"] for r in st.search(query, sort="sessions", limit=20).rows]
+    assert expected[0] == "new", expected
+    with SessionStore(path, readonly=True) as waiting:
+        assert waiting.index_state()["cjk_pending"] == 2
+        for limit in (1, 3, 20):
+            found = waiting.search(query, sort="sessions", limit=limit)
+            assert found.route == "fts_cjk"
+            assert [r["session_id"] for r in found.rows] == expected[:limit], (limit, found.rows)
+        answer = session_search(waiting, query=query, limit=1)
+        assert [r["session_id"] for r in answer["results"]] == ["new"], answer
+        scores = waiting._conn.execute("SELECT count(*) FROM temp.hermes_fts_apart").fetchone()
+        assert scores[0] >= 1  # the rows were scored in TEMP: the file is untouched

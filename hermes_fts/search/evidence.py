@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -19,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._sqlite import sqlite_sort_key
+from ..content import INDEXED_COLUMNS
+from ..index.schema import MESSAGE_TEXT
 from ..query.wordforms import term_labels
 from .request import MAX_ROWID, MIN_ROWID
 
@@ -32,12 +35,14 @@ __all__ = [
     "best_row_ids",
     "credit",
     "document_counts",
+    "fts5_idf",
     "gather",
     "id_array",
     "label_rows",
     "like_evidence",
     "more_sessions",
     "passing_ids",
+    "score_apart",
     "term_weights",
     "unit_counts",
     "units_held",
@@ -62,8 +67,9 @@ EVERY_ID = (MIN_ROWID, MAX_ROWID)
 # Which of the given ids the search's filters keep, each with its session.
 Passing = Callable[[Sequence[int]], Mapping[int, str]]
 # A row the index has not taken (pending for it), as a LIKE test found it:
-# ``(id, session_id, timestamp, units held)``; it has no BM25 (0).
-Apart = tuple[int, str, Any, int]
+# ``(id, session_id, timestamp, units held, BM25)``; the BM25 is the one the
+# index will give it (``score_apart``), or 0 where that cannot be had.
+Apart = tuple[int, str, Any, int, float]
 
 
 def term_weights(counts: Sequence[int], documents: int) -> list[float]:
@@ -228,8 +234,8 @@ def gather(u: IndexUnits, order: str | None = None, apart: Sequence[Apart] = ())
         held = u.held()
         for rid, row in rows.items():
             row[3] = held.get(rid, 0)
-    for rid, sid, ts, bits in apart:
-        rows[rid] = [1.0 if one else 0.0, 0.0, sid, 1 if one else bits]
+    for rid, sid, ts, bits, bm25 in apart:
+        rows[rid] = [1.0 if one else 0.0, bm25, sid, 1 if one else bits]
         if order:
             times[rid] = ts
     if one:
@@ -271,6 +277,71 @@ def document_counts(
     if every_match:
         return [sum(n for bits, n in sets.items() if bits >> b & 1) for b in range(len(units))]
     return unit_counts(conn, table, units)
+
+
+def fts5_idf(n_rows: int, df: int) -> float:
+    """The IDF FTS5's bm25() gives a phrase held by ``df`` of ``n_rows`` rows."""
+    idf = math.log((n_rows - df + 0.5) / (df + 0.5)) if n_rows else 0.0
+    return idf if idf > 0.0 else 1e-6
+
+
+# One FTS5 phrase, its last token a prefix or not: a best match's unit.
+_PHRASE = re.compile(r'"(?:[^"]|"")*"\*?')
+_APART_TABLE = "hermes_fts_apart"  # in temp: a read-only store writes nothing
+_TOKENIZE = re.compile(r"tokenize\s*=\s*'((?:[^']|'')*)'")
+
+
+def score_apart(u: IndexUnits, apart: Sequence[Apart], totals: tuple[int, int]) -> list[Apart]:
+    """``apart`` with the BM25 each row will have once the index takes it, so that a
+    message Hermes wrote a moment ago ranks among the indexed matches, not
+    after every one of them: its text tokenized into a TEMP table with the
+    index's own tokenizer, scored by ``hermes_fts_bm25()`` with the index's
+    statistics (``totals``: its rows and tokens, ``rank_bounds.index_totals``).
+    Unchanged (no BM25) where a unit is more than one phrase (a
+    strict query's operators) or the connection lacks the function."""
+    one_phrase_each = all(_PHRASE.fullmatch(unit) for unit in u.units)
+    if not (apart and u.held_fn and one_phrase_each and u.any_unit == " OR ".join(u.units)):
+        return list(apart)
+    _fill_apart_table(u.conn, u.table, [row[0] for row in apart])
+    n_rows, n_tokens = totals
+    # The index will hold these rows too; only the units a row holds add to its
+    # score, so the others need no count.
+    held = [sum(row[3] >> b & 1 for row in apart) for b in range(len(u.units))]
+    dfs = iter(unit_counts(u.conn, u.table, [x for x, h in zip(u.units, held) if h]))
+    idfs = [fts5_idf(n_rows + len(apart), next(dfs) + h) if h else 0.0 for h in held]
+    avgdl = n_tokens / n_rows if n_rows else 1.0
+    scores = dict(
+        u.conn.execute(
+            f"SELECT rowid, hermes_fts_bm25({_APART_TABLE}, ?{', ?' * len(idfs)}) "
+            f"FROM temp.{_APART_TABLE} WHERE {_APART_TABLE} MATCH ?",
+            [avgdl, *idfs, u.any_unit],
+        ).fetchall()
+    )
+    return [(*row[:4], float(scores.get(row[0], 0.0))) for row in apart]
+
+
+def _fill_apart_table(conn: sqlite3.Connection, table: str, ids: Sequence[int]) -> None:
+    """The TEMP table of ``score_apart``, holding the indexed text of ``ids`` alone,
+    made (again) with ``table``'s tokenizer when it has another or none."""
+    (sql,) = conn.execute("SELECT sql FROM main.sqlite_master WHERE name = ?", (table,)).fetchone()
+    tokenize = _TOKENIZE.search(sql)
+    create = (
+        f"CREATE VIRTUAL TABLE temp.{_APART_TABLE} USING fts5({', '.join(INDEXED_COLUMNS)}, "
+        f"tokenize='{tokenize.group(1) if tokenize else ''}')"
+    )
+    made = conn.execute(
+        "SELECT sql FROM temp.sqlite_master WHERE name = ?", (_APART_TABLE,)
+    ).fetchone()
+    if made is None or made[0] != create:
+        conn.execute(f"DROP TABLE IF EXISTS temp.{_APART_TABLE}")
+        conn.execute(create)
+    conn.execute(f"DELETE FROM temp.{_APART_TABLE}")
+    columns = ", ".join(INDEXED_COLUMNS)
+    conn.execute(
+        f"INSERT INTO temp.{_APART_TABLE}(rowid, {columns}) SELECT id, {columns} "
+        f"FROM {MESSAGE_TEXT} WHERE id IN (SELECT value FROM json_each(?))",
+        (id_array(ids),),
+    )
 
 
 def unit_counts(conn: sqlite3.Connection, table: str, units: Sequence[str]) -> list[int]:

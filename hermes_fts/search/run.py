@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import _env, loader
 from .._params import parse_roles
-from ..index import schema, time_table
+from ..index import rank_bounds, schema, time_table
 from ..index.slowed import switched_off_notes
 from ..query.plan import (
     Query,
@@ -46,7 +46,14 @@ from ..query.plan import (
 )
 from ..query.wordforms import unit_words
 from ..transcript import attach_context
-from .evidence import IndexUnits, id_array, label_rows, more_sessions, passing_ids
+from .evidence import (
+    IndexUnits,
+    id_array,
+    label_rows,
+    more_sessions,
+    passing_ids,
+    score_apart,
+)
 from .like import CHECKED_ROUTE, check_like_alternatives, proposed, proposes
 from .request import (
     RESULT_FIELDS,
@@ -277,7 +284,8 @@ def _bounded(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[st
 def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, Any]]:
     """A best match or a search by sessions: every match scored (or read by rank
     bounds), the exact top kept.  Rows the index has not taken yet are scored
-    with them (``sessions.rows_apart``), never only after them."""
+    with them (``sessions.rows_apart``), with the BM25 the index will give them
+    (``evidence.score_apart``), never only after them."""
     blind = _blind_spot(req, iq.table)
     where = f"{req.where} AND {blind}"
     apart = rows_apart(req.conn, req.plan.query, req.fold, where, req.params) if blind else []
@@ -295,6 +303,8 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
         int(req.state.get("message_id_max") or 0),
         bool(req.state.get("row_evidence")),
     )
+    if apart:
+        apart = score_apart(units, apart, rank_bounds.index_totals(req.conn, iq.table))
     filters = Filters(req.where, req.params, req.reads_session)
     ids, held = index_page(units, filters, req.want, req.sort, apart)
     return _page_rows(req, iq, extra, ids, held, {a[0] for a in apart})

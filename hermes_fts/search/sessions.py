@@ -244,7 +244,7 @@ def index_sessions(
     if not in_pass:
         held_by = u.held()
         found = [(rid, sid, score, held_by.get(rid, 0), kept) for rid, sid, score, _, kept in found]
-    found += [(rid, sid, 0.0, bits, True) for rid, sid, _, bits in apart]
+    found += [(rid, sid, bm25, bits, True) for rid, sid, _, bits, bm25 in apart]
     credits, words = u.weigh(Counter(map(_HELD, found)), apart)
     credit = {held: c for held, (c, _) in credits.items()}.__getitem__
     words_of = {held: bits for held, (_, bits) in credits.items()}.__getitem__
@@ -321,7 +321,7 @@ def rows_apart(
     tested by LIKE as the index folds (case and diacritics too)."""
     units = [Query(t) for t in query.terms] if query.loose else [query]
     cur = _like_units(conn, query, units, fold, True, where, params)
-    return [(int(rid), sid, ts, sum(1 << k for k, hit in enumerate(hits) if hit))
+    return [(int(rid), sid, ts, sum(1 << k for k, hit in enumerate(hits) if hit), 0.0)
             for rid, sid, ts, *hits in cur]  # fmt: skip
 
 

@@ -45,7 +45,7 @@ from typing import Any
 
 from ..index import rank_bounds
 from ..index.rank_bounds import MAX_SATURATION, SHIFT, TokenBounds
-from .evidence import EVERY_ID, Evidence, Passing, best_row_ids
+from .evidence import EVERY_ID, Evidence, Passing, best_row_ids, fts5_idf
 from .sessions import first_sessions, pick_ids
 
 __all__ = ["bounded_page", "one_phrase"]
@@ -89,7 +89,7 @@ def bounded_page(
         found = _whole_phrase(conn, table, unit, n_rows, avgdl, envelope_ids, extra)
         return pick_ids(found, want, passing, by_sessions)
     known = bounds.tokens[tokens[0]]
-    idf = _fts5_idf(n_rows, _count(conn, table, unit, known, bounds))
+    idf = fts5_idf(n_rows, _count(conn, table, unit, known, bounds))
     top_id = int(conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
     order = _Order(known, bounds, envelope_ids, top_id, idf, bounds.saturation_scale(avgdl))
     reader = _Reader(conn, table, unit, idf, avgdl, envelope_ids, extra)
@@ -120,15 +120,9 @@ def _whole_phrase(
         (avgdl, low, high, unit),
     )
     matches = cur.fetchall()
-    idf = _fts5_idf(n_rows, len(matches))
+    idf = fts5_idf(n_rows, len(matches))
     rows = {rid: [1.0, idf * saturation, None, 1] for rid, saturation, inside in matches if inside}
     return Evidence(rows, [1.0])
-
-
-def _fts5_idf(n_rows: int, df: int) -> float:
-    """The IDF FTS5's bm25() gives a phrase held by ``df`` of ``n_rows`` rows."""
-    idf = math.log((n_rows - df + 0.5) / (df + 0.5)) if n_rows else 0.0
-    return idf if idf > 0.0 else 1e-6
 
 
 class _Order:
