@@ -158,7 +158,9 @@ def _talk_then_a_pending_answer(path: Path) -> None:
         for s in range(8):
             st.add_session(f"old{s}", "cli")
             filler = " ".join(f"word{k}" for k in range(40))
-            st.add_message(f"old{s}", "user", f"kubernetes ingress {filler}", timestamp=1_700_000_000 + s)
+            st.add_message(
+                f"old{s}", "user", f"kubernetes ingress {filler}", timestamp=1_700_000_000 + s
+            )
             st.add_message(f"old{s}", "assistant", f"nothing here {s}", timestamp=1_700_000_050 + s)
         st.add_session("new", "cli")
     script = "".join(
