@@ -72,6 +72,7 @@ LAYERS: dict[str, int] = {
     "store": 8,
     "bench": 9,
     "hermes.host": 9,
+    "hermes.upkeep": 9,
     "tool": 10,
     "tool.spec": 10,
     "tool.args": 10,

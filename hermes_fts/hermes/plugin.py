@@ -55,8 +55,10 @@ from typing import Any, Callable
 import hermes_fts
 
 from .._cjk_ranges import is_cjk
+from ..index.schema import CJK as CJK_INDEX
 from ..index.slowed import fix_command, missed_until_rebuilt, search_slowed_by, slowed_why
 from . import host as hermes_host
+from . import upkeep
 from .agent import agent_behind, agents_store_path, agents_store_path_async, db_path, same_file
 
 log = logging.getLogger(__name__)
@@ -685,6 +687,20 @@ def _register_schema_override(ctx: Any, async_host: bool, entry: Any) -> Any:
     return handle
 
 
+def after_turn(**_context: Any) -> None:
+    """Hermes' ``on_session_end`` hook, run after every turn: the turn's messages wait
+    in the pending table, so where our CJK index is served and rows wait they
+    are applied in the background (``upkeep``).  Never raises into the loop."""
+    try:
+        path = store_path()
+        with _STORES.lock:
+            state = _STORES.get(path).index_state()
+        if state.get("cjk_pending") and state.get(CJK_INDEX, {}).get("served"):
+            upkeep.apply_after_turn(path)
+    except Exception:  # noqa: BLE001 - the next turn or `hermes fts sync` applies them
+        log.debug("hermes-fts: no sync after this turn", exc_info=True)
+
+
 def _release(handles: list[Any]) -> None:
     """Undo registrations through the handles newer Hermes returns (older ones return
     ``None``; what they registered before the failure is our registry entry and
@@ -732,6 +748,8 @@ def register(ctx: Any) -> None:
             )
         )
         commands.append("/fts")
+        if callable(getattr(ctx, "register_hook", None)):
+            handles.append(ctx.register_hook("on_session_end", after_turn))
         handles.append(
             ctx.register_middleware(
                 "tool_execution",

@@ -1,0 +1,63 @@
+"""Keeping the CJK index current from inside Hermes (docs/DESIGN.md §10).
+
+Hermes writes every message without our extension, so each one waits in the
+pending table (§5.3).  The plugin searches read-only and finds those rows by
+a LIKE scan over them, and the backlog grew until someone ran ``sync``.
+After each turn (Hermes' ``on_session_end`` hook, fired at the end of every
+``run_conversation``) one thread applies it with the short writes a ``sync``
+makes, so the next search finds the turn's messages in the index and deleted
+text leaves the pending table.  It never stands in the agent's way: the
+answer is already given, one run at a time, nothing is raised, and a store
+whose CJK index is not served is left alone (the plugin builds nothing).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+from ..store import SessionStore
+
+__all__ = ["apply_after_turn", "running"]
+
+log = logging.getLogger(__name__)
+
+_RUN = threading.Lock()  # held while a run applies; a turn ending meanwhile starts none
+_REPORTED: set[str] = set()  # the reasons a run failed, each logged once at INFO
+
+
+def apply_after_turn(path: Path) -> threading.Thread | None:
+    """Apply ``path``'s pending CJK changes in a thread of their own, unless a run is
+    under way (the next turn catches up); the thread started, or None.  Not a
+    daemon: a Hermes that exits waits for the run's last short write."""
+    if not _RUN.acquire(blocking=False):
+        return None
+    thread = threading.Thread(target=_apply, args=(path,), name="hermes-fts-sync")
+    try:
+        thread.start()
+    except BaseException:
+        _RUN.release()
+        raise
+    return thread
+
+
+def running() -> bool:
+    """Whether a run is applying now."""
+    return _RUN.locked()
+
+
+def _apply(path: Path) -> None:
+    try:
+        # A write open applies the pending table in bounded batches, each its own
+        # transaction, and keeps the disk's last room for Hermes (§5.3).
+        with SessionStore(path) as store:
+            applied = store.sync()
+        log.debug("hermes-fts applied %d pending CJK changes to %s", applied, path)
+    except Exception as exc:  # noqa: BLE001 - the next turn or `hermes fts sync` applies them
+        reason = f"{type(exc).__name__}: {exc}"
+        level = logging.DEBUG if reason in _REPORTED else logging.INFO
+        _REPORTED.add(reason)
+        log.log(level, "hermes-fts left pending CJK changes for later (%s)", reason)
+    finally:
+        _RUN.release()
