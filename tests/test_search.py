@@ -11,7 +11,7 @@ import sys
 import pytest
 from _support import IDENTIFIERS
 
-from hermes_fts.query.plan import fold_text, folds_apply, has_cjk, parse_query
+from hermes_fts.query.plan import fold_text, folds_apply, folds_into, has_cjk, parse_query
 from hermes_fts.search import run as search
 from hermes_fts.store import SessionStore
 
@@ -479,7 +479,11 @@ def test_recall_of_latin_words_is_exact_on_every_route(recall_store, route):
         truth = {r["id"] for r in visible if pattern.search(r["content"].lower())}
         got = ids(store_search(st, word, route, role_filter=ROLES))
         assert set(got) == truth, (route, word)
-        assert search.plan_search(st.index_state(), word, ROLES, route=route).route == route
+        # Stored text may spell a Latin word in full width (ＷＩＤＴＨ), which the
+        # trigram index holds raw: where LIKE folds, such a word goes to LIKE.
+        folded = route == "trigram" and folds_into(parse_query(word))
+        expected = "like_scan" if folded else route
+        assert search.plan_search(st.index_state(), word, ROLES, route=route).route == expected
 
 
 def test_recall_including_tool_rows_uses_full_bodies(recall_store):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from _opt_in import ENABLED, MIXED_TURNS, OptIn, stop_serving_cjk
+from _tool_fixtures import conversation
 
 from hermes_fts.index import schema
 from hermes_fts.index.lifecycle import NOT_KEPT, TRIGRAM_INSTEAD
@@ -123,11 +124,44 @@ def test_without_the_trigram_index_every_query_finds_the_same_rows(
     # Trigram alone reads Latin words as substrings (docs/QUERY.md): "eploy" and
     # "redeploy" are in no other route's answer.
     assert {q for q in QUERIES if not without[q][1]} <= {"eploy"}
-    # The comparison reached the trigram route (第1章 too with the CJK index served).
-    assert "trigram" in {route for route, _ in with_trigram.values()}
+    # The comparison reached the trigram route where the CJK index is not served;
+    # beside it, what that index cannot represent (第1章) holds ASCII, which stored
+    # text may spell in full width, so the CJK index proposes and LIKE decides.
+    routes = {route for route, _ in with_trigram.values()}
+    assert "trigram" in routes if cjk != "served" else "fts_cjk_checked" in routes
 
 
 def test_the_plugin_adds_no_rebuild_note_for_the_absent_trigram(home: Path) -> None:
     answer = TRIGRAM.plugin_answer(home, "数据库")
     assert answer["engine"].startswith("hermes-fts") and answer["count"] == 1
     assert "index_rebuild" not in answer
+
+
+# Text the fold makes of another spelling: full-width letters, a ligature, Greek
+# accents, ё, Hebrew points.  The trigram index holds it raw.
+FOLDED_ROWS = {
+    "ＦＵＬＬ　ＷＩＤＴＨ text": "width",
+    "the ﬁle system": "file",
+    "άλφα βήτα": "αλφα",
+    "ещё раз": "еще",
+    "שָׁלוֹם עולם": "שלום",
+}
+
+
+def test_the_trigram_index_misses_no_row_the_fold_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the extension is loaded and the CJK index is not served, a query the fold
+    leaves as it is (``width``) went to the trigram index, which holds ``ＷＩＤＴＨ``
+    raw: the row the LIKE scan and the CJK index find was silently missing."""
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        if not (store.cjk_available and store.trigram_available):
+            pytest.skip("needs cjk_unicode61 and the trigram tokenizer")
+        ids = conversation(store, "s1", [("user", text) for text in FOLDED_ROWS])
+    stop_serving_cjk("stale", monkeypatch, db)
+    with SessionStore(db, readonly=True) as store:
+        assert store.index_state()[schema.TRIGRAM]["served"]
+        for (text, query), row in zip(FOLDED_ROWS.items(), ids):
+            assert [r["id"] for r in store.search(query).rows] == [row], (query, text)

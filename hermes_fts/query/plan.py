@@ -70,9 +70,10 @@ What each route promises for one term (``T`` = the term text):
 So Latin words are words on every route but trigram (``deploy`` finds
 "deployment" there): the main route difference.  LIKE folds only ASCII case
 and trigram no diacritics; NEAR counts tokens on every route.  The trigram index
-compares raw text, so a query that folding changes (:func:`folds_apply`) is
-not answered by trigram alone where the extension is loaded (the search
-layer sends it to LIKE, which folds).
+compares raw text, so a query that folding changes (:func:`folds_apply`), or
+whose characters stored text may spell in a folded form (:func:`folds_into`:
+``ＷＩＤＴＨ`` for ``width``), is not answered by trigram alone where the
+extension is loaded (the search layer sends it to LIKE, which folds).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Collection, Sequence
 
-from .._cjk_ranges import fold_kana, has_kana
+from .._cjk_ranges import fold_kana, folded_from_other, has_kana
 from .._index_text import (
     GLUE_MARKS,
     fold_width,
@@ -128,6 +129,7 @@ __all__ = [
     "fold_text",
     "kana_applies",
     "folds_apply",
+    "folds_into",
     "glue_look",
     "has_cjk",
     "best_match",
@@ -671,6 +673,13 @@ def folds_apply(q: Query) -> bool:
     return any(
         has_variants(t.text) or has_kana(t.text) or fold_width(t.text) != t.text for t in q.terms
     )
+
+
+def folds_into(q: Query) -> bool:
+    """Whether a term's characters are the fold of another spelling (``width`` of
+    ``ＷＩＤＴＨ``, ``file`` of ``ﬁle``, ``αλφα`` of ``άλφα``): raw text, as the
+    trigram index holds it, misses such a row although the term itself never folds."""
+    return any(folded_from_other(ch) for t in q.terms for ch in t.text)
 
 
 def kana_applies(q: Query) -> bool:

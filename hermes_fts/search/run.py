@@ -37,6 +37,7 @@ from ..query.plan import (
     choose_route,
     evidence_units,
     folds_apply,
+    folds_into,
     glue_look,
     kana_applies,
     match_expression,
@@ -171,8 +172,9 @@ def _plan(
         return Plan("like_scan_fts_stale", parsed, sanitized)
     fts5, cjk, trigram = served
     # The trigram index compares raw text; where LIKE folds (the extension's
-    # cjk_fold), a query folding changes goes to LIKE so every route folds alike.
-    trigram = trigram and not (fold and folds_apply(parsed))
+    # cjk_fold), a query folding changes, or one stored text may hold in another
+    # spelling (ＷＩＤＴＨ for width), goes to LIKE so every route folds alike.
+    trigram = trigram and not (fold and (folds_apply(parsed) or folds_into(parsed)))
     # A CJK index built before `kana 1` tells ら from ラ: kana goes to LIKE, which folds.
     cjk = cjk and (kana or not kana_applies(parsed))
     chosen = choose_route(parsed, fts5_index=fts5, cjk_index=cjk, trigram_index=trigram)
