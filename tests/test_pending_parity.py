@@ -195,3 +195,19 @@ def test_a_pending_row_ranks_by_the_bm25_it_will_have(tmp_path, query):
         assert [r["session_id"] for r in answer["results"]] == ["new"], answer
         scores = waiting._conn.execute("SELECT count(*) FROM temp.hermes_fts_apart").fetchone()
         assert scores[0] >= 1  # the rows were scored in TEMP: the file is untouched
+
+
+@pytest.mark.parametrize(
+    "query", ['"東京。"', '"東京!"', '"🚀東京"', '"東京 ✓"', "東京✓ OR nothing"]
+)
+def test_punctuation_beside_a_cjk_word_is_a_separator_on_every_route(tmp_path, query):
+    """Punctuation or a symbol beside a CJK word separates, as the CJK index reads
+    it: the LIKE test looked for the text with it (東京。 in "東京 logs"), so the
+    LIKE scan and every row pending for the index silently found nothing."""
+    indexed, pending = _stores(tmp_path)
+    with SessionStore(indexed, readonly=True) as taken:
+        expected = _found(taken, query)
+        assert expected == (["s2:user"], "fts_cjk")
+        assert _found(taken, query, route="like_scan") == (expected[0], "like_scan")
+    with SessionStore(pending, readonly=True) as waiting:
+        assert _found(waiting, query) == expected

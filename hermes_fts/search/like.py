@@ -112,14 +112,16 @@ LikeNode = Union[LikeText, LikeNear, LikeWords, LikeAll, LikeAny]
 def like_plan(q: Query) -> LikeNode | None:
     """The query as substring checks for a LIKE scan; None for an empty query.
 
-    A CJK run (or a term with no letter or number) is its literal text, a
-    substring (a prefix ``*`` adds nothing).  A term with a Latin word or with
-    parts apart is a :class:`LikeWords`: its words are whole tokens, as the
-    indexes see them (``decide`` is not in "decided", ``decide*`` is), CJK
-    next to it ends a word, and any separators stand between its parts
-    (``"数据库 迁移"`` finds "数据库、迁移").  NEAR becomes a :class:`LikeNear`,
-    whose ``required`` texts are the ASCII words and CJK runs of its terms.  Texts stay as written;
-    ``like_sql`` folds both sides where the extension offers ``cjk_fold()``.
+    A CJK run is its literal text, a substring, without the punctuation or
+    symbol beside it (which separates, as on the indexes); a term with no letter
+    or number is its literal text (a prefix ``*`` adds nothing to either).
+    A term with a Latin word or with parts apart is a :class:`LikeWords`: its
+    words are whole tokens, as the indexes see them (``decide`` is not in
+    "decided", ``decide*`` is), CJK next to it ends a word, and any separators
+    stand between its parts (``"数据库 迁移"`` finds "数据库、迁移").
+    NEAR becomes a :class:`LikeNear`, whose ``required`` texts are the ASCII
+    words and CJK runs of its terms.  Texts stay as written; ``like_sql``
+    folds both sides where the extension offers ``cjk_fold()``.
     """
     return None if q.expr is None else _like(q.expr)
 
@@ -129,8 +131,12 @@ def _like(node: Node) -> LikeNode:
         parts = segments(node.text, fold=False)
         # One CJK run is a substring; CJK runs a space or punctuation parts
         # ("数据库 迁移") are a phrase, its parts apart as on the indexes.
-        if not parts or (len(parts) == 1 and parts[0][0]):
+        if not parts:
             return LikeText(node.text)
+        if len(parts) == 1 and parts[0][0]:
+            # Without the punctuation or symbol beside it ("东京。", "🚀东京"),
+            # which separates on the indexes: the run alone is what they find.
+            return LikeText(parts[0][1])
         required = tuple(dict.fromkeys(seg for _, seg in parts))
         return LikeWords(render(node), required, node.text, node.prefix)
     if isinstance(node, Near):
