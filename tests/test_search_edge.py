@@ -249,3 +249,18 @@ def test_like_scan_reads_a_row_whose_text_is_not_utf8(store):
     conn.close()
     for q in ("deploy", "NEAR(stuck deploy, 3)"):
         assert sorted(forced(store, q, "like_scan")) == sorted([ok, bad]), q
+
+
+@pytest.mark.parametrize("sort", ["newset", "relevance", "time", 1])
+def test_an_unknown_sort_is_refused(store, sort):
+    """A misspelt sort ("newset") was read as relevance without a word: the answer
+    came in another order than asked, as a route or a field name is refused."""
+    store.add_message("s1", "user", "alpha", timestamp=1.0)
+    with pytest.raises(ValueError, match="sort"):
+        store.search_messages("alpha", sort=sort)
+
+
+@pytest.mark.parametrize("sort", [None, "", " Newest ", "OLDEST", "sessions"])
+def test_the_known_sorts_any_case(store, sort):
+    store.add_message("s1", "user", "alpha", timestamp=1.0)
+    assert len(store.search_messages("alpha", sort=sort)) == 1

@@ -41,7 +41,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple, TypeVar
 
-from .._params import as_int, as_session_ids, as_time_bound, check_text, parse_roles, parse_sort
+from .._params import (
+    SORTS,
+    as_int,
+    as_session_ids,
+    as_time_bound,
+    check_text,
+    parse_roles,
+    parse_sort,
+)
 from ..query.plan import ROUTES, best_match
 from ..query.question import TimeWords, describe, lone_possessive, time_words, windows
 from ..query.syntax import QueryError, parse_query, reads_as_sentence
@@ -128,8 +136,9 @@ class SearchRequest:
 
     ``limit``/``offset`` become non-negative integers (a clear error for
     anything else), ``sort`` becomes ``"newest"``, ``"oldest"`` or None
-    (relevance), ``role_filter`` a list of roles or None, and ``fields`` the
-    result keys to keep (None: all of ``RESULT_FIELDS``).  ``route`` runs the
+    (relevance; another name is refused), ``role_filter`` a list of roles or
+    None, and ``fields`` the result keys to keep (None: all of
+    ``RESULT_FIELDS``).  ``route`` runs the
     search as if that route's index were the only one (plus the LIKE scan):
     for benchmarks and for comparing routes; a query the index cannot
     represent exactly still goes to ``like_scan``.
@@ -187,11 +196,7 @@ class SearchRequest:
         self.projection = _check_fields(self.fields)
         self.limit = max(0, as_int(self.limit, "search limit"))
         self.offset = max(0, as_int(self.offset, "search offset"))
-        self.sort = (
-            SESSIONS_SORT
-            if isinstance(self.sort, str) and self.sort.strip().lower() == SESSIONS_SORT
-            else parse_sort(self.sort)
-        )
+        self.sort = _check_sort(self.sort)
         self.roles = parse_roles(self.role_filter)
         check_route(self.route)
         self.after = as_time_bound(self.after, "search after")
@@ -215,6 +220,21 @@ def _as_now(value: Any) -> float | None:
                 f"got {value!r}"
             ) from None
     return as_time_bound(value, "search now")
+
+
+def _check_sort(sort: Any) -> str | None:
+    """``"newest"``, ``"oldest"``, ``"sessions"`` (any case, blanks ignored) or None
+    (relevance, also for blank text); anything else is refused, since a misspelt
+    sort read as relevance answered in another order than asked, without a word."""
+    key = sort.strip().lower() if isinstance(sort, str) else sort
+    if key == SESSIONS_SORT:
+        return SESSIONS_SORT
+    if key in (None, "") or parse_sort(key) is not None:
+        return parse_sort(key)
+    raise ValueError(
+        f"unknown sort {sort!r}; one of {', '.join((*SORTS, SESSIONS_SORT))}, "
+        "or None for best match first"
+    )
 
 
 def check_route(route: str | None) -> None:
