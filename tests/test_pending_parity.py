@@ -9,6 +9,7 @@ by ``cafe`` while an indexed one is found.
 
 from __future__ import annotations
 
+import random
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 from _support import needs_extension
 
 from hermes_fts import session_search
-from hermes_fts.store import SessionStore
+from hermes_fts.store import QueryError, SessionStore
 
 pytestmark = needs_extension
 
@@ -36,20 +37,20 @@ def _quoted(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _stores(tmp_path: Path) -> tuple[Path, Path]:
+def _stores(tmp_path: Path, messages: list[tuple[str, str, str]] = MESSAGES) -> tuple[Path, Path]:
     """The same messages twice: indexed by hermes-fts, and written by the sqlite3 shell."""
     indexed, pending = tmp_path / "indexed.db", tmp_path / "pending.db"
     for path in (indexed, pending):
         with SessionStore(path) as st:
-            st.add_session("s1", "cli")
-            st.add_session("s2", "telegram")
+            for n, sid in enumerate(dict.fromkeys(sid for sid, _, _ in messages)):
+                st.add_session(sid, "telegram" if n % 2 else "cli")
     with SessionStore(indexed) as st:
-        for n, (sid, role, text) in enumerate(MESSAGES):
+        for n, (sid, role, text) in enumerate(messages):
             st.add_message(sid, role, text, timestamp=1_700_000_000 + n)
     script = "".join(
         "INSERT INTO messages(session_id, role, content, timestamp) "
         f"VALUES({_quoted(sid)}, {_quoted(role)}, {_quoted(text)}, {1_700_000_000 + n});"
-        for n, (sid, role, text) in enumerate(MESSAGES)
+        for n, (sid, role, text) in enumerate(messages)
     )
     subprocess.run([str(shutil.which("sqlite3")), str(pending), script], check=True, timeout=60)
     return indexed, pending
@@ -211,3 +212,58 @@ def test_punctuation_beside_a_cjk_word_is_a_separator_on_every_route(tmp_path, q
         assert _found(taken, query, route="like_scan") == (expected[0], "like_scan")
     with SessionStore(pending, readonly=True) as waiting:
         assert _found(waiting, query) == expected
+
+
+# Mixed scripts, folds and punctuation for the seeded parity run below.
+MIXED = [
+    ("s1", "user", "数据库迁移的方案。"),
+    ("s1", "assistant", "東京のラーメン屋さん ｶﾀｶﾅ"),
+    ("s2", "user", "한국어 공부를 했어요, Anna의 프로젝트"),
+    ("s2", "assistant", "Café au lait, naïve RÉSUMÉ, the ﬁle system"),
+    ("s3", "user", "ＦＵＬＬ　ＷＩＤＴＨ deploy 🚀 done"),
+    ("s3", "tool", '{"path": "config.yaml", "msg": "部署完成!"}'),
+    ("s4", "user", "Kubernetes集群扩容到10个节点, the staging服务器"),
+    ("s4", "assistant", "άλφα and ещё, 第3版 on 2024年3月8日"),
+]
+PIECES = ["数据库", "迁移", "東京", "东京", "らーめん", "カタカナ", "한국어", "Anna", "cafe", "CAFÉ",
+          "naive", "file", "width", "deploy", "部署", "完成", "config.yaml", "staging", "服务器",
+          "kubernetes", "10", "αλφα", "еще", "3", "2024年", "🚀", "节点", "dep*", "数*"]  # fmt: skip
+
+
+def _mixed_query(rng: random.Random) -> str:
+    """Words, phrases, operators, groups, NEAR and stray punctuation, from ``PIECES``."""
+
+    def term() -> str:
+        word = rng.choice(PIECES)
+        return rng.choice(
+            [word, f'"{word}"', f'"{word} {rng.choice(PIECES)}"', f"{word}。", f"«{word}»"]
+        )
+
+    parts = [term()]
+    for _ in range(rng.randint(0, 3)):
+        parts += [rng.choice(["", "AND", "OR", "NOT", "OR"]), term()]
+    query = " ".join(p for p in parts if p)
+    if rng.random() < 0.3:
+        query = f"({query}) OR NEAR({rng.choice(PIECES).rstrip('*')} {rng.choice(PIECES).rstrip('*')}, 4)"
+    return query
+
+
+def test_seeded_mixed_queries_find_the_same_rows_pending_or_indexed(tmp_path):
+    """Every row pending for the index is found as the index finds it, on a seeded
+    run of mixed-script queries (punctuation beside a CJK word once missed them)."""
+    indexed, pending = _stores(tmp_path, MIXED)
+    rng = random.Random(14)
+    with (
+        SessionStore(indexed, readonly=True) as taken,
+        SessionStore(pending, readonly=True) as waiting,
+    ):
+        assert waiting.index_state()["cjk_pending"] == len(MIXED)
+        for _ in range(60):
+            query = _mixed_query(rng)
+            try:
+                expected = _found(taken, query)
+            except QueryError:
+                with pytest.raises(QueryError):
+                    _found(waiting, query)
+                continue
+            assert _found(waiting, query) == expected, query
