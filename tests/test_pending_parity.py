@@ -267,3 +267,19 @@ def test_seeded_mixed_queries_find_the_same_rows_pending_or_indexed(tmp_path):
                     _found(waiting, query)
                 continue
             assert _found(waiting, query) == expected, query
+
+
+@pytest.mark.parametrize("query", ["kubernetes", '"kubernetes ingress"'])
+def test_a_strict_query_ranks_a_pending_row_by_its_bm25(tmp_path, query):
+    """One word or one phrase ranked by relevance listed pending rows after every
+    indexed match; they rank by the BM25 the index will give them."""
+    path = tmp_path / "state.db"
+    _talk_then_a_pending_answer(path)
+    applied = tmp_path / "applied.db"
+    shutil.copy(path, applied)
+    with SessionStore(applied) as st:
+        expected = [r["id"] for r in st.search(query, limit=20).rows]
+    with SessionStore(path, readonly=True) as waiting:
+        for limit in (1, 3, 20):
+            found = waiting.search(query, limit=limit)
+            assert [r["id"] for r in found.rows] == expected[:limit], (limit, found.rows)

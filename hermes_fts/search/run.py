@@ -369,7 +369,12 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
         if req.time_index and time_sort_key(req.sort)
         else None
     )
-    if req.sort == SESSIONS_SORT or req.plan.query.loose:
+    # Rows pending for the index rank among one phrase's matches by the BM25 the
+    # index will give them (_best); after them, they went off a short page.
+    pending_ranked = (
+        bool(blind) and req.sort is None and one_phrase(evidence_units(req.plan.query, route))
+    )
+    if req.sort == SESSIONS_SORT or req.plan.query.loose or pending_ranked:
         rows = _best(req, iq, route, extra)  # every match scored, or read by rank bounds
     elif (found := _bounded(req, iq, route, extra)) is not None:
         rows = found
@@ -392,7 +397,9 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
     if route == "fts5":
         rows += _supplement(req, rows, lambda r, found: _glued_latin(r, expression, found))
         rows += _supplement(req, rows, _glued_pending)
-    if blind and not (req.sort == SESSIONS_SORT or req.plan.query.loose):  # _best has them
+    if blind and not (
+        req.sort == SESSIONS_SORT or req.plan.query.loose or pending_ranked
+    ):  # _best has them
         rows += _supplement(req, rows, lambda r, found: _left_out(r, found, blind))
     rows += _supplement(req, rows, lambda r, found: _unindexed_gap(r, table, found))
     return rows
