@@ -634,7 +634,8 @@ def repair(
     ``schema.CJK_TOKENIZE``.  A rebuild already under way resumes.  A word or
     trigram index this process must not keep is dropped.  First of all, what an older
     hermes-fts made under Hermes Agent's names is given back (``old_layout``).
-    Last, ``time_table.install``: the time table's triggers and the window
+    Last, a rank-bounds table dropped by hand is put back (``rank_bounds.repair``),
+    and ``time_table.install``: the time table's triggers and the window
     its fill (a later step of optimize-storage) copies; the index on
     ``messages(timestamp)`` that earlier versions created is dropped.
     """
@@ -679,6 +680,8 @@ def repair(
         # Missing, or built with other tokenizer options (an older hermes-fts
         # without `variants 1`): rebuilt empty, served again once complete.
         indexing.reset_index(conn, CJK)
+    with indexing.write_txn(conn):
+        rank_bounds.repair(conn)  # until then every write to messages fails
     time_table.install(conn)
     return broken
 

@@ -48,6 +48,7 @@ __all__ = [
     "TokenBounds",
     "build",
     "load",
+    "repair",
     "index_totals",
     "behind",
     "to_build",
@@ -173,6 +174,26 @@ def install(conn: sqlite3.Connection) -> None:
         conn.execute(sql)
     for _name, sql in TRIGGERS:
         conn.execute(sql)
+
+
+def repair(conn: sqlite3.Connection) -> bool:
+    """Put back a table of ours dropped by hand while our triggers still write it
+    (every write to ``messages`` fails until then); True when it did.  Inside the
+    caller's transaction.  The changes marked meanwhile are lost with the table, so
+    every index's bounds are forgotten and measured again."""
+    names = (TABLE, BUILT, DIRTY, *(name for name, _sql in TRIGGERS))
+    held = {
+        str(r[0])
+        for r in conn.execute(
+            f"SELECT name FROM main.sqlite_master WHERE name IN ({', '.join('?' * len(names))})",
+            names,
+        )
+    }
+    if not held & {name for name, _sql in TRIGGERS} or {TABLE, BUILT, DIRTY} <= held:
+        return False
+    install(conn)
+    conn.execute(f"DELETE FROM {BUILT}")
+    return True
 
 
 def build(
@@ -398,7 +419,10 @@ def load(conn: sqlite3.Connection, table: str, tokens: Sequence[str]) -> Bounds 
         return None  # never built
     if built is None or int(built[2]) != SHIFT:
         return None
-    dirty = frozenset(r[0] for r in conn.execute(f"SELECT block FROM {DIRTY}"))
+    try:
+        dirty = frozenset(r[0] for r in conn.execute(f"SELECT block FROM {DIRTY}"))
+    except sqlite3.OperationalError:
+        return None  # dropped by hand: which rows changed since is not known
     found: dict[str, TokenBounds] = {}
     if tokens:
         marks = ", ".join("?" * len(tokens))
@@ -470,5 +494,8 @@ def lag(conn: sqlite3.Connection) -> dict[str, int] | None:
     if built is None or built[0] is None:
         return None
     newer = conn.execute("SELECT count(*) FROM messages WHERE id > ?", (built[0],)).fetchone()
-    dirty = conn.execute(f"SELECT count(*) FROM {DIRTY}").fetchone()
+    try:
+        dirty = conn.execute(f"SELECT count(*) FROM {DIRTY}").fetchone()
+    except sqlite3.OperationalError:
+        return None  # dropped by hand: as if never built
     return {"newer_rows": int(newer[0]), "dirty_blocks": int(dirty[0]), "ready": int(built[1])}
