@@ -222,3 +222,36 @@ def test_a_message_of_separators_alone_is_not_taken_for_damage(
     status = status_json(path, capsys)
     assert status["damaged"] == {} and "damaged" not in status["needs_optimize"], status
     assert status["indexes"]["hermes_fts_cjk"]["reason"] == "ok", status
+
+
+# The time table and its zones raise no error when edited: time sorts and time
+# bounds read them as they are (zones deleted: a bounded search found nothing),
+# status said "complete" and optimize-storage left them so.
+TIME_EDITS = {
+    "a row deleted": "DELETE FROM hermes_fts_time WHERE id = 1;",
+    "a time edited": "UPDATE hermes_fts_time SET ts = ts + 1e6 WHERE id = 1;",
+    "a row added": "INSERT INTO hermes_fts_time(id, ts) VALUES (999, 1);",
+    "zones deleted": "DELETE FROM hermes_fts_time_zones;",
+    "zones narrowed": "UPDATE hermes_fts_time_zones SET lo = hi;",
+}
+
+
+@pytest.mark.parametrize("edit", list(TIME_EDITS))
+def test_a_time_table_edited_by_hand_is_named_and_refilled(
+    db: Path, edit: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shell(db, TIME_EDITS[edit])
+    status = status_json(db, capsys)
+    assert status["time_table"]["damaged"], status["time_table"]
+    assert "hermes_fts_time" in status["damaged"] and "damaged" in status["needs_optimize"]
+    assert cli_main(["status", "--db", str(db)]) == 0
+    shown = capsys.readouterr().out
+    assert "Time table: DAMAGED" in shown and "optimize-storage" in shown, shown
+    with SessionStore(db) as store:
+        done = store.optimize_storage(sleep=lambda s: None, vacuum=False)
+    assert done["ok"] is True and "hermes_fts_time" in done["repaired"], done
+    after = status_json(db, capsys)
+    assert after["damaged"] == {} and after["time_table"]["status"] == "complete", after
+    with SessionStore(db, readonly=True) as store:
+        for how in ({"sort": "newest"}, {"sort": "oldest"}, {"after": 0, "before": 4e9}):
+            assert len(store.search("deploy", **how).rows) == 1, how

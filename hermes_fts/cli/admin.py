@@ -218,7 +218,12 @@ _OLDER_OPTIONS = (
 def _time_table_lines(tt: dict[str, Any]) -> list[str]:
     """The time table's state (``time_table.state`` plus ``rows``) for people."""
     status = tt["status"]
-    if status == "complete":
+    if tt.get("damaged"):
+        lines = [
+            f"Time table: DAMAGED ({tt['damaged']}): time sorts and time bounds may miss "
+            "rows; `hermes-fts optimize-storage` refills it"
+        ]
+    elif status == "complete":
         lines = [
             f"Time table: complete, {tt['rows'] or 0:,} rows "
             "(time sorts on very common terms walk it)"

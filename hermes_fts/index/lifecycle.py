@@ -636,7 +636,8 @@ def repair(
     hermes-fts made under Hermes Agent's names is given back (``old_layout``).
     Last, a rank-bounds table dropped by hand is put back (``rank_bounds.repair``),
     and ``time_table.install``: the time table's triggers and the window
-    its fill (a later step of optimize-storage) copies; the index on
+    its fill (a later step of optimize-storage) copies, also over a complete
+    table found damaged (reported with the indexes); the index on
     ``messages(timestamp)`` that earlier versions created is dropped.
     """
     old_layout.give_back(conn)
@@ -682,7 +683,10 @@ def repair(
         indexing.reset_index(conn, CJK)
     with indexing.write_txn(conn):
         rank_bounds.repair(conn)  # until then every write to messages fails
-    time_table.install(conn)
+    refilled = time_table.install(conn)
+    if refilled is not None:
+        logger.warning("%s is damaged (%s); refilling it", time_table.TABLE, refilled)
+        broken[time_table.TABLE] = refilled
     return broken
 
 
@@ -735,8 +739,10 @@ def status_report(
         for index in schema.INDEXES
     }
     # An index not served is already reported with why; its damage follows from that.
-    damage = {i: problem for i, problem in (damage or {}).items() if state[i]["served"]}
+    damage = {i: p for i, p in (damage or {}).items() if i not in state or state[i]["served"]}
     for index, problem in damage.items():
+        if index not in indexes:
+            continue  # the time table: said in its own entry
         # Still read by searches (they fall back when they meet the damage, and
         # may miss rows where they do not): only a rebuild repairs it.
         indexes[index]["reason"] = f"damaged ({problem}): run `hermes-fts optimize-storage`"
@@ -756,7 +762,11 @@ def status_report(
         ),
         "not_kept": state["not_kept"],
         "cjk_pending": state["cjk_pending"],
-        "time_table": {**state["time_table"], "rows": time_table.row_count(conn)},
+        "time_table": {
+            **state["time_table"],
+            "rows": time_table.row_count(conn),
+            "damaged": damage.get(time_table.TABLE),
+        },
         "backfill": backfill,
         "sqlite_version": sqlite3.sqlite_version,
         "extension": extension,

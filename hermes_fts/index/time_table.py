@@ -52,6 +52,7 @@ __all__ = [
     "TABLE",
     "ZONES",
     "ZONE_IDS",
+    "damage",
     "drive_fill",
     "fill_step",
     "has_null_timestamp",
@@ -311,29 +312,64 @@ def row_count(conn: sqlite3.Connection) -> int | None:
         return None
 
 
+def damage(conn: sqlite3.Connection) -> str | None:
+    """What is wrong with a ``ready`` table, else None (also when not ready).
+
+    Rows edited, deleted or added by hand, or zones narrowed, raise no error:
+    time sorts and time bounds would silently miss rows.  So its rows are
+    compared with every message's ``(id, timestamp)`` and each zone with the
+    rows of its block: reads of both tables, for ``status`` and the repair of
+    ``optimize-storage``, never for a search.
+    """
+    if not ready(conn):
+        return None
+    # One statement, one snapshot: a write between two counts is no damage.
+    held, rows = conn.execute(
+        f"SELECT (SELECT count(*) FROM main.{TABLE}), (SELECT count(*) FROM main.messages)"
+    ).fetchone()
+    if held != rows:
+        return f"holds {held:,} rows, the messages are {rows:,}"
+    row = conn.execute(
+        f"SELECT m.id FROM main.messages m LEFT JOIN main.{TABLE} t ON t.id = m.id "
+        "WHERE t.id IS NULL OR t.ts IS NOT m.timestamp LIMIT 1"
+    ).fetchone()
+    if row is not None:
+        return f"message {row[0]} is missing or has another time"
+    row = conn.execute(
+        f"SELECT t.id FROM main.{TABLE} t LEFT JOIN main.{ZONES} z "
+        f"ON z.zone = t.id >> {_ZONE_BITS} WHERE t.ts IS NOT NULL "
+        "AND (z.zone IS NULL OR t.ts < z.lo OR t.ts > z.hi) LIMIT 1"
+    ).fetchone()
+    if row is not None:
+        return f"the zone of message {row[0]} does not cover its time"
+    return None
+
+
 def needs_work(conn: sqlite3.Connection) -> bool:
     """An optimize-storage step is due: the old index to drop, or a fill to finish."""
     st = state(conn)
     return bool(st["old_index"] or st["status"] in ("filling", "incomplete", "triggers missing"))
 
 
-def install(conn: sqlite3.Connection) -> None:
-    """optimize-storage's repair step: triggers first, then open the fill's window.
+def install(conn: sqlite3.Connection) -> str | None:
+    """optimize-storage's repair step: triggers first, then open the fill's window;
+    returns what was wrong with a complete table (``damage``) it refills.
 
-    One write transaction, short at any size: it drops the old index on
-    ``messages(timestamp)`` (migration; from then on the walk never uses it),
-    and unless the table is complete or being filled with its triggers in
-    place, (re)creates the table, its index and its triggers and opens a
-    window over every message id.  Rows the table already holds are fixed by
-    the fill (each chunk replaces its id range), so nothing is rebuilt here.
+    One write transaction: it drops the old index on ``messages(timestamp)``
+    (migration; from then on the walk never uses it), and unless the table is
+    being filled, or complete and sound, with its triggers in place,
+    (re)creates the table, its index and its triggers and opens a window over
+    every message id.  Rows the table already holds are fixed by the fill
+    (each chunk replaces its id range), so nothing is rebuilt here.
     """
     with indexing.write_txn(conn):
         live = _live(conn)
         if OLD_INDEX in live:
             conn.execute(f"DROP INDEX main.{OLD_INDEX}")
         st = state(conn)
-        if st["status"] in ("complete", "filling"):
-            return
+        broken = damage(conn) if st["status"] == "complete" else None
+        if st["status"] == "filling" or (st["status"] == "complete" and broken is None):
+            return None
         for name, _sql in (*_TRIGGERS, _ZONE_TRIGGER):
             conn.execute(f"DROP TRIGGER IF EXISTS main.{name}")
         if live.get(TABLE) != _norm(_TABLE_SQL):
@@ -351,6 +387,7 @@ def install(conn: sqlite3.Connection) -> None:
         high = int(conn.execute("SELECT max(id) FROM main.messages").fetchone()[0] or 0)
         indexing.set_meta(conn, META_HIGH, high)
         indexing.set_meta(conn, META_PROGRESS, 0)
+    return broken
 
 
 def fill_step(conn: sqlite3.Connection, rows: int) -> bool:
