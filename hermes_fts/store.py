@@ -25,7 +25,7 @@ from ._sqlite import BUSY_TIMEOUT_S, StoreError, failure_cause, store_error
 from .content import encode_value
 from .index import lifecycle as index_state
 from .index import maintain as indexing
-from .index import schema, space, time_table
+from .index import schema, space
 from .index.schema import BASE, CJK, TRIGRAM
 
 # Re-exported: why searches are slower or miss rows, for the tool and the CLI.
@@ -565,10 +565,9 @@ class SessionStore(transcript.Views):
 
     def damaged_indexes(self) -> dict[str, str]:
         """Served indexes that fail the lookup probe (``health.probe``), and a time table
-        whose rows or zones are wrong (``time_table.damage``), with why; reads only."""
+        or rank bounds whose rows are wrong (their ``damage``), with why; reads only."""
         found = index_state.damaged(self._conn, self._caps, full=False)
-        broken = time_table.damage(self._conn)
-        return found if broken is None else {**found, time_table.TABLE: broken}
+        return {**found, **index_state.tables_damage(self._conn)}
 
     def optimize_room(self, vacuum: bool = True) -> dict[str, int]:
         """Free disk bytes an ``optimize_storage`` run needs at its peak, and has

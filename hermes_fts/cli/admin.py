@@ -137,6 +137,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         show("Backfill: none pending")
     for line in _time_table_lines(data["time_table"]):
         show(line)
+    if "hermes_fts_rank_bounds" in data["damaged"]:
+        show(
+            f"Rank bounds: NOT used ({data['damaged']['hermes_fts_rank_bounds']}): common words "
+            "are read whole; `hermes-fts optimize-storage` measures them again"
+        )
     for line in _work_lines(data):
         show(line)
     return 0

@@ -634,8 +634,9 @@ def repair(
     ``schema.CJK_TOKENIZE``.  A rebuild already under way resumes.  A word or
     trigram index this process must not keep is dropped.  First of all, what an older
     hermes-fts made under Hermes Agent's names is given back (``old_layout``).
-    Last, a rank-bounds table dropped by hand is put back (``rank_bounds.repair``),
-    and ``time_table.install``: the time table's triggers and the window
+    Last, rank bounds that cannot be trusted (a table dropped by hand, rows
+    edited) are forgotten and measured again (``rank_bounds.repair``), and
+    ``time_table.install``: the time table's triggers and the window
     its fill (a later step of optimize-storage) copies, also over a complete
     table found damaged (reported with the indexes); the index on
     ``messages(timestamp)`` that earlier versions created is dropped.
@@ -681,13 +682,35 @@ def repair(
         # Missing, or built with other tokenizer options (an older hermes-fts
         # without `variants 1`): rebuilt empty, served again once complete.
         indexing.reset_index(conn, CJK)
+    return {**broken, **_repair_tables(conn)}
+
+
+def _repair_tables(conn: sqlite3.Connection) -> dict[str, str]:
+    """``repair``'s last step: the rank bounds and the time table, put back or made
+    to be measured and filled again; what was wrong with either."""
+    found = {}
     with indexing.write_txn(conn):
-        rank_bounds.repair(conn)  # until then every write to messages fails
+        # A table dropped by hand fails every write to messages until it is back.
+        forgotten = rank_bounds.repair(conn)
+    if forgotten is not None:
+        logger.warning("%s: %s; measuring them again", rank_bounds.TABLE, forgotten)
+        found[rank_bounds.TABLE] = forgotten
     refilled = time_table.install(conn)
     if refilled is not None:
         logger.warning("%s is damaged (%s); refilling it", time_table.TABLE, refilled)
-        broken[time_table.TABLE] = refilled
-    return broken
+        found[time_table.TABLE] = refilled
+    return found
+
+
+def tables_damage(conn: sqlite3.Connection) -> dict[str, str]:
+    """The time table and rank bounds whose rows are wrong (their ``damage``), with
+    why: reads of both, which no search makes."""
+    found = {}
+    for table, check in ((time_table.TABLE, time_table), (rank_bounds.TABLE, rank_bounds)):
+        problem = check.damage(conn)
+        if problem is not None:
+            found[table] = problem
+    return found
 
 
 def _drop_not_kept(

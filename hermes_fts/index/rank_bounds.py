@@ -47,6 +47,7 @@ __all__ = [
     "Bounds",
     "TokenBounds",
     "build",
+    "damage",
     "load",
     "repair",
     "index_totals",
@@ -176,11 +177,15 @@ def install(conn: sqlite3.Connection) -> None:
         conn.execute(sql)
 
 
-def repair(conn: sqlite3.Connection) -> bool:
-    """Put back a table of ours dropped by hand while our triggers still write it
-    (every write to ``messages`` fails until then); True when it did.  Inside the
-    caller's transaction.  The changes marked meanwhile are lost with the table, so
-    every index's bounds are forgotten and measured again."""
+def repair(conn: sqlite3.Connection) -> str | None:
+    """optimize-storage's repair step, inside the caller's transaction: bounds that
+    cannot be trusted are forgotten, so the run measures them again; returns what
+    was wrong, else None.
+
+    A table of ours dropped by hand while our triggers still write it (every
+    write to ``messages`` fails until then) is put back; the changes marked
+    meanwhile are lost with it.  Bounds edited by hand (``damage``) would have
+    a search skip the blocks holding its best rows."""
     names = (TABLE, BUILT, DIRTY, *(name for name, _sql in TRIGGERS))
     held = {
         str(r[0])
@@ -189,11 +194,44 @@ def repair(conn: sqlite3.Connection) -> bool:
             names,
         )
     }
-    if not held & {name for name, _sql in TRIGGERS} or {TABLE, BUILT, DIRTY} <= held:
+    if not held & {name for name, _sql in TRIGGERS}:
+        return None  # never built
+    missing = sorted({TABLE, BUILT, DIRTY} - held)
+    problem = f"{', '.join(missing)} dropped" if missing else damage(conn)
+    if problem is not None:
+        install(conn)
+        conn.execute(f"DELETE FROM {BUILT}")
+    return problem
+
+
+def damage(conn: sqlite3.Connection) -> str | None:
+    """What is wrong with the ready bounds, else None: a token whose stored row is
+    not one a build writes (``_sound``).  Reads every row of ``TABLE``."""
+    try:
+        built = dict(conn.execute(f"SELECT tbl, last_id FROM {BUILT} WHERE ready = 1"))
+        for table, token, rows, counts, peaks in conn.execute(
+            f"SELECT tbl, token, rows, counts, peaks FROM {TABLE}"
+        ):
+            last = built.get(table)
+            if last is not None and not _sound(int(last), int(rows), bytes(counts), bytes(peaks)):
+                return f"the bounds of {token!r} on {table} do not add up"
+    except sqlite3.OperationalError:
+        return None  # never built
+    return None
+
+
+@functools.lru_cache(maxsize=1024)  # as _token_bounds: each stored row checked once
+def _sound(last_id: int, rows: int, counts: bytes, peaks: bytes) -> bool:
+    """Whether a stored row is one a build up to ``last_id`` can write: a count and a
+    peak per block, the counts adding up to ``rows``, a peak wherever a count is.
+    A row edited by hand is not trusted: a search reads every match instead."""
+    blocks = (last_id >> SHIFT) + 1
+    if len(counts) != 2 * blocks or len(peaks) != blocks:
         return False
-    install(conn)
-    conn.execute(f"DELETE FROM {BUILT}")
-    return True
+    held = _little_endian(array("H", counts))
+    return sum(held) == rows and all(
+        (n > 0) == (p > 0) and n <= BLOCK_IDS for n, p in zip(held, peaks)
+    )
 
 
 def build(
@@ -430,7 +468,8 @@ def load(conn: sqlite3.Connection, table: str, tokens: Sequence[str]) -> Bounds 
             f"SELECT token, rows, counts, peaks FROM {TABLE} WHERE tbl = ? AND token IN ({marks})",
             (table, *tokens),
         ):
-            found[token] = _token_bounds(int(rows), bytes(counts), bytes(peaks))
+            if _sound(int(built[0]), int(rows), bytes(counts), bytes(peaks)):
+                found[token] = _token_bounds(int(rows), bytes(counts), bytes(peaks))
     return Bounds(int(built[0]), float(built[1]), dirty, found)
 
 

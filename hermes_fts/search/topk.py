@@ -89,7 +89,10 @@ def bounded_page(
         found = _whole_phrase(conn, table, unit, n_rows, avgdl, envelope_ids, extra)
         return pick_ids(found, want, passing, by_sessions)
     known = bounds.tokens[tokens[0]]
-    idf = fts5_idf(n_rows, _count(conn, table, unit, known, bounds))
+    df = _count(conn, table, unit, known, bounds)
+    if df > n_rows:
+        return None  # bounds that no longer agree with the index: every match is read
+    idf = fts5_idf(n_rows, df)
     top_id = int(conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
     order = _Order(known, bounds, envelope_ids, top_id, idf, bounds.saturation_scale(avgdl))
     reader = _Reader(conn, table, unit, idf, avgdl, envelope_ids, extra)
