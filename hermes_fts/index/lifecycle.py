@@ -635,7 +635,7 @@ def repair(
     trigram index this process must not keep is dropped.  First of all, what an older
     hermes-fts made under Hermes Agent's names is given back (``old_layout``).
     Last, rank bounds that cannot be trusted (a table dropped by hand, rows
-    edited) are forgotten and measured again (``rank_bounds.repair``), and
+    edited) are forgotten and measured again (``rank_bounds.trouble``), and
     ``time_table.install``: the time table's triggers and the window
     its fill (a later step of optimize-storage) copies, also over a complete
     table found damaged (reported with the indexes); the index on
@@ -689,10 +689,11 @@ def _repair_tables(conn: sqlite3.Connection) -> dict[str, str]:
     """``repair``'s last step: the rank bounds and the time table, put back or made
     to be measured and filled again; what was wrong with either."""
     found = {}
-    with indexing.write_txn(conn):
-        # A table dropped by hand fails every write to messages until it is back.
-        forgotten = rank_bounds.repair(conn)
+    forgotten = rank_bounds.trouble(conn)
     if forgotten is not None:
+        # A table dropped by hand fails every write to messages until it is back.
+        with indexing.write_txn(conn):
+            rank_bounds.forget(conn)
         logger.warning("%s: %s; measuring them again", rank_bounds.TABLE, forgotten)
         found[rank_bounds.TABLE] = forgotten
     refilled = time_table.install(conn)

@@ -48,8 +48,9 @@ __all__ = [
     "TokenBounds",
     "build",
     "damage",
+    "forget",
     "load",
-    "repair",
+    "trouble",
     "index_totals",
     "behind",
     "to_build",
@@ -177,15 +178,14 @@ def install(conn: sqlite3.Connection) -> None:
         conn.execute(sql)
 
 
-def repair(conn: sqlite3.Connection) -> str | None:
-    """optimize-storage's repair step, inside the caller's transaction: bounds that
-    cannot be trusted are forgotten, so the run measures them again; returns what
-    was wrong, else None.
+def trouble(conn: sqlite3.Connection) -> str | None:
+    """Why the bounds cannot be trusted, else None; reads only (every bound: before a
+    write transaction, which would hold Hermes' writes meanwhile).
 
-    A table of ours dropped by hand while our triggers still write it (every
-    write to ``messages`` fails until then) is put back; the changes marked
-    meanwhile are lost with it.  Bounds edited by hand (``damage``) would have
-    a search skip the blocks holding its best rows."""
+    A table of ours dropped by hand while our triggers still write it fails
+    every write to ``messages``; the changes marked meanwhile are lost with
+    it.  Bounds edited by hand (``damage``) would have a search skip the
+    blocks holding its best rows.  ``forget`` is the repair of both."""
     names = (TABLE, BUILT, DIRTY, *(name for name, _sql in TRIGGERS))
     held = {
         str(r[0])
@@ -197,11 +197,14 @@ def repair(conn: sqlite3.Connection) -> str | None:
     if not held & {name for name, _sql in TRIGGERS}:
         return None  # never built
     missing = sorted({TABLE, BUILT, DIRTY} - held)
-    problem = f"{', '.join(missing)} dropped" if missing else damage(conn)
-    if problem is not None:
-        install(conn)
-        conn.execute(f"DELETE FROM {BUILT}")
-    return problem
+    return f"{', '.join(missing)} dropped" if missing else damage(conn)
+
+
+def forget(conn: sqlite3.Connection) -> None:
+    """Inside the caller's transaction: every table back, every bound forgotten, so
+    optimize-storage measures them again."""
+    install(conn)
+    conn.execute(f"DELETE FROM {BUILT}")
 
 
 def damage(conn: sqlite3.Connection) -> str | None:

@@ -355,19 +355,22 @@ def install(conn: sqlite3.Connection) -> str | None:
     """optimize-storage's repair step: triggers first, then open the fill's window;
     returns what was wrong with a complete table (``damage``) it refills.
 
-    One write transaction: it drops the old index on ``messages(timestamp)``
-    (migration; from then on the walk never uses it), and unless the table is
-    being filled, or complete and sound, with its triggers in place,
-    (re)creates the table, its index and its triggers and opens a window over
-    every message id.  Rows the table already holds are fixed by the fill
-    (each chunk replaces its id range), so nothing is rebuilt here.
+    One write transaction, short at any size (the check reads before it): it
+    drops the old index on ``messages(timestamp)`` (migration; from then on
+    the walk never uses it), and unless the table is being filled, or
+    complete and sound, with its triggers in place, (re)creates the table,
+    its index and its triggers and opens a window over every message id.
+    Rows the table already holds are fixed by the fill (each chunk replaces
+    its id range), so nothing is rebuilt here.
     """
+    # Read before the write transaction: it scans every message, and Hermes'
+    # writes would wait meanwhile.  A write since goes through the triggers.
+    broken = damage(conn)
     with indexing.write_txn(conn):
         live = _live(conn)
         if OLD_INDEX in live:
             conn.execute(f"DROP INDEX main.{OLD_INDEX}")
         st = state(conn)
-        broken = damage(conn) if st["status"] == "complete" else None
         if st["status"] == "filling" or (st["status"] == "complete" and broken is None):
             return None
         for name, _sql in (*_TRIGGERS, _ZONE_TRIGGER):
