@@ -351,6 +351,14 @@ def test_japanese_and_korean_time_words(store: SessionStore) -> None:
     assert found[0] == "ko_week" and any(f"'지난주' ({LAST_WEEK}" in n for n in said)
 
 
+def _one_message_sessions(tmp_path: Path, *said: tuple[str, str, str]) -> SessionStore:
+    """A store of sessions of one user message each: ``(session id, when, text)``."""
+    st = open_store(tmp_path / "state.db")
+    for sid, when, text in said:
+        conversation(st, sid, [("user", text)], start=at(when))
+    return st
+
+
 def test_a_particle_glued_after_a_date_goes_with_it(tmp_path: Path) -> None:
     """``12月20日にさくらと`` searched ``にさくら``: the に the date carries stayed on
     the name after it, which no message holds, so the day's session came after
@@ -361,14 +369,12 @@ def test_a_particle_glued_after_a_date_goes_with_it(tmp_path: Path) -> None:
     question = "12月20日にさくらと祝うの話はどうなりましたか"
     terms = [t.text for t in best_match(parse_query(question)).terms]
     assert "さくら" in terms and not any(t.startswith("に") for t in terms), terms
-    st = open_store(tmp_path / "state.db")
-    said = [
+    st = _one_message_sessions(
+        tmp_path,
         ("bday", "2025-12-20T10:00", "母のさくらに誘われて誕生日を始めました"),
         ("talk1", "2026-02-01T10:00", "前にもこの話をしましたね。どうなりましたか"),
         ("talk2", "2026-03-01T10:00", "その話はどうなりましたか、と聞かれました"),
-    ]
-    for sid, when, text in said:
-        conversation(st, sid, [("user", text)], start=at(when))
+    )
     assert sessions(st, question, now=NOW)[0] == "bday"
     st.close()
 
@@ -382,14 +388,12 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
     for question in ("3月8日にんじんを買った", "3月8日にんじん"):
         terms = [t.text for t in best_match(parse_query(question)).terms]
         assert "にんじん" in terms and not any(t.startswith("んじん") for t in terms), terms
-    st = open_store(tmp_path / "state.db")
-    said = [
+    st = _one_message_sessions(
+        tmp_path,
         ("carrot", "2025-03-08T10:00", "今日はスーパーでにんじんを三本買いました"),
         ("other", "2026-03-08T10:00", "今日は本を読みました"),
         ("older", "2024-05-01T10:00", "にんじんのスープを作りました"),
-    ]
-    for sid, when, text in said:
-        conversation(st, sid, [("user", text)], start=at(when))
+    )
     assert sessions(st, "3月8日にんじんを買った", now=NOW)[0] == "carrot"
     assert sessions(st, "3月8日にんじん", now=NOW)[:2] == ["carrot", "older"]
     st.close()
