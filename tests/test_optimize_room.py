@@ -214,6 +214,8 @@ def test_sync_on_a_nearly_full_disk_leaves_hermes_its_room(disk):
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["pending"] > 0 and doc["reason"] == "disk_full", doc
+    # It stopped to keep the room, whatever SQLite's own words ("database or disk is full").
+    assert doc["error"].startswith("stopped to keep the disk's last room for Hermes"), doc
     assert shutil.disk_usage(disk).free >= room - (64 << 10)  # the room is still there
     conn = sqlite3.connect(db)
     with conn:  # a Hermes-style write still goes through

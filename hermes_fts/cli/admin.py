@@ -339,8 +339,8 @@ def _sync(args: argparse.Namespace, progress: ProgressBar) -> int:
             # The rest waits (a LIKE scan finds it) rather than take Hermes' last room.
             left = store.index_state()["cjk_pending"]
             message = (
-                f"stopped before the disk was full ({exc}); {left:,} change(s) left pending, "
-                "searches find them by a LIKE scan. Free some space and run "
+                f"stopped to keep the disk's last room for Hermes ({exc}); {left:,} change(s) "
+                "left pending, searches find them by a LIKE scan. Free some space and run "
                 "`hermes-fts sync` again."
             )
             return _sync_stopped(args, "disk_full", left, message, 1)
@@ -575,8 +575,10 @@ def _without_extension(store: SessionStore, pending: int, ran: str = "") -> str 
 def _failure_text(result: dict[str, Any]) -> str:
     if result.get("reason") == "disk_full":
         return (
-            f"stopped before the disk was full: {result.get('detail')}. Nothing was lost; "
-            "half-built indexes were dropped and the WAL truncated, so Hermes keeps writing. "
-            "Free some space and run `hermes-fts optimize-storage` again."
+            f"stopped to keep the disk's last room for Hermes: {result.get('detail')}. "
+            "Nothing was lost: a rebuild's half-built copy was dropped, an index built in "
+            "place keeps what it holds and goes on from there next time, and the WAL was "
+            "truncated, so Hermes keeps writing. Free some space and run "
+            "`hermes-fts optimize-storage` again."
         )
     return f"could not optimize: {result.get('reason')}"
