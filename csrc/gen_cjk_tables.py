@@ -419,6 +419,17 @@ DROPPED_MARKS: tuple[tuple[int, int], ...] = (
 )
 
 
+_LETTER_FOLDED = frozenset(LETTER_FOLD.values())
+
+
+def folded_from_other(ch: str) -> bool:
+    """Whether ``fold_width`` makes ``ch`` of another character too: ASCII of its
+    full-width form (and of a ligature), a letter of its accented form (``α`` of
+    ``ά``), a Hebrew or Arabic letter of itself with points or harakat after it."""
+    cp = ord(ch)
+    return 0x21 <= cp <= 0x7E or cp in _LETTER_FOLDED or 0x0590 <= cp <= 0x06FF
+
+
 def is_dropped_mark(ch: str) -> bool:
     """Whether ``letters 1`` drops ``ch`` after a letter (a Hebrew point, a haraka)."""
     return any(lo <= ord(ch) <= hi for lo, hi in DROPPED_MARKS)
