@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import _env, loader
 from .._params import parse_roles
-from ..index import rank_bounds, schema, time_table
+from ..index import schema, time_table
 from ..index.slowed import switched_off_notes
 from ..query.plan import (
     Query,
@@ -47,14 +47,7 @@ from ..query.plan import (
 )
 from ..query.wordforms import unit_words
 from ..transcript import attach_context
-from .evidence import (
-    IndexUnits,
-    id_array,
-    label_rows,
-    more_sessions,
-    passing_ids,
-    score_apart,
-)
+from .evidence import IndexUnits, id_array, label_rows, more_sessions, passing_ids
 from .like import CHECKED_ROUTE, check_like_alternatives, proposed, proposes
 from .request import (
     RESULT_FIELDS,
@@ -286,14 +279,10 @@ def _bounded(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[st
 def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, Any]]:
     """A best match or a search by sessions: every match scored (or read by rank
     bounds), the exact top kept.  Rows the index has not taken yet are scored
-    with them (``sessions.rows_apart``), with the BM25 the index will give them
-    (``evidence.score_apart``), never only after them."""
+    with them, with the BM25 the index will give them (``sessions.rows_apart``),
+    never only after them."""
     blind = _blind_spot(req, iq.table)
     where = f"{req.where} AND {blind}"
-    apart = rows_apart(req.conn, req.plan.query, req.fold, where, req.params) if blind else []
-    rows = None if apart else _bounded(req, iq, route, extra)
-    if rows is not None:
-        return rows
     units = IndexUnits(
         req.conn,
         iq.table,
@@ -305,8 +294,10 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
         int(req.state.get("message_id_max") or 0),
         bool(req.state.get("row_evidence")),
     )
-    if apart:
-        apart = score_apart(units, apart, rank_bounds.index_totals(req.conn, iq.table))
+    apart = rows_apart(units, req.plan.query, req.fold, where, req.params) if blind else []
+    rows = None if apart else _bounded(req, iq, route, extra)
+    if rows is not None:
+        return rows
     filters = Filters(req.where, req.params, req.reads_session)
     ids, held = index_page(units, filters, req.want, req.sort, apart)
     return _page_rows(req, iq, extra, ids, held, {a[0] for a in apart})
@@ -369,13 +360,14 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
         if req.time_index and time_sort_key(req.sort)
         else None
     )
-    # Rows pending for the index rank among one phrase's matches by the BM25 the
-    # index will give them (_best); after them, they went off a short page.
-    pending_ranked = (
+    # _best scores every match (or reads rank bounds) with the rows pending for the
+    # index, by the BM25 it will give them: listed after, they went off a short page.
+    best = req.sort == SESSIONS_SORT or req.plan.query.loose
+    best = best or (
         bool(blind) and req.sort is None and one_phrase(evidence_units(req.plan.query, route))
     )
-    if req.sort == SESSIONS_SORT or req.plan.query.loose or pending_ranked:
-        rows = _best(req, iq, route, extra)  # every match scored, or read by rank bounds
+    if best:
+        rows = _best(req, iq, route, extra)
     elif (found := _bounded(req, iq, route, extra)) is not None:
         rows = found
     else:
@@ -397,9 +389,7 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
     if route == "fts5":
         rows += _supplement(req, rows, lambda r, found: _glued_latin(r, expression, found))
         rows += _supplement(req, rows, _glued_pending)
-    if blind and not (
-        req.sort == SESSIONS_SORT or req.plan.query.loose or pending_ranked
-    ):  # _best has them
+    if blind and not best:  # _best has them
         rows += _supplement(req, rows, lambda r, found: _left_out(r, found, blind))
     rows += _supplement(req, rows, lambda r, found: _unindexed_gap(r, table, found))
     return rows

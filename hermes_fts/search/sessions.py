@@ -36,6 +36,7 @@ from itertools import compress, groupby
 from operator import itemgetter, or_
 from typing import Any
 
+from ..index.rank_bounds import index_totals
 from ..query.plan import Query
 from .evidence import (
     Apart,
@@ -46,6 +47,7 @@ from .evidence import (
     gather,
     like_evidence,
     passing_ids,
+    score_apart,
 )
 from .like import LIKE_SOURCE, like_plan, like_where
 from .request import Filters
@@ -314,15 +316,17 @@ def _like_units(
 
 
 def rows_apart(
-    conn: sqlite3.Connection, query: Query, fold: bool, where: str, params: Sequence[Any]
+    u: IndexUnits, query: Query, fold: bool, where: str, params: Sequence[Any]
 ) -> list[Apart]:
-    """The rows an index has not taken (``where`` says which, the filters with them)
-    that match ``query``, with the units they hold (``plan.evidence_units``),
-    tested by LIKE as the index folds (case and diacritics too)."""
+    """The rows ``u``'s index has not taken (``where`` says which, the filters with
+    them) that match ``query``, with the units they hold (``plan.evidence_units``),
+    tested by LIKE as the index folds (case and diacritics too), and the BM25 the
+    index will give them (``evidence.score_apart``)."""
     units = [Query(t) for t in query.terms] if query.loose else [query]
-    cur = _like_units(conn, query, units, fold, True, where, params)
-    return [(int(rid), sid, ts, sum(1 << k for k, hit in enumerate(hits) if hit), 0.0)
-            for rid, sid, ts, *hits in cur]  # fmt: skip
+    cur = _like_units(u.conn, query, units, fold, True, where, params)
+    apart = [(int(rid), sid, ts, sum(1 << k for k, hit in enumerate(hits) if hit), 0.0)
+             for rid, sid, ts, *hits in cur]  # fmt: skip
+    return score_apart(u, apart, index_totals(u.conn, u.table)) if apart else apart
 
 
 def index_page(
