@@ -319,13 +319,29 @@ def _page_rows(
     return label_rows(_in_order(found, ids), req.plan.query, held)
 
 
+def _like(
+    req: _Run,
+    limit: int,
+    extra: str = "",
+    params: Sequence[Any] = (),
+    *,
+    letters: bool = False,
+    ordered: bool = True,
+) -> list[dict[str, Any]]:
+    """``rows.like_rows`` for this run: the LIKE scan's first ``limit`` rows that also
+    meet ``extra``, in the run's order (``ordered``) or none."""
+    sort = req.sort if ordered else None
+    q = req.plan.query
+    return like_rows(req.conn, q, req.where, req.params, sort, limit, extra, list(params),
+                     fold=req.fold, snippets=req.snippets, letters=letters)  # fmt: skip
+
+
 def _rows_by_id(req: _Run, ids: Collection[int], letters: bool) -> list[dict[str, Any]]:
     """The rows ``ids`` read by the LIKE scan, with its snippets (``letters`` as ``like_rows``')."""
     if not ids:
         return []
-    by_id, q = " AND m.id IN (SELECT value FROM json_each(?))", req.plan.query
-    return like_rows(req.conn, q, req.where, req.params, None, len(ids), by_id, [id_array(ids)],
-                     fold=req.fold, snippets=req.snippets, letters=letters)  # fmt: skip
+    by_id = " AND m.id IN (SELECT value FROM json_each(?))"
+    return _like(req, len(ids), by_id, [id_array(ids)], letters=letters, ordered=False)
 
 
 def _in_order(rows: list[dict[str, Any]], ids: list[int]) -> list[dict[str, Any]]:
@@ -532,19 +548,8 @@ def _left_out(
     missing = _still_wanted(req, found)
     if missing <= 0:
         return []
-    return like_rows(
-        req.conn,
-        req.plan.query,
-        req.where,
-        req.params,
-        req.sort,
-        missing,
-        f" AND ({condition})",
-        list(params),
-        fold=req.fold,
-        snippets=req.snippets,
-        letters=True,  # answered for the index: its case and diacritic fold
-    )
+    # letters: answered for the index, with its case and diacritic fold
+    return _like(req, missing, f" AND ({condition})", params, letters=True)
 
 
 def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -553,20 +558,7 @@ def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[d
     if not gap:
         return []
     seen = {r["id"] for r in found}
-    lo, hi = gap
-    extra = " AND m.id > ? AND m.id <= ?"
-    rows = like_rows(
-        req.conn,
-        req.plan.query,
-        req.where,
-        req.params,
-        req.sort,
-        min(GAP_SCAN_LIMIT, req.want),
-        extra,
-        [lo, hi],
-        fold=req.fold,
-        snippets=req.snippets,
-    )
+    rows = _like(req, min(GAP_SCAN_LIMIT, req.want), " AND m.id > ? AND m.id <= ?", gap)
     return [r for r in rows if r["id"] not in seen]
 
 
@@ -598,18 +590,7 @@ def _execute(req: _Run) -> list[dict[str, Any]]:
         if req.sort == SESSIONS_SORT or req.plan.query.loose:  # every match scored (_best)
             rows = _best_like(req, extra, extra_params)
         else:
-            rows = like_rows(
-                req.conn,
-                req.plan.query,
-                req.where,
-                req.params,
-                req.sort,
-                req.want,
-                extra,
-                extra_params,
-                fold=req.fold,
-                snippets=req.snippets,
-            )
+            rows = _like(req, req.want, extra, extra_params)
     key = time_sort_key(req.sort)
     if key is not None and not req.plan.query.loose:  # a best match keeps its levels
         rows.sort(key=key, reverse=req.sort == "newest")
