@@ -18,6 +18,9 @@ import pytest
 from _support import needs_extension
 
 from hermes_fts import session_search
+from hermes_fts.index.rank_bounds import index_totals
+from hermes_fts.index.schema import CJK
+from hermes_fts.search.evidence import EVERY_ID, IndexUnits, score_apart
 from hermes_fts.store import QueryError, SessionStore
 
 pytestmark = needs_extension
@@ -269,17 +272,83 @@ def test_seeded_mixed_queries_find_the_same_rows_pending_or_indexed(tmp_path):
             assert _found(waiting, query) == expected, query
 
 
-@pytest.mark.parametrize("query", ["kubernetes", '"kubernetes ingress"'])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "kubernetes",
+        '"kubernetes ingress"',
+        "kubernetes AND ingress",
+        "kubernetes NOT word99",
+        "NEAR(kubernetes ingress, 3)",
+        "kuber*",
+        "(kubernetes OR thanks) AND ingress",
+    ],
+)
 def test_a_strict_query_ranks_a_pending_row_by_its_bm25(tmp_path, query):
-    """One word or one phrase ranked by relevance listed pending rows after every
-    indexed match; they rank by the BM25 the index will give them."""
+    """A strict query ranked by relevance listed pending rows after every indexed
+    match (operators and prefixes after one word and one phrase); they rank by
+    the BM25 the index will give them, every phrase of the query counted."""
     path = tmp_path / "state.db"
     _talk_then_a_pending_answer(path)
     applied = tmp_path / "applied.db"
     shutil.copy(path, applied)
     with SessionStore(applied) as st:
-        expected = [r["id"] for r in st.search(query, limit=20).rows]
+        rows = st.search(query, limit=20).rows
+    expected = [r["id"] for r in rows]
+    assert rows[0]["session_id"] == "new" and len(rows) > 3, rows
     with SessionStore(path, readonly=True) as waiting:
         for limit in (1, 3, 20):
             found = waiting.search(query, limit=limit)
             assert [r["id"] for r in found.rows] == expected[:limit], (limit, found.rows)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        '"alpha" AND "bravo"',
+        '"bravo" AND "alpha"',
+        '"alpha" NOT "charlie"',
+        'NEAR("alpha" "bravo", 4)',
+        '"alp"* OR "bravo"',
+        '("alpha" OR "echo") AND "bravo"',
+    ],
+)
+def test_pending_rows_score_as_fts5_will_score_them(tmp_path, expression):
+    """Each phrase of a strict query's MATCH text gets its own IDF, in the order FTS5
+    numbers them: a rare word (alpha) beside a common one (bravo), so a phrase
+    given another's IDF would be far off.  Every row has ten words, so the
+    average length the index reports is the one it will have after the sync."""
+    rng = random.Random(5)
+    common = ["bravo", "charlie", "delta", "echo", "foxtrot"]
+    path = tmp_path / "state.db"
+    with SessionStore(path) as st:
+        st.add_session("old", "cli")
+        for n in range(200):
+            words = [rng.choice(common) for _ in range(10)]
+            if n % 40 == 0:
+                words[0] = "alpha"
+            st.add_message("old", "user", " ".join(words), timestamp=1_700_000_000 + n)
+        st.add_session("new", "cli")
+    pending = ["alpha bravo bravo alpha charlie delta echo foxtrot golf hotel",
+               "alpha alpha alpha bravo delta delta echo echo golf hotel",
+               "bravo bravo bravo bravo alpha echo echo golf hotel india"]  # fmt: skip
+    script = "".join(
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        f"VALUES ('new', 'user', {_quoted(text)}, {1_700_001_000 + n});"
+        for n, text in enumerate(pending)
+    )
+    subprocess.run([str(shutil.which("sqlite3")), str(path), script], check=True, timeout=60)
+    applied = tmp_path / "applied.db"
+    shutil.copy(path, applied)
+    with SessionStore(path, readonly=True) as waiting:
+        conn = waiting._conn
+        ids = [i for (i,) in conn.execute("SELECT id FROM messages WHERE session_id = 'new'")]
+        units = IndexUnits(conn, CJK, [expression], [0], expression, EVERY_ID, "", 203, True)
+        apart = [(i, "new", None, 1, 0.0) for i in ids]
+        scored = {row[0]: row[4] for row in score_apart(units, apart, index_totals(conn, CJK))}
+    with SessionStore(applied) as st:
+        sql = f"SELECT rowid, -rank FROM {CJK} WHERE {CJK} MATCH ? AND rowid >= ?"
+        expected = dict(st._conn.execute(sql, (expression, min(ids))).fetchall())
+    assert expected and set(expected) <= set(scored), (expected, scored)
+    for rid in ids:
+        assert scored[rid] == pytest.approx(expected.get(rid, 0.0), rel=1e-9), (rid, scored)

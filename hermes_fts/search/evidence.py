@@ -287,6 +287,7 @@ def fts5_idf(n_rows: int, df: int) -> float:
 
 # One FTS5 phrase, its last token a prefix or not: a best match's unit.
 _PHRASE = re.compile(r'"(?:[^"]|"")*"\*?')
+BM25_MAX_PHRASES = 64  # the phrases hermes_fts_bm25() scores at most (csrc/row_evidence.c)
 _APART_TABLE = "hermes_fts_apart"  # in temp: a read-only store writes nothing
 _TOKENIZE = re.compile(r"tokenize\s*=\s*'((?:[^']|'')*)'")
 
@@ -296,18 +297,24 @@ def score_apart(u: IndexUnits, apart: Sequence[Apart], totals: tuple[int, int]) 
     message Hermes wrote a moment ago ranks among the indexed matches, not
     after every one of them: its text tokenized into a TEMP table with the
     index's own tokenizer, scored by ``hermes_fts_bm25()`` with the index's
-    statistics (``totals``: its rows and tokens, ``rank_bounds.index_totals``).
-    Unchanged (no BM25) where a unit is more than one phrase (a
-    strict query's operators) or the connection lacks the function."""
-    one_phrase_each = all(_PHRASE.fullmatch(unit) for unit in u.units)
-    if not (apart and u.held_fn and one_phrase_each and u.any_unit == " OR ".join(u.units)):
+    statistics (``totals``: its rows and tokens, ``rank_bounds.index_totals``)
+    for every phrase of the MATCH text, in the order FTS5 numbers them.
+    Unchanged (no BM25) where the connection lacks the function or the text
+    has more phrases than it counts."""
+    phrases = _PHRASE.findall(u.any_unit)
+    if not (apart and u.held_fn and 0 < len(phrases) <= BM25_MAX_PHRASES):
         return list(apart)
     _fill_apart_table(u.conn, u.table, [row[0] for row in apart])
     n_rows, n_tokens = totals
-    # The index will hold these rows too; only the units a row holds add to its
-    # score, so the others need no count.
-    held = [sum(row[3] >> b & 1 for row in apart) for b in range(len(u.units))]
-    dfs = iter(unit_counts(u.conn, u.table, [x for x, h in zip(u.units, held) if h]))
+    # The index will hold these rows too.  A phrase no row here holds adds
+    # nothing to their scores, so it needs no count.
+    held = [
+        u.conn.execute(
+            f"SELECT count(*) FROM temp.{_APART_TABLE} WHERE {_APART_TABLE} MATCH ?", (phrase,)
+        ).fetchone()[0]
+        for phrase in phrases
+    ]
+    dfs = iter(unit_counts(u.conn, u.table, [x for x, h in zip(phrases, held) if h]))
     idfs = [fts5_idf(n_rows + len(apart), next(dfs) + h) if h else 0.0 for h in held]
     avgdl = n_tokens / n_rows if n_rows else 1.0
     scores = dict(

@@ -276,11 +276,14 @@ def _bounded(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[st
     return None if found is None else _page_rows(req, iq, extra, *found)
 
 
-def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, Any]]:
+def _best(
+    req: _Run, iq: _IndexQuery, route: str, extra: str, only_apart: bool = False
+) -> list[dict[str, Any]] | None:
     """A best match or a search by sessions: every match scored (or read by rank
     bounds), the exact top kept.  Rows the index has not taken yet are scored
     with them, with the BM25 the index will give them (``sessions.rows_apart``),
-    never only after them."""
+    never only after them.  ``only_apart`` (a strict query by relevance): None
+    when no such row matches, which the index's own ranking then answers."""
     blind = _blind_spot(req, iq.table)
     where = f"{req.where} AND {blind}"
     units = IndexUnits(
@@ -295,6 +298,8 @@ def _best(req: _Run, iq: _IndexQuery, route: str, extra: str) -> list[dict[str, 
         bool(req.state.get("row_evidence")),
     )
     apart = rows_apart(units, req.plan.query, req.fold, where, req.params) if blind else []
+    if only_apart and not apart:
+        return None
     rows = None if apart else _bounded(req, iq, route, extra)
     if rows is not None:
         return rows
@@ -379,11 +384,10 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
     # _best scores every match (or reads rank bounds) with the rows pending for the
     # index, by the BM25 it will give them: listed after, they went off a short page.
     best = req.sort == SESSIONS_SORT or req.plan.query.loose
-    best = best or (
-        bool(blind) and req.sort is None and one_phrase(evidence_units(req.plan.query, route))
-    )
-    if best:
-        rows = _best(req, iq, route, extra)
+    strict_apart = bool(blind) and req.sort is None and not best
+    found = _best(req, iq, route, extra, only_apart=strict_apart) if best or strict_apart else None
+    if found is not None:
+        rows = found
     elif (found := _bounded(req, iq, route, extra)) is not None:
         rows = found
     else:
@@ -405,7 +409,7 @@ def _run_index(req: _Run, iq: _IndexQuery, route: str) -> list[dict[str, Any]]:
     if route == "fts5":
         rows += _supplement(req, rows, lambda r, found: _glued_latin(r, expression, found))
         rows += _supplement(req, rows, _glued_pending)
-    if blind and not best:  # _best has them
+    if blind and not (best or strict_apart):  # _best has them, or none match
         rows += _supplement(req, rows, lambda r, found: _left_out(r, found, blind))
     rows += _supplement(req, rows, lambda r, found: _unindexed_gap(r, table, found))
     return rows
