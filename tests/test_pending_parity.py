@@ -344,8 +344,8 @@ def test_pending_rows_score_as_fts5_will_score_them(tmp_path, expression):
         conn = waiting._conn
         ids = [i for (i,) in conn.execute("SELECT id FROM messages WHERE session_id = 'new'")]
         units = IndexUnits(conn, CJK, [expression], [0], expression, EVERY_ID, "", 203, True)
-        apart = [(i, "new", None, 1, 0.0) for i in ids]
-        scored = {row[0]: row[4] for row in score_apart(units, apart, index_totals(conn, CJK))}
+        apart = [(i, "new", None, 1, True, 0.0) for i in ids]
+        scored = {row[0]: row[5] for row in score_apart(units, apart, index_totals(conn, CJK))}
     with SessionStore(applied) as st:
         sql = f"SELECT rowid, -rank FROM {CJK} WHERE {CJK} MATCH ? AND rowid >= ?"
         expected = dict(st._conn.execute(sql, (expression, min(ids))).fetchall())

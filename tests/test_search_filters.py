@@ -9,7 +9,10 @@ in that order, and discovery must return the same payload as before.
 from __future__ import annotations
 
 import itertools
+import shutil
+import subprocess
 from collections.abc import Collection
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -245,3 +248,46 @@ def test_time_sort_with_a_text_timestamp(store: SessionStore, route: str | None)
     assert newest[0]["timestamp"] == "unknown"
     numbers = [r["timestamp"] for r in oldest if r["timestamp"] != "unknown"]
     assert numbers == sorted(numbers)
+
+
+# "alpha" is common (five rows), "beta" rare (two), but a window after the
+# fourth alpha row holds one alpha row and both beta rows.
+WEIGHED = ["alpha notes"] * 4 + ["beta notes", "beta notes", "alpha notes"]
+
+
+def _weighed(path: Path, shell: bool) -> SessionStore:
+    """WEIGHED as session w (one row a minute), written by hermes-fts or, pending
+    for the CJK index, by the sqlite3 shell; opened read-only."""
+    with SessionStore(path) as st:
+        st.add_session("w", "cli", started_at=T0)
+        if not shell:
+            st.add_messages(
+                {"session_id": "w", "role": "user", "content": text, "timestamp": T0 + n * 60}
+                for n, text in enumerate(WEIGHED)
+            )
+    if shell:
+        script = "".join(
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            f"VALUES('w', 'user', '{text}', {T0 + n * 60});"
+            for n, text in enumerate(WEIGHED)
+        )
+        subprocess.run([str(shutil.which("sqlite3")), str(path), script], check=True, timeout=60)
+    return SessionStore(path, readonly=True)
+
+
+@pytest.mark.parametrize("shell", [False, True])
+@pytest.mark.parametrize("sort", [None, "newest", "sessions"])
+def test_a_word_weighs_the_same_whatever_the_filters_keep(
+    tmp_path: Path, shell: bool, sort: str | None
+) -> None:
+    """A best match ranks by each word's weight over the whole store (DESIGN §6.4a).
+    Rows pending for the CJK index counted only where the filters kept them, so
+    inside the window alpha outweighed beta, and a filtered answer was no longer
+    the unfiltered one with rows left out (qa14)."""
+    with _weighed(tmp_path / "state.db", shell) as st:
+        assert st.index_state()["cjk_pending"] == (len(WEIGHED) if shell else 0)
+        every = st.search_messages("alpha beta", limit=50, sort=sort, fields=["id"])
+        window = [r["id"] for r in every if r["id"] > 4]  # ids follow the minutes
+        for filters in ({"after": T0 + 4 * 60}, {"role_filter": "user", "after": T0 + 4 * 60}):
+            got = st.search_messages("alpha beta", limit=50, sort=sort, fields=["id"], **filters)
+            assert [r["id"] for r in got] == window, filters

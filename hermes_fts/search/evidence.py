@@ -67,9 +67,10 @@ EVERY_ID = (MIN_ROWID, MAX_ROWID)
 # Which of the given ids the search's filters keep, each with its session.
 Passing = Callable[[Sequence[int]], Mapping[int, str]]
 # A row the index has not taken (pending for it), as a LIKE test found it:
-# ``(id, session_id, timestamp, units held, BM25)``; the BM25 is the one the
-# index will give it (``score_apart``), or 0 where that cannot be had.
-Apart = tuple[int, str, Any, int, float]
+# ``(id, session_id, timestamp, units held, kept by the filters, BM25)``; the
+# BM25 is the one the index will give it (``score_apart``), or 0 where that
+# cannot be had.
+Apart = tuple[int, str, Any, int, bool, float]
 
 
 def term_weights(counts: Sequence[int], documents: int) -> list[float]:
@@ -234,7 +235,9 @@ def gather(u: IndexUnits, order: str | None = None, apart: Sequence[Apart] = ())
         held = u.held()
         for rid, row in rows.items():
             row[3] = held.get(rid, 0)
-    for rid, sid, ts, bits, bm25 in apart:
+    for rid, sid, ts, bits, kept, bm25 in apart:
+        if not kept:  # in the words' weights below, never on a page
+            continue
         rows[rid] = [1.0 if one else 0.0, bm25, sid, 1 if one else bits]
         if order:
             times[rid] = ts
@@ -324,7 +327,7 @@ def score_apart(u: IndexUnits, apart: Sequence[Apart], totals: tuple[int, int]) 
             [avgdl, *idfs, u.any_unit],
         ).fetchall()
     )
-    return [(*row[:4], float(scores.get(row[0], 0.0))) for row in apart]
+    return [(*row[:5], float(scores.get(row[0], 0.0))) for row in apart]
 
 
 def _fill_apart_table(conn: sqlite3.Connection, table: str, ids: Sequence[int]) -> None:

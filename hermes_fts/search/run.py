@@ -285,7 +285,6 @@ def _best(
     never only after them.  ``only_apart`` (a strict query by relevance): None
     when no such row matches, which the index's own ranking then answers."""
     blind = _blind_spot(req, iq.table)
-    where = f"{req.where} AND {blind}"
     units = IndexUnits(
         req.conn,
         iq.table,
@@ -297,10 +296,13 @@ def _best(
         int(req.state.get("message_id_max") or 0),
         bool(req.state.get("row_evidence")),
     )
-    apart = rows_apart(units, req.plan.query, req.fold, where, req.params) if blind else []
-    if only_apart and not apart:
+    q = req.plan.query
+    apart = rows_apart(units, q, req.fold, blind, req.where, req.params) if blind else []
+    kept = any(row[4] for row in apart)
+    if only_apart and not kept:
         return None
-    rows = None if apart else _bounded(req, iq, route, extra)
+    # One term: every row holds the whole query, so rows left out weigh nothing.
+    rows = None if kept else _bounded(req, iq, route, extra)
     if rows is not None:
         return rows
     filters = Filters(req.where, req.params, req.reads_session)

@@ -227,7 +227,7 @@ def index_sessions(
     statement reads each match with its BM25, the units it holds, its session
     and whether ``filters`` keep it.  The weights count every match
     the index holds, kept or not, as ``evidence.gather`` counts them, and the
-    rows ``apart`` (kept: ``rows_apart`` applied the filters)."""
+    rows ``apart`` (``rows_apart``), kept or not."""
     table = u.table
     low, high = u.envelope_ids
     in_pass = u.in_pass()
@@ -246,7 +246,7 @@ def index_sessions(
     if not in_pass:
         held_by = u.held()
         found = [(rid, sid, score, held_by.get(rid, 0), kept) for rid, sid, score, _, kept in found]
-    found += [(rid, sid, bm25, bits, True) for rid, sid, _, bits, bm25 in apart]
+    found += [(rid, sid, bm25, bits, kept) for rid, sid, _, bits, kept, bm25 in apart]
     credits, words = u.weigh(Counter(map(_HELD, found)), apart)
     credit = {held: c for held, (c, _) in credits.items()}.__getitem__
     words_of = {held: bits for held, (_, bits) in credits.items()}.__getitem__
@@ -299,33 +299,45 @@ def _like_units(
     letters: bool,
     where: str,
     params: Sequence[Any],
+    scan: str | None = None,
 ) -> sqlite3.Cursor:
     """Every row matching ``query`` that ``where`` keeps, as ``(id, session_id,
-    timestamp, holds unit 1, …)``; ``fold`` and ``letters`` as ``like_where``'s."""
+    timestamp, holds unit 1, …)``; ``fold`` and ``letters`` as ``like_where``'s.
+    With ``scan`` (a condition on ``m``): every row matching ``query`` that it
+    allows, as ``(id, session_id, timestamp, kept by where, holds unit 1, …)``."""
     whole, whole_params = like_where(conn, like_plan(query), fold, letters)
     tests, test_params = [], []
     for unit in units:
         sql, unit_params = like_where(conn, like_plan(unit), fold, letters)
         tests.append(sql)
         test_params += unit_params
+    if scan is None:
+        return conn.execute(
+            f"SELECT m.id, m.session_id, m.timestamp, {', '.join(tests)} FROM {LIKE_SOURCE} m "
+            f"JOIN sessions s ON s.id = m.session_id WHERE {whole} AND {where}",
+            [*test_params, *whole_params, *params],
+        )
     return conn.execute(
-        f"SELECT m.id, m.session_id, m.timestamp, {', '.join(tests)} FROM {LIKE_SOURCE} m "
-        f"JOIN sessions s ON s.id = m.session_id WHERE {whole} AND {where}",
-        [*test_params, *whole_params, *params],
+        f"SELECT m.id, m.session_id, m.timestamp, s.id IS NOT NULL AND ({where}), "
+        f"{', '.join(tests)} FROM {LIKE_SOURCE} m LEFT JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {whole} AND {scan}",
+        [*params, *test_params, *whole_params],
     )
 
 
 def rows_apart(
-    u: IndexUnits, query: Query, fold: bool, where: str, params: Sequence[Any]
+    u: IndexUnits, query: Query, fold: bool, blind: str, where: str, params: Sequence[Any]
 ) -> list[Apart]:
-    """The rows ``u``'s index has not taken (``where`` says which, the filters with
-    them) that match ``query``, with the units they hold (``plan.evidence_units``),
-    tested by LIKE as the index folds (case and diacritics too), and the BM25 the
-    index will give them (``evidence.score_apart``)."""
+    """The rows ``u``'s index has not taken (``blind``, a condition on ``m``) that match
+    ``query``, with the units they hold (``plan.evidence_units``), whether the
+    filters ``where`` keep them, tested by LIKE as the index folds (case and
+    diacritics too), and the BM25 the index will give them
+    (``evidence.score_apart``).  Rows the filters leave out count in the words'
+    weights, as the index's own matches do, never on a page."""
     units = [Query(t) for t in query.terms] if query.loose else [query]
-    cur = _like_units(u.conn, query, units, fold, True, where, params)
-    apart = [(int(rid), sid, ts, sum(1 << k for k, hit in enumerate(hits) if hit), 0.0)
-             for rid, sid, ts, *hits in cur]  # fmt: skip
+    cur = _like_units(u.conn, query, units, fold, True, where, params, blind)
+    apart = [(int(rid), sid, ts, sum(1 << k for k, hit in enumerate(hits) if hit), bool(kept),
+              0.0) for rid, sid, ts, kept, *hits in cur]  # fmt: skip
     return score_apart(u, apart, index_totals(u.conn, u.table)) if apart else apart
 
 
