@@ -359,6 +359,23 @@ def _one_message_sessions(tmp_path: Path, *said: tuple[str, str, str]) -> Sessio
     return st
 
 
+def test_a_hiragana_word_before_the_quote_particle_is_searched(tmp_path: Path) -> None:
+    """``ありがとうって言った？`` searched the whole sentence and ``言っ``: no message
+    holds the sentence, so the session that said ありがとう lost to those that
+    only say 言った, a common word, and with none of them the answer was empty."""
+    st = _one_message_sessions(
+        tmp_path,
+        ("thanks", "2026-05-01T10:00", "本当にありがとうございました"),
+        ("said", "2026-05-02T10:00", "彼はそう言った。私もそう言った"),
+        *[(f"said{n}", f"2026-05-0{3 + n}T10:00", "先生がそう言った") for n in range(4)],
+    )
+    try:
+        assert sessions(st, "ありがとうって言った？")[0] == "thanks"
+        assert sessions(st, "ありがとうって何回言った？")[0] == "thanks"
+    finally:
+        st.close()
+
+
 def test_a_particle_glued_after_a_date_goes_with_it(tmp_path: Path) -> None:
     """``12月20日にさくらと`` searched ``にさくら``: the に the date carries stayed on
     the name after it, which no message holds, so the day's session came after

@@ -324,6 +324,7 @@ def forms_note(q: Query, searched: Sequence[Term]) -> list[str]:
 # bigram of hiragana alone is read as grammar (plan._is_stop).  A noun written in
 # hiragana (おにぎり) was lost with them: these cut one out of its stretch.
 _JA_CASE = "をがはにでとのもへ"  # the particles that follow a noun
+_JA_QUOTE = "って"  # the spoken quote particle: ありがとうって言った
 _JA_ASKING = ("いつ", "どこ", "なに", "なん", "だれ", "どんな", "どの", "どれ", "どう")
 _HIRAGANA_STRETCH = re.compile("[\u3041-\u309f\u30fc]+")
 _HIRAGANA_WORD = 3  # shorter ones are mostly particles and endings
@@ -331,7 +332,7 @@ _HIRAGANA_WORD = 3  # shorter ones are mostly particles and endings
 
 def hiragana_words(run: str) -> list[str]:
     """The nouns written in hiragana in the Japanese CJK run ``run``: a stretch of
-    hiragana that a case particle ends (おにぎりを), without it, without the
+    hiragana that a case particle or ``って`` ends (おにぎりを), without it, without the
     particle that starts it after a kanji (東京で…), and without a question
     word before it (どんな…).  Without a dictionary, only where a particle
     marks it: a stretch after a kanji that no particle starts is that word's
@@ -343,9 +344,12 @@ def hiragana_words(run: str) -> list[str]:
             if stretch[0] not in _JA_CASE:
                 continue  # okurigana
             stretch = stretch[1:]
-        if stretch[-1:] not in tuple(_JA_CASE):
+        if stretch.endswith(_JA_QUOTE):
+            stretch = stretch.removesuffix(_JA_QUOTE)
+        elif stretch[-1:] in tuple(_JA_CASE):
+            stretch = stretch[:-1]
+        else:
             continue
-        stretch = stretch[:-1]
         for asking in _JA_ASKING:
             stretch = stretch.removeprefix(asking)
         if len(stretch) >= _HIRAGANA_WORD:
