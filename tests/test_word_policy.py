@@ -162,12 +162,25 @@ def test_status_says_pending_rows_are_read_by_like(home: Path) -> None:
 def test_the_note_with_the_extension_off_says_latin_is_scanned(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The note said the scan finds the same rows as the word index; it folds ASCII
+    case only, so it says what it misses, and the word index kept finds it."""
     WORD.optimize(home)
+    with SessionStore(home / "state.db") as store:
+        store.add_message("s1", "user", "Café near ZÜRICH station")
     monkeypatch.setenv("HERMES_CJK_FTS", "0")
     with SessionStore(home / "state.db", readonly=True) as store:
         result = store.search("deploy")
-    assert result.route == "like_scan"
-    assert any("HERMES_WORD_FTS=1" in note and "LIKE scan" in note for note in result.notes)
+        assert result.route == "like_scan"
+        assert any("HERMES_WORD_FTS=1" in note and "LIKE scan" in note for note in result.notes)
+        assert any("cafe does not find Café" in note for note in result.notes)
+        assert [store.search(q).rows for q in ("cafe", "zurich")] == [[], []]
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+    WORD.optimize(home)
+    with SessionStore(home / "state.db", readonly=True) as store:
+        for query in ("cafe", "zurich"):
+            found = store.search(query)
+            assert found.route == "fts5" and len(found.rows) == 1, query
+            assert not any("cafe does not find" in note for note in found.notes)
 
 
 def _write_without_extension(db: Path) -> None:

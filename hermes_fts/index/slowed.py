@@ -142,7 +142,8 @@ def switched_off_notes(state: dict[str, Any]) -> tuple[str, ...]:
         ""
         if state[BASE]["served"]
         else "; with no word index kept (HERMES_WORD_FTS=1 keeps one), every query "
-        "is answered by a LIKE scan, the same rows, slower"
+        "is answered by a LIKE scan, slower, which folds ASCII case only: cafe does "
+        "not find Café, nor zurich ZÜRICH"
     )
     return (
         f"the CJK extension is switched off (HERMES_CJK_FTS={_env.cjk_switch_value()}): "
