@@ -313,13 +313,16 @@ def test_a_strict_query_ranks_a_pending_row_by_its_bm25(tmp_path, query):
         '("alpha" OR "echo") AND "bravo"',
     ],
 )
-def test_pending_rows_score_as_fts5_will_score_them(tmp_path, expression):
+def test_a_pending_row_scores_as_fts5_scores_an_indexed_twin(tmp_path, expression):
     """Each phrase of a strict query's MATCH text gets its own IDF, in the order FTS5
     numbers them: a rare word (alpha) beside a common one (bravo), so a phrase
-    given another's IDF would be far off.  Every row has ten words, so the
-    average length the index reports is the one it will have after the sync."""
+    given another's IDF would be far off.  Each pending row has an indexed twin
+    of the same text, whose BM25 FTS5 itself gives with the same statistics."""
     rng = random.Random(5)
     common = ["bravo", "charlie", "delta", "echo", "foxtrot"]
+    pending = ["alpha bravo bravo alpha charlie delta echo foxtrot golf hotel",
+               "alpha alpha alpha bravo delta delta echo echo golf hotel",
+               "bravo bravo bravo bravo alpha echo echo golf hotel india"]  # fmt: skip
     path = tmp_path / "state.db"
     with SessionStore(path) as st:
         st.add_session("old", "cli")
@@ -328,27 +331,59 @@ def test_pending_rows_score_as_fts5_will_score_them(tmp_path, expression):
             if n % 40 == 0:
                 words[0] = "alpha"
             st.add_message("old", "user", " ".join(words), timestamp=1_700_000_000 + n)
+        st.add_session("twin", "cli")
+        twins = [st.add_message("twin", "user", text, timestamp=1_700_000_500) for text in pending]
         st.add_session("new", "cli")
-    pending = ["alpha bravo bravo alpha charlie delta echo foxtrot golf hotel",
-               "alpha alpha alpha bravo delta delta echo echo golf hotel",
-               "bravo bravo bravo bravo alpha echo echo golf hotel india"]  # fmt: skip
     script = "".join(
         "INSERT INTO messages(session_id, role, content, timestamp) "
         f"VALUES ('new', 'user', {_quoted(text)}, {1_700_001_000 + n});"
         for n, text in enumerate(pending)
     )
     subprocess.run([str(shutil.which("sqlite3")), str(path), script], check=True, timeout=60)
-    applied = tmp_path / "applied.db"
-    shutil.copy(path, applied)
     with SessionStore(path, readonly=True) as waiting:
         conn = waiting._conn
         ids = [i for (i,) in conn.execute("SELECT id FROM messages WHERE session_id = 'new'")]
-        units = IndexUnits(conn, CJK, [expression], [0], expression, EVERY_ID, "", 203, True)
+        units = IndexUnits(conn, CJK, [expression], [0], expression, EVERY_ID, "", 206, True)
         apart = [(i, "new", None, 1, True, 0.0) for i in ids]
-        scored = {row[0]: row[5] for row in score_apart(units, apart, index_totals(conn, CJK))}
-    with SessionStore(applied) as st:
-        sql = f"SELECT rowid, -rank FROM {CJK} WHERE {CJK} MATCH ? AND rowid >= ?"
-        expected = dict(st._conn.execute(sql, (expression, min(ids))).fetchall())
-    assert expected and set(expected) <= set(scored), (expected, scored)
-    for rid in ids:
-        assert scored[rid] == pytest.approx(expected.get(rid, 0.0), rel=1e-9), (rid, scored)
+        scored = [row[5] for row in score_apart(units, apart, index_totals(conn, CJK))]
+        sql = f"SELECT rowid, -rank FROM {CJK} WHERE {CJK} MATCH ?"
+        ranked = dict(conn.execute(sql, (expression,)).fetchall())
+    expected = [ranked.get(twin, 0.0) for twin in twins]
+    assert any(expected), expected
+    assert scored == pytest.approx(expected, rel=1e-9), (scored, expected)
+
+
+@pytest.mark.parametrize("sort", [None, "sessions"])
+def test_pending_rows_are_scored_with_the_idf_the_indexed_rows_get(tmp_path, sort):
+    """A pending row's IDF counted the pending matches but not the rest of the
+    backlog (Hermes' other messages): lower than the one FTS5 gave the indexed
+    rows, so the short rows holding the word, the best matches once synced,
+    ranked after every indexed one."""
+    path = tmp_path / "state.db"
+    filler = "alpha bravo charlie delta echo foxtrot golf hotel"
+    with SessionStore(path) as st:
+        for n in range(20):
+            st.add_session(f"s{n}", "cli")
+        for n in range(100):  # 10 indexed matches among 100 rows, each of 8 tokens
+            text = "deploy bravo charlie delta echo foxtrot golf hotel" if n % 10 == 0 else filler
+            st.add_message(f"s{n % 10}", "user", text, timestamp=1_700_000_000 + n)
+    # 10 pending matches of 6 tokens, each in a session of its own, among 100 others
+    waiting = [("deploy kilo lima mike november oscar", f"s{10 + n}") for n in range(10)]
+    waiting += [(filler, "s0")] * 100
+    script = "".join(
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        f"VALUES('{sid}', 'user', {_quoted(text)}, {1_700_001_000 + n});"
+        for n, (text, sid) in enumerate(waiting)
+    )
+    subprocess.run([str(shutil.which("sqlite3")), str(path), script], check=True, timeout=60)
+    synced = tmp_path / "synced.db"
+    shutil.copy(path, synced)
+    with SessionStore(synced) as st:
+        assert st.index_state()["cjk_pending"] == 0
+        expected = [r["id"] for r in st.search("deploy", limit=3, sort=sort).rows]
+    assert min(expected) > 100  # short pending rows, once synced
+    with SessionStore(path, readonly=True) as st:
+        assert st.index_state()["cjk_pending"] == len(waiting)
+        found = st.search("deploy", limit=3, sort=sort)
+    assert found.route == "fts_cjk"
+    assert [r["id"] for r in found.rows] == expected, found.rows

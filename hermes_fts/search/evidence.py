@@ -299,9 +299,12 @@ def score_apart(u: IndexUnits, apart: Sequence[Apart], totals: tuple[int, int]) 
     """``apart`` with the BM25 each row will have once the index takes it, so that a
     message Hermes wrote a moment ago ranks among the indexed matches, not
     after every one of them: its text tokenized into a TEMP table with the
-    index's own tokenizer, scored by ``hermes_fts_bm25()`` with the index's
-    statistics (``totals``: its rows and tokens, ``rank_bounds.index_totals``)
-    for every phrase of the MATCH text, in the order FTS5 numbers them.
+    index's own tokenizer, scored by ``hermes_fts_bm25()`` with the statistics
+    FTS5 scores the indexed rows by (``totals``: its rows and tokens,
+    ``rank_bounds.index_totals``; each phrase's rows in it), so both are on one
+    scale, for every phrase of the MATCH text in the order FTS5 numbers them.
+    Counting the pending matches but not the rest of the backlog gave them a
+    lower IDF than the indexed rows, and the best of them ranked last.
     Unchanged (no BM25) where the connection lacks the function or the text
     has more phrases than it counts."""
     phrases = _PHRASE.findall(u.any_unit)
@@ -309,7 +312,7 @@ def score_apart(u: IndexUnits, apart: Sequence[Apart], totals: tuple[int, int]) 
         return list(apart)
     _fill_apart_table(u.conn, u.table, [row[0] for row in apart])
     n_rows, n_tokens = totals
-    # The index will hold these rows too.  A phrase no row here holds adds
+    # The IDF the indexed rows' rank has.  A phrase no row here holds adds
     # nothing to their scores, so it needs no count.
     held = [
         u.conn.execute(
@@ -318,7 +321,7 @@ def score_apart(u: IndexUnits, apart: Sequence[Apart], totals: tuple[int, int]) 
         for phrase in phrases
     ]
     dfs = iter(unit_counts(u.conn, u.table, [x for x, h in zip(phrases, held) if h]))
-    idfs = [fts5_idf(n_rows + len(apart), next(dfs) + h) if h else 0.0 for h in held]
+    idfs = [fts5_idf(n_rows, next(dfs)) if h else 0.0 for h in held]
     avgdl = n_tokens / n_rows if n_rows else 1.0
     scores = dict(
         u.conn.execute(
