@@ -387,3 +387,63 @@ def test_pending_rows_are_scored_with_the_idf_the_indexed_rows_get(tmp_path, sor
         found = st.search("deploy", limit=3, sort=sort)
     assert found.route == "fts_cjk"
     assert [r["id"] for r in found.rows] == expected, found.rows
+
+
+def _words_store(path: Path, alphas: int, bravos: int) -> list[int]:
+    """40 filler rows, then ``alphas`` user rows holding alpha and ``bravos`` holding
+    bravo, indexed; the alpha rows' ids.  A row holding one word ranks by that
+    word's weight: the rarer word's rows come first."""
+    with SessionStore(path) as st:
+        st.add_session("s1", "cli")
+        for n in range(40):
+            st.add_message(
+                "s1", "assistant", f"filler words number {n}", timestamp=1_700_000_000 + n
+            )
+        ids = [
+            st.add_message("s1", "user", "alpha one two", timestamp=1_700_000_100 + n)
+            for n in range(alphas)
+        ]
+        for n in range(bravos):
+            st.add_message("s1", "user", "bravo one two", timestamp=1_700_000_200 + n)
+    return ids
+
+
+def _as_once_synced(tmp_path: Path, path: Path, **kw: object) -> None:
+    synced = tmp_path / "synced.db"
+    shutil.copy(path, synced)
+    with SessionStore(synced) as st:
+        expected = [r["id"] for r in st.search("alpha bravo", **kw).rows]  # type: ignore[arg-type]
+    with SessionStore(path, readonly=True) as st:
+        assert st.index_state()["cjk_pending"]
+        found = st.search("alpha bravo", **kw)  # type: ignore[arg-type]
+    assert found.route == "fts_cjk"
+    assert [r["id"] for r in found.rows] == expected, (found.rows, expected)
+
+
+@pytest.mark.parametrize("sort", [None, "newest"])
+def test_pending_rows_a_filter_drops_weigh_their_words_all_the_same(tmp_path, sort):
+    """A word's weight counts every row holding it, kept by the filters or not; pending
+    rows counted only when kept, so a role filter made the word five waiting
+    assistant rows hold look rarer than it is, and its rows ranked first."""
+    path = tmp_path / "state.db"
+    _words_store(path, alphas=10, bravos=8)
+    rows = [("assistant", "bravo one two")] * 5 + [("user", "alpha one two")]
+    script = "".join(
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        f"VALUES('s1', '{role}', '{text}', {1_700_000_400 + n});"
+        for n, (role, text) in enumerate(rows)
+    )
+    subprocess.run([str(shutil.which("sqlite3")), str(path), script], check=True, timeout=60)
+    _as_once_synced(tmp_path, path, role_filter=["user"], sort=sort, limit=3)
+
+
+@pytest.mark.parametrize("sort", [None, "newest"])
+def test_rows_deleted_while_pending_do_not_weigh_their_words(tmp_path, sort):
+    """The index holds a message deleted by Hermes until the delete is applied; its
+    words were still counted, so alpha (10 rows indexed, 3 deleted since) weighed
+    as if 10 rows held it and bravo's rows ranked first."""
+    path = tmp_path / "state.db"
+    ids = _words_store(path, alphas=10, bravos=9)
+    delete = f"DELETE FROM messages WHERE id IN ({', '.join(map(str, ids[:3]))});"
+    subprocess.run([str(shutil.which("sqlite3")), str(path), delete], check=True, timeout=60)
+    _as_once_synced(tmp_path, path, sort=sort, limit=3)

@@ -162,8 +162,10 @@ class IndexUnits:
     read them: ``units`` and their OR (``any_unit``), the word of each unit
     (``groups``), the rowids read (``envelope_ids``), conditions on ``m`` a row
     must meet to be answered by this index (``extra``, ``search._blind_spot``),
-    the store's message count (``documents``), and whether the connection has
-    ``hermes_fts_held()`` (``held_fn``)."""
+    the store's message count (``documents``), whether the connection has
+    ``hermes_fts_held()`` (``held_fn``), and the condition on the index's rowid
+    that names the rows it holds in a state the messages no longer have
+    (``lagging``: pending for it, their pending text counted instead)."""
 
     conn: sqlite3.Connection
     table: str
@@ -174,6 +176,7 @@ class IndexUnits:
     extra: str
     documents: int
     held_fn: bool = False
+    lagging: str = ""
 
     @property
     def every_match(self) -> bool:
@@ -195,8 +198,13 @@ class IndexUnits:
     ) -> tuple[dict[int, tuple[float, int]], list[float]]:
         """``weigh`` of the sets of units the rows read hold (``sets``: how many rows
         hold each), the units' document counts from them when they are every match;
-        the rows ``apart`` (none of them in the index) count too."""
+        the rows ``apart`` (none of them in the index) count too, kept or not, and
+        what the index holds of them (``lagging``) does not: the counts the index
+        will have once it takes them."""
         counts = document_counts(self.conn, self.table, self.units, sets, self.every_match)
+        if self.lagging:
+            stale = unit_counts(self.conn, self.table, self.units, self.lagging)
+            counts = [n - old for n, old in zip(counts, stale)]
         counts = [n + sum(row[3] >> b & 1 for row in apart) for b, n in enumerate(counts)]
         return weigh(sets, counts, self.documents, self.groups)
 
@@ -357,12 +365,14 @@ def _fill_apart_table(conn: sqlite3.Connection, table: str, ids: Sequence[int]) 
     )
 
 
-def unit_counts(conn: sqlite3.Connection, table: str, units: Sequence[str]) -> list[int]:
-    """How many rows of the index hold each unit (its document frequency)."""
-    return [
-        int(conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (u,)).fetchone()[0])
-        for u in units
-    ]
+def unit_counts(
+    conn: sqlite3.Connection, table: str, units: Sequence[str], among: str = ""
+) -> list[int]:
+    """How many rows of the index hold each unit (its document frequency); ``among``:
+    only the rows that meet this condition on the index's rowid."""
+    where = f" AND {table}.{among}" if among else ""
+    sql = f"SELECT count(*) FROM {table} WHERE {table} MATCH ?{where}"
+    return [int(conn.execute(sql, (u,)).fetchone()[0]) for u in units]
 
 
 def passing_ids(

@@ -295,6 +295,8 @@ def _best(
         extra,
         int(req.state.get("message_id_max") or 0),
         bool(req.state.get("row_evidence")),
+        # What the index holds of its pending rows is counted as their pending text.
+        f"rowid IN (SELECT msg_id FROM {schema.CJK_PENDING})" if blind else "",
     )
     q = req.plan.query
     apart = rows_apart(units, q, req.fold, blind, req.where, req.params) if blind else []
