@@ -157,17 +157,19 @@ class SessionStore(transcript.Views):
         # The last empty answer's index probe: (file token, index), what is wrong.
         self._probed: tuple[tuple[tuple[int, int], str], str | None] | None = None
         if not readonly:
-            # Deleted text is overwritten, not left in free pages (§5.3.1), whatever
-            # this SQLite build's default; old SQLite knows the pragma too.
-            self._conn.execute("PRAGMA secure_delete = ON")
-            self._conn.execute("PRAGMA foreign_keys = ON")
-            if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                self._conn.execute("PRAGMA journal_mode = WAL")
-            index_state.align(self._conn, self._caps, base=not self._base_deferred)
-            if self._base_deferred:  # after align: a trigger must name main.messages
-                schema.shadow_missing_columns(self._conn)
-            space.give_back_left_room(self._file)  # before applying counts free room
-            self._applied_unreported = self._apply_pending()
+            try:  # a store whose open raised (``progress`` may stop it) is closed here
+                # Deleted text is overwritten (§5.3.1), whatever the build's default.
+                self._conn.executescript("PRAGMA secure_delete = ON; PRAGMA foreign_keys = ON;")
+                if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    self._conn.execute("PRAGMA journal_mode = WAL")
+                index_state.align(self._conn, self._caps, base=not self._base_deferred)
+                if self._base_deferred:  # after align: a trigger must name main.messages
+                    schema.shadow_missing_columns(self._conn)
+                space.give_back_left_room(self._file)  # before applying counts free room
+                self._applied_unreported = self._apply_pending()
+            except BaseException:
+                self._conn.close()
+                raise
 
     # ------------------------------------------------------------------ open
 

@@ -59,3 +59,58 @@ def test_a_failed_run_is_told_once_and_raises_nothing(
     told = [r for r in caplog.records if "left pending CJK changes for later" in r.getMessage()]
     assert [r.levelno for r in told] == [logging.INFO, logging.DEBUG], told
     assert path.read_bytes() == b"not a database, " * 512  # nothing written
+
+
+def _backlog(path: Path, rows: int) -> None:
+    """``rows`` messages written by the sqlite3 shell, all pending for the CJK index."""
+    with SessionStore(path) as st:
+        st.add_session("s1", "cli")
+    script = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < "
+        f"{rows}) INSERT INTO messages(session_id, role, content, timestamp) "
+        "SELECT 's1', 'tool', 'zebrafish log line ' || i, 1700000000 + i FROM n;"
+    )
+    subprocess.run([str(shutil.which("sqlite3")), str(path), script], check=True, timeout=120)
+
+
+def _pending(path: Path) -> int:
+    with SessionStore(path, readonly=True) as st:
+        return int(st.index_state()["cjk_pending"])
+
+
+def test_a_run_stops_between_batches_once_hermes_exits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thread is not a daemon, so an exiting Hermes waits for it: it applied the
+    whole backlog first (18 s for 14,000 tool outputs), not one short write."""
+    from hermes_fts.index.maintain import PENDING_BATCH_IDS
+
+    path = tmp_path / "state.db"
+    _backlog(path, PENDING_BATCH_IDS + 500)
+    monkeypatch.setattr(upkeep, "_exiting", lambda: True)
+    thread = upkeep.apply_after_turn(path)
+    assert thread is not None
+    thread.join(timeout=60)
+    assert not upkeep.running()
+    assert _pending(path) == PENDING_BATCH_IDS + 500  # stopped before the first batch
+    with SessionStore(path) as st:  # the run's connection is closed: a writer applies them
+        assert _pending(path) == 0
+        assert st.search("zebrafish", limit=1).route == "fts_cjk"
+
+
+def test_a_python_that_exits_leaves_the_backlog_to_the_next_run(tmp_path: Path) -> None:
+    """The real interpreter exit: the main thread returns at once after starting a run
+    over a backlog of thirty batches; the process ends with rows left pending."""
+    import sys
+
+    path = tmp_path / "state.db"
+    _backlog(path, 60_000)
+    script = (
+        "import sys; from hermes_fts.hermes import upkeep; "
+        "sys.exit(0 if upkeep.apply_after_turn(sys.argv[1]) is not None else 3)"
+    )
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=120)
+    assert 0 < _pending(path)
+    with SessionStore(path) as st:
+        st.sync()
+        assert set(st.integrity_check().values()) == {None} and _pending(path) == 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
+from typing import Any
 
 from ..store import SessionStore
 
@@ -27,10 +28,27 @@ _RUN = threading.Lock()  # held while a run applies; a turn ending meanwhile sta
 _REPORTED: set[str] = set()  # the reasons a run failed, each logged once at INFO
 
 
+class _Exiting(Exception):
+    """Hermes' main thread has ended: the run stops before its next batch."""
+
+
+def _exiting() -> bool:
+    # Python ends the main thread, then waits for every non-daemon thread.
+    return not threading.main_thread().is_alive()
+
+
+def _stop_when_exiting(_event: dict[str, Any]) -> None:
+    """The apply's ``progress``, told before each batch of a backlog of several:
+    stops the run once Hermes exits, so it waits for one batch, not the backlog."""
+    if _exiting():
+        raise _Exiting
+
+
 def apply_after_turn(path: Path) -> threading.Thread | None:
     """Apply ``path``'s pending CJK changes in a thread of their own, unless a run is
     under way (the next turn catches up); the thread started, or None.  Not a
-    daemon: a Hermes that exits waits for the run's last short write."""
+    daemon: a Hermes that exits waits for the run's current batch (the rest
+    waits for the next run), never for a whole backlog."""
     if not _RUN.acquire(blocking=False):
         return None
     thread = threading.Thread(target=_apply, args=(path,), name="hermes-fts-sync")
@@ -51,9 +69,11 @@ def _apply(path: Path) -> None:
     try:
         # A write open applies the pending table in bounded batches, each its own
         # transaction, and keeps the disk's last room for Hermes (§5.3).
-        with SessionStore(path) as store:
+        with SessionStore(path, progress=_stop_when_exiting) as store:
             applied = store.sync()
         log.debug("hermes-fts applied %d pending CJK changes to %s", applied, path)
+    except _Exiting:
+        log.debug("hermes-fts left pending CJK changes for the next run: Hermes exits")
     except Exception as exc:  # noqa: BLE001 - the next turn or `hermes fts sync` applies them
         reason = f"{type(exc).__name__}: {exc}"
         level = logging.DEBUG if reason in _REPORTED else logging.INFO
