@@ -647,3 +647,29 @@ def test_async_hermes_hands_a_call_with_an_unknown_argument_to_its_builtin(
     assert is_ours(ours) and hit_sessions(ours) == ["ko-1"], ours
     told = [m for m in warnings(out) if "passes scope" in m]
     assert len(told) == 1, out["logs"]
+
+
+def test_async_hermes_indexes_the_turns_messages_after_the_turn(
+    async_hermes_venv: Path, tmp_path: Path
+) -> None:
+    """Async Hermes refuses a plain lifecycle hook: ours raised at the end of every turn
+    (a WARNING from the agent loop, the hooks after ours skipped) and the turn's
+    messages stayed pending."""
+    home = tmp_path / "home"
+    home.mkdir()
+    enable(async_hermes_venv, home, grant=False)
+    from hermes_fts.store import SessionStore
+
+    with SessionStore(home / "state.db") as st:  # our indexes, no message yet
+        assert st.index_state()["hermes_fts_cjk"]["served"]
+    he.run_driver(
+        async_hermes_venv,
+        home,
+        "async-turn",
+        "--tool-args",
+        json.dumps([{"query": "服务"}]),
+        timeout=300,
+    )
+    pending, mine = _waiting(home)
+    assert mine >= 2, "Hermes saved the turn's messages"
+    assert pending == 0, "applied after the turn"

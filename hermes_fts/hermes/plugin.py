@@ -19,7 +19,7 @@ entry point once ``hermes plugins enable hermes-fts`` is run, and calls
 * ``hermes fts status|optimize-storage|search|sync`` and the ``/fts`` slash command.
 
 Async Hermes (async-hermes-agent) awaits every callback and refuses plain
-functions, so there the middleware and the registry entry are coroutine functions
+functions, so there the middleware, the registry entry and the hook are coroutine functions
 (the search itself runs in a worker thread).  The middleware is registered last,
 and a failure releases what was registered before it.
 
@@ -701,6 +701,13 @@ def after_turn(**_context: Any) -> None:
         log.debug("hermes-fts: no sync after this turn", exc_info=True)
 
 
+async def after_turn_async(**context: Any) -> None:
+    """``after_turn`` for async Hermes, which refuses a plain hook: it raised at every
+    turn's end, skipping the hooks after ours, and nothing was applied.  The
+    store is read off the event loop."""
+    await asyncio.to_thread(after_turn, **context)
+
+
 def _release(handles: list[Any]) -> None:
     """Undo registrations through the handles newer Hermes returns (older ones return
     ``None``; what they registered before the failure is our registry entry and
@@ -749,7 +756,8 @@ def register(ctx: Any) -> None:
         )
         commands.append("/fts")
         if callable(getattr(ctx, "register_hook", None)):
-            handles.append(ctx.register_hook("on_session_end", after_turn))
+            hook = after_turn_async if async_host else after_turn
+            handles.append(ctx.register_hook("on_session_end", hook))
         handles.append(
             ctx.register_middleware(
                 "tool_execution",
