@@ -114,3 +114,24 @@ def test_a_python_that_exits_leaves_the_backlog_to_the_next_run(tmp_path: Path) 
     with SessionStore(path) as st:
         st.sync()
         assert set(st.integrity_check().values()) == {None} and _pending(path) == 0
+
+
+def test_a_run_creates_no_store_and_touches_no_other_database(tmp_path: Path) -> None:
+    """The hook checks the store, then the run opens it: a store moved away meanwhile
+    became a new empty one with our tables where Hermes keeps its history, and a
+    file of another application got them added."""
+    import sqlite3
+
+    missing = tmp_path / "gone" / "state.db"
+    other = tmp_path / "other.db"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE notes(body TEXT)")
+    con.commit()
+    con.close()
+    before = other.read_bytes()
+    for path in (missing, other):
+        thread = upkeep.apply_after_turn(path)
+        assert thread is not None
+        thread.join(timeout=60)
+    assert not missing.exists() and not missing.parent.exists()
+    assert other.read_bytes() == before

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..store import SessionStore
+from ..store import open_store
 
 __all__ = ["apply_after_turn", "running"]
 
@@ -68,8 +68,9 @@ def running() -> bool:
 def _apply(path: Path) -> None:
     try:
         # A write open applies the pending table in bounded batches, each its own
-        # transaction, and keeps the disk's last room for Hermes (§5.3).
-        with SessionStore(path, progress=_stop_when_exiting) as store:
+        # transaction, and keeps the disk's last room for Hermes (§5.3).  open_store
+        # refuses, untouched, a store gone since the hook looked or not Hermes'.
+        with open_store(path, readonly=False, progress=_stop_when_exiting) as store:
             applied = store.sync()
         log.debug("hermes-fts applied %d pending CJK changes to %s", applied, path)
     except _Exiting:
