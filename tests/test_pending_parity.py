@@ -447,3 +447,24 @@ def test_rows_deleted_while_pending_do_not_weigh_their_words(tmp_path, sort):
     delete = f"DELETE FROM messages WHERE id IN ({', '.join(map(str, ids[:3]))});"
     subprocess.run([str(shutil.which("sqlite3")), str(path), delete], check=True, timeout=60)
     _as_once_synced(tmp_path, path, sort=sort, limit=3)
+
+
+def test_the_table_scoring_pending_rows_is_made_once_per_connection(tmp_path):
+    """sqlite_master keeps a TEMP table's statement without ``temp.``: compared with it,
+    the table scoring pending rows was dropped and made again by every search."""
+    import sqlite3
+
+    path = tmp_path / "state.db"
+    _old_talk_and_a_new_message(path)
+    made: list[str] = []
+
+    def watch(action: int, name: object, *_: object) -> int:
+        if action == sqlite3.SQLITE_CREATE_VTABLE:
+            made.append(str(name))
+        return sqlite3.SQLITE_OK
+
+    with SessionStore(path, readonly=True) as st:
+        st._conn.set_authorizer(watch)
+        for query in ("kubernetes ingress", "kubernetes migration", "ingress"):
+            assert [r["session_id"] for r in st.search(query, limit=1).rows] == ["new"]
+    assert made == ["hermes_fts_apart"], made

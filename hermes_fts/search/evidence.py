@@ -346,8 +346,10 @@ def _fill_apart_table(conn: sqlite3.Connection, table: str, ids: Sequence[int]) 
     made (again) with ``table``'s tokenizer when it has another or none."""
     (sql,) = conn.execute("SELECT sql FROM main.sqlite_master WHERE name = ?", (table,)).fetchone()
     tokenize = _TOKENIZE.search(sql)
+    # As sqlite_master keeps it: without the schema, so that a table made for the
+    # same tokenizer is reused (compared with "temp." it was made again every search).
     create = (
-        f"CREATE VIRTUAL TABLE temp.{_APART_TABLE} USING fts5({', '.join(INDEXED_COLUMNS)}, "
+        f"CREATE VIRTUAL TABLE {_APART_TABLE} USING fts5({', '.join(INDEXED_COLUMNS)}, "
         f"tokenize='{tokenize.group(1) if tokenize else ''}')"
     )
     made = conn.execute(
@@ -355,7 +357,7 @@ def _fill_apart_table(conn: sqlite3.Connection, table: str, ids: Sequence[int]) 
     ).fetchone()
     if made is None or made[0] != create:
         conn.execute(f"DROP TABLE IF EXISTS temp.{_APART_TABLE}")
-        conn.execute(create)
+        conn.execute(create.replace(" TABLE ", " TABLE temp.", 1))
     conn.execute(f"DELETE FROM temp.{_APART_TABLE}")
     columns = ", ".join(INDEXED_COLUMNS)
     conn.execute(
