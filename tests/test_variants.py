@@ -27,6 +27,8 @@ import hermes_fts
 from hermes_fts._cjk_ranges import fold_kana, is_cjk
 from hermes_fts._cjk_variants import FOLDS, fold_char, has_variants
 from hermes_fts._cjk_variants import fold as fold_variants
+from hermes_fts._index_text import fold_width
+from hermes_fts.query.plan import fold_text
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "csrc" / "cjk_variants.txt"
@@ -244,9 +246,16 @@ def test_tokenizer_folds_every_table_entry(sdb: Db) -> None:
 @given(text=st.text(max_size=40))
 @example(text="ァ")  # cjk_fold folds kana too (`kana 1`): the model once left it out
 @example(text="ｶﾞ東京")
+@example(text="ﬀ")  # a ligature is its letters (`letters 1`): the width model kept it
+@example(text="άλφα ёж")
 def test_cjk_fold_is_width_then_variant_folding(sdb: Db, text: str) -> None:
-    """Width, then Han variants, then katakana to hiragana, as the tokenizer folds."""
-    assert sdb.value("SELECT cjk_fold(?)", [text]) == fold_kana(fold_variants(fold(text)))
+    """Width, then Han variants, then katakana to hiragana, as the tokenizer folds;
+    letters (ligatures, accents the tokenizer folds) as the Python twin the LIKE
+    scan folds a query with (``plan.fold_text``) folds them."""
+    folded = sdb.value("SELECT cjk_fold(?)", [text])
+    assert folded == fold_text(text)
+    if fold_width(text) == fold(text):  # no letter fold applies: the width model decides
+        assert folded == fold_kana(fold_variants(fold(text)))
 
 
 # --------------------------------------------------------------------------
