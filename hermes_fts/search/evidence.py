@@ -17,6 +17,8 @@ import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import reduce
+from operator import or_
 from typing import Any
 
 from .._sqlite import sqlite_sort_key
@@ -201,10 +203,10 @@ class IndexUnits:
         the rows ``apart`` (none of them in the index) count too, kept or not, and
         what the index holds of them (``lagging``) does not: the counts the index
         will have once it takes them."""
-        counts = document_counts(self.conn, self.table, self.units, sets, self.every_match)
-        if self.lagging:
-            stale = unit_counts(self.conn, self.table, self.units, self.lagging)
-            counts = [n - old for n, old in zip(counts, stale)]
+        if self.lagging:  # the rows it holds less those: one pass over each doclist
+            counts = unit_counts(self.conn, self.table, self.units, excluding=self.lagging)
+        else:
+            counts = document_counts(self.conn, self.table, self.units, sets, self.every_match)
         counts = [n + sum(row[3] >> b & 1 for row in apart) for b, n in enumerate(counts)]
         return weigh(sets, counts, self.documents, self.groups)
 
@@ -298,7 +300,6 @@ def fts5_idf(n_rows: int, df: int) -> float:
 
 # One FTS5 phrase, its last token a prefix or not: a best match's unit.
 _PHRASE = re.compile(r'"(?:[^"]|"")*"\*?')
-BM25_MAX_PHRASES = 64  # the phrases hermes_fts_bm25() scores at most (csrc/row_evidence.c)
 _APART_TABLE = "hermes_fts_apart"  # in temp: a read-only store writes nothing
 _TOKENIZE = re.compile(r"tokenize\s*=\s*'((?:[^']|'')*)'")
 
@@ -316,18 +317,19 @@ def score_apart(u: IndexUnits, apart: Sequence[Apart], totals: tuple[int, int]) 
     Unchanged (no BM25) where the connection lacks the function or the text
     has more phrases than it counts."""
     phrases = _PHRASE.findall(u.any_unit)
-    if not (apart and u.held_fn and 0 < len(phrases) <= BM25_MAX_PHRASES):
+    if not (apart and u.held_fn and 0 < len(phrases) <= HELD_MAX):
         return list(apart)
     _fill_apart_table(u.conn, u.table, [row[0] for row in apart])
     n_rows, n_tokens = totals
     # The IDF the indexed rows' rank has.  A phrase no row here holds adds
-    # nothing to their scores, so it needs no count.
-    held = [
-        u.conn.execute(
-            f"SELECT count(*) FROM temp.{_APART_TABLE} WHERE {_APART_TABLE} MATCH ?", (phrase,)
-        ).fetchone()[0]
-        for phrase in phrases
-    ]
+    # nothing to their scores, so it needs no count: one pass says which they hold.
+    bits = u.conn.execute(
+        f"SELECT hermes_fts_held({_APART_TABLE}) FROM temp.{_APART_TABLE} "
+        f"WHERE {_APART_TABLE} MATCH ?",
+        (u.any_unit,),
+    )
+    held_any = reduce(or_, (b for (b,) in bits), 0)
+    held = [bool(held_any >> i & 1) for i in range(len(phrases))]
     dfs = iter(unit_counts(u.conn, u.table, [x for x, h in zip(phrases, held) if h]))
     idfs = [fts5_idf(n_rows, next(dfs)) if h else 0.0 for h in held]
     avgdl = n_tokens / n_rows if n_rows else 1.0
@@ -368,11 +370,11 @@ def _fill_apart_table(conn: sqlite3.Connection, table: str, ids: Sequence[int]) 
 
 
 def unit_counts(
-    conn: sqlite3.Connection, table: str, units: Sequence[str], among: str = ""
+    conn: sqlite3.Connection, table: str, units: Sequence[str], excluding: str = ""
 ) -> list[int]:
-    """How many rows of the index hold each unit (its document frequency); ``among``:
-    only the rows that meet this condition on the index's rowid."""
-    where = f" AND {table}.{among}" if among else ""
+    """How many rows of the index hold each unit (its document frequency); without
+    the rows that meet ``excluding``, a condition on the index's rowid."""
+    where = f" AND NOT ({table}.{excluding})" if excluding else ""
     sql = f"SELECT count(*) FROM {table} WHERE {table} MATCH ?{where}"
     return [int(conn.execute(sql, (u,)).fetchone()[0]) for u in units]
 
