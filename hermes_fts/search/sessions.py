@@ -311,17 +311,15 @@ def _like_units(
         sql, unit_params = like_where(conn, like_plan(unit), fold, letters)
         tests.append(sql)
         test_params += unit_params
-    if scan is None:
-        return conn.execute(
-            f"SELECT m.id, m.session_id, m.timestamp, {', '.join(tests)} FROM {LIKE_SOURCE} m "
-            f"JOIN sessions s ON s.id = m.session_id WHERE {whole} AND {where}",
-            [*test_params, *whole_params, *params],
-        )
+    # Without ``scan`` the filters choose the rows; with it, each row says if they keep it.
+    kept = f"s.id IS NOT NULL AND ({where})"
+    column, column_params = (f", {kept}", params) if scan else ("", [])
+    condition, condition_params = (scan, []) if scan else (kept, params)
     return conn.execute(
-        f"SELECT m.id, m.session_id, m.timestamp, s.id IS NOT NULL AND ({where}), "
-        f"{', '.join(tests)} FROM {LIKE_SOURCE} m LEFT JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {whole} AND {scan}",
-        [*params, *test_params, *whole_params],
+        f"SELECT m.id, m.session_id, m.timestamp{column}, {', '.join(tests)} FROM {LIKE_SOURCE} m "
+        f"{'LEFT JOIN' if scan else 'JOIN'} sessions s ON s.id = m.session_id "
+        f"WHERE {whole} AND {condition}",
+        [*column_params, *test_params, *whole_params, *condition_params],
     )
 
 
