@@ -126,3 +126,16 @@ def shell_backlog(path: Path, rows: int) -> None:
         "FROM c;"
     )
     subprocess.run([str(shutil.which("sqlite3")), str(path), script], check=True, timeout=120)
+
+
+def other_application_db(path: Path) -> Path:
+    """A SQLite file of another application (a notes table with a row) at ``path``:
+    hermes-fts must refuse it and leave it untouched."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE notes (x TEXT)")
+    conn.execute("INSERT INTO notes VALUES ('keep me')")
+    conn.commit()
+    conn.close()
+    return path

@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from _support import needs_extension
+from _support import needs_extension, other_application_db
 from _tool_fixtures import (
     chat,
     conversation,
@@ -98,11 +98,7 @@ def test_demo_data_is_package_json_and_the_demo_counts_what_it_stored(tmp_path, 
 
 @pytest.mark.parametrize("argv", [["status"], ["search", "x"], ["read", "s1"], ["browse"]])
 def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, capsys, argv):
-    other = tmp_path / "other.db"
-    conn = sqlite3.connect(other)
-    conn.execute("CREATE TABLE notes(x)")
-    conn.commit()
-    conn.close()
+    other = other_application_db(tmp_path / "other.db")
     before = other.read_bytes()
     assert main([*argv, "--db", str(other)]) == 2
     err = capsys.readouterr().err

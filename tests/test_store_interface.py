@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _support import other_application_db
 from _tool_fixtures import (
     T0,
     chat,
@@ -72,11 +73,7 @@ def test_directory_empty_plain_and_foreign_files_are_refused_untouched(
     empty.touch()
     notes = tmp_path / "notes.db"
     notes.write_bytes(b"plain notes, not a database\n" * 20)
-    other = tmp_path / "other.db"
-    conn = sqlite3.connect(other)
-    conn.execute("CREATE TABLE notes (x TEXT)")
-    conn.commit()
-    conn.close()
+    other = other_application_db(tmp_path / "other.db")
     half = tmp_path / "half.db"  # a sessions table and no messages table
     conn = sqlite3.connect(half)
     conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY)")

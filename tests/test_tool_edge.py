@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from _support import other_application_db
 from _tool_fixtures import T0, assert_error, chat, conversation, open_store
 
 from hermes_fts import cli
@@ -86,12 +87,7 @@ def test_db_that_is_not_sqlite_is_a_clear_error_and_untouched(home, tmp_path, ca
 
 @pytest.mark.parametrize("argv", SUBCOMMANDS, ids=lambda a: a[0])
 def test_db_of_another_application_is_refused_and_untouched(home, tmp_path, capsys, argv):
-    other = tmp_path / "other.db"
-    conn = sqlite3.connect(other)
-    conn.execute("CREATE TABLE notes (x TEXT)")
-    conn.execute("INSERT INTO notes VALUES ('keep me')")
-    conn.commit()
-    conn.close()
+    other = other_application_db(tmp_path / "other.db")
     before = digest(other)
     code, _out, err = run_cli([*argv, "--db", str(other)], capsys)
     assert code == 2

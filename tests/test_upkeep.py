@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from _support import needs_extension
+from _support import needs_extension, other_application_db
 
 from hermes_fts.hermes import upkeep
 from hermes_fts.store import SessionStore
@@ -120,14 +120,8 @@ def test_a_run_creates_no_store_and_touches_no_other_database(tmp_path: Path) ->
     """The hook checks the store, then the run opens it: a store moved away meanwhile
     became a new empty one with our tables where Hermes keeps its history, and a
     file of another application got them added."""
-    import sqlite3
-
     missing = tmp_path / "gone" / "state.db"
-    other = tmp_path / "other.db"
-    con = sqlite3.connect(other)
-    con.execute("CREATE TABLE notes(body TEXT)")
-    con.commit()
-    con.close()
+    other = other_application_db(tmp_path / "other.db")
     before = other.read_bytes()
     for path in (missing, other):
         thread = upkeep.apply_after_turn(path)
