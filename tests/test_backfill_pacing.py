@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -17,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from _support import needs_extension
+from _support import needs_extension, shell_backlog
 
 from hermes_fts import _sharing, cli
 from hermes_fts.index import maintain as indexing
@@ -135,8 +136,8 @@ def test_a_build_merges_in_small_steps_and_never_in_a_crisis(tmp_path: Path) -> 
 
 # A writer shaped like Hermes Agent 0.19.0's: plain sqlite3 (no extension),
 # a 1 s busy timeout, BEGIN IMMEDIATE, and a 20-150 ms jittered retry when the
-# lock stays taken.  Inside each transaction it notes how far the backfill had
-# got, so the test can see between which chunks it got the lock.
+# lock stays taken.  Inside each transaction it notes how far the fill had got
+# (``probe``), so the test can see between which chunks it got the lock.
 _HERMES_LIKE_WRITER = """
     import json, os, random, sqlite3, time
     conn = sqlite3.connect({db!r}, timeout=1.0, isolation_level=None)
@@ -152,8 +153,7 @@ _HERMES_LIKE_WRITER = """
             retries += 1
             time.sleep(random.uniform(0.020, 0.150))
             continue
-        row = conn.execute("SELECT group_concat(key || '=' || value) FROM state_meta "
-                           "WHERE key LIKE '%progress'").fetchone()
+        row = conn.execute({probe!r}).fetchone()
         cur = conn.execute("INSERT INTO messages(session_id, role, content, timestamp) "
                            "VALUES ('w1', 'user', ?, ?)", (f"写入者 {{len(ids)}}", time.time()))
         conn.execute("COMMIT")
@@ -165,13 +165,21 @@ _HERMES_LIKE_WRITER = """
 """
 
 
-def start_hermes_like_writer(db: Path, stop: Path) -> subprocess.Popen[str]:
-    """The writer above in its own process, once it has connected."""
+_BACKFILL_PROBE = (
+    "SELECT group_concat(key || '=' || value) FROM state_meta WHERE key LIKE '%progress'"
+)
+
+
+def start_hermes_like_writer(
+    db: Path, stop: Path, probe: str = _BACKFILL_PROBE
+) -> subprocess.Popen[str]:
+    """The writer above in its own process, once it has connected; ``probe`` is the
+    query whose answer it notes in each of its transactions."""
     proc = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            textwrap.dedent(_HERMES_LIKE_WRITER.format(db=str(db), stop=str(stop))),
+            textwrap.dedent(_HERMES_LIKE_WRITER.format(db=str(db), stop=str(stop), probe=probe)),
         ],
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
         stdout=subprocess.PIPE,
@@ -302,3 +310,53 @@ def test_only_the_command_alone_in_its_process_asks_who_has_the_store_open(
     argv = ["optimize-storage", "--yes", "--db", str(tmp_path / "state.db")]
     assert cli.main(argv, own_process=own_process) == 0
     assert bool(asked) == own_process
+
+
+@needs_extension
+def test_applying_a_backlog_lets_a_hermes_like_writer_in_between_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the pending table was applied in batches of 2,000 ids back to back,
+    so a backlog of long tool outputs held the lock for longer than Hermes retries
+    a write.  Batches are now sized to a transaction length, with a pause between."""
+    db = tmp_path / "state.db"
+    stop = tmp_path / "stop"
+    backlog = 3000
+    shell_backlog(db, backlog)
+    with sqlite3.connect(db) as conn:  # the writer's session; an open would apply the backlog
+        conn.execute("INSERT INTO sessions(id, source, started_at) VALUES ('w1', 'cli', 0)")
+    last = backlog + 1  # the store's first message, then the shell's rows
+    # Batches of 200 ids, so that this small backlog takes many of them (their
+    # sizing is the backfill's, tested above).
+    monkeypatch.setattr(indexing, "PENDING_BATCH_IDS", 200)
+    monkeypatch.setattr(indexing, "next_chunk_rows", lambda rows, elapsed, target: rows)
+    probe = f"SELECT COUNT(*) FROM {schema.CJK_PENDING} WHERE msg_id <= {last}"
+    proc = start_hermes_like_writer(db, stop, probe)
+    applied: list[int] = []
+
+    def note(event: dict[str, object]) -> None:
+        if event.get("phase") == "pending":
+            applied.append(int(event["indexed"]))  # type: ignore[call-overload]
+
+    try:
+        with SessionStore(db, progress=note):  # the open applies the backlog
+            pass
+    finally:
+        stop.touch()
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    report = json.loads(out.strip().splitlines()[-1])
+    # What was left of the backlog each time the writer got the lock.
+    left = {int(n) for n in report["seen"]}
+    batches = len(applied) - 1  # the first event comes before any batch
+    assert batches >= 10, applied
+    # A waiting writer gets in at each pause between batches: each count left
+    # between two batches is one the writer saw (a few may be missed on a busy machine).
+    between = set(range(backlog - 200, 0, -200))
+    assert len(left & between) >= len(between) // 2, (sorted(left), sorted(between))
+    with SessionStore(db) as store:
+        assert store.index_state()["cjk_pending"] == 0
+        assert len(store.search_messages("部署到东京", limit=10**6, fields=["id"])) == backlog
+        found = {r["id"] for r in store.search_messages("写入者", limit=10**6, fields=["id"])}
+        assert found == set(report["ids"])
+        assert store.integrity_check()[CJK] is None

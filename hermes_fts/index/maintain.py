@@ -50,7 +50,7 @@ CRISISMERGE = 16
 # its threshold goes past 16 so the small steps come first.
 BUILD_AUTOMERGE = 16
 BUILD_CRISISMERGE = 64
-PENDING_BATCH_IDS = 2000  # bounds how long one sync transaction holds the write lock
+PENDING_BATCH_IDS = 500  # a sync's first batch; later batches are sized to TXN_TARGET_S
 
 Sleep = Callable[[float], None]
 Progress = Callable[[dict[str, Any]], None]
@@ -358,33 +358,43 @@ def pending_deletes(conn: sqlite3.Connection) -> bool:
 
 def apply_pending(
     conn: sqlite3.Connection,
-    batch_ids: int = PENDING_BATCH_IDS,
     before_batch: Callable[[], None] | None = None,
     progress: Progress | None = None,
+    *,
+    sleep: Sleep = time.sleep,
 ) -> int:
     """Bring messages_fts_cjk up to date from the pending table; returns ids applied.
 
-    Each batch is its own write transaction, so a large backlog (an extension
-    outage) never holds the write lock for long.  A batch deletes the pending
-    rows it applied (and their old text) in its own transaction; with nothing
-    pending no write lock is taken.  ``before_batch`` runs before each batch
-    and may raise to stop there (the disk room check); batches done stay done.
-    ``progress`` gets a ``pending`` event (messages applied of those waiting)
-    before the first batch and after each, when more than one batch waits.
+    Each batch is its own write transaction, paced as a backfill's chunks
+    are: the first takes ``PENDING_BATCH_IDS`` ids, the next ones are sized
+    to last about ``TXN_TARGET_S``, and ``MIN_PAUSE`` passes between them so
+    that a writer waiting for the lock gets it.  Without that, batches of
+    long tool outputs held the lock back to back for longer than Hermes
+    retries a write.  A batch deletes the pending rows it applied (and their
+    old text) in its own transaction; with nothing pending no write lock is
+    taken.  ``before_batch`` runs before each batch and may raise to stop
+    there (the disk room check); batches done stay done.  ``progress`` gets
+    a ``pending`` event (messages applied of those waiting) before the first
+    batch and after each, when more than the first batch waits.
     """
     if schema.index_layout(schema.index_sql(conn, CJK)) != "external":
         # An earlier layout holds other text: a 'delete' of the indexed text
         # would corrupt it.  optimize-storage rebuilds it.
         return 0
-    report = _pending_report(conn, batch_ids, progress)
+    report = _pending_report(conn, PENDING_BATCH_IDS, progress)
     applied = 0
+    ids = PENDING_BATCH_IDS
     while conn.execute(f"SELECT 1 FROM {CJK_PENDING} LIMIT 1").fetchone() is not None:
+        if applied:
+            sleep(MIN_PAUSE)
         if before_batch is not None:
             before_batch()
+        started = time.monotonic()
         with write_txn(conn):
-            n = apply_pending_batch(conn, batch_ids)
+            n = apply_pending_batch(conn, ids)
         if n == 0:
             break
+        ids = next_chunk_rows(ids, time.monotonic() - started, TXN_TARGET_S)
         applied += n
         report(applied)
     return applied
