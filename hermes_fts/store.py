@@ -80,6 +80,7 @@ def open_store(
     create: bool = False,
     check_writable: bool = False,
     progress: indexing.Progress | None = None,
+    pause: indexing.Sleep = time.sleep,
 ) -> SessionStore:
     """The one way the tool and the CLI open a store; raises StoreError.
 
@@ -90,7 +91,7 @@ def open_store(
     it is never silently turned into a read-only open.  ``create=True``
     allows a missing (or empty) file to become a new store.  ``check_writable``
     makes a read-only open refuse what a read-write one would (a preflight);
-    ``progress`` as ``SessionStore``'s."""
+    ``progress`` and ``pause`` as ``SessionStore``'s."""
     target = Path(path).expanduser()
     # A writer is refused before its first write; a reader asks its own
     # connection for Hermes' tables, rather than open one more to ask.
@@ -104,7 +105,7 @@ def open_store(
     if problem is not None:
         raise StoreError(problem.message, wrong_path=problem.wrong_path)
     try:
-        store = SessionStore(target, readonly=readonly, progress=progress)
+        store = SessionStore(target, readonly=readonly, progress=progress, pause=pause)
     except (sqlite3.Error, OSError) as exc:
         # Another application's database fails on our first read: say so.
         problem = (
@@ -121,16 +122,18 @@ def open_store(
 
 
 class SessionStore(transcript.Views):
-    """A session store; ``progress`` gets a long pending apply's events (open, sync)."""
+    """A session store; ``progress`` gets a long pending apply's events (open, sync),
+    and ``pause`` takes the pause between its batches (§5.3)."""
 
     def __init__(
         self,
         path: str | os.PathLike[str] | None = None,
         readonly: bool = False,
         progress: indexing.Progress | None = None,
+        pause: indexing.Sleep = time.sleep,
     ) -> None:
         self._path = Path(path) if path is not None else default_db_path()
-        self.readonly, self._progress = readonly, progress
+        self.readonly, self._progress, self._pause = readonly, progress, pause
         _sqlite.prepare_store_path(self._path, default=path is None, readonly=readonly)
         self._conn = self._open_connection()
         renamed = _sqlite.content_column_problem(self._conn, self._path)
@@ -316,7 +319,7 @@ class SessionStore(transcript.Views):
                 # Hermes' writes need the disk more than our index does.
                 room = functools.partial(space.keep_reserve, self._file) if self._file else None
                 applied = indexing.apply_pending(
-                    self._conn, before_batch=room, progress=self._progress
+                    self._conn, before_batch=room, progress=self._progress, sleep=self._pause
                 )
                 if deleted:
                     index_state.merge_segments(self._conn, self._caps, (BASE, TRIGRAM))

@@ -141,6 +141,7 @@ def test_a_build_merges_in_small_steps_and_never_in_a_crisis(tmp_path: Path) -> 
 _HERMES_LIKE_WRITER = """
     import json, os, random, sqlite3, time
     conn = sqlite3.connect({db!r}, timeout=1.0, isolation_level=None)
+    conn.execute("PRAGMA schema_version").fetchone()  # opens the -shm: "ready" means connected
     print("ready", flush=True)
     seen, ids, retries = [], [], 0
     deadline = time.monotonic() + 120
@@ -360,3 +361,27 @@ def test_applying_a_backlog_lets_a_hermes_like_writer_in_between_batches(
         found = {r["id"] for r in store.search_messages("写入者", limit=10**6, fields=["id"])}
         assert found == set(report["ids"])
         assert store.integrity_check()[CJK] is None
+
+
+@needs_extension
+@pytest.mark.parametrize("own_process", [True, False])
+def test_sync_alone_in_its_process_asks_who_has_the_store_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own_process: bool
+) -> None:
+    """``hermes-fts sync`` pauses between the pending table's batches as optimize-storage
+    pauses between chunks: the console script only while another process has the
+    store open."""
+    db = tmp_path / "state.db"
+    shell_backlog(db, 3 * indexing.PENDING_BATCH_IDS)
+    asked: list[str] = []
+    slept: list[float] = []
+    monkeypatch.setattr(_sharing, "opened_elsewhere", lambda path: asked.append(path) or False)
+    monkeypatch.setattr(indexing.time, "sleep", slept.append)
+    assert cli.main(["sync", "--db", str(db)], own_process=own_process) == 0
+    assert bool(asked) == own_process
+    # Asked and told nobody else is there, the command does not wait; in-process it does.
+    assert slept == ([] if own_process else [indexing.MIN_PAUSE] * len(slept)) and (
+        own_process or slept
+    )
+    with SessionStore(db) as store:
+        assert store.index_state()["cjk_pending"] == 0

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 from .. import loader
 from .._env import cjk_extension_disabled, cjk_switch_value, hermes_home
-from .._sharing import RunBusy, pause_when_shared, run_lock
+from .._sharing import RunBusy, run_lock
 from ..hermes import host as hermes_host
 from ..index.slowed import fix_command, optimize_why, search_slowed_by, slowed_why
 from ..store import (
@@ -28,6 +27,7 @@ from .registry import (
     CommandError,
     carry_store,
     command,
+    command_pause,
     db_path,
     open_db,
     profile_option,
@@ -507,13 +507,7 @@ def _no_room_text(room: dict[str, int], vacuum: bool, without: dict[str, int]) -
 def _optimize(
     store: SessionStore, args: argparse.Namespace, vacuum: bool, progress: ProgressBar
 ) -> int:
-    # Alone in its process, the command pauses for other writers only while
-    # another process has the store open.
-    pause = (
-        pause_when_shared(store.path or db_path(args))
-        if getattr(args, "own_process", False)
-        else time.sleep
-    )
+    pause = command_pause(args, store.path or db_path(args))
     try:
         result = store.optimize_storage(progress=progress, vacuum=vacuum, sleep=pause)
     except sqlite3.Error as exc:

@@ -16,6 +16,7 @@ prints every error in one place.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Container
 from contextlib import contextmanager
 
@@ -360,12 +361,28 @@ def open_db(
 
     path = db_path(args)
     with open_store(
-        path, readonly=readonly, check_writable=check_writable, progress=progress
+        path,
+        readonly=readonly,
+        check_writable=check_writable,
+        progress=progress,
+        pause=command_pause(args, path),
     ) as store:
         try:
             yield store
         except sqlite3.OperationalError as exc:
             raise store_error(path, exc) from exc
+
+
+def command_pause(
+    args: argparse.Namespace, path: str | os.PathLike[str]
+) -> Callable[[float], None]:
+    """The pause between a write's batches or chunks: alone in its process, the
+    command pauses for other writers only while another process has the store open."""
+    import time
+
+    from .._sharing import pause_when_shared
+
+    return pause_when_shared(path) if getattr(args, "own_process", False) else time.sleep
 
 
 # The subcommands that read no store; of the others, those of cli/history.py
