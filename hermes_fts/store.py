@@ -14,15 +14,14 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _env, _sqlite, loader, transcript
+from . import _env, _sqlite, loader, transcript, writes
 from ._env import default_db_path
 from ._sharing import write_lock_held
 from ._sqlite import BUSY_TIMEOUT_S, StoreError, failure_cause, store_error
-from .content import encode_value
 from .index import lifecycle as index_state
 from .index import maintain as indexing
 from .index import schema, space
@@ -64,10 +63,7 @@ __all__ = [  # the store, and what the tool and the CLI reach through it
 
 logger = logging.getLogger("hermes_fts.store")
 
-_MESSAGE_FIELDS = schema.MESSAGES.names
 _text_or_replacement = functools.partial(str, encoding="utf-8", errors="replace")
-_UPDATABLE_FIELDS = frozenset(_MESSAGE_FIELDS) - {"session_id"}
-_SESSION_FIELDS = schema.SESSIONS.names
 _REPAIR = "run `hermes-fts optimize-storage` to rebuild it"
 # The index whose lookups each index route's answer comes from.
 _ANSWERING_INDEX = {**search.INDEX_ROUTES, search.CHECKED_ROUTE: CJK}
@@ -121,7 +117,7 @@ def open_store(
     return store
 
 
-class SessionStore(transcript.Views):
+class SessionStore(transcript.Views, writes.Writes):
     """A session store; ``progress`` gets a long pending apply's events (open, sync),
     and ``pause`` takes the pause between its batches (§5.3)."""
 
@@ -409,131 +405,6 @@ class SessionStore(transcript.Views):
             else:
                 logger.warning("CJK index update deferred to the next sync: %s", cjk_error)
         return result
-
-    def add_session(
-        self,
-        session_id: str | None = None,
-        source: str = "cli",
-        *,
-        started_at: float | None = None,
-        **fields: Any,
-    ) -> str:
-        sid = session_id or fields.pop("id", None)
-        fields.pop("id", None)
-        if not sid:
-            raise ValueError("add_session needs a session id")
-        row: dict[str, Any] = {
-            "id": sid,
-            "source": source,
-            "started_at": time.time() if started_at is None else started_at,
-        }
-        unknown = set(fields) - set(_SESSION_FIELDS)
-        if unknown:
-            raise ValueError(f"unknown session field(s): {', '.join(sorted(unknown))}")
-        row.update({k: encode_value(v) for k, v in fields.items()})
-        cols = ", ".join(row)
-        marks = ", ".join("?" for _ in row)
-        self._write(
-            lambda c: c.execute(
-                f"INSERT INTO sessions({cols}) VALUES ({marks})", tuple(row.values())
-            )
-        )
-        return str(sid)
-
-    def end_session(self, session_id: str, end_reason: str) -> None:
-        # First writer wins, as in the reference.
-        self._write(
-            lambda c: c.execute(
-                "UPDATE sessions SET ended_at = ?, end_reason = ? "
-                "WHERE id = ? AND ended_at IS NULL",
-                (time.time(), end_reason, session_id),
-            )
-        )
-
-    def get_session(self, session_id: str) -> dict[str, Any] | None:
-        row = self._conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        return None if row is None else dict(row)
-
-    @staticmethod
-    def _message_row(msg: Mapping[str, Any]) -> tuple[Any, ...]:
-        unknown = set(msg) - set(_MESSAGE_FIELDS)
-        if unknown:
-            raise ValueError(f"unknown message field(s): {', '.join(sorted(unknown))}")
-        if not msg.get("session_id") or not msg.get("role"):
-            raise ValueError("a message needs session_id and role")
-        # None is "not given" (as for a session's started_at), not a NULL that
-        # the NOT NULL columns would refuse.
-        values = {k: v for k, v in msg.items() if v is not None}
-        values.setdefault("timestamp", time.time())
-        values.setdefault("active", 1)
-        values.setdefault("compacted", 0)
-        return tuple(encode_value(values.get(name)) for name in _MESSAGE_FIELDS)
-
-    _INSERT_MESSAGE = (
-        f"INSERT INTO messages({', '.join(_MESSAGE_FIELDS)}) "
-        f"VALUES ({', '.join('?' for _ in _MESSAGE_FIELDS)})"
-    )
-
-    def add_message(
-        self, session_id: str, role: str, content: str | None = None, **fields: Any
-    ) -> int:
-        row = self._message_row(
-            {"session_id": session_id, "role": role, "content": content, **fields}
-        )
-        return int(self._write(lambda c: c.execute(self._INSERT_MESSAGE, row).lastrowid))
-
-    def add_messages(self, messages: Iterable[Mapping[str, Any]]) -> list[int]:
-        """Insert many messages in one transaction; returns their ids in order.
-
-        An iterator is streamed (a million generated rows never sit in memory);
-        a sequence may be replayed once if a corrupt index rejects the write.
-        """
-
-        def insert(c: sqlite3.Connection) -> list[int]:
-            count = 0
-
-            def rows() -> Iterator[tuple[Any, ...]]:
-                nonlocal count
-                for msg in messages:
-                    count += 1
-                    yield self._message_row(msg)
-
-            c.executemany(self._INSERT_MESSAGE, rows())
-            if count == 0:
-                return []
-            # Under BEGIN IMMEDIATE nobody else inserts, and each new id is
-            # larger than every existing one: ours are the top `count` ids.
-            top = int(c.execute("SELECT MAX(id) FROM messages").fetchone()[0])
-            return list(range(top - count + 1, top + 1))
-
-        return list(self._write(insert, replayable=isinstance(messages, Sequence)))
-
-    def update_message(self, message_id: int, **fields: Any) -> None:
-        unknown = set(fields) - _UPDATABLE_FIELDS
-        if unknown:
-            raise ValueError(f"cannot update message field(s): {', '.join(sorted(unknown))}")
-        if not fields:
-            return
-        assigns = ", ".join(f"{k} = ?" for k in fields)
-        values = tuple(encode_value(v) for v in fields.values())
-        self._write(
-            lambda c: c.execute(
-                f"UPDATE messages SET {assigns} WHERE id = ?", (*values, message_id)
-            )
-        )
-
-    def set_message_flags(
-        self, message_id: int, active: bool | None = None, compacted: bool | None = None
-    ) -> None:
-        fields: dict[str, Any] = {}
-        if active is not None:
-            fields["active"] = int(active)
-        if compacted is not None:
-            fields["compacted"] = int(compacted)
-        self.update_message(message_id, **fields)
-
-    def delete_message(self, message_id: int) -> None:
-        self._write(lambda c: c.execute("DELETE FROM messages WHERE id = ?", (message_id,)))
 
     # -------------------------------------------------------- maintenance
 

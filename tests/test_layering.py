@@ -60,6 +60,7 @@ LAYERS: dict[str, int] = {
     "index.health": 5,
     "index.space": 5,
     "transcript": 5,
+    "writes": 5,
     "search.snippets": 5,
     "search.rows": 6,
     "search.sessions": 5,
