@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import random
 import sqlite3
+import time
 
 import pytest
 from _tool_fixtures import T0, conversation, open_store
@@ -292,6 +293,22 @@ def test_a_short_cjk_word_in_no_message_is_read_as_a_sentence(tmp_path):
     for left_out in ({"offset": 1}, {"role_filter": "assistant"}, {"after": T0 + 86400}):
         result = st_.search("数据库迁移", **left_out)
         assert result.rows == [] and not any("as written" in n for n in result.notes), left_out
+    st_.close()
+
+
+def test_a_long_paste_in_no_message_is_read_again_quickly_with_a_short_note(tmp_path):
+    """Regression: a pasted run of 30,000 CJK characters, in no message, took 8 s
+    to be read again (the joined-words pattern rescanned the run from each of its
+    characters) and the note quoted all of it, twice."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "a", [("user", "猫 and a dog")], start=T0)
+    query = "猫" * 30_000 + " a:b"
+    started = time.perf_counter()
+    found = st_.search(query)
+    assert time.perf_counter() - started < 2.0
+    (read_as,) = [n for n in found.notes if "in no message as written" in n]
+    assert len(read_as) < 500, read_as[:80]
+    assert read_as.startswith("'猫猫") and "…' is in no message as written" in read_as
     st_.close()
 
 

@@ -388,7 +388,10 @@ def search_reading(
     if search(anywhere)[1]:
         return plan, rows, (), time_note
     again, how = other
-    read_as = f"{request.query.strip()!r} is in no message as written: searched as {how}"
+    read_as = (
+        f"{_by_its_start(request.query.strip())!r} is in no message as written: "
+        f"searched as {_by_its_start(how)}"
+    )
     try:
         found = search_preferring(again, search)
     except QueryError:  # the other reading is only a try: the empty answer stands
@@ -410,9 +413,19 @@ def _other_reading(request: SearchRequest) -> tuple[SearchRequest, str] | None:
     return None if name is None else (dataclasses.replace(request, query=name), name)
 
 
+# A query named in a note: a paste of many KB would make the note as long.
+_NOTE_QUERY_MAX_CHARS = 200
+
+
+def _by_its_start(text: str) -> str:
+    cut = _NOTE_QUERY_MAX_CHARS
+    return text if len(text) <= cut else text[: cut - 1] + "…"
+
+
 # Words joined by what Hermes 0.19.0's search strips as FTS5 syntax
-# (not parentheses: ours group with them, and NEAR( opens a group).
-_JOINED = re.compile(r"\w+(?:[:+^{}]+\w+)+")
+# (not parentheses: ours group with them, and NEAR( opens a group).  Only from
+# a word's start: from inside a long run each try rescans it, quadratic in a paste.
+_JOINED = re.compile(r"(?<!\w)\w+(?:[:+^{}]+\w+)+")
 _JOINERS = re.compile(r"[:+^{}]+")
 _QUOTED = re.compile(r'("[^"]*")')
 
