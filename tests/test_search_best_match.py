@@ -296,6 +296,25 @@ def test_a_short_cjk_word_in_no_message_is_read_as_a_sentence(tmp_path):
     st_.close()
 
 
+def test_a_joined_word_read_as_its_words_names_the_words_a_result_holds(tmp_path):
+    """Regression: ``docker:staging``, in no message as written, is searched as
+    ``docker staging``; the partial note asked which words of ``docker:staging`` as
+    written the first result held, found none, and said it "matches none of them"
+    of a row holding ``staging``."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "stage", [("user", "the staging server is up")], start=T0)
+    conversation(st_, "other", [("user", "nothing to see")], start=T0 + 1)
+    found = session_search(st_, query="docker:staging", role_filter="user")
+    assert [r["session_id"] for r in found["results"]] == ["stage"]
+    assert any("searched as docker staging" in n for n in found["query_notes"])
+    partial = [n for n in found["query_notes"] if n.startswith("no conversation holds")]
+    assert partial == [
+        "no conversation holds every word; the first result matches staging and not docker"
+    ]
+    assert st_.words_held("docker:staging", ["staging"]) == (["staging"], [], ["docker"])
+    st_.close()
+
+
 def test_a_long_paste_in_no_message_is_read_again_quickly_with_a_short_note(tmp_path):
     """Regression: a pasted run of 30,000 CJK characters, in no message, took 8 s
     to be read again (the joined-words pattern rescanned the run from each of its

@@ -409,8 +409,15 @@ def _other_reading(request: SearchRequest) -> tuple[SearchRequest, str] | None:
         return None
     if reads_as_sentence(text):
         return dataclasses.replace(request, sentence=True), "a sentence, by its words"
-    name = lone_possessive(text) or _joined_words(text)
+    name = other_words(text)
     return None if name is None else (dataclasses.replace(request, query=name), name)
+
+
+def other_words(text: str) -> str | None:
+    """The words a query is searched as when no message holds it as written: a
+    possessive alone as its name (``Anna's``), words a colon or ``+`` joins as words
+    apart (``docker:staging``); None when it has no such reading."""
+    return lone_possessive(text) or _joined_words(text)
 
 
 # A query named in a note: a paste of many KB would make the note as long.
