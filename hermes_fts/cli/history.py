@@ -40,6 +40,7 @@ from .output import (
     emit_json,
     highlight,
     one_line,
+    printable,
     style,
     use_color,
 )
@@ -66,17 +67,17 @@ def _message_text(msg: dict[str, Any]) -> str:
     """A message as people read it: JSON escapes decoded, tool calls as calls."""
     content = msg.get("content")
     if content:
-        return readable_text(str(content))
+        return printable(readable_text(str(content)))
     calls = render_tool_calls(msg.get("tool_calls"))
     if calls:
-        return "calls " + calls
+        return "calls " + printable(calls)
     return "(no text)"
 
 
 def _role_label(msg: dict[str, Any]) -> str:
     role = str(msg.get("role") or "?")
     if role == "tool" and msg.get("tool_name"):
-        return f"tool:{msg['tool_name']}"
+        return f"tool:{printable(str(msg['tool_name']))}"
     return role
 
 
@@ -125,7 +126,7 @@ def _print_session_header(
     args: argparse.Namespace, payload: dict[str, Any], elapsed: float, color: bool
 ) -> None:
     meta = payload.get("session_meta") or {}
-    title = meta.get("title") or "(untitled)"
+    title = printable(meta.get("title") or "(untitled)")
     print(
         f"{style(title, BOLD, color)}  {meta.get('source')} · {meta.get('when')} · "
         f"{meta.get('model')}  ({elapsed:.1f} ms)"
@@ -364,7 +365,7 @@ def _print_search(
 
 
 def _print_result(number: int, res: dict[str, Any], color: bool, out: TextIO) -> None:
-    title = res.get("title") or "(untitled)"
+    title = printable(res.get("title") or "(untitled)")
     print(file=out)
     print(
         f"{number}. {style(title, BOLD, color)}  "
