@@ -125,6 +125,28 @@ def test_canonical_operators(raw: str, expected: str) -> None:
     assert sanitize_fts5_query(raw) == expected
 
 
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("NEAR (deploy service)", 'NEAR("deploy" "service", 10)'),
+        ("NEAR\t( deploy service, 3 )", 'NEAR("deploy" "service", 3)'),
+        ("fix NEAR (deploy service, 2)", '"fix" AND NEAR("deploy" "service", 2)'),
+        ("(NEAR (a b))", 'NEAR("a" "b", 10)'),
+        ('"NEAR (a b)"', '"NEAR (a b)"'),  # a phrase stays text
+        ("xNEAR (a b)", '"xNEAR" AND "a" AND "b"'),  # not the operator
+    ],
+)
+def test_a_space_before_nears_parenthesis_is_read_as_near_with_a_note(
+    raw: str, expected: str
+) -> None:
+    """Regression: ``NEAR (a b)``, which FTS5 reads as a NEAR group, was searched
+    as the words NEAR, a and b, required, with no note."""
+    assert sanitize_fts5_query(raw) == expected
+    said = "read 'NEAR (' as 'NEAR(': a NEAR group, written without the space"
+    assert (said in parse_query(raw).notes) == ("NEAR(" in expected)
+    assert parse_query("NEAR (a b").error  # unclosed, as NEAR(a b is
+
+
 def test_long_input_is_cut_at_a_term_boundary() -> None:
     parsed = parse_query("ab " * MAX_FTS5_QUERY_CHARS)
     assert [t.text for t in parsed.terms] == ["ab"]

@@ -230,6 +230,24 @@ def _read_typography(text: str, notes: list[str]) -> str:
     return "".join(out)
 
 
+# `NEAR (a b)`: FTS5 reads a space before NEAR's '(' as nothing; read as the word
+# NEAR beside a group, it searched another query without a note.
+_NEAR_APART = re.compile(r"(?<![^ \t\n\r(）)])NEAR([ \t\n\r]+)\(")
+
+
+def _read_near_apart(text: str, notes: list[str]) -> str:
+    """``NEAR (a b)`` as ``NEAR(a b)``, outside phrases, with a note; the space moves
+    after the ``(``, so the text keeps its length (``_cut`` counts on)."""
+    pieces = text.split('"')
+    moved = 0
+    for n in {*range(0, len(pieces), 2), len(pieces) - 1}:
+        pieces[n], count = _NEAR_APART.subn(r"NEAR(\1", pieces[n])
+        moved += count
+    if moved:
+        notes.append("read 'NEAR (' as 'NEAR(': a NEAR group, written without the space")
+    return '"'.join(pieces)
+
+
 def _is_edge_punct(ch: str) -> bool:
     # "%" stays (`61.2%`); it is part of what people search for.
     return ch != "%" and (ch in string.punctuation or unicodedata.category(ch)[0] == "P")
@@ -610,6 +628,7 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
         # only what can be searched is cleaned: a huge paste costs no more than the limit
         cleaned = clean_control(compose(text[: MAX_FTS5_QUERY_CHARS + 1]), notes)
         cleaned = _read_typography(read_full_width_operators(cleaned, notes), notes)
+        cleaned = _read_near_apart(cleaned, notes)
         toks = _lex(drop_invisible(_cut(cleaned, len(text), notes), notes), notes)
         expr = _Parser(toks, notes).any_of(0)
         words = [t for t in toks if t.kind == "term"]
