@@ -26,6 +26,7 @@ from .shape import (
     rebuild_note,
     shape_message,
     with_notes,
+    without_escapes,
 )
 
 log = logging.getLogger(__name__)
@@ -375,7 +376,8 @@ class Discovery:
             "title": root_row.get("title") or None,
             "matched_role": hit.get("role"),
             "match_message_id": hit_id,
-            "snippet": hit.get("snippet") or "",
+            # as its message's content is shaped: no colours of a tool's output
+            "snippet": without_escapes(hit.get("snippet") or ""),
             "detail": detail,
         }
         if root != sid:
