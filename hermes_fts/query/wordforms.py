@@ -146,11 +146,26 @@ def word_forms(term: Term) -> tuple[Term, ...]:
         if root == lowered:
             root = _lost_e(lowered) or root
         if len(root) < _MIN_DERIVED:
-            forms = dict.fromkeys((root, *inflections(root)))
+            base = _y_word(lowered) or root
+            forms = dict.fromkeys((base, *inflections(base), *_ie_word(lowered, base)))
             return tuple(Term(form) for form in forms if form != lowered)
         return (Term(root, prefix=True),)
     bare = korean_stem(term.text)
     return (Term(bare),) if bare else ()
+
+
+def _y_word(word: str) -> str | None:
+    """The word whose y an ``-ies`` or ``-ied`` form replaced (carried: carry, parties:
+    party), or None.  Its short stem's inflections were another word's: car, part."""
+    if word.endswith(("ies", "ied")) and len(word) > len("ies") + 1:
+        return word[:-3] + "y"
+    return None
+
+
+def _ie_word(word: str, base: str) -> tuple[str, ...]:
+    """The singular of an ``-ies`` plural whose word ends in ie (cookies: cookie),
+    beside the y-word: no rule tells the two apart."""
+    return (word[:-1],) if word.endswith("ies") and base.endswith("y") else ()
 
 
 def _lost_e(word: str) -> str | None:
