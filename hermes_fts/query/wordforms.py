@@ -145,8 +145,10 @@ def word_forms(term: Term) -> tuple[Term, ...]:
         root = stem(lowered)
         if root == lowered:
             root = _lost_e(lowered) or root
-        if len(root) < _MIN_DERIVED:
-            base = _y_word(lowered) or root
+        y_word = _y_word(lowered)
+        # cities keeps `citie` when its stem is too short for -ies: city is its word
+        if len(root) < _MIN_DERIVED or (y_word and root == lowered[:-1]):
+            base = y_word or root
             forms = dict.fromkeys((base, *inflections(base), *_ie_word(lowered, base)))
             return tuple(Term(form) for form in forms if form != lowered)
         return (Term(root, prefix=True),)
