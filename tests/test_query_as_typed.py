@@ -94,6 +94,18 @@ def test_a_name_glued_to_a_cjk_word_finds_the_message_holding_both(
     )
 
 
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+def test_a_korean_word_in_no_message_is_not_said_to_be_read_by_its_words(
+    store: Any, route: str | None
+) -> None:
+    """Regression: ``복구테스트``, in no message, was searched again as the same one
+    word (Korean has no two-character parts to read it by), with a note that it
+    was "searched as a sentence, by its words"."""
+    found, result = _sessions(store[0], "복구테스트", route)
+    assert found == []
+    assert not any("as written" in n for n in result.notes), result.notes
+
+
 def test_a_glued_name_held_as_written_is_searched_as_written(store: Any) -> None:
     found, result = _sessions(store[0], "Kubernetes集群", None)
     assert found == ["k8s"]

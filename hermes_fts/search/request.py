@@ -407,10 +407,19 @@ def _other_reading(request: SearchRequest) -> tuple[SearchRequest, str] | None:
     text = request.query
     if not isinstance(text, str):
         return None
-    if reads_as_sentence(text):
+    if reads_as_sentence(text) and _parts_differ(text):
         return dataclasses.replace(request, sentence=True), "a sentence, by its words"
     name = other_words(text)
     return None if name is None else (dataclasses.replace(request, query=name), name)
+
+
+def _parts_differ(text: str) -> bool:
+    """Whether the sentence reading searches other words (or time words) than ``text``
+    as written: a Korean word has no two-character parts, and searched again as
+    itself it was said to be searched "by its words"."""
+    written, parts = (best_match(parse_query(text, sentence=s)).terms for s in (False, True))
+    changed = [t.text for t in written] != [t.text for t in parts]
+    return changed or _found(text) != _found(text, sentence=True)
 
 
 def other_words(text: str) -> str | None:
