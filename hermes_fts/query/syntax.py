@@ -488,12 +488,13 @@ def _balance(toks: list[_Tok], notes: list[str]) -> list[_Tok]:
     return out
 
 
-def _cut(text: str, written: int, notes: list[str]) -> str:
+def _cut(text: str, written: int, notes: list[str], *, head: bool = False) -> str:
     """``text`` cut to the limit at a term boundary (outside phrases and NEAR).
 
-    ``written`` is the length of the query as written (``text`` may be its head).
+    ``written`` is the length of the query as written; ``head``: ``text`` is only its
+    start, which may end inside a word even when composing made it short enough.
     """
-    if len(text) <= MAX_FTS5_QUERY_CHARS:
+    if len(text) <= MAX_FTS5_QUERY_CHARS and not head:
         return text
     inside = ""  # '"' inside a phrase, "N" inside NEAR(…)
     best = -1
@@ -626,10 +627,13 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
     notes: list[str] = []
     try:
         # only what can be searched is cleaned: a huge paste costs no more than the limit
-        cleaned = clean_control(compose(text[: MAX_FTS5_QUERY_CHARS + 1]), notes)
+        start = text[: MAX_FTS5_QUERY_CHARS + 1]
+        cleaned = clean_control(compose(start), notes)
         cleaned = _read_typography(read_full_width_operators(cleaned, notes), notes)
         cleaned = _read_near_apart(cleaned, notes)
-        toks = _lex(drop_invisible(_cut(cleaned, len(text), notes), notes), notes)
+        # text decomposed (NFD) composes shorter: its start is still cut, between terms
+        cut = _cut(cleaned, len(text), notes, head=len(start) < len(text))
+        toks = _lex(drop_invisible(cut, notes), notes)
         expr = _Parser(toks, notes).any_of(0)
         words = [t for t in toks if t.kind == "term"]
         if words and all(t.dash for t in words) and not any(t.kind == "near" for t in toks):
