@@ -12,6 +12,7 @@ import hermes_fts
 from hermes_fts._index_text import fold_width
 from hermes_fts.query.plan import (
     Query,
+    best_match,
     choose_route,
     has_cjk,
     match_expression,
@@ -145,6 +146,26 @@ def test_a_space_before_nears_parenthesis_is_read_as_near_with_a_note(
     said = "read 'NEAR (' as 'NEAR(': a NEAR group, written without the space"
     assert (said in parse_query(raw).notes) == ("NEAR(" in expected)
     assert parse_query("NEAR (a b").error  # unclosed, as NEAR(a b is
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "deploy " + "K" * 1500 + "扩",  # a lone CJK character beside a word
+        "한" * 2000,  # a Korean word's other form
+        "*" + "x" * 2000,  # a star before a word
+        "-" + "y" * 1500 + " z",  # a leading dash, and the word's forms
+        "a" * 1000 + "🚀" + "b" * 900,  # a symbol beside words
+    ],
+)
+def test_a_note_names_a_long_word_by_its_start(query: str) -> None:
+    """Regression: notes quoted a pasted word of up to 2,048 characters whole, some
+    twice (the word and its form), where docs/QUERY.md says a note names a long
+    word by its start."""
+    parsed = best_match(parse_query(query, sentence=True))  # as read again when in no message
+    assert parsed.notes
+    for note in parsed.notes:
+        assert len(note) < 400 and "…" in note, note[:100]
 
 
 def test_long_input_is_cut_at_a_term_boundary() -> None:

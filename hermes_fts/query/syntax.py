@@ -33,6 +33,15 @@ OPERATOR_WORD = "{!r} is a word here, not an operator: operators are upper case 
 COLUMN_NAMES = frozenset({"content", "tool_name", "tool_calls", "role", "source", "title"})
 
 _SPACE = " \t\n\r"
+# A word named in a note: a pasted CJK paragraph is one word of up to 2,048 characters.
+NOTE_WORD_CHARS = 40
+
+
+def by_start(word: str) -> str:
+    """``word`` as a note names it: a long one by its start (docs/QUERY.md, Notes)."""
+    return word if len(word) <= NOTE_WORD_CHARS else word[: NOTE_WORD_CHARS - 1] + "…"
+
+
 _GLUED_OPERATOR = re.compile("AND|OR|NOT")
 _LISTED = re.compile("(?<=[A-Za-z\u00c0-\u024f])[,;|](?=[A-Za-z\u00c0-\u024f])")
 _NEAR_DISTANCE = re.compile(r",[ \t\n\r]*(\d+)[ \t\n\r]*\)")
@@ -322,7 +331,8 @@ def _note_symbols(text: str, notes: list[str]) -> None:
     )
     if symbols:
         notes.append(
-            f"{''.join(symbols)!r} in {text!r} is not searched: beside words a symbol "
+            f"{by_start(''.join(symbols))!r} in {by_start(text)!r} is not searched: beside "
+            "words a symbol "
             "separates them (search it on its own to find it)"
         )
 
@@ -336,22 +346,22 @@ def _word(piece: str, notes: list[str]) -> _Tok | None:
     dash = len(stem) > 1 and stem[0] == "-" and stem[1] != "-"
     if dash:
         notes.append(
-            f"{piece!r} is searched as {text!r}: a leading '-' does not exclude "
-            f"(write NOT {text} to exclude it)"
+            f"{by_start(piece)!r} is searched as {by_start(text)!r}: a leading '-' does not "
+            f"exclude (write NOT {by_start(text)} to exclude it)"
         )
     if stem.upper() in OPERATORS + ("NEAR",) and (stem != stem.upper() or stem != piece):
         notes.append(OPERATOR_WORD.format(piece, stem.upper()))
     column = stem.split(":", 1)[0].lstrip(string.punctuation).lower() if ":" in stem else ""
     if column in COLUMN_NAMES:
         notes.append(
-            f"{piece!r} is searched as text: column filters such as '{column}:' are not "
-            "part of the query language"
+            f"{by_start(piece)!r} is searched as text: column filters such as '{column}:' "
+            "are not part of the query language"
         )
     if "*" in stem:  # the prefix star is gone: one before or inside is no wildcard
         shown = " ".join(w for w in text.split("*") if w) + ("*" if stem != piece else "")
         notes.append(
-            f"{piece!r} is searched as {shown!r}: a '*' is a wildcard only at the end of a "
-            "word (dep* finds deploy)"
+            f"{by_start(piece)!r} is searched as {by_start(shown)!r}: a '*' is a wildcard "
+            "only at the end of a word (dep* finds deploy)"
         )
     _note_symbols(text, notes)
     # C++ is a name: searched exactly as c, never left out as common nor in other forms

@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .syntax import AllOf, AnyOf, Query, Term
+from .syntax import AllOf, AnyOf, Query, Term, by_start
 
 __all__ = [
     "KOREAN_PARTICLES",
@@ -329,9 +329,9 @@ def forms_note(q: Query, searched: Sequence[Term]) -> list[str]:
     kept = set(searched)
     shown = []
     for term in _written(q):
-        forms = [f"{f.text}{'…' if f.prefix else ''}" for f in word_forms(term) if f in kept]
+        forms = [by_start(f.text + "…" * f.prefix) for f in word_forms(term) if f in kept]
         if forms:
-            shown.append(f"{term.text} ({', '.join(forms)})")
+            shown.append(f"{by_start(term.text)} ({', '.join(forms)})")
     if not shown:
         return []
     return ["also searched other forms of: " + ", ".join(shown)]
