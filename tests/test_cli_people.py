@@ -300,6 +300,16 @@ def test_a_missing_store_is_one_error_with_one_exit_status(tmp_path, words):
         (["browse", "--profile", "work"], "profile 'work' does not exist"),
         (["read", "x", "--profile", "a/b"], "invalid profile name 'a/b'"),
         (["scroll", "ops", "abc"], "must be a message id such as 42 (got 'abc')"),
+        # the default profile's store is the root's, not profiles/default (regression)
+        (
+            ["read", "@session:default/ops", "--db", "x.db"],
+            "@session:default/ops reads $HERMES_HOME/state.db and --db names another store",
+        ),
+        (
+            ["search", "x", "--profile", "default", "--db", "x.db"],
+            "--profile default reads $HERMES_HOME/state.db and --db",
+        ),
+        (["browse", "--profile", "work", "--db", "x.db"], "$HERMES_HOME/profiles/work/state.db"),
     ],
 )
 def test_errors_name_the_command_lines_flags(home, argv, needle):

@@ -51,6 +51,7 @@ from .registry import (
     command,
     follow_up,
     profile_option,
+    profile_store,
     role_list,
 )
 
@@ -184,7 +185,7 @@ def _run(
     if args.db and args.profile is not None:
         # The profile's store would answer and the --db store be opened for nothing.
         raise CommandError(
-            f"--profile {args.profile} reads $HERMES_HOME/profiles/{args.profile}/state.db "
+            f"--profile {args.profile} reads {profile_store(args.profile)} "
             f"and --db names another store ({args.db}): pass one of them"
         )
     try:
@@ -194,7 +195,7 @@ def _run(
     if args.db and call.qualified:
         # A profile/id reference reads that profile's store, as --profile does.
         raise CommandError(
-            f"{session} reads $HERMES_HOME/profiles/{call.profile}/state.db and --db names "
+            f"{session} reads {profile_store(call.profile)} and --db names "
             f"another store ({args.db}): pass the session id alone with --db, or drop --db"
         )
     store = _open_history_store(args, session)
