@@ -401,6 +401,33 @@ def test_the_command_names_them_in_its_own_words(tool_output: Any) -> None:
     assert cli(path, "search", "ECONNREFUSED", "--role", "user")["roles_with_matches"] == ["tool"]
 
 
+def test_an_empty_answer_says_the_excluded_sessions_hold_matches(tool_output: Any) -> None:
+    """Regression: every match in a session the search excluded was answered "Try
+    fewer or different words", as if the words matched nothing."""
+    st_, path = tool_output
+    roles = "user,assistant,tool"
+    answer = session_search(
+        st_, query="ECONNREFUSED", role_filter=roles, exclude_session_ids="build"
+    )
+    assert answer["count"] == 0 and answer["excluded_hold_matches"] is True
+    assert answer["message"].endswith(
+        "exclude_session_ids leaves out hold matches; drop it to see them."
+    )
+    nothing = session_search(st_, query="nowhere", exclude_session_ids="build")
+    assert "excluded_hold_matches" not in nothing, nothing
+    shown = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "search", "ECONNREFUSED"]
+        + ["--exclude", "build", "--db", str(path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "The sessions --exclude leaves out hold matches." in shown.stdout, shown.stdout
+    assert "exclude_session_ids" not in shown.stdout
+
+
 # --------------------------------------------------------------------------- notes that say what happened
 
 

@@ -345,10 +345,13 @@ def _print_search(
     _print_notes(args, payload, color, out)
     if not payload.get("results"):
         held = payload.get("roles_with_matches")
-        if held:  # the tool's message says it in the model's words (role_filter)
+        excluded = payload.get("excluded_hold_matches")
+        if held or excluded:  # the tool's message says it in the model's words
             print(nothing_found(args.after is not None or args.before is not None), file=out)
         else:
             print(payload.get("message", "No matching sessions found."), file=out)
+        if excluded:
+            print("The sessions --exclude leaves out hold matches.", file=out)
         if args.role:
             left_out = [role for role in ROLES if role not in args.role.split(",")]
             print(f"Searched {args.role} messages only; {', '.join(left_out)} left out.", file=out)
