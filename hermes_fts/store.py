@@ -630,7 +630,11 @@ class SessionStore(transcript.Views, writes.Writes):
         """The words of ``query`` as written that a row with ``matched_terms`` holds
         whole, in part, or not at all (``query.plan.words_held``)."""
         # Only a partial row asks, so a short CJK word alone was read as a sentence.
-        return _words_held(parse_query(query, sentence=reads_as_sentence(query)), matched)
+        held = _words_held(parse_query(query, sentence=reads_as_sentence(query)), matched)
+        other = None if held[0] or held[1] else search_request.other_words(query)
+        if other is not None:  # the row is an answer to that reading: name its words
+            return _words_held(parse_query(other), matched)
+        return held
 
     def describe_search_path(self, query: Any) -> str:
         """The route a search for ``query`` would take now (fts5, fts_cjk, trigram,

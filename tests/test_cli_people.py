@@ -212,6 +212,38 @@ def test_tool_call_snippets_read_as_calls_with_every_hit_marked(home, query, sni
     assert snippet in [r["snippet"] for r in data["results"]], data["results"]
 
 
+def test_escape_sequences_in_stored_text_never_reach_the_terminal(tmp_path):
+    """Regression: tool output keeps its colours (and may hold an OSC sequence, which
+    retitles the terminal); search snippets, browse previews, titles and read printed
+    them raw, so the terminal acted on them."""
+    with SessionStore(tmp_path / "state.db") as store:
+        conversation(
+            store,
+            "esc",
+            [
+                ("user", "colour \x1b[31mredalert\x1b[0m here"),
+                _tool("term\x1b[2Jinal", "set \x1b]0;pwned\x07 redalert bell\x07 nul\x00 end"),
+            ],
+            title="ti\x1b[5mtle",
+            start=T0,
+        )
+        conversation(store, "bare", [("user", "\x1b[1mpreview\x1b[0m line")], start=T0 + 9)
+    for argv in (
+        ["search", "colour"],
+        ["search", "pwned"],
+        ["search", "redalert", "--detail", "full"],
+        ["read", "esc"],
+        ["browse"],
+    ):
+        proc = run(tmp_path, *argv)
+        assert proc.returncode == 0, proc.stderr
+        shown = proc.stdout
+        assert not any(ch in shown for ch in "\x1b\x07\x00"), (argv, shown)
+        assert ("preview line" if argv == ["browse"] else "redalert") in shown, argv
+    assert "colour redalert here" in run(tmp_path, "search", "colour").stdout
+    assert "title" in run(tmp_path, "read", "esc").stdout
+
+
 # --------------------------------------------------------------------------- version, errors
 
 
@@ -268,6 +300,16 @@ def test_a_missing_store_is_one_error_with_one_exit_status(tmp_path, words):
         (["browse", "--profile", "work"], "profile 'work' does not exist"),
         (["read", "x", "--profile", "a/b"], "invalid profile name 'a/b'"),
         (["scroll", "ops", "abc"], "must be a message id such as 42 (got 'abc')"),
+        # the default profile's store is the root's, not profiles/default (regression)
+        (
+            ["read", "@session:default/ops", "--db", "x.db"],
+            "@session:default/ops reads $HERMES_HOME/state.db and --db names another store",
+        ),
+        (
+            ["search", "x", "--profile", "default", "--db", "x.db"],
+            "--profile default reads $HERMES_HOME/state.db and --db",
+        ),
+        (["browse", "--profile", "work", "--db", "x.db"], "$HERMES_HOME/profiles/work/state.db"),
     ],
 )
 def test_errors_name_the_command_lines_flags(home, argv, needle):

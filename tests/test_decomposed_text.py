@@ -115,6 +115,24 @@ def test_decomposed_text_the_sqlite3_shell_wrote_is_found_before_and_after_index
         assert waiting == [len(r.rows) for r in indexed] == [1, 1]
 
 
+@pytest.mark.parametrize(
+    ("query", "last"),
+    [
+        ("cafe\u0301 " * 500 + "deploy", "café"),  # 3,006 characters, 2,506 composed
+        ("\u1112\u1161\u11ab" * 1000 + " x", "한" * 682),  # a paste of jamo: 3 to 1
+    ],
+)
+def test_a_long_decomposed_query_is_cut_between_terms_with_a_note(query: str, last: str) -> None:
+    """Regression: the query's first 2,049 characters composed to fewer than 2,048,
+    so nothing was cut and nothing said: its last word was the head of a word
+    (``caf``, a syllable of the jamo it began) and the rest went unsearched."""
+    from hermes_fts.query.syntax import parse_query
+
+    parsed = parse_query(query)
+    assert parsed.terms[-1].text == last
+    assert any(n.startswith("the query was cut to ") for n in parsed.notes), parsed.notes
+
+
 def test_every_composition_folds_as_nfc() -> None:
     """cjk_fold() (the tokenizer's characters) composes every pair NFC composes:
     kana with both voiced marks, each Hangul syllable's jamo, the table's pairs."""

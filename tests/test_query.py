@@ -12,6 +12,7 @@ import hermes_fts
 from hermes_fts._index_text import fold_width
 from hermes_fts.query.plan import (
     Query,
+    best_match,
     choose_route,
     has_cjk,
     match_expression,
@@ -123,6 +124,48 @@ def test_canonical_text(raw: str, expected: str) -> None:
 )
 def test_canonical_operators(raw: str, expected: str) -> None:
     assert sanitize_fts5_query(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("NEAR (deploy service)", 'NEAR("deploy" "service", 10)'),
+        ("NEAR\t( deploy service, 3 )", 'NEAR("deploy" "service", 3)'),
+        ("fix NEAR (deploy service, 2)", '"fix" AND NEAR("deploy" "service", 2)'),
+        ("(NEAR (a b))", 'NEAR("a" "b", 10)'),
+        ('"NEAR (a b)"', '"NEAR (a b)"'),  # a phrase stays text
+        ("xNEAR (a b)", '"xNEAR" AND "a" AND "b"'),  # not the operator
+    ],
+)
+def test_a_space_before_nears_parenthesis_is_read_as_near_with_a_note(
+    raw: str, expected: str
+) -> None:
+    """Regression: ``NEAR (a b)``, which FTS5 reads as a NEAR group, was searched
+    as the words NEAR, a and b, required, with no note."""
+    assert sanitize_fts5_query(raw) == expected
+    said = "read 'NEAR (' as 'NEAR(': a NEAR group, written without the space"
+    assert (said in parse_query(raw).notes) == ("NEAR(" in expected)
+    assert parse_query("NEAR (a b").error  # unclosed, as NEAR(a b is
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "deploy " + "K" * 1500 + "扩",  # a lone CJK character beside a word
+        "한" * 2000,  # a Korean word's other form
+        "*" + "x" * 2000,  # a star before a word
+        "-" + "y" * 1500 + " z",  # a leading dash, and the word's forms
+        "a" * 1000 + "🚀" + "b" * 900,  # a symbol beside words
+    ],
+)
+def test_a_note_names_a_long_word_by_its_start(query: str) -> None:
+    """Regression: notes quoted a pasted word of up to 2,048 characters whole, some
+    twice (the word and its form), where docs/QUERY.md says a note names a long
+    word by its start."""
+    parsed = best_match(parse_query(query, sentence=True))  # as read again when in no message
+    assert parsed.notes
+    for note in parsed.notes:
+        assert len(note) < 400 and "…" in note, note[:100]
 
 
 def test_long_input_is_cut_at_a_term_boundary() -> None:

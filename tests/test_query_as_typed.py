@@ -94,6 +94,18 @@ def test_a_name_glued_to_a_cjk_word_finds_the_message_holding_both(
     )
 
 
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+def test_a_korean_word_in_no_message_is_not_said_to_be_read_by_its_words(
+    store: Any, route: str | None
+) -> None:
+    """Regression: ``복구테스트``, in no message, was searched again as the same one
+    word (Korean has no two-character parts to read it by), with a note that it
+    was "searched as a sentence, by its words"."""
+    found, result = _sessions(store[0], "복구테스트", route)
+    assert found == []
+    assert not any("as written" in n for n in result.notes), result.notes
+
+
 def test_a_glued_name_held_as_written_is_searched_as_written(store: Any) -> None:
     found, result = _sessions(store[0], "Kubernetes集群", None)
     assert found == ["k8s"]
@@ -387,6 +399,33 @@ def test_the_command_names_them_in_its_own_words(tool_output: Any) -> None:
     )
     assert said in proc.stdout and "role_filter" not in proc.stdout, proc.stdout
     assert cli(path, "search", "ECONNREFUSED", "--role", "user")["roles_with_matches"] == ["tool"]
+
+
+def test_an_empty_answer_says_the_excluded_sessions_hold_matches(tool_output: Any) -> None:
+    """Regression: every match in a session the search excluded was answered "Try
+    fewer or different words", as if the words matched nothing."""
+    st_, path = tool_output
+    roles = "user,assistant,tool"
+    answer = session_search(
+        st_, query="ECONNREFUSED", role_filter=roles, exclude_session_ids="build"
+    )
+    assert answer["count"] == 0 and answer["excluded_hold_matches"] is True
+    assert answer["message"].endswith(
+        "exclude_session_ids leaves out hold matches; drop it to see them."
+    )
+    nothing = session_search(st_, query="nowhere", exclude_session_ids="build")
+    assert "excluded_hold_matches" not in nothing, nothing
+    shown = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "search", "ECONNREFUSED"]
+        + ["--exclude", "build", "--db", str(path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "The sessions --exclude leaves out hold matches." in shown.stdout, shown.stdout
+    assert "exclude_session_ids" not in shown.stdout
 
 
 # --------------------------------------------------------------------------- notes that say what happened

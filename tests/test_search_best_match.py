@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import random
 import sqlite3
+import time
 
 import pytest
 from _tool_fixtures import T0, conversation, open_store
@@ -292,6 +293,41 @@ def test_a_short_cjk_word_in_no_message_is_read_as_a_sentence(tmp_path):
     for left_out in ({"offset": 1}, {"role_filter": "assistant"}, {"after": T0 + 86400}):
         result = st_.search("数据库迁移", **left_out)
         assert result.rows == [] and not any("as written" in n for n in result.notes), left_out
+    st_.close()
+
+
+def test_a_joined_word_read_as_its_words_names_the_words_a_result_holds(tmp_path):
+    """Regression: ``docker:staging``, in no message as written, is searched as
+    ``docker staging``; the partial note asked which words of ``docker:staging`` as
+    written the first result held, found none, and said it "matches none of them"
+    of a row holding ``staging``."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "stage", [("user", "the staging server is up")], start=T0)
+    conversation(st_, "other", [("user", "nothing to see")], start=T0 + 1)
+    found = session_search(st_, query="docker:staging", role_filter="user")
+    assert [r["session_id"] for r in found["results"]] == ["stage"]
+    assert any("searched as docker staging" in n for n in found["query_notes"])
+    partial = [n for n in found["query_notes"] if n.startswith("no conversation holds")]
+    assert partial == [
+        "no conversation holds every word; the first result matches staging and not docker"
+    ]
+    assert st_.words_held("docker:staging", ["staging"]) == (["staging"], [], ["docker"])
+    st_.close()
+
+
+def test_a_long_paste_in_no_message_is_read_again_quickly_with_a_short_note(tmp_path):
+    """Regression: a pasted run of 30,000 CJK characters, in no message, took 8 s
+    to be read again (the joined-words pattern rescanned the run from each of its
+    characters) and the note quoted all of it, twice."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "a", [("user", "猫 and a dog")], start=T0)
+    query = "猫" * 30_000 + " a:b"
+    started = time.perf_counter()
+    found = st_.search(query)
+    assert time.perf_counter() - started < 2.0
+    (read_as,) = [n for n in found.notes if "in no message as written" in n]
+    assert len(read_as) < 500, read_as[:80]
+    assert read_as.startswith("'猫猫") and "…' is in no message as written" in read_as
     st_.close()
 
 

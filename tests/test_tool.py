@@ -282,6 +282,16 @@ def test_read_strips_ansi_and_decodes(store):
     assert [m["content"] for m in out["messages"]] == ["red text", "hi"]
 
 
+def test_snippets_and_previews_lose_escapes_as_contents_do(searchable):
+    """Regression: a message's content lost its colour codes, its snippet and the
+    browse preview kept them (``\\u001b[31m`` in the model's answer)."""
+    conversation(searchable, "s1", [("user", "colour \x1b[31mredalert\x1b[0m here")])
+    found = session_search(searchable, query="colour")
+    assert [r["snippet"] for r in found["results"]] == [">>>colour<<< redalert here"]
+    listed = session_search(searchable)
+    assert [r["preview"] for r in listed["results"]] == ["colour redalert here"]
+
+
 def test_read_unknown_session(store):
     assert_error(session_search(store, session_id="nope"), "session_id not found: nope")
 

@@ -278,10 +278,18 @@ def test_a_compact_date_is_read_as_a_date_not_as_seconds_of_1970(compact):
 
 @pytest.mark.parametrize(
     ("number", "seconds"),
-    [("20261399", 20261399.0), ("12345678", 12345678.0), ("1700000000", 1.7e9)],
+    [("12345678", 12345678.0), ("19700101", 19700101.0), ("1700000000", 1.7e9)],
 )
 def test_a_number_that_is_no_date_stays_epoch_seconds(number, seconds):
     assert parse_time_bound(number, "after") == seconds
+
+
+@pytest.mark.parametrize("typo", ["20261399", "20260230", "20250000"])
+def test_eight_digits_of_no_day_are_refused_not_read_as_1970(typo):
+    """Regression: `--after 20260230` (no such day) was read as epoch seconds, a day
+    in August 1970, so the filter silently kept every message."""
+    with pytest.raises(ToolError, match=rf"after '{typo}' is no date: .*YYYYMMDD"):
+        parse_time_bound(typo, "after")
 
 
 def test_relative_bounds_select_messages_by_their_own_time(tmp_path, monkeypatch):

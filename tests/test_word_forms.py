@@ -245,6 +245,15 @@ def test_forms_of_words_far_apart_in_the_store_are_all_read(tmp_path) -> None:
         ("hiking", ["hike", "hikes", "hiked"]),  # the silent e back
         ("box", ["boxes", "boxed", "boxing"]),
         ("migrations", ["migrat*"]),  # a long stem stays a prefix
+        # the y an -ies or -ied form replaced: carried was car, cars, carred, carring
+        ("carried", ["carry", "carries", "carrying"]),
+        ("tried", ["try", "tries", "trying"]),
+        ("denied", ["deny", "denies", "denying"]),
+        ("parties", ["party", "partied", "partying", "partie"]),  # and an -ie singular
+        ("cookies", ["cooky", "cookied", "cookying", "cookie"]),
+        ("dies", ["die", "died", "diing"]),  # too short for a y-word
+        ("cities", ["city", "citied", "citying", "citie"]),  # was citie*: no city
+        ("movies", ["movy", "movied", "movying", "movie"]),
     ],
 )
 def test_a_short_stem_is_searched_as_its_inflections(word: str, forms: list[str]) -> None:
@@ -252,6 +261,22 @@ def test_a_short_stem_is_searched_as_its_inflections(word: str, forms: list[str]
     from hermes_fts.query.wordforms import word_forms
 
     assert [f"{f.text}{'*' if f.prefix else ''}" for f in word_forms(Term(word))] == forms
+
+
+@pytest.mark.parametrize("route", ROUTE_ORDER)
+def test_an_ied_word_is_found_as_its_y_word_not_as_a_shorter_word(tmp_path, route) -> None:
+    """Regression: ``carried`` was searched as car, cars, carred and carring: a row
+    about a car held the word, and one saying "carry" did not."""
+    st = open_store(tmp_path / "state.db", word_index=True)
+    conversation(st, "carry", [("user", "we carry the luggage upstairs")], start=T0)
+    conversation(st, "car", [("user", "the car is full of luggage")], start=T0 + 1)
+    rows = st.search_messages(
+        "carried luggage", route=route, fields=("session_id", "matched_terms"), limit=10
+    )
+    held = {r["session_id"]: r["matched_terms"] for r in rows}
+    assert held == {"carry": ["carried", "luggage"], "car": ["luggage"]}, (route, held)
+    assert rows[0]["session_id"] == "carry"
+    st.close()
 
 
 def test_a_short_name_is_not_found_in_longer_words(tmp_path) -> None:

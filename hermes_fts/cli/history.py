@@ -40,6 +40,7 @@ from .output import (
     emit_json,
     highlight,
     one_line,
+    printable,
     style,
     use_color,
 )
@@ -50,6 +51,7 @@ from .registry import (
     command,
     follow_up,
     profile_option,
+    profile_store,
     role_list,
 )
 
@@ -66,17 +68,17 @@ def _message_text(msg: dict[str, Any]) -> str:
     """A message as people read it: JSON escapes decoded, tool calls as calls."""
     content = msg.get("content")
     if content:
-        return readable_text(str(content))
+        return printable(readable_text(str(content)))
     calls = render_tool_calls(msg.get("tool_calls"))
     if calls:
-        return "calls " + calls
+        return "calls " + printable(calls)
     return "(no text)"
 
 
 def _role_label(msg: dict[str, Any]) -> str:
     role = str(msg.get("role") or "?")
     if role == "tool" and msg.get("tool_name"):
-        return f"tool:{msg['tool_name']}"
+        return f"tool:{printable(str(msg['tool_name']))}"
     return role
 
 
@@ -125,7 +127,7 @@ def _print_session_header(
     args: argparse.Namespace, payload: dict[str, Any], elapsed: float, color: bool
 ) -> None:
     meta = payload.get("session_meta") or {}
-    title = meta.get("title") or "(untitled)"
+    title = printable(meta.get("title") or "(untitled)")
     print(
         f"{style(title, BOLD, color)}  {meta.get('source')} · {meta.get('when')} · "
         f"{meta.get('model')}  ({elapsed:.1f} ms)"
@@ -183,7 +185,7 @@ def _run(
     if args.db and args.profile is not None:
         # The profile's store would answer and the --db store be opened for nothing.
         raise CommandError(
-            f"--profile {args.profile} reads $HERMES_HOME/profiles/{args.profile}/state.db "
+            f"--profile {args.profile} reads {profile_store(args.profile)} "
             f"and --db names another store ({args.db}): pass one of them"
         )
     try:
@@ -193,7 +195,7 @@ def _run(
     if args.db and call.qualified:
         # A profile/id reference reads that profile's store, as --profile does.
         raise CommandError(
-            f"{session} reads $HERMES_HOME/profiles/{call.profile}/state.db and --db names "
+            f"{session} reads {profile_store(call.profile)} and --db names "
             f"another store ({args.db}): pass the session id alone with --db, or drop --db"
         )
     store = _open_history_store(args, session)
@@ -343,10 +345,13 @@ def _print_search(
     _print_notes(args, payload, color, out)
     if not payload.get("results"):
         held = payload.get("roles_with_matches")
-        if held:  # the tool's message says it in the model's words (role_filter)
+        excluded = payload.get("excluded_hold_matches")
+        if held or excluded:  # the tool's message says it in the model's words
             print(nothing_found(args.after is not None or args.before is not None), file=out)
         else:
             print(payload.get("message", "No matching sessions found."), file=out)
+        if excluded:
+            print("The sessions --exclude leaves out hold matches.", file=out)
         if args.role:
             left_out = [role for role in ROLES if role not in args.role.split(",")]
             print(f"Searched {args.role} messages only; {', '.join(left_out)} left out.", file=out)
@@ -364,7 +369,7 @@ def _print_search(
 
 
 def _print_result(number: int, res: dict[str, Any], color: bool, out: TextIO) -> None:
-    title = res.get("title") or "(untitled)"
+    title = printable(res.get("title") or "(untitled)")
     print(file=out)
     print(
         f"{number}. {style(title, BOLD, color)}  "

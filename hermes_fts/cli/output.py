@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import Any, TextIO
 
@@ -74,9 +75,24 @@ def style(text: str, code: str, color: bool) -> str:
     return f"{code}{text}{RESET}" if color else text
 
 
+# Stored text printed to a terminal acts there: tool output keeps its colours, and an
+# OSC sequence retitles the window.  Escape sequences (a lone ESC too: a snippet may cut
+# one) and the other control characters go; tabs and line breaks stay.
+_TERMINAL_CONTROLS = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])?"
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+)
+
+
+def printable(text: str) -> str:
+    """Stored ``text`` as a terminal may be given it: no escape sequence or control."""
+    return _TERMINAL_CONTROLS.sub("", text)
+
+
 def one_line(text: Any, width: int = LINE_CHARS) -> str:
-    """``text`` with its whitespace runs folded to one space, cut to ``width`` characters."""
+    """``text`` with its whitespace runs folded to one space, cut to ``width`` characters,
+    without escape sequences or controls (``printable``)."""
     if text is None:
         return ""
-    flat = " ".join(str(text).split())
+    flat = " ".join(printable(str(text)).split())
     return flat if len(flat) <= width else flat[: width - 1] + "\u2026"

@@ -315,6 +315,15 @@ def profile_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def profile_store(profile: str) -> str:
+    """The store of ``profile`` as errors name it: the default profile's is the root's."""
+    from ..tool.profiles import DEFAULT_PROFILE
+
+    if profile == DEFAULT_PROFILE:
+        return "$HERMES_HOME/state.db"
+    return f"$HERMES_HOME/profiles/{profile}/state.db"
+
+
 def db_path(args: argparse.Namespace) -> Path:
     """The store ``--db`` names, else ``--profile``'s, else the default
     ``$HERMES_HOME/state.db``; raises ``CommandError`` for both, or a profile
@@ -328,7 +337,7 @@ def db_path(args: argparse.Namespace) -> Path:
         return Path(args.db).expanduser() if args.db else default_db_path()
     if args.db:
         raise CommandError(
-            f"--profile {profile} reads $HERMES_HOME/profiles/{profile}/state.db "
+            f"--profile {profile} reads {profile_store(profile)} "
             f"and --db names another store ({args.db}): pass one of them"
         )
     from ..tool.errors import ToolError

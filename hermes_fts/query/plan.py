@@ -104,6 +104,7 @@ from .syntax import (
     Query,
     QueryError,
     Term,
+    by_start,
     contains_near,
     parse_query,
     reads_as_sentence,
@@ -512,7 +513,8 @@ def _lone_characters_note(
             continue
         if _korean(node.text) and all(ch in _KO_PARTICLES for ch in lone):
             continue
-        lost[node.text] = f"as {' '.join(searched)}" if searched else "not at all"
+        how = f"as {' '.join(map(by_start, searched))}" if searched else "not at all"
+        lost[by_start(node.text)] = how
     if not lost:
         return []
     return [

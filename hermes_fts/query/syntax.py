@@ -33,6 +33,15 @@ OPERATOR_WORD = "{!r} is a word here, not an operator: operators are upper case 
 COLUMN_NAMES = frozenset({"content", "tool_name", "tool_calls", "role", "source", "title"})
 
 _SPACE = " \t\n\r"
+# A word named in a note: a pasted CJK paragraph is one word of up to 2,048 characters.
+NOTE_WORD_CHARS = 40
+
+
+def by_start(word: str) -> str:
+    """``word`` as a note names it: a long one by its start (docs/QUERY.md, Notes)."""
+    return word if len(word) <= NOTE_WORD_CHARS else word[: NOTE_WORD_CHARS - 1] + "…"
+
+
 _GLUED_OPERATOR = re.compile("AND|OR|NOT")
 _LISTED = re.compile("(?<=[A-Za-z\u00c0-\u024f])[,;|](?=[A-Za-z\u00c0-\u024f])")
 _NEAR_DISTANCE = re.compile(r",[ \t\n\r]*(\d+)[ \t\n\r]*\)")
@@ -230,6 +239,24 @@ def _read_typography(text: str, notes: list[str]) -> str:
     return "".join(out)
 
 
+# `NEAR (a b)`: FTS5 reads a space before NEAR's '(' as nothing; read as the word
+# NEAR beside a group, it searched another query without a note.
+_NEAR_APART = re.compile(r"(?<![^ \t\n\r(）)])NEAR([ \t\n\r]+)\(")
+
+
+def _read_near_apart(text: str, notes: list[str]) -> str:
+    """``NEAR (a b)`` as ``NEAR(a b)``, outside phrases, with a note; the space moves
+    after the ``(``, so the text keeps its length (``_cut`` counts on)."""
+    pieces = text.split('"')
+    moved = 0
+    for n in {*range(0, len(pieces), 2), len(pieces) - 1}:
+        pieces[n], count = _NEAR_APART.subn(r"NEAR(\1", pieces[n])
+        moved += count
+    if moved:
+        notes.append("read 'NEAR (' as 'NEAR(': a NEAR group, written without the space")
+    return '"'.join(pieces)
+
+
 def _is_edge_punct(ch: str) -> bool:
     # "%" stays (`61.2%`); it is part of what people search for.
     return ch != "%" and (ch in string.punctuation or unicodedata.category(ch)[0] == "P")
@@ -304,7 +331,8 @@ def _note_symbols(text: str, notes: list[str]) -> None:
     )
     if symbols:
         notes.append(
-            f"{''.join(symbols)!r} in {text!r} is not searched: beside words a symbol "
+            f"{by_start(''.join(symbols))!r} in {by_start(text)!r} is not searched: beside "
+            "words a symbol "
             "separates them (search it on its own to find it)"
         )
 
@@ -318,22 +346,22 @@ def _word(piece: str, notes: list[str]) -> _Tok | None:
     dash = len(stem) > 1 and stem[0] == "-" and stem[1] != "-"
     if dash:
         notes.append(
-            f"{piece!r} is searched as {text!r}: a leading '-' does not exclude "
-            f"(write NOT {text} to exclude it)"
+            f"{by_start(piece)!r} is searched as {by_start(text)!r}: a leading '-' does not "
+            f"exclude (write NOT {by_start(text)} to exclude it)"
         )
     if stem.upper() in OPERATORS + ("NEAR",) and (stem != stem.upper() or stem != piece):
         notes.append(OPERATOR_WORD.format(piece, stem.upper()))
     column = stem.split(":", 1)[0].lstrip(string.punctuation).lower() if ":" in stem else ""
     if column in COLUMN_NAMES:
         notes.append(
-            f"{piece!r} is searched as text: column filters such as '{column}:' are not "
-            "part of the query language"
+            f"{by_start(piece)!r} is searched as text: column filters such as '{column}:' "
+            "are not part of the query language"
         )
     if "*" in stem:  # the prefix star is gone: one before or inside is no wildcard
         shown = " ".join(w for w in text.split("*") if w) + ("*" if stem != piece else "")
         notes.append(
-            f"{piece!r} is searched as {shown!r}: a '*' is a wildcard only at the end of a "
-            "word (dep* finds deploy)"
+            f"{by_start(piece)!r} is searched as {by_start(shown)!r}: a '*' is a wildcard "
+            "only at the end of a word (dep* finds deploy)"
         )
     _note_symbols(text, notes)
     # C++ is a name: searched exactly as c, never left out as common nor in other forms
@@ -470,12 +498,13 @@ def _balance(toks: list[_Tok], notes: list[str]) -> list[_Tok]:
     return out
 
 
-def _cut(text: str, written: int, notes: list[str]) -> str:
+def _cut(text: str, written: int, notes: list[str], *, head: bool = False) -> str:
     """``text`` cut to the limit at a term boundary (outside phrases and NEAR).
 
-    ``written`` is the length of the query as written (``text`` may be its head).
+    ``written`` is the length of the query as written; ``head``: ``text`` is only its
+    start, which may end inside a word even when composing made it short enough.
     """
-    if len(text) <= MAX_FTS5_QUERY_CHARS:
+    if len(text) <= MAX_FTS5_QUERY_CHARS and not head:
         return text
     inside = ""  # '"' inside a phrase, "N" inside NEAR(…)
     best = -1
@@ -608,9 +637,13 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
     notes: list[str] = []
     try:
         # only what can be searched is cleaned: a huge paste costs no more than the limit
-        cleaned = clean_control(compose(text[: MAX_FTS5_QUERY_CHARS + 1]), notes)
+        start = text[: MAX_FTS5_QUERY_CHARS + 1]
+        cleaned = clean_control(compose(start), notes)
         cleaned = _read_typography(read_full_width_operators(cleaned, notes), notes)
-        toks = _lex(drop_invisible(_cut(cleaned, len(text), notes), notes), notes)
+        cleaned = _read_near_apart(cleaned, notes)
+        # text decomposed (NFD) composes shorter: its start is still cut, between terms
+        cut = _cut(cleaned, len(text), notes, head=len(start) < len(text))
+        toks = _lex(drop_invisible(cut, notes), notes)
         expr = _Parser(toks, notes).any_of(0)
         words = [t for t in toks if t.kind == "term"]
         if words and all(t.dash for t in words) and not any(t.kind == "near" for t in toks):

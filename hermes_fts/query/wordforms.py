@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .syntax import AllOf, AnyOf, Query, Term
+from .syntax import AllOf, AnyOf, Query, Term, by_start
 
 __all__ = [
     "KOREAN_PARTICLES",
@@ -145,12 +145,29 @@ def word_forms(term: Term) -> tuple[Term, ...]:
         root = stem(lowered)
         if root == lowered:
             root = _lost_e(lowered) or root
-        if len(root) < _MIN_DERIVED:
-            forms = dict.fromkeys((root, *inflections(root)))
+        y_word = _y_word(lowered)
+        # cities keeps `citie` when its stem is too short for -ies: city is its word
+        if len(root) < _MIN_DERIVED or (y_word and root == lowered[:-1]):
+            base = y_word or root
+            forms = dict.fromkeys((base, *inflections(base), *_ie_word(lowered, base)))
             return tuple(Term(form) for form in forms if form != lowered)
         return (Term(root, prefix=True),)
     bare = korean_stem(term.text)
     return (Term(bare),) if bare else ()
+
+
+def _y_word(word: str) -> str | None:
+    """The word whose y an ``-ies`` or ``-ied`` form replaced (carried: carry, parties:
+    party), or None.  Its short stem's inflections were another word's: car, part."""
+    if word.endswith(("ies", "ied")) and len(word) > len("ies") + 1:
+        return word[:-3] + "y"
+    return None
+
+
+def _ie_word(word: str, base: str) -> tuple[str, ...]:
+    """The singular of an ``-ies`` plural whose word ends in ie (cookies: cookie),
+    beside the y-word: no rule tells the two apart."""
+    return (word[:-1],) if word.endswith("ies") and base.endswith("y") else ()
 
 
 def _lost_e(word: str) -> str | None:
@@ -312,9 +329,9 @@ def forms_note(q: Query, searched: Sequence[Term]) -> list[str]:
     kept = set(searched)
     shown = []
     for term in _written(q):
-        forms = [f"{f.text}{'…' if f.prefix else ''}" for f in word_forms(term) if f in kept]
+        forms = [by_start(f.text + "…" * f.prefix) for f in word_forms(term) if f in kept]
         if forms:
-            shown.append(f"{term.text} ({', '.join(forms)})")
+            shown.append(f"{by_start(term.text)} ({', '.join(forms)})")
     if not shown:
         return []
     return ["also searched other forms of: " + ", ".join(shown)]

@@ -388,7 +388,10 @@ def search_reading(
     if search(anywhere)[1]:
         return plan, rows, (), time_note
     again, how = other
-    read_as = f"{request.query.strip()!r} is in no message as written: searched as {how}"
+    read_as = (
+        f"{_by_its_start(request.query.strip())!r} is in no message as written: "
+        f"searched as {_by_its_start(how)}"
+    )
     try:
         found = search_preferring(again, search)
     except QueryError:  # the other reading is only a try: the empty answer stands
@@ -404,15 +407,41 @@ def _other_reading(request: SearchRequest) -> tuple[SearchRequest, str] | None:
     text = request.query
     if not isinstance(text, str):
         return None
-    if reads_as_sentence(text):
+    if reads_as_sentence(text) and _parts_differ(text):
         return dataclasses.replace(request, sentence=True), "a sentence, by its words"
-    name = lone_possessive(text) or _joined_words(text)
+    name = other_words(text)
     return None if name is None else (dataclasses.replace(request, query=name), name)
 
 
+def _parts_differ(text: str) -> bool:
+    """Whether the sentence reading searches other words (or time words) than ``text``
+    as written: a Korean word has no two-character parts, and searched again as
+    itself it was said to be searched "by its words"."""
+    written, parts = (best_match(parse_query(text, sentence=s)).terms for s in (False, True))
+    changed = [t.text for t in written] != [t.text for t in parts]
+    return changed or _found(text) != _found(text, sentence=True)
+
+
+def other_words(text: str) -> str | None:
+    """The words a query is searched as when no message holds it as written: a
+    possessive alone as its name (``Anna's``), words a colon or ``+`` joins as words
+    apart (``docker:staging``); None when it has no such reading."""
+    return lone_possessive(text) or _joined_words(text)
+
+
+# A query named in a note: a paste of many KB would make the note as long.
+_NOTE_QUERY_MAX_CHARS = 200
+
+
+def _by_its_start(text: str) -> str:
+    cut = _NOTE_QUERY_MAX_CHARS
+    return text if len(text) <= cut else text[: cut - 1] + "…"
+
+
 # Words joined by what Hermes 0.19.0's search strips as FTS5 syntax
-# (not parentheses: ours group with them, and NEAR( opens a group).
-_JOINED = re.compile(r"\w+(?:[:+^{}]+\w+)+")
+# (not parentheses: ours group with them, and NEAR( opens a group).  Only from
+# a word's start: from inside a long run each try rescans it, quadratic in a paste.
+_JOINED = re.compile(r"(?<!\w)\w+(?:[:+^{}]+\w+)+")
 _JOINERS = re.compile(r"[:+^{}]+")
 _QUOTED = re.compile(r'("[^"]*")')
 

@@ -189,7 +189,7 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
     text = value.strip()
     if not text:
         return None
-    compact = _compact_date(text)
+    compact = _compact_date(text, name)
     if compact is not None:
         return _iso_seconds(compact)
     try:
@@ -209,15 +209,19 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
         raise BadValue(hint) from None
 
 
-def _compact_date(text: str) -> datetime | None:
+def _compact_date(text: str, name: str) -> datetime | None:
     """ISO 8601's basic date (``20260315``), else None.  As epoch seconds those
-    eight digits would name a day in 1970, before any Hermes message."""
+    eight digits would name a day in 1970, before any Hermes message, so eight
+    such digits that are no day (``20260230``, a typo) are refused, not read so."""
     if len(text) != 8 or not text.isdigit() or int(text[:4]) < 1971:
         return None
     try:
         return datetime.strptime(text, "%Y%m%d")
     except ValueError:
-        return None
+        raise BadValue(
+            f"{name} {text!r} is no date: a compact date is YYYYMMDD with a month and a "
+            "day that exist, such as 20260315 (as epoch seconds it would be a day in 1970)"
+        ) from None
 
 
 def _epoch_seconds(number: float, name: str) -> float:

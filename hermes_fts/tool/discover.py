@@ -26,6 +26,7 @@ from .shape import (
     rebuild_note,
     shape_message,
     with_notes,
+    without_escapes,
 )
 
 log = logging.getLogger(__name__)
@@ -265,9 +266,16 @@ class Discovery:
                 f" Messages of role {', '.join(held)} hold matches, but role_filter left them "
                 f"out: search them with role_filter='{wider}'."
             )
+        elif opts.excluded and self._held_by(opts.roles, excluding=False):
+            # "try other words" alone was wrong: the words match, in what was left out
+            payload["excluded_hold_matches"] = True
+            payload["message"] += (
+                " The sessions exclude_session_ids leaves out hold matches; drop it to see them."
+            )
 
-    def _held_by(self, roles: list[str]) -> bool:
-        """Whether a message of ``roles`` that the other filters keep holds the query."""
+    def _held_by(self, roles: list[str], *, excluding: bool = True) -> bool:
+        """Whether a message of ``roles`` that the other filters keep holds the query
+        (``excluding``: the session exclusions among them)."""
         opts = self.options
         try:
             found = self.ctx.store.search(
@@ -278,7 +286,7 @@ class Discovery:
                 fields=("id",),
                 after=opts.after,
                 before=opts.before,
-                exclude_session_ids=sorted(opts.excluded),
+                exclude_session_ids=sorted(opts.excluded) if excluding else (),
                 now=opts.now,
             )
         except Exception:  # noqa: BLE001 - only a hint: the answer stands without it
@@ -375,7 +383,8 @@ class Discovery:
             "title": root_row.get("title") or None,
             "matched_role": hit.get("role"),
             "match_message_id": hit_id,
-            "snippet": hit.get("snippet") or "",
+            # as its message's content is shaped: no colours of a tool's output
+            "snippet": without_escapes(hit.get("snippet") or ""),
             "detail": detail,
         }
         if root != sid:

@@ -9,7 +9,14 @@ from typing import Any
 from .args import scroll_anchor, scroll_window
 from .context import FRESH_RESET_END_REASONS, CallContext
 from .errors import NotHere, ToolError
-from .shape import format_ts, messages_within_budget, past_the_end, shape_message, with_notes
+from .shape import (
+    format_ts,
+    messages_within_budget,
+    past_the_end,
+    shape_message,
+    with_notes,
+    without_escapes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -336,7 +343,7 @@ def _browse_entry(ctx: CallContext, row: dict[str, Any], conversation: str) -> d
         "started_at": format_ts(row.get("started_at")),
         "last_active": format_ts(row.get("last_active")),
         "message_count": int(count),
-        "preview": ctx.store.session_preview(sid),
+        "preview": without_escapes(ctx.store.session_preview(sid)),
     }
     if conversation != sid:
         entry["lineage_root_id"] = conversation

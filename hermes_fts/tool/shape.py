@@ -44,6 +44,11 @@ def format_ts(ts: Any) -> str:
         return str(ts)
 
 
+def without_escapes(text: str) -> str:
+    """``text`` without terminal escape sequences (tool output keeps its colours)."""
+    return _ANSI_RE.sub("", text) if "\x1b" in text else text
+
+
 def is_compaction_summary(content: Any) -> bool:
     """Whether ``content`` is a summary the agent wrote when it compacted its context."""
     return isinstance(content, str) and content.lstrip().startswith(_COMPACTION_PREFIXES)
@@ -55,8 +60,8 @@ def shape_message(
     """One stored message, as the store reads it (decoded: ``transcript``), as a payload
     entry; ``cap`` limits the content's characters."""
     content = msg.get("content")
-    if isinstance(content, str) and "\x1b" in content:
-        content = _ANSI_RE.sub("", content)
+    if isinstance(content, str):
+        content = without_escapes(content)
     out: dict[str, Any] = {
         "id": msg.get("id"),
         "role": msg.get("role"),
