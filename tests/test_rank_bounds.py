@@ -213,6 +213,68 @@ def test_a_rare_phrase_of_common_words_is_read_in_one_statement(built, sort):
             assert len(scored) == 1, scored
 
 
+@pytest.fixture
+def common_phrase(original, tmp_path, monkeypatch):
+    """A copy of ``original`` where "charlie delta" is in most rows, a few short rows
+    of one late block repeating it (the top of its ranking), with bounds built."""
+    monkeypatch.setattr(rank_bounds, "FREQUENT", 100)
+    st = _copy(original, tmp_path / "state.db")
+    with _foreign(st) as conn:
+        conn.execute("UPDATE messages SET content = content || ' charlie delta' WHERE id % 3 <> 0")
+        conn.execute(
+            "UPDATE messages SET content = 'charlie delta charlie delta' "
+            "WHERE id BETWEEN 15400 AND 15410"
+        )
+    st.sync()
+    assert rank_bounds.build(st._conn)[schema.CJK] >= 4
+    st._seen.forget()
+    yield st
+    st.close()
+
+
+@pytest.mark.parametrize("sort", [None, "sessions"])
+def test_a_common_phrase_is_read_by_blocks_for_the_same_page(common_phrase, sort):
+    """A phrase in most rows (``という`` in Japanese text) was scored match by match: it
+    is now read block by block, each block bounded by its tokens' lowest peak,
+    and its page is still the full pass's."""
+    total = (
+        int(common_phrase._conn.execute("SELECT max(id) FROM messages").fetchone()[0]) >> 9
+    ) + 1
+    for query, kw in (
+        ('"charlie delta"', {}),
+        ("charlie-delta", {"role_filter": "user"}),
+        ('"charlie delta"', {"after": T0 + 3000, "before": T0 + 15500}),
+    ):
+        for limit in (1, 5, 40):
+            blocks, page = _reads_blocks(common_phrase, query, limit=limit, sort=sort, **kw)
+            assert page == _exact(common_phrase, query, limit=limit, sort=sort, **kw), (query, kw)
+            assert 0 < blocks < total, (query, kw, limit)
+
+
+def test_a_phrase_is_bounded_by_its_tokens_lowest_peak_in_each_block(common_phrase):
+    """A block's bound on the phrase is the lowest of its tokens' peaks there, and a
+    block missing one of the tokens cannot hold the phrase."""
+    conn = common_phrase._conn
+    bounds = rank_bounds.load(conn, schema.CJK, ["charlie", "delta", "bravo"])
+    assert bounds is not None
+    each = [bounds.tokens[t] for t in ("charlie", "bravo")]
+    phrase = topk._phrase_bounds(each)
+    for b in range(len(phrase.peaks)):
+        assert phrase.peaks[b] == min(t.peaks[b] for t in each)
+        assert phrase.counts[b] == min(t.counts[b] for t in each)
+    assert set(phrase.best_first) == {b for b, n in enumerate(phrase.counts) if n}
+    # The phrase's saturation in every row stays under its block's bound.
+    rows, tokens = rank_bounds.index_totals(conn, schema.CJK)
+    scale = bounds.saturation_scale(tokens / rows)
+    both = topk._phrase_bounds([bounds.tokens[t] for t in ("charlie", "delta")])
+    for rid, saturation in conn.execute(
+        f"SELECT rowid, hermes_fts_bm25({schema.CJK}, ?) FROM {schema.CJK} "
+        f"WHERE {schema.CJK} MATCH ? AND rowid <= ?",
+        (tokens / rows, '"charlie delta"', bounds.last_id),
+    ):
+        assert saturation <= both.peaks[rid >> 9] * scale
+
+
 def test_a_phrase_scored_in_python_equals_fts5_to_the_bit(built):
     """The phrase's IDF comes from its row count, times each row's saturation."""
     conn, table = built._conn, schema.CJK

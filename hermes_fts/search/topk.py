@@ -28,11 +28,16 @@ Between rounds only the page's rows are kept, and a row read below the
 page's worst is dropped by SQLite, never handed to Python: each round ranks
 the page and what can still enter it, not every row read so far.
 
-A phrase of several tokens is not read by blocks: its tokens' bounds hold
-wherever its tokens both are, for common words nearly every block, while
-the phrase itself may be rare.  One statement reads every match with its
-saturation; their number is the phrase's document frequency, and the page
-is picked from them as the full pass picks it.
+A phrase of several tokens is bounded in each block by the lowest of its
+tokens' peaks: it occurs no more often in a row than any of its tokens.
+That bound holds wherever its tokens both are, for common words nearly
+every block, while the phrase itself may be rare, and a rare phrase read
+block by block took a statement per run of blocks.  So the phrase's rows in
+its two best blocks are counted first: a phrase common there (``という``,
+``set up``) is read by blocks, with its document frequency counted whole for
+its IDF; any other is read by one statement that scores every match, their
+number being the phrase's document frequency, and the page is picked from
+them as the full pass picks it.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -51,6 +57,8 @@ from .sessions import first_sessions, pick_ids
 __all__ = ["bounded_page", "one_phrase"]
 
 FIRST_BLOCKS = 2  # blocks read in the first round; each round reads at most twice as many
+# A phrase with this many rows in its first blocks (of 2 x 512 ids) is read by blocks.
+COMMON_PHRASE_ROWS = 8
 # A unit that is one FTS5 phrase: one quoted string.
 _ONE_PHRASE = re.compile(r'"(?:[^"]|"")*"')
 # Stopping needs the page's worst entry strictly above the next bound; this much
@@ -86,10 +94,14 @@ def bounded_page(
     n_rows, n_tokens = rank_bounds.index_totals(conn, table)
     avgdl = n_tokens / n_rows if n_rows else 1.0
     if len(tokens) > 1:
-        found = _whole_phrase(conn, table, unit, n_rows, avgdl, envelope_ids, extra)
-        return pick_ids(found, want, passing, by_sessions)
-    known = bounds.tokens[tokens[0]]
-    df = _count(conn, table, unit, known, bounds)
+        known = _phrase_bounds([bounds.tokens[t] for t in dict.fromkeys(tokens)])
+        if not _common_phrase(conn, table, unit, known):
+            found = _whole_phrase(conn, table, unit, n_rows, avgdl, envelope_ids, extra)
+            return pick_ids(found, want, passing, by_sessions)
+        df = _phrase_count(conn, table, unit)
+    else:
+        known = bounds.tokens[tokens[0]]
+        df = _count(conn, table, unit, known, bounds)
     if df > n_rows:
         return None  # bounds that no longer agree with the index: every match is read
     idf = fts5_idf(n_rows, df)
@@ -126,6 +138,35 @@ def _whole_phrase(
     idf = fts5_idf(n_rows, len(matches))
     rows = {rid: [1.0, idf * saturation, None, 1] for rid, saturation, inside in matches if inside}
     return Evidence(rows, [1.0])
+
+
+def _phrase_bounds(each: Sequence[TokenBounds]) -> TokenBounds:
+    """A phrase's bounds from its tokens': per block the fewest rows and the lowest
+    peak, and only the blocks holding every token."""
+    counts = array("H", map(min, *(t.counts for t in each)))
+    peaks = bytes(map(min, *(t.peaks for t in each)))
+    best_first = sorted((b for b, n in enumerate(counts) if n), key=lambda b: (-peaks[b], b))
+    return TokenBounds(min(t.rows for t in each), counts, peaks, tuple(best_first))
+
+
+def _common_phrase(conn: sqlite3.Connection, table: str, unit: str, known: TokenBounds) -> bool:
+    """Whether the phrase is in at least ``COMMON_PHRASE_ROWS`` rows of its first
+    ``FIRST_BLOCKS`` blocks: reading it by blocks then ends early."""
+    first = known.best_first[:FIRST_BLOCKS]
+    found = 0
+    for lo, hi in _runs(sorted(first)):
+        found += conn.execute(
+            f"SELECT count(*) FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?",
+            (unit, lo << SHIFT, ((hi + 1) << SHIFT) - 1),
+        ).fetchone()[0]
+    return found >= COMMON_PHRASE_ROWS
+
+
+def _phrase_count(conn: sqlite3.Connection, table: str, unit: str) -> int:
+    """The phrase's document frequency: FTS5 counts its matches without scoring them."""
+    return int(
+        conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (unit,)).fetchone()[0]
+    )
 
 
 class _Order:
