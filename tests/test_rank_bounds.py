@@ -251,6 +251,31 @@ def test_a_common_phrase_is_read_by_blocks_for_the_same_page(common_phrase, sort
             assert 0 < blocks < total, (query, kw, limit)
 
 
+@pytest.mark.parametrize("sort", [None, "sessions"])
+def test_a_phrase_of_one_token_repeated_keeps_the_exact_page(common_phrase, sort):
+    """Regression: a phrase whose tokens are one token twice (哈哈哈 is 哈哈 哈哈) failed
+    with a TypeError once phrases could be read by blocks."""
+    for query in ('"alpha alpha"', '"charlie charlie"', '"delta delta delta"'):
+        for limit in (1, 12):
+            page = _ids(common_phrase, query, limit=limit, sort=sort)
+            assert page == _exact(common_phrase, query, limit=limit, sort=sort), query
+    conn = common_phrase._conn
+    assert conn.execute(
+        f"SELECT count(*) FROM {schema.CJK} WHERE {schema.CJK} MATCH ?", ('"alpha alpha"',)
+    ).fetchone()[0]  # the fixture's short rows repeat it
+
+
+@pytest.mark.parametrize("sort", [None, "sessions"])
+def test_a_phrase_dense_in_one_place_only_is_read_in_one_statement(common_phrase, sort):
+    """ "charlie delta charlie" is in eleven short rows of one block and nowhere else:
+    dense in its best blocks, it would be read block by block to the end.  The
+    blocks half way down its order hold none of it, so one statement reads it."""
+    for limit in (1, 5, 40):
+        page, scored = _statements(common_phrase, '"charlie delta charlie"', limit=limit, sort=sort)
+        assert page == _exact(common_phrase, '"charlie delta charlie"', limit=limit, sort=sort)
+        assert len(scored) == 1, scored
+
+
 def test_a_phrase_is_bounded_by_its_tokens_lowest_peak_in_each_block(common_phrase):
     """A block's bound on the phrase is the lowest of its tokens' peaks there, and a
     block missing one of the tokens cannot hold the phrase."""

@@ -33,11 +33,11 @@ tokens' peaks: it occurs no more often in a row than any of its tokens.
 That bound holds wherever its tokens both are, for common words nearly
 every block, while the phrase itself may be rare, and a rare phrase read
 block by block took a statement per run of blocks.  So the phrase's rows in
-its two best blocks are counted first: a phrase common there (``という``,
-``set up``) is read by blocks, with its document frequency counted whole for
-its IDF; any other is read by one statement that scores every match, their
-number being the phrase's document frequency, and the page is picked from
-them as the full pass picks it.
+its two best blocks, and in two half way down, are counted first: a phrase
+common there (``という``, ``set up``) is read by blocks, with its document
+frequency counted whole for its IDF; any other is read by one statement that
+scores every match, their number being the phrase's document frequency, and
+the page is picked from them as the full pass picks it.
 """
 
 from __future__ import annotations
@@ -141,8 +141,10 @@ def _whole_phrase(
 
 
 def _phrase_bounds(each: Sequence[TokenBounds]) -> TokenBounds:
-    """A phrase's bounds from its tokens': per block the fewest rows and the lowest
-    peak, and only the blocks holding every token."""
+    """A phrase's bounds from its distinct tokens': per block the fewest rows and the
+    lowest peak, and only the blocks holding every token."""
+    if len(each) == 1:  # one token repeated (哈哈哈): in no more rows, no more often
+        return each[0]
     counts = array("H", map(min, *(t.counts for t in each)))
     peaks = bytes(map(min, *(t.peaks for t in each)))
     best_first = sorted((b for b, n in enumerate(counts) if n), key=lambda b: (-peaks[b], b))
@@ -151,15 +153,26 @@ def _phrase_bounds(each: Sequence[TokenBounds]) -> TokenBounds:
 
 def _common_phrase(conn: sqlite3.Connection, table: str, unit: str, known: TokenBounds) -> bool:
     """Whether the phrase is in at least ``COMMON_PHRASE_ROWS`` rows of its first
-    ``FIRST_BLOCKS`` blocks: reading it by blocks then ends early."""
-    first = known.best_first[:FIRST_BLOCKS]
+    ``FIRST_BLOCKS`` blocks, and in the blocks half way down its order too:
+    reading it by blocks then ends early.  A phrase pasted many times in one
+    conversation is dense in its first blocks alone."""
+    order = known.best_first
+    middle = len(order) // 2
+    first = _rows_in(conn, table, unit, order[:FIRST_BLOCKS])
+    return first >= COMMON_PHRASE_ROWS and (
+        _rows_in(conn, table, unit, order[middle : middle + FIRST_BLOCKS]) > 0
+    )
+
+
+def _rows_in(conn: sqlite3.Connection, table: str, unit: str, blocks: Sequence[int]) -> int:
+    """The phrase's rows in ``blocks``, counted by FTS5 without scoring them."""
     found = 0
-    for lo, hi in _runs(sorted(first)):
+    for lo, hi in _runs(sorted(blocks)):
         found += conn.execute(
             f"SELECT count(*) FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?",
             (unit, lo << SHIFT, ((hi + 1) << SHIFT) - 1),
         ).fetchone()[0]
-    return found >= COMMON_PHRASE_ROWS
+    return int(found)
 
 
 def _phrase_count(conn: sqlite3.Connection, table: str, unit: str) -> int:
