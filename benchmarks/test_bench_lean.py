@@ -1,9 +1,11 @@
 """The lean one-term paths (issue 35 item 4) against scoring every match: the most
-common single CJK character by sessions and ranked, and a rare phrase of two
-common words (``set-limit``-like).
+common single CJK character by sessions and ranked, a rare phrase of two
+common words (``set-limit``-like), and the most common CJK word of three
+characters or more (``という``-like).
 
 Rank bounds read a single character block by block and keep only the page
-between rounds; a phrase of several tokens is read in one statement.  Both
+between rounds; a rare phrase of several tokens is read in one statement, a
+common one by blocks.  Both
 give the full pass's page (checked first); the table holds the median and
 99th percentile of each, interleaved call by call, and how many statements
 scored rows of the index.  The store is a copy of the optimized cached one;
@@ -24,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks import corpus
 from benchmarks.conftest import merge_indexes
 
 ROUNDS = 15
@@ -67,8 +70,9 @@ def _bounded_tokens(conn: sqlite3.Connection, table: str) -> list[str]:
 
 
 def _queries(conn: sqlite3.Connection) -> list[tuple[str, str]]:
-    """The most common CJK character with bounds, and the rarest phrase (at least one
-    row) of two of the most common Latin words with bounds."""
+    """The most common CJK character with bounds, the rarest phrase (at least one
+    row) of two of the most common Latin words with bounds, and the most common CJK
+    word of three characters or more among the corpus' very common words."""
     from hermes_fts.index import schema
 
     found = []
@@ -92,6 +96,18 @@ def _queries(conn: sqlite3.Connection) -> list[tuple[str, str]]:
                     pairs.append((df, f"{a}-{b}"))
     if pairs:
         found.append(("rare phrase", min(pairs)[1]))
+    # The most common CJK word of three characters or more (a phrase of bigrams).
+    words = [
+        (conn.execute(
+            f"SELECT count(*) FROM {schema.CJK} WHERE {schema.CJK} MATCH ?", (f'"{w}"',)
+        ).fetchone()[0], w)
+        for cls in ("zh3", "ja", "ko")
+        for band in corpus.term_samples(cls, ("very_common",), per_band=10).values()
+        for w in band
+        if len(w) >= 3
+    ]  # fmt: skip
+    if words and max(words)[0]:
+        found.append(("common phrase", max(words)[1]))
     return found
 
 

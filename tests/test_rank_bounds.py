@@ -276,6 +276,21 @@ def test_a_phrase_dense_in_one_place_only_is_read_in_one_statement(common_phrase
         assert len(scored) == 1, scored
 
 
+@pytest.mark.parametrize("budget", [1, 2, 3])
+@pytest.mark.parametrize("sort", [None, "sessions"])
+def test_past_its_statement_budget_a_search_reads_the_rest_at_once(
+    common_phrase, monkeypatch, sort, budget
+):
+    """Blocks far apart take a statement each; past the budget the rest of the index
+    is read by one more, and the page is still the full pass's."""
+    monkeypatch.setattr(topk, "STATEMENT_BUDGET", budget)
+    for query, kw in (("alpha", {}), ('"charlie delta"', {}), ("alpha", {"role_filter": "user"})):
+        for limit in (1, 12, 40):
+            page, scored = _statements(common_phrase, query, limit=limit, sort=sort, **kw)
+            assert page == _exact(common_phrase, query, limit=limit, sort=sort, **kw), (query, kw)
+            assert len(scored) <= budget + 1, (query, kw, limit, scored)
+
+
 def test_a_phrase_is_bounded_by_its_tokens_lowest_peak_in_each_block(common_phrase):
     """A block's bound on the phrase is the lowest of its tokens' peaks there, and a
     block missing one of the tokens cannot hold the phrase."""

@@ -32,12 +32,15 @@ A phrase of several tokens is bounded in each block by the lowest of its
 tokens' peaks: it occurs no more often in a row than any of its tokens.
 That bound holds wherever its tokens both are, for common words nearly
 every block, while the phrase itself may be rare, and a rare phrase read
-block by block took a statement per run of blocks.  So the phrase's rows in
-its two best blocks, and in two half way down, are counted first: a phrase
-common there (``という``, ``set up``) is read by blocks, with its document
-frequency counted whole for its IDF; any other is read by one statement that
-scores every match, their number being the phrase's document frequency, and
-the page is picked from them as the full pass picks it.
+block by block took a statement per run of blocks.  So the phrase's rows
+are counted first in the last few blocks that hold all its tokens: a phrase
+that makes up enough of those rows to be in thousands (``という``, ``set
+up``) is read by blocks, with its document frequency
+counted whole for its IDF; any other is read by one statement that scores
+every match, their number being the phrase's document frequency, and the
+page is picked from them as the full pass picks it.  Past
+``STATEMENT_BUDGET`` statements (blocks far apart, each a statement of its
+own) a search reads the rest of the index in one.
 """
 
 from __future__ import annotations
@@ -57,8 +60,13 @@ from .sessions import first_sessions, pick_ids
 __all__ = ["bounded_page", "one_phrase"]
 
 FIRST_BLOCKS = 2  # blocks read in the first round; each round reads at most twice as many
-# A phrase with this many rows in its first blocks (of 2 x 512 ids) is read by blocks.
+# A phrase whose rows in a sample of SAMPLE_BLOCKS blocks (COMMON_PHRASE_ROWS at
+# least) put it in COMMON_PHRASE_DF rows or more is read by blocks.
 COMMON_PHRASE_ROWS = 8
+COMMON_PHRASE_DF = 2000
+SAMPLE_BLOCKS = 4
+# Past this many statements reading blocks, the rest of the index is read in one.
+STATEMENT_BUDGET = 32
 # A unit that is one FTS5 phrase: one quoted string.
 _ONE_PHRASE = re.compile(r'"(?:[^"]|"")*"')
 # Stopping needs the page's worst entry strictly above the next bound; this much
@@ -152,27 +160,21 @@ def _phrase_bounds(each: Sequence[TokenBounds]) -> TokenBounds:
 
 
 def _common_phrase(conn: sqlite3.Connection, table: str, unit: str, known: TokenBounds) -> bool:
-    """Whether the phrase is in at least ``COMMON_PHRASE_ROWS`` rows of its first
-    ``FIRST_BLOCKS`` blocks, and in the blocks half way down its order too:
-    reading it by blocks then ends early.  A phrase pasted many times in one
-    conversation is dense in its first blocks alone."""
-    order = known.best_first
-    middle = len(order) // 2
-    first = _rows_in(conn, table, unit, order[:FIRST_BLOCKS])
-    return first >= COMMON_PHRASE_ROWS and (
-        _rows_in(conn, table, unit, order[middle : middle + FIRST_BLOCKS]) > 0
-    )
-
-
-def _rows_in(conn: sqlite3.Connection, table: str, unit: str, blocks: Sequence[int]) -> int:
-    """The phrase's rows in ``blocks``, counted by FTS5 without scoring them."""
+    """Whether the phrase is in about ``COMMON_PHRASE_DF`` rows or more: its share of
+    the rows holding every token in the last ``SAMPLE_BLOCKS`` blocks that hold
+    them (``COMMON_PHRASE_ROWS`` rows at least), times the rows holding them
+    all.  Scoring each match then costs more than reading blocks.  FTS5 looks
+    for a phrase's next match before it compares the rowid with the end of the
+    span asked for; after the last blocks holding every token that walk is short."""
+    sample = [b for b, n in enumerate(known.counts) if n][-SAMPLE_BLOCKS:]
     found = 0
-    for lo, hi in _runs(sorted(blocks)):
+    for lo, hi in _runs(sample):
         found += conn.execute(
             f"SELECT count(*) FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?",
             (unit, lo << SHIFT, ((hi + 1) << SHIFT) - 1),
         ).fetchone()[0]
-    return int(found)
+    held = sum(known.counts[b] for b in sample)
+    return found >= COMMON_PHRASE_ROWS and found * known.rows >= COMMON_PHRASE_DF * held
 
 
 def _phrase_count(conn: sqlite3.Connection, table: str, unit: str) -> int:
@@ -284,6 +286,8 @@ class _Reader:
         self.conn = conn
         self.low, self.high = envelope_ids
         self.read: set[int] = set()  # blocks read whole
+        self.statements = 0
+        self.whole = False  # every row of the envelope read
         self.rows: dict[int, list[Any]] = {}
         self.floor = -math.inf
         # ``extra`` is a condition on the message row ``m``.
@@ -302,6 +306,12 @@ class _Reader:
         todo = sorted(set(blocks) - self.read)
         self.read.update(todo)
         for lo, hi in _runs(todo):
+            if self.statements >= STATEMENT_BUDGET:
+                # Blocks far apart (a phrase common in the newest rows only)
+                # take a statement each: the rest is read at once.
+                self.ids(self.low, self.high)
+                self.whole = True
+                return
             self.ids(lo << SHIFT, ((hi + 1) << SHIFT) - 1)
 
     def ids(self, first: int, last: int) -> None:
@@ -310,6 +320,7 @@ class _Reader:
         if first > last:
             return
         rows = self.rows
+        self.statements += 1
         # At the floor, equal may still win on recency.
         for rid, bm25 in self.conn.execute(self.sql, [*self.head, first, last, self.floor]):
             rows[rid] = [1.0, bm25, None, 1]
@@ -351,6 +362,8 @@ def _read_until(reader: _Reader, order: _Order, page: Callable[[Evidence], list[
         reader.blocks(order.block(i) for i in range(start, end))
         start, size = end, 2 * size
         ids = page(Evidence(reader.rows, [1.0]))
+        if reader.whole:
+            return
         if ids:
             floor = min(reader.rows[i][1] for i in ids)
             reader.keep(ids, floor)
