@@ -267,9 +267,9 @@ def test_a_phrase_of_one_token_repeated_keeps_the_exact_page(common_phrase, sort
 
 @pytest.mark.parametrize("sort", [None, "sessions"])
 def test_a_phrase_dense_in_one_place_only_is_read_in_one_statement(common_phrase, sort):
-    """ "charlie delta charlie" is in eleven short rows of one block and nowhere else:
-    dense in its best blocks, it would be read block by block to the end.  The
-    blocks half way down its order hold none of it, so one statement reads it."""
+    """The phrase "charlie delta charlie" is in eleven short rows of one block only:
+    dense in its best block, it would be read block by block to the end.  The
+    last blocks holding its tokens hold none of it, so one statement reads it."""
     for limit in (1, 5, 40):
         page, scored = _statements(common_phrase, '"charlie delta charlie"', limit=limit, sort=sort)
         assert page == _exact(common_phrase, '"charlie delta charlie"', limit=limit, sort=sort)
