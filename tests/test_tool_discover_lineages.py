@@ -128,3 +128,32 @@ def test_the_command_line_pages_past_a_session_longer_than_the_largest_read(
         offset = page["next_offset"]
     assert seen[0] == "big"
     assert len(seen) == len(set(seen)) == 6  # big, s1-s4 and s5/s6 as one lineage
+
+
+@pytest.mark.parametrize("sort", [None, "newest", "oldest"])
+def test_a_time_word_note_speaks_of_the_first_read_not_the_last(tmp_path, monkeypatch, sort):
+    """A long session from last week fills the first read; the next reads leave it
+    out and find only older matches.  The note must still say that matches from
+    last week come first (it said "no match is from then", the last read's)."""
+    from datetime import datetime
+
+    from hermes_fts.tool import discover
+
+    def at(iso: str) -> float:
+        return datetime.fromisoformat(iso).timestamp()
+
+    st = open_store(tmp_path / "state.db")
+    turns = [("user", f"deploy step {i}") for i in range(40)]
+    conversation(st, "week", turns, start=at("2026-11-25T10:00"))
+    conversation(st, "old1", [("user", "deploy the old thing")], start=at("2025-01-10T10:00"))
+    conversation(st, "old2", [("user", "deploy the older thing")], start=at("2024-01-10T10:00"))
+    ask = dict(query="deploy last week", sort=sort, now="2026-12-03T12:00")
+    monkeypatch.setattr(discover, "_DISCOVER_ROWS_PER_LINEAGE", 100_000)
+    reference = session_search(st, **ask)  # one read holds every match
+    monkeypatch.setattr(discover, "_DISCOVER_ROWS_PER_LINEAGE", 1)
+    got = session_search(st, **ask)
+    st.close()
+    assert _lineages(got)[0] == "week" and len(_lineages(got)) == 3
+    said = [note for note in got["query_notes"] if note.startswith("time words")]
+    assert said and "matches from then come first" in said[0], got["query_notes"]
+    assert got == reference

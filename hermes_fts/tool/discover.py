@@ -151,7 +151,11 @@ class Discovery:
             now=opts.now,
         )
         self.route = result.route
-        self.search_notes = result.notes  # the query's, and what its time words did
+        if not crowding:
+            # The first read holds the top of the ranking, so its notes are the answer's:
+            # a later read leaves out the sessions already seen, and would say that no
+            # match is from the time asked when the first read's all were.
+            self.search_notes = result.notes  # the query's, and what its time words did
         return list(result.rows)
 
     def collect(self, title: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
