@@ -540,6 +540,33 @@ def test_a_bad_now_is_refused(store: SessionStore) -> None:
     assert not got["success"] and "now" in got["error"]
 
 
+@pytest.mark.parametrize(
+    ("query", "now"),
+    [
+        ("decide today", "9999-12-31T12:00"),  # tomorrow is past the calendar
+        ("decide last year", "0001-01-02"),  # year 0 is before it
+        ("decide last week", 1e300),  # a float no date holds
+        ("decide last week", -1e12),
+    ],
+)
+def test_a_now_at_the_calendar_s_ends_answers(store: SessionStore, query: str, now: Any) -> None:
+    """A ``now`` the arguments accept is searched: the time words name no day then, so
+    the words alone decide (it failed with "date value out of range")."""
+    found, said = tool(store, query, now=now)
+    assert found, said
+    assert any("no message has that time" in n for n in said), said
+    assert sessions(store, query, now=now)
+
+
+def test_a_stretch_from_before_1970_holds_every_message_since(store: SessionStore) -> None:
+    """A stretch such as "the past 100 years" starts before the first year read: every
+    message is from then, not "no message has that time"."""
+    said = notes(store, "decide the past 100 years", now=NOW)
+    assert any("(1926-12-03 – 2026-12-03, local time)" in n for n in said), said
+    assert any("matches from then come first" in n for n in said), said
+    assert {"oct", "lastweek"} <= set(sessions(store, "decide the past 100 years", now=NOW))
+
+
 # --------------------------------------------------------------------------- the CLI
 
 

@@ -662,14 +662,42 @@ def _seconds(day: date) -> float:
     return datetime(day.year, day.month, day.day).timestamp()  # local midnight
 
 
+def _today(now: float) -> date | None:
+    """``now``'s local date; None where no date holds it (a ``now`` of 1e300)."""
+    try:
+        return datetime.fromtimestamp(now).date()
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def _calendar_days(words: TimeWords, today: date) -> list[tuple[date, date]]:
+    """``_days``, none where they would pass the calendar's ends ("today" on
+    9999-12-31, "last year" in year 1): a ``now`` a caller chose, not a failed search."""
+    try:
+        return _days(words, today)
+    except (ValueError, OverflowError):
+        return []
+
+
 def windows(words: TimeWords, now: float) -> tuple[tuple[float, float], ...]:
     """``words`` as ``[start, end)`` Unix-second ranges of local time, counted from ``now``."""
-    return _windows(words, datetime.fromtimestamp(now).date())
+    today = _today(now)
+    return () if today is None else _windows(words, today)
 
 
 @functools.lru_cache(maxsize=256)  # a day in every year is 57 windows; each search asks
 def _windows(words: TimeWords, today: date) -> tuple[tuple[float, float], ...]:
-    return tuple((_seconds(a), _seconds(b)) for a, b in _days(words, today) if a.year >= FIRST_YEAR)
+    # A stretch that starts before FIRST_YEAR ("the past 100 years") holds every
+    # message from then on: cut there, not dropped as a time no message has.
+    first = date(FIRST_YEAR, 1, 1)
+    try:
+        return tuple(
+            (_seconds(max(a, first)), _seconds(b))
+            for a, b in _calendar_days(words, today)
+            if b > first
+        )
+    except (ValueError, OverflowError, OSError):  # local midnight of 9999-12-31 east of UTC
+        return ()
 
 
 def describe(words: TimeWords, now: float) -> str:
@@ -678,7 +706,10 @@ def describe(words: TimeWords, now: float) -> str:
     if words.back is None and words.year is None and words.weekday is None:
         month = _MONTH_NAMES[(words.month or 1) - 1]
         return f"{month} {words.day} of every year" if words.day else f"{month} of every year"
-    spans = _days(words, datetime.fromtimestamp(now).date())
+    today = _today(now)
+    spans = [] if today is None else _calendar_days(words, today)
+    if not spans:
+        return "no day the calendar holds"
     said = []
     for first, after in spans:  # one span, or the two days of "last Tuesday"
         last = after - timedelta(days=1)
