@@ -188,3 +188,44 @@ def test_a_long_vacuum_is_left_while_another_process_has_the_store_open(
         assert result["ok"] and result["vacuumed"] is True and "vacuum_left" not in result
         assert "compaction" not in store.index_state()["needs_optimize"]
     assert db.stat().st_size < size
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="who has a store open is read in /proc/locks")
+def test_a_long_integrity_check_is_left_while_another_process_has_the_store_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # FTS5's integrity-check is one INSERT holding the write lock while it reads the
+    # whole index: on a large index, longer than Hermes retries a write.
+    from hermes_fts.index import maintain, optimize
+
+    db = tmp_path / "state.db"
+    _store_with_free_pages(db)
+    with SessionStore(db) as store:
+        assert store.optimize_storage(min_pause=0)["ok"]  # the CJK index complete
+    checked: list[str] = []
+    real_check = maintain.integrity_check
+
+    def integrity_check(conn: sqlite3.Connection, index: str) -> str | None:
+        checked.append(index)
+        return real_check(conn, index)
+
+    monkeypatch.setattr(maintain, "integrity_check", integrity_check)
+    # As if this index took a minute to check.
+    monkeypatch.setattr(optimize, "INTEGRITY_BYTES_PER_S", 1)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"open\n"
+        with SessionStore(db) as store:
+            result = store.optimize_storage(min_pause=0, vacuum=False)
+        assert result["ok"] and checked == [], (result, checked)
+        assert "hermes_fts_cjk" in result["check_left"]
+        assert "while Hermes is stopped" in result["check_left"]
+    finally:
+        holder.communicate(b"\n", timeout=30)
+    # Alone with the store, the same run checks it in full.
+    with SessionStore(db) as store:
+        result = store.optimize_storage(min_pause=0, vacuum=False)
+    assert result["ok"] and "check_left" not in result, result
+    assert checked == ["hermes_fts_cjk"]

@@ -542,6 +542,8 @@ def _optimize(
         print(f"  Rebuilt {index}: it was damaged ({why}).")
     if result.get("vacuum_left"):
         print(f"  Not compacted: {result['vacuum_left']}.")
+    if result.get("check_left"):
+        print(f"  Not fully checked: {result['check_left']}.")
     return 0
 
 

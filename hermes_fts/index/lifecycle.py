@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -549,12 +549,14 @@ def damaged(
     progress: Callable[[int, int], None] | None = None,
     only: str | None = None,
     lookups_only: bool = False,
+    unchecked: Collection[str] = (),
 ) -> dict[str, str]:
     """The complete, served indexes of ours that are damaged, with what is wrong
     (``health.damage``; ``full`` adds FTS5's integrity-check, which needs a
-    writer).  ``progress(done, total)`` counts the indexes checked; ``only``
-    checks that one index alone; ``lookups_only`` leaves out the row counts,
-    which read every row (``health.probe``)."""
+    writer, except for the indexes in ``unchecked``).  ``progress(done, total)``
+    counts the indexes checked; ``only`` checks that one index alone;
+    ``lookups_only`` leaves out the row counts, which read every row
+    (``health.probe``)."""
     from . import health  # not on a search's path
 
     if indexing.get_meta(conn, schema.META_FTS_STALE) is not None:
@@ -568,7 +570,9 @@ def damaged(
     ]
     found = {}
     for done, index in enumerate(checked, 1):
-        problem = health.damage(conn, index, full=full, counts=not lookups_only)
+        problem = health.damage(
+            conn, index, full=full and index not in unchecked, counts=not lookups_only
+        )
         if problem is not None:
             found[index] = problem
         if progress is not None:
@@ -621,10 +625,12 @@ def repair(
     conn: sqlite3.Connection,
     caps: Capabilities,
     progress: Callable[[int, int], None] | None = None,
+    unchecked: Collection[str] = (),
 ) -> dict[str, str]:
     """Start a rebuild of every index that needs one; the backfill that follows does it.
     Returns the indexes found damaged (``damaged``, which reports to
-    ``progress``), with what was wrong.
+    ``progress``; ``unchecked``: those checked without FTS5's integrity-check),
+    with what was wrong.
 
     A damaged index is dropped at once (searches read LIKE, never a broken
     index, until its rebuild is complete).  A stale store rebuilds all of
@@ -642,7 +648,7 @@ def repair(
     ``messages(timestamp)`` that earlier versions created is dropped.
     """
     old_layout.give_back(conn)
-    broken = damaged(conn, caps, full=True, progress=progress)
+    broken = damaged(conn, caps, full=True, progress=progress, unchecked=unchecked)
     for index in broken:
         logger.warning("%s is damaged (%s); rebuilding it", index, broken[index])
         with indexing.write_txn(conn):
