@@ -898,8 +898,6 @@ def _profile_store(home: Path, name: str) -> Path:
         "a/b",
         "x\x00y",
         "a" * 65,
-        "",
-        "  ",
         "a.b",
         "~root",
         "C:\\x",

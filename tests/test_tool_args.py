@@ -24,11 +24,32 @@ from hermes_fts.tool.errors import ToolError
         ("@session:", None, (None, None, False)),
         # A number is the session of that name (noted), not dropped into a browse.
         (42, "x", ("42", "x", False)),
+        # A blank profile is none, as Hermes reads it (models send "" for it).
+        ("abc", "", ("abc", None, False)),
+        ("work/abc", " ", ("abc", "work", True)),
+        ("/abc", None, ("abc", None, False)),
+        ("@session: /abc", "home", ("abc", "home", True)),
     ],
 )
 def test_call_parses_session_references(session_id, profile, expected):
     call = Call.parse(session_id, profile, None)
     assert (call.session_id, call.profile, call.qualified) == expected
+
+
+@pytest.mark.parametrize("profile", ["", "  "])
+def test_a_blank_profile_is_none_given_in_every_form(tmp_path, profile):
+    """Hermes' own tool reads profile="" as no profile; it was refused here ("profile
+    name is empty"), so a model that fills every argument got an error, not an answer."""
+    store = open_store(tmp_path / "state.db")
+    conversation(store, "s1", [("user", "deploy the blue build"), ("assistant", "done")])
+    found = session_search(store, query="deploy", profile=profile)
+    assert found["success"] and [r["session_id"] for r in found["results"]] == ["s1"], found
+    read = session_search(store, session_id="s1", profile=profile)
+    assert read["success"] and read["mode"] == "read", read
+    assert session_search(store, session_id="/s1")["success"]
+    browsed = session_search(store, profile=profile)
+    assert browsed["success"] and browsed["mode"] == "browse", browsed
+    store.close()
 
 
 def test_call_current_session_is_trimmed_or_dropped():

@@ -312,13 +312,19 @@ def split_session_ref(session_id: Any, profile: Any) -> tuple[str | None, Any, b
     """(session id, profile, whether the id named its profile) from the caller's args.
 
     An explicit ``profile`` wins over the one a ``profile/id`` reference names.
+    A blank profile, given or in the reference (``/id``), is none, as Hermes reads
+    it: models fill optional arguments with "".
     """
+    if isinstance(profile, str) and not profile.strip():
+        profile = None
     if not isinstance(session_id, str):
         return None, profile, False
     ref = strip_link(session_id)
     if "/" in ref:
         left, right = ref.split("/", 1)
         if right.strip():
+            if not left.strip():
+                return right.strip(), profile, profile is not None
             if profile is None:
                 return right.strip(), left.strip(), True
             return right.strip(), profile, True
