@@ -52,6 +52,28 @@ def test_a_blank_profile_is_none_given_in_every_form(tmp_path, profile):
     store.close()
 
 
+def test_every_optional_argument_blank_is_none_given(tmp_path):
+    """A model that fills every argument sends "" for those it does not mean: the call
+    is the search (or read) it names, with no note about the blanks.  A blank
+    around_message_id made it the error "scroll requires session_id"."""
+    store = open_store(tmp_path / "state.db")
+    conversation(store, "s1", [("user", "deploy the blue build"), ("assistant", "done")])
+    blanks = dict.fromkeys(
+        ["around_message_id", "window", "limit", "sort", "detail", "role_filter", "profile"], ""
+    )
+    blanks |= dict.fromkeys(["after", "before", "exclude_session_ids"], " ")
+    found = session_search(store, query="deploy", session_id="", **blanks)
+    assert found["success"] and found["mode"] == "discover", found
+    assert [r["session_id"] for r in found["results"]] == ["s1"]
+    assert "query_notes" not in found, found
+    read = session_search(store, session_id="s1", **blanks)
+    assert read["success"] and read["mode"] == "read", read
+    assert "query_notes" not in read, read
+    browsed = session_search(store, query="", session_id="", **blanks)
+    assert browsed["success"] and browsed["mode"] == "browse", browsed
+    store.close()
+
+
 def test_call_current_session_is_trimmed_or_dropped():
     assert Call.parse(None, None, "  s1 ").current_session_id == "s1"
     assert Call.parse(None, None, "   ").current_session_id is None

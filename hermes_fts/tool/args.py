@@ -138,6 +138,10 @@ def query_text(value: Any) -> tuple[str | None, str | None]:
     )
 
 
+def _blank(value: Any) -> bool:
+    return isinstance(value, str) and not value.strip()
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -410,6 +414,13 @@ class Call:
                 _params.check_text(value, name)
         except ValueError as exc:
             raise ToolError(str(exc)) from None
+        # A blank argument is none given, as Hermes reads its optional ones: models
+        # fill every argument, "" for those they do not mean (a blank around_message_id
+        # made a search an error).  A blank query still says it browses (browse_note).
+        rest = {
+            name: None if name != "query" and _blank(value) else value
+            for name, value in rest.items()
+        }
         session_id, sid_note = session_text(session_id, "session_id")
         current_session_id, current_note = session_text(current_session_id, "current_session_id")
         sid, profile, qualified = split_session_ref(session_id, profile)
