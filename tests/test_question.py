@@ -489,6 +489,13 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         # 前几天 ("a few days ago") was searched as words: 前几 and 几天
         ("前几天", "2026-11-30 – 2026-12-03"),
         ("前几个月", "2026-09-03 – 2026-12-03"),
+        # 一 and 日 begin a word after the week: 一起 (together), 日本 (Japan) were
+        # read as last Monday and last Sunday
+        ("上周一起吃饭的餐厅", LAST_WEEK),
+        ("上周日本之行", LAST_WEEK),
+        ("这周一直在忙的项目", "2026-11-30 – 2026-12-06"),
+        ("上周一的会议", "2026-11-23"),
+        ("上周日的会议", "2026-11-29"),
     ],
 )
 def test_time_words_read(store: SessionStore, words: str, read: str) -> None:

@@ -461,11 +461,16 @@ _WEEKDAY_CHARS |= dict(zip("月火水木金土", range(6))) | dict(zip("월화�
 # Which week a weekday's prefix names: 0 this one, 1 last week, 2 the week before.
 _WEEK_PREFIXES = ("这 這 本 今週 이번", "上 先週 지난 저번", "上上 先々週 先先週 지지난")
 _WEEKS = {word: back for back, words in enumerate(_WEEK_PREFIXES) for word in words.split()}
+# 一 and 日 begin common words after a week word: 上周一起 is "together last week",
+# not last Monday, 上周日本 "Japan last week", not last Sunday.
+_ZH_WEEKDAY = (
+    r"[二三四五六天]|一(?![起直定样樣下些般共切点點会會])|日(?![本子常期记記程志语語文元])"
+)
 _WEEKDAYS = [
     (rf"\b(?:last|previous)\s+({_EN_DAYS})\b", -1),
     (rf"\bthis\s+({_EN_DAYS})\b", 0),
     (rf"\bon\s+({_EN_DAYS})\b(?!s)", None),
-    (r"(?<!每)(上上|上|这|這|本)?(?:个|個)?(?:周|週|星期|礼拜|禮拜)([一二三四五六日天])", None),
+    (rf"(?<!每)(上上|上|这|這|本)?(?:个|個)?(?:周|週|星期|礼拜|禮拜)({_ZH_WEEKDAY})", None),
     (r"(?:(先々週|先先週|先週|今週)の?)?([月火水木金土日])曜日?", None),
     (r"(?:(지지난|지난|저번|이번)\s*주\s*)?([월화수목금토일])요일", None),
 ]
