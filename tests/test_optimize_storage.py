@@ -374,3 +374,72 @@ def test_without_the_extension_the_cjk_work_left_undone_is_a_failure_with_its_ca
     with SessionStore(db, readonly=True) as store:
         assert store.index_state()["cjk_pending"] == 0
         assert store.search("离线写入").route == "fts_cjk"
+
+
+FAR_ID = 1_700_000_000_000  # an id an import may keep: milliseconds since 1970
+
+# A search and a run in a process with 2 GB of address space: an entry per id up
+# to FAR_ID is terabytes, and without a cap the OOM killer ends it (or another).
+CAPPED = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+from hermes_fts.store import SessionStore
+with SessionStore(sys.argv[1]) as store:
+    ids = [r["id"] for r in store.search("common", limit=5000).rows]
+    route = store.search("common").route
+    result = store.optimize_storage(min_pause=0) if sys.argv[2] == "optimize" else {}
+print(json.dumps({"ids": ids, "route": route, "ok": result.get("ok")}))
+"""
+
+
+def capped(db: Path, *args: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-c", CAPPED, str(db), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return dict(json.loads(proc.stdout))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS caps the address space on Linux")
+def test_a_message_with_a_far_id_costs_neither_time_nor_memory(tmp_path):
+    """One message at a far id: status summed the text 50,000 ids at a time (34 million
+    statements), the backfills and the time table paced their chunks by ids (days of
+    empty chunks), and the rank bounds, and a search over bounds built before the row
+    came, held an entry per id or block up to it (MemoryError, or the OOM killer)."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("a", "cli")
+        store.add_messages(
+            {"session_id": "a", "role": "user", "content": f"common word{i} 部署"}
+            for i in range(1200)  # "common" is frequent: it gets rank bounds
+        )
+    code, result, err = optimize(db)
+    assert code == 0 and result["rank_bounds_measured"], (result, err)
+    conn = sqlite3.connect(db)
+    with conn:  # an import, without the extension: the row waits in the change log
+        conn.execute(
+            "INSERT INTO messages(id, session_id, role, content, timestamp) "
+            "VALUES (?, 'a', 'user', 'common faraway 迁移', 1800000000)",
+            (FAR_ID,),
+        )
+    conn.close()
+    found = capped(db, "search")
+    assert len(found["ids"]) == 1201 and FAR_ID in found["ids"], found["route"]
+    # Every index rebuilt over the gap: backfills, time table and rank bounds.
+    with SessionStore(db) as store:
+        store._mark_fts_stale("test: rebuild every index over a gap of ids")
+    found = capped(db, "optimize")
+    assert found["ok"] and FAR_ID in found["ids"]
+    code, result, err = optimize(db)  # nothing left to do
+    assert code == 0 and result["ok"] and not result["rank_bounds_measured"], (result, err)
+    status = cli("--json", "status", db=db, timeout=30)
+    assert status.returncode == 0, status.stderr
+    with SessionStore(db, readonly=True) as store:
+        assert store.index_state()["needs_optimize"] == []
+        for word, route in (("faraway", "fts5"), ("迁移", "fts_cjk")):  # both indexes
+            found = store.search(word)
+            assert ([r["id"] for r in found.rows], found.route) == ([FAR_ID], route)

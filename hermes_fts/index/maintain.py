@@ -173,8 +173,9 @@ def backfill_step(
         high, progress = state
         if progress == 0:
             _merge_settings(conn, target, BUILD_AUTOMERGE, BUILD_CRISISMERGE)
-        end = min(progress + chunk_rows, high)
-        part = max(1, -(-(end - progress) // SLICES)) if deadline is not None else chunk_rows
+        end = id_after(conn, progress, chunk_rows, high)
+        span = max(1, end - progress)
+        part = -(-span // SLICES) if deadline is not None else span
         upper = progress
         while upper < end:
             _index_ids(conn, index, target, upper, min(upper + part, end))
@@ -190,6 +191,20 @@ def backfill_step(
             return False
         set_meta(conn, f"{schema.MARKER_PREFIX[index]}_progress", upper)
         return True
+
+
+def id_after(conn: sqlite3.Connection, after: int, rows: int, high: int) -> int:
+    """The id ``rows`` messages past ``after``, at most ``high``: a chunk's end.
+
+    Chunks count messages, not ids: a store with far ids (an import's) had a
+    gap of millions of empty chunks, each a transaction and a pause, so a
+    backfill or fill over it never ended.
+    """
+    row = conn.execute(
+        "SELECT id FROM main.messages WHERE id > ? ORDER BY id LIMIT 1 OFFSET ?",
+        (after, max(1, rows) - 1),
+    ).fetchone()
+    return high if row is None else min(int(row[0]), high)
 
 
 def _index_ids(conn: sqlite3.Connection, index: str, target: str, after: int, upto: int) -> None:
@@ -560,11 +575,19 @@ def text_bytes(conn: sqlite3.Connection, report: Callable[[int, int], None] | No
     low, high = conn.execute("SELECT min(id), max(id) FROM messages").fetchone()
     if low is None:
         return 0
-    sql = f"SELECT {_bytes_sum(INDEXED_COLUMNS)} FROM messages WHERE id BETWEEN ? AND ?"
+    # Chunks of rows, not of ids: one message with a far id (an import's) made a
+    # range of ids millions of empty chunks long, and status never ended.
+    columns = ", ".join(INDEXED_COLUMNS)
+    sql = (
+        f"SELECT max(id), {_bytes_sum(INDEXED_COLUMNS)} FROM (SELECT id, {columns} "
+        "FROM messages WHERE id >= ? ORDER BY id LIMIT ?)"
+    )
     total, done, start = high - low + 1, 0, low
     while start <= high:
-        end = min(start + TEXT_CHUNK_IDS - 1, high)
-        done += int(conn.execute(sql, (start, end)).fetchone()[0] or 0)
+        end, size = conn.execute(sql, (start, TEXT_CHUNK_IDS)).fetchone()
+        if end is None:
+            break
+        done += int(size or 0)
         if report is not None:
             report(end - low + 1, total)
         start = end + 1

@@ -251,7 +251,7 @@ def build(
     lost.  Rows the CJK index still waits for (its pending table) are dirty.
     """
     tables = [t for t in INDEXES if schema.index_sql(conn, t) is not None]
-    last = _start(conn, tables)
+    last = _start(conn, tables, _dense_ids(conn))
     plan = []
     for table in tables:
         avgdl = conn.execute(f"SELECT avgdl FROM {BUILT} WHERE tbl = ?", (table,)).fetchone()[0]
@@ -274,13 +274,33 @@ def build(
     return done
 
 
-def _start(conn: sqlite3.Connection, tables: Sequence[str]) -> int:
-    """Mark a build of ``tables`` under way; returns the last id it covers."""
+def _dense_ids(conn: sqlite3.Connection) -> int:
+    """The last id the bounds may cover: every array of a build holds one entry per
+    id or block up to it, so ids far past the rows (an import's) asked for
+    terabytes (MemoryError).  Rows after it are read whole, as newer rows are."""
+    top = int(conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
+    if top < _DENSE_IDS_FREE:
+        return top
+    rows = int(conn.execute("SELECT count(*) FROM messages").fetchone()[0])
+    return max(_DENSE_IDS_FREE, _SPARSE_IDS * rows)
+
+
+_DENSE_IDS_FREE = 1 << 22  # ids below this cost 16 MB at most, however sparse
+_SPARSE_IDS = 4  # ids covered per row at most past that
+
+
+def _start(conn: sqlite3.Connection, tables: Sequence[str], dense: int) -> int:
+    """Mark a build of ``tables`` under way; returns the last id it covers (at most
+    ``dense``)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         install(conn)
         conn.execute(f"DELETE FROM {DIRTY}")
-        last = int(conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
+        last = int(
+            conn.execute(
+                "SELECT coalesce(max(id), 0) FROM messages WHERE id <= ?", (dense,)
+            ).fetchone()[0]
+        )
         for table in tables:
             rows, tokens = index_totals(conn, table)
             conn.execute(

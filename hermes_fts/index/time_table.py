@@ -407,7 +407,7 @@ def fill_step(conn: sqlite3.Connection, rows: int) -> bool:
         if window is None or not _objects_exact(_live(conn)):
             return False  # nothing to fill, or not kept exact: ``install`` starts over
         high, progress = window
-        upper = progress + max(1, rows)
+        upper = indexing.id_after(conn, progress, rows, high)
         last = upper >= high
         bound, params = ("", (progress,)) if last else (" AND id <= ?", (progress, upper))
         conn.execute(f"DELETE FROM main.{TABLE} WHERE id > ?{bound}", params)

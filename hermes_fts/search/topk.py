@@ -114,7 +114,9 @@ def bounded_page(
         return None  # bounds that no longer agree with the index: every match is read
     idf = fts5_idf(n_rows, df)
     top_id = int(conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
-    order = _Order(known, bounds, envelope_ids, top_id, idf, bounds.saturation_scale(avgdl))
+    newer = _newer_blocks(conn, bounds.last_id, envelope_ids, top_id)
+    scale = bounds.saturation_scale(avgdl)
+    order = _Order(known, bounds, envelope_ids, top_id, newer, idf, scale)
     reader = _Reader(conn, table, unit, idf, avgdl, envelope_ids, extra)
     kept = _Memo(passing)
     if by_sessions:
@@ -184,10 +186,35 @@ def _phrase_count(conn: sqlite3.Connection, table: str, unit: str) -> int:
     )
 
 
+# Blocks after the bounds' last id listed as a range up to this many; past it (far
+# ids, an import's) only the blocks holding a row, read from messages.
+_NEWER_BLOCKS_LISTED = 1 << 16
+
+
+def _newer_blocks(
+    conn: sqlite3.Connection, last_id: int, envelope_ids: tuple[int, int], top_id: int
+) -> Iterable[int]:
+    """The blocks of the envelope after the bounds' ``last_id``, which the bounds do not
+    know.  A range of every block id held billions where one message had a far id,
+    and listing it took all the memory there was."""
+    first = max(envelope_ids[0], last_id + 1, 0)
+    last = min(envelope_ids[1], top_id)
+    if first > last:
+        return ()
+    if (last >> SHIFT) - (first >> SHIFT) <= _NEWER_BLOCKS_LISTED:
+        return range(first >> SHIFT, (last >> SHIFT) + 1)
+    return [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT DISTINCT id >> ? FROM messages WHERE id BETWEEN ? AND ?", (SHIFT, first, last)
+        )
+    ]
+
+
 class _Order:
     """The blocks that can hold the token, best bound first: those the bounds do not
-    know (dirty, or after the build) at the highest saturation there is, then
-    the measured ones by their peak."""
+    know (dirty, or after the build: ``newer``) at the highest saturation there
+    is, then the measured ones by their peak."""
 
     def __init__(
         self,
@@ -195,14 +222,14 @@ class _Order:
         bounds: rank_bounds.Bounds,
         envelope_ids: tuple[int, int],
         top_id: int,
+        newer: Iterable[int],
         idf: float,
         scale: float,
     ) -> None:
         first = max(envelope_ids[0], 0) >> SHIFT
         last = min(envelope_ids[1], top_id) >> SHIFT
         unknown = {b for b in bounds.dirty if first <= b <= last}
-        if top_id > bounds.last_id:
-            unknown.update(range(max(first, (bounds.last_id + 1) >> SHIFT), last + 1))
+        unknown.update(newer)
         self.peaks: Sequence[int] = known.peaks
         measured: Sequence[int] = known.best_first
         if unknown or first > 0 or last < len(self.peaks) - 1:
