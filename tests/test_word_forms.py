@@ -243,6 +243,15 @@ def test_forms_of_words_far_apart_in_the_store_are_all_read(tmp_path) -> None:
         ("logged", ["log", "logs", "logging"]),
         ("open", ["opens", "opened", "opening"]),  # two vowels: no doubled n
         ("hiking", ["hike", "hikes", "hiked"]),  # the silent e back
+        # after two consonants too, and after none: these were stag, stags, stagged,
+        # scal*, writ*, useds, useded: never stage, scale, write or use
+        ("staging", ["stage*"]),
+        ("scaled", ["scale*"]),
+        ("writing", ["write*"]),
+        ("used", ["use", "uses", "using"]),
+        ("planning", ["plan", "plans", "planned"]),  # doubled: no e was lost
+        ("showing", ["show", "shows", "showed"]),  # a final w never doubles
+        ("editing", ["edit", "edits", "edited"]),  # two syllables: no e
         ("box", ["boxes", "boxed", "boxing"]),
         ("migrations", ["migrat*"]),  # a long stem stays a prefix
         # the y an -ies or -ied form replaced: carried was car, cars, carred, carring

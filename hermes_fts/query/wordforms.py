@@ -84,14 +84,17 @@ def _stem_ok(stem: str, shortest: int) -> bool:
 
 
 def _silent_e(stem: str) -> bool:
-    """A three-letter consonant-vowel-consonant stem left by -ed or -ing: English
-    doubles the consonant of such a word (hopping), so this one lost an e
-    (making, loved, based).  A final w, x or y never doubles (fixed)."""
+    """A one-syllable stem left by -ed or -ing that ends in vowel-consonant after at
+    most two consonants: English doubles the consonant of such a word (hopping,
+    stopped), so this one lost an e (making, loved, used; staging, scaled,
+    writing: stag*, scal* and writ* found neither stage nor scale nor write).  A
+    final w, x or y never doubles (fixed, showing)."""
+    start = stem[:-2]
     return (
-        len(stem) == MIN_STEM
-        and stem[1] in "aeiou"
-        and stem[0] not in "aeiou"
-        and stem[2] not in "aeiouwxy"
+        2 <= len(stem) <= 4
+        and not any(ch in "aeiou" for ch in start)
+        and stem[-2] in "aeiou"
+        and stem[-1] not in "aeiouwxy"
     )
 
 
