@@ -162,6 +162,7 @@ class SessionStore(transcript.Views, writes.Writes):
                 if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                     self._conn.execute("PRAGMA journal_mode = WAL")
                 index_state.align(self._conn, self._caps, base=not self._base_deferred)
+                index_state.unblock_writes(self._conn)
                 if self._base_deferred:  # after align: a trigger must name main.messages
                     schema.shadow_missing_columns(self._conn)
                 space.give_back_left_room(self._file)  # before applying counts free room

@@ -255,3 +255,63 @@ def test_a_time_table_edited_by_hand_is_named_and_refilled(
     with SessionStore(db, readonly=True) as store:
         for how in ({"sort": "newest"}, {"sort": "oldest"}, {"after": 0, "before": 4e9}):
             assert len(store.search("deploy", **how).rows) == 1, how
+
+
+def _shell_insert(db: Path, text: str) -> subprocess.CompletedProcess[str]:
+    """A message written as Hermes writes it (no extension, our triggers fire)."""
+    sql = (
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        f"VALUES ('en-1', 'user', '{text}', 1700000200);"
+    )
+    return subprocess.run([str(SQLITE3), str(db), sql], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        "hermes_fts_time",
+        "hermes_fts_time_zones",
+        "hermes_fts_rank_bounds_dirty",
+        "hermes_fts_rank_bounds_built",
+    ],
+)
+def test_a_table_our_triggers_write_dropped_by_hand_no_longer_blocks_writes(
+    db: Path, table: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every message write failed ("no such table") until optimize-storage, whose run
+    the user may not make for days: Hermes lost each message.  A write open (a
+    `sync`, the plugin's apply after a turn) puts the table back."""
+    shell(db, f"DROP TABLE {table};")
+    refused = _shell_insert(db, "the walrus tank leaks")
+    assert refused.returncode != 0 and "no such table" in refused.stderr, refused
+    assert "writes_blocked" in status_json(db, capsys)["needs_optimize"]
+    assert cli_main(["sync", "--db", str(db)]) == 0
+    capsys.readouterr()
+    saved = _shell_insert(db, "the walrus tank leaks")
+    assert saved.returncode == 0, saved.stderr
+    assert "writes_blocked" not in status_json(db, capsys)["needs_optimize"]
+    with SessionStore(db) as store:
+        assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
+        assert store.index_state()["needs_optimize"] == []
+    found = search(db, "walrus")
+    assert found["route"] == "fts_cjk" and [r["session_id"] for r in found["results"]] == ["en-1"]
+
+
+def test_a_dropped_index_s_triggers_no_longer_block_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The opt-in word index dropped by hand: its triggers still wrote it.  A write open
+    drops them (the index is missing: optimize-storage builds it whole)."""
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+    path = tmp_path / "state.db"
+    with open_store(path) as store:
+        conversation(store, "en-1", [("user", "the deploy failed")])
+        store.optimize_storage(sleep=lambda s: None, vacuum=False)
+    shell(path, "DROP TABLE hermes_fts_word;")
+    assert _shell_insert(path, "the walrus tank leaks").returncode != 0
+    SessionStore(path).close()
+    assert _shell_insert(path, "the walrus tank leaks").returncode == 0
+    with SessionStore(path) as store:
+        assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
+        found = store.search("walrus")
+        assert found.route == "fts5" and len(found.rows) == 1, found

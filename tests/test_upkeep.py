@@ -129,3 +129,31 @@ def test_a_run_creates_no_store_and_touches_no_other_database(tmp_path: Path) ->
         thread.join(timeout=60)
     assert not missing.exists() and not missing.parent.exists()
     assert other.read_bytes() == before
+
+
+def test_the_hook_after_a_turn_puts_back_a_table_whose_loss_fails_every_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table of ours dropped by hand, its trigger kept: every message Hermes saved
+    failed ("no such table").  The hook's apply ran only for pending rows of a served
+    index, so nothing put the table back until the user ran optimize-storage."""
+    import time
+
+    from hermes_fts.hermes import plugin
+
+    path = tmp_path / "state.db"
+    with SessionStore(path) as st:
+        st.add_session("s1", "cli")
+        st.add_message("s1", "user", "the deploy failed")
+        assert st.optimize_storage(min_pause=0, vacuum=False)["ok"]
+    sqlite3 = str(shutil.which("sqlite3"))
+    subprocess.run([sqlite3, str(path), "DROP TABLE hermes_fts_time;"], check=True, timeout=60)
+    with pytest.raises(subprocess.CalledProcessError):
+        _hermes_wrote(path, ["lost"])
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    plugin.after_turn()
+    deadline = time.monotonic() + 60
+    while upkeep.running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _hermes_wrote(path, ["the walrus tank leaks"])  # saved again
+    plugin._STORES.drop()

@@ -695,7 +695,10 @@ def after_turn(**_context: Any) -> None:
         path = store_path()
         with _STORES.lock:
             state = _STORES.get(path).index_state()
-        if state.get("cjk_pending") and state.get(CJK_INDEX, {}).get("served"):
+        # A table of ours dropped by hand fails every message Hermes saves: the
+        # write open of an apply puts it back.
+        blocked = "writes_blocked" in state.get("needs_optimize", ())
+        if blocked or (state.get("cjk_pending") and state.get(CJK_INDEX, {}).get("served")):
             upkeep.apply_after_turn(path)
     except Exception:  # noqa: BLE001 - the next turn or `hermes fts sync` applies them
         log.debug("hermes-fts: no sync after this turn", exc_info=True)

@@ -709,6 +709,29 @@ def _repair_tables(conn: sqlite3.Connection) -> dict[str, str]:
     return found
 
 
+def unblock_writes(conn: sqlite3.Connection) -> dict[str, list[str]]:
+    """Our triggers that write a table dropped by hand, with what they name; they made
+    every write to ``messages`` fail (Hermes' too) until optimize-storage.  So a write
+    open puts the time table and rank bounds back (filled and measured again by the
+    next run) and drops a trigger still left writing nothing (an index dropped by
+    hand, which optimize-storage rebuilds whole)."""
+    dangling = schema.dangling_triggers(conn)
+    if not dangling:
+        return {}
+    logger.warning(
+        "triggers of ours write tables that are gone (%s), so every message write "
+        "failed; putting them back",
+        ", ".join(sorted({t for names in dangling.values() for t in names})),
+    )
+    _repair_tables(conn)
+    left = schema.dangling_triggers(conn)
+    if left:
+        with indexing.write_txn(conn):
+            for name in left:
+                conn.execute(f'DROP TRIGGER IF EXISTS main."{name}"')
+    return dangling
+
+
 def tables_damage(conn: sqlite3.Connection) -> dict[str, str]:
     """The time table and rank bounds whose rows are wrong (their ``damage``), with
     why: reads of both, which no search makes."""
