@@ -496,6 +496,12 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("这周一直在忙的项目", "2026-11-30 – 2026-12-06"),
         ("上周一的会议", "2026-11-23"),
         ("上周日的会议", "2026-11-29"),
+        # Korean native counts and day words were no time: 한 달 전, 일주일 전 (a week ago)
+        ("한 달 전", "2026-11-01 – 2026-11-30"),
+        ("두 주 전", WEEK_BEFORE_LAST),
+        ("일주일 전에", LAST_WEEK),
+        ("이틀 전", "2026-12-01"),
+        ("지난 한 달 동안", "2026-11-03 – 2026-12-03"),
     ],
 )
 def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
@@ -512,6 +518,7 @@ def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
         "python 3 may break",
         "deploy February 30",
         "backup_2024-03-08 deploy",
+        "deploy 배포한 달",  # 한 ends a verb here: "the month we deployed"
     ],
 )
 def test_not_time_words(store: SessionStore, query: str) -> None:

@@ -364,7 +364,14 @@ _VAGUE = frozenset("few several 几 幾 数 몇 며칠".split())
 _VAGUE_BACK = 4
 _N = f"({_NUM}|[几幾数])"
 _EN_N = rf"(\d{{1,3}}|{'|'.join(_COUNTS)}|(?:a\s+)?(?:few|couple(?:\s+of)?)|several)"
-_KO_N = r"(\d{1,3}|몇)"
+# Korean counts a week or a month in native numerals (한 달 전, 두 주 전), days in
+# words of their own (하루, 이틀), and "a week" as 일주일: none was read before.
+_KO_COUNTS = dict(zip("한 두 세 네 다섯 여섯 일곱 여덟 아홉 열".split(), range(1, 11)))
+_KO_COUNTS |= dict(zip("하루 이틀 사흘 나흘".split(), range(1, 5))) | {"일": 1}
+_KO_NATIVE = "|".join(
+    sorted(_KO_COUNTS.keys() - {"하루", "이틀", "사흘", "나흘", "일"}, key=len)[::-1]
+)
+_KO_N = rf"(\d{{1,3}}|몇|(?<![가-힣])(?:{_KO_NATIVE}))"
 _DAY_SUFFIX = r"(?:st|nd|rd|th)?"
 _YEAR = r"(19[7-9]\d|2\d{3})"
 
@@ -417,12 +424,13 @@ _FIXED = [
 # "N <unit>s ago" in each language: (pattern with the count as group 1, unit).
 _AGO = [
     (
-        rf"\b{_EN_N}\s+days?\s+ago\b|(?<!\d){_N}\s*(?:天|日)\s*前|(?<!\d){_KO_N}\s*일\s*전|(며칠)\s*전",
+        rf"\b{_EN_N}\s+days?\s+ago\b|(?<!\d){_N}\s*(?:天|日)\s*前|(?<!\d){_KO_N}\s*일\s*전|(며칠)\s*전"
+        r"|(?<![가-힣])(하루|이틀|사흘|나흘)\s*전",
         "day",
     ),
     (
         rf"\b{_EN_N}\s+weeks?\s+ago\b|(?<!\d){_N}\s*(?:个|個)?\s*(?:星期|周|週|礼拜|禮拜|週間)\s*前"
-        rf"|(?<!\d){_KO_N}\s*주(?:일)?\s*전",
+        rf"|(?<!\d){_KO_N}\s*주(?:일)?\s*전|(?<![가-힣])(일)주일\s*전",
         "week",
     ),
     (
@@ -447,7 +455,7 @@ _WITHIN = [
     r"(?:这|這)(?P<n>几|幾)(?P<u>天)",
     r"(?<![\u4e00-\u9fff])前(?P<n>几|幾)(?:个|個)?(?P<u>天|周|週|月|年)",  # 前几天: a few days ago
     rf"(?:過去|直近|ここ)\s*(?P<n>{_NUM})\s*(?P<u>日|週間|か月|ヶ月|カ月|ケ月|箇月|年)(?:間)?",
-    r"(?:지난|최근)\s*(?P<n>\d{1,3})\s*(?P<u>일|주|개월|달|년)(?:\s*간|\s*동안)?",
+    rf"(?:지난|최근)\s*(?P<n>\d{{1,3}}|{_KO_NATIVE})\s*(?P<u>일|주|개월|달|년)(?:\s*간|\s*동안)?",
 ]
 # "recently", 最近, 최근: a stretch of no length said, read as the last LATELY_DAYS
 # days, a preference only.  After 离 or 距, 最近 is "nearest" (离公司最近的车站).
@@ -504,6 +512,8 @@ def _number(text: str) -> int | None:
         return int(text)
     if text in _COUNTS:
         return _COUNTS[text]
+    if text in _KO_COUNTS:
+        return _KO_COUNTS[text]
     if "十" in text:
         tens, _, ones = text.partition("十")
         high = _HAN_DIGITS.get(tens, -1) if tens else 1
