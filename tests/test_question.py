@@ -482,6 +482,7 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("several months ago", "2026-08-03 – 2026-12-03"),
         ("a couple of weeks ago", "2026-11-16 – 2026-11-22"),
         ("几天前", "2026-11-29 – 2026-12-03"),
+        ("數天前", "2026-11-29 – 2026-12-03"),  # traditional 数 was no time (幾 was)
         ("三天前", "2026-11-30"),
         ("数週間前", "2026-11-05 – 2026-12-03"),
         ("며칠 전", "2026-11-29 – 2026-12-03"),

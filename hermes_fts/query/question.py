@@ -360,9 +360,9 @@ _HAN_DIGITS = {c: n for n, c in enumerate("〇一二三四五六七八九")} | {
 _NUM = r"\d{1,3}|[〇零一二两兩三四五六七八九十]{1,3}"  # Arabic or Chinese numerals
 # Counts no one said exactly: "a few weeks ago" (几周前, 数週間前, 몇 주 전) is read
 # as the past four weeks, a preference as wide as the words.
-_VAGUE = frozenset("few several 几 幾 数 몇 며칠".split())
+_VAGUE = frozenset("few several 几 幾 数 數 몇 며칠".split())  # 數: traditional 数
 _VAGUE_BACK = 4
-_N = f"({_NUM}|[几幾数])"
+_N = f"({_NUM}|[几幾数數])"
 _EN_N = rf"(\d{{1,3}}|{'|'.join(_COUNTS)}|(?:a\s+)?(?:few|couple(?:\s+of)?)|several)"
 # Korean counts a week or a month in native numerals (한 달 전, 두 주 전), days in
 # words of their own (하루, 이틀), and "a week" as 일주일: none was read before.
