@@ -287,6 +287,15 @@ def test_a_window_no_match_is_from_is_said(store: SessionStore) -> None:
     assert "come first" in " ".join(notes(store, "What did we decide last week?", now=NOW))
 
 
+def test_a_search_that_finds_nothing_names_no_results_from_other_times(store) -> None:
+    # "no match is from then; these are from other times" came with no result at all.
+    found, said = tool(store, "last week", now=NOW)
+    assert found == [], found
+    told = " ".join(said)
+    assert "no message matches, from then or from other times" in told, said
+    assert "these are" not in told and "come first" not in told, said
+
+
 def test_pages_of_a_preferred_search_are_exact(store: SessionStore) -> None:
     query = "What did we decide on the queue, cache or database last week?"
     whole = store.search(query, now=NOW, limit=100, fields=["id", "timestamp"]).rows

@@ -305,6 +305,7 @@ def _note(
     bounded: bool,
     sentence: bool = False,
     none_then: bool = False,
+    none_at_all: bool = False,
 ) -> str:
     what = _SEARCHED_TOO if _time_words(query, sentence)[1] else _LEFT_OUT
     # A time word written twice is named once.
@@ -313,6 +314,8 @@ def _note(
         why = "the after/before given set the time" if bounded else "no message has that time"
         return f"time words {said} {what}: {why}"
     said = ", ".join(dict.fromkeys(f"'{w.text}' ({describe(w, now)}, local time)" for w in found))
+    if none_at_all:  # "these are from other times" named results there were none of
+        return f"time words {said} {what}: no message matches, from then or from other times"
     if none_then:
         return f"time words {said} {what}: no match is from then; these are from other times"
     return f"time words {said} {what}: matches from then come first, then the rest"
@@ -359,6 +362,8 @@ def search_preferring(
     if len(rows) < want:  # every match from then is read: the rest follow
         seen = {row[key] for row in rows}
         rows += [row for row in search(whole)[1] if row[key] not in seen]
+        if not rows:
+            note = (_note(request.query, found, now, bounded, request.sentence, none_at_all=True),)
     rows = rows[request.offset : want]
     if fields != request.projection:
         rows = [{k: row[k] for k in request.projection or ()} for row in rows]
