@@ -9,6 +9,7 @@ A leaf module: it imports nothing from the package.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -53,6 +54,17 @@ def parse_sort(sort: Any) -> str | None:
     return key if key in SORTS else None
 
 
+_LIST_SEPARATORS = re.compile(r"[\s,\[\]\"']+")
+
+
+def split_list_text(text: str) -> list[str]:
+    """The items of a list written as text: commas or blanks between them, and the
+    brackets and quotes of a JSON array around them, as models send a list
+    argument ('["a", "b"]' was read as the items '["a"' and '"b"]', which name
+    nothing, so the ids to leave out were silently kept)."""
+    return [item for item in _LIST_SEPARATORS.split(text) if item]
+
+
 def parse_roles(role_filter: Any) -> list[str] | None:
     """A role filter as a list: ``"user, Tool"`` and ``["user", "tool"]`` both mean two roles.
 
@@ -64,7 +76,7 @@ def parse_roles(role_filter: Any) -> list[str] | None:
         return None
     parts: Iterable[Any]
     if isinstance(role_filter, str):
-        parts = role_filter.split(",")
+        parts = split_list_text(role_filter)
     elif isinstance(role_filter, (list, tuple, set, frozenset)):
         parts = role_filter
     else:

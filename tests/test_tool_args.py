@@ -74,6 +74,20 @@ def test_every_optional_argument_blank_is_none_given(tmp_path):
     store.close()
 
 
+@pytest.mark.parametrize(
+    "excluded", ['["s1", "s2"]', "['s1', 's2']", "s1 s2", "s1,s2", "@session:s1, s2"]
+)
+def test_sessions_to_leave_out_sent_as_text_are_left_out(tmp_path, excluded):
+    """A list a model wrote as JSON text was split at its commas alone: '["s1"' and
+    '"s2"]' named no session, and both were kept in the results without a word."""
+    store = open_store(tmp_path / "state.db")
+    for sid in ("s1", "s2", "s3"):
+        conversation(store, sid, [("user", f"deploy the build of {sid}")])
+    found = session_search(store, query="deploy", exclude_session_ids=excluded, limit=10)
+    assert [r["session_id"] for r in found["results"]] == ["s3"], found
+    store.close()
+
+
 def test_call_current_session_is_trimmed_or_dropped():
     assert Call.parse(None, None, "  s1 ").current_session_id == "s1"
     assert Call.parse(None, None, "   ").current_session_id is None
@@ -87,6 +101,9 @@ def test_call_current_session_is_trimmed_or_dropped():
         ("", ["user", "assistant"]),
         (" , ,", ["user", "assistant"]),
         (" Tool , tool,,USER", ["tool", "user"]),
+        # a list sent as JSON text, or with blanks between: it was one role of that name
+        ('["tool", "user"]', ["tool", "user"]),
+        ("user assistant", ["user", "assistant"]),
         (["assistant", " Assistant ", "tool"], ["assistant", "tool"]),
         (("user",), ["user"]),
     ],

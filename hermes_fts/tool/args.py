@@ -274,7 +274,7 @@ def parse_exclusions(value: Any) -> frozenset[str]:
     if value is None:
         return frozenset()
     if isinstance(value, str):
-        items: Iterable[Any] = value.split(",")
+        items: Iterable[Any] = _params.split_list_text(value)
     elif isinstance(value, (list, tuple, set, frozenset)):
         items = value
     else:
