@@ -26,13 +26,14 @@ from .index import lifecycle as index_state
 from .index import maintain as indexing
 from .index import schema, space
 from .index.schema import BASE, CJK, TRIGRAM
-
-# Re-exported: why searches are slower or miss rows, for the tool and the CLI.
 from .index.slowed import fix_command, missed_until_rebuilt, search_slowed_by, slowed_why
 from .index.space import (
     NoRoom,  # re-exported: sync stops on a nearly full disk
     give_back_left_room,  # re-exported: the CLI's run, before its checks
 )
+
+# Re-exported: why searches are slower or miss rows, for the tool and the CLI.
+from .index.status import status_report
 from .query.plan import parse_query, reads_as_sentence
 from .query.plan import words_held as _words_held
 from .query.syntax import QueryError
@@ -653,8 +654,8 @@ class SessionStore(transcript.Views, writes.Writes):
         return space.file_sizes(self._path)
 
     def status(self, progress: indexing.Progress | None = None) -> dict[str, Any]:
-        """Everything ``hermes-fts status`` reports (``index_state.status_report``)."""
-        return index_state.status_report(
+        """Everything ``hermes-fts status`` reports (``index.status.status_report``)."""
+        return status_report(
             self._conn,
             self.index_state(),
             self.rebuild_status(),

@@ -69,6 +69,7 @@ LAYERS: dict[str, int] = {
     "search.run": 7,
     "index.slowed": 4,
     "index.lifecycle": 6,
+    "index.status": 6,
     "index.optimize": 7,
     "store": 8,
     "bench": 9,
