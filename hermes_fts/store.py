@@ -24,7 +24,7 @@ from ._sharing import write_lock_held
 from ._sqlite import BUSY_TIMEOUT_S, StoreError, failure_cause, store_error
 from .index import lifecycle as index_state
 from .index import maintain as indexing
-from .index import schema, space
+from .index import removal, schema, space
 from .index.schema import BASE, CJK, TRIGRAM
 from .index.slowed import fix_command, missed_until_rebuilt, search_slowed_by, slowed_why
 from .index.space import (
@@ -652,6 +652,31 @@ class SessionStore(transcript.Views, writes.Writes):
     def file_sizes(self) -> tuple[int, int]:
         """Bytes on disk of the main file and of the ``-wal`` file, apart."""
         return space.file_sizes(self._path)
+
+    def search_objects(self) -> dict[str, Any]:
+        """What ``remove_search_objects`` would drop: names and bytes, the same keys."""
+        found = removal.objects(self._conn)
+        kinds: dict[str, int] = {}
+        for kind, _ in found:
+            kinds[kind] = kinds.get(kind, 0) + 1
+        names = [name for _, name in found]
+        return {"removed": kinds, "names": names, "freed_bytes": removal.removed_bytes(self._conn)}
+
+    def remove_search_objects(self) -> dict[str, Any]:
+        """Drop every object hermes-fts made in this store (``index.removal``): their
+        count by kind, their names, and the bytes they took (None without dbstat)."""
+        if self.readonly:
+            raise PermissionError(f"{self._path} is open read-only")
+        if not self.cjk_available and schema.index_sql(self._conn, CJK) is not None:
+            # FTS5 opens a table to drop it, with the table's tokenizer.
+            raise StoreError(
+                "the CJK index can be dropped only where the hermes-fts extension loads, "
+                "and it did not load here (is HERMES_CJK_FTS=0 set?); nothing was removed"
+            )
+        found = self.search_objects()
+        removal.remove(self._conn)
+        self._seen.forget()
+        return found
 
     def status(self, progress: indexing.Progress | None = None) -> dict[str, Any]:
         """Everything ``hermes-fts status`` reports (``index.status.status_report``)."""

@@ -37,6 +37,7 @@ EXPECTED = {
     "status",
     "sync",
     "optimize-storage",
+    "remove",
     "bench",
     "search",
     "read",

@@ -59,6 +59,7 @@ LAYERS: dict[str, int] = {
     "index.old_layout": 5,
     "index.health": 5,
     "index.space": 5,
+    "index.removal": 5,
     "transcript": 5,
     "writes": 5,
     "search.snippets": 5,
