@@ -444,6 +444,13 @@ class SessionStore(transcript.Views, writes.Writes):
     def optimize_needed(self) -> bool:
         return index_state.optimize_needed(self._conn, self._caps)
 
+    def optimize_has_work(self) -> bool:
+        """Whether an ``optimize_storage`` run without VACUUM changes anything
+        (``optimize.has_work``); reads only."""
+        from .index import optimize  # a search never needs it
+
+        return optimize.has_work(self._conn, self._caps)
+
     def damaged_indexes(self) -> dict[str, str]:
         """Served indexes that fail the lookup probe (``health.probe``), and a time table
         or rank bounds whose rows are wrong (their ``damage``), with why; reads only."""

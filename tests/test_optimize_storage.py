@@ -144,6 +144,21 @@ def test_one_run_repairs_a_damaged_index(case, optimized, tmp_path):
     assert code == 0 and again.get("repaired", {}) == {}, err
 
 
+def test_no_vacuum_fills_what_status_says_it_adds(tmp_path):
+    """A store with its indexes built but no time table (never optimized) is not
+    "nothing to do" for --no-vacuum: status names the table as optimize-storage's."""
+    db = tmp_path / "state.db"
+    write_store(db)
+    with SessionStore(db, readonly=True) as store:
+        assert store.status()["time_table"]["status"] == "absent"
+    code, result, err = optimize(db, "--no-vacuum")
+    assert code == 0 and result["ok"] and "nothing_to_do" not in result, (result, err)
+    with SessionStore(db, readonly=True) as store:
+        assert store.status()["time_table"]["status"] == "complete"
+    code, again, err = optimize(db, "--no-vacuum")  # now there is nothing left
+    assert code == 0 and again == {"success": True, "ok": True, "nothing_to_do": True}, err
+
+
 def test_an_unchanged_store_is_not_measured_again(optimized, tmp_path):
     db = copy_of(optimized, tmp_path)
     code, first, err = optimize(db)

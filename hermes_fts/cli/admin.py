@@ -451,7 +451,7 @@ def _preflight(store: SessionStore, args: argparse.Namespace) -> bool | None:
     Raises CommandError for a refusal.  ``store`` is open read-only.
     """
     vacuum = not args.no_vacuum
-    if not vacuum and not store.optimize_needed() and not store.damaged_indexes():
+    if not vacuum and not store.optimize_has_work() and not store.damaged_indexes():
         if args.json:
             emit_json({"success": True, "ok": True, "nothing_to_do": True})
         else:

@@ -133,6 +133,20 @@ def _steps(
     return {**ok, "rank_bounds_measured": measured}
 
 
+def has_work(conn: sqlite3.Connection, caps: index_state.Capabilities) -> bool:
+    """Whether a run, VACUUM apart, would change the store: a ``needs_optimize`` code,
+    or a step status leaves out of them (a time table never made, rank bounds never
+    measured on a store too small for ``rank_bounds.behind``), so ``--no-vacuum``
+    never says "nothing to do" before a run that fills them."""
+    if index_state.optimize_needed(conn, caps):
+        return True
+    if time_table.state(conn)["status"] == "absent":
+        return True
+    return bool(
+        caps.cjk and loader.has_row_evidence(conn, schema.CJK) and rank_bounds.to_build(conn)
+    )
+
+
 # Hermes Agent 0.19.0 retries a locked write about 15 times, a second apart, and
 # then loses the message; the merge and the VACUUM each hold the write lock for
 # one statement, so a longer one while Hermes has the store open could cost one.
