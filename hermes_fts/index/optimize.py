@@ -248,6 +248,7 @@ SAMPLE_ROWS = 2000
 # even at 100k messages (benchmarks/README.md, "Storage").
 BUILD_OVERHEAD = 1.0
 VACUUM_BYTES_PER_S = 100 * 1024 * 1024
+_FREE_PRAGMAS = ("freelist_count", "page_size")
 
 
 def estimate(
@@ -276,6 +277,10 @@ def estimate(
     added = sum(int(factor[i] * text) for i in builds) + space.TIME_ROW_BYTES * time_rows
     if vacuum:  # what the rebuilt and dropped indexes held goes with the VACUUM
         added -= sum(sizes.get(i, 0) for i in builds + drops)
+        # and so do the pages the file holds free already (deleted sessions, a
+        # dropped index): without them a store that shrinks was said to grow.
+        free_pages, page = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in _FREE_PRAGMAS)
+        added -= free_pages * page
     seconds = sum(text * _seconds_per_byte(conn, i) for i in builds) * BUILD_OVERHEAD
     if vacuum:
         seconds += (_sqlite.db_bytes(conn) + max(added, 0)) / VACUUM_BYTES_PER_S
