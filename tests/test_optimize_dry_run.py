@@ -15,7 +15,7 @@ import pytest
 from test_optimize_storage import cli, optimize, write_store
 
 from hermes_fts.cli import main
-from hermes_fts.index import health, maintain, schema
+from hermes_fts.index import health, maintain, schema, space
 from hermes_fts.store import SessionStore
 
 
@@ -133,3 +133,42 @@ def test_dry_run_counts_the_free_pages_the_vacuum_gives_back(tmp_path: Path) -> 
     assert -plan["adds_bytes"] >= 0.9 * shrank, (plan, result)
     human = cli("optimize-storage", "--dry-run", db=db).stdout
     assert "add about 0 B" in human  # an optimized store without free pages: none
+
+
+def test_a_resumed_backfill_needs_the_room_and_time_of_what_is_left(stale: Path) -> None:
+    """After Ctrl-C three quarters into a build, the next run resumes it; the dry run
+    and the free-space check counted a whole build again, so a resume that fits
+    on a tight disk was refused for room it does not need."""
+    whole = json.loads(
+        cli("optimize-storage", "--dry-run", "--json", "--no-vacuum", db=stale).stdout
+    )
+    with SessionStore(stale, readonly=True) as store:
+        whole_build = store.optimize_room(False)["build"]
+    chunks = 0
+
+    def interrupt(_seconds: float) -> None:  # Ctrl-C between two chunks of the backfill
+        nonlocal chunks
+        chunks += 1
+        if chunks == 11:
+            raise KeyboardInterrupt
+
+    with SessionStore(stale) as store, pytest.raises(KeyboardInterrupt):
+        store.optimize_storage(
+            vacuum=False, sleep=interrupt, chunk_rows=100, min_pause=0, txn_target=None
+        )
+    with SessionStore(stale, readonly=True) as store:
+        left = store.status()["backfill"]
+        assert left["indexed"] == 1100 and left["total"] == 1500, left
+        build = store.optimize_room(False)["build"]
+    share = 400 / 1500
+    resumed = json.loads(
+        cli("optimize-storage", "--dry-run", "--json", "--no-vacuum", db=stale).stdout
+    )
+    assert resumed["builds"] == [schema.CJK]
+    time_rows = space.TIME_ROW_BYTES * 1500  # the time table, not begun, is whole in both
+    index, index_left = whole["adds_bytes"] - time_rows, resumed["adds_bytes"] - time_rows
+    assert abs(index_left - share * index) < 0.05 * index, (resumed, whole)
+    assert resumed["peak_free_bytes"] < whole["peak_free_bytes"], (resumed, whole)
+    assert abs(build - time_rows - share * index) < 0.05 * index, (build, whole_build)
+    code, result, err = optimize(stale)  # and the resume completes the index
+    assert code == 0 and result["ok"], err

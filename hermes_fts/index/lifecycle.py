@@ -36,6 +36,7 @@ __all__ = [
     "backfill_targets",
     "damaged",
     "rebuilds",
+    "rebuild_shares",
     "has_messages",
     "index_state",
     "merge_segments",
@@ -582,6 +583,15 @@ def damaged(
 def rebuilds(conn: sqlite3.Connection, caps: Capabilities, broken: dict[str, str]) -> list[str]:
     """The indexes ``repair`` and the backfill after it will build (all or part of):
     the decisions of ``repair``, read without writing, for the room a run needs."""
+    return list(rebuild_shares(conn, caps, broken))
+
+
+def rebuild_shares(
+    conn: sqlite3.Connection, caps: Capabilities, broken: dict[str, str]
+) -> dict[str, float]:
+    """``rebuilds`` with the share of the messages each has left to take: 1 for a
+    build from the start, less for a backfill an interrupted run left, which
+    the next run resumes (its room and time are that share's, not a whole build's)."""
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
     kept = (
         ([BASE] if word_policy()[0] else [])
@@ -589,18 +599,24 @@ def rebuilds(conn: sqlite3.Connection, caps: Capabilities, broken: dict[str, str
         + ([CJK] if caps.cjk else [])
     )
     flags = {TRIGRAM: schema.META_TRIGRAM_STALE, CJK: schema.META_CJK_STALE}
-    out = []
+    out = {}
     for index in kept:
         sql = schema.index_sql(conn, index)
+        window = indexing.backfill_window(conn, index)
         if (
             stale
             or index in broken
             or schema.index_layout(sql) != "external"
-            or indexing.backfill_window(conn, index) is not None
             or (index in flags and indexing.get_meta(conn, flags[index]) is not None)
             or (index == CJK and not schema.cjk_tokenize_current(sql))
         ):
-            out.append(index)
+            out[index] = 1.0
+        elif window is not None:  # by rows, not ids: ids need not start at 1
+            left, whole = conn.execute(
+                "SELECT coalesce(sum(id > ?), 0), count(*) FROM messages WHERE id <= ?",
+                (window[1], window[0]),
+            ).fetchone()
+            out[index] = left / whole if whole else 0.0
     return out
 
 
@@ -612,7 +628,7 @@ def optimize_room(
     ``reserve`` it leaves for Hermes) and has (``free``).  Reads only."""
     from . import space  # not on a search's path
 
-    builds = rebuilds(conn, caps, damaged(conn, caps, full=False))
+    builds = rebuild_shares(conn, caps, damaged(conn, caps, full=False))
     need = space.need(conn, path, builds, vacuum=vacuum, time=not time_table.ready(conn))
     return {"need": need.total, "build": need.build, "vacuum": need.vacuum} | {
         "reserve": need.reserve,

@@ -262,7 +262,8 @@ def estimate(
     seconds (a sample of the messages tokenized in memory, scaled up), and
     the peak free space it needs (``optimize_room``'s, from the measures taken here:
     the damage probe and the text and index sizes are full scans on a large store)."""
-    builds = index_state.rebuilds(conn, caps, index_state.damaged(conn, caps, full=False))
+    shares = index_state.rebuild_shares(conn, caps, index_state.damaged(conn, caps, full=False))
+    builds = list(shares)
     text = indexing.text_bytes(conn)
     sizes = {k: v["bytes"] for k, v in indexing.index_sizes(conn, text).items()}
     kept = {
@@ -273,19 +274,22 @@ def estimate(
     time_rows = (
         0 if time_table.ready(conn) else conn.execute("SELECT count(*) FROM messages").fetchone()[0]
     )
-    factor = FINAL_X_TEXT if vacuum else space.BUILD_X_TEXT
-    added = sum(int(factor[i] * text) for i in builds) + space.TIME_ROW_BYTES * time_rows
+    if vacuum:  # the whole index once merged, less what it holds now (below)
+        added = sum(int(FINAL_X_TEXT[i] * text) for i in builds)
+    else:  # the chunks still to add
+        added = sum(int(space.BUILD_X_TEXT[i] * text * shares[i]) for i in builds)
+    added += space.TIME_ROW_BYTES * time_rows
     if vacuum:  # what the rebuilt and dropped indexes held goes with the VACUUM
         added -= sum(sizes.get(i, 0) for i in builds + drops)
         # and so do the pages the file holds free already (deleted sessions, a
         # dropped index): without them a store that shrinks was said to grow.
         free_pages, page = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in _FREE_PRAGMAS)
         added -= free_pages * page
-    seconds = sum(text * _seconds_per_byte(conn, i) for i in builds) * BUILD_OVERHEAD
+    seconds = sum(text * shares[i] * _seconds_per_byte(conn, i) for i in builds) * BUILD_OVERHEAD
     if vacuum:
         seconds += (_sqlite.db_bytes(conn) + max(added, 0)) / VACUUM_BYTES_PER_S
     need = space.need(
-        conn, path, builds, vacuum=vacuum, time=bool(time_rows), text=text, sizes=sizes
+        conn, path, shares, vacuum=vacuum, time=bool(time_rows), text=text, sizes=sizes
     )
     free = space.free_bytes(path)
     return {

@@ -135,24 +135,26 @@ def check_vacuum_room(conn: sqlite3.Connection, path: str | os.PathLike[str]) ->
 def need(
     conn: sqlite3.Connection,
     path: str | os.PathLike[str],
-    rebuilds: list[str],
+    rebuilds: dict[str, float],
     *,
     vacuum: bool,
     time: bool,
     text: int | None = None,
     sizes: dict[str, int] | None = None,
 ) -> Need:
-    """The peak a run that builds ``rebuilds`` (and the time table, ``time``) needs;
-    ``text`` and the index ``sizes`` are measured (full scans) unless given."""
+    """The peak a run that builds ``rebuilds`` (each with the share of the text it
+    has left to take, ``lifecycle.rebuild_shares``; and the time table, ``time``)
+    needs; ``text`` and the index ``sizes`` are measured (full scans) unless given."""
     text = indexing.text_bytes(conn) if text is None else text
-    built = {index: int(BUILD_X_TEXT[index] * text) for index in rebuilds}
+    built = {index: int(BUILD_X_TEXT[index] * text * share) for index, share in rebuilds.items()}
     rows = conn.execute("SELECT count(*) FROM messages").fetchone()[0] if time else 0
     growth = sum(built.values()) + TIME_ROW_BYTES * rows
     if not vacuum:
         return Need(growth, 0, reserve(path))
     if sizes is None:
         sizes = {k: v["bytes"] for k, v in indexing.index_sizes(conn, text).items()}
-    sizes = sizes | built
+    # A resumed backfill adds to what its index holds; a build from the start replaces it.
+    sizes = sizes | {i: built[i] + (sizes.get(i, 0) if rebuilds[i] < 1 else 0) for i in built}
     live = _sqlite.db_bytes(conn) + growth
     return Need(growth, vacuum_need(path, live, max(sizes.values(), default=0)), reserve(path))
 
