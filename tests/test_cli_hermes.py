@@ -128,3 +128,15 @@ def test_status_names_a_config_yaml_it_cannot_parse_on_its_one_line(capsys, tmp_
     hermes = next(i for i, line in enumerate(lines) if line.startswith("Hermes:"))
     assert f"cannot read {tmp_path / 'config.yaml'}: while parsing a flow sequence" in lines[hermes]
     assert lines[hermes + 1].startswith("Extension:"), lines[hermes : hermes + 3]
+
+
+def test_status_names_the_plugin_config_by_its_full_path(capsys, tmp_path, monkeypatch):
+    """`--db state.db` from the store's folder named a bare "config.yaml", with no
+    folder to tell which Hermes home was read."""
+    db = _store(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["status", "--db", db.name, "--json"]) == 0
+    config = json.loads(capsys.readouterr().out)["hermes_plugin"]["config"]
+    assert config == str(tmp_path / "config.yaml")
+    assert main(["status", "--db", db.name]) == 0
+    assert f"not enabled in {tmp_path / 'config.yaml'};" in capsys.readouterr().out

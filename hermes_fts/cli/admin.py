@@ -84,7 +84,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     data = _status_data(args)
     # A disabled plugin has no `hermes fts` commands, so this is where users
     # see whether Hermes Agent itself uses hermes-fts.
-    home = db_path(args).parent if args.db or args.profile else hermes_home()
+    # Absolute, as the Store: line is: `--db state.db` named a bare "config.yaml".
+    home = db_path(args).absolute().parent if args.db or args.profile else hermes_home()
     data["hermes_plugin"] = hermes_host.plugin_status(home)
     if args.json:
         emit_json({**data, **getattr(args, "status_extra", {})})
