@@ -242,7 +242,8 @@ def _load(conn: Any) -> str:
         try:
             conn.load_extension(path)
         except Exception as exc:
-            raise ExtensionUnavailable(f"loading {path} failed: {exc}") from exc
+            why = _load_failure(path, exc)
+            raise ExtensionUnavailable(f"loading {path} failed: {why}") from exc
         finally:
             # Never leave SQL-level load_extension() switched on for the caller.
             conn.enable_load_extension(False)
@@ -260,6 +261,22 @@ def _load(conn: Any) -> str:
         f"{type(conn).__module__}.{type(conn).__name__} cannot load SQLite extensions; "
         "use the stdlib sqlite3 module with hermes_fts.connect(), or apsw / sqlean.py"
     )
+
+
+def _load_failure(path: str, exc: BaseException) -> str:
+    """Why ``load_extension(path)`` failed.  SQLite retries a file that will not load
+    with the suffix added again and reports that try ("x.so.so: No such file"),
+    which hides the cause (a truncated file, another platform's build): then the
+    system loader's own word on ``path``."""
+    said = f"{type(exc).__name__}: {exc}"
+    suffix = library_suffix()
+    if not suffix or path + suffix not in str(exc):
+        return said
+    try:
+        _ctypes().CDLL(path)
+    except (OSError, ExtensionUnavailable) as cause:
+        return str(cause)
+    return said
 
 
 # --------------------------------------------------------------------------

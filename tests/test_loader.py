@@ -234,6 +234,35 @@ def test_newer_sqlite_hosts_load_through_load_extension(host):
     assert "3.40" not in line  # really a different, newer SQLite
 
 
+@pytest.mark.parametrize("host", sorted(NEWER_HOSTS))
+def test_a_library_that_will_not_load_is_named_with_its_own_cause(host, tmp_path):
+    """SQLite retries a file that fails with its suffix added again and reported that
+    try: a truncated library read "bad.so.so: cannot open shared object file: No
+    such file or directory", as if a file that is there were missing."""
+    module = {"sqlean": "sqlean", "pysqlite3": "pysqlite3", "apsw": "apsw"}[host]
+    if run_python(f"import {module}", check=False).returncode != 0:
+        pytest.skip(f"{module} is not installed (pip install '.[test]' brings it)")
+    bad = tmp_path / f"cjk_unicode61{loader.LIB_SUFFIX}"
+    bad.write_bytes(b"not a library\n")
+    proc = run_python(
+        NEWER_HOSTS[host]
+        + textwrap.dedent(
+            """
+        import hermes_fts
+        try:
+            hermes_fts.load(conn)
+        except hermes_fts.ExtensionUnavailable as e:
+            print("ERR", e)
+        """
+        ),
+        env={"HERMES_FTS_LIBRARY": str(bad)},
+    )
+    assert proc.stdout.startswith(f"ERR loading {bad} failed"), proc.stdout
+    assert f"{bad}{loader.LIB_SUFFIX}" not in proc.stdout and "No such file" not in proc.stdout
+    if sys.platform.startswith("linux"):  # the system loader's own words
+        assert "file too short" in proc.stdout, proc.stdout
+
+
 def test_two_sqlite_libraries_in_one_process_are_refused():
     probe = run_python("import sqlean", check=False)
     if probe.returncode != 0:
