@@ -263,6 +263,18 @@ def _load(conn: Any) -> str:
     )
 
 
+def loadable_file() -> str:
+    """``library_file``, once the system loader has opened it; raises
+    ``ExtensionUnavailable`` with the loader's cause (a truncated file, another
+    platform's build), which ``.load`` in any SQLite would meet too."""
+    path = library_file()
+    try:
+        _ctypes().CDLL(path)
+    except OSError as exc:
+        raise ExtensionUnavailable(f"{path} does not load: {exc}") from exc
+    return path
+
+
 def _load_failure(path: str, exc: BaseException) -> str:
     """Why ``load_extension(path)`` failed.  SQLite retries a file that will not load
     with the suffix added again and reports that try ("x.so.so: No such file"),

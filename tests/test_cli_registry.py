@@ -356,6 +356,20 @@ def test_path_refuses_when_the_library_is_not_there(tmp_path, capsys, monkeypatc
     assert Path(printed + LIB_SUFFIX).is_file(), printed
 
 
+def test_path_says_why_a_library_that_is_there_does_not_load(tmp_path, capsys, monkeypatch):
+    """optimize-storage and sync send users to `hermes-fts path` for why the library
+    does not load; for a truncated file path printed its path and exited 0."""
+    bad = tmp_path / f"cjk_unicode61{LIB_SUFFIX}"
+    bad.write_bytes(b"not a library\n")
+    monkeypatch.setenv("HERMES_FTS_LIBRARY", str(bad))
+    assert main(["path"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.startswith("Error: cannot provide the library to load: ")
+    assert f"{bad} does not load: " in out.err, out.err
+    assert main(["path", "--json"]) == 2
+    assert "does not load" in json.loads(capsys.readouterr().out)["error"]
+
+
 @needs_nobody
 def test_demo_in_a_folder_this_user_cannot_search_is_an_error_not_a_traceback():
     """As nobody, `demo --db` under root's 0700 folder: Path.exists raised

@@ -63,7 +63,9 @@ def cmd_path(args: argparse.Namespace) -> int:
         if args.hermes:
             path = str(hermes_host.hermes_drop_in_path())
         else:
-            loader.library_file()  # a path to no library would only fail later, at .load
+            # A path to no library, or to one that does not load, would only fail
+            # later, at .load; the cause is said here (the docs send users to path).
+            loader.loadable_file()
             path = loader.extension_path()
     except (loader.ExtensionUnavailable, OSError) as exc:
         what = "the Hermes drop-in library" if args.hermes else "the library to load"
