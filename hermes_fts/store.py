@@ -197,6 +197,7 @@ class SessionStore(transcript.Views, writes.Writes):
             )
         except loader.ExtensionUnavailable as exc:
             # Fail open: everything but the CJK index works without it.
+            self._load_error = str(exc)  # status says why, not only this log line
             log = logger.info if _env.cjk_extension_disabled() else logger.warning
             log("CJK search unavailable (%s); using the other indexes and LIKE", exc)
         if self.readonly:
@@ -697,6 +698,7 @@ class SessionStore(transcript.Views, writes.Writes):
                 "loaded": self.cjk_available,
                 "strategy": loader.load_strategy(),
                 "disabled": _env.cjk_extension_disabled(),
+                "error": None if self.cjk_available else getattr(self, "_load_error", None),
             },
             progress=progress,
             damage=self.damaged_indexes(),

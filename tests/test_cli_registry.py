@@ -27,6 +27,7 @@ from hermes_fts.cli.demo import load_demo
 from hermes_fts.cli.registry import COMMANDS, SUBCOMMANDS, command
 from hermes_fts.index import schema
 from hermes_fts.loader import LIB_SUFFIX
+from hermes_fts.store import SessionStore
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -368,6 +369,33 @@ def test_path_says_why_a_library_that_is_there_does_not_load(tmp_path, capsys, m
     assert f"{bad} does not load: " in out.err, out.err
     assert main(["path", "--json"]) == 2
     assert "does not load" in json.loads(capsys.readouterr().out)["error"]
+
+
+def test_status_says_why_the_extension_did_not_load(tmp_path):
+    """With a library that does not load, status said "missing (not loaded)" and its
+    JSON no more; the cause went only to a log line on stderr."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("s1")
+        store.add_message("s1", "user", "东京 hello")
+    bad = tmp_path / f"cjk_unicode61{LIB_SUFFIX}"
+    bad.write_bytes(b"not a library\n")
+
+    def status(*extra: str, library: Path | None) -> str:
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        env.pop("HERMES_FTS_LIBRARY", None)
+        env.pop("HERMES_CJK_FTS", None)
+        env.update({"HERMES_FTS_LIBRARY": str(library)} if library else {})
+        argv = [sys.executable, "-m", "hermes_fts.cli", "status", "--db", str(db), *extra]
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    ext = json.loads(status("--json", library=bad))["extension"]
+    assert ext["loaded"] is False and str(bad) in ext["error"], ext
+    line = next(x for x in status(library=bad).splitlines() if x.startswith("Extension:"))
+    assert line.startswith("Extension: cjk_unicode61 missing (not loaded: ") and str(bad) in line
+    assert json.loads(status("--json", library=None))["extension"]["error"] is None
 
 
 @needs_nobody

@@ -277,7 +277,7 @@ def test_status_reports_everything_without_writing(db: Path) -> None:
     word = data["indexes"]["hermes_fts_word"]  # opt-in: not kept
     assert not word["exists"] and word["bytes"] is None and "hermes_fts_word" in data["not_kept"]
     assert data["sqlite_version"] == sqlite3.sqlite_version
-    assert set(data["extension"]) == {"loaded", "strategy", "disabled"}
+    assert set(data["extension"]) == {"loaded", "strategy", "disabled", "error"}
     json.dumps(data)  # the CLI prints it as JSON
 
 

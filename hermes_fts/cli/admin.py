@@ -106,7 +106,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if ext["disabled"]:
         how = "disabled by HERMES_CJK_FTS"
     else:
-        how = ext["strategy"] if ext["loaded"] else "not loaded"
+        how = ext["strategy"] if ext["loaded"] else f"not loaded: {ext.get('error') or '?'}"
     show(f"Extension: cjk_unicode61 {'loaded' if ext['loaded'] else 'missing'} ({how})")
     # One scale for the text and every index, so the bars compare at a glance.
     text = data["text_bytes"] or 0
