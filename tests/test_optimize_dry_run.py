@@ -172,3 +172,18 @@ def test_a_resumed_backfill_needs_the_room_and_time_of_what_is_left(stale: Path)
     assert abs(build - time_rows - share * index) < 0.05 * index, (build, whole_build)
     code, result, err = optimize(stale)  # and the resume completes the index
     assert code == 0 and result["ok"], err
+
+
+def test_dry_run_names_the_time_table_and_rank_bounds_a_run_fills(tmp_path: Path) -> None:
+    """A store with its index complete but never optimized: the dry run said
+    "build: nothing" and yet "add about 1.2 MB" (the time table, the rank bounds)."""
+    db = tmp_path / "state.db"
+    write_store(db)
+    plan = json.loads(cli("optimize-storage", "--dry-run", "--json", db=db).stdout)
+    assert plan["builds"] == [] and plan["fills"] == ["time_table", "rank_bounds"], plan
+    human = cli("optimize-storage", "--dry-run", db=db).stdout
+    assert "build: nothing; fill: time table, rank bounds; drop: nothing" in human, human
+    code, result, err = optimize(db)
+    assert code == 0 and result["rank_bounds_measured"], (result, err)
+    plan = json.loads(cli("optimize-storage", "--dry-run", "--json", db=db).stdout)
+    assert plan["builds"] == [] and plan["fills"] == [], plan  # a second run fills nothing

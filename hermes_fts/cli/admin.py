@@ -373,8 +373,8 @@ def _optimize_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dry-run",
         action="store_true",
-        help="say what a run would add, build and drop, how long and the free space it needs; "
-        "change nothing",
+        help="say what a run would add, build, fill and drop, how long and the free space it "
+        "needs; change nothing",
     )
 
 
@@ -431,7 +431,8 @@ def _dry_run(plan: dict[str, Any], as_json: bool) -> int:
     )
     print(f"Dry run: nothing was changed. optimize-storage would {change} to the file")
     builds, drops = (", ".join(plan[k]) or "nothing" for k in ("builds", "drops"))
-    print(f"  build: {builds}; drop: {drops}")
+    fills = ", ".join(f.replace("_", " ") for f in plan["fills"]) or "nothing"
+    print(f"  build: {builds}; fill: {fills}; drop: {drops}")
     print(f"  take about {_duration(plan['seconds'])}")
     fits = "fits" if plan["fits"] else "does NOT fit"
     print(

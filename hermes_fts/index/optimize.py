@@ -292,8 +292,18 @@ def estimate(
         conn, path, shares, vacuum=vacuum, time=bool(time_rows), text=text, sizes=sizes
     )
     free = space.free_bytes(path)
+    # Not indexes, but steps that add to the file: named, so "build: nothing" is
+    # not all a run that adds a time table and rank bounds says.
+    fills = (["time_table"] if time_rows else []) + (
+        ["rank_bounds"]
+        if caps.cjk
+        and loader.has_row_evidence(conn, schema.CJK)
+        and (schema.CJK in builds or rank_bounds.to_build(conn))
+        else []
+    )
     return {
         "builds": builds,
+        "fills": fills,
         "drops": drops,
         "text_bytes": text,
         "adds_bytes": added,
