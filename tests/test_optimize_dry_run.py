@@ -7,11 +7,14 @@ real run is measured in benchmarks/test_bench_storage.py.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _tool_fixtures import needs_nobody, nobody_dir, nobody_package_root, nobody_python
 from test_optimize_storage import cli, optimize, write_store
 
 from hermes_fts.cli import main
@@ -47,7 +50,7 @@ def test_dry_run_reports_before_it_starts_and_changes_nothing(stale: Path) -> No
     assert plan["builds"] == [schema.CJK] and plan["drops"] == []  # word and trigram: opt-in
     assert plan["adds_bytes"] > 0 and plan["seconds"] > 0
     assert plan["peak_free_bytes"] > plan["adds_bytes"] and plan["free_bytes"] > 0
-    assert plan["fits"] is True and plan["vacuum"] is True
+    assert plan["fits"] is True and plan["vacuum"] is True and plan["refused"] is None
     assert _files(stale) == before
     with SessionStore(stale, readonly=True) as store:
         assert store.optimize_needed()
@@ -187,3 +190,35 @@ def test_dry_run_names_the_time_table_and_rank_bounds_a_run_fills(tmp_path: Path
     assert code == 0 and result["rank_bounds_measured"], (result, err)
     plan = json.loads(cli("optimize-storage", "--dry-run", "--json", db=db).stdout)
     assert plan["builds"] == [] and plan["fills"] == [], plan  # a second run fills nothing
+
+
+@needs_nobody
+def test_dry_run_says_a_run_would_be_refused_on_a_file_this_user_cannot_write() -> None:
+    """On a 0444 store the dry run said "(fits)" and nothing else; the run it plans
+    is then refused for the read-only file."""
+    import pwd  # POSIX only, as runuser is
+
+    with nobody_dir() as folder:
+        db = folder / "state.db"
+        write_store(db)
+        db.chmod(0o444)
+        os.chown(folder, pwd.getpwnam("nobody").pw_uid, -1)
+
+        def as_nobody(*argv: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                ["runuser", "-u", "nobody", "--", str(nobody_python())]
+                + ["-m", "hermes_fts.cli", "optimize-storage", "--db", str(db), *argv],
+                capture_output=True,
+                text=True,
+                env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(nobody_package_root())},
+                cwd="/tmp",
+                timeout=120,
+            )
+
+        plan = json.loads(as_nobody("--dry-run", "--json").stdout)
+        assert plan["success"] and f"{db} is a read-only file" in plan["refused"], plan
+        human = as_nobody("--dry-run")
+        assert human.returncode == 0, human.stderr
+        assert f"a run would be refused: {db} is a read-only file" in human.stdout
+        run = as_nobody("--yes", "--json")
+        assert run.returncode != 0 and plan["refused"] in json.loads(run.stdout)["error"]

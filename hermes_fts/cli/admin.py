@@ -11,6 +11,7 @@ from typing import Any
 from .. import loader
 from .._env import cjk_extension_disabled, cjk_switch_value, hermes_home
 from .._sharing import RunBusy, run_lock
+from .._sqlite import store_file_problem
 from ..hermes import host as hermes_host
 from ..index.slowed import fix_command, optimize_why, search_slowed_by, slowed_why
 from ..store import (
@@ -389,7 +390,10 @@ def cmd_optimize_storage(args: argparse.Namespace) -> int:
     # before the read-write open that may already write (pending rows, WAL mode).
     if args.dry_run:
         with open_db(args, readonly=True) as store:
-            return _dry_run(store.optimize_estimate(not args.no_vacuum), args.json)
+            plan = store.optimize_estimate(not args.no_vacuum)
+        # A run refuses a store this user cannot write: the plan says so up front.
+        problem = store_file_problem(db_path(args), readonly=False, may_create=False, tables=False)
+        return _dry_run({**plan, "refused": problem.message if problem else None}, args.json)
     try:
         # Held from the checks to the end, so a second run is refused before it asks.
         with run_lock(db_path(args)):
@@ -439,6 +443,8 @@ def _dry_run(plan: dict[str, Any], as_json: bool) -> int:
         f"  need up to {human_bytes(plan['peak_free_bytes'])} free at its peak; "
         f"free disk: {human_bytes(plan['free_bytes'])} ({fits})"
     )
+    if plan.get("refused"):
+        print(f"  a run would be refused: {plan['refused']}")
     return 0
 
 
