@@ -104,3 +104,28 @@ def test_simplified_query_finds_traditional_text(report):
     # the stored text is Traditional, and the highlight marks it as written
     assert ">>>臺北<<<" in first["snippet"] and ">>>高鐵<<<" in first["snippet"]
     assert "台北" not in first["snippet"] and "高铁" not in first["snippet"]
+
+
+def test_without_the_extension_the_demo_says_why_its_folding_lines_find_nothing(
+    tmp_path: Path,
+) -> None:
+    """HERMES_CJK_FTS=0: the header said only "NOT loaded: CJK queries use LIKE", and
+    '台北 高铁' printed "No matching sessions" under "Simplified query finds
+    Traditional text", with nothing saying why."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HERMES_CJK_FTS": "0", "PYTHONPATH": str(Path(__file__).parents[1])}
+    proc = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "demo", "--db", str(tmp_path / "d.db")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    head, *rest = proc.stdout.split("\n\n")
+    assert "NOT loaded (switched off by HERMES_CJK_FTS=0)" in head, head
+    folding = next(block for block in rest if "'台北 高铁'" in block)
+    assert "0 session(s)" in folding and "note: the CJK extension is switched off" in folding

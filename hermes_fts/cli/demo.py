@@ -23,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .._env import cjk_switch_value
 from ..store import SessionStore, open_store
 from ..tool import session_search
 from .output import BOLD, emit_json, highlight, one_line, style, use_color
@@ -163,7 +164,24 @@ def _print_demo_item(item: dict[str, Any], color: bool) -> None:
         print(f"  - {title} [{res.get('source')}] {res.get('link')}")
         print(f"      {snippet}")
     if not payload.get("results"):
+        # Without the extension the folding searches find nothing: the notes say why.
+        for note in payload.get("query_notes") or ():
+            print(f"  note: {note}")
         print(f"  {payload.get('message', 'no results')}")
+
+
+def _extension_words(status: dict[str, Any]) -> str:
+    """Whether the extension is loaded, and if not why (status' ``extension``)."""
+    ext = status["extension"]
+    if ext["loaded"]:
+        return "loaded"
+    why = (
+        f"switched off by HERMES_CJK_FTS={cjk_switch_value()}" if ext["disabled"] else ext["error"]
+    )
+    return (
+        f"NOT loaded ({why or 'unknown'}): CJK queries use LIKE, without width or variant "
+        "folding, so the searches that show folding find nothing"
+    )
 
 
 @command("demo", help="build a small multilingual demo store and search it")
@@ -206,8 +224,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         where = str(path) if db else "a temporary folder (pass --db PATH to keep it)"
         print(
             f"Demo store: {sessions} sessions, {messages} messages in {where} "
-            f"(built in {build_ms:.0f} ms; cjk_unicode61 "
-            f"{'loaded' if cjk else 'NOT loaded: CJK queries use LIKE'})"
+            f"(built in {build_ms:.0f} ms; cjk_unicode61 {_extension_words(status)})"
         )
         for item in report:
             _print_demo_item(item, color)
