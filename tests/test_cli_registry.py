@@ -327,6 +327,15 @@ def test_bench_draws_the_speed_ups_on_a_terminal_only(tmp_path, capsys, monkeypa
     assert all(0 <= fill <= 30 for fill in fills.values())
 
 
+def test_no_vacuum_help_says_the_merge_is_skipped_too(capsys):
+    """--no-vacuum skips the segment merge that takes deleted text's words out of the
+    CJK index, not only the VACUUM; its help said "skip the final VACUUM"."""
+    with pytest.raises(SystemExit):
+        main(["optimize-storage", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--no-vacuum skip the final index merge and VACUUM (deleted messages' words" in text
+
+
 def test_db_help_says_what_db_means_for_demo_and_path(capsys):
     """demo keeps its store in a new --db file (default: a temporary folder), and
     path reads no store: their --help said "session store (default: state.db)"."""

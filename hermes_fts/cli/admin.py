@@ -369,7 +369,13 @@ def _sync(args: argparse.Namespace, progress: ProgressBar) -> int:
 
 def _optimize_args(p: argparse.ArgumentParser) -> None:
     _writer_profile_option(p)
-    p.add_argument("--no-vacuum", action="store_true", help="skip the final VACUUM")
+    p.add_argument(
+        "--no-vacuum",
+        action="store_true",
+        # The merge goes too: deleted text's words stay in the CJK index until a full run.
+        help="skip the final index merge and VACUUM (deleted messages' words may stay in "
+        "the index, freed pages in the file, until a run without it)",
+    )
     p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     p.add_argument(
         "--dry-run",
