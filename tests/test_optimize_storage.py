@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -157,6 +158,20 @@ def test_no_vacuum_fills_what_status_says_it_adds(tmp_path):
         assert store.status()["time_table"]["status"] == "complete"
     code, again, err = optimize(db, "--no-vacuum")  # now there is nothing left
     assert code == 0 and again == {"success": True, "ok": True, "nothing_to_do": True}, err
+
+
+def test_the_human_result_names_the_words_it_measured(tmp_path):
+    """USAGE: the result lists the words it measured (none on an unchanged store);
+    only --json did, the text said nothing of them."""
+    db = tmp_path / "state.db"
+    write_store(db)
+    proc = cli("optimize-storage", "--yes", db=db)
+    assert proc.returncode == 0, proc.stderr
+    lines = re.findall(r"Rank bounds: measured ([\d,]+) frequent words of (\w+)\.", proc.stdout)
+    measured = {index: int(words.replace(",", "")) for words, index in lines}
+    assert measured.get(schema.CJK, 0) > 0, proc.stdout
+    again = cli("optimize-storage", "--yes", db=db)  # unchanged: nothing measured, no line
+    assert again.returncode == 0 and "Rank bounds" not in again.stdout, again.stdout
 
 
 def test_an_unchanged_store_is_not_measured_again(optimized, tmp_path):

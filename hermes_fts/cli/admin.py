@@ -556,6 +556,9 @@ def _optimize(
         )
     for index, why in result.get("repaired", {}).items():
         print(f"  Rebuilt {index}: it was damaged ({why}).")
+    for index, words in result.get("rank_bounds_measured", {}).items():
+        if words:  # USAGE promises the words measured; --json had them alone
+            print(f"  Rank bounds: measured {words:,} frequent words of {index}.")
     if result.get("vacuum_left"):
         print(f"  Not compacted: {result['vacuum_left']}.")
     if result.get("check_left"):
