@@ -174,6 +174,25 @@ def test_the_human_result_names_the_words_it_measured(tmp_path):
     assert again.returncode == 0 and "Rank bounds" not in again.stdout, again.stdout
 
 
+def test_a_vacuum_a_reader_kept_in_the_wal_is_explained(tmp_path):
+    """Another process in a read transaction: the VACUUM's copy stays in the WAL and
+    the result said "reclaimed 0 B" and "WAL file: 0 B → 40.4 MB", no more."""
+    db = tmp_path / "state.db"
+    write_store(db)
+    reader = sqlite3.connect(db, isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM messages").fetchone()
+        proc = cli("optimize-storage", "--yes", db=db)
+        assert proc.returncode == 0, proc.stderr
+        assert "The compacted store is still in the WAL file: another process" in proc.stdout
+        reader.execute("COMMIT")
+    finally:
+        reader.close()
+    again = cli("optimize-storage", "--yes", db=db)  # no reader: nothing to explain
+    assert again.returncode == 0 and "still in the WAL" not in again.stdout, again.stdout
+
+
 def test_an_unchanged_store_is_not_measured_again(optimized, tmp_path):
     db = copy_of(optimized, tmp_path)
     code, first, err = optimize(db)

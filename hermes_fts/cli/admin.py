@@ -554,6 +554,15 @@ def _optimize(
         print(
             f"  WAL file: {human_bytes(result['wal_before'])} → {human_bytes(result['wal_after'])}"
         )
+    if result.get("vacuumed") and result["wal_after"] >= after // 2 > 0:
+        # A reader's snapshot kept the checkpoint from copying VACUUM's copy back:
+        # "reclaimed 0 B" beside a WAL the size of the store needs saying why.
+        print(
+            "  The compacted store is still in the WAL file: another process was reading "
+            "the store, so it could not be copied back yet; it moves into the file at the "
+            "next checkpoint after that read ends (SQLite makes one when the last "
+            "connection closes)."
+        )
     for index, why in result.get("repaired", {}).items():
         print(f"  Rebuilt {index}: it was damaged ({why}).")
     for index, words in result.get("rank_bounds_measured", {}).items():
