@@ -315,3 +315,41 @@ def test_a_dropped_index_s_triggers_no_longer_block_writes(
         assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
         found = store.search("walrus")
         assert found.route == "fts5" and len(found.rows) == 1, found
+
+
+def test_a_rebuild_s_triggers_are_not_taken_for_blocked_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the triggers of a word or trigram index being rebuilt name their
+    state_meta keys (``hermes_fts_word_rebuild_progress``) in strings; those were
+    read as tables that are gone, so a write open dropped the triggers, and the
+    rows written meanwhile were missing from the rebuilt index."""
+    from hermes_fts.index import maintain as indexing
+    from hermes_fts.index import schema
+
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
+    path = tmp_path / "state.db"
+    with open_store(path) as store:
+        conversation(store, "en-1", [("user", f"note {i} about the deploy") for i in range(50)])
+        for index in (schema.BASE, schema.TRIGRAM):
+            indexing.reset_index(store._conn, index)
+        triggers = {
+            n
+            for (n,) in store._conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        }
+        assert schema.dangling_triggers(store._conn) == {}
+        assert "writes_blocked" not in store.index_state()["needs_optimize"]
+    with open_store(path) as store:  # a write open while both rebuild
+        after = {
+            n
+            for (n,) in store._conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        }
+        assert after == triggers
+        conversation(store, "en-2", [("user", "the walrus joined meanwhile")])
+        assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"]
+        for index in (schema.BASE, schema.TRIGRAM):  # the row reached both rebuilt indexes
+            held = store._conn.execute(
+                f"SELECT count(*) FROM {index} WHERE {index} MATCH 'walrus'"
+            ).fetchone()[0]
+            assert held == 1, index

@@ -502,6 +502,9 @@ def _trigger_sql(conn: sqlite3.Connection) -> dict[str, str]:
 
 
 _OUR_NAME = re.compile(rf"\b{NAMESPACE}\w+", re.IGNORECASE)
+# A string in SQL: a build's triggers name its state_meta keys in strings, and a
+# key is no table.
+_SQL_STRING = re.compile(r"'(?:[^']|'')*'")
 
 
 def dangling_triggers(conn: sqlite3.Connection) -> dict[str, list[str]]:
@@ -514,7 +517,7 @@ def dangling_triggers(conn: sqlite3.Connection) -> dict[str, list[str]]:
     for kind, name, sql in rows:
         if kind != "trigger" or not str(name).lower().startswith(NAMESPACE):
             continue
-        named = {found.lower() for found in _OUR_NAME.findall(sql or "")}
+        named = {found.lower() for found in _OUR_NAME.findall(_SQL_STRING.sub("''", sql or ""))}
         missing = named - held - {str(name).lower()}  # its own name heads its SQL
         if missing:
             dangling[str(name)] = sorted(missing)
