@@ -94,6 +94,8 @@ LAYERS: dict[str, int] = {
     "cli.history": 11,
     "cli.demo": 11,
     "cli.timing": 11,
+    "cli.writing": 11,
+    "cli.remove": 11,
     # The Hermes Agent plugin sits on top: it wires the tool and the CLI into
     # Hermes, and nothing in the package imports it.
     "hermes.plugin": 12,

@@ -30,7 +30,8 @@ TOOL_LAYERS = [
 CLI_LAYERS = [
     {"output"},
     {"progress", "registry"},
-    {"admin", "history", "demo", "timing"},
+    {"writing"},
+    {"admin", "history", "demo", "timing", "remove"},
     {"__init__"},
     {"__main__"},
 ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sqlite3
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -15,15 +14,13 @@ from .._sqlite import store_file_problem
 from ..hermes import host as hermes_host
 from ..index.slowed import fix_command, optimize_why, search_slowed_by, slowed_why
 from ..store import (
-    BUSY_TIMEOUT_S,
     NoRoom,
     SessionStore,
     give_back_left_room,
     store_error,
-    write_lock_held,
 )
 from .output import bar, emit_json, human_bytes
-from .progress import ProgressBar, say, try_write
+from .progress import ProgressBar, say
 from .registry import (
     CommandError,
     carry_store,
@@ -33,21 +30,10 @@ from .registry import (
     open_db,
     profile_option,
 )
+from .writing import confirm, refuse_profile, wait_note, writer_profile_option
 
 # A store from which status shows its progress.
 STATUS_PROGRESS_BYTES = 256 * 1024 * 1024
-
-
-def _confirm(prompt: str) -> bool | None:
-    """Ask on stderr (stdout stays the command's output): the answer, or None when
-    none came (the input ended, or no one can read the question), which is a no."""
-    if not try_write(sys.stderr, prompt):
-        return None  # a question no one can read has no answer
-    answer = sys.stdin.readline() if sys.stdin else ""  # None: no stdin at all (<&-)
-    if not answer:
-        try_write(sys.stderr, "\n")
-        return None  # no terminal, no consent
-    return answer.strip().lower() in ("y", "yes")
 
 
 def _path_args(p: argparse.ArgumentParser) -> None:
@@ -256,51 +242,14 @@ def _time_table_lines(tt: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _wait_note(args: argparse.Namespace) -> None:
-    """Before a write open: say so when another process holds the write lock, which
-    the open then waits for (up to BUSY_TIMEOUT_S) before it gives up."""
-    path = db_path(args)
-    if write_lock_held(path):
-        say(
-            f"Another process is writing {path}; waiting up to {BUSY_TIMEOUT_S:.0f} s "
-            "for its write lock…",
-            args.json,
-            waiting="write_lock",
-            timeout_s=BUSY_TIMEOUT_S,
-        )
-
-
-def _writer_profile_option(p: argparse.ArgumentParser) -> None:
-    """``--profile`` on a subcommand that writes: refused by ``_refuse_profile``
-    with the ``--db`` to pass, where argparse would only say it is unknown."""
-    p.add_argument(
-        "--profile",
-        metavar="NAME",
-        default=None,
-        help="not taken (--profile only reads); pass the profile's state.db as --db",
-    )
-
-
-def _refuse_profile(args: argparse.Namespace) -> None:
-    if args.profile is None:
-        return
-    import shlex
-
-    path = shlex.quote(str(db_path(args)))  # a profile without a store is refused here
-    raise CommandError(
-        f"{args.command} writes the store, and --profile only reads one; pass the "
-        f"profile's store as --db: `hermes-fts {args.command} --db {path}`"
-    )
-
-
 @command(
     "sync",
     help="apply CJK index changes written by processes without the extension",
-    args=_writer_profile_option,
+    args=writer_profile_option,
 )
 def cmd_sync(args: argparse.Namespace) -> int:
-    _refuse_profile(args)
-    _wait_note(args)
+    refuse_profile(args)
+    wait_note(args)
     # A backlog of more than one batch shows its progress, at the open and in sync().
     progress = ProgressBar(json_lines=args.json)
     try:
@@ -368,7 +317,7 @@ def _sync(args: argparse.Namespace, progress: ProgressBar) -> int:
 
 
 def _optimize_args(p: argparse.ArgumentParser) -> None:
-    _writer_profile_option(p)
+    writer_profile_option(p)
     p.add_argument(
         "--no-vacuum",
         action="store_true",
@@ -391,7 +340,7 @@ def _optimize_args(p: argparse.ArgumentParser) -> None:
     args=_optimize_args,
 )
 def cmd_optimize_storage(args: argparse.Namespace) -> int:
-    _refuse_profile(args)
+    refuse_profile(args)
     # Every check (permissions, free space, consent) runs on a read-only open,
     # before the read-write open that may already write (pending rows, WAL mode).
     if args.dry_run:
@@ -415,7 +364,7 @@ def _checked_run(args: argparse.Namespace) -> int:
         vacuum = _preflight(store, args)
     if vacuum is None:
         return 0
-    _wait_note(args)
+    wait_note(args)
     progress = ProgressBar(json_lines=args.json)  # a pending backlog is applied at the open
     try:
         with open_db(args, readonly=False, progress=progress) as store:
@@ -493,7 +442,7 @@ def _preflight(store: SessionStore, args: argparse.Namespace) -> bool | None:
             "with Ctrl-C and resumes where it stopped.",
             args.json,
         )
-    answer = True if args.yes else _confirm("Proceed? [y/N] ")
+    answer = True if args.yes else confirm("Proceed? [y/N] ")
     if answer is None:  # a script or a pipe: say how it runs without the question
         raise CommandError(
             "cancelled; nothing was changed (no answer came: the input ended); pass --yes "
@@ -606,79 +555,3 @@ def _failure_text(result: dict[str, Any]) -> str:
             "`hermes-fts optimize-storage` again."
         )
     return f"could not optimize: {result.get('reason')}"
-
-
-def _remove_args(p: argparse.ArgumentParser) -> None:
-    _writer_profile_option(p)
-    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
-
-
-@command(
-    "remove",
-    help="remove what hermes-fts added to the store (before uninstalling)",
-    args=_remove_args,
-)
-def cmd_remove(args: argparse.Namespace) -> int:
-    _refuse_profile(args)
-    path = db_path(args)
-    # The plugin would put them back after the next turn.
-    plugin = hermes_host.plugin_status(path.parent)
-    if plugin["enabled"] and not plugin["disabled"]:
-        raise CommandError(
-            f"the Hermes plugin is enabled in {plugin['config']} and would add hermes-fts' "
-            f"objects back after Hermes' next turn; disable it first (`hermes plugins "
-            f"disable {hermes_host.PLUGIN_NAME}`). Nothing was removed.",
-            2,
-        )
-    if args.json and not args.yes:
-        raise CommandError("remove --json needs --yes (it cannot ask for confirmation)")
-    try:
-        with run_lock(path):  # not while optimize-storage builds what this drops
-            with open_db(args, readonly=True, check_writable=True) as store:
-                found = store.search_objects()
-            if not found["names"]:
-                return _removed(args, {"removed": {}, "names": [], "freed_bytes": 0})
-            _confirm_remove(args, found)
-            _wait_note(args)
-            with open_db(args, readonly=False) as store:
-                return _removed(args, store.remove_search_objects())
-    except RunBusy as exc:
-        raise CommandError(str(exc), 2) from None
-
-
-def _confirm_remove(args: argparse.Namespace, found: dict[str, Any]) -> None:
-    """Say what goes and ask, unless ``--yes``; raises CommandError for a no."""
-    size = found["freed_bytes"]
-    say(
-        f"This removes hermes-fts' {len(found['names'])} objects from {db_path(args)}"
-        + (f" ({human_bytes(size)})" if size else "")
-        + ": its search indexes, the tables its triggers write and the triggers. "
-        "Hermes' own tables, indexes and messages stay.",
-        args.json,
-    )
-    answer = True if args.yes else _confirm("Remove them? [y/N] ")
-    if not answer:
-        why = " (no answer came: the input ended); pass --yes to run without asking"
-        raise CommandError(f"cancelled; nothing was changed{why if answer is None else ''}", 1)
-
-
-def _removed(args: argparse.Namespace, done: dict[str, Any]) -> int:
-    """Print what ``remove`` dropped (``SessionStore.remove_search_objects``)."""
-    if args.json:
-        emit_json({"success": True, **done})
-        return 0
-    if not done["names"]:
-        print("hermes-fts has nothing in this store; nothing was changed.")
-        return 0
-    plural = {"index": "indexes"}
-    kinds = ", ".join(
-        f"{n} {kind if n == 1 else plural.get(kind, kind + 's')}"
-        for kind, n in done["removed"].items()
-    )
-    print(f"Removed {len(done['names'])} hermes-fts objects ({kinds}).")
-    if done["freed_bytes"]:
-        print(
-            f"{human_bytes(done['freed_bytes'])} are free pages inside the file now; "
-            "`VACUUM` with Hermes stopped gives them back to the disk."
-        )
-    return 0

@@ -52,7 +52,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "status": ("admin", "show which indexes exist and are served, backlog and sizes"),
     "sync": ("admin", "apply CJK index changes written by processes without the extension"),
     "optimize-storage": ("admin", "check/repair/build the search indexes and compact the file"),
-    "remove": ("admin", "remove what hermes-fts added to the store (before uninstalling)"),
+    "remove": ("remove", "remove what hermes-fts added to the store (before uninstalling)"),
     "bench": ("timing", "time the indexes against a LIKE scan on this store (read-only)"),
     "search": ("history", "full-text search over past conversations"),
     "read": ("history", "show one session (first 20 + last 10 messages when long)"),
