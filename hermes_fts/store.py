@@ -370,9 +370,6 @@ class SessionStore(transcript.Views, writes.Writes):
         if self.readonly:
             raise PermissionError(f"{self._path} is open read-only")
         self._align_base()
-        # Other processes' rows first, in paced batches: the write's own
-        # transaction then applies only what came since.
-        self._sync_if_written(self._seen.token())
         try:
             return self._write_once(fn)
         except sqlite3.DatabaseError as exc:

@@ -16,7 +16,6 @@ import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 from _support import needs_extension, shell_backlog
@@ -386,21 +385,3 @@ def test_sync_alone_in_its_process_asks_who_has_the_store_open(
     )
     with SessionStore(db) as store:
         assert store.index_state()["cjk_pending"] == 0
-
-
-@needs_extension
-def test_a_write_applies_another_process_backlog_in_paced_batches(tmp_path: Path) -> None:
-    """Regression: a write applied everything other processes had left pending in its
-    own transaction, so one message written after a long backlog held the lock
-    for the whole backlog.  It is now applied in batches first."""
-    db = tmp_path / "state.db"
-    events: list[dict[str, Any]] = []
-    with SessionStore(db, progress=events.append) as store:
-        shell_backlog(db, 3 * indexing.PENDING_BATCH_IDS)  # written while the store is open
-        assert store.index_state()["cjk_pending"] > indexing.PENDING_BATCH_IDS
-        store.add_message("s1", "user", "after the backlog 写入")
-        applied = [e["indexed"] for e in events if e["phase"] == "pending"]
-        assert len(applied) >= 3 and applied[-1] >= 3 * indexing.PENDING_BATCH_IDS, applied
-        assert store.index_state()["cjk_pending"] == 0
-        found = store.search_messages("部署到东京", limit=10**6, fields=["id"])
-        assert len(found) == 3 * indexing.PENDING_BATCH_IDS
