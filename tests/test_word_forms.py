@@ -263,6 +263,13 @@ def test_forms_of_words_far_apart_in_the_store_are_all_read(tmp_path) -> None:
         ("dies", ["die", "died", "diing"]),  # too short for a y-word
         ("cities", ["city", "citied", "citying", "citie"]),  # was citie*: no city
         ("movies", ["movy", "movied", "movying", "movie"]),
+        # the silent e a short stem lost: these never found merge, parse or cache
+        ("merging", ["merg", "mergs", "merged", "merge", "merges"]),
+        ("parsed", ["pars", "parses", "parsing", "parse"]),
+        ("caching", ["cach", "caches", "cached", "cache"]),
+        ("passed", ["pass", "passes", "passing"]),  # no e beside a doubled letter
+        ("news", []),  # no plural: was new, news, newed, newing
+        ("species", []),
     ],
 )
 def test_a_short_stem_is_searched_as_its_inflections(word: str, forms: list[str]) -> None:
@@ -285,6 +292,26 @@ def test_an_ied_word_is_found_as_its_y_word_not_as_a_shorter_word(tmp_path, rout
     held = {r["session_id"]: r["matched_terms"] for r in rows}
     assert held == {"carry": ["carried", "luggage"], "car": ["luggage"]}, (route, held)
     assert rows[0]["session_id"] == "carry"
+    st.close()
+
+
+@pytest.mark.parametrize("route", ROUTE_ORDER)
+def test_a_silent_e_word_and_news_keep_their_own_words(tmp_path, route) -> None:
+    """Regression: ``merged`` was searched as merg, mergs, merged, merging: a row
+    saying "merge" did not match it; ``news`` was searched as ``new``, which
+    nearly every history says."""
+    st = open_store(tmp_path / "state.db", word_index=True)
+    conversation(st, "merge", [("user", "please merge the branch")], start=T0)
+    conversation(st, "new", [("user", "a new release")], start=T0 + 1)
+    conversation(st, "news", [("user", "the news about the release")], start=T0 + 2)
+    fields = ("session_id", "matched_terms")
+
+    def held(query: str) -> dict[str, list[str]]:
+        rows = st.search_messages(query, route=route, fields=fields)
+        return {r["session_id"]: r["matched_terms"] for r in rows}
+
+    assert held("merged branches") == {"merge": ["merged", "branches"]}, route
+    assert held("news release") == {"news": ["news", "release"], "new": ["release"]}, route
     st.close()
 
 

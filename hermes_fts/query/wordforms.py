@@ -77,6 +77,11 @@ _SUFFIXES: tuple[tuple[str, int], ...] = (
 _SIBILANT = ("s", "x", "z", "ch", "sh")
 # A final s that is no plural: class, status, analysis.
 _NOT_PLURAL = ("ss", "us", "is")
+# Words whose final s is no plural either: news was searched as new.
+_S_WORDS = frozenset({"news", "species", "lens", "means", "series", "physics"})
+# Endings after which English keeps a silent e (merge, parse, cache, solve, breathe):
+# a short stem of an -ed or -ing form ending so may have lost one.
+_E_ENDINGS = ("c", "g", "s", "v", "z", "ch", "th")
 
 
 def _stem_ok(stem: str, shortest: int) -> bool:
@@ -100,6 +105,8 @@ def _silent_e(stem: str) -> bool:
 
 def _cut(word: str) -> str:
     """``word`` without its one suffix (or ``word``)."""
+    if word in _S_WORDS:
+        return word
     for suffix, shortest in _SUFFIXES:
         if not word.endswith(suffix):
             continue
@@ -145,6 +152,8 @@ def word_forms(term: Term) -> tuple[Term, ...]:
         return ()
     if _WORD.fullmatch(term.text):
         lowered = term.text.lower()
+        if lowered in _S_WORDS:
+            return ()  # no other form: news is no plural of new
         root = stem(lowered)
         if root == lowered:
             root = _lost_e(lowered) or root
@@ -152,7 +161,9 @@ def word_forms(term: Term) -> tuple[Term, ...]:
         # cities keeps `citie` when its stem is too short for -ies: city is its word
         if len(root) < _MIN_DERIVED or (y_word and root == lowered[:-1]):
             base = y_word or root
-            forms = dict.fromkeys((base, *inflections(base), *_ie_word(lowered, base)))
+            forms = dict.fromkeys(
+                (base, *inflections(base), *_ie_word(lowered, base), *_e_word(lowered, base))
+            )
             return tuple(Term(form) for form in forms if form != lowered)
         return (Term(root, prefix=True),)
     bare = korean_stem(term.text)
@@ -171,6 +182,17 @@ def _ie_word(word: str, base: str) -> tuple[str, ...]:
     """The singular of an ``-ies`` plural whose word ends in ie (cookies: cookie),
     beside the y-word: no rule tells the two apart."""
     return (word[:-1],) if word.endswith("ies") and base.endswith("y") else ()
+
+
+def _e_word(word: str, base: str) -> tuple[str, ...]:
+    """The silent-e word an ``-ed`` or ``-ing`` form may have lost its e from, beside
+    its short stem, with its plural: merging is merge or merg, parsed parse
+    (merged was merg, mergs, merged, merging: never merge)."""
+    lost = word.endswith(("ed", "ing")) and base.endswith(_E_ENDINGS)
+    if not lost or base[-1] == base[-2] or word.startswith(base + base[-1]):
+        return ()  # passed, logging: no e was lost beside a doubled letter
+    plural, _, _ = inflections(base + "e")
+    return base + "e", plural
 
 
 def _lost_e(word: str) -> str | None:
