@@ -43,6 +43,7 @@ LAYERS: dict[str, int] = {
     "query.typed": LEAF,
     "query.syntax": LEAF,
     "query.wordforms": LEAF,
+    "query.timewords": LEAF,
     "query.question": LEAF,
     "_cjk_variants": LEAF,
     "hermes.config": LEAF,

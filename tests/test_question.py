@@ -512,6 +512,19 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("일주일 전에", LAST_WEEK),
         ("이틀 전", "2026-12-01"),
         ("지난 한 달 동안", "2026-11-03 – 2026-12-03"),
+        # hours and half a year were searched as words: the days the hours reach into
+        ("3 hours ago", "2026-12-02 – 2026-12-03"),
+        ("in the past 24 hours", "2026-12-02 – 2026-12-03"),
+        ("the last 48 hours", "2026-12-01 – 2026-12-03"),
+        ("a few hours ago", "2026-12-02 – 2026-12-03"),
+        ("几个小时前", "2026-12-02 – 2026-12-03"),
+        ("过去24小时", "2026-12-02 – 2026-12-03"),
+        ("3時間前", "2026-12-02 – 2026-12-03"),
+        ("세 시간 전", "2026-12-02 – 2026-12-03"),
+        ("지난 24시간", "2026-12-02 – 2026-12-03"),
+        ("half a year ago", "2026-06-01 – 2026-06-30"),
+        ("半年前", "2026-06-01 – 2026-06-30"),
+        ("반년 전", "2026-06-01 – 2026-06-30"),
     ],
 )
 def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
@@ -527,6 +540,9 @@ def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
         "yesterday",
         "python 3 may break",
         "deploy February 30",
+        "deploy 2月30号",
+        "deploy 24 hours",  # a length, not a time
+        "一年半前的部署",  # a year and a half: no window read as half a year
         "backup_2024-03-08 deploy",
         "deploy 배포한 달",  # 한 ends a verb here: "the month we deployed"
     ],

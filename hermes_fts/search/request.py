@@ -8,19 +8,19 @@ sessions means relevance, as in Hermes' own ``search_messages``; the tool
 says so in a note and the CLI refuses one).  The fields of a result row are
 named here, with the columns that give them.
 
-A question's time words become a preference (``search_preferring``).  "What
-did we decide last week?" names a time, and a message's time is its
-timestamp, never its text.  The best match leaves the time words out of the
-words it searches (``query/question.py``); here they become windows of local
-time and the search runs twice: inside the windows, then without them, and
-the rows the first found are not repeated.  So the time is never a filter: a
-question about last week whose answer was said earlier still finds it, after
-last week's matches (docs/DESIGN.md §6.4c).  Pages stay exact and cheap: each
-pass reads ``limit + offset`` rows, and when the windows hold fewer, they hold
-no more than the first pass found, so the second pass's first ``limit +
-offset`` rows hold the rest of the page.  Explicit ``after``/``before`` bounds
-win: the time words are still left out of the words, and a note says the
-bounds decide.
+A question's time words become a preference (``search_preferring``). "What did
+we decide last week?" names a time, and a message's time is its timestamp,
+never its text. The best match leaves the time words out of the words it
+searches (``query/question.py``, ``query/timewords.py``); here they become
+windows of local time and the search runs twice: inside the windows, then
+without them, and the rows the first found are not repeated. So the time is
+never a filter: a question about last week whose answer was said earlier still
+finds it, after last week's matches (docs/DESIGN.md §6.4c). Pages stay exact
+and cheap: each pass reads ``limit + offset`` rows, and when the windows hold
+fewer, they hold no more than the first pass found, so the second pass's first
+``limit + offset`` rows hold the rest of the page. Explicit
+``after``/``before`` bounds win: the time words are still left out of the
+words, and a note says the bounds decide.
 
 Three to five CJK characters alone are searched as written, as a word
 (``数据库迁移``); when no visible message holds them so, ``search_reading``
@@ -51,8 +51,9 @@ from .._params import (
     parse_sort,
 )
 from ..query.plan import ROUTES, best_match
-from ..query.question import TimeWords, describe, lone_possessive, time_words, windows
+from ..query.question import lone_possessive, time_words
 from ..query.syntax import QueryError, parse_query, reads_as_sentence
+from ..query.timewords import TimeWords, describe, windows
 
 __all__ = [
     "MAX_ROWID",

@@ -1,0 +1,468 @@
+"""Time words: what a question's dates and relative words name.
+
+:func:`find_time_words` finds such expressions in a stretch of query text
+(English, Chinese, Japanese and Korean): "last week", "3月8号", "先週",
+"지난주".  :func:`windows` turns one into ``[start, end)`` ranges of Unix
+seconds, counted from a given ``now`` in the local time zone (the zone naive
+ISO bounds are read in, ``tool/args.py``).  A date without a year is that day
+in every year up to ``now``'s.  Which words of a question are read so is
+``question.read_question``'s; what the search does with them is docs/QUERY.md's
+"Time words" and docs/DESIGN.md §6.4c.  This module knows the calendar, not
+SQL.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+__all__ = [
+    "FIRST_YEAR",
+    "LATELY_DAYS",
+    "TimeWords",
+    "describe",
+    "find_time_words",
+    "windows",
+]
+
+
+FIRST_YEAR = 1970  # a date without a year: that day in each year from here to now's
+
+
+@dataclass(frozen=True)
+class TimeWords:
+    """One time expression as written, and what it names.
+
+    ``back`` set: a relative expression, ``back`` ``unit``\\ s before now's
+    (0: this one); with ``within``, the ``back`` ``unit``\\ s up to today
+    ("the past 3 days").  ``weekday`` (0: Monday) set: that day of this week
+    (``back`` 0), of last week (1), the last one before today or last week's
+    (-1: "last Tuesday" means either), or the last one up to today (None).
+    Otherwise absolute: ``year`` None means every year.
+    """
+
+    text: str
+    unit: str  # "day", "week", "month" or "year"
+    back: int | None = None
+    year: int | None = None
+    month: int | None = None
+    day: int | None = None
+    within: bool = False
+    weekday: int | None = None
+
+
+_MONTH_NAMES = tuple(
+    "January February March April May June July August September October November December".split()
+)
+_MONTHS = {name[:size].lower(): n for n, name in enumerate(_MONTH_NAMES, 1) for size in (3, 9)}
+_MONTHS["sept"] = 9
+_FULL_MONTHS = "|".join(name.lower() for name in _MONTH_NAMES)
+_ANY_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+# "3 may break" is no date: after a number, "may" is the verb.
+_DAY_FIRST_MONTH = "|".join(sorted(set(_MONTHS) - {"may"}, key=len, reverse=True))
+_COUNTS = {"a": 1, "an": 1}
+_COUNTS |= zip(
+    "one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13)
+)
+_HAN_DIGITS = {c: n for n, c in enumerate("〇一二三四五六七八九")} | {"两": 2, "兩": 2, "零": 0}
+_NUM = r"\d{1,3}|[〇零一二两兩三四五六七八九十]{1,3}"  # Arabic or Chinese numerals
+# Counts no one said exactly: "a few weeks ago" (几周前, 数週間前, 몇 주 전) is read
+# as the past four weeks, a preference as wide as the words.
+_VAGUE = frozenset("few several 几 幾 数 數 몇 며칠".split())  # 數: traditional 数
+_VAGUE_BACK = 4
+_N = f"({_NUM}|[几幾数數])"
+_EN_N = rf"(\d{{1,3}}|{'|'.join(_COUNTS)}|(?:a\s+)?(?:few|couple(?:\s+of)?)|several)"
+# Korean counts a week or a month in native numerals (한 달 전, 두 주 전), days in
+# words of their own (하루, 이틀), and "a week" as 일주일: none was read before.
+_KO_COUNTS = dict(zip("한 두 세 네 다섯 여섯 일곱 여덟 아홉 열".split(), range(1, 11)))
+_KO_COUNTS |= dict(zip("하루 이틀 사흘 나흘".split(), range(1, 5))) | {"일": 1}
+_KO_NATIVE = "|".join(
+    sorted(_KO_COUNTS.keys() - {"하루", "이틀", "사흘", "나흘", "일"}, key=len)[::-1]
+)
+_KO_N = rf"(\d{{1,3}}|몇|(?<![가-힣])(?:{_KO_NATIVE}))"
+_DAY_SUFFIX = r"(?:st|nd|rd|th)?"
+_YEAR = r"(19[7-9]\d|2\d{3})"
+
+# Relative words with a fixed distance: (pattern, unit, back).  A step further back
+# (大前天, 上上周, 先々週, 지지난주) starts before the nearer word: read first, whole.
+_FIXED = [
+    (r"大前天|前前天|さきおととい|一昨昨日|그끄저께|그끄제", "day", 3),
+    (r"\bthe\s+day\s+before\s+yesterday\b|前天|一昨日|おととい|그저께|그제", "day", 2),
+    (r"\byesterday\b|\blast\s+night\b|昨天|昨日|昨晚|昨夜|어제|어젯밤", "day", 1),
+    (
+        r"\btoday\b|\btonight\b|\bthis\s+(?:morning|afternoon|evening)\b|今天|今日|今早|"
+        r"今晚|今朝|今夜|오늘",
+        "day",
+        0,
+    ),
+    (
+        r"\bthe\s+week\s+before\s+last\b|上上(?:个|個)?(?:周|週|星期|礼拜|禮拜)末?|"
+        r"先[々先]週末?|지지난\s*주말?",
+        "week",
+        2,
+    ),
+    (
+        r"\b(?:last|previous)\s+week(?:end)?\b|上周末?|上週末?|上(?:个|個)?(?:星期|礼拜|禮拜)|"
+        r"先週末?|지난\s*주말?|저번\s*주말?",
+        "week",
+        1,
+    ),
+    (
+        r"\bthis\s+week(?:end)?\b|这周末?|這週末?|本周末?|本週末?|这(?:个)?星期|這(?:個)?星期|"
+        r"今週末?|이번\s*주말?",
+        "week",
+        0,
+    ),
+    (
+        r"\bthe\s+month\s+before\s+last\b|上上(?:个|個)?月(?![球亮光])|先[々先]月|지지난\s*달",
+        "month",
+        2,
+    ),
+    (
+        r"\b(?:last|previous)\s+month\b|上(?:个|個)?月(?![球亮光])|先月|지난\s*달|저번\s*달",
+        "month",
+        1,
+    ),
+    (r"\bthis\s+month\b|这(?:个)?月|這(?:個)?月|本月|今月|이번\s*달", "month", 0),
+    (r"\bhalf\s+a\s+year\s+ago\b|(?<![一二两兩三四五六七八九十\d])半年前|반\s*년\s*전", "month", 6),
+    (r"大前年|さきおととし|一昨昨年", "year", 3),
+    (r"\bthe\s+year\s+before\s+last\b|前年|一昨年|おととし|재작년|그러께", "year", 2),
+    (r"\b(?:last|previous)\s+year\b|去年|昨年|작년|지난\s*해", "year", 1),
+    (r"\bthis\s+year\b|今年|올해|금년", "year", 0),
+]
+# "N <unit>s ago" in each language: (pattern with the count as group 1, unit).
+_AGO = [
+    (
+        rf"\b{_EN_N}\s+days?\s+ago\b|(?<!\d){_N}\s*(?:天|日)\s*前|(?<!\d){_KO_N}\s*일\s*전|(며칠)\s*전"
+        r"|(?<![가-힣])(하루|이틀|사흘|나흘)\s*전",
+        "day",
+    ),
+    (
+        rf"\b{_EN_N}\s+weeks?\s+ago\b|(?<!\d){_N}\s*(?:个|個)?\s*(?:星期|周|週|礼拜|禮拜|週間)\s*前"
+        rf"|(?<!\d){_KO_N}\s*주(?:일)?\s*전|(?<![가-힣])(일)주일\s*전",
+        "week",
+    ),
+    (
+        rf"\b{_EN_N}\s+months?\s+ago\b|(?<!\d){_N}\s*(?:个|個|ヶ|か|カ|ケ|箇)\s*月\s*前"
+        rf"|(?<!\d){_KO_N}\s*(?:달|개월)\s*전",
+        "month",
+    ),
+    (rf"\b{_EN_N}\s+years?\s+ago\b|(?<!\d){_N}\s*年\s*前|(?<!\d){_KO_N}\s*년\s*전", "year"),
+]
+# "the past 3 days", "过去一周": the units up to today (pattern, count group, unit group).
+_UNITS = {
+    **dict.fromkeys("day days 天 日 일".split(), "day"),
+    **dict.fromkeys("week weeks 周 週 星期 礼拜 禮拜 週間 주".split(), "week"),
+    **dict.fromkeys("month months 月 か月 ヶ月 カ月 ケ月 箇月 개월 달".split(), "month"),
+    **dict.fromkeys("year years 年 년".split(), "year"),
+}
+_EN_SOME = "|".join([r"\d{1,3}", *_COUNTS, "few", "couple"])  # "the past few days"
+_WITHIN = [
+    rf"\b(?:last|past)\s+(?P<n>{_EN_SOME})(?:\s+of)?\s+(?P<u>days|weeks|months|years)\b",
+    r"\bpast\s+(?P<u>day|week|month|year)\b",
+    rf"(?:过去|過去|最近|近)\s*(?P<n>{_NUM}|几|幾)\s*(?:个|個)?\s*(?P<u>天|周|週|星期|礼拜|禮拜|月|年)",
+    r"(?:这|這)(?P<n>几|幾)(?P<u>天)",
+    r"(?<![\u4e00-\u9fff])前(?P<n>几|幾)(?:个|個)?(?P<u>天|周|週|月|年)",  # 前几天: a few days ago
+    rf"(?:過去|直近|ここ)\s*(?P<n>{_NUM})\s*(?P<u>日|週間|か月|ヶ月|カ月|ケ月|箇月|年)(?:間)?",
+    rf"(?:지난|최근)\s*(?P<n>\d{{1,3}}|{_KO_NATIVE})\s*(?P<u>일|주|개월|달|년)(?:\s*간|\s*동안)?",
+]
+# Hours name no day of their own: "3 hours ago", "the past 24 hours", 几个小时前,
+# 数時間前, 세 시간 전 are read as the whole days they reach into, today's included.
+_HOURS = [
+    rf"\b(?P<n>{_EN_N})\s+hours?\s+ago\b",
+    rf"\b(?:last|past)\s+(?P<n>{_EN_SOME})(?:\s+of)?\s+hours\b|\bpast\s+hour\b",
+    rf"(?<!\d)(?P<n>{_N})\s*(?:个|個)?\s*(?:小时|小時|钟头|鐘頭|時間)\s*前",
+    rf"(?:过去|過去|最近|近|直近|ここ)\s*(?P<n>{_N})\s*(?:个|個)?\s*(?:小时|小時|钟头|鐘頭|時間)",
+    rf"(?<!\d)(?P<n>{_KO_N})\s*시간\s*전|(?:지난|최근)\s*(?P<k>\d{{1,3}}|{_KO_NATIVE})\s*시간",
+]
+HOURS_A_DAY = 24
+# "recently", 最近, 최근: a stretch of no length said, read as the last LATELY_DAYS
+# days, a preference only.  After 离 or 距, 最近 is "nearest" (离公司最近的车站).
+_LATELY = r"\brecently\b|\blately\b|最近|최근|近頃|このごろ"
+LATELY_DAYS = 30
+# Weekdays: "last Tuesday", "上周二", "火曜日", "화요일" (pattern, which week: see TimeWords).
+_WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
+_EN_DAYS = "|".join(_WEEKDAY_NAMES)
+_WEEKDAY_CHARS = dict(zip("一二三四五六日天", (0, 1, 2, 3, 4, 5, 6, 6)))
+_WEEKDAY_CHARS |= dict(zip("月火水木金土", range(6))) | dict(zip("월화수목금토일", range(7)))
+# Which week a weekday's prefix names: 0 this one, 1 last week, 2 the week before.
+_WEEK_PREFIXES = ("这 這 本 今週 이번", "上 先週 지난 저번", "上上 先々週 先先週 지지난")
+_WEEKS = {word: back for back, words in enumerate(_WEEK_PREFIXES) for word in words.split()}
+# 一 and 日 begin common words after a week word: 上周一起 is "together last week",
+# not last Monday, 上周日本 "Japan last week", not last Sunday.
+_ZH_WEEKDAY = (
+    r"[二三四五六天]|一(?![起直定样樣下些般共切点點会會])|日(?![本子常期记記程志语語文元])"
+)
+_WEEKDAYS = [
+    (rf"\b(?:last|previous)\s+({_EN_DAYS})\b", -1),
+    (rf"\bthis\s+({_EN_DAYS})\b", 0),
+    (rf"\bon\s+({_EN_DAYS})\b(?!s)", None),
+    (rf"(?<!每)(上上|上|这|這|本)?(?:个|個)?(?:周|週|星期|礼拜|禮拜)({_ZH_WEEKDAY})", None),
+    (r"(?:(先々週|先先週|先週|今週)の?)?([月火水木金土日])曜日?", None),
+    (r"(?:(지지난|지난|저번|이번)\s*주\s*)?([월화수목금토일])요일", None),
+]
+# Dates, with named groups y (year), m (month number or name) and d (day).
+_DATES = [
+    r"(?<![\w-])(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?![\w-])",
+    r"(?<![\w-])(?P<y>\d{4})-(?P<m>\d{2})(?![\w-])",
+    rf"\b(?P<m>{_ANY_MONTH})\.?\s+(?P<d>\d{{1,2}}){_DAY_SUFFIX}(?:,?\s+(?P<y>\d{{4}}))?\b",
+    rf"\b(?P<d>\d{{1,2}}){_DAY_SUFFIX}\s+(?:of\s+)?(?P<m>{_DAY_FIRST_MONTH})\b\.?(?:\s+(?P<y>\d{{4}})\b)?",
+    rf"\b(?P<m>{_ANY_MONTH})\.?\s+(?P<y>{_YEAR})\b",
+    # A month alone is a word too ("may", "march"): read only after in/during.
+    rf"\b(?:in|during)\s+(?:early\s+|late\s+|mid\s+)?(?P<m>{_FULL_MONTHS})\b(?:,?\s+(?P<y>{_YEAR})\b)?",
+    rf"\b(?:in|during)\s+(?P<y>{_YEAR})\b",
+    rf"(?<!\d)(?P<y>\d{{4}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*[日号號일]",
+    rf"(?<!\d)(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*[日号號일]",
+    rf"(?<!\d)(?P<y>\d{{4}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월](?!\s*前)",
+    rf"(?<!\d)(?P<m>{_NUM})\s*月份?(?!\s*前)",
+    r"(?<!\d)(?P<m>\d{1,2})\s*월(?!\s*전)",
+    r"(?<!\d)(?P<y>\d{4})\s*[年년](?!\s*前|\s*전)",
+]
+_FLAGS = re.IGNORECASE
+
+
+def _number(text: str) -> int | None:
+    """An Arabic, English count or Chinese numeral up to 999 as an int (a few: 3, a
+    couple: 2); None otherwise."""
+    text = _plain(text)
+    if text in _VAGUE or text == "couple":
+        return 3 if text in _VAGUE else 2
+    if text.isdigit():
+        return int(text)
+    if text in _COUNTS:
+        return _COUNTS[text]
+    if text in _KO_COUNTS:
+        return _KO_COUNTS[text]
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        high = _HAN_DIGITS.get(tens, -1) if tens else 1
+        low = _HAN_DIGITS.get(ones, -1) if ones else 0
+        return None if high < 0 or low < 0 else high * 10 + low
+    if len(text) == 1 and text in _HAN_DIGITS:
+        return _HAN_DIGITS[text]
+    return None
+
+
+def _plain(count: str) -> str:
+    """A count as written, lower-cased, without "a" and "of" (``a couple of``)."""
+    return " ".join(count.lower().split()).removeprefix("a ").removesuffix(" of")
+
+
+def _date_words(match: re.Match[str]) -> TimeWords | None:
+    """A matched date as TimeWords, None when it names no real day or month."""
+    found = match.groupdict()
+    year = int(found["y"]) if found.get("y") else None
+    month_text = found.get("m")
+    month = None
+    if month_text:
+        month = _MONTHS.get(month_text.lower().rstrip(".")) or _number(month_text)
+    day = _number(found["d"]) if found.get("d") else None
+    if month_text and not (month and 1 <= month <= 12):
+        return None
+    if year is not None and not FIRST_YEAR <= year <= 9999:
+        return None
+    if day is not None:
+        try:  # 29 February is a day in a leap year
+            date(year or 2000, month or 1, day)
+        except ValueError:
+            return None
+    unit = "day" if day is not None else "month" if month else "year"
+    return TimeWords(match.group(0).strip(), unit, None, year, month, day)
+
+
+def _candidates(text: str) -> list[tuple[int, int, TimeWords | None]]:
+    found: list[tuple[int, int, TimeWords | None]] = []
+    for pattern, unit, back in _FIXED:
+        for m in re.finditer(pattern, text, _FLAGS):
+            found.append((m.start(), m.end(), TimeWords(m.group(0), unit, back)))
+    for pattern, unit in _AGO:
+        for m in re.finditer(pattern, text, _FLAGS):
+            said = _plain(next(g for g in m.groups() if g))
+            count, vague = _number(said), said in _VAGUE
+            if count is not None:
+                back = _VAGUE_BACK if vague else count
+                found.append((m.start(), m.end(), TimeWords(m.group(0), unit, back, within=vague)))
+    found += _hours(text)
+    for pattern in _DATES:
+        for m in re.finditer(pattern, text, _FLAGS):
+            # A date no calendar holds (2月30号) is read as nothing, not as its month.
+            found.append((m.start(), m.end(), _date_words(m)))
+    for m in re.finditer(_LATELY, text, _FLAGS):
+        if m.group() != "最近" or not re.search("[离離距]", text[: m.start()]):
+            found.append(
+                (m.start(), m.end(), TimeWords(m.group(), "day", LATELY_DAYS, within=True))
+            )
+    return found + _stretch_candidates(text)
+
+
+def _hours(text: str) -> list[tuple[int, int, TimeWords]]:
+    """Hours as the days up to today they reach into: "3 hours ago" at 1 a.m. is
+    yesterday's, "the past 48 hours" two days and today."""
+    found = []
+    for pattern in _HOURS:
+        for m in re.finditer(pattern, text, _FLAGS):
+            found_count = m.groupdict()
+            count = _number(found_count.get("n") or found_count.get("k") or "1")
+            if count:
+                days = -(-count // HOURS_A_DAY)
+                found.append((m.start(), m.end(), TimeWords(m.group(0), "day", days, within=True)))
+    return found
+
+
+def _stretch_candidates(text: str) -> list[tuple[int, int, TimeWords]]:
+    """The past few units up to today ("the past 3 days") and weekdays ("last Tuesday")."""
+    found = []
+    for pattern in _WITHIN:
+        for m in re.finditer(pattern, text, _FLAGS):
+            n = (m.groupdict().get("n") or "1").lower()
+            count = _number(n)
+            unit = _UNITS.get(m.group("u").lower())
+            if count and unit:
+                found.append((m.start(), m.end(), TimeWords(m.group(0), unit, count, within=True)))
+    for pattern, which in _WEEKDAYS:
+        for m in re.finditer(pattern, text, _FLAGS):
+            *week, day = m.groups()
+            back = which if not week or week[0] is None else _WEEKS[week[0]]
+            weekday = (
+                _WEEKDAY_CHARS[day] if day in _WEEKDAY_CHARS else _WEEKDAY_NAMES.index(day.lower())
+            )
+            found.append((m.start(), m.end(), TimeWords(m.group(0), "day", back, weekday=weekday)))
+    return found
+
+
+def find_time_words(text: str) -> list[tuple[int, int, TimeWords]]:
+    """The time expressions in ``text`` as ``(start, end, TimeWords)``, in text order.
+
+    Overlapping readings go to the one that starts first, then the longest
+    (``3月8号`` is a day, not the month ``3月``).  A date no calendar holds
+    (``2月30号``, February 30) is no time, and no shorter reading inside it is.
+    """
+    chosen: list[tuple[int, int, TimeWords | None]] = []
+    for start, end, words in sorted(_candidates(text), key=lambda c: (c[0], c[0] - c[1])):
+        if not chosen or start >= chosen[-1][1]:
+            chosen.append((start, end, words))
+    return [(start, end, words) for start, end, words in chosen if words is not None]
+
+
+def _shift_month(year: int, month: int, back: int) -> tuple[int, int]:
+    index = year * 12 + month - 1 - back
+    return index // 12, index % 12 + 1
+
+
+def _span(unit: str, year: int, month: int, day: int) -> tuple[date, date]:
+    """The ``unit`` that starts on the given day, as [first day, day after)."""
+    first = date(year, month, day)
+    if unit == "day":
+        return first, first + timedelta(days=1)
+    if unit == "week":
+        return first, first + timedelta(days=7)
+    if unit == "month":
+        y, m = _shift_month(year, month, -1)
+        return first, date(y, m, 1)
+    return first, date(year + 1, 1, 1)
+
+
+def _weekdays(words: TimeWords, today: date) -> list[date]:
+    """The days a weekday names (``TimeWords``), counted from ``today``."""
+    day = words.weekday or 0
+    monday = today - timedelta(days=today.weekday())
+    if words.back is None:  # the last one, today included
+        return [today - timedelta(days=(today.weekday() - day) % 7)]
+    if words.back >= 0:
+        return [monday + timedelta(days=day - 7 * words.back)]
+    before = today - timedelta(days=(today.weekday() - day - 1) % 7 + 1)
+    return sorted({before, monday + timedelta(days=day - 7)})
+
+
+def _within(words: TimeWords, today: date) -> date:
+    """The first day of "the past ``back`` ``unit``\\ s" up to ``today``."""
+    n = words.back or 0
+    if words.unit in ("day", "week"):
+        return today - timedelta(days=n * (7 if words.unit == "week" else 1))
+    year, month = _shift_month(today.year, today.month, n * (12 if words.unit == "year" else 1))
+    return date(year, month, min(today.day, 28))
+
+
+def _days(words: TimeWords, today: date) -> list[tuple[date, date]]:
+    if words.weekday is not None:
+        return [_span("day", d.year, d.month, d.day) for d in _weekdays(words, today)]
+    if words.within:
+        return [(_within(words, today), today + timedelta(days=1))]
+    if words.back is not None:
+        if words.unit == "day":
+            return [_span("day", *(today - timedelta(days=words.back)).timetuple()[:3])]
+        if words.unit == "week":
+            monday = today - timedelta(days=today.weekday() + 7 * words.back)
+            return [_span("week", monday.year, monday.month, monday.day)]
+        if words.unit == "month":
+            return [_span("month", *_shift_month(today.year, today.month, words.back), 1)]
+        return [_span("year", today.year - words.back, 1, 1)]
+    years = [words.year] if words.year is not None else range(FIRST_YEAR, today.year + 1)
+    spans = []
+    for year in years:
+        try:
+            spans.append(_span(words.unit, year, words.month or 1, words.day or 1))
+        except ValueError:  # 29 February in a year without one
+            continue
+    return spans
+
+
+def _seconds(day: date) -> float:
+    return datetime(day.year, day.month, day.day).timestamp()  # local midnight
+
+
+def _today(now: float) -> date | None:
+    """``now``'s local date; None where no date holds it (a ``now`` of 1e300)."""
+    try:
+        return datetime.fromtimestamp(now).date()
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def _calendar_days(words: TimeWords, today: date) -> list[tuple[date, date]]:
+    """``_days``, none where they would pass the calendar's ends ("today" on
+    9999-12-31, "last year" in year 1): a ``now`` a caller chose, not a failed search."""
+    try:
+        return _days(words, today)
+    except (ValueError, OverflowError):
+        return []
+
+
+def windows(words: TimeWords, now: float) -> tuple[tuple[float, float], ...]:
+    """``words`` as ``[start, end)`` Unix-second ranges of local time, counted from ``now``."""
+    today = _today(now)
+    return () if today is None else _windows(words, today)
+
+
+@functools.lru_cache(maxsize=256)  # a day in every year is 57 windows; each search asks
+def _windows(words: TimeWords, today: date) -> tuple[tuple[float, float], ...]:
+    # A stretch that starts before FIRST_YEAR ("the past 100 years") holds every
+    # message from then on: cut there, not dropped as a time no message has.
+    first = date(FIRST_YEAR, 1, 1)
+    try:
+        return tuple(
+            (_seconds(max(a, first)), _seconds(b))
+            for a, b in _calendar_days(words, today)
+            if b > first
+        )
+    except (ValueError, OverflowError, OSError):  # local midnight of 9999-12-31 east of UTC
+        return ()
+
+
+def describe(words: TimeWords, now: float) -> str:
+    """The days ``words`` names, for a note: ``2026-11-23 – 2026-11-29``, or a
+    date in every year (``March 8 of every year``)."""
+    if words.back is None and words.year is None and words.weekday is None:
+        month = _MONTH_NAMES[(words.month or 1) - 1]
+        return f"{month} {words.day} of every year" if words.day else f"{month} of every year"
+    today = _today(now)
+    spans = [] if today is None else _calendar_days(words, today)
+    if not spans:
+        return "no day the calendar holds"
+    said = []
+    for first, after in spans:  # one span, or the two days of "last Tuesday"
+        last = after - timedelta(days=1)
+        said.append(first.isoformat() if first == last else f"{first} – {last}")
+    return " or ".join(said)
