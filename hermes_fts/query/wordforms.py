@@ -81,7 +81,7 @@ _NOT_PLURAL = ("ss", "us", "is")
 _S_WORDS = frozenset({"news", "species", "lens", "means", "series", "physics"})
 # Endings after which English keeps a silent e (merge, parse, cache, solve, breathe):
 # a short stem of an -ed or -ing form ending so may have lost one.
-_E_ENDINGS = ("c", "g", "s", "v", "z", "ch", "th")
+_E_ENDINGS = ("c", "g", "s", "u", "v", "z", "ch", "th")
 
 
 def _stem_ok(stem: str, shortest: int) -> bool:
@@ -94,13 +94,12 @@ def _silent_e(stem: str) -> bool:
     stopped), so this one lost an e (making, loved, used; staging, scaled,
     writing: stag*, scal* and writ* found neither stage nor scale nor write).  A
     final w, x or y never doubles (fixed, showing)."""
+    if not 2 <= len(stem) <= 4:
+        return False
     start = stem[:-2]
-    return (
-        2 <= len(stem) <= 4
-        and not any(ch in "aeiou" for ch in start)
-        and stem[-2] in "aeiou"
-        and stem[-1] not in "aeiouwxy"
-    )
+    # a y after consonants is the vowel (typed, hyped: type, hype)
+    vowel = stem[-2] in "aeiou" or (stem[-2] == "y" and len(stem) > 2)
+    return vowel and not any(ch in "aeiouy" for ch in start) and stem[-1] not in "aeiouwxy"
 
 
 def _cut(word: str) -> str:
@@ -185,10 +184,11 @@ def _ie_word(word: str, base: str) -> tuple[str, ...]:
 
 
 def _e_word(word: str, base: str) -> tuple[str, ...]:
-    """The silent-e word an ``-ed`` or ``-ing`` form may have lost its e from, beside
-    its short stem, with its plural: merging is merge or merg, parsed parse
-    (merged was merg, mergs, merged, merging: never merge)."""
-    lost = word.endswith(("ed", "ing")) and base.endswith(_E_ENDINGS)
+    """The silent-e word an ``-ed``, ``-ing`` or ``-ses`` form may have lost its e from,
+    beside its short stem, with its plural: merging is merge or merg, parsed parse,
+    queued queue, cases case (merged was merg, mergs, merged, merging: never merge)."""
+    # -es after an s is also an e-word's -s (cases: case, houses: house; buses: bus)
+    lost = word.endswith(("ed", "ing", "ses")) and base.endswith(_E_ENDINGS)
     if not lost or base[-1] == base[-2] or word.startswith(base + base[-1]):
         return ()  # passed, logging: no e was lost beside a doubled letter
     plural, _, _ = inflections(base + "e")
