@@ -122,3 +122,20 @@ def test_answers_on_an_index_built_before_the_option_say_what_they_miss(tmp_path
     plugin._annotate(st.index_state(), payload, path)
     assert "index_rebuild" not in payload
     st.close()
+
+
+@pytest.mark.parametrize("route", ["fts5", "fts_cjk", "like_scan"])
+def test_a_query_with_a_late_symbol_finds_the_same_rows_on_every_route(tmp_path, route):
+    """Regression: on the word index (``HERMES_WORD_FTS=1``, the ``fts5`` route)
+    unicode61 read ``🫠`` in the query as a letter, so ``deploy🫠`` found only the
+    row that glued the same symbol, and ``"deploy 🫠"`` found nothing, while the
+    note said the symbol was not searched."""
+    from _tool_fixtures import conversation, open_store
+
+    st = open_store(tmp_path / "state.db", word_index=True)
+    said = ["deploy the staging cluster", "deploy🫠 now please", "nothing here"]
+    ids = conversation(st, "s1", [("user", text) for text in said])
+    for query in ("deploy🫠", '"deploy 🫠"', "deploy 🫠"):
+        result = st.search(query, route=route)
+        assert sorted(r["id"] for r in result.rows) == ids[:2], (query, route, result.route)
+    st.close()

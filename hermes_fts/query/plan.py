@@ -86,6 +86,7 @@ from .._index_text import (
     GLUE_MARKS,
     fold_width,
     has_cjk,
+    is_token_char,
     segments,
 )
 from .question import (
@@ -165,14 +166,26 @@ def _term_representable(term: Term, route: str, unigrams: bool) -> bool:
         return False  # nothing a token index can see (`😀`, `"---"`)
     if route == "fts5":
         # A negated word glued to CJK (`staging服务器`) hides inside one unicode61
-        # token, so NOT would keep that row: only the CJK index sees it.
-        return not term.negated and not any(is_cjk_seg for is_cjk_seg, _ in segs)
+        # token, so NOT would keep that row: only the CJK index sees it.  A symbol
+        # newer than unicode61's tables (`deploy🫠`) is a letter there, glued to the
+        # word, where every other route reads it as a space.
+        return (
+            not term.negated
+            and not any(is_cjk_seg for is_cjk_seg, _ in segs)
+            and not any(_separates(ch) for ch in term.text if not ch.isascii())
+        )
     # fts_cjk.  A lone character is a unigram.  Without `unigrams 1` it only
     # matches isolated characters; with it, document unigrams are colocated
     # with bigrams, which is exact for a one-token term but not next to other
     # tokens in a phrase (`A x` would match "ABx").
     lone = any(is_cjk_seg and len(seg) == 1 for is_cjk_seg, seg in segs)
     return not lone or (unigrams and len(segs) == 1)
+
+
+def _separates(ch: str) -> bool:
+    """A character the query side reads as a space between words (not a letter,
+    number or space): unicode61 may read it as a letter (`🫠`, Unicode 14)."""
+    return not ch.isspace() and not is_token_char(ch)
 
 
 def _near_representable(node: Node, unigrams: bool) -> bool:
