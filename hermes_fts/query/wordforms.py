@@ -196,17 +196,30 @@ def _e_word(word: str, base: str) -> tuple[str, ...]:
 
 
 def _lost_e(word: str) -> str | None:
-    """The word an ``-ed`` or ``-ing`` form lost its ``e`` from (hiking: hike), or None."""
+    """The word an ``-ed`` or ``-ing`` form lost its ``e`` from (hiking: hike; dyed,
+    tied: dye, tie, whose e the -ed took), or None."""
+    if len(word) == len("dyed") and word.endswith(("yed", "ied")):
+        return word[:-1]
     for suffix in ("ing", "ed"):
         if word.endswith(suffix) and _silent_e(word[: -len(suffix)]):
             return word[: -len(suffix)] + "e"
     return None
 
 
+# A short verb whose -ed form is another word (seeing was searched as seed).
+_IRREGULAR = {"see": ("sees", "saw", "seeing")}
+
+
 def inflections(word: str) -> tuple[str, str, str]:
     """The plural (or third person), ``-ed`` and ``-ing`` forms of a short stem.  Its
     prefix would reach other words: ``tom*`` finds "tomorrow", ``tim*`` "time",
     and a name that matches them stops deciding the match."""
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if word.endswith(("ee", "ye", "oe")):
+        return word + "s", word + "d", word + "ing"  # agree: agreeing; dye: dyeing
+    if word.endswith("ie"):
+        return word + "s", word + "d", word[:-2] + "ying"  # die: dying, not diing
     if word.endswith("e"):
         return word + "s", word + "d", word[:-1] + "ing"  # hike: hikes, hiked, hiking
     if word.endswith("y") and word[-2] not in "aeiou":
