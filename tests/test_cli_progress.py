@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -124,6 +125,39 @@ def test_on_a_terminal_the_line_is_redrawn_in_place():
         bar(_event(step * 100))
     bar.close()
     assert stream.getvalue().count("\r") == 3 and stream.getvalue().endswith("\n")
+
+
+def _screen_line(text: str) -> str:
+    """What a terminal shows of the current line after ``text``: a carriage return
+    goes back to the start, ESC [K erases from there, other characters overwrite."""
+    cells: list[str] = []
+    col = 0
+    for part in re.split(r"(\r|\x1b\[K|\n)", text):
+        if part == "\r":
+            col = 0
+        elif part == "\x1b[K":
+            del cells[col:]
+        elif part == "\n":
+            cells, col = [], 0
+        else:
+            for ch in part:
+                cells[col : col + 1] = [ch]
+                col += 1
+    return "".join(cells)
+
+
+def test_on_a_terminal_a_shorter_line_leaves_nothing_of_the_longer_one():
+    stream, clock = io.StringIO(), _Clock()
+    bar = ProgressBar(stream, clock=clock, terminal=True)
+    bar(_event(0))
+    clock.now += 0.01
+    bar(_event(200))  # 20,000 messages/s: a long rate
+    clock.now += 10.0
+    bar(_event(300))  # about 30 messages/s: the line gets shorter
+    shown = _screen_line(stream.getvalue())
+    last = stream.getvalue().rsplit("\r", 1)[-1].replace("\x1b[K", "")
+    assert "30 messages/s" in last
+    assert shown == last
 
 
 def test_rate_after_a_resume_counts_only_this_runs_work():

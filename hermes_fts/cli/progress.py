@@ -170,7 +170,9 @@ class ProgressBar:
         now = self.clock()
         line = self._line(self._measure(ev, now))
         if self.terminal:
-            self._write("\r" + line)
+            # Erase the old line first: a shorter one (a rate that fell to fewer
+            # digits) would leave the old line's last characters after it.
+            self._write("\r\x1b[K" + line)
             self.drawn = True
         else:
             complete = int(ev["percent"]) >= 100
