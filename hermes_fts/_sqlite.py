@@ -34,6 +34,7 @@ __all__ = [
     "shrink_wal",
     "file_kind",
     "FileProblem",
+    "is_corruption",
     "is_index_corruption",
     "open_problem",
     "nobody_writing",
@@ -55,6 +56,7 @@ BUSY_TIMEOUT_S = 10.0
 SHORT_WAIT_S = 0.2
 SQLITE_CORRUPT = 11
 SQLITE_FULL = 13
+SQLITE_NOTADB = 26
 SQLITE_INTERRUPT = 9  # Connection.interrupt() stopped the statement
 SQLITE_IOERR_SHMSIZE = 4874  # the -shm file could not be grown (a full disk)
 SQLITE_READONLY_ROLLBACK = 776  # a hot journal a read-only connection cannot roll back
@@ -297,6 +299,18 @@ def _names_an_index(text: str) -> bool:
         # Its version row gone from %_config (edited by hand): FTS5 names no table.
         or "invalid fts5 file format" in text
     )
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """Whether ``exc`` says the file is damaged (SQLITE_CORRUPT or SQLITE_NOTADB,
+    by code or, on Pythons that hide it, by message), wherever the damage is."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (SQLITE_CORRUPT, SQLITE_NOTADB)
+    text = str(exc).lower()
+    return "malformed" in text or "corrupt" in text or "not a database" in text
 
 
 def is_index_corruption(conn: sqlite3.Connection, exc: BaseException) -> bool:

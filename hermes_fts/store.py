@@ -366,6 +366,11 @@ class SessionStore(transcript.Views, writes.Writes):
     def _is_index_corruption(self, exc: BaseException) -> bool:
         return _sqlite.is_index_corruption(self._conn, exc)
 
+    def file_damaged(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is damage to the store's own pages (messages, sessions),
+        which no index rebuild repairs, rather than to one of our indexes."""
+        return _sqlite.is_corruption(exc) and not self._is_index_corruption(exc)
+
     def _write(self, fn: Callable[[sqlite3.Connection], Any], replayable: bool = True) -> Any:
         if self.readonly:
             raise PermissionError(f"{self._path} is open read-only")

@@ -353,3 +353,43 @@ def test_a_rebuild_s_triggers_are_not_taken_for_blocked_writes(
                 f"SELECT count(*) FROM {index} WHERE {index} MATCH 'walrus'"
             ).fetchone()[0]
             assert held == 1, index
+
+
+def _damage_message_pages(path: Path) -> None:
+    """Overwrite the message table's leaf pages with bytes no page holds, as a disk
+    fault would: the file still opens, reading its messages fails."""
+    out = subprocess.run(
+        [
+            str(SQLITE3),
+            str(path),
+            "SELECT pageno FROM dbstat WHERE name = 'messages' AND pagetype = 'leaf';",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    pages = [int(n) for n in out.split()]
+    assert pages
+    with open(path, "r+b") as f:
+        f.seek(0)
+        page_size = int.from_bytes(f.read(18)[16:18], "big")
+        for page in pages:
+            f.seek((page - 1) * page_size)
+            f.write(b"\xa5" * page_size)
+
+
+@pytest.mark.parametrize("command", [["status"], ["optimize-storage", "--yes"]])
+def test_a_store_whose_message_pages_are_damaged_is_named_with_what_to_do(
+    tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "state.db"
+    with open_store(path) as store:
+        conversation(store, "en-1", [("user", f"note {i} " + "deploy " * 40) for i in range(60)])
+        store.optimize_storage(sleep=lambda s: None, vacuum=False)
+    shell(path, "PRAGMA journal_mode = DELETE;")
+    _damage_message_pages(path)
+    status = cli_main([*command, "--json", "--db", str(path)])
+    error = json.loads(capsys.readouterr().out)["error"]
+    # The file, the damage and what to do: not "the session store cannot be used".
+    assert status == 2
+    assert f"{path} is damaged" in error and ".recover" in error

@@ -379,8 +379,12 @@ def open_db(
     ) as store:
         try:
             yield store
-        except sqlite3.OperationalError as exc:
-            raise store_error(path, exc) from exc
+        except sqlite3.DatabaseError as exc:
+            # Locked, read-only or full; or pages of the file damaged under the rows
+            # read, said as an open that met them says it (restore or .recover).
+            if isinstance(exc, sqlite3.OperationalError) or store.file_damaged(exc):
+                raise store_error(path, exc) from exc
+            raise
 
 
 def command_pause(
