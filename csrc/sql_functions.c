@@ -79,6 +79,46 @@ static int jsonToken(void *pCtx, int tflags, const char *pToken, int nToken, int
   return j->out.oom ? SQLITE_NOMEM : SQLITE_OK;
 }
 
+/* The first option (key and value) of azArg the tokenizer refuses on its own,
+** as an index into azArg; -1 when each is fine alone. */
+static int firstBadOption(const fts5_tokenizer *pTok, void *pUserData, const char **azArg,
+                          int nArg) {
+  int i;
+  for (i = 0; i < nArg; i += 2) {
+    Fts5Tokenizer *pOne = NULL;
+    int rc = pTok->xCreate(pUserData, azArg + i, nArg - i < 2 ? 1 : 2, &pOne);
+    if (pOne != NULL) pTok->xDelete(pOne);
+    if (rc != SQLITE_OK) return i;
+  }
+  return -1;
+}
+
+/* The v1 tokenizer API has no message channel: name the option refused, and
+** what every option takes. */
+static void constructorError(sqlite3_context *ctx, const char *zFunc, int rc,
+                             const fts5_tokenizer *pTok, void *pUserData, const char **azArg,
+                             int nArg) {
+  int iBad = rc == SQLITE_NOMEM ? -1 : firstBadOption(pTok, pUserData, azArg, nArg);
+  char *zWhich;
+  char *zMsg;
+  if (iBad < 0) {
+    zWhich = sqlite3_mprintf("%s", sqlite3_errstr(rc));
+  } else if (iBad + 1 < nArg) {
+    zWhich = sqlite3_mprintf("refused '%s %s'", azArg[iBad], azArg[iBad + 1]);
+  } else {
+    zWhich = sqlite3_mprintf("refused '%s' with no value", azArg[iBad]);
+  }
+  zMsg = sqlite3_mprintf(
+      "%s: error in tokenizer constructor (%s): 'unigrams', 'variants', 'glue', 'kana', "
+      "'symbols', 'compose' and 'letters' take 0 or 1, every other argument must be a valid "
+      "unicode61 option with its value (remove_diacritics 0|1|2, categories, tokenchars, "
+      "separators)",
+      zFunc, zWhich ? zWhich : sqlite3_errstr(rc));
+  sqlite3_result_error(ctx, zMsg ? zMsg : "error in tokenizer constructor", -1);
+  sqlite3_free(zMsg);
+  sqlite3_free(zWhich);
+}
+
 static void tokensImpl(sqlite3_context *ctx, int argc, sqlite3_value **argv, int flags,
                        const char *zFunc) {
   fts5_api *pApi = (fts5_api *)sqlite3_user_data(ctx);
@@ -131,14 +171,7 @@ static void tokensImpl(sqlite3_context *ctx, int argc, sqlite3_value **argv, int
   rc = pApi->xFindTokenizer(pApi, HERMES_TOKENIZER_NAME, &pUserData, &tok);
   if (rc == SQLITE_OK) rc = tok.xCreate(pUserData, azArg, nArg, &pTok);
   if (rc != SQLITE_OK) {
-    /* The v1 tokenizer API has no message channel; say what can be wrong. */
-    char *zMsg = sqlite3_mprintf(
-        "%s: error in tokenizer constructor (%s): 'unigrams', 'variants', 'glue' and 'kana' "
-        "take 0 or 1, every other argument must be a valid unicode61 option (remove_diacritics, "
-        "categories, tokenchars, separators)",
-        zFunc, sqlite3_errstr(rc));
-    sqlite3_result_error(ctx, zMsg ? zMsg : "error in tokenizer constructor", -1);
-    sqlite3_free(zMsg);
+    constructorError(ctx, zFunc, rc, &tok, pUserData, azArg, nArg);
     sqlite3_free(azArg);
     return;
   }

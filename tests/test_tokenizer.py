@@ -203,6 +203,29 @@ def test_bad_options_fail(db: Db, tokenize: str) -> None:
         db.tokens("中国", *args)
 
 
+@pytest.mark.parametrize(
+    "args, refused",
+    [
+        *[
+            (("unigrams", "1", opt, "2"), f"refused '{opt} 2'")
+            for opt in ("unigrams", "variants", "glue", "kana", "symbols", "compose", "letters")
+        ],
+        (("bogus", "1"), "refused 'bogus 1'"),
+        (("kana", "1", "remove_diacritics", "3"), "refused 'remove_diacritics 3'"),
+        (("symbols", "1", "tokenchars"), "refused 'tokenchars' with no value"),
+    ],
+)
+def test_a_refused_option_is_named_with_every_option_of_ours(
+    db: Db, args: tuple[str, ...], refused: str
+) -> None:
+    with pytest.raises(DB_ERRORS) as caught:
+        db.tokens("中国", *args)
+    message = str(caught.value)
+    assert refused in message
+    for option in ("unigrams", "variants", "glue", "kana", "symbols", "compose", "letters"):
+        assert f"'{option}'" in message
+
+
 def test_unknown_option_fails_like_unicode61(db: Db) -> None:
     for tok in ("unicode61 bogus 1", "cjk_unicode61 bogus 1"):
         with pytest.raises(DB_ERRORS):
