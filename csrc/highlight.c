@@ -280,11 +280,16 @@ void hermes_cjk_highlight(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlit
                  nVal + 1);
     return;
   }
-  iCol = sqlite3_value_int(apVal[0]);
-  if (iCol < 0 || iCol >= pApi->xColumnCount(pFts)) {
-    resultErrorf(ctx, "cjk_highlight(): column index %d out of range", iCol);
+  /* Read wide: as an int, 4294967296 would wrap to column 0. */
+  if (sqlite3_value_int64(apVal[0]) < 0 ||
+      sqlite3_value_int64(apVal[0]) >= pApi->xColumnCount(pFts)) {
+    char *zMsg = sqlite3_mprintf("cjk_highlight(): column index %lld out of range",
+                                 sqlite3_value_int64(apVal[0]));
+    sqlite3_result_error(ctx, zMsg ? zMsg : "cjk_highlight(): column index out of range", -1);
+    sqlite3_free(zMsg);
     return;
   }
+  iCol = sqlite3_value_int(apVal[0]);
   readMarker(apVal[1], &mk.zOpen, &mk.nOpen);
   readMarker(apVal[2], &mk.zClose, &mk.nClose);
   rc = pApi->xColumnText(pFts, iCol, &z, &n);
@@ -354,6 +359,30 @@ static int charIndexOf(const int *aChar, int nChar, int iByte) {
   return lo;
 }
 
+/* max_chars as an int: a larger number asks for the whole text, which has
+** fewer characters than that anyway (read as int it would wrap negative). */
+static int snippetMaxChars(sqlite3_value *pVal) {
+  sqlite3_int64 n = sqlite3_value_int64(pVal);
+  return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+int hermes_snippet_args_ok(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
+                           sqlite3_value **apVal, const char *zFunc) {
+  sqlite3_int64 iCol = sqlite3_value_int64(apVal[0]);
+  sqlite3_int64 nMax = sqlite3_value_int64(apVal[4]);
+  char *zMsg = NULL;
+  if (nMax < 1) {
+    zMsg = sqlite3_mprintf("%s(): max_chars must be at least 1, got %lld", zFunc, nMax);
+  } else if (iCol >= pApi->xColumnCount(pFts) || iCol < -1) {
+    zMsg = sqlite3_mprintf("%s(): column index %lld out of range", zFunc, iCol);
+  } else {
+    return 1;
+  }
+  sqlite3_result_error(ctx, zMsg ? zMsg : "snippet argument out of range", -1);
+  sqlite3_free(zMsg);
+  return 0;
+}
+
 /* cjk_snippet(tbl, col, open, close, ellipsis, max_chars) */
 void hermes_cjk_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
                        int nVal, sqlite3_value **apVal) {
@@ -383,16 +412,9 @@ void hermes_cjk_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3
                  nVal + 1);
     return;
   }
+  if (!hermes_snippet_args_ok(pApi, pFts, ctx, apVal, "cjk_snippet")) return;
   iCol = sqlite3_value_int(apVal[0]);
-  nMax = sqlite3_value_int(apVal[4]);
-  if (nMax < 1) {
-    resultErrorf(ctx, "cjk_snippet(): max_chars must be at least 1, got %d", nMax);
-    return;
-  }
-  if (iCol >= pApi->xColumnCount(pFts) || iCol < -1) {
-    resultErrorf(ctx, "cjk_snippet(): column index %d out of range", iCol);
-    return;
-  }
+  nMax = snippetMaxChars(apVal[4]);
   readMarker(apVal[1], &mk.zOpen, &mk.nOpen);
   readMarker(apVal[2], &mk.zClose, &mk.nClose);
   readMarker(apVal[3], &zEllipsis, &nEllipsis);

@@ -123,6 +123,10 @@ void hermes_cjk_highlight(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlit
                           int nVal, sqlite3_value **apVal);
 void hermes_cjk_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
                         int nVal, sqlite3_value **apVal);
+/* Whether cjk_snippet's column and max_chars (apVal[0], apVal[4]) are valid;
+** if not, the error, named after zFunc, is set on ctx and 0 returned. */
+int hermes_snippet_args_ok(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
+                           sqlite3_value **apVal, const char *zFunc);
 
 /* FTS5 auxiliary function (rare_snippet.c): a rare phrase's snippet, in the
 ** ranking pass. */

@@ -120,6 +120,9 @@ void hermes_cjk_few_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     sqlite3_result_error(ctx, "cjk_few_snippet(): n must be an integer", -1);
     return;
   }
+  /* Checked on every row, so a bad argument is an error whether or not the
+  ** phrase is rare (else it would be a silent NULL on common phrases). */
+  if (!hermes_snippet_args_ok(pApi, pFts, ctx, &apVal[2], "cjk_few_snippet")) return;
   pbFew = (int *)pApi->xGetAuxdata(pFts, 0);
   if (pbFew == NULL) {
     int bFew = 0;

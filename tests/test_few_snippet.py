@@ -133,6 +133,32 @@ def test_bad_arguments(table: Db, args: str, message: str) -> None:
         table.all(f"SELECT cjk_few_snippet(t{args}) FROM t WHERE t MATCH '孤例'")
 
 
+@pytest.mark.parametrize("n", [0, 1000])  # a phrase too common to build, and a rare one
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ("9, '[', ']', '…', 12", r"cjk_few_snippet\(\): column index 9 out of range"),
+        ("-1, '[', ']', '…', 0", r"cjk_few_snippet\(\): max_chars must be at least 1, got 0"),
+    ],
+)
+def test_a_bad_argument_is_refused_in_its_own_name_whether_or_not_it_builds(
+    table: Db, n: int, args: str, message: str
+) -> None:
+    with pytest.raises(DB_ERRORS, match=message):
+        table.all(f"SELECT cjk_few_snippet(t, rank, {n}, {args}) FROM t WHERE t MATCH '中国'")
+
+
+def test_numbers_beyond_an_int_are_not_wrapped(table: Db) -> None:
+    # max_chars past 2^31 asks for the whole text, as a large one does.
+    whole = "SELECT cjk_snippet(t, 0, '[', ']', '…', {}) FROM t WHERE t MATCH '孤例'"
+    assert table.all(whole.format(2**32)) == table.all(whole.format(10**6))
+    assert table.all(whole.format(2**32))[0][0].count("[孤例]") == 1
+    # A column past 2^31 is out of range, not column 0 once wrapped.
+    for call in ("cjk_highlight(t, {}, '[', ']')", "cjk_snippet(t, {}, '[', ']', '…', 9)"):
+        with pytest.raises(DB_ERRORS, match=f"column index {2**32} out of range"):
+            table.all(f"SELECT {call.format(2**32)} FROM t WHERE t MATCH '孤例'")
+
+
 def test_a_negative_n_builds_nothing(table: Db) -> None:
     assert {v for v, _ in few(table, "孤例", -1)} == {None}
 
