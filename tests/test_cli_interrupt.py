@@ -349,3 +349,34 @@ def test_ctrl_c_while_the_command_starts_exits_130_without_a_traceback(
         assert proc.stdout == ""
         assert proc.stderr == "Error: interrupted (Ctrl-C); no change was left half done\n"
     assert not db.exists()
+
+
+def test_ctrl_c_while_the_json_document_is_written_leaves_it_whole(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    long_text = "部署 deploy note " * 200  # 3 KB a message: the document is far bigger than a pipe
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+        store.add_messages(
+            {"session_id": "s1", "role": "user", "content": f"{i} {long_text}"} for i in range(400)
+        )
+    proc = subprocess.Popen(
+        _cli("read", "s1", "--full", "--json", "--db", str(db)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+        restore_signals=True,
+    )
+    try:
+        assert proc.stdout is not None
+        # One byte read, the pipe full: the command is blocked inside the document.
+        first = os.read(proc.stdout.fileno(), 1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert b"Traceback" not in err, err
+    document = json.loads(first + out)  # whole, and the only document
+    assert document["success"] is True
+    assert len(document["messages"]) == 400
+    assert proc.returncode == 0  # the answer was given in full

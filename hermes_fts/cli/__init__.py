@@ -145,10 +145,14 @@ _CTRL_C: list[int] = []
 
 
 def _remember_ctrl_c() -> None:
-    """Ctrl-C raises KeyboardInterrupt as before, and is remembered (``_CTRL_C``)."""
+    """Ctrl-C raises KeyboardInterrupt as before, and is remembered (``_CTRL_C``);
+    a first one while the ``--json`` document is written lets it end whole."""
 
     def ctrl_c(signum: int, _frame: object) -> None:
         _CTRL_C.append(signum)
+        output = sys.modules.get(f"{__name__}.output")
+        if len(_CTRL_C) == 1 and output is not None and output.WRITING_JSON:
+            return  # the command is done: its answer goes out whole, then it exits
         raise KeyboardInterrupt
 
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:

@@ -21,17 +21,46 @@ RESET = "\x1b[0m"
 LINE_CHARS = 160
 
 
+# True while a JSON document is being written: the command line's Ctrl-C handler
+# then lets it end, since half a document and the error's after it are no JSON.
+WRITING_JSON: list[bool] = []
+
+
 def emit_json(payload: Any) -> None:
     """The payload verbatim, for scripts (``--json``): characters stdout's encoding
-    cannot write (a Latin-1 or ASCII locale) as JSON escapes, never lost."""
+    cannot write (a Latin-1 or ASCII locale) as JSON escapes, never lost.
+    Written and flushed whole, a first Ctrl-C meanwhile waiting for its end."""
     text = json.dumps(payload, ensure_ascii=False, indent=2, default=str)
+    data: bytes | None = None
     try:
-        text.encode(sys.stdout.encoding or "utf-8")
+        data = (text + "\n").encode(sys.stdout.encoding or "utf-8")
     except UnicodeEncodeError:
         text = json.dumps(payload, ensure_ascii=True, indent=2, default=str)
+        data = (text + "\n").encode("ascii")
     except (LookupError, TypeError):
         pass  # a stream without a usable encoding: print as given
-    print(text)
+    WRITING_JSON.append(True)
+    try:
+        _write_whole(text, data)
+    finally:
+        WRITING_JSON.clear()
+
+
+def _write_whole(text: str, data: bytes | None) -> None:
+    """``data`` (``text`` encoded) on stdout's file, every byte: a buffered print
+    cut by a signal whose handler returns drops the rest of what it was writing."""
+    stream = sys.stdout
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # no file under it (io.StringIO)
+        fd = None
+    if fd is None or data is None:
+        print(text, file=stream, flush=True)
+        return
+    stream.flush()  # what was printed before goes first
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def version_document() -> dict[str, str]:
