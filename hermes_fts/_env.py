@@ -122,9 +122,11 @@ def word_forced() -> bool:
 
 
 def extension_override() -> str | None:
-    """``HERMES_FTS_LIBRARY`` with ``~`` expanded, or None when unset."""
+    """``HERMES_FTS_LIBRARY`` with ``~`` expanded, as an absolute path, or None when
+    unset.  A name without a folder is a file here, as the checks for it read it:
+    the loader (dlopen) would look for it in the system's library folders instead."""
     value = _value("HERMES_FTS_LIBRARY")
-    return os.path.expanduser(value) if value else None
+    return os.path.abspath(os.path.expanduser(value)) if value else None
 
 
 def search_slow_ms() -> float:

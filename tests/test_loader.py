@@ -150,6 +150,29 @@ def test_override_serves_hermes_agents_library_name(tmp_path):
     assert [t["token"] for t in json.loads(proc.stdout)] == ["服务", "务端"]
 
 
+def test_override_may_name_a_library_in_the_current_folder(tmp_path):
+    """HERMES_FTS_LIBRARY=mylib.so names the file in the current folder, as the check
+    that it exists reads it, not a library the system's loader looks for elsewhere."""
+    shutil.copy(hermes_fts.extension_path() + loader.LIB_SUFFIX, tmp_path / "mylib.so")
+    full_env = {k: v for k, v in os.environ.items() if k != "HERMES_CJK_FTS"}
+    full_env.update(PYTHONPATH=str(ROOT), HERMES_FTS_LIBRARY="mylib.so")
+    code = """
+        import hermes_fts
+        conn = hermes_fts.connect(":memory:")
+        print(conn.execute("SELECT cjk_tokens('服务端')").fetchone()[0])
+        """
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert [t["token"] for t in json.loads(proc.stdout)] == ["服务", "务端"]
+
+
 def test_stdlib_connection_opened_before_install_gets_a_clear_error():
     proc = run_python(
         """
