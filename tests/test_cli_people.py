@@ -262,6 +262,20 @@ def test_version_with_json_is_one_json_document(argv):
     assert json.loads(proc.stdout) == {"name": "hermes-fts", "version": hermes_fts.__version__}
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["--json", "--help"], ["search", "--help", "--json"], ["--json", "optimize-storage", "-h"]],
+)
+def test_help_with_json_is_one_json_document(argv):
+    proc = run(REPO, *argv)
+    assert proc.returncode == 0 and proc.stderr == ""
+    text = json.loads(proc.stdout)["help"]
+    assert text.startswith("usage: hermes-fts") and "--json" in text
+    # The same text a person gets without --json.
+    plain = [word for word in argv if word != "--json"]
+    assert text == run(REPO, *plain).stdout
+
+
 MISSING_STORE = [
     ["status"],
     ["sync"],

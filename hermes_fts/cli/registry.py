@@ -140,6 +140,15 @@ class Parser(argparse.ArgumentParser):
 
     chosen: str | None = None  # the subcommand the command line chose (top-level parser)
     words: list[str] = []  # the words this parser reads, for the value a usage error names
+    as_json = False  # the command line has --json: --help prints its one JSON document
+
+    def print_help(self, file: Any = None) -> None:
+        if self.as_json and file is None:
+            from .output import emit_json
+
+            emit_json({"help": self.format_help()})
+            return
+        super().print_help(file)
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         self.words = [str(word) for word in args] if args is not None else []
@@ -279,6 +288,7 @@ def build_parser(configure_all: bool = False, as_json: bool = False) -> argparse
     parser = Parser(
         prog="hermes-fts", description="Full-text search for Hermes-style session stores."
     )
+    parser.as_json = as_json
     parser.register("action", "parsers", _Subcommands)
     parser.add_argument("--version", action=_Version, as_json=as_json)
     common_options(parser, top=True)
@@ -286,6 +296,7 @@ def build_parser(configure_all: bool = False, as_json: bool = False) -> argparse
     sub.required = True
     for name, (_module, line) in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=line, description=line)
+        p.as_json = as_json
         common_options(p, top=False, name=name)
         if configure_all:
             _configure(name, p)
