@@ -486,6 +486,30 @@ def content_column_problem(conn: sqlite3.Connection, path: Path) -> str | None:
     )
 
 
+def key_columns_problem(conn: sqlite3.Connection, path: Path) -> str | None:
+    """What is wrong when ``messages`` or ``sessions`` exists without the keys every
+    Hermes layout has, else None: a message is found by its integer ``id`` (the
+    indexes' rowid) and belongs to a session by ``session_id``; added as empty
+    columns, every search and read would fail on them."""
+    wrong: list[str] = []
+    messages = list(conn.execute("PRAGMA main.table_info(messages)"))
+    if messages:
+        keys = [row for row in messages if row[5]]  # pk: the primary key's columns
+        if [(row[1], str(row[2]).upper()) for row in keys] != [("id", "INTEGER")]:
+            wrong.append("messages.id is not its INTEGER PRIMARY KEY")
+        if "session_id" not in {row[1] for row in messages}:
+            wrong.append("messages has no session_id column")
+    sessions = {row[1] for row in conn.execute("PRAGMA main.table_info(sessions)")}
+    if sessions and "id" not in sessions:
+        wrong.append("sessions has no id column")
+    if not wrong:
+        return None
+    return (
+        f"{path} is not in a layout of Hermes Agent's session store ({'; '.join(wrong)}), "
+        "so its messages cannot be searched or read"
+    )
+
+
 def tables_problem(conn: sqlite3.Connection, path: Path) -> FileProblem | None:
     """A wrong path when the database ``conn`` reads lacks Hermes' ``sessions`` or
     ``messages`` table; None when it has both."""

@@ -133,10 +133,12 @@ class SessionStore(transcript.Views, writes.Writes):
         self.readonly, self._progress, self._pause = readonly, progress, pause
         _sqlite.prepare_store_path(self._path, default=path is None, readonly=readonly)
         self._conn = self._open_connection()
+        # Before an open adds an empty one (ensure_base_schema).
         renamed = _sqlite.content_column_problem(self._conn, self._path)
-        if renamed is not None:  # before an open adds an empty one (ensure_base_schema)
+        alien = None if renamed else _sqlite.key_columns_problem(self._conn, self._path)
+        if renamed or alien:
             self._conn.close()
-            raise StoreError(renamed)
+            raise StoreError(renamed or str(alien), wrong_path=alien is not None)
         self._conn.row_factory = sqlite3.Row
         # Bytes that are not UTF-8 (another tool's TEXT) read as U+FFFD: the
         # default decode would fail every read of their row, search included.

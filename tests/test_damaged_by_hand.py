@@ -393,3 +393,42 @@ def test_a_store_whose_message_pages_are_damaged_is_named_with_what_to_do(
     # The file, the damage and what to do: not "the session store cannot be used".
     assert status == 2
     assert f"{path} is damaged" in error and ".recover" in error
+
+
+@pytest.mark.parametrize(
+    "tables, wrong",
+    [
+        (  # no id: a message has only its rowid
+            "CREATE TABLE messages(session_id TEXT, role TEXT, content TEXT, timestamp REAL);",
+            "messages.id is not its INTEGER PRIMARY KEY",
+        ),
+        (  # text ids, no integer rowid alias
+            "CREATE TABLE messages(id TEXT PRIMARY KEY, session_id TEXT, role TEXT, "
+            "content TEXT, timestamp REAL);",
+            "messages.id is not its INTEGER PRIMARY KEY",
+        ),
+        (
+            "CREATE TABLE messages(id INTEGER PRIMARY KEY, role TEXT, content TEXT);",
+            "messages has no session_id column",
+        ),
+    ],
+)
+@pytest.mark.parametrize(
+    "command", [["status"], ["search", "deploy"], ["browse"], ["optimize-storage", "--yes"]]
+)
+def test_a_store_without_hermes_keys_is_refused_by_name_not_with_a_traceback(
+    tmp_path: Path,
+    tables: str,
+    wrong: str,
+    command: list[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = tmp_path / "state.db"
+    shell(path, "CREATE TABLE sessions(id TEXT PRIMARY KEY, source TEXT); " + tables)
+    before = path.read_bytes()
+    status = cli_main([*command, "--json", "--db", str(path)])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    assert status == 2
+    assert wrong in json.loads(captured.out)["error"]
+    assert path.read_bytes() == before  # no column was added to it
