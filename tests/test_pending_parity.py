@@ -468,3 +468,40 @@ def test_the_table_scoring_pending_rows_is_made_once_per_connection(tmp_path):
         for query in ("kubernetes ingress", "kubernetes migration", "ingress"):
             assert [r["session_id"] for r in st.search(query, limit=1).rows] == ["new"]
     assert made == ["hermes_fts_apart"], made
+
+
+def test_rows_applied_by_another_process_during_a_search_do_not_break_it(tmp_path, monkeypatch):
+    """The index's row count and a word's count are read by separate statements; a
+    sync in another process between them (the plugin's after-turn upkeep, `hermes fts
+    sync`) counted more rows holding the word than rows in all, and a word every
+    message holds made the search raise "math domain error" (the plugin then gave the
+    call to Hermes' built-in, `hermes-fts search` failed)."""
+    from hermes_fts.search import evidence
+
+    path = tmp_path / "state.db"
+    with SessionStore(path) as st:
+        st.add_session("s1", "cli")
+        for n in range(3):
+            st.add_message("s1", "user", f"deploy step {n}", timestamp=1_700_000_000 + n)
+    script = "".join(
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        f"VALUES('s1', 'user', 'deploy again {n}', {1_700_000_100 + n});"
+        for n in range(3)
+    )
+    subprocess.run([str(shutil.which("sqlite3")), str(path), script], check=True, timeout=60)
+    counted = evidence.unit_counts
+    synced: list[int] = []
+
+    def sync_first(*args, **kw):
+        if not synced:  # another process applies the backlog between the two reads
+            with SessionStore(path) as writer:
+                synced.append(writer.sync())
+        return counted(*args, **kw)
+
+    monkeypatch.setattr(evidence, "unit_counts", sync_first)
+    with SessionStore(path, readonly=True) as reader:
+        assert reader.index_state()["cjk_pending"] == 3
+        found = reader.search("deploy", limit=10)
+    assert synced == [3], "the sync ran inside the search"
+    assert found.route == "fts_cjk"
+    assert sorted(r["id"] for r in found.rows) == list(range(1, 7)), found.rows

@@ -294,7 +294,10 @@ def document_counts(
 
 def fts5_idf(n_rows: int, df: int) -> float:
     """The IDF FTS5's bm25() gives a phrase held by ``df`` of ``n_rows`` rows."""
-    idf = math.log((n_rows - df + 0.5) / (df + 0.5)) if n_rows else 0.0
+    # Separate statements read the two counts: a sync in another process between
+    # them can make ``df`` exceed ``n_rows``, a word every row holds (FTS5: 1e-6).
+    ratio = (n_rows - df + 0.5) / (df + 0.5)
+    idf = math.log(ratio) if n_rows and ratio > 0.0 else 0.0
     return idf if idf > 0.0 else 1e-6
 
 
