@@ -6,6 +6,7 @@ and the tool all spell these rules the same way.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sqlite3
@@ -28,7 +29,6 @@ __all__ = [
     "SQLITE_CORRUPT_VTAB",
     "SQLITE_FULL",
     "StoreError",
-    "SQLITE_HEADER",
     "db_bytes",
     "file_bytes",
     "shrink_wal",
@@ -55,6 +55,7 @@ BUSY_TIMEOUT_S = 10.0
 # shorter than a user would wait.  Skipped work costs no result (§5.3).
 SHORT_WAIT_S = 0.2
 SQLITE_CORRUPT = 11
+SQLITE_NOTADB = 26
 SQLITE_FULL = 13
 SQLITE_NOTADB = 26
 SQLITE_INTERRUPT = 9  # Connection.interrupt() stopped the statement
@@ -74,7 +75,6 @@ _CANNOT_WRITE_WORDS = (
     "unable to open",
 )
 SQLITE_CORRUPT_VTAB = 267  # SQLITE_CORRUPT | (1 << 8): a virtual table is damaged
-SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 class StoreError(Exception):
@@ -254,12 +254,12 @@ def rows_as_dicts(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
 
 
 def file_kind(path: str | os.PathLike[str]) -> tuple[str, str]:
-    """What ``path`` is, looking without writing or opening it as a database.
+    """What ``path`` is, looking without writing it.
 
     ``(kind, detail)``; kind is one of ``missing``, ``directory``,
     ``special`` (detail: a pipe, a device or a socket), ``unreadable``
     (detail: the system's reason), ``empty``, ``not_sqlite`` and ``sqlite``
-    (the file starts with SQLite's header).
+    (SQLite reads it as a database, ``_sqlite_header``).
     """
     target = Path(path)
     try:
@@ -267,16 +267,40 @@ def file_kind(path: str | os.PathLike[str]) -> tuple[str, str]:
             return "missing", ""
         if target.is_dir():
             return "directory", ""
-        special = _special_kind(target.stat().st_mode)
+        st = target.stat()
+        special = _special_kind(st.st_mode)
         if special:  # opening a pipe no one writes waits forever; reading one consumes it
             return "special", special
-        with target.open("rb") as fh:
-            header = fh.read(len(SQLITE_HEADER))
+        if not os.access(target, os.R_OK):
+            return "unreadable", os.strerror(errno.EACCES)
     except OSError as exc:
         return "unreadable", exc.strerror or str(exc)
-    if not header:
+    if st.st_size == 0:
         return "empty", ""
-    return ("sqlite" if header == SQLITE_HEADER else "not_sqlite"), ""
+    return ("sqlite" if _sqlite_header(target) else "not_sqlite"), ""
+
+
+def _sqlite_header(target: Path) -> bool:
+    """Whether SQLite reads ``target`` as a database, asked of SQLite itself.
+
+    Never read with Python's ``open()``: closing that file drops every POSIX lock
+    this process holds on the store, Hermes' own connection's included, so another
+    Hermes process could delete the WAL under it and the messages saved meanwhile
+    were lost (sqlite.org/howtocorrupt.html §2.2).  SQLite keeps its descriptor
+    open while the process holds locks.
+    """
+    try:
+        conn = sqlite3.connect(readonly_uri(target), uri=True, timeout=0)
+    except sqlite3.Error:
+        return True  # the open that follows names what is wrong
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        code = getattr(exc, "sqlite_errorcode", None)
+        return (code != SQLITE_NOTADB) if code is not None else "not a database" not in str(exc)
+    finally:
+        conn.close()
+    return True
 
 
 def _special_kind(mode: int) -> str:

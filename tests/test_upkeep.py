@@ -1,11 +1,12 @@
-"""The pending table applied after a Hermes turn (``hermes/upkeep.py``), without Hermes:
-the plugin's hook itself runs against the real hermes-agent in
-``tests/test_hermes_plugin.py``."""
+"""The pending table applied after a Hermes turn (``hermes/upkeep.py``), mostly without
+Hermes: the plugin's hook itself runs against the real hermes-agent in
+``tests/test_hermes_plugin.py``, and here beside Hermes' own connection."""
 
 from __future__ import annotations
 
 import logging
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -157,3 +158,65 @@ def test_the_hook_after_a_turn_puts_back_a_table_whose_loss_fails_every_write(
         time.sleep(0.05)
     _hermes_wrote(path, ["the walrus tank leaks"])  # saved again
     plugin._STORES.drop()
+
+
+# Hermes' process: its own SessionDB connection stays open across turns; the hook's
+# apply runs beside it; other Hermes processes (a gateway, a second CLI) save
+# messages on the same store in between.
+_HERMES_PROCESS = """
+import os, subprocess, sys, time
+from hermes_state import SessionDB
+from hermes_fts.hermes import plugin, upkeep
+OTHER = ("import sys; from hermes_state import SessionDB; d = SessionDB(); "
+         "d.append_message('s1', 'user', content=sys.argv[1]); d.close()")
+db = SessionDB()
+db.append_message("s1", "user", content="saved by this process")
+plugin.after_turn()
+while upkeep.running():
+    time.sleep(0.01)
+subprocess.run([sys.executable, "-c", OTHER, "saved by another process"], check=True)
+db.append_message("s1", "user", content="saved again by this process")
+subprocess.run([sys.executable, "-c", OTHER, "saved again by another process"], check=True)
+db.close()
+plugin._STORES.drop()
+"""
+
+
+def test_the_hooks_apply_loses_no_message_another_hermes_process_saves(
+    hermes_venv: Path, tmp_path: Path
+) -> None:
+    """Opening the store for the apply read its first bytes with Python's open(); the
+    close dropped every POSIX lock of Hermes' process on the file, its own
+    connection's too, so another Hermes process closing its connection deleted the
+    WAL under it, and the next message that process saved was lost."""
+    import _hermes_env as he
+
+    home = tmp_path / "home"
+    home.mkdir()
+    path = home / "state.db"
+    with SessionStore(path) as st:
+        st.add_session("s1", "cli")
+        st.add_message("s1", "user", "seeded")
+        assert st.optimize_storage(min_pause=0, vacuum=False)["ok"]
+    proc = subprocess.run(
+        [str(he.venv_python(hermes_venv)), "-c", _HERMES_PROCESS],
+        capture_output=True,
+        text=True,
+        env=he.clean_env(home),
+        timeout=300,
+        cwd=str(tmp_path),
+    )
+    assert proc.returncode == 0, proc.stderr
+    conn = sqlite3.connect(path)
+    try:
+        saved = [text for (text,) in conn.execute("SELECT content FROM messages ORDER BY id")]
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    finally:
+        conn.close()
+    assert saved == [
+        "seeded",
+        "saved by this process",
+        "saved by another process",
+        "saved again by this process",
+        "saved again by another process",
+    ]
