@@ -375,6 +375,29 @@ def test_corrupt_cjk_index_still_answers(hermes_venv: Path, home: Path, corrupti
         assert not is_ours(payload), "zeroed pages raise nothing: only the cross-check helps"
 
 
+def test_another_profile_found_empty_is_not_answered_from_this_one(
+    hermes_venv: Path, home: Path
+) -> None:
+    """An empty search of another profile was cross-checked with Hermes' built-in, which
+    searches only the agent's own store: its sessions came back as the other
+    profile's answer, with a WARNING that our indexes might be damaged."""
+    from hermes_fts.store import SessionStore
+
+    enable(hermes_venv, home, grant=True)
+    optimize(hermes_venv, home)
+    work = home / "profiles" / "work" / "state.db"
+    work.parent.mkdir(parents=True)
+    with SessionStore(work) as st:
+        st.add_session("w1", "cli")
+        st.add_message("w1", "user", "nothing about that here")
+    steps = [{"search": {"query": "数据库", "profile": "work"}}, {"search": {"query": "数据库"}}]
+    out = he.run_driver(hermes_venv, home, "calls", "--steps", json.dumps(steps))
+    work_found, own = out["results"]
+    assert is_ours(work_found) and work_found["results"] == [], work_found
+    assert is_ours(own) and hit_sessions(own) == ["zh-1"], own
+    assert not warnings(out), out["logs"]
+
+
 def test_custom_session_db_goes_to_the_builtin(
     hermes_venv: Path, home: Path, tmp_path: Path
 ) -> None:

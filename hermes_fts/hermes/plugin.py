@@ -320,15 +320,18 @@ def _ours(
     return None
 
 
-def _wants_cross_check(payload: dict[str, Any]) -> bool:
+def _wants_cross_check(payload: dict[str, Any], args: Any) -> bool:
     """An empty search is the one failure that looks like success (a damaged index
     can read as empty), so Hermes' built-in is asked too: the cost of a miss, never
     of a hit.  Not when time bounds or exclusions narrowed it (``filters``): the
-    built-in takes neither, so its hits answer a wider question."""
+    built-in takes neither, so its hits answer a wider question.  Nor for another
+    profile's store: the built-in searches only the agent's own."""
+    profile = args.get("profile") if isinstance(args, dict) else None
     return (
         payload.get("mode") == "discover"
         and not payload.get("results")
         and not payload.get("filters")
+        and not (isinstance(profile, str) and profile.strip())
         and not _builtin_drops_operators(payload.get("query"))
     )
 
@@ -385,7 +388,7 @@ def serve(
     payload = _ours(args, current_session_id, path, agents_store)
     if payload is None:
         return builtin()
-    if _wants_cross_check(payload):
+    if _wants_cross_check(payload, args):
         try:
             return _cross_checked(payload, builtin())
         except Exception:  # noqa: BLE001 - the check is extra; our answer stands
@@ -405,7 +408,7 @@ async def serve_async(
     payload = await asyncio.to_thread(_ours, args, current_session_id, path, agents_store)
     if payload is None:
         return await builtin()
-    if _wants_cross_check(payload):
+    if _wants_cross_check(payload, args):
         try:
             return _cross_checked(payload, await builtin())
         except Exception:  # noqa: BLE001 - the check is extra; our answer stands
