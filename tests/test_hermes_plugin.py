@@ -398,6 +398,25 @@ def test_another_profile_found_empty_is_not_answered_from_this_one(
     assert not warnings(out), out["logs"]
 
 
+def test_a_role_list_found_empty_is_not_answered_with_other_roles(
+    hermes_venv: Path, home: Path
+) -> None:
+    """Hermes' built-in reads role_filter only as text: for a list it searches user and
+    assistant rows, so the cross-check of ``["tool"]`` finding nothing returned an
+    assistant row as the answer to a search of tool output."""
+    enable(hermes_venv, home, grant=True)
+    optimize(hermes_venv, home)
+    steps = [
+        {"search": {"query": "服务", "role_filter": ["tool"]}},
+        {"search": {"query": "服务", "role_filter": ["user"]}},
+    ]
+    out = he.run_driver(hermes_venv, home, "calls", "--steps", json.dumps(steps))
+    tools, users = out["results"]
+    assert is_ours(tools) and tools["results"] == [], tools
+    assert is_ours(users) and [r["matched_role"] for r in users["results"]] == ["user"], users
+    assert not warnings(out), out["logs"]
+
+
 def test_custom_session_db_goes_to_the_builtin(
     hermes_venv: Path, home: Path, tmp_path: Path
 ) -> None:

@@ -324,16 +324,26 @@ def _wants_cross_check(payload: dict[str, Any], args: Any) -> bool:
     """An empty search is the one failure that looks like success (a damaged index
     can read as empty), so Hermes' built-in is asked too: the cost of a miss, never
     of a hit.  Not when time bounds or exclusions narrowed it (``filters``): the
-    built-in takes neither, so its hits answer a wider question.  Nor for another
-    profile's store: the built-in searches only the agent's own."""
-    profile = args.get("profile") if isinstance(args, dict) else None
+    built-in takes neither, so its hits answer a wider question; nor when it
+    would read the call otherwise (``_builtin_reads_otherwise``)."""
     return (
         payload.get("mode") == "discover"
         and not payload.get("results")
         and not payload.get("filters")
-        and not (isinstance(profile, str) and profile.strip())
+        and not _builtin_reads_otherwise(args)
         and not _builtin_drops_operators(payload.get("query"))
     )
+
+
+def _builtin_reads_otherwise(args: Any) -> bool:
+    """Whether Hermes' built-in answers another question than ours for ``args``: it
+    searches only the agent's own store (a named profile is another), and reads
+    ``role_filter`` only as text (a list of roles is its default, user and assistant)."""
+    if not isinstance(args, dict):
+        return False
+    profile, roles = args.get("profile"), args.get("role_filter")
+    named_profile = isinstance(profile, str) and bool(profile.strip())
+    return named_profile or (bool(roles) and not isinstance(roles, str))
 
 
 def _builtin_drops_operators(query: Any) -> bool:
