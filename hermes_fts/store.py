@@ -300,9 +300,10 @@ class SessionStore(transcript.Views, writes.Writes):
         process, a read-only file or a full disk then leaves the rows pending,
         and the search answers them by the exact fallback (§5.3).  When asked
         (an open for writing, ``sync``) and messages were deleted, the word and
-        trigram indexes are merged too: Hermes' own maintenance never reaches
-        them, and unicode61 keeps a CJK run as one token, so an older segment
-        would otherwise hold deleted text itself.
+        trigram indexes are merged too, in paced steps
+        (``indexing.merge_paced``): Hermes' own maintenance never reaches them,
+        and unicode61 keeps a CJK run as one token, so an older segment would
+        otherwise hold deleted text itself.
 
         Batches stop while the disk has less than optimize-storage's room for
         Hermes free (``space.keep_reserve``): the rest stays pending and the
@@ -322,8 +323,9 @@ class SessionStore(transcript.Views, writes.Writes):
                 applied = indexing.apply_pending(
                     self._conn, before_batch=room, progress=self._progress, sleep=self._pause
                 )
-                if deleted:
-                    index_state.merge_segments(self._conn, self._caps, (BASE, TRIGRAM))
+                for index in index_state.usable_indexes(self._conn, self._caps):
+                    if deleted and index in (BASE, TRIGRAM):
+                        indexing.merge_paced(self._conn, index, sleep=self._pause)
         except (sqlite3.DatabaseError, space.NoRoom) as exc:
             if space.out_of_room(exc):
                 # A failed batch's pages stay in the WAL until truncated: give them back.

@@ -385,3 +385,39 @@ def test_sync_alone_in_its_process_asks_who_has_the_store_open(
     )
     with SessionStore(db) as store:
         assert store.index_state()["cjk_pending"] == 0
+
+
+def test_deleted_text_is_merged_out_of_the_word_index_in_paced_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After Hermes deletes messages, the next open for writing merges the opt-in
+    word index so that no older segment keeps the deleted words; the merge runs in
+    steps, each its own transaction with a pause between.  Regression: one FTS5
+    ``'optimize'`` held the write lock for the whole index (6.7 s on a 200k
+    store), longer than a waiting Hermes write may retry."""
+    db = tmp_path / "state.db"
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+        for batch in range(8):  # a segment per transaction
+            store.add_messages(
+                {"session_id": "s1", "role": "user", "content": f"note {batch} {i} filler text"}
+                for i in range(200)
+            )
+        store.add_messages([{"session_id": "s1", "role": "user", "content": "veritaslantern"}])
+    with sqlite3.connect(db) as hermes:  # Hermes deletes without our extension
+        hermes.execute("DELETE FROM messages WHERE content = 'veritaslantern'")
+    monkeypatch.setattr(indexing, "MERGE_FIRST_PAGES", 1)
+    steps: list[int] = []
+    merge = indexing.merge_paced
+    monkeypatch.setattr(indexing, "merge_paced", lambda *a, **k: steps.append(merge(*a, **k)))
+    pauses: list[float] = []
+    with SessionStore(db, pause=pauses.append) as store:
+        assert store.integrity_check()[schema.BASE] is None
+        (held,) = store._conn.execute(
+            f"SELECT count(*) FROM {schema.BASE}_data WHERE instr(block, ?) > 0",
+            (b"veritaslantern",),
+        ).fetchone()
+    assert held == 0  # no segment of the word index keeps the deleted word
+    assert len(steps) == 1 and steps[0] > 1, steps  # the word index, in several steps
+    assert pauses.count(indexing.MIN_PAUSE) >= steps[0] - 1

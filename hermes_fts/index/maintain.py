@@ -415,6 +415,34 @@ def apply_pending(
     return applied
 
 
+# The first step of a paced merge, in leaf pages; later ones are sized to TXN_TARGET_S.
+MERGE_FIRST_PAGES = 256
+
+
+def merge_paced(conn: sqlite3.Connection, index: str, *, sleep: Sleep = time.sleep) -> int:
+    """Merge every segment of ``index`` into one, as FTS5's ``'optimize'`` does, in
+    steps paced as ``apply_pending``'s batches; returns the steps that merged.
+
+    One ``'optimize'`` is one transaction: on a large word index it held the
+    write lock for seconds, and a Hermes write waiting behind it may give up.
+    FTS5's ``'merge'`` with a negative page count merges segments of every
+    level, at most that many pages a call; a call that changed fewer than two
+    rows found one segment left (FTS5's documented test for "no work done")."""
+    pages, steps = MERGE_FIRST_PAGES, 0
+    while True:
+        if steps:
+            sleep(MIN_PAUSE)
+        started = time.monotonic()
+        with write_txn(conn):
+            before = conn.total_changes
+            conn.execute(f"INSERT INTO {index}({index}, rank) VALUES('merge', ?)", (-pages,))
+            merged = conn.total_changes - before >= 2
+        if not merged:
+            return steps
+        steps += 1
+        pages = next_chunk_rows(pages, time.monotonic() - started, TXN_TARGET_S)
+
+
 def _pending_report(
     conn: sqlite3.Connection, batch_ids: int, progress: Progress | None
 ) -> Callable[[int], None]:
