@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -132,8 +133,8 @@ def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, capsys, argv):
         (["search", "x", "--detail", "most"], "invalid choice: 'most'"),
         (["bench", "--per-band", "0"], "must be an integer from 1 to"),
         (["bench", "--repeats", "x"], "must be an integer from 1 to"),
-        (["search", "-deploy"], "goes after `--` (hermes-fts search -- -word)"),
-        (["search", "x", "-deploy"], "goes after `--` (hermes-fts search -- -word)"),
+        (["search", "-deploy"], "goes after `--` (hermes-fts search --db"),
+        (["search", "x", "-deploy"], "-- x -deploy)"),
         # The hint names what works: --after=-7d is refused too, and a missing value
         # was once told to be written as -7d.
         (["search", "x", "--after", "-7d"], "is written without '-' (--after 7d)"),
@@ -160,6 +161,36 @@ def test_invalid_or_unused_values_are_refused(tmp_path, capsys, argv, needle):
     payload = json.loads(out.out)
     assert payload["success"] is False and needle in payload["error"] and out.err == ""
     assert not (tmp_path / "never-opened.db").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "x", "-rf"],
+        ["search", "--limit", "5", "-rf", "x"],
+        ["search", "--limit=5", "x", "-rf", "--role", "user"],
+        ["search", "-rf", "node_modules"],
+    ],
+)
+def test_a_query_word_with_a_leading_dash_is_shown_the_command_that_runs(tmp_path, capsys, argv):
+    # The hint once named `hermes-fts search -- -word`, a query the language refuses
+    # (nothing but a '-' word), whatever the user wrote.
+    db = tmp_path / "state.db"
+    with open_store(db) as store:
+        conversation(store, "s1", [("user", "run rm -rf x to clean")])
+    assert main(["--db", str(db), *argv]) == 2
+    err = capsys.readouterr().err
+    hinted = err.split("goes after `--` (", 1)[1].rsplit(")", 1)[0]
+    words = shlex.split(hinted)
+    assert words[0] == "hermes-fts" and "--" in words, hinted
+    assert main(words[1:]) == 0
+    assert "s1" in capsys.readouterr().out
+
+
+def test_a_search_without_words_is_not_told_about_dashes(tmp_path, capsys):
+    assert main(["search", "--db", str(tmp_path / "none.db")]) == 2
+    err = capsys.readouterr().err
+    assert "required: query" in err and "--`" not in err
 
 
 def test_values_in_range_reach_the_tool(tmp_path, capsys, monkeypatch):

@@ -303,3 +303,37 @@ def test_the_sqlite_shell_example_prints_what_the_usage_page_shows():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == expected
+
+
+def _search_examples() -> list[str]:
+    """Every ``hermes-fts search`` command the pages show, inline or in a sh block."""
+    found = []
+    for path in (README, USAGE, DOCS / "HERMES.md", DOCS / "QUERY.md"):
+        text = path.read_text(encoding="utf-8")
+        found += re.findall(r"`(hermes-fts search [^`]+)`", text)
+        for block in re.findall(r"^```sh\n(.*?)^```", text, flags=re.M | re.S):
+            found += [
+                re.sub(r"\s+#.*$", "", line).strip()
+                for line in block.splitlines()
+                if line.startswith("hermes-fts search ")
+            ]
+    return found
+
+
+def test_every_search_the_pages_show_runs(tmp_path, capsys):
+    # USAGE showed `hermes-fts search -- -deploy` for a query that starts with '-',
+    # and the query language refuses a query of '-' words alone (exit 1).
+    from hermes_fts.cli import main
+    from hermes_fts.cli.demo import build_demo_store
+
+    build_demo_store(tmp_path / "demo.db").close()
+    examples = _search_examples()
+    assert any(" -- -" in e for e in examples) and len(examples) >= 4, examples
+    failed = []
+    for example in examples:
+        words = shlex.split(example)[1:]
+        rc = main(["--db", str(tmp_path / "demo.db"), *words])  # before a `--`
+        if rc != 0:
+            failed.append(f"{example}: exit {rc}: {capsys.readouterr().err.strip()}")
+        capsys.readouterr()
+    assert not failed, "\n".join(failed)

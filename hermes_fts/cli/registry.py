@@ -140,6 +140,7 @@ class Parser(argparse.ArgumentParser):
 
     chosen: str | None = None  # the subcommand the command line chose (top-level parser)
     words: list[str] = []  # the words this parser reads, for the value a usage error names
+    before: list[str] = []  # the words before the chosen subcommand's name
     as_json = False  # the command line has --json: --help prints its one JSON document
 
     def print_help(self, file: Any = None) -> None:
@@ -158,7 +159,7 @@ class Parser(argparse.ArgumentParser):
         if "search" in (self.chosen, self.prog.rsplit(" ", 1)[-1]) and (
             message.startswith("unrecognized arguments: -") or message.endswith("required: query")
         ):
-            message += "; a query that starts with '-' goes after `--` (hermes-fts search -- -word)"
+            message += self._dash_hint()
         elif message.endswith("required: COMMAND"):
             # argparse names the missing command first: an unknown option is the mistake.
             unknown = [w for w in self.words if w.startswith("-") and w != "--"]
@@ -170,6 +171,38 @@ class Parser(argparse.ArgumentParser):
             option = message.split()[1].rstrip(":")
             message += _missing_value_hint(option, self.words, self._option_string_actions)
         raise UsageError(f"{self.prog}: {message}")
+
+    def _dash_hint(self) -> str:
+        """The user's own search command with its words after ``--``, when a word of the
+        query starts with '-' (``-deploy`` alone, once shown, is a query that is refused)."""
+        import shlex
+
+        sub = self if self.chosen is None else _search_parser(self)
+        rest = self.words if self.chosen is None else self.words[len(self.before) + 1 :]
+        options: list[str] = []
+        query: list[str] = []
+        words = iter(rest)
+        for word in words:
+            if word == "--":
+                query += words
+                break
+            action = sub._option_string_actions.get(word.split("=")[0])
+            if not word.startswith("-") or action is None:
+                query.append(word)
+                continue
+            options.append(word)
+            if action.nargs != 0 and "=" not in word:
+                options += [next(words, "")]
+        if not any(word.startswith("-") for word in query):
+            return ""
+        line = shlex.join(["hermes-fts", *sub.before, "search", *options, "--", *query])
+        return f"; a query that starts with '-' goes after `--` ({line})"
+
+
+def _search_parser(parser: argparse.ArgumentParser) -> Parser:
+    """The ``search`` subparser of the top-level ``parser``."""
+    action = next(a for a in parser._actions if isinstance(a, _Subcommands))
+    return action.choices["search"]
 
 
 def _missing_value_hint(option: str, words: list[str], options: Container[str]) -> str:
@@ -196,6 +229,8 @@ class _Subcommands(argparse._SubParsersAction):
             _configure(name, self.choices[name])
             if isinstance(parser, Parser):
                 parser.chosen = name
+                parser.before = parser.words[: len(parser.words) - len(values)]
+                self.choices[name].before = parser.before
         super().__call__(parser, namespace, values, option_string)
 
 
