@@ -337,3 +337,26 @@ def test_every_search_the_pages_show_runs(tmp_path, capsys):
             failed.append(f"{example}: exit {rc}: {capsys.readouterr().err.strip()}")
         capsys.readouterr()
     assert not failed, "\n".join(failed)
+
+
+def test_usage_names_every_option_of_every_subcommand():
+    # `path --hermes`, `optimize-storage --no-vacuum` and bench's `--per-band`,
+    # `--repeats` and `--seed` were in --help only.
+    import argparse
+
+    from hermes_fts.cli import build_parser
+
+    section = USAGE.read_text(encoding="utf-8").split("## The command line", 1)[1]
+    parser = build_parser(configure_all=True)
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    missing = [
+        f"{name} {option}"
+        for name, sub in commands.choices.items()
+        for action in sub._actions
+        for option in action.option_strings
+        if option.startswith("--")
+        and option != "--help"
+        and not re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", section)
+    ]
+    assert not missing, missing
+    assert [name for name in commands.choices if f"hermes-fts {name}" not in section] == []
