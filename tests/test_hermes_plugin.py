@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -581,6 +583,27 @@ def test_hermes_fts_follows_the_active_profile(hermes_venv: Path, home: Path) ->
     he.run_driver(hermes_venv, profile, "seed")
     out = hermes(hermes_venv, home, "-p", "work", "fts", "status").stdout
     assert f"store: {profile / 'state.db'}" in out, out
+
+
+def test_the_profile_steps_hermes_md_shows_make_the_plugin_serve_that_profile(
+    hermes_venv: Path, home: Path
+) -> None:
+    # Enabling the plugin writes the active profile's config.yaml: a second profile
+    # was left to Hermes' built-in, and `hermes -p work fts status` was no command.
+    enable_with_hermes(hermes_venv, home, grant=True)
+    profile = home / "profiles" / "work"
+    profile.mkdir(parents=True)
+    he.run_driver(hermes_venv, profile, "seed")
+    assert hermes(hermes_venv, home, "-p", "work", "fts", "status", ok=False).returncode != 0
+    page = " ".join((he.ROOT / "docs" / "HERMES.md").read_text(encoding="utf-8").split())
+    steps = re.findall(r"`(hermes -p work (?:plugins enable|fts optimize-storage)[^`]*)`", page)
+    assert len(steps) == 2, steps
+    for step in steps:
+        hermes(hermes_venv, home, *shlex.split(step)[1:])
+    out = hermes(hermes_venv, home, "-p", "work", "fts", "status").stdout
+    assert f"store: {profile / 'state.db'}" in out, out
+    assert "served by hermes-fts (schema override)" in out and "answers now: hermes-fts" in out
+    assert "indexes:" not in out, out
 
 
 def test_a_kept_venv_is_brought_up_to_the_checkout(hermes_venv: Path) -> None:
