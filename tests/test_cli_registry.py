@@ -439,6 +439,34 @@ def test_status_says_why_the_extension_did_not_load(tmp_path):
 
 
 @needs_nobody
+def test_a_search_without_a_library_that_loads_says_so_in_its_notes(tmp_path):
+    """A library that does not load left '东京' finding nothing beside '東京' with no
+    note (only a log line on stderr), where HERMES_CJK_FTS=0 says why on every answer."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("s1")
+        store.add_message("s1", "user", "東京 hello")
+    bad = tmp_path / f"cjk_unicode61{LIB_SUFFIX}"
+    bad.write_bytes(b"not a library\n")
+
+    def search(library: Path | None) -> dict:
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        env.pop("HERMES_CJK_FTS", None)
+        env.pop("HERMES_FTS_LIBRARY", None)
+        env.update({"HERMES_FTS_LIBRARY": str(library)} if library else {})
+        argv = [sys.executable, "-m", "hermes_fts.cli", "search", "东京", "--db", str(db)]
+        proc = subprocess.run([*argv, "--json"], capture_output=True, text=True, env=env)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    broken = search(bad)
+    assert broken["count"] == 0, broken
+    (note,) = [n for n in broken.get("query_notes", []) if "did not load" in n]
+    assert "`hermes-fts path` says why" in note and "陽朔 does not find 阳朔" in note
+    working = search(None)
+    assert working["count"] == 1 and not working.get("query_notes"), working
+
+
 def test_demo_in_a_folder_this_user_cannot_search_is_an_error_not_a_traceback():
     """As nobody, `demo --db` under root's 0700 folder: Path.exists raised
     PermissionError out of the command."""

@@ -135,9 +135,15 @@ def fix_command(codes: Collection[str]) -> str:
 
 def switched_off_notes(state: dict[str, Any]) -> tuple[str, ...]:
     """What a search without the CJK extension cannot do, said on every answer
-    while ``HERMES_CJK_FTS`` switches it off (docs/USAGE.md promises it)."""
-    if not _env.cjk_extension_disabled():
+    while ``HERMES_CJK_FTS`` switches it off or the library does not load
+    (docs/USAGE.md promises it): its answers differ, where a log line is all a
+    caller of the API or a --json reader would otherwise get."""
+    if _env.cjk_extension_disabled():
+        why = f"is switched off (HERMES_CJK_FTS={_env.cjk_switch_value()})"
+    elif state.get("cjk_available", True):
         return ()
+    else:
+        why = "did not load (`hermes-fts path` says why)"
     scan = (
         ""
         if state[BASE]["served"]
@@ -146,7 +152,7 @@ def switched_off_notes(state: dict[str, Any]) -> tuple[str, ...]:
         "not find Café, nor zurich ZÜRICH"
     )
     return (
-        f"the CJK extension is switched off (HERMES_CJK_FTS={_env.cjk_switch_value()}): "
+        f"the CJK extension {why}: "
         "CJK text is matched as written, without width or Han variant folding "
         "(陽朔 does not find 阳朔), and a Latin word glued to CJK text (staging服务器) "
         f"may not be found by that word{scan}",
