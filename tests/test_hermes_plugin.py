@@ -606,6 +606,20 @@ def test_the_profile_steps_hermes_md_shows_make_the_plugin_serve_that_profile(
     assert "indexes:" not in out, out
 
 
+def test_the_offline_config_hermes_md_shows_enables_the_plugin_with_its_grant(
+    hermes_venv: Path, home: Path
+) -> None:
+    # The page's config.yaml enabled the plugin without the grant the README's
+    # command gives, and the status then said to run the command the offline
+    # setup exists to avoid.
+    page = (he.ROOT / "docs" / "HERMES.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"^```yaml\n(.*?)^```", page, flags=re.M | re.S)
+    (home / "config.yaml").write_text(block)
+    out = hermes(hermes_venv, home, "fts", "status").stdout
+    assert "session_search: served by hermes-fts (schema override)" in out, out
+    assert "not granted" not in out
+
+
 def test_a_kept_venv_is_brought_up_to_the_checkout(hermes_venv: Path) -> None:
     # A venv kept with HERMES_FTS_TEST_VENV once went on testing the hermes-fts
     # it was made with, whatever the checkout had become.
