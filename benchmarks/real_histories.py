@@ -161,6 +161,8 @@ def build_store(path: Path, sessions: Sequence[H.Session], writer: str, cache: P
 @dataclass
 class Layout:
     name: str
+    # the day the questions' relative words ("last week") count from
+    now: float
     # (store, the questions asked of it)
     parts: list[tuple[Path, list[H.Question]]] = field(default_factory=list)
 
@@ -170,7 +172,7 @@ def layouts(
 ) -> list[Layout]:
     out = []
     for name in names:
-        layout = Layout(name)
+        layout = Layout(name, h.now)
         if name == "pooled":
             path = cache / f"{key}-pooled.db"
             layout.parts.append((build_store(path, h.sessions, writer, cache), list(h.questions)))
@@ -247,7 +249,9 @@ def or_query(keywords: Sequence[str]) -> str:
 
 
 @contextmanager
-def engine(name: str, db: Path, cache: Path) -> Iterator[Search]:
+def engine(name: str, db: Path, cache: Path, now: float) -> Iterator[Search]:
+    """``name``'s search of ``db``; hermes-fts counts time words from ``now``, the
+    day the questions were written on, not from the day the benchmark runs."""
     if name.startswith("bm25"):
         yield bm25(db, per_message=name == "bm25-message")
         return
@@ -264,7 +268,7 @@ def engine(name: str, db: Path, cache: Path) -> Iterator[Search]:
     store = hermes_fts.SessionStore(str(db), readonly=True)
 
     def search(query: str) -> list[str]:
-        found = hermes_fts.session_search(store, query=query, limit=max(KS))
+        found = hermes_fts.session_search(store, query=query, limit=max(KS), now=now)
         if not found.get("success"):
             raise RuntimeError(f"session_search({query!r}) failed: {found.get('error')}")
         return [r["session_id"] for r in found.get("results") or []]
@@ -304,7 +308,7 @@ def run_layout(layout: Layout, engine_name: str, cache: Path) -> list[Outcome]:
     base = "hermes-fts" if engine_name == "hermes-fts-or" else engine_name
     outcomes: list[Outcome] = []
     for db, questions in layout.parts:
-        with engine(base, db, cache) as search:
+        with engine(base, db, cache, layout.now) as search:
             outcomes += ask(search, questions, form)
     return outcomes
 
@@ -335,7 +339,7 @@ def latency(layout: Layout, names: Sequence[str], cache: Path, rounds: int) -> l
     times: dict[str, list[float]] = {n: [] for n in names}
     for db, questions in layout.parts:
         with contextlib.ExitStack() as stack:
-            engines = {n: stack.enter_context(engine(n, db, cache)) for n in names}
+            engines = {n: stack.enter_context(engine(n, db, cache, layout.now)) for n in names}
             for _ in range(rounds):
                 for q in questions:
                     for name, search in engines.items():

@@ -12,6 +12,7 @@ The full run and its table: benchmarks/README.md ("Real histories").
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Iterator
@@ -111,9 +112,9 @@ def test_discovery_on_real_histories(
     benchmark: Any, bench_report: Any, small: H.Histories, pooled: Path
 ) -> None:
     known = {s.id for s in small.sessions}
-    with R.engine("bm25-session", pooled, pooled.parent) as bm25:
+    with R.engine("bm25-session", pooled, pooled.parent, small.now) as bm25:
         baseline = R.ask(bm25, small.questions, "question")
-    with R.engine("hermes-fts", pooled, pooled.parent) as search:
+    with R.engine("hermes-fts", pooled, pooled.parent, small.now) as search:
         for q in small.questions[:10]:
             assert set(search(q.text)) <= known
         outcomes: list[R.Outcome] = benchmark.pedantic(
@@ -125,6 +126,33 @@ def test_discovery_on_real_histories(
         bench_report.add(
             TABLE, dict(zip(["engine", *R.RESULT_HEAD[3:]], [name, *R.score(got, name in R.TIMED)]))
         )
+
+
+def test_time_words_count_from_the_day_the_questions_were_written(
+    small: H.Histories, pooled: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: hermes-fts read "last week" from the day the benchmark ran, not
+    from the histories' ``now``; run a few days later, its last_week questions
+    preferred another week and S@1 moved with the calendar (0.9 to 0.3)."""
+    import hermes_fts
+
+    asked: list[Any] = []
+    real = hermes_fts.session_search
+
+    def recording(store: Any, **args: Any) -> Any:
+        asked.append(args.get("now"))
+        return real(store, **args)
+
+    monkeypatch.setattr(hermes_fts, "session_search", recording)
+    question = next(q for q in small.questions if "last_week" in q.features)
+    with R.engine("hermes-fts", pooled, pooled.parent, small.now) as search:
+        top = search(question.text)[0]
+    assert asked == [small.now]
+    started = {s.id: s.started_at for s in small.sessions}[top]
+    today = dt.datetime.fromtimestamp(small.now, dt.timezone.utc).date()
+    monday = today - dt.timedelta(days=today.weekday() + 7)
+    day = dt.datetime.fromtimestamp(started, dt.timezone.utc).date()
+    assert monday <= day < monday + dt.timedelta(days=7)  # last week's session first
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +168,7 @@ def deja_binary() -> Iterator[Path]:
 def test_deja_vu_reads_the_same_store(
     deja_binary: Path, bench_report: Any, small: H.Histories, pooled: Path
 ) -> None:
-    with R.engine("deja-vu", pooled, pooled.parent) as search:
+    with R.engine("deja-vu", pooled, pooled.parent, small.now) as search:
         outcomes = R.ask(search, small.questions, "question")
     found = {s for o in outcomes for s in ([o.question.session_id] if o.rank else [])}
     assert found <= {s.id for s in small.sessions} and _recall(outcomes) > 0
