@@ -36,13 +36,17 @@ def _not_found(session_id: str) -> NotHere:
 
 
 def _shaped(
-    frame: dict[str, Any], raw: list[dict[str, Any]], anchor_id: int | None, full: bool
+    frame: dict[str, Any],
+    raw: list[dict[str, Any]],
+    anchor_id: int | None,
+    full: bool,
+    first_out: bool = False,
 ) -> dict[str, Any]:
     """``frame`` with ``messages``: whole with ``full`` (the command line's ``--full``),
-    else cut to the model's payload budget."""
+    else cut to the model's payload budget (``first_out``: leaving the first out first)."""
     if full:
         return {**frame, "messages": [shape_message(m, anchor_id) for m in raw]}
-    return messages_within_budget(frame, raw, anchor_id)
+    return messages_within_budget(frame, raw, anchor_id, first_out)
 
 
 # --------------------------------------------------------------------------- scroll
@@ -170,7 +174,10 @@ def _page_beyond(
         raise _not_in_session(anchor_id, session_id)
     anchor = {("after_message_id" if forward else "before_message_id"): anchor_id}
     frame = _frame(ctx, session_id, anchor, size, at_start=view["at_start"], at_end=view["at_end"])
-    return _shaped(with_notes(frame, [window_note]), list(view["window"]), None, full)
+    # Paging backwards goes on from the page's first message: the budget leaves out
+    # the first ones, so the next page back shows them.
+    page = list(view["window"])
+    return _shaped(with_notes(frame, [window_note]), page, None, full, first_out=not forward)
 
 
 # --------------------------------------------------------------------------- read

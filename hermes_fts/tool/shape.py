@@ -111,14 +111,18 @@ def payload_bytes(payload: Any) -> int:
 
 
 def messages_within_budget(
-    frame: dict[str, Any], raw: list[dict[str, Any]], anchor_id: int | None = None
+    frame: dict[str, Any],
+    raw: list[dict[str, Any]],
+    anchor_id: int | None = None,
+    first_out: bool = False,
 ) -> dict[str, Any]:
     """``frame`` with ``messages``: ``raw`` shaped to fit ``PAYLOAD_BUDGET_BYTES`` in all.
 
     Each message's content is capped at ``WINDOW_CONTENT_CAP`` characters, as
     discovery does; while the payload is still over the budget the cap is
     halved (down to ``_MIN_CONTENT_CAP``), then messages farthest from the
-    anchor (or the last ones) are left out.  Every cut is named in
+    anchor (or the last ones, the first ones with ``first_out``: a page before
+    a message keeps the messages next to it) are left out.  Every cut is named in
     ``query_notes`` with how to see more; nothing is cut silently.
     """
     cap = WINDOW_CONTENT_CAP
@@ -130,8 +134,14 @@ def messages_within_budget(
         cap = max(_MIN_CONTENT_CAP, cap // 2)
     left_out = 0
     while len(messages) > 1 and payload_bytes(payload) > _FIT_BYTES:
-        messages.pop(_farthest(messages, anchor_id))
+        at = 0 if first_out else _farthest(messages, anchor_id)
+        messages.pop(at)
         left_out += 1
+        # A page that lost its first (last) message no longer reaches the session's
+        # start (end): saying it does would end the reader's paging before them.
+        edge = "at_start" if at == 0 else "at_end"
+        if edge in payload:
+            payload[edge] = False
     notes: list[str] = []
     cut = sum(1 for m in messages if m.get("content_truncated") or m.get("tool_calls_truncated"))
     if cut:
