@@ -95,3 +95,14 @@ def test_following_earlier_shows_every_message_once(
             break
         argv = follow.group(1).split()
     assert seen == ids[:-1]
+
+
+def test_read_says_how_many_of_the_ends_it_shows(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--db", str(db), "read", "calls"]) == 0
+    out = capsys.readouterr().out
+    shown = [int(n) for n in re.findall(r"^    #(\d+) ", out, flags=re.M)]
+    assert 0 < len(shown) < 20  # more than the tail was left out
+    assert f"showing the first {len(shown)}. " in out, out.splitlines()[:6]
+    assert "the last -" not in out and "the last 0" not in out

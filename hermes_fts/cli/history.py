@@ -439,19 +439,21 @@ def cmd_read(args: argparse.Namespace) -> int:
         return 0
     payload, color = shown_session
     shown = payload["messages"]
+    # The payload budget leaves out the last messages first: the tail can be short or gone.
+    head, tail = shown[:20], shown[20:]
     if payload.get("truncated"):
         # The tool's message tells the model to pass around_message_id: a person scrolls.
         scroll = follow_up(args, f"scroll {_session_ref(args, payload)} ID")
+        last = f" and the last {len(tail)}" if tail else ""
         print(
-            f"Session has {payload['message_count']:,} messages; showing the first 20 and "
-            f"the last {len(shown) - 20}. `{scroll}` shows the messages around any id "
+            f"Session has {payload['message_count']:,} messages; showing the first "
+            f"{len(head)}{last}. `{scroll}` shows the messages around any id "
             "shown here; --full shows them all."
         )
     else:
         print(payload.get("message") or f"{payload['message_count']} messages")
     lines = None if args.full else MESSAGE_LINES
     if payload.get("truncated"):
-        head, tail = shown[:20], shown[20:]
         _print_messages(head, color, sys.stdout, max_lines=lines)
         hidden = payload["message_count"] - len(shown)
         print(style(f"  … {hidden} messages not shown (--full shows them) …", DIM, color))
