@@ -40,6 +40,7 @@ LAYERS: dict[str, int] = {
     "_platform": LEAF,
     "_params": LEAF,
     "_index_text": LEAF,
+    "_display": LEAF,
     "query.typed": LEAF,
     "query.syntax": LEAF,
     "query.wordforms": LEAF,

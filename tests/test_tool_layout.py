@@ -41,6 +41,7 @@ TOOL_MAY_IMPORT = {
     "hermes_fts._env",
     "hermes_fts._params",
     "hermes_fts.content",
+    "hermes_fts._display",  # whole_prefix: a message cut where a character ends
 }
 CLI_MAY_IMPORT = {
     "hermes_fts._env",

@@ -14,11 +14,11 @@ import functools
 import json
 import re
 import sqlite3
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .._cjk_ranges import is_cjk
+from .._display import char_end, char_start
 from .._index_text import folded_characters
 from ..content import decode_content, escape_lone_surrogates, render_tool_calls
 from ..query.plan import Query, fold_text, has_cjk
@@ -93,8 +93,8 @@ def _cut(readable: list[str], terms: Sequence[str], fold: sqlite3.Connection | N
             at, stop = span
             hit_end = _word_end(text, stop)
             at = _word_start(text, at)
-            start = _char_start(text, max(0, at - LIKE_SNIPPET_BEFORE))
-            end = _char_end(text, max(min(len(text), start + LIKE_SNIPPET_CHARS), hit_end))
+            start = char_start(text, max(0, at - LIKE_SNIPPET_BEFORE))
+            end = char_end(text, max(min(len(text), start + LIKE_SNIPPET_CHARS), hit_end))
             return _mark_repeats(
                 ("..." if start > 0 else "")
                 + text[start:at]
@@ -106,7 +106,7 @@ def _cut(readable: list[str], terms: Sequence[str], fold: sqlite3.Connection | N
             )
     if not found:
         return ""
-    end = _char_end(found[0], min(len(found[0]), LIKE_SNIPPET_CHARS))
+    end = char_end(found[0], min(len(found[0]), LIKE_SNIPPET_CHARS))
     return found[0][:end] + ("..." if end < len(found[0]) else "")
 
 
@@ -263,33 +263,6 @@ def _mark_repeats(snippet: str) -> str:
 
 # --------------------------------------------------------------------------- edges
 
-_JOINERS = {"\u200d", "\ufe0e", "\ufe0f"}  # zero-width joiner, variation selectors
-
-
-def _joins_previous(ch: str) -> bool:
-    """Whether ``ch`` belongs to the character before it (combining mark, joiner, modifier)."""
-    return (
-        bool(unicodedata.combining(ch))
-        or ch in _JOINERS
-        or "\U0001f3fb" <= ch <= "\U0001f3ff"  # skin-tone modifiers
-        or "\u1160" <= ch <= "\u11ff"  # a Hangul vowel or final jamo: one syllable
-        or unicodedata.category(ch) == "Mn"
-    )
-
-
-def _char_start(text: str, i: int) -> int:
-    """``i`` moved back to the start of the character it falls inside."""
-    while 0 < i < len(text) and (_joins_previous(text[i]) or text[i - 1] == "\u200d"):
-        i -= 1
-    return i
-
-
-def _char_end(text: str, i: int) -> int:
-    """``i`` moved forward past the rest of the character before it."""
-    while 0 < i < len(text) and (_joins_previous(text[i]) or text[i - 1] == "\u200d"):
-        i += 1
-    return i
-
 
 def _latin_word_char(ch: str) -> bool:
     return (ch.isalnum() or ch == "_") and not has_cjk(ch)
@@ -298,13 +271,13 @@ def _latin_word_char(ch: str) -> bool:
 def _word_start(text: str, i: int) -> int:
     while i > 0 and _latin_word_char(text[i - 1]) and _latin_word_char(text[i]):
         i -= 1
-    return _char_start(text, i)
+    return char_start(text, i)
 
 
 def _word_end(text: str, i: int) -> int:
     while 0 < i < len(text) and _latin_word_char(text[i - 1]) and _latin_word_char(text[i]):
         i += 1
-    return _char_end(text, i)
+    return char_end(text, i)
 
 
 def _kana_spellings(ch: str) -> frozenset[str]:

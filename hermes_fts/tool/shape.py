@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from .._display import whole_prefix
+
 log = logging.getLogger(__name__)
 
 WINDOW_CONTENT_CAP = 4000
@@ -75,7 +77,7 @@ def shape_message(
     if anchor_id is not None and msg.get("id") == anchor_id:
         out["anchor"] = True
     if cap is not None and isinstance(content, str) and len(content) > cap:
-        out["content"] = content[:cap] + _TRUNCATION_MARK
+        out["content"] = whole_prefix(content, cap) + _TRUNCATION_MARK
         out["content_truncated"] = True
         out["original_content_chars"] = len(content)
     if cap is not None and "tool_calls" in out:
@@ -88,7 +90,9 @@ def shape_message(
 def _cap_tool_calls(calls: Any, cap: int) -> tuple[Any, bool]:
     """``calls`` with every argument string longer than ``cap`` cut; whether any was."""
     if isinstance(calls, str):
-        return (calls[:cap] + _TRUNCATION_MARK, True) if len(calls) > cap else (calls, False)
+        if len(calls) <= cap:
+            return calls, False
+        return whole_prefix(calls, cap) + _TRUNCATION_MARK, True
     if not isinstance(calls, list):
         return calls, False
     out: list[Any] = []
@@ -98,7 +102,7 @@ def _cap_tool_calls(calls: Any, cap: int) -> tuple[Any, bool]:
         if isinstance(fn, dict):
             arguments = fn.get("arguments")
             if isinstance(arguments, str) and len(arguments) > cap:
-                fn = {**fn, "arguments": arguments[:cap] + _TRUNCATION_MARK}
+                fn = {**fn, "arguments": whole_prefix(arguments, cap) + _TRUNCATION_MARK}
                 call = {**call, "function": fn}
                 cut = True
         out.append(call)

@@ -1,0 +1,79 @@
+"""A read or scroll cuts a long message at the edge of what shows as one character
+(an emoji family, a letter and its accent, a flag) and never inside a JSON escape
+of a tool output or a tool call's arguments, and still says that it cut."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from _tool_fixtures import T0, conversation
+
+from hermes_fts import session_search
+from hermes_fts.store import SessionStore
+
+FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 7 code points
+CAP = 4000
+
+
+@pytest.fixture(scope="module")
+def messages(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    texts = {
+        "family": FAMILY * 1000,
+        "accent": "x" + "e\u0301" * 3000,
+        "flags": "x" + "\U0001f1ef\U0001f1f5" * 3000,
+        "escapes": json.dumps({"out": "桂林" * 3000}),
+        "pairs": "x" * 9 + json.dumps("\U0001f600" * 1000),  # cut between a pair's halves
+    }
+    path = tmp_path_factory.mktemp("cut") / "state.db"
+    call = {"id": "c1", "type": "function", "function": {"name": "web_search"}}
+    call["function"]["arguments"] = json.dumps({"query": "桂林" * 1000})
+    turns = [{"role": "tool", "content": text, "tool_name": name} for name, text in texts.items()]
+    turns.append({"role": "assistant", "content": None, "tool_calls": [call]})
+    texts["arguments"] = call["function"]["arguments"]
+    with SessionStore(path) as st:
+        conversation(st, "s", turns, start=T0)
+    return path, texts
+
+
+def _shown(path: Path) -> dict[str, dict]:
+    with SessionStore(path, readonly=True) as st:
+        page = session_search(st, session_id="s")
+    assert page["success"] is True
+    return {m.get("tool_name", "arguments"): m for m in page["messages"]}
+
+
+@pytest.mark.parametrize("name", ["family", "accent", "flags", "escapes", "pairs"])
+def test_a_cut_message_ends_at_a_whole_character(
+    messages: tuple[Path, dict[str, str]], name: str
+) -> None:
+    path, texts = messages
+    msg = _shown(path)[name]
+    original = texts[name]
+    assert msg["content_truncated"] is True
+    assert msg["original_content_chars"] == len(original)
+    kept = msg["content"].removesuffix("\u2026")
+    assert msg["content"].endswith("\u2026") and original.startswith(kept)
+    assert CAP - 12 <= len(kept) <= CAP
+    rest = original[len(kept) :]
+    # The cut is where a reader's character (and an escape, and a pair of them) ends.
+    assert not rest.startswith(("\u200d", "\u0301")) and not kept.endswith("\u200d")
+    if name == "family":
+        assert len(kept) % len(FAMILY) == 0
+    if name == "flags":
+        assert (len(kept) - 1) % 2 == 0
+    if name in ("escapes", "pairs"):
+        assert rest.startswith("\\u") and not kept.endswith("\\")
+        assert not kept.lower().endswith(("\\ud83d",))
+
+
+def test_a_cut_tool_call_argument_ends_before_an_escape(
+    messages: tuple[Path, dict[str, str]],
+) -> None:
+    path, texts = messages
+    msg = _shown(path)["arguments"]
+    assert msg["tool_calls_truncated"] is True
+    shown = msg["tool_calls"][0]["function"]["arguments"]
+    kept = shown.removesuffix("\u2026")
+    assert texts["arguments"].startswith(kept) and texts["arguments"][len(kept) :][:2] == "\\u"
