@@ -11,6 +11,7 @@ import pytest
 from _tool_fixtures import T0, conversation
 
 from hermes_fts import session_search
+from hermes_fts.cli import main
 from hermes_fts.store import SessionStore
 
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 7 code points
@@ -77,3 +78,16 @@ def test_a_cut_tool_call_argument_ends_before_an_escape(
     shown = msg["tool_calls"][0]["function"]["arguments"]
     kept = shown.removesuffix("\u2026")
     assert texts["arguments"].startswith(kept) and texts["arguments"][len(kept) :][:2] == "\\u"
+
+
+def test_read_shows_a_cut_json_tool_output_as_text(
+    messages: tuple[Path, dict[str, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A JSON tool output cut to 4,000 characters no longer parses: its escapes were
+    printed as stored (\\u6842\\u6797) where the whole output shows 桂林."""
+    path, _texts = messages
+    assert main(["--db", str(path), "read", "s"]) == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if "tool:escapes:" in line)
+    assert line.split("tool:escapes: ", 1)[1].startswith('{"out": "桂林桂林')
+    assert "\\u6842" not in line and "[cut from 36,011 characters" in line

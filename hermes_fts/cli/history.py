@@ -68,7 +68,7 @@ def _message_text(msg: dict[str, Any]) -> str:
     """A message as people read it: JSON escapes decoded, tool calls as calls."""
     content = msg.get("content")
     if content:
-        return printable(readable_text(str(content)))
+        return printable(readable_text(str(content), cut=bool(msg.get("content_truncated"))))
     calls = render_tool_calls(msg.get("tool_calls"))
     if calls:
         return "calls " + printable(calls)

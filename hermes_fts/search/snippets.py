@@ -150,9 +150,12 @@ def _caseless(key: str) -> bool:
 # --------------------------------------------------------------------------- readable text
 
 
-def readable_text(value: str | None) -> str:
+def readable_text(value: str | None, cut: bool = False) -> str:
     """A stored column as people read it: decoded content, tool calls as calls,
-    other JSON holding ``\\u`` escapes with the characters they encode."""
+    other JSON holding ``\\u`` escapes with the characters they encode.
+
+    ``cut``: the text is the head of a longer one (a capped message), so JSON in
+    it does not parse; its ``\\u`` escapes are decoded one by one instead."""
     text = decode_content(value)
     if not isinstance(text, str) or not text:
         return ""
@@ -163,8 +166,31 @@ def readable_text(value: str | None) -> str:
         try:
             return escape_lone_surrogates(json.dumps(json.loads(text), ensure_ascii=False))
         except (ValueError, RecursionError):
-            pass  # not JSON after all: shown as stored
+            if cut:
+                return _ESCAPE_OR_PAIR.sub(_unescaped, text)
+            # else not JSON after all: shown as stored
     return text
+
+
+# An escaped backslash (kept, so the ``u`` after it is no escape), a surrogate pair,
+# or one escape.
+_ESCAPE_OR_PAIR = re.compile(
+    r"\\\\|\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})"
+)
+
+
+def _unescaped(found: re.Match[str]) -> str:
+    """The character a JSON escape encodes, as ``json.dumps`` would show it: control
+    characters, quotes, backslashes and lone surrogates stay escaped."""
+    high, low, one = found.groups()
+    if high is not None:
+        return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + int(low, 16) - 0xDC00)
+    if one is None:
+        return found[0]
+    code = int(one, 16)
+    if code < 0x20 or code in (0x22, 0x5C) or 0xD800 <= code <= 0xDFFF:
+        return found[0]
+    return chr(code)
 
 
 # What an index snippet of a JSON column looks like: escapes, or keys (quoted
