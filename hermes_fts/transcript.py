@@ -98,26 +98,39 @@ def _hydrated(msg: dict[str, Any]) -> dict[str, Any]:
     return msg
 
 
-def session_messages(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
-    """Every message of a session in the order written, every column, hydrated."""
-    cur = conn.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,))
+def session_messages(
+    conn: sqlite3.Connection, session_id: str, *, readable: bool = False
+) -> list[dict[str, Any]]:
+    """Every message of a session in the order written, every column, hydrated;
+    ``readable``: only those a window shows (rewound ones left out)."""
+    only = f" AND {_READABLE}" if readable else ""
+    cur = conn.execute(
+        f"SELECT * FROM messages WHERE session_id = ?{only} ORDER BY id", (session_id,)
+    )
     return [_hydrated(row_dict(cur, raw)) for raw in cur]
+
+
+# What a read of a session shows, as a scroll's window does: rewound rows (the user
+# took them back) are no part of the conversation any more.
+_READABLE = visible_sql(include_hidden=True)
 
 
 def session_ends(
     conn: sqlite3.Connection, session_id: str, head: int, tail: int
 ) -> tuple[int, list[dict[str, Any]]]:
-    """How many messages a session has, and its first ``head`` and last ``tail``
-    (all of them when they are no more), in the order written, hydrated.
+    """How many messages a session shows (rewound ones left out, as a scroll leaves
+    them out), and its first ``head`` and last ``tail`` of them (all of them when
+    they are no more), in the order written, hydrated.
 
     One statement, so the count and the rows are of the same moment; a session
     of 150,000 messages is not read whole (and held in memory) to show 30.
     """
+    shown = f"session_id = :s AND {_READABLE}"
     cur = conn.execute(
-        "SELECT *, (SELECT count(*) FROM messages WHERE session_id = :s) AS _total"
-        " FROM messages WHERE session_id = :s AND (id IN (SELECT id FROM messages"
-        " WHERE session_id = :s ORDER BY id LIMIT :head) OR id IN (SELECT id FROM"
-        " messages WHERE session_id = :s ORDER BY id DESC LIMIT :tail)) ORDER BY id",
+        f"SELECT *, (SELECT count(*) FROM messages WHERE {shown}) AS _total"
+        f" FROM messages WHERE session_id = :s AND (id IN (SELECT id FROM messages"
+        f" WHERE {shown} ORDER BY id LIMIT :head) OR id IN (SELECT id FROM"
+        f" messages WHERE {shown} ORDER BY id DESC LIMIT :tail)) ORDER BY id",
         {"s": session_id, "head": head, "tail": tail},
     )
     rows = [row_dict(cur, raw) for raw in cur]
@@ -581,8 +594,9 @@ class Views:
 
     _conn: sqlite3.Connection
 
-    def get_messages(self, session_id: str) -> list[dict[str, Any]]:
-        return session_messages(self._conn, session_id)
+    def get_messages(self, session_id: str, *, readable: bool = False) -> list[dict[str, Any]]:
+        """Every message of a session; ``readable``: rewound ones left out, as a read shows it."""
+        return session_messages(self._conn, session_id, readable=readable)
 
     def get_message_ends(
         self, session_id: str, head: int, tail: int

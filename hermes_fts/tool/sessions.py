@@ -190,7 +190,7 @@ def read(ctx: CallContext, session_id: str, full: bool = False) -> dict[str, Any
         raise _not_found(session_id)
     try:
         if full:
-            chosen = list(ctx.store.get_messages(session_id))
+            chosen = list(ctx.store.get_messages(session_id, readable=True))
             total = len(chosen)
         else:
             total, chosen = ctx.store.get_message_ends(session_id, _READ_HEAD, _READ_TAIL)
