@@ -196,8 +196,11 @@ def get_messages_beyond(
     skipping rewound ones as ``get_messages_around`` does: the page that follows
     (precedes) one a reader was shown.  ``{"window": [...], "at_start": bool,
     "at_end": bool}``, the edges saying that no message of the session lies
-    before (after) the page; None when the message is not one of the session."""
-    if _fetch(conn, _SELECT + " WHERE id = ? AND session_id = ?", (message_id, session_id)) == []:
+    before (after) the page; None when the message is one of another session.
+    A message that no longer exists (Hermes' /retry and /undo rewrite a session's
+    rows) still marks its place: the page a reader was following goes on from there."""
+    owner = conn.execute("SELECT session_id FROM messages WHERE id = ?", (message_id,)).fetchone()
+    if owner is not None and owner[0] != session_id:
         return None
     rows = _beyond(conn, session_id, message_id, count + 1, forward)
     last = len(rows) <= count  # nothing beyond the page on its far side

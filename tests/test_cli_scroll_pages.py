@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -129,3 +131,30 @@ def test_the_pages_come_from_the_api_as_the_command_shows_them(
         for alone in ({"session_id": "long"}, {}, {"query": "message"}):  # nothing to page past
             refused = session_search(st, beyond="after", **alone)
             assert refused["success"] is False and "around_message_id" in refused["error"]
+
+
+def test_a_page_beside_a_message_that_no_longer_exists(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Paging on from a message Hermes deleted meanwhile (/retry and /undo rewrite a
+    session's rows) failed with 'message N is not in session'; the page goes on
+    from where it was, and says so."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as st:
+        ids = conversation(st, "s", [("user", f"m{i}") for i in range(10)], start=T0)
+        conversation(st, "other", [("user", "elsewhere")], start=T0)
+        elsewhere = st.get_messages("other")[0]["id"]
+    gone = ids[4]
+    shell = [str(shutil.which("sqlite3")), str(db), f"DELETE FROM messages WHERE id = {gone}"]
+    subprocess.run(shell, check=True, timeout=60)
+    for side, expected in (("--after", ids[5:9]), ("--before", ids[0:4])):
+        argv = ["--db", str(db), "--json", "scroll", "s", str(gone), "--window", "2", side]
+        assert main(argv) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert [m["id"] for m in doc["messages"]] == expected, side
+        assert any(f"message {gone} no longer exists" in n for n in doc["query_notes"])
+    shown, out = _page(db, capsys, ["scroll", "s", str(gone), "--after"])
+    assert shown == ids[5:] and "(end of session)" in out
+    # A message of another session is still no place in this one.
+    assert main(["--db", str(db), "scroll", "s", str(elsewhere), "--after"]) == 1
+    assert f"message {elsewhere} is not in session s" in capsys.readouterr().err

@@ -91,7 +91,10 @@ def scroll(
     if ctx.session(session_id) is None:
         raise _not_found(session_id)
     if beyond is not None:
-        return _page_beyond(ctx, session_id, anchor_id, size, beyond == "after", full, window_note)
+        gone = None if flags is not None else _gone(anchor_id, beyond)
+        return _page_beyond(
+            ctx, session_id, anchor_id, size, beyond == "after", full, [window_note, gone]
+        )
     try:
         view = ctx.around(session_id, anchor_id, size)
     except Exception as exc:  # noqa: BLE001 - reported to the caller
@@ -158,6 +161,13 @@ def _not_in_session(anchor_id: int, session_id: str) -> ToolError:
     )
 
 
+def _gone(anchor_id: int, beyond: str) -> str:
+    return (
+        f"message {anchor_id} no longer exists (the session was rewritten, by /retry or "
+        f"/undo, say); these are the messages {beyond} where it was"
+    )
+
+
 def _page_beyond(
     ctx: CallContext,
     session_id: str,
@@ -165,7 +175,7 @@ def _page_beyond(
     size: int,
     forward: bool,
     full: bool,
-    window_note: str | None,
+    notes: list[str | None],
 ) -> dict[str, Any]:
     """The 2 × ``size`` messages after (``forward``) or before ``anchor_id``: the page
     that follows (precedes) one a reader was shown, so pages never overlap."""
@@ -177,7 +187,7 @@ def _page_beyond(
     # Paging backwards goes on from the page's first message: the budget leaves out
     # the first ones, so the next page back shows them.
     page = list(view["window"])
-    return _shaped(with_notes(frame, [window_note]), page, None, full, first_out=not forward)
+    return _shaped(with_notes(frame, notes), page, None, full, first_out=not forward)
 
 
 # --------------------------------------------------------------------------- read
