@@ -1,4 +1,5 @@
-"""Text as a reader sees it: where it may be cut without breaking a character.
+"""Text as a reader sees it: where it may be cut without breaking a character, and
+how many terminal columns it takes.
 
 A character here is what a reader sees as one: a letter with its combining
 marks, an emoji with its joiners, modifiers and variation selectors, a flag's
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["char_end", "char_start", "whole_prefix"]
+__all__ = ["char_end", "char_start", "columns", "fit_columns", "whole_prefix"]
 
 _JOINERS = {"\u200d", "\ufe0e", "\ufe0f"}  # zero-width joiner, variation selectors
 _ESCAPE_LENGTH = 6  # \uXXXX
@@ -92,3 +93,42 @@ def whole_prefix(text: str, limit: int) -> str:
         return text
     end = char_start(text, _escape_start(text, max(limit, 0)))
     return text[:end]
+
+
+def _width(ch: str) -> int:
+    """Terminal columns of one code point: 2 for wide (CJK, most emoji), 0 for marks,
+    joiners and other characters drawn with the one before."""
+    if unicodedata.east_asian_width(ch) in ("W", "F") or _regional(ch):
+        return 2  # a regional indicator starts a flag, drawn two columns wide
+    if _joins_previous(ch) or unicodedata.category(ch) in ("Cf", "Me"):
+        return 0
+    return 1
+
+
+def columns(text: str) -> int:
+    """The terminal columns ``text`` takes (an emoji sequence as its first character)."""
+    if text.isascii():
+        return len(text)
+    total, i = 0, 0
+    while i < len(text):
+        end = char_end(text, i + 1)
+        total += _width(text[i])
+        i = end
+    return total
+
+
+def fit_columns(text: str, width: int, mark: str = "\u2026") -> str:
+    """``text`` cut to at most ``width`` terminal columns, ending with ``mark`` when cut,
+    at a character's edge."""
+    if columns(text) <= width:
+        return text
+    room = width - columns(mark)
+    used, i = 0, 0
+    while i < len(text):
+        end = char_end(text, i + 1)
+        step = _width(text[i])
+        if used + step > room:
+            break
+        used += step
+        i = end
+    return text[:i] + mark

@@ -54,6 +54,7 @@ CLI_MAY_IMPORT = {
     "hermes_fts.tool.errors",
     "hermes_fts.tool.profiles",
     "hermes_fts.search.snippets",  # readable_text: stored text as people read it
+    "hermes_fts._display",  # terminal columns of wide characters
     "hermes_fts.loader",
     "hermes_fts._sqlite",  # a file check
     "hermes_fts._sharing",  # pause_when_shared, the run lock: the command's own pacing

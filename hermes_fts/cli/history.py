@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from .._display import columns, fit_columns
 from .._params import as_int
 from .._sqlite import file_kind
 from ..content import render_tool_calls
@@ -40,6 +41,7 @@ from .output import (
     emit_json,
     highlight,
     one_line,
+    pad,
     printable,
     style,
     use_color,
@@ -546,14 +548,32 @@ def cmd_browse(args: argparse.Namespace) -> int:
     first = args.offset + 1
     span = f"{first}-{args.offset + len(rows)} of the" if args.offset else f"{len(rows)}"
     print(f"{span} most recently active sessions ({elapsed:.1f} ms)")
-    header = f"{'last active':<28} {'source':<9} {'msgs':>5}  title / preview"
-    print(style(header, BOLD, color))
-    for row in rows:
-        label = row.get("title") or row.get("preview") or "(empty)"
-        print(
-            f"{str(row.get('last_active')):<28} {str(row.get('source')):<9} "
-            f"{row.get('message_count', 0):>5}  {one_line(label, 60)}"
+    cells = [
+        (
+            one_line(row.get("last_active")),
+            one_line(row.get("source")),
+            f"{row.get('message_count', 0):,}",
+            one_line(row.get("title") or row.get("preview") or "(empty)"),
         )
-        print(style(f"{'':<44}{row.get('link')}", DIM, color))
+        for row in rows
+    ]
+    # Columns as wide as their widest cell, counted in terminal columns: a date,
+    # a source or a title in CJK takes two a character.
+    widths = [
+        max(columns(name), *(columns(cell[k]) for cell in cells))
+        for k, name in enumerate(_BROWSE_COLUMNS[:3])
+    ]
+    indent = sum(widths) + 4
+    head = _BROWSE_COLUMNS
+    header = f"{pad(head[0], widths[0])} {pad(head[1], widths[1])} {head[2]:>{widths[2]}}  "
+    print(style(header + head[3], BOLD, color))
+    for row, (when, source, count, label) in zip(rows, cells):
+        title = fit_columns(label, _TITLE_COLUMNS)
+        print(f"{pad(when, widths[0])} {pad(source, widths[1])} {count:>{widths[2]}}  {title}")
+        print(style(" " * indent + one_line(row.get("link")), DIM, color))
     _more(payload, color, sys.stdout)
     return 0
+
+
+_BROWSE_COLUMNS = ("last active", "source", "msgs", "title / preview")
+_TITLE_COLUMNS = 60

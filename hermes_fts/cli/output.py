@@ -12,6 +12,8 @@ import re
 import sys
 from typing import Any, TextIO
 
+from .._display import columns
+
 MARK_OPEN = ">>>"
 MARK_CLOSE = "<<<"
 BOLD_MATCH = "\x1b[1;33m"
@@ -125,3 +127,9 @@ def one_line(text: Any, width: int = LINE_CHARS) -> str:
         return ""
     flat = " ".join(printable(str(text)).split())
     return flat if len(flat) <= width else flat[: width - 1] + "\u2026"
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` and the spaces that make it ``width`` terminal columns wide (a CJK
+    character takes two, a combining mark none)."""
+    return text + " " * max(0, width - columns(text))
