@@ -78,9 +78,9 @@ def _message_text(msg: dict[str, Any]) -> str:
 
 
 def _role_label(msg: dict[str, Any]) -> str:
-    role = str(msg.get("role") or "?")
+    role = one_line(msg.get("role") or "?")
     if role == "tool" and msg.get("tool_name"):
-        return f"tool:{printable(str(msg['tool_name']))}"
+        return f"tool:{one_line(msg['tool_name'])}"
     return role
 
 
@@ -129,18 +129,21 @@ def _print_session_header(
     args: argparse.Namespace, payload: dict[str, Any], elapsed: float, color: bool
 ) -> None:
     meta = payload.get("session_meta") or {}
-    title = printable(meta.get("title") or "(untitled)")
-    print(
-        f"{style(title, BOLD, color)}  {meta.get('source')} · {meta.get('when')} · "
-        f"{meta.get('model')}  ({elapsed:.1f} ms)"
-    )
-    line = f"{payload.get('link')}"
+    title = one_line(meta.get("title") or "(untitled)")
+    print(f"{style(title, BOLD, color)}  {_origin(meta)}  ({elapsed:.1f} ms)")
+    line = one_line(payload.get("link"))
     if payload.get("profile"):
         line += f"  (found in profile {payload['profile']})"
     print(line)
     if payload.get("warning"):
         print(style(f"note: {payload['warning']}", DIM, color))
     _print_notes(args, payload, color, sys.stdout)
+
+
+def _origin(meta: dict[str, Any]) -> str:
+    """``source · when · model`` of a session, each on one line and without the
+    controls stored text may hold (a model name with an escape sequence, say)."""
+    return " · ".join(one_line(meta.get(key)) for key in ("source", "when", "model"))
 
 
 def _print_notes(
@@ -371,17 +374,11 @@ def _print_search(
 
 
 def _print_result(number: int, res: dict[str, Any], color: bool, out: TextIO) -> None:
-    title = printable(res.get("title") or "(untitled)")
+    title = one_line(res.get("title") or "(untitled)")
     print(file=out)
-    print(
-        f"{number}. {style(title, BOLD, color)}  "
-        f"{res.get('source')} · {res.get('when')} · {res.get('model')}",
-        file=out,
-    )
-    print(
-        f"   {res.get('link')}  match #{res.get('match_message_id')} ({res.get('matched_role')})",
-        file=out,
-    )
+    print(f"{number}. {style(title, BOLD, color)}  {_origin(res)}", file=out)
+    match = f"match #{res.get('match_message_id')} ({one_line(res.get('matched_role'))})"
+    print(f"   {one_line(res.get('link'))}  {match}", file=out)
     snippet = one_line(res.get("snippet"), 200)
     print("   " + highlight(snippet, color), file=out)
     if res.get("detail") == "full":
