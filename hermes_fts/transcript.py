@@ -23,6 +23,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ._display import whole_prefix
 from ._params import as_int
 from ._sqlite import connect_readonly, row_dict
 from .content import as_text, decode_content, parse_tool_calls
@@ -360,7 +361,7 @@ def session_preview(conn: sqlite3.Connection, session_id: str) -> str:
         return ""
     text = " ".join(text.split())
     if len(text) > PREVIEW_CHARS:
-        return text[:PREVIEW_CHARS] + "..."
+        return whole_prefix(text, PREVIEW_CHARS) + "..."
     return text
 
 

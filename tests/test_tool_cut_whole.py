@@ -91,3 +91,16 @@ def test_read_shows_a_cut_json_tool_output_as_text(
     line = next(line for line in out.splitlines() if "tool:escapes:" in line)
     assert line.split("tool:escapes: ", 1)[1].startswith('{"out": "桂林桂林')
     assert "\\u6842" not in line and "[cut from 36,011 characters" in line
+
+
+def test_a_browse_preview_ends_at_a_whole_character(tmp_path: Path) -> None:
+    """The preview of a session's first message was its first 60 code points: half
+    an emoji family, or a letter without its accent."""
+    path = tmp_path / "state.db"
+    with SessionStore(path) as st:
+        conversation(st, "f", [("user", "x" * 58 + FAMILY + " more")], start=T0)
+        conversation(st, "a", [("user", "e\u0301" * 40)], start=T0 + 10)
+        page = session_search(st)
+    previews = {entry["session_id"]: entry["preview"] for entry in page["results"]}
+    assert previews["f"] == "x" * 58 + "..."
+    assert previews["a"] == "e\u0301" * 30 + "..."
