@@ -141,8 +141,8 @@ def test_sync_reports_the_rows_it_applied(db: Path) -> None:
     pending = sqlite3.connect(db).execute("SELECT COUNT(*) FROM hermes_fts_cjk_pending")
     assert pending.fetchone()[0] == 50
     code, payload = cli("sync", "--db", str(db))
-    assert code == 0 and payload == {"applied": 50, "pending": 0}
-    assert cli("sync", "--db", str(db))[1] == {"applied": 0, "pending": 0}
+    assert code == 0 and payload == {"success": True, "applied": 50, "pending": 0}
+    assert cli("sync", "--db", str(db))[1] == {"success": True, "applied": 0, "pending": 0}
     shell_rows(db, 7, 51)
     with SessionStore(db) as store:  # the open applies them; the first sync says so
         assert store.index_state()["cjk_pending"] == 0
@@ -327,3 +327,27 @@ def test_cli_arguments_that_are_not_utf8_are_a_clear_error(lone_db: Path) -> Non
         payload = json.loads(proc.stdout.decode("utf-8"))
         assert proc.returncode != 0 and payload["success"] is False
         assert "holds a lone UTF-16 surrogate" in payload["error"], payload
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["status"],
+        ["path"],
+        ["sync"],
+        ["search", "deploy"],
+        ["browse"],
+        ["bench", "--repeats", "1"],
+        ["optimize-storage", "--yes"],
+        ["demo"],
+    ],
+    ids=lambda c: c[0],
+)
+def test_every_command_s_document_says_success(
+    db: Path, tmp_path: Path, command: list[str]
+) -> None:
+    """A script reads ``success`` from any command's --json document, as errors carry
+    ``"success": false``.  Regression: status, path, sync, bench and demo left it out."""
+    where = ["--db", str(tmp_path / "demo.db")] if command == ["demo"] else ["--db", str(db)]
+    code, payload = cli(*command, *([] if command == ["path"] else where))
+    assert code == 0 and payload["success"] is True, payload

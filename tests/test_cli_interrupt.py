@@ -151,7 +151,7 @@ def test_sync_json_progress_is_json_lines_and_stdout_one_document(tmp_path: Path
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"applied": BACKLOG, "pending": 0}
+    assert json.loads(done.stdout) == {"success": True, "applied": BACKLOG, "pending": 0}
     events = [json.loads(line) for line in done.stderr.splitlines()]
     progress = [e for e in events if e["event"] == "progress"]
     assert progress and {e["phase"] for e in progress} == {"pending"}
@@ -238,7 +238,12 @@ def test_sync_on_a_store_hermes_fts_never_indexed_says_what_is_left(tmp_path: Pa
         env=_env(),
         timeout=120,
     )
-    assert json.loads(done.stdout) == {"applied": 0, "pending": 0, "slowed_by": ["backfill"]}
+    assert json.loads(done.stdout) == {
+        "success": True,
+        "applied": 0,
+        "pending": 0,
+        "slowed_by": ["backfill"],
+    }
 
 
 def test_ctrl_c_while_optimize_storage_applies_a_backlog_says_it_resumes(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def cmd_path(args: argparse.Namespace) -> int:
         what = "the Hermes drop-in library" if args.hermes else "the library to load"
         raise CommandError(f"cannot provide {what}: {exc}") from exc
     if args.json:
-        emit_json({"path": path})
+        emit_json({"success": True, "path": path})
     else:
         print(path)
     return 0
@@ -77,7 +77,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     home = db_path(args).absolute().parent if args.db or args.profile else hermes_home()
     data["hermes_plugin"] = hermes_host.plugin_status(home)
     if args.json:
-        emit_json({**data, **getattr(args, "status_extra", {})})
+        emit_json({"success": True, **data, **getattr(args, "status_extra", {})})
         return 0
 
     def show(line: str) -> None:  # every `hermes-fts ...` it names: on this store
@@ -305,9 +305,9 @@ def _sync(args: argparse.Namespace, progress: ProgressBar) -> int:
         # is a backfill): said as status says it, so "0 left" is not read as done.
         slowed = store.slowed_by()
     if args.json:
-        emit_json(
-            {"applied": applied, "pending": left, **({"slowed_by": slowed} if slowed else {})}
-        )
+        # "success" as every other command's document has it, failed syncs' too
+        doc = {"success": True, "applied": applied, "pending": left}
+        emit_json({**doc, **({"slowed_by": slowed} if slowed else {})})
     else:
         print(f"Applied {applied:,} pending change(s); {left:,} left.")
         line = _slowed_line(slowed)

@@ -212,6 +212,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if args.json:
             emit_json(
                 {
+                    "success": True,
                     "db": str(path) if db else None,
                     "sessions": sessions,
                     "messages": messages,

@@ -56,7 +56,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if terminal:
             try_write(sys.stderr, "\r\033[K")
     if args.json:
-        emit_json(report)
+        emit_json({"success": True, **report})
         return 0
     print(f"Store: {report['db']} ({human_bytes(report['text_bytes'])} of text)")
     print(
