@@ -26,7 +26,7 @@ def db(tmp_path: Path) -> tuple[Path, list[int]]:
             st,
             "s",
             [
-                ("user", "deploy the tokyo server"),
+                ("user", "deploy the tokyo server \u202egnp.exe\u202c \u2067x\u2069"),
                 {"role": "tool", "content": "deploy done", "tool_name": f"term{EVIL}\ninal"},
             ],
             start=T0,
@@ -46,6 +46,9 @@ def test_stored_fields_print_without_controls(
     assert main(["--db", str(path), *argv]) == 0
     out = capsys.readouterr().out
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", out), repr(out)
+    # bidi overrides and isolates reorder what follows them on the terminal
+    assert not re.search("[\u202a-\u202e\u2066-\u2069]", out), repr(out)
+    assert "gnp.exe" in out
     assert "second line" not in out.split("plan", 1)[0]  # the title stays on its line
     header = next(line for line in out.splitlines() if "plan" in line)
     assert "second line" in header and "cli" in header and "gpt" in header

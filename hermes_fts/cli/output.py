@@ -108,10 +108,12 @@ def style(text: str, code: str, color: bool) -> str:
 
 # Stored text printed to a terminal acts there: tool output keeps its colours, and an
 # OSC sequence retitles the window.  Escape sequences (a lone ESC too: a snippet may cut
-# one) and the other control characters go; tabs and line breaks stay.
+# one) and the other control characters go; tabs and line breaks stay.  The bidi
+# embeddings, overrides and isolates go too: a stored U+202E shows what follows it
+# reversed, the rest of the line included (the marks LRM and RLM stay).
 _TERMINAL_CONTROLS = re.compile(
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])?"
-    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 )
 
 
