@@ -106,3 +106,16 @@ def test_read_says_how_many_of_the_ends_it_shows(
     assert 0 < len(shown) < 20  # more than the tail was left out
     assert f"showing the first {len(shown)}. " in out, out.splitlines()[:6]
     assert "the last -" not in out and "the last 0" not in out
+
+
+def test_the_tool_s_read_says_how_many_of_the_ends_it_shows(db: Path) -> None:
+    """The tool's own message counted 20 and 10 whatever the budget left out:
+    "showing the first 20 and the last 10" above fewer messages."""
+    from hermes_fts import session_search
+
+    with SessionStore(db, readonly=True) as st:
+        out = session_search(st, session_id="calls")
+    shown = len(out["messages"])
+    assert out["truncated"] and out.get("messages_omitted"), out.keys()
+    assert 0 < shown < 20
+    assert f"showing the first {shown}. " in out["message"], out["message"]

@@ -217,13 +217,18 @@ def read(ctx: CallContext, session_id: str, full: bool = False) -> dict[str, Any
         "message_count": total,
         "truncated": truncated,
     }
+    out = _shaped(frame, chosen, None, full)
     if truncated:
-        frame["message"] = (
-            f"Session has {total} messages; showing the first {_READ_HEAD} and the last "
-            f"{_READ_TAIL}. To see the middle, pass around_message_id (any message id shown "
-            "here) with this session_id."
+        # Counted after the payload budget, which may leave some of the ends out.
+        shown = {m.get("id") for m in out["messages"]}
+        head = sum(m.get("id") in shown for m in chosen[:_READ_HEAD])
+        tail = sum(m.get("id") in shown for m in chosen[_READ_HEAD:])
+        last = f" and the last {tail}" if tail else ""
+        out["message"] = (
+            f"Session has {total} messages; showing the first {head}{last}. To see the "
+            "middle, pass around_message_id (any message id shown here) with this session_id."
         )
-    return _shaped(frame, chosen, None, full)
+    return out
 
 
 # --------------------------------------------------------------------------- browse
