@@ -421,3 +421,31 @@ def test_deleted_text_is_merged_out_of_the_word_index_in_paced_steps(
     assert held == 0  # no segment of the word index keeps the deleted word
     assert len(steps) == 1 and steps[0] > 1, steps  # the word index, in several steps
     assert pauses.count(indexing.MIN_PAUSE) >= steps[0] - 1
+
+
+def test_a_paced_merge_ends_while_writers_keep_adding_segments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer that adds a segment in every pause would keep the merge finding
+    work for ever; it stops after writing twice the index's pages."""
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+    with SessionStore(tmp_path / "state.db") as store:
+        store.add_session("s1", "cli")
+        for batch in range(4):
+            store.add_messages(
+                {"session_id": "s1", "role": "user", "content": f"note {batch} {i}"}
+                for i in range(50)
+            )
+        monkeypatch.setattr(indexing, "MERGE_FIRST_PAGES", 1)
+        monkeypatch.setattr(indexing, "next_chunk_rows", lambda rows, elapsed, target: 1)
+        added = [0]
+
+        def writer(_: float) -> None:  # a new segment in each pause
+            added[0] += 1
+            assert added[0] < 1000, "the merge never ends"
+            store.add_messages([{"session_id": "s1", "role": "user", "content": f"w {added[0]}"}])
+
+        (pages,) = store._conn.execute(f"SELECT count(*) FROM {schema.BASE}_data").fetchone()
+        steps = indexing.merge_paced(store._conn, schema.BASE, sleep=writer)
+        assert 0 < steps <= 2 * pages + 1, (steps, pages)
+        assert store.integrity_check()[schema.BASE] is None

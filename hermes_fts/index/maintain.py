@@ -427,9 +427,13 @@ def merge_paced(conn: sqlite3.Connection, index: str, *, sleep: Sleep = time.sle
     write lock for seconds, and a Hermes write waiting behind it may give up.
     FTS5's ``'merge'`` with a negative page count merges segments of every
     level, at most that many pages a call; a call that changed fewer than two
-    rows found one segment left (FTS5's documented test for "no work done")."""
-    pages, steps = MERGE_FIRST_PAGES, 0
-    while True:
+    rows found one segment left (FTS5's documented test for "no work done").
+    Writers adding segments meanwhile could keep it going: it stops once it has
+    written twice the pages the index had, a whole merge's worth and more."""
+    (held,) = conn.execute(f"SELECT count(*) FROM {index}_data").fetchone()
+    budget = 2 * int(held) + MERGE_FIRST_PAGES
+    pages, steps, written = MERGE_FIRST_PAGES, 0, 0
+    while written < budget:
         if steps:
             sleep(MIN_PAUSE)
         started = time.monotonic()
@@ -438,9 +442,10 @@ def merge_paced(conn: sqlite3.Connection, index: str, *, sleep: Sleep = time.sle
             conn.execute(f"INSERT INTO {index}({index}, rank) VALUES('merge', ?)", (-pages,))
             merged = conn.total_changes - before >= 2
         if not merged:
-            return steps
-        steps += 1
+            break
+        steps, written = steps + 1, written + pages
         pages = next_chunk_rows(pages, time.monotonic() - started, TXN_TARGET_S)
+    return steps
 
 
 def _pending_report(
