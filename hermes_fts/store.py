@@ -162,7 +162,11 @@ class SessionStore(transcript.Views, writes.Writes):
             try:  # a store whose open raised (``progress`` may stop it) is closed here
                 # Deleted text is overwritten (§5.3.1), whatever the build's default.
                 self._conn.executescript("PRAGMA secure_delete = ON; PRAGMA foreign_keys = ON;")
-                if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                # Only a file we create gets WAL: an existing store keeps the journal
+                # mode its owner chose (Hermes 0.20+ keeps it out of WAL on a SQLite with
+                # the WAL-reset bug or under `database.journal_mode: delete`, and never
+                # switches a WAL file back).
+                if self._conn.execute("PRAGMA page_count").fetchone()[0] == 0:
                     self._conn.execute("PRAGMA journal_mode = WAL")
                 index_state.align(self._conn, self._caps, base=not self._base_deferred)
                 index_state.unblock_writes(self._conn)

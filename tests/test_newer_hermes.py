@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -391,6 +392,29 @@ def test_hermes_fts_adds_only_names_of_its_own(tmp_path: Path, hermes_venv: Path
     _store, added = added_by_hermes_fts(tmp_path, hermes_venv)
     misnamed = [name for name in added if not name.startswith("hermes_fts")]
     assert not misnamed, f"hermes-fts objects or keys outside its namespace: {misnamed}"
+
+
+def journal_mode(db: Path) -> str:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+    finally:
+        conn.close()
+
+
+def test_hermes_fts_keeps_the_journal_mode_hermes_chose(tmp_path: Path, fork_venv: Path) -> None:
+    """Newer Hermes keeps state.db out of WAL under `database.journal_mode: delete`
+    (and on a SQLite with the WAL-reset bug) and never switches a WAL file back;
+    hermes-fts' writes turned it to WAL for good."""
+    store = Store(tmp_path)
+    config = store.home / "config.yaml"
+    config.write_text(config.read_text() + "database:\n  journal_mode: delete\n")
+    store.drive(fork_venv, "seed", "--sessions", "2")
+    assert journal_mode(store.db) == "delete"
+    store.hermes_fts_writes(fork_venv, "optimize-storage", "--yes")
+    write(store, fork_venv, [{"append": ["fork-new", "user", "新記録 freshfork"]}])
+    store.hermes_fts_writes(fork_venv, "sync")
+    assert journal_mode(store.db) == "delete", store.schema(fork_venv)
 
 
 # The command each fork with a command line installs (async-hermes-agent is a

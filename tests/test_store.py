@@ -111,6 +111,28 @@ def test_default_path_uses_hermes_home(tmp_path: Path, monkeypatch: pytest.Monke
         assert "schema_version" not in names  # that table belongs to Hermes Agent
 
 
+def test_a_store_out_of_wal_keeps_its_journal_mode(tmp_path: Path) -> None:
+    """Hermes 0.20+ keeps state.db out of WAL on a SQLite with the WAL-reset bug or
+    under `database.journal_mode: delete`, and never switches a WAL file back; our
+    write opens (sync, optimize-storage, the plugin's after-turn sync) turned it to
+    WAL for good."""
+    path = tmp_path / "state.db"
+    with SessionStore(path) as store:
+        _fill(store)
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
+    conn.close()
+    with SessionStore(path) as store:
+        store.sync()
+        store.optimize_storage()
+        assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    finally:
+        conn.close()
+
+
 @pytest.mark.parametrize("readonly", [False, True])
 def test_default_path_is_never_created(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, readonly: bool
