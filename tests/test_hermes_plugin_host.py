@@ -92,6 +92,33 @@ def test_status_variants(
 
 
 @pytest.mark.parametrize(
+    "grant",
+    [
+        "      granted_capabilities:\n        - tools.override\n",
+        "      granted_capabilities: [llm.model_override, tools.override]\n",
+    ],
+)
+def test_newer_hermes_capability_grant_is_the_override(
+    tmp_path: Path, yaml_mode: str, grant: str
+) -> None:
+    """Hermes 0.20+ grants the override by `granted_capabilities` alone; status said
+    "execution middleware only" and asked for the grant the store already had."""
+    text = f"plugins:\n  enabled:\n    - hermes-fts\n  entries:\n    hermes-fts:\n{grant}"
+    status = plugin_status(write_config(tmp_path / "h", text))
+    assert status["error"] is None and status["allow_tool_override"] is True
+    assert status["grant"] == "schema override" and status["hint"] is None
+
+
+def test_a_capability_list_without_the_override_grants_nothing(tmp_path: Path) -> None:
+    text = (
+        "plugins:\n  enabled: [hermes-fts]\n  entries:\n    hermes-fts:\n"
+        "      granted_capabilities: [llm.model_override]\n"
+    )
+    status = plugin_status(write_config(tmp_path / "h", text))
+    assert status["grant"] == "execution middleware only" and status["hint"]
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         (HERMES_CONFIG, "enabled in {c}; serves session_search (schema override)"),

@@ -429,13 +429,20 @@ def test_hermes_fts_status_through_the_forks_own_command(
     """With the plugin enabled offline (config.yaml written directly, as 0.22's
     `plugins enable` admission would download a Python), `hermes fts status` runs
     inside the fork and reports the store and who answers session_search."""
-    requirement = hf.FORKS[fork]
-    try:
-        venv = hf.ensure_fork_venv(fork_venvs_root, requirement, hf.base_python())
-    except (he.HermesUnavailable, OSError) as exc:
-        pytest.skip(f"{requirement} cannot be installed here: {exc}")
     store = Store(tmp_path)
     seed_and_optimize(store, hermes_venv)
+    out = fts_status_in_fork(fork_venvs_root, fork, store)
+    assert f"store: {store.db}" in out, out
+    assert "hermes-fts" in out
+
+
+def fts_status_in_fork(root: Path, fork: str, store: Store) -> str:
+    """``hermes fts status`` through the fork's own command; its output."""
+    requirement = hf.FORKS[fork]
+    try:
+        venv = hf.ensure_fork_venv(root, requirement, hf.base_python())
+    except (he.HermesUnavailable, OSError) as exc:
+        pytest.skip(f"{requirement} cannot be installed here: {exc}")
     proc = subprocess.run(
         [str(he.venv_bin(venv, FORK_COMMANDS[fork])), "fts", "status"],
         capture_output=True,
@@ -445,5 +452,23 @@ def test_hermes_fts_status_through_the_forks_own_command(
         timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"store: {store.db}" in proc.stdout, proc.stdout
-    assert "hermes-fts" in proc.stdout
+    return proc.stdout
+
+
+@pytest.mark.parametrize("fork", sorted(FORK_COMMANDS))
+def test_status_agrees_with_a_capability_grant(
+    tmp_path: Path, hermes_venv: Path, fork_venvs_root: Path, fork: str
+) -> None:
+    """Granted by `granted_capabilities: [tools.override]` alone, which these builds
+    honour: the model gets our schema, and both status lines say so (the config
+    line said "execution middleware only" and asked for the grant)."""
+    store = Store(tmp_path)
+    (store.home / "config.yaml").write_text(
+        "plugins:\n  enabled:\n    - hermes-fts\n  entries:\n    hermes-fts:\n"
+        "      granted_capabilities:\n        - tools.override\n"
+    )
+    seed_and_optimize(store, hermes_venv)
+    out = fts_status_in_fork(fork_venvs_root, fork, store)
+    assert "session_search: served by hermes-fts (schema override)" in out, out
+    assert "serves session_search (schema override)" in out, out
+    assert "--allow-tool-override" not in out, out

@@ -20,6 +20,7 @@ from typing import Any
 
 PLUGIN_NAME = "hermes-fts"
 GRANT_FLAG = "--allow-tool-override"
+OVERRIDE_CAPABILITY = "tools.override"  # the same grant in newer Hermes' capability list
 
 
 class ConfigUnreadable(ValueError):
@@ -184,9 +185,7 @@ def plugin_status(hermes_home: str | os.PathLike[str]) -> dict[str, Any]:
     entry = entries.get(PLUGIN_NAME) if isinstance(entries, dict) else None
     out["enabled"] = isinstance(enabled, list) and PLUGIN_NAME in enabled
     out["disabled"] = isinstance(disabled, list) and PLUGIN_NAME in disabled
-    out["allow_tool_override"] = (
-        isinstance(entry, dict) and entry.get("allow_tool_override") is True
-    )
+    out["allow_tool_override"] = _override_granted(entry)
     out["serves_session_search"] = out["enabled"] and not out["disabled"]
     if out["serves_session_search"]:
         out["grant"] = (
@@ -195,6 +194,17 @@ def plugin_status(hermes_home: str | os.PathLike[str]) -> dict[str, Any]:
     if not out["serves_session_search"] or not out["allow_tool_override"]:
         out["hint"] = f"hermes plugins enable {PLUGIN_NAME} {GRANT_FLAG}"
     return out
+
+
+def _override_granted(entry: Any) -> bool:
+    """Whether a ``plugins.entries`` entry grants the tool override: 0.19's
+    ``allow_tool_override``, or the ``granted_capabilities`` list of newer
+    Hermes builds, which grants it alone there."""
+    if not isinstance(entry, dict):
+        return False
+    granted = entry.get("granted_capabilities")
+    capabilities = granted if isinstance(granted, list) else []
+    return entry.get("allow_tool_override") is True or OVERRIDE_CAPABILITY in capabilities
 
 
 _served_cache: dict[str, tuple[tuple[int, int, int] | None, bool]] = {}
