@@ -140,3 +140,20 @@ def test_status_names_the_plugin_config_by_its_full_path(capsys, tmp_path, monke
     assert config == str(tmp_path / "config.yaml")
     assert main(["status", "--db", db.name]) == 0
     assert f"not enabled in {tmp_path / 'config.yaml'};" in capsys.readouterr().out
+
+
+def test_hermes_fts_alone_names_only_the_command_it_needs(capsys):
+    """``hermes fts`` with no command said "the following arguments are required:
+    COMMAND, fts_args", naming an internal argument."""
+    import argparse
+
+    from hermes_fts.hermes.plugin import _setup_cli
+
+    parser = argparse.ArgumentParser(prog="hermes fts")
+    _setup_cli(parser)
+    with pytest.raises(SystemExit) as stopped:
+        parser.parse_args([])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "required: COMMAND" in err and "fts_args" not in err, err
+    assert parser.parse_args(["status"]).fts_args == []

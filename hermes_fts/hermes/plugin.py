@@ -613,7 +613,9 @@ def _setup_cli(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "fts_command", choices=CLI_COMMANDS, metavar="COMMAND", help=", ".join(CLI_COMMANDS)
     )
-    parser.add_argument("fts_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    rest = parser.add_argument("fts_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    # argparse counts a REMAINDER positional as required: `hermes fts` alone named it.
+    rest.required = False
 
 
 def run_cli(argv: list[str]) -> int:
