@@ -327,9 +327,8 @@ class SessionStore(transcript.Views, writes.Writes):
                 applied = indexing.apply_pending(
                     self._conn, before_batch=room, progress=self._progress, sleep=self._pause
                 )
-                for index in index_state.usable_indexes(self._conn, self._caps):
-                    if deleted and index in (BASE, TRIGRAM):
-                        indexing.merge_paced(self._conn, index, sleep=self._pause)
+                if deleted:
+                    self._merge_deleted(room)
         except (sqlite3.DatabaseError, space.NoRoom) as exc:
             if space.out_of_room(exc):
                 # A failed batch's pages stay in the WAL until truncated: give them back.
@@ -347,6 +346,25 @@ class SessionStore(transcript.Views, writes.Writes):
             return 0
         self._seen.synced = self._seen.token()
         return applied
+
+    def _merge_deleted(self, room: Callable[[], None] | None) -> None:
+        """The word and trigram indexes merged after deletes (``_apply_pending``), only
+        where the disk keeps Hermes' room through it (``space.check_merge_room``, and
+        before each step): a merge writes its new segments before it frees the old
+        ones, and unchecked it took the disk's last bytes."""
+        try:
+            for index in index_state.usable_indexes(self._conn, self._caps):
+                if index in (BASE, TRIGRAM):
+                    if self._file is not None:
+                        _sqlite.shrink_wal(self._conn)  # the batches' pages, counted once
+                        space.check_merge_room(self._conn, self._file, index)
+                    indexing.merge_paced(self._conn, index, room, sleep=self._pause)
+        except (sqlite3.DatabaseError, space.NoRoom) as exc:
+            if not space.out_of_room(exc):
+                raise
+            # The changes are applied; optimize-storage's merge takes the deleted words.
+            _sqlite.shrink_wal(self._conn)
+            logger.info("merge of the word and trigram indexes left for later: %s", exc)
 
     def _sync_if_written(self, fresh: tuple[int, int]) -> tuple[int, int]:
         """``sync()`` unless nothing was committed since the last one; the new token.

@@ -24,7 +24,8 @@ import _hermes_env as he
 import pytest
 
 import hermes_fts
-from hermes_fts.index import space
+from hermes_fts.index import maintain as indexing
+from hermes_fts.index import schema, space
 from hermes_fts.store import SessionStore
 
 pytestmark = pytest.mark.skipif(
@@ -260,3 +261,57 @@ def test_the_room_a_killed_run_left_counts_as_free_room(hermes_store, disk):
     assert proc.returncode == 0, out + err
     assert json.loads(out)["ok"] is True
     assert not left.exists()
+
+
+@pytest.mark.parametrize("disk", [120], indirect=True)
+def test_sync_merging_after_deletes_leaves_hermes_its_room(disk, monkeypatch):
+    """With the word and trigram indexes kept, ``sync`` after Hermes deleted messages
+    merges them (§5.3); a merge writes an index anew before its old segments go,
+    so on a nearly full disk it is left for later rather than take Hermes' last room."""
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
+    db = disk / "state.db"
+    with SessionStore(db) as store:  # on an empty store: both indexes and their triggers
+        store.add_session("s1", "cli")
+    rnd = random.Random(3)
+    conn = sqlite3.connect(db)
+    for chunk in range(40):  # Hermes' writes, a segment each: its triggers fill both
+        with conn:
+            conn.executemany(
+                "INSERT INTO messages(session_id, role, content, timestamp) "
+                "VALUES ('s1', 'user', ?, ?)",
+                ((" ".join(rnd.choice(WORDS) for _ in range(40)) + f" row{chunk}-{i}", 1.7e9 + i)
+                 for i in range(250)),
+            )  # fmt: skip
+    conn.close()
+    with SessionStore(db) as store:  # the CJK index takes them
+        store.sync()
+        largest = max(indexing.index_bytes(store._conn, i) or 0 for i in schema.INDEXES)
+    conn = sqlite3.connect(db)
+    with conn:  # then Hermes deletes a session's first messages
+        conn.execute("DELETE FROM messages WHERE id <= 20")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    # Room for the reserve's half and the largest index once, not for a merge's copy.
+    room = space.reserve(db) // 2 + largest
+    leave_free(disk, room)
+    proc = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "sync", "--json", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["pending"] == 0  # the deletes are applied
+    assert shutil.disk_usage(disk).free >= room - (256 << 10)  # and the room is still there
+    conn = sqlite3.connect(db)
+    with conn:  # a Hermes-style write still goes through
+        conn.execute(
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('s1', 'user', 'still here', 2e9)"
+        )
+    conn.close()
+    (disk / "filler").unlink()
+    with SessionStore(db) as store:
+        assert store.search("still", limit=5).rows

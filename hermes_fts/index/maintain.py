@@ -419,9 +419,17 @@ def apply_pending(
 MERGE_FIRST_PAGES = 256
 
 
-def merge_paced(conn: sqlite3.Connection, index: str, *, sleep: Sleep = time.sleep) -> int:
+def merge_paced(
+    conn: sqlite3.Connection,
+    index: str,
+    before_step: Callable[[], None] | None = None,
+    *,
+    sleep: Sleep = time.sleep,
+) -> int:
     """Merge every segment of ``index`` into one, as FTS5's ``'optimize'`` does, in
     steps paced as ``apply_pending``'s batches; returns the steps that merged.
+    ``before_step`` runs before each step and may raise to stop there, as
+    ``apply_pending``'s ``before_batch`` (a merge writes its new segment first).
 
     One ``'optimize'`` is one transaction: on a large word index it held the
     write lock for seconds, and a Hermes write waiting behind it may give up.
@@ -436,6 +444,8 @@ def merge_paced(conn: sqlite3.Connection, index: str, *, sleep: Sleep = time.sle
     while written < budget:
         if steps:
             sleep(MIN_PAUSE)
+        if before_step is not None:
+            before_step()
         started = time.monotonic()
         with write_txn(conn):
             before = conn.total_changes

@@ -36,6 +36,7 @@ __all__ = [
     "vacuum_need",
     "vacuum_need_now",
     "check_vacuum_room",
+    "check_merge_room",
     "need",
     "keep_reserve",
     "give_back_left_room",
@@ -130,6 +131,15 @@ def check_vacuum_room(conn: sqlite3.Connection, path: str | os.PathLike[str]) ->
     need, free = vacuum_need_now(conn, path), free_bytes(path)
     if free < need:
         raise NoRoom(f"the merge and VACUUM need about {need:,} bytes free, the disk has {free:,}")
+
+
+def check_merge_room(conn: sqlite3.Connection, path: str | os.PathLike[str], index: str) -> None:
+    """Raise NoRoom unless merging ``index`` leaves half the ``reserve`` free: a merge
+    writes the index anew (new pages, and the same in the WAL) before the old go."""
+    need = 2 * (indexing.index_bytes(conn, index) or 0) + reserve(path) // 2
+    free = free_bytes(path)
+    if free < need:
+        raise NoRoom(f"merging {index} needs about {need:,} bytes free, the disk has {free:,}")
 
 
 def need(
