@@ -33,7 +33,7 @@ import functools
 import re
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Union
 
 from .._index_text import fold_case, is_latin_token_char, positions, segments
@@ -383,7 +383,9 @@ def _like_sql(node: LikeNode, params: list[Any], columns: tuple[str, ...], fold:
         parts = [_like_sql(LikeText(text), params, columns, fold) for text in node.required]
         # near_matches width-folds itself; the variant fold of spec and
         # columns makes it count the tokens the variants index counts.
-        params.append(fold_text(node.spec) if fold.variants else node.spec)
+        near = _near_of(node.spec)
+        terms = tuple(replace(t, text=fold_text(t.text)) for t in near.terms)
+        params.append(render(Near(terms, near.distance)) if fold.variants else node.spec)
         parts.append(f"{NEAR_FUNCTION}(?, {_row_bytes(columns)})")
         return _balanced(parts, "AND")
     if isinstance(node, LikeWords):
@@ -402,7 +404,9 @@ def _words_sql(node: LikeWords, params: list[Any], columns: tuple[str, ...], fol
     text = _like_escape(fold(node.text))
     params.extend([f"% {text}{'' if node.prefix else ' '}%"] * len(columns))
     spaced = " OR ".join(f"(' ' || COALESCE({c}, '') || ' ') LIKE ? ESCAPE '\\'" for c in columns)
-    params.append(fold(node.spec))
+    # The text folded, then quoted: a full-width ＂ in it folds to a '"' that ends a
+    # quoted spec, and the check then failed the whole search.
+    params.append(render(Term(fold(node.text), node.prefix)))
     parts.append(f"({spaced} OR {WORDS_FUNCTION}(?, {_row_bytes(columns)}))")
     return _balanced(parts, "AND")
 

@@ -1,0 +1,55 @@
+"""Query text a fuzzer found mishandled, through ``SessionStore.search`` on every
+route, the ``session_search`` tool and ``hermes-fts search --json``: each case
+is an answer (never a traceback) with the same rows on every route."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _support import needs_extension
+from _tool_fixtures import T0, conversation, open_store
+
+from hermes_fts.store import SessionStore
+
+pytestmark = needs_extension  # the fts_cjk route and the folding LIKE scan are under test
+
+# fts5 is the opt-in word index (open_store(word_index=True)); None: the store's choice
+ROUTES = (None, "fts5", "fts_cjk", "like_scan")
+
+ROWS = {
+    "tokyo": "database notes on 東京 servers",
+    "quoted": 'the d"e deploy step',
+}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    path: Path = tmp_path_factory.mktemp("fuzzed") / "state.db"
+    st = open_store(path, word_index=True)
+    for n, (name, text) in enumerate(ROWS.items()):
+        conversation(st, name, [("user", text)], start=T0 + n)
+    yield st
+    st.close()
+
+
+def _found(st: SessionStore, query: str, route: str | None) -> set[str]:
+    result = st.search(query, limit=50, route=route, fields=("id", "session_id"))
+    return {row["session_id"] for row in result.rows}
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize(
+    ("query", "wanted"),
+    [
+        ("database＂東京", {"tokyo"}),  # a lone full-width quote inside a word
+        ("NEAR(ｄ＂ｅ deploy)", {"quoted"}),  # and inside a NEAR term
+    ],
+)
+def test_a_full_width_quote_in_a_term_is_searched_on_the_like_scan(
+    store: Any, route: str | None, query: str, wanted: set[str]
+) -> None:
+    # The LIKE check's term was folded after it was quoted: ＂ became a '"' that
+    # closed the quoted term, and the check raised inside SQLite.
+    assert _found(store, query, route) == wanted
