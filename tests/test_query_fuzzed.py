@@ -21,6 +21,7 @@ ROUTES = (None, "fts5", "fts_cjk", "like_scan")
 ROWS = {
     "tokyo": "database notes on 東京 servers",
     "quoted": 'the d"e deploy step',
+    "lisbon": "we deployed the last release from Lisbon",
 }
 
 
@@ -53,3 +54,25 @@ def test_a_full_width_quote_in_a_term_is_searched_on_the_like_scan(
     # The LIKE check's term was folded after it was quoted: ＂ became a '"' that
     # closed the quoted term, and the check raised inside SQLite.
     assert _found(store, query, route) == wanted
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("\u200f last week", "last week"),  # a right-to-left mark pasted before a question
+        (
+            "\ufeffdeployment\u200e releases",
+            "deployment releases",
+        ),  # a file's BOM, a left-to-right mark
+    ],
+)
+def test_an_invisible_format_character_beside_words_is_no_word(
+    store: Any, route: str | None, typed: str, meant: str
+) -> None:
+    # Read as a word of its own, the mark was the question's one other word: the
+    # time words were left out and a search for the mark found nothing; glued to a
+    # word, it kept the word from being searched in its other forms.
+    found = _found(store, typed, route)
+    assert found == _found(store, meant, route)
+    assert "lisbon" in found

@@ -258,8 +258,10 @@ def _read_near_apart(text: str, notes: list[str]) -> str:
 
 
 def _is_edge_punct(ch: str) -> bool:
-    # "%" stays (`61.2%`); it is part of what people search for.
-    return ch != "%" and (ch in string.punctuation or unicodedata.category(ch)[0] == "P")
+    # "%" stays (`61.2%`); it is part of what people search for.  A format character
+    # (a bidi mark, a BOM) no one sees: alone it made a word that found nothing.
+    category = unicodedata.category(ch)
+    return ch != "%" and (ch in string.punctuation or category[0] == "P" or category == "Cf")
 
 
 def _trim(word: str) -> str:
