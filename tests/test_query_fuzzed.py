@@ -22,6 +22,7 @@ ROWS = {
     "tokyo": "database notes on 東京 servers",
     "quoted": 'the d"e deploy step',
     "lisbon": "we deployed the last release from Lisbon",
+    "refused": "connection refused again",
 }
 
 
@@ -76,3 +77,16 @@ def test_an_invisible_format_character_beside_words_is_no_word(
     found = _found(store, typed, route)
     assert found == _found(store, meant, route)
     assert "lisbon" in found
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("query", ["refused的", "天refused"])
+def test_a_word_glued_to_one_cjk_character_in_no_message_is_searched_by_its_word(
+    store: Any, route: str | None, query: str
+) -> None:
+    # Searched only as written, a word no message holds so answered nothing with
+    # no note, though its Latin word is in a message (a name glued to two CJK
+    # characters, Python脚本, was read again by its words already).
+    result = store.search(query, limit=50, route=route, fields=("id", "session_id"))
+    assert {row["session_id"] for row in result.rows} == {"refused"}
+    assert any("is in no message as written" in note for note in result.notes), result.notes

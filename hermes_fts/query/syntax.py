@@ -689,15 +689,13 @@ def _sentence(text: str, short: bool = False) -> bool:
     """A word of six or more CJK characters (three with ``short``), or CJK with
     punctuation inside: a sentence written without spaces, searched as a best
     match of its parts like words side by side.  With ``short``, also a Latin
-    word glued to a CJK word of two or more characters (``Kubernetes扩容``,
-    ``Python脚本``): Chinese and Japanese glue a name to the words around it."""
+    word glued to CJK (``Kubernetes扩容``, ``Python脚本``, ``deploy的``): Chinese and
+    Japanese glue a name to the words around it, a particle too."""
     least = 3 if short else 6
     if len(_CJK_CHAR.findall(text)) >= least or _CJK_PUNCTUATED.search(text) is not None:
         return True
     segs = segments(text) if short else []
-    return any(c and len(s) > 1 for c, s in segs) and any(
-        not c and any(ch.isalpha() for ch in s) for c, s in segs
-    )
+    return any(c for c, _ in segs) and any(not c and any(ch.isalpha() for ch in s) for c, s in segs)
 
 
 # ---------------------------------------------------------------------------
