@@ -90,3 +90,17 @@ def test_a_word_glued_to_one_cjk_character_in_no_message_is_searched_by_its_word
     result = store.search(query, limit=50, route=route, fields=("id", "session_id"))
     assert {row["session_id"] for row in result.rows} == {"refused"}
     assert any("is in no message as written" in note for note in result.notes), result.notes
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("query", ['"' + "refused " * 400, 'deploy "x' + " refused" * 400])
+def test_a_long_query_with_an_unmatched_quote_is_cut_at_the_limit(
+    store: Any, route: str | None, query: str
+) -> None:
+    # The cut read the '"' that closes nothing as a phrase running to the end: the
+    # query was refused as one term over the limit, or cut back to the quote.
+    result = store.search(query, limit=50, route=route, fields=("id", "session_id"))
+    assert "refused" in {row["session_id"] for row in result.rows}
+    cut = next(note for note in result.notes if note.startswith("the query was cut to"))
+    assert int(cut.split()[5]) > 2000, cut
+    assert "ignored an unmatched '\"'" in result.notes

@@ -500,11 +500,14 @@ def _balance(toks: list[_Tok], notes: list[str]) -> list[_Tok]:
     return out
 
 
-def _cut(text: str, written: int, notes: list[str], *, head: bool = False) -> str:
+def _cut(
+    text: str, written: int, notes: list[str], *, head: bool = False, quotes_later: bool = False
+) -> str:
     """``text`` cut to the limit at a term boundary (outside phrases and NEAR).
 
     ``written`` is the length of the query as written; ``head``: ``text`` is only its
-    start, which may end inside a word even when composing made it short enough.
+    start, which may end inside a word even when composing made it short enough;
+    ``quotes_later``: the query holds a '"' after that start.
     """
     if len(text) <= MAX_FTS5_QUERY_CHARS and not head:
         return text
@@ -512,7 +515,10 @@ def _cut(text: str, written: int, notes: list[str], *, head: bool = False) -> st
     best = -1
     for i, ch in enumerate(text[: MAX_FTS5_QUERY_CHARS + 1]):
         if ch == '"':
-            inside = "" if inside == '"' else ('"' if inside == "" else inside)
+            # A '"' that closes nothing is no phrase (_lex ignores it): read as one,
+            # the rest of the query was dropped, or refused as one long term.
+            opens = quotes_later or _closing_quote(text, i) >= 0
+            inside = "" if inside == '"' else ('"' if inside == "" and opens else inside)
         elif inside == "" and text.startswith("NEAR(", i):
             inside = "N"
         elif inside == "N" and ch == ")":
@@ -644,7 +650,8 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
         cleaned = _read_typography(read_full_width_operators(cleaned, notes), notes)
         cleaned = _read_near_apart(cleaned, notes)
         # text decomposed (NFD) composes shorter: its start is still cut, between terms
-        cut = _cut(cleaned, len(text), notes, head=len(start) < len(text))
+        head, later = len(start) < len(text), '"' in text[len(start) :]
+        cut = _cut(cleaned, len(text), notes, head=head, quotes_later=later)
         toks = _lex(drop_invisible(cut, notes), notes)
         expr = _Parser(toks, notes).any_of(0)
         words = [t for t in toks if t.kind == "term"]
