@@ -23,6 +23,7 @@ ROWS = {
     "quoted": 'the d"e deploy step',
     "lisbon": "we deployed the last release from Lisbon",
     "refused": "connection refused again",
+    "osaka": "大阪のたこ焼き屋に行った",
 }
 
 
@@ -104,3 +105,16 @@ def test_a_long_query_with_an_unmatched_quote_is_cut_at_the_limit(
     cut = next(note for note in result.notes if note.startswith("the query was cut to"))
     assert int(cut.split()[5]) > 2000, cut
     assert "ignored an unmatched '\"'" in result.notes
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize(
+    "query", ["「大阪」「たこ焼き」", '"大阪"「たこ焼き」', "“大阪”“たこ焼き”"]
+)
+def test_quoted_phrases_that_touch_are_two_phrases(
+    store: Any, route: str | None, query: str
+) -> None:
+    # Read as '"' each, the quotes between them made '""', a quote inside one
+    # phrase: '大阪"たこ焼き' was searched, which the note did not say.
+    result = store.search(query, limit=50, route=route, fields=("id", "session_id"))
+    assert [row["session_id"] for row in result.rows] == ["osaka"]

@@ -206,12 +206,15 @@ def _read_typography(text: str, notes: list[str]) -> str:
     changed the query without a word: the phrase's words searched apart, the
     grouping of ``（部署 OR 迁移） NOT 生产`` gone.  A ``"`` that closes nothing
     (``_lex`` ignores it) becomes a space, so it cannot close a phrase read here.
-    The text keeps its length (``_cut`` counts on)."""
+    The text keeps its length (``_cut`` counts on), but for a space between a phrase
+    read here and a ``"`` it touches: ``「東京」「ラーメン」`` is two phrases, where
+    ``"東京""ラーメン"`` is one that holds a ``"``."""
     pieces = (p for c in re.split("[ \t\n\r（）()]+", text) if c for p in _split_glued_operators(c))
     grouped = bool({"（", "）"} & set(text)) and (
         bool({"(", ")"} & set(text)) or "NEAR（" in text or any(p in OPERATORS for p in pieces)
     )
     out, read, unmatched, i = list(text), [], [], 0
+    touching: list[int] = []  # where a read quote may touch another '"' after or before it
     while i < len(text):
         ch = text[i]
         if ch == '"':
@@ -225,6 +228,7 @@ def _read_typography(text: str, notes: list[str]) -> str:
         # `“a”"b"` would read `"a""b"` as one phrase: left as written
         if end > i and '"' not in text[i : end + 2] and text[i + 1 : end].strip(_SPACE):
             out[i] = out[end] = '"'
+            touching += [i - 1, end]
             read.append(f'{text[i : end + 1]} as "{text[i + 1 : end]}"')
             i = end + 1
             continue
@@ -234,6 +238,10 @@ def _read_typography(text: str, notes: list[str]) -> str:
         notes.append(f"read typographic quotes as an exact phrase: {', '.join(read)}")
         out = [" " if n in unmatched else c for n, c in enumerate(out)]
         notes += ["ignored an unmatched '\"'"] if unmatched else []
+        out = [
+            c + " " if n in touching and out[n : n + 2] == ['"', '"'] else c
+            for n, c in enumerate(out)
+        ]
     if grouped and any(a != b for a, b in zip(out, text) if b in _PARENTHESES):
         notes.append("read full-width （ ） as parentheses")
     return "".join(out)
@@ -647,11 +655,12 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
         # only what can be searched is cleaned: a huge paste costs no more than the limit
         start = text[: MAX_FTS5_QUERY_CHARS + 1]
         cleaned = clean_control(compose(start), notes)
-        cleaned = _read_typography(read_full_width_operators(cleaned, notes), notes)
-        cleaned = _read_near_apart(cleaned, notes)
+        read = _read_typography(read_full_width_operators(cleaned, notes), notes)
+        grown = len(read) - len(cleaned)  # a space between two phrases that touch
+        cleaned = _read_near_apart(read, notes)
         # text decomposed (NFD) composes shorter: its start is still cut, between terms
         head, later = len(start) < len(text), '"' in text[len(start) :]
-        cut = _cut(cleaned, len(text), notes, head=head, quotes_later=later)
+        cut = _cut(cleaned, len(text) + grown, notes, head=head, quotes_later=later)
         toks = _lex(drop_invisible(cut, notes), notes)
         expr = _Parser(toks, notes).any_of(0)
         words = [t for t in toks if t.kind == "term"]
