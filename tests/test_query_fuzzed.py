@@ -118,3 +118,15 @@ def test_quoted_phrases_that_touch_are_two_phrases(
     # phrase: '大阪"たこ焼き' was searched, which the note did not say.
     result = store.search(query, limit=50, route=route, fields=("id", "session_id"))
     assert [row["session_id"] for row in result.rows] == ["osaka"]
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_common_word_typed_in_full_width_is_left_out_like_its_ascii(
+    store: Any, route: str | None
+) -> None:
+    # Every index reads ｔｈｅ as "the", but the best match did not know it for a
+    # common word: it decided the match and found every row holding "the".
+    typed = store.search("refused ｔｈｅ", limit=50, route=route, fields=("id", "session_id"))
+    assert {row["session_id"] for row in typed.rows} == {"refused"}
+    assert _found(store, "refused the", route) == {"refused"}
+    assert any("left out common words" in note and "ｔｈｅ" in note for note in typed.notes)

@@ -341,7 +341,8 @@ def _is_stop(text: str) -> bool:
             or all(0x3041 <= ord(c) <= 0x309F for c in text)
             or straddles(text)
         )
-    return text.lower() in STOP_WORDS
+    # ｔｈｅ, as a CJK keyboard in full-width mode types it, is the word every index reads
+    return fold_width(text).lower() in STOP_WORDS
 
 
 def _indexable(text: str) -> bool:
