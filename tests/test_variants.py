@@ -299,7 +299,7 @@ def test_variants_option_parsing(db: Db) -> None:
     assert db.terms("東京", "VARIANTS", "1") == ["东京"]
     assert db.terms("東京", "variants", "0") == ["東京"]
     for bad in (["variants", "2"], ["variants", "yes"], ["variants"], ["variants", ""]):
-        with pytest.raises(DB_ERRORS, match="'kana' take 0 or 1"):
+        with pytest.raises(DB_ERRORS, match=r"refused 'variants.*take 0 or 1"):
             db.tokens("東京", *bad)
         with pytest.raises(DB_ERRORS):
             db.run(
