@@ -114,5 +114,6 @@ def test_status_on_a_terminal_redraws_one_line(store: Path) -> None:
     os.close(leader)
     assert done.returncode == 0 and b"Measuring" not in done.stdout
     text = seen.decode()
-    assert text.count("\rMeasuring text") >= 2 and "60/60 ids" in text, repr(text)
+    # each redraw clears the line first (\x1b[K): a shorter line leaves no tail
+    assert text.count("\r\x1b[KMeasuring text") >= 2 and "60/60 ids" in text, repr(text)
     assert text.rstrip().endswith("Measuring the indexes…")
