@@ -380,10 +380,9 @@ def apply_pending(
 ) -> int:
     """Bring messages_fts_cjk up to date from the pending table; returns ids applied.
 
-    Each batch is its own write transaction, paced as a backfill's chunks
-    are: the first takes ``PENDING_BATCH_IDS`` ids, the next ones are sized
-    to last about ``TXN_TARGET_S``, and ``MIN_PAUSE`` passes between them so
-    that a writer waiting for the lock gets it.  Without that, batches of
+    Batches are ``paced_steps``: the first takes ``PENDING_BATCH_IDS`` ids, the
+    next ones are sized to last about ``TXN_TARGET_S``, with ``MIN_PAUSE``
+    between them for a writer waiting for the lock.  Without that, batches of
     long tool outputs held the lock back to back for longer than Hermes
     retries a write.  A batch deletes the pending rows it applied (and their
     old text) in its own transaction; with nothing pending no write lock is
@@ -398,21 +397,48 @@ def apply_pending(
         return 0
     report = _pending_report(conn, PENDING_BATCH_IDS, progress)
     applied = 0
-    ids = PENDING_BATCH_IDS
-    while conn.execute(f"SELECT 1 FROM {CJK_PENDING} LIMIT 1").fetchone() is not None:
-        if applied:
-            sleep(MIN_PAUSE)
-        if before_batch is not None:
-            before_batch()
-        started = time.monotonic()
-        with write_txn(conn):
-            n = apply_pending_batch(conn, ids)
-        if n == 0:
-            break
-        ids = next_chunk_rows(ids, time.monotonic() - started, TXN_TARGET_S)
+
+    def waiting() -> bool:
+        return conn.execute(f"SELECT 1 FROM {CJK_PENDING} LIMIT 1").fetchone() is not None
+
+    def batch(ids: int) -> int:
+        return apply_pending_batch(conn, ids)
+
+    for n in paced_steps(
+        conn, batch, PENDING_BATCH_IDS, more=waiting, before=before_batch, sleep=sleep
+    ):
         applied += n
         report(applied)
     return applied
+
+
+def paced_steps(
+    conn: sqlite3.Connection,
+    step: Callable[[int], int],
+    size: int,
+    *,
+    more: Callable[[], bool],
+    before: Callable[[], None] | None,
+    sleep: Sleep,
+) -> Iterator[int]:
+    """``step(size)`` in its own write transaction while ``more()`` and each call
+    does work (returns above 0), yielding what each did: paced as ``drive_chunks``
+    paces a fill, but a locked store raises rather than being waited out (a
+    search's apply gives up at once).  ``before`` may raise to stop."""
+    first = True
+    while more():
+        if not first:
+            sleep(MIN_PAUSE)
+        first = False
+        if before is not None:
+            before()
+        started = time.monotonic()
+        with write_txn(conn):
+            done = step(size)
+        if done <= 0:
+            return
+        yield done
+        size = next_chunk_rows(size, time.monotonic() - started, TXN_TARGET_S)
 
 
 # The first step of a paced merge, in leaf pages; later ones are sized to TXN_TARGET_S.
@@ -427,7 +453,7 @@ def merge_paced(
     sleep: Sleep = time.sleep,
 ) -> int:
     """Merge every segment of ``index`` into one, as FTS5's ``'optimize'`` does, in
-    steps paced as ``apply_pending``'s batches; returns the steps that merged.
+    ``paced_steps``; returns the steps that merged.
     ``before_step`` runs before each step and may raise to stop there, as
     ``apply_pending``'s ``before_batch`` (a merge writes its new segment first).
 
@@ -440,21 +466,21 @@ def merge_paced(
     written twice the pages the index had, a whole merge's worth and more."""
     (held,) = conn.execute(f"SELECT count(*) FROM {index}_data").fetchone()
     budget = 2 * int(held) + MERGE_FIRST_PAGES
-    pages, steps, written = MERGE_FIRST_PAGES, 0, 0
-    while written < budget:
-        if steps:
-            sleep(MIN_PAUSE)
-        if before_step is not None:
-            before_step()
-        started = time.monotonic()
-        with write_txn(conn):
-            before = conn.total_changes
-            conn.execute(f"INSERT INTO {index}({index}, rank) VALUES('merge', ?)", (-pages,))
-            merged = conn.total_changes - before >= 2
-        if not merged:
-            break
+
+    def merge(pages: int) -> int:
+        before = conn.total_changes
+        conn.execute(f"INSERT INTO {index}({index}, rank) VALUES('merge', ?)", (-pages,))
+        return pages if conn.total_changes - before >= 2 else 0
+
+    steps = written = 0
+
+    def unfinished() -> bool:
+        return written < budget
+
+    for pages in paced_steps(
+        conn, merge, MERGE_FIRST_PAGES, more=unfinished, before=before_step, sleep=sleep
+    ):
         steps, written = steps + 1, written + pages
-        pages = next_chunk_rows(pages, time.monotonic() - started, TXN_TARGET_S)
     return steps
 
 
