@@ -36,6 +36,19 @@ def open_store(path: Path, *, word_index: bool = False) -> SessionStore:
         return SessionStore(path)
 
 
+def one_message_each(
+    tmp_path_factory: pytest.TempPathFactory, name: str, rows: dict[str, str]
+) -> Iterator[tuple[SessionStore, Path]]:
+    """A store whose sessions each hold one user message (``rows``: session, text),
+    with every index kept (every route, fts5 too); yields it and its path."""
+    path = tmp_path_factory.mktemp(name) / "state.db"
+    st_ = open_store(path, word_index=True)
+    for n, (session, text) in enumerate(rows.items()):
+        conversation(st_, session, [("user", text)], start=T0 + n)
+    yield st_, path
+    st_.close()
+
+
 def conversation(
     store: SessionStore,
     session_id: str,

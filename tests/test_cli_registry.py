@@ -411,6 +411,19 @@ def test_path_says_why_a_library_that_is_there_does_not_load(tmp_path, capsys, m
     assert "does not load" in json.loads(capsys.readouterr().out)["error"]
 
 
+def with_library(library: Path | None, *argv: str) -> str:
+    """``hermes-fts ARGV``'s stdout in its own process, loading ``library`` (None: the
+    one installed), with the extension on; it must succeed."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("HERMES_CJK_FTS", None)
+    env.pop("HERMES_FTS_LIBRARY", None)
+    env.update({"HERMES_FTS_LIBRARY": str(library)} if library else {})
+    command = [sys.executable, "-m", "hermes_fts.cli", *argv]
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
 def test_status_says_why_the_extension_did_not_load(tmp_path):
     """With a library that does not load, status said "missing (not loaded)" and its
     JSON no more; the cause went only to a log line on stderr."""
@@ -422,14 +435,7 @@ def test_status_says_why_the_extension_did_not_load(tmp_path):
     bad.write_bytes(b"not a library\n")
 
     def status(*extra: str, library: Path | None) -> str:
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
-        env.pop("HERMES_FTS_LIBRARY", None)
-        env.pop("HERMES_CJK_FTS", None)
-        env.update({"HERMES_FTS_LIBRARY": str(library)} if library else {})
-        argv = [sys.executable, "-m", "hermes_fts.cli", "status", "--db", str(db), *extra]
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout
+        return with_library(library, "status", "--db", str(db), *extra)
 
     ext = json.loads(status("--json", library=bad))["extension"]
     assert ext["loaded"] is False and str(bad) in ext["error"], ext
@@ -450,14 +456,7 @@ def test_a_search_without_a_library_that_loads_says_so_in_its_notes(tmp_path):
     bad.write_bytes(b"not a library\n")
 
     def search(library: Path | None) -> dict:
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
-        env.pop("HERMES_CJK_FTS", None)
-        env.pop("HERMES_FTS_LIBRARY", None)
-        env.update({"HERMES_FTS_LIBRARY": str(library)} if library else {})
-        argv = [sys.executable, "-m", "hermes_fts.cli", "search", "东京", "--db", str(db)]
-        proc = subprocess.run([*argv, "--json"], capture_output=True, text=True, env=env)
-        assert proc.returncode == 0, proc.stderr
-        return json.loads(proc.stdout)
+        return json.loads(with_library(library, "search", "东京", "--db", str(db), "--json"))
 
     broken = search(bad)
     assert broken["count"] == 0, broken

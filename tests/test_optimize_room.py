@@ -179,6 +179,17 @@ def leave_free(folder: Path, room: int) -> None:
         out.write(bytes(max(0, free - room)))
 
 
+def sync_json(db: Path) -> subprocess.CompletedProcess[str]:
+    """``hermes-fts sync --json`` on ``db`` in its own process, no stdin."""
+    return subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "sync", "--json", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 @pytest.mark.parametrize("disk", [60], indirect=True)
 def test_sync_on_a_nearly_full_disk_leaves_hermes_its_room(disk):
     """``sync`` stops before the pending apply takes the disk's last bytes: the rows
@@ -205,13 +216,7 @@ def test_sync_on_a_nearly_full_disk_leaves_hermes_its_room(disk):
     # far less than applying the backlog takes.
     room = space.reserve(db) // 4
     leave_free(disk, room)
-    proc = subprocess.run(
-        [sys.executable, "-m", "hermes_fts.cli", "sync", "--json", "--db", str(db)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = sync_json(db)
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["pending"] > 0 and doc["reason"] == "disk_full", doc
@@ -295,13 +300,7 @@ def test_sync_merging_after_deletes_leaves_hermes_its_room(disk, monkeypatch):
     # Room for the reserve's half and the largest index once, not for a merge's copy.
     room = space.reserve(db) // 2 + largest
     leave_free(disk, room)
-    proc = subprocess.run(
-        [sys.executable, "-m", "hermes_fts.cli", "sync", "--json", "--db", str(db)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = sync_json(db)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(proc.stdout)["pending"] == 0  # the deletes are applied
     assert shutil.disk_usage(disk).free >= room - (256 << 10)  # and the room is still there

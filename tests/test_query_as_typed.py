@@ -10,14 +10,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _support import needs_extension
-from _tool_fixtures import T0, conversation, open_store
+from _tool_fixtures import T0, conversation, one_message_each, open_store
 
 from hermes_fts import session_search
 from hermes_fts.query.syntax import parse_query
@@ -37,22 +36,9 @@ ROWS = {
 }
 
 
-def _one_message_each(
-    tmp_path_factory: pytest.TempPathFactory, name: str, rows: dict[str, str]
-) -> Iterator[tuple[SessionStore, Path]]:
-    """A store whose sessions each hold one user message (``rows``: session, text),
-    with every index kept (every route, fts5 too); yields it and its path."""
-    path = tmp_path_factory.mktemp(name) / "state.db"
-    st_ = open_store(path, word_index=True)
-    for n, (session, text) in enumerate(rows.items()):
-        conversation(st_, session, [("user", text)], start=T0 + n)
-    yield st_, path
-    st_.close()
-
-
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    yield from _one_message_each(tmp_path_factory, "typed", ROWS)
+    yield from one_message_each(tmp_path_factory, "typed", ROWS)
 
 
 def cli(db: Path, *args: str) -> dict[str, Any]:
@@ -134,7 +120,7 @@ KOREAN_NAMES = {
 
 @pytest.fixture(scope="module")
 def korean_names(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    yield from _one_message_each(tmp_path_factory, "korean_names", KOREAN_NAMES)
+    yield from one_message_each(tmp_path_factory, "korean_names", KOREAN_NAMES)
 
 
 @pytest.mark.parametrize("route", EVERY_ROUTE)
@@ -165,7 +151,7 @@ QUOTED = {
 
 @pytest.fixture(scope="module")
 def quoted(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    yield from _one_message_each(tmp_path_factory, "quoted", QUOTED)
+    yield from one_message_each(tmp_path_factory, "quoted", QUOTED)
 
 
 @pytest.mark.parametrize("route", EVERY_ROUTE)
@@ -231,7 +217,7 @@ INVISIBLE = {
 
 @pytest.fixture(scope="module")
 def invisible(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    yield from _one_message_each(tmp_path_factory, "invisible", INVISIBLE)
+    yield from one_message_each(tmp_path_factory, "invisible", INVISIBLE)
 
 
 @pytest.mark.parametrize("route", EVERY_ROUTE)
@@ -303,7 +289,7 @@ SIGNS = {
 
 @pytest.fixture(scope="module")
 def signs(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    yield from _one_message_each(tmp_path_factory, "signs", SIGNS)
+    yield from one_message_each(tmp_path_factory, "signs", SIGNS)
 
 
 @pytest.mark.parametrize("route", EVERY_ROUTE)
@@ -468,7 +454,7 @@ GROUPED = {
 
 @pytest.fixture(scope="module")
 def grouped(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    yield from _one_message_each(tmp_path_factory, "grouped", GROUPED)
+    yield from one_message_each(tmp_path_factory, "grouped", GROUPED)
 
 
 @pytest.mark.parametrize("route", EVERY_ROUTE)

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from _support import needs_extension
-from _tool_fixtures import T0, conversation, open_store
+from _tool_fixtures import T0, conversation, one_message_each, open_store
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -69,12 +69,7 @@ ROWS = {
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    path = tmp_path_factory.mktemp("defects") / "state.db"
-    st_ = open_store(path, word_index=True)  # every route, fts5 too
-    for n, (name, text) in enumerate(ROWS.items()):
-        conversation(st_, name, [("user", text)], start=T0 + n)
-    yield st_, path
-    st_.close()
+    yield from one_message_each(tmp_path_factory, "defects", ROWS)  # every route, fts5 too
 
 
 def _sessions(st_: SessionStore, query: str, route: str | None) -> tuple[set[str], Any]:

@@ -4,12 +4,11 @@ is an answer (never a traceback) with the same rows on every route."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 from _support import needs_extension
-from _tool_fixtures import T0, conversation, open_store
+from _tool_fixtures import one_message_each
 
 from hermes_fts.store import SessionStore
 
@@ -29,12 +28,8 @@ ROWS = {
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    path: Path = tmp_path_factory.mktemp("fuzzed") / "state.db"
-    st = open_store(path, word_index=True)
-    for n, (name, text) in enumerate(ROWS.items()):
-        conversation(st, name, [("user", text)], start=T0 + n)
-    yield st
-    st.close()
+    for st, _path in one_message_each(tmp_path_factory, "fuzzed", ROWS):
+        yield st
 
 
 def _found(st: SessionStore, query: str, route: str | None) -> set[str]:
