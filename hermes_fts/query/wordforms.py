@@ -151,8 +151,8 @@ def word_forms(term: Term) -> tuple[Term, ...]:
         return ()
     if _WORD.fullmatch(term.text):
         lowered = term.text.lower()
-        if lowered in _S_WORDS:
-            return ()  # no other form: news is no plural of new
+        if lowered in _S_WORDS or not _VOWEL.search(lowered):
+            return ()  # no other form: news is no plural of new, dns no verb
         root = stem(lowered)
         if root == lowered:
             root = _lost_e(lowered) or root
@@ -161,12 +161,20 @@ def word_forms(term: Term) -> tuple[Term, ...]:
         if len(root) < _MIN_DERIVED or (y_word and root == lowered[:-1]):
             base = y_word or root
             forms = dict.fromkeys(
-                (base, *inflections(base), *_ie_word(lowered, base), *_e_word(lowered, base))
+                (base, *_inflected(base), *_ie_word(lowered, base), *_e_word(lowered, base))
             )
             return tuple(Term(form) for form in forms if form != lowered)
         return (Term(root, prefix=True),)
     bare = korean_stem(term.text)
     return (Term(bare),) if bare else ()
+
+
+def _inflected(base: str) -> tuple[str, ...]:
+    """``inflections`` that are words: a noun ending in a, i or o (idea, photo, ski)
+    has a plural but no -ed or -ing form (ideaed, biaing were searched); a stem
+    ending in u has lost an e (queu: queuing)."""
+    plural, ed, ing = inflections(base)
+    return (plural,) if base.endswith(("a", "i", "o")) else (plural, ed, ing)
 
 
 def _y_word(word: str) -> str | None:
