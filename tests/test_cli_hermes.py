@@ -157,3 +157,23 @@ def test_hermes_fts_alone_names_only_the_command_it_needs(capsys):
     err = capsys.readouterr().err
     assert "required: COMMAND" in err and "fts_args" not in err, err
     assert parser.parse_args(["status"]).fts_args == []
+
+
+def test_hermes_fts_help_and_hints_name_the_command_as_typed(capsys, tmp_path, monkeypatch):
+    """``hermes fts search --help`` printed "usage: hermes-fts search", and its hints
+    told the user to run ``hermes-fts search -- -deploy``, a command on another
+    store than the active profile's."""
+    from hermes_fts.hermes import plugin as hermes_plugin
+
+    monkeypatch.setattr(hermes_plugin, "hermes_home", lambda: tmp_path)
+    with pytest.raises(SystemExit):
+        hermes_plugin.run_cli(["search", "--help"])
+    assert capsys.readouterr().out.startswith("usage: hermes fts search")
+    assert hermes_plugin.run_cli(["search", "-deploy"]) == 2
+    err = capsys.readouterr().err
+    assert "hermes fts search: " in err and "(hermes fts search -- -deploy)" in err, err
+    assert hermes_plugin.run_cli(["--nope"]) == 2
+    assert "`hermes fts --help` lists them" in capsys.readouterr().err
+    # the console script keeps its own name
+    assert main(["search", "-deploy"]) == 2
+    assert "(hermes-fts search -- -deploy)" in capsys.readouterr().err

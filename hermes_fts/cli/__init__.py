@@ -95,6 +95,7 @@ def main(
     home: Path | None = None,
     status_extra: dict[str, Any] | None = None,
     own_process: bool = False,
+    prog: str = "hermes-fts",
 ) -> int:
     """Run ``hermes-fts`` with ``argv`` (default: the process arguments); the exit status.
 
@@ -103,14 +104,15 @@ def main(
     ``status --json``'s document.  The Hermes plugin passes both, so it never changes
     the process' environment or stdout.  ``own_process``: the process runs this
     command alone (the console script), so no other connection of it can be
-    waiting for the store's write lock.
+    waiting for the store's write lock.  ``prog``: the command as its usage lines
+    and errors name it (``hermes fts`` under Hermes).
     """
     words = list(sys.argv[1:] if argv is None else argv)
     if words == ["--version"]:
         _version()
     as_json = _wants_json(words)
     try:
-        return _parse_and_run(words, as_json, home, status_extra, own_process)
+        return _parse_and_run(words, as_json, home, status_extra, own_process, prog)
     except KeyboardInterrupt:
         # Ctrl-C before the subcommand ran: while its modules were still being
         # imported, which a slow or cold start makes long enough to hit.
@@ -123,11 +125,12 @@ def _parse_and_run(
     home: Path | None,
     status_extra: dict[str, Any] | None,
     own_process: bool,
+    prog: str,
 ) -> int:
     from .registry import CommandError, build_parser
 
     try:
-        args = build_parser(as_json=as_json).parse_args(words)
+        args = build_parser(as_json=as_json, prog=prog).parse_args(words)
     except CommandError as exc:
         return _fail(str(exc), exc.status, as_json)
     if home is not None and args.db is None and getattr(args, "profile", None) is None:

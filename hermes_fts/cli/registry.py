@@ -142,6 +142,7 @@ class Parser(argparse.ArgumentParser):
     words: list[str] = []  # the words this parser reads, for the value a usage error names
     before: list[str] = []  # the words before the chosen subcommand's name
     as_json = False  # the command line has --json: --help prints its one JSON document
+    command = "hermes-fts"  # how hints name the command (`hermes fts` under Hermes)
 
     def print_help(self, file: Any = None) -> None:
         if self.as_json and file is None:
@@ -166,7 +167,7 @@ class Parser(argparse.ArgumentParser):
             unknown = [w for w in unknown if w.split("=")[0] not in self._option_string_actions]
             if unknown:
                 message = f"unrecognized arguments: {' '.join(unknown)}; a command comes first"
-            message += "; `hermes-fts --help` lists them"
+            message += f"; `{self.command} --help` lists them"
         elif message.startswith("argument --") and message.endswith("expected one argument"):
             option = message.split()[1].rstrip(":")
             message += _missing_value_hint(option, self.words, self._option_string_actions)
@@ -195,7 +196,7 @@ class Parser(argparse.ArgumentParser):
                 options += [next(words, "")]
         if not any(word.startswith("-") for word in query):
             return ""
-        line = shlex.join(["hermes-fts", *sub.before, "search", *options, "--", *query])
+        line = shlex.join([*self.command.split(), *sub.before, "search", *options, "--", *query])
         return f"; a query that starts with '-' goes after `--` ({line})"
 
 
@@ -313,17 +314,19 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser(configure_all: bool = False, as_json: bool = False) -> argparse.ArgumentParser:
+def build_parser(
+    configure_all: bool = False, as_json: bool = False, prog: str = "hermes-fts"
+) -> argparse.ArgumentParser:
     """The ``hermes-fts`` parser over every subcommand, in ``SUBCOMMANDS`` order.
 
     A subcommand's own options are added when the command line chooses it;
     ``configure_all`` adds them all now (importing every command module).
-    ``as_json``: the command line has ``--json``, for what ``--version`` prints.
+    ``as_json``: the command line has ``--json``, for what ``--version`` prints;
+    ``prog``: the command's name in usage lines and errors.
     """
-    parser = Parser(
-        prog="hermes-fts", description="Full-text search for Hermes-style session stores."
-    )
+    parser = Parser(prog=prog, description="Full-text search for Hermes-style session stores.")
     parser.as_json = as_json
+    parser.command = prog
     parser.register("action", "parsers", _Subcommands)
     parser.add_argument("--version", action=_Version, as_json=as_json)
     common_options(parser, top=True)
@@ -332,6 +335,7 @@ def build_parser(configure_all: bool = False, as_json: bool = False) -> argparse
     for name, (_module, line) in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=line, description=line)
         p.as_json = as_json
+        p.command = prog
         common_options(p, top=False, name=name)
         if configure_all:
             _configure(name, p)

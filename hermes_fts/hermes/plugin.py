@@ -628,9 +628,10 @@ def run_cli(argv: list[str]) -> int:
 
     home = hermes_home()
     if argv[:1] != ["status"] or any(a in ("-h", "--help") for a in argv):
-        return int(cli_main(argv, home=home) or 0)
+        return int(cli_main(argv, home=home, prog="hermes fts") or 0)
     plugin = serving_status()
-    rc = int(cli_main(argv, home=home, status_extra={"hermes_plugin": plugin}) or 0)
+    extra = {"hermes_plugin": plugin}
+    rc = int(cli_main(argv, home=home, status_extra=extra, prog="hermes fts") or 0)
     if "--json" not in argv:
         print(format_status(plugin))
     return rc
