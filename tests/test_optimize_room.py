@@ -268,6 +268,61 @@ def test_the_room_a_killed_run_left_counts_as_free_room(hermes_store, disk):
     assert not left.exists()
 
 
+def leave_killed_wal(db: Path, megabytes: int) -> None:
+    """A writer killed outright in the middle of a big transaction (a VACUUM, an
+    import): its pages stay in the -wal file, never committed."""
+    script = (
+        "import os, signal, sqlite3, sys\n"
+        "conn = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "conn.execute('PRAGMA cache_size=16')\n"  # the pages spill into the WAL
+        "conn.execute('BEGIN')\n"
+        "conn.execute('CREATE TABLE scratch(b BLOB)')\n"
+        "for _ in range(int(sys.argv[2])):\n"
+        "    conn.execute('INSERT INTO scratch VALUES (randomblob(1 << 20))')\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, str(db), str(megabytes)])
+    assert proc.returncode == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("disk", [100], indirect=True)
+def test_the_wal_a_killed_writer_left_counts_as_free_room(hermes_store, disk):
+    """The -wal file a killed VACUUM or import leaves stays as big as it grew while
+    Hermes keeps the store open; the run truncates it before it starts, yet the
+    check counted it as taken and refused a run that fits."""
+    db = disk / "state.db"
+    shutil.copy(hermes_store, db)
+    hermes = sqlite3.connect(db)  # Hermes holds the store open: the WAL is not deleted
+    (rows,) = hermes.execute("SELECT count(*) FROM messages").fetchone()
+    leave_killed_wal(db, 30)
+    wal = space.file_sizes(db)[1]
+    assert wal > 25 << 20
+    dry = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "optimize-storage", "--dry-run", "--json"]
+        + ["--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert dry.returncode == 0, dry.stderr
+    plan = json.loads(dry.stdout)
+    assert plan["free_bytes"] >= shutil.disk_usage(disk).free + wal - (1 << 20)
+    # Less free than the run needs, unless the WAL's bytes count.
+    leave_free(disk, plan["peak_free_bytes"] - wal // 2)
+    proc = optimize(db)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, out + err
+    assert json.loads(out)["ok"] is True
+    assert space.file_sizes(db)[1] < wal
+    hermes.execute(
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        "VALUES ('en-1', 'user', 'still here', 2e9)"
+    )
+    hermes.commit()
+    hermes.close()
+    assert_intact_and_findable(db, rows + 1)
+
+
 @pytest.mark.parametrize("disk", [120], indirect=True)
 def test_sync_merging_after_deletes_leaves_hermes_its_room(disk, monkeypatch):
     """With the word and trigram indexes kept, ``sync`` after Hermes deleted messages

@@ -632,7 +632,7 @@ def optimize_room(
     need = space.need(conn, path, builds, vacuum=vacuum, time=not time_table.ready(conn))
     return {"need": need.total, "build": need.build, "vacuum": need.vacuum} | {
         "reserve": need.reserve,
-        "free": space.free_bytes(path),
+        "free": space.run_free_bytes(conn, path),
     }
 
 

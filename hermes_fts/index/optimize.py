@@ -291,7 +291,7 @@ def estimate(
     need = space.need(
         conn, path, shares, vacuum=vacuum, time=bool(time_rows), text=text, sizes=sizes
     )
-    free = space.free_bytes(path)
+    free = space.run_free_bytes(conn, path)
     # Not indexes, but steps that add to the file: named, so "build: nothing" is
     # not all a run that adds a time table and rank bounds says.
     fills = (["time_table"] if time_rows else []) + (

@@ -32,6 +32,7 @@ __all__ = [
     "NoRoom",
     "file_sizes",
     "free_bytes",
+    "run_free_bytes",
     "give_back",
     "vacuum_need",
     "vacuum_need_now",
@@ -94,6 +95,16 @@ def reserve(path: str | os.PathLike[str]) -> int:
 
 def free_bytes(path: str | os.PathLike[str]) -> int:
     return shutil.disk_usage(os.path.dirname(os.path.abspath(os.fspath(path))) or ".").free
+
+
+def run_free_bytes(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> int:
+    """``free_bytes`` as a run will find it: its first checkpoint truncates the -wal
+    file (a VACUUM killed outright leaves the store's size there), which gives
+    back its bytes less the pages it adds to the main file.  A reader that keeps
+    the WAL from being truncated leaves the run to stop at ``keep_reserve``."""
+    main, wal = file_sizes(path)
+    pages, size = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "page_size"))
+    return free_bytes(path) + max(0, wal - max(0, pages * size - main))
 
 
 def _temp_on_same_disk(path: str | os.PathLike[str]) -> bool:
