@@ -525,6 +525,16 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("half a year ago", "2026-06-01 – 2026-06-30"),
         ("半年前", "2026-06-01 – 2026-06-30"),
         ("반년 전", "2026-06-01 – 2026-06-30"),
+        # a year beside a date of no year is that date then: 去年12月 was all of
+        # last year and December of every year
+        ("去年12月", "2025-12-01 – 2025-12-31"),
+        ("去年的3月8号", "2025-03-08"),
+        ("昨年の12月", "2025-12-01 – 2025-12-31"),
+        ("작년 12월", "2025-12-01 – 2025-12-31"),
+        ("올해 3월 8일", "2026-03-08"),
+        ("in March last year", "2025-03-01 – 2025-03-31"),
+        ("last year in December", "2025-12-01 – 2025-12-31"),
+        ("2024年的3月", "2024-03-01 – 2024-03-31"),
     ],
 )
 def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
@@ -551,6 +561,21 @@ def test_not_time_words(store: SessionStore, query: str) -> None:
     """Quoted, strict, one word, a verb after a number, no such day, inside an
     identifier: words as written."""
     assert not any("time words" in n for n in notes(store, query, now=NOW))
+
+
+def test_last_years_december_comes_first(tmp_path: Path) -> None:
+    """去年12月 names December of last year: it came after every December and every
+    month of last year that held the words more often, read as two times."""
+    st = open_store(tmp_path / "state.db")
+    for sid, when, text in [
+        ("dec_last_year", "2025-12-10T10:00", "我们选了PostgreSQL数据库"),
+        ("dec_long_ago", "2019-12-10T10:00", "我们选了哪个数据库？我们选了MySQL数据库"),
+        ("june_last_year", "2025-06-10T10:00", "我们选了哪个数据库？我们选了Redis数据库"),
+    ]:
+        conversation(st, sid, [("user", text)], start=at(when))
+    for query in ("去年12月我们选了哪个数据库", "작년 12월 数据库", "数据库 in December last year"):
+        assert sessions(st, query, now=NOW)[0] == "dec_last_year", query
+    st.close()
 
 
 def test_many_time_words(store: SessionStore) -> None:

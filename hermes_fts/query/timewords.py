@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
 __all__ = [
@@ -40,7 +40,8 @@ class TimeWords:
     ("the past 3 days").  ``weekday`` (0: Monday) set: that day of this week
     (``back`` 0), of last week (1), the last one before today or last week's
     (-1: "last Tuesday" means either), or the last one up to today (None).
-    Otherwise absolute: ``year`` None means every year.
+    ``month`` set with ``back``: that month (and ``day``) of the year ``back``
+    years before now's (去年12月).  Otherwise absolute: ``year`` None means every year.
     """
 
     text: str
@@ -343,7 +344,37 @@ def find_time_words(text: str) -> list[tuple[int, int, TimeWords]]:
     for start, end, words in sorted(_candidates(text), key=lambda c: (c[0], c[0] - c[1])):
         if not chosen or start >= chosen[-1][1]:
             chosen.append((start, end, words))
-    return [(start, end, words) for start, end, words in chosen if words is not None]
+    return _with_their_year([(a, b, w) for a, b, w in chosen if w is not None], text)
+
+
+# What may stand between a year and its month or day: 去年的12月, 昨年の3月, in March of
+# last year.
+_YEAR_JOIN = re.compile(r"\s*(?:的|の|의|,|\b(?:in|of|on)\b)?\s*", _FLAGS)
+
+
+def _with_their_year(
+    found: list[tuple[int, int, TimeWords]], text: str
+) -> list[tuple[int, int, TimeWords]]:
+    """A year (``去年``, ``작년``, ``last year``, ``2024年``) beside a date without one
+    (``12月``, ``3월 8일``, ``in March``) as one time: that date in that year.  Read
+    apart, 去年12月 preferred all of last year and December of every year."""
+    out: list[tuple[int, int, TimeWords]] = []
+    for start, end, words in found:
+        if out and _YEAR_JOIN.fullmatch(text, out[-1][1], start):
+            joined = _in_year(out[-1][2], words) or _in_year(words, out[-1][2])
+            if joined is not None:
+                out[-1] = (out[-1][0], end, replace(joined, text=text[out[-1][0] : end]))
+                continue
+        out.append((start, end, words))
+    return out
+
+
+def _in_year(year: TimeWords, when: TimeWords) -> TimeWords | None:
+    """``when`` (a month or day of no year) in ``year`` (a year alone), else None."""
+    alone = year.unit == "year" and not year.within and year.month is None
+    if not alone or when.month is None or when.year is not None or when.back is not None:
+        return None
+    return replace(when, back=year.back, year=year.year)
 
 
 def _shift_month(year: int, month: int, back: int) -> tuple[int, int]:
@@ -390,6 +421,8 @@ def _days(words: TimeWords, today: date) -> list[tuple[date, date]]:
         return [_span("day", d.year, d.month, d.day) for d in _weekdays(words, today)]
     if words.within:
         return [(_within(words, today), today + timedelta(days=1))]
+    if words.back is not None and words.month is not None:  # 去年12月: in a year back
+        return [_span(words.unit, today.year - words.back, words.month, words.day or 1)]
     if words.back is not None:
         if words.unit == "day":
             return [_span("day", *(today - timedelta(days=words.back)).timetuple()[:3])]
