@@ -352,6 +352,18 @@ def test_eight_digits_of_no_day_are_refused_not_read_as_1970(typo):
         parse_time_bound(typo, "after")
 
 
+@pytest.mark.parametrize(("typed", "first"), [("2024", "2024-01-01"), ("202403", "2024-03-01")])
+def test_a_year_or_a_month_alone_is_refused_not_read_as_1970(tmp_path, typed, first):
+    """Regression: `--after 2024` ("from 2024 on") was read as 2,024 epoch seconds, in
+    1970, so the filter silently kept every message; `202403` as well."""
+    with pytest.raises(ToolError, match=rf"after '{typed}' is no date: .*such as {first}"):
+        parse_time_bound(typed, "after")
+    with open_store(tmp_path / "state.db") as store:
+        conversation(store, "old", chat(2, "lighthouse"), start=datetime(2023, 5, 1).timestamp())
+        got = session_search(store, query="lighthouse", after=typed)
+    assert not got["success"] and f"such as {first}" in got["error"], got
+
+
 def test_relative_bounds_select_messages_by_their_own_time(tmp_path, monkeypatch):
     monkeypatch.setenv("HERMES_HOME", str(tmp_path))
     with open_store(tmp_path / "state.db") as store:

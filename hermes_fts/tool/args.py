@@ -216,8 +216,18 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
 def _compact_date(text: str, name: str) -> datetime | None:
     """ISO 8601's basic date (``20260315``), else None.  As epoch seconds those
     eight digits would name a day in 1970, before any Hermes message, so eight
-    such digits that are no day (``20260230``, a typo) are refused, not read so."""
-    if len(text) != 8 or not text.isdigit() or int(text[:4]) < 1971:
+    such digits that are no day (``20260230``, a typo) are refused, not read so;
+    so are a year alone (``2024``) and a year and month (``202403``), which as
+    epoch seconds kept every message since 1970, silently."""
+    if not text.isdigit() or len(text) not in (4, 6, 8) or int(text[:4]) < 1971:
+        return None
+    if len(text) == 4 or (len(text) == 6 and 1 <= int(text[4:]) <= 12):
+        first = f"{text[:4]}-{text[4:] or '01'}-01"
+        raise BadValue(
+            f"{name} {text!r} is no date: as epoch seconds it would be a time in 1970; "
+            f"write a year or a month as its first day, such as {first}"
+        )
+    if len(text) != 8:
         return None
     try:
         return datetime.strptime(text, "%Y%m%d")
