@@ -364,6 +364,18 @@ def test_a_year_or_a_month_alone_is_refused_not_read_as_1970(tmp_path, typed, fi
     assert not got["success"] and f"such as {first}" in got["error"], got
 
 
+def test_a_capital_m_is_refused_not_read_as_minutes(tmp_path):
+    """Regression: `--after 6M` (six months, as many tools write it) was read as six
+    minutes, so a search of the last half year kept only the last minutes' messages."""
+    with pytest.raises(ToolError, match=r"after '6M': M is minutes or months\?"):
+        parse_time_bound("6M", "after", now=NOW)
+    assert parse_time_bound("6m", "after", now=NOW) == NOW - 360
+    with open_store(tmp_path / "state.db") as store:
+        conversation(store, "recent", chat(2, "lighthouse"), start=time.time() - 86400)
+        got = session_search(store, query="lighthouse", after="6M")
+    assert not got["success"] and "minutes or months" in got["error"], got
+
+
 def test_relative_bounds_select_messages_by_their_own_time(tmp_path, monkeypatch):
     monkeypatch.setenv("HERMES_HOME", str(tmp_path))
     with open_store(tmp_path / "state.db") as store:

@@ -203,6 +203,13 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
     else:
         return _epoch_seconds(number, name)
     relative = _RELATIVE_BOUND.fullmatch(text)
+    if relative is not None and relative.group(2) == "M":
+        # A capital M is a month as often as a minute: 6M read as 6 minutes kept
+        # only the last minutes when six months were meant.
+        raise BadValue(
+            f"{name} {value!r}: M is minutes or months? write minutes as {relative.group(1)}m, "
+            "and a stretch of months as a date such as 2026-03-15 or in weeks or days (26w, 180d)"
+        )
     if relative is not None:
         back = float(relative.group(1)) * _RELATIVE_UNIT_SECONDS[relative.group(2).lower()]
         return (time.time() if now is None else now) - _epoch_seconds(back, name)
