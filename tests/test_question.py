@@ -506,6 +506,13 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("这周一直在忙的项目", "2026-11-30 – 2026-12-06"),
         ("上周一的会议", "2026-11-23"),
         ("上周日的会议", "2026-11-29"),
+        # a numeral before a measure word or a numeral counts: 上周一个客户 ("a customer
+        # last week") and 上周二十个请求 ("twenty requests") were read as one weekday
+        ("上周一个客户反馈的问题", LAST_WEEK),
+        ("上周二十个请求", LAST_WEEK),
+        ("这周一次都没成功", "2026-11-30 – 2026-12-06"),
+        ("上周三天都在开会", LAST_WEEK),
+        ("上周五天气很好", "2026-11-27"),
         # Korean native counts and day words were no time: 한 달 전, 일주일 전 (a week ago)
         ("한 달 전", "2026-11-01 – 2026-11-30"),
         ("두 주 전", WEEK_BEFORE_LAST),

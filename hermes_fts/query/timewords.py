@@ -193,8 +193,15 @@ _WEEK_PREFIXES = ("这 這 本 今週 이번", "上 先週 지난 저번", "上�
 _WEEKS = {word: back for back, words in enumerate(_WEEK_PREFIXES) for word in words.split()}
 # 一 and 日 begin common words after a week word: 上周一起 is "together last week",
 # not last Monday, 上周日本 "Japan last week", not last Sunday.
+# A numeral before a measure word or another numeral counts: 上周一个客户 is "a
+# customer last week", 上周二十个请求 "twenty requests", not last Monday or Tuesday.
+_COUNTED = (
+    r"(?![个個次位台篇件条條张張本份场場家名种種批项項组組只隻把段遍回趟封顿頓半十百千万萬]"
+    r"|天(?![气氣]))"
+)
 _ZH_WEEKDAY = (
-    r"[二三四五六天]|一(?![起直定样樣下些般共切点點会會])|日(?![本子常期记記程志语語文元])"
+    rf"[二三四五六]{_COUNTED}|天|一(?![起直定样樣下些般共切点點会會]){_COUNTED}"
+    r"|日(?![本子常期记記程志语語文元])"
 )
 _WEEKDAYS = [
     (rf"\b(?:last|previous)\s+({_EN_DAYS})\b", -1),
