@@ -513,6 +513,10 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("这周一次都没成功", "2026-11-30 – 2026-12-06"),
         ("上周三天都在开会", LAST_WEEK),
         ("上周五天气很好", "2026-11-27"),
+        # 上个周末 (last weekend, as often said as 上周末) was searched as words
+        ("上个周末", LAST_WEEK),
+        ("上個週末", LAST_WEEK),
+        ("这个周末", "2026-11-30 – 2026-12-06"),
         # Korean native counts and day words were no time: 한 달 전, 일주일 전 (a week ago)
         ("한 달 전", "2026-11-01 – 2026-11-30"),
         ("두 주 전", WEEK_BEFORE_LAST),
@@ -562,6 +566,8 @@ def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
         "一年半前的部署",  # a year and a half: no window read as half a year
         "backup_2024-03-08 deploy",
         "deploy 배포한 달",  # 한 ends a verb here: "the month we deployed"
+        "deploy 上周期的数据",  # the last cycle's data, not last week's
+        "deploy 这周边的餐厅",  # the restaurants around here, not this week's
     ],
 )
 def test_not_time_words(store: SessionStore, query: str) -> None:

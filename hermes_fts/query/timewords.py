@@ -86,6 +86,9 @@ _KO_N = rf"(\d{{1,3}}|몇|(?<![가-힣])(?:{_KO_NATIVE}))"
 _DAY_SUFFIX = r"(?:st|nd|rd|th)?"
 _YEAR = r"(19[7-9]\d|2\d{3})"
 
+# 周 as a week, not the start of a word: 上个周期 is "the last cycle", 这周边 "around
+# here", not last or this week.
+_ZH_WEEK = r"(?:周|週)(?![期边邊围圍转轉全刊])"
 # Relative words with a fixed distance: (pattern, unit, back).  A step further back
 # (大前天, 上上周, 先々週, 지지난주) starts before the nearer word: read first, whole.
 _FIXED = [
@@ -99,19 +102,19 @@ _FIXED = [
         0,
     ),
     (
-        r"\bthe\s+week\s+before\s+last\b|上上(?:个|個)?(?:周|週|星期|礼拜|禮拜)末?|"
+        rf"\bthe\s+week\s+before\s+last\b|上上(?:个|個)?(?:{_ZH_WEEK}|星期|礼拜|禮拜)末?|"
         r"先[々先]週末?|지지난\s*주말?",
         "week",
         2,
     ),
     (
-        r"\b(?:last|previous)\s+week(?:end)?\b|上周末?|上週末?|上(?:个|個)?(?:星期|礼拜|禮拜)|"
+        rf"\b(?:last|previous)\s+week(?:end)?\b|上(?:个|個)?(?:{_ZH_WEEK}末?|星期|礼拜|禮拜)|"
         r"先週末?|지난\s*주말?|저번\s*주말?",
         "week",
         1,
     ),
     (
-        r"\bthis\s+week(?:end)?\b|这周末?|這週末?|本周末?|本週末?|这(?:个)?星期|這(?:個)?星期|"
+        rf"\bthis\s+week(?:end)?\b|(?:这|這)(?:个|個)?(?:{_ZH_WEEK}末?|星期)|本{_ZH_WEEK}末?|"
         r"今週末?|이번\s*주말?",
         "week",
         0,
