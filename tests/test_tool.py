@@ -1237,3 +1237,18 @@ def test_an_outdated_cjk_index_is_named_as_such_not_as_not_built(tmp_path: Path)
     _annotate(state, payload, db)
     plugin_note = payload["index_rebuild"]["note"]
     assert "not built" not in plugin_note and "(cjk_outdated)" in plugin_note, plugin_note
+
+
+def test_bare_id_of_another_profile_scrolls_though_its_message_id_is_in_the_current_session(
+    home, store
+):
+    # Every store numbers its messages from 1: the same id in the caller's live
+    # session says nothing about another profile's session.
+    live = conversation(store, "live", chat(4))
+    _profile_store(home, "work")
+    out = session_search(
+        store, session_id="work_sess", around_message_id=live[0], current_session_id="live"
+    )
+    assert out["success"] is True, out
+    assert out["profile"] == "work" and out["session_id"] == "work_sess"
+    assert out["messages"][0]["content"] == "secret of work flamingo"

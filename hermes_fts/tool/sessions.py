@@ -84,12 +84,13 @@ def scroll(
     size, window_note = scroll_window(window)
     if beyond not in (None, "after", "before"):
         raise ToolError(f"beyond must be 'after' or 'before', got {beyond!r}")
+    # A session this store lacks may be another profile's, whose message ids say
+    # nothing about the current session here: not found first, so the profiles are tried.
+    if ctx.session(session_id) is None:
+        raise _not_found(session_id)
     flags = ctx.message_flags(anchor_id)
     owner = flags[0] if flags is not None else None
     _check_not_live(ctx, session_id, flags)
-
-    if ctx.session(session_id) is None:
-        raise _not_found(session_id)
     if beyond is not None:
         gone = None if flags is not None else _gone(anchor_id, beyond)
         return _page_beyond(
