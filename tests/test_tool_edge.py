@@ -288,3 +288,25 @@ def test_failure_causes_of_real_sqlite_errors(tmp_path):
         raise AssertionError("the broken file was read")
     assert failure_cause(ValueError("a bug of ours")) is None
     assert failure_cause(sqlite3.OperationalError("no such column: x")) is None
+
+
+def test_browse_lists_a_parent_cycle_no_session_of_which_was_compressed(home):
+    s = open_store(home / "state.db")
+    try:
+        conversation(s, "c1", [("user", "one side")], start=T0)
+        conversation(s, "c2", [("user", "other side")], start=T0 + 10)
+        conversation(s, "helper", [("user", "delegated")], start=T0 + 20, parent="c1")
+        s._conn.execute("UPDATE sessions SET parent_session_id = 'c2' WHERE id = 'c1'")
+        s._conn.execute("UPDATE sessions SET parent_session_id = 'c1' WHERE id = 'c2'")
+        found = session_search(s, query="side", limit=10)
+        assert [r["session_id"] for r in found["results"]] == ["c2"]
+        out = session_search(s, limit=10)
+        # the cycle is one conversation, listed once as its latest session; the
+        # child hanging off it is still a delegation, not listed
+        assert [(r["session_id"], r.get("lineage_root_id")) for r in out["results"]] == [
+            ("c2", "c1")
+        ]
+        out = session_search(s, limit=10, current_session_id="c1")
+        assert out["results"] == []
+    finally:
+        s.close()

@@ -280,11 +280,24 @@ def _listable(ctx: CallContext, row: dict[str, Any]) -> str | None:
             key = cur.get("session_key")
             if key and key == parent.get("session_key"):
                 return sid
-            return None
+            return _cycle_root(ctx, sid)
         if reason == "compression":
             cur = parent
             continue
-        return None
+        return _cycle_root(ctx, sid)
+
+
+def _cycle_root(ctx: CallContext, session_id: str) -> str | None:
+    """The conversation of a session on a ``parent_session_id`` cycle (the cycle's
+    lineage root), None for any other: on a cycle every member is some member's
+    child, and reading each as a delegation left the conversation out of every listing."""
+    seen: set[str] = set()
+    cur: str | None = session_id
+    while cur is not None and cur not in seen:
+        seen.add(cur)
+        row = ctx.session(cur)
+        cur = str(row["parent_session_id"]) if row and row.get("parent_session_id") else None
+    return ctx.lineage(session_id)[0] if cur == session_id else None
 
 
 def browse(ctx: CallContext, limit: int, offset: int | None = None) -> dict[str, Any]:
