@@ -472,6 +472,49 @@ def test_read_and_scroll_stay_under_the_payload_budget(store, chars):
     assert "query_notes" not in out and [m["content"] for m in out["messages"]] == ["hello", "hi"]
 
 
+@pytest.mark.parametrize("detail", ["adaptive", "full"])
+def test_a_search_stays_under_the_payload_budget(searchable, detail):
+    # Ten coding sessions whose turns write files: every message and every tool
+    # call's arguments near the cap.  The answer was 140 KB (adaptive) to 560 KB
+    # (full), past the 100,000 characters Hermes keeps in the model's context.
+    write = json.dumps(
+        [
+            {
+                "id": "c",
+                "type": "function",
+                "function": {
+                    "name": "write_file",
+                    "arguments": json.dumps({"content": "w" * 9000}),
+                },
+            }
+        ]
+    )
+    for n in range(10):
+        turns = [
+            {
+                "role": "user" if i % 2 == 0 else "assistant",
+                "content": f"pelican {'x ' * 4500}",
+                "tool_calls": write if i % 2 else None,
+            }
+            for i in range(20)
+        ]
+        conversation(searchable, f"s{n}", turns, start=T0 + 1000 * n)
+    out = session_search(searchable, query="pelican", limit=10, detail=detail)
+    assert out["success"] is True and out["count"] == 10
+    assert payload_bytes(out) <= PAYLOAD_BUDGET_BYTES
+    assert any("64 KB" in note for note in out["query_notes"])
+    first = out["results"][0]
+    assert first["detail"] == "full" and len(first["messages"]) > 1
+    assert [m["id"] for m in first["messages"] if m.get("anchor")] == [first["match_message_id"]]
+    for result in out["results"]:
+        assert any(m["content_truncated"] for m in result["messages"])
+    # Only what was needed is cut: an answer within the budget keeps the 4,000 characters.
+    conversation(searchable, "small", [("user", "heron " * 2000)], start=T0 + 20_000)
+    few = session_search(searchable, query="heron", detail=detail)
+    assert not any("64 KB" in note for note in few.get("query_notes", []))
+    assert len(few["results"][0]["messages"][0]["content"]) == WINDOW_CONTENT_CAP + 1
+
+
 def test_scroll_caps_tool_call_arguments(store):
     store.add_session("s1", "cli")
     big_args = json.dumps({"query": "q" * 20000})

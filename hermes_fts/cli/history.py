@@ -325,6 +325,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         after=args.after,
         before=args.before,
         exclude_session_ids=args.exclude or None,
+        full=True,  # a person's page of results, not cut to the model's payload budget
     )
     if args.json:
         emit_json(payload)

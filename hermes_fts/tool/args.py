@@ -370,6 +370,7 @@ class SearchOptions:
     notes: tuple[str, ...] = ()  # what was clamped or ignored, for ``query_notes``
     offset: int | None = None  # paged (the command line): results to skip
     now: float | None = None  # where relative times count from (None: the current time)
+    budgeted: bool = True  # kept under the model's payload budget (not the command line's)
 
     @property
     def wanted(self) -> int:
@@ -516,6 +517,7 @@ class Call:
             notes=tuple(note for note in notes if note),
             offset=self.offset,
             now=now,
+            budgeted=not self.full,
         )
         if options.after is not None and options.before is not None:
             if options.after >= options.before:

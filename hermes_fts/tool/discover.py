@@ -18,13 +18,17 @@ from .args import ROLES, SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
 from .errors import ToolError
 from .shape import (
+    BOOKEND_CONTENT_CAP,
+    PAYLOAD_BUDGET_BYTES,
     WINDOW_CONTENT_CAP,
     bookend_messages,
     format_ts,
     nothing_found,
+    over_budget,
     past_the_end,
     rebuild_note,
     shape_message,
+    smaller_cap,
     with_notes,
     without_escapes,
 )
@@ -100,6 +104,9 @@ class Discovery:
         self.route: str | None = None  # the route that answered the last scan
         # What that search changed or could not do (the time words' windows too).
         self.search_notes: tuple[str, ...] = ()
+        # Each result's view as read (entry, view, anchor id, detail), to shape it
+        # again with smaller caps when the answer is over its budget (``_fit``).
+        self._views: list[tuple[dict[str, Any], dict[str, Any], int, str]] = []
 
     # title ------------------------------------------------------------
     def title_match(self) -> dict[str, Any] | None:
@@ -252,9 +259,52 @@ class Discovery:
         note = rebuild_note(self.ctx.store)
         if note is not None:
             payload["index_rebuild"] = note
+        cuts = self._fit(payload) if opts.budgeted else []
         # The search's own notes (SessionStore.query_notes, and the time words'
         # windows, which depend on `now` and the bounds).
-        return with_notes(payload, [*self.search_notes, *self._partial_note(slots), *opts.notes])
+        notes = [*self.search_notes, *self._partial_note(slots), *opts.notes, *cuts]
+        return with_notes(payload, notes)
+
+    def _fit(self, payload: dict[str, Any]) -> list[str]:
+        """Keep ``payload`` under the budget a read has, and return the notes saying how.
+
+        Long messages or tool calls around ten hits made an answer of half a
+        megabyte, which Hermes moves out of the model's context into a file.  The
+        content cap is halved first, as a read's; then results after the first show
+        only their matching message, the last first.
+        """
+        if not over_budget(payload):
+            return []
+        cap = WINDOW_CONTENT_CAP
+        while over_budget(payload):
+            smaller = smaller_cap(cap)
+            if smaller is None:
+                break
+            cap = smaller
+            for entry, view, anchor_id, detail in self._views:
+                self._shape_view(entry, view, anchor_id, detail, cap)
+        compacted = 0
+        for entry, view, anchor_id, detail in reversed(self._views[1:]):
+            if not over_budget(payload):
+                break
+            if detail == "full":
+                self._shape_view(entry, view, anchor_id, "compact", cap)
+                entry["detail"] = "compact"
+                compacted += 1
+        budget = f"{PAYLOAD_BUDGET_BYTES // 1024} KB"
+        notes = []
+        if cap < WINDOW_CONTENT_CAP:
+            notes.append(
+                f"messages cut to {cap:,} characters (content_truncated, original_content_chars) "
+                f"to keep the answer under {budget}; scroll to a result's match_message_id with "
+                "a small window to see more of them"
+            )
+        if compacted:
+            notes.append(
+                f"{compacted} result(s) show only their matching message to keep the answer "
+                f"under {budget}; scroll to their match_message_id to see the messages around it"
+            )
+        return notes
 
     def _nothing_found(self, payload: dict[str, Any]) -> None:
         """The message of an empty answer: what to try, and the roles left out that
@@ -361,20 +411,30 @@ class Discovery:
         except Exception:  # noqa: BLE001 - one broken hit must not sink the others
             log.warning("anchored view failed for %s/%s", session_id, anchor_id, exc_info=True)
             return False
-        window = view.get("window") or []
-        if detail == "full":
-            entry["bookend_start"] = bookend_messages(view.get("bookend_start") or [])
-            entry["messages"] = [shape_message(m, anchor_id, WINDOW_CONTENT_CAP) for m in window]
-            entry["bookend_end"] = bookend_messages(view.get("bookend_end") or [])
-        else:
-            entry["messages"] = [
-                shape_message(m, anchor_id, WINDOW_CONTENT_CAP)
-                for m in window
-                if m.get("id") == anchor_id
-            ]
+        self._shape_view(entry, view, anchor_id, detail, WINDOW_CONTENT_CAP)
         entry["messages_before"] = int(view.get("messages_before") or 0)
         entry["messages_after"] = int(view.get("messages_after") or 0)
+        self._views.append((entry, view, anchor_id, detail))
         return True
+
+    @staticmethod
+    def _shape_view(
+        entry: dict[str, Any], view: dict[str, Any], anchor_id: int, detail: str, cap: int
+    ) -> None:
+        """``entry``'s messages from ``view``: with ``detail`` "full" the window and the
+        bookends, else the matching message alone; ``cap`` characters of each."""
+        window = view.get("window") or []
+        if detail == "full":
+            ends = min(cap, BOOKEND_CONTENT_CAP)
+            entry["bookend_start"] = bookend_messages(view.get("bookend_start") or [], ends)
+            entry["messages"] = [shape_message(m, anchor_id, cap) for m in window]
+            entry["bookend_end"] = bookend_messages(view.get("bookend_end") or [], ends)
+        else:
+            entry.pop("bookend_start", None)
+            entry.pop("bookend_end", None)
+            entry["messages"] = [
+                shape_message(m, anchor_id, cap) for m in window if m.get("id") == anchor_id
+            ]
 
     def _hit_entry(self, root: str, hit: dict[str, Any], first: bool) -> dict[str, Any] | None:
         sid = str(hit["session_id"])

@@ -114,6 +114,16 @@ def payload_bytes(payload: Any) -> int:
     return len(json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8"))
 
 
+def over_budget(payload: Any) -> bool:
+    """Whether ``payload`` leaves less than the notes' room of ``PAYLOAD_BUDGET_BYTES``."""
+    return payload_bytes(payload) > _FIT_BYTES
+
+
+def smaller_cap(cap: int) -> int | None:
+    """The next content cap to try when a payload is over its budget, None at the floor."""
+    return None if cap <= _MIN_CONTENT_CAP else max(_MIN_CONTENT_CAP, cap // 2)
+
+
 def messages_within_budget(
     frame: dict[str, Any],
     raw: list[dict[str, Any]],
@@ -133,11 +143,12 @@ def messages_within_budget(
     while True:
         messages = [shape_message(m, anchor_id, cap=cap) for m in raw]
         payload = {**frame, "messages": messages}
-        if cap <= _MIN_CONTENT_CAP or payload_bytes(payload) <= _FIT_BYTES:
+        smaller = smaller_cap(cap) if over_budget(payload) else None
+        if smaller is None:
             break
-        cap = max(_MIN_CONTENT_CAP, cap // 2)
+        cap = smaller
     left_out = 0
-    while len(messages) > 1 and payload_bytes(payload) > _FIT_BYTES:
+    while len(messages) > 1 and over_budget(payload):
         at = 0 if first_out else _farthest(messages, anchor_id)
         messages.pop(at)
         left_out += 1
@@ -175,12 +186,12 @@ def _farthest(messages: list[dict[str, Any]], anchor_id: int | None) -> int:
     return 0 if at > len(messages) - 1 - at else len(messages) - 1
 
 
-def bookend_messages(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def bookend_messages(
+    messages: Iterable[dict[str, Any]], cap: int = BOOKEND_CONTENT_CAP
+) -> list[dict[str, Any]]:
     """A session's opening or closing turns, compaction summaries left out."""
     return [
-        shape_message(m, cap=BOOKEND_CONTENT_CAP)
-        for m in messages
-        if not is_compaction_summary(m.get("content"))
+        shape_message(m, cap=cap) for m in messages if not is_compaction_summary(m.get("content"))
     ]
 
 

@@ -33,9 +33,9 @@ of that message. To move forward pass the last message id you got, to move back 
 first one; that boundary message repeats. Fewer than window messages on one side \
 means you reached the start or end of the session.
 3. Read: session_id alone returns the whole session, or its first 20 and last 10 \
-messages when it has more than 30 (scroll to see the middle). Read and scroll show \
-at most 4,000 characters of a message (content_truncated) and keep the answer under \
-64 KB; query_notes says what was cut.
+messages when it has more than 30 (scroll to see the middle). Search, read and scroll \
+show at most 4,000 characters of a message (content_truncated) and keep the answer \
+under 64 KB; query_notes says what was cut.
 4. Browse: no arguments lists the most recently active sessions with title and \
 preview.
 Out-of-range or unrecognised values (limit, window, sort, detail) are replaced by \
