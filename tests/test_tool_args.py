@@ -128,6 +128,10 @@ def test_roles_of_the_wrong_type_are_an_error(value):
         ("abc", 3, "limit 'abc' is not a number; used the default 3"),
         (True, 3, "limit True is not a number; used the default 3"),
         ("7.9", 7, "limit '7.9' is not a whole number; used 7"),
+        ("5.0", 5, None),  # a whole number written with a decimal point
+        (" 6.00 ", 6, None),
+        ("2e0", 2, None),
+        ("+4", 4, None),
         (-1, 1, "limit -1 is outside 1-10; used 1"),
         (0, 1, "limit 0 is outside 1-10; used 1"),
         (99, 10, "limit 99 is outside 1-10; used 10"),

@@ -56,12 +56,16 @@ def clamped(value: Any, default: int, low: int, high: int, name: str) -> tuple[i
     if value is None:
         return default, None
     number: int | None = None
+    whole = True
     if not isinstance(value, bool):
         try:
             number = int(value)
+            whole = not isinstance(value, float) or value.is_integer()
         except (TypeError, ValueError, OverflowError):
             try:
-                number = int(float(value))
+                # "5.0" is as whole as 5.0: only a fraction is worth a note
+                real = float(value)
+                number, whole = int(real), real.is_integer()
             except (TypeError, ValueError, OverflowError):
                 number = None
     if number is None:
@@ -69,11 +73,7 @@ def clamped(value: Any, default: int, low: int, high: int, name: str) -> tuple[i
     used = max(low, min(high, number))
     if used != number:
         return used, f"{name} {value!r} is outside {low}-{high}; used {used}"
-    if (
-        isinstance(value, float)
-        and not value.is_integer()
-        or (isinstance(value, str) and value.strip() != str(number))
-    ):
+    if not whole:
         return used, f"{name} {value!r} is not a whole number; used {used}"
     return used, None
 
