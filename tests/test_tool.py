@@ -537,6 +537,39 @@ def test_scroll_caps_tool_call_arguments(store):
     assert msg["tool_calls"][0]["function"]["name"] == "web_search"
 
 
+@pytest.mark.parametrize(
+    "calls",
+    [
+        # arguments as an object, as some providers hand them over
+        [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "w", "arguments": {"a": "q" * 10**6}},
+            }
+        ],
+        [{"name": "w", "arguments": "q" * 10**6}],  # no "function" level
+        ["q" * 10**6],  # a bare string in the list
+        {"function": {"name": "w", "arguments": {"a": "q" * 10**6}}},  # one call, not a list
+    ],
+)
+def test_tool_calls_of_any_shape_stay_under_the_payload_budget(searchable, calls):
+    ids = conversation(
+        searchable,
+        "s1",
+        [("user", "ibis"), {"role": "assistant", "content": "ok", "tool_calls": json.dumps(calls)}],
+    )
+    read = session_search(searchable, session_id="s1")
+    scroll = session_search(searchable, session_id="s1", around_message_id=ids[1], window=1)
+    found = session_search(searchable, query="ibis")
+    for out in (read, scroll, found):
+        assert payload_bytes(out) <= PAYLOAD_BUDGET_BYTES
+    # the call is shown, cut, not left out of the read
+    assert ids_of(read["messages"]) == ids and "messages_omitted" not in read
+    shown = scroll["messages"][1]
+    assert shown["tool_calls_truncated"] is True and "qqq" in json.dumps(shown["tool_calls"])
+
+
 # --------------------------------------------------------------------------- discovery
 
 

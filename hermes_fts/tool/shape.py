@@ -22,6 +22,7 @@ _MIN_CONTENT_CAP = 250
 _NOTES_ROOM = 1024  # bytes kept for the notes that say what was cut
 _FIT_BYTES = PAYLOAD_BUDGET_BYTES - _NOTES_ROOM
 _TRUNCATION_MARK = "\u2026"
+_CALL_ROOM = 512  # a tool call's id, type and name beside its cut arguments
 _COMPACTION_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
 _ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 _TS_FORMAT = "%B %d, %Y at %I:%M %p"
@@ -88,25 +89,46 @@ def shape_message(
 
 
 def _cap_tool_calls(calls: Any, cap: int) -> tuple[Any, bool]:
-    """``calls`` with every argument string longer than ``cap`` cut; whether any was."""
+    """``calls`` with every call's arguments longer than ``cap`` cut; whether any was."""
     if isinstance(calls, str):
         if len(calls) <= cap:
             return calls, False
         return whole_prefix(calls, cap) + _TRUNCATION_MARK, True
     if not isinstance(calls, list):
-        return calls, False
+        return _cap_call(calls, cap)
     out: list[Any] = []
     cut = False
     for call in calls:
-        fn = call.get("function") if isinstance(call, dict) else None
-        if isinstance(fn, dict):
-            arguments = fn.get("arguments")
-            if isinstance(arguments, str) and len(arguments) > cap:
-                fn = {**fn, "arguments": whole_prefix(arguments, cap) + _TRUNCATION_MARK}
-                call = {**call, "function": fn}
-                cut = True
+        call, was_cut = _cap_call(call, cap)
         out.append(call)
+        cut = cut or was_cut
     return out, cut
+
+
+def _cap_call(call: Any, cap: int) -> tuple[Any, bool]:
+    """One tool call with its arguments cut to ``cap``; a call of another shape (arguments
+    as an object, no ``function``, a bare string) that is still long, as its JSON text cut:
+    left whole, one such call made a scroll of a megabyte."""
+    if isinstance(call, (int, float, bool)) or call is None:
+        return call, False
+    fn = call.get("function") if isinstance(call, dict) else None
+    arguments = fn.get("arguments") if isinstance(fn, dict) else None
+    cut = False
+    beside: Any = call  # what is measured against the room
+    room = cap + _CALL_ROOM
+    if isinstance(fn, dict) and isinstance(arguments, str):  # the usual shape
+        if len(arguments) > cap:
+            fn = {**fn, "arguments": whole_prefix(arguments, cap) + _TRUNCATION_MARK}
+            call = {**call, "function": fn}
+            cut = True
+        beside, room = {**call, "function": {**fn, "arguments": ""}}, _CALL_ROOM
+    if len(_as_json(beside)) <= room:
+        return call, cut
+    return whole_prefix(_as_json(call), cap) + _TRUNCATION_MARK, True
+
+
+def _as_json(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def payload_bytes(payload: Any) -> int:
