@@ -368,6 +368,17 @@ def test_an_empty_answer_names_the_roles_left_out_that_hold_matches(tool_output:
     assert "drop the time filters" in nothing["message"]
 
 
+def test_the_roles_suggested_leave_out_a_role_hermes_has_not(tool_output: Any) -> None:
+    """Regression: with ``role_filter='bot,user'`` the suggestion was
+    ``role_filter='bot,user,tool'``, keeping the role that matches no message."""
+    st_, _ = tool_output
+    answer = session_search(st_, query="ECONNREFUSED", role_filter="bot,user")
+    assert answer["message"].endswith("search them with role_filter='user,tool'."), answer
+    assert any("'bot' is not a Hermes role" in note for note in answer["query_notes"])
+    again = session_search(st_, query="ECONNREFUSED", role_filter="user,tool")
+    assert [r["session_id"] for r in again["results"]] == ["build"]
+
+
 def test_the_command_names_them_in_its_own_words(tool_output: Any) -> None:
     _, path = tool_output
     command = [sys.executable, "-m", "hermes_fts.cli", "search", "ECONNREFUSED", "--role", "user"]

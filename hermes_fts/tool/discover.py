@@ -314,7 +314,9 @@ class Discovery:
         payload["message"] = nothing_found(opts.after is not None or opts.before is not None)
         held = [role for role in ROLES if role not in opts.roles and self._held_by([role])]
         if held:
-            wider = ",".join(dict.fromkeys([*opts.roles, *held]))
+            # an unknown role (noted already) matches nothing: the filter to suggest leaves it out
+            known = [role for role in opts.roles if role in ROLES]
+            wider = ",".join(dict.fromkeys([*known, *held]))
             payload["roles_with_matches"] = held
             payload["message"] += (
                 f" Messages of role {', '.join(held)} hold matches, but role_filter left them "
