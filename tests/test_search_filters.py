@@ -180,6 +180,18 @@ def test_bad_bounds_are_refused(store: SessionStore, bad: Any) -> None:
         store.search_messages("数据", before=bad)
 
 
+@pytest.mark.parametrize("after, before", [(T0 + 60, T0 + 60), (T0 + 60, T0)])
+def test_an_empty_window_is_refused_not_answered_with_nothing(
+    store: SessionStore, after: float, before: float
+) -> None:
+    """Regression: ``after`` at or past ``before`` found nothing and said nothing,
+    where the tool and the command refuse it."""
+    with pytest.raises(ValueError, match="must be earlier than before"):
+        store.search_messages("数据", after=after, before=before)
+    with pytest.raises(ValueError, match="must be earlier than before"):
+        store.search("数据", after=after, before=before)
+
+
 def test_exclusions_must_be_a_collection(store: SessionStore) -> None:
     with pytest.raises(TypeError):
         store.search_messages("数据", exclude_session_ids="s01")

@@ -202,6 +202,11 @@ class SearchRequest:
         check_route(self.route)
         self.after = as_time_bound(self.after, "search after")
         self.before = as_time_bound(self.before, "search before")
+        if self.after is not None and self.before is not None and self.after >= self.before:
+            # no message is in an empty window: an answer of nothing would say nothing of why
+            raise ValueError(
+                f"search after ({self.after}) must be earlier than before ({self.before})"
+            )
         self.exclude_session_ids = as_session_ids(self.exclude_session_ids)
         self.now = _as_now(self.now)
         self.windows = tuple((float(lo), float(hi)) for lo, hi in self.windows)
