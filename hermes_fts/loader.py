@@ -31,6 +31,7 @@ from . import _env
 from ._platform import (
     LIB_NAME,
     STATIC_SQLITE_WORKAROUND,
+    cut_short,
     library_suffix,
     sqlite_library_candidates,
     strip_library_suffix,
@@ -84,6 +85,13 @@ def library_file() -> str:
     suffix = library_suffix()  # at call time: the platform the process runs on
     for candidate in (base + suffix, base):
         if os.path.isfile(candidate):
+            # Checked before any loader maps it: a cut-short copy crashes the process.
+            short = cut_short(candidate)
+            if short:
+                raise ExtensionUnavailable(
+                    f"{short}; copy or build it again, or reinstall hermes-fts "
+                    "(pip install --force-reinstall hermes-fts)"
+                )
             return candidate
     raise ExtensionUnavailable(
         f"the cjk_unicode61 library was not found at {base + suffix}. "

@@ -1,0 +1,77 @@
+"""A library that is not the one this package needs: cut short, a directory, an
+older hermes-fts build, a copy under another name.  Each host gets an error that
+says what is wrong; none may crash the process.
+
+Every case runs in its own interpreter: a library that crashes the loader takes
+the process with it, and one process serves one SQLite library.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from test_loader import NEWER_HOSTS, run_python
+
+from hermes_fts import loader
+
+# Open a connection of each host and try to give it the extension; print what it said.
+HOST_LOADS = {
+    "stdlib": "import sqlite3 as mod\nconn = None",
+    **NEWER_HOSTS,
+}
+TRY_LOAD = """
+import hermes_fts
+try:
+    print("OK", hermes_fts.load(conn) if conn is not None else hermes_fts.connect(":memory:"))
+except hermes_fts.ExtensionUnavailable as e:
+    print("ERR", e)
+"""
+
+
+def load_with(host: str, library: Path) -> str:
+    """What loading ``library`` into a connection of ``host`` printed; the process
+    must end on its own (a signal fails the test)."""
+    module = {"stdlib": "sqlite3", "sqlean": "sqlean", "pysqlite3": "pysqlite3", "apsw": "apsw"}
+    if run_python(f"import {module[host]}", check=False).returncode != 0:
+        pytest.skip(f"{module[host]} is not installed (pip install '.[test]' brings it)")
+    proc = run_python(
+        HOST_LOADS[host] + textwrap.dedent(TRY_LOAD),
+        env={"HERMES_FTS_LIBRARY": str(library)},
+        check=False,
+    )
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    return proc.stdout.strip()
+
+
+def path_command(library: Path) -> tuple[int, str]:
+    """``hermes-fts path`` with ``library``: its exit status and stderr."""
+    proc = run_python(
+        "import sys; from hermes_fts.cli import run; sys.argv[1:] = ['path']; run()",
+        env={"HERMES_FTS_LIBRARY": str(library)},
+        check=False,
+    )
+    return proc.returncode, proc.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc maps ELF segments")
+@pytest.mark.parametrize("host", sorted(HOST_LOADS))
+def test_a_cut_short_library_is_refused_not_a_crash(host, tmp_path):
+    """A library copied only in part (a full disk, an interrupted download): glibc
+    mapped its segments past the end of the file and the process died of SIGBUS,
+    in every host and in `hermes-fts path`, before any error could be said."""
+    whole = Path(loader.library_file()).read_bytes()
+    short = tmp_path / f"cjk_unicode61{loader.LIB_SUFFIX}"
+    short.write_bytes(whole[:4096])  # the headers, none of the segments they name
+    said = load_with(host, short)
+    assert said.startswith("ERR") and f"{short} is cut short: 4096 bytes" in said, said
+    status, err = path_command(short)
+    assert status == 2 and "is cut short" in err, err
+
+
+def test_whole_files_are_not_cut_short():
+    """The check refuses only what the loader would map past the end of the file."""
+    assert loader.cut_short(loader.library_file()) is None
+    assert loader.cut_short(sys.executable) is None
