@@ -93,6 +93,17 @@ def library_file() -> str:
                     "(pip install --force-reinstall hermes-fts)"
                 )
             return candidate
+    override = _env.extension_override()
+    if override:  # the variable is what to fix: a reinstall changes nothing
+        what = (
+            f"{override}, a directory, not a library file"
+            if os.path.isdir(override)
+            else f"a library that was not found at {override}"
+        )
+        raise ExtensionUnavailable(
+            f"HERMES_FTS_LIBRARY names {what}: point it at a cjk_unicode61{suffix} "
+            "library file, or unset it to use the bundled one"
+        )
     raise ExtensionUnavailable(
         f"the cjk_unicode61 library was not found at {base + suffix}. "
         "Reinstall hermes-fts from a wheel (pip install --force-reinstall hermes-fts), "

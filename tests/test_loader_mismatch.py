@@ -75,3 +75,19 @@ def test_whole_files_are_not_cut_short():
     """The check refuses only what the loader would map past the end of the file."""
     assert loader.cut_short(loader.library_file()) is None
     assert loader.cut_short(sys.executable) is None
+
+
+@pytest.mark.parametrize("host", sorted(HOST_LOADS))
+def test_a_library_variable_naming_a_directory_says_so(host, tmp_path):
+    """HERMES_FTS_LIBRARY naming a folder read "the cjk_unicode61 library was not
+    found at <the folder>" and advised reinstalling hermes-fts, which changes nothing:
+    the variable is what is wrong."""
+    folder = tmp_path / f"cjk_unicode61{loader.LIB_SUFFIX}"
+    folder.mkdir()
+    for named in (folder, tmp_path):
+        said = load_with(host, named)
+        assert said.startswith(f"ERR HERMES_FTS_LIBRARY names {named}, a directory"), said
+        assert "unset it" in said and "Reinstall" not in said, said
+    status, err = path_command(tmp_path / "gone.so")
+    assert status == 2 and "HERMES_FTS_LIBRARY names a library that was not found at" in err
+    assert "unset it" in err and "Reinstall" not in err, err
