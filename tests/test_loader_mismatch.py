@@ -8,14 +8,20 @@ the process with it, and one process serves one SQLite library.
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from _csrc import CSRC, config, needs_csrc
 from test_loader import NEWER_HOSTS, run_python
 
 from hermes_fts import loader
+from hermes_fts.index import schema
+from hermes_fts.store import SessionStore
 
 # Open a connection of each host and try to give it the extension; print what it said.
 HOST_LOADS = {
@@ -91,3 +97,77 @@ def test_a_library_variable_naming_a_directory_says_so(host, tmp_path):
     status, err = path_command(tmp_path / "gone.so")
     assert status == 2 and "HERMES_FTS_LIBRARY names a library that was not found at" in err
     assert "unset it" in err and "Reinstall" not in err, err
+
+
+@pytest.fixture(scope="module")
+def older_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout's library built as one from before the ``letters`` option:
+    the tokenizer does not know that option (it goes to unicode61, which refuses it)."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if config is None or compiler is None:
+        pytest.skip("needs the source checkout and a C compiler")
+    src = tmp_path_factory.mktemp("older-src")
+    for file in [*CSRC.glob("*.c"), *CSRC.glob("*.h")]:
+        shutil.copy(file, src / file.name)
+    tokenizer = src / "tokenizer.c"
+    text = tokenizer.read_text(encoding="utf-8")
+    assert 'LETTERS_OPTION = "letters";' in text
+    tokenizer.write_text(text.replace('LETTERS_OPTION = "letters";', 'LETTERS_OPTION = "-";'))
+    target = tmp_path_factory.mktemp("older") / f"cjk_unicode61{loader.LIB_SUFFIX}"
+    build = subprocess.run(
+        [compiler, "-shared", "-fPIC", "-O0", f"-I{src}", config.VERSION_DEFINE]
+        + [str(c) for c in sorted(src.glob("*.c"))]
+        + ["-o", str(target)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if build.returncode != 0:
+        pytest.skip(f"the library does not build here (SQLite headers?): {build.stderr[-500:]}")
+    return target
+
+
+def test_the_probe_knows_every_option_of_the_index():
+    """has_extension probes INDEX_OPTIONS: each tokenizer option of the CJK index
+    but unicode61's own must be there, or an older library passes the probe."""
+    options = schema.CJK_TOKENIZE.split()[1::2]
+    assert set(options) - {"remove_diacritics"} == set(loader.INDEX_OPTIONS)
+
+
+@needs_csrc
+@pytest.mark.parametrize("host", sorted(HOST_LOADS))
+def test_an_older_library_is_refused_naming_what_it_lacks(host, older_library):
+    """An older build in HERMES_FTS_LIBRARY: apsw, sqlean.py and pysqlite3 reported it
+    loaded, and the stdlib blamed a missing FTS5 or a second SQLite copy."""
+    said = load_with(host, older_library)
+    assert said.startswith(f"ERR {older_library} cannot serve hermes-fts"), said
+    assert "does not know the option(s) letters" in said and "HERMES_FTS_LIBRARY" in said
+    status, err = path_command(older_library)
+    assert status == 2 and "does not know the option(s) letters" in err, err
+
+
+@needs_csrc
+def test_a_store_searched_with_an_older_library_falls_back_and_says_why(older_library, tmp_path):
+    """A store indexed by this version, searched with an older library: every search
+    failed with "error in tokenizer constructor" (and a traceback), and status
+    called the index damaged."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("s1")
+        store.add_message("s1", "user", "我们明天去东京部署服务")
+
+    def cli(*argv: str) -> subprocess.CompletedProcess[str]:
+        return run_python(
+            "import sys; from hermes_fts.cli import run; sys.argv[1:] = "
+            f"{[*argv, '--db', str(db), '--json']!r}; run()",
+            env={"HERMES_FTS_LIBRARY": str(older_library)},
+            check=False,
+        )
+
+    found = cli("search", "部署")
+    assert found.returncode == 0 and "Traceback" not in found.stderr, found.stderr[-2000:]
+    answer = json.loads(found.stdout)
+    assert answer["count"] == 1, answer
+    assert any("did not load" in n for n in answer.get("query_notes", [])), answer
+    ext = json.loads(cli("status").stdout)["extension"]
+    assert ext["loaded"] is False and "does not know the option(s) letters" in ext["error"]
