@@ -56,6 +56,8 @@ LIB_SUFFIX = library_suffix()  # this platform's; the rule lives in _platform
 
 _PROBE_SQL = "SELECT cjk_unicode61_version()"
 _TOKENIZER = "hermes_fts_cjk"
+# What SQLite derives from the file name cjk_unicode61 (csrc/hermes_fts.h).
+_ENTRY_POINT = "sqlite3_cjkunicode_init"
 # Our tokenizer options that the CJK index names (index.schema.CJK_TOKENIZE says
 # what each does): a library older than one of them cannot open that index.
 INDEX_OPTIONS = ("unigrams", "variants", "glue", "kana", "symbols", "compose", "letters")
@@ -298,7 +300,10 @@ def _load(conn: Any) -> str:
         _bind(host)
         conn.enable_load_extension(True)
         try:
-            conn.load_extension(path)
+            # The entry point by name: SQLite derives one from the file name, which a
+            # copy under another name (cjk_unicode61-old.so) does not export.  Only
+            # the SQL function takes it on every host.
+            conn.execute("SELECT load_extension(?, ?)", (path, _ENTRY_POINT)).fetchall()
         except Exception as exc:
             why = _load_failure(path, exc)
             raise ExtensionUnavailable(f"loading {path} failed: {why}") from exc

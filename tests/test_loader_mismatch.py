@@ -171,3 +171,14 @@ def test_a_store_searched_with_an_older_library_falls_back_and_says_why(older_li
     assert any("did not load" in n for n in answer.get("query_notes", [])), answer
     ext = json.loads(cli("status").stdout)["extension"]
     assert ext["loaded"] is False and "does not know the option(s) letters" in ext["error"]
+
+
+@pytest.mark.parametrize("host", sorted(HOST_LOADS))
+def test_a_copy_under_another_name_loads_on_every_host(host, tmp_path):
+    """HERMES_FTS_LIBRARY at a renamed copy (cjk_unicode61-old.so, kept beside a new
+    build): SQLite looked for sqlite3_cjkunicodeold_init, derived from the file
+    name, so apsw, sqlean.py and pysqlite3 refused it where the stdlib loaded it."""
+    copy = tmp_path / f"cjk_unicode61-old{loader.LIB_SUFFIX}"
+    shutil.copy(loader.library_file(), copy)
+    said = load_with(host, copy)
+    assert said.split()[0] == "OK", said
