@@ -90,6 +90,53 @@ def sqlite_library_candidates(
 
 
 _PT_LOAD = 1
+# e_machine values of the platforms a wheel or a cross build may come from.
+_MACHINES = {
+    3: "x86",
+    8: "MIPS",
+    21: "PowerPC64",
+    22: "s390x",
+    40: "ARM",
+    62: "x86-64",
+    183: "AArch64",
+    243: "RISC-V",
+    258: "LoongArch",
+}
+
+
+def _elf_ident(path: str) -> tuple[int, int, int] | None:
+    """An ELF file's class (1: 32-bit, 2: 64-bit), byte order and machine, or None."""
+    import struct
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return None
+    if len(head) < 20 or head[:4] != b"\x7fELF":
+        return None
+    (machine,) = struct.unpack_from("<H" if head[5] == 1 else ">H", head, 18)
+    return head[4], head[5], machine
+
+
+def _describe(ident: tuple[int, int, int]) -> str:
+    bits, order, machine = ident
+    name = _MACHINES.get(machine, f"ELF machine {machine}")
+    return f"{name}, {32 * bits}-bit{', big-endian' if order == 2 else ''}"
+
+
+def built_elsewhere(path: str, reference: str | None = None) -> str | None:
+    """Why the ELF library at ``path`` was built for another machine than the ELF
+    file ``reference`` (this interpreter), or None.
+
+    glibc skips such a file and reports "No such file or directory", as if the
+    file that is there were missing.
+    """
+    mine = _elf_ident(reference or sys.executable)
+    theirs = _elf_ident(path)
+    if mine is None or theirs is None or mine == theirs:
+        return None
+    return f"{path} is built for {_describe(theirs)}; this Python runs on {_describe(mine)}"
 
 
 def cut_short(path: str) -> str | None:

@@ -31,6 +31,7 @@ from . import _env
 from ._platform import (
     LIB_NAME,
     STATIC_SQLITE_WORKAROUND,
+    built_elsewhere,
     cut_short,
     library_suffix,
     sqlite_library_candidates,
@@ -98,6 +99,12 @@ def library_file() -> str:
     suffix = library_suffix()  # at call time: the platform the process runs on
     for candidate in (base + suffix, base):
         if os.path.isfile(candidate):
+            elsewhere = built_elsewhere(candidate)
+            if elsewhere:  # the system loader would call it missing
+                raise ExtensionUnavailable(
+                    f"{elsewhere}: install the wheel for this platform, or build the "
+                    "library here (pip install --force-reinstall hermes-fts)"
+                )
             # Checked before any loader maps it: a cut-short copy crashes the process.
             short = cut_short(candidate)
             if short:

@@ -77,10 +77,30 @@ def test_a_cut_short_library_is_refused_not_a_crash(host, tmp_path):
     assert status == 2 and "is cut short" in err, err
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF libraries")
+@pytest.mark.parametrize("host", sorted(HOST_LOADS))
+def test_a_library_for_another_machine_is_named_as_such(host, tmp_path):
+    """An AArch64 build (a cross-built wheel's library) on x86-64, or the reverse:
+    glibc skips it and said "cannot open shared object file: No such file or
+    directory" of a file that is there."""
+    data = bytearray(Path(loader.library_file()).read_bytes())
+    ours = int.from_bytes(data[18:20], "little")
+    other = 62 if ours == 183 else 183  # x86-64 <-> AArch64
+    data[18:20] = other.to_bytes(2, "little")
+    foreign = tmp_path / f"cjk_unicode61{loader.LIB_SUFFIX}"
+    foreign.write_bytes(bytes(data))
+    said = load_with(host, foreign)
+    assert said.startswith(f"ERR {foreign} is built for "), said
+    assert "this Python runs on" in said and "No such file" not in said, said
+    status, err = path_command(foreign)
+    assert status == 2 and "is built for" in err and "No such file" not in err, err
+
+
 def test_whole_files_are_not_cut_short():
     """The check refuses only what the loader would map past the end of the file."""
     assert loader.cut_short(loader.library_file()) is None
     assert loader.cut_short(sys.executable) is None
+    assert loader.built_elsewhere(loader.library_file()) is None
 
 
 @pytest.mark.parametrize("host", sorted(HOST_LOADS))
