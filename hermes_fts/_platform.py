@@ -87,3 +87,96 @@ def sqlite_library_candidates(
             found.append(os.path.join(prefix, "lib", "libsqlite3.so.0"))
         found.append("libsqlite3.so.0")
     return list(dict.fromkeys(found))
+
+
+_PT_LOAD = 1
+# e_machine values of the platforms a wheel or a cross build may come from.
+_MACHINES = {
+    3: "x86",
+    8: "MIPS",
+    21: "PowerPC64",
+    22: "s390x",
+    40: "ARM",
+    62: "x86-64",
+    183: "AArch64",
+    243: "RISC-V",
+    258: "LoongArch",
+}
+
+
+def _elf_ident(path: str) -> tuple[int, int, int] | None:
+    """An ELF file's class (1: 32-bit, 2: 64-bit), byte order and machine, or None."""
+    import struct
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return None
+    if len(head) < 20 or head[:4] != b"\x7fELF":
+        return None
+    (machine,) = struct.unpack_from("<H" if head[5] == 1 else ">H", head, 18)
+    return head[4], head[5], machine
+
+
+def _describe(ident: tuple[int, int, int]) -> str:
+    bits, order, machine = ident
+    name = _MACHINES.get(machine, f"ELF machine {machine}")
+    return f"{name}, {32 * bits}-bit{', big-endian' if order == 2 else ''}"
+
+
+def built_elsewhere(path: str, reference: str | None = None) -> str | None:
+    """Why the ELF library at ``path`` was built for another machine than the ELF
+    file ``reference`` (this interpreter), or None.
+
+    glibc skips such a file and reports "No such file or directory", as if the
+    file that is there were missing.
+    """
+    mine = _elf_ident(reference or sys.executable)
+    theirs = _elf_ident(path)
+    if mine is None or theirs is None or mine == theirs:
+        return None
+    return f"{path} is built for {_describe(theirs)}; this Python runs on {_describe(mine)}"
+
+
+def cut_short(path: str) -> str | None:
+    """Why the ELF library at ``path`` is cut short, or None (whole, or not ELF).
+
+    glibc maps every loadable segment the program headers name, even one that
+    runs past the end of a truncated copy; the first touch of the missing pages
+    kills the process with SIGBUS instead of failing the load.  A file too short
+    for its own headers is refused by the loader itself, so it passes here.
+    """
+    import struct
+
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(64)
+            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] not in (1, 2):
+                return None
+            wide = head[4] == 2
+            order = "<" if head[5] == 1 else ">"
+            if wide:
+                (phoff,) = struct.unpack_from(order + "Q", head, 32)
+                phentsize, phnum = struct.unpack_from(order + "HH", head, 54)
+            else:
+                (phoff,) = struct.unpack_from(order + "I", head, 28)
+                phentsize, phnum = struct.unpack_from(order + "HH", head, 42)
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+    except OSError:  # unreadable: the loader's own error says so
+        return None
+    entry = order + ("IIQQQQ" if wide else "IIIII")
+    if len(table) < phentsize * phnum or phentsize < struct.calcsize(entry):
+        return None
+    need = 0
+    for i in range(phnum):
+        fields = struct.unpack_from(entry, table, i * phentsize)
+        # ELF64: type, flags, offset, vaddr, paddr, filesz; ELF32 has no flags there
+        kind, offset, filesz = fields[0], fields[2 if wide else 1], fields[-1]
+        if kind == _PT_LOAD:
+            need = max(need, offset + filesz)
+    if need <= size:
+        return None
+    return f"{path} is cut short: {size} bytes, where its own headers need {need}"

@@ -31,14 +31,18 @@ from . import _env
 from ._platform import (
     LIB_NAME,
     STATIC_SQLITE_WORKAROUND,
+    built_elsewhere,
+    cut_short,
     library_suffix,
     sqlite_library_candidates,
     strip_library_suffix,
 )
 from ._sqlite import connect_readonly
+from ._version import __version__
 
 __all__ = [
     "ExtensionUnavailable",
+    "LibraryMismatch",
     "Token",
     "connect",
     "extension_path",
@@ -52,10 +56,21 @@ __all__ = [
 LIB_SUFFIX = library_suffix()  # this platform's; the rule lives in _platform
 
 _PROBE_SQL = "SELECT cjk_unicode61_version()"
+_TOKENIZER = "hermes_fts_cjk"
+# What SQLite derives from the file name cjk_unicode61 (csrc/hermes_fts.h).
+_ENTRY_POINT = "sqlite3_cjkunicode_init"
+# Our tokenizer options that the CJK index names (index.schema.CJK_TOKENIZE says
+# what each does): a library older than one of them cannot open that index.
+INDEX_OPTIONS = ("unigrams", "variants", "glue", "kana", "symbols", "compose", "letters")
 
 
 class ExtensionUnavailable(RuntimeError):
     """The cjk_unicode61 extension cannot be used; the message says what to do."""
+
+
+class LibraryMismatch(ExtensionUnavailable):
+    """The library loaded but is not one this hermes-fts can use (another library, an
+    older build): the library is what to change, whatever the SQLite host."""
 
 
 class Token(NamedTuple):
@@ -84,7 +99,31 @@ def library_file() -> str:
     suffix = library_suffix()  # at call time: the platform the process runs on
     for candidate in (base + suffix, base):
         if os.path.isfile(candidate):
+            elsewhere = built_elsewhere(candidate)
+            if elsewhere:  # the system loader would call it missing
+                raise ExtensionUnavailable(
+                    f"{elsewhere}: install the wheel for this platform, or build the "
+                    "library here (pip install --force-reinstall hermes-fts)"
+                )
+            # Checked before any loader maps it: a cut-short copy crashes the process.
+            short = cut_short(candidate)
+            if short:
+                raise ExtensionUnavailable(
+                    f"{short}; copy or build it again, or reinstall hermes-fts "
+                    "(pip install --force-reinstall hermes-fts)"
+                )
             return candidate
+    override = _env.extension_override()
+    if override:  # the variable is what to fix: a reinstall changes nothing
+        what = (
+            f"{override}, a directory, not a library file"
+            if os.path.isdir(override)
+            else f"a library that was not found at {override}"
+        )
+        raise ExtensionUnavailable(
+            f"HERMES_FTS_LIBRARY names {what}: point it at a cjk_unicode61{suffix} "
+            "library file, or unset it to use the bundled one"
+        )
     raise ExtensionUnavailable(
         f"the cjk_unicode61 library was not found at {base + suffix}. "
         "Reinstall hermes-fts from a wheel (pip install --force-reinstall hermes-fts), "
@@ -144,21 +183,49 @@ def _answers(conn: Any, sql: str) -> bool:
 
 
 def has_extension(conn: Any) -> bool:
-    """True when ``conn`` has our tokenizer (``hermes_fts_cjk``) and helpers.
+    """True when ``conn`` has our tokenizer (``hermes_fts_cjk``), with every option
+    the CJK index names, and helpers.  A TEMP table never touches the database
+    file, so a read-only connection can probe too."""
+    return _tokenizes(conn, " ".join(f"{option} 1" for option in INDEX_OPTIONS))
 
-    An older hermes-fts library registers only ``cjk_unicode61``: not enough.
-    A TEMP table never touches the database file, so a read-only connection
-    can probe too."""
+
+def _tokenizes(conn: Any, options: str) -> bool:
+    """Whether ``conn`` has the version function and builds our tokenizer with ``options``."""
     if not _answers(conn, _PROBE_SQL):
         return False
     try:
         conn.execute(
-            "CREATE VIRTUAL TABLE temp.hermes_fts_probe USING fts5(x, tokenize='hermes_fts_cjk')"
+            "CREATE VIRTUAL TABLE temp.hermes_fts_probe USING fts5(x, "
+            f"tokenize='{_TOKENIZER} {options}')"
         )
     except Exception:
         return False
     conn.execute("DROP TABLE temp.hermes_fts_probe")
     return True
+
+
+def _mismatch(conn: Any, path: str) -> LibraryMismatch:
+    """What the library at ``path``, loaded on ``conn``, lacks, as the error to raise."""
+    if not _answers(conn, _PROBE_SQL):
+        lacks = "it has no cjk_unicode61_version(), so it is not a hermes-fts library"
+    elif not _tokenizes(conn, ""):
+        lacks = f"it has no {_TOKENIZER} tokenizer, so it is an older hermes-fts build"
+    else:
+        unknown = [o for o in INDEX_OPTIONS if not _tokenizes(conn, f"{o} 1")]
+        lacks = (
+            f"its tokenizer does not know the option(s) {', '.join(unknown)} that the "
+            "search index uses, so it is an older hermes-fts build"
+        )
+    fix = (
+        "Unset HERMES_FTS_LIBRARY to use the bundled library, or point it at a build of "
+        "this version"
+        if _env.extension_override()
+        else "Reinstall hermes-fts (pip install --force-reinstall hermes-fts), or rebuild it"
+    )
+    return LibraryMismatch(
+        f"{path} cannot serve hermes-fts {__version__}: {lacks}. {fix} "
+        "(`python setup.py build_ext --inplace` in a source checkout)"
+    )
 
 
 def has_fold(conn: Any) -> bool:
@@ -240,13 +307,18 @@ def _load(conn: Any) -> str:
         _bind(host)
         conn.enable_load_extension(True)
         try:
-            conn.load_extension(path)
+            # The entry point by name: SQLite derives one from the file name, which a
+            # copy under another name (cjk_unicode61-old.so) does not export.  Only
+            # the SQL function takes it on every host.
+            conn.execute("SELECT load_extension(?, ?)", (path, _ENTRY_POINT)).fetchall()
         except Exception as exc:
             why = _load_failure(path, exc)
             raise ExtensionUnavailable(f"loading {path} failed: {why}") from exc
         finally:
             # Never leave SQL-level load_extension() switched on for the caller.
             conn.enable_load_extension(False)
+        if not has_extension(conn):  # loaded, but not a library this version can use
+            raise _mismatch(conn, path)
         _strategy = "load_extension"
         return _strategy
     if isinstance(conn, sqlite3.Connection):
@@ -264,14 +336,25 @@ def _load(conn: Any) -> str:
 
 
 def loadable_file() -> str:
-    """``library_file``, once the system loader has opened it; raises
-    ``ExtensionUnavailable`` with the loader's cause (a truncated file, another
-    platform's build), which ``.load`` in any SQLite would meet too."""
+    """``library_file``, once the system loader has opened it and a SQLite has taken
+    it; raises ``ExtensionUnavailable`` with the cause (a truncated file, another
+    platform's build, an older one), which ``.load`` in any SQLite would meet too."""
     path = library_file()
     try:
-        _ctypes().CDLL(path)
+        lib = _ctypes().CDLL(path)
     except OSError as exc:
         raise ExtensionUnavailable(f"{path} does not load: {exc}") from exc
+    if not hasattr(lib, "hermes_fts_auto_init"):
+        raise LibraryMismatch(
+            f"{path} is not a hermes-fts library (it does not export hermes_fts_auto_init); "
+            "unset HERMES_FTS_LIBRARY to use the bundled library"
+        )
+    try:  # an older build loads, and only a SQLite can tell what it lacks
+        connect(":memory:", public_name=False).close()
+    except LibraryMismatch:
+        raise
+    except ExtensionUnavailable:
+        pass  # this Python's SQLite cannot take it, which says nothing of the library
     return path
 
 
@@ -403,17 +486,22 @@ def install() -> str:
 
         host = getattr(_sqlite3, "__file__", None) or "builtin:_sqlite3"
         _bind(host)
-        ext_lib, entry = _entry_point(ctypes, library_file())
+        path = library_file()
+        ext_lib, entry = _entry_point(ctypes, path)
         rc = sqlite_lib.sqlite3_auto_extension(entry)
         if rc != 0:
             raise ExtensionUnavailable(f"sqlite3_auto_extension failed with code {rc}")
         probe = sqlite3.connect(":memory:")
         try:
-            ok = has_extension(probe)
+            # Our version function answers: the library arrived, and it is what is wrong.
+            mismatch = None if has_extension(probe) else _mismatch(probe, path)
+            arrived = _answers(probe, _PROBE_SQL)
         finally:
             probe.close()
-        if not ok:
+        if mismatch is not None:
             sqlite_lib.sqlite3_cancel_auto_extension(entry)
+            if arrived:
+                raise mismatch
             raise ExtensionUnavailable(
                 "the extension was registered but a new connection does not have it "
                 "(FTS5 missing from this SQLite, or a second copy of SQLite of the same "

@@ -101,6 +101,8 @@ LAYERS: dict[str, int] = {
     # The Hermes Agent plugin sits on top: it wires the tool and the CLI into
     # Hermes, and nothing in the package imports it.
     "hermes.plugin": 12,
+    # ``python -m hermes_fts``: the command line, run.
+    "__main__": 12,
     # Package docstrings only: what each subsystem owns.
     "query": LEAF,
     "search": LEAF,

@@ -111,6 +111,23 @@ def test_sdist_carries_the_c_sources(dists: dict[str, Path]) -> None:
     assert docs and docs <= names, sorted(docs - names)
 
 
+def test_sdist_carries_the_whole_test_suite(dists: dict[str, Path]) -> None:
+    """The sdist held tests/test_*.py (setuptools adds them on its own) but not the
+    helpers and golden files they import and read, so its tests failed to import."""
+    import tarfile
+
+    with tarfile.open(dists["sdist"]) as tf:
+        names = {n.split("/", 1)[1] for n in tf.getnames() if "/" in n}
+    suite = {
+        p.relative_to(ROOT).as_posix()
+        for pattern in ("*.py", "*.c", "golden/*.txt")
+        for p in (ROOT / "tests").glob(pattern)
+    }
+    assert {"tests/conftest.py", "tests/_support.py"} <= suite
+    assert suite <= names, sorted(suite - names)
+    assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
+
+
 def _needed(lib: Path) -> list[str]:
     if sys.platform.startswith("linux"):
         if not shutil.which("readelf"):

@@ -164,3 +164,26 @@ def test_the_console_script_writes_all_it_prints_and_exits_with_mains_status(tmp
     assert proc.stderr.startswith("Error: no session store at ")
     proc = _console(["read", "no-such-session"], tmp_path)
     assert proc.returncode == 1 and proc.stderr.startswith("Error: ")
+
+
+def test_python_dash_m_hermes_fts_is_the_command(tmp_path):
+    """``python -m hermes_fts`` (a venv whose scripts folder is not on PATH) said
+    "'hermes_fts' is a package and cannot be directly executed"."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HERMES_HOME": str(tmp_path)}
+    _store(tmp_path / "state.db", 3)
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hermes_fts", *argv],
+            capture_output=True,
+            text=True,
+            cwd=str(tmp_path),
+            env=env,
+            timeout=120,
+        )
+
+    proc = run("--version")
+    assert proc.returncode == 0 and proc.stdout == _console(["--version"], tmp_path).stdout
+    proc = run("browse", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(proc.stdout)["results"]) == 3
