@@ -257,6 +257,33 @@ def test_a_time_table_edited_by_hand_is_named_and_refilled(
             assert len(store.search("deploy", **how).rows) == 1, how
 
 
+@pytest.mark.parametrize(
+    "edit",
+    [
+        # A fill's markers on a complete table, and on one whose mark of completion is gone.
+        "INSERT OR REPLACE INTO state_meta VALUES ('hermes_fts_time_high_water', '99999'), "
+        "('hermes_fts_time_progress', 'zz');",
+        "DELETE FROM state_meta WHERE key = 'hermes_fts_time_complete'; INSERT OR REPLACE "
+        "INTO state_meta VALUES ('hermes_fts_time_high_water', 'n/a');",
+    ],
+)
+def test_time_table_markers_edited_to_garbage_are_refilled_not_a_traceback(
+    db: Path, edit: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """int() of a marker raised ValueError in every status, search and optimize-storage."""
+    shell(db, edit)
+    status = status_json(db, capsys)
+    assert status["indexes"]["hermes_fts_cjk"]["served"] is True, status
+    with SessionStore(db, readonly=True) as store:
+        for how in ({}, {"sort": "newest"}, {"after": 0, "before": 4e9}):
+            assert len(store.search("deploy", **how).rows) == 1, how
+    assert cli_main(["--json", "optimize-storage", "--yes", "--db", str(db)]) == 0
+    assert json.loads(capsys.readouterr().out)["ok"] is True
+    after = status_json(db, capsys)
+    assert after["time_table"]["status"] == "complete" and after["damaged"] == {}, after
+    assert after["needs_optimize"] == [], after
+
+
 def _shell_insert(db: Path, text: str) -> subprocess.CompletedProcess[str]:
     """A message written as Hermes writes it (no extension, our triggers fire)."""
     sql = (
