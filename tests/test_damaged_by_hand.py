@@ -284,6 +284,32 @@ def test_time_table_markers_edited_to_garbage_are_refilled_not_a_traceback(
     assert after["needs_optimize"] == [], after
 
 
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "INSERT OR REPLACE INTO state_meta SELECT 'hermes_fts_cjk_rebuild_high_water', max(id) "
+        "FROM messages; INSERT OR REPLACE INTO state_meta "
+        "VALUES ('hermes_fts_cjk_rebuild_progress', '1');",  # rewound, as by an old backup's
+        "INSERT OR REPLACE INTO state_meta VALUES ('hermes_fts_cjk_rebuild_high_water', '999999');",
+    ],
+)
+def test_backfill_markers_behind_the_index_rebuild_it_not_index_rows_twice(
+    db: Path, edit: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The resumed backfill added rows the index held again: FTS5 saw a malformed
+    index while status said ok."""
+    shell(db, edit)
+    assert search(db, "deploy")["route"] != "fts_cjk"  # not complete: not served
+    with SessionStore(db) as store:
+        assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"] is True
+        assert store.integrity_check() == {"hermes_fts_cjk": None}
+    found = search(db, "deploy")
+    assert found["route"] == "fts_cjk", found
+    assert [r["session_id"] for r in found["results"]] == ["en-1"], found
+    after = status_json(db, capsys)
+    assert after["needs_optimize"] == [] and after["damaged"] == {}, after
+
+
 def _shell_insert(db: Path, text: str) -> subprocess.CompletedProcess[str]:
     """A message written as Hermes writes it (no extension, our triggers fire)."""
     sql = (

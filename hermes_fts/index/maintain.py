@@ -171,6 +171,16 @@ def backfill_step(
             return False
         target = schema.build_name(index) if schema.building(conn, index) else index
         high, progress = state
+        if _holds_unreached(conn, target, progress, high):
+            # Markers edited or rewound by hand: indexing those rows again would
+            # add them twice (a corrupt index), so the build starts over.
+            logger.warning("%s holds rows its backfill markers say it lacks; rebuilding", index)
+            _start_over(conn, index)
+            state = backfill_window(conn, index)
+            if state is None:
+                return False
+            target = schema.build_name(index) if schema.building(conn, index) else index
+            high, progress = state
         if progress == 0:
             _merge_settings(conn, target, BUILD_AUTOMERGE, BUILD_CRISISMERGE)
         end = id_after(conn, progress, chunk_rows, high)
@@ -568,26 +578,44 @@ def reset_index(conn: sqlite3.Connection, index: str) -> None:
     we read it, and only once its backfill is complete.
     """
     with write_txn(conn):
-        has_rows = conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
-        if index in schema.SWAPPED and has_rows:
-            schema.create_build_objects(conn, index)
-            seed_full_backfill(conn, index)
-        elif index in schema.SWAPPED:
-            close_backfill_window(conn, index)
-            schema.drop_build_objects(conn, index)
-            schema.drop_index_objects(conn, index)
-            schema.create_index_objects(conn, index)
-            schema.create_triggers(conn, index)
-        else:
-            schema.drop_index_objects(conn, index)
-            schema.create_index_objects(conn, index)
-            seed_full_backfill(conn, index)
-            schema.create_triggers(conn, index)
-        if index == TRIGRAM:
-            delete_meta(conn, schema.META_TRIGRAM_STALE)
-        if index == CJK:
-            delete_meta(conn, schema.META_CJK_STALE)
+        _start_over(conn, index)
     logger.info("%s reset; a chunked backfill will rebuild it", index)
+
+
+def _start_over(conn: sqlite3.Connection, index: str) -> None:
+    """``reset_index`` inside the caller's transaction."""
+    has_rows = conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
+    if index in schema.SWAPPED and has_rows:
+        schema.create_build_objects(conn, index)
+        seed_full_backfill(conn, index)
+    elif index in schema.SWAPPED:
+        close_backfill_window(conn, index)
+        schema.drop_build_objects(conn, index)
+        schema.drop_index_objects(conn, index)
+        schema.create_index_objects(conn, index)
+        schema.create_triggers(conn, index)
+    else:
+        schema.drop_index_objects(conn, index)
+        schema.create_index_objects(conn, index)
+        seed_full_backfill(conn, index)
+        schema.create_triggers(conn, index)
+    if index == TRIGRAM:
+        delete_meta(conn, schema.META_TRIGRAM_STALE)
+    if index == CJK:
+        delete_meta(conn, schema.META_CJK_STALE)
+
+
+def _holds_unreached(conn: sqlite3.Connection, table: str, progress: int, high: int) -> bool:
+    """Whether ``table`` holds a row in the window its backfill has not reached
+    (``progress < id <= high``): never so unless the markers were edited.  A range
+    read of its ``%_docsize``."""
+    try:
+        row = conn.execute(
+            f"SELECT 1 FROM {table}_docsize WHERE id > ? AND id <= ? LIMIT 1", (progress, high)
+        ).fetchone()
+    except sqlite3.OperationalError:
+        return False  # no such table: the chunk's own statements say what is wrong
+    return row is not None
 
 
 def integrity_check(conn: sqlite3.Connection, index: str) -> str | None:
