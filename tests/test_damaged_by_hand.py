@@ -310,6 +310,21 @@ def test_backfill_markers_behind_the_index_rebuild_it_not_index_rows_twice(
     assert after["needs_optimize"] == [] and after["damaged"] == {}, after
 
 
+def test_a_logged_delete_of_a_message_the_index_never_held_leaves_it_sound(db: Path) -> None:
+    """FTS5 takes a 'delete' of a row it lacks at its word: it subtracted the tokens
+    and the index was malformed while status said ok."""
+    shell(
+        db,
+        "INSERT INTO hermes_fts_cjk_pending(msg_id, op, old_role, old_content) "
+        "VALUES (99999, 'delete', 'user', 'the deploy failed');",
+    )
+    with SessionStore(db) as store:
+        store.sync()
+        assert store.integrity_check() == {"hermes_fts_cjk": None}
+        found = store.search("deploy")
+    assert found.route == "fts_cjk" and [r["session_id"] for r in found.rows] == ["en-1"]
+
+
 def _shell_insert(db: Path, text: str) -> subprocess.CompletedProcess[str]:
     """A message written as Hermes writes it (no extension, our triggers fire)."""
     sql = (

@@ -538,16 +538,19 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
     n = conn.execute(
         f"SELECT COUNT(DISTINCT msg_id) FROM {CJK_PENDING} WHERE msg_id <= ?", (bound,)
     ).fetchone()[0]
+    first = f"p.seq = (SELECT MIN(seq) FROM {CJK_PENDING} q WHERE q.msg_id = p.msg_id)"
+    held = f"EXISTS (SELECT 1 FROM {CJK}_docsize d WHERE d.id = p.msg_id)"
     # 1) remove what the index holds: the first pending row's old values,
     #    for rows that qualified then and lie in the indexed id range.
     # The pending table keeps stored values; the index holds their indexed
     # text (content.indexed_values), which the 'delete' must give exactly.
+    # A row the index does not hold (a log edited by hand) has nothing to take
+    # out: FTS5 would subtract its tokens anyway and corrupt the index.
     conn.execute(
         f"INSERT INTO {CJK}({CJK}, rowid, content, tool_name, tool_calls) "
         f"SELECT 'delete', p.msg_id, {indexed_values('p.old_')} "
-        f"FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND p.seq = (SELECT MIN(seq) FROM "
-        f"{CJK_PENDING} q WHERE q.msg_id = p.msg_id) AND p.op <> 'insert' "
-        f"AND {indexed}",
+        f"FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND {first} AND p.op <> 'insert' "
+        f"AND {indexed} AND {held}",
         (bound,),
     )
     # 2) add the final state: whatever the row is now, if it still qualifies.
