@@ -310,6 +310,31 @@ def test_backfill_markers_behind_the_index_rebuild_it_not_index_rows_twice(
     assert after["needs_optimize"] == [] and after["damaged"] == {}, after
 
 
+def test_a_message_replaced_without_a_delete_is_not_left_in_the_index(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """INSERT OR REPLACE fires no delete trigger: the apply added the new text and
+    kept the old, so 'deploy' found a message that no longer says it."""
+    shell(
+        db,
+        "INSERT OR REPLACE INTO messages(id, session_id, role, content, timestamp) "
+        "SELECT id, session_id, role, 'the zebrafish tank leaks', timestamp FROM messages "
+        "WHERE content = 'the deploy failed';",
+    )
+    with SessionStore(db) as store:  # a write open applies the change log
+        assert store.search("deploy").rows == []
+        assert [r["session_id"] for r in store.search("zebrafish").rows] == ["en-1"]
+    status = status_json(db, capsys)
+    assert "cjk_stale" in status["needs_optimize"], status
+    assert "optimize-storage" in status["indexes"]["hermes_fts_cjk"]["reason"], status
+    with SessionStore(db) as store:
+        assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"] is True
+        assert store.integrity_check() == {"hermes_fts_cjk": None}
+        assert store.search("deploy").rows == []
+        found = store.search("zebrafish")
+    assert found.route == "fts_cjk" and [r["session_id"] for r in found.rows] == ["en-1"]
+
+
 def test_a_logged_delete_of_a_message_the_index_never_held_leaves_it_sound(db: Path) -> None:
     """FTS5 takes a 'delete' of a row it lacks at its word: it subtracted the tokens
     and the index was malformed while status said ok."""
