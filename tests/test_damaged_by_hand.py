@@ -257,6 +257,99 @@ def test_a_time_table_edited_by_hand_is_named_and_refilled(
             assert len(store.search("deploy", **how).rows) == 1, how
 
 
+@pytest.mark.parametrize(
+    "edit",
+    [
+        # A fill's markers on a complete table, and on one whose mark of completion is gone.
+        "INSERT OR REPLACE INTO state_meta VALUES ('hermes_fts_time_high_water', '99999'), "
+        "('hermes_fts_time_progress', 'zz');",
+        "DELETE FROM state_meta WHERE key = 'hermes_fts_time_complete'; INSERT OR REPLACE "
+        "INTO state_meta VALUES ('hermes_fts_time_high_water', 'n/a');",
+    ],
+)
+def test_time_table_markers_edited_to_garbage_are_refilled_not_a_traceback(
+    db: Path, edit: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """int() of a marker raised ValueError in every status, search and optimize-storage."""
+    shell(db, edit)
+    status = status_json(db, capsys)
+    assert status["indexes"]["hermes_fts_cjk"]["served"] is True, status
+    with SessionStore(db, readonly=True) as store:
+        for how in ({}, {"sort": "newest"}, {"after": 0, "before": 4e9}):
+            assert len(store.search("deploy", **how).rows) == 1, how
+    assert cli_main(["--json", "optimize-storage", "--yes", "--db", str(db)]) == 0
+    assert json.loads(capsys.readouterr().out)["ok"] is True
+    after = status_json(db, capsys)
+    assert after["time_table"]["status"] == "complete" and after["damaged"] == {}, after
+    assert after["needs_optimize"] == [], after
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "INSERT OR REPLACE INTO state_meta SELECT 'hermes_fts_cjk_rebuild_high_water', max(id) "
+        "FROM messages; INSERT OR REPLACE INTO state_meta "
+        "VALUES ('hermes_fts_cjk_rebuild_progress', '1');",  # rewound, as by an old backup's
+        "INSERT OR REPLACE INTO state_meta VALUES ('hermes_fts_cjk_rebuild_high_water', '999999');",
+    ],
+)
+def test_backfill_markers_behind_the_index_rebuild_it_not_index_rows_twice(
+    db: Path, edit: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The resumed backfill added rows the index held again: FTS5 saw a malformed
+    index while status said ok."""
+    shell(db, edit)
+    assert search(db, "deploy")["route"] != "fts_cjk"  # not complete: not served
+    with SessionStore(db) as store:
+        assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"] is True
+        assert store.integrity_check() == {"hermes_fts_cjk": None}
+    found = search(db, "deploy")
+    assert found["route"] == "fts_cjk", found
+    assert [r["session_id"] for r in found["results"]] == ["en-1"], found
+    after = status_json(db, capsys)
+    assert after["needs_optimize"] == [] and after["damaged"] == {}, after
+
+
+def test_a_message_replaced_without_a_delete_is_not_left_in_the_index(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """INSERT OR REPLACE fires no delete trigger: the apply added the new text and
+    kept the old, so 'deploy' found a message that no longer says it."""
+    shell(
+        db,
+        "INSERT OR REPLACE INTO messages(id, session_id, role, content, timestamp) "
+        "SELECT id, session_id, role, 'the zebrafish tank leaks', timestamp FROM messages "
+        "WHERE content = 'the deploy failed';",
+    )
+    with SessionStore(db) as store:  # a write open applies the change log
+        assert store.search("deploy").rows == []
+        assert [r["session_id"] for r in store.search("zebrafish").rows] == ["en-1"]
+    status = status_json(db, capsys)
+    assert "cjk_stale" in status["needs_optimize"], status
+    assert "optimize-storage" in status["indexes"]["hermes_fts_cjk"]["reason"], status
+    with SessionStore(db) as store:
+        assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"] is True
+        assert store.integrity_check() == {"hermes_fts_cjk": None}
+        assert store.search("deploy").rows == []
+        found = store.search("zebrafish")
+    assert found.route == "fts_cjk" and [r["session_id"] for r in found.rows] == ["en-1"]
+
+
+def test_a_logged_delete_of_a_message_the_index_never_held_leaves_it_sound(db: Path) -> None:
+    """FTS5 takes a 'delete' of a row it lacks at its word: it subtracted the tokens
+    and the index was malformed while status said ok."""
+    shell(
+        db,
+        "INSERT INTO hermes_fts_cjk_pending(msg_id, op, old_role, old_content) "
+        "VALUES (99999, 'delete', 'user', 'the deploy failed');",
+    )
+    with SessionStore(db) as store:
+        store.sync()
+        assert store.integrity_check() == {"hermes_fts_cjk": None}
+        found = store.search("deploy")
+    assert found.route == "fts_cjk" and [r["session_id"] for r in found.rows] == ["en-1"]
+
+
 def _shell_insert(db: Path, text: str) -> subprocess.CompletedProcess[str]:
     """A message written as Hermes writes it (no extension, our triggers fire)."""
     sql = (

@@ -473,6 +473,12 @@ HAND_EDITS = {
     "rows changed": f"UPDATE {rank_bounds.TABLE} SET rows = rows * 3;",
     "last id lowered": f"UPDATE {rank_bounds.BUILT} SET last_id = 10;",
     "last id raised": f"UPDATE {rank_bounds.BUILT} SET last_id = last_id * 4;",
+    # Values of another type: every search of a frequent word, status and
+    # optimize-storage raised (ValueError, ZeroDivisionError).
+    "last id text": f"UPDATE {rank_bounds.BUILT} SET last_id = 'abc';",
+    "average length zeroed": f"UPDATE {rank_bounds.BUILT} SET avgdl = 0;",
+    "average length text": f"UPDATE {rank_bounds.BUILT} SET avgdl = 'x';",
+    "rows text": f"UPDATE {rank_bounds.TABLE} SET rows = 'many';",
 }
 
 

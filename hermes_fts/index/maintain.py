@@ -171,6 +171,16 @@ def backfill_step(
             return False
         target = schema.build_name(index) if schema.building(conn, index) else index
         high, progress = state
+        if _holds_unreached(conn, target, progress, high):
+            # Markers edited or rewound by hand: indexing those rows again would
+            # add them twice (a corrupt index), so the build starts over.
+            logger.warning("%s holds rows its backfill markers say it lacks; rebuilding", index)
+            _start_over(conn, index)
+            state = backfill_window(conn, index)
+            if state is None:
+                return False
+            target = schema.build_name(index) if schema.building(conn, index) else index
+            high, progress = state
         if progress == 0:
             _merge_settings(conn, target, BUILD_AUTOMERGE, BUILD_CRISISMERGE)
         end = id_after(conn, progress, chunk_rows, high)
@@ -528,16 +538,37 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
     n = conn.execute(
         f"SELECT COUNT(DISTINCT msg_id) FROM {CJK_PENDING} WHERE msg_id <= ?", (bound,)
     ).fetchone()[0]
+    first = f"p.seq = (SELECT MIN(seq) FROM {CJK_PENDING} q WHERE q.msg_id = p.msg_id)"
+    held = f"EXISTS (SELECT 1 FROM {CJK}_docsize d WHERE d.id = p.msg_id)"
+    if get_meta(conn, schema.META_CJK_STALE) is None:
+        replaced = conn.execute(
+            f"SELECT p.msg_id FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND {first} "
+            f"AND p.op = 'insert' AND {indexed} AND {held} LIMIT 1",
+            (bound,),
+        ).fetchone()
+        if replaced is not None:
+            # An INSERT OR REPLACE over an indexed message fires no delete trigger:
+            # the text the index holds for it was never logged, so no 'delete'
+            # can take it out.  Only a rebuild (optimize-storage) makes it right.
+            logger.warning(
+                "message %d was replaced without a delete; %s needs a rebuild", replaced[0], CJK
+            )
+            set_meta(conn, schema.META_CJK_STALE, 1)
+    if get_meta(conn, schema.META_CJK_STALE) is not None:
+        # Rebuilt from the messages anyway: the changes are not applied.
+        conn.execute(f"DELETE FROM {CJK_PENDING} WHERE msg_id <= ?", (bound,))
+        return int(n)
     # 1) remove what the index holds: the first pending row's old values,
     #    for rows that qualified then and lie in the indexed id range.
     # The pending table keeps stored values; the index holds their indexed
     # text (content.indexed_values), which the 'delete' must give exactly.
+    # A row the index does not hold (a log edited by hand) has nothing to take
+    # out: FTS5 would subtract its tokens anyway and corrupt the index.
     conn.execute(
         f"INSERT INTO {CJK}({CJK}, rowid, content, tool_name, tool_calls) "
         f"SELECT 'delete', p.msg_id, {indexed_values('p.old_')} "
-        f"FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND p.seq = (SELECT MIN(seq) FROM "
-        f"{CJK_PENDING} q WHERE q.msg_id = p.msg_id) AND p.op <> 'insert' "
-        f"AND {indexed}",
+        f"FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND {first} AND p.op <> 'insert' "
+        f"AND {indexed} AND {held}",
         (bound,),
     )
     # 2) add the final state: whatever the row is now, if it still qualifies.
@@ -568,26 +599,44 @@ def reset_index(conn: sqlite3.Connection, index: str) -> None:
     we read it, and only once its backfill is complete.
     """
     with write_txn(conn):
-        has_rows = conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
-        if index in schema.SWAPPED and has_rows:
-            schema.create_build_objects(conn, index)
-            seed_full_backfill(conn, index)
-        elif index in schema.SWAPPED:
-            close_backfill_window(conn, index)
-            schema.drop_build_objects(conn, index)
-            schema.drop_index_objects(conn, index)
-            schema.create_index_objects(conn, index)
-            schema.create_triggers(conn, index)
-        else:
-            schema.drop_index_objects(conn, index)
-            schema.create_index_objects(conn, index)
-            seed_full_backfill(conn, index)
-            schema.create_triggers(conn, index)
-        if index == TRIGRAM:
-            delete_meta(conn, schema.META_TRIGRAM_STALE)
-        if index == CJK:
-            delete_meta(conn, schema.META_CJK_STALE)
+        _start_over(conn, index)
     logger.info("%s reset; a chunked backfill will rebuild it", index)
+
+
+def _start_over(conn: sqlite3.Connection, index: str) -> None:
+    """``reset_index`` inside the caller's transaction."""
+    has_rows = conn.execute("SELECT 1 FROM messages LIMIT 1").fetchone() is not None
+    if index in schema.SWAPPED and has_rows:
+        schema.create_build_objects(conn, index)
+        seed_full_backfill(conn, index)
+    elif index in schema.SWAPPED:
+        close_backfill_window(conn, index)
+        schema.drop_build_objects(conn, index)
+        schema.drop_index_objects(conn, index)
+        schema.create_index_objects(conn, index)
+        schema.create_triggers(conn, index)
+    else:
+        schema.drop_index_objects(conn, index)
+        schema.create_index_objects(conn, index)
+        seed_full_backfill(conn, index)
+        schema.create_triggers(conn, index)
+    if index == TRIGRAM:
+        delete_meta(conn, schema.META_TRIGRAM_STALE)
+    if index == CJK:
+        delete_meta(conn, schema.META_CJK_STALE)
+
+
+def _holds_unreached(conn: sqlite3.Connection, table: str, progress: int, high: int) -> bool:
+    """Whether ``table`` holds a row in the window its backfill has not reached
+    (``progress < id <= high``): never so unless the markers were edited.  A range
+    read of its ``%_docsize``."""
+    try:
+        row = conn.execute(
+            f"SELECT 1 FROM {table}_docsize WHERE id > ? AND id <= ? LIMIT 1", (progress, high)
+        ).fetchone()
+    except sqlite3.OperationalError:
+        return False  # no such table: the chunk's own statements say what is wrong
+    return row is not None
 
 
 def integrity_check(conn: sqlite3.Connection, index: str) -> str | None:

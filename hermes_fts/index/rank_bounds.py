@@ -211,16 +211,44 @@ def damage(conn: sqlite3.Connection) -> str | None:
     """What is wrong with the ready bounds, else None: a token whose stored row is
     not one a build writes (``_sound``).  Reads every row of ``TABLE``."""
     try:
-        built = dict(conn.execute(f"SELECT tbl, last_id FROM {BUILT} WHERE ready = 1"))
+        built = {}
+        for table, last, avgdl in conn.execute(
+            f"SELECT tbl, last_id, avgdl FROM {BUILT} WHERE ready = 1"
+        ):
+            if not _built_sound(last, avgdl):
+                return f"the build record of {table} does not add up"
+            built[table] = last
         for table, token, rows, counts, peaks in conn.execute(
             f"SELECT tbl, token, rows, counts, peaks FROM {TABLE}"
         ):
             last = built.get(table)
-            if last is not None and not _sound(int(last), int(rows), bytes(counts), bytes(peaks)):
+            if last is not None and not _row_sound(last, rows, counts, peaks):
                 return f"the bounds of {token!r} on {table} do not add up"
     except sqlite3.OperationalError:
         return None  # never built
     return None
+
+
+def _built_sound(last_id: object, avgdl: object) -> bool:
+    """Whether a ``BUILT`` row's values are ones a build writes: an id, and a positive
+    average row length (a zero or text one failed every search of a frequent word)."""
+    return (
+        isinstance(last_id, int)
+        and last_id >= 0
+        and isinstance(avgdl, (int, float))
+        and math.isfinite(avgdl)
+        and avgdl > 0
+    )
+
+
+def _row_sound(last_id: int, rows: object, counts: object, peaks: object) -> bool:
+    """``_sound`` for a stored row whose values may have any type (edited by hand)."""
+    return (
+        isinstance(rows, int)
+        and isinstance(counts, bytes)
+        and isinstance(peaks, bytes)
+        and _sound(last_id, rows, counts, peaks)
+    )
 
 
 @functools.lru_cache(maxsize=1024)  # as _token_bounds: each stored row checked once
@@ -478,8 +506,8 @@ def load(conn: sqlite3.Connection, table: str, tokens: Sequence[str]) -> Bounds 
         ).fetchone()
     except sqlite3.OperationalError:
         return None  # never built
-    if built is None or int(built[2]) != SHIFT:
-        return None
+    if built is None or built[2] != SHIFT or not _built_sound(built[0], built[1]):
+        return None  # not built, or its record edited by hand: every match is read
     try:
         dirty = frozenset(r[0] for r in conn.execute(f"SELECT block FROM {DIRTY}"))
     except sqlite3.OperationalError:
@@ -491,8 +519,8 @@ def load(conn: sqlite3.Connection, table: str, tokens: Sequence[str]) -> Bounds 
             f"SELECT token, rows, counts, peaks FROM {TABLE} WHERE tbl = ? AND token IN ({marks})",
             (table, *tokens),
         ):
-            if _sound(int(built[0]), int(rows), bytes(counts), bytes(peaks)):
-                found[token] = _token_bounds(int(rows), bytes(counts), bytes(peaks))
+            if _row_sound(built[0], rows, counts, peaks):
+                found[token] = _token_bounds(rows, counts, peaks)
     return Bounds(int(built[0]), float(built[1]), dirty, found)
 
 

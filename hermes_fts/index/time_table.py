@@ -152,7 +152,12 @@ def _window(conn: sqlite3.Connection) -> tuple[int, int] | None:
     high = indexing.get_meta(conn, META_HIGH)
     if high is None:
         return None
-    return int(high), int(indexing.get_meta(conn, META_PROGRESS) or 0)
+    try:
+        return int(high), int(indexing.get_meta(conn, META_PROGRESS) or 0)
+    except ValueError:
+        # Markers edited by hand: no fill to trust, so not complete either
+        # (``install`` opens a new window and refills it).
+        return None
 
 
 def state(conn: sqlite3.Connection) -> dict[str, Any]:
