@@ -228,6 +228,26 @@ def busy_timeout(conn: sqlite3.Connection, seconds: float) -> Iterator[None]:
         conn.execute(f"PRAGMA busy_timeout = {before}")
 
 
+@contextmanager
+def one_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """The block's statements read one state of the file (a read transaction; inside
+    one already, that one).  Read one by one, a sync another process commits between
+    the read of an index and that of its pending log hides the rows it moved."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    conn.execute("SELECT 1 FROM main.sqlite_master LIMIT 1").fetchall()  # the snapshot starts
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:  # SQLite ends it by itself after an interrupt
+            conn.execute("ROLLBACK")
+        raise
+    if conn.in_transaction:
+        conn.execute("COMMIT")  # keeps what the block made in TEMP, as autocommit would
+
+
 def cannot_write_now(exc: BaseException) -> bool:
     """True for a write refused by the circumstances, not by the data: locked, read-only, full."""
     if not isinstance(exc, sqlite3.OperationalError):

@@ -597,10 +597,12 @@ class SessionStore(transcript.Views, writes.Writes):
             now=now,
         )
         # Rows written by processes without the extension reach the index first.
-        fresh = self._sync_if_written(self._seen.token())
+        self._sync_if_written(self._seen.token())
         try:
-            found = search.run(self._conn, self._seen.state(fresh), request)
-            problem = self._damage_behind_empty(found, fresh)
+            with _sqlite.one_snapshot(self._conn):  # the index and its pending log agree
+                fresh = self._seen.token()
+                found = search.run(self._conn, self._seen.state(fresh), request)
+                problem = self._damage_behind_empty(found, fresh)
         except sqlite3.DatabaseError as exc:
             if _sqlite.interrupted(exc):  # Ctrl-C inside a SQL function of ours
                 raise KeyboardInterrupt from exc

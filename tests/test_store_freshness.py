@@ -8,6 +8,7 @@ itself; each write must be seen by the very next search.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -265,3 +266,49 @@ def test_cjk_index_passes_integrity_check_while_changes_wait(tmp_path: Path) -> 
     with SessionStore(db) as store:  # the open applies them
         assert store.index_state()["cjk_pending"] == 0
         assert store.integrity_check()[schema.CJK] is None
+
+
+@pytest.mark.parametrize("sort", ["newest", "oldest", None])
+def test_a_sync_landing_during_a_search_hides_no_row(db: Path, sort: str | None) -> None:
+    """`hermes-fts sync` (or the plugin's after-turn apply) in another process moved a
+    Hermes row from the pending log into the CJK index between the search's read of
+    the index and its read of the log: the row was in neither, and the answer
+    lacked it.  The sync is run from SQLite's trace hook."""
+    _plain_python(
+        db,
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        "VALUES ('s1', 'user', '赫尔墨斯写的 racetoken', 80);",
+    )
+    conn = sqlite3.connect(db)
+    hermes_row = [r[0] for r in conn.execute("SELECT id FROM messages WHERE timestamp = 80")]
+    conn.close()
+    synced: list[int] = []
+    index_read: list[str] = []
+
+    def sync_in_another_process(sql: str) -> None:
+        """Once, as the first statement after one that read the CJK index starts."""
+        if sql.startswith("--") or synced:
+            return  # FTS5's own statements, or synced already
+        if "hermes_fts_cjk MATCH" in sql:
+            index_read.append(sql)
+            return
+        if not index_read:
+            return
+        proc = subprocess.run(
+            [sys.executable, "-m", "hermes_fts.cli", "sync", "--json", "--db", str(db)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        synced.append(json.loads(proc.stdout)["applied"])
+
+    with SessionStore(db, readonly=True) as store:
+        assert store.index_state()["cjk_pending"] == 1
+        store._conn.set_trace_callback(sync_in_another_process)
+        for query in ("racetoken", "赫尔墨斯"):
+            synced.clear(), index_read.clear()
+            rows = store.search(query, sort=sort).rows
+            assert synced == [1 if query == "racetoken" else 0], synced
+            assert [r["id"] for r in rows] == hermes_row, (query, rows)
+            if query == "racetoken":  # the second query finds the row in the index
+                assert store.index_state()["cjk_pending"] == 0
