@@ -607,6 +607,35 @@ def _write_problem(path: Path) -> FileProblem | None:
             f"SQLite creates its -wal and -shm files next to {path.name}; "
             "make the folder writable"
         )
+    return _side_file_problem(path)
+
+
+def _side_file_problem(path: Path) -> FileProblem | None:
+    """Why this user cannot write the ``-wal`` or ``-shm`` beside ``path``, else None.
+
+    SQLite writes both with every change and opens one it may not write
+    read-only, so every write fails as a "readonly database" whatever the
+    store's own mode: the file to name is the side file.  (A reader makes them
+    writable for the store's owner: ``share_side_files``.)"""
+    for side in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            info = side.stat()
+        except OSError:
+            continue  # none: SQLite makes it, in a folder checked writable
+        if os.access(side, os.W_OK):
+            continue
+        if info.st_uid != _euid():
+            owner = _user_name(info.st_uid)
+            return FileProblem(
+                f"{side} belongs to {owner}, and this user ({_user_name(_euid())}) may "
+                f"not write it; SQLite writes it with every change to {path.name}, and "
+                f"{_WRITES}: run it as {owner}, or have them give this user write "
+                "permission on it"
+            )
+        return FileProblem(
+            f"{side} is read-only, and SQLite writes it with every change to {path.name}; "
+            f"{_WRITES}: make it writable (chmod u+w {side})"
+        )
     return None
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -101,3 +102,36 @@ def test_a_room_file_roots_killed_run_left_does_not_stop_the_owners_run() -> Non
         assert done.returncode == 0, done.stdout + done.stderr
         assert "disk is full" not in done.stderr
         assert not stale.exists()
+
+
+@pytest.mark.parametrize(
+    ("side", "command"),
+    [("-shm", ["sync"]), ("-wal", ["sync"]), ("-wal", ["optimize-storage", "--yes"])],
+)
+def test_a_side_file_another_user_owns_is_named(side: str, command: list[str]) -> None:
+    """nobody's writable store, with a ``-wal`` or ``-shm`` of root's (0644) that nobody
+    may not write: every write fails as "attempt to write a readonly database",
+    and the error told nobody to make the store and its folder writable, which
+    they were.  It names the side file and its owner."""
+    with nobody_dir() as folder:
+        db = _nobodys_read_only_store(folder)
+        db.chmod(0o644)
+        holder = sqlite3.connect(db)  # another process keeps the side files there
+        with holder:
+            holder.execute(
+                "INSERT INTO messages(session_id, role, content, timestamp) "
+                "VALUES ('a', 'user', 'written by hermes 東京', 2)"
+            )
+        path = Path(f"{db}{side}")
+        os.chown(path, 0, 0)  # SQLite as root gives its files to the store's owner
+        path.chmod(0o644)
+        try:
+            done = _python(["-m", "hermes_fts.cli", *command, "--db", str(db)], nobody=True)
+            pending = holder.execute("SELECT COUNT(*) FROM hermes_fts_cjk_pending").fetchone()
+        finally:
+            holder.close()
+        assert done.returncode != 0, done.stdout
+        assert "Traceback" not in done.stderr, done.stderr
+        assert f"{path} belongs to root" in done.stderr, done.stderr
+        assert "make it and its folder writable" not in done.stderr, done.stderr
+        assert pending == (1,)  # nothing was applied
