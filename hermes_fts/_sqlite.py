@@ -611,12 +611,9 @@ def _write_problem(path: Path) -> FileProblem | None:
 
 
 def _side_file_problem(path: Path) -> FileProblem | None:
-    """Why this user cannot write the ``-wal`` or ``-shm`` beside ``path``, else None.
-
-    SQLite writes both with every change and opens one it may not write
-    read-only, so every write fails as a "readonly database" whatever the
-    store's own mode: the file to name is the side file.  (A reader makes them
-    writable for the store's owner: ``share_side_files``.)"""
+    """Why this user cannot write the ``-wal`` or ``-shm`` beside ``path``, else None:
+    SQLite opens such a file read-only, and every write fails as a "readonly
+    database" whatever the store's mode (``share_side_files`` helps only its owner)."""
     for side in (Path(f"{path}-wal"), Path(f"{path}-shm")):
         try:
             info = side.stat()
@@ -679,6 +676,13 @@ def open_problem(path: Path, readonly: bool, exc: BaseException) -> FileProblem:
             f"{path.name}-journal next to {path} holds a write a process left unfinished "
             f"when it stopped ({exc}); a read-only command cannot roll it back: run "
             "`hermes-fts sync` once, as a user who may write the store, then try again"
+        )
+    if readonly and refused and _read_only_mount(path.parent):  # no writer, no chmod there
+        return FileProblem(
+            f"{path} is on a file system mounted read-only, and the changes in the "
+            f"{path.name}-wal file next to it can only be read with a -shm file, which "
+            f"cannot be made there ({exc}); remount it read-write, or copy the store "
+            "and its -wal file to a disk that can be written and read the copy"
         )
     if readonly and refused and not os.access(path.parent, os.W_OK):
         return FileProblem(

@@ -468,3 +468,25 @@ def test_cannot_write_now_tells_circumstances_from_data() -> None:
     assert _sqlite.cannot_write_now(sqlite3.OperationalError("database or disk is full"))
     assert not _sqlite.cannot_write_now(sqlite3.OperationalError("no such table: x"))
     assert not _sqlite.cannot_write_now(ValueError("locked"))
+
+
+def test_a_wal_store_on_a_read_only_mount_is_named_as_such_to_readers() -> None:
+    """A store whose -wal holds changes, on a volume mounted read-only with no -shm
+    (a backup, a reboot): SQLite cannot read it, and the reader was told to make
+    the folder writable because someone may be writing, which on such a mount no
+    one can be and no chmod allows."""
+    with tmpfs() as mount:
+        db = make_store(mount)
+        script = (
+            "import os, sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+            "c.execute(\"UPDATE sessions SET title = 'x'\"); c.commit(); os._exit(0)"
+        )
+        subprocess.run([sys.executable, "-c", script, str(db)], check=True)  # like a crash
+        assert Path(f"{db}-wal").stat().st_size > 0
+        Path(f"{db}-shm").unlink()  # a reboot: no process holds the store
+        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+        for command in (["search", "deploy"], ["status"]):
+            message = error_of(command, db)
+            assert "mounted read-only" in message and "remount it read-write" in message, message
+            assert "make the folder writable" not in message, message
+            assert "--db" not in message, message  # the path is right
