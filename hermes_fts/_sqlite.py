@@ -11,7 +11,7 @@ import logging
 import os
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote
@@ -191,26 +191,31 @@ def share_side_files(path: str | os.PathLike[str]) -> None:
     Hermes included, fails on ("attempt to write a readonly database") once
     the file is writable again.  Only bits are added: the owner's write bit
     when the side file is the database owner's, and the database's group
-    write bit when it shares the group (taken where this user may).
-    """
+    write bit when it shares the group (taken where this user may); to one
+    another user's reader made, the folder's (the owner could not write it,
+    and whoever they let write could replace it anyway)."""
     target = os.fspath(path)
     try:
         db = os.stat(target)
+        folder = os.stat(os.path.dirname(os.path.abspath(target)))
     except OSError:
         return
     for side in (target + "-shm", target + "-wal"):
         try:
             st = os.stat(side)
-            if os.geteuid() not in (0, st.st_uid):
+            if _euid() not in (0, st.st_uid):
                 continue  # another user's file: not ours to change
-            if st.st_gid != db.st_gid and st.st_uid == os.geteuid():
-                os.chown(side, -1, db.st_gid)  # fails unless this user is in that group
-                st = os.stat(side)
+            if st.st_gid != db.st_gid and st.st_uid == _euid():
+                with suppress(OSError):  # fails unless this user is in that group
+                    os.chown(side, -1, db.st_gid)
+                    st = os.stat(side)
             wanted = st.st_mode & 0o777
             if st.st_uid == db.st_uid:
                 wanted |= 0o200
             if st.st_gid == db.st_gid:
                 wanted |= db.st_mode & 0o020
+            if st.st_uid != db.st_uid:
+                wanted |= folder.st_mode & 0o022
             if wanted != st.st_mode & 0o777:
                 os.chmod(side, wanted)
         except OSError as exc:

@@ -16,6 +16,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,11 +41,14 @@ WRITE = (
 )
 
 
-def _python(code: list[str], *, nobody: bool) -> subprocess.CompletedProcess[str]:
+def _python(
+    code: list[str], *, nobody: bool, user: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python CODE`` as root, as nobody, or as ``user``."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(nobody_package_root()), "HOME": "/tmp"}
     cmd = [str(SYSTEM_PYTHON), *code]
-    if nobody:
-        cmd = [str(RUNUSER), "-u", "nobody", "--", *cmd]
+    if nobody or user:
+        cmd = [str(RUNUSER), "-u", user or "nobody", "--", *cmd]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/tmp", timeout=120)
 
 
@@ -135,3 +139,41 @@ def test_a_side_file_another_user_owns_is_named(side: str, command: list[str]) -
         assert f"{path} belongs to root" in done.stderr, done.stderr
         assert "make it and its folder writable" not in done.stderr, done.stderr
         assert pending == (1,)  # nothing was applied
+
+
+@pytest.fixture(scope="module")
+def reader() -> Iterator[str]:
+    """A second real non-root user, made with useradd for these tests."""
+    name = "hermesftsreader"
+    made = subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+        capture_output=True,
+        text=True,
+    )
+    if made.returncode not in (0, 9):  # 9: the user is there already
+        pytest.skip(f"cannot make a second user: {made.stderr.strip()}")
+    yield name
+    if made.returncode == 0:
+        subprocess.run(["userdel", name], check=False)
+
+
+@pytest.mark.parametrize("command", [["search", "hello"], ["status"], ["browse"]])
+def test_another_users_read_leaves_no_side_file_the_owners_writes_fail_on(
+    reader: str, command: list[str]
+) -> None:
+    """nobody's 0644 store in a folder everyone may write (1777, as /tmp): another
+    user's read made a 0644 ``-shm`` and ``-wal`` of their own there, and every
+    write of the store's owner, Hermes' included, then failed with "attempt to
+    write a readonly database" until someone deleted them."""
+    with nobody_dir() as folder:
+        db = _nobodys_read_only_store(folder)
+        db.chmod(0o644)
+        folder.chmod(0o1777)
+        read = _python(
+            ["-m", "hermes_fts.cli", *command, "--json", "--db", str(db)], nobody=False, user=reader
+        )
+        assert read.returncode == 0, read.stderr
+        shm = Path(f"{db}-shm")
+        assert shm.exists() and shm.stat().st_uid not in (0, NOBODY)  # the reader's own
+        written = _python(["-c", WRITE, str(db)], nobody=True)
+        assert written.returncode == 0 and written.stdout == "written\n", written.stderr
