@@ -119,6 +119,7 @@ def nobody_writing(path: str | os.PathLike[str]) -> bool:
     )
     return (
         os.path.isfile(target)
+        and _wal_mode(target)  # a rollback-journal store is read with locks, no -shm
         and not os.access(folder, os.W_OK)
         and wal_idle
         and not os.path.exists(target + "-journal")
@@ -134,6 +135,16 @@ def disk_full(path: str | os.PathLike[str]) -> bool:
         return shutil.disk_usage(folder).free < 2 * SHM_BYTES
     except OSError:
         return False
+
+
+def _wal_mode(path: str) -> bool:
+    """Whether the header says WAL (bytes 18-19: 2): only then does reading need a -shm.
+    Immutable, a rollback-journal store Hermes writes in place was read torn and stale."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(20)[18:20] == b"\x02\x02"
+    except OSError:
+        return True
 
 
 def _wal_empty(path: str) -> bool:
@@ -231,26 +242,6 @@ def busy_timeout(conn: sqlite3.Connection, seconds: float) -> Iterator[None]:
         yield
     finally:
         conn.execute(f"PRAGMA busy_timeout = {before}")
-
-
-@contextmanager
-def one_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
-    """The block's statements read one state of the file (a read transaction; inside
-    one already, that one).  Read one by one, a sync another process commits between
-    the read of an index and that of its pending log hides the rows it moved."""
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN")
-    conn.execute("SELECT 1 FROM main.sqlite_master LIMIT 1").fetchall()  # the snapshot starts
-    try:
-        yield
-    except BaseException:
-        if conn.in_transaction:  # SQLite ends it by itself after an interrupt
-            conn.execute("ROLLBACK")
-        raise
-    if conn.in_transaction:
-        conn.execute("COMMIT")  # keeps what the block made in TEMP, as autocommit would
 
 
 def cannot_write_now(exc: BaseException) -> bool:

@@ -599,7 +599,7 @@ class SessionStore(transcript.Views, writes.Writes):
         # Rows written by processes without the extension reach the index first.
         self._sync_if_written(self._seen.token())
         try:
-            with _sqlite.one_snapshot(self._conn):  # the index and its pending log agree
+            with indexing.one_snapshot(self._conn):  # the index and its pending log agree
                 fresh = self._seen.token()
                 found = search.run(self._conn, self._seen.state(fresh), request)
                 problem = self._damage_behind_empty(found, fresh)

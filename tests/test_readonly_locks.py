@@ -490,3 +490,46 @@ def test_a_wal_store_on_a_read_only_mount_is_named_as_such_to_readers() -> None:
             assert "mounted read-only" in message and "remount it read-write" in message, message
             assert "make the folder writable" not in message, message
             assert "--db" not in message, message  # the path is right
+
+
+HELD_OPEN = textwrap.dedent("""
+    import sys
+    from hermes_fts import SessionStore
+    store = SessionStore(sys.argv[1], readonly=True)
+    print(len(store.search("latertoken").rows), flush=True)
+    sys.stdin.readline()  # the owner writes meanwhile
+    print(len(store.search("latertoken").rows), flush=True)
+""")
+
+
+def test_a_rollback_journal_store_in_a_read_only_folder_sees_later_writes_as_nobody() -> None:
+    """A store in rollback-journal mode (Hermes' fallback where WAL fails, or
+    `journal_mode: delete`) leaves no side file while its writer is idle, so a
+    reader who cannot write the folder opened it immutable: a store held open
+    never saw a message its owner wrote afterwards, and reads during a write
+    were torn.  Such a store needs no -shm: it is read with locks."""
+    with nobody_dir() as folder:  # root's 0755 folder: nobody cannot write it
+        db = make_store(folder)
+        conn = sqlite3.connect(db)
+        conn.execute("PRAGMA journal_mode = DELETE")
+        reader = subprocess.Popen(
+            [str(RUNUSER), "-u", "nobody", "--", str(SYSTEM_PYTHON), "-c", HELD_OPEN, str(db)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(nobody_package_root()), "HOME": "/tmp"},
+            cwd="/tmp",
+        )
+        assert reader.stdout is not None and reader.stdin is not None
+        assert reader.stdout.readline() == "0\n"
+        with conn:
+            conn.execute(
+                "INSERT INTO messages(session_id, role, content, timestamp) "
+                "VALUES ('a', 'user', 'latertoken 東京', 3)"
+            )
+        conn.close()
+        out, err = reader.communicate("go\n", timeout=120)
+        assert reader.returncode == 0, err
+        assert out == "1\n", err
+        assert sorted(p.name for p in folder.iterdir()) == ["state.db"]
