@@ -14,7 +14,8 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
@@ -116,6 +117,26 @@ def open_store(
         store.close()
         raise StoreError(problem.message, wrong_path=True)
     return store
+
+
+@contextmanager
+def _one_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """The block's statements read one state of the file (a read transaction; inside
+    one already, that one).  Read one by one, a sync another process commits between
+    the read of an index and that of its pending log hides the rows it moved."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    conn.execute("SELECT 1 FROM main.sqlite_master LIMIT 1").fetchall()  # the snapshot starts
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:  # SQLite ends it by itself after an interrupt
+            conn.execute("ROLLBACK")
+        raise
+    if conn.in_transaction:
+        conn.execute("COMMIT")  # keeps what the block made in TEMP, as autocommit would
 
 
 class SessionStore(transcript.Views, writes.Writes):
@@ -599,7 +620,7 @@ class SessionStore(transcript.Views, writes.Writes):
         # Rows written by processes without the extension reach the index first.
         self._sync_if_written(self._seen.token())
         try:
-            with indexing.one_snapshot(self._conn):  # the index and its pending log agree
+            with _one_snapshot(self._conn):  # the index and its pending log agree
                 fresh = self._seen.token()
                 found = search.run(self._conn, self._seen.state(fresh), request)
                 problem = self._damage_behind_empty(found, fresh)

@@ -57,26 +57,6 @@ Progress = Callable[[dict[str, Any]], None]
 
 
 @contextmanager
-def one_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
-    """The block's statements read one state of the file (a read transaction; inside
-    one already, that one).  Read one by one, a sync another process commits between
-    the read of an index and that of its pending log hides the rows it moved."""
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN")
-    conn.execute("SELECT 1 FROM main.sqlite_master LIMIT 1").fetchall()  # the snapshot starts
-    try:
-        yield
-    except BaseException:
-        if conn.in_transaction:  # SQLite ends it by itself after an interrupt
-            conn.execute("ROLLBACK")
-        raise
-    if conn.in_transaction:
-        conn.execute("COMMIT")  # keeps what the block made in TEMP, as autocommit would
-
-
-@contextmanager
 def write_txn(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """BEGIN IMMEDIATE … COMMIT; rolls back on any exception, Ctrl-C included."""
     # IMMEDIATE takes the write lock up front: a deferred transaction that
