@@ -156,7 +156,18 @@ def test_a_japanese_question_finds_the_sister_not_the_grammar(tmp_path: Path) ->
 # --------------------------------------------------------------------------- possessives
 
 
-@pytest.mark.parametrize("query", ["Anna's sister", "Anna\u2019s sister", "ANNA'S sister"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Anna's sister",
+        "Anna\u2019s sister",
+        "ANNA'S sister",
+        # the other apostrophes keyboards type: autocorrect's ‘, full width, ʼ
+        "Anna\u2018s sister",
+        "Anna\uff07s sister",
+        "Anna\u02bcs sister",
+    ],
+)
 def test_a_possessive_searches_the_name(store: SessionStore, query: str) -> None:
     assert sessions(store, query)[0] == "anna"
     name = query.split()[0]
@@ -181,6 +192,21 @@ def test_a_possessive_alone_in_no_message_is_searched_as_the_name(
         assert sessions(held, query) == ["annas"] and notes(held, query) == ()
     finally:
         held.close()
+
+
+@pytest.mark.parametrize("query", ["O'Brien's", "O\u2019Brien\u2019s", "what was O'Brien's plan"])
+def test_a_name_holding_an_apostrophe_has_a_possessive_too(tmp_path: Path, query: str) -> None:
+    # O'Brien's was no possessive (the name held a quote): alone, the phrase
+    # "o brien s" found nothing; in a question, "plan" decided the match.
+    st = open_store(tmp_path / "state.db")
+    conversation(st, "obrien", [("user", "O'Brien drafted the plan")], start=at("2026-01-01T10:00"))
+    conversation(st, "plan", [("user", "the plan, the plan")], start=at("2026-01-02T10:00"))
+    try:
+        assert sessions(st, query)[0] == "obrien"
+        name = query.split()[-2 if " " in query else 0][:-2]
+        assert any(n.endswith(name) or f"→ {name}" in n for n in notes(st, query))
+    finally:
+        st.close()
 
 
 def test_a_contraction_is_no_possessive_to_name(store: SessionStore) -> None:

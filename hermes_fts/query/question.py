@@ -84,7 +84,11 @@ CJK_STOP_WORDS = frozenset(
 KO_ENDINGS = ("요", "죠", "까", "니다")
 
 
-_POSSESSIVE = re.compile(r"(\w+)['\u2019]s", re.IGNORECASE)
+# The apostrophes a possessive is typed with: ASCII, curly (’, and ‘ where a keyboard's
+# autocorrect turned it the wrong way), full width (a CJK keyboard) and ʼ.  A name
+# may hold one itself (O'Brien's).
+_APOSTROPHES = "'\u2019\u2018\uff07\u02bc"
+_POSSESSIVE = re.compile(rf"(\w+(?:[{_APOSTROPHES}]\w+)*?)[{_APOSTROPHES}]s", re.IGNORECASE)
 # "what kind of X", "which type of X", "what sorts of X": X names a category.
 _ASKING = frozenset({"what", "which"})
 _KINDS = frozenset({"kind", "kinds", "type", "types", "sort", "sorts"})
