@@ -105,6 +105,24 @@ def test_notes_say_which_forms_were_searched(store) -> None:
     assert note in got["query_notes"]
 
 
+def test_the_forms_of_a_possessive_name_are_named(store) -> None:
+    """The name a possessive is read as is searched in its forms too (James's as
+    James, jame, jamed, jaming): the note named none of them, since it looked for
+    the word as written (James's), which no term is."""
+    from hermes_fts.query.plan import best_match, parse_query
+
+    st, _ids = store
+    for query, named in [
+        ("what about James's laptop", "James (jame, jamed, jaming), laptop (laptop…)"),
+        ("Anna\u2019s sister", "Anna (annas), sister (sister…)"),
+    ]:
+        searched = {t.text for t in best_match(parse_query(query)).terms}
+        assert {"jame", "annas"} & searched, searched  # what the note must name
+        note = f"also searched other forms of: {named}"
+        assert note in st.query_notes(query), query
+        assert note in session_search(st, query=query, limit=3)["query_notes"], query
+
+
 def test_the_command_reports_the_forms(store) -> None:
     st, ids = store
     out = subprocess.run(

@@ -465,7 +465,7 @@ def _any_of_words(q: Query) -> Query:
     kept = list(dict.fromkeys(piece for _, pieces in _written(q) for piece in pieces))
     if len(kept) > MAX_BEST_TERMS:  # every alternative is meant: rank them as one OR
         return Query(q.expr, q.notes)
-    notes = [*q.notes, *forms_note(q, kept)]
+    notes = [*q.notes, *forms_note([n for n, _ in _written(q) if n.text in q.bare], kept)]
     expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
     forms = form_pairs([pieces for _, pieces in _written(q)], kept)
     return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare, forms=forms)
@@ -503,7 +503,7 @@ def best_match(q: Query) -> Query:
             + _cut_words(written, kept, MAX_BEST_TERMS)
         )
         kept = kept[:MAX_BEST_TERMS]
-    notes += forms_note(q, kept)
+    notes += forms_note([n for n, unquoted in reading.words if unquoted], kept)
     notes += _one_character_note(kept)
     notes += _lone_characters_note(written, kept)
     expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))

@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .syntax import AllOf, AnyOf, Query, Term, by_start
+from .syntax import Query, Term, by_start
 
 __all__ = [
     "KOREAN_PARTICLES",
@@ -299,19 +299,6 @@ def _hada_noun(text: str) -> str | None:
     return None
 
 
-def _written(q: Query) -> list[Term]:
-    """The terms of a best match ``q`` as written without quotes or ``*``."""
-    expr = q.expr
-    top = (
-        expr.include
-        if isinstance(expr, AllOf)
-        else expr.options
-        if isinstance(expr, AnyOf)
-        else (expr,)
-    )
-    return [t for t in dict.fromkeys(top) if isinstance(t, Term) and t.text in q.bare]
-
-
 def form_pairs(
     words: Sequence[Sequence[Term]], kept: Sequence[Term]
 ) -> tuple[tuple[Term, Term], ...]:
@@ -369,12 +356,13 @@ def term_labels(q: Query) -> list[str]:
     return [labels[g] for g in range(len(labels))]
 
 
-def forms_note(q: Query, searched: Sequence[Term]) -> list[str]:
-    """The note naming the words of ``q`` written without quotes or ``*`` that were
-    searched in all their forms (``searched``: the terms the best match kept)."""
+def forms_note(words: Sequence[Term], searched: Sequence[Term]) -> list[str]:
+    """The note naming the ``words`` (a best match's, written without quotes, as read:
+    a possessive as its name) that were searched in all their forms
+    (``searched``: the terms the best match kept)."""
     kept = set(searched)
     shown = []
-    for term in _written(q):
+    for term in dict.fromkeys(words):
         forms = [by_start(f.text + "…" * f.prefix) for f in word_forms(term) if f in kept]
         if forms:
             shown.append(f"{by_start(term.text)} ({', '.join(forms)})")
