@@ -209,6 +209,29 @@ def test_a_name_holding_an_apostrophe_has_a_possessive_too(tmp_path: Path, query
         st.close()
 
 
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ("v2.3.1\u2019s", "v2.3.1"),
+        ("what was in v2.3.1's release", "v2.3.1"),
+        ("PR-42's", "PR-42"),
+        ("when was PR-42's release", "PR-42"),
+    ],
+)
+def test_a_version_or_id_has_a_possessive_too(tmp_path: Path, query: str, name: str) -> None:
+    # The name was taken as letters and digits only: v2.3.1's alone found nothing,
+    # and in a question the version did not decide the match.
+    st = open_store(tmp_path / "state.db")
+    said = [("v", "PR-42 ships in release v2.3.1"), ("r", "the release, the release")]
+    for n, (sid, text) in enumerate(said):
+        conversation(st, sid, [("user", text)], start=at("2026-01-01T10:00") + n)
+    try:
+        assert sessions(st, query)[0] == "v"
+        assert any(f"→ {name}" in n or n.endswith(f"searched as {name}") for n in notes(st, query))
+    finally:
+        st.close()
+
+
 def test_a_contraction_is_no_possessive_to_name(store: SessionStore) -> None:
     said = SessionStore.query_notes("it's Anna's sister, let's see")
     assert "read possessives as the name: Anna's → Anna" in said, said
