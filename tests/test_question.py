@@ -409,6 +409,24 @@ def test_japanese_and_korean_time_words(store: SessionStore) -> None:
     assert found[0] == "ko_week" and any(f"'지난주' ({LAST_WEEK}" in n for n in said)
 
 
+def test_a_chinese_time_word_takes_its_的_with_it(tmp_path: Path) -> None:
+    """``上个月的deploy``: the 的 after a time word was left glued to the next word, so
+    ``的deploy`` was searched as ``deploy`` alone, in none of its forms (nothing
+    found), and a note told the user to quote ``的Docker镜像``, a word never written."""
+    st = open_store(tmp_path / "state.db")
+    said = [("dep", "the deploys are green now"), ("img", "我们把Docker镜像推到了仓库")]
+    for n, (sid, text) in enumerate(said):
+        conversation(st, sid, [("user", text)], start=at("2026-11-10T10:00") + n)
+    try:
+        assert sessions(st, "上个月的deploy", now=NOW) == ["dep"]
+        for query in ("上周的Docker镜像", "上个月的deploy"):
+            said_notes = notes(st, query, now=NOW)
+            assert not any("的Docker镜像 as" in n or "的deploy as" in n for n in said_notes)
+        assert sessions(st, "上周的Docker镜像", now=NOW) == ["img"]
+    finally:
+        st.close()
+
+
 def _one_message_sessions(tmp_path: Path, *said: tuple[str, str, str]) -> SessionStore:
     """A store of sessions of one user message each: ``(session id, when, text)``."""
     st = open_store(tmp_path / "state.db")

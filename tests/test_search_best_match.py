@@ -280,7 +280,7 @@ def test_a_short_cjk_word_in_no_message_is_read_as_a_sentence(tmp_path):
     assert by_session["results"][0]["session_id"] == "deploy"
     assert any("in no message as written" in n for n in by_session["query_notes"])
     # A row of that reading holds part of the words as written (the tool's note).
-    assert st_.words_held("昨天的部署", ["部署"]) == ([], ["的部署"], [])
+    assert st_.words_held("昨天的部署", ["部署"]) == (["部署"], [], [])  # 的 goes with 昨天
 
     # Held as written: exact, no part of it ("数据" alone) is searched.
     exact = st_.search("数据库迁移")

@@ -238,8 +238,9 @@ def _mark_categories(
 
 # Particles a date or a category word carries in Korean and Japanese.
 _LEFT_BEHIND = frozenset([*KOREAN_PARTICLES, "に", "の", "は", "も", "から", "まで"])
-# Japanese glues the particle to the words after it too (12月20日にさくらと…).
-_JA_GLUED = ("から", "まで", "に", "の", "は", "も", "で", "と", "を", "が")
+# Japanese glues the particle to the words after it too (12月20日にさくらと…), and
+# Chinese its 的 (上周的Docker镜像: last week's Docker image).
+_GLUED = ("から", "まで", "に", "の", "は", "も", "で", "と", "を", "が", "的")
 # No Japanese word starts with these: a particle before one is the word's own
 # first syllable (にんじん, のっぽ), not a particle.
 _NEVER_FIRST = frozenset("んンっッゃゅょャュョぁぃぅぇぉァィゥェォーゎゕゖ")
@@ -257,7 +258,7 @@ def _split(term: Term, spans: list[Span]) -> list[tuple[Term, bool]]:
         for a, b, cut in ((pos, start, False), (start, end, True)):
             piece = text[a:b].strip()
             after_cut = not cut and pieces and pieces[-1][1]
-            glued = next((p for p in _JA_GLUED if piece.startswith(p)), "") if after_cut else ""
+            glued = next((p for p in _GLUED if piece.startswith(p)), "") if after_cut else ""
             if glued and len(piece) > len(glued) and piece[len(glued)] not in _NEVER_FIRST:
                 piece = piece[len(glued) :]
             if piece and (cut or not (after_cut and piece in _LEFT_BEHIND)):
