@@ -308,6 +308,29 @@ def test_only_a_category_is_still_searched(store: SessionStore) -> None:
     assert not any("category" in n for n in notes(store, "what kind of hobby"))
 
 
+@pytest.mark.parametrize(
+    ("query", "noun"),
+    [
+        ("哪些城市", "城市"),
+        ("什么样的音乐", "音乐"),
+        ("どんな音楽", "音楽"),
+        ("哪种数据库", "数据库"),
+    ],
+)
+def test_only_a_cjk_category_searches_its_noun(tmp_path: Path, query: str, noun: str) -> None:
+    """A CJK question of a category alone searched the question word glued to its
+    noun (哪些城市), which no message holds: nothing found.  And of 数据库 only
+    数据 was the category: 库 was searched alone, found in every 仓库."""
+    st = open_store(tmp_path / "state.db")
+    said = [("noun", f"我们聊过{noun}的事"), ("decoy", "代码推到了私有仓库")]
+    for n, (sid, text) in enumerate(said):
+        conversation(st, sid, [("user", text)], start=at("2026-01-01T10:00") + n)
+    try:
+        assert sessions(st, query) == ["noun"]
+    finally:
+        st.close()
+
+
 # --------------------------------------------------------------------------- time words
 
 

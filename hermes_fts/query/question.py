@@ -101,7 +101,9 @@ _ASKS_AFTER = frozenset("in on at from to for with of by about during into and o
 # Not 哪个 ("which one"): it mostly picks among things named before.
 _CJK_CATEGORY = re.compile(
     "(?:什么样的?|什麼樣的?|什么类型的|什麼類型的|什么种类的|什麼種類的|哪种|哪種|哪些|哪类|哪類)"
-    "(?![是有的了在])([\u4e00-\u9fff]{2})"
+    # its first two characters, and a third that ends the word (数据库): alone, 库 was
+    # searched as a word, found in every 仓库
+    "(?![是有的了在])([\u4e00-\u9fff]{2}(?:[\u4e00-\u9fff](?![\u4e00-\u9fff]))?)"
     "|(?:どんな|どの|どういう|どういった|何の|なんの)([\u4e00-\u9fff\u30a0-\u30ff\u3005]+)"
 )
 _KO_ASKING = frozenset({"어떤", "무슨"})
@@ -230,9 +232,12 @@ def _mark_categories(
         for i in idx:
             for m in _CJK_CATEGORY.finditer(words[i][0].text):
                 # The question word goes with its noun: どんな alone is no word either.
+                # Two pieces, so a question of nothing else searches the noun (城市), not
+                # 哪些城市 as written, which no message holds.
                 if not any(a < m.end() and m.start() < b for a, b in marks[i]):
-                    marks[i].append(m.span())
-                    found.append(m.group(1) or m.group(2))
+                    noun = 1 if m.group(1) else 2
+                    marks[i] += [(m.start(), m.start(noun)), m.span(noun)]
+                    found.append(m.group(noun))
     return found
 
 
