@@ -359,6 +359,35 @@ def test_a_chinese_question_searches_its_words_not_its_frame(tmp_path):
     st_.close()
 
 
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        ("v2.3.1的变化是什么", "v2.3.1"),
+        ("v2.3.1で何が変わった？", "v2.3.1"),
+        ("PR-42合并了吗", "PR-42"),
+        ("src/utils/helpers.py里改了什么", "src/utils/helpers.py"),
+        ("bob.smith@example.com是谁", "bob.smith@example.com"),
+        ("v2.3.1버전", "v2.3.1"),
+    ],
+)
+def test_an_identifier_glued_to_a_cjk_sentence_is_one_word(tmp_path, question, word):
+    """Split at its punctuation, an identifier glued to CJK was searched as its tokens
+    apart, any of them: ``v2.3.1的变化`` as v2, 3 and 1, so every message holding a
+    1 (or ``py``, ``com``) came first."""
+    assert word in {t.text for t in best_match(parse_query(question, sentence=True)).terms}
+    st_ = open_store(tmp_path / "state.db")
+    said = [
+        ("answer", f"{word} 的 变化 変わった 合并 改了 버전"),
+        ("decoy", "42 1 3 v2 PR src utils"),
+    ]
+    for n, (sid, text) in enumerate(said):
+        conversation(st_, sid, [("user", text)], start=T0 + n)
+    conversation(st_, "more", [("user", "py com bob smith example helpers")], start=T0 + 5)
+    rows = st_.search_messages(question, sort="sessions", fields=("session_id",))
+    assert [r["session_id"] for r in rows] == ["answer"], question
+    st_.close()
+
+
 def test_a_chinese_question_of_common_words_alone_searches_them(tmp_path):
     """ "我们讨论了什么？" (what did we discuss?) holds only common words, 我们 and 讨论,
     and 们讨, which joins them.  Like "what did we discuss", it searches them all;

@@ -79,9 +79,10 @@ extension is loaded (the search layer sends it to LIKE, which folds).
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Collection, Sequence
 
-from .._cjk_ranges import fold_kana, folded_from_other, has_kana
+from .._cjk_ranges import fold_kana, folded_from_other, has_kana, is_cjk
 from .._index_text import (
     GLUE_MARKS,
     fold_width,
@@ -359,6 +360,22 @@ def _korean(text: str) -> bool:
     return bool(cjk) and all("\uac00" <= c <= "\ud7a3" for c in cjk)
 
 
+def _parts(text: str) -> list[tuple[bool, str]]:
+    """``segments`` of a word glued to CJK, but the text between two CJK runs one part,
+    its edge punctuation dropped: ``v2.3.1的变化`` is ``v2.3.1`` and ``变化``.  Split at
+    its punctuation, an identifier was searched as its tokens apart, any of them
+    (``1``, ``py``, ``com``), found in every message that holds one."""
+    parts = []
+    for cjk, run in itertools.groupby(fold_width(text), key=lambda ch: is_cjk(ord(ch))):
+        part = "".join(run)
+        if not cjk:
+            tokens = [n for n, ch in enumerate(part) if is_token_char(ch)]
+            part = part[tokens[0] : tokens[-1] + 1] if tokens else ""
+        if part:
+            parts.append((cjk, part))
+    return parts
+
+
 def _pieces(term: Term) -> list[Term]:
     """A word written without quotes, as the words a best match looks for: a CJK run
     of three or more characters may be a sentence with no spaces, so each of
@@ -372,7 +389,7 @@ def _pieces(term: Term) -> list[Term]:
     if _korean(term.text):
         # A particle glued to a Latin word (garden-bot의) leaves only its stem.
         whole = [t for t in _with_forms(term) if _indexable(t.text)]
-        segs = segments(whole[-1].text) if whole else []
+        segs = _parts(whole[-1].text) if whole else []
         if len(segs) > 1 and any(c for c, _ in segs):
             # A name glued to a Korean word (Anna프로젝트) is each word too, as in Chinese.
             last = len(segs) - 1
@@ -380,13 +397,13 @@ def _pieces(term: Term) -> list[Term]:
             whole += [f for p in parts for f in (_with_forms(p) if _korean(p.text) else [p])]
         if whole:
             return list(dict.fromkeys(whole))
-    segs = segments(term.text)
+    segs = _parts(term.text)
     # The word as written; one with a lone CJK character among other parts no
     # index answers exactly (query.route_can_represent).
     out = [term] if _indexable(term.text) else []
-    for n, (is_cjk, seg) in enumerate(segs):
+    for n, (cjk, seg) in enumerate(segs):
         prefix = term.prefix and n == len(segs) - 1
-        if not is_cjk or len(seg) == 2:
+        if not cjk or len(seg) == 2:
             out.append(Term(seg, prefix))
         elif len(seg) > 2:
             out += [Term(seg[i : i + 2], prefix and i == len(seg) - 2) for i in range(len(seg) - 1)]
@@ -606,8 +623,8 @@ def _junctions(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
     not a word: 指弹 and 仕事 between them are words."""
     out: set[Term] = set()
     for node in _sentences(written):
-        for is_cjk, seg in segments(node.text):
-            pairs = [seg[i : i + 2] for i in range(len(seg) - 1)] if is_cjk else []
+        for cjk, seg in segments(node.text):
+            pairs = [seg[i : i + 2] for i in range(len(seg) - 1)] if cjk else []
             out |= {
                 Term(pairs[i])
                 for i in range(1, len(pairs) - 1)
