@@ -530,6 +530,21 @@ def test_a_korean_question_searches_its_words_without_their_particles(tmp_path):
     st_.close()
 
 
+@pytest.mark.parametrize(
+    "question", ["제주도에 대해 얘기한 거 기억나요?", "제주도 여행 간다는 것 기억나요?"]
+)
+def test_the_korean_thing_of_a_question_is_a_common_word(tmp_path, question):
+    """거 and 것 ("the thing we talked about") are Korean's "thing": searched, a
+    one-character word, they found every message holding 거기, 과거 or 것들."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "jeju", [("user", "제주도 여행 계획을 세웠어요")], start=T0)
+    conversation(st_, "there", [("user", "거기 과거에 가 본 것들이 있어요")], start=T0 + 1)
+    result = st_.search(question, sort="sessions", fields=("session_id",))
+    assert [r["session_id"] for r in result.rows] == ["jeju"]
+    assert any(n.startswith("left out common words") for n in result.notes)
+    st_.close()
+
+
 def test_an_and_or_or_left_out_of_a_question_is_not_said_to_be_searched(store):
     """ "pottery and workshop": the best match leaves 'and' out with the common words
     (it already ranks rows with both words first); a note that it 'is a word

@@ -69,7 +69,8 @@ mention mentioned
 # words (`新干线是` gives 线是).
 CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀么什哪谁是")
 # The last two lines frame a question (你还记得…, …的对话, 怎么回事, 讨论过;
-# 기억나요, 얘기한, 알려 주세요) and name nothing a conversation is about.
+# 기억나요, 얘기한, 알려 주세요, 얘기한 거: the thing we talked about) and name
+# nothing a conversation is about.
 CJK_STOP_WORDS = frozenset(
     """
 时候 怎样 怎么 为什 我们 你们 他们 她们 这个 那个 一个 是不 有没 没有 是否 曾经 以前 之前 哪里 哪儿
@@ -77,7 +78,7 @@ CJK_STOP_WORDS = frozenset(
 언제 어디 무엇 누가 누구 어떻 어떤 무슨 했나 나요 습니 니까 까요 있나 었나 였나 인가
 记得 还记 你还 对话 讨论 聊过 论过 谈过 说过 讲过 问过 提过 聊到 说到 谈到 讲到 提到 提起 回事 聊的
 기억 기억나 얘기 얘기한 이야기 이야기한 알려 어떻게 뭐 뭐라고 무엇 뭐였 했죠 해요
-대해 대한 우리 제가 내가 뭐에 뭐를 뭐가 뭘
+대해 대한 우리 제가 내가 뭐에 뭐를 뭐가 뭘 거 것
 """.split()
 )
 # Endings of the Korean words that end a sentence: the question's predicate.
