@@ -232,10 +232,13 @@ class SessionStore(transcript.Views, writes.Writes):
         return sqlite3.connect(str(self._path), **kwargs)
 
     def _main_file(self) -> str | None:
-        for _seq, name, file in self._conn.execute("PRAGMA database_list"):
-            if name == "main":
-                return os.path.realpath(file) if file else None
-        return None
+        # The name's bytes, decoded as the OS decodes paths: as text, a UTF-8 name
+        # cannot be encoded back under a non-UTF-8 locale (LC_ALL=C, PYTHONUTF8=0).
+        row = self._conn.execute(
+            "SELECT CAST(file AS BLOB) FROM pragma_database_list WHERE name = 'main'"
+        ).fetchone()
+        file = os.fsdecode(row[0]) if row and row[0] else None
+        return os.path.realpath(file) if file else None
 
     @property
     def path(self) -> str | None:

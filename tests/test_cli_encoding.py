@@ -79,3 +79,30 @@ def test_an_error_naming_cjk_text_is_printed(db: Path, encoding: str) -> None:
     proc = _run(db, encoding, "--json", "read", "桂林")
     assert proc.returncode == 1 and proc.stderr == b""
     assert json.loads(proc.stdout.decode(encoding))["error"].startswith("session 桂林 not found")
+
+
+def _run_c_locale(*argv: str) -> subprocess.CompletedProcess[bytes]:
+    """The command under the C locale with UTF-8 mode off: Python's file names are ASCII
+    (the bytes past it as surrogate escapes), as in a cron job or a bare container."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LC_ALL": "C", "PYTHONUTF8": "0"}
+    env.pop("PYTHONIOENCODING", None)
+    return subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", *argv], capture_output=True, env=env, timeout=120
+    )
+
+
+@pytest.mark.parametrize(
+    "argv", [["status"], ["search", "deploy"], ["read", "s1"], ["sync"], ["--json", "status"]]
+)
+def test_a_store_in_a_folder_named_in_cjk_under_the_c_locale(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    folder = tmp_path / "数据 备份"
+    folder.mkdir()
+    with SessionStore(folder / "state.db") as store:
+        store.add_session("s1", "cli", title="trip")
+        store.add_message("s1", "user", "deploy 桂林")
+    proc = _run_c_locale("--db", str(folder / "state.db"), *argv)
+    assert b"Traceback" not in proc.stderr, proc.stderr.decode("ascii", "replace")
+    assert proc.returncode == 0, proc.stderr
+    assert b"s1" in proc.stdout or b"state.db" in proc.stdout or b"Applied" in proc.stdout
