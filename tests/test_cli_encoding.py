@@ -106,3 +106,23 @@ def test_a_store_in_a_folder_named_in_cjk_under_the_c_locale(
     assert b"Traceback" not in proc.stderr, proc.stderr.decode("ascii", "replace")
     assert proc.returncode == 0, proc.stderr
     assert b"s1" in proc.stdout or b"state.db" in proc.stdout or b"Applied" in proc.stdout
+
+
+@pytest.mark.parametrize("db_flag", ["--db", "--db="])
+def test_cjk_typed_under_the_c_locale_is_searched_as_typed(tmp_path: Path, db_flag: str) -> None:
+    """The terminal sends UTF-8 while Python reads argv as ASCII: the query and the
+    session id are the text typed, and the store's path (CJK too) still opens."""
+    folder = tmp_path / "数据"
+    folder.mkdir()
+    db = folder / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("会话 1", "cli", title="trip")
+        store.add_message("会话 1", "user", "我们去桂林旅游")
+    store_args = [db_flag + str(db)] if db_flag.endswith("=") else [db_flag, str(db)]
+    found = _run_c_locale(*store_args, "--json", "search", "桂林")
+    assert found.returncode == 0, found.stdout
+    doc = json.loads(found.stdout.decode("ascii"))
+    assert doc["query"] == "桂林" and doc["results"][0]["session_id"] == "会话 1"
+    shown = _run_c_locale(*store_args, "read", "会话 1")
+    assert shown.returncode == 0 and b"Traceback" not in shown.stderr, shown.stderr
+    assert "??????" in shown.stdout.decode("ascii")  # 我们去 and the rest, as ?

@@ -107,7 +107,7 @@ def main(
     waiting for the store's write lock.  ``prog``: the command as its usage lines
     and errors name it (``hermes fts`` under Hermes).
     """
-    words = list(sys.argv[1:] if argv is None else argv)
+    words = _as_typed(list(sys.argv[1:] if argv is None else argv))
     if words == ["--version"]:
         _version()
     as_json = _wants_json(words)
@@ -117,6 +117,27 @@ def main(
         # Ctrl-C before the subcommand ran: while its modules were still being
         # imported, which a slow or cold start makes long enough to hit.
         return _fail(_INTERRUPTED, 130, as_json)
+
+
+def _as_typed(words: list[str]) -> list[str]:
+    """``words`` with text typed in UTF-8 read as UTF-8.  Under a locale Python reads
+    as ASCII (``LC_ALL=C`` with ``PYTHONUTF8=0``) its bytes reach argv as surrogate
+    escapes, which a query or session id refuses as no text.  ``--db``'s value stays
+    as the OS decoded it: a path must encode back to the same file."""
+    out: list[str] = []
+    path_next = options = False
+    for word in words:
+        keep = path_next or (not options and word.startswith("--db="))
+        path_next = not options and word == "--db"
+        options = options or word == "--"
+        if keep or not any("\udc80" <= ch <= "\udcff" for ch in word):
+            out.append(word)
+            continue
+        try:
+            out.append(os.fsencode(word).decode("utf-8"))
+        except (UnicodeError, TypeError):
+            out.append(word)  # bytes that are not UTF-8: refused as not text
+    return out
 
 
 def _parse_and_run(
