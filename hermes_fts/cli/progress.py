@@ -10,10 +10,12 @@ stdout stays the command's one JSON document.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from typing import Any, Callable
 
+from .._display import fit_columns
 from .output import bar
 
 PLAIN_EVERY_S = 5.0  # seconds between lines when stderr is not a terminal
@@ -69,9 +71,30 @@ def say(text: str, as_json: bool = False, stream: Any = None, **fields: Any) -> 
     try_write(stream or sys.stderr, text + "\n")
 
 
-def _is_terminal(stream: Any) -> bool:
+def is_terminal(stream: Any) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
+
+
+def _line_room(stream: Any) -> int:
+    """Columns a redrawn line may take: fewer than the terminal's width, since a
+    line that fills it wraps and ESC [K erases only the last row (``COLUMNS`` wins)."""
+    try:
+        width = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        width = 0
+    if width <= 0:
+        try:
+            width = os.get_terminal_size(stream.fileno()).columns
+        except (AttributeError, OSError, ValueError):
+            width = 0
+    return max(width or 80, 2) - 1  # 0: a terminal that does not know its width
+
+
+def redraw(stream: Any, text: str) -> bool:
+    """``text`` over the terminal line the cursor is on, cut to fit it; False when
+    it cannot be written (``try_write``)."""
+    return try_write(stream, "\r\x1b[K" + fit_columns(text, _line_room(stream)))
 
 
 class ProgressBar:
@@ -98,7 +121,7 @@ class ProgressBar:
         self.width = width
         self.clock = clock
         self.json_lines = json_lines
-        terminal = _is_terminal(self.stream) if terminal is None else terminal
+        terminal = is_terminal(self.stream) if terminal is None else terminal
         self.terminal = terminal and not json_lines
         self.start: float | None = None
         self.first_indexed = 0
@@ -151,9 +174,17 @@ class ProgressBar:
             "seconds_left": None if rate is None else round(max(total - indexed, 0) / rate),
         }
 
-    def _line(self, m: dict[str, Any]) -> str:
+    def _line(self, m: dict[str, Any], room: int | None = None) -> str:
+        """The line; within ``room`` columns the bar narrows first, then goes."""
         if self.json_lines:
             return json.dumps(m)
+        whole = self._text(m, self.width)
+        if room is None or len(whole) <= room:
+            return whole
+        narrower = self.width - (len(whole) - room)
+        return self._text(m, narrower if narrower >= 5 else 0)
+
+    def _text(self, m: dict[str, Any], width: int) -> str:
         unit = m["unit"]
         # Below one a second (an index checked in seconds), tenths: "0 indexes/s" reads as stalled.
         if m["rate"] is None:
@@ -161,18 +192,21 @@ class ProgressBar:
         else:
             rate = f"{m['rate']:,.{1 if m['rate'] < 1 else 0}f} {unit}/s"
         left = "-:--:--" if m["seconds_left"] is None else _eta(m["seconds_left"])
+        drawn = f" {bar(m['percent'] / 100, width)}" if width else ""
         return (
-            f"{m['step']} {bar(m['percent'] / 100, self.width)} {m['percent']:3d}%  "
+            f"{m['step']}{drawn} {m['percent']:3d}%  "
             f"{m['done']:,}/{m['total']:,} {unit}  {rate}  left {left}"
         )
 
     def _bar(self, ev: dict[str, Any]) -> None:
         now = self.clock()
-        line = self._line(self._measure(ev, now))
+        room = _line_room(self.stream) if self.terminal else None
+        line = self._line(self._measure(ev, now), room)
         if self.terminal:
             # Erase the old line first: a shorter one (a rate that fell to fewer
             # digits) would leave the old line's last characters after it.
-            self._write("\r\x1b[K" + line)
+            if not self.lost:
+                self.lost = not redraw(self.stream, line)
             self.drawn = True
         else:
             complete = int(ev["percent"]) >= 100

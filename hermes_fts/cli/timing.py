@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import bench
 from .output import bar, emit_json, human_bytes
-from .progress import PLAIN_EVERY_S, say, try_write
+from .progress import PLAIN_EVERY_S, is_terminal, redraw, say, try_write
 from .registry import bounded_int, command, open_db, profile_option
 
 
@@ -36,14 +36,14 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
     "bench", help="time the indexes against a LIKE scan on this store (read-only)", args=_bench_args
 )
 def cmd_bench(args: argparse.Namespace) -> int:
-    terminal = not args.json and sys.stderr.isatty()
+    terminal = not args.json and is_terminal(sys.stderr)
     # Off a terminal: when the last line was written.  Under --json a short bench
     # (a small store) writes none, as the other commands' progress on small stores.
     last_line: list[float] = [time.monotonic()] if args.json else []
 
     def progress(what: str) -> None:
         if terminal:
-            try_write(sys.stderr, f"\r\033[K {what}")
+            redraw(sys.stderr, f" {what}")
         elif not last_line or time.monotonic() - last_line[0] >= PLAIN_EVERY_S:
             last_line[:] = [time.monotonic()]
             # --json: a note event, as the other long commands' progress.

@@ -1,0 +1,73 @@
+"""``hermes-fts`` on real terminals (a pseudo-terminal from ``pty``) of every kind:
+narrow ones, whose progress line must fit in a row to be redrawn in place."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+from _support import needs_extension, shell_backlog
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = needs_extension
+
+
+def _on_a_terminal(
+    argv: list[str], columns: int = 80, stdout_too: bool = False, **env: str
+) -> tuple[int, str]:
+    """``hermes-fts ARGV`` with stderr (and with ``stdout_too`` stdout) on a
+    pseudo-terminal ``columns`` wide: the exit status and what the terminal got."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    environ = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    environ.pop("COLUMNS", None)
+    environ.pop("NO_COLOR", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", *argv],
+        stdin=subprocess.DEVNULL,
+        stdout=follower if stdout_too else subprocess.DEVNULL,
+        stderr=follower,
+        env=environ,
+        timeout=300,
+    )
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the terminal has no writer left
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    return done.returncode, seen.decode("utf-8", "replace")
+
+
+@pytest.fixture()
+def backlog(tmp_path: Path) -> Path:
+    db = tmp_path / "state.db"
+    shell_backlog(db, 3_000)  # more than sync's 500: it shows its progress
+    return db
+
+
+@pytest.mark.parametrize("columns", [20, 40, 60])
+def test_a_redrawn_progress_line_fits_a_narrow_terminal(backlog: Path, columns: int) -> None:
+    """A line wider than the terminal wraps, and ESC [K erases only its last row:
+    each redraw left the rows above it on the screen."""
+    status, seen = _on_a_terminal(["--db", str(backlog), "sync"], columns)
+    assert status == 0, seen
+    drawn = seen.split("\r\x1b[K")[1:]
+    assert drawn, seen
+    for line in drawn:
+        line = line.split("\r")[0].split("\n")[0]
+        assert len(line) < columns, (columns, line)
+    assert "Applying" in drawn[-1] and "100%" in drawn[-1]
