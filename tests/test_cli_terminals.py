@@ -1,11 +1,13 @@
 """``hermes-fts`` on real terminals (a pseudo-terminal from ``pty``) of every kind:
-narrow ones, whose progress line must fit in a row to be redrawn in place."""
+narrow ones, whose progress line must fit in a row to be redrawn in place, and
+``TERM=dumb`` ones (Emacs' shell), which show escape sequences as text."""
 
 from __future__ import annotations
 
 import fcntl
 import os
 import pty
+import re
 import struct
 import subprocess
 import sys
@@ -14,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from _support import needs_extension, shell_backlog
+
+from hermes_fts.store import SessionStore
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,3 +75,21 @@ def test_a_redrawn_progress_line_fits_a_narrow_terminal(backlog: Path, columns: 
         line = line.split("\r")[0].split("\n")[0]
         assert len(line) < columns, (columns, line)
     assert "Applying" in drawn[-1] and "100%" in drawn[-1]
+
+
+def test_a_dumb_terminal_gets_plain_progress_lines(backlog: Path) -> None:
+    """``TERM=dumb``: progress as plain lines, with no ESC [K shown as text."""
+    status, seen = _on_a_terminal(["--db", str(backlog), "sync"], TERM="dumb")
+    assert status == 0, seen
+    assert "\x1b" not in seen, repr(seen[:500])
+    assert re.search(r"Applying .*100%", seen), seen
+
+
+def test_a_dumb_terminal_gets_matches_bracketed_not_coloured(backlog: Path) -> None:
+    with SessionStore(backlog):  # applies the backlog: the search shows no progress
+        pass
+    argv = ["--db", str(backlog), "search", "东京", "--limit", "1"]
+    status, seen = _on_a_terminal(argv, stdout_too=True, TERM="dumb")
+    assert status == 0, seen
+    assert "\x1b" not in seen, repr(seen[:500])
+    assert "first [東京] deploy" in seen

@@ -1,7 +1,7 @@
 """How ``hermes-fts`` prints: JSON for scripts, sizes, colour and one-line text for people.
 
 Matches (``>>> <<<`` in snippets) are coloured on a terminal and bracketed
-``[ ]`` elsewhere or when ``NO_COLOR`` is set.
+``[ ]`` elsewhere, on a ``TERM=dumb`` one or when ``NO_COLOR`` is set.
 """
 
 from __future__ import annotations
@@ -87,9 +87,10 @@ def bar(fraction: float, width: int = 20) -> str:
 
 
 def use_color(stream: TextIO | None = None) -> bool:
-    """Colour only on a terminal and only when ``NO_COLOR`` is unset or empty."""
+    """Colour only on a terminal, only when ``NO_COLOR`` is unset or empty, and not on
+    a ``TERM=dumb`` one (Emacs' shell), which shows the escapes as text."""
     stream = stream or sys.stdout
-    if os.environ.get("NO_COLOR", ""):
+    if os.environ.get("NO_COLOR", "") or os.environ.get("TERM") == "dumb":
         return False
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())

@@ -72,8 +72,10 @@ def say(text: str, as_json: bool = False, stream: Any = None, **fields: Any) -> 
 
 
 def is_terminal(stream: Any) -> bool:
+    """A terminal that can redraw a line: ``TERM=dumb`` (Emacs' shell, some CI
+    consoles) shows ESC [K as text, so it gets plain lines."""
     isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
 
 
 def _line_room(stream: Any) -> int:
