@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -53,7 +54,7 @@ def _walk(db: Path, capsys: pytest.CaptureFixture[str], first: list[str], link: 
         if follow is None:
             assert ("(end of session)" if link == "more" else "(start of session)") in out
             return seen
-        argv = follow.group(1).split()
+        argv = shlex.split(follow.group(1))  # as a shell reads the line
     raise AssertionError("the pages never ended")
 
 
@@ -158,3 +159,20 @@ def test_a_page_beside_a_message_that_no_longer_exists(
     # A message of another session is still no place in this one.
     assert main(["--db", str(db), "scroll", "s", str(elsewhere), "--after"]) == 1
     assert f"message {elsewhere} is not in session s" in capsys.readouterr().err
+
+
+def test_the_commands_shown_name_a_session_whose_id_has_a_space(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`more: hermes-fts scroll trip 会话 7 --after` ran as a scroll of session 'trip'
+    with message id '会话': the session id was shown unquoted."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as st:
+        ids = conversation(st, "trip 会话", [("user", f"turn {i}") for i in range(9)], start=T0)
+    seen = _walk(db, capsys, ["scroll", "trip 会话", str(ids[0]), "--window", "2"], "more")
+    assert seen == ids
+    assert main(["--db", str(db), "scroll", "trip 会话", "999999"]) == 1
+    hint = re.search(r"`hermes-fts (read [^`]*)`", capsys.readouterr().err)
+    assert hint is not None
+    assert main(shlex.split(hint.group(1))) == 0
+    assert "turn 8" in capsys.readouterr().out

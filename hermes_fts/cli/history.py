@@ -12,6 +12,7 @@ own defaults and caps (docs/USAGE.md, "The command line").
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -414,11 +415,12 @@ def _show_session(
 
 def _session_ref(args: argparse.Namespace, payload: dict[str, Any]) -> str:
     """The session shown, as the command line names it again: ``PROFILE/ID`` when the
-    profile came from the reference or the lookup, not from ``--profile``."""
+    profile came from the reference or the lookup, not from ``--profile``; quoted for
+    the shell (an id with a space is one word)."""
     sid = str(payload["session_id"])
     ref = strip_link(args.session)
     profile = payload.get("profile") or (ref.split("/", 1)[0] if "/" in ref else None)
-    return f"{profile}/{sid}" if profile and args.profile is None else sid
+    return shlex.quote(f"{profile}/{sid}" if profile and args.profile is None else sid)
 
 
 def _read_args(p: argparse.ArgumentParser) -> None:

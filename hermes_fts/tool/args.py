@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -98,7 +99,7 @@ def scroll_anchor(value: Any, session_id: str = "SESSION") -> int:
             f"around_message_id {anchor} is out of range; pass a message id from a "
             "result's messages, or omit around_message_id to read the session",
             person=f"message {anchor} is not in session {session_id} (no message id is that "
-            f"large); `hermes-fts read {session_id}` shows its message ids",
+            f"large); `hermes-fts read {shlex.quote(session_id)}` shows its message ids",
         )
     return anchor
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 from typing import Any
 
 from .args import scroll_anchor, scroll_window
@@ -158,7 +159,7 @@ def _not_in_session(anchor_id: int, session_id: str) -> ToolError:
         f"around_message_id {anchor_id} not in session_id {session_id}; pass a message id "
         "from that session (read it with session_id alone to see its ids)",
         person=f"message {anchor_id} is not in session {session_id}; "
-        f"`hermes-fts read {session_id}` shows its message ids",
+        f"`hermes-fts read {shlex.quote(session_id)}` shows its message ids",
     )
 
 
