@@ -338,6 +338,9 @@ def test_errors_name_the_command_lines_flags(home, argv, needle):
     [
         (["search", "deploy", "--after", "bogus"], "after must be epoch seconds"),
         (["search", "deploy", "--before", "1e400"], "before is out of range"),
+        # `--after "$SINCE"` with SINCE unset searched every date, as if no bound was given.
+        (["search", "deploy", "--after", ""], "--after: the time is empty"),
+        (["search", "deploy", "--before", "  "], "--before: the time is empty"),
         (
             ["search", "deploy", "--after", "2026-01-02", "--before", "2026-01-01"],
             "after must be earlier than before",

@@ -269,6 +269,18 @@ def _more(payload: dict[str, Any], color: bool, out: TextIO) -> None:
 # --------------------------------------------------------------------------- search
 
 
+def _time_text(text: str) -> str:
+    """An argparse ``type``: ``--after``/``--before`` as given, read by the tool.  A blank
+    one (``--after "$SINCE"`` with SINCE unset), which the tool reads as no bound, is
+    refused: the search would silently cover every date."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "the time is empty; give epoch seconds, an ISO date such as 2026-03-15, "
+            "or a time back from now such as 7d, or leave the option out"
+        )
+    return text
+
+
 def _search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "query",
@@ -293,10 +305,16 @@ def _search_args(p: argparse.ArgumentParser) -> None:
         help=f"comma-separated roles to search: {', '.join(ROLES)} (default: every role)",
     )
     p.add_argument(
-        "--after", default=None, help="only hits at/after (epoch seconds, ISO date, or 7d, 24h)"
+        "--after",
+        type=_time_text,
+        default=None,
+        help="only hits at/after (epoch seconds, ISO date, or 7d, 24h)",
     )
     p.add_argument(
-        "--before", default=None, help="only hits before (epoch seconds, ISO date, or 7d, 24h)"
+        "--before",
+        type=_time_text,
+        default=None,
+        help="only hits before (epoch seconds, ISO date, or 7d, 24h)",
     )
     p.add_argument(
         "--exclude",
