@@ -1,6 +1,7 @@
 """``hermes-fts`` on real terminals (a pseudo-terminal from ``pty``) of every kind:
-narrow ones, whose progress line must fit in a row to be redrawn in place, and
-``TERM=dumb`` ones (Emacs' shell), which show escape sequences as text."""
+narrow ones, whose progress line must fit in a row to be redrawn in place,
+``TERM=dumb`` ones (Emacs' shell), which show escape sequences as text; and a
+question cut short by Ctrl-C."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import fcntl
 import os
 import pty
 import re
+import signal
 import struct
 import subprocess
 import sys
@@ -93,3 +95,33 @@ def test_a_dumb_terminal_gets_matches_bracketed_not_coloured(backlog: Path) -> N
     assert status == 0, seen
     assert "\x1b" not in seen, repr(seen[:500])
     assert "first [東京] deploy" in seen
+
+
+@pytest.mark.parametrize("argv", [["remove"], ["optimize-storage"]])
+def test_ctrl_c_at_the_question_ends_its_line(backlog: Path, argv: list[str]) -> None:
+    """Ctrl-C while the question waits for an answer: the error line began right after
+    the question (`Remove them? [y/N] Error: interrupted`)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hermes_fts.cli", "--db", str(backlog), *argv],
+        stdin=subprocess.PIPE,  # open, and nothing typed: the question waits
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        restore_signals=True,
+    )
+    try:
+        assert proc.stderr is not None
+        asked = b""
+        while b"[y/N] " not in asked:
+            chunk = proc.stderr.read1(4096)
+            assert chunk, asked
+            asked += chunk
+        proc.send_signal(signal.SIGINT)
+        _, rest = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    said = (asked + rest).decode()
+    assert proc.returncode == 130, said
+    assert "[y/N] \nError: interrupted" in said, said
+    assert "Traceback" not in said

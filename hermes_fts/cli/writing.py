@@ -15,9 +15,13 @@ from .registry import CommandError, db_path
 def confirm(prompt: str) -> bool | None:
     """Ask on stderr (stdout stays the command's output): the answer, or None when
     none came (the input ended, or no one can read the question), which is a no."""
-    if not try_write(sys.stderr, prompt):
-        return None  # a question no one can read has no answer
-    answer = sys.stdin.readline() if sys.stdin else ""  # None: no stdin at all (<&-)
+    try:
+        if not try_write(sys.stderr, prompt):
+            return None  # a question no one can read has no answer
+        answer = sys.stdin.readline() if sys.stdin else ""  # None: no stdin at all (<&-)
+    except KeyboardInterrupt:  # the question was (being) written: end its line
+        try_write(sys.stderr, "\n")  # the error line starts a line, not after the prompt
+        raise
     if not answer:
         try_write(sys.stderr, "\n")
         return None  # no terminal, no consent
