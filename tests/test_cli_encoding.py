@@ -126,3 +126,16 @@ def test_cjk_typed_under_the_c_locale_is_searched_as_typed(tmp_path: Path, db_fl
     shown = _run_c_locale(*store_args, "read", "会话 1")
     assert shown.returncode == 0 and b"Traceback" not in shown.stderr, shown.stderr
     assert "??????" in shown.stdout.decode("ascii")  # 我们去 and the rest, as ?
+
+
+def test_json_notes_on_stderr_keep_every_character(tmp_path: Path) -> None:
+    """``remove --yes --json`` names the store in a note event on stderr: under an ASCII
+    encoding the folder's CJK name came out as ``??``."""
+    folder = tmp_path / "数据"
+    folder.mkdir()
+    with SessionStore(folder / "state.db") as store:
+        store.add_session("s1", "cli")
+    proc = _run(folder / "state.db", "ascii", "--json", "remove", "--yes")
+    assert proc.returncode == 0, proc.stderr
+    notes = [json.loads(line) for line in proc.stderr.decode("ascii").splitlines()]
+    assert str(folder / "state.db") in notes[0]["message"], notes

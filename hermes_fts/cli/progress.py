@@ -65,9 +65,10 @@ def try_write(stream: Any, text: str) -> bool:
 
 def say(text: str, as_json: bool = False, stream: Any = None, **fields: Any) -> None:
     """A line for people on stderr (stdout stays the command's output); under
-    ``--json`` a ``note`` event holding it, with ``fields``."""
+    ``--json`` a ``note`` event holding it, with ``fields``, ASCII as the other
+    events: stderr may not encode a CJK path, and ``?`` in its place loses it."""
     if as_json:
-        text = json.dumps({"event": "note", "message": text, **fields}, ensure_ascii=False)
+        text = json.dumps({"event": "note", "message": text, **fields})
     try_write(stream or sys.stderr, text + "\n")
 
 
