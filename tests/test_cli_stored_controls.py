@@ -55,3 +55,20 @@ def test_stored_fields_print_without_controls(
     if argv[0] != "search":
         tool_line = next(line for line in out.splitlines() if "deploy done" in line)
         assert "tool:term" in tool_line and "inal" in tool_line
+
+
+@pytest.mark.parametrize("argv", [["scroll", "ID", "--window", "1"], ["read"]])
+def test_the_commands_shown_for_a_session_print_without_controls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """A session id with an escape sequence (as `browse --json` hands it to a script)
+    went raw into scroll's `more:`/`earlier:` lines and read's `scroll` line."""
+    path = tmp_path / "state.db"
+    sid = f"s{EVIL}"
+    with SessionStore(path) as st:
+        ids = conversation(st, sid, [("user", f"turn {i}") for i in range(40)], start=T0)
+    argv = [str(ids[20]) if arg == "ID" else arg for arg in argv]
+    assert main(["--db", str(path), argv[0], sid, *argv[1:]]) == 0
+    out = capsys.readouterr().out
+    assert "hermes-fts scroll" in out
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", out), repr(out)

@@ -434,11 +434,13 @@ def _show_session(
 def _session_ref(args: argparse.Namespace, payload: dict[str, Any]) -> str:
     """The session shown, as the command line names it again: ``PROFILE/ID`` when the
     profile came from the reference or the lookup, not from ``--profile``; quoted for
-    the shell (an id with a space is one word)."""
+    the shell (an id with a space is one word), without the escape sequences a stored
+    id may hold (``printable``: the hint is printed to a terminal)."""
     sid = str(payload["session_id"])
     ref = strip_link(args.session)
     profile = payload.get("profile") or (ref.split("/", 1)[0] if "/" in ref else None)
-    return shlex.quote(f"{profile}/{sid}" if profile and args.profile is None else sid)
+    shown = f"{profile}/{sid}" if profile and args.profile is None else sid
+    return shlex.quote(printable(shown))
 
 
 def _read_args(p: argparse.ArgumentParser) -> None:
