@@ -5,6 +5,11 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +19,8 @@ import pytest
 from hermes_fts.cli import main
 from hermes_fts.store import open_store
 from hermes_fts.tool import session_search
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -129,3 +136,31 @@ def test_without_the_extension_the_demo_says_why_its_folding_lines_find_nothing(
     assert "NOT loaded (switched off by HERMES_CJK_FTS=0)" in head, head
     folding = next(block for block in rest if "'台北 高铁'" in block)
     assert "0 session(s)" in folding and "note: the CJK extension is switched off" in folding
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_demo_ended_by_a_signal_leaves_no_temporary_store(tmp_path: Path, signum: int) -> None:
+    """`timeout 1 hermes-fts demo`, or the terminal closed: SIGTERM and SIGHUP skip
+    every finally, so the temporary folder and its store stayed in the temp dir."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hermes_fts.cli", "demo"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(temp)},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not list(temp.glob("hermes-fts-demo-*/state.db")):
+            assert proc.poll() is None, "the demo ended before the signal"
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode in (0, 128 + signum), err  # or it ended first
+    assert b"Traceback" not in err, err
+    assert list(temp.iterdir()) == []

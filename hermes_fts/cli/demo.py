@@ -184,6 +184,25 @@ def _extension_words(status: dict[str, Any]) -> str:
     )
 
 
+def _exit_through_finally() -> None:
+    """SIGTERM (``timeout``, ``kill``) and SIGHUP (a closed terminal) end the process
+    without running a ``finally``, which left the temporary store in /tmp: they now
+    exit as SystemExit, with the shell's status for the signal.  Only a signal no
+    one handles yet (a host process keeps its own), and only in the main thread."""
+    import signal
+    import threading
+
+    def leave(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is signal.SIG_DFL:
+            signal.signal(number, leave)
+
+
 @command("demo", help="build a small multilingual demo store and search it")
 def cmd_demo(args: argparse.Namespace) -> int:
     db = args.db
@@ -195,6 +214,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if os.path.exists(path):
             raise CommandError(f"{path} already exists; pass a new --db PATH for the demo store")
     else:
+        _exit_through_finally()
         tmp = tempfile.TemporaryDirectory(prefix="hermes-fts-demo-")
         path = Path(tmp.name) / "state.db"
     try:
