@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from collections.abc import Callable, Collection, Sequence
 
 from .._cjk_ranges import fold_kana, folded_from_other, has_kana, is_cjk
@@ -361,19 +362,28 @@ def _korean(text: str) -> bool:
 
 
 def _parts(text: str) -> list[tuple[bool, str]]:
-    """``segments`` of a word glued to CJK, but the text between two CJK runs one part,
-    its edge punctuation dropped: ``v2.3.1的变化`` is ``v2.3.1`` and ``变化``.  Split at
-    its punctuation, an identifier was searched as its tokens apart, any of them
-    (``1``, ``py``, ``com``), found in every message that holds one."""
-    parts = []
+    """``segments`` of a word glued to CJK, but an identifier between two CJK runs one
+    part, its edge punctuation dropped: ``v2.3.1的变化`` is ``v2.3.1`` and ``变化``.
+    Split at its punctuation, an identifier was searched as its tokens apart, any
+    of them (``1``, ``py``, ``com``), found in every message that holds one.  Words
+    joined by hyphens alone (``budget-cli的``) stay words apart, as before: a
+    project's name then anchors its sessions with the weight of each word
+    (benchmarks/README.md, "Real histories")."""
+    parts: list[tuple[bool, str]] = []
     for cjk, run in itertools.groupby(fold_width(text), key=lambda ch: is_cjk(ord(ch))):
         part = "".join(run)
         if not cjk:
             tokens = [n for n, ch in enumerate(part) if is_token_char(ch)]
             part = part[tokens[0] : tokens[-1] + 1] if tokens else ""
+            if _HYPHENED_WORDS.fullmatch(part):
+                parts += segments(part)
+                continue
         if part:
             parts.append((cjk, part))
     return parts
+
+
+_HYPHENED_WORDS = re.compile(r"[^\W\d_]+(?:[-_][^\W\d_]+)+")
 
 
 def _pieces(term: Term) -> list[Term]:
