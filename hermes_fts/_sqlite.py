@@ -39,6 +39,7 @@ __all__ = [
     "open_problem",
     "nobody_writing",
     "readonly_uri",
+    "read_only_mount",
     "row_dict",
     "sqlite_sort_key",
     "rows_as_dicts",
@@ -577,7 +578,7 @@ def _write_problem(path: Path) -> FileProblem | None:
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent  # a missing folder is created in the nearest existing one
-    if _read_only_mount(folder):  # no chmod or user can write there
+    if read_only_mount(folder):  # no chmod or user can write there
         return FileProblem(
             f"{path} is on a file system mounted read-only and {_WRITES}; remount it "
             "read-write, or copy the store to a disk that can be written"
@@ -632,7 +633,8 @@ def _side_file_problem(path: Path) -> FileProblem | None:
     return None
 
 
-def _read_only_mount(folder: Path) -> bool:
+def read_only_mount(folder: Path) -> bool:
+    """Whether ``folder`` is on a file system mounted read-only."""
     statvfs = getattr(os, "statvfs", None)  # none on Windows
     try:
         return statvfs is not None and bool(statvfs(folder).f_flag & os.ST_RDONLY)
@@ -673,7 +675,7 @@ def open_problem(path: Path, readonly: bool, exc: BaseException) -> FileProblem:
             f"when it stopped ({exc}); a read-only command cannot roll it back: run "
             "`hermes-fts sync` once, as a user who may write the store, then try again"
         )
-    if readonly and refused and _read_only_mount(path.parent):  # no writer, no chmod there
+    if readonly and refused and read_only_mount(path.parent):  # no writer, no chmod there
         return FileProblem(
             f"{path} is on a file system mounted read-only, and the changes in the "
             f"{path.name}-wal file next to it can only be read with a -shm file, which "

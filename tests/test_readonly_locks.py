@@ -533,3 +533,29 @@ def test_a_rollback_journal_store_in_a_read_only_folder_sees_later_writes_as_nob
         assert reader.returncode == 0, err
         assert out == "1\n", err
         assert sorted(p.name for p in folder.iterdir()) == ["state.db"]
+
+
+def test_status_on_a_read_only_mount_says_no_write_runs_there() -> None:
+    """``status`` of a store on a read-only mount told the user to run `sync` for its
+    pending change, a command that cannot run there."""
+    with tmpfs() as mount:
+        db = make_store(mount)  # one change pending: status names `sync`
+        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+        command = [sys.executable, "-m", "hermes_fts.cli", "status", "--db", str(db)]
+        text = subprocess.run(command, capture_output=True, text=True, cwd="/tmp", check=True)
+        assert "mounted read-only, so the commands below that write" in text.stdout
+        assert "`hermes-fts sync" in text.stdout  # still named: it is what a writable copy needs
+        data = subprocess.run(
+            [*command, "--json"], capture_output=True, text=True, cwd="/tmp", check=True
+        )
+        assert json.loads(data.stdout)["read_only_mount"] is True
+    with tmpfs() as mount:
+        db = make_store(mount)
+        text = subprocess.run(
+            [sys.executable, "-m", "hermes_fts.cli", "status", "--db", str(db), "--json"],
+            capture_output=True,
+            text=True,
+            cwd="/tmp",
+            check=True,
+        )
+        assert json.loads(text.stdout)["read_only_mount"] is False

@@ -64,6 +64,13 @@ def cmd_path(args: argparse.Namespace) -> int:
     return 0
 
 
+_READ_ONLY_MOUNT = (
+    "none here: the file system is mounted read-only, so the commands below that write "
+    "(sync, optimize-storage) cannot run; remount it read-write, or copy the store to a "
+    "disk that can be written"
+)
+
+
 @command(
     "status",
     help="show which indexes exist and are served, backlog and sizes",
@@ -87,6 +94,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"Store:    {data['db']}  ({human_bytes(data['db_bytes'])}, "
         f"{data['messages']:,} messages, {human_bytes(data['text_bytes'])} of text)"
     )
+    if data["read_only_mount"]:
+        show(f"Writes:   {_READ_ONLY_MOUNT}")
     show(f"SQLite:   {data['sqlite_version']}")
     show(f"Hermes:   {hermes_host.format_plugin_status(data['hermes_plugin'])}")
     ext = data["extension"]

@@ -4,6 +4,7 @@ state (``lifecycle.index_state``) with its size and any damage found."""
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 from .. import _sqlite
@@ -50,6 +51,8 @@ def status_report(
         indexes[index]["reason"] = f"damaged ({problem}): run `hermes-fts optimize-storage`"
     return {
         "db": path,
+        # where no command that writes can run: status must not send the user to one
+        "read_only_mount": path is not None and _sqlite.read_only_mount(Path(path).parent),
         "messages": conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0],
         "sessions": conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0],
         "text_bytes": text,
