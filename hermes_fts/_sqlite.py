@@ -120,10 +120,10 @@ def nobody_writing(path: str | os.PathLike[str]) -> bool:
     )
     return (
         os.path.isfile(target)
-        and _wal_mode(target)  # a rollback-journal store is read with locks, no -shm
         and not os.access(folder, os.W_OK)
         and wal_idle
         and not os.path.exists(target + "-journal")
+        and _wal_mode(target)  # a rollback-journal store is read with locks, no -shm
     )
 
 
@@ -139,13 +139,20 @@ def disk_full(path: str | os.PathLike[str]) -> bool:
 
 
 def _wal_mode(path: str) -> bool:
-    """Whether the header says WAL (bytes 18-19: 2): only then does reading need a -shm.
-    Immutable, a rollback-journal store Hermes writes in place was read torn and stale."""
+    """Whether the store is in WAL mode: only then does reading need a -shm.  Immutable,
+    a rollback-journal store Hermes writes in place was read torn and stale.  Asked
+    of SQLite, never read with ``open()`` (``_sqlite_header``); an open that fails
+    for want of the -shm is a WAL store."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read(20)[18:20] == b"\x02\x02"
-    except OSError:
+        conn = sqlite3.connect(readonly_uri(path), uri=True, timeout=0)
+    except sqlite3.Error:
         return True
+    try:
+        return bool(conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal")
+    except sqlite3.Error:
+        return True
+    finally:
+        conn.close()
 
 
 def _wal_empty(path: str) -> bool:
