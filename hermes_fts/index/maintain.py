@@ -540,7 +540,8 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
     ).fetchone()[0]
     first = f"p.seq = (SELECT MIN(seq) FROM {CJK_PENDING} q WHERE q.msg_id = p.msg_id)"
     held = f"EXISTS (SELECT 1 FROM {CJK}_docsize d WHERE d.id = p.msg_id)"
-    if get_meta(conn, schema.META_CJK_STALE) is None:
+    stale = get_meta(conn, schema.META_CJK_STALE) is not None
+    if not stale:
         replaced = conn.execute(
             f"SELECT p.msg_id FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND {first} "
             f"AND p.op = 'insert' AND {indexed} AND {held} LIMIT 1",
@@ -554,7 +555,8 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
                 "message %d was replaced without a delete; %s needs a rebuild", replaced[0], CJK
             )
             set_meta(conn, schema.META_CJK_STALE, 1)
-    if get_meta(conn, schema.META_CJK_STALE) is not None:
+            stale = True
+    if stale:
         # Rebuilt from the messages anyway: the changes are not applied.
         conn.execute(f"DELETE FROM {CJK_PENDING} WHERE msg_id <= ?", (bound,))
         return int(n)
