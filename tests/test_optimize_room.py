@@ -242,14 +242,8 @@ def test_sync_on_a_nearly_full_disk_leaves_hermes_its_room(disk):
         assert store.index_state()["cjk_pending"] == 0
 
 
-@pytest.mark.parametrize("disk", [100], indirect=True)
-def test_the_room_a_killed_run_left_counts_as_free_room(hermes_store, disk):
-    """A run killed outright leaves its room file (``kill -9`` cannot be caught);
-    the next run's free-space check counts it as free, since the run gives it back."""
-    db = disk / "state.db"
-    shutil.copy(hermes_store, db)
-    left = Path(f"{db}{space.ROOM_SUFFIX}")
-    left.write_bytes(bytes(space.reserve(db)))  # as the killed run left it
+def dry_run_plan(db: Path) -> dict[str, Any]:
+    """``hermes-fts optimize-storage --dry-run --json`` on ``db``, in its own process."""
     dry = subprocess.run(
         [sys.executable, "-m", "hermes_fts.cli", "optimize-storage", "--dry-run", "--json"]
         + ["--db", str(db)],
@@ -258,7 +252,18 @@ def test_the_room_a_killed_run_left_counts_as_free_room(hermes_store, disk):
         timeout=300,
     )
     assert dry.returncode == 0, dry.stderr
-    need = json.loads(dry.stdout)["peak_free_bytes"]
+    return dict(json.loads(dry.stdout))
+
+
+@pytest.mark.parametrize("disk", [100], indirect=True)
+def test_the_room_a_killed_run_left_counts_as_free_room(hermes_store, disk):
+    """A run killed outright leaves its room file (``kill -9`` cannot be caught);
+    the next run's free-space check counts it as free, since the run gives it back."""
+    db = disk / "state.db"
+    shutil.copy(hermes_store, db)
+    left = Path(f"{db}{space.ROOM_SUFFIX}")
+    left.write_bytes(bytes(space.reserve(db)))  # as the killed run left it
+    need = dry_run_plan(db)["peak_free_bytes"]
     # Less free than the run needs, unless the left room counts.
     leave_free(disk, need - space.reserve(db) // 2)
     proc = optimize(db)
@@ -297,15 +302,7 @@ def test_the_wal_a_killed_writer_left_counts_as_free_room(hermes_store, disk):
     leave_killed_wal(db, 30)
     wal = space.file_sizes(db)[1]
     assert wal > 25 << 20
-    dry = subprocess.run(
-        [sys.executable, "-m", "hermes_fts.cli", "optimize-storage", "--dry-run", "--json"]
-        + ["--db", str(db)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert dry.returncode == 0, dry.stderr
-    plan = json.loads(dry.stdout)
+    plan = dry_run_plan(db)
     assert plan["free_bytes"] >= shutil.disk_usage(disk).free + wal - (1 << 20)
     # Less free than the run needs, unless the WAL's bytes count.
     leave_free(disk, plan["peak_free_bytes"] - wal // 2)

@@ -255,17 +255,23 @@ def test_a_store_on_a_read_only_mount_is_named_as_such() -> None:
         assert files(db) == before
 
 
+def leave_unread_wal(db: Path) -> None:
+    """A writer that ended without a checkpoint (a crash), then a reboot: the -wal
+    holds changes and no -shm is left."""
+    script = (
+        "import os, sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+        "c.execute(\"UPDATE sessions SET title = 'x'\"); c.commit(); os._exit(0)"
+    )
+    subprocess.run([sys.executable, "-c", script, str(db)], check=True)
+    assert Path(f"{db}-wal").stat().st_size > 0
+    Path(f"{db}-shm").unlink()
+
+
 def test_a_full_disk_with_unread_wal_changes_says_so() -> None:
     """With a -wal holding changes, the file alone is not the store: no immutable read."""
     with tmpfs() as mount:
         db = make_store(mount)
-        script = (
-            "import os, sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
-            "c.execute(\"UPDATE sessions SET title = 'x'\"); c.commit(); os._exit(0)"
-        )
-        subprocess.run([sys.executable, "-c", script, str(db)], check=True)  # like a crash
-        assert Path(f"{db}-wal").stat().st_size > 0
-        Path(f"{db}-shm").unlink()  # a reboot: no process holds the store
+        leave_unread_wal(db)
         fill(mount)
         message = error_of(["search", "deploy"], db)
         assert "disk" in message and "full" in message and "--db" not in message, message
@@ -477,13 +483,7 @@ def test_a_wal_store_on_a_read_only_mount_is_named_as_such_to_readers() -> None:
     one can be and no chmod allows."""
     with tmpfs() as mount:
         db = make_store(mount)
-        script = (
-            "import os, sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
-            "c.execute(\"UPDATE sessions SET title = 'x'\"); c.commit(); os._exit(0)"
-        )
-        subprocess.run([sys.executable, "-c", script, str(db)], check=True)  # like a crash
-        assert Path(f"{db}-wal").stat().st_size > 0
-        Path(f"{db}-shm").unlink()  # a reboot: no process holds the store
+        leave_unread_wal(db)
         subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
         for command in (["search", "deploy"], ["status"]):
             message = error_of(command, db)
