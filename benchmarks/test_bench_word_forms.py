@@ -31,7 +31,8 @@ def _ms(fn: Any) -> float:
 
 def _quoted(text: str) -> str:
     """The words the best match of ``text`` keeps, quoted: the same words, no forms."""
-    from hermes_fts.query.plan import best_match, parse_query
+    from hermes_fts.query.best import best_match
+    from hermes_fts.query.plan import parse_query
 
     kept = best_match(parse_query(text)).terms
     return " ".join(f'"{t.text}"' for t in kept if not t.prefix)

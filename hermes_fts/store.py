@@ -35,8 +35,8 @@ from .index.space import (
 
 # Re-exported: why searches are slower or miss rows, for the tool and the CLI.
 from .index.status import status_report
+from .query.best import words_held as _words_held
 from .query.plan import parse_query, reads_as_sentence
-from .query.plan import words_held as _words_held
 from .query.syntax import QueryError
 from .search import request as search_request
 from .search import run as search
@@ -692,7 +692,7 @@ class SessionStore(transcript.Views, writes.Writes):
     @staticmethod
     def words_held(query: str, matched: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
         """The words of ``query`` as written that a row with ``matched_terms`` holds
-        whole, in part, or not at all (``query.plan.words_held``)."""
+        whole, in part, or not at all (``query.best.words_held``)."""
         # Only a partial row asks, so a short CJK word alone was read as a sentence.
         held = _words_held(parse_query(query, sentence=reads_as_sentence(query)), matched)
         other = None if held[0] or held[1] else search_request.other_words(query)

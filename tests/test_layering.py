@@ -51,6 +51,7 @@ LAYERS: dict[str, int] = {
     "hermes.agent": LEAF,
     "loader": 1,
     "_sharing": 1,
+    "query.best": 1,
     "query.plan": 2,
     "search.request": 3,
     "search.like": 3,

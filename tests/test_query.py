@@ -10,9 +10,9 @@ from _support import IDENTIFIERS
 
 import hermes_fts
 from hermes_fts._index_text import fold_width
+from hermes_fts.query.best import best_match
 from hermes_fts.query.plan import (
     Query,
-    best_match,
     choose_route,
     has_cjk,
     match_expression,

@@ -131,7 +131,7 @@ def test_japanese_bigrams_across_two_words_do_not_decide(
     """A bigram of a particle and a kanji (の姉, 姉は) straddles two words; searched,
     it matched every sentence with that grammar (の話を), and a kanji between
     two particles (姉, a word alone) was held only by such bigrams."""
-    from hermes_fts.query.plan import best_match
+    from hermes_fts.query.best import best_match
     from hermes_fts.query.syntax import parse_query
 
     terms = [t.text for t in best_match(parse_query(question)).terms]
@@ -479,7 +479,7 @@ def test_a_particle_glued_after_a_date_goes_with_it(tmp_path: Path) -> None:
     """``12月20日にさくらと`` searched ``にさくら``: the に the date carries stayed on
     the name after it, which no message holds, so the day's session came after
     sessions holding only the sentence's grammar."""
-    from hermes_fts.query.plan import best_match
+    from hermes_fts.query.best import best_match
     from hermes_fts.query.syntax import parse_query
 
     question = "12月20日にさくらと祝うの話はどうなりましたか"
@@ -498,7 +498,7 @@ def test_a_particle_glued_after_a_date_goes_with_it(tmp_path: Path) -> None:
 def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
     """``3月8日にんじん`` searched ``んじん``: the に of にんじん (carrot) was taken for
     the particle the date carries, though no Japanese word starts with ん."""
-    from hermes_fts.query.plan import best_match
+    from hermes_fts.query.best import best_match
     from hermes_fts.query.syntax import parse_query
 
     for question in ("3月8日にんじんを買った", "3月8日にんじん"):

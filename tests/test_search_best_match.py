@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from hermes_fts import loader, session_search
 from hermes_fts.index import rank_bounds, schema
-from hermes_fts.query.plan import best_match, match_expression, parse_query
+from hermes_fts.query.best import best_match
+from hermes_fts.query.plan import match_expression, parse_query
 from hermes_fts.query.wordforms import term_groups
 from hermes_fts.search import rows as search_rows
 from hermes_fts.search import run as search
@@ -436,7 +437,7 @@ def test_a_word_between_two_particles_is_no_junction(question: str, word: str) -
     """A junction joins two common words (们讨 in 我们讨论).  Taking 的指 and 弹是 (common
     by their particle) for common words dropped 指弹 between them, the one word
     the question is about: Chinese S@1 on the real histories fell 0.663 → 0.542."""
-    from hermes_fts.query.plan import best_match
+    from hermes_fts.query.best import best_match
     from hermes_fts.query.syntax import parse_query
 
     assert word in [t.text for t in best_match(parse_query(question)).terms]

@@ -109,7 +109,8 @@ def test_the_forms_of_a_possessive_name_are_named(store) -> None:
     """The name a possessive is read as is searched in its forms too (James's as
     James, jame, jamed, jaming): the note named none of them, since it looked for
     the word as written (James's), which no term is."""
-    from hermes_fts.query.plan import best_match, parse_query
+    from hermes_fts.query.best import best_match
+    from hermes_fts.query.plan import parse_query
 
     st, _ids = store
     for query, named in [

@@ -4,7 +4,7 @@ Pipeline used by the search layer (this module knows nothing of SQL)::
 
     q = parse_query(raw)          # expression tree + notes, or a refusal (q.error)
     choose_route(q, ...)          # the first index that answers q exactly
-    best_match(q)                 # words side by side: any of them, most first
+    best.best_match(q)            # words side by side: any of them, most first
     match_expression(q, route)    # the MATCH text for an FTS5 index
     glue_look(q, token_spans)     # rows where unicode61 may miss a Latin term
     snippet_terms(q)              # positive terms, for LIKE snippets
@@ -15,13 +15,14 @@ The same tree as substring checks for a LIKE scan is ``search/like.py``'s
 The language (the same meaning on every route):
 
 * words and ``"quoted phrases"`` (``""`` is a quote inside a phrase); words
-  next to each other with no operator are a best match (:func:`best_match`):
+  next to each other with no operator are a best match (``best.best_match``):
   rows with every one come first, then rows with most of them, the rarer
   words counting more; common and question words are left out while other
   words remain, and an English word is also searched as its stem's prefix
-  (``query/wordforms.py``).  A top-level OR of terms alone is ranked the
-  same way.  An explicit ``AND`` (or NOT, a parenthesis or NEAR) keeps the
-  strict meaning: every term, as written;
+  (``query/wordforms.py``); ``query/best.py`` picks those words.  A
+  top-level OR of terms alone is ranked the same way.  An explicit ``AND``
+  (or NOT, a parenthesis or NEAR) keeps the strict meaning: every term, as
+  written;
 * ``OR``, ``AND`` and binary ``NOT`` (upper case; lower-case ``and``/``or``/
   ``not`` are words).  Precedence: ``NOT`` and ``AND`` (explicit or implicit)
   bind at the same level, left to right, and ``OR`` binds loosest.  ``a NOT b``
@@ -79,11 +80,9 @@ extension is loaded (the search layer sends it to LIKE, which folds).
 from __future__ import annotations
 
 import functools
-import itertools
-import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 
-from .._cjk_ranges import fold_kana, folded_from_other, has_kana, is_cjk
+from .._cjk_ranges import fold_kana, folded_from_other, has_kana
 from .._index_text import (
     GLUE_MARKS,
     fold_width,
@@ -91,37 +90,17 @@ from .._index_text import (
     is_token_char,
     segments,
 )
-from .question import (
-    CJK_FUNCTION_CHARS,
-    CJK_STOP_WORDS,
-    KO_ENDINGS,
-    STOP_WORDS,
-    Reading,
-    read_question,
-)
 from .syntax import (
-    OPERATOR_WORD,
     AnyOf,
     Near,
     Node,
     Query,
     QueryError,
     Term,
-    by_start,
     contains_near,
     parse_query,
     reads_as_sentence,
     render,
-)
-from .wordforms import (
-    KOREAN_PARTICLES,
-    form_pairs,
-    forms_note,
-    hiragana_words,
-    korean_stem,
-    lone_kanji,
-    straddles,
-    word_forms,
 )
 
 # What the other modules of the package use; the tree types (Term, Near, AllOf,
@@ -136,7 +115,6 @@ __all__ = [
     "folds_into",
     "glue_look",
     "has_cjk",
-    "best_match",
     "evidence_units",
     "match_expression",
     "parse_query",
@@ -144,7 +122,6 @@ __all__ = [
     "route_can_represent",
     "sanitize_fts5_query",
     "snippet_terms",
-    "words_held",
 ]
 
 ROUTES = ("fts5", "fts_cjk", "trigram")
@@ -323,356 +300,9 @@ def glue_look(q: Query, token_spans: Callable[[str], Sequence[tuple[int, int]]])
     return " OR ".join(dict.fromkeys(options)) or None
 
 
-MAX_BEST_TERMS = 32  # the words of one best match (MAX_LIKE_ALTERNATIVES)
-
-
-def _is_stop(text: str) -> bool:
-    if _korean(text):
-        # Judged without its particle (무엇을 is 무엇); a word ending a sentence
-        # (기억나요, 했었나요, 주세요) is the question's predicate.
-        # A 하다 verb ending one (배포했어요) names its noun: only that noun decides.
-        bare = korean_stem(text) or text
-        predicate = len(text) > 2 and text.endswith(KO_ENDINGS) and bare == text
-        return bare in CJK_STOP_WORDS or predicate
-    if has_cjk(text):
-        if text in CJK_STOP_WORDS or len(text) > 2:
-            return text in CJK_STOP_WORDS
-        # Hiragana alone is Japanese grammar: particles, endings (には, ました).
-        return (
-            any(c in CJK_FUNCTION_CHARS for c in text)
-            or all(0x3041 <= ord(c) <= 0x309F for c in text)
-            or straddles(text)
-        )
-    # ｔｈｅ, as a CJK keyboard in full-width mode types it, is the word every index reads
-    return fold_width(text).lower() in STOP_WORDS
-
-
-def _indexable(text: str) -> bool:
-    """Whether an index answers the word ``text`` as written: no lone CJK character
-    among other parts (``plan.route_can_represent``)."""
-    segs = segments(text)
-    return len(segs) == 1 or all(len(seg) > 1 for cjk, seg in segs if cjk)
-
-
-def _korean(text: str) -> bool:
-    """Whether ``text`` holds Korean and no other CJK script: a word of a language
-    that writes spaces, searched whole (with its particle cut, ``word_forms``)."""
-    cjk = [c for c in text if has_cjk(c)]
-    return bool(cjk) and all("\uac00" <= c <= "\ud7a3" for c in cjk)
-
-
-def _parts(text: str) -> list[tuple[bool, str]]:
-    """``segments`` of a word glued to CJK, but an identifier between two CJK runs one
-    part, its edge punctuation dropped: ``v2.3.1的变化`` is ``v2.3.1`` and ``变化``.
-    Split at its punctuation, an identifier was searched as its tokens apart, any
-    of them (``1``, ``py``, ``com``), found in every message that holds one.  Words
-    joined by hyphens alone (``budget-cli的``) stay words apart, as before: a
-    project's name then anchors its sessions with the weight of each word
-    (benchmarks/README.md, "Real histories")."""
-    parts: list[tuple[bool, str]] = []
-    for cjk, run in itertools.groupby(fold_width(text), key=lambda ch: is_cjk(ord(ch))):
-        part = "".join(run)
-        if not cjk:
-            tokens = [n for n, ch in enumerate(part) if is_token_char(ch)]
-            part = part[tokens[0] : tokens[-1] + 1] if tokens else ""
-            if _HYPHENED_WORDS.fullmatch(part):
-                parts += segments(part)
-                continue
-        if part:
-            parts.append((cjk, part))
-    return parts
-
-
-_HYPHENED_WORDS = re.compile(r"[^\W\d_]+(?:[-_][^\W\d_]+)+")
-
-
-def _pieces(term: Term) -> list[Term]:
-    """A word written without quotes, as the words a best match looks for: a CJK run
-    of three or more characters may be a sentence with no spaces, so each of
-    its bigrams is a word; Latin glued to it is a word of its own.  The word
-    itself stays one of them, so rows holding it as written rank first.  A
-    lone CJK character between punctuation inside a word is mostly grammar and
-    left out, unless the word holds nothing else (``中.文``).  Korean writes
-    spaces: its words are searched whole, and without their particle."""
-    if not has_cjk(term.text):
-        return _with_forms(term)
-    if _korean(term.text):
-        # A particle glued to a Latin word (garden-bot의) leaves only its stem.
-        whole = [t for t in _with_forms(term) if _indexable(t.text)]
-        segs = _parts(whole[-1].text) if whole else []
-        if len(segs) > 1 and any(c for c, _ in segs):
-            # A name glued to a Korean word (Anna프로젝트) is each word too, as in Chinese.
-            last = len(segs) - 1
-            parts = [Term(s, term.prefix and n == last) for n, (_, s) in enumerate(segs)]
-            whole += [f for p in parts for f in (_with_forms(p) if _korean(p.text) else [p])]
-        if whole:
-            return list(dict.fromkeys(whole))
-    segs = _parts(term.text)
-    # The word as written; one with a lone CJK character among other parts no
-    # index answers exactly (query.route_can_represent).
-    out = [term] if _indexable(term.text) else []
-    for n, (cjk, seg) in enumerate(segs):
-        prefix = term.prefix and n == len(segs) - 1
-        if not cjk or len(seg) == 2:
-            out.append(Term(seg, prefix))
-        elif len(seg) > 2:
-            out += [Term(seg[i : i + 2], prefix and i == len(seg) - 2) for i in range(len(seg) - 1)]
-            out += [Term(w) for w in hiragana_words(seg) if w != seg]
-            out += [Term(w) for w in lone_kanji(seg)]
-    lone = [
-        Term(seg, term.prefix and n == len(segs) - 1)
-        for n, (c, seg) in enumerate(segs)
-        if c and len(seg) == 1
-    ]
-    return list(dict.fromkeys(out or lone))
-
-
-def _one_character_note(terms: Sequence[Term]) -> list[str]:
-    """A one-character CJK word is found wherever the character stands (unigrams)."""
-    chars = [t.text for t in terms if len(t.text) == 1 and has_cjk(t.text)]
-    if not chars:
-        return []
-    return [
-        f"one-character words are found wherever the character appears, inside "
-        f"longer words too: {', '.join(chars)}"
-    ]
-
-
-_KO_PARTICLES = frozenset(KOREAN_PARTICLES)
-
-
-def _particles_apart(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
-    """One-syllable Korean particles written apart from the word before them (레슨 의
-    병실): grammar, which as one-character words would be found inside every
-    word holding the syllable.  One that starts the query (가 alone) is a word,
-    and so may a longer one be (서연과 보다: to watch)."""
-    return {
-        word
-        for (before, _), (word, _) in zip(written, written[1:])
-        if len(word.text) == 1 and word.text in _KO_PARTICLES and _korean(before.text[-1:])
-    }
-
-
-def _word_pieces(reading: Reading) -> list[tuple[Term, list[Term]]]:
-    """Each word of a question as read (``question.read_question``), with the terms it
-    is searched as."""
-    return [(n, _pieces(n) if unquoted else [n]) for n, unquoted in reading.words]
-
-
-def _written(q: Query) -> list[tuple[Term, list[Term]]]:
-    """Each word of the best match ``q`` as written, with the terms it is searched as."""
-    if isinstance(q.expr, AnyOf):  # an OR of words (_any_of_words): no question to read
-        terms = [t for t in q.expr.options if isinstance(t, Term)]
-        return [(t, _with_forms(t) if t.text in q.bare else [t]) for t in terms]
-    return _word_pieces(read_question(q, _is_stop))
-
-
-def _cut_words(written: list[tuple[Term, list[Term]]], kept: list[Term], keep: int) -> str:
-    """The words as written whose terms fall past the first ``keep`` of ``kept``."""
-    cut = set(kept[keep:])
-    named = []
-    for node, pieces in written:
-        searched = [p for p in pieces if p in kept]
-        if searched and any(p in cut for p in searched):
-            whole = all(p in cut for p in searched)
-            named.append(node.text if whole else f"part of {node.text}")
-    return ", ".join(dict.fromkeys(named))
-
-
-def _with_forms(term: Term) -> list[Term]:
-    """A word as written, then (an English word, not a common one) its stem's prefix
-    (``query/wordforms.py``): the form written ranks first."""
-    forms = [form for form in word_forms(term) if not _is_stop(form.text)]
-    return [term] if _is_stop(term.text) else [term, *forms]
-
-
-def _any_of_words(q: Query) -> Query:
-    """An explicit OR of terms ranked as a best match: every term kept (a common
-    word OR'ed is meant), words without quotes in their forms, CJK whole."""
-    kept = list(dict.fromkeys(piece for _, pieces in _written(q) for piece in pieces))
-    if len(kept) > MAX_BEST_TERMS:  # every alternative is meant: rank them as one OR
-        return Query(q.expr, q.notes)
-    notes = [*q.notes, *forms_note([n for n, _ in _written(q) if n.text in q.bare], kept)]
-    expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
-    forms = form_pairs([pieces for _, pieces in _written(q)], kept)
-    return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare, forms=forms)
-
-
-@functools.lru_cache(maxsize=256)
-def best_match(q: Query) -> Query:
-    """``q`` as the terms a best match looks for, any of them (an OR), or ``q`` itself
-    when it has an operator, a parenthesis or NEAR (``Query.loose`` is false).
-
-    Words without quotes that hold a CJK run of three or more characters are
-    split into the run's bigrams (a question in Chinese or Japanese has no
-    spaces).  Common and question words (``STOP_WORDS``, CJK particles) are
-    left out while other words remain, with a note naming them.  The result
-    keeps ``loose`` set when it has two or more terms: a search then ranks
-    rows with every term first, then by how many terms they hold and how
-    rare those are.
-    """
-    if not q.loose or q.expr is None:
-        return q
-    if isinstance(q.expr, AnyOf):
-        return _any_of_words(q)
-    # Possessives, category and time words read first (query/question.py).
-    reading = read_question(q, _is_stop)
-    written = _word_pieces(reading)
-    terms: dict[Term, bool] = {}  # term: written without quotes (a stop word may go)
-    for (_, unquoted), (_, pieces) in zip(reading.words, written):
-        for piece in pieces:
-            terms[piece] = terms.get(piece, False) or unquoted
-    kept, notes = _kept_terms(q, reading, written, terms)
-    if len(kept) > MAX_BEST_TERMS:
-        # A LIKE scan tests every word on every row; a long paste says enough in its head.
-        notes.append(
-            f"a best match looks for at most {MAX_BEST_TERMS} words; not searched: "
-            + _cut_words(written, kept, MAX_BEST_TERMS)
-        )
-        kept = kept[:MAX_BEST_TERMS]
-    notes += forms_note([n for n, unquoted in reading.words if unquoted], kept)
-    notes += _one_character_note(kept)
-    notes += _lone_characters_note(written, kept)
-    expr: Node = kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
-    forms = form_pairs([pieces for _, pieces in written], kept)
-    return Query(expr, tuple(notes), loose=len(kept) > 1, bare=q.bare, forms=forms)
-
-
-def _lone_characters_note(
-    written: Sequence[tuple[Term, list[Term]]], kept: list[Term]
-) -> list[str]:
-    """Words whose lone CJK character beside another part is not searched (``3시``
-    as ``3``, ``第3版`` as ``3``): no index answers the word whole beside other
-    words, and dropped without a word it was a silently different query.  A
-    Korean particle (``Anna의``) is named by the forms note instead."""
-    lost: dict[str, str] = {}  # the word as written: what of it is searched
-    for node, pieces in written:
-        segs = segments(node.text)
-        searched = [p.text for p in pieces if p in kept]
-        lone = [s for cjk, s in segs if cjk and len(s) == 1 and s not in searched]
-        if node in pieces or len(segs) < 2 or not lone:
-            continue
-        if _korean(node.text) and all(ch in _KO_PARTICLES for ch in lone):
-            continue
-        how = f"as {' '.join(map(by_start, searched))}" if searched else "not at all"
-        lost[by_start(node.text)] = how
-    if not lost:
-        return []
-    return [
-        "a lone CJK character beside a word is not searched among other words: "
-        + ", ".join(f"{word} {how}" for word, how in lost.items())
-        + f' (quote the word, "{next(iter(lost))}", to search it as written)'
-    ]
-
-
-def _kept_terms(
-    q: Query,
-    reading: Reading,
-    written: Sequence[tuple[Term, list[Term]]],
-    terms: dict[Term, bool],
-) -> tuple[list[Term], list[str]]:
-    """The terms a best match keeps of ``terms`` (each: written without quotes), and
-    the query's notes with what was left out: common and question words, Korean
-    particles written apart, symbols among words; all of them when nothing
-    else remains."""
-    aside = reading.aside
-    apart = _particles_apart(written) | _junctions(written)
-    kept = [
-        t
-        for t, unquoted in terms.items()
-        if not (unquoted and (_is_stop(t.text) or t in apart) or t in aside)
-    ]
-    notes = list(q.notes)
-    if all(t in _sentences(written) for t in kept):
-        # Only common words (a sentence of them counts no more: 我们讨论了什么):
-        # they are what there is to find.
-        kept = list(terms)
-    else:
-        # "make, wanted and Young": a best match already ranks rows with both words
-        # first, and is an OR; a lower-case 'not' or 'near' keeps its note.
-        gone = {
-            OPERATOR_WORD.format(t.text + star, t.text.upper())
-            for t in terms
-            if t not in kept and t.text.upper() in ("AND", "OR")
-            for star in ("", "*")
-        }
-        notes = [n for n in notes if n not in gone] + list(reading.notes)
-    # A symbol among words (deploy 🚀): every route reads it as a space beside words,
-    # and searched on its own it sent the whole question to the LIKE scan.
-    symbols = [t for t in kept if terms[t] and not segments(t.text)]
-    symbols = symbols if len(symbols) < len(kept) else []
-    if symbols:
-        kept = [t for t in kept if t not in symbols]
-        notes.append(
-            f"{' '.join(t.text for t in symbols)!r} is not searched: beside words a symbol "
-            "is left out (search it on its own to find it)"
-        )
-    if len(kept) + len(symbols) < len(terms):
-        # Named as written: a bigram cut out of a sentence is no word of the user's.
-        dropped = ", ".join(
-            t.text
-            for t in terms
-            if t not in {*kept, *aside, *symbols} and t.text in reading.written
-        )
-        if dropped:
-            notes.append(f"left out common words that do not decide a match: {dropped}")
-    return kept, notes
-
-
-def _sentences(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
-    """The words written as a CJK sentence with no spaces, searched by their parts too."""
-    return {
-        n for n, pieces in written if len(pieces) > 1 and has_cjk(n.text) and not _korean(n.text)
-    }
-
-
-def _junctions(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
-    """Bigrams of a sentence with no spaces that join two common words (们讨 in
-    我们讨论): a piece of each, no word of the user's.  A bigram common only by a
-    particle (的指, 弹是) or across a Japanese particle (た仕, 事は) is a boundary,
-    not a word: 指弹 and 仕事 between them are words."""
-    out: set[Term] = set()
-    for node in _sentences(written):
-        for cjk, seg in segments(node.text):
-            pairs = [seg[i : i + 2] for i in range(len(seg) - 1)] if cjk else []
-            out |= {
-                Term(pairs[i])
-                for i in range(1, len(pairs) - 1)
-                if _common(pairs[i - 1]) and _common(pairs[i + 1])
-            }
-    return out
-
-
-def _common(pair: str) -> bool:
-    return pair in CJK_STOP_WORDS
-
-
-def words_held(q: Query, matched: Collection[str]) -> tuple[list[str], list[str], list[str]]:
-    """The words of the best match ``q`` as written, by how much of each a row holds:
-    all of it, some of it, none of it.  ``matched``: the row's ``matched_terms``.
-
-    A sentence typed without spaces is searched as its two-character parts; a
-    row with only some of them holds "some" of the sentence, so a note can
-    name the words a person wrote, never an index's bigrams.  A word left out
-    as common (and so not searched) is in none of the lists.
-    """
-    searched = {t.text for t in best_match(q).terms}
-    held: tuple[list[str], list[str], list[str]] = ([], [], [])
-    for node, pieces in _written(q) if q.loose else []:
-        parts = [p for p in dict.fromkeys(t.text for t in pieces) if p in searched]
-        if not parts:
-            continue
-        have = [p for p in parts if p in matched]
-        whole = node.text in matched if node.text in parts else len(have) == len(parts)
-        shown = node.text + "*" * node.prefix
-        named = held[0 if whole else 1 if have else 2]
-        named += [] if shown in named else [shown]  # a word written twice is named once
-    return held
-
-
 def evidence_units(q: Query, route: str) -> tuple[tuple[str, str], ...]:
     """What a search scores a row by, as ``(label, MATCH text)`` pairs: each term of a
-    best match (``best_match``), or the whole query as one unit."""
+    best match (``best.best_match``), or the whole query as one unit."""
     _check_route(route)
     if q.expr is None:
         return ()

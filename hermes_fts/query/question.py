@@ -1,6 +1,6 @@
 """Reading a question: which of its words name what a conversation says.
 
-A best match (``plan.best_match``) searches the words of a question as a
+A best match (``best.best_match``) searches the words of a question as a
 model writes it.  Three kinds of word there do not name anything a
 conversation says, and would decide the match if searched (docs/QUERY.md,
 "Reading a question"):

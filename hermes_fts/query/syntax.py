@@ -104,7 +104,7 @@ class Query:
     error: str | None = None
     # Words and phrases side by side with no operator, parenthesis or NEAR, or
     # joined by OR alone (``expr`` an AnyOf): a best match
-    # (``query.best_match``), not all or nothing.  ``bare`` holds the texts
+    # (``query.best.best_match``), not all or nothing.  ``bare`` holds the texts
     # written without quotes, which may be split further or searched in
     # other forms.
     loose: bool = False

@@ -1,6 +1,6 @@
 """Other forms of an English word, for a best match: ``fixed`` is also searched as ``fix*``.
 
-A best match (``plan.best_match``) searches each English word written
+A best match (``best.best_match``) searches each English word written
 without quotes as written and as the prefix its forms share, its stem: ``migrations`` as
 ``migrat*`` finds "migrate", "migrated" and "migration", ``deployment`` as
 ``deploy*`` finds "deploy" and "deployed".  No index changes: every route
@@ -372,7 +372,7 @@ def forms_note(words: Sequence[Term], searched: Sequence[Term]) -> list[str]:
 
 
 # A Japanese sentence glues its words with hiragana particles and endings, and a
-# bigram of hiragana alone is read as grammar (plan._is_stop).  A noun written in
+# bigram of hiragana alone is read as grammar (best._is_stop).  A noun written in
 # hiragana (おにぎり) was lost with them: these cut one out of its stretch.
 _JA_CASE = "をがはにでとのもへ"  # the particles that follow a noun
 _JA_QUOTE = "って"  # the spoken quote particle: ありがとうって言った

@@ -1,6 +1,6 @@
 """Best match evidence: every match with the terms it holds, the exact top rows.
 
-A best match (``query.best_match``) ranks rows by the weight of the query
+A best match (``query.best.best_match``) ranks rows by the weight of the query
 terms they hold (each term's BM25 IDF), then BM25, then newest first
 (``Evidence.row_key``).  ``gather`` reads the evidence from one FTS5 index,
 ``like_evidence`` from a LIKE scan.  ``best_row_ids`` picks the page among

@@ -50,7 +50,8 @@ from .._params import (
     parse_roles,
     parse_sort,
 )
-from ..query.plan import ROUTES, best_match
+from ..query.best import best_match
+from ..query.plan import ROUTES
 from ..query.question import lone_possessive, time_words
 from ..query.syntax import QueryError, parse_query, reads_as_sentence
 from ..query.timewords import TimeWords, describe, windows
@@ -285,7 +286,7 @@ def _found(query: Any, sentence: bool = False) -> tuple[TimeWords, ...]:
 @functools.lru_cache(maxsize=256)  # asked on every search, a pure function of the text
 def _time_words(query: str, sentence: bool = False) -> tuple[tuple[TimeWords, ...], bool]:
     """The question's time words, and whether the best match searches them too: it has
-    no other word but common ones, so they are what there is to find (``plan.best_match``)."""
+    no other word but common ones, so they are what there is to find (``best.best_match``)."""
     parsed = parse_query(query, sentence=sentence)
     found = time_words(parsed)
     words = {t.text.lower() for t in best_match(parsed).terms} if found else set()

@@ -30,10 +30,10 @@ from .. import _env, loader
 from .._params import parse_roles
 from ..index import schema, time_table
 from ..index.slowed import switched_off_notes
+from ..query.best import best_match
 from ..query.plan import (
     Query,
     QueryError,
-    best_match,
     choose_route,
     evidence_units,
     folds_apply,
