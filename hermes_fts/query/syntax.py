@@ -18,17 +18,21 @@ from typing import Union
 
 from .._index_text import compose, has_cjk, is_token_char, segments
 from .typed import (
+    OPERATORS,
     clean_control,
+    closing_quote,
     drop_invisible,
     note_signs,
     read_full_width_operators,
+    read_near_apart,
+    read_typography,
+    split_glued_operators,
 )
 
 MAX_FTS5_QUERY_CHARS = 2048
 MAX_NESTING = 16  # parentheses; SQLite and FTS5 limit expression depth
 MAX_NEAR_DISTANCE = 100_000
 DEFAULT_NEAR_DISTANCE = 10
-OPERATORS = ("AND", "OR", "NOT")
 OPERATOR_WORD = "{!r} is a word here, not an operator: operators are upper case ({})"
 COLUMN_NAMES = frozenset({"content", "tool_name", "tool_calls", "role", "source", "title"})
 
@@ -42,7 +46,6 @@ def by_start(word: str) -> str:
     return word if len(word) <= NOTE_WORD_CHARS else word[: NOTE_WORD_CHARS - 1] + "…"
 
 
-_GLUED_OPERATOR = re.compile("AND|OR|NOT")
 _LISTED = re.compile("(?<=[A-Za-z\u00c0-\u024f])[,;|](?=[A-Za-z\u00c0-\u024f])")
 _NEAR_DISTANCE = re.compile(r",[ \t\n\r]*(\d+)[ \t\n\r]*\)")
 
@@ -192,79 +195,6 @@ class _Tok:
     quoted: bool = False  # a "phrase": its words stay together in a best match
 
 
-# Typographic quotes and the quotes that close them (never ”…”: 12” is inches),
-# and full-width parentheses: phones, models' prose and CJK keyboards type them.
-_QUOTES = dict(zip("“„«「『＂〝", ["”", "“”", "»", "」", "』", "＂", "〞〟"]))
-_PARENTHESES = {"（": "(", "）": ")"}
-
-
-def _read_typography(text: str, notes: list[str]) -> str:
-    """The syntax as typed on other keyboards, outside ``"`` phrases, with notes: a
-    phrase in typographic quotes (``“deploy rocket”``, ``「数据库迁移」``) whose text
-    holds no ``"`` is that phrase in ``"``, and ``（ ）`` are parentheses in a query
-    that writes the language (an operator or a parenthesis).  Read as text they
-    changed the query without a word: the phrase's words searched apart, the
-    grouping of ``（部署 OR 迁移） NOT 生产`` gone.  A ``"`` that closes nothing
-    (``_lex`` ignores it) becomes a space, so it cannot close a phrase read here.
-    The text keeps its length (``_cut`` counts on), but for a space between a phrase
-    read here and a ``"`` it touches: ``「東京」「ラーメン」`` is two phrases, where
-    ``"東京""ラーメン"`` is one that holds a ``"``."""
-    pieces = (p for c in re.split("[ \t\n\r（）()]+", text) if c for p in _split_glued_operators(c))
-    grouped = bool({"（", "）"} & set(text)) and (
-        bool({"(", ")"} & set(text)) or "NEAR（" in text or any(p in OPERATORS for p in pieces)
-    )
-    out, read, unmatched, i = list(text), [], [], 0
-    touching: list[int] = []  # where a read quote may touch another '"' after or before it
-    while i < len(text):
-        ch = text[i]
-        if ch == '"':
-            end = _closing_quote(text, i)
-            unmatched += [i] if end < 0 else []
-            i = i + 1 if end < 0 else end + 1
-            continue
-        end = min(
-            (e for e in (text.find(c, i + 1) for c in _QUOTES.get(ch, "")) if e > i), default=-1
-        )
-        # `“a”"b"` would read `"a""b"` as one phrase: left as written
-        if end > i and '"' not in text[i : end + 2] and text[i + 1 : end].strip(_SPACE):
-            out[i] = out[end] = '"'
-            touching += [i - 1, end]
-            read.append(f'{text[i : end + 1]} as "{text[i + 1 : end]}"')
-            i = end + 1
-            continue
-        out[i] = _PARENTHESES.get(ch, ch) if grouped else ch
-        i += 1
-    if read:
-        notes.append(f"read typographic quotes as an exact phrase: {', '.join(read)}")
-        out = [" " if n in unmatched else c for n, c in enumerate(out)]
-        notes += ["ignored an unmatched '\"'"] if unmatched else []
-        out = [
-            c + " " if n in touching and out[n : n + 2] == ['"', '"'] else c
-            for n, c in enumerate(out)
-        ]
-    if grouped and any(a != b for a, b in zip(out, text) if b in _PARENTHESES):
-        notes.append("read full-width （ ） as parentheses")
-    return "".join(out)
-
-
-# `NEAR (a b)`: FTS5 reads a space before NEAR's '(' as nothing; read as the word
-# NEAR beside a group, it searched another query without a note.
-_NEAR_APART = re.compile(r"(?<![^ \t\n\r(）)])NEAR([ \t\n\r]+)\(")
-
-
-def _read_near_apart(text: str, notes: list[str]) -> str:
-    """``NEAR (a b)`` as ``NEAR(a b)``, outside phrases, with a note; the space moves
-    after the ``(``, so the text keeps its length (``_cut`` counts on)."""
-    pieces = text.split('"')
-    moved = 0
-    for n in {*range(0, len(pieces), 2), len(pieces) - 1}:
-        pieces[n], count = _NEAR_APART.subn(r"NEAR(\1", pieces[n])
-        moved += count
-    if moved:
-        notes.append("read 'NEAR (' as 'NEAR(': a NEAR group, written without the space")
-    return '"'.join(pieces)
-
-
 def _is_edge_punct(ch: str) -> bool:
     # "%" stays (`61.2%`); it is part of what people search for.  A format character
     # (a bidi mark, a BOM) no one sees: alone it made a word that found nothing.
@@ -281,22 +211,9 @@ def _trim(word: str) -> str:
     return word[start:end]
 
 
-def _closing_quote(text: str, start: int) -> int:
-    """Index of the quote closing the phrase opened at ``start`` (``""`` escapes), or -1."""
-    i = start + 1
-    while i < len(text):
-        if text[i] == '"':
-            if i + 1 < len(text) and text[i + 1] == '"':
-                i += 2
-                continue
-            return i
-        i += 1
-    return -1
-
-
 def _phrase(text: str, start: int, notes: list[str]) -> tuple[Term | None, int]:
     """The phrase opened at ``start`` and the index after it (and its ``*``)."""
-    end = _closing_quote(text, start)
+    end = closing_quote(text, start)
     body = text[start + 1 : end].replace('""', '"').strip(_SPACE)
     i = end + 1
     prefix = False
@@ -379,20 +296,6 @@ def _word(piece: str, notes: list[str]) -> _Tok | None:
     return _Tok("term", Term(text, stem != piece), dash=dash, quoted=named)
 
 
-def _split_glued_operators(chunk: str) -> list[str]:
-    """``桂林OR漓江`` → ``桂林``, ``OR``, ``漓江``: an operator between CJK characters."""
-    pieces: list[str] = []
-    last = 0
-    for m in _GLUED_OPERATOR.finditer(chunk):
-        before = chunk[m.start() - 1] if m.start() > 0 else ""
-        after = chunk[m.end()] if m.end() < len(chunk) else ""
-        if (before or after) and all(not c or has_cjk(c) for c in (before, after)):
-            pieces += [chunk[last : m.start()], m.group()]
-            last = m.end()
-    pieces.append(chunk[last:])
-    return [p for p in pieces if p]
-
-
 def _chunk_end(text: str, i: int, stop: str) -> int:
     while i < len(text) and text[i] not in _SPACE and text[i] not in stop:
         i += 1
@@ -415,7 +318,7 @@ def _near(text: str, start: int, notes: list[str]) -> tuple[_Tok | None, int]:
         if ch == ")":
             i += 1
             break
-        if ch == '"' and _closing_quote(text, i) >= 0:
+        if ch == '"' and closing_quote(text, i) >= 0:
             term, i = _phrase(text, i, notes)
             terms += [term] if term else []
             number = ""
@@ -462,7 +365,7 @@ def _lex(text: str, notes: list[str]) -> list[_Tok]:
         if ch in _SPACE:
             i += 1
         elif ch == '"':
-            if _closing_quote(text, i) < 0:
+            if closing_quote(text, i) < 0:
                 notes.append("ignored an unmatched '\"'")
                 i += 1
                 continue
@@ -480,7 +383,7 @@ def _lex(text: str, notes: list[str]) -> list[_Tok]:
             end = _chunk_end(text, i, '"()')
             chunk = text[i:end]
             i = end
-            for piece in [chunk] if chunk in OPERATORS else _split_glued_operators(chunk):
+            for piece in [chunk] if chunk in OPERATORS else split_glued_operators(chunk):
                 words = [piece] if piece in OPERATORS else _LISTED.split(piece)
                 if len(words) > 1:  # `deploy,rollback`: a list, no identifier
                     said = f"read {piece!r} as the words {' '.join(words)}"
@@ -525,7 +428,7 @@ def _cut(
         if ch == '"':
             # A '"' that closes nothing is no phrase (_lex ignores it): read as one,
             # the rest of the query was dropped, or refused as one long term.
-            opens = quotes_later or _closing_quote(text, i) >= 0
+            opens = quotes_later or closing_quote(text, i) >= 0
             inside = "" if inside == '"' else ('"' if inside == "" and opens else inside)
         elif inside == "" and text.startswith("NEAR(", i):
             inside = "N"
@@ -655,9 +558,9 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
         # only what can be searched is cleaned: a huge paste costs no more than the limit
         start = text[: MAX_FTS5_QUERY_CHARS + 1]
         cleaned = clean_control(compose(start), notes)
-        read = _read_typography(read_full_width_operators(cleaned, notes), notes)
+        read = read_typography(read_full_width_operators(cleaned, notes), notes)
         grown = len(read) - len(cleaned)  # a space between two phrases that touch
-        cleaned = _read_near_apart(read, notes)
+        cleaned = read_near_apart(read, notes)
         # text decomposed (NFD) composes shorter: its start is still cut, between terms
         head, later = len(start) < len(text), '"' in text[len(start) :]
         cut = _cut(cleaned, len(text) + grown, notes, head=head, quotes_later=later)

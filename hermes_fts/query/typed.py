@@ -2,8 +2,9 @@
 
 What keyboards, pastes and other hands put into a query that the language
 would otherwise read wrongly without a word: control characters, characters
-that cannot be seen inside a word, and operators typed in full width.  Each
-change is a note (``syntax.parse_query`` collects them).
+that cannot be seen inside a word, operators typed in full width or glued to
+CJK text, typographic quotes and full-width parentheses, and ``NEAR (``
+written apart.  Each change is a note (``syntax.parse_query`` collects them).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from .._index_text import fold_case, has_cjk, is_token_char
 
 SPACE = " \t\n\r"
+OPERATORS = ("AND", "OR", "NOT")
 
 # Characters no one sees, which a paste (a web page's soft hyphen or zero-width
 # space, a file's BOM) leaves inside a word: the tokenizer splits the word there.
@@ -139,3 +141,106 @@ def _ascii_text(word: str) -> str:
 
 def _ascii(m: re.Match[str]) -> str:
     return _ascii_text(m.group())
+
+
+_GLUED_OPERATOR = re.compile("AND|OR|NOT")
+
+
+# Typographic quotes and the quotes that close them (never ”…”: 12” is inches),
+# and full-width parentheses: phones, models' prose and CJK keyboards type them.
+_QUOTES = dict(zip("“„«「『＂〝", ["”", "“”", "»", "」", "』", "＂", "〞〟"]))
+_PARENTHESES = {"（": "(", "）": ")"}
+
+
+def read_typography(text: str, notes: list[str]) -> str:
+    """The syntax as typed on other keyboards, outside ``"`` phrases, with notes: a
+    phrase in typographic quotes (``“deploy rocket”``, ``「数据库迁移」``) whose text
+    holds no ``"`` is that phrase in ``"``, and ``（ ）`` are parentheses in a query
+    that writes the language (an operator or a parenthesis).  Read as text they
+    changed the query without a word: the phrase's words searched apart, the
+    grouping of ``（部署 OR 迁移） NOT 生产`` gone.  A ``"`` that closes nothing
+    (the lexer ignores it) becomes a space, so it cannot close a phrase read here.
+    The text keeps its length (``syntax._cut`` counts on), but for a space between a phrase
+    read here and a ``"`` it touches: ``「東京」「ラーメン」`` is two phrases, where
+    ``"東京""ラーメン"`` is one that holds a ``"``."""
+    pieces = (p for c in re.split("[ \t\n\r（）()]+", text) if c for p in split_glued_operators(c))
+    grouped = bool({"（", "）"} & set(text)) and (
+        bool({"(", ")"} & set(text)) or "NEAR（" in text or any(p in OPERATORS for p in pieces)
+    )
+    out, read, unmatched, i = list(text), [], [], 0
+    touching: list[int] = []  # where a read quote may touch another '"' after or before it
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            end = closing_quote(text, i)
+            unmatched += [i] if end < 0 else []
+            i = i + 1 if end < 0 else end + 1
+            continue
+        end = min(
+            (e for e in (text.find(c, i + 1) for c in _QUOTES.get(ch, "")) if e > i), default=-1
+        )
+        # `“a”"b"` would read `"a""b"` as one phrase: left as written
+        if end > i and '"' not in text[i : end + 2] and text[i + 1 : end].strip(SPACE):
+            out[i] = out[end] = '"'
+            touching += [i - 1, end]
+            read.append(f'{text[i : end + 1]} as "{text[i + 1 : end]}"')
+            i = end + 1
+            continue
+        out[i] = _PARENTHESES.get(ch, ch) if grouped else ch
+        i += 1
+    if read:
+        notes.append(f"read typographic quotes as an exact phrase: {', '.join(read)}")
+        out = [" " if n in unmatched else c for n, c in enumerate(out)]
+        notes += ["ignored an unmatched '\"'"] if unmatched else []
+        out = [
+            c + " " if n in touching and out[n : n + 2] == ['"', '"'] else c
+            for n, c in enumerate(out)
+        ]
+    if grouped and any(a != b for a, b in zip(out, text) if b in _PARENTHESES):
+        notes.append("read full-width （ ） as parentheses")
+    return "".join(out)
+
+
+# `NEAR (a b)`: FTS5 reads a space before NEAR's '(' as nothing; read as the word
+# NEAR beside a group, it searched another query without a note.
+_NEAR_APART = re.compile(r"(?<![^ \t\n\r(）)])NEAR([ \t\n\r]+)\(")
+
+
+def read_near_apart(text: str, notes: list[str]) -> str:
+    """``NEAR (a b)`` as ``NEAR(a b)``, outside phrases, with a note; the space moves
+    after the ``(``, so the text keeps its length (``syntax._cut`` counts on)."""
+    pieces = text.split('"')
+    moved = 0
+    for n in {*range(0, len(pieces), 2), len(pieces) - 1}:
+        pieces[n], count = _NEAR_APART.subn(r"NEAR(\1", pieces[n])
+        moved += count
+    if moved:
+        notes.append("read 'NEAR (' as 'NEAR(': a NEAR group, written without the space")
+    return '"'.join(pieces)
+
+
+def closing_quote(text: str, start: int) -> int:
+    """Index of the quote closing the phrase opened at ``start`` (``""`` escapes), or -1."""
+    i = start + 1
+    while i < len(text):
+        if text[i] == '"':
+            if i + 1 < len(text) and text[i + 1] == '"':
+                i += 2
+                continue
+            return i
+        i += 1
+    return -1
+
+
+def split_glued_operators(chunk: str) -> list[str]:
+    """``桂林OR漓江`` → ``桂林``, ``OR``, ``漓江``: an operator between CJK characters."""
+    pieces: list[str] = []
+    last = 0
+    for m in _GLUED_OPERATOR.finditer(chunk):
+        before = chunk[m.start() - 1] if m.start() > 0 else ""
+        after = chunk[m.end()] if m.end() < len(chunk) else ""
+        if (before or after) and all(not c or has_cjk(c) for c in (before, after)):
+            pieces += [chunk[last : m.start()], m.group()]
+            last = m.end()
+    pieces.append(chunk[last:])
+    return [p for p in pieces if p]
