@@ -19,10 +19,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _env, _sqlite, loader, transcript, writes
+from . import _env, _sqlite, _store_problems, loader, transcript, writes
 from ._env import default_db_path
 from ._sharing import write_lock_held
-from ._sqlite import BUSY_TIMEOUT_S, StoreError, failure_cause, store_error
+from ._sqlite import BUSY_TIMEOUT_S, StoreError
+from ._store_problems import failure_cause, store_error
 from .index import lifecycle as index_state
 from .index import maintain as indexing
 from .index import removal, schema, space
@@ -94,7 +95,7 @@ def open_store(
     # A writer is refused before its first write; a reader asks its own
     # connection for Hermes' tables, rather than open one more to ask.
     reading = readonly and not check_writable
-    problem = _sqlite.store_file_problem(
+    problem = _store_problems.store_file_problem(
         target,
         readonly=reading,
         may_create=create and not readonly,
@@ -107,12 +108,14 @@ def open_store(
     except (sqlite3.Error, OSError) as exc:
         # Another application's database fails on our first read: say so.
         problem = (
-            _sqlite.store_file_problem(target, readonly=True, may_create=False) if reading else None
+            _store_problems.store_file_problem(target, readonly=True, may_create=False)
+            if reading
+            else None
         )
         if problem is not None and problem.wrong_path:
             raise StoreError(problem.message, wrong_path=True) from exc
-        raise _sqlite.store_error(target, exc, readonly=readonly) from exc
-    problem = _sqlite.tables_problem(store._conn, target) if reading else None
+        raise _store_problems.store_error(target, exc, readonly=readonly) from exc
+    problem = _store_problems.tables_problem(store._conn, target) if reading else None
     if problem is not None:
         store.close()
         raise StoreError(problem.message, wrong_path=True)
@@ -152,11 +155,11 @@ class SessionStore(transcript.Views, writes.Writes):
     ) -> None:
         self._path = Path(path) if path is not None else default_db_path()
         self.readonly, self._progress, self._pause = readonly, progress, pause
-        _sqlite.prepare_store_path(self._path, default=path is None, readonly=readonly)
+        _store_problems.prepare_store_path(self._path, default=path is None, readonly=readonly)
         self._conn = self._open_connection()
         # Before an open adds an empty one (ensure_base_schema).
-        renamed = _sqlite.content_column_problem(self._conn, self._path)
-        alien = None if renamed else _sqlite.key_columns_problem(self._conn, self._path)
+        renamed = _store_problems.content_column_problem(self._conn, self._path)
+        alien = None if renamed else _store_problems.key_columns_problem(self._conn, self._path)
         if renamed or alien:
             self._conn.close()
             raise StoreError(renamed or str(alien), wrong_path=alien is not None)

@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
     "_cjk_ranges": LEAF,
     "content": LEAF,
     "_sqlite": LEAF,
+    "_store_problems": LEAF,
     "_platform": LEAF,
     "_params": LEAF,
     "_index_text": LEAF,

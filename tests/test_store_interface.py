@@ -23,7 +23,7 @@ from _tool_fixtures import (
 )
 
 import hermes_fts
-from hermes_fts import _sqlite, cli
+from hermes_fts import _sqlite, _store_problems, cli
 from hermes_fts.store import SessionStore, StoreError, file_has_session, open_store
 
 
@@ -97,7 +97,7 @@ def test_directory_empty_plain_and_foreign_files_are_refused_untouched(
 
 
 def test_a_locked_store_says_locked_not_wrong_path(db: Path, monkeypatch) -> None:
-    monkeypatch.setattr(_sqlite, "BUSY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(_store_problems, "BUSY_TIMEOUT_S", 0.05)  # the preflight's wait
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:

@@ -274,7 +274,7 @@ def test_a_store_failure_in_use_names_its_cause_not_the_arguments(db, tmp_path, 
 
 
 def test_failure_causes_of_real_sqlite_errors(tmp_path):
-    from hermes_fts._sqlite import failure_cause
+    from hermes_fts._store_problems import failure_cause
 
     assert "locked by another process" in failure_cause(_locked_error(tmp_path))
     assert "cannot be written" in failure_cause(_readonly_error(tmp_path))

@@ -56,7 +56,8 @@ CLI_MAY_IMPORT = {
     "hermes_fts.search.snippets",  # readable_text: stored text as people read it
     "hermes_fts._display",  # terminal columns of wide characters
     "hermes_fts.loader",
-    "hermes_fts._sqlite",  # a file check
+    "hermes_fts._sqlite",
+    "hermes_fts._store_problems",  # a file check
     "hermes_fts._sharing",  # pause_when_shared, the run lock: the command's own pacing
     "hermes_fts.index.slowed",  # needs_optimize's codes in words, as status says them
     "hermes_fts.bench",

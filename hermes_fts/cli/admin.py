@@ -10,7 +10,7 @@ from typing import Any
 from .. import loader
 from .._env import cjk_extension_disabled, cjk_switch_value, hermes_home
 from .._sharing import RunBusy, run_lock
-from .._sqlite import store_file_problem
+from .._store_problems import store_file_problem
 from ..hermes import host as hermes_host
 from ..index.slowed import fix_command, optimize_why, search_slowed_by, slowed_why
 from ..store import (

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 from .._display import columns, fit_columns
 from .._params import as_int
-from .._sqlite import file_kind
+from .._store_problems import file_kind
 from ..content import render_tool_calls
 from ..search.snippets import readable_text
 from ..store import SessionStore, default_db_path, failure_cause, open_store

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from .. import _sqlite
+from .. import _sqlite, _store_problems
 from . import maintain as indexing
 from . import schema, time_table
 
@@ -52,7 +52,7 @@ def status_report(
     return {
         "db": path,
         # where no command that writes can run: status must not send the user to one
-        "read_only_mount": path is not None and _sqlite.read_only_mount(Path(path).parent),
+        "read_only_mount": path is not None and _store_problems.read_only_mount(Path(path).parent),
         "messages": conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0],
         "sessions": conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0],
         "text_bytes": text,
