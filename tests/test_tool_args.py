@@ -313,6 +313,36 @@ def test_bounds_past_any_float_are_out_of_range(value):
         parse_time_bound(value, "after", now=NOW)
 
 
+@pytest.mark.parametrize(
+    ("value", "unit"),
+    [
+        (1_700_000_000_000, "milliseconds"),
+        ("1700000000000", "milliseconds"),
+        (1.7e15, "microseconds"),
+        ("1700000000000000000", "nanoseconds"),
+    ],
+)
+def test_a_bound_in_finer_units_is_refused_with_its_seconds(value, unit):
+    """Epoch milliseconds read as seconds were a time in the year 55,000: an `after`
+    that found nothing, a `before` that kept everything, neither said."""
+    with pytest.raises(ToolError, match="past the year 5000") as refused:
+        parse_time_bound(value, "after", now=NOW)
+    assert f"epoch {unit}, pass it in seconds: 1700000000 (2023-11-14)" in str(refused.value)
+
+
+def test_a_model_passing_milliseconds_is_told_so(tmp_path):
+    with open_store(tmp_path / "state.db") as store:
+        conversation(store, "s1", [("user", "deploy the rocket")])
+        late = session_search(store, query="deploy", after=int(T0 * 1000))
+        assert_error(late, "epoch milliseconds", f"pass it in seconds: {T0:.0f}")
+        found = session_search(store, query="deploy", after=T0 - 1)
+        assert found["success"] is True and found["results"], found
+
+
+def test_the_latest_seconds_are_still_read_as_seconds():
+    assert parse_time_bound(99_999_999_999, "before", now=NOW) == 99_999_999_999.0
+
+
 @pytest.mark.parametrize("value", ["7x", "d7", "-7d", "7 days", "7dd", "7d ago", "h"])
 def test_malformed_relative_bounds_are_refused_with_the_forms_that_work(value):
     with pytest.raises(

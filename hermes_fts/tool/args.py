@@ -18,7 +18,7 @@ import shlex
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from .. import _params
@@ -183,7 +183,7 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return _epoch_seconds(value, name)
+        return _unix_time(value, name)
     hint = (
         f"{name} must be epoch seconds, an ISO date/time such as 2026-03-15 or "
         f"2026-03-15T09:30, or a time back from now such as 30m, 24h, 7d or 2w "
@@ -202,7 +202,7 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
     except ValueError:
         pass
     else:
-        return _epoch_seconds(number, name)
+        return _unix_time(number, name, text)
     relative = _RELATIVE_BOUND.fullmatch(text)
     if relative is not None and relative.group(2) == "M":
         # A capital M is a month as often as a minute: 6M read as 6 minutes kept
@@ -260,6 +260,35 @@ def _epoch_seconds(number: float, name: str) -> float:
             "about 1.8e308; pass a date such as 2026-03-15 or a time back such as 7d"
         )
     return seconds
+
+
+# Epoch seconds past this are after the year 5000: a time in milliseconds (what
+# JavaScript and many logs write) read as seconds, which silently found nothing.
+_LATEST_SECONDS = 1e11
+_FINER_UNITS = ((1e3, "milliseconds"), (1e6, "microseconds"), (1e9, "nanoseconds"))
+
+
+def _unix_time(number: float, name: str, written: object = None) -> float:
+    """``number`` as a moment in epoch seconds; one past the year 5000 is refused, with
+    the unit it was most likely written in.  ``written``: the value as the caller wrote it."""
+    seconds = _epoch_seconds(number, name)
+    if seconds < _LATEST_SECONDS:
+        return seconds
+    shown = number if written is None else written
+    scale, unit = next(
+        ((s, u) for s, u in reversed(_FINER_UNITS) if seconds / s >= 1e8), _FINER_UNITS[0]
+    )
+    meant = seconds / scale
+    if meant >= _LATEST_SECONDS:
+        raise BadValue(
+            f"{name} {shown!r} is past the year 5000 as epoch seconds; pass a date such as "
+            "2026-03-15, epoch seconds, or a time back such as 7d"
+        )
+    day = datetime.fromtimestamp(meant, timezone.utc).date().isoformat()
+    raise BadValue(
+        f"{name} {shown!r} is past the year 5000 as epoch seconds; if it is epoch {unit}, "
+        f"pass it in seconds: {meant:.0f} ({day})"
+    )
 
 
 def _iso_seconds(moment: datetime) -> float:
