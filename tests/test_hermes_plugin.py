@@ -419,6 +419,18 @@ def test_a_role_list_found_empty_is_not_answered_with_other_roles(
     assert not warnings(out), out["logs"]
 
 
+def test_a_refused_call_names_no_route(hermes_venv: Path, home: Path) -> None:
+    """A call the tool refuses reached no index; its payload said route "unknown"."""
+    enable(hermes_venv, home, grant=True)
+    optimize(hermes_venv, home)
+    steps = [{"search": {"query": "服务", "after": "nonsense"}}]
+    out = he.run_driver(hermes_venv, home, "calls", "--steps", json.dumps(steps))
+    (refused,) = out["results"]
+    assert is_ours(refused) and refused["success"] is False, refused
+    assert "after must be epoch seconds" in refused["error"], refused
+    assert "route" not in refused, refused
+
+
 def test_custom_session_db_goes_to_the_builtin(
     hermes_venv: Path, home: Path, tmp_path: Path
 ) -> None:

@@ -213,8 +213,9 @@ def _host_only_reason(names: tuple[str, ...]) -> str:
 def _annotate(state: dict[str, Any], payload: dict[str, Any], path: Path) -> None:
     payload["engine"] = ENGINE
     # A search's payload names the route that answered it; the other modes
-    # (read, scroll, browse) read no index.
-    payload.setdefault("route", str(payload.get("mode") or "unknown"))
+    # (read, scroll, browse) read no index, and a refused call reached none.
+    if payload.get("success") is not False:
+        payload.setdefault("route", str(payload.get("mode") or "unknown"))
     # The same reasons the tool reads (pending CJK changes, an opt-in index to
     # build or drop and the time table change no route), said with the
     # command Hermes' users run.
