@@ -22,13 +22,13 @@ from .shape import (
     PAYLOAD_BUDGET_BYTES,
     WINDOW_CONTENT_CAP,
     bookend_messages,
+    fit_content_cap,
     format_ts,
     nothing_found,
     over_budget,
     past_the_end,
     rebuild_note,
     shape_message,
-    smaller_cap,
     with_notes,
     without_escapes,
 )
@@ -275,14 +275,12 @@ class Discovery:
         """
         if not over_budget(payload):
             return []
-        cap = WINDOW_CONTENT_CAP
-        while over_budget(payload):
-            smaller = smaller_cap(cap)
-            if smaller is None:
-                break
-            cap = smaller
+
+        def reshape(cap: int) -> None:
             for entry, view, anchor_id, detail in self._views:
                 self._shape_view(entry, view, anchor_id, detail, cap)
+
+        cap = fit_content_cap(payload, reshape)
         compacted = 0
         for entry, view, anchor_id, detail in reversed(self._views[1:]):
             if not over_budget(payload):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -146,6 +146,19 @@ def smaller_cap(cap: int) -> int | None:
     return None if cap <= _MIN_CONTENT_CAP else max(_MIN_CONTENT_CAP, cap // 2)
 
 
+def fit_content_cap(payload: Any, reshape: Callable[[int], None]) -> int:
+    """Halve the content cap, calling ``reshape(cap)`` to shape ``payload`` anew, while
+    it is over its budget and the cap above its floor; the cap it ended at."""
+    cap = WINDOW_CONTENT_CAP
+    while over_budget(payload):
+        smaller = smaller_cap(cap)
+        if smaller is None:
+            break
+        cap = smaller
+        reshape(cap)
+    return cap
+
+
 def messages_within_budget(
     frame: dict[str, Any],
     raw: list[dict[str, Any]],
@@ -161,14 +174,13 @@ def messages_within_budget(
     a message keeps the messages next to it) are left out.  Every cut is named in
     ``query_notes`` with how to see more; nothing is cut silently.
     """
-    cap = WINDOW_CONTENT_CAP
-    while True:
-        messages = [shape_message(m, anchor_id, cap=cap) for m in raw]
-        payload = {**frame, "messages": messages}
-        smaller = smaller_cap(cap) if over_budget(payload) else None
-        if smaller is None:
-            break
-        cap = smaller
+    payload = {**frame, "messages": [shape_message(m, anchor_id, WINDOW_CONTENT_CAP) for m in raw]}
+
+    def reshape(cap: int) -> None:
+        payload["messages"] = [shape_message(m, anchor_id, cap=cap) for m in raw]
+
+    cap = fit_content_cap(payload, reshape)
+    messages = payload["messages"]
     left_out = 0
     while len(messages) > 1 and over_budget(payload):
         at = 0 if first_out else _farthest(messages, anchor_id)
