@@ -10,9 +10,11 @@ which the cross-build script (.ci/build-wheels) uses as well.
 import importlib.util
 import os
 import sys
+import tempfile
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.errors import CompileError
 
 try:  # setuptools >= 70.1 ships bdist_wheel itself
     from setuptools.command.bdist_wheel import bdist_wheel
@@ -26,6 +28,17 @@ _spec = importlib.util.spec_from_file_location(
 assert _spec is not None and _spec.loader is not None
 config = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(config)
+
+
+SQLITE_HEADERS_MISSING = """\
+error: hermes-fts builds its CJK tokenizer against SQLite's C headers (sqlite3.h,
+sqlite3ext.h), and the compiler finds none on this machine. Install them, then
+run pip again:
+  Debian, Ubuntu:  apt-get install libsqlite3-dev
+  Fedora, RHEL:    dnf install sqlite-devel
+  Alpine:          apk add sqlite-dev
+  macOS:           brew install sqlite (or the Xcode command line tools)
+or point the compiler at them: CFLAGS=-I/path/to/sqlite/include"""
 
 
 class BuildLoadable(build_ext):
@@ -44,7 +57,20 @@ class BuildLoadable(build_ext):
         linker = getattr(self.compiler, "linker_so", None)
         if isinstance(linker, list):
             self.compiler.linker_so = [a for a in linker if not a.startswith("-Wl,-rpath")]
+        self._check_sqlite_headers()
         super().build_extensions()
+
+    def _check_sqlite_headers(self):
+        """Stop with what to install when the compiler finds no SQLite headers: the
+        compiler's own error, deep in pip's output, named one file and no package."""
+        with tempfile.TemporaryDirectory() as tmp:
+            probe = os.path.join(tmp, "sqlite_headers.c")
+            with open(probe, "w") as f:
+                f.write("#include <sqlite3.h>\n#include <sqlite3ext.h>\nint probe;\n")
+            try:
+                self.compiler.compile([probe], output_dir=tmp, include_dirs=self.include_dirs)
+            except CompileError:
+                raise SystemExit(SQLITE_HEADERS_MISSING) from None
 
     def get_libraries(self, ext):
         # Never link libpython: the library must load in the sqlite3 shell too.

@@ -140,6 +140,41 @@ def _needed(lib: Path) -> list[str]:
     pytest.skip(f"no dependency lister wired up for {sys.platform}")
 
 
+def _include_dirs(cc: str) -> list[Path]:
+    """The compiler's own ``#include <...>`` search list."""
+    probe = subprocess.run([cc, "-xc", "-E", "-v", "-"], input="", capture_output=True, text=True)
+    listed = probe.stderr.split("search starts here:")[-1].split("End of search list")[0]
+    return [Path(line.strip()) for line in listed.splitlines() if line.strip()]
+
+
+def test_a_build_without_sqlite_headers_says_what_to_install(tmp_path: Path) -> None:
+    """Without SQLite's headers the build stopped with the compiler's own error about one
+    missing file, deep in pip's output, naming no package to install."""
+    cc = shutil.which("gcc")
+    assert cc is not None, "gcc builds the library; install build-essential"
+    dirs = _include_dirs(cc)
+    assert any((d / "sqlite3ext.h").exists() for d in dirs), "libsqlite3-dev is installed"
+    searched = []
+    for d in dirs:  # the same folders, without the SQLite headers
+        if (d / "sqlite3ext.h").exists() or (d / "sqlite3.h").exists():
+            shadow = tmp_path / "include" / str(len(searched))
+            shadow.mkdir(parents=True)
+            for entry in d.iterdir():
+                if not entry.name.startswith("sqlite3"):
+                    (shadow / entry.name).symlink_to(entry)
+            d = shadow
+        searched += ["-isystem", str(d)]
+    env = {**os.environ, "CC": " ".join([cc, "-nostdinc", *searched])}
+    build = [sys.executable, "setup.py", "build_ext", "--build-lib", str(tmp_path / "lib")]
+    build += ["--build-temp", str(tmp_path / "tmp")]
+    proc = subprocess.run(build, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert proc.returncode != 0, proc.stdout
+    assert "SQLite's C headers (sqlite3.h,\nsqlite3ext.h)" in proc.stderr, proc.stderr
+    assert "apt-get install libsqlite3-dev" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert not list((tmp_path / "lib").rglob("cjk_unicode61*")), "nothing was built"
+
+
 def test_library_does_not_need_libpython(library: Path) -> None:
     needed = _needed(library)
     assert needed, "expected at least the C library"
