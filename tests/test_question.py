@@ -495,6 +495,33 @@ def test_a_particle_glued_after_a_date_goes_with_it(tmp_path: Path) -> None:
     st.close()
 
 
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [("前天津市长的讲话说了什么", "天津"), ("今日头条上那篇文章讲了什么", "日头")],
+)
+def test_a_word_a_time_word_ends_inside_is_searched(question: str, word: str) -> None:
+    """``前天津市长`` is the former mayor of Tianjin: 前天 (the day before yesterday) was
+    cut out with the 天 of 天津, which was then in no searched word."""
+    from hermes_fts.query.best import best_match
+    from hermes_fts.query.syntax import parse_query
+
+    assert word in [t.text for t in best_match(parse_query(question)).terms]
+
+
+def test_the_tianjin_mayor_is_not_the_jinshi_mayor(tmp_path: Path) -> None:
+    """Without 天津, ``前天津市长的讲话`` searched 津市, 市长 and 讲话: every session
+    about the mayor of Jinshi (津市) held all three and came before Tianjin's."""
+    st = _one_message_sessions(
+        tmp_path,
+        ("tianjin", "2025-03-01T10:00", "天津的市长讲话很长"),
+        *[(f"jinshi{n}", f"2026-0{n + 1}-01T10:00", "津市市长讲话了") for n in range(4)],
+    )
+    try:
+        assert sessions(st, "前天津市长的讲话说了什么", now=NOW)[0] == "tianjin"
+    finally:
+        st.close()
+
+
 def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
     """``3月8日にんじん`` searched ``んじん``: the に of にんじん (carrot) was taken for
     the particle the date carries, though no Japanese word starts with ん."""
@@ -706,6 +733,8 @@ def test_a_bad_now_is_refused(store: SessionStore) -> None:
         store.search("deploy last week", now="next tuesday")
     got = session_search(store, query="deploy last week", now="next tuesday")
     assert not got["success"] and "now" in got["error"]
+    got = session_search(store, query="deploy last week", now=1e300)
+    assert not got["success"] and "now 1e+300 is past the year 5000" in got["error"]
 
 
 @pytest.mark.parametrize(
@@ -713,8 +742,7 @@ def test_a_bad_now_is_refused(store: SessionStore) -> None:
     [
         ("decide today", "9999-12-31T12:00"),  # tomorrow is past the calendar
         ("decide last year", "0001-01-02"),  # year 0 is before it
-        ("decide last week", 1e300),  # a float no date holds
-        ("decide last week", -1e12),
+        ("decide last week", -1e12),  # a float no date holds (one past the year 5000 is refused)
     ],
 )
 def test_a_now_at_the_calendar_s_ends_answers(store: SessionStore, query: str, now: Any) -> None:

@@ -183,8 +183,9 @@ def _stretches(words: list[Word]) -> Iterator[list[tuple[int, int]]]:
         yield run
 
 
-def _mark_times(words: list[Word], marks: list[list[Span]]) -> list[TimeWords]:
-    """Find the time words of each stretch; mark their characters in the words."""
+def _mark_times(words: list[Word], marks: list[list[Span]], joins: list[Term]) -> list[TimeWords]:
+    """Find the time words of each stretch; mark their characters in the words.  The
+    two Han characters across a time word's end join ``joins`` (see ``_HAN_PAIR``)."""
     found: list[TimeWords] = []
     for run in _stretches(words):
         text = " ".join(words[i][0].text for i, _ in run)
@@ -196,7 +197,17 @@ def _mark_times(words: list[Word], marks: list[list[Span]]) -> list[TimeWords]:
                 lo, hi = max(start, offset), min(end, offset + len(words[i][0].text))
                 if lo < hi:
                     marks[i].append((lo - offset, hi - offset))
+                    word = words[i][0].text
+                    if _HAN_PAIR.fullmatch(word[hi - offset - 1 : hi - offset + 1]):
+                        joins.append(Term(word[hi - offset - 1 : hi - offset + 1]))
     return found
+
+
+# A day or year word may end where another word starts: 前天津市长 is the former
+# mayor of Tianjin, 前日本首相 a former Japanese prime minister, 今日头条 an app.
+# Cut out, the time word took 天津 or 日本 with it; the pair across its end is
+# searched too, a word if the sentence has one there.
+_HAN_PAIR = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]{2}")
 
 
 def _mark_categories(
@@ -296,7 +307,8 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
     words, possessives = _possessives(words, is_stop)
     written = frozenset(term.text for term, unquoted in words if unquoted)
     marks: list[list[Span]] = [[] for _ in words]
-    times = _mark_times(words, marks)
+    joins: list[Term] = []
+    times = _mark_times(words, marks, joins)
     categories = _mark_categories(words, marks, is_stop)
     out: list[Word] = []
     aside: list[Term] = []
@@ -308,6 +320,7 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
             out.append((piece, not cut))  # a cut word is kept whole if nothing else is left
             if cut:
                 aside.append(piece)
+    out += [(join, True) for join in joins]
     notes = []
     if possessives:
         notes.append("read possessives as the name: " + ", ".join(possessives))
