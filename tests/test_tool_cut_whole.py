@@ -104,3 +104,25 @@ def test_a_browse_preview_ends_at_a_whole_character(tmp_path: Path) -> None:
     previews = {entry["session_id"]: entry["preview"] for entry in page["results"]}
     assert previews["f"] == "x" * 58 + "..."
     assert previews["a"] == "e\u0301" * 30 + "..."
+
+
+@pytest.mark.parametrize(
+    "unit", [FAMILY, "e\u0301", "\U0001f1ef\U0001f1f5"], ids=["family", "accent", "flags"]
+)
+def test_search_lines_cut_a_title_and_a_message_at_a_whole_character(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], unit: str
+) -> None:
+    """The command line cut a title and the messages around a match to 160 code points:
+    half an emoji family showed another family, a flag pair cut in two other flags."""
+    path = tmp_path / "state.db"
+    long = "xx" + unit * 200  # the cut at 159 falls inside a unit
+    with SessionStore(path) as st:
+        conversation(st, "s", [("user", "deploy now"), ("user", long)], title=long, start=T0)
+    assert main(["--db", str(path), "search", "deploy", "--detail", "full"]) == 0
+    out = capsys.readouterr().out
+    title = next(line for line in out.splitlines() if line.startswith("1. "))[3:]
+    message = next(line for line in out.splitlines() if "#2 user: " in line)
+    for shown in (title.split("  ", 1)[0], message.split("#2 user: ", 1)[1]):
+        assert shown.endswith("\u2026"), shown
+        kept = shown.removesuffix("\u2026")
+        assert len(kept) > 100 and (len(kept) - 2) % len(unit) == 0 and long.startswith(kept)

@@ -12,7 +12,7 @@ import re
 import sys
 from typing import Any, TextIO
 
-from .._display import columns
+from .._display import char_start, columns
 
 MARK_OPEN = ">>>"
 MARK_CLOSE = "<<<"
@@ -125,11 +125,12 @@ def printable(text: str) -> str:
 
 def one_line(text: Any, width: int = LINE_CHARS) -> str:
     """``text`` with its whitespace runs folded to one space, cut to ``width`` characters,
-    without escape sequences or controls (``printable``)."""
+    without escape sequences or controls (``printable``).  The cut falls where a
+    reader's character ends: half an emoji family or a flag shows another one."""
     if text is None:
         return ""
     flat = " ".join(printable(str(text)).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "\u2026"
+    return flat if len(flat) <= width else flat[: char_start(flat, width - 1)] + "\u2026"
 
 
 def pad(text: str, width: int) -> str:
