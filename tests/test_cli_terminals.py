@@ -97,6 +97,27 @@ def test_a_dumb_terminal_gets_matches_bracketed_not_coloured(backlog: Path) -> N
     assert "first [東京] deploy" in seen
 
 
+@pytest.mark.parametrize("term", ["xterm", "dumb"])
+def test_a_match_cut_at_the_snippet_line_ends_there(tmp_path: Path, term: str) -> None:
+    """A snippet line is cut at 200 characters; a match longer than that (a token
+    glued to a word) lost its closing mark, so the match's colour ran on to the
+    shell's prompt, or a ``[`` was never closed."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as st:
+        st.add_session("s", "cli")
+        st.add_message("s", "user", "the token deploy" + "x" * 300 + " leaked")
+    status, seen = _on_a_terminal(
+        ["--db", str(db), "search", "deploy*", "--detail", "index"], stdout_too=True, TERM=term
+    )
+    assert status == 0, seen
+    line = next(line for line in seen.splitlines() if "deployxx" in line)
+    if term == "dumb":
+        assert line.count("[") == line.count("]") == 1 and line.endswith("x]\u2026"), line
+    else:
+        assert line.count("\x1b[1;33m") == 1 and line.endswith("x\x1b[0m\u2026"), repr(line)
+    assert 200 <= len(re.sub(r"\x1b\[[0-9;]*m|[\[\]]", "", line.strip())) <= 201
+
+
 @pytest.mark.parametrize("argv", [["remove"], ["optimize-storage"]])
 def test_ctrl_c_at_the_question_ends_its_line(backlog: Path, argv: list[str]) -> None:
     """Ctrl-C while the question waits for an answer: the error line began right after

@@ -40,7 +40,7 @@ from .output import (
     DIM,
     LINE_CHARS,
     emit_json,
-    highlight,
+    marked_line,
     one_line,
     pad,
     printable,
@@ -399,8 +399,7 @@ def _print_result(number: int, res: dict[str, Any], color: bool, out: TextIO) ->
     print(f"{number}. {style(title, BOLD, color)}  {_origin(res)}", file=out)
     match = f"match #{res.get('match_message_id')} ({one_line(res.get('matched_role'))})"
     print(f"   {one_line(res.get('link'))}  {match}", file=out)
-    snippet = one_line(res.get("snippet"), 200)
-    print("   " + highlight(snippet, color), file=out)
+    print("   " + marked_line(res.get("snippet"), 200, color), file=out)
     if res.get("detail") == "full":
         for key, label in (
             ("bookend_start", "opening:"),

@@ -133,6 +133,31 @@ def one_line(text: Any, width: int = LINE_CHARS) -> str:
     return flat if len(flat) <= width else flat[: char_start(flat, width - 1)] + "\u2026"
 
 
+_MARKS = re.compile(f"({re.escape(MARK_OPEN)}|{re.escape(MARK_CLOSE)})")
+
+
+def marked_line(text: Any, width: int, color: bool) -> str:
+    """A snippet as ``one_line`` shows text, ``width`` characters of it besides its
+    ``>>> <<<`` marks, the marks as ``highlight`` shows them.  A cut inside a mark
+    closes it: the match's colour (or ``[``) ran on to the shell's prompt."""
+    if text is None:
+        return ""
+    pieces = _MARKS.split(" ".join(printable(str(text)).split()))
+    shown = sum(len(piece) for piece in pieces if piece not in (MARK_OPEN, MARK_CLOSE))
+    out: list[str] = []
+    room, inside = width - 1, False  # when cut, the last character is the ellipsis
+    for piece in pieces:
+        if piece in (MARK_OPEN, MARK_CLOSE):
+            inside = piece == MARK_OPEN
+        elif shown > width and len(piece) > room:
+            out += [piece[: char_start(piece, room)], MARK_CLOSE * inside, "\u2026"]
+            break
+        else:
+            room -= len(piece)
+        out.append(piece)
+    return highlight("".join(out), color)
+
+
 def pad(text: str, width: int) -> str:
     """``text`` and the spaces that make it ``width`` terminal columns wide (a CJK
     character takes two, a combining mark none)."""
