@@ -566,7 +566,7 @@ def attach_context(
                     f"SELECT id, role, content FROM messages WHERE id IN ({q})", chunk
                 ):
                     text = decode_content(content)
-                    text = text[:CONTEXT_CHARS] if isinstance(text, str) else text
+                    text = whole_prefix(text, CONTEXT_CHARS) if isinstance(text, str) else text
                     bodies[mid] = {"role": role, "content": text}
             for mid, prev_id, next_id in triples:
                 by_id[mid]["context"] = [bodies[i] for i in (prev_id, mid, next_id) if i in bodies]

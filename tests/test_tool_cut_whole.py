@@ -126,3 +126,22 @@ def test_search_lines_cut_a_title_and_a_message_at_a_whole_character(
         assert shown.endswith("\u2026"), shown
         kept = shown.removesuffix("\u2026")
         assert len(kept) > 100 and (len(kept) - 2) % len(unit) == 0 and long.startswith(kept)
+
+
+@pytest.mark.parametrize(
+    "unit", [FAMILY, "e\u0301", "\U0001f1ef\U0001f1f5"], ids=["family", "accent", "flags"]
+)
+def test_a_search_rows_context_ends_at_a_whole_character(tmp_path: Path, unit: str) -> None:
+    """``SessionStore.search`` gives each row the messages before and after its match,
+    200 characters of each: they were cut at 200 code points, inside an emoji family,
+    between a letter and its accent, or between a flag's two halves."""
+    path = tmp_path / "state.db"
+    long = "x" + unit * 200  # a cut at 200 falls inside a unit
+    with SessionStore(path) as st:
+        conversation(st, "s", [("user", long), ("user", "deploy now"), ("user", long)], start=T0)
+        [row] = st.search("deploy").rows
+    before, hit, after = row["context"]
+    assert hit["content"] == "deploy now"
+    for shown in (before["content"], after["content"]):
+        assert 190 < len(shown) <= 200 and long.startswith(shown), shown
+        assert (len(shown) - 1) % len(unit) == 0
