@@ -225,3 +225,30 @@ int hermes_is_late_symbol(unsigned int cp) {
   return cp >= HERMES_LATE_SYMBOLS_MIN &&
          inRanges(hermes_late_symbols, HERMES_LATE_SYMBOLS_N, cp);
 }
+
+#define REGIONAL_FIRST 0x1F1E6 /* the regional indicators: two make a flag */
+#define REGIONAL_LAST 0x1F1FF
+#define ZERO_WIDTH_JOINER 0x200D
+
+static int isRegional(unsigned int cp) { return cp >= REGIONAL_FIRST && cp <= REGIONAL_LAST; }
+
+static unsigned int codePointAt(const unsigned char *z, int n, int i) {
+  unsigned int cp = 0;
+  hermes_utf8_decode(z + i, n - i, &cp);
+  return cp;
+}
+
+int hermes_inside_char(const unsigned char *z, int n, const int *aChar, int k) {
+  unsigned int cp;
+  unsigned int before;
+  int run = 0;
+  if (k <= 0 || aChar[k] >= n) return 0;
+  cp = codePointAt(z, n, aChar[k]);
+  before = codePointAt(z, n, aChar[k - 1]);
+  if (before == ZERO_WIDTH_JOINER) return 1;
+  if (cp >= HERMES_JOINING_MIN && inRanges(hermes_joining, HERMES_JOINING_N, cp)) return 1;
+  if (!isRegional(cp) || !isRegional(before)) return 0;
+  /* Flags pair regional indicators from the start of their run. */
+  while (k - run > 0 && isRegional(codePointAt(z, n, aChar[k - run - 1]))) run++;
+  return run % 2 == 1;
+}

@@ -487,6 +487,14 @@ void hermes_cjk_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3
   }
   iWinEnd = iWinStart + nMax;
   if (iWinEnd > nChar) iWinEnd = nChar;
+  /* Whole characters at both edges: half an emoji family, or a flag's second
+  ** half beside the next flag's first, shows other characters. */
+  while (iWinStart > 0 && hermes_inside_char((const unsigned char *)z, n, aChar, iWinStart)) {
+    iWinStart--;
+  }
+  while (iWinEnd < nChar && hermes_inside_char((const unsigned char *)z, n, aChar, iWinEnd)) {
+    iWinEnd++;
+  }
 
   nHit = mergeSpans(aHit, nHit);
   if (iWinStart > 0) hermes_buf_append(&b, zEllipsis, (size_t)nEllipsis);

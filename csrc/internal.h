@@ -95,6 +95,13 @@ int hermes_is_cjk(unsigned int cp);
 ** (csrc/cjk_script.h hermes_late_symbols): a separator under "symbols 1". */
 int hermes_is_late_symbol(unsigned int cp);
 
+/* Whether the code point k of z (aChar: each code point's byte offset, n at
+** the end) is drawn with the one before it, as one character a reader sees:
+** a combining mark, a joiner or what follows one, a variation selector, a skin
+** tone, a Hangul vowel or final jamo, a flag's second regional indicator.  A
+** snippet's edge never falls there (hermes_fts/_display.py reads text alike). */
+int hermes_inside_char(const unsigned char *z, int n, const int *aChar, int k);
+
 /* ---- a growable byte buffer on SQLite's allocator (buffer.c) ------------ */
 
 typedef struct HBuf {

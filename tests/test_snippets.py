@@ -200,6 +200,41 @@ def test_no_character_is_cut_at_either_edge(pad, cluster):
             assert before != "\u200d" and not ("\U0001f3fb" <= ch <= "\U0001f3ff"), (pad, edge)
 
 
+@needs_extension
+@pytest.mark.parametrize("route", ["fts_cjk", "fts5"])
+@pytest.mark.parametrize(
+    "cluster",
+    [
+        "e\u0301",
+        "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+        "\U0001f44d\U0001f3fd",
+        "\u2764\ufe0f",
+        "\U0001f1ef\U0001f1f5",
+        "\u1112\u1161\u11ab",  # 한 written as jamo
+    ],
+    ids=["combining", "zwj-family", "skin-tone", "variation", "flag", "jamo"],
+)
+def test_an_index_snippet_cuts_no_character_at_either_edge(store, route, cluster):
+    """cjk_snippet cut its window at code points: a flag's second half beside the next
+    flag's first showed other flags, half an emoji family another family, a letter
+    lost its accent to the edge or an accent stood alone."""
+    # The window is centred on the hit: each pad moves its edges to another place in
+    # a cluster.
+    texts = [cluster * 40 + "z" * pad + " deploy " + "z" * pad + cluster * 40 for pad in range(7)]
+    for text in texts:
+        store.add_message("s1", "user", text)
+    rows = store.search_messages("deploy", route=route, limit=10)
+    assert len(rows) == len(texts)
+    for row in rows:
+        snippet = row["snippet"]
+        assert snippet.startswith("...") and snippet.endswith("..."), snippet
+        body = snippet[3:-3].replace(">>>", "").replace("<<<", "")
+        text = next(t for t in texts if body in t)
+        start = text.index(body)
+        for edge in (start, start + len(body)):
+            assert (text[:edge] + "|").endswith(("z|", " |", cluster + "|")), (ascii(body), edge)
+
+
 @pytest.mark.parametrize("at", [0, 1, 39, 40, 41, 119, 120, 121])
 def test_cjk_term_whole_at_every_position(at):
     text = "中" * at + "東京タワー" + "文" * 150
