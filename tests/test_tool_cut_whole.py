@@ -5,6 +5,7 @@ of a tool output or a tool call's arguments, and still says that it cut."""
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,18 @@ def test_a_search_rows_context_ends_at_a_whole_character(tmp_path: Path, unit: s
     for shown in (before["content"], after["content"]):
         assert 190 < len(shown) <= 200 and long.startswith(shown), shown
         assert (len(shown) - 1) % len(unit) == 0
+
+
+def test_a_long_word_a_note_names_keeps_its_marks(tmp_path: Path) -> None:
+    """A note names a word longer than 40 characters by its first 39: cut at a code
+    point, a Thai sentence (written without spaces, one word) lost the vowel mark of
+    its last letter, naming a word that was not typed."""
+    path = tmp_path / "state.db"
+    word = "ผการติดตั้งระบบคลาวด์ที่ไม่มีปัญหาเลยครับผมคิดว่าดีมาก"
+    assert unicodedata.category(word[39]) == "Mn"  # the cut falls before a mark
+    with SessionStore(path) as st:
+        conversation(st, "s", [("user", "we deploy kubernetes")], start=T0)
+        page = session_search(st, query=f"kubernetes {word}")
+    [note] = [n for n in page["query_notes"] if "holds every word" in n]
+    named = note.rsplit(" not ", 1)[1]
+    assert named == word[:38] + "\u2026", named

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Collection
 from typing import Any
 
+from .._display import char_start
 from ..store import QueryError, failure_cause
 from .args import ROLES, SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
@@ -76,9 +77,10 @@ def _origin(root_row: dict[str, Any], row: dict[str, Any], started_key: str) -> 
 
 
 def _named(words: list[str]) -> str:
-    """Words for a note: a long one (a pasted CJK paragraph is one word) by its start."""
+    """Words for a note: a long one (a pasted CJK paragraph is one word) by its start,
+    cut where a character ends (a letter keeps its accent: the note names what was typed)."""
     cut = _NAMED_MAX_CHARS
-    return ", ".join(w if len(w) <= cut else w[: cut - 1] + "…" for w in words)
+    return ", ".join(w if len(w) <= cut else w[: char_start(w, cut - 1)] + "…" for w in words)
 
 
 def _in_bounds(ts: Any, after: float | None, before: float | None) -> bool:
