@@ -149,12 +149,25 @@ def test_structured_content_is_still_shown_decoded(store, route):
         ),
         ("猫 NOT 狗", ">>>狗猫<<<", "狗>>>猫<<<"),  # an excluded character is not marked
         ("a.b 猫", ">>>[猫<<<", "[>>>猫<<<"),  # no character is special in the pattern
+        # The index folds Han variants: 東 finds 东京, and marked the 京 beside it.
+        ("東", ">>>东京<<<和>>>東京<<<", ">>>东<<<京和>>>東<<<京"),
+        ("东", ">>>北東<<<", "北>>>東<<<"),
+        ("東 东京", ">>>东京<<<", ">>>东京<<<"),  # a longer term's bigram stays
     ],
 )
 def test_one_character_terms_mark_only_their_character(query, snippet, narrowed):
     narrow = single_char_narrowing(parse_query(query))
     assert narrow is not None and narrow(snippet) == narrowed
     assert single_char_narrowing(parse_query("猫粮 cat")) is None
+
+
+@needs_extension
+def test_a_one_character_han_variant_marks_only_its_character(store):
+    """On SQLite before 3.45 the search layer narrows a one-character hit; it knew the
+    kana the index folds together, not the Han variants, so 東 marked 东京 whole."""
+    store.add_message("s1", "user", "我们在东京部署了服务")
+    [row] = store.search_messages("東", route="fts_cjk")
+    assert row["snippet"] == "我们在>>>东<<<京部署了服务"
 
 
 # --------------------------------------------------------------------------- boundaries

@@ -306,9 +306,11 @@ def _word_end(text: str, i: int) -> int:
     return char_end(text, i)
 
 
-def _kana_spellings(ch: str) -> frozenset[str]:
-    """``ch`` and the kana the CJK index folds together with it (ら: ら, ラ and ﾗ)."""
-    return frozenset({ch, *_kana_by_fold().get(fold_text(ch), ())})
+def _spellings(ch: str) -> frozenset[str]:
+    """``ch`` and the characters the CJK index folds together with it: other kana
+    (ら: ら, ラ and ﾗ) and other Han variants (東: 東 and 东)."""
+    key = fold_text(ch)
+    return frozenset({ch, *_kana_by_fold().get(key, ()), *_variants_by_fold().get(key, ())})
 
 
 @functools.cache
@@ -318,6 +320,17 @@ def _kana_by_fold() -> dict[str, list[str]]:
     for lo, hi in ((0x3041, 0x309F), (0x30A1, 0x30FF), (0xFF66, 0xFF9E)):
         for cp in range(lo, hi):
             forms.setdefault(fold_text(chr(cp)), []).append(chr(cp))
+    return forms
+
+
+@functools.cache
+def _variants_by_fold() -> dict[str, list[str]]:
+    """Every Han character with another spelling, by its folded form."""
+    from .._cjk_variants import FOLDS  # a large table, read only for such a query
+
+    forms: dict[str, list[str]] = {}
+    for cp in {*FOLDS, *FOLDS.values()}:
+        forms.setdefault(fold_text(chr(cp)), []).append(chr(cp))
     return forms
 
 
@@ -342,9 +355,9 @@ def single_char_narrowing(q: Query) -> Callable[[str], str] | None:
         return None
     longer = [fold_text(t.text) for t in q.terms if not t.negated and len(t.text) > 1]
     # Only the two-character marks that hold one of them (as written, or as
-    # other kana the index folds with it): a pattern made for the query finds
-    # those, so the other marks cost no Python call.
-    spellings = {ch for single in singles for ch in _kana_spellings(single)}
+    # other kana or Han variants the index folds with it): a pattern made for
+    # the query finds those, so the other marks cost no Python call.
+    spellings = {ch for single in singles for ch in _spellings(single)}
     chars = "".join(re.escape(ch) for ch in sorted(spellings))
     pair = re.compile(f">>>(?:([{chars}])([^<])|([^<])([{chars}]))<<<")
 
