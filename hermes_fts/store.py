@@ -115,11 +115,7 @@ def open_store(
         if problem is not None and problem.wrong_path:
             raise StoreError(problem.message, wrong_path=True) from exc
         raise _store_problems.store_error(target, exc, readonly=readonly) from exc
-    problem = _store_problems.tables_problem(store._conn, target) if reading else None
-    if problem is not None:
-        store.close()
-        raise StoreError(problem.message, wrong_path=True)
-    return store
+    return store  # a read-only one has Hermes' tables: SessionStore checked them
 
 
 @contextmanager
@@ -156,13 +152,7 @@ class SessionStore(transcript.Views, writes.Writes):
         self._path = Path(path) if path is not None else default_db_path()
         self.readonly, self._progress, self._pause = readonly, progress, pause
         _store_problems.prepare_store_path(self._path, default=path is None, readonly=readonly)
-        self._conn = self._open_connection()
-        # Before an open adds an empty one (ensure_base_schema).
-        renamed = _store_problems.content_column_problem(self._conn, self._path)
-        alien = None if renamed else _store_problems.key_columns_problem(self._conn, self._path)
-        if renamed or alien:
-            self._conn.close()
-            raise StoreError(renamed or str(alien), wrong_path=alien is not None)
+        self._conn = self._open_store_file()
         self._conn.row_factory = sqlite3.Row
         # Bytes that are not UTF-8 (another tool's TEXT) read as U+FFFD: the
         # default decode would fail every read of their row, search included.
@@ -203,6 +193,37 @@ class SessionStore(transcript.Views, writes.Writes):
                 raise
 
     # ------------------------------------------------------------------ open
+
+    def _open_store_file(self) -> sqlite3.Connection:
+        """The connection, or StoreError for what is no Hermes store: a file that is
+        not SQLite, and read-only, one without Hermes' tables, which every search
+        and read failed on later ("no such table"); a write open adds them."""
+        conn = None
+        try:
+            conn = self._open_connection()
+            # Before an open adds an empty one (ensure_base_schema).
+            renamed = _store_problems.content_column_problem(conn, self._path)
+            alien = None if renamed else _store_problems.key_columns_problem(conn, self._path)
+            if renamed or alien:
+                raise StoreError(renamed or str(alien), wrong_path=alien is not None)
+            missing = _store_problems.tables_problem(conn, self._path) if self.readonly else None
+            if missing is not None:
+                # An empty file is named as one, not as a database without tables.
+                look = _store_problems.store_file_problem(
+                    self._path, readonly=True, may_create=False
+                )
+                raise StoreError((look or missing).message, wrong_path=True)
+            return conn
+        except (sqlite3.DatabaseError, StoreError) as exc:
+            if conn is not None:
+                conn.close()
+            if isinstance(exc, StoreError):
+                raise
+            # "file is not a database", on the first read: said as a wrong path.
+            look = _store_problems.store_file_problem(self._path, readonly=True, may_create=False)
+            if look is None or not look.wrong_path:
+                raise
+            raise StoreError(look.message, wrong_path=True) from exc
 
     def _align_base(self) -> None:
         """Before our first write: replace the TEMP views by the real columns."""

@@ -53,6 +53,36 @@ def test_a_directory_is_a_clear_store_error(tmp_path: Path, readonly: bool):
     assert list(folder.iterdir()) == []
 
 
+@pytest.mark.parametrize("readonly", [True, False])
+def test_a_file_that_is_not_sqlite_is_a_clear_store_error(tmp_path: Path, readonly: bool):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello, not a database\n")
+    with pytest.raises(StoreError, match="is not a SQLite database") as exc:
+        SessionStore(path, readonly=readonly)
+    assert exc.value.wrong_path
+    assert path.read_text() == "hello, not a database\n"
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda path: path.write_bytes(b""), "is empty, not a session store"),
+        (lambda path: sqlite3.connect(path).execute("CREATE TABLE t(x)").connection.commit(),
+         "not a Hermes session store"),
+    ],
+    ids=["empty", "another_application"],
+)  # fmt: skip
+def test_a_read_only_open_of_what_holds_no_hermes_tables_is_refused(tmp_path: Path, make, said):
+    # Opened, it failed every search and read later with "no such table".
+    path = tmp_path / "other.db"
+    make(path)
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match=said) as exc:
+        SessionStore(path, readonly=True)
+    assert exc.value.wrong_path
+    assert path.read_bytes() == before
+
+
 # --------------------------------------------------------------------------- LIKE bound
 
 
