@@ -17,6 +17,7 @@ __all__ = [
     "SORTS",
     "as_int",
     "as_session_ids",
+    "as_sources",
     "as_time_bound",
     "check_text",
     "parse_roles",
@@ -108,6 +109,27 @@ def as_time_bound(value: Any, name: str) -> float | None:
             f"{name} is out of range: a Unix time in seconds must be a float, at most "
             "about 1.8e308 in size"
         ) from None
+
+
+def as_sources(value: Any, name: str) -> list[str] | None:
+    """Session sources as a list: ``"cli,cron"`` and ``["cli", "cron"]`` both mean two
+    sources; None is no filter.  Anything else is a TypeError naming ``name``: a
+    string iterated as a list was its letters, and a source that is not text
+    (``5``, ``None``) matched no session, so either filter kept the wrong rows."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    try:
+        sources = list(value) if not isinstance(value, (bytes, bytearray)) else None
+    except TypeError:
+        sources = None
+    if sources is None or not all(isinstance(s, str) for s in sources):
+        raise TypeError(
+            f"{name} must be a comma-separated string such as 'cli,telegram' or a list "
+            "of source names"
+        )
+    return sources
 
 
 def as_session_ids(value: Any) -> tuple[str, ...]:

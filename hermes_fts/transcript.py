@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._display import whole_prefix
-from ._params import as_int
+from ._params import as_int, as_sources
 from ._sqlite import connect_readonly, row_dict
 from .content import as_text, decode_content, parse_tool_calls
 from .index.schema import MESSAGES
@@ -374,7 +374,7 @@ def count_messages(conn: sqlite3.Connection, session_id: str) -> int:
 
 def sessions_by_activity(
     conn: sqlite3.Connection,
-    exclude_sources: Sequence[str] = (),
+    exclude_sources: Sequence[str] | str = (),
     limit: int = 20,
     offset: int = 0,
 ) -> list[dict[str, Any]]:
@@ -391,14 +391,15 @@ def sessions_by_activity(
     """
     limit = max(as_int(limit, "limit"), 0)
     offset = max(as_int(offset, "offset"), 0)
+    hidden = as_sources(exclude_sources, "hidden_sources")
     want = limit + offset
     if want == 0:
         return []
     not_hidden = ""
     params: list[Any] = []
-    if exclude_sources:
-        not_hidden = "source NOT IN (" + ", ".join("?" * len(exclude_sources)) + ")"
-        params.extend(exclude_sources)
+    if hidden:
+        not_hidden = "source NOT IN (" + ", ".join("?" * len(hidden)) + ")"
+        params.extend(hidden)
     rows = _with_last_active(
         conn, _activity_candidates(conn, not_hidden, params, want), not_hidden, params
     )
@@ -639,7 +640,7 @@ class Views:
         return find_session_by_title(self._conn, title)
 
     def sessions_by_activity(
-        self, hidden_sources: Sequence[str] = (), limit: int = 20, offset: int = 0
+        self, hidden_sources: Sequence[str] | str = (), limit: int = 20, offset: int = 0
     ) -> list[dict[str, Any]]:
         """Session rows, most recently active first, leaving out ``hidden_sources``."""
         return sessions_by_activity(self._conn, hidden_sources, limit, offset)

@@ -109,6 +109,16 @@ def test_source_filters_accept_comma_separated_strings_like_role_filter(store, r
         assert set(forced(store, q, route, role_filter="user,assistant", **kw)) == {cli, cron, tg}
 
 
+@pytest.mark.parametrize("bad", [5, ["cli", 5], [None], b"cli"])
+def test_a_source_filter_that_is_not_text_is_a_clear_error(store, bad):
+    # [None] or ["cli", 5] matched no session for that item, without a word; 5 failed
+    # deep inside the SQL builder with "'int' object is not iterable".
+    store.add_message("s1", "user", "alpha", timestamp=1.0)
+    for name in ("source_filter", "exclude_sources"):
+        with pytest.raises(TypeError, match=f"search {name} must be .* list of source names"):
+            store.search_messages("alpha", **{name: bad})
+
+
 @pytest.mark.parametrize("bad", [None, "abc", 2.5, [3], object()])
 def test_bad_limit_or_offset_is_a_clear_error(store, bad):
     store.add_message("s1", "user", "alpha", timestamp=1.0)

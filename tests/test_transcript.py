@@ -309,6 +309,17 @@ def test_sessions_by_activity_uses_newest_message(store):
     assert rows[0]["last_active"] == 9000
 
 
+def test_hidden_sources_given_as_text_name_sources_not_letters(store):
+    conversation(store, "chat", chat(2), start=1000)
+    conversation(store, "bot", chat(2), start=2000, source="subagent")
+    conversation(store, "job", chat(2), start=3000, source="cron")
+    # "subagent" was read as the sources s, u, b, …: every session stayed listed.
+    assert [r["id"] for r in store.sessions_by_activity("subagent")] == ["job", "chat"]
+    assert [r["id"] for r in store.sessions_by_activity("subagent, cron")] == ["chat"]
+    with pytest.raises(TypeError, match="hidden_sources must be"):
+        store.sessions_by_activity([None])
+
+
 def test_anchor_summary_matches_anchored_view(store):
     ids = _tool_heavy(store)
     store.set_message_flags(ids[10], active=False, compacted=False)

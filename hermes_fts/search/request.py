@@ -45,6 +45,7 @@ from .._params import (
     SORTS,
     as_int,
     as_session_ids,
+    as_sources,
     as_time_bound,
     check_text,
     parse_roles,
@@ -195,6 +196,8 @@ class SearchRequest:
         for name in ("query", "source_filter", "exclude_sources", "role_filter"):
             check_text(getattr(self, name), f"search {name}")
         check_text(self.exclude_session_ids, "search exclude_session_ids")
+        self.source_filter = as_sources(self.source_filter, "search source_filter")
+        self.exclude_sources = as_sources(self.exclude_sources, "search exclude_sources")
         self.projection = _check_fields(self.fields)
         self.limit = max(0, as_int(self.limit, "search limit"))
         self.offset = max(0, as_int(self.offset, "search offset"))

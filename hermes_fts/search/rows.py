@@ -52,13 +52,7 @@ def where_sql(request: SearchRequest) -> Filters:
     params: list[Any] = []
     reads_session = False
     for values, op in ((request.source_filter, "IN"), (request.exclude_sources, "NOT IN")):
-        if values is not None:
-            # "cli,cron" means two sources, as "user,assistant" is two roles.
-            values = (
-                [v.strip() for v in values.split(",") if v.strip()]
-                if isinstance(values, str)
-                else list(values)
-            )
+        if values is not None:  # a list of sources (``_params.as_sources``)
             parts.append(f"s.source {op} ({', '.join('?' for _ in values)})")
             params.extend(values)
             reads_session = True
