@@ -15,7 +15,11 @@ from typing import Any
 
 __all__ = [
     "SORTS",
+    "SQLITE_INT_MAX",
+    "SQLITE_INT_MIN",
+    "as_count",
     "as_int",
+    "as_message_id",
     "as_session_ids",
     "as_sources",
     "as_time_bound",
@@ -25,6 +29,8 @@ __all__ = [
 ]
 
 SORTS = ("newest", "oldest")
+# Message ids, counts and limits are SQLite INTEGERs (64-bit signed).
+SQLITE_INT_MIN, SQLITE_INT_MAX = -(2**63), 2**63 - 1
 _ROLES_HINT = (
     "a role filter is a comma-separated string such as 'user,assistant' or a list of role names"
 )
@@ -47,6 +53,22 @@ def as_int(value: Any, name: str) -> int:
         return int(number)
     except (ValueError, OverflowError):
         raise ValueError(f"{name} must be an integer, got {value!r}") from None
+
+
+def as_count(value: Any, name: str) -> int:
+    """A number of rows (``as_int``): below 0 is 0, and one past SQLite's integers
+    is their largest, which holds every row as well (SQLite's binding raised
+    OverflowError on it)."""
+    return min(max(as_int(value, name), 0), SQLITE_INT_MAX)
+
+
+def as_message_id(value: Any, name: str) -> int:
+    """A message id (``as_int``); one past SQLite's integers, which no message can
+    have, is a ValueError saying so rather than SQLite's OverflowError."""
+    number = as_int(value, name)
+    if not SQLITE_INT_MIN <= number <= SQLITE_INT_MAX:
+        raise ValueError(f"{name} {number} is out of range: no message id is that large")
+    return number
 
 
 def parse_sort(sort: Any) -> str | None:

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._display import whole_prefix
-from ._params import as_int, as_sources
+from ._params import SQLITE_INT_MAX, as_count, as_message_id, as_sources
 from ._sqlite import connect_readonly, row_dict
 from .content import as_text, decode_content, parse_tool_calls
 from .index.schema import MESSAGES
@@ -127,6 +127,8 @@ def session_ends(
     of 150,000 messages is not read whole (and held in memory) to show 30.
     """
     shown = f"session_id = :s AND {_READABLE}"
+    # A negative head was SQLite's LIMIT -1: every message, not the first none.
+    head, tail = as_count(head, "head"), as_count(tail, "tail")
     cur = conn.execute(
         f"SELECT *, (SELECT count(*) FROM messages WHERE {shown}) AS _total"
         f" FROM messages WHERE session_id = :s AND (id IN (SELECT id FROM messages"
@@ -135,6 +137,9 @@ def session_ends(
         {"s": session_id, "head": head, "tail": tail},
     )
     rows = [row_dict(cur, raw) for raw in cur]
+    if not rows and not (head or tail):  # no row carries the count: it is asked alone
+        alone = conn.execute(f"SELECT count(*) FROM messages WHERE {shown}", {"s": session_id})
+        return int(alone.fetchone()[0]), []
     total = int(rows[0]["_total"]) if rows else 0
     for row in rows:
         del row["_total"]
@@ -200,10 +205,12 @@ def get_messages_beyond(
     before (after) the page; None when the message is one of another session.
     A message that no longer exists (Hermes' /retry and /undo rewrite a session's
     rows) still marks its place: the page a reader was following goes on from there."""
+    # "2" failed on count + 1, and a negative count (LIMIT -1) read the whole session.
+    message_id, count = as_message_id(message_id, "message_id"), as_count(count, "count")
     owner = conn.execute("SELECT session_id FROM messages WHERE id = ?", (message_id,)).fetchone()
     if owner is not None and owner[0] != session_id:
         return None
-    rows = _beyond(conn, session_id, message_id, count + 1, forward)
+    rows = _beyond(conn, session_id, message_id, min(count + 1, SQLITE_INT_MAX), forward)
     last = len(rows) <= count  # nothing beyond the page on its far side
     rows = rows[:count] if forward else rows[-count:] if count else []
     return {"window": rows, "at_start": not forward and last, "at_end": forward and last}
@@ -227,10 +234,11 @@ def get_messages_around(
     returned.  ``include_hidden=False`` also skips ``display_kind='hidden'``
     rows and returns an empty window for a hidden anchor.
     """
-    window = max(as_int(window, "window"), 0)
+    window = as_count(window, "window")
     anchor, before, after = _window(
-        conn, session_id, as_int(around_message_id, "around_message_id"), window, include_hidden
-    )
+        conn, session_id, as_message_id(around_message_id, "around_message_id"), window,
+        include_hidden,
+    )  # fmt: skip
     if anchor is None:
         return {"window": [], "messages_before": 0, "messages_after": 0}
     return {
@@ -299,9 +307,9 @@ def get_anchored_view(
     rows are left out before the limits apply unless ``include_hidden``.
     """
     roles = None if keep_roles is None else tuple(keep_roles)
-    anchor_id = as_int(message_id, "message_id")
-    window = max(as_int(window, "window"), 0)
-    bookend = max(as_int(bookend, "bookend"), 0)
+    anchor_id = as_message_id(message_id, "message_id")
+    window = as_count(window, "window")
+    bookend = as_count(bookend, "bookend")
     anchor, before, after = _window(conn, session_id, anchor_id, window, include_hidden)
     if anchor is None:
         return {
@@ -389,10 +397,10 @@ def sessions_by_activity(
     to rows written long ago (a back-dated import) and whose own activity
     marks are older is found only once it is among the latest marks.
     """
-    limit = max(as_int(limit, "limit"), 0)
-    offset = max(as_int(offset, "offset"), 0)
+    limit = as_count(limit, "limit")
+    offset = as_count(offset, "offset")
     hidden = as_sources(exclude_sources, "hidden_sources")
-    want = limit + offset
+    want = min(limit + offset, SQLITE_INT_MAX)
     if want == 0:
         return []
     not_hidden = ""
@@ -429,7 +437,9 @@ def _activity_candidates(
             (*params, want),
         )
     }
-    recent_rows = max(_RECENT_MESSAGE_FLOOR, want * _RECENT_MESSAGES_PER_SESSION)
+    recent_rows = max(
+        _RECENT_MESSAGE_FLOOR, min(want * _RECENT_MESSAGES_PER_SESSION, SQLITE_INT_MAX)
+    )
     candidates.update(
         str(row[0])
         for row in conn.execute(
@@ -479,8 +489,8 @@ def get_anchor_summary(
     Same visibility rules as the anchored view, without loading neighbours or
     bookends: ``{"window": [anchor] or [], "messages_before", "messages_after"}``.
     """
-    window = max(as_int(window, "window"), 0)
-    anchor_id = as_int(message_id, "message_id")
+    window = as_count(window, "window")
+    anchor_id = as_message_id(message_id, "message_id")
     rows = _fetch(conn, _SELECT + " WHERE id = ? AND session_id = ?", (anchor_id, session_id))
     if not rows or (not include_hidden and rows[0].get("display_kind") == "hidden"):
         return {"window": [], "messages_before": 0, "messages_after": 0}
@@ -500,7 +510,7 @@ def message_flags(conn: sqlite3.Connection, message_id: int) -> tuple[str, int, 
     """``(session_id, active, compacted)`` of a message; None when it does not exist."""
     row = conn.execute(
         "SELECT session_id, active, compacted FROM messages WHERE id = ?",
-        (as_int(message_id, "message_id"),),
+        (as_message_id(message_id, "message_id"),),
     ).fetchone()
     if row is None:
         return None

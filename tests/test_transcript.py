@@ -320,6 +320,41 @@ def test_hidden_sources_given_as_text_name_sources_not_letters(store):
         store.sessions_by_activity([None])
 
 
+def test_paging_counts_are_counts_of_rows(store):
+    ids = conversation(store, "s", chat(6))
+    beyond = store.get_messages_beyond
+    # "2" failed on count + 1; a negative count was SQLite's LIMIT -1, the whole session.
+    assert ids_of(beyond("s", ids[1], "2", forward=True)["window"]) == ids[2:4]
+    assert beyond("s", ids[1], -2, forward=True)["window"] == []
+    assert store.get_message_ends("s", -1, 0) == (6, [])
+    # Nothing asked for still counts what the session shows (it said 0).
+    assert store.get_message_ends("s", 0, 0) == (6, [])
+    with pytest.raises(ValueError, match="message_id must be an integer, got 2.5"):
+        beyond("s", 2.5, 2, forward=True)
+
+
+def test_a_number_past_sqlites_integers_is_no_overflow(store):
+    ids = conversation(store, "s", chat(4))
+    huge = 10**30
+    # A count that large holds every row; SQLite's binding raised OverflowError on it.
+    assert ids_of(store.get_messages_beyond("s", ids[0], huge, forward=True)["window"]) == ids[1:]
+    assert ids_of(store.get_message_ends("s", huge, 0)[1]) == ids
+    assert ids_of(store.get_messages_around("s", ids[1], huge)["window"]) == ids
+    assert ids_of(store.get_anchored_view("s", ids[1], huge, huge)["window"]) == ids
+    assert store.get_anchor_summary("s", ids[1], huge)["messages_after"] == 2
+    assert [r["id"] for r in store.sessions_by_activity(limit=huge, offset=huge)] == []
+    # No message has an id that large: said so, by the argument's name.
+    for call in (
+        lambda: store.get_messages_around("s", huge),
+        lambda: store.get_anchored_view("s", -huge),
+        lambda: store.get_anchor_summary("s", huge),
+        lambda: store.get_messages_beyond("s", huge, 2, forward=False),
+        lambda: store.message_flags(huge),
+    ):
+        with pytest.raises(ValueError, match="is out of range: no message id is that large"):
+            call()
+
+
 def test_anchor_summary_matches_anchored_view(store):
     ids = _tool_heavy(store)
     store.set_message_flags(ids[10], active=False, compacted=False)

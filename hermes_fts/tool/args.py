@@ -35,8 +35,6 @@ ROLES = ("user", "assistant", "tool", "system")  # the roles Hermes stores
 SORTS = _params.SORTS
 DETAILS = ("adaptive", "full", "index")
 LINK_PREFIX = "@session:"
-_SQLITE_INT_MIN = -(2**63)  # message ids are SQLite INTEGERs (64-bit signed)
-_SQLITE_INT_MAX = 2**63 - 1
 _ROLE_HINT = "role_filter must be a comma-separated string such as 'user,assistant' or 'tool'"
 _EXCLUDE_HINT = "exclude_session_ids must be a list of session ids (or links) to leave out"
 # Relative bounds as newer Hermes advertises them (7d, 24h, 2w), plus minutes.
@@ -94,7 +92,7 @@ def scroll_anchor(value: Any, session_id: str = "SESSION") -> int:
             f"scroll requires integer around_message_id (got {value!r}); pass a message "
             "id from a result's messages, or omit around_message_id to read the session"
         ) from None
-    if not _SQLITE_INT_MIN <= anchor <= _SQLITE_INT_MAX:
+    if not _params.SQLITE_INT_MIN <= anchor <= _params.SQLITE_INT_MAX:
         raise ToolError(
             f"around_message_id {anchor} is out of range; pass a message id from a "
             "result's messages, or omit around_message_id to read the session",
