@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._display import whole_prefix
-from ._params import SQLITE_INT_MAX, as_count, as_message_id, as_sources
+from ._params import SQLITE_INT_MAX, as_count, as_message_id, as_sources, check_text
 from ._sqlite import connect_readonly, row_dict
 from .content import as_text, decode_content, parse_tool_calls
 from .index.schema import MESSAGES
@@ -603,6 +603,18 @@ def file_has_session(path: str | os.PathLike[str], session_id: str) -> bool:
 # --------------------------------------------------------------------------- the store's reads
 
 
+def _text(value: Any, name: str) -> Any:
+    """``value``, refused with a ValueError naming ``name`` when it is not text SQLite
+    can be given (``_params.check_text``): a lone surrogate failed in SQLite's binding
+    with a UnicodeEncodeError that named no argument."""
+    check_text(value, name)
+    return value
+
+
+def _session(session_id: Any) -> Any:
+    return _text(session_id, "session_id")
+
+
 class Views:
     """How ``SessionStore`` reads conversations: each function above, on the store's
     connection (``_conn``)."""
@@ -611,35 +623,37 @@ class Views:
 
     def get_messages(self, session_id: str, *, readable: bool = False) -> list[dict[str, Any]]:
         """Every message of a session; ``readable``: rewound ones left out, as a read shows it."""
-        return session_messages(self._conn, session_id, readable=readable)
+        return session_messages(self._conn, _session(session_id), readable=readable)
 
     def get_message_ends(
         self, session_id: str, head: int, tail: int
     ) -> tuple[int, list[dict[str, Any]]]:
         """The session's message count, and its first ``head`` and last ``tail`` messages."""
-        return session_ends(self._conn, session_id, head, tail)
+        return session_ends(self._conn, _session(session_id), head, tail)
 
     def get_messages_around(
         self, session_id: str, around_message_id: int, window: int = 5
     ) -> dict[str, Any]:
-        return get_messages_around(self._conn, session_id, around_message_id, window)
+        return get_messages_around(self._conn, _session(session_id), around_message_id, window)
 
     def get_messages_beyond(
         self, session_id: str, message_id: int, count: int, *, forward: bool
     ) -> dict[str, Any] | None:
         """The page of ``count`` messages after (``forward``) or before a message."""
-        return get_messages_beyond(self._conn, session_id, message_id, count, forward=forward)
+        return get_messages_beyond(
+            self._conn, _session(session_id), message_id, count, forward=forward
+        )
 
     def get_anchored_view(
         self, session_id: str, message_id: int, window: int = 5, bookend: int = 3
     ) -> dict[str, Any]:
-        return get_anchored_view(self._conn, session_id, message_id, window, bookend)
+        return get_anchored_view(self._conn, _session(session_id), message_id, window, bookend)
 
     def get_anchor_summary(
         self, session_id: str, anchor_id: int, window: int = 5
     ) -> dict[str, Any]:
         """The anchor alone plus the neighbour counts ``get_anchored_view`` would report."""
-        return get_anchor_summary(self._conn, session_id, anchor_id, window)
+        return get_anchor_summary(self._conn, _session(session_id), anchor_id, window)
 
     def message_flags(self, message_id: int) -> tuple[str, int, int] | None:
         """``(session_id, active, compacted)`` of a message; None when it does not exist."""
@@ -647,22 +661,24 @@ class Views:
 
     def find_session_by_title(self, title: str) -> str | None:
         """Session id of the newest ``"<title> #N"`` continuation, else of the exact title."""
-        return find_session_by_title(self._conn, title)
+        return find_session_by_title(self._conn, _text(title, "title"))
 
     def sessions_by_activity(
         self, hidden_sources: Sequence[str] | str = (), limit: int = 20, offset: int = 0
     ) -> list[dict[str, Any]]:
         """Session rows, most recently active first, leaving out ``hidden_sources``."""
-        return sessions_by_activity(self._conn, hidden_sources, limit, offset)
+        return sessions_by_activity(
+            self._conn, _text(hidden_sources, "hidden_sources"), limit, offset
+        )
 
     def count_messages(self, session_id: str) -> int:
         """Stored messages of a session, every kind included."""
-        return count_messages(self._conn, session_id)
+        return count_messages(self._conn, _session(session_id))
 
     def session_preview(self, session_id: str) -> str:
         """The session's first visible user message on one line, shortened."""
-        return session_preview(self._conn, session_id)
+        return session_preview(self._conn, _session(session_id))
 
     def first_message_id(self, session_id: str) -> int | None:
         """Id of the session's first visible message, None when it has none."""
-        return first_message_id(self._conn, session_id)
+        return first_message_id(self._conn, _session(session_id))

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Callable
 
+from ._params import check_text
 from .content import encode_value
 from .index import schema
 
@@ -67,6 +68,7 @@ class Writes:
         )
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
+        check_text(session_id, "session_id")  # a lone surrogate: named, not SQLite's encode error
         row = self._conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return None if row is None else dict(row)
 

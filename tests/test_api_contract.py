@@ -305,6 +305,34 @@ def test_an_api_argument_with_a_lone_surrogate_is_a_clear_error(lone_db: Path, n
             store.search(**args)
 
 
+@pytest.mark.parametrize(
+    ("method", "args", "name"),
+    [
+        ("get_messages", ("s\ud800",), "session_id"),
+        ("get_message_ends", ("s\ud800", 1, 1), "session_id"),
+        ("get_messages_around", ("s\ud800", 1), "session_id"),
+        ("get_messages_beyond", ("s\ud800", 1, 1), "session_id"),
+        ("get_anchored_view", ("s\ud800", 1), "session_id"),
+        ("get_anchor_summary", ("s\ud800", 1), "session_id"),
+        ("count_messages", ("s\ud800",), "session_id"),
+        ("session_preview", ("s\ud800",), "session_id"),
+        ("first_message_id", ("s\ud800",), "session_id"),
+        ("get_session", ("s\ud800",), "session_id"),
+        ("find_session_by_title", ("t\ud800",), "title"),
+        ("sessions_by_activity", (["cron", "x\ud800"],), "hidden_sources"),
+    ],
+)
+def test_a_reader_argument_with_a_lone_surrogate_is_named(
+    lone_db: Path, method: str, args: tuple[Any, ...], name: str
+) -> None:
+    # It failed in SQLite's binding, a UnicodeEncodeError that named no argument.
+    kwargs = {"forward": True} if method == "get_messages_beyond" else {}
+    with SessionStore(lone_db, readonly=True) as store:
+        with pytest.raises(ValueError, match=f"^{name} holds a lone UTF-16 surrogate") as exc:
+            getattr(store, method)(*args, **kwargs)
+    assert not isinstance(exc.value, UnicodeError)
+
+
 def test_cli_arguments_that_are_not_utf8_are_a_clear_error(lone_db: Path) -> None:
     for args in (
         [b"search", b"\xff\xfe"],
