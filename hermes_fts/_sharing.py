@@ -1,6 +1,7 @@
 """Other processes on the same store: whether one holds the write lock or has
 the store open at all (so a fill can skip its pauses when nobody else is
-there), and one optimize-storage run per store at a time."""
+there), and one optimize-storage run per store at a time; and other threads
+on the same ``SessionStore``: one of them at a time on its connection."""
 
 from __future__ import annotations
 
@@ -9,14 +10,18 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+import types
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import wraps
+from typing import Any
 
 from ._sqlite import StoreError
 
 __all__ = [
     "RUN_LOCK_SUFFIX",
     "RunBusy",
+    "one_thread_at_a_time",
     "open_elsewhere",
     "opened_elsewhere",
     "pause_when_shared",
@@ -191,3 +196,26 @@ def _lock_pid(fd: int) -> int | None:
     except OSError:
         return None
     return int(text) if text.isdigit() else None
+
+
+def one_thread_at_a_time(cls: type, also: Sequence[str] = ()) -> None:
+    """Every public method of ``cls`` and of its bases, and those named in ``also``,
+    run under the instance's ``_lock`` (an RLock, set before its first call).  A
+    store has one connection: two threads' transactions on it ran into each other
+    ("cannot start a transaction within a transaction"), and a write failed while
+    another thread searched."""
+    for klass in reversed(cls.__mro__[:-1]):  # the subclass's own methods win
+        for name, method in vars(klass).items():
+            if isinstance(method, types.FunctionType) and (
+                not name.startswith("_") or name in also
+            ):
+                setattr(cls, name, _under_lock(method))
+
+
+def _under_lock(method: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps(method)
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked

@@ -13,13 +13,14 @@ import functools
 import logging
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _env, _sqlite, _store_problems, loader, transcript, writes
+from . import _env, _sharing, _sqlite, _store_problems, loader, transcript, writes
 from ._env import default_db_path
 from ._sharing import write_lock_held
 from ._sqlite import BUSY_TIMEOUT_S, StoreError
@@ -149,6 +150,7 @@ class SessionStore(transcript.Views, writes.Writes):
         progress: indexing.Progress | None = None,
         pause: indexing.Sleep = time.sleep,
     ) -> None:
+        self._lock = threading.RLock()  # one thread at a time on the connection
         self._path = Path(path) if path is not None else default_db_path()
         self.readonly, self._progress, self._pause = readonly, progress, pause
         _store_problems.prepare_store_path(self._path, default=path is None, readonly=readonly)
@@ -793,3 +795,6 @@ class SessionStore(transcript.Views, writes.Writes):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_sharing.one_thread_at_a_time(SessionStore, also=("_write",))

@@ -702,3 +702,42 @@ def test_text_another_program_stored_as_a_blob_is_found_and_read_as_text(
         ):
             assert "b'" not in json.dumps(found, ensure_ascii=False)
             assert "rollout blob 部署完成" in json.dumps(found, ensure_ascii=False)
+
+
+@needs_extension
+def test_one_store_shared_by_threads_keeps_every_write(tmp_path: Path) -> None:
+    """A framework's worker threads on one SessionStore: their transactions shared the
+    connection, and a write failed ("cannot start a transaction within a transaction")
+    whenever another thread was searching."""
+    import threading
+
+    store = SessionStore(tmp_path / "state.db")
+    store.add_session("s1", "cli", started_at=1.0)
+    errors: list[BaseException] = []
+    added: list[int] = []
+
+    def run(work: Any) -> None:
+        try:
+            for n in range(40):
+                work(n)
+        except BaseException as exc:  # noqa: BLE001 - the test reports every failure
+            errors.append(exc)
+
+    def write(tag: str) -> Any:
+        return lambda n: added.append(store.add_message("s1", "user", f"{tag} 部署 note {n}"))
+
+    def read(n: int) -> None:
+        store.search("部署 OR note", limit=5)
+        store.get_messages("s1")
+
+    workers = [threading.Thread(target=run, args=(write(f"w{i}"),)) for i in range(3)]
+    workers += [threading.Thread(target=run, args=(read,)) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert errors == []
+    assert len(added) == 120
+    assert sorted(r["id"] for r in store.get_messages("s1")) == sorted(added)
+    assert len(store.search("部署", limit=500).rows) == 120
+    store.close()
