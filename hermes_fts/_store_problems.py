@@ -224,6 +224,22 @@ def tables_problem(conn: sqlite3.Connection, path: Path) -> FileProblem | None:
     return None
 
 
+def layout_problem(conn: sqlite3.Connection, path: Path, *, readonly: bool) -> FileProblem | None:
+    """What makes the database ``conn`` reads no store to open, else None: a messages
+    table without its content column or its keys, and for a read-only open (which
+    adds nothing) no Hermes tables, which every search and read failed on later."""
+    renamed = content_column_problem(conn, path)
+    if renamed:
+        return FileProblem(renamed)
+    alien = key_columns_problem(conn, path)
+    if alien:
+        return FileProblem(alien, wrong_path=True)
+    missing = tables_problem(conn, path) if readonly else None
+    if missing is not None:  # an empty file is named as one, not as a database without tables
+        return store_file_problem(path, readonly=True, may_create=False) or missing
+    return None
+
+
 _WRITES = "this command writes to the store"
 
 

@@ -197,35 +197,23 @@ class SessionStore(transcript.Views, writes.Writes):
     # ------------------------------------------------------------------ open
 
     def _open_store_file(self) -> sqlite3.Connection:
-        """The connection, or StoreError for what is no Hermes store: a file that is
-        not SQLite, and read-only, one without Hermes' tables, which every search
-        and read failed on later ("no such table"); a write open adds them."""
+        """The connection, or StoreError for what is no Hermes store to open: a file
+        that is not SQLite, or what ``_store_problems.layout_problem`` names."""
         conn = None
         try:
             conn = self._open_connection()
-            # Before an open adds an empty one (ensure_base_schema).
-            renamed = _store_problems.content_column_problem(conn, self._path)
-            alien = None if renamed else _store_problems.key_columns_problem(conn, self._path)
-            if renamed or alien:
-                raise StoreError(renamed or str(alien), wrong_path=alien is not None)
-            missing = _store_problems.tables_problem(conn, self._path) if self.readonly else None
-            if missing is not None:
-                # An empty file is named as one, not as a database without tables.
-                look = _store_problems.store_file_problem(
-                    self._path, readonly=True, may_create=False
-                )
-                raise StoreError((look or missing).message, wrong_path=True)
-            return conn
-        except (sqlite3.DatabaseError, StoreError) as exc:
+            problem = _store_problems.layout_problem(conn, self._path, readonly=self.readonly)
+        except sqlite3.DatabaseError as exc:  # "file is not a database", on the first read
             if conn is not None:
                 conn.close()
-            if isinstance(exc, StoreError):
-                raise
-            # "file is not a database", on the first read: said as a wrong path.
             look = _store_problems.store_file_problem(self._path, readonly=True, may_create=False)
             if look is None or not look.wrong_path:
                 raise
             raise StoreError(look.message, wrong_path=True) from exc
+        if problem is not None:
+            conn.close()
+            raise StoreError(problem.message, wrong_path=problem.wrong_path)
+        return conn
 
     def _align_base(self) -> None:
         """Before our first write: replace the TEMP views by the real columns."""
@@ -719,6 +707,8 @@ class SessionStore(transcript.Views, writes.Writes):
     def words_held(query: str, matched: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
         """The words of ``query`` as written that a row with ``matched_terms`` holds
         whole, in part, or not at all (``query.best.words_held``)."""
+        search_request.check_query(query)  # 5 failed on str methods inside; None finds nothing
+        query = query or ""
         # Only a partial row asks, so a short CJK word alone was read as a sentence.
         held = _words_held(parse_query(query, sentence=reads_as_sentence(query)), matched)
         other = None if held[0] or held[1] else search_request.other_words(query)

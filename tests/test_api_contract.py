@@ -333,6 +333,31 @@ def test_a_reader_argument_with_a_lone_surrogate_is_named(
     assert not isinstance(exc.value, UnicodeError)
 
 
+@pytest.mark.parametrize(
+    ("query", "error", "said"),
+    [
+        ("forecast \udc80", ValueError, "search query holds a lone UTF-16 surrogate"),
+        (5, TypeError, "search query must be text, not int"),
+        (["forecast"], TypeError, "search query must be text, not list"),
+    ],
+)
+def test_what_a_search_refuses_is_described_as_refused(
+    lone_db: Path, query: Any, error: type[Exception], said: str
+) -> None:
+    # describe_search_path said fts_cjk (a lone surrogate) or empty (5), query_notes
+    # that a control character was read as a space or nothing, while search raised.
+    with SessionStore(lone_db, readonly=True) as store:
+        with pytest.raises(error, match=said):
+            store.search(query)
+        assert store.describe_search_path(query) == "refused"
+        notes = store.query_notes(query)
+        assert len(notes) == 1 and notes[0].startswith(said)
+        with pytest.raises(error, match=said):
+            store.words_held(query, ["forecast"])
+        assert store.describe_search_path(None) == "empty" and store.query_notes(None) == []
+        assert store.words_held(None, ["forecast"]) == ([], [], [])
+
+
 def test_cli_arguments_that_are_not_utf8_are_a_clear_error(lone_db: Path) -> None:
     for args in (
         [b"search", b"\xff\xfe"],

@@ -68,9 +68,11 @@ __all__ = [
     "ROW_NAMES",
     "SESSIONS_SORT",
     "SearchRequest",
+    "check_query",
     "check_route",
     "envelope",
     "query_notes",
+    "query_refusal",
     "search_preferring",
     "search_reading",
     "time_note",
@@ -190,10 +192,8 @@ class SearchRequest:
     projection: tuple[str, ...] | None = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.query is not None and not isinstance(self.query, str):
-            # A number or a list would otherwise find nothing, and say nothing.
-            raise TypeError(f"search query must be text, not {type(self.query).__name__}")
-        for name in ("query", "source_filter", "exclude_sources", "role_filter"):
+        check_query(self.query)
+        for name in ("source_filter", "exclude_sources", "role_filter"):
             check_text(getattr(self, name), f"search {name}")
         check_text(self.exclude_session_ids, "search exclude_session_ids")
         self.source_filter = as_sources(self.source_filter, "search source_filter")
@@ -245,6 +245,24 @@ def _check_sort(sort: Any) -> str | None:
         f"unknown sort {sort!r}; one of {', '.join((*SORTS, SESSIONS_SORT))}, "
         "or None for best match first"
     )
+
+
+def check_query(query: Any) -> None:
+    """Refuse what a search cannot take as its query: TypeError for what is not text
+    (None is an empty search), ValueError for text with a lone surrogate."""
+    if query is not None and not isinstance(query, str):
+        # A number or a list would otherwise find nothing, and say nothing.
+        raise TypeError(f"search query must be text, not {type(query).__name__}")
+    check_text(query, "search query")
+
+
+def query_refusal(query: Any) -> str | None:
+    """Why a search refuses ``query`` as ``check_query`` says it, else None."""
+    try:
+        check_query(query)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return None
 
 
 def check_route(route: str | None) -> None:
@@ -481,7 +499,11 @@ def query_notes(query: Any) -> list[str]:
     """What the parser changed in ``query`` and why, then the refusal reason if any.
 
     The same notes as ``run.plan_search(...).notes``; for the tool's and CLI's output.
+    A query a search refuses for what it is (``check_query``) has that reason alone.
     """
+    refused = query_refusal(query)
+    if refused is not None:  # a lone surrogate was noted as a control character read as space
+        return [refused]
     parsed = best_match(parse_query(query))
     when = time_note(query)  # counted from the current time
     return [*parsed.notes, *([when] if when else []), *([parsed.error] if parsed.error else [])]

@@ -57,6 +57,7 @@ from .request import (
     SearchRequest,
     check_route,
     envelope,
+    query_refusal,
     search_reading,
 )
 from .rows import Ranked, like_rows, order_sql, time_sort_key, where_sql
@@ -177,7 +178,9 @@ def _plan(
 
 
 def describe_search_path(state: dict[str, Any], query: Any) -> str:
-    """The route a search for ``query`` takes; never raises."""
+    """The route a search for ``query`` takes, ``refused`` for one it refuses; never raises."""
+    if query_refusal(query) is not None:  # not text, or a lone surrogate: search raises
+        return "refused"
     try:
         return plan_search(state, query).route
     except Exception:  # a description must never break the caller
