@@ -119,6 +119,18 @@ def test_a_source_filter_that_is_not_text_is_a_clear_error(store, bad):
             store.search_messages("alpha", **{name: bad})
 
 
+@pytest.mark.parametrize("bad", ["no", "false", None, 2, 0.0])
+def test_include_inactive_that_is_not_a_flag_is_a_clear_error(store, bad):
+    # "no" or "false" is true to Python: the rewound rows asked to stay out were shown.
+    kept = store.add_message("s1", "user", "alpha kept", timestamp=1.0)
+    rewound = store.add_message("s1", "user", "alpha rewound", timestamp=2.0)
+    store.set_message_flags(rewound, active=0, compacted=0)
+    with pytest.raises(TypeError, match="search include_inactive must be True or False"):
+        store.search_messages("alpha", include_inactive=bad)
+    assert ids(store.search_messages("alpha", include_inactive=0)) == [kept]
+    assert set(ids(store.search_messages("alpha", include_inactive=1))) == {kept, rewound}
+
+
 @pytest.mark.parametrize("bad", [None, "abc", 2.5, [3], object()])
 def test_bad_limit_or_offset_is_a_clear_error(store, bad):
     store.add_message("s1", "user", "alpha", timestamp=1.0)
