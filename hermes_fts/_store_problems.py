@@ -403,6 +403,9 @@ def failure_cause(exc: BaseException) -> str | None:
         return None
     text = str(exc).lower()
     code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(exc, sqlite3.ProgrammingError) and "closed database" in text:
+        # other words or a retry cannot help: the caller closed the store it passed
+        return f"the store was closed ({exc}); open it again and pass the open store"
     if "locked" in text or "busy" in text:
         return (
             f"the store is locked by another process ({exc}); wait for it to finish "

@@ -290,6 +290,19 @@ def test_failure_causes_of_real_sqlite_errors(tmp_path):
     assert failure_cause(sqlite3.OperationalError("no such column: x")) is None
 
 
+@pytest.mark.parametrize(
+    "args", [{"query": "deploy"}, {}, {"session_id": "c1"}], ids=["search", "browse", "read"]
+)
+def test_a_closed_store_is_named_not_blamed_on_the_query(home, args):
+    """A caller that closed its store got "retry with plain words", which cannot help."""
+    s = open_store(home / "state.db")
+    conversation(s, "c1", [("user", "deploy the rocket")], start=T0)
+    s.close()
+    payload = session_search(s, **args)
+    assert_error(payload, "could not read the store: the store was closed", "open it again")
+    assert "plain words" not in payload["error"]
+
+
 def test_browse_lists_a_parent_cycle_no_session_of_which_was_compressed(home):
     s = open_store(home / "state.db")
     try:

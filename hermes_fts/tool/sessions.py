@@ -7,6 +7,7 @@ import logging
 import shlex
 from typing import Any
 
+from ..store import failure_cause
 from .args import scroll_anchor, scroll_window
 from .context import FRESH_RESET_END_REASONS, CallContext
 from .errors import NotHere, ToolError
@@ -344,6 +345,9 @@ def browse(ctx: CallContext, limit: int, offset: int | None = None) -> dict[str,
         start = offset or 0
         entries = [_browse_entry(ctx, row, conv) for row, conv in results[start : start + limit]]
     except Exception as exc:  # noqa: BLE001 - reported to the caller
+        cause = failure_cause(exc)
+        if cause is not None:  # the store's state, not a fault of ours
+            raise ToolError(f"Listing recent sessions could not read the store: {cause}") from exc
         log.error("listing recent sessions failed", exc_info=True)
         raise ToolError(f"Failed to list recent sessions: {exc}") from exc
     payload: dict[str, Any] = {
