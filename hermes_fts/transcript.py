@@ -661,6 +661,8 @@ class Views:
 
     def find_session_by_title(self, title: str) -> str | None:
         """Session id of the newest ``"<title> #N"`` continuation, else of the exact title."""
+        if not isinstance(title, str):  # None failed on `title + " #"` deep inside
+            raise TypeError(f"title must be text, not {type(title).__name__}")
         return find_session_by_title(self._conn, _text(title, "title"))
 
     def sessions_by_activity(

@@ -48,6 +48,7 @@ class Writes:
         if unknown:
             raise ValueError(f"unknown session field(s): {', '.join(sorted(unknown))}")
         row.update({k: encode_value(v) for k, v in fields.items()})
+        _check_texts(row)
         cols = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         self._write(
@@ -58,6 +59,7 @@ class Writes:
         return str(sid)
 
     def end_session(self, session_id: str, end_reason: str) -> None:
+        _check_texts({"session_id": session_id, "end_reason": end_reason})
         # First writer wins, as in the reference.
         self._write(
             lambda c: c.execute(
@@ -85,7 +87,9 @@ class Writes:
         values.setdefault("timestamp", time.time())
         values.setdefault("active", 1)
         values.setdefault("compacted", 0)
-        return tuple(encode_value(values.get(name)) for name in _MESSAGE_FIELDS)
+        row = {name: encode_value(values.get(name)) for name in _MESSAGE_FIELDS}
+        _check_texts(row)
+        return tuple(row.values())
 
     _INSERT_MESSAGE = (
         f"INSERT INTO messages({', '.join(_MESSAGE_FIELDS)}) "
@@ -133,7 +137,9 @@ class Writes:
         if not fields:
             return
         assigns = ", ".join(f"{k} = ?" for k in fields)
-        values = tuple(encode_value(v) for v in fields.values())
+        encoded = {k: encode_value(v) for k, v in fields.items()}
+        _check_texts(encoded)
+        values = tuple(encoded.values())
         self._write(
             lambda c: c.execute(
                 f"UPDATE messages SET {assigns} WHERE id = ?", (*values, message_id)
@@ -152,3 +158,10 @@ class Writes:
 
     def delete_message(self, message_id: int) -> None:
         self._write(lambda c: c.execute("DELETE FROM messages WHERE id = ?", (message_id,)))
+
+
+def _check_texts(row: Mapping[str, Any]) -> None:
+    """A value holding a lone surrogate, refused with a ValueError naming its column:
+    SQLite's binding failed on it with a UnicodeEncodeError that named none."""
+    for name, value in row.items():
+        check_text(value, name)

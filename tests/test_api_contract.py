@@ -334,6 +334,41 @@ def test_a_reader_argument_with_a_lone_surrogate_is_named(
 
 
 @pytest.mark.parametrize(
+    ("write", "name"),
+    [
+        (lambda s: s.add_session("s\ud800", "cli"), "id"),
+        (lambda s: s.add_session("s2", "cli", title="t\udc80"), "title"),
+        (lambda s: s.add_message("s1", "user", "x\ud800"), "content"),
+        (lambda s: s.add_messages([{"session_id": "s1", "role": "user\ud800"}]), "role"),
+        (
+            lambda s: s.add_message("s1", "assistant", "", tool_calls=[{"a": "\ud800"}]),
+            "tool_calls",
+        ),
+        (lambda s: s.update_message(1, content="z\ud800"), "content"),
+        (lambda s: s.end_session("s1", "done\ud800"), "end_reason"),
+    ],
+)
+def test_a_write_with_a_lone_surrogate_is_named_and_writes_nothing(
+    tmp_path: Path, write: Any, name: str
+) -> None:
+    # SQLite's binding failed with a UnicodeEncodeError that named no column.
+    with SessionStore(tmp_path / "state.db") as store:
+        store.add_session("s1", "cli")
+        store.add_message("s1", "user", "kept")
+        with pytest.raises(ValueError, match=f"^{name} holds a lone UTF-16 surrogate"):
+            write(store)
+        assert [m["content"] for m in store.get_messages("s1")] == ["kept"]
+        assert store.get_session("s1")["end_reason"] is None
+        assert store.get_session("s2") is None
+
+
+def test_a_title_that_is_not_text_is_a_clear_type_error(lone_db: Path) -> None:
+    with SessionStore(lone_db, readonly=True) as store:
+        with pytest.raises(TypeError, match="^title must be text, not NoneType"):
+            store.find_session_by_title(None)
+
+
+@pytest.mark.parametrize(
     ("query", "error", "said"),
     [
         ("forecast \udc80", ValueError, "search query holds a lone UTF-16 surrogate"),
