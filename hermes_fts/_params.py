@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 __all__ = [
@@ -187,3 +188,17 @@ def check_text(value: Any, name: str) -> None:
             f"character {exc.start + 1}): a JSON escape without its pair, or bytes that are "
             "not UTF-8, is not text; pass the text without it"
         ) from None
+
+
+def iso_seconds(moment: datetime) -> float:
+    """Epoch seconds of an ISO date/time, naive ones in local time.
+
+    ``timestamp()`` asks the C library for the local offset, which refuses the
+    first and last days ``datetime`` holds (0001-01-01, 9999-12-31 east of
+    UTC); those take the offset of the same date a year inside the range.
+    """
+    try:
+        return moment.timestamp()
+    except (ValueError, OverflowError, OSError):
+        inside = moment.replace(year=2 if moment.year < 2 else 9998)
+        return inside.timestamp() + (moment - inside).total_seconds()

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -752,6 +753,25 @@ def test_a_now_at_the_calendar_s_ends_answers(store: SessionStore, query: str, n
     assert found, said
     assert any("no message has that time" in n for n in said), said
     assert sessions(store, query, now=now)
+
+
+@pytest.mark.parametrize("tz", ["UTC", "Asia/Tokyo", "America/New_York"])
+@pytest.mark.parametrize("now", ["0001-01-01", "9999-12-31T23:59:59"])
+def test_the_api_takes_the_calendar_s_first_and_last_day_as_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tz: str, now: str
+) -> None:
+    """``search(now="0001-01-01")`` was refused as no ISO date (east of UTC the last
+    day too), though the tool and the CLI take both: the local offset of those
+    days is past what the C library reads."""
+    monkeypatch.setenv("TZ", tz)
+    time.tzset()
+    try:
+        st = _one_message_sessions(tmp_path, ("plan", "2026-03-01T10:00", "decide the plan"))
+        assert [r["session_id"] for r in st.search("decide last week", now=now).rows] == ["plan"]
+        st.close()
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
 
 def test_a_stretch_from_before_1970_holds_every_message_since(store: SessionStore) -> None:

@@ -48,6 +48,7 @@ from .._params import (
     as_sources,
     as_time_bound,
     check_text,
+    iso_seconds,
     parse_roles,
     parse_sort,
 )
@@ -225,9 +226,9 @@ def _as_now(value: Any) -> float | None:
     if isinstance(value, str):
         text = value.strip()
         try:
-            return datetime.fromisoformat(
-                text[:-1] + "+00:00" if text[-1:] in "Zz" else text
-            ).timestamp()
+            return iso_seconds(
+                datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" else text)
+            )
         except (ValueError, OverflowError, OSError):
             raise ValueError(
                 f"search now must be Unix seconds or an ISO date/time such as 2026-03-15T09:30, "

@@ -194,7 +194,7 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
         return None
     compact = _compact_date(text, name)
     if compact is not None:
-        return _iso_seconds(compact)
+        return _params.iso_seconds(compact)
     try:
         number = float(text)
     except ValueError:
@@ -214,7 +214,7 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
         return (time.time() if now is None else now) - _epoch_seconds(back, name)
     iso = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
     try:
-        return _iso_seconds(datetime.fromisoformat(iso))
+        return _params.iso_seconds(datetime.fromisoformat(iso))
     except (ValueError, OverflowError, OSError):
         raise BadValue(hint) from None
 
@@ -287,20 +287,6 @@ def _unix_time(number: float, name: str, written: object = None) -> float:
         f"{name} {shown!r} is past the year 5000 as epoch seconds; if it is epoch {unit}, "
         f"pass it in seconds: {meant:.0f} ({day})"
     )
-
-
-def _iso_seconds(moment: datetime) -> float:
-    """Epoch seconds of an ISO date/time, naive ones in local time.
-
-    ``timestamp()`` asks the C library for the local offset, which refuses the
-    first and last days ``datetime`` holds (0001-01-01, 9999-12-31 east of
-    UTC); those take the offset of the same date a year inside the range.
-    """
-    try:
-        return moment.timestamp()
-    except (ValueError, OverflowError, OSError):
-        inside = moment.replace(year=2 if moment.year < 2 else 9998)
-        return inside.timestamp() + (moment - inside).total_seconds()
 
 
 # --------------------------------------------------------------------------- session references
