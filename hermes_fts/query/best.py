@@ -181,8 +181,16 @@ def _particles_apart(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
 
 def _word_pieces(reading: Reading) -> list[tuple[Term, list[Term]]]:
     """Each word of a question as read (``question.read_question``), with the terms it
-    is searched as."""
-    return [(n, _pieces(n) if unquoted else [n]) for n, unquoted in reading.words]
+    is searched as: the pair across a time word's end with the word after it."""
+    return [
+        (
+            n,
+            [*_pieces(n), *(pair for word, pair in reading.joins if word == n)]
+            if unquoted
+            else [n],
+        )
+        for n, unquoted in reading.words
+    ]
 
 
 def _written(q: Query) -> list[tuple[Term, list[Term]]]:
@@ -303,16 +311,17 @@ def _kept_terms(
     else remains."""
     aside = reading.aside
     apart = _particles_apart(written) | _junctions(written)
+    pairs = {pair for _, pair in reading.joins}  # they never decide alone
     kept = [
         t
         for t, unquoted in terms.items()
         if not (unquoted and (_is_stop(t.text) or t in apart) or t in aside)
     ]
     notes = list(q.notes)
-    if all(t in _sentences(written) for t in kept):
+    if all(t in _sentences(written) or t in pairs for t in kept):
         # Only common words (a sentence of them counts no more: 我们讨论了什么):
         # they are what there is to find.
-        kept = list(terms)
+        kept = [t for t in terms if t not in pairs]
     else:
         # "make, wanted and Young": a best match already ranks rows with both words
         # first, and is an OR; a lower-case 'not' or 'near' keeps its note.

@@ -124,7 +124,7 @@ class Reading:
     out while other words remain.  ``times``: the time words found.
     ``notes``: what was read, for the query's notes.  ``written``: the words
     as the user wrote them (a possessive read as its name), not the pieces a
-    CJK sentence is cut into: what a note may name.
+    CJK sentence is cut into: what a note may name.  ``joins``: see the field.
     """
 
     words: tuple[Word, ...]
@@ -132,6 +132,9 @@ class Reading:
     times: tuple[TimeWords, ...] = ()
     notes: tuple[str, ...] = ()
     written: frozenset[str] = frozenset()
+    # (word, pair): the two Han characters across a time word's end, searched as a
+    # part of the word after it (``_HAN_PAIR``), never deciding on their own.
+    joins: tuple[tuple[Term, Term], ...] = ()
 
 
 def _top_words(q: Query) -> list[Word]:
@@ -307,20 +310,28 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
     words, possessives = _possessives(words, is_stop)
     written = frozenset(term.text for term, unquoted in words if unquoted)
     marks: list[list[Span]] = [[] for _ in words]
-    joins: list[Term] = []
-    times = _mark_times(words, marks, joins)
+    pairs: list[Term] = []
+    times = _mark_times(words, marks, pairs)
     categories = _mark_categories(words, marks, is_stop)
     out: list[Word] = []
     aside: list[Term] = []
+    joins: list[tuple[Term, Term]] = []
     for (term, unquoted), spans in zip(words, marks):
         if not spans:
             out.append((term, unquoted))
             continue
+        before: Term | None = None  # the piece cut out just before
         for piece, cut in _split(term, spans):
             out.append((piece, not cut))  # a cut word is kept whole if nothing else is left
             if cut:
                 aside.append(piece)
-    out += [(join, True) for join in joins]
+            elif before is not None:
+                joins += [
+                    (piece, pair)
+                    for pair in pairs
+                    if before.text.endswith(pair.text[0]) and piece.text.startswith(pair.text[1])
+                ]
+            before = piece if cut else None
     notes = []
     if possessives:
         notes.append("read possessives as the name: " + ", ".join(possessives))
@@ -329,4 +340,4 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
             "left out category words, since a conversation names the thing, not its kind: "
             + ", ".join(dict.fromkeys(categories))
         )
-    return Reading(tuple(out), frozenset(aside), tuple(times), tuple(notes), written)
+    return Reading(tuple(out), frozenset(aside), tuple(times), tuple(notes), written, tuple(joins))
