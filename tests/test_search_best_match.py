@@ -954,3 +954,39 @@ def test_a_symbol_among_words_is_left_out_not_scanned_for(tmp_path):
     # Only symbols and common words: the symbol is what there is to find.
     assert [r["session_id"] for r in st_.search("the 🚀").rows] == ["symbol"]
     st_.close()
+
+
+@pytest.mark.parametrize("order", [None, "newest", "oldest"])
+def test_one_long_session_holding_most_matches_is_ranked_once_not_again_and_again(order):
+    """One term's sessions when one session holds nearly every match (a
+    400,000-message session): the page is each session's best kept row, best
+    first, and every match is ranked a bounded number of times; the head was
+    ranked again, four times longer each time, until it held every match, and
+    a search of a common word took seconds."""
+    rng = random.Random(3)
+    rows: dict[int, list] = {}
+    session_of: dict[int, str] = {}
+    for rid in range(1, 60_001):
+        rows[rid] = [1.0, rng.random(), None, 1]
+        session_of[rid] = "long" if rid % 1000 else f"s{rid // 1000:02d}"
+    times = {rid: T0 + rng.randrange(10**6) for rid in rows}
+    left_out = {rid for rid in rows if rid % 7 == 0}  # the filters keep the others
+    keys = 0
+
+    class Counted(sessions.Evidence):
+        def row_key(self, row_id: int) -> tuple:
+            nonlocal keys
+            keys += 1
+            return super().row_key(row_id)
+
+    evidence = Counted(rows, [1.0], order, times)
+    page = sessions.first_sessions(
+        evidence, 20, lambda ids: {i: session_of[i] for i in ids if i not in left_out}
+    )
+    keys_per_row = keys / len(rows)
+    keys = 0
+    best: dict[str, int] = {}
+    for rid in sorted(set(rows) - left_out, key=evidence.row_key):
+        best.setdefault(session_of[rid], rid)
+    assert [(rid, sid) for _, rid, sid, _ in page] == [(r, s) for s, r in best.items()][:20]
+    assert keys_per_row <= 3

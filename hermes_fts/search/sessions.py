@@ -29,7 +29,7 @@ import heapq
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import reduce
 from itertools import compress, groupby
@@ -177,23 +177,49 @@ def first_sessions(evidence: Evidence, want: int, passing: Passing) -> Page:
     """The top ``want`` sessions of a one-term ``evidence``: every match holds the
     whole query, so the sessions of its best rows, in order, each with the first
     one met (rows best first, then newest; ``passing`` tells the kept ones)."""
-    page: Page = []
-    met: set[str] = set()
     size = max(4 * want, 64)
-    while True:
+    # A head that one long session fills is ranked again, four times longer, at
+    # most twice and only while it is much shorter than every match: then one
+    # pass over them all (a 400,000-message session held every match of a
+    # common word, and six rankings of them all took seconds).
+    for _ in range(2):
+        if size * 16 >= len(evidence.rows):
+            break
         ranked = best_row_ids(evidence, size, passing)
-        kept = passing(ranked)
-        page, met = [], set()
-        for rid in ranked:
-            sid = kept[rid]
-            if sid not in met:
-                met.add(sid)
-                page.append((_one_term(evidence.rows[rid]), rid, sid, 1))
-                if len(page) == want:
-                    return page
-        if len(ranked) < size:  # every kept match read
+        page = _sessions_met(evidence, ranked, passing(ranked), want)
+        if len(page) == want or len(ranked) < size:  # full, or every kept match read
             return page
         size *= 4
+    return _each_sessions_best(evidence, want, passing)
+
+
+def _sessions_met(
+    evidence: Evidence, ranked: Sequence[int], kept: Mapping[int, str], want: int
+) -> Page:
+    """The first ``want`` sessions met in ``ranked`` rows, each with its first row."""
+    page: Page = []
+    met: set[str] = set()
+    for rid in ranked:
+        sid = kept[rid]
+        if sid not in met:
+            met.add(sid)
+            page.append((_one_term(evidence.rows[rid]), rid, sid, 1))
+            if len(page) == want:
+                break
+    return page
+
+
+def _each_sessions_best(evidence: Evidence, want: int, passing: Passing) -> Page:
+    """``first_sessions`` in one pass: each session's best kept row, the best ``want``."""
+    key = evidence.row_key
+    best: dict[str, tuple[Any, int]] = {}
+    for rid, sid in passing(list(evidence.rows)).items():
+        mine = (key(rid), rid)
+        if sid not in best or mine < best[sid]:
+            best[sid] = mine
+    # Keys are unique (they end with the row id), so the session is never compared.
+    top = heapq.nsmallest(want, ((mine, sid) for sid, mine in best.items()))
+    return [(_one_term(evidence.rows[rid]), rid, sid, 1) for (_, rid), sid in top]
 
 
 def _one_term(row: Sequence[Any], w: SessionWeights = SESSION_WEIGHTS) -> float:
