@@ -306,3 +306,21 @@ def test_cli_read_and_scroll_of_a_huge_message_are_bounded(as_json, db, capsys, 
         else:
             assert "[cut from 3,000,000 characters; --full shows it whole]" in out
             assert "note: 1 message(s) cut to 4,000 characters" in out
+
+
+def test_a_long_log_cut_both_by_characters_and_by_lines_says_both(db, capsys, monkeypatch):
+    """A 12,000-line, 1 MB log: read shows its first 12 lines.  The line saying what
+    was left named the 33 lines of the 4,000 characters kept and not the cut, which
+    was said at the end of the lines left out: the rest of the megabyte went unsaid."""
+    log = "\n".join(f"line {k} deploy log output" for k in range(12_000))
+    with SessionStore(db) as store:
+        conversation(store, "s-log", [("user", "q"), ("tool", log)], start=T0 + 2 * 86400)
+    code, out, _err = _run(_argv(["read", "s-log"], db), capsys, monkeypatch, terminal=False)
+    assert code == 0
+    shown = [line for line in out.splitlines() if "deploy log output" in line]
+    assert len(shown) == 12 and "line 11 " in shown[-1]
+    more = out.splitlines()[out.splitlines().index(shown[-1]) + 1].strip()
+    hidden = len(log[:4000].splitlines()) - 12
+    assert more == (
+        f"[{hidden} more lines; cut from {len(log):,} characters; --full shows the message whole]"
+    )

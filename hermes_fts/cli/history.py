@@ -87,14 +87,15 @@ def _role_label(msg: dict[str, Any]) -> str:
 
 def _body_lines(msg: dict[str, Any], max_lines: int | None) -> list[str]:
     """The message's lines, at most ``max_lines`` of them and a line saying what was left."""
-    body = _message_text(msg)
-    if msg.get("content_truncated"):
-        chars = int(msg.get("original_content_chars") or 0)
-        body += f" [cut from {chars:,} characters; --full shows it whole]"
-    lines = body.splitlines() or [""]
+    lines = _message_text(msg).splitlines() or [""]
+    chars = int(msg.get("original_content_chars") or 0)
+    cut = f"cut from {chars:,} characters" if msg.get("content_truncated") else ""
     if max_lines is not None and len(lines) > max_lines:
-        hidden = len(lines) - max_lines
-        lines = [*lines[:max_lines], f"[{hidden:,} more lines; --full shows the message whole]"]
+        # The cut is said here too: at the end of the lines left out, it went unseen.
+        more = "; ".join(filter(None, [f"{len(lines) - max_lines:,} more lines", cut]))
+        return [*lines[:max_lines], f"[{more}; --full shows the message whole]"]
+    if cut:
+        lines[-1] += f" [{cut}; --full shows it whole]"
     return lines
 
 
