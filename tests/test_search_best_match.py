@@ -27,6 +27,7 @@ from hermes_fts.query.wordforms import term_groups
 from hermes_fts.search import rows as search_rows
 from hermes_fts.search import run as search
 from hermes_fts.search import sessions
+from hermes_fts.search.evidence import best_row_ids
 from hermes_fts.search.request import ROUTE_ORDER
 
 # Nine words; the answer session holds six of them (Caroline, the, riverside,
@@ -990,3 +991,25 @@ def test_one_long_session_holding_most_matches_is_ranked_once_not_again_and_agai
         best.setdefault(session_of[rid], rid)
     assert [(rid, sid) for _, rid, sid, _ in page] == [(r, s) for s, r in best.items()][:20]
     assert keys_per_row <= 3
+
+
+def test_filters_that_keep_few_matches_rank_every_match_a_bounded_number_of_times():
+    """Filters that keep few of a word's matches (``--exclude`` of the session of
+    400,000 messages that holds most of them): the page is still the exact top
+    of the kept rows, and every match is ranked a bounded number of times; a
+    longer head was ranked again and again until it held every match."""
+    rng = random.Random(4)
+    rows = {rid: [1.0, rng.random(), None, 1] for rid in range(1, 60_001)}
+    kept_ids = set(rng.sample(sorted(rows), 30))
+    keys = 0
+
+    class Counted(sessions.Evidence):
+        def row_key(self, row_id: int) -> tuple:
+            nonlocal keys
+            keys += 1
+            return super().row_key(row_id)
+
+    evidence = Counted(rows, [1.0])
+    ids = best_row_ids(evidence, 20, lambda chunk: {i: "s" for i in chunk if i in kept_ids})
+    assert keys / len(rows) <= 3
+    assert ids == sorted(kept_ids, key=sessions.Evidence(rows, [1.0]).row_key)[:20]

@@ -403,14 +403,15 @@ def best_row_ids(evidence: Evidence, want: int, passing: Passing) -> list[int]:
     out: list[int] = []
     # Only the head is sorted: a page of a common word needs few of its matches.
     size = max(4 * want, 64)
-    ranked = heapq.nsmallest(size, evidence.rows, key=evidence.row_key)
-    start, batch = 0, want
+    ranked = _ranked_head(evidence, size, 0)
+    start, batch, rounds = 0, want, 1
     while len(out) < want:
         if start >= len(ranked):
-            if len(ranked) < size:
+            if len(ranked) == len(evidence.rows):
                 break  # every match tested
             size *= 4
-            ranked = heapq.nsmallest(size, evidence.rows, key=evidence.row_key)
+            ranked = _ranked_head(evidence, size, rounds)
+            rounds += 1
             continue
         chunk = ranked[start : start + batch]
         kept = passing(chunk)
@@ -419,6 +420,16 @@ def best_row_ids(evidence: Evidence, want: int, passing: Passing) -> list[int]:
         # As many more as the keep rate so far predicts; twice as many when none passed.
         batch = (-(-(want - len(out)) * start // len(out)) + 1) if out else 2 * batch
     return out
+
+
+def _ranked_head(evidence: Evidence, size: int, rounds: int) -> list[int]:
+    """The ``size`` best ids, after ``rounds`` heads that were too short; every id,
+    sorted once, past two or when ``size`` is not much less than their number.
+    Each head ranks every match: filters that kept few of a session's 400,000
+    (``--exclude``) had them ranked six times over, and the search took seconds."""
+    if rounds < 2 and size * 16 < len(evidence.rows):
+        return heapq.nsmallest(size, evidence.rows, key=evidence.row_key)
+    return sorted(evidence.rows, key=evidence.row_key)
 
 
 def more_sessions(
