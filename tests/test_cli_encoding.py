@@ -139,3 +139,37 @@ def test_json_notes_on_stderr_keep_every_character(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     notes = [json.loads(line) for line in proc.stderr.decode("ascii").splitlines()]
     assert str(folder / "state.db") in notes[0]["message"], notes
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_a_big_json_document_is_written_as_it_is_encoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str
+) -> None:
+    """``read --full --json`` of a 400,000-message session (126 MB): the document was
+    held whole as text, as the list of tokens joined into it, and as bytes, and
+    the command took 1.2 GB; on a UTF-8 stdout it is now written a megabyte at a
+    time, the same document byte for byte (a lone surrogate as its escape)."""
+    from hermes_fts.cli import output
+
+    payload = {
+        "success": True,
+        "messages": [{"id": n, "content": f"部署 {n} \ud800 " + "x" * 300} for n in range(20_000)],
+    }
+    writes: list[int] = []
+    real_write = os.write
+
+    def write(fd: int, data: bytes) -> int:
+        writes.append(len(data))
+        return real_write(fd, data)
+
+    path = tmp_path / "out.json"
+    with open(path, "w", encoding=encoding) as stdout:
+        monkeypatch.setattr(sys, "stdout", stdout)
+        monkeypatch.setattr(output.os, "write", write)
+        output.emit_json(payload)
+    data = path.read_bytes()
+    assert json.loads(data.decode(encoding)) == payload
+    if encoding == "utf-8":
+        assert len(data) > 6 * 2**20 and max(writes) < 2 * 2**20
+        expected = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+        assert data == expected.encode("utf-8", "backslashreplace")

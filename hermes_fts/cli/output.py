@@ -6,6 +6,8 @@ Matches (``>>> <<<`` in snippets) are coloured on a terminal and bracketed
 
 from __future__ import annotations
 
+import codecs
+import itertools
 import json
 import os
 import re
@@ -32,6 +34,45 @@ def emit_json(payload: Any) -> None:
     """The payload verbatim, for scripts (``--json``): characters stdout's encoding
     cannot write (a Latin-1 or ASCII locale) as JSON escapes, never lost.
     Written and flushed whole, a first Ctrl-C meanwhile waiting for its end."""
+    WRITING_JSON.append(True)
+    try:
+        if not _stream_utf8(payload):
+            _emit_whole(payload)
+    finally:
+        WRITING_JSON.clear()
+
+
+# Bytes gathered before each write: a document of 100 MB (`read --full` of a long
+# session) is never held whole as text and again as bytes.
+_WRITE_CHUNK = 1 << 20
+
+
+def _stream_utf8(payload: Any) -> bool:
+    """Write the document to a UTF-8 stdout as it is encoded; False (nothing written)
+    when stdout is no file or not UTF-8.  Whole, it took twice the memory of the
+    payload again: ``json.dumps`` with ``indent`` joins a list of every token."""
+    try:
+        fd = sys.stdout.fileno()
+        utf8 = codecs.lookup(sys.stdout.encoding or "utf-8").name == "utf-8"
+    except (AttributeError, OSError, ValueError, LookupError, TypeError):
+        return False
+    if not utf8:
+        return False
+    sys.stdout.flush()  # what was printed before goes first
+    encoder = json.JSONEncoder(ensure_ascii=False, indent=2, default=str)
+    parts: list[str] = []
+    size = 0
+    for part in itertools.chain(encoder.iterencode(payload), ["\n"]):
+        parts.append(part)
+        size += len(part)
+        if size >= _WRITE_CHUNK or part == "\n":
+            # A lone surrogate, the only text UTF-8 cannot write, as its JSON escape.
+            _write_all(fd, "".join(parts).encode("utf-8", "backslashreplace"))
+            parts, size = [], 0
+    return True
+
+
+def _emit_whole(payload: Any) -> None:
     text = json.dumps(payload, ensure_ascii=False, indent=2, default=str)
     data: bytes | None = None
     try:
@@ -41,11 +82,7 @@ def emit_json(payload: Any) -> None:
         data = (text + "\n").encode("ascii")
     except (LookupError, TypeError):
         pass  # a stream without a usable encoding: print as given
-    WRITING_JSON.append(True)
-    try:
-        _write_whole(text, data)
-    finally:
-        WRITING_JSON.clear()
+    _write_whole(text, data)
 
 
 def _write_whole(text: str, data: bytes | None) -> None:
@@ -60,6 +97,10 @@ def _write_whole(text: str, data: bytes | None) -> None:
         print(text, file=stream, flush=True)
         return
     stream.flush()  # what was printed before goes first
+    _write_all(fd, data)
+
+
+def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
