@@ -103,6 +103,21 @@ def test_search_covers_tool_output_by_default(home):
     assert "Searched user,assistant messages only; tool, system left out." in proc.stdout
 
 
+def test_an_exclude_naming_no_session_says_so(home):
+    """``--exclude`` with a mistyped id left nothing out and said nothing: the search
+    looked as if the session named had been left out."""
+    code, plain = run_json(home, "search", "Permission denied")
+    found = plain["results"][0]["session_id"]
+    code, data = run_json(home, "search", "Permission denied", "--exclude", found[:-1])
+    assert code == 0 and [r["session_id"] for r in data["results"]] == [found]
+    assert (
+        f"no session {found[:-1]} to exclude here; nothing was left out for it"
+        in (data["query_notes"])
+    )
+    code, data = run_json(home, "search", "Permission denied", "--exclude", found)
+    assert data["count"] == 0 and not any("to exclude" in n for n in data.get("query_notes", []))
+
+
 # --------------------------------------------------------------------------- pages
 
 

@@ -265,7 +265,15 @@ class Discovery:
         # The search's own notes (SessionStore.query_notes, and the time words'
         # windows, which depend on `now` and the bounds).
         notes = [*self.search_notes, *self._partial_note(slots), *opts.notes, *cuts]
-        return with_notes(payload, notes)
+        return with_notes(payload, [*notes, self._unknown_exclusions()])
+
+    def _unknown_exclusions(self) -> str | None:
+        """A note naming the excluded ids no session here has: a mistyped one left
+        nothing out, and its session was listed as if it had not been named."""
+        unknown = sorted(sid for sid in self.options.excluded if self.ctx.session(sid) is None)
+        if not unknown:
+            return None
+        return f"no session {', '.join(unknown)} to exclude here; nothing was left out for it"
 
     def _fit(self, payload: dict[str, Any]) -> list[str]:
         """Keep ``payload`` under the budget a read has, and return the notes saying how.
