@@ -573,8 +573,34 @@ def _unindexed_gap(req: _Run, table: str, found: list[dict[str, Any]]) -> list[d
     return [r for r in rows if r["id"] not in seen]
 
 
+def _glue_decides(req: _Run) -> bool:
+    """Whether a best match (or a search by sessions) on ``fts5`` must be scored on
+    the CJK index: a row there holds a word unicode61 does not see (glued to CJK,
+    in full width), which the word index would score as missing."""
+    cjk = req.state[schema.CJK]
+    q = req.plan.query
+    if not (q.loose or req.sort == SESSIONS_SORT) or not cjk["served"]:
+        return False
+    if not route_can_represent(q, "fts_cjk"):
+        return False
+    look = _glue_look(q) if cjk.get("glue") else None
+    if look is None:  # no marks to read: the CJK index answers as it always can
+        return True
+    low, high = envelope(req.spans)
+    return (
+        req.conn.execute(
+            f"SELECT 1 FROM {schema.CJK} WHERE {schema.CJK} MATCH ? AND rowid BETWEEN ? AND ?"
+            " LIMIT 1",
+            (look, low, high),
+        ).fetchone()
+        is not None
+    )
+
+
 def _execute(req: _Run) -> list[dict[str, Any]]:
     route = req.plan.route
+    if route == "fts5" and _glue_decides(req):
+        route = "fts_cjk"
     if route in INDEX_ROUTES:
         iq = _index_query(
             req.plan,
