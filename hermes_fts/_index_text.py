@@ -159,7 +159,8 @@ def segments(text: str, fold: bool = True) -> list[tuple[bool, str]]:
     cur: list[str] = []
     cur_cjk = False
     for ch in fold_width(text) if fold else text:
-        if is_cjk(ord(ch)):
+        # Unfolded, a character is still classed as it folds: half-width ﾗ is kana.
+        if is_cjk(ord(ch)) if fold else has_cjk(ch):
             kind: bool | None = True
         elif is_token_char(ch):
             kind = False

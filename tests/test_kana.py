@@ -218,3 +218,21 @@ def test_an_index_built_before_kana_sends_kana_to_like_until_optimized(indexed):
     assert _cli("status", "--db", str(indexed))["indexes"]["hermes_fts_cjk"]["kana"] is True
     out = _cli("search", "らーめん", "--db", str(indexed), "--detail", "index")
     assert (out["route"], _marked(out)) == ("fts_cjk", MARKED)
+
+
+@pytest.mark.parametrize("query", ["ﾗｰﾒﾝ", "ラーメン"])
+def test_with_the_extension_off_half_width_kana_glued_to_a_word_is_found_as_written(
+    tmp_path, monkeypatch, query
+):
+    """HERMES_CJK_FTS=0: the LIKE scan compares raw text, and a CJK term is a
+    substring there.  Half-width katakana (ﾗｰﾒﾝ) was read as a Latin word, so a
+    digit or letter after it (ﾗｰﾒﾝ2024) ended no word and the row was missed,
+    where ラーメン2024 was found."""
+    monkeypatch.setenv("HERMES_CJK_FTS", "0")
+    with SessionStore(tmp_path / "state.db") as st:
+        st.add_session("s", "cli")
+        spelled = {query: st.add_message("s", "user", f"{query}2024 harbor")}
+        spelled["latin"] = st.add_message("s", "user", f"harbor{query}")
+        found = st.search(query, fields=("id",))
+        assert found.route == "like_scan"
+        assert {r["id"] for r in found.rows} == set(spelled.values())
