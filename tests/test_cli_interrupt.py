@@ -59,9 +59,12 @@ def _env() -> dict[str, str]:
 
 
 def _interrupt_half_way(
-    db: Path, *extra: str, command: tuple[str, ...] = ("sync",)
+    db: Path,
+    *extra: str,
+    command: tuple[str, ...] = ("sync",),
+    sig: signal.Signals = signal.SIGINT,
 ) -> subprocess.CompletedProcess[str]:
-    """``hermes-fts sync`` on ``db``, sent SIGINT once its first batches are applied."""
+    """``hermes-fts sync`` on ``db``, sent ``sig`` once its first batches are applied."""
     proc = subprocess.Popen(
         _cli("--db", str(db), *extra, *command),
         stdout=subprocess.PIPE,
@@ -77,7 +80,7 @@ def _interrupt_half_way(
             assert proc.poll() is None, "sync ended before it could be interrupted"
             assert time.monotonic() < deadline, "sync applied nothing in 60 s"
             time.sleep(0.02)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -267,6 +270,40 @@ def test_ctrl_c_while_optimize_storage_applies_a_backlog_says_it_resumes(tmp_pat
     )
     assert rerun.returncode == 0, rerun.stderr
     assert _pending(db) == 0
+    _assert_whole(db)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_sighup_stops_optimize_storage_as_ctrl_c_does(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """`timeout`, `kill` or a closed terminal killed the run outright: its room file
+    (the reserve it holds, taken from Hermes on that disk) and its run lock stayed
+    behind and it said nothing; it now stops as Ctrl-C does, with the shell's status."""
+    db = tmp_path / "state.db"
+    _backlog_store(db)
+    done = _interrupt_half_way(db, command=("optimize-storage", "--yes"), sig=sig)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 128 + sig, (done.returncode, done.stderr)
+    assert done.stderr.endswith(
+        "Error: interrupted. No data was lost; run "
+        f"`hermes-fts optimize-storage --db {db}` again to resume.\n"
+    ), done.stderr
+    left = sorted(p.name for p in tmp_path.iterdir() if "hermes-fts" in p.name)
+    assert left == []
+    assert 0 < _pending(db) < BACKLOG
+    _assert_whole(db)
+
+
+def test_sigterm_during_sync_json_is_one_document(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    _backlog_store(db)
+    done = _interrupt_half_way(db, "--json", sig=signal.SIGTERM)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 128 + signal.SIGTERM
+    doc = json.loads(done.stdout)
+    assert doc["success"] is False and doc["reason"] == "interrupted"
+    assert doc["pending"] == _pending(db) > 0
     _assert_whole(db)
 
 

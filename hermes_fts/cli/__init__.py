@@ -181,6 +181,19 @@ def _remember_ctrl_c() -> None:
 
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, ctrl_c)
+    # SIGTERM (`timeout`, `kill`, a service stop) and SIGHUP (a closed terminal) killed
+    # a run outright, leaving its room file and its resume message: they stop it as Ctrl-C.
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is signal.SIG_DFL:
+            signal.signal(number, ctrl_c)
+
+
+def _signal_status(status: int) -> int:
+    """130, an interrupted command's status, as the shell's for the signal that came."""
+    if status == 130 and _CTRL_C:
+        return 128 + _CTRL_C[0]
+    return status
 
 
 def run() -> NoReturn:
@@ -197,7 +210,7 @@ def run() -> NoReturn:
     _streams_the_process_lacks()
     _text_the_terminal_can_show()
     _remember_ctrl_c()
-    status = main(own_process=True)
+    status = _signal_status(main(own_process=True))
     try:
         sys.stdout.flush()
         sys.stderr.flush()
