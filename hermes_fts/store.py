@@ -81,6 +81,7 @@ def open_store(
     check_writable: bool = False,
     progress: indexing.Progress | None = None,
     pause: indexing.Sleep = time.sleep,
+    apply_pending: bool = True,
 ) -> SessionStore:
     """The one way the tool and the CLI open a store; raises StoreError.
 
@@ -91,7 +92,7 @@ def open_store(
     it is never silently turned into a read-only open.  ``create=True``
     allows a missing (or empty) file to become a new store.  ``check_writable``
     makes a read-only open refuse what a read-write one would (a preflight);
-    ``progress`` and ``pause`` as ``SessionStore``'s."""
+    ``progress``, ``pause`` and ``apply_pending`` as ``SessionStore``'s."""
     target = Path(path).expanduser()
     # A writer is refused before its first write; a reader asks its own
     # connection for Hermes' tables, rather than open one more to ask.
@@ -105,7 +106,7 @@ def open_store(
     if problem is not None:
         raise StoreError(problem.message, wrong_path=problem.wrong_path)
     try:
-        store = SessionStore(target, readonly=readonly, progress=progress, pause=pause)
+        store = SessionStore(target, readonly, progress, pause, apply_pending=apply_pending)
     except (sqlite3.Error, OSError) as exc:
         # Another application's database fails on our first read: say so.
         problem = (
@@ -141,7 +142,8 @@ def _one_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
 
 class SessionStore(transcript.Views, writes.Writes):
     """A session store; ``progress`` gets a long pending apply's events (open, sync),
-    and ``pause`` takes the pause between its batches (§5.3)."""
+    and ``pause`` takes the pause between its batches (§5.3).  ``apply_pending=False``:
+    a write open that leaves the backlog (``remove`` drops the index it would fill)."""
 
     def __init__(
         self,
@@ -149,6 +151,8 @@ class SessionStore(transcript.Views, writes.Writes):
         readonly: bool = False,
         progress: indexing.Progress | None = None,
         pause: indexing.Sleep = time.sleep,
+        *,
+        apply_pending: bool = True,
     ) -> None:
         self._lock = threading.RLock()  # one thread at a time on the connection
         self._path = Path(path) if path is not None else default_db_path()
@@ -189,7 +193,7 @@ class SessionStore(transcript.Views, writes.Writes):
                 if self._base_deferred:  # after align: a trigger must name main.messages
                     schema.shadow_missing_columns(self._conn)
                 space.give_back_left_room(self._file)  # before applying counts free room
-                self._applied_unreported = self._apply_pending()
+                self._applied_unreported = self._apply_pending() if apply_pending else 0
             except BaseException:
                 self._conn.close()
                 raise

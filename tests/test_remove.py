@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import _hermes_env as he
+import pytest
 from _support import needs_extension
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -155,3 +156,32 @@ def test_remove_without_the_extension_says_why_and_removes_nothing(tmp_path: Pat
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     assert "extension" in refused.stderr and "nothing was removed" in refused.stderr
     assert _objects(db)[0] == ours
+
+
+@needs_extension
+def test_remove_drops_a_pending_backlog_without_applying_it_first(tmp_path: Path) -> None:
+    """Rows Hermes wrote while hermes-fts did not run wait in the pending table: the
+    write open applied all of them to the CJK index before remove dropped it, silently,
+    for minutes on a large backlog, and then freed more than the question said."""
+    from _support import shell_backlog
+
+    from hermes_fts.store import SessionStore
+
+    db = tmp_path / "state.db"
+    shell_backlog(db, 5_000)
+    with SessionStore(db, readonly=True) as store:
+        asked = store.search_objects()["freed_bytes"]
+    if asked is None:
+        pytest.skip("this SQLite has no dbstat to measure the objects")
+    done = _cli(db, "remove", "--yes", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["freed_bytes"] == asked
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 5_001
+        left = conn.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE 'hermes_fts%'"
+        ).fetchall()
+    finally:
+        conn.close()
+    assert left == []

@@ -407,13 +407,15 @@ def open_db(
     readonly: bool,
     check_writable: bool = False,
     progress: Callable[[dict[str, Any]], None] | None = None,
+    apply_pending: bool = True,
 ) -> Iterator[SessionStore]:
     """The existing session store ``--db`` names, closed after the block.
 
     Raises ``StoreError`` saying what is wrong, also for a failure inside the
     block that the circumstances caused (locked, read-only, disk full).
     ``check_writable`` refuses, before a read-only open, a store this user
-    could not write.  ``progress``: the events of applying a pending backlog.
+    could not write.  ``progress``: the events of applying a pending backlog, which
+    a write open applies unless ``apply_pending`` is False.
     """
     import sqlite3
 
@@ -426,6 +428,7 @@ def open_db(
         check_writable=check_writable,
         progress=progress,
         pause=command_pause(args, path),
+        apply_pending=apply_pending,
     ) as store:
         try:
             yield store

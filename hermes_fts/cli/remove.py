@@ -45,7 +45,8 @@ def cmd_remove(args: argparse.Namespace) -> int:
                 return _removed(args, {"removed": {}, "names": [], "freed_bytes": 0})
             _confirm_remove(args, found)
             wait_note(args)
-            with open_db(args, readonly=False) as store:
+            # The backlog is not applied: it would fill, for minutes, what this drops.
+            with open_db(args, readonly=False, apply_pending=False) as store:
                 return _removed(args, store.remove_search_objects())
     except RunBusy as exc:
         raise CommandError(str(exc), 2) from None
