@@ -107,6 +107,47 @@ def test_an_interrupted_build_of_a_word_index_is_dropped_too(
         assert store.rebuild_status() is None
 
 
+def _first_word_build_cut_short(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """optimize-storage with HERMES_WORD_FTS=1 stopped (Ctrl-C) after its first chunk of
+    the word index, which it builds under its build name, unserved until the swap."""
+    WORD.optimize_new(home)
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+
+    def stop(event: dict) -> None:
+        if event.get("phase") == "backfill" and event.get("indexed"):
+            raise KeyboardInterrupt
+
+    with SessionStore(home / "state.db") as store:
+        with pytest.raises(KeyboardInterrupt):
+            store.optimize_storage(stop, chunk_rows=2, min_pause=0, txn_target=None)
+        assert schema.building(store._conn, schema.BASE)
+        assert store.rebuild_status() is not None
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_word_build_cut_short_slows_no_search_and_says_what_is_left(
+    home: Path, monkeypatch: pytest.MonkeyPatch, kept: bool
+) -> None:
+    """The half-built word index serves no search (the CJK index answers), yet status
+    said searches took slower exact routes for its backfill, the tool's note said the
+    unreached messages were scanned, and once opted out nothing said the run drops it."""
+    from hermes_fts.tool.shape import rebuild_note
+
+    _first_word_build_cut_short(home, monkeypatch)
+    if not kept:
+        monkeypatch.delenv("HERMES_WORD_FTS")
+    with SessionStore(home / "state.db", readonly=True) as store:
+        needs = store.index_state()["needs_optimize"]
+        assert "backfill" not in needs
+        assert ("word_missing" if kept else "word_to_drop") in needs
+        assert store.slowed_by() == (["word_missing"] if kept else [])
+        note = rebuild_note(store)
+        assert note is None or "backfill" not in note["note"]
+        assert store.search("deploy").route == "fts_cjk"
+    WORD.optimize(home)
+    assert bool(WORD.objects(home)) is kept
+
+
 @pytest.mark.parametrize("config", [None, ENABLED])
 def test_opt_in_keeps_it_with_or_without_the_plugin(
     home: Path, monkeypatch: pytest.MonkeyPatch, config: str | None

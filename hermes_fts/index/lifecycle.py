@@ -497,20 +497,27 @@ def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
         reasons.append("writes_blocked")  # a table of ours dropped by hand, its triggers kept
     if indexing.get_meta(conn, schema.META_FTS_STALE) is not None:
         reasons.append("fts_stale")
-    if indexing.backfill_progress(conn) is not None:
+    # A replacement built under its build name serves no search until the swap.
+    served = tuple(name for name in schema.INDEXES if not schema.building(conn, name))
+    if indexing.backfill_progress(conn, served) is not None:
         reasons.append("backfill")
     if old_layout.find(conn):
         reasons.append("old_layout")  # objects an older hermes-fts made under Hermes' names
     base_sql = schema.index_sql(conn, BASE)
-    if (base_sql is None) is word_policy()[0]:
-        # Kept: an open builds none over existing rows.  Not kept: an older
-        # version's, or one opted out since.
-        reasons.append("word_missing" if base_sql is None else "word_to_drop")
+    # Kept: an open builds none over existing rows.  Not kept: an older version's, one
+    # opted out since, or a build cut short after the opt-out (the next run drops it).
+    if word_policy()[0] and base_sql is None:
+        reasons.append("word_missing")
+    elif not word_policy()[0] and (base_sql is not None or schema.building(conn, BASE)):
+        reasons.append("word_to_drop")
     elif base_sql is not None and schema.index_layout(base_sql) != "external":
         reasons.append("word_outdated")
     trigram_sql = schema.index_sql(conn, TRIGRAM)
-    if (trigram_sql is None) is trigram_policy(conn, caps)[0]:
-        reasons.append("trigram_to_build" if trigram_sql is None else "trigram_to_drop")
+    trigram_kept = trigram_policy(conn, caps)[0]
+    if trigram_kept and trigram_sql is None:
+        reasons.append("trigram_to_build")
+    elif not trigram_kept and (trigram_sql is not None or schema.building(conn, TRIGRAM)):
+        reasons.append("trigram_to_drop")
     elif trigram_sql is not None and schema.index_layout(trigram_sql) != "external":
         reasons.append("trigram_outdated")
     if indexing.get_meta(conn, schema.META_TRIGRAM_STALE) is not None:

@@ -261,7 +261,9 @@ def rebuild_note(store: Any) -> dict[str, Any] | None:
     ``needs_optimize`` codes); None when the indexes are complete."""
     try:
         status = store.rebuild_status()
-        if status:
+        reasons = store.slowed_by()
+        # A build under its build name (``_next``) leaves every search where it was.
+        if status and "backfill" in reasons:
             # The percent only: the store's totals count id windows per index, not messages.
             percent = int(status.get("percent") or 0)
             return {
@@ -273,7 +275,6 @@ def rebuild_note(store: Any) -> dict[str, Any] | None:
                     "finishes it now."
                 ),
             }
-        reasons = store.slowed_by()
         if reasons == ["cjk_pending"]:
             return {
                 "reasons": reasons,
