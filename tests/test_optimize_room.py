@@ -155,11 +155,17 @@ def test_a_disk_filling_up_mid_run_ends_it_and_leaves_room_for_hermes(
             finally:
                 os.kill(proc.pid, signal.SIGCONT)
             break
-    out, _rest = proc.communicate(timeout=300)
+    out, rest = proc.communicate(timeout=300)
     assert any(e.get("phase") == "backfill" for e in events), events
     assert proc.returncode == 1
     doc = json.loads(out)
     assert doc["success"] is False and doc["reason"] == "disk_full", doc
+    # --json's stderr stays one event a line: the run's warning came as bare text.
+    later = [json.loads(line) for line in rest.splitlines()]
+    assert any(
+        e["event"] == "note" and e.get("level") == "warning" and "disk is full" in e["message"]
+        for e in later
+    ), later
     # The room the run took while building is given back: no half-built index,
     # no WAL left behind.
     assert not Path(f"{db}-wal").exists() or Path(f"{db}-wal").stat().st_size == 0

@@ -111,6 +111,10 @@ def main(
     if words == ["--version"]:
         _version()
     as_json = _wants_json(words)
+    if own_process:  # a host process (Hermes) keeps its own logging
+        from .progress import say_library_warnings
+
+        say_library_warnings(as_json)
     try:
         return _parse_and_run(words, as_json, home, status_extra, own_process, prog)
     except KeyboardInterrupt:

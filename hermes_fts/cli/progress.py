@@ -72,6 +72,20 @@ def say(text: str, as_json: bool = False, stream: Any = None, **fields: Any) -> 
     try_write(stream or sys.stderr, text + "\n")
 
 
+def say_library_warnings(as_json: bool) -> None:
+    """The package's warnings (a run stopped by a full disk …) as ``say`` lines: Python's
+    last-resort handler printed them as bare text amid ``--json``'s event lines."""
+    import logging
+
+    class Say(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            say(record.getMessage(), as_json, level=record.levelname.lower())
+
+    logger = logging.getLogger("hermes_fts")
+    if not logger.handlers:
+        logger.addHandler(Say(logging.WARNING))
+
+
 def is_terminal(stream: Any) -> bool:
     """A terminal that can redraw a line: ``TERM=dumb`` (Emacs' shell, some CI
     consoles) shows ESC [K as text, so it gets plain lines."""
