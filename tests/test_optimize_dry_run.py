@@ -192,6 +192,25 @@ def test_dry_run_names_the_time_table_and_rank_bounds_a_run_fills(tmp_path: Path
     assert plan["builds"] == [] and plan["fills"] == [], plan  # a second run fills nothing
 
 
+def test_dry_run_names_the_rank_bounds_a_run_measures_after_building_the_cjk_index(
+    tmp_path: Path,
+) -> None:
+    """A store with no CJK index yet (hermes-fts removed, or never run): the run builds
+    it and then measures its words, but the dry run asked the missing index whether the
+    library could and left the rank bounds out of what it fills."""
+    db = tmp_path / "state.db"
+    write_store(db)
+    with SessionStore(db) as store:
+        store.remove_search_objects()
+    before = _files(db)
+    plan = json.loads(cli("optimize-storage", "--dry-run", "--json", db=db).stdout)
+    assert _files(db) == before
+    assert schema.CJK in plan["builds"], plan
+    assert plan["fills"] == ["time_table", "rank_bounds"], plan
+    code, result, err = optimize(db)
+    assert code == 0 and result["rank_bounds_measured"], (result, err)
+
+
 @needs_nobody
 def test_dry_run_says_a_run_would_be_refused_on_a_file_this_user_cannot_write() -> None:
     """On a 0444 store the dry run said "(fits)" and nothing else; the run it plans

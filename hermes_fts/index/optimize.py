@@ -297,7 +297,7 @@ def estimate(
     fills = (["time_table"] if time_rows else []) + (
         ["rank_bounds"]
         if caps.cjk
-        and loader.has_row_evidence(conn, schema.CJK)
+        and _measures_words(conn)
         and (schema.CJK in builds or rank_bounds.to_build(conn))
         else []
     )
@@ -313,6 +313,22 @@ def estimate(
         "fits": free >= need.total,
         "vacuum": vacuum,
     }
+
+
+def _measures_words(conn: sqlite3.Connection) -> bool:
+    """Whether the library can measure rank bounds (``loader.has_row_evidence``); a
+    store whose CJK index the run builds first is asked through a TEMP table, where
+    it said the run would measure none."""
+    if schema.index_sql(conn, schema.CJK) is not None:
+        return loader.has_row_evidence(conn, schema.CJK)
+    probe = "hermes_fts_dry_probe"
+    conn.execute(
+        f"CREATE VIRTUAL TABLE temp.{probe} USING fts5(x, tokenize='{_TOKENIZE[schema.CJK]}')"
+    )
+    try:
+        return loader.has_row_evidence(conn, probe)
+    finally:
+        conn.execute(f"DROP TABLE temp.{probe}")
 
 
 def _seconds_per_byte(conn: sqlite3.Connection, index: str) -> float:
