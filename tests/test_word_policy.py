@@ -11,6 +11,8 @@ without the extension wrote, or with the extension switched off.
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -144,6 +146,15 @@ def test_a_word_build_cut_short_slows_no_search_and_says_what_is_left(
         note = rebuild_note(store)
         assert note is None or "backfill" not in note["note"]
         assert store.search("deploy").route == "fts_cjk"
+    shown = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "--db", str(home / "state.db"), "status"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    backfill = next(line for line in shown.splitlines() if line.startswith("Backfill:"))
+    # Opted out, the next run drops the half-built index: it does not finish it.
+    assert ("to finish" in backfill) is kept and ("drops it" in backfill) is not kept, backfill
     WORD.optimize(home)
     assert bool(WORD.objects(home)) is kept
 

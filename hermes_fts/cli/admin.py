@@ -12,7 +12,13 @@ from .._env import cjk_extension_disabled, cjk_switch_value, hermes_home
 from .._sharing import RunBusy, run_lock
 from .._store_problems import store_file_problem
 from ..hermes import host as hermes_host
-from ..index.slowed import fix_command, optimize_why, search_slowed_by, slowed_why
+from ..index.slowed import (
+    backfills_dropped,
+    fix_command,
+    optimize_why,
+    search_slowed_by,
+    slowed_why,
+)
 from ..store import (
     NoRoom,
     SessionStore,
@@ -125,15 +131,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         # query, Latin too without a word index, reads those rows by LIKE.
         pending += " (searches read them by a LIKE scan until `hermes-fts sync` applies them)"
     show(pending)
-    bf = data["backfill"]
-    if bf:
-        show(
-            f"Backfill: {bf['percent']}% {bar(bf['percent'] / 100)} "
-            f"({bf['indexed']:,}/{bf['total']:,}); "
-            "run `hermes-fts optimize-storage` to finish"
-        )
-    else:
-        show("Backfill: none pending")
+    show(_backfill_line(data["backfill"], data["needs_optimize"]))
     for line in _time_table_lines(data["time_table"]):
         show(line)
     if "hermes_fts_rank_bounds" in data["damaged"]:
@@ -144,6 +142,22 @@ def cmd_status(args: argparse.Namespace) -> int:
     for line in _work_lines(data):
         show(line)
     return 0
+
+
+def _backfill_line(bf: dict[str, Any] | None, needs: list[str]) -> str:
+    """``status``' Backfill line: how far the builds got and what finishes them."""
+    if not bf:
+        return "Backfill: none pending"
+    if backfills_dropped(bf, needs):
+        # A build cut short after its opt-out: the next run drops it, never finishes it.
+        return (
+            f"Backfill: {bf['percent']}% of an index no longer kept; "
+            "`hermes-fts optimize-storage` drops it"
+        )
+    return (
+        f"Backfill: {bf['percent']}% {bar(bf['percent'] / 100)} "
+        f"({bf['indexed']:,}/{bf['total']:,}); run `hermes-fts optimize-storage` to finish"
+    )
 
 
 def _status_data(args: argparse.Namespace) -> dict[str, Any]:

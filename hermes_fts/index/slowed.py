@@ -9,12 +9,13 @@ from collections.abc import Collection
 from typing import Any
 
 from .. import _env
-from .schema import BASE, CJK
+from .schema import BASE, CJK, TRIGRAM
 
 __all__ = [
     "PENDING_SLOW",
     "SEARCH_SLOWED",
     "SLOWED_WORDS",
+    "backfills_dropped",
     "fix_command",
     "missed_until_rebuilt",
     "optimize_why",
@@ -125,6 +126,13 @@ def missed_until_rebuilt(state: dict[str, Any]) -> str | None:
             "שלום, finance)"
         )
     return ", and ".join(missed) or None
+
+
+def backfills_dropped(backfill: dict[str, Any], needs: Collection[str]) -> bool:
+    """Whether every index ``backfill`` (``backfill_progress``) fills is one the next
+    run drops, its ``needs_optimize`` code ``word_to_drop`` or ``trigram_to_drop``."""
+    codes = {BASE: "word_to_drop", TRIGRAM: "trigram_to_drop"}
+    return all(codes.get(index) in needs for index in backfill.get("indexes", {}))
 
 
 def fix_command(codes: Collection[str]) -> str:
