@@ -185,6 +185,23 @@ def leave_free(folder: Path, room: int) -> None:
         out.write(bytes(max(0, free - room)))
 
 
+@pytest.mark.parametrize("disk", [16], indirect=True)
+def test_a_disk_another_program_filled_is_not_called_about_to_fill(disk):
+    """Between two steps a run stops when less than half its reserve is free.  On a disk
+    another program had filled it said "only 0 bytes free on the disk; stopped before
+    it is full", two things at once."""
+    store = disk / "state.db"
+    store.write_bytes(b"")
+    space.keep_reserve(store)  # a fresh disk: room enough
+    fill(disk)
+    with pytest.raises(space.NoRoom) as stopped:
+        space.keep_reserve(store)
+    said = str(stopped.value)
+    assert said.startswith("only 0 bytes free on the disk"), said
+    assert f"under half the {space.reserve(store):,} kept for Hermes' own writes" in said, said
+    assert "before it is full" not in said, said
+
+
 def sync_json(db: Path) -> subprocess.CompletedProcess[str]:
     """``hermes-fts sync --json`` on ``db`` in its own process, no stdin."""
     return subprocess.run(

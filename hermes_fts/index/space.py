@@ -183,9 +183,13 @@ def need(
 def keep_reserve(path: str | os.PathLike[str]) -> None:
     """Between two steps: raise NoRoom once the disk has less than half the
     ``reserve`` free beside the room held."""
-    free = free_bytes(path)
-    if free < reserve(path) // 2:
-        raise NoRoom(f"only {free:,} bytes free on the disk; stopped before it is full")
+    free, kept = free_bytes(path), reserve(path)
+    if free < kept // 2:
+        # Not "before it is full": another program may have filled it already.
+        raise NoRoom(
+            f"only {free:,} bytes free on the disk, under half the {kept:,} kept for "
+            "Hermes' own writes; stopped to leave them that room"
+        )
 
 
 @contextmanager
