@@ -945,6 +945,16 @@ def test_a_symbol_among_words_is_left_out_not_scanned_for(tmp_path):
     st_.close()
 
 
+class _CountedEvidence(sessions.Evidence):
+    """Evidence that counts how often a row is ranked (``row_key``)."""
+
+    keys = 0
+
+    def row_key(self, row_id: int) -> tuple:
+        self.keys += 1
+        return super().row_key(row_id)
+
+
 @pytest.mark.parametrize("order", [None, "newest", "oldest"])
 def test_one_long_session_holding_most_matches_is_ranked_once_not_again_and_again(order):
     """One term's sessions when one session holds nearly every match (a
@@ -960,20 +970,11 @@ def test_one_long_session_holding_most_matches_is_ranked_once_not_again_and_agai
         session_of[rid] = "long" if rid % 1000 else f"s{rid // 1000:02d}"
     times = {rid: T0 + rng.randrange(10**6) for rid in rows}
     left_out = {rid for rid in rows if rid % 7 == 0}  # the filters keep the others
-    keys = 0
-
-    class Counted(sessions.Evidence):
-        def row_key(self, row_id: int) -> tuple:
-            nonlocal keys
-            keys += 1
-            return super().row_key(row_id)
-
-    evidence = Counted(rows, [1.0], order, times)
+    evidence = _CountedEvidence(rows, [1.0], order, times)
     page = sessions.first_sessions(
         evidence, 20, lambda ids: {i: session_of[i] for i in ids if i not in left_out}
     )
-    keys_per_row = keys / len(rows)
-    keys = 0
+    keys_per_row = evidence.keys / len(rows)
     best: dict[str, int] = {}
     for rid in sorted(set(rows) - left_out, key=evidence.row_key):
         best.setdefault(session_of[rid], rid)
@@ -989,17 +990,9 @@ def test_filters_that_keep_few_matches_rank_every_match_a_bounded_number_of_time
     rng = random.Random(4)
     rows = {rid: [1.0, rng.random(), None, 1] for rid in range(1, 60_001)}
     kept_ids = set(rng.sample(sorted(rows), 30))
-    keys = 0
-
-    class Counted(sessions.Evidence):
-        def row_key(self, row_id: int) -> tuple:
-            nonlocal keys
-            keys += 1
-            return super().row_key(row_id)
-
-    evidence = Counted(rows, [1.0])
+    evidence = _CountedEvidence(rows, [1.0])
     ids = best_row_ids(evidence, 20, lambda chunk: {i: "s" for i in chunk if i in kept_ids})
-    assert keys / len(rows) <= 3
+    assert evidence.keys / len(rows) <= 3
     assert ids == sorted(kept_ids, key=sessions.Evidence(rows, [1.0]).row_key)[:20]
 
 

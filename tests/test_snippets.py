@@ -186,15 +186,21 @@ def test_the_mark_is_never_cut_at_the_end_even_when_the_term_is_long():
     assert MARKED.search(snippet).group(1) == term
 
 
+# Characters of several code points, and what each is.
+CLUSTERS = {
+    "combining": "e\u0301",
+    "zwj-family": "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+    "skin-tone": "\U0001f44d\U0001f3fd",
+    "variation": "\u2764\ufe0f",
+    "flag": "\U0001f1ef\U0001f1f5",
+    "jamo": "\u1112\u1161\u11ab",  # 한 written as jamo
+}
+
+
 @pytest.mark.parametrize("pad", range(LIKE_SNIPPET_BEFORE - 3, LIKE_SNIPPET_BEFORE + 4))
 @pytest.mark.parametrize(
     "cluster",
-    [
-        "e\u0301",
-        "\U0001f468\u200d\U0001f469\u200d\U0001f467",
-        "\U0001f44d\U0001f3fd",
-        "\u2764\ufe0f",
-    ],
+    [CLUSTERS[k] for k in ("combining", "zwj-family", "skin-tone", "variation")],
     ids=["combining", "zwj-family", "skin-tone", "variation"],
 )
 def test_no_character_is_cut_at_either_edge(pad, cluster):
@@ -215,18 +221,7 @@ def test_no_character_is_cut_at_either_edge(pad, cluster):
 
 @needs_extension
 @pytest.mark.parametrize("route", ["fts_cjk", "fts5"])
-@pytest.mark.parametrize(
-    "cluster",
-    [
-        "e\u0301",
-        "\U0001f468\u200d\U0001f469\u200d\U0001f467",
-        "\U0001f44d\U0001f3fd",
-        "\u2764\ufe0f",
-        "\U0001f1ef\U0001f1f5",
-        "\u1112\u1161\u11ab",  # 한 written as jamo
-    ],
-    ids=["combining", "zwj-family", "skin-tone", "variation", "flag", "jamo"],
-)
+@pytest.mark.parametrize("cluster", list(CLUSTERS.values()), ids=list(CLUSTERS))
 def test_an_index_snippet_cuts_no_character_at_either_edge(store, route, cluster):
     """cjk_snippet cut its window at code points: a flag's second half beside the next
     flag's first showed other flags, half an emoji family another family, a letter
