@@ -36,6 +36,7 @@ from hermes_fts.index import maintain as indexing
 from hermes_fts.index.schema import CJK
 from hermes_fts.query.plan import has_cjk, match_expression
 from hermes_fts.search import request as search_request
+from hermes_fts.search import route as search_route
 from hermes_fts.search import rows as search_rows
 from hermes_fts.search import run as search
 from hermes_fts.search.snippets import snippet_sql
@@ -52,8 +53,8 @@ NO_CONTEXT = [f for f in search.RESULT_FIELDS if f != "context"]
 def prepared_statement(st: SessionStore, term: str) -> tuple[str, list[Any]] | None:
     """The one statement of the route ``term`` takes, or None for a LIKE route."""
     state = st.index_state()
-    plan = search.plan_search(state, term)
-    table = search.INDEX_ROUTES.get(plan.route)
+    plan = search_route.plan_search(state, term)
+    table = search_route.INDEX_ROUTES.get(plan.route)
     if table is None:
         return None
     where, params, _ = search_rows.where_sql(search.SearchRequest(term))

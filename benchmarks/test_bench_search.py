@@ -29,6 +29,7 @@ from hermes_fts.bench import median_ms, recall
 from hermes_fts.index import maintain as indexing
 from hermes_fts.query.plan import match_expression
 from hermes_fts.search import request as search_request
+from hermes_fts.search import route as search_route
 from hermes_fts.search import rows as search_rows
 from hermes_fts.search import run as search
 from hermes_fts.search.snippets import few_snippet_sql, snippet_sql
@@ -64,9 +65,9 @@ def raw_fts5(st: SessionStore, term: str) -> list[Any]:
     index), read as the search reads it (the exact ranked plan, and the rare phrase's one pass
     where the library has it): no sanitizing, routing or supplements."""
     state = st.index_state()
-    plan = search.plan_search(state, term)
+    plan = search_route.plan_search(state, term)
     route = "fts5" if state["hermes_fts_word"]["served"] else "fts_cjk"
-    table = search.INDEX_ROUTES[route]
+    table = search_route.INDEX_ROUTES[route]
     where, params, _ = search_rows.where_sql(search.SearchRequest(term))
     return search_rows.match_rows(
         st._conn,
@@ -121,7 +122,7 @@ def test_search_vs_like(benchmark, store, bench_report, query_class):
             }
             if query_class in CJK_CLASSES:
                 # The substring index the bigram index replaces, when it can answer.
-                row["trigram_route"] = search.plan_search(
+                row["trigram_route"] = search_route.plan_search(
                     store.index_state(), term, None, "trigram"
                 ).route
                 # A term trigram cannot answer runs the LIKE scan just timed.

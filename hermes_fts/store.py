@@ -41,6 +41,7 @@ from .query.best import words_held as _words_held
 from .query.plan import parse_query, reads_as_sentence
 from .query.syntax import QueryError
 from .search import request as search_request
+from .search import route as search_route
 from .search import run as search
 from .search.like import QueryTooBroad  # re-exported: the tool and CLI see queries through us
 from .search.run import SearchResult
@@ -70,7 +71,7 @@ logger = logging.getLogger("hermes_fts.store")
 _text_or_replacement = functools.partial(str, encoding="utf-8", errors="replace")
 _REPAIR = "run `hermes-fts optimize-storage` to rebuild it"
 # The index whose lookups each index route's answer comes from.
-_ANSWERING_INDEX = {**search.INDEX_ROUTES, search.CHECKED_ROUTE: CJK}
+_ANSWERING_INDEX = {**search_route.INDEX_ROUTES, search.CHECKED_ROUTE: CJK}
 
 
 def open_store(
@@ -723,7 +724,7 @@ class SessionStore(transcript.Views, writes.Writes):
     def describe_search_path(self, query: Any) -> str:
         """The route a search for ``query`` would take now (fts5, fts_cjk, trigram,
         like_scan, …), without running it; ``search(...).route`` is the one that answered."""
-        return search.describe_search_path(self._seen.state(self._seen.token()), query)
+        return search_route.describe_search_path(self._seen.state(self._seen.token()), query)
 
     # ------------------------------------------------------ status, closing
 

@@ -59,6 +59,7 @@ LAYERS: dict[str, int] = {
     "index.schema": 3,
     "index.maintain": 4,
     "search.evidence": 4,
+    "search.route": 4,
     "index.rank_bounds": 4,
     "index.old_layout": 5,
     "index.health": 5,

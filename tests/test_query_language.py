@@ -32,6 +32,7 @@ from hermes_fts.query.plan import (
 )
 from hermes_fts.query.syntax import MAX_FTS5_QUERY_CHARS, MAX_NESTING
 from hermes_fts.search import request as search_request
+from hermes_fts.search import route as search_route
 from hermes_fts.search import run as search
 from hermes_fts.store import SessionStore
 
@@ -217,7 +218,7 @@ def store(tmp_path_factory):
 
 def run(st: SessionStore, query: str, route: str) -> tuple[str, set[int]]:
     """(the route that answered, the message ids) for ``query`` forced onto ``route``."""
-    taken = search.plan_search(st.index_state(), query, route=route).route
+    taken = search_route.plan_search(st.index_state(), query, route=route).route
     rows = st.search_messages(query, route=route, limit=10**6)
     return taken, {r["id"] for r in rows}
 
@@ -319,11 +320,11 @@ def test_truth_table_runs_natively_on_every_route(store) -> None:
     for query, _meaning in TRUTH_TABLE:
         for route in ROUTES:
             state = raw if route == "trigram" else st.index_state()
-            native[route] += search.plan_search(state, query, route=route).route == route
+            native[route] += search_route.plan_search(state, query, route=route).route == route
     assert min(native.values()) >= 5, native
-    assert search.plan_search(st.index_state(), "NEAR(alpha bravo, 5)").route == "fts_cjk"
+    assert search_route.plan_search(st.index_state(), "NEAR(alpha bravo, 5)").route == "fts_cjk"
     # A negated word may hide glued to CJK in one unicode61 token (issue 33).
-    assert search.plan_search(st.index_state(), "deploy NOT service").route == "fts_cjk"
+    assert search_route.plan_search(st.index_state(), "deploy NOT service").route == "fts_cjk"
 
 
 def test_word_semantics_differ_only_on_the_trigram_route(store) -> None:

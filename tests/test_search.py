@@ -12,6 +12,7 @@ import pytest
 from _support import IDENTIFIERS
 
 from hermes_fts.query.plan import fold_text, folds_apply, folds_into, has_cjk, parse_query
+from hermes_fts.search import route as search_route
 from hermes_fts.search import run as search
 from hermes_fts.store import SessionStore
 
@@ -54,7 +55,7 @@ def test_routes_follow_the_terms_not_the_total_cjk_count(store):
 
 def test_route_fallbacks_when_an_index_cannot_represent_the_query(store):
     def plan(st, query, **kw):
-        return search.plan_search(st.index_state(), query, **kw)
+        return search_route.plan_search(st.index_state(), query, **kw)
 
     # trigram only when every term has >= 3 characters (hermes-agent#20494).
     assert plan(store, "广西 OR 桂林 OR 漓江", route="trigram").route == "like_scan"
@@ -68,7 +69,7 @@ def test_route_fallbacks_when_an_index_cannot_represent_the_query(store):
     assert store.index_state()["cjk_fold"]
     assert plan(store, "桂林漓江", route="trigram").route == "like_scan"
     unfolded = {**store.index_state(), "cjk_fold": False}
-    assert search.plan_search(unfolded, "桂林漓江", route="trigram").route == "trigram"
+    assert search_route.plan_search(unfolded, "桂林漓江", route="trigram").route == "trigram"
     # a CJK query can never be answered by the word index.
     assert plan(store, "服务", route="fts5").route == "like_scan"
     # every index holds tool rows whole, so a tool-role search keeps its index
@@ -467,7 +468,9 @@ def test_recall_of_cjk_terms_is_exact_on_every_route(recall_store, route):
         assert set(got) == truth, (route, term)
         trigram_ok = len(term) >= 3 and not folds_apply(parse_query(term))  # see above
         expected_route = route if route != "trigram" or trigram_ok else "like_scan"
-        assert search.plan_search(st.index_state(), term, ROLES, route).route == expected_route
+        assert (
+            search_route.plan_search(st.index_state(), term, ROLES, route).route == expected_route
+        )
 
 
 @pytest.mark.parametrize("route", ["fts5", "fts_cjk", "trigram", "like_scan"])
@@ -483,7 +486,9 @@ def test_recall_of_latin_words_is_exact_on_every_route(recall_store, route):
         # trigram index holds raw: where LIKE folds, such a word goes to LIKE.
         folded = route == "trigram" and folds_into(parse_query(word))
         expected = "like_scan" if folded else route
-        assert search.plan_search(st.index_state(), word, ROLES, route=route).route == expected
+        assert (
+            search_route.plan_search(st.index_state(), word, ROLES, route=route).route == expected
+        )
 
 
 def test_recall_including_tool_rows_uses_full_bodies(recall_store):

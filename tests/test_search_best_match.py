@@ -24,6 +24,7 @@ from hermes_fts.index import rank_bounds, schema
 from hermes_fts.query.best import best_match
 from hermes_fts.query.plan import match_expression, parse_query
 from hermes_fts.query.wordforms import term_groups
+from hermes_fts.search import route as search_route
 from hermes_fts.search import rows as search_rows
 from hermes_fts.search import run as search
 from hermes_fts.search import sessions
@@ -662,9 +663,9 @@ def _brute_force(store, query, role_filter=None, route=None, **filters):
     by (words' weight, BM25, newest), and each word's weight.  ``route``: that
     index's (default: the planned one); ``filters``: ``SearchRequest``'s others."""
     conn = store._conn
-    plan = search.plan_search(store.index_state(), query, role_filter)
+    plan = search_route.plan_search(store.index_state(), query, role_filter)
     route = route or plan.route
-    table = search.INDEX_ROUTES[route]
+    table = search_route.INDEX_ROUTES[route]
     request = search.SearchRequest(query, role_filter=role_filter, **filters)
     where, params, _ = search_rows.where_sql(request)
     visible = {

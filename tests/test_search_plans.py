@@ -26,6 +26,7 @@ from _support import needs_extension
 
 from hermes_fts.index import schema, time_table
 from hermes_fts.search import request as search_request
+from hermes_fts.search import route as search_route
 from hermes_fts.search import rows as search_rows
 from hermes_fts.search import run as search
 from hermes_fts.store import SessionStore
@@ -173,8 +174,8 @@ def test_ranked_rows_equal_one_statement_over_every_match(store, monkeypatch):
     )
     checked = 0
     for query, kw, limit in itertools.product(QUERIES, filters, [1, 5, 40, 10_000]):
-        plan = search.plan_search(state, query, kw.get("role_filter"))
-        if plan.route not in search.INDEX_ROUTES:
+        plan = search_route.plan_search(state, query, kw.get("role_filter"))
+        if plan.route not in search_route.INDEX_ROUTES:
             continue
         request = search.SearchRequest(query, limit=limit, **kw)
         where, params, _ = search_rows.where_sql(request)
@@ -210,7 +211,7 @@ def test_snippets_are_built_for_the_kept_rows_only(store):
     conn = store._conn
     table = "hermes_fts_cjk"
     where, params, _ = search_rows.where_sql(search.SearchRequest("数据"))
-    iq = search._index_query(search.plan_search(store.index_state(), "数据"), "fts_cjk", True)
+    iq = search._index_query(search_route.plan_search(store.index_state(), "数据"), "fts_cjk", True)
     matches = conn.execute(
         f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", [iq.expression]
     ).fetchone()[0]
@@ -481,8 +482,8 @@ def test_time_sorts_equal_the_old_one_statement_plan(store, walk):
         [1, 9, 10_000],
         ["m.timestamp DESC, m.id DESC", "m.timestamp ASC, m.id ASC"],
     ):
-        plan = search.plan_search(state, query, kw.get("role_filter"))
-        if plan.route not in search.INDEX_ROUTES:
+        plan = search_route.plan_search(state, query, kw.get("role_filter"))
+        if plan.route not in search_route.INDEX_ROUTES:
             continue
         where, params, _ = search_rows.where_sql(search.SearchRequest(query, limit=limit, **kw))
         iq = search._index_query(plan, plan.route, True)

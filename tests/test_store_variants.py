@@ -10,7 +10,7 @@ import hermes_fts
 from hermes_fts import loader
 from hermes_fts.index import schema
 from hermes_fts.index.schema import CJK
-from hermes_fts.search import run as search
+from hermes_fts.search import route as search_route
 from hermes_fts.search.snippets import like_snippet
 from hermes_fts.store import SessionStore
 
@@ -115,7 +115,7 @@ def test_variant_queries_agree_on_every_route(store, route, query, keys):
     st, ids = store
     rows = st.search_messages(query, route=route)
     assert _ids(rows) == {ids[k] for k in keys}, (route, query)
-    planned = search.plan_search(st.index_state(), query, route=route).route
+    planned = search_route.plan_search(st.index_state(), query, route=route).route
     # The raw-text trigram index never answers a query folding changes.
     assert planned == ("fts_cjk" if route == "fts_cjk" else "like_scan")
     for row in rows:
@@ -126,10 +126,13 @@ def test_variant_queries_agree_on_every_route(store, route, query, keys):
 def test_variant_free_cjk_still_takes_the_trigram_route(store):
     st, _ids_ = store
     hangul = st.add_message("s1", "user", "한국어 공부를 한다", timestamp=99.0)
-    assert search.plan_search(st.index_state(), "한국어", route="trigram").route == "trigram"
+    assert search_route.plan_search(st.index_state(), "한국어", route="trigram").route == "trigram"
     assert _ids(st.search_messages("한국어", route="trigram")) == {hangul}
     # Kana folds (らーめん finds ラーメン), so the raw-text trigram index leaves it to LIKE.
-    assert search.plan_search(st.index_state(), "ラーメン屋", route="trigram").route == "like_scan"
+    assert (
+        search_route.plan_search(st.index_state(), "ラーメン屋", route="trigram").route
+        == "like_scan"
+    )
 
 
 def test_like_scan_folds_widths(store):
@@ -159,7 +162,10 @@ def test_a_library_without_cjk_fold_leaves_like_unfolded(tmp_path, monkeypatch):
         assert st.index_state()["cjk_fold"] is False
         assert _ids(st.search_messages("东京", route="like_scan")) == {ids["zh-Hans"]}
         # nothing to fold with, so trigram answers as before (a stated route difference)
-        assert search.plan_search(st.index_state(), "东京タワ", route="trigram").route == "trigram"
+        assert (
+            search_route.plan_search(st.index_state(), "东京タワ", route="trigram").route
+            == "trigram"
+        )
 
 
 def test_status_says_whether_the_cjk_index_folds_variants(tmp_path, capsys):
