@@ -302,7 +302,8 @@ def latency(db: Path, queries: int, rounds: int = 3) -> list[list[str]]:
     costs for the same words.
     """
     import hermes_fts
-    from hermes_fts.search import run as search_module
+    from hermes_fts.query.plan import match_expression
+    from hermes_fts.search import route
 
     store = hermes_fts.SessionStore(str(db))
     common = [
@@ -316,7 +317,7 @@ def latency(db: Path, queries: int, rounds: int = 3) -> list[list[str]]:
     state = store.index_state()
     for name, texts in sets.items():
         timings: dict[str, list[float]] = {"discovery": [], "sessions": [], "raw MATCH": []}
-        plans = [search_module.plan_search(state, text) for text in texts]
+        plans = [route.plan_search(state, text) for text in texts]
         # One pass over every text per measure: none of them runs on the pages
         # another measure just read for the same text.
         for _ in range(rounds):
@@ -329,9 +330,9 @@ def latency(db: Path, queries: int, rounds: int = 3) -> list[list[str]]:
                 store.search_messages(text, limit=12, sort="sessions", fields=("id", "session_id"))
                 timings["sessions"].append((time.perf_counter() - started) * 1000)
             for plan in plans:
-                if plan.route in search_module.INDEX_ROUTES:
-                    table_name = search_module.INDEX_ROUTES[plan.route]
-                    expression = search_module.match_expression(plan.query, plan.route)
+                if plan.route in route.INDEX_ROUTES:
+                    table_name = route.INDEX_ROUTES[plan.route]
+                    expression = match_expression(plan.query, plan.route)
                     started = time.perf_counter()
                     store._conn.execute(
                         f"SELECT rowid FROM {table_name} WHERE {table_name} MATCH ? "
