@@ -506,3 +506,35 @@ def test_bounds_edited_by_hand_are_not_trusted_and_optimize_measures_them_again(
     assert built.status()["damaged"] == {}
     blocks, page = _reads_blocks(built, "alpha", limit=5)
     assert page == _exact(built, "alpha", limit=5) and blocks > 0  # read by its bounds again
+
+
+def _shell(store, sql):
+    subprocess.run(
+        [str(shutil.which("sqlite3")), str(store._path), sql], check=True, capture_output=True
+    )
+
+
+@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="needs the sqlite3 shell")
+@pytest.mark.parametrize("trigger", [name for name, _sql in rank_bounds.TRIGGERS])
+def test_a_trigger_dropped_by_hand_is_seen_and_put_back(built, trigger, capsys):
+    """A trigger dropped in the sqlite3 shell: the rows changed since were never marked
+    dirty, and a search read their blocks by stale bounds (a page without the best
+    row), status said nothing and optimize-storage never put the trigger back."""
+    _shell(
+        built,
+        f"DROP TRIGGER {trigger}; UPDATE messages SET content = 'alpha alpha alpha alpha' "
+        "WHERE id = 15000;",
+    )
+    built.sync()  # the index holds the change; no dirty block says so
+    built._seen.forget()
+    assert _ids(built, "alpha", limit=5) == _exact(built, "alpha", limit=5)
+    assert _ids(built, "alpha", limit=1) == [15000]
+    assert trigger in built.status()["damaged"][rank_bounds.TABLE]
+    assert cli.main(["status", "--db", str(built._path)]) == 0
+    assert "Rank bounds: NOT used" in capsys.readouterr().out
+    done = built.optimize_storage(sleep=lambda s: None, vacuum=False)
+    assert done["ok"] and rank_bounds.TABLE in done["repaired"], done
+    assert built.status()["damaged"] == {}
+    assert rank_bounds._triggers_lost(built._conn) == []
+    blocks, page = _reads_blocks(built, "alpha", limit=5)
+    assert page == _exact(built, "alpha", limit=5) and blocks > 0  # read by its bounds again

@@ -208,9 +208,13 @@ def forget(conn: sqlite3.Connection) -> None:
 
 
 def damage(conn: sqlite3.Connection) -> str | None:
-    """What is wrong with the ready bounds, else None: a token whose stored row is
-    not one a build writes (``_sound``).  Reads every row of ``TABLE``."""
+    """What is wrong with the ready bounds, else None: a trigger of ours gone (the rows
+    changed since were never marked dirty), or a token whose stored row is not one
+    a build writes (``_sound``).  Reads every row of ``TABLE``."""
     try:
+        lost = _triggers_lost(conn)
+        if lost and conn.execute(f"SELECT 1 FROM {BUILT} WHERE ready = 1").fetchone():
+            return f"trigger {', '.join(lost)} dropped: rows changed since are not marked"
         built = {}
         for table, last, avgdl in conn.execute(
             f"SELECT tbl, last_id, avgdl FROM {BUILT} WHERE ready = 1"
@@ -227,6 +231,20 @@ def damage(conn: sqlite3.Connection) -> str | None:
     except sqlite3.OperationalError:
         return None  # never built
     return None
+
+
+def _triggers_lost(conn: sqlite3.Connection) -> list[str]:
+    """Our triggers on ``messages`` that are not in the store (dropped by hand)."""
+    names = [name for name, _sql in TRIGGERS]
+    held = {
+        str(r[0])
+        for r in conn.execute(
+            "SELECT name FROM main.sqlite_master WHERE type = 'trigger' AND name IN "
+            f"({', '.join('?' * len(names))})",
+            names,
+        )
+    }
+    return [name for name in names if name not in held]
 
 
 def _built_sound(last_id: object, avgdl: object) -> bool:
@@ -525,7 +543,10 @@ def load(conn: sqlite3.Connection, table: str, tokens: Sequence[str]) -> Bounds 
 
 
 def ready_tables(conn: sqlite3.Connection) -> list[str]:
-    """The indexes whose bounds are ready and hold at least one token."""
+    """The indexes whose bounds are ready and hold at least one token; none while a
+    trigger of ours is gone, since the rows changed since are not marked dirty."""
+    if _triggers_lost(conn):
+        return []
     try:
         return [
             str(r[0])
