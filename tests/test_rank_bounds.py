@@ -538,3 +538,42 @@ def test_a_trigger_dropped_by_hand_is_seen_and_put_back(built, trigger, capsys):
     assert rank_bounds._triggers_lost(built._conn) == []
     blocks, page = _reads_blocks(built, "alpha", limit=5)
     assert page == _exact(built, "alpha", limit=5) and blocks > 0  # read by its bounds again
+
+
+@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="needs the sqlite3 shell")
+@pytest.mark.parametrize(
+    "edit",
+    [f"DELETE FROM {rank_bounds.DIRTY};", f"DELETE FROM {rank_bounds.DIRTY} WHERE block = 29;"],
+)
+def test_a_dirty_table_emptied_by_hand_is_seen_and_measured_again(built, edit, capsys):
+    """A row changed after the build, then its dirty block deleted in the sqlite3 shell:
+    a search skipped the block holding the best row, and status said nothing."""
+    with _foreign(built) as conn:
+        conn.execute("UPDATE messages SET content = 'alpha alpha alpha alpha' WHERE id = 15000")
+    built.sync()
+    _shell(built, edit)
+    built._seen.forget()
+    assert rank_bounds.TABLE in built.status()["damaged"]
+    assert cli.main(["status", "--db", str(built._path)]) == 0
+    assert "Rank bounds: NOT used" in capsys.readouterr().out
+    done = built.optimize_storage(sleep=lambda s: None, vacuum=False)
+    assert done["ok"] and rank_bounds.TABLE in done["repaired"], done
+    assert built.status()["damaged"] == {}
+    blocks, page = _reads_blocks(built, "alpha", limit=5)
+    assert page == _exact(built, "alpha", limit=5) == [15000, 1456, 1359, 1262, 1165]
+    assert blocks > 0
+
+
+def test_rows_changed_and_marked_dirty_are_not_damage(built):
+    """Rows the triggers marked (changed, deleted, inserted) leave the bounds sound."""
+    with _foreign(built) as conn:
+        conn.execute("UPDATE messages SET content = 'alpha alpha alpha alpha' WHERE id = 15000")
+        conn.execute("DELETE FROM messages WHERE id BETWEEN 600 AND 700")
+        conn.execute(
+            "INSERT INTO messages(id, session_id, role, content, timestamp) "
+            "VALUES (650, 's001', 'user', 'bravo alpha', ?)",
+            (T0,),
+        )
+    built.sync()
+    built._seen.forget()
+    assert built.status()["damaged"] == {}

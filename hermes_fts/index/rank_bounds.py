@@ -210,7 +210,9 @@ def forget(conn: sqlite3.Connection) -> None:
 def damage(conn: sqlite3.Connection) -> str | None:
     """What is wrong with the ready bounds, else None: a trigger of ours gone (the rows
     changed since were never marked dirty), or a token whose stored row is not one
-    a build writes (``_sound``).  Reads every row of ``TABLE``."""
+    a build writes (``_sound``), or a block not marked dirty whose bounds differ
+    from the index (``_unmarked``).  Reads every row of ``TABLE``, and every
+    bounded token's matches, as a build does."""
     try:
         lost = _triggers_lost(conn)
         if lost and conn.execute(f"SELECT 1 FROM {BUILT} WHERE ready = 1").fetchone():
@@ -221,15 +223,46 @@ def damage(conn: sqlite3.Connection) -> str | None:
         ):
             if not _built_sound(last, avgdl):
                 return f"the build record of {table} does not add up"
-            built[table] = last
+            built[table] = (last, avgdl)
         for table, token, rows, counts, peaks in conn.execute(
             f"SELECT tbl, token, rows, counts, peaks FROM {TABLE}"
         ):
-            last = built.get(table)
-            if last is not None and not _row_sound(last, rows, counts, peaks):
+            if table in built and not _row_sound(built[table][0], rows, counts, peaks):
                 return f"the bounds of {token!r} on {table} do not add up"
+        return _unmarked(conn, built)
     except sqlite3.OperationalError:
-        return None  # never built
+        return None  # never built, or an index this process cannot read
+    return None
+
+
+def _unmarked(conn: sqlite3.Connection, built: dict[str, tuple[int, float]]) -> str | None:
+    """A block outside the dirty table whose stored counts or peaks are not what a
+    build measures from the index now, else None.  The triggers mark every
+    changed row's block, so only a dirty table emptied or edited by hand (or
+    changes its triggers never saw) leaves one; a search would skip its rows."""
+    dirty = {int(r[0]) for r in conn.execute(f"SELECT block FROM {DIRTY}")}
+    for table, (last, avgdl) in built.items():
+        if schema.index_sql(conn, table) is None:
+            continue
+        sizes = _row_sizes(conn, table, last)
+        blocks = (last >> SHIFT) + 1
+        for token, counts, peaks in conn.execute(
+            f"SELECT token, counts, peaks FROM {TABLE} WHERE tbl = ?", (table,)
+        ).fetchall():
+            now = _read_token(conn, table, token, last, avgdl, sizes)
+            now_counts, now_peaks = (now[2], now[3]) if now else (bytes(2 * blocks), bytes(blocks))
+            if (now_counts, now_peaks) == (counts, peaks):
+                continue
+            for block in range(blocks):
+                unchanged = (
+                    counts[2 * block : 2 * block + 2] == now_counts[2 * block : 2 * block + 2]
+                    and peaks[block] == now_peaks[block]
+                )
+                if not unchanged and block not in dirty:
+                    return (
+                        f"block {block} changed without being marked dirty "
+                        f"({token!r} on {table}; {DIRTY} edited by hand?)"
+                    )
     return None
 
 
