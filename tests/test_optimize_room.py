@@ -24,6 +24,7 @@ import _hermes_env as he
 import pytest
 
 import hermes_fts
+from hermes_fts import cli
 from hermes_fts.index import maintain as indexing
 from hermes_fts.index import schema, space
 from hermes_fts.store import SessionStore
@@ -389,3 +390,50 @@ def test_sync_merging_after_deletes_leaves_hermes_its_room(disk, monkeypatch):
     (disk / "filler").unlink()
     with SessionStore(db) as store:
         assert store.search("still", limit=5).rows
+
+
+@pytest.mark.parametrize("disk", [60], indirect=True)
+def test_a_disk_filling_while_the_backlog_is_applied_still_gets_the_wal_truncated(
+    disk, monkeypatch, capsys
+):
+    """optimize-storage applied Hermes' pending backlog at its open, before it took
+    its room for Hermes: a disk another program filled between two batches left no
+    room to checkpoint the batch applied, so the WAL kept its pages."""
+    db = disk / "state.db"
+    with SessionStore(db) as store:  # the CJK index exists, empty
+        store.add_session("s1", "cli")
+    rnd = random.Random(5)
+    conn = sqlite3.connect(db)
+    with conn:  # a writer without the extension: every row waits in the pending table
+        conn.executemany(
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('s1', 'user', ?, ?)",
+            ((" ".join(rnd.choice(WORDS) for _ in range(40)) + f" row{i}", 1.7e9 + i)
+             for i in range(ROWS)),
+        )  # fmt: skip
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    checks: list[int] = []
+    keep_reserve = space.keep_reserve
+
+    def filled_between_batches(path: Any) -> None:
+        checks.append(1)
+        if len(checks) == 2:  # the first batch is applied, in the WAL
+            subprocess.run(["sh", "-c", f"cat /dev/zero > {disk / 'filler'}"], check=False)
+        keep_reserve(path)
+
+    monkeypatch.setattr(space, "keep_reserve", filled_between_batches)
+    status = cli.main(["optimize-storage", "--yes", "--json", "--db", str(db)])
+    doc = json.loads(capsys.readouterr().out)
+    assert status == 1 and doc["reason"] == "disk_full", doc
+    assert len(checks) >= 2
+    assert space.file_sizes(db)[1] == 0  # the applied batch is in the main file
+    monkeypatch.undo()
+    (disk / "filler").unlink()
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+    with SessionStore(db) as store:
+        store.sync()
+        assert store.index_state()["cjk_pending"] == 0
+        assert len(store.search("row77", limit=5).rows) == 1

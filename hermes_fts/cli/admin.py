@@ -388,11 +388,14 @@ def _checked_run(args: argparse.Namespace) -> int:
     if vacuum is None:
         return 0
     wait_note(args)
-    progress = ProgressBar(json_lines=args.json)  # a pending backlog is applied at the open
+    progress = ProgressBar(json_lines=args.json)
     try:
-        with open_db(args, readonly=False, progress=progress) as store:
+        # The pending backlog waits for the run, which applies it with its room for
+        # Hermes held: applied at the open, a disk filled meanwhile left no room
+        # to checkpoint it and the WAL kept its pages.
+        with open_db(args, readonly=False, progress=progress, apply_pending=False) as store:
             return _optimize(store, args, vacuum, progress)
-    except KeyboardInterrupt:  # in the run, or in the open's pending apply
+    except KeyboardInterrupt:  # in the run, its pending apply included
         progress.close()
         raise CommandError(
             "interrupted. No data was lost; run `hermes-fts optimize-storage` again to resume.",

@@ -85,6 +85,7 @@ def _steps(
     if vacuum:  # until the VACUUM below, the store's compaction is left to do
         with indexing.write_txn(conn):
             indexing.set_meta(conn, schema.META_COMPACTION, int(time.time()))
+    hooks.sync()  # a backlog an open left (the CLI's), now with the room held
     emit("repair")
     unchecked = checks_kept_waiting(conn, caps, path)
     repaired = index_state.repair(conn, caps, emit.counted("repair"), unchecked=unchecked)
