@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -229,3 +231,102 @@ def test_a_long_integrity_check_is_left_while_another_process_has_the_store_open
         result = store.optimize_storage(min_pause=0, vacuum=False)
     assert result["ok"] and "check_left" not in result, result
     assert checked == ["hermes_fts_cjk"]
+
+
+# optimize-storage in a process of its own, its rank bounds measured for every token of
+# two rows or more, each read slowed down so a SIGTERM lands in the step.
+SLOW_BOUNDS = """\
+import sys, time
+from hermes_fts.index import rank_bounds
+rank_bounds.FREQUENT = 2
+read = rank_bounds._read_token
+def slow(*args, **kwargs):
+    time.sleep(0.02)
+    return read(*args, **kwargs)
+rank_bounds._read_token = slow
+from hermes_fts.cli import run
+sys.argv = ["hermes-fts", "--db", sys.argv[1], "--json", "optimize-storage", "--yes"]
+run()
+"""
+
+
+def _words_store(path: Path) -> None:
+    """Messages of a few hundred words each in many rows: that many frequent tokens."""
+    import random
+
+    rnd = random.Random(3)
+    vocab = [f"w{n}" for n in range(400)]
+    with SessionStore(path) as store:
+        store.add_session("s", "cli")
+        store.add_messages(
+            [
+                {"session_id": "s", "role": "user", "content": " ".join(rnd.sample(vocab, 30))}
+                for _ in range(1500)
+            ]
+        )
+
+
+def _bounds(path: Path) -> tuple[list[tuple], list[tuple]]:
+    from hermes_fts.index import rank_bounds
+
+    conn = sqlite3.connect(path)
+    try:
+        built = conn.execute(f"SELECT * FROM {rank_bounds.BUILT} ORDER BY tbl").fetchall()
+        rows = conn.execute(f"SELECT * FROM {rank_bounds.TABLE} ORDER BY tbl, token").fetchall()
+        return built, rows
+    finally:
+        conn.close()
+
+
+def test_sigterm_in_the_rank_bounds_step_keeps_the_tokens_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run stopped by SIGTERM while it measured rank bounds threw away every token
+    it had read: they were written only at the end, so the next run read them all again."""
+    from hermes_fts.index import rank_bounds
+
+    db = tmp_path / "state.db"
+    _words_store(db)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_BOUNDS, str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert proc.stderr is not None
+    total = 0
+    for line in proc.stderr:
+        event = json.loads(line)
+        if event.get("phase") == "rank_bounds" and event.get("done", 0) >= 150:
+            total = event["total"]
+            proc.send_signal(signal.SIGTERM)
+            break
+    out, err = proc.communicate(timeout=120)
+    assert total > 300, err
+    assert proc.returncode == 128 + signal.SIGTERM, out + err
+    built, saved = _bounds(db)
+    assert [r[4] for r in built] == [0]  # not ready: searches do not use them yet
+    assert 0 < len(saved) < total  # the tokens read before the signal are kept
+    twin = tmp_path / "twin.db"  # the same store, measured from the start
+    shutil.copy(db, twin)
+    monkeypatch.setattr(rank_bounds, "FREQUENT", 2)
+    read: list[str] = []
+    real = rank_bounds._read_token
+    monkeypatch.setattr(
+        rank_bounds, "_read_token", lambda *a, **k: read.append(a[2]) or real(*a, **k)
+    )
+    events: list[dict] = []
+    with SessionStore(db) as store:
+        assert store.optimize_storage(events.append, vacuum=False, sleep=lambda _s: None)["ok"]
+    counted = [e["indexed"] for e in events if e["phase"] == "rank_bounds" and e["total"]]
+    assert counted[0] == len(saved) + 1 and counted[-1] == total
+    assert len(read) == total - len(saved)  # only the tokens left are read
+    with SessionStore(twin) as store:
+        with store._conn:
+            rank_bounds.forget(store._conn)
+        assert store.optimize_storage(vacuum=False, sleep=lambda _s: None)["ok"]
+    assert _bounds(db) == _bounds(twin)  # the same bounds, to the byte
+    assert _bounds(db)[0][0][4] == 1

@@ -31,6 +31,7 @@ import math
 import re
 import sqlite3
 import sys
+import time
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -325,21 +326,30 @@ def build(
 
     Short transactions: mark the build under way (dirty blocks cleared,
     triggers live from then on, searches ignore the bounds); read every
-    frequent token's blocks; write each index's bounds and mark them ready.
-    A change while it reads is marked dirty by the triggers, so nothing is
-    lost.  Rows the CJK index still waits for (its pending table) are dirty.
+    frequent token's blocks, saving them as they come; mark each index's
+    bounds ready.  A change while it reads is marked dirty by the triggers, so
+    nothing is lost, and a build cut short (Ctrl-C, SIGTERM) resumes after
+    the tokens it saved (``_resumed``).  Rows the CJK index still waits for
+    (its pending table) are dirty.
     """
     tables = [t for t in INDEXES if schema.index_sql(conn, t) is not None]
-    last = _start(conn, tables, _dense_ids(conn))
+    last = _resumed(conn, tables)
+    if last is None:
+        last = _start(conn, tables, _dense_ids(conn))
     plan = []
     for table in tables:
         avgdl = conn.execute(f"SELECT avgdl FROM {BUILT} WHERE tbl = ?", (table,)).fetchone()[0]
-        plan.append((table, float(avgdl), _frequent(conn, table)))
-    total = sum(len(tokens) for _, _, tokens in plan)
+        saved = {
+            str(r[0]) for r in conn.execute(f"SELECT token FROM {TABLE} WHERE tbl = ?", (table,))
+        }
+        tokens = _frequent(conn, table)
+        plan.append((table, float(avgdl), [t for t in tokens if t not in saved], len(tokens)))
+    total = sum(whole for *_, whole in plan)
+    counted = total - sum(len(tokens) for _, _, tokens, _ in plan)
     done: dict[str, int] = {}
-    counted = 0
-    for table, avgdl, tokens in plan:
-        found = []
+    for table, avgdl, tokens, _whole in plan:
+        found: list[tuple[str, int, bytes, bytes]] = []
+        saved_at = time.monotonic()
         sizes = _row_sizes(conn, table, last) if tokens else None
         for token in tokens:
             entry = _read_token(conn, table, token, last, avgdl, sizes)
@@ -348,9 +358,48 @@ def build(
             counted += 1
             if progress is not None:
                 progress(counted, total)
-        _write(conn, table, found)
-        done[table] = len(found)
+            if time.monotonic() - saved_at >= SAVE_EVERY_S:
+                _write(conn, table, found, ready=False)
+                found, saved_at = [], time.monotonic()
+        _write(conn, table, found, ready=True)
+        done[table] = conn.execute(
+            f"SELECT count(*) FROM {TABLE} WHERE tbl = ?", (table,)
+        ).fetchone()[0]
     return done
+
+
+# A build saves the tokens it has read this often, so one cut short loses no more.
+SAVE_EVERY_S = 1.0
+
+
+def _resumed(conn: sqlite3.Connection, tables: Sequence[str]) -> int | None:
+    """The last id of a build of ``tables`` cut short, to go on with, else None (start
+    afresh).  Its saved tokens stay right while the triggers mark what changes
+    (dirty blocks, kept since it started); not when an index was rebuilt since
+    (its record is gone), a trigger is missing, or a tenth of the rows changed."""
+    try:
+        built = conn.execute(f"SELECT tbl, last_id, avgdl, shift, ready FROM {BUILT}").fetchall()
+        conn.execute(f"SELECT 1 FROM {DIRTY} LIMIT 1").fetchall()
+    except sqlite3.OperationalError:
+        return None  # never built
+    records = {str(r[0]): r for r in built}
+    lasts = {records[t][1] for t in tables if t in records}
+    if (
+        not tables
+        or set(records) != set(tables)
+        or len(lasts) != 1
+        or any(r[3] != SHIFT or r[4] != 0 or not _built_sound(r[1], r[2]) for r in built)
+        or _triggers_lost(conn)
+    ):
+        return None
+    state = lag(conn)
+    top = int(conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
+    if (
+        state is None
+        or state["newer_rows"] + state["dirty_blocks"] * BLOCK_IDS > BEHIND_SHARE * top
+    ):
+        return None
+    return int(lasts.pop())
 
 
 def _dense_ids(conn: sqlite3.Connection) -> int:
@@ -382,6 +431,8 @@ def _start(conn: sqlite3.Connection, tables: Sequence[str], dense: int) -> int:
         )
         for table in tables:
             rows, tokens = index_totals(conn, table)
+            # While a build is under way its table holds the tokens it has saved.
+            conn.execute(f"DELETE FROM {TABLE} WHERE tbl = ?", (table,))
             conn.execute(
                 f"INSERT OR REPLACE INTO {BUILT}(tbl, last_id, avgdl, shift, ready) "
                 "VALUES (?, ?, ?, ?, 0)",
@@ -492,17 +543,23 @@ def _read_token_blocks(
 
 
 def _write(
-    conn: sqlite3.Connection, table: str, found: Sequence[tuple[str, int, bytes, bytes]]
+    conn: sqlite3.Connection,
+    table: str,
+    found: Sequence[tuple[str, int, bytes, bytes]],
+    *,
+    ready: bool,
 ) -> None:
-    """Replace ``table``'s bounds by ``found`` and mark them ready."""
+    """Save ``found`` among ``table``'s bounds (a token read again replaces its row);
+    ``ready``: the build is complete, searches may use them."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.execute(f"DELETE FROM {TABLE} WHERE tbl = ?", (table,))
         conn.executemany(
-            f"INSERT INTO {TABLE}(tbl, token, rows, counts, peaks) VALUES (?, ?, ?, ?, ?)",
+            f"INSERT OR REPLACE INTO {TABLE}(tbl, token, rows, counts, peaks) "
+            "VALUES (?, ?, ?, ?, ?)",
             [(table, token, rows, counts, peaks) for token, rows, counts, peaks in found],
         )
-        conn.execute(f"UPDATE {BUILT} SET ready = 1 WHERE tbl = ?", (table,))
+        if ready:
+            conn.execute(f"UPDATE {BUILT} SET ready = 1 WHERE tbl = ?", (table,))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
