@@ -564,6 +564,25 @@ def test_a_dirty_table_emptied_by_hand_is_seen_and_measured_again(built, edit, c
     assert blocks > 0
 
 
+@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="needs the sqlite3 shell")
+def test_repair_measures_every_token_where_status_probes_the_most_frequent(built, monkeypatch):
+    """status measures the blocks of the most frequent tokens only (a whole build's
+    reads at 1M would make every status that slow); optimize-storage's repair
+    measures every token, so a change the probe leaves out is still mended."""
+    monkeypatch.setattr(rank_bounds, "PROBED_TOKENS", 0)
+    with _foreign(built) as conn:
+        conn.execute("UPDATE messages SET content = 'alpha alpha alpha alpha' WHERE id = 15000")
+    built.sync()
+    _shell(built, f"DELETE FROM {rank_bounds.DIRTY};")
+    built._seen.forget()
+    assert built.status()["damaged"] == {}  # the probe read no token's blocks
+    assert "changed without being marked dirty" in rank_bounds.damage(built._conn, full=True)
+    done = built.optimize_storage(sleep=lambda s: None, vacuum=False)
+    assert done["ok"] and rank_bounds.TABLE in done["repaired"], done
+    assert rank_bounds.damage(built._conn, full=True) is None
+    assert _ids(built, "alpha", limit=5) == _exact(built, "alpha", limit=5)
+
+
 def test_rows_changed_and_marked_dirty_are_not_damage(built):
     """Rows the triggers marked (changed, deleted, inserted) leave the bounds sound."""
     with _foreign(built) as conn:

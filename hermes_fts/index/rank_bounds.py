@@ -73,6 +73,8 @@ FREQUENT_SHARE = 500
 PEAK_SCALE = 100
 MAX_SATURATION = 2.2  # k1 + 1: no row's saturation reaches it
 INDEXES = (schema.BASE, schema.CJK)
+# Tokens per index whose blocks status measures again (``damage``); repair measures all.
+PROBED_TOKENS = 8
 
 _TABLE_SQL = (
     f"CREATE TABLE IF NOT EXISTS {TABLE}(tbl TEXT NOT NULL, token TEXT NOT NULL, "
@@ -198,7 +200,7 @@ def trouble(conn: sqlite3.Connection) -> str | None:
     if not held & {name for name, _sql in TRIGGERS}:
         return None  # never built
     missing = sorted({TABLE, BUILT, DIRTY} - held)
-    return f"{', '.join(missing)} dropped" if missing else damage(conn)
+    return f"{', '.join(missing)} dropped" if missing else damage(conn, full=True)
 
 
 def forget(conn: sqlite3.Connection) -> None:
@@ -208,12 +210,13 @@ def forget(conn: sqlite3.Connection) -> None:
     conn.execute(f"DELETE FROM {BUILT}")
 
 
-def damage(conn: sqlite3.Connection) -> str | None:
+def damage(conn: sqlite3.Connection, full: bool = False) -> str | None:
     """What is wrong with the ready bounds, else None: a trigger of ours gone (the rows
     changed since were never marked dirty), or a token whose stored row is not one
     a build writes (``_sound``), or a block not marked dirty whose bounds differ
-    from the index (``_unmarked``).  Reads every row of ``TABLE``, and every
-    bounded token's matches, as a build does."""
+    from the index (``_unmarked``).  Reads every row of ``TABLE``, and the matches
+    of every bounded token (``full``, as a build does) or of the most frequent
+    ones, which a changed row most likely holds (``PROBED_TOKENS``)."""
     try:
         lost = _triggers_lost(conn)
         if lost and conn.execute(f"SELECT 1 FROM {BUILT} WHERE ready = 1").fetchone():
@@ -230,17 +233,20 @@ def damage(conn: sqlite3.Connection) -> str | None:
         ):
             if table in built and not _row_sound(built[table][0], rows, counts, peaks):
                 return f"the bounds of {token!r} on {table} do not add up"
-        return _unmarked(conn, built)
+        return _unmarked(conn, built, None if full else PROBED_TOKENS)
     except sqlite3.OperationalError:
         return None  # never built, or an index this process cannot read
     return None
 
 
-def _unmarked(conn: sqlite3.Connection, built: dict[str, tuple[int, float]]) -> str | None:
+def _unmarked(
+    conn: sqlite3.Connection, built: dict[str, tuple[int, float]], most: int | None
+) -> str | None:
     """A block outside the dirty table whose stored counts or peaks are not what a
-    build measures from the index now, else None.  The triggers mark every
-    changed row's block, so only a dirty table emptied or edited by hand (or
-    changes its triggers never saw) leaves one; a search would skip its rows."""
+    build measures from the index now, else None; of every token, or of the
+    ``most`` frequent ones of each index.  The triggers mark every changed row's
+    block, so only a dirty table emptied or edited by hand (or changes its
+    triggers never saw) leaves one; a search would skip its rows."""
     dirty = {int(r[0]) for r in conn.execute(f"SELECT block FROM {DIRTY}")}
     for table, (last, avgdl) in built.items():
         if schema.index_sql(conn, table) is None:
@@ -248,7 +254,8 @@ def _unmarked(conn: sqlite3.Connection, built: dict[str, tuple[int, float]]) -> 
         sizes = _row_sizes(conn, table, last)
         blocks = (last >> SHIFT) + 1
         for token, counts, peaks in conn.execute(
-            f"SELECT token, counts, peaks FROM {TABLE} WHERE tbl = ?", (table,)
+            f"SELECT token, counts, peaks FROM {TABLE} WHERE tbl = ? ORDER BY rows DESC LIMIT ?",
+            (table, -1 if most is None else most),
         ).fetchall():
             now = _read_token(conn, table, token, last, avgdl, sizes)
             now_counts, now_peaks = (now[2], now[3]) if now else (bytes(2 * blocks), bytes(blocks))
