@@ -97,6 +97,7 @@ LAYERS: dict[str, int] = {
     "cli.progress": 11,
     "cli.admin": 11,
     "cli.history": 11,
+    "cli.messages": 11,
     "cli.demo": 11,
     "cli.timing": 11,
     "cli.writing": 11,

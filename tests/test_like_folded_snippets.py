@@ -20,10 +20,14 @@ from _support import needs_extension
 from hermes_fts._index_text import fold_width
 from hermes_fts.query.plan import fold_text
 from hermes_fts.search.snippets import (
+    CLOSE,
     LIKE_SNIPPET_BEFORE,
     LIKE_SNIPPET_CHARS,
     LIKE_SNIPPET_READ,
+    MARKS,
+    OPEN,
     _mark_repeats,
+    with_marks,
 )
 from hermes_fts.store import SessionStore
 
@@ -73,10 +77,13 @@ def _reference_snippet(text: str, term: str) -> str | None:
     end = max(min(len(text), start + LIKE_SNIPPET_CHARS), stop)
     # Where the first hit is and how the cut falls are checked here; marking the
     # same word again in the cut is its own rule (tests/test_snippets.py).
-    return _mark_repeats(
-        ("..." if start > 0 else "")
-        + f"{text[start:at]}>>>{text[at:stop]}<<<{text[stop:end]}"
-        + ("..." if end < len(text) else "")
+    return with_marks(
+        _mark_repeats(
+            ("..." if start > 0 else "")
+            + f"{text[start:at]}{OPEN}{text[at:stop]}{CLOSE}{text[stop:end]}"
+            + ("..." if end < len(text) else "")
+        ),
+        MARKS,
     )
 
 

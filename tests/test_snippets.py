@@ -13,14 +13,15 @@ import hermes_fts
 from hermes_fts.content import JSON_CONTENT_PREFIX, render_tool_calls
 from hermes_fts.index.schema import BASE, CJK
 from hermes_fts.query.plan import parse_query
+from hermes_fts.search import snippets
 from hermes_fts.search.snippets import (
+    CLOSE,
     LIKE_SNIPPET_BEFORE,
     LIKE_SNIPPET_CHARS,
-    edge_cut_highlight,
-    is_tool_call_json,
-    like_snippet,
-    single_char_narrowing,
+    MARKS,
+    OPEN,
     snippet_sql,
+    with_marks,
 )
 from hermes_fts.store import SessionStore
 from hermes_fts.tool import session_search
@@ -30,6 +31,29 @@ needs_extension = pytest.mark.skipif(
 )
 
 MARKED = re.compile(r">>>(.*?)<<<")
+
+
+# The module marks matches with OPEN and CLOSE while a search runs; these tests
+# read and write them as a search's rows show them (>>> <<<).
+def _internal(snippet: str) -> str:
+    return snippet.replace(">>>", OPEN).replace("<<<", CLOSE)
+
+
+def like_snippet(*args, **kwargs) -> str:
+    return with_marks(snippets.like_snippet(*args, **kwargs), MARKS)
+
+
+def edge_cut_highlight(snippet: str) -> bool:
+    return snippets.edge_cut_highlight(_internal(snippet))
+
+
+def is_tool_call_json(snippet: str) -> bool:
+    return snippets.is_tool_call_json(_internal(snippet))
+
+
+def single_char_narrowing(q):
+    narrow = snippets.single_char_narrowing(q)
+    return None if narrow is None else lambda snippet: with_marks(narrow(_internal(snippet)), MARKS)
 
 
 def _call(name: str, arguments: dict) -> list[dict]:
@@ -115,9 +139,12 @@ def test_json_stored_as_plain_text_keeps_the_index_snippet(store, table):
     store.add_message("s1", "tool", page, tool_name="web_extract")
     route = {BASE: "fts5", CJK: "fts_cjk"}[table]
     [row] = store.search_messages("nginx", route=route)
-    indexed = store._conn.execute(
-        f"SELECT {snippet_sql(table, True)} FROM {table} WHERE {table} MATCH 'nginx'"
-    ).fetchone()[0]
+    indexed = with_marks(
+        store._conn.execute(
+            f"SELECT {snippet_sql(table, True)} FROM {table} WHERE {table} MATCH 'nginx'"
+        ).fetchone()[0],
+        MARKS,
+    )
     assert is_tool_call_json(indexed) and len(MARKED.findall(indexed)) == 3, indexed
     assert row["snippet"] == indexed
 

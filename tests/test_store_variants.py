@@ -11,7 +11,7 @@ from hermes_fts import loader
 from hermes_fts.index import schema
 from hermes_fts.index.schema import CJK
 from hermes_fts.search import route as search_route
-from hermes_fts.search.snippets import like_snippet
+from hermes_fts.search import snippets
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -142,6 +142,11 @@ def test_like_scan_folds_widths(store):
     rows = st.search_messages("ガギ", route="like_scan")
     assert _ids(rows) == {wide}
     assert ">>>ｶﾞｷﾞ<<<" in rows[0]["snippet"]  # two folded characters, four original ones
+
+
+def like_snippet(*args, **kwargs) -> str:
+    """The LIKE snippet as a search's rows show it (``>>> <<<``)."""
+    return snippets.with_marks(snippets.like_snippet(*args, **kwargs), snippets.MARKS)
 
 
 def test_like_snippet_maps_folded_positions_back():

@@ -29,7 +29,7 @@ TOOL_LAYERS = [
 ]
 CLI_LAYERS = [
     {"output"},
-    {"progress", "registry"},
+    {"progress", "registry", "messages"},
     {"writing"},
     {"admin", "history", "demo", "timing", "remove"},
     {"__init__"},

@@ -15,14 +15,11 @@ import argparse
 import shlex
 import sys
 import time
-from collections.abc import Sequence
 from typing import Any, TextIO
 
 from .._display import columns, fit_columns
 from .._params import as_int
 from .._store_problems import file_kind
-from ..content import render_tool_calls
-from ..search.snippets import readable_text
 from ..store import SessionStore, default_db_path, failure_cause, open_store
 from ..tool import Call, nothing_found, run_call
 from ..tool.args import (
@@ -35,10 +32,12 @@ from ..tool.args import (
     strip_link,
 )
 from ..tool.errors import BadValue, NoStore, ToolError
+from .messages import MESSAGE_LINES, clip, print_messages
 from .output import (
     BOLD,
     DIM,
     LINE_CHARS,
+    SEARCH_MARKS,
     emit_json,
     marked_line,
     one_line,
@@ -62,69 +61,8 @@ LIMIT_MAX = 100  # results a page may hold on the command line (the tool's cap i
 SEARCH_LIMIT = 10
 BROWSE_LIMIT = 20
 OFFSET_MAX = 100_000
-MESSAGE_LINES = 12  # lines of a message read and scroll show without --full
 
 # --------------------------------------------------------------------------- rendering
-
-
-def _message_text(msg: dict[str, Any]) -> str:
-    """A message as people read it: JSON escapes decoded, tool calls as calls."""
-    content = msg.get("content")
-    if content:
-        return printable(readable_text(str(content), cut=bool(msg.get("content_truncated"))))
-    calls = render_tool_calls(msg.get("tool_calls"))
-    if calls:
-        return "calls " + printable(calls)
-    return "(no text)"
-
-
-def _role_label(msg: dict[str, Any]) -> str:
-    role = one_line(msg.get("role") or "?")
-    if role == "tool" and msg.get("tool_name"):
-        return f"tool:{one_line(msg['tool_name'])}"
-    return role
-
-
-def _body_lines(msg: dict[str, Any], max_lines: int | None) -> list[str]:
-    """The message's lines, at most ``max_lines`` of them and a line saying what was left."""
-    lines = _message_text(msg).splitlines() or [""]
-    chars = int(msg.get("original_content_chars") or 0)
-    cut = f"cut from {chars:,} characters" if msg.get("content_truncated") else ""
-    if max_lines is not None and len(lines) > max_lines:
-        # The cut is said here too: at the end of the lines left out, it went unseen.
-        more = "; ".join(filter(None, [f"{len(lines) - max_lines:,} more lines", cut]))
-        return [*lines[:max_lines], f"[{more}; --full shows the message whole]"]
-    if cut:
-        lines[-1] += f" [{cut}; --full shows it whole]"
-    return lines
-
-
-def _print_messages(
-    messages: Sequence[dict[str, Any]],
-    color: bool,
-    out: TextIO,
-    indent: str = "  ",
-    max_lines: int | None = None,
-) -> None:
-    for msg in messages:
-        marker = "\u25b6" if msg.get("anchor") else " "
-        head = f"{indent}{marker} #{msg.get('id')} {_role_label(msg)}: "
-        lines = _body_lines(msg, max_lines)
-        text = head + lines[0]
-        for extra in lines[1:]:
-            text += "\n" + indent + "    " + extra
-        if msg.get("anchor"):
-            text = style(text, BOLD, color)
-        print(text, file=out)
-
-
-def _clip(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    clipped = []
-    for msg in messages:
-        copy = dict(msg)
-        copy["content"] = one_line(_message_text(msg), LINE_CHARS)
-        clipped.append(copy)
-    return clipped
 
 
 def _print_session_header(
@@ -346,6 +284,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         before=args.before,
         exclude_session_ids=args.exclude or None,
         full=True,  # a person's page of results, not cut to the model's payload budget
+        marks=None if args.json else SEARCH_MARKS,  # --json: the tool's >>> <<<
     )
     if args.json:
         emit_json(payload)
@@ -409,7 +348,7 @@ def _print_result(number: int, res: dict[str, Any], color: bool, out: TextIO) ->
         ):
             if res.get(key) or key == "messages":
                 print(style(f"   {label}", DIM, color), file=out)
-                _print_messages(_clip(res.get(key) or []), color, out, "     ")
+                print_messages(clip(res.get(key) or []), color, out, "     ")
 
 
 # --------------------------------------------------------------------------- read / scroll
@@ -476,12 +415,12 @@ def cmd_read(args: argparse.Namespace) -> int:
         print(payload.get("message") or f"{payload['message_count']} messages")
     lines = None if args.full else MESSAGE_LINES
     if payload.get("truncated"):
-        _print_messages(head, color, sys.stdout, max_lines=lines)
+        print_messages(head, color, sys.stdout, max_lines=lines)
         hidden = payload["message_count"] - len(shown)
         print(style(f"  … {hidden} messages not shown (--full shows them) …", DIM, color))
-        _print_messages(tail, color, sys.stdout, max_lines=lines)
+        print_messages(tail, color, sys.stdout, max_lines=lines)
     else:
-        _print_messages(shown, color, sys.stdout, max_lines=lines)
+        print_messages(shown, color, sys.stdout, max_lines=lines)
     return 0
 
 
@@ -537,7 +476,7 @@ def cmd_scroll(args: argparse.Namespace) -> int:
     else:
         words = f"scroll {ref} {messages[0]['id']} --before{same}"
         print(style(f"  earlier: {follow_up(args, words)}", DIM, color))
-    _print_messages(messages, color, sys.stdout, max_lines=None if args.full else MESSAGE_LINES)
+    print_messages(messages, color, sys.stdout, max_lines=None if args.full else MESSAGE_LINES)
     if payload["at_end"]:
         print(style("  (end of session)", DIM, color))
     else:

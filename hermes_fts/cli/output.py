@@ -1,7 +1,8 @@
 """How ``hermes-fts`` prints: JSON for scripts, sizes, colour and one-line text for people.
 
-Matches (``>>> <<<`` in snippets) are coloured on a terminal and bracketed
-``[ ]`` elsewhere, on a ``TERM=dumb`` one or when ``NO_COLOR`` is set.
+Matches (``>>> <<<`` in snippets, ``SEARCH_MARKS`` in those ``search`` asks for)
+are coloured on a terminal and bracketed ``[ ]`` elsewhere, on a ``TERM=dumb``
+one or when ``NO_COLOR`` is set.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from .._display import char_start, columns
 
 MARK_OPEN = ">>>"
 MARK_CLOSE = "<<<"
+# The marks ``search`` asks the tool for: noncharacters, which stored text does not
+# hold, so a stored ``>>>`` (a Python prompt, a merge conflict) prints as it is.
+SEARCH_MARKS = ("\ufdd0", "\ufdd1")
 BOLD_MATCH = "\x1b[1;33m"
 DIM = "\x1b[2m"
 BOLD = "\x1b[1m"
@@ -137,11 +141,12 @@ def use_color(stream: TextIO | None = None) -> bool:
     return bool(isatty and isatty())
 
 
-def highlight(text: str, color: bool) -> str:
-    """Turn the ``>>> <<<`` match markers into colour or plain brackets."""
+def highlight(text: str, color: bool, marks: tuple[str, str] = (MARK_OPEN, MARK_CLOSE)) -> str:
+    """Turn the match ``marks`` (``>>> <<<``) into colour or plain brackets."""
+    opening, closing = marks
     if color:
-        return text.replace(MARK_OPEN, BOLD_MATCH).replace(MARK_CLOSE, RESET)
-    return text.replace(MARK_OPEN, "[").replace(MARK_CLOSE, "]")
+        return text.replace(opening, BOLD_MATCH).replace(closing, RESET)
+    return text.replace(opening, "[").replace(closing, "]")
 
 
 def style(text: str, code: str, color: bool) -> str:
@@ -174,29 +179,30 @@ def one_line(text: Any, width: int = LINE_CHARS) -> str:
     return flat if len(flat) <= width else flat[: char_start(flat, width - 1)] + "\u2026"
 
 
-_MARKS = re.compile(f"({re.escape(MARK_OPEN)}|{re.escape(MARK_CLOSE)})")
+_MARKS = re.compile("(" + "|".join(SEARCH_MARKS) + ")")
 
 
 def marked_line(text: Any, width: int, color: bool) -> str:
     """A snippet as ``one_line`` shows text, ``width`` characters of it besides its
-    ``>>> <<<`` marks, the marks as ``highlight`` shows them.  A cut inside a mark
+    ``SEARCH_MARKS``, the marks as ``highlight`` shows them.  A cut inside a mark
     closes it: the match's colour (or ``[``) ran on to the shell's prompt."""
     if text is None:
         return ""
+    opening, closing = SEARCH_MARKS
     pieces = _MARKS.split(" ".join(printable(str(text)).split()))
-    shown = sum(len(piece) for piece in pieces if piece not in (MARK_OPEN, MARK_CLOSE))
+    shown = sum(len(piece) for piece in pieces if piece not in SEARCH_MARKS)
     out: list[str] = []
     room, inside = width - 1, False  # when cut, the last character is the ellipsis
     for piece in pieces:
-        if piece in (MARK_OPEN, MARK_CLOSE):
-            inside = piece == MARK_OPEN
+        if piece in SEARCH_MARKS:
+            inside = piece == opening
         elif shown > width and len(piece) > room:
-            out += [piece[: char_start(piece, room)], MARK_CLOSE * inside, "\u2026"]
+            out += [piece[: char_start(piece, room)], closing * inside, "\u2026"]
             break
         else:
             room -= len(piece)
         out.append(piece)
-    return highlight("".join(out), color)
+    return highlight("".join(out), color, SEARCH_MARKS)
 
 
 def pad(text: str, width: int) -> str:

@@ -170,7 +170,8 @@ class SearchRequest:
     of Unix seconds a message's timestamp must fall in, one of them; set by
     the time preference, not by callers.  ``sentence``: a short CJK word alone
     is read as a sentence (``syntax.parse_query``); set by ``run`` once it is
-    in no message as written, not by callers.
+    in no message as written, not by callers.  ``marks``: the text put before and
+    after each match in a snippet (None: ``>>>`` and ``<<<``).
     """
 
     query: Any
@@ -189,6 +190,7 @@ class SearchRequest:
     now: Any = None
     windows: Any = ()
     sentence: bool = False
+    marks: tuple[str, str] | None = None
     roles: list[str] | None = field(init=False)
     projection: tuple[str, ...] | None = field(init=False)
 

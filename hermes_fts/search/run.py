@@ -50,10 +50,12 @@ from .rows import Ranked, like_rows, order_sql, time_sort_key, where_sql
 from .rows import match_rows as _match_rows
 from .sessions import index_page, like_page, rows_apart
 from .snippets import (
+    MARKS,
     few_snippet_sql,
     recut_unreadable_snippets,
     single_char_narrowing,
     snippet_sql,
+    with_marks,
 )
 from .topk import bounded_page, one_phrase
 
@@ -547,6 +549,10 @@ def run(conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest)
         # Time words first, a short CJK word read again as a sentence (request.search_reading).
         plan, rows, read_as, time_notes = search_reading(request, lambda r: _search(conn, state, r))
         route = plan.route
+        marks = request.marks or MARKS
+        for row in rows:
+            if isinstance(row.get("snippet"), str):
+                row["snippet"] = with_marks(row["snippet"], marks)
         notes = (*read_as, *plan.notes, *time_notes, *switched_off_notes(state))
         return SearchResult(rows, route, notes)
     finally:

@@ -1,5 +1,8 @@
 """Snippets: the text shown around a match, marked ``>>>term<<<``, on every route.
 
+While a search runs the marks are ``OPEN`` and ``CLOSE``, which stored text does
+not hold; ``with_marks`` puts the caller's in their place at the end.
+
 Index routes ask SQLite for the snippet (``snippet_sql``); the LIKE scan cuts
 it from the decoded text itself (``like_snippet``); ``narrow_single_char_hits``
 fixes the CJK index's marks for one-character terms, and
@@ -24,6 +27,9 @@ from ..content import decode_content, escape_lone_surrogates, render_tool_calls
 from ..query.plan import Query, fold_text, has_cjk
 
 __all__ = [
+    "CLOSE",
+    "MARKS",
+    "OPEN",
     "edge_cut_highlight",
     "few_snippet_sql",
     "is_tool_call_json",
@@ -33,7 +39,14 @@ __all__ = [
     "recut_unreadable_snippets",
     "single_char_narrowing",
     "snippet_sql",
+    "with_marks",
 ]
+
+# A match is marked with two Unicode noncharacters while a search runs, and with
+# ``MARKS`` (or the caller's marks) on the way out: stored text holds ``>>>`` and
+# ``<<<`` (a Python prompt, a merge conflict), which read as marks otherwise.
+OPEN, CLOSE = "\ufdd0", "\ufdd1"
+MARKS = (">>>", "<<<")  # what the tool and ``SessionStore.search`` show
 
 SNIPPET_TOKENS = 40  # built-in snippet(): a word index counts tokens
 SNIPPET_CHARS = 80  # cjk_snippet(): characters, since a bigram is one character wide
@@ -45,16 +58,21 @@ LIKE_SNIPPET_CHARS = 120
 LIKE_SNIPPET_READ = 1_000_000
 
 
+def with_marks(snippet: str, marks: tuple[str, str]) -> str:
+    """``snippet`` with ``marks`` (open, close) where the search marked its matches."""
+    return snippet.replace(OPEN, marks[0]).replace(CLOSE, marks[1])
+
+
 def snippet_sql(table: str, cjk_helpers: bool) -> str:
     if cjk_helpers:  # merges overlapping bigram/trigram hits into one span
-        return f"cjk_snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_CHARS})"
-    return f"snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_TOKENS})"
+        return f"cjk_snippet({table}, -1, '{OPEN}', '{CLOSE}', '...', {SNIPPET_CHARS})"
+    return f"snippet({table}, -1, '{OPEN}', '{CLOSE}', '...', {SNIPPET_TOKENS})"
 
 
 def few_snippet_sql(table: str) -> str:
     """``snippet_sql`` with helpers, built only when the query is one phrase in at most
     ``?3`` rows (NULL otherwise): ``cjk_few_snippet`` judges it from ``rank``."""
-    return f"cjk_few_snippet({table}, rank, ?3, -1, '>>>', '<<<', '...', {SNIPPET_CHARS})"
+    return f"cjk_few_snippet({table}, rank, ?3, -1, '{OPEN}', '{CLOSE}', '...', {SNIPPET_CHARS})"
 
 
 def like_snippet(
@@ -98,9 +116,9 @@ def _cut(readable: list[str], terms: Sequence[str], fold: sqlite3.Connection | N
             return _mark_repeats(
                 ("..." if start > 0 else "")
                 + text[start:at]
-                + ">>>"
+                + OPEN
                 + text[at:hit_end]
-                + "<<<"
+                + CLOSE
                 + text[hit_end:end]
                 + ("..." if end < len(text) else "")
             )
@@ -207,7 +225,7 @@ def is_tool_call_json(snippet: str) -> bool:
     content or escaped text, as stored or as the decoded text indexed with it."""
     if '"' not in snippet and ": " not in snippet and "\\u" not in snippet:
         return False  # every shape below needs one of these (most prose has none)
-    plain = snippet.replace(">>>", "").replace("<<<", "")
+    plain = snippet.replace(OPEN, "").replace(CLOSE, "")
     return (
         '"function"' in plain
         or '"arguments"' in plain
@@ -218,7 +236,7 @@ def is_tool_call_json(snippet: str) -> bool:
 
 def edge_cut_highlight(snippet: str) -> bool:
     """Whether a mark touches a cut edge (``...>>>`` or ``<<<...``): its term may be cut."""
-    return snippet.startswith("...>>>") or snippet.endswith("<<<...")
+    return snippet.startswith("..." + OPEN) or snippet.endswith(CLOSE + "...")
 
 
 def recut_unreadable_snippets(
@@ -253,11 +271,11 @@ def recut_unreadable_snippets(
         # The words the index marked, as written: a term it matched folded (ＮＧＩＮＸ
         # for nginx) is found in the stored text too.
         recut = _cut(readable, [*terms, *_MARKED.findall(snippet)], None)
-        if ">>>" in recut:
+        if OPEN in recut:
             row["snippet"] = recut
 
 
-_MARKED = re.compile(">>>(.+?)<<<")
+_MARKED = re.compile(f"{OPEN}(.+?){CLOSE}")
 
 
 def _mark_repeats(snippet: str) -> str:
@@ -266,7 +284,7 @@ def _mark_repeats(snippet: str) -> str:
     words = {w.lower() for w in _MARKED.findall(snippet)}
     if not words:
         return snippet
-    parts = re.split("(>>>.+?<<<)", snippet)
+    parts = re.split(f"({OPEN}.+?{CLOSE})", snippet)
     for i in range(0, len(parts), 2):  # the unmarked parts
         text, low = parts[i], _lowered(parts[i])
         # Where a repeat may start and end: not on the cut edges.
@@ -281,10 +299,10 @@ def _mark_repeats(snippet: str) -> str:
         out, pos = [], 0
         for at, stop in sorted(spans):
             if at >= pos:  # overlapping repeats: the first one wins
-                out += [text[pos:at], ">>>", text[at:stop], "<<<"]
+                out += [text[pos:at], OPEN, text[at:stop], CLOSE]
                 pos = stop
         parts[i] = "".join(out) + text[pos:]
-    return "".join(parts).replace("<<<>>>", "")
+    return "".join(parts).replace(CLOSE + OPEN, "")
 
 
 # --------------------------------------------------------------------------- edges
@@ -359,13 +377,13 @@ def single_char_narrowing(q: Query) -> Callable[[str], str] | None:
     # the query finds those, so the other marks cost no Python call.
     spellings = {ch for single in singles for ch in _spellings(single)}
     chars = "".join(re.escape(ch) for ch in sorted(spellings))
-    pair = re.compile(f">>>(?:([{chars}])([^<])|([^<])([{chars}]))<<<")
+    pair = re.compile(f"{OPEN}(?:([{chars}])([^{CLOSE}])|([^{CLOSE}])([{chars}])){CLOSE}")
 
     def narrow(m: re.Match[str]) -> str:
-        if any(fold_text(m.group(0)[3:-3]) in t for t in longer):
+        if any(fold_text(m.group(0)[1:-1]) in t for t in longer):
             return m.group(0)
         if m.group(1):
-            return f">>>{m.group(1)}<<<{m.group(2)}"
-        return f"{m.group(3)}>>>{m.group(4)}<<<"
+            return f"{OPEN}{m.group(1)}{CLOSE}{m.group(2)}"
+        return f"{m.group(3)}{OPEN}{m.group(4)}{CLOSE}"
 
     return lambda snippet: pair.sub(narrow, snippet)

@@ -385,6 +385,7 @@ class SearchOptions:
     offset: int | None = None  # paged (the command line): results to skip
     now: float | None = None  # where relative times count from (None: the current time)
     budgeted: bool = True  # kept under the model's payload budget (not the command line's)
+    marks: tuple[str, str] | None = None  # around a snippet's matches (None: >>> <<<)
 
     @property
     def wanted(self) -> int:
@@ -430,6 +431,8 @@ class Call:
     limit_max: int = LIMIT_MAX
     full: bool = False
     beyond: Any = None  # a scroll's page after or before its message, not around it
+    # The command line's own snippet marks: it tells them from a stored ``>>>``.
+    marks: tuple[str, str] | None = None
     # What parsing changed (a session id sent as a number), for every form's query_notes.
     notes: tuple[str, ...] = ()
 
@@ -532,6 +535,7 @@ class Call:
             offset=self.offset,
             now=now,
             budgeted=not self.full,
+            marks=self.marks,
         )
         if options.after is not None and options.before is not None:
             if options.after >= options.before:

@@ -158,6 +158,7 @@ class Discovery:
             before=opts.before,
             exclude_session_ids=sorted({*opts.excluded, *crowding}),
             now=opts.now,
+            marks=opts.marks,
         )
         self.route = result.route
         if not crowding:
