@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ._display import whole_prefix
@@ -33,6 +33,7 @@ __all__ = [
     "Views",
     "attach_context",
     "count_messages",
+    "each_message",
     "find_session_by_title",
     "first_message_id",
     "get_anchor_summary",
@@ -104,11 +105,19 @@ def session_messages(
 ) -> list[dict[str, Any]]:
     """Every message of a session in the order written, every column, hydrated;
     ``readable``: only those a window shows (rewound ones left out)."""
+    return list(each_message(conn, session_id, readable=readable))
+
+
+def each_message(
+    conn: sqlite3.Connection, session_id: str, *, readable: bool = False
+) -> Iterator[dict[str, Any]]:
+    """``session_messages`` one at a time: a caller shapes a long session as it is read."""
     only = f" AND {_READABLE}" if readable else ""
     cur = conn.execute(
         f"SELECT * FROM messages WHERE session_id = ?{only} ORDER BY id", (session_id,)
     )
-    return [_hydrated(row_dict(cur, raw)) for raw in cur]
+    for raw in cur:
+        yield _hydrated(row_dict(cur, raw))
 
 
 # What a read of a session shows, as a scroll's window does: rewound rows (the user
@@ -373,9 +382,10 @@ def session_preview(conn: sqlite3.Connection, session_id: str) -> str:
     return text
 
 
-def count_messages(conn: sqlite3.Connection, session_id: str) -> int:
+def count_messages(conn: sqlite3.Connection, session_id: str, readable: bool = False) -> int:
+    only = f" AND {_READABLE}" if readable else ""
     row = conn.execute(
-        "SELECT count(*) FROM messages WHERE session_id = ?", (session_id,)
+        f"SELECT count(*) FROM messages WHERE session_id = ?{only}", (session_id,)
     ).fetchone()
     return int(row[0]) if row else 0
 
@@ -673,9 +683,13 @@ class Views:
             self._conn, _text(hidden_sources, "hidden_sources"), limit, offset
         )
 
-    def count_messages(self, session_id: str) -> int:
-        """Stored messages of a session, every kind included."""
-        return count_messages(self._conn, _session(session_id))
+    def count_messages(self, session_id: str, *, readable: bool = False) -> int:
+        """Stored messages of a session, every kind included; ``readable``: as a read shows."""
+        return count_messages(self._conn, _session(session_id), readable)
+
+    def each_message(self, session_id: str, *, readable: bool = False) -> Iterator[dict[str, Any]]:
+        """``get_messages`` one at a time, read as they are asked for."""
+        return each_message(self._conn, _session(session_id), readable=readable)
 
     def session_preview(self, session_id: str) -> str:
         """The session's first visible user message on one line, shortened."""

@@ -85,3 +85,28 @@ def test_read_full_still_shows_every_message(db: Path, capsys: pytest.CaptureFix
     assert main(["--db", str(db), "--json", "read", "short", "--full"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [m["id"] for m in doc["messages"]] == ids and doc["truncated"] is False
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_read_full_of_a_long_session_shows_its_progress(
+    db: Path, capsys: pytest.CaptureFixture[str], as_json: bool
+) -> None:
+    """`read --full` of a session of 400,000 messages printed nothing for seconds while it
+    read every message: it now shows a progress line on stderr, as the other long steps
+    do (JSON events with --json), and stdout stays the session alone."""
+    ids = _ids(db, "chat")
+    assert main(["--db", str(db), *(["--json"] if as_json else []), "read", "chat", "--full"]) == 0
+    captured = capsys.readouterr()
+    if as_json:
+        assert [m["id"] for m in json.loads(captured.out)["messages"]] == ids
+        events = [json.loads(line) for line in captured.err.splitlines()]
+        assert events and all(e["event"] == "progress" and e["phase"] == "read" for e in events)
+        assert (events[-1]["done"], events[-1]["total"]) == (MESSAGES, MESSAGES)
+    else:
+        shown = [int(n) for n in re.findall(r"^    #(\d+) ", captured.out, flags=re.M)]
+        assert shown == ids and "Reading" not in captured.out
+        last = captured.err.splitlines()[-1]
+        assert last.startswith("Reading") and f"{MESSAGES:,}/{MESSAGES:,} messages" in last
+    # A short session is read at once: nothing on stderr.
+    assert main(["--db", str(db), "read", "short", "--full"]) == 0
+    assert capsys.readouterr().err == ""

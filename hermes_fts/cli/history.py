@@ -46,6 +46,7 @@ from .output import (
     style,
     use_color,
 )
+from .progress import ProgressBar
 from .registry import (
     CommandError,
     bounded_int,
@@ -61,6 +62,7 @@ LIMIT_MAX = 100  # results a page may hold on the command line (the tool's cap i
 SEARCH_LIMIT = 10
 BROWSE_LIMIT = 20
 OFFSET_MAX = 100_000
+READ_PROGRESS_MIN = 20_000  # messages from which `read --full` shows its progress
 
 # --------------------------------------------------------------------------- rendering
 
@@ -359,9 +361,20 @@ def _show_session(
 ) -> tuple[dict[str, Any], bool] | None:
     """Read or scroll one session and print its header; None after ``--json`` output.
 
-    Returns ``(payload, colour)`` for the caller to print the messages.
+    Returns ``(payload, colour)`` for the caller to print the messages.  A ``--full``
+    read of a long session shows its progress on stderr: it is read whole first.
     """
-    payload, elapsed = _run(args, session, full=args.full, **fields)
+    bar = ProgressBar(json_lines=args.json) if args.full else None
+
+    def progress(done: int, total: int) -> None:
+        if bar is not None and total >= READ_PROGRESS_MIN:
+            bar({"phase": "read", "indexed": done, "total": total, "percent": 100 * done // total})
+
+    try:
+        payload, elapsed = _run(args, session, full=args.full, progress=progress, **fields)
+    finally:
+        if bar is not None:
+            bar.close()  # the line ends before the session prints
     if args.json:
         emit_json(payload)
         return None

@@ -1,4 +1,5 @@
-"""The progress ``hermes-fts optimize-storage``, ``sync`` and ``status`` show on stderr.
+"""The progress ``hermes-fts optimize-storage``, ``sync``, ``status`` and ``read --full``
+show on stderr.
 
 On a terminal one line is redrawn in place; anywhere else (a log, a pipe) a
 plain line is written every few seconds, with no carriage returns, and once
@@ -34,6 +35,7 @@ _COUNTED = {
     "time": ("Filling", "ids"),
     "rank_bounds": ("Measuring", "words"),
     "text": ("Measuring text", "ids"),
+    "read": ("Reading", "messages"),
 }
 _LABELS = {
     "pending": "Applying the pending CJK changes…",

@@ -145,7 +145,9 @@ def _form(owned: list[Any], store: Any, call: Call) -> dict[str, Any]:
     if call.beyond is not None:  # a page beside a message needs the message
         raise ToolError("beyond pages past around_message_id: pass session_id and it too")
     if sid is not None:
-        payload = with_profile_fallback(owned, ctx, call, lambda c: read(c, sid, full=call.full))
+        payload = with_profile_fallback(
+            owned, ctx, call, lambda c: read(c, sid, call.full, call.progress)
+        )
         return with_notes(payload, [call.search_arguments_note("reads")])
     if call.around_message_id is not None:
         raise ToolError(

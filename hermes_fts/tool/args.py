@@ -16,7 +16,7 @@ import math
 import re
 import shlex
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -433,6 +433,8 @@ class Call:
     beyond: Any = None  # a scroll's page after or before its message, not around it
     # The command line's own snippet marks: it tells them from a stored ``>>>``.
     marks: tuple[str, str] | None = None
+    # The command line's progress of a long ``read --full``: ``(done, total)`` messages.
+    progress: Callable[[int, int], None] | None = None
     # What parsing changed (a session id sent as a number), for every form's query_notes.
     notes: tuple[str, ...] = ()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import shlex
+from collections.abc import Callable
 from typing import Any
 
 from ..store import failure_cause
@@ -196,14 +197,20 @@ def _page_beyond(
 # --------------------------------------------------------------------------- read
 
 
-def read(ctx: CallContext, session_id: str, full: bool = False) -> dict[str, Any]:
+def read(
+    ctx: CallContext,
+    session_id: str,
+    full: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
     """The whole session, or its head and tail when it is long; ``full``: every
-    message, each whole."""
+    message, each whole, shaped as it is read, with ``progress(done, total)`` on
+    the way (a session of 400,000 messages takes seconds)."""
     if ctx.session(session_id) is None:
         raise _not_found(session_id)
     try:
         if full:
-            chosen = list(ctx.store.get_messages(session_id, readable=True))
+            chosen = _read_whole(ctx, session_id, progress)
             total = len(chosen)
         else:
             total, chosen = ctx.store.get_message_ends(session_id, _READ_HEAD, _READ_TAIL)
@@ -220,7 +227,7 @@ def read(ctx: CallContext, session_id: str, full: bool = False) -> dict[str, Any
         "message_count": total,
         "truncated": truncated,
     }
-    out = _shaped(frame, chosen, None, full)
+    out = {**frame, "messages": chosen} if full else _shaped(frame, chosen, None, full)
     if truncated:
         # Counted after the payload budget, which may leave some of the ends out.
         shown = {m.get("id") for m in out["messages"]}
@@ -232,6 +239,24 @@ def read(ctx: CallContext, session_id: str, full: bool = False) -> dict[str, Any
             "middle, pass around_message_id (any message id shown here) with this session_id."
         )
     return out
+
+
+_PROGRESS_EVERY = 2_000  # messages between two calls of a read's progress
+
+
+def _read_whole(
+    ctx: CallContext, session_id: str, progress: Callable[[int, int], None] | None
+) -> list[dict[str, Any]]:
+    """Every message a read shows, shaped whole, each as it is read."""
+    total = ctx.store.count_messages(session_id, readable=True) if progress else 0
+    shaped: list[dict[str, Any]] = []
+    for message in ctx.store.each_message(session_id, readable=True):
+        shaped.append(shape_message(message))
+        if progress is not None and len(shaped) % _PROGRESS_EVERY == 0 and len(shaped) < total:
+            progress(len(shaped), total)
+    if progress is not None:  # once complete, whatever a writer changed meanwhile
+        progress(len(shaped), len(shaped))
+    return shaped
 
 
 # --------------------------------------------------------------------------- browse
