@@ -226,15 +226,21 @@ def tables_problem(conn: sqlite3.Connection, path: Path) -> FileProblem | None:
 
 def layout_problem(conn: sqlite3.Connection, path: Path, *, readonly: bool) -> FileProblem | None:
     """What makes the database ``conn`` reads no store to open, else None: a messages
-    table without its content column or its keys, and for a read-only open (which
-    adds nothing) no Hermes tables, which every search and read failed on later."""
+    table without its content column or its keys; no Hermes tables for a read-only
+    open (which adds nothing), which every search and read failed on later; and for
+    a read-write open, tables of another application without Hermes' own, to which
+    the open added Hermes' tables and our indexes without a word."""
     renamed = content_column_problem(conn, path)
     if renamed:
         return FileProblem(renamed)
     alien = key_columns_problem(conn, path)
     if alien:
         return FileProblem(alien, wrong_path=True)
-    missing = tables_problem(conn, path) if readonly else None
+    # Only a database without any table becomes a new store.
+    holds_tables = conn.execute(
+        "SELECT 1 FROM main.sqlite_master WHERE type = 'table' LIMIT 1"
+    ).fetchone()
+    missing = tables_problem(conn, path) if readonly or holds_tables else None
     if missing is not None:  # an empty file is named as one, not as a database without tables
         return store_file_problem(path, readonly=True, may_create=False) or missing
     return None

@@ -83,6 +83,40 @@ def test_a_read_only_open_of_what_holds_no_hermes_tables_is_refused(tmp_path: Pa
     assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda conn: conn.execute("CREATE TABLE notes (x TEXT)"),
+        lambda conn: conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY)"),
+    ],
+    ids=["another_application", "sessions_only"],
+)  # fmt: skip
+def test_a_write_open_of_another_applications_database_is_refused_untouched(tmp_path: Path, make):
+    # It added Hermes' tables and our index to the other application's file, unsaid.
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    make(conn)
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="not a Hermes session store") as exc:
+        SessionStore(path)
+    assert exc.value.wrong_path
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
+
+
+def test_a_write_open_of_a_sqlite_file_without_tables_makes_it_a_store(tmp_path: Path):
+    path = tmp_path / "blank.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version = 7")  # a database file, with no table yet
+    conn.commit()
+    conn.close()
+    with SessionStore(path) as store:
+        store.add_session("s1")
+        assert store.get_session("s1") is not None
+
+
 # --------------------------------------------------------------------------- LIKE bound
 
 
