@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, Callable
 
 from ._params import check_text
@@ -48,26 +49,26 @@ class Writes:
         if unknown:
             raise ValueError(f"unknown session field(s): {', '.join(sorted(unknown))}")
         row.update({k: encode_value(v) for k, v in fields.items()})
-        _check_texts(row)
         cols = ", ".join(row)
         marks = ", ".join("?" for _ in row)
-        self._write(
-            lambda c: c.execute(
-                f"INSERT INTO sessions({cols}) VALUES ({marks})", tuple(row.values())
+        with _named_on_bind(lambda: row):
+            self._write(
+                lambda c: c.execute(
+                    f"INSERT INTO sessions({cols}) VALUES ({marks})", tuple(row.values())
+                )
             )
-        )
         return str(sid)
 
     def end_session(self, session_id: str, end_reason: str) -> None:
-        _check_texts({"session_id": session_id, "end_reason": end_reason})
         # First writer wins, as in the reference.
-        self._write(
-            lambda c: c.execute(
-                "UPDATE sessions SET ended_at = ?, end_reason = ? "
-                "WHERE id = ? AND ended_at IS NULL",
-                (time.time(), end_reason, session_id),
+        with _named_on_bind(lambda: {"session_id": session_id, "end_reason": end_reason}):
+            self._write(
+                lambda c: c.execute(
+                    "UPDATE sessions SET ended_at = ?, end_reason = ? "
+                    "WHERE id = ? AND ended_at IS NULL",
+                    (time.time(), end_reason, session_id),
+                )
             )
-        )
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         check_text(session_id, "session_id")  # a lone surrogate: named, not SQLite's encode error
@@ -87,9 +88,7 @@ class Writes:
         values.setdefault("timestamp", time.time())
         values.setdefault("active", 1)
         values.setdefault("compacted", 0)
-        row = {name: encode_value(values.get(name)) for name in _MESSAGE_FIELDS}
-        _check_texts(row)
-        return tuple(row.values())
+        return tuple(encode_value(values.get(name)) for name in _MESSAGE_FIELDS)
 
     _INSERT_MESSAGE = (
         f"INSERT INTO messages({', '.join(_MESSAGE_FIELDS)}) "
@@ -102,7 +101,8 @@ class Writes:
         row = self._message_row(
             {"session_id": session_id, "role": role, "content": content, **fields}
         )
-        return int(self._write(lambda c: c.execute(self._INSERT_MESSAGE, row).lastrowid))
+        with _named_on_bind(lambda: dict(zip(_MESSAGE_FIELDS, row))):
+            return int(self._write(lambda c: c.execute(self._INSERT_MESSAGE, row).lastrowid))
 
     def add_messages(self, messages: Iterable[Mapping[str, Any]]) -> list[int]:
         """Insert many messages in one transaction; returns their ids in order.
@@ -111,14 +111,17 @@ class Writes:
         a sequence may be replayed once if a corrupt index rejects the write.
         """
 
+        last: tuple[Any, ...] = ()  # the row SQLite binds now: a failed bind's row
+
         def insert(c: sqlite3.Connection) -> list[int]:
             count = 0
 
             def rows() -> Iterator[tuple[Any, ...]]:
-                nonlocal count
+                nonlocal count, last
                 for msg in messages:
                     count += 1
-                    yield self._message_row(msg)
+                    last = self._message_row(msg)
+                    yield last
 
             c.executemany(self._INSERT_MESSAGE, rows())
             if count == 0:
@@ -128,7 +131,8 @@ class Writes:
             top = int(c.execute("SELECT MAX(id) FROM messages").fetchone()[0])
             return list(range(top - count + 1, top + 1))
 
-        return list(self._write(insert, replayable=isinstance(messages, Sequence)))
+        with _named_on_bind(lambda: dict(zip(_MESSAGE_FIELDS, last))):
+            return list(self._write(insert, replayable=isinstance(messages, Sequence)))
 
     def update_message(self, message_id: int, **fields: Any) -> None:
         unknown = set(fields) - _UPDATABLE_FIELDS
@@ -138,13 +142,13 @@ class Writes:
             return
         assigns = ", ".join(f"{k} = ?" for k in fields)
         encoded = {k: encode_value(v) for k, v in fields.items()}
-        _check_texts(encoded)
         values = tuple(encoded.values())
-        self._write(
-            lambda c: c.execute(
-                f"UPDATE messages SET {assigns} WHERE id = ?", (*values, message_id)
+        with _named_on_bind(lambda: encoded):
+            self._write(
+                lambda c: c.execute(
+                    f"UPDATE messages SET {assigns} WHERE id = ?", (*values, message_id)
+                )
             )
-        )
 
     def set_message_flags(
         self, message_id: int, active: bool | None = None, compacted: bool | None = None
@@ -160,8 +164,15 @@ class Writes:
         self._write(lambda c: c.execute("DELETE FROM messages WHERE id = ?", (message_id,)))
 
 
-def _check_texts(row: Mapping[str, Any]) -> None:
-    """A value holding a lone surrogate, refused with a ValueError naming its column:
-    SQLite's binding failed on it with a UnicodeEncodeError that named none."""
-    for name, value in row.items():
-        check_text(value, name)
+@contextmanager
+def _named_on_bind(row: Callable[[], Mapping[str, Any]]) -> Iterator[None]:
+    """A value holding a lone surrogate, refused with a ValueError naming its column
+    in ``row()``: SQLite's binding fails on it with a UnicodeEncodeError that names
+    none, and its transaction is rolled back.  Asked only then, so a write does not
+    encode every value a second time to look for one."""
+    try:
+        yield
+    except UnicodeEncodeError:
+        for name, value in row().items():
+            check_text(value, name)
+        raise

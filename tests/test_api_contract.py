@@ -362,6 +362,28 @@ def test_a_write_with_a_lone_surrogate_is_named_and_writes_nothing(
         assert store.get_session("s2") is None
 
 
+def test_a_bulk_write_names_a_lone_surrogate_in_a_later_row_and_writes_no_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every non-ASCII value was encoded once more before SQLite bound it, only to
+    # find a lone surrogate: now only a failed bind looks, at the row it failed on.
+    from hermes_fts import writes
+
+    looked: list[str] = []
+    real = writes.check_text
+    monkeypatch.setattr(writes, "check_text", lambda v, n: (looked.append(n), real(v, n)))
+    texts = ["部署到东京", "サーバー", "x\ud800y", "never reached"]
+    with SessionStore(tmp_path / "state.db") as store:
+        store.add_session("s1", "cli", title="旅行")
+        store.add_messages([{"session_id": "s1", "role": "user", "content": "已保存"}])
+        store.update_message(1, content="已保存，改过")
+        assert looked == []  # nothing bound failed, nothing was looked at again
+        rows = ({"session_id": "s1", "role": "user", "content": t} for t in texts)
+        with pytest.raises(ValueError, match="^content holds a lone UTF-16 surrogate"):
+            store.add_messages(rows)
+        assert [m["content"] for m in store.get_messages("s1")] == ["已保存，改过"]
+
+
 def test_a_title_that_is_not_text_is_a_clear_type_error(lone_db: Path) -> None:
     with SessionStore(lone_db, readonly=True) as store:
         with pytest.raises(TypeError, match="^title must be text, not NoneType"):
