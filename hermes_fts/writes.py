@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Callable
 
-from ._params import check_text
+from ._params import as_time_bound, check_text
 from .content import encode_value
 from .index import schema
 
@@ -20,6 +20,9 @@ __all__ = ["Writes"]
 _MESSAGE_FIELDS = schema.MESSAGES.names
 _UPDATABLE_FIELDS = frozenset(_MESSAGE_FIELDS) - {"session_id"}
 _SESSION_FIELDS = schema.SESSIONS.names
+# Unix seconds: bound as given, text ('yesterday', a datetime's ISO form) was stored
+# in the REAL column, sorted after every number and fell out of after/before.
+_TIME_FIELDS = ("timestamp", "started_at", "ended_at", "last_activity_at")
 
 
 class Writes:
@@ -49,6 +52,7 @@ class Writes:
         if unknown:
             raise ValueError(f"unknown session field(s): {', '.join(sorted(unknown))}")
         row.update({k: encode_value(v) for k, v in fields.items()})
+        _check_times(row)
         cols = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         with _named_on_bind(lambda: row):
@@ -88,6 +92,7 @@ class Writes:
         values.setdefault("timestamp", time.time())
         values.setdefault("active", 1)
         values.setdefault("compacted", 0)
+        _check_times(values)
         return tuple(encode_value(values.get(name)) for name in _MESSAGE_FIELDS)
 
     _INSERT_MESSAGE = (
@@ -142,6 +147,7 @@ class Writes:
             return
         assigns = ", ".join(f"{k} = ?" for k in fields)
         encoded = {k: encode_value(v) for k, v in fields.items()}
+        _check_times(encoded)
         values = tuple(encoded.values())
         with _named_on_bind(lambda: encoded):
             self._write(
@@ -162,6 +168,13 @@ class Writes:
 
     def delete_message(self, message_id: int) -> None:
         self._write(lambda c: c.execute("DELETE FROM messages WHERE id = ?", (message_id,)))
+
+
+def _check_times(row: dict[str, Any]) -> None:
+    """The time columns of ``row`` as floats; anything but a number is refused by name."""
+    for name in _TIME_FIELDS:
+        if row.get(name) is not None:
+            row[name] = as_time_bound(row[name], name)
 
 
 @contextmanager

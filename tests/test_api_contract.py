@@ -384,6 +384,37 @@ def test_a_bulk_write_names_a_lone_surrogate_in_a_later_row_and_writes_no_row(
         assert [m["content"] for m in store.get_messages("s1")] == ["已保存，改过"]
 
 
+@pytest.mark.parametrize(
+    ("write", "name"),
+    [
+        (lambda s: s.add_message("s1", "user", "deploy", timestamp="yesterday"), "timestamp"),
+        (
+            lambda s: s.add_messages(
+                [{"session_id": "s1", "role": "user", "content": "deploy", "timestamp": "1e9"}]
+            ),
+            "timestamp",
+        ),
+        (lambda s: s.add_message("s1", "user", "deploy", timestamp=datetime.now()), "timestamp"),
+        (lambda s: s.update_message(1, timestamp="later"), "timestamp"),
+        (lambda s: s.add_session("s2", "cli", started_at="today"), "started_at"),
+        (lambda s: s.add_session("s2", "cli", ended_at=True), "ended_at"),
+    ],
+)
+def test_a_time_that_is_not_a_number_is_refused_by_name_and_writes_nothing(
+    tmp_path: Path, write: Any, name: str
+) -> None:
+    # Bound as given, "yesterday" sat in the REAL column: the message sorted as the
+    # newest of all and a search with after= or before= silently left it out.
+    with SessionStore(tmp_path / "state.db") as store:
+        store.add_session("s1", "cli", started_at=1_700_000_000)
+        store.add_message("s1", "user", "deploy kept", timestamp=1_700_000_000.5)
+        with pytest.raises(TypeError, match=f"^{name} must be a Unix time in seconds"):
+            write(store)
+        assert [m["timestamp"] for m in store.get_messages("s1")] == [1_700_000_000.5]
+        assert store.get_session("s2") is None
+        assert [r["id"] for r in store.search("deploy", after=0).rows] == [1]
+
+
 def test_a_title_that_is_not_text_is_a_clear_type_error(lone_db: Path) -> None:
     with SessionStore(lone_db, readonly=True) as store:
         with pytest.raises(TypeError, match="^title must be text, not NoneType"):

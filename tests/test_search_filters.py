@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import sqlite3
 import subprocess
 from collections.abc import Collection
 from pathlib import Path
@@ -76,19 +77,26 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> SessionStore:
         st.add_session(sid, "cron" if s % 9 == 0 else "cli", started_at=T0 + s * 3600)
         rows = []
         for i in range(40):
-            ts: Any = T0 + s * 3600 + i * 60
-            if (s, i) in {(3, 5), (7, 7), (20, 4)}:
-                ts = "unknown"  # text: sorts after every number in SQLite
             rows.append(
                 {
                     "session_id": sid,
                     "role": ("user", "assistant", "tool")[i % 3],
                     "content": f"{texts[(s + i) % len(texts)]} 第{i}条",
                     "tool_name": "shell" if i % 3 == 2 else None,
-                    "timestamp": ts,
+                    "timestamp": T0 + s * 3600 + i * 60,
                 }
             )
         st.add_messages(rows)
+    # Text timestamps, which another writer may leave (SessionStore refuses them):
+    # they sort after every number in SQLite.
+    other = sqlite3.connect(path)
+    for s, i in ((3, 5), (7, 7), (20, 4)):
+        other.execute(
+            "UPDATE messages SET timestamp = 'unknown' WHERE session_id = ? AND content LIKE ?",
+            (f"s{s:02d}", f"% 第{i}条"),
+        )
+    other.commit()
+    other.close()
     # Back-dated rows written late: ids no longer follow timestamps.
     st.add_messages(
         [
