@@ -277,14 +277,31 @@ def _split(term: Term, spans: list[Span]) -> list[tuple[Term, bool]]:
         start = max(start, pos)
         for a, b, cut in ((pos, start, False), (start, end, True)):
             piece = text[a:b].strip()
-            after_cut = not cut and pieces and pieces[-1][1]
-            glued = next((p for p in _GLUED if piece.startswith(p)), "") if after_cut else ""
-            if glued and len(piece) > len(glued) and piece[len(glued)] not in _NEVER_FIRST:
-                piece = piece[len(glued) :]
-            if piece and (cut or not (after_cut and piece in _LEFT_BEHIND)):
+            after_cut = bool(not cut and pieces and pieces[-1][1])
+            piece = _unglued(piece) if after_cut else piece
+            if piece and (cut or not (after_cut and _particles_only(piece))):
                 pieces.append((Term(piece, term.prefix and b == len(text)), cut))
         pos = max(pos, end)
     return pieces
+
+
+def _unglued(piece: str) -> str:
+    """``piece`` without the particles a cut word left glued to its front, stacked too
+    (the には of ``12月20日には会議``, the からの of ``先週からの会議``)."""
+    while True:
+        glued = next((p for p in _GLUED if piece.startswith(p)), "")
+        if not glued or len(piece) <= len(glued) or piece[len(glued)] in _NEVER_FIRST:
+            return piece
+        piece = piece[len(glued) :]
+
+
+@functools.lru_cache(maxsize=256)
+def _particles_only(piece: str) -> bool:
+    """Whether ``piece`` is particles alone, stacked too (``까지는``, ``에는``): searched,
+    it was a word that every sentence with the particles holds."""
+    return not piece or any(
+        piece.startswith(p) and _particles_only(piece[len(p) :]) for p in _LEFT_BEHIND
+    )
 
 
 def time_words(q: Query) -> tuple[TimeWords, ...]:

@@ -1,0 +1,76 @@
+"""Time and category words glued to other text (docs/QUERY.md, "Reading a question").
+
+Chinese and Japanese write no spaces and Korean glues its particles to a
+word, so a time word often shares a word with grammar or with another word.
+What is left once a time word is cut out must be the words of the question,
+never its grammar (``에는``, ``には``) nor the piece of a word the time word
+only looked like (the ``집`` of ``오늘의집``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from _support import needs_extension
+from _tool_fixtures import conversation, open_store
+
+from hermes_fts.query.best import best_match
+from hermes_fts.query.syntax import parse_query
+from hermes_fts.store import SessionStore
+
+pytestmark = needs_extension
+
+NOW = "2026-12-03T12:00"
+
+
+def at(iso: str) -> float:
+    return datetime.fromisoformat(iso).timestamp()  # local time, as the package reads dates
+
+
+def searched(question: str) -> list[str]:
+    return [t.text for t in best_match(parse_query(question)).terms]
+
+
+def sessions(store: SessionStore, query: str) -> list[str]:
+    rows = store.search(query, sort="sessions", fields=["session_id"], now=NOW).rows
+    return [r["session_id"] for r in rows]
+
+
+def one_message_sessions(tmp_path: Path, *said: tuple[str, str, str]) -> SessionStore:
+    """A store of sessions of one user message each: ``(session id, when, text)``."""
+    st = open_store(tmp_path / "state.db")
+    for sid, when, text in said:
+        conversation(st, sid, [("user", text)], start=at(when))
+    return st
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("최근에는 배포", ["배포"]),
+        ("어제까지는 배포", ["배포"]),
+        ("작년에도 배포", ["배포"]),
+        ("12月20日には会議", ["会議"]),
+        ("先週からの会議", ["会議"]),
+    ],
+)
+def test_particles_stacked_after_a_time_word_are_no_word(question: str, words: list[str]) -> None:
+    """``최근에는`` searched ``에는`` and ``12月20日には会議`` ``は会議``: only one particle
+    the time word carried went with it, and the next was searched as a word."""
+    assert searched(question) == words
+
+
+def test_stacked_particles_do_not_rank_their_sentences_first(tmp_path: Path) -> None:
+    """With ``は会議`` searched, a message holding "今日は会議" came before the meeting
+    of December 20th that the question asks about."""
+    st = one_message_sessions(
+        tmp_path,
+        ("meeting", "2025-12-20T10:00", "会議の資料"),
+        ("decoy", "2024-12-20T10:00", "今日は会議でしたが、資料はまだ作っていません"),
+    )
+    try:
+        assert sessions(st, "12月20日には会議")[0] == "meeting"
+    finally:
+        st.close()
