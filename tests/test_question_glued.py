@@ -17,6 +17,7 @@ from _support import needs_extension
 from _tool_fixtures import conversation, open_store
 
 from hermes_fts.query.best import best_match
+from hermes_fts.query.question import time_words
 from hermes_fts.query.syntax import parse_query
 from hermes_fts.store import SessionStore
 
@@ -72,5 +73,42 @@ def test_stacked_particles_do_not_rank_their_sentences_first(tmp_path: Path) -> 
     )
     try:
         assert sessions(st, "12月20日には会議")[0] == "meeting"
+    finally:
+        st.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        ("오늘의집 가구 주문", "오늘의집"),
+        ("최근접 이웃 알고리즘", "최근접"),
+        ("오늘날 기술", "오늘날"),
+    ],
+)
+def test_a_korean_word_holding_a_time_word_is_no_time(question: str, word: str) -> None:
+    """``오늘의집`` (a shop) was read as 오늘, today, and searched as ``의집``; ``최근접``
+    (nearest) as 최근, lately, and ``접``: Korean writes spaces, so a time word glued
+    to more than its particles is another word."""
+    assert time_words(parse_query(question)) == ()
+    assert word in searched(question)
+
+
+@pytest.mark.parametrize(
+    "question", ["오늘의 회의", "최근에는 배포", "작년도 예산", "지난해에 출장"]
+)
+def test_a_korean_time_word_with_its_particles_is_still_a_time(question: str) -> None:
+    assert len(time_words(parse_query(question))) == 1
+
+
+def test_the_shop_is_found_before_todays_furniture(tmp_path: Path) -> None:
+    """``오늘의집 가구 주문`` preferred today's messages, so one about ordering furniture
+    anywhere came before the order placed at 오늘의집 months ago."""
+    st = one_message_sessions(
+        tmp_path,
+        ("shop", "2026-05-01T10:00", "오늘의집에서 가구 주문했어"),
+        ("today", "2026-12-03T09:00", "가구 주문은 내일 할게"),
+    )
+    try:
+        assert sessions(st, "오늘의집 가구 주문") == ["shop", "today"]
     finally:
         st.close()

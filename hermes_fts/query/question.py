@@ -193,6 +193,8 @@ def _mark_times(words: list[Word], marks: list[list[Span]], joins: list[Term]) -
     for run in _stretches(words):
         text = " ".join(words[i][0].text for i, _ in run)
         for start, end, when in find_time_words(text):
+            if _inside_korean_word(text, start, end):
+                continue
             if len(found) == MAX_TIME_WORDS:  # a day in every year is 57 windows each
                 return found
             found.append(when)
@@ -204,6 +206,19 @@ def _mark_times(words: list[Word], marks: list[list[Span]], joins: list[Term]) -
                     if _HAN_PAIR.fullmatch(word[hi - offset - 1 : hi - offset + 1]):
                         joins.append(Term(word[hi - offset - 1 : hi - offset + 1]))
     return found
+
+
+_HANGUL = re.compile("[\uac00-\ud7a3]+")
+
+
+def _inside_korean_word(text: str, start: int, end: int) -> bool:
+    """Whether the Korean time word at ``text[start:end]`` is part of a longer word:
+    Korean writes spaces, so one glued to more than its particles (오늘의집, a shop;
+    최근접, nearest; 오늘날, nowadays) names no time, and cut out it left a piece
+    of a word (의집, 접) to search."""
+    before = _HANGUL.fullmatch(text[start - 1 : start + 1]) if start else None
+    after = _HANGUL.match(text, end - 1)
+    return bool(before) or (after is not None and not _particles_only(after.group()[1:]))
 
 
 # A day or year word may end where another word starts: 前天津市长 is the former
