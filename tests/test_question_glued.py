@@ -112,3 +112,55 @@ def test_the_shop_is_found_before_todays_furniture(tmp_path: Path) -> None:
         assert sessions(st, "오늘의집 가구 주문") == ["shop", "today"]
     finally:
         st.close()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "目前天气 查询",
+        "提前天数 设置",
+        "以前天天加班",
+        "过去年份 数据",
+        "如今年轻人 工作",
+        "最近邻算法",
+        "最近傍探索 実装",
+    ],
+)
+def test_a_word_a_time_word_starts_inside_is_no_time(question: str) -> None:
+    """``目前天气`` (the current weather) was read as 前天 (two days ago) and searched as
+    ``目`` and ``气``, one-character words found everywhere; ``最近邻`` (nearest
+    neighbour) as 最近, lately."""
+    assert time_words(parse_query(question)) == ()
+    lone = [t for t in searched(question) if len(t) == 1]
+    assert lone == [], lone
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["我前天部署的", "前天 部署", "去年的报告 呢", "最近邻居 搬家", "最近 部署", "今年 计划"],
+)
+def test_the_time_words_themselves_are_still_times(question: str) -> None:
+    assert len(time_words(parse_query(question))) == 1
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "decoy"),
+    [
+        ("目前天气 查询", "目前天气查询接口很慢", "天气不错，我们查询了一下"),
+        ("最近邻算法 实现", "最近邻算法的实现", "算法实现完成了"),
+    ],
+)
+def test_the_word_is_found_before_that_days_talk(
+    tmp_path: Path, question: str, answer: str, decoy: str
+) -> None:
+    """Read as a time, the question ranked a message from two days ago (or lately)
+    holding only some of its words before the one holding them all."""
+    st = one_message_sessions(
+        tmp_path,
+        ("answer", "2026-03-01T10:00", answer),
+        ("decoy", "2026-12-01T10:00", decoy),
+    )
+    try:
+        assert sessions(st, question) == ["answer", "decoy"]
+    finally:
+        st.close()

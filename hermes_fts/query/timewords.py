@@ -89,11 +89,20 @@ _YEAR = r"(19[7-9]\d|2\d{3})"
 # 周 as a week, not the start of a word: 上个周期 is "the last cycle", 这周边 "around
 # here", not last or this week.
 _ZH_WEEK = r"(?:周|週)(?![期边邊围圍转轉全刊])"
+# Where a day or year word only starts inside another word: 目前天气 is the current
+# weather, 提前天数 days in advance, 以前天天 every day before (not 前天, two days
+# ago); 过去年份 past years, 如今年轻人 young people now (年轻: young).
+_NOT_AFTER_QIAN = "(?<![目提以之从從当當先眼面空事生向往])"
+_NOT_YOUNG = "(?![轻輕])"
 # Relative words with a fixed distance: (pattern, unit, back).  A step further back
 # (大前天, 上上周, 先々週, 지지난주) starts before the nearer word: read first, whole.
 _FIXED = [
     (r"大前天|前前天|さきおととい|一昨昨日|그끄저께|그끄제", "day", 3),
-    (r"\bthe\s+day\s+before\s+yesterday\b|前天|一昨日|おととい|그저께|그제", "day", 2),
+    (
+        rf"\bthe\s+day\s+before\s+yesterday\b|{_NOT_AFTER_QIAN}前天|一昨日|おととい|그저께|그제",
+        "day",
+        2,
+    ),
     (r"\byesterday\b|\blast\s+night\b|昨天|昨日|昨晚|昨夜|어제|어젯밤", "day", 1),
     (
         r"\btoday\b|\btonight\b|\bthis\s+(?:morning|afternoon|evening)\b|今天|今日|今早|"
@@ -132,9 +141,18 @@ _FIXED = [
     (r"\bthis\s+month\b|这(?:个)?月|這(?:個)?月|本月|今月|이번\s*달", "month", 0),
     (r"\bhalf\s+a\s+year\s+ago\b|(?<![一二两兩三四五六七八九十\d])半年前|반\s*년\s*전", "month", 6),
     (r"大前年|さきおととし|一昨昨年", "year", 3),
-    (r"\bthe\s+year\s+before\s+last\b|前年|一昨年|おととし|재작년|그러께", "year", 2),
-    (r"\b(?:last|previous)\s+year\b|去年|昨年|작년|지난\s*해", "year", 1),
-    (r"\bthis\s+year\b|今年|올해|금년", "year", 0),
+    (
+        rf"\bthe\s+year\s+before\s+last\b|{_NOT_AFTER_QIAN}前年{_NOT_YOUNG}|一昨年|おととし"
+        r"|재작년|그러께",
+        "year",
+        2,
+    ),
+    (
+        rf"\b(?:last|previous)\s+year\b|(?<![过過失])去年{_NOT_YOUNG}|昨年|작년|지난\s*해",
+        "year",
+        1,
+    ),
+    (rf"\bthis\s+year\b|今年{_NOT_YOUNG}|올해|금년", "year", 0),
 ]
 # "N <unit>s ago" in each language: (pattern with the count as group 1, unit).
 _AGO = [
@@ -183,8 +201,9 @@ _HOURS = [
 ]
 HOURS_A_DAY = 24
 # "recently", 最近, 최근: a stretch of no length said, read as the last LATELY_DAYS
-# days, a preference only.  After 离 or 距, 最近 is "nearest" (离公司最近的车站).
-_LATELY = r"\brecently\b|\blately\b|最近|최근|近頃|このごろ"
+# days, a preference only.  After 离 or 距, 最近 is "nearest" (离公司最近的车站), and so
+# it is in 最近邻 (nearest neighbour; 最近邻居 is "lately, the neighbours") and 最近傍.
+_LATELY = r"\brecently\b|\blately\b|最近(?![邻鄰](?!居)|傍)|최근|近頃|このごろ"
 LATELY_DAYS = 30
 # Weekdays: "last Tuesday", "上周二", "火曜日", "화요일" (pattern, which week: see TimeWords).
 _WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
