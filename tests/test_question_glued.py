@@ -164,3 +164,39 @@ def test_the_word_is_found_before_that_days_talk(
         assert sessions(st, question) == ["answer", "decoy"]
     finally:
         st.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        ("「東京タワー」に行った", "行った"),
+        ('"東京タワー"には行った', "行った"),
+        ('"React组件"的用法', "用法"),
+        ("“deploy”の手順", "手順"),
+    ],
+)
+def test_the_particle_a_quoted_phrase_carries_is_grammar(question: str, word: str) -> None:
+    """``「東京タワー」に行った`` searched ``に行った``: the particle the quoted name carries
+    stayed on the word after it, which a message saying 東京タワーへ行った lacks."""
+    got = best_match(parse_query(question))
+    assert word in [t.text for t in got.terms]
+    assert not any(t.text[0] in "にはの的" for t in got.terms), got.terms
+    assert any(n.startswith("read the particles after a quoted phrase") for n in got.notes)
+
+
+def test_particles_after_a_quoted_phrase_decide_nothing(tmp_path: Path) -> None:
+    """The Kyoto trip, holding に行った, came before the visit to the tower; and
+    ``"Anna"의 동생`` searched ``의`` as a one-character word, so the answer lacked it."""
+    st = one_message_sessions(
+        tmp_path,
+        ("tower", "2026-03-01T10:00", "東京タワーへ行った"),
+        ("kyoto", "2026-03-02T10:00", "昨日、京都に行った"),
+        ("sister", "2026-03-03T10:00", "Anna 동생이 서울에 왔어"),
+        ("meeting", "2026-03-04T10:00", "회의에서 의견"),
+    )
+    try:
+        assert sessions(st, "「東京タワー」に行った") == ["tower", "kyoto"]
+        rows = st.search('"Anna"의 동생', fields=["session_id", "missing_terms"], now=NOW).rows
+        assert [(r["session_id"], r["missing_terms"]) for r in rows] == [("sister", [])]
+    finally:
+        st.close()

@@ -1,7 +1,7 @@
 """Reading a question: which of its words name what a conversation says.
 
 A best match (``best.best_match``) searches the words of a question as a
-model writes it.  Three kinds of word there do not name anything a
+model writes it.  These words there do not name anything a
 conversation says, and would decide the match if searched (docs/QUERY.md,
 "Reading a question"):
 
@@ -10,7 +10,9 @@ conversation says, and would decide the match if searched (docs/QUERY.md,
 * a category word: the ``hobby`` of "what kind of hobby", the ``数据`` of
   "哪个数据库": the conversation names the thing (bouldering), not its kind;
 * time words: "last week", "3月8号", "先週", "지난주": a message's date is
-  its timestamp (``request.search_preferring`` turns them into a time preference).
+  its timestamp (``request.search_preferring`` turns them into a time preference);
+* the particles a quoted phrase carries (``「東京タワー」に行った``): its grammar,
+  no word of the one after it.
 
 Only words written without quotes are read; a quoted phrase is searched as
 written.  The common words a best match leaves out while others remain
@@ -167,6 +169,25 @@ def _possessives(words: list[Word], is_stop: Callable[[str], bool]) -> tuple[lis
             term = Term(found.group(1), term.prefix)
         out.append((term, unquoted))
     return out, read
+
+
+def _after_quotes(words: list[Word]) -> tuple[list[Word], str]:
+    """The particles a quoted phrase carries (``「東京タワー」に行った``, ``"Anna"의``,
+    ``"React组件"的用法``) cut off the word written after it, and the note's pairs:
+    searched, they made a word of grammar (``に行った``, ``의``) that decided the match."""
+    out: list[Word] = []
+    read = []
+    for n, (term, unquoted) in enumerate(words):
+        if unquoted and n and not words[n - 1][1]:
+            text = _unglued(term.text)
+            if _particles_only(text):
+                read.append(f"{term.text} (left out)")
+                continue
+            if text != term.text:
+                read.append(f"{term.text} → {text}")
+                term = Term(text, term.prefix)
+        out.append((term, unquoted))
+    return out, ", ".join(read)
 
 
 def _stretches(words: list[Word]) -> Iterator[list[tuple[int, int]]]:
@@ -340,6 +361,7 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
     if not q.loose:
         return Reading(tuple(words), written=frozenset(q.bare))
     words, possessives = _possessives(words, is_stop)
+    words, particles = _after_quotes(words)
     written = frozenset(term.text for term, unquoted in words if unquoted)
     marks: list[list[Span]] = [[] for _ in words]
     pairs: list[Term] = []
@@ -367,6 +389,8 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
     notes = []
     if possessives:
         notes.append("read possessives as the name: " + ", ".join(possessives))
+    if particles:
+        notes.append("read the particles after a quoted phrase as its grammar: " + particles)
     if categories:
         notes.append(
             "left out category words, since a conversation names the thing, not its kind: "
