@@ -407,6 +407,8 @@ def test_negative_only_queries_are_refused_with_a_way_to_write_them(store, query
         ("TODO: fix", 11, None),
         ("rm -rf", 15, "leading '-'"),
         ("deploy -service", 0, "leading '-'"),
+        # Before a phrase the '-' was "ignored", and the phrase silently searched
+        ('deploy -"staging env"', None, "leading '-' does not exclude (write NOT \"staging env\""),
     ],
 )
 def test_colons_and_dashes_are_text_and_say_so(store, query, row, note) -> None:
@@ -654,6 +656,8 @@ def test_random_queries_agree_with_the_reference_on_every_route(property_store, 
         ("-deploy", "'<words> NOT deploy'", '"-deploy"'),
         ("-x OR -x", "'<words> NOT x'", '"-x"'),  # each word once
         ("-x -y", "'<words> NOT x NOT y'", '"-x" "-y"'),  # NOT x y would keep y
+        # a phrase was searched: the opposite of what the '-' asked
+        ('-"staging env"', "'<words> NOT \"staging env\"'", '"-staging env"'),
     ],
 )
 def test_a_query_of_dashed_words_alone_is_refused_with_queries_that_work(

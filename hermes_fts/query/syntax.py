@@ -360,6 +360,7 @@ def _near(text: str, start: int, notes: list[str]) -> tuple[_Tok | None, int]:
 def _lex(text: str, notes: list[str]) -> list[_Tok]:
     toks: list[_Tok] = []
     i = 0
+    dash = False  # a '-' just before a phrase: `deploy -"staging env"`
     while i < len(text):
         ch = text[i]
         if ch in _SPACE:
@@ -370,8 +371,15 @@ def _lex(text: str, notes: list[str]) -> list[_Tok]:
                 i += 1
                 continue
             term, i = _phrase(text, i, notes)
+            if term and dash:
+                shown = by_start(_quote(term.text))
+                notes.append(
+                    f"'-{shown}' is searched as {shown}: a leading '-' does not exclude "
+                    f"(write NOT {shown} to exclude it)"
+                )
             if term:
-                toks.append(_Tok("term", term, quoted=True))
+                toks.append(_Tok("term", term, dash=dash, quoted=True))
+            dash = False
         elif ch in "()":
             toks.append(_Tok(ch))
             i += 1
@@ -383,6 +391,9 @@ def _lex(text: str, notes: list[str]) -> list[_Tok]:
             end = _chunk_end(text, i, '"()')
             chunk = text[i:end]
             i = end
+            if chunk == "-" and text[end : end + 1] == '"' and closing_quote(text, end) > 0:
+                dash = True  # the phrase's own note says what it means
+                continue
             for piece in [chunk] if chunk in OPERATORS else split_glued_operators(chunk):
                 words = [piece] if piece in OPERATORS else _LISTED.split(piece)
                 if len(words) > 1:  # `deploy,rollback`: a list, no identifier
@@ -568,9 +579,9 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
         expr = _Parser(toks, notes).any_of(0)
         words = [t for t in toks if t.kind == "term"]
         if words and all(t.dash for t in words) and not any(t.kind == "near" for t in toks):
-            shown = list(dict.fromkeys(str(t.term.text) for t in words if t.term))
+            shown = list(dict.fromkeys(_said(t) for t in words if t.term))
             excluded = " ".join(f"NOT {w}" for w in shown)
-            quoted = " ".join(f'"-{w}"' for w in shown)
+            quoted = " ".join(f'"-{w.strip(chr(34))}"' for w in shown)
             raise _Refuse(
                 "a leading '-' is searched as text, not as an exclusion, and this query "
                 f"has nothing else to find: to exclude write '<words> {excluded}'; to "
@@ -596,6 +607,12 @@ _CJK_CHAR = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]")
 _CJK_PUNCTUATED = re.compile(
     "[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3][^\\w\\s]+[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]"
 )
+
+
+def _said(tok: _Tok) -> str:
+    """A word as a hint writes it: a phrase in its quotes."""
+    text = tok.term.text if tok.term else ""
+    return _quote(text) if tok.quoted and not text.isalnum() else text
 
 
 def reads_as_sentence(text: str) -> bool:
