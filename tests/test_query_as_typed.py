@@ -830,3 +830,28 @@ def test_a_korean_hada_verb_searches_its_noun(korean: Any, query: str) -> None:
 def test_a_korean_predicate_that_is_no_hada_verb_still_decides_nothing(korean: Any) -> None:
     notes = SessionStore.query_notes("서버 기억나요")
     assert "left out common words that do not decide a match: 기억나요" in notes, notes
+
+
+@pytest.mark.parametrize("query", ["서버 배포 뭐라고 했지?", "서버 배포 했었어?"])
+def test_a_hada_verb_written_apart_from_its_noun_decides_nothing(
+    tmp_path: Path, query: str
+) -> None:
+    """``배포 했지`` (did deploy, 하다 typed apart) searched ``했지`` as a word, so a
+    message that only says it did something came before the one about the
+    deployment."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "said", [("user", "서버 점검 했지, 배포는 아직이야 했었어")], start=T0)
+    conversation(st_, "deploy", [("user", "서버 배포 금요일")], start=T0 + 1)
+    try:
+        found = st_.search(query, fields=["session_id"])
+        assert [r["session_id"] for r in found.rows][:1] == ["deploy"], found.notes
+    finally:
+        st_.close()
+
+
+def test_a_hada_verb_in_the_past_perfect_searches_its_noun() -> None:
+    """``배포했었지`` (had deployed) was searched whole, its noun 배포 never."""
+    from hermes_fts.query.best import best_match
+
+    terms = [t.text for t in best_match(parse_query("배포했었지 서버")).terms]
+    assert "배포" in terms, terms

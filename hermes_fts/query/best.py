@@ -36,6 +36,7 @@ from .question import (
 )
 from .syntax import OPERATOR_WORD, AnyOf, Node, Query, Term, by_start
 from .wordforms import (
+    KOREAN_HADA_ENDINGS,
     KOREAN_PARTICLES,
     form_pairs,
     forms_note,
@@ -59,7 +60,9 @@ def _is_stop(text: str) -> bool:
         # A 하다 verb ending one (배포했어요) names its noun: only that noun decides.
         bare = korean_stem(text) or text
         predicate = len(text) > 2 and text.endswith(KO_ENDINGS) and bare == text
-        return bare in CJK_STOP_WORDS or predicate
+        # 하다 written apart from its noun (배포 했어): "did", naming nothing.
+        did = len(text) > 1 and text in KOREAN_HADA_ENDINGS
+        return bare in CJK_STOP_WORDS or predicate or did
     if has_cjk(text):
         if text in CJK_STOP_WORDS or len(text) > 2:
             return text in CJK_STOP_WORDS

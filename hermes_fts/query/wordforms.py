@@ -255,7 +255,7 @@ KOREAN_PARTICLES = sorted(
 KOREAN_HADA_ENDINGS = sorted(
     (
         "했습니다 했어요 했나요 했는데 했어 했나 했다 했던 했고 합니다 해요 하는 하고 하기 한 해 "
-        "하다가 하다 한다 하던"
+        "하다가 하다 한다 하던 했지 했니 했냐 했었어 했었지 했었나 했었다 했었던"
     ).split(),
     key=len,
     reverse=True,
