@@ -20,23 +20,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _env, _sharing, _sqlite, _store_problems, loader, transcript, writes
+from . import _env, _sharing, _sqlite, _store_problems, admin, loader, transcript, writes
 from ._env import default_db_path
 from ._sharing import write_lock_held
 from ._sqlite import BUSY_TIMEOUT_S, StoreError
 from ._store_problems import failure_cause, store_error
 from .index import lifecycle as index_state
 from .index import maintain as indexing
-from .index import removal, schema, space
+from .index import schema, space
 from .index.schema import BASE, CJK, TRIGRAM
+
+# Re-exported: why searches are slower or miss rows, for the tool and the CLI.
 from .index.slowed import fix_command, missed_until_rebuilt, search_slowed_by, slowed_why
 from .index.space import (
     NoRoom,  # re-exported: sync stops on a nearly full disk
     give_back_left_room,  # re-exported: the CLI's run, before its checks
 )
-
-# Re-exported: why searches are slower or miss rows, for the tool and the CLI.
-from .index.status import status_report
 from .query.best import words_held as _words_held
 from .query.plan import parse_query, reads_as_sentence
 from .query.syntax import QueryError
@@ -141,7 +140,7 @@ def _one_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("COMMIT")  # keeps what the block made in TEMP, as autocommit would
 
 
-class SessionStore(transcript.Views, writes.Writes):
+class SessionStore(transcript.Views, writes.Writes, admin.Admin):
     """A session store; ``progress`` gets a long pending apply's events (open, sync),
     and ``pause`` takes the pause between its batches (§5.3).  ``apply_pending=False``:
     a write open that leaves the backlog (``remove`` drops the index it would fill)."""
@@ -483,113 +482,6 @@ class SessionStore(transcript.Views, writes.Writes):
                 logger.warning("CJK index update deferred to the next sync: %s", cjk_error)
         return result
 
-    # -------------------------------------------------------- maintenance
-
-    def backfill(
-        self,
-        index: str | None = None,
-        *,
-        sleep: indexing.Sleep = time.sleep,
-        chunk_rows: int = indexing.CHUNK_ROWS,
-        min_pause: float = indexing.MIN_PAUSE,
-        on_chunk: Callable[[], None] | None = None,
-        txn_target: float | None = indexing.TXN_TARGET_S,
-    ) -> None:
-        """Drive pending backfills (all indexes this process can write) to completion.
-
-        Pacing: ``indexing.drive_backfill``."""
-        self._align_base()
-        try:
-            for name in index_state.backfill_targets(self._conn, self._caps, index):
-                indexing.drive_backfill(
-                    self._conn,
-                    name,
-                    sleep=sleep,
-                    chunk_rows=chunk_rows,
-                    min_pause=min_pause,
-                    on_chunk=on_chunk,
-                    txn_target=txn_target,
-                )
-        finally:
-            self._seen.forget()
-
-    def optimize_needed(self) -> bool:
-        return index_state.optimize_needed(self._conn, self._caps)
-
-    def optimize_has_work(self) -> bool:
-        """Whether an ``optimize_storage`` run without VACUUM changes anything
-        (``optimize.has_work``); reads only."""
-        from .index import optimize  # a search never needs it
-
-        return optimize.has_work(self._conn, self._caps)
-
-    def damaged_indexes(self) -> dict[str, str]:
-        """Served indexes that fail the lookup probe (``health.probe``), and a time table
-        or rank bounds whose rows are wrong (their ``damage``), with why; reads only."""
-        found = index_state.damaged(self._conn, self._caps, full=False)
-        return {**found, **index_state.tables_damage(self._conn)}
-
-    def optimize_room(self, vacuum: bool = True) -> dict[str, int]:
-        """Free disk bytes an ``optimize_storage`` run needs at its peak, and has
-        (``index_state.optimize_room``)."""
-        return index_state.optimize_room(self._conn, self._caps, self._path, vacuum)
-
-    def optimize_estimate(self, vacuum: bool = True) -> dict[str, Any]:
-        """What ``optimize_storage`` would add, build, drop and take, without running
-        it (``optimize.estimate``); the file is not changed."""
-        from .index import optimize  # a search never needs it
-
-        return optimize.estimate(self._conn, self._caps, self._path, vacuum)
-
-    def optimize_storage(
-        self,
-        progress: indexing.Progress | None = None,
-        vacuum: bool = True,
-        *,
-        sleep: indexing.Sleep = time.sleep,
-        chunk_rows: int = indexing.CHUNK_ROWS,
-        min_pause: float = indexing.MIN_PAUSE,
-        txn_target: float | None = indexing.TXN_TARGET_S,
-    ) -> dict[str, Any]:
-        """Check, repair, upgrade and backfill every index, then VACUUM (DESIGN §5.6).
-
-        Every step is its own transaction (see ``indexing``), so an
-        interrupted run resumes where it stopped.  Returns ``ok``,
-        ``vacuumed``, what was ``repaired`` (damaged indexes, with what was
-        wrong), the tokens ``rank_bounds_measured`` per index (none when
-        they were current), and the main file and ``-wal`` sizes before and
-        after (``size_*``, ``wal_*``); or ``ok: False`` with a ``reason``.
-        A disk too full to go on ends the run with the room given back
-        (``space.give_back``), never with the disk full.
-        """
-        if self.readonly:
-            return {"ok": False, "reason": "read_only", "vacuumed": None}
-        if not self.fts5_available:
-            return {"ok": False, "reason": "fts5_unavailable", "vacuumed": None}
-        self._align_base()
-        pacing = {
-            "sleep": sleep,
-            "chunk_rows": chunk_rows,
-            "min_pause": min_pause,
-            "txn_target": txn_target,
-        }
-        from .index import optimize
-
-        hooks = optimize.Hooks(self.backfill, self.sync, self._seen.forget)
-        return optimize.run(self._conn, self._caps, self._path, hooks, progress, vacuum, pacing)
-
-    def integrity_check(self) -> dict[str, str | None]:
-        """FTS5 'integrity-check' per existing, usable index: None means it passed."""
-        if self.readonly:  # FTS5 runs the check (which changes nothing) as a write
-            raise PermissionError(
-                f"{self._path} is open read-only and FTS5's integrity-check is a write "
-                "statement (it changes nothing): check on a store opened with readonly=False"
-            )
-        return {
-            index: indexing.integrity_check(self._conn, index)
-            for index in index_state.usable_indexes(self._conn, self._caps)
-        }
-
     # ------------------------------------------------------ search and views
 
     def search(
@@ -728,58 +620,7 @@ class SessionStore(transcript.Views, writes.Writes):
         like_scan, …), without running it; ``search(...).route`` is the one that answered."""
         return search_route.describe_search_path(self._seen.state(self._seen.token()), query)
 
-    # ------------------------------------------------------ status, closing
-
-    def disk_bytes(self) -> int:
-        """What the store takes on disk now: its main file plus its ``-wal`` file."""
-        return _sqlite.file_bytes(self._path)
-
-    def file_sizes(self) -> tuple[int, int]:
-        """Bytes on disk of the main file and of the ``-wal`` file, apart."""
-        return space.file_sizes(self._path)
-
-    def search_objects(self) -> dict[str, Any]:
-        """What ``remove_search_objects`` would drop: names and bytes, the same keys."""
-        found = removal.objects(self._conn)
-        kinds: dict[str, int] = {}
-        for kind, _ in found:
-            kinds[kind] = kinds.get(kind, 0) + 1
-        names = [name for _, name in found]
-        return {"removed": kinds, "names": names, "freed_bytes": removal.removed_bytes(self._conn)}
-
-    def remove_search_objects(self) -> dict[str, Any]:
-        """Drop every object hermes-fts made in this store (``index.removal``): their
-        count by kind, their names, and the bytes they took (None without dbstat)."""
-        if self.readonly:
-            raise PermissionError(f"{self._path} is open read-only")
-        if not self.cjk_available and schema.index_sql(self._conn, CJK) is not None:
-            # FTS5 opens a table to drop it, with the table's tokenizer.
-            raise StoreError(
-                "the CJK index can be dropped only where the hermes-fts extension loads, "
-                "and it did not load here (is HERMES_CJK_FTS=0 set?); nothing was removed"
-            )
-        found = self.search_objects()
-        removal.remove(self._conn)
-        self._seen.forget()
-        return found
-
-    def status(self, progress: indexing.Progress | None = None) -> dict[str, Any]:
-        """Everything ``hermes-fts status`` reports (``index.status.status_report``)."""
-        return status_report(
-            self._conn,
-            self.index_state(),
-            self.rebuild_status(),
-            self.path,
-            self.disk_bytes(),
-            extension={
-                "loaded": self.cjk_available,
-                "strategy": loader.load_strategy(),
-                "disabled": _env.cjk_extension_disabled(),
-                "error": None if self.cjk_available else getattr(self, "_load_error", None),
-            },
-            progress=progress,
-            damage=self.damaged_indexes(),
-        )
+    # ---------------------------------------------------------------- closing
 
     def close(self) -> None:
         try:

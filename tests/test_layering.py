@@ -77,36 +77,37 @@ LAYERS: dict[str, int] = {
     "index.lifecycle": 6,
     "index.status": 6,
     "index.optimize": 7,
-    "store": 8,
-    "bench": 9,
-    "hermes.host": 9,
-    "hermes.upkeep": 9,
-    "tool": 10,
-    "tool.spec": 10,
-    "tool.args": 10,
-    "tool.profiles": 10,
-    "tool.context": 10,
-    "tool.discover": 10,
-    "tool.sessions": 10,
-    "tool.shape": 10,
-    "tool.errors": 10,
-    "cli": 11,
-    "cli.__main__": 11,
-    "cli.registry": 11,
-    "cli.output": 11,
-    "cli.progress": 11,
-    "cli.admin": 11,
-    "cli.history": 11,
-    "cli.messages": 11,
-    "cli.demo": 11,
-    "cli.timing": 11,
-    "cli.writing": 11,
-    "cli.remove": 11,
+    "admin": 8,
+    "store": 9,
+    "bench": 10,
+    "hermes.host": 10,
+    "hermes.upkeep": 10,
+    "tool": 11,
+    "tool.spec": 11,
+    "tool.args": 11,
+    "tool.profiles": 11,
+    "tool.context": 11,
+    "tool.discover": 11,
+    "tool.sessions": 11,
+    "tool.shape": 11,
+    "tool.errors": 11,
+    "cli": 12,
+    "cli.__main__": 12,
+    "cli.registry": 12,
+    "cli.output": 12,
+    "cli.progress": 12,
+    "cli.admin": 12,
+    "cli.history": 12,
+    "cli.messages": 12,
+    "cli.demo": 12,
+    "cli.timing": 12,
+    "cli.writing": 12,
+    "cli.remove": 12,
     # The Hermes Agent plugin sits on top: it wires the tool and the CLI into
     # Hermes, and nothing in the package imports it.
-    "hermes.plugin": 12,
+    "hermes.plugin": 13,
     # ``python -m hermes_fts``: the command line, run.
-    "__main__": 12,
+    "__main__": 13,
     # Package docstrings only: what each subsystem owns.
     "query": LEAF,
     "search": LEAF,
@@ -127,7 +128,7 @@ FACADE = "__init__"
 # import Hermes Agent).
 FACADE_EAGER_MAX_LAYER = 1
 # Layers that never touch a sqlite3 connection: they go through SessionStore.
-NO_CONNECTION_LAYERS = (10, 11, 12)
+NO_CONNECTION_LAYERS = (11, 12, 13)
 # Counted on the formatted tree (CI runs `ruff format --check`), so a module
 # cannot meet them by density.  Split code by job, never to fit a count.
 MAX_LINES = 800
