@@ -75,7 +75,8 @@ def test_hermes_fts_commands_in_hermes_leave_the_environment_and_stdout_alone(
 ):
     # Hermes runs agents in threads: `hermes fts status` once set HERMES_HOME and
     # replaced sys.stdout for the whole process while it ran.
-    from hermes_fts.hermes import plugin as hermes_plugin
+    from hermes_fts.hermes import commands as hermes_commands
+    from hermes_fts.hermes import serving as hermes_serving
 
     home = tmp_path / "hermes-home"
     home.mkdir()
@@ -83,7 +84,7 @@ def test_hermes_fts_commands_in_hermes_leave_the_environment_and_stdout_alone(
     (home / "config.yaml").write_text("plugins:\n  enabled:\n  - hermes-fts\n")
     elsewhere = tmp_path / "another-home"
     monkeypatch.setenv("HERMES_HOME", str(elsewhere))
-    monkeypatch.setattr(hermes_plugin, "hermes_home", lambda: home)  # Hermes' active home
+    monkeypatch.setattr(hermes_serving, "hermes_home", lambda: home)  # Hermes' active home
     inside, release = threading.Event(), threading.Event()
     real_status = SessionStore.status
 
@@ -97,7 +98,7 @@ def test_hermes_fts_commands_in_hermes_leave_the_environment_and_stdout_alone(
     codes: list[int] = []
 
     def command(argv):
-        codes.append(hermes_plugin.run_cli(argv))
+        codes.append(hermes_commands.run_cli(argv))
 
     for argv in (["status", "--json"], ["status"]):
         inside.clear()
@@ -147,7 +148,7 @@ def test_hermes_fts_alone_names_only_the_command_it_needs(capsys):
     COMMAND, fts_args", naming an internal argument."""
     import argparse
 
-    from hermes_fts.hermes.plugin import _setup_cli
+    from hermes_fts.hermes.commands import setup_cli as _setup_cli
 
     parser = argparse.ArgumentParser(prog="hermes fts")
     _setup_cli(parser)
@@ -163,16 +164,17 @@ def test_hermes_fts_help_and_hints_name_the_command_as_typed(capsys, tmp_path, m
     """``hermes fts search --help`` printed "usage: hermes-fts search", and its hints
     told the user to run ``hermes-fts search -- -deploy``, a command on another
     store than the active profile's."""
-    from hermes_fts.hermes import plugin as hermes_plugin
+    from hermes_fts.hermes import commands as hermes_commands
+    from hermes_fts.hermes import serving as hermes_serving
 
-    monkeypatch.setattr(hermes_plugin, "hermes_home", lambda: tmp_path)
+    monkeypatch.setattr(hermes_serving, "hermes_home", lambda: tmp_path)
     with pytest.raises(SystemExit):
-        hermes_plugin.run_cli(["search", "--help"])
+        hermes_commands.run_cli(["search", "--help"])
     assert capsys.readouterr().out.startswith("usage: hermes fts search")
-    assert hermes_plugin.run_cli(["search", "-deploy"]) == 2
+    assert hermes_commands.run_cli(["search", "-deploy"]) == 2
     err = capsys.readouterr().err
     assert "hermes fts search: " in err and "(hermes fts search -- -deploy)" in err, err
-    assert hermes_plugin.run_cli(["--nope"]) == 2
+    assert hermes_commands.run_cli(["--nope"]) == 2
     assert "`hermes fts --help` lists them" in capsys.readouterr().err
     # the console script keeps its own name
     assert main(["search", "-deploy"]) == 2

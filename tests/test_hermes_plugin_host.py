@@ -293,9 +293,10 @@ def test_outside_hermes_the_store_follows_hermes_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from hermes_fts.hermes import plugin as hermes_plugin
+    from hermes_fts.hermes import serving as hermes_serving
 
     monkeypatch.setenv("HERMES_HOME", str(tmp_path))
-    assert hermes_plugin.store_path() == tmp_path / "state.db"
+    assert hermes_serving.store_path() == tmp_path / "state.db"
     calls: list[str] = []
     result = hermes_plugin.serve({"query": "东京"}, None, lambda: calls.append("builtin") or "B")
     assert result == "B" and calls == ["builtin"], "no store: Hermes' built-in answers"
@@ -390,6 +391,7 @@ def test_without_an_agent_behind_the_call_an_unknown_session_goes_to_the_builtin
     # A host whose chain does not reach the agent: the current session must be in the
     # store, or the agent may be writing to another one.
     from hermes_fts.hermes import plugin as hermes_plugin
+    from hermes_fts.hermes import serving as hermes_serving
 
     monkeypatch.setenv("HERMES_HOME", str(plugin_store.parent))
     calls: list[str] = []
@@ -411,7 +413,7 @@ def test_without_an_agent_behind_the_call_an_unknown_session_goes_to_the_builtin
     assert hermes_plugin.agent_behind(builtin, "not-written") is None
     assert "engine" not in search("not-written") and calls == ["builtin"]
     served = search("s1")  # s1 holds the only hit and is the current session: left out
-    assert served["engine"] == hermes_plugin.ENGINE and served["results"] == []
+    assert served["engine"] == hermes_serving.ENGINE and served["results"] == []
 
 
 class _Handle:
@@ -453,27 +455,29 @@ class _RecordingContext:
 def test_a_failed_registration_leaves_nothing_registered(
     fail_at: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from hermes_fts.hermes import commands as hermes_commands
     from hermes_fts.hermes import plugin as hermes_plugin
+    from hermes_fts.hermes import serving as hermes_serving
 
-    monkeypatch.setattr(hermes_plugin, "REGISTRATION", hermes_plugin.Registration())
+    monkeypatch.setattr(hermes_serving, "REGISTRATION", hermes_serving.Registration())
     ctx = _RecordingContext(fail_at)
     with pytest.raises(RuntimeError, match="refused"):
         hermes_plugin.register(ctx)
     assert ctx.active == []
-    assert not hermes_plugin.REGISTRATION.middleware
-    assert hermes_plugin.serving_status()["serves_session_search"] is False
+    assert not hermes_serving.REGISTRATION.middleware
+    assert hermes_commands.serving_status()["serves_session_search"] is False
 
     ctx = _RecordingContext(fail_at="nothing")
     hermes_plugin.register(ctx)
     assert ctx.active == ["tool", "cli", "slash", "middleware"], "the middleware comes last"
-    assert hermes_plugin.REGISTRATION.middleware and hermes_plugin.REGISTRATION.schema_override
+    assert hermes_serving.REGISTRATION.middleware and hermes_serving.REGISTRATION.schema_override
 
 
 def test_the_plugin_status_names_why_the_indexes_are_not_ready(
     plugin_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A trigger dropped by hand: the plugin's status said "not built or incomplete".
-    from hermes_fts.hermes import plugin as hermes_plugin
+    from hermes_fts.hermes import commands as hermes_commands
     from hermes_fts.index import schema
 
     conn = sqlite3.connect(plugin_store)
@@ -486,7 +490,7 @@ def test_the_plugin_status_names_why_the_indexes_are_not_ready(
     conn.commit()
     conn.close()
     monkeypatch.setenv("HERMES_HOME", str(plugin_store.parent))
-    status = hermes_plugin.serving_status()
+    status = hermes_commands.serving_status()
     assert status["indexes_ready"] is False
-    line = next(x for x in hermes_plugin.format_status(status).splitlines() if "indexes:" in x)
+    line = next(x for x in hermes_commands.format_status(status).splitlines() if "indexes:" in x)
     assert "were dropped (cjk_broken)" in line and "not built" not in line

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from _support import needs_extension, other_application_db
 
-from hermes_fts.hermes import upkeep
+from hermes_fts.hermes import serving, upkeep
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -157,7 +157,7 @@ def test_the_hook_after_a_turn_puts_back_a_table_whose_loss_fails_every_write(
     while upkeep.running() and time.monotonic() < deadline:
         time.sleep(0.05)
     _hermes_wrote(path, ["the walrus tank leaks"])  # saved again
-    plugin._STORES.drop()
+    serving.STORES.drop()
 
 
 # Hermes' process: its own SessionDB connection stays open across turns; the hook's
@@ -166,7 +166,7 @@ def test_the_hook_after_a_turn_puts_back_a_table_whose_loss_fails_every_write(
 _HERMES_PROCESS = """
 import os, subprocess, sys, time
 from hermes_state import SessionDB
-from hermes_fts.hermes import plugin, upkeep
+from hermes_fts.hermes import plugin, serving, upkeep
 OTHER = ("import sys; from hermes_state import SessionDB; d = SessionDB(); "
          "d.append_message('s1', 'user', content=sys.argv[1]); d.close()")
 db = SessionDB()
@@ -178,7 +178,7 @@ subprocess.run([sys.executable, "-c", OTHER, "saved by another process"], check=
 db.append_message("s1", "user", content="saved again by this process")
 subprocess.run([sys.executable, "-c", OTHER, "saved again by another process"], check=True)
 db.close()
-plugin._STORES.drop()
+serving.STORES.drop()
 """
 
 

@@ -36,19 +36,11 @@ Hermes only inside functions Hermes itself calls.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import atexit
-import contextlib
 import inspect
 import json
 import logging
-import os
-import sys
-import threading
-import time
 from collections.abc import Awaitable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -57,130 +49,19 @@ import hermes_fts
 from .._cjk_ranges import is_cjk
 from ..index.schema import CJK as CJK_INDEX
 from ..index.slowed import fix_command, missed_until_rebuilt, search_slowed_by, slowed_why
+from . import commands, serving, upkeep
 from . import host as hermes_host
-from . import upkeep
 from .agent import agent_behind, agents_store_path, agents_store_path_async, db_path, same_file
+from .serving import STORES, Decline
 
 log = logging.getLogger(__name__)
 
 TOOL_NAME = "session_search"
 TOOLSET = "session_search"  # Hermes' own toolset name, so toolset filters keep the tool
-ENGINE = f"hermes-fts {hermes_fts.__version__}"
-CLI_COMMANDS = ("status", "optimize-storage", "search", "sync")
-OPTIMIZE_HINT = "hermes fts optimize-storage"
 
 # hermes_fts.session_search answers every failure itself; internal ones (not a
 # refusal of the caller's arguments) carry this prefix and go to the built-in.
 _INTERNAL_FAILURE_PREFIX = "session_search failed"
-_STORE_TTL_S = 30.0  # a cached read-only store is reopened after this long
-
-
-# --------------------------------------------------------------------------- state
-
-
-@dataclass
-class Registration:
-    """What ``register`` achieved in this process (``hermes fts status``, ``/fts``)."""
-
-    middleware: bool = False
-    schema_override: bool = False
-    override_refused: str | None = None
-    commands: list[str] = field(default_factory=list)
-    # Parameters of the host's own session_search that ours lacks: its every call
-    # then goes to the host, which may narrow a search by them (a chat ``scope``).
-    host_only: tuple[str, ...] = ()
-
-    @property
-    def grant(self) -> str:
-        if not self.middleware:
-            return "not serving"
-        return "schema override" if self.schema_override else "execution middleware only"
-
-
-REGISTRATION = Registration()
-_warned: set[str] = set()
-_warned_lock = threading.Lock()
-
-
-def _once(level: int, key: str, message: str, *args: Any) -> None:
-    """Log ``message`` at ``level`` the first time ``key`` comes up, at DEBUG after."""
-    with _warned_lock:
-        first = key not in _warned
-        _warned.add(key)
-    log.log(level if first else logging.DEBUG, message, *args)
-
-
-class _Decline(Exception):
-    """hermes-fts will not answer this call; Hermes' built-in does (message: why)."""
-
-
-# --------------------------------------------------------------------------- locating the store
-
-
-def hermes_home() -> Path:
-    """The home Hermes uses for this call (its per-task override included)."""
-    try:
-        from hermes_constants import get_hermes_home
-    except ImportError:  # outside Hermes (tests, benchmarks): $HERMES_HOME as Hermes reads it
-        from ..store import default_db_path
-
-        return default_db_path().parent
-    return Path(get_hermes_home())
-
-
-def store_path() -> Path:
-    return hermes_home() / "state.db"
-
-
-class _StoreCache:
-    """One read-only SessionStore per database file, reused across calls.
-
-    Opening costs about as much as a search, so the store is kept; it is
-    reopened when the file is replaced, after ``_STORE_TTL_S`` and after any
-    failure.  A read-only connection sees every commit Hermes makes, so live
-    writes show up on the next search.  The lock keeps concurrent tool calls off
-    one connection.
-    """
-
-    def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self._entries: dict[str, tuple[tuple[int, int], float, Any]] = {}
-
-    def get(self, path: Path) -> Any:
-        key = os.path.realpath(path)
-        try:
-            st = os.stat(key)
-        except FileNotFoundError:
-            self.drop(key)
-            raise _Decline(f"no session store at {path}") from None
-        except OSError as exc:
-            raise _Decline(f"cannot stat the session store {path}: {exc}") from exc
-        ident = (st.st_dev, st.st_ino)
-        cached = self._entries.get(key)
-        fresh = cached is not None and time.monotonic() - cached[1] < _STORE_TTL_S
-        if cached is not None and fresh and cached[0] == ident:
-            return cached[2]
-        self.drop(key)
-        try:
-            store = hermes_fts.SessionStore(key, readonly=True)
-        except Exception as exc:  # noqa: BLE001 - any open failure means "ask the built-in"
-            raise _Decline(f"cannot open the session store {path} read-only: {exc}") from exc
-        self._entries[key] = (ident, time.monotonic(), store)
-        return store
-
-    def drop(self, key: str | None = None) -> None:
-        keys = [key] if key is not None else list(self._entries)
-        for k in keys:
-            entry = self._entries.pop(os.path.realpath(k), None)
-            if entry is not None:
-                with contextlib.suppress(Exception):
-                    entry[2].close()
-
-
-_STORES = _StoreCache()
-# Close before interpreter teardown: a connection still open when the handle
-# of the library is collected would call into unmapped tokenizer code.
-atexit.register(_STORES.drop)
 
 
 # --------------------------------------------------------------------------- serving
@@ -190,28 +71,24 @@ _OUR_PARAMETERS = frozenset(hermes_fts.TOOL_SCHEMA["parameters"]["properties"])
 
 
 def _honoured_args(args: Any) -> dict[str, Any]:
-    """The model's arguments, each one ours honours; raises ``_Decline`` otherwise.
+    """The model's arguments, each one ours honours; raises ``Decline`` otherwise.
 
     An argument ours does not know (Hermes main's chat ``scope``, say) may narrow
     what the host's tool shows, and dropping it would widen the search, so the
     host answers such a call, and every call when its tool takes such a parameter.
     """
-    if REGISTRATION.host_only:
-        raise _Decline(_host_only_reason(REGISTRATION.host_only))
+    if serving.REGISTRATION.host_only:
+        raise Decline(serving.host_only_reason(serving.REGISTRATION.host_only))
     if not isinstance(args, dict):
         return {}
     unknown = sorted(str(name) for name in args if name not in _OUR_PARAMETERS)
     if unknown:
-        raise _Decline(f"the call passes {', '.join(unknown)}, which hermes-fts does not honour")
+        raise Decline(f"the call passes {', '.join(unknown)}, which hermes-fts does not honour")
     return args
 
 
-def _host_only_reason(names: tuple[str, ...]) -> str:
-    return f"Hermes' session_search takes {', '.join(names)}, which hermes-fts does not honour"
-
-
 def _annotate(state: dict[str, Any], payload: dict[str, Any], path: Path) -> None:
-    payload["engine"] = ENGINE
+    payload["engine"] = serving.ENGINE
     # A search's payload names the route that answered it; the other modes
     # (read, scroll, browse) read no index, and a refused call reached none.
     if payload.get("success") is not False:
@@ -232,7 +109,7 @@ def _annotate(state: dict[str, Any], payload: dict[str, Any], path: Path) -> Non
                 f"Ask the user to run `{hint}` once."
             ),
         }
-        _once(
+        serving.once(
             logging.INFO,
             f"optimize:{path}",
             "hermes-fts: searches of %s use slower exact routes (%s) until you run `%s`",
@@ -249,7 +126,7 @@ def answer(
     *,
     agents_store: bool = False,
 ) -> dict[str, Any]:
-    """Our answer to one ``session_search`` call (a JSON-ready dict); raises ``_Decline``.
+    """Our answer to one ``session_search`` call (a JSON-ready dict); raises ``Decline``.
 
     ``path`` is the store (default: the one Hermes' SessionDB uses for this task).
     ``agents_store``: the caller checked that ``path`` is the file the agent's own
@@ -257,14 +134,14 @@ def answer(
     written yet.  Otherwise such a session means the agent runs on a custom session
     DB we cannot see, so the built-in must answer.
     """
-    path = path if path is not None else store_path()
+    path = path if path is not None else serving.store_path()
     call_args = _honoured_args(args)
-    with _STORES.lock:
-        store = _STORES.get(path)
+    with STORES.lock:
+        store = STORES.get(path)
         try:
             state = store.index_state()
             if not state.get("cjk_available"):
-                raise _Decline(
+                raise Decline(
                     "the cjk_unicode61 extension is not available in this process "
                     "(see `hermes-fts status`)"
                 )
@@ -273,7 +150,7 @@ def answer(
                 and not agents_store
                 and store.get_session(current_session_id) is None
             ):
-                raise _Decline(
+                raise Decline(
                     f"the current session {current_session_id!r} is not in {path}; the agent "
                     "uses a session store hermes-fts cannot locate"
                 )
@@ -281,25 +158,25 @@ def answer(
                 store, current_session_id=current_session_id or None, **call_args
             )
             if not isinstance(payload, dict):
-                raise _Decline(f"hermes-fts returned {type(payload).__name__}, not a result")
+                raise Decline(f"hermes-fts returned {type(payload).__name__}, not a result")
             error = payload.get("error")
             if (
                 payload.get("success") is False
                 and isinstance(error, str)
                 and error.startswith(_INTERNAL_FAILURE_PREFIX)
             ):
-                raise _Decline(error)
+                raise Decline(error)
             _annotate(state, payload, path)
             return payload
-        except _Decline:
+        except Decline:
             raise
         except Exception as exc:
-            _STORES.drop(str(path))
-            raise _Decline(f"hermes-fts search failed: {exc}") from exc
+            STORES.drop(str(path))
+            raise Decline(f"hermes-fts search failed: {exc}") from exc
 
 
 def _fallback_reason(reason: str) -> None:
-    _once(
+    serving.once(
         logging.WARNING,
         f"fallback:{reason}",
         "hermes-fts: %s; Hermes' built-in session_search answers instead",
@@ -313,7 +190,7 @@ def _ours(
     """``answer``, or ``None`` (after one WARNING) when the built-in must answer."""
     try:
         return answer(args, current_session_id, path, agents_store=agents_store)
-    except _Decline as exc:
+    except Decline as exc:
         _fallback_reason(str(exc))
     except Exception as exc:  # noqa: BLE001 - nothing of ours may reach the agent loop
         log.debug("hermes-fts failed", exc_info=True)
@@ -374,7 +251,7 @@ def _cross_checked(payload: dict[str, Any], theirs: Any) -> Any:
     if not found:
         return json.dumps(payload, ensure_ascii=False)
     query = payload.get("query")
-    _once(
+    serving.once(
         logging.WARNING,
         f"empty:{query}",
         "hermes-fts found nothing for %r but Hermes' built-in found %d session(s), so its "
@@ -382,7 +259,7 @@ def _cross_checked(payload: dict[str, Any], theirs: Any) -> Any:
         "`%s`",
         query,
         len(found),
-        OPTIMIZE_HINT,
+        commands.OPTIMIZE_HINT,
     )
     return theirs
 
@@ -428,7 +305,7 @@ async def serve_async(
 
 
 def _store_for(next_call: Any, session_id: str | None) -> tuple[Path | None, bool]:
-    """(store to search, whether it is known to be the agent's own); raises ``_Decline``
+    """(store to search, whether it is known to be the agent's own); raises ``Decline``
     when the agent reads another file.  An agent that cannot be found leaves the
     decision to ``answer`` (the current session must be in our store)."""
     agent = agent_behind(next_call, session_id)
@@ -443,9 +320,9 @@ async def _store_for_async(next_call: Any, session_id: str | None) -> tuple[Path
 def _checked_store(agent_path: Path | None) -> tuple[Path | None, bool]:
     if agent_path is None:
         return None, False
-    ours = store_path()
+    ours = serving.store_path()
     if not same_file(agent_path, ours):
-        raise _Decline(
+        raise Decline(
             f"the agent's SessionDB is {agent_path}, not {ours}; hermes-fts serves only "
             "Hermes' default store"
         )
@@ -467,7 +344,7 @@ def tool_execution_middleware(
     current = session_id or None
     try:
         path, agents_store = _store_for(next_call, current)
-    except _Decline as exc:
+    except Decline as exc:
         _fallback_reason(str(exc))
         return next_call(args)
     except Exception:  # noqa: BLE001 - nothing of ours may reach the agent loop
@@ -491,7 +368,7 @@ async def tool_execution_middleware_async(
     current = session_id or None
     try:
         path, agents_store = await _store_for_async(next_call, current)
-    except _Decline as exc:
+    except Decline as exc:
         _fallback_reason(str(exc))
         return await next_call(args)
     except Exception:  # noqa: BLE001 - nothing of ours may reach the agent loop
@@ -534,116 +411,6 @@ def _registry_handler(
     return handle_session_search_async if async_host else handle_session_search
 
 
-# --------------------------------------------------------------------------- status
-
-
-def serving_status() -> dict[str, Any]:
-    """Everything ``hermes fts status`` and ``/fts`` report about the plugin."""
-    home = hermes_home()
-    out: dict[str, Any] = {
-        "engine": ENGINE,
-        "serves_session_search": REGISTRATION.middleware,
-        "grant": REGISTRATION.grant,
-        "override_refused": REGISTRATION.override_refused,
-        "hermes_home": str(home),
-        "store": str(home / "state.db"),
-        "config": hermes_host.plugin_status(home),
-    }
-    with _STORES.lock:
-        try:
-            state = _STORES.get(home / "state.db").index_state()
-            out["cjk_available"] = bool(state.get("cjk_available"))
-            slowed = search_slowed_by(state)
-            out["indexes_ready"] = not slowed
-            if slowed:
-                out["indexes_slowed"] = slowed_why(slowed)
-            out["answers"] = "hermes-fts" if out["cjk_available"] else "Hermes' built-in"
-        except _Decline as exc:
-            out["answers"] = "Hermes' built-in"
-            out["why_builtin"] = str(exc)
-        except Exception as exc:  # noqa: BLE001 - status must always print
-            out["answers"] = "Hermes' built-in"
-            out["why_builtin"] = f"unexpected failure: {exc}"
-    if out.get("cjk_available") is False:
-        out["why_builtin"] = "the cjk_unicode61 extension is not available in this process"
-    if REGISTRATION.host_only:
-        out["answers"] = "Hermes' built-in"
-        out["why_builtin"] = _host_only_reason(REGISTRATION.host_only)
-    return out
-
-
-def format_status(status: dict[str, Any]) -> str:
-    lines = [f"Hermes plugin ({status['engine']}):"]
-    if status["serves_session_search"]:
-        lines.append(f"  session_search: served by hermes-fts ({status['grant']})")
-    else:
-        lines.append("  session_search: not served (the plugin registered no middleware)")
-    if status.get("override_refused"):
-        lines.append(
-            f"  schema override: not granted; run `hermes plugins enable "
-            f"{hermes_host.PLUGIN_NAME} {hermes_host.GRANT_FLAG}`"
-        )
-    lines.append(f"  store: {status['store']}")
-    lines.append(
-        f"  answers now: {status['answers']}"
-        + (f" ({status['why_builtin']})" if status.get("why_builtin") else "")
-    )
-    if status.get("indexes_ready") is False:
-        # What the codes mean (a damaged or broken index is neither unbuilt nor incomplete).
-        why = status.get("indexes_slowed") or "not built or incomplete"
-        lines.append(f"  indexes: {why}; run `{OPTIMIZE_HINT}`")
-    return "\n".join(lines)
-
-
-def slash_command(raw_args: str = "") -> str:
-    """``/fts``: the plugin's status inside a session."""
-    try:
-        return format_status(serving_status())
-    except Exception as exc:  # noqa: BLE001 - a slash command answers, never raises
-        return f"hermes-fts status failed: {exc}"
-
-
-# --------------------------------------------------------------------------- hermes fts ...
-
-
-def _setup_cli(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "hermes-fts commands on the active Hermes profile's store; the same flags as "
-        "`hermes-fts COMMAND` (`hermes fts COMMAND --help`)."
-    )
-    parser.add_argument(
-        "fts_command", choices=CLI_COMMANDS, metavar="COMMAND", help=", ".join(CLI_COMMANDS)
-    )
-    rest = parser.add_argument("fts_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-    # argparse counts a REMAINDER positional as required: `hermes fts` alone named it.
-    rest.required = False
-
-
-def run_cli(argv: list[str]) -> int:
-    """``hermes fts ARGV``: our CLI on Hermes' active home, status extended with the plugin.
-
-    The home goes in as an argument: Hermes runs agents in threads, so neither
-    ``HERMES_HOME`` nor stdout is swapped under them.
-    """
-    from ..cli import main as cli_main
-
-    home = hermes_home()
-    if argv[:1] != ["status"] or any(a in ("-h", "--help") for a in argv):
-        return int(cli_main(argv, home=home, prog="hermes fts") or 0)
-    plugin = serving_status()
-    extra = {"hermes_plugin": plugin}
-    rc = int(cli_main(argv, home=home, status_extra=extra, prog="hermes fts") or 0)
-    if "--json" not in argv:
-        print(format_status(plugin))
-    return rc
-
-
-def _handle_cli(args: argparse.Namespace) -> None:
-    rc = run_cli([args.fts_command, *args.fts_args])
-    if rc:
-        sys.exit(rc)
-
-
 # --------------------------------------------------------------------------- register
 
 
@@ -679,7 +446,7 @@ def _host_only_parameters(entry: Any) -> tuple[str, ...]:
 def _register_schema_override(ctx: Any, async_host: bool, entry: Any) -> Any:
     """Our registry entry when the operator granted it; returns the host's handle."""
     builtin = getattr(entry, "handler", None)
-    if REGISTRATION.host_only:  # the host answers every call: the model keeps its schema
+    if serving.REGISTRATION.host_only:  # the host answers every call: the model keeps its schema
         return None
     try:
         handle = ctx.register_tool(
@@ -691,7 +458,7 @@ def _register_schema_override(ctx: Any, async_host: bool, entry: Any) -> Any:
             override=True,
         )
     except PermissionError as exc:  # Hermes' PluginToolOverrideError
-        REGISTRATION.override_refused = str(exc)
+        serving.REGISTRATION.override_refused = str(exc)
         log.info(
             "hermes-fts serves every session_search call through its execution middleware; "
             "the model still sees Hermes' tool schema. To show it hermes-fts' schema (more "
@@ -700,7 +467,7 @@ def _register_schema_override(ctx: Any, async_host: bool, entry: Any) -> Any:
             hermes_host.GRANT_FLAG,
         )
         return None
-    REGISTRATION.schema_override = True
+    serving.REGISTRATION.schema_override = True
     return handle
 
 
@@ -709,9 +476,9 @@ def after_turn(**_context: Any) -> None:
     in the pending table, so where our CJK index is served and rows wait they
     are applied in the background (``upkeep``).  Never raises into the loop."""
     try:
-        path = store_path()
-        with _STORES.lock:
-            state = _STORES.get(path).index_state()
+        path = serving.store_path()
+        with STORES.lock:
+            state = STORES.get(path).index_state()
         # A table of ours dropped by hand fails every message Hermes saves: the
         # write open of an apply puts it back.
         blocked = "writes_blocked" in state.get("needs_optimize", ())
@@ -748,12 +515,11 @@ def register(ctx: Any) -> None:
     so a failure anywhere earlier leaves the host as it was (handles released,
     the error raised for Hermes to report).  Async Hermes gets coroutine callbacks.
     """
-    global REGISTRATION
     async_host = host_is_async()
     entry = _host_entry()
-    REGISTRATION = Registration(host_only=_host_only_parameters(entry))
+    serving.REGISTRATION = serving.Registration(host_only=_host_only_parameters(entry))
     handles: list[Any] = []
-    commands: list[str] = []
+    registered: list[str] = []
     try:
         handles.append(_register_schema_override(ctx, async_host, entry))
         if callable(getattr(ctx, "register_cli_command", None)):  # not on async Hermes
@@ -761,20 +527,20 @@ def register(ctx: Any) -> None:
                 ctx.register_cli_command(
                     "fts",
                     "hermes-fts search index: status, optimize-storage, search, sync",
-                    _setup_cli,
-                    _handle_cli,
+                    commands.setup_cli,
+                    commands.handle_cli,
                     description="Runs `hermes-fts COMMAND` on the active profile's state.db.",
                 )
             )
-            commands.append("hermes fts")
+            registered.append("hermes fts")
         handles.append(
             ctx.register_command(
                 "fts",
-                slash_command,
+                commands.slash_command,
                 description="hermes-fts: who answers session_search, index state",
             )
         )
-        commands.append("/fts")
+        registered.append("/fts")
         if callable(getattr(ctx, "register_hook", None)):
             hook = after_turn_async if async_host else after_turn
             handles.append(ctx.register_hook("on_session_end", hook))
@@ -786,7 +552,7 @@ def register(ctx: Any) -> None:
         )
     except Exception:
         _release(handles)
-        REGISTRATION = Registration()
+        serving.REGISTRATION = serving.Registration()
         raise
-    REGISTRATION.middleware = True
-    REGISTRATION.commands = commands
+    serving.REGISTRATION.middleware = True
+    serving.REGISTRATION.commands = registered
