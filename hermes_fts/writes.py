@@ -23,6 +23,8 @@ _SESSION_FIELDS = schema.SESSIONS.names
 # Unix seconds: bound as given, text ('yesterday', a datetime's ISO form) was stored
 # in the REAL column, sorted after every number and fell out of after/before.
 _TIME_FIELDS = ("timestamp", "started_at", "ended_at", "last_activity_at")
+# Columns a None cannot go into: SQLite's "NOT NULL constraint failed" named no call.
+_MESSAGE_REQUIRED = frozenset(c.name for c in schema.MESSAGES.columns if "NOT NULL" in c.decl)
 
 
 class Writes:
@@ -43,6 +45,8 @@ class Writes:
         fields.pop("id", None)
         if not sid:
             raise ValueError("add_session needs a session id")
+        if not source:
+            raise ValueError("add_session needs a source")
         row: dict[str, Any] = {
             "id": sid,
             "source": source,
@@ -51,11 +55,13 @@ class Writes:
         unknown = set(fields) - set(_SESSION_FIELDS)
         if unknown:
             raise ValueError(f"unknown session field(s): {', '.join(sorted(unknown))}")
-        row.update({k: encode_value(v) for k, v in fields.items()})
+        # None is "not given", as for a message: a flag keeps its default, not a NULL
+        # that the NOT NULL columns (archived, pinned, hidden) would refuse.
+        row.update({k: encode_value(v) for k, v in fields.items() if v is not None})
         _check_times(row)
         cols = ", ".join(row)
         marks = ", ".join("?" for _ in row)
-        with _named_on_bind(lambda: row):
+        with _named_failure(self._conn, lambda: row):
             self._write(
                 lambda c: c.execute(
                     f"INSERT INTO sessions({cols}) VALUES ({marks})", tuple(row.values())
@@ -65,7 +71,9 @@ class Writes:
 
     def end_session(self, session_id: str, end_reason: str) -> None:
         # First writer wins, as in the reference.
-        with _named_on_bind(lambda: {"session_id": session_id, "end_reason": end_reason}):
+        with _named_failure(
+            self._conn, lambda: {"session_id": session_id, "end_reason": end_reason}
+        ):
             self._write(
                 lambda c: c.execute(
                     "UPDATE sessions SET ended_at = ?, end_reason = ? "
@@ -106,7 +114,7 @@ class Writes:
         row = self._message_row(
             {"session_id": session_id, "role": role, "content": content, **fields}
         )
-        with _named_on_bind(lambda: dict(zip(_MESSAGE_FIELDS, row))):
+        with _named_failure(self._conn, lambda: dict(zip(_MESSAGE_FIELDS, row))):
             return int(self._write(lambda c: c.execute(self._INSERT_MESSAGE, row).lastrowid))
 
     def add_messages(self, messages: Iterable[Mapping[str, Any]]) -> list[int]:
@@ -136,7 +144,7 @@ class Writes:
             top = int(c.execute("SELECT MAX(id) FROM messages").fetchone()[0])
             return list(range(top - count + 1, top + 1))
 
-        with _named_on_bind(lambda: dict(zip(_MESSAGE_FIELDS, last))):
+        with _named_failure(self._conn, lambda: dict(zip(_MESSAGE_FIELDS, last))):
             return list(self._write(insert, replayable=isinstance(messages, Sequence)))
 
     def update_message(self, message_id: int, **fields: Any) -> None:
@@ -145,11 +153,14 @@ class Writes:
             raise ValueError(f"cannot update message field(s): {', '.join(sorted(unknown))}")
         if not fields:
             return
+        cleared = sorted(k for k, v in fields.items() if v is None and k in _MESSAGE_REQUIRED)
+        if cleared:
+            raise ValueError(f"{', '.join(cleared)} cannot be None: every message has one")
         assigns = ", ".join(f"{k} = ?" for k in fields)
         encoded = {k: encode_value(v) for k, v in fields.items()}
         _check_times(encoded)
         values = tuple(encoded.values())
-        with _named_on_bind(lambda: encoded):
+        with _named_failure(self._conn, lambda: encoded):
             self._write(
                 lambda c: c.execute(
                     f"UPDATE messages SET {assigns} WHERE id = ?", (*values, message_id)
@@ -178,14 +189,36 @@ def _check_times(row: dict[str, Any]) -> None:
 
 
 @contextmanager
-def _named_on_bind(row: Callable[[], Mapping[str, Any]]) -> Iterator[None]:
-    """A value holding a lone surrogate, refused with a ValueError naming its column
-    in ``row()``: SQLite's binding fails on it with a UnicodeEncodeError that names
-    none, and its transaction is rolled back.  Asked only then, so a write does not
-    encode every value a second time to look for one."""
+def _named_failure(
+    conn: sqlite3.Connection, row: Callable[[], Mapping[str, Any]]
+) -> Iterator[None]:
+    """A write SQLite refuses, named by the column of ``row()`` at fault: a value holding
+    a lone surrogate (its binding fails with a UnicodeEncodeError that names none), a
+    session id already in use or one no session has (a bare IntegrityError).  The
+    transaction is rolled back; ``row()`` is asked only then, so a write does not
+    encode every value a second time to look for a surrogate."""
     try:
         yield
     except UnicodeEncodeError:
         for name, value in row().items():
             check_text(value, name)
         raise
+    except sqlite3.IntegrityError as exc:
+        problem = _conflict(conn, row(), str(exc))
+        if problem is None:
+            raise
+        raise ValueError(problem) from exc
+
+
+def _conflict(conn: sqlite3.Connection, row: Mapping[str, Any], error: str) -> str | None:
+    """What SQLite's ``error`` for writing ``row`` means, naming the session (or None)."""
+    if error.startswith("UNIQUE constraint failed: sessions.id"):
+        return f"session {row.get('id')!r} already exists"
+    if not error.startswith("FOREIGN KEY constraint failed"):
+        return None
+    for name in ("session_id", "parent_session_id"):
+        sid = row.get(name)
+        found = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone()
+        if sid is not None and found is None:
+            return f"{name} {sid!r} names no session in this store (add_session it first)"
+    return None

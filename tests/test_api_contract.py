@@ -415,6 +415,47 @@ def test_a_time_that_is_not_a_number_is_refused_by_name_and_writes_nothing(
         assert [r["id"] for r in store.search("deploy", after=0).rows] == [1]
 
 
+@pytest.mark.parametrize(
+    ("write", "said"),
+    [
+        (lambda s: s.add_message("gone", "user", "hi"), "session_id 'gone' names no session"),
+        (
+            lambda s: s.add_messages(
+                [
+                    {"session_id": "s1", "role": "user", "content": "first"},
+                    {"session_id": "gone", "role": "user", "content": "second"},
+                ]
+            ),
+            "session_id 'gone' names no session",
+        ),
+        (
+            lambda s: s.add_session("s2", "cli", parent_session_id="gone"),
+            "parent_session_id 'gone' names no session",
+        ),
+        (lambda s: s.add_session("s1", "cli"), "session 's1' already exists"),
+        (lambda s: s.add_session("s2", None), "add_session needs a source"),
+        (lambda s: s.update_message(1, active=None), "active cannot be None"),
+        (lambda s: s.update_message(1, timestamp=None), "timestamp cannot be None"),
+        (lambda s: s.update_message(1, role=None, content="x"), "role cannot be None"),
+    ],
+)
+def test_a_write_sqlite_refuses_names_the_session_or_column_and_writes_nothing(
+    tmp_path: Path, write: Any, said: str
+) -> None:
+    # SQLite's bare IntegrityError ("FOREIGN KEY constraint failed", "UNIQUE constraint
+    # failed: sessions.id", "NOT NULL constraint failed") named no session.
+    with SessionStore(tmp_path / "state.db") as store:
+        store.add_session("s1", "cli", started_at=1_700_000_000)
+        store.add_message("s1", "user", "kept", timestamp=1_700_000_000.5)
+        with pytest.raises(ValueError, match=f"^{said}"):
+            write(store)
+        assert [(m["content"], m["active"]) for m in store.get_messages("s1")] == [("kept", 1)]
+        assert store.get_session("s1")["started_at"] == 1_700_000_000
+        assert store.get_session("s2") is None
+        store.add_session("s3", "cli", archived=None)  # None is "not given", as for a message
+        assert store.get_session("s3")["archived"] == 0
+
+
 def test_a_title_that_is_not_text_is_a_clear_type_error(lone_db: Path) -> None:
     with SessionStore(lone_db, readonly=True) as store:
         with pytest.raises(TypeError, match="^title must be text, not NoneType"):
