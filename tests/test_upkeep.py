@@ -160,6 +160,44 @@ def test_the_hook_after_a_turn_puts_back_a_table_whose_loss_fails_every_write(
     serving.STORES.drop()
 
 
+def test_the_hook_after_a_turn_unblocks_writes_but_builds_no_missing_cjk_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook's apply ran ``sync()``, which creates a missing CJK index and seeds its
+    backfill over every message: the plugin built an index, which it never does."""
+    import time
+
+    import hermes_fts
+    from hermes_fts.hermes import plugin
+
+    path = tmp_path / "state.db"
+    with SessionStore(path) as st:
+        st.add_session("s1", "cli")
+        st.add_message("s1", "user", "the deploy failed")
+        assert st.optimize_storage(min_pause=0, vacuum=False)["ok"]
+    conn = hermes_fts.connect(str(path))  # the CJK table's tokenizer is needed to drop it
+    conn.execute("DROP TABLE hermes_fts_cjk")
+    conn.close()
+    sqlite3 = str(shutil.which("sqlite3"))
+    subprocess.run([sqlite3, str(path), "DROP TABLE hermes_fts_time;"], check=True, timeout=60)
+    with pytest.raises(subprocess.CalledProcessError):
+        _hermes_wrote(path, ["lost"])
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    plugin.after_turn()
+    deadline = time.monotonic() + 60
+    while upkeep.running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    plugin._STORES.drop()
+    _hermes_wrote(path, ["the walrus tank leaks"])  # saved again
+    with SessionStore(path, readonly=True) as after:
+        state = after.index_state()
+        assert not state["hermes_fts_cjk"]["exists"], state["hermes_fts_cjk"]
+        assert "cjk_missing" in state["needs_optimize"]
+        assert [r["snippet"] for r in after.search("walrus").rows] == [
+            "the >>>walrus<<< tank leaks"
+        ]
+
+
 # Hermes' process: its own SessionDB connection stays open across turns; the hook's
 # apply runs beside it; other Hermes processes (a gateway, a second CLI) save
 # messages on the same store in between.

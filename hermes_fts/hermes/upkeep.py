@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..index.schema import CJK
 from ..store import open_store
 
 __all__ = ["apply_after_turn", "running"]
@@ -71,7 +72,9 @@ def _apply(path: Path) -> None:
         # transaction, and keeps the disk's last room for Hermes (§5.3).  open_store
         # refuses, untouched, a store gone since the hook looked or not Hermes'.
         with open_store(path, readonly=False, progress=_stop_when_exiting) as store:
-            applied = store.sync()
+            # sync() creates a missing CJK index (and its backfill); the plugin builds
+            # nothing, so where there is none the open's own repair and apply suffice.
+            applied = store.sync() if store.index_state()[CJK]["exists"] else 0
         log.debug("hermes-fts applied %d pending CJK changes to %s", applied, path)
     except _Exiting:
         log.debug("hermes-fts left pending CJK changes for the next run: Hermes exits")
