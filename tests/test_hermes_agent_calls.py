@@ -108,3 +108,18 @@ def test_an_empty_strict_cjk_search_is_not_answered_by_the_builtin_reading_it_ot
         assert ours(payload), payload
         assert payload["results"] == [] and payload["message"], payload
     assert not [r for r in out["logs"] if "found nothing" in r["message"]], out["logs"]
+
+
+def test_a_later_turn_is_not_sent_to_the_tool_output_of_its_own_conversation(
+    hermes_venv: Path, home: Path
+) -> None:
+    # The first turn's answer (tool output holding "deploy") is stored in the current
+    # session, which no search shows.  The second turn's empty search told the model
+    # "Messages of role tool hold matches": a search with role_filter=tool found
+    # nothing again, while the session it had excluded (en-1) was what held them.
+    first = turn(hermes_venv, home, {"query": "deploy"})[0][0]
+    assert [r["session_id"] for r in first["results"]] == ["en-1"], first
+    (again,) = turn(hermes_venv, home, {"query": "deploy", "exclude_session_ids": ["en-1"]})[0]
+    assert ours(again) and again["results"] == [], again
+    assert "roles_with_matches" not in again, again
+    assert again["excluded_hold_matches"] is True, again

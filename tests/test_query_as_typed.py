@@ -368,6 +368,41 @@ def test_an_empty_answer_names_the_roles_left_out_that_hold_matches(tool_output:
     assert "drop the time filters" in nothing["message"]
 
 
+def test_no_hint_points_at_matches_only_the_current_conversation_holds(
+    tmp_path: Path,
+) -> None:
+    """The current conversation is never a result, but the hints' probe counted its
+    messages: its own tool output held the word, so an empty answer said "Messages
+    of role tool hold matches" (or that the excluded sessions do), and the search
+    the hint proposed found nothing again."""
+    with open_store(tmp_path / "state.db") as st_:
+        old: list[Any] = [{"role": "tool", "content": "walrus: one found", "tool_name": "terminal"}]
+        conversation(st_, "old", old, start=T0)
+        turns: list[Any] = []
+        for _ in range(12):  # more of the current session's rows than one probe reads
+            turns += [
+                ("user", "look up the zebrafish and walrus notes"),
+                {"role": "tool", "content": "zebrafish, walrus: none", "tool_name": "terminal"},
+            ]
+        conversation(st_, "now", turns, start=T0 + 60)
+        for answer in (
+            session_search(st_, query="zebrafish", current_session_id="now"),
+            session_search(
+                st_,
+                query="zebrafish",
+                role_filter="user,assistant,tool",
+                exclude_session_ids="old",
+                current_session_id="now",
+            ),
+        ):
+            assert answer["count"] == 0, answer
+            assert "roles_with_matches" not in answer and "excluded_hold_matches" not in answer
+            assert "hold matches" not in answer["message"], answer
+        # A match outside it still gets its hint, read past the current session's rows.
+        held = session_search(st_, query="walrus", current_session_id="now")
+        assert held["count"] == 0 and held["roles_with_matches"] == ["tool"], held
+
+
 def test_the_roles_suggested_leave_out_a_role_hermes_has_not(tool_output: Any) -> None:
     """Regression: with ``role_filter='bot,user'`` the suggestion was
     ``role_filter='bot,user,tool'``, keeping the role that matches no message."""

@@ -10,7 +10,7 @@ bounded discovery reads no more rows than an unbounded one.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from .._display import char_start
@@ -59,6 +59,7 @@ _DISCOVER_SEARCH_FIELDS = (
 # (its best message) per session (SessionStore.search_messages' sort="sessions").
 _BY_SESSIONS = "sessions"
 _TITLE_MAX_CHARS = 100
+_PROBE_ROWS = 8  # rows a hint's probe reads at a time (``_held_by``)
 _NAMED_MAX_CHARS = 40  # a word named in a note
 _TITLE_QUOTES = "`\"'\u201c\u201d\u2018\u2019"
 
@@ -342,22 +343,31 @@ class Discovery:
         """Whether a message of ``roles`` that the other filters keep holds the query
         (``excluding``: the session exclusions among them)."""
         opts = self.options
+        # The current conversation's own matches are no result (``_in_live_context``):
+        # a hint they made sent the model to a search that found nothing again.
+        # Only its lineage's sessions are passed over, so the reads are few.
+        passed: set[str] = set(opts.excluded) if excluding else set()
         try:
-            found = self.ctx.store.search(
-                opts.query,
-                exclude_sources=HIDDEN_SESSION_SOURCES,
-                role_filter=roles,
-                limit=1,
-                fields=("id",),
-                after=opts.after,
-                before=opts.before,
-                exclude_session_ids=sorted(opts.excluded) if excluding else (),
-                now=opts.now,
-            )
+            while True:
+                rows = self.ctx.store.search(
+                    opts.query,
+                    exclude_sources=HIDDEN_SESSION_SOURCES,
+                    role_filter=roles,
+                    limit=_PROBE_ROWS,
+                    fields=("id", "session_id"),
+                    after=opts.after,
+                    before=opts.before,
+                    exclude_session_ids=sorted(passed),
+                    now=opts.now,
+                ).rows
+                if any(not self._in_live_context(row) for row in rows):
+                    return True
+                if len(rows) < _PROBE_ROWS:
+                    return False
+                passed |= {str(row["session_id"]) for row in rows}
         except Exception:  # noqa: BLE001 - only a hint: the answer stands without it
             log.debug("role probe failed for %r", opts.query, exc_info=True)
             return False
-        return bool(found.rows)
 
     def _partial_note(self, slots: dict[str, dict[str, Any]]) -> list[str]:
         """When no result holds every word of a best match: which words the first holds,
@@ -391,18 +401,22 @@ class Discovery:
             if not sid:
                 continue
             root = self.ctx.lineage(sid)[0]
-            if root in slots:
+            if root in slots or self._in_live_context(row):
                 continue
-            if self.current is not None and (root == self.current_root or sid == self.current):
-                compacted_hit = self.ctx.is_compacted(int(row["id"]))
-                if root == self.current_root and not (
-                    compacted_hit or self.ctx.left_live_context(sid)
-                ):
-                    continue
-                if sid == self.current and not compacted_hit:
-                    continue
             slots[root] = {"hit": row}
         return slots
+
+    def _in_live_context(self, row: Mapping[str, Any]) -> bool:
+        """Whether ``row`` is the current conversation's own, which the model still
+        holds (not compacted out of it), so no result shows it."""
+        sid = str(row["session_id"])
+        root = self.ctx.lineage(sid)[0]
+        if self.current is None or (root != self.current_root and sid != self.current):
+            return False
+        compacted_hit = self.ctx.is_compacted(int(row["id"]))
+        if root == self.current_root and not (compacted_hit or self.ctx.left_live_context(sid)):
+            return True
+        return sid == self.current and not compacted_hit
 
     def _entry_detail(self, first: bool) -> str:
         if self.options.detail == "index":
