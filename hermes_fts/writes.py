@@ -114,8 +114,14 @@ class Writes:
         row = self._message_row(
             {"session_id": session_id, "role": role, "content": content, **fields}
         )
+
+        def insert(c: sqlite3.Connection) -> int:
+            added = int(c.execute(self._INSERT_MESSAGE, row).lastrowid or 0)
+            _count_added(c, added)
+            return added
+
         with _named_failure(self._conn, lambda: dict(zip(_MESSAGE_FIELDS, row))):
-            return int(self._write(lambda c: c.execute(self._INSERT_MESSAGE, row).lastrowid))
+            return int(self._write(insert))
 
     def add_messages(self, messages: Iterable[Mapping[str, Any]]) -> list[int]:
         """Insert many messages in one transaction; returns their ids in order.
@@ -142,6 +148,7 @@ class Writes:
             # Under BEGIN IMMEDIATE nobody else inserts, and each new id is
             # larger than every existing one: ours are the top `count` ids.
             top = int(c.execute("SELECT MAX(id) FROM messages").fetchone()[0])
+            _count_added(c, top - count + 1)
             return list(range(top - count + 1, top + 1))
 
         with _named_failure(self._conn, lambda: dict(zip(_MESSAGE_FIELDS, last))):
@@ -178,7 +185,40 @@ class Writes:
         self.update_message(message_id, **fields)
 
     def delete_message(self, message_id: int) -> None:
-        self._write(lambda c: c.execute("DELETE FROM messages WHERE id = ?", (message_id,)))
+        def delete(c: sqlite3.Connection) -> None:
+            c.execute(_UNCOUNT_DELETED, (message_id,))
+            c.execute("DELETE FROM messages WHERE id = ?", (message_id,))
+
+        self._write(delete)
+
+
+# Hermes' counters on a session, kept as its append_message keeps them: its session
+# list (and our browse) read message_count, which our writes left at 0 or short.
+_TOOL_CALLS = (
+    "CASE WHEN m.tool_calls IS NULL THEN 0 WHEN json_valid(m.tool_calls) "
+    "AND json_type(m.tool_calls) = 'array' THEN json_array_length(m.tool_calls) ELSE 1 END"
+)
+_COUNT_ADDED = f"""
+UPDATE sessions SET
+  message_count = COALESCE(message_count, 0)
+    + (SELECT COUNT(*) FROM messages m WHERE m.session_id = sessions.id AND m.id >= :first),
+  tool_call_count = COALESCE(tool_call_count, 0)
+    + (SELECT COALESCE(SUM({_TOOL_CALLS}), 0) FROM messages m
+       WHERE m.session_id = sessions.id AND m.id >= :first)
+WHERE id IN (SELECT session_id FROM messages WHERE id >= :first)
+"""
+_UNCOUNT_DELETED = f"""
+UPDATE sessions SET
+  message_count = MAX(COALESCE(message_count, 0) - 1, 0),
+  tool_call_count = MAX(COALESCE(tool_call_count, 0)
+    - (SELECT {_TOOL_CALLS} FROM messages m WHERE m.id = ?1), 0)
+WHERE id = (SELECT session_id FROM messages WHERE id = ?1)
+"""
+
+
+def _count_added(conn: sqlite3.Connection, first: int) -> None:
+    """Add the messages from id ``first`` on to their sessions' counters."""
+    conn.execute(_COUNT_ADDED, {"first": first})
 
 
 def _check_times(row: dict[str, Any]) -> None:

@@ -456,6 +456,42 @@ def test_a_write_sqlite_refuses_names_the_session_or_column_and_writes_nothing(
         assert store.get_session("s3")["archived"] == 0
 
 
+@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="needs the sqlite3 shell")
+def test_the_writes_keep_the_session_counters_hermes_keeps(tmp_path: Path) -> None:
+    """Hermes' append_message adds to its session's message_count and tool_call_count,
+    which its session list and the tool's browse read; our writes left them as they
+    were, so a session Hermes began showed 1 message where it held 4."""
+    path = tmp_path / "state.db"
+    SessionStore(path).close()
+    subprocess.run(  # Hermes' own writes, as its append_message makes them
+        [
+            str(shutil.which("sqlite3")),
+            str(path),
+            "INSERT INTO sessions(id, source, started_at, message_count, tool_call_count) "
+            "VALUES ('s1', 'cli', 1700000000, 1, 0);"
+            "INSERT INTO messages(session_id, role, content, timestamp) "
+            "VALUES ('s1', 'user', 'begun by Hermes', 1700000000);",
+        ],
+        check=True,
+        timeout=60,
+    )
+    with SessionStore(path) as store:
+        store.add_message("s1", "assistant", "", tool_calls=[{"id": "a"}, {"id": "b"}])
+        store.add_messages(
+            [
+                {"session_id": "s1", "role": "tool", "content": "done"},
+                {"session_id": "s1", "role": "assistant", "content": "all done"},
+            ]
+        )
+        row = store.get_session("s1")
+        assert (row["message_count"], row["tool_call_count"]) == (4, 2)
+        browsed = session_search(store)["results"]
+        assert [(r["session_id"], r["message_count"]) for r in browsed] == [("s1", 4)]
+        store.delete_message(2)
+        row = store.get_session("s1")
+        assert (row["message_count"], row["tool_call_count"]) == (3, 0)
+
+
 def test_a_title_that_is_not_text_is_a_clear_type_error(lone_db: Path) -> None:
     with SessionStore(lone_db, readonly=True) as store:
         with pytest.raises(TypeError, match="^title must be text, not NoneType"):
