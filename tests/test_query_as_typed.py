@@ -567,6 +567,37 @@ def test_a_full_width_comma_before_a_near_distance_is_its_comma(
     assert "read a full-width '，' before NEAR's distance as ','" in result.notes
 
 
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+@pytest.mark.parametrize(
+    ("query", "straight"),
+    [
+        ("NEAR(数据库, 迁移)", "NEAR(数据库 迁移, 10)"),
+        ("NEAR(数据库,迁移, 2)", "NEAR(数据库 迁移, 2)"),
+        ("NEAR(数据库，迁移，2)", "NEAR(数据库 迁移, 2)"),
+        ('NEAR("生产环境", 部署)', "NEAR(生产环境 部署, 10)"),
+    ],
+)
+def test_near_terms_listed_with_commas_are_its_terms(
+    grouped: Any, route: str | None, query: str, straight: str
+) -> None:
+    """``NEAR(deploy, rollback)``, as a model calls a function, was refused ("takes a
+    number after its comma"), and ``NEAR(数据库，迁移)`` searched the one phrase
+    "数据库 迁移": a comma between every two terms lists them."""
+    found, result = _sessions(grouped[0], query, route)
+    wanted, _ = _sessions(grouped[0], straight, route)
+    assert set(found) == set(wanted) and found, (route, result.route, found)
+    note = f"read the commas between NEAR's terms as spaces: {straight}"
+    assert any(n.startswith(note) for n in result.notes), result.notes
+
+
+@pytest.mark.parametrize("query", ["NEAR(a b, x)", "NEAR(a, b c)", "NEAR(a b,)", "NEAR(a,, b)"])
+def test_near_with_commas_only_between_some_terms_is_refused(query: str) -> None:
+    """Words apart by spaces before a comma put a distance there: ``x`` may be a
+    mistyped one, so the query is refused rather than read one way."""
+    error = parse_query(query).error
+    assert error is not None and error.startswith("NEAR(...) takes a number after its comma")
+
+
 @pytest.mark.parametrize(
     "query", ["ＦＯＲＭ", "ｏｒ ｎｏｔ", "ＯＲacle", '"部署 ＯＲ 迁移"', "ＮＥＡＲ by"]
 )

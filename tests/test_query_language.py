@@ -479,7 +479,7 @@ def test_clean_queries_have_no_notes() -> None:
     [
         "NEAR(deploy",
         "NEAR(deploy OR service)",
-        "NEAR(deploy, x)",
+        "NEAR(deploy service, x)",
         "NEAR(a (b))",
         "(" * 20 + "deploy" + ")" * 20,
     ],

@@ -34,7 +34,8 @@ The language (the same meaning on every route):
   ``deploy NOT x``;
 * ``prefix*`` and ``"phrase"*``: the last word of the term is a prefix;
 * ``NEAR(a "b c" d, N)``: every term occurs and the terms lie within ``N``
-  tokens of each other (``N`` defaults to 10).  A token is a word; a run of
+  tokens of each other (``N`` defaults to 10); ``NEAR(a, b, N)``, a comma
+  between every two terms, is read so too, with a note.  A token is a word; a run of
   CJK characters counts as its bigrams (``桂林山水`` is three tokens);
 * operators glued to CJK text are operators: ``桂林OR漓江`` is ``桂林 OR 漓江``.
 

@@ -308,6 +308,9 @@ def _near(text: str, start: int, notes: list[str]) -> tuple[_Tok | None, int]:
     terms: list[Term] = []
     distance = DEFAULT_NEAR_DISTANCE
     number = ""  # the last piece, when it is a bare number: a distance without its comma?
+    # NEAR(deploy, rollback), as a function is called: a comma between each two terms
+    listed = False  # the term about to be read follows a comma
+    gaps: list[bool] = []  # for each term after the first, whether a comma preceded it
     i = start + len("NEAR(")
     while True:
         while i < len(text) and text[i] in _SPACE:
@@ -320,14 +323,18 @@ def _near(text: str, start: int, notes: list[str]) -> tuple[_Tok | None, int]:
             break
         if ch == '"' and closing_quote(text, i) >= 0:
             term, i = _phrase(text, i, notes)
+            gaps += [listed] if term and terms else []
             terms += [term] if term else []
-            number = ""
+            number, listed = "", False
             continue
         if ch == ",":
             number = ""
             m = _NEAR_DISTANCE.match(text, i)
             if m is None and _NEAR_DISTANCE.match(text.rstrip(_SPACE) + ")", i):
                 raise _Refuse(f"NEAR( is not closed: {usage}")  # `NEAR(a b, 5`
+            if m is None and terms and not listed and text[i + 1 :].lstrip(_SPACE)[:1] != ")":
+                listed, i = True, i + 1  # a term follows: the comma lists it
+                continue
             if m is None:
                 raise _Refuse(f"NEAR(...) takes a number after its comma: {usage}")
             distance, i = int(m.group(1)), m.end()
@@ -340,9 +347,12 @@ def _near(text: str, start: int, notes: list[str]) -> tuple[_Tok | None, int]:
         if not piece or piece in OPERATORS:
             raise _Refuse(f"NEAR(...) cannot hold {piece or ch!r}: {usage}")
         tok = _word(piece, notes)
+        gaps += [listed] if tok and tok.term and terms else []
         terms += [tok.term] if tok and tok.term else []
-        number = piece if piece.isdigit() else ""
+        number, listed = piece if piece.isdigit() else "", False
         i = end
+    if any(gaps):
+        _read_listed(terms, gaps, distance, notes, usage)
     if number and len(terms) > 2:
         words = " ".join(t.text for t in terms[:-1])
         notes.append(
@@ -355,6 +365,22 @@ def _near(text: str, start: int, notes: list[str]) -> tuple[_Tok | None, int]:
         if not unique:
             return None, i
     return _Tok("near", near=Near(unique, distance)), i
+
+
+def _read_listed(
+    terms: list[Term], gaps: list[bool], distance: int, notes: list[str], usage: str
+) -> None:
+    """NEAR's terms listed with commas (``gaps``: a comma before each term after the
+    first): a note when every two are, refused when only some are."""
+    if not all(gaps):
+        # NEAR(a b, x): the words are written apart by spaces, so 'x' stands where the
+        # distance goes; whether it is a word or a mistyped distance is not clear
+        raise _Refuse(f"NEAR(...) takes a number after its comma: {usage}")
+    words = " ".join((_quote(t.text) if " " in t.text else t.text) + "*" * t.prefix for t in terms)
+    notes.append(
+        f"read the commas between NEAR's terms as spaces: NEAR({words}, {distance}) "
+        "(a comma comes only before the distance)"
+    )
 
 
 def _lex(text: str, notes: list[str]) -> list[_Tok]:

@@ -111,8 +111,10 @@ def note_signs(stem: str, word: str, notes: list[str]) -> bool:
     return True
 
 
-# NEAR(a b，2): the same keyboard types the comma before NEAR's distance in full width.
+# NEAR(a b，2): the same keyboard types the comma before NEAR's distance in full width,
+# and between its terms (NEAR(数据库，迁移)), which syntax._near reads as a list.
 _NEAR_COMMA = re.compile(r'(NEAR[(（][^()（）"]*?)，([ \t\n\r]*\d+[ \t\n\r]*[)）])')
+_NEAR_GROUP = re.compile(r'NEAR[(（][^()（）"]*[)）]')
 
 
 def read_full_width_operators(text: str, notes: list[str]) -> str:
@@ -132,7 +134,11 @@ def read_full_width_operators(text: str, notes: list[str]) -> str:
     text, commas = _NEAR_COMMA.subn(r"\1,\2", '"'.join(pieces))
     if commas:
         notes.append("read a full-width '，' before NEAR's distance as ','")
-    return text
+    # the one between its terms: syntax._near's note on the commas says how it was read
+    pieces = text.split('"')
+    for n in {*range(0, len(pieces), 2), len(pieces) - 1}:
+        pieces[n] = _NEAR_GROUP.sub(lambda m: m.group().replace("，", ","), pieces[n])
+    return '"'.join(pieces)
 
 
 def _ascii_text(word: str) -> str:
