@@ -90,6 +90,18 @@ def test_deployment_and_tests_meet_their_other_forms(store, route: str) -> None:
     assert ids["other"] not in found(st, "tests deployed", route)
 
 
+@pytest.mark.parametrize("route", ROUTE_ORDER)
+def test_full_width_words_are_searched_in_their_forms(store, route: str) -> None:
+    """``ｆｉｘｅｄ ｍｉｇｒａｔｉｏｎｓ``, as a CJK keyboard in full-width mode types it, is
+    the words every index reads, but got no other forms: "fix the migration" was
+    not found, as it is for ``fixed migrations``."""
+    st, ids = store
+    result = st.search("ｆｉｘｅｄ ｍｉｇｒａｔｉｏｎｓ", route=route, limit=100)
+    assert {row["id"] for row in result.rows} >= {ids["forms"], ids["exact"]}, result.route
+    note = "also searched other forms of: ｆｉｘｅｄ (fix, fixes, fixing), ｍｉｇｒａｔｉｏｎｓ (migrat…)"
+    assert note in result.notes
+
+
 def test_notes_say_which_forms_were_searched(store) -> None:
     st, _ids = store
     note = "also searched other forms of: fixed (fix, fixes, fixing), migrations (migrat…)"

@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from .._index_text import fold_width
 from .syntax import Query, Term, by_start
 
 __all__ = [
@@ -149,8 +150,10 @@ def word_forms(term: Term) -> tuple[Term, ...]:
     without the particle it ends in (``korean_stem``); nothing else."""
     if term.prefix:
         return ()
-    if _WORD.fullmatch(term.text):
-        lowered = term.text.lower()
+    # ｄｅｐｌｏｙｅｄ, as a CJK keyboard in full-width mode types it, is the word every
+    # index reads: its forms are that word's
+    if _WORD.fullmatch(fold_width(term.text)):
+        lowered = fold_width(term.text).lower()
         if lowered in _S_WORDS or not _VOWEL.search(lowered):
             return ()  # no other form: news is no plural of new, dns no verb
         root = stem(lowered)
