@@ -234,9 +234,27 @@ def test_a_version_or_id_has_a_possessive_too(tmp_path: Path, query: str, name: 
 
 
 def test_a_contraction_is_no_possessive_to_name(store: SessionStore) -> None:
+    """Left out as common words, ``it's`` and ``let's`` were named ``it`` and ``let``:
+    words the question does not hold."""
     said = SessionStore.query_notes("it's Anna's sister, let's see")
     assert "read possessives as the name: Anna's → Anna" in said, said
-    assert any(n.endswith("it, let") for n in said), said  # left out as common words
+    assert "left out common words that do not decide a match: it's, let's" in said, said
+    rows = store.search("it’s Anna’s sister", sort="sessions", fields=["session_id"])
+    assert rows.rows[0]["session_id"] == "anna"
+    assert "left out common words that do not decide a match: it’s" in rows.notes
+
+
+def test_a_question_of_contractions_alone_searches_them_as_written(tmp_path: Path) -> None:
+    """With nothing else to search, ``what's that`` is searched as written: a message
+    that says "what's that" ranks above one that only says "what"."""
+    st = open_store(tmp_path / "state.db")
+    said = [("said", "so what's that thing"), ("what", "what a day, and that")]
+    for n, (sid, text) in enumerate(said):
+        conversation(st, sid, [("user", text)], start=at("2026-01-01T10:00") + n)
+    try:
+        assert sessions(st, "what's that") == ["said", "what"]
+    finally:
+        st.close()
 
 
 def test_a_quoted_possessive_keeps_its_text(store: SessionStore) -> None:

@@ -32,6 +32,7 @@ from .question import (
     KO_ENDINGS,
     STOP_WORDS,
     Reading,
+    common_contraction,
     read_question,
 )
 from .syntax import OPERATOR_WORD, AnyOf, Node, Query, Term, by_start
@@ -73,7 +74,7 @@ def _is_stop(text: str) -> bool:
             or straddles(text)
         )
     # ｔｈｅ, as a CJK keyboard in full-width mode types it, is the word every index reads
-    return fold_width(text).lower() in STOP_WORDS
+    return fold_width(text).lower() in STOP_WORDS or common_contraction(text)
 
 
 def _indexable(text: str) -> bool:

@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from .._index_text import fold_width
 from .syntax import AllOf, Query, Term
 from .timewords import TimeWords, find_time_words
 from .wordforms import KOREAN_PARTICLES
@@ -41,6 +42,7 @@ __all__ = [
     "KO_ENDINGS",
     "STOP_WORDS",
     "Reading",
+    "common_contraction",
     "lone_possessive",
     "read_question",
     "time_words",
@@ -155,17 +157,22 @@ def lone_possessive(text: str) -> str | None:
     return name if name and name.lower() not in STOP_WORDS else None
 
 
+def common_contraction(text: str) -> bool:
+    """Whether ``text`` is a common word with its 's (``it's``, ``what's``, ``let's``):
+    common itself, and named as written when left out (it was named ``it``)."""
+    found = _POSSESSIVE.fullmatch(text)
+    return found is not None and fold_width(found.group(1)).lower() in STOP_WORDS
+
+
 def _possessives(words: list[Word], is_stop: Callable[[str], bool]) -> tuple[list[Word], list[str]]:
     """``Anna's`` and ``Anna’s`` written without quotes as ``Anna``, and the note's pairs.
 
-    ``it's`` and ``let's`` become common words, left out as such: no possessive
-    to name."""
+    ``it's`` and ``let's`` stay as written: common words, no possessive to name."""
     out, read = [], []
     for term, unquoted in words:
         found = _POSSESSIVE.fullmatch(term.text) if unquoted else None
-        if found is not None:
-            if not is_stop(found.group(1)):
-                read.append(f"{term.text} → {found.group(1)}")
+        if found is not None and not is_stop(found.group(1)):
+            read.append(f"{term.text} → {found.group(1)}")
             term = Term(found.group(1), term.prefix)
         out.append((term, unquoted))
     return out, read
