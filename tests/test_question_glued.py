@@ -200,3 +200,44 @@ def test_particles_after_a_quoted_phrase_decide_nothing(tmp_path: Path) -> None:
         assert [(r["session_id"], r["missing_terms"]) for r in rows] == [("sister", [])]
     finally:
         st.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "words", "alone"),
+    [
+        ("我前天部署的服务", ["部署的服务", "部署", "服务", "天部"], "我"),
+        ("服务 昨天我", ["服务", "天我"], "我"),
+        ("今天气怎么样", ["气怎么样", "气怎", "天气"], ""),  # a pair across its end: 天气
+    ],
+)
+def test_a_character_a_time_word_leaves_alone_is_no_word(
+    question: str, words: list[str], alone: str
+) -> None:
+    """``我前天部署的`` searched ``我`` as a one-character word, found in nearly every
+    message: in the sentence it was only part of the bigram ``我前``."""
+    got = best_match(parse_query(question))
+    assert [t.text for t in got.terms] == words
+    said = [n for n in got.notes if n.startswith("left out characters")]
+    assert said == (
+        [f"left out characters a time or category word left alone in a sentence: {alone}"]
+        if alone
+        else []
+    )
+
+
+def test_a_character_left_alone_finds_nothing_on_its_own(tmp_path: Path) -> None:
+    """``我前天部署的`` found "我们讨论了数据库的性能" by its ``我``, and ``我昨天`` (nothing
+    but the time word left) every message with 我; a kanji a particle parts from
+    the time word (``昨日は姉``) is a word, searched."""
+    st = one_message_sessions(
+        tmp_path,
+        ("deploy", "2026-12-01T10:00", "我前天部署的服务挂了"),
+        ("decoy", "2026-12-02T10:00", "我们讨论了数据库的性能"),
+        ("sister", "2026-12-02T11:00", "姉と映画を見た"),
+    )
+    try:
+        assert sessions(st, "我前天部署的") == ["deploy"]
+        assert sessions(st, "我昨天") == []
+        assert sessions(st, "昨日は姉") == ["sister"]
+    finally:
+        st.close()

@@ -27,6 +27,7 @@ from collections.abc import Collection, Sequence
 from .._cjk_ranges import is_cjk
 from .._index_text import fold_width, has_cjk, is_token_char, segments
 from .question import (
+    ALONE_NOTE,
     CJK_FUNCTION_CHARS,
     CJK_STOP_WORDS,
     KO_ENDINGS,
@@ -324,8 +325,12 @@ def _kept_terms(
     notes = list(q.notes)
     if all(t in _sentences(written) or t in pairs for t in kept):
         # Only common words (a sentence of them counts no more: 我们讨论了什么):
-        # they are what there is to find.
-        kept = [t for t in terms if t not in pairs]
+        # they are what there is to find.  A character a time word left alone (the
+        # 我 of 我昨天) is found in nearly every message: not while another is left.
+        kept = [t for t in terms if t not in pairs and t not in reading.alone] or [
+            t for t in terms if t not in pairs
+        ]
+        notes += [n for n in reading.notes if n.startswith(ALONE_NOTE)]
     else:
         # "make, wanted and Young": a best match already ranks rows with both words
         # first, and is an OR; a lower-case 'not' or 'near' keeps its note.

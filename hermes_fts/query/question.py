@@ -31,12 +31,13 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .._index_text import fold_width
+from .._index_text import fold_width, has_cjk
 from .syntax import AllOf, Query, Term
 from .timewords import TimeWords, find_time_words
 from .wordforms import KOREAN_PARTICLES
 
 __all__ = [
+    "ALONE_NOTE",
     "CJK_FUNCTION_CHARS",
     "CJK_STOP_WORDS",
     "KO_ENDINGS",
@@ -112,6 +113,7 @@ _CJK_CATEGORY = re.compile(
     "|(?:どんな|どの|どういう|どういった|何の|なんの)([\u4e00-\u9fff\u30a0-\u30ff\u3005]+)"
 )
 _KO_ASKING = frozenset({"어떤", "무슨"})
+ALONE_NOTE = "left out characters a time or category word left alone in a sentence: "
 MAX_TIME_WORDS = 8  # read as times; more are searched as the words they are
 
 Word = tuple[Term, bool]  # a term of the query and whether it was written without quotes
@@ -139,6 +141,9 @@ class Reading:
     # (word, pair): the two Han characters across a time word's end, searched as a
     # part of the word after it (``_HAN_PAIR``), never deciding on their own.
     joins: tuple[tuple[Term, Term], ...] = ()
+    # One character a time or category word left alone in a sentence (``_left_alone``):
+    # in ``aside``, and never searched on its own, even when nothing else is left.
+    alone: frozenset[Term] = frozenset()
 
 
 def _top_words(q: Query) -> list[Word]:
@@ -377,16 +382,19 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
     out: list[Word] = []
     aside: list[Term] = []
     joins: list[tuple[Term, Term]] = []
+    alone: list[str] = []
     for (term, unquoted), spans in zip(words, marks):
         if not spans:
             out.append((term, unquoted))
             continue
         before: Term | None = None  # the piece cut out just before
-        for piece, cut in _split(term, spans):
+        split = _split(term, spans)
+        for n, (piece, cut) in enumerate(split):
             out.append((piece, not cut))  # a cut word is kept whole if nothing else is left
-            if cut:
+            if cut or _left_alone(term.text, split, n):
                 aside.append(piece)
-            elif before is not None:
+                alone += [] if cut else [piece.text]
+            if not cut and before is not None:
                 joins += [
                     (piece, pair)
                     for pair in pairs
@@ -403,4 +411,28 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
             "left out category words, since a conversation names the thing, not its kind: "
             + ", ".join(dict.fromkeys(categories))
         )
-    return Reading(tuple(out), frozenset(aside), tuple(times), tuple(notes), written, tuple(joins))
+    if alone:
+        notes.append(ALONE_NOTE + ", ".join(dict.fromkeys(alone)))
+    return Reading(
+        tuple(out),
+        frozenset(aside),
+        tuple(times),
+        tuple(notes),
+        written,
+        tuple(joins),
+        frozenset(Term(text) for text in alone),
+    )
+
+
+def _left_alone(text: str, split: list[tuple[Term, bool]], n: int) -> bool:
+    """Whether piece ``n`` of ``text`` cut at its time or category words (``split``) is
+    one Chinese or Japanese character glued to a piece cut out (the 我 of 我前天部署的,
+    the 气 of 今天气): in a sentence with no spaces it was only part of a
+    two-character word, and alone it is found in nearly every message.  One a
+    particle parts from the cut (昨日は姉) stands alone as written: a word."""
+    piece = split[n][0].text
+    if len(piece) != 1 or not has_cjk(piece) or _HANGUL.match(piece):
+        return False
+    cut_before = n > 0 and split[n - 1][1] and split[n - 1][0].text + piece in text
+    cut_after = n + 1 < len(split) and split[n + 1][1] and piece + split[n + 1][0].text in text
+    return bool(cut_before or cut_after)
