@@ -293,6 +293,8 @@ def test_the_category_word_does_not_decide(store: SessionStore) -> None:
         ("what sort of hobby did Melanie start", "sort of hobby"),
         ("梅兰妮开始了什么样的爱好", "爱好"),
         ("梅兰妮开始了哪些活动", "活动"),
+        ("梅兰妮去过哪些城市了", "城市"),  # 了 is grammar, no part of the noun
+        ("哪类服务器的配置最好", "服务器"),  # 的 ends the word: 服务器, not 服务
         ("メラニーはどんな趣味を始めましたか", "趣味"),
         ("멜라니는 어떤 취미를 시작했어", "취미를"),
         ("멜라니는 무슨 취미를 시작했어", "취미를"),
@@ -334,12 +336,16 @@ def test_only_a_category_is_still_searched(store: SessionStore) -> None:
         ("什么样的音乐", "音乐"),
         ("どんな音楽", "音楽"),
         ("哪种数据库", "数据库"),
+        ("哪种数据库的", "数据库"),
+        ("哪些城市了", "城市"),
     ],
 )
 def test_only_a_cjk_category_searches_its_noun(tmp_path: Path, query: str, noun: str) -> None:
     """A CJK question of a category alone searched the question word glued to its
     noun (哪些城市), which no message holds: nothing found.  And of 数据库 only
-    数据 was the category: 库 was searched alone, found in every 仓库."""
+    数据 was the category: 库 was searched alone, found in every 仓库.  The grammar
+    after the noun was taken into it (城市了, no message holds it), or left the
+    third character out (数据库的: 数据, and 库的 searched)."""
     st = open_store(tmp_path / "state.db")
     said = [("noun", f"我们聊过{noun}的事"), ("decoy", "代码推到了私有仓库")]
     for n, (sid, text) in enumerate(said):

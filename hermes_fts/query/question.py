@@ -105,11 +105,16 @@ _ASKS_AFTER = frozenset("in on at from to for with of by about during into and o
 # The noun after these names a category too: Chinese (its first two
 # characters), Japanese (its kanji or katakana run) and Korean (the next word).
 # Not 哪个 ("which one"): it mostly picks among things named before.
+# Grammar after a noun: no part of it (城市了, 城市的 were cut out as the noun), and
+# where the third character ends the word (数据库的: 库 was searched in 库的生命周期).
+_AFTER_NOUN = "是有的了在吗呢吧"
+_GRAMMAR = frozenset(_AFTER_NOUN) | CJK_FUNCTION_CHARS
 _CJK_CATEGORY = re.compile(
     "(?:什么样的?|什麼樣的?|什么类型的|什麼類型的|什么种类的|什麼種類的|哪种|哪種|哪些|哪类|哪類)"
     # its first two characters, and a third that ends the word (数据库): alone, 库 was
     # searched as a word, found in every 仓库
-    "(?![是有的了在])([\u4e00-\u9fff]{2}(?:[\u4e00-\u9fff](?![\u4e00-\u9fff]))?)"
+    f"(?![{_AFTER_NOUN}])([\u4e00-\u9fff]{{2}}"
+    f"(?:(?![{_AFTER_NOUN}])[\u4e00-\u9fff](?!(?![{_AFTER_NOUN}])[\u4e00-\u9fff]))?)"
     "|(?:どんな|どの|どういう|どういった|何の|なんの)([\u4e00-\u9fff\u30a0-\u30ff\u3005]+)"
 )
 _KO_ASKING = frozenset({"어떤", "무슨"})
@@ -411,8 +416,9 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
             "left out category words, since a conversation names the thing, not its kind: "
             + ", ".join(dict.fromkeys(categories))
         )
-    if alone:
-        notes.append(ALONE_NOTE + ", ".join(dict.fromkeys(alone)))
+    named = [ch for ch in alone if ch not in _GRAMMAR]  # 城市了: 了 is a common word
+    if named:
+        notes.append(ALONE_NOTE + ", ".join(dict.fromkeys(named)))
     return Reading(
         tuple(out),
         frozenset(aside),
