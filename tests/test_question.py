@@ -257,6 +257,16 @@ def test_a_question_of_contractions_alone_searches_them_as_written(tmp_path: Pat
         st.close()
 
 
+def test_a_time_words_possessive_is_no_name(store: SessionStore) -> None:
+    """``last week's decision`` said it read "week's → week" as a name: the time
+    word it is says how it was read, last week first."""
+    said = notes(store, "last week's decision", now=NOW)
+    assert not any("possessives" in n for n in said), said
+    assert any(n.startswith(f"time words 'last week' ({LAST_WEEK}") for n in said), said
+    said = notes(store, "Anna's and yesterday's sister", now=NOW)
+    assert "read possessives as the name: Anna's → Anna" in said, said
+
+
 def test_a_quoted_possessive_keeps_its_text(store: SessionStore) -> None:
     rows = store.search('"Anna\'s" sister', sort="sessions", fields=["session_id", "matched_terms"])
     assert not any("possessives" in n for n in rows.notes)

@@ -174,7 +174,9 @@ def common_contraction(text: str) -> bool:
     return found is not None and fold_width(found.group(1)).lower() in STOP_WORDS
 
 
-def _possessives(words: list[Word], is_stop: Callable[[str], bool]) -> tuple[list[Word], list[str]]:
+def _possessives(
+    words: list[Word], is_stop: Callable[[str], bool]
+) -> tuple[list[Word], list[tuple[str, str]]]:
     """``Anna's`` and ``Anna’s`` written without quotes as ``Anna``, and the note's pairs.
 
     ``it's`` and ``let's`` stay as written: common words, no possessive to name."""
@@ -182,7 +184,7 @@ def _possessives(words: list[Word], is_stop: Callable[[str], bool]) -> tuple[lis
     for term, unquoted in words:
         found = _POSSESSIVE.fullmatch(term.text) if unquoted else None
         if found is not None and not is_stop(found.group(1)):
-            read.append(f"{term.text} → {found.group(1)}")
+            read.append((term.text, found.group(1)))
             term = Term(found.group(1), term.prefix)
         out.append((term, unquoted))
     return out, read
@@ -407,8 +409,10 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
                 ]
             before = piece if cut else None
     notes = []
-    if possessives:
-        notes.append("read possessives as the name: " + ", ".join(possessives))
+    # yesterday's, last week's: a time word, whose note says how it was read, no name
+    names = [f"{said} → {name}" for said, name in possessives if Term(name) not in aside]
+    if names:
+        notes.append("read possessives as the name: " + ", ".join(names))
     if particles:
         notes.append("read the particles after a quoted phrase as its grammar: " + particles)
     if categories:
