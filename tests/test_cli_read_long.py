@@ -13,6 +13,7 @@ import pytest
 
 from hermes_fts.cli import main
 from hermes_fts.store import SessionStore
+from hermes_fts.tool import Call, run_call
 
 MESSAGES = 30_000
 
@@ -110,3 +111,54 @@ def test_read_full_of_a_long_session_shows_its_progress(
     # A short session is read at once: nothing on stderr.
     assert main(["--db", str(db), "read", "short", "--full"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_read_full_writes_each_message_as_it_is_read(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`read --full` of a session of 400,000 messages held them all (400 MB), and
+    printed them only after its progress said 100%: seconds more with stdout a file.
+    Each message is now printed as it is read, so the progress ends the output."""
+    ids = _ids(db, "chat")
+    out = tmp_path / "out.txt"
+    with out.open("w", encoding="utf-8") as stream:
+        # One file for both streams keeps the order they were written in.
+        monkeypatch.setattr("sys.stdout", stream)
+        monkeypatch.setattr("sys.stderr", stream)
+        tracemalloc.start()
+        try:
+            assert main(["--db", str(db), "read", "chat", "--full"]) == 0
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    text = out.read_text(encoding="utf-8")
+    assert [int(n) for n in re.findall(r"^    #(\d+) ", text, flags=re.M)] == ids
+    lines = text.splitlines()
+    last = [n for n, line in enumerate(lines) if f"{MESSAGES:,}/{MESSAGES:,} messages" in line]
+    assert last == [len(lines) - 1], lines[-3:]
+    assert peak < 8_000_000, peak
+
+
+def test_read_full_json_is_written_as_it_is_read(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--json read --full` held every message and then the encoded document: the
+    document is now written message by message, the same JSON as the tool's answer."""
+    ids = _ids(db, "chat")
+    out, err = tmp_path / "out.json", tmp_path / "err.txt"
+    with out.open("w", encoding="utf-8") as stdout, err.open("w", encoding="utf-8") as stderr:
+        monkeypatch.setattr("sys.stdout", stdout)
+        monkeypatch.setattr("sys.stderr", stderr)
+        tracemalloc.start()
+        try:
+            assert main(["--db", str(db), "--json", "read", "chat", "--full"]) == 0
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    with SessionStore(db, readonly=True) as store:
+        whole = run_call(store, Call.parse("chat", None, None, full=True))
+    assert doc == whole and [m["id"] for m in doc["messages"]] == ids
+    events = [json.loads(line) for line in err.read_text(encoding="utf-8").splitlines()]
+    assert (events[-1]["done"], events[-1]["total"]) == (MESSAGES, MESSAGES)
+    assert peak < 8_000_000, peak

@@ -15,7 +15,7 @@ import argparse
 import shlex
 import sys
 import time
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from .._display import columns, fit_columns
 from .._params import as_int
@@ -38,6 +38,8 @@ from .output import (
     DIM,
     LINE_CHARS,
     SEARCH_MARKS,
+    WRITING_JSON,
+    JsonList,
     emit_json,
     marked_line,
     one_line,
@@ -152,6 +154,8 @@ def _run(
         elapsed = (time.perf_counter() - started) * 1000.0
     except ToolError as exc:
         raise CommandError(exc.person, 2 if isinstance(exc, (NoStore, BadValue)) else 1) from exc
+    except OSError:  # writing a `read --full` as it is read (a closed pipe, a full disk)
+        raise
     except Exception as exc:  # noqa: BLE001 - an error line, as the tool answers one
         cause = failure_cause(exc)
         if cause is not None:  # the store's state (locked, damaged), not the arguments
@@ -356,31 +360,49 @@ def _print_result(number: int, res: dict[str, Any], color: bool, out: TextIO) ->
 # --------------------------------------------------------------------------- read / scroll
 
 
-def _show_session(
-    args: argparse.Namespace, session: str, **fields: Any
-) -> tuple[dict[str, Any], bool] | None:
-    """Read or scroll one session and print its header; None after ``--json`` output.
-
-    Returns ``(payload, colour)`` for the caller to print the messages.  A ``--full``
-    read of a long session shows its progress on stderr: it is read whole first.
-    """
-    bar = ProgressBar(json_lines=args.json) if args.full else None
-
-    def progress(done: int, total: int) -> None:
-        if bar is not None and total >= READ_PROGRESS_MIN:
-            bar({"phase": "read", "indexed": done, "total": total, "percent": 100 * done // total})
-
-    try:
-        payload, elapsed = _run(args, session, full=args.full, progress=progress, **fields)
-    finally:
-        if bar is not None:
-            bar.close()  # the line ends before the session prints
+def _show_session(args: argparse.Namespace, session: str) -> tuple[dict[str, Any], bool] | None:
+    """Read one session (not ``--full``) and print its header; None after ``--json``
+    output.  Returns ``(payload, colour)`` for the caller to print the messages."""
+    payload, elapsed = _run(args, session)
     if args.json:
         emit_json(payload)
         return None
     color = use_color()
     _print_session_header(args, payload, elapsed, color)
     return payload, color
+
+
+def _read_full(args: argparse.Namespace) -> int:
+    """``read --full``: each message printed (``--json``: written) as it is read, with
+    a long session's progress on stderr, where stdout is no terminal its lines scroll."""
+    isatty = getattr(sys.stdout, "isatty", None)
+    shows = args.json or not (isatty and isatty())
+    bar = ProgressBar(json_lines=args.json) if shows else None
+    started = time.perf_counter()
+    document = JsonList() if args.json else None
+    color = use_color()
+
+    def progress(done: int, total: int) -> None:
+        if bar is not None and total >= READ_PROGRESS_MIN:
+            bar({"phase": "read", "indexed": done, "total": total, "percent": 100 * done // total})
+
+    def sink(frame: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+        if document is not None:
+            document.begin(frame, "messages")
+            return document.item
+        _print_session_header(args, frame, (time.perf_counter() - started) * 1000.0, color)
+        print(f"{frame['message_count']} messages")
+        return lambda message: print_messages([message], color, sys.stdout)
+
+    try:
+        payload, _ = _run(args, args.session, full=True, progress=progress, sink=sink)
+        if document is not None:
+            document.end({k: v for k, v in payload.items() if k not in document.head})
+    finally:
+        WRITING_JSON.clear()  # a document cut short by an error is no longer being written
+        if bar is not None:
+            bar.close()
+    return 0
 
 
 def _session_ref(args: argparse.Namespace, payload: dict[str, Any]) -> str:
@@ -408,6 +430,8 @@ def cmd_read(args: argparse.Namespace) -> int:
             "read needs a SESSION id or link (@session:PROFILE/ID); run "
             "`hermes-fts browse` to list recent sessions"
         )
+    if args.full:
+        return _read_full(args)
     shown_session = _show_session(args, args.session)
     if shown_session is None:
         return 0
@@ -426,14 +450,13 @@ def cmd_read(args: argparse.Namespace) -> int:
         )
     else:
         print(payload.get("message") or f"{payload['message_count']} messages")
-    lines = None if args.full else MESSAGE_LINES
     if payload.get("truncated"):
-        print_messages(head, color, sys.stdout, max_lines=lines)
+        print_messages(head, color, sys.stdout, max_lines=MESSAGE_LINES)
         hidden = payload["message_count"] - len(shown)
         print(style(f"  … {hidden} messages not shown (--full shows them) …", DIM, color))
-        print_messages(tail, color, sys.stdout, max_lines=lines)
+        print_messages(tail, color, sys.stdout, max_lines=MESSAGE_LINES)
     else:
-        print_messages(shown, color, sys.stdout, max_lines=lines)
+        print_messages(shown, color, sys.stdout, max_lines=MESSAGE_LINES)
     return 0
 
 

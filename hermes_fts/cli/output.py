@@ -76,6 +76,61 @@ def _stream_utf8(payload: Any) -> bool:
     return True
 
 
+class JsonList:
+    """One document written as it is made, as ``emit_json`` writes it whole: ``begin``
+    its first keys and ``key``'s list, ``item`` each element, ``end`` the keys after."""
+
+    def __init__(self) -> None:
+        try:
+            self.fd: int | None = sys.stdout.fileno()
+            utf8 = codecs.lookup(sys.stdout.encoding or "utf-8").name == "utf-8"
+        except (AttributeError, OSError, ValueError, LookupError, TypeError):
+            self.fd, utf8 = None, False
+        # Another encoding gets escapes: a character it lacks may come in any element.
+        self.encoder = json.JSONEncoder(ensure_ascii=not utf8, indent=2, default=str)
+        self.items = 0
+        self.head: dict[str, Any] = {}
+        self.parts: list[str] = []
+        self.size = 0
+
+    def _value(self, value: Any, indent: str) -> str:
+        return self.encoder.encode(value).replace("\n", "\n" + indent)
+
+    def _put(self, text: str) -> None:
+        self.parts.append(text)
+        self.size += len(text)
+        if self.size >= _WRITE_CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        text, self.parts, self.size = "".join(self.parts), [], 0
+        if self.fd is None:
+            sys.stdout.write(text)
+        else:
+            _write_all(self.fd, text.encode("utf-8", "backslashreplace"))
+
+    def begin(self, head: dict[str, Any], key: str) -> None:
+        WRITING_JSON.append(True)  # a first Ctrl-C lets the document end whole
+        self.head = head
+        sys.stdout.flush()  # what was printed before goes first
+        keys = [f"  {json.dumps(k)}: {self._value(v, '  ')}" for k, v in head.items()]
+        self._put("{\n" + "".join(line + ",\n" for line in keys) + f"  {json.dumps(key)}: [")
+
+    def item(self, value: Any) -> None:
+        self._put(("," if self.items else "") + "\n    " + self._value(value, "    "))
+        self.items += 1
+
+    def end(self, tail: dict[str, Any]) -> None:
+        self._put("\n  ]" if self.items else "]")
+        for k, v in tail.items():
+            self._put(f",\n  {json.dumps(k)}: {self._value(v, '  ')}")
+        self._put("\n}\n")
+        self.flush()
+        if self.fd is None:
+            sys.stdout.flush()
+        WRITING_JSON.clear()
+
+
 def _emit_whole(payload: Any) -> None:
     text = json.dumps(payload, ensure_ascii=False, indent=2, default=str)
     data: bytes | None = None

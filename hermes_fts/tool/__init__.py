@@ -146,7 +146,7 @@ def _form(owned: list[Any], store: Any, call: Call) -> dict[str, Any]:
         raise ToolError("beyond pages past around_message_id: pass session_id and it too")
     if sid is not None:
         payload = with_profile_fallback(
-            owned, ctx, call, lambda c: read(c, sid, call.full, call.progress)
+            owned, ctx, call, lambda c: read(c, sid, call.full, call.progress, call.sink)
         )
         return with_notes(payload, [call.search_arguments_note("reads")])
     if call.around_message_id is not None:

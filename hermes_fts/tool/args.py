@@ -435,6 +435,9 @@ class Call:
     marks: tuple[str, str] | None = None
     # The command line's progress of a long ``read --full``: ``(done, total)`` messages.
     progress: Callable[[int, int], None] | None = None
+    # The command line's writer of a ``read --full``: given the payload before its
+    # messages, what takes each message as it is read (they are then not kept).
+    sink: Callable[[dict[str, Any]], Callable[[dict[str, Any]], None]] | None = None
     # What parsing changed (a session id sent as a number), for every form's query_notes.
     notes: tuple[str, ...] = ()
 

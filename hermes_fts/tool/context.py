@@ -266,6 +266,8 @@ def with_profile_fallback(
         name, path = found
         opened = _open_profile(path, name)
         owned.append(opened)
-        payload = action(CallContext(opened, name, None))
+        elsewhere = CallContext(opened, name, None)
+        elsewhere.found_elsewhere = True
+        payload = action(elsewhere)
         payload["profile"] = name
         return payload

@@ -202,31 +202,35 @@ def read(
     session_id: str,
     full: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    sink: Callable[[dict[str, Any]], Callable[[dict[str, Any]], None]] | None = None,
 ) -> dict[str, Any]:
     """The whole session, or its head and tail when it is long; ``full``: every
     message, each whole, shaped as it is read, with ``progress(done, total)`` on
-    the way (a session of 400,000 messages takes seconds)."""
+    the way (a session of 400,000 messages takes seconds).  ``sink`` (with
+    ``full``): called with the payload before its messages, it returns what takes
+    each message as it is read, and the payload returned holds none of them."""
     if ctx.session(session_id) is None:
         raise _not_found(session_id)
-    try:
-        if full:
-            chosen = _read_whole(ctx, session_id, progress)
-            total = len(chosen)
-        else:
-            total, chosen = ctx.store.get_message_ends(session_id, _READ_HEAD, _READ_TAIL)
-    except Exception as exc:  # noqa: BLE001 - reported to the caller
-        log.error("failed to load session %s", session_id, exc_info=True)
-        raise ToolError(f"failed to load session: {exc}") from exc
-    truncated = not full and total > _READ_HEAD + _READ_TAIL
     frame: dict[str, Any] = {
         "success": True,
         "mode": "read",
         "session_id": session_id,
         "link": ctx.link(session_id),
         "session_meta": ctx.meta(session_id),
-        "message_count": total,
-        "truncated": truncated,
     }
+    if full and sink is not None:  # the sink's own failures (a closed pipe) are its caller's
+        return _read_into(ctx, frame, sink, progress)
+    try:
+        if full:
+            chosen: list[dict[str, Any]] = []
+            total = _read_whole(ctx, session_id, progress, chosen.append)
+        else:
+            total, chosen = ctx.store.get_message_ends(session_id, _READ_HEAD, _READ_TAIL)
+    except Exception as exc:  # noqa: BLE001 - reported to the caller
+        log.error("failed to load session %s", session_id, exc_info=True)
+        raise ToolError(f"failed to load session: {exc}") from exc
+    truncated = not full and total > _READ_HEAD + _READ_TAIL
+    frame.update(message_count=total, truncated=truncated)
     out = {**frame, "messages": chosen} if full else _shaped(frame, chosen, None, full)
     if truncated:
         # Counted after the payload budget, which may leave some of the ends out.
@@ -241,22 +245,46 @@ def read(
     return out
 
 
+def _read_into(
+    ctx: CallContext,
+    frame: dict[str, Any],
+    sink: Callable[[dict[str, Any]], Callable[[dict[str, Any]], None]],
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, Any]:
+    """A full read handed to ``sink`` message by message: a session of 400,000 held
+    whole took 400 MB, and printing it began only once it was all read."""
+    session_id = frame["session_id"]
+    frame["message_count"] = ctx.store.count_messages(session_id, readable=True)
+    frame["truncated"] = False
+    if ctx.found_elsewhere:  # the header names where the session was found
+        frame["profile"] = ctx.profile
+    _read_whole(ctx, session_id, progress, sink(dict(frame)), frame["message_count"])
+    return frame
+
+
 _PROGRESS_EVERY = 2_000  # messages between two calls of a read's progress
 
 
 def _read_whole(
-    ctx: CallContext, session_id: str, progress: Callable[[int, int], None] | None
-) -> list[dict[str, Any]]:
-    """Every message a read shows, shaped whole, each as it is read."""
-    total = ctx.store.count_messages(session_id, readable=True) if progress else 0
-    shaped: list[dict[str, Any]] = []
+    ctx: CallContext,
+    session_id: str,
+    progress: Callable[[int, int], None] | None,
+    each: Callable[[dict[str, Any]], None],
+    total: int | None = None,
+) -> int:
+    """Every message a read shows, shaped whole, each handed to ``each`` as it is read;
+    how many.  ``total``: the count when the caller has it."""
+    if total is None:
+        total = ctx.store.count_messages(session_id, readable=True) if progress else 0
+    done = 0
     for message in ctx.store.each_message(session_id, readable=True):
-        shaped.append(shape_message(message))
-        if progress is not None and len(shaped) % _PROGRESS_EVERY == 0 and len(shaped) < total:
-            progress(len(shaped), total)
+        each(shape_message(message))
+        done += 1
+        if progress is not None and done % _PROGRESS_EVERY == 0 and done < total:
+            progress(done, total)
     if progress is not None:  # once complete, whatever a writer changed meanwhile
-        progress(len(shaped), len(shaped))
-    return shaped
+        progress(done, done)
+    return done
 
 
 # --------------------------------------------------------------------------- browse
