@@ -187,7 +187,7 @@ def test_the_hook_after_a_turn_unblocks_writes_but_builds_no_missing_cjk_index(
     deadline = time.monotonic() + 60
     while upkeep.running() and time.monotonic() < deadline:
         time.sleep(0.05)
-    plugin._STORES.drop()
+    serving.STORES.drop()
     _hermes_wrote(path, ["the walrus tank leaks"])  # saved again
     with SessionStore(path, readonly=True) as after:
         state = after.index_state()
