@@ -25,6 +25,7 @@ __all__ = [
     "open_elsewhere",
     "opened_elsewhere",
     "pause_when_shared",
+    "run_held",
     "run_lock",
     "write_lock_held",
 ]
@@ -100,7 +101,9 @@ def pause_when_shared(
 # One optimize-storage run per store
 
 RUN_LOCK_SUFFIX = "-hermes-fts-run"
-_runs_held: dict[str, int] = {}  # store → the thread of this process holding its run lock
+# store → the thread of this process holding its run lock, and what it runs
+_runs_held: dict[str, tuple[int, str]] = {}
+OPTIMIZE_RUN = "optimize-storage run"
 
 
 class RunBusy(StoreError):
@@ -113,9 +116,10 @@ class RunBusy(StoreError):
 
 
 @contextmanager
-def run_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+def run_lock(path: str | os.PathLike[str], what: str = OPTIMIZE_RUN) -> Iterator[None]:
     """Hold the store's optimize-storage lock while the block runs; raises RunBusy
-    at once when another process holds it.
+    at once when another process holds it.  ``what`` names the holder in the
+    refusal another gets (a sync holding the reserve takes the lock too).
 
     An ``flock`` on a file beside the store: the kernel drops it with the
     process, so a run that crashed or was killed never blocks the next.  A
@@ -125,15 +129,15 @@ def run_lock(path: str | os.PathLike[str]) -> Iterator[None]:
     """
     key = os.path.realpath(os.fspath(path))
     holder = _runs_held.get(key)
-    if holder is not None and holder != threading.get_ident():
+    if holder is not None and holder[0] != threading.get_ident():
         # flock does not tell two threads of one process apart.
-        message = f"another optimize-storage run (process {os.getpid()}) is working on {key}"
+        message = f"another {holder[1]} (process {os.getpid()}) is working on {key}"
         raise RunBusy(f"{message}; wait for it to end", os.getpid())
-    fd = None if holder is not None else _take_run_lock(key + RUN_LOCK_SUFFIX, key)
+    fd = None if holder is not None else _take_run_lock(key + RUN_LOCK_SUFFIX, key, what)
     if fd is None:
         yield
         return
-    _runs_held[key] = threading.get_ident()
+    _runs_held[key] = (threading.get_ident(), what)
     try:
         yield
     finally:
@@ -145,7 +149,13 @@ def run_lock(path: str | os.PathLike[str]) -> Iterator[None]:
         os.close(fd)
 
 
-def _take_run_lock(lock: str, store: str) -> int | None:
+def run_held(path: str | os.PathLike[str]) -> bool:
+    """Whether this thread holds the store's run lock (a run, or a sync, under way)."""
+    holder = _runs_held.get(os.path.realpath(os.fspath(path)))
+    return holder is not None and holder[0] == threading.get_ident()
+
+
+def _take_run_lock(lock: str, store: str, what: str) -> int | None:
     """The descriptor holding ``lock``, None where none can be made; raises RunBusy."""
     try:
         import fcntl
@@ -164,12 +174,13 @@ def _take_run_lock(lock: str, store: str) -> int | None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            pid = _lock_pid(fd)
+            pid, held_by = _lock_holder(fd)
             os.close(fd)
             who = f"process {pid}" if pid else "another process"
+            resumed = " (a run stopped half way is resumed by the next one)"
             raise RunBusy(
-                f"another optimize-storage run ({who}) is working on {store}; "
-                "wait for it to end (a run stopped half way is resumed by the next one)",
+                f"another {held_by} ({who}) is working on {store}; wait for it to end"
+                + (resumed if held_by == OPTIMIZE_RUN else ""),
                 pid,
             ) from None
         except OSError:  # no flock on this file system: go on unlocked
@@ -184,18 +195,21 @@ def _take_run_lock(lock: str, store: str) -> int | None:
         os.close(fd)
     try:
         os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        os.write(fd, f"{os.getpid()}\n{what}\n".encode())
     except OSError:  # opened read-only: the lock holds all the same
         pass
     return fd
 
 
-def _lock_pid(fd: int) -> int | None:
+def _lock_holder(fd: int) -> tuple[int | None, str]:
+    """The process id and the kind of run the lock file names (an older file: a run)."""
     try:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        lines = os.pread(fd, 128, 0).decode("ascii", "replace").split("\n")
     except OSError:
-        return None
-    return int(text) if text.isdigit() else None
+        return None, OPTIMIZE_RUN
+    pid = lines[0].strip()
+    what = lines[1].strip() if len(lines) > 1 and lines[1].strip() else OPTIMIZE_RUN
+    return (int(pid) if pid.isdigit() else None), what
 
 
 def one_thread_at_a_time(cls: type, also: Sequence[str] = ()) -> None:

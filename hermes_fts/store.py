@@ -366,9 +366,10 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
                 deleted = asked and indexing.pending_deletes(self._conn)
                 # Hermes' writes need the disk more than our index does.
                 room = functools.partial(space.keep_reserve, self._file) if self._file else None
-                applied = indexing.apply_pending(
-                    self._conn, before_batch=room, progress=self._progress, sleep=self._pause
-                )
+                with space.room_while_applying(self._conn, self._file if asked else None):
+                    applied = indexing.apply_pending(
+                        self._conn, before_batch=room, progress=self._progress, sleep=self._pause
+                    )
                 if deleted:
                     self._merge_deleted(room)
         except (sqlite3.DatabaseError, space.NoRoom) as exc:

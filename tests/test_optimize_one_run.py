@@ -165,3 +165,43 @@ def test_a_run_in_another_thread_of_this_process_is_refused(tmp_path: Path) -> N
         other.join()
     with SessionStore(db) as store:  # and once it ended, a run goes ahead
         assert store.optimize_storage(sleep=lambda _s: None)["ok"] is True
+
+
+def test_a_run_started_while_sync_holds_the_room_names_the_sync(tmp_path: Path) -> None:
+    """``sync`` holds the room for Hermes under the run lock while it applies a backlog
+    of several batches; optimize-storage started meanwhile is refused as beside any
+    run, and names the sync, not an optimize-storage run that is not there."""
+    db = tmp_path / "state.db"
+    shell_backlog(db, 5_000)
+    lock = Path(f"{db}-hermes-fts-run")
+    sync = subprocess.Popen(
+        _cli("--db", str(db), "--json", "sync"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        while not (lock.exists() and "sync" in lock.read_text()):
+            assert sync.poll() is None, "the sync ended before it held the lock"
+        os.kill(sync.pid, signal.SIGSTOP)  # mid-backlog, while the run starts
+        try:
+            run = subprocess.run(
+                _cli("--db", str(db), "--json", "optimize-storage", "--yes"),
+                capture_output=True,
+                text=True,
+                env=_env(),
+                timeout=120,
+            )
+        finally:
+            os.kill(sync.pid, signal.SIGCONT)
+        out, err = sync.communicate(timeout=300)
+    finally:
+        if sync.poll() is None:
+            sync.kill()
+    assert run.returncode == 2, run.stdout + run.stderr
+    error = json.loads(run.stdout)["error"]
+    assert f"another sync (process {sync.pid})" in error and "optimize-storage run" not in error
+    assert sync.returncode == 0, err
+    assert json.loads(out)["pending"] == 0
+    assert not lock.exists() and not Path(f"{db}-hermes-fts-room").exists()

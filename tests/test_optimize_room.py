@@ -393,12 +393,14 @@ def test_sync_merging_after_deletes_leaves_hermes_its_room(disk, monkeypatch):
 
 
 @pytest.mark.parametrize("disk", [60], indirect=True)
+@pytest.mark.parametrize("how", ["optimize-storage", "sync", "optimize_storage()"])
 def test_a_disk_filling_while_the_backlog_is_applied_still_gets_the_wal_truncated(
-    disk, monkeypatch, capsys
+    disk, monkeypatch, capsys, how
 ):
     """optimize-storage applied Hermes' pending backlog at its open, before it took
     its room for Hermes: a disk another program filled between two batches left no
-    room to checkpoint the batch applied, so the WAL kept its pages."""
+    room to checkpoint the batch applied, so the WAL kept its pages.  ``sync`` and
+    a ``SessionStore`` opened for ``optimize_storage()`` applied it with no room held."""
     db = disk / "state.db"
     with SessionStore(db) as store:  # the CJK index exists, empty
         store.add_session("s1", "cli")
@@ -423,9 +425,15 @@ def test_a_disk_filling_while_the_backlog_is_applied_still_gets_the_wal_truncate
         keep_reserve(path)
 
     monkeypatch.setattr(space, "keep_reserve", filled_between_batches)
-    status = cli.main(["optimize-storage", "--yes", "--json", "--db", str(db)])
-    doc = json.loads(capsys.readouterr().out)
-    assert status == 1 and doc["reason"] == "disk_full", doc
+    if how == "optimize_storage()":
+        with SessionStore(db) as store:  # the open applies the backlog
+            doc = store.optimize_storage()
+        assert doc["ok"] is False and doc["reason"] == "disk_full", doc
+    else:
+        yes = ["--yes"] if how == "optimize-storage" else []
+        status = cli.main([how, *yes, "--json", "--db", str(db)])
+        doc = json.loads(capsys.readouterr().out)
+        assert status == 1 and doc["reason"] == "disk_full", doc
     assert len(checks) >= 2
     assert space.file_sizes(db)[1] == 0  # the applied batch is in the main file
     monkeypatch.undo()

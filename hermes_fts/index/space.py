@@ -10,6 +10,7 @@ reuse them) and the ``-wal`` file is truncated (DESIGN §5.6).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -42,6 +43,7 @@ __all__ = [
     "keep_reserve",
     "give_back_left_room",
     "held_room",
+    "room_while_applying",
     "out_of_room",
 ]
 
@@ -217,6 +219,35 @@ def held_room(path: str | os.PathLike[str]) -> Iterator[None]:
         yield
     finally:
         _remove(room)
+
+
+@contextmanager
+def room_while_applying(conn: sqlite3.Connection, path: str | None) -> Iterator[None]:
+    """Hold the reserve (``held_room``) while a write open or ``sync`` applies a pending
+    backlog of more than one batch: a disk another program fills between two batches
+    then still has room to checkpoint the batches applied, which the WAL kept
+    otherwise.  Held under the run lock, so a run's check and clean-up of the room
+    file see it as live; inside a run (this thread holds the lock) the run's room
+    serves, and beside another process' run or sync the batches go on without."""
+    batch = indexing.PENDING_BATCH_IDS
+    several = (
+        path is not None
+        and conn.execute(
+            f"SELECT count(*) > ? FROM (SELECT DISTINCT msg_id FROM {schema.CJK_PENDING} LIMIT ?)",
+            (batch, batch + 1),
+        ).fetchone()[0]
+    )
+    if path is None or not several or _sharing.run_held(path):
+        yield
+        return
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(_sharing.run_lock(path, "sync"))
+        except _sharing.RunBusy:
+            pass  # that run or sync holds the room file; keep_reserve still stops a batch
+        else:
+            held.enter_context(held_room(path))
+        yield
 
 
 def give_back_left_room(path: str | os.PathLike[str] | None) -> None:
