@@ -233,6 +233,9 @@ TIME_EDITS = {
     "a row added": "INSERT INTO hermes_fts_time(id, ts) VALUES (999, 1);",
     "zones deleted": "DELETE FROM hermes_fts_time_zones;",
     "zones narrowed": "UPDATE hermes_fts_time_zones SET lo = hi;",
+    # NULL compares as NULL: the check passed them while bounded searches found nothing.
+    "zones' lows emptied": "UPDATE hermes_fts_time_zones SET lo = NULL;",
+    "zones' highs emptied": "UPDATE hermes_fts_time_zones SET hi = NULL;",
 }
 
 

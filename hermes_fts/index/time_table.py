@@ -340,10 +340,12 @@ def damage(conn: sqlite3.Connection) -> str | None:
     ).fetchone()
     if row is not None:
         return f"message {row[0]} is missing or has another time"
+    # A bound set to NULL compares as NULL, never true: named apart, or a zone
+    # whose lo or hi was emptied passed while every bounded search skipped it.
     row = conn.execute(
         f"SELECT t.id FROM main.{TABLE} t LEFT JOIN main.{ZONES} z "
         f"ON z.zone = t.id >> {_ZONE_BITS} WHERE t.ts IS NOT NULL "
-        "AND (z.zone IS NULL OR t.ts < z.lo OR t.ts > z.hi) LIMIT 1"
+        "AND (z.lo IS NULL OR z.hi IS NULL OR t.ts < z.lo OR t.ts > z.hi) LIMIT 1"
     ).fetchone()
     if row is not None:
         return f"the zone of message {row[0]} does not cover its time"
