@@ -96,6 +96,11 @@ class Admin:
         (``lifecycle.optimize_room``)."""
         return lifecycle.optimize_room(self._conn, self._caps, self._path, vacuum)
 
+    def vacuum_temp_shortfall(self, temp_need: int) -> str | None:
+        """Why VACUUM's temporary copy (``optimize_room``'s ``temp_need``) would not fit
+        in SQLite's temporary folder on another disk, else None (``space.temp_shortfall``)."""
+        return space.temp_shortfall(self._path, temp_need) if temp_need else None
+
     def optimize_estimate(self, vacuum: bool = True) -> dict[str, Any]:
         """What ``optimize_storage`` would add, build, drop and take, without running
         it (``optimize.estimate``); the file is not changed."""

@@ -445,3 +445,93 @@ def test_a_disk_filling_while_the_backlog_is_applied_still_gets_the_wal_truncate
         store.sync()
         assert store.index_state()["cjk_pending"] == 0
         assert len(store.search("row77", limit=5).rows) == 1
+
+
+def optimize_with_temp(db: Path, env: dict[str, str], *prefix: str) -> dict[str, Any]:
+    """``optimize-storage --json --yes`` on ``db`` with ``env``, behind ``prefix``
+    (``unshare``); returns its document with its exit status."""
+    proc = subprocess.run(
+        [*prefix, sys.executable, "-m", "hermes_fts.cli", "--json", "optimize-storage"]
+        + ["--yes", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    return {**json.loads(proc.stdout), "status": proc.returncode}
+
+
+@pytest.mark.parametrize("disk", [4], indirect=True)
+def test_a_temporary_folder_without_room_for_vacuum_s_copy_is_refused_up_front(
+    hermes_store, disk, tmp_path
+):
+    """SQLite writes VACUUM's temporary copy to SQLITE_TMPDIR (else TMPDIR, /var/tmp,
+    /usr/tmp, /tmp); the check looked at Python's temporary folder and counted no
+    room there: the run built every index, then failed at VACUUM and said the store's
+    disk was full, which has room to spare."""
+    db = tmp_path / "state.db"
+    shutil.copy(hermes_store, db)
+    before = db.read_bytes()
+    env = {**os.environ, "SQLITE_TMPDIR": str(disk)}
+    dry = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "--json", "optimize-storage", "--dry-run"]
+        + ["--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    plan = json.loads(dry.stdout)
+    assert plan["fits"] is False and str(disk) in plan["temp_room"], plan
+    doc = optimize_with_temp(db, env)
+    assert doc["status"] == 1 and doc["success"] is False, doc
+    assert "temporary copy" in doc["error"] and str(disk) in doc["error"], doc
+    assert "--no-vacuum" in doc["error"] and "Nothing was changed" in doc["error"], doc
+    assert db.read_bytes() == before  # refused before the build, not after it
+    # optimize_storage() has no preflight: it stops before the VACUUM, naming the folder.
+    code = (
+        "import json, sys\n"
+        "from hermes_fts.store import SessionStore\n"
+        "with SessionStore(sys.argv[1], apply_pending=False) as store:\n"
+        "    done = store.optimize_storage()\n"
+        "print(json.dumps({k: done.get(k) for k in ('ok', 'reason', 'detail')}))\n"
+    )
+    api = subprocess.run(
+        [sys.executable, "-c", code, str(db)], capture_output=True, text=True, env=env, timeout=300
+    )
+    done = json.loads(api.stdout)
+    assert done["ok"] is False and done["reason"] == "disk_full", done
+    assert "temporary copy" in done["detail"] and str(disk) in done["detail"], done
+    # Without the VACUUM nothing is copied there: the run does the rest.
+    proc = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "--json", "optimize-storage", "--yes"]
+        + ["--no-vacuum", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert proc.returncode == 0 and json.loads(proc.stdout)["ok"] is True, proc.stdout
+
+
+def test_vacuum_s_copy_is_counted_in_var_tmp_where_sqlite_writes_it(hermes_store, tmp_path):
+    """Without SQLITE_TMPDIR and TMPDIR SQLite writes it to /var/tmp, before /tmp;
+    Python's tempfile names /tmp first. With /var/tmp on a small disk of its own (a
+    mount namespace of the run's own) the run is refused up front, naming it."""
+    db = tmp_path / "state.db"
+    shutil.copy(hermes_store, db)
+    before = db.read_bytes()
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=4m tmpfs /var/tmp"],
+        capture_output=True,
+        text=True,
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"cannot mount over /var/tmp in a namespace: {probe.stderr.strip()}")
+    env = {k: v for k, v in os.environ.items() if k not in ("TMPDIR", "SQLITE_TMPDIR")}
+    script = 'mount -t tmpfs -o size=4m tmpfs /var/tmp && exec "$@"'
+    doc = optimize_with_temp(db, env, "unshare", "-m", "sh", "-c", script, "sh")
+    assert doc["status"] == 1 and "temporary copy" in doc["error"], doc
+    assert "/var/tmp" in doc["error"], doc
+    assert db.read_bytes() == before

@@ -424,6 +424,8 @@ def _dry_run(plan: dict[str, Any], as_json: bool) -> int:
         f"  need up to {human_bytes(plan['peak_free_bytes'])} free at its peak; "
         f"free disk: {human_bytes(plan['free_bytes'])} ({fits})"
     )
+    if plan.get("temp_room"):
+        print(f"  the VACUUM does NOT fit: {plan['temp_room']}")
     if plan.get("refused"):
         print(f"  a run would be refused: {plan['refused']}")
     return 0
@@ -462,6 +464,14 @@ def _preflight(store: SessionStore, args: argparse.Namespace) -> bool | None:
     )
     if room["free"] < room["need"]:
         raise CommandError(_no_room_text(room, vacuum, store.optimize_room(False)), 1)
+    # On another disk, VACUUM's copy failed after the whole build, said to be this disk's.
+    short = store.vacuum_temp_shortfall(room["temp_need"])
+    if short is not None:
+        raise CommandError(
+            f"not enough room for the VACUUM: {short}. Nothing was changed. "
+            "`--no-vacuum` needs no temporary copy.",
+            1,
+        )
     if main > 500 * 1024 * 1024:
         say(
             "This may take a while. It runs in the foreground, is safe to interrupt "

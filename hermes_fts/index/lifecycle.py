@@ -632,7 +632,8 @@ def optimize_room(
 ) -> dict[str, int]:
     """Free disk bytes an optimize-storage run needs at its peak (``need``: ``build``,
     the indexes and time table it adds, ``vacuum``, the merge and VACUUM, and the
-    ``reserve`` it leaves for Hermes) and has (``free``).  Reads only."""
+    ``reserve`` it leaves for Hermes) and has (``free``); ``temp_need`` in VACUUM's
+    temporary folder when it lies on another disk (``space.temp_shortfall``).  Reads only."""
     from . import space  # not on a search's path
 
     builds = rebuild_shares(conn, caps, damaged(conn, caps, full=False))
@@ -640,6 +641,7 @@ def optimize_room(
     return {"need": need.total, "build": need.build, "vacuum": need.vacuum} | {
         "reserve": need.reserve,
         "free": space.run_free_bytes(conn, path),
+        "temp_need": need.temp,
     }
 
 

@@ -293,6 +293,7 @@ def estimate(
         conn, path, shares, vacuum=vacuum, time=bool(time_rows), text=text, sizes=sizes
     )
     free = space.run_free_bytes(conn, path)
+    temp_short = space.temp_shortfall(path, need.temp) if need.temp else None
     # Not indexes, but steps that add to the file: named, so "build: nothing" is
     # not all a run that adds a time table and rank bounds says.
     fills = (["time_table"] if time_rows else []) + (
@@ -311,7 +312,8 @@ def estimate(
         "seconds": round(seconds, 3),
         "peak_free_bytes": need.total,
         "free_bytes": free,
-        "fits": free >= need.total,
+        "fits": free >= need.total and temp_short is None,
+        "temp_room": temp_short,
         "vacuum": vacuum,
     }
 

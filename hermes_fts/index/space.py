@@ -39,6 +39,9 @@ __all__ = [
     "vacuum_need_now",
     "check_vacuum_room",
     "check_merge_room",
+    "temp_elsewhere",
+    "temp_shortfall",
+    "vacuum_temp_dir",
     "need",
     "keep_reserve",
     "give_back_left_room",
@@ -67,11 +70,14 @@ class NoRoom(Exception):
 @dataclass(frozen=True)
 class Need:
     """Bytes a run needs free at its peak: ``build`` (the indexes and the time
-    table it adds) and ``vacuum`` (the merge and VACUUM after it, 0 without)."""
+    table it adds) and ``vacuum`` (the merge and VACUUM after it, 0 without) on
+    the store's disk, and ``temp`` in VACUUM's temporary folder when that lies
+    on another disk (``vacuum_temp_dir``; not in ``total``)."""
 
     build: int
     vacuum: int
     reserve: int
+    temp: int = 0
 
     @property
     def total(self) -> int:
@@ -109,13 +115,50 @@ def run_free_bytes(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> in
     return free_bytes(path) + max(0, wal - max(0, pages * size - main))
 
 
-def _temp_on_same_disk(path: str | os.PathLike[str]) -> bool:
-    """Whether VACUUM's temporary copy lands on the store's file system."""
+def vacuum_temp_dir() -> str:
+    """The folder SQLite writes VACUUM's temporary copy to, found as its unix VFS finds
+    it: the first writable folder of SQLITE_TMPDIR, TMPDIR, /var/tmp, /usr/tmp, /tmp
+    and the current one.  Python's ``tempfile`` reads no SQLITE_TMPDIR and tries /tmp
+    before /var/tmp, so on a system with /tmp in memory it named the wrong disk."""
+    if os.name != "posix":
+        return tempfile.gettempdir()
+    names = (os.environ.get("SQLITE_TMPDIR"), os.environ.get("TMPDIR"))
+    for folder in (*names, "/var/tmp", "/usr/tmp", "/tmp", "."):
+        if folder and os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK):
+            return folder
+    return "."
+
+
+def temp_elsewhere(path: str | os.PathLike[str]) -> str | None:
+    """VACUUM's temporary folder when it lies on another disk than the store's, else None."""
     try:
         here = os.stat(os.path.dirname(os.path.abspath(os.fspath(path)))).st_dev
-        return os.stat(tempfile.gettempdir()).st_dev == here
+        folder = vacuum_temp_dir()
+        return None if os.stat(folder).st_dev == here else folder
     except OSError:
-        return True  # assume the worse
+        return None  # assume the worse: the copy is counted on the store's disk
+
+
+def _temp_on_same_disk(path: str | os.PathLike[str]) -> bool:
+    """Whether VACUUM's temporary copy lands on the store's file system."""
+    return temp_elsewhere(path) is None
+
+
+def temp_shortfall(path: str | os.PathLike[str], live: int) -> str | None:
+    """Why VACUUM's temporary copy of ``live`` bytes does not fit in its folder on
+    another disk, else None: it failed there after a whole run's build, said to be
+    the store's disk filling up."""
+    folder = temp_elsewhere(path)
+    if folder is None:
+        return None
+    free = shutil.disk_usage(folder).free
+    if free >= live:
+        return None
+    return (
+        f"VACUUM's temporary copy needs about {live:,} bytes in {os.path.abspath(folder)} "
+        f"(SQLite's temporary folder, on another disk than the store), which has {free:,} "
+        "free; point SQLITE_TMPDIR at a folder with room"
+    )
 
 
 def vacuum_need(path: str | os.PathLike[str], live: int, biggest_index: int) -> int:
@@ -131,19 +174,28 @@ def vacuum_need(path: str | os.PathLike[str], live: int, biggest_index: int) -> 
 
 def vacuum_need_now(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> int:
     """``vacuum_need`` of the store as it is now (its pages in use, its largest index)."""
+    sizes = (indexing.index_bytes(conn, index) or 0 for index in schema.INDEXES)
+    return vacuum_need(path, _live_bytes(conn), max(sizes))
+
+
+def _live_bytes(conn: sqlite3.Connection) -> int:
+    """The store's pages in use: what VACUUM copies."""
     pages, free, size = (
         conn.execute(f"PRAGMA {name}").fetchone()[0]
         for name in ("page_count", "freelist_count", "page_size")
     )
-    sizes = (indexing.index_bytes(conn, index) or 0 for index in schema.INDEXES)
-    return vacuum_need(path, (pages - free) * size, max(sizes))
+    return int((pages - free) * size)
 
 
 def check_vacuum_room(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> None:
-    """Raise NoRoom when the merge and VACUUM would not fit now, beside the room held."""
+    """Raise NoRoom when the merge and VACUUM would not fit now, beside the room held,
+    or VACUUM's temporary copy would not fit in its folder on another disk."""
     need, free = vacuum_need_now(conn, path), free_bytes(path)
     if free < need:
         raise NoRoom(f"the merge and VACUUM need about {need:,} bytes free, the disk has {free:,}")
+    short = temp_shortfall(path, _live_bytes(conn))
+    if short is not None:
+        raise NoRoom(short)
 
 
 def check_merge_room(conn: sqlite3.Connection, path: str | os.PathLike[str], index: str) -> None:
@@ -179,7 +231,9 @@ def need(
     # A resumed backfill adds to what its index holds; a build from the start replaces it.
     sizes = sizes | {i: built[i] + (sizes.get(i, 0) if rebuilds[i] < 1 else 0) for i in built}
     live = _sqlite.db_bytes(conn) + growth
-    return Need(growth, vacuum_need(path, live, max(sizes.values(), default=0)), reserve(path))
+    biggest = max(sizes.values(), default=0)
+    temp = live if temp_elsewhere(path) is not None else 0
+    return Need(growth, vacuum_need(path, live, biggest), reserve(path), temp)
 
 
 def keep_reserve(path: str | os.PathLike[str]) -> None:
