@@ -27,7 +27,7 @@ from ._sqlite import BUSY_TIMEOUT_S, StoreError
 from ._store_problems import failure_cause, store_error
 from .index import lifecycle as index_state
 from .index import maintain as indexing
-from .index import schema, space
+from .index import pending, schema, space
 from .index.schema import BASE, CJK, TRIGRAM
 
 # Re-exported: why searches are slower or miss rows, for the tool and the CLI.
@@ -363,11 +363,11 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
         wait = _sqlite.BUSY_TIMEOUT_S if asked else _sqlite.SHORT_WAIT_S
         try:
             with _sqlite.busy_timeout(self._conn, wait):
-                deleted = asked and indexing.pending_deletes(self._conn)
+                deleted = asked and pending.pending_deletes(self._conn)
                 # Hermes' writes need the disk more than our index does.
                 room = functools.partial(space.keep_reserve, self._file) if self._file else None
                 with space.room_while_applying(self._conn, self._file if asked else None):
-                    applied = indexing.apply_pending(
+                    applied = pending.apply_pending(
                         self._conn, before_batch=room, progress=self._progress, sleep=self._pause
                     )
                 if deleted:
@@ -471,7 +471,7 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
                 # rows stay for the next sync.
                 conn.execute("SAVEPOINT cjk_apply")
                 try:
-                    indexing.apply_pending_batch(conn)
+                    pending.apply_pending_batch(conn)
                 except sqlite3.DatabaseError as exc:
                     conn.execute("ROLLBACK TO cjk_apply")
                     cjk_error = exc

@@ -58,6 +58,7 @@ LAYERS: dict[str, int] = {
     "search.like": 3,
     "index.schema": 3,
     "index.maintain": 4,
+    "index.pending": 5,
     "search.evidence": 4,
     "search.route": 4,
     "index.rank_bounds": 4,

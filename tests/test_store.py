@@ -19,7 +19,7 @@ import hermes_fts
 from hermes_fts import cli
 from hermes_fts._sqlite import is_index_corruption
 from hermes_fts.index import maintain as indexing
-from hermes_fts.index import schema
+from hermes_fts.index import pending, schema
 from hermes_fts.index.schema import BASE, CJK, CJK_PENDING, TRIGRAM
 from hermes_fts.store import SessionStore
 
@@ -169,7 +169,7 @@ def test_writers_and_indexes(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert store.get_session("s1")["end_reason"] == "compression"
         assert _match(store, CJK, "数据") == set()
         assert _match(store, CJK, "检索") == {ids[0]}
-        assert indexing.pending_count(store._conn) == 0  # own writes applied in the same txn
+        assert pending.pending_count(store._conn) == 0  # own writes applied in the same txn
         _assert_indexes_exact(store)
 
 
@@ -183,7 +183,7 @@ def test_flag_flips_never_touch_the_indexes(db: Path) -> None:
         store.set_message_flags(ids[0], active=False, compacted=True)
         # one row changed, no trigger wrote anything
         assert conn.total_changes - before == 1
-        assert indexing.pending_count(conn) == 0
+        assert pending.pending_count(conn) == 0
 
 
 @needs_extension
@@ -206,7 +206,7 @@ def test_pending_coalescing_of_foreign_changes(db: Path) -> None:
         ("UPDATE messages SET content = '外部插入后又改了' WHERE content = '外部插入的消息'", ()),
     )
     with SessionStore(db) as store:  # open applies the backlog
-        assert indexing.pending_count(store._conn) == 0
+        assert pending.pending_count(store._conn) == 0
         assert _match(store, CJK, "第二") == {ids[0]}
         assert _match(store, CJK, "第一") == set()
         assert _match(store, CJK, "工具") == {ids[4]}
@@ -244,7 +244,7 @@ def test_pending_keeps_old_text_once_per_message(db: Path) -> None:
     conn.close()
     assert kept == [(TEXTS[0][1] + " r0",)]
     with SessionStore(db) as store:
-        assert indexing.pending_count(store._conn) == 0
+        assert pending.pending_count(store._conn) == 0
         assert _match(store, CJK, "迁移") == set()
         assert _match(store, CJK, "第二") == set()
         _assert_indexes_exact(store)

@@ -20,8 +20,7 @@ import pytest
 from _support import needs_extension
 
 import hermes_fts
-from hermes_fts.index import maintain as indexing
-from hermes_fts.index import schema
+from hermes_fts.index import pending, schema
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -64,9 +63,9 @@ def db(tmp_path: Path) -> Path:
 
 def test_unchanged_file_skips_the_sync(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
-    real = indexing.apply_pending
+    real = pending.apply_pending
     monkeypatch.setattr(
-        indexing, "apply_pending", lambda conn, **kw: calls.append(1) or real(conn, **kw)
+        pending, "apply_pending", lambda conn, **kw: calls.append(1) or real(conn, **kw)
     )
     with SessionStore(db) as store:
         calls.clear()

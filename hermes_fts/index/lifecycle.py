@@ -24,7 +24,7 @@ from typing import Any
 
 from .. import _env, loader
 from . import maintain as indexing
-from . import old_layout, rank_bounds, schema, time_table
+from . import old_layout, pending, rank_bounds, schema, time_table
 from .schema import BASE, CJK, TRIGRAM
 
 logger = logging.getLogger("hermes_fts.index.lifecycle")
@@ -152,7 +152,7 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
         # ranking pass; reading by blocks with rank bounds (search/topk.py).
         "row_evidence": caps.cjk and _first_index_has(conn, loader.has_row_evidence),
         "rank_bounds": rank_bounds.ready_tables(conn),
-        "cjk_pending": indexing.pending_count(conn),
+        "cjk_pending": pending.pending_count(conn),
         # The time table (time_table.TABLE) time sorts may walk, or None: only
         # once complete with its triggers in place.  The walk joins
         # `messages`, and a TEMP view in front of it has no index.
@@ -255,7 +255,7 @@ def _cjk_edited_by_hand(conn: sqlite3.Connection) -> tuple[str, str] | None:
     if missing:
         return "cjk_broken", f"{', '.join(missing)} missing"
     if indexing.backfill_window(conn, CJK) is None:
-        lost = indexing.unlogged_message(conn)
+        lost = pending.unlogged_message(conn)
         if lost is not None:
             return "cjk_unlogged", (
                 f"message {lost} is neither indexed nor in the change log (edited by hand?)"
@@ -534,7 +534,7 @@ def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
             reasons.append(by_hand[0])
         elif not schema.cjk_tokenize_current(cjk_sql):
             reasons.append("cjk_outdated")  # older tokenizer options: rebuilt
-        if indexing.pending_count(conn) > 0:
+        if pending.pending_count(conn) > 0:
             reasons.append("cjk_pending")
         if rank_bounds.behind(conn):
             reasons.append("rank_bounds")  # common words read more of the index than needed

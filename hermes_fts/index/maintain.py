@@ -1,4 +1,4 @@
-"""Index content maintenance: chunked backfill, CJK pending apply, resets, integrity, sizes.
+"""Index content maintenance: chunked backfill, paced steps, resets, integrity, sizes.
 
 Also the ``state_meta`` bookkeeping these steps share (stale flags, backfill
 windows).  The optimize-storage sequence itself is ``SessionStore.optimize_storage``
@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Callable
 
-from ..content import INDEXED_COLUMNS, indexed_values
+from ..content import INDEXED_COLUMNS
 from . import schema
 from .schema import CJK, CJK_PENDING, DDL, TRIGRAM
 
@@ -40,6 +40,7 @@ TXN_LIMIT_S = 0.45
 SLICES = 8
 MIN_PAUSE = 0.16  # the yield between chunks: > 150 ms, Hermes' longest retry interval
 MAX_CHUNK_ROWS = 50_000
+PENDING_BATCH_IDS = 500  # a sync's first batch; later batches are sized to TXN_TARGET_S
 # FTS5's own defaults, which a build sets again with its last chunk.
 AUTOMERGE = 4
 CRISISMERGE = 16
@@ -50,7 +51,6 @@ CRISISMERGE = 16
 # its threshold goes past 16 so the small steps come first.
 BUILD_AUTOMERGE = 16
 BUILD_CRISISMERGE = 64
-PENDING_BATCH_IDS = 500  # a sync's first batch; later batches are sized to TXN_TARGET_S
 
 Sleep = Callable[[float], None]
 Progress = Callable[[dict[str, Any]], None]
@@ -343,85 +343,6 @@ def backfill_progress(
     }
 
 
-# --------------------------------------------------------------------------
-# CJK pending apply
-
-
-def pending_count(conn: sqlite3.Connection) -> int:
-    try:
-        return int(conn.execute(f"SELECT COUNT(*) FROM {CJK_PENDING}").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-
-
-def unlogged_message(conn: sqlite3.Connection) -> int | None:
-    """The first message newer than every row the CJK index holds that its change log
-    does not name either, else None.  Every such message waits in the log until
-    applied; one that does not (the log edited by hand) the index never gets, so
-    it misses the row without a sign.  A range read: as cheap as the log is short."""
-    row = conn.execute(
-        f"SELECT m.id FROM main.messages m WHERE m.id > COALESCE((SELECT max(id) "
-        f"FROM {CJK}_docsize), -1) AND NOT EXISTS (SELECT 1 FROM {CJK_PENDING} p "
-        "WHERE p.msg_id = m.id) ORDER BY m.id LIMIT 1"
-    ).fetchone()
-    return None if row is None else int(row[0])
-
-
-def pending_deletes(conn: sqlite3.Connection) -> bool:
-    """Whether a message the pending table names is gone (deleted, or its id changed)."""
-    try:
-        return (
-            conn.execute(
-                f"SELECT 1 FROM {CJK_PENDING} p WHERE NOT EXISTS "
-                f"(SELECT 1 FROM messages m WHERE m.id = p.msg_id) LIMIT 1"
-            ).fetchone()
-            is not None
-        )
-    except sqlite3.OperationalError:
-        return False
-
-
-def apply_pending(
-    conn: sqlite3.Connection,
-    before_batch: Callable[[], None] | None = None,
-    progress: Progress | None = None,
-    *,
-    sleep: Sleep = time.sleep,
-) -> int:
-    """Bring messages_fts_cjk up to date from the pending table; returns ids applied.
-
-    Batches are ``paced_steps``: the first takes ``PENDING_BATCH_IDS`` ids, the
-    next ones are sized to last about ``TXN_TARGET_S``, with ``MIN_PAUSE``
-    between them for a writer waiting for the lock.  Without that, batches of
-    long tool outputs held the lock back to back for longer than Hermes
-    retries a write.  A batch deletes the pending rows it applied (and their
-    old text) in its own transaction; with nothing pending no write lock is
-    taken.  ``before_batch`` runs before each batch and may raise to stop
-    there (the disk room check); batches done stay done.  ``progress`` gets
-    a ``pending`` event (messages applied of those waiting) before the first
-    batch and after each, when more than the first batch waits.
-    """
-    if schema.index_layout(schema.index_sql(conn, CJK)) != "external":
-        # An earlier layout holds other text: a 'delete' of the indexed text
-        # would corrupt it.  optimize-storage rebuilds it.
-        return 0
-    report = _pending_report(conn, PENDING_BATCH_IDS, progress)
-    applied = 0
-
-    def waiting() -> bool:
-        return conn.execute(f"SELECT 1 FROM {CJK_PENDING} LIMIT 1").fetchone() is not None
-
-    def batch(ids: int) -> int:
-        return apply_pending_batch(conn, ids)
-
-    for n in paced_steps(
-        conn, batch, PENDING_BATCH_IDS, more=waiting, before=before_batch, sleep=sleep
-    ):
-        applied += n
-        report(applied)
-    return applied
-
-
 def paced_steps(
     conn: sqlite3.Connection,
     step: Callable[[int], int],
@@ -492,99 +413,6 @@ def merge_paced(
     ):
         steps, written = steps + 1, written + pages
     return steps
-
-
-def _pending_report(
-    conn: sqlite3.Connection, batch_ids: int, progress: Progress | None
-) -> Callable[[int], None]:
-    """``report(applied)`` for ``apply_pending``: events only for a backlog of more
-    than one batch; the total grows with rows other writers add meanwhile."""
-    if progress is None:
-        return lambda applied: None
-    row = conn.execute(f"SELECT COUNT(DISTINCT msg_id) FROM {CJK_PENDING}").fetchone()
-    total = [int(row[0])]
-    if total[0] <= batch_ids:
-        return lambda applied: None
-    counted = Phases(progress).counted("pending")
-
-    def report(applied: int) -> None:
-        total[0] = max(total[0], applied)
-        counted(applied, total[0])
-
-    report(0)
-    return report
-
-
-def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) -> int:
-    """Inside the caller's transaction: apply the pending rows of up to ``batch_ids`` ids.
-
-    Batches are cut by message id, never by sequence number: all pending rows
-    of one message are consumed together, because only the *first* row's old
-    values are what the index holds (a later row's old values are a state the
-    index never saw).  ``None`` takes everything.
-    """
-    indexed = schema.indexed_condition(CJK, "p.msg_id")
-    if batch_ids is None:
-        row = conn.execute(f"SELECT MAX(msg_id) FROM {CJK_PENDING}").fetchone()
-    else:
-        row = conn.execute(
-            f"SELECT MAX(msg_id) FROM (SELECT DISTINCT msg_id FROM {CJK_PENDING} "
-            "ORDER BY msg_id LIMIT ?)",
-            (batch_ids,),
-        ).fetchone()
-    if row is None or row[0] is None:
-        return 0
-    bound = row[0]
-    n = conn.execute(
-        f"SELECT COUNT(DISTINCT msg_id) FROM {CJK_PENDING} WHERE msg_id <= ?", (bound,)
-    ).fetchone()[0]
-    first = f"p.seq = (SELECT MIN(seq) FROM {CJK_PENDING} q WHERE q.msg_id = p.msg_id)"
-    held = f"EXISTS (SELECT 1 FROM {CJK}_docsize d WHERE d.id = p.msg_id)"
-    stale = get_meta(conn, schema.META_CJK_STALE) is not None
-    if not stale:
-        replaced = conn.execute(
-            f"SELECT p.msg_id FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND {first} "
-            f"AND p.op = 'insert' AND {indexed} AND {held} LIMIT 1",
-            (bound,),
-        ).fetchone()
-        if replaced is not None:
-            # An INSERT OR REPLACE over an indexed message fires no delete trigger:
-            # the text the index holds for it was never logged, so no 'delete'
-            # can take it out.  Only a rebuild (optimize-storage) makes it right.
-            logger.warning(
-                "message %d was replaced without a delete; %s needs a rebuild", replaced[0], CJK
-            )
-            set_meta(conn, schema.META_CJK_STALE, 1)
-            stale = True
-    if stale:
-        # Rebuilt from the messages anyway: the changes are not applied.
-        conn.execute(f"DELETE FROM {CJK_PENDING} WHERE msg_id <= ?", (bound,))
-        return int(n)
-    # 1) remove what the index holds: the first pending row's old values,
-    #    for rows that qualified then and lie in the indexed id range.
-    # The pending table keeps stored values; the index holds their indexed
-    # text (content.indexed_values), which the 'delete' must give exactly.
-    # A row the index does not hold (a log edited by hand) has nothing to take
-    # out: FTS5 would subtract its tokens anyway and corrupt the index.
-    conn.execute(
-        f"INSERT INTO {CJK}({CJK}, rowid, content, tool_name, tool_calls) "
-        f"SELECT 'delete', p.msg_id, {indexed_values('p.old_')} "
-        f"FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND {first} AND p.op <> 'insert' "
-        f"AND {indexed} AND {held}",
-        (bound,),
-    )
-    # 2) add the final state: whatever the row is now, if it still qualifies.
-    conn.execute(
-        f"INSERT INTO {CJK}(rowid, content, tool_name, tool_calls) "
-        f"SELECT v.id, v.content, v.tool_name, v.tool_calls FROM {schema.MESSAGE_TEXT} v "
-        f"WHERE v.id IN (SELECT DISTINCT p.msg_id FROM {CJK_PENDING} p "
-        f"WHERE p.msg_id <= ? AND {indexed})",
-        (bound,),
-    )
-    # Ids inside a running backfill window are simply dropped: the backfill
-    # will read their current state.
-    conn.execute(f"DELETE FROM {CJK_PENDING} WHERE msg_id <= ?", (bound,))
-    return int(n)
 
 
 # --------------------------------------------------------------------------
