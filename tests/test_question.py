@@ -698,6 +698,10 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("in March last year", "2025-03-01 – 2025-03-31"),
         ("last year in December", "2025-12-01 – 2025-12-31"),
         ("2024年的3月", "2024-03-01 – 2024-03-31"),
+        # Latin a CJK keyboard types in full width was searched as the words ｌａｓｔ, ｗｅｅｋ
+        ("ｌａｓｔ ｗｅｅｋ", LAST_WEEK),
+        ("ｙｅｓｔｅｒｄａｙ", "2026-12-02"),
+        ("ｉｎ Ｍａｒｃｈ ２０２４", "2024-03-01 – 2024-03-31"),
     ],
 )
 def test_time_words_read(store: SessionStore, words: str, read: str) -> None:

@@ -251,6 +251,9 @@ _DATES = [
     r"(?<!\d)(?P<y>\d{4})\s*[年년](?!\s*前|\s*전)",
 ]
 _FLAGS = re.IGNORECASE
+# A CJK keyboard types Latin in full width (ｌａｓｔ ｗｅｅｋ): read as ASCII, one
+# character for one, so the offsets and the words as written stay the user's.
+_ASCII_WIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
 
 
 def _number(text: str) -> int | None:
@@ -370,10 +373,13 @@ def find_time_words(text: str) -> list[tuple[int, int, TimeWords]]:
     (``2月30号``, February 30) is no time, and no shorter reading inside it is.
     """
     chosen: list[tuple[int, int, TimeWords | None]] = []
-    for start, end, words in sorted(_candidates(text), key=lambda c: (c[0], c[0] - c[1])):
+    found = _candidates(text.translate(_ASCII_WIDTH))
+    for start, end, words in sorted(found, key=lambda c: (c[0], c[0] - c[1])):
         if not chosen or start >= chosen[-1][1]:
             chosen.append((start, end, words))
-    return _with_their_year([(a, b, w) for a, b, w in chosen if w is not None], text)
+    return _with_their_year(
+        [(a, b, replace(w, text=text[a:b])) for a, b, w in chosen if w is not None], text
+    )
 
 
 # What may stand between a year and its month or day: 去年的12月, 昨年の3月, in March of
