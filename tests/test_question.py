@@ -453,6 +453,9 @@ def test_a_date_without_a_year_is_that_day_in_any_year(store: SessionStore) -> N
     assert any("'3月8号' (March 8 of every year, local time)" in n for n in notes(store, query))
     assert notes(store, query)[-1] in SessionStore.query_notes(query)  # the same note
     assert sessions(store, "March 8: which database did we pick, 我们选了")[0] == "db2023"
+    # Numbers alone: 3/8 was searched as the words 3 and 8.
+    assert sessions(store, "3/8我们选了哪个数据库")[:2] == ["db2023", "db2024"]
+    assert sessions(store, "which database did we pick on 3/8/2023 我们选了")[0] == "db2023"
 
 
 def test_japanese_and_korean_time_words(store: SessionStore) -> None:
@@ -702,6 +705,16 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("ｌａｓｔ ｗｅｅｋ", LAST_WEEK),
         ("ｙｅｓｔｅｒｄａｙ", "2026-12-02"),
         ("ｉｎ Ｍａｒｃｈ ２０２４", "2024-03-01 – 2024-03-31"),
+        # dates of numbers alone, and a day of no month, were searched as words; the
+        # note says which number was read as the month
+        ("3/8", "March 8 of every year, read as month/day"),
+        ("3/8/2024", "2024-03-08, read as month/day/year"),
+        ("25/12", "December 25 of every year, read as day/month"),
+        ("13/3/2024", "2024-03-13, read as day/month/year"),
+        ("8.3.2024", "2024-03-08, read as day.month.year"),
+        ("2024/3/8", "2024-03-08"),
+        ("3/8的会议", "March 8 of every year, read as month/day"),
+        ("去年3/8", "2025-03-08, read as month/day"),
     ],
 )
 def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
@@ -724,6 +737,15 @@ def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
         "deploy 배포한 달",  # 한 ends a verb here: "the month we deployed"
         "deploy 上周期的数据",  # the last cycle's data, not last week's
         "deploy 这周边的餐厅",  # the restaurants around here, not this week's
+        # numbers that are no date: a fraction, a version, a ratio, an ordinal
+        "deploy 3/8 of the tests failed",
+        "deploy version 3.8",
+        "deploy 1/2 cup",
+        "deploy 100/200",
+        "deploy 3/8% done",
+        "deploy v1.2.2024",
+        "deploy 3/8.5",
+        "deploy 2/30",
     ],
 )
 def test_not_time_words(store: SessionStore, query: str) -> None:

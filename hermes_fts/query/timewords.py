@@ -41,7 +41,8 @@ class TimeWords:
     (``back`` 0), of last week (1), the last one before today or last week's
     (-1: "last Tuesday" means either), or the last one up to today (None).
     ``month`` set with ``back``: that month (and ``day``) of the year ``back``
-    years before now's (去年12月).  Otherwise absolute: ``year`` None means every year.
+    years before now's (去年12月).  Otherwise absolute: ``year`` None means
+    every year.  ``order``: how a date of numbers alone was read ("month/day").
     """
 
     text: str
@@ -52,6 +53,7 @@ class TimeWords:
     day: int | None = None
     within: bool = False
     weekday: int | None = None
+    order: str = ""
 
 
 _MONTH_NAMES = tuple(
@@ -250,6 +252,25 @@ _DATES = [
     r"(?<!\d)(?P<m>\d{1,2})\s*월(?!\s*전)",
     r"(?<!\d)(?P<y>\d{4})\s*[年년](?!\s*前|\s*전)",
 ]
+# A date of numbers alone: which is the month is the writer's habit.  Slashes are
+# read month/day, as Chinese, Japanese and US writing has it (3/8 is March 8), and
+# day/month only where the first can be no month (25/12); dots with the year last
+# day.month.year (8.3.2024), as German or Russian writing has it.  The note says which.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3"
+# Inside a word, a version or a sum (v1.2.2024, 10/3/2024, 3/8%): no date.  CJK text
+# is no such word: it writes no spaces (我们3/8讨论了, 3/8的会议).
+_NOT_AFTER = rf"(?<![^\W{_CJK}]|[/.,:+-])"
+_NUMBERS_END = rf"(?![^\W{_CJK}]|[/%°:+-]|[.,]\d)"
+_NUMBERS_DATE = rf"{_NOT_AFTER}(?P<a>\d{{1,2}})(?P<sep>[/.])(?P<b>\d{{1,2}})"
+_DATED = [
+    rf"{_NUMBERS_DATE}(?P=sep)(?P<y>\d{{4}}){_NUMBERS_END}",
+    # A fraction is no date (3/8 of the tests, 1/2 cup): one with no year is read
+    # only where a date stands, after on, since or until, or ending a clause.
+    rf"(?P<on>\b(?:on|since|until|till)\s+)?{_NOT_AFTER}(?P<a>\d{{1,2}})(?P<sep>/)"
+    rf"(?P<b>\d{{1,2}}){_NUMBERS_END}",
+]
+# Where a clause ends: the text's end, a mark, or CJK text beside it (3/8的会议).
+_CLAUSE_END = re.compile(rf"\s*(?:$|[?!.,;:)\]」』）？！。，、]|[{_CJK}])")
 _FLAGS = re.IGNORECASE
 # A CJK keyboard types Latin in full width (ｌａｓｔ ｗｅｅｋ): read as ASCII, one
 # character for one, so the offsets and the words as written stay the user's.
@@ -322,12 +343,46 @@ def _candidates(text: str) -> list[tuple[int, int, TimeWords | None]]:
         for m in re.finditer(pattern, text, _FLAGS):
             # A date no calendar holds (2月30号) is read as nothing, not as its month.
             found.append((m.start(), m.end(), _date_words(m)))
+    found += _numbers_dates(text)
     for m in re.finditer(_LATELY, text, _FLAGS):
         if m.group() != "最近" or not re.search("[离離距]", text[: m.start()]):
             found.append(
                 (m.start(), m.end(), TimeWords(m.group(), "day", LATELY_DAYS, within=True))
             )
     return found + _stretch_candidates(text)
+
+
+def _numbers_dates(text: str) -> list[tuple[int, int, TimeWords | None]]:
+    """Dates of numbers alone (``3/8``, ``3/8/2024``, ``8.3.2024``), where they read
+    as dates (``_DATED``)."""
+    found: list[tuple[int, int, TimeWords | None]] = []
+    for pattern in _DATED:
+        for m in re.finditer(pattern, text, _FLAGS):
+            dated = "y" in m.re.groupindex or m["on"] or _CLAUSE_END.match(text, m.end())
+            if dated or re.match(f"[{_CJK}]", text[m.start() - 1 : m.start()]):
+                found.append((m.start(), m.end(), _numbers_date(m)))
+    return found
+
+
+def _numbers_date(m: re.Match[str]) -> TimeWords | None:
+    """A date of numbers alone (``_DATED``) as TimeWords; None where none is read."""
+    a, b = int(m["a"]), int(m["b"])
+    year = int(m["y"]) if "y" in m.re.groupindex else None
+    if m["sep"] == ".":
+        month, day, order = b, a, "day.month.year"
+    elif a <= 12:
+        month, day, order = a, b, "month/day"
+    else:
+        month, day, order = b, a, "day/month"
+    if year is not None and m["sep"] == "/":
+        order += "/year"
+    try:  # 29 February is a day in a leap year
+        date(year or 2000, month, day)
+    except ValueError:
+        return None
+    if year is not None and not FIRST_YEAR <= year <= 9999:
+        return None
+    return TimeWords(m[0], "day", year=year, month=month, day=day, order=order)
 
 
 def _hours(text: str) -> list[tuple[int, int, TimeWords]]:
@@ -522,9 +577,10 @@ def _windows(words: TimeWords, today: date) -> tuple[tuple[float, float], ...]:
 def describe(words: TimeWords, now: float) -> str:
     """The days ``words`` names, for a note: ``2026-11-23 – 2026-11-29``, or a
     date in every year (``March 8 of every year``)."""
-    if words.back is None and words.year is None and words.weekday is None:
-        month = _MONTH_NAMES[(words.month or 1) - 1]
-        return f"{month} {words.day} of every year" if words.day else f"{month} of every year"
+    read = f", read as {words.order}" if words.order else ""
+    if words.month is not None and words.back is None and words.year is None:
+        month = _MONTH_NAMES[words.month - 1]
+        return f"{month} {words.day} of every year{read}" if words.day else f"{month} of every year"
     today = _today(now)
     spans = [] if today is None else _calendar_days(words, today)
     if not spans:
@@ -533,4 +589,4 @@ def describe(words: TimeWords, now: float) -> str:
     for first, after in spans:  # one span, or the two days of "last Tuesday"
         last = after - timedelta(days=1)
         said.append(first.isoformat() if first == last else f"{first} – {last}")
-    return " or ".join(said)
+    return " or ".join(said) + read
