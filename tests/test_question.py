@@ -715,6 +715,13 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("2024/3/8", "2024-03-08"),
         ("3/8的会议", "March 8 of every year, read as month/day"),
         ("去年3/8", "2025-03-08, read as month/day"),
+        ("on the 3rd", "2026-12-03"),  # the last 3rd up to today
+        ("on the 5th?", "2026-11-05"),
+        ("on the 31st", "2026-10-31"),  # November has no 31st
+        ("8일날", "2026-11-08"),
+        # 날 glued to the day made it a part of another word: 3월 as 3
+        ("3월 8일날", "March 8 of every year"),
+        ("2024년 3월 8일날에", "2024-03-08"),
     ],
 )
 def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
@@ -745,6 +752,7 @@ def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
         "deploy 3/8% done",
         "deploy v1.2.2024",
         "deploy 3/8.5",
+        "deploy on the 3rd floor",
         "deploy 2/30",
     ],
 )

@@ -41,7 +41,8 @@ class TimeWords:
     (``back`` 0), of last week (1), the last one before today or last week's
     (-1: "last Tuesday" means either), or the last one up to today (None).
     ``month`` set with ``back``: that month (and ``day``) of the year ``back``
-    years before now's (去年12月).  Otherwise absolute: ``year`` None means
+    years before now's (去年12月).  ``day`` alone ("on the 3rd", 8일날): the last
+    such day of a month up to today.  Otherwise absolute: ``year`` None means
     every year.  ``order``: how a date of numbers alone was read ("month/day").
     """
 
@@ -245,8 +246,9 @@ _DATES = [
     # A month alone is a word too ("may", "march"): read only after in/during.
     rf"\b(?:in|during)\s+(?:early\s+|late\s+|mid\s+)?(?P<m>{_FULL_MONTHS})\b(?:,?\s+(?P<y>{_YEAR})\b)?",
     rf"\b(?:in|during)\s+(?P<y>{_YEAR})\b",
-    rf"(?<!\d)(?P<y>\d{{4}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*[日号號일]",
-    rf"(?<!\d)(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*[日号號일]",
+    # 8일날: "the day of the 8th", as Korean speech says it
+    rf"(?<!\d)(?P<y>\d{{4}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*(?:[日号號]|일날?)",
+    rf"(?<!\d)(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*(?:[日号號]|일날?)",
     rf"(?<!\d)(?P<y>\d{{4}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월](?!\s*前)",
     rf"(?<!\d)(?P<m>{_NUM})\s*月份?(?!\s*前)",
     r"(?<!\d)(?P<m>\d{1,2})\s*월(?!\s*전)",
@@ -271,6 +273,12 @@ _DATED = [
 ]
 # Where a clause ends: the text's end, a mark, or CJK text beside it (3/8的会议).
 _CLAUSE_END = re.compile(rf"\s*(?:$|[?!.,;:)\]」』）？！。，、]|[{_CJK}])")
+# "on the 3rd" (no month: the last 3rd up to today), read only where a clause ends:
+# "on the 3rd floor" is no day.  Korean 8일날 says "the 8th" in any sentence.
+_MONTH_DAY = [
+    r"\bon\s+the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b",
+    r"(?<![\d월月])(?P<d>\d{1,2})\s*일날",
+]
 _FLAGS = re.IGNORECASE
 # A CJK keyboard types Latin in full width (ｌａｓｔ ｗｅｅｋ): read as ASCII, one
 # character for one, so the offsets and the words as written stay the user's.
@@ -353,14 +361,18 @@ def _candidates(text: str) -> list[tuple[int, int, TimeWords | None]]:
 
 
 def _numbers_dates(text: str) -> list[tuple[int, int, TimeWords | None]]:
-    """Dates of numbers alone (``3/8``, ``3/8/2024``, ``8.3.2024``), where they read
-    as dates (``_DATED``)."""
+    """Dates of numbers alone (``3/8``, ``3/8/2024``, ``8.3.2024``) and days of no
+    month ("on the 3rd", ``8일날``), where they read as dates (``_DATED``)."""
     found: list[tuple[int, int, TimeWords | None]] = []
     for pattern in _DATED:
         for m in re.finditer(pattern, text, _FLAGS):
             dated = "y" in m.re.groupindex or m["on"] or _CLAUSE_END.match(text, m.end())
             if dated or re.match(f"[{_CJK}]", text[m.start() - 1 : m.start()]):
                 found.append((m.start(), m.end(), _numbers_date(m)))
+    for n, pattern in enumerate(_MONTH_DAY):
+        for m in re.finditer(pattern, text, _FLAGS):
+            if (n or _CLAUSE_END.match(text, m.end())) and 1 <= int(m["d"]) <= 31:
+                found.append((m.start(), m.end(), TimeWords(m[0], "day", day=int(m["d"]))))
     return found
 
 
@@ -522,6 +534,8 @@ def _days(words: TimeWords, today: date) -> list[tuple[date, date]]:
         if words.unit == "month":
             return [_span("month", *_shift_month(today.year, today.month, words.back), 1)]
         return [_span("year", today.year - words.back, 1, 1)]
+    if words.month is None and words.day is not None:  # "on the 3rd": the last one
+        return [_span("day", *_last_monthly(words.day, today))]
     years = [words.year] if words.year is not None else range(FIRST_YEAR, today.year + 1)
     spans = []
     for year in years:
@@ -530,6 +544,18 @@ def _days(words: TimeWords, today: date) -> list[tuple[date, date]]:
         except ValueError:  # 29 February in a year without one
             continue
     return spans
+
+
+def _last_monthly(day: int, today: date) -> tuple[int, int, int]:
+    """The last ``day`` of a month up to ``today`` (the 31st: of the last month with one)."""
+    year, month = today.year, today.month
+    back = 0 if day <= today.day else 1
+    while True:
+        y, m = _shift_month(year, month, back)
+        try:
+            return date(y, m, day).timetuple()[:3]
+        except ValueError:
+            back += 1
 
 
 def _seconds(day: date) -> float:
