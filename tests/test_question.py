@@ -654,6 +654,12 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         # 前几天 ("a few days ago") was searched as words: 前几 and 几天
         ("前几天", "2026-11-30 – 2026-12-03"),
         ("前几个月", "2026-09-03 – 2026-12-03"),
+        # after a character of a word (我前几天) it was searched as words; so were
+        # 前两天 and 这两天 (the last couple of days)
+        ("我们前几天讨论的", "2026-11-30 – 2026-12-03"),
+        ("前两天", "2026-12-01 – 2026-12-03"),
+        ("我前两天部署的", "2026-12-01 – 2026-12-03"),
+        ("这两天", "2026-12-01 – 2026-12-03"),
         # 一 and 日 begin a word after the week: 一起 (together), 日本 (Japan) were
         # read as last Monday and last Sunday
         ("上周一起吃饭的餐厅", LAST_WEEK),
@@ -754,6 +760,7 @@ def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
         "deploy 3/8.5",
         "deploy on the 3rd floor",
         "deploy 2/30",
+        "deploy 提前几天通知",  # a few days in advance, not a few days ago
     ],
 )
 def test_not_time_words(store: SessionStore, query: str) -> None:

@@ -188,8 +188,11 @@ _WITHIN = [
     rf"\b(?:last|past)\s+(?P<n>{_EN_SOME})(?:\s+of)?\s+(?P<u>days|weeks|months|years)\b",
     r"\bpast\s+(?P<u>day|week|month|year)\b",
     rf"(?:过去|過去|最近|近)\s*(?P<n>{_NUM}|几|幾)\s*(?:个|個)?\s*(?P<u>天|周|週|星期|礼拜|禮拜|月|年)",
-    r"(?:这|這)(?P<n>几|幾)(?P<u>天)",
-    r"(?<![\u4e00-\u9fff])前(?P<n>几|幾)(?:个|個)?(?P<u>天|周|週|月|年)",  # 前几天: a few days ago
+    r"(?:这|這)(?P<n>几|幾|两|兩)(?P<u>天)",  # 这两天: these couple of days
+    # 前几天: a few days ago; 我前几天 too (之前几天, 提前几天 are no such days).
+    rf"{_NOT_AFTER_QIAN}前(?P<n>几|幾)(?:个|個)?(?P<u>天|周|週|月|年)",
+    # 前两天: the last couple of days (前两年 is as often "the first two years")
+    rf"{_NOT_AFTER_QIAN}前(?P<n>两|兩)(?P<u>天)",
     rf"(?:過去|直近|ここ)\s*(?P<n>{_NUM})\s*(?P<u>日|週間|か月|ヶ月|カ月|ケ月|箇月|年)(?:間)?",
     rf"(?:지난|최근)\s*(?P<n>\d{{1,3}}|{_KO_NATIVE})\s*(?P<u>일|주|개월|달|년)(?:\s*간|\s*동안)?",
 ]
