@@ -167,12 +167,17 @@ class Writes:
         encoded = {k: encode_value(v) for k, v in fields.items()}
         _check_times(encoded)
         values = tuple(encoded.values())
-        with _named_failure(self._conn, lambda: encoded):
-            self._write(
-                lambda c: c.execute(
-                    f"UPDATE messages SET {assigns} WHERE id = ?", (*values, message_id)
-                )
+
+        def update(c: sqlite3.Connection) -> None:
+            changed = c.execute(
+                f"UPDATE messages SET {assigns} WHERE id = ?", (*values, message_id)
             )
+            # A wrong id changed nothing and said nothing; Hermes' rewind_to_message refuses one.
+            if changed.rowcount == 0:
+                raise ValueError(f"message {message_id!r} not found")
+
+        with _named_failure(self._conn, lambda: encoded):
+            self._write(update)
 
     def set_message_flags(
         self, message_id: int, active: bool | None = None, compacted: bool | None = None

@@ -437,6 +437,9 @@ def test_a_time_that_is_not_a_number_is_refused_by_name_and_writes_nothing(
         (lambda s: s.update_message(1, active=None), "active cannot be None"),
         (lambda s: s.update_message(1, timestamp=None), "timestamp cannot be None"),
         (lambda s: s.update_message(1, role=None, content="x"), "role cannot be None"),
+        # an id no message has changed nothing and said nothing
+        (lambda s: s.update_message(2, content="x"), "message 2 not found"),
+        (lambda s: s.set_message_flags(2, active=False), "message 2 not found"),
     ],
 )
 def test_a_write_sqlite_refuses_names_the_session_or_column_and_writes_nothing(
