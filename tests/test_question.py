@@ -707,6 +707,13 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("in March last year", "2025-03-01 – 2025-03-31"),
         ("last year in December", "2025-12-01 – 2025-12-31"),
         ("2024年的3月", "2024-03-01 – 2024-03-31"),
+        # today beside a year is this day then: 去年的今天 preferred all of last year
+        # and today
+        ("去年的今天", "2025-12-03"),
+        ("昨年の今日", "2025-12-03"),
+        ("작년 오늘", "2025-12-03"),
+        ("today last year", "2025-12-03"),
+        ("2024年的今天", "2024-12-03"),
         # Latin a CJK keyboard types in full width was searched as the words ｌａｓｔ, ｗｅｅｋ
         ("ｌａｓｔ ｗｅｅｋ", LAST_WEEK),
         ("ｙｅｓｔｅｒｄａｙ", "2026-12-02"),
@@ -782,6 +789,12 @@ def test_last_years_december_comes_first(tmp_path: Path) -> None:
     for query in ("去年12月我们选了哪个数据库", "작년 12월 数据库", "数据库 in December last year"):
         assert sessions(st, query, now=NOW)[0] == "dec_last_year", query
     st.close()
+
+
+def test_this_day_last_year_on_29_february(store: SessionStore) -> None:
+    """A year with no 29 February holds its 28th: the day was no time at all."""
+    said = notes(store, "deploy 去年的今天", now="2028-02-29T12:00")
+    assert any("'去年的今天' (2027-02-28, local time)" in n for n in said), said
 
 
 def test_many_time_words(store: SessionStore) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
+from calendar import isleap
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
@@ -55,6 +56,7 @@ class TimeWords:
     within: bool = False
     weekday: int | None = None
     order: str = ""
+    this_day: bool = False  # today's month and day in the year named (去年的今天)
 
 
 _MONTH_NAMES = tuple(
@@ -475,8 +477,13 @@ def _with_their_year(
 
 
 def _in_year(year: TimeWords, when: TimeWords) -> TimeWords | None:
-    """``when`` (a month or day of no year) in ``year`` (a year alone), else None."""
+    """``when`` (a month or day of no year, or today) in ``year`` (a year alone), else
+    None.  去年的今天 is this day last year: read apart, it preferred all of last
+    year and today."""
     alone = year.unit == "year" and not year.within and year.month is None
+    today = when.unit == "day" and when.back == 0 and not when.within and when.weekday is None
+    if alone and today:
+        return replace(when, back=year.back, year=year.year, this_day=True)
     if not alone or when.month is None or when.year is not None or when.back is not None:
         return None
     return replace(when, back=year.back, year=year.year)
@@ -522,6 +529,10 @@ def _within(words: TimeWords, today: date) -> date:
 
 
 def _days(words: TimeWords, today: date) -> list[tuple[date, date]]:
+    if words.this_day:  # 去年的今天; 29 February in a year without one is the 28th
+        year = words.year if words.year is not None else today.year - (words.back or 0)
+        day = today.day if (today.month, today.day) != (2, 29) or isleap(year) else 28
+        return [_span("day", year, today.month, day)]
     if words.weekday is not None:
         return [_span("day", d.year, d.month, d.day) for d in _weekdays(words, today)]
     if words.within:
