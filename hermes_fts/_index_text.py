@@ -9,6 +9,7 @@ functions mirror the C library; the tests compare them with the real tokenizer.
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 
 from ._cjk_ranges import LETTER_FOLD, is_cjk, is_dropped_mark
@@ -183,10 +184,12 @@ def fold_case(token: str) -> str:
     Other scripts keep theirs (ё, ά) and compatibility forms stay (ﬁ, ²), as
     unicode61 keeps them (``letters 1`` folds ё, ά and ﬁ before it, in
     ``fold_width``): NFKD folded them here, so NEAR on a LIKE scan found
-    ``еще`` in "ещё" where an index without ``letters 1`` does not.  Character by character, so
-    a whole message's text (the LIKE test of a pending row) folds at the cost
-    of a lookup per character, and ASCII at the cost of ``lower``."""
-    if token.isascii():
+    ``еще`` in "ещё" where an index without ``letters 1`` does not.  A whole
+    message's text (the LIKE test of a pending row) of ASCII and caseless blocks
+    (CJK, kana, Hangul) folds at the cost of one regex search and ``lower``;
+    other text at a lookup per character, which on a 100,000-row backlog cost
+    every search seconds."""
+    if token.isascii() or not _MAY_FOLD.search(token):
         return token.lower()
     return "".join(map(_fold_character, token))
 
@@ -204,6 +207,29 @@ def _fold_character(ch: str) -> str:
 
 
 _COMBINING_DIACRITICS = (0x0300, 0x036F)
+
+# Blocks with no case and no Latin letter, so ``fold_case`` leaves every character
+# of them as it is (a test checks each): text of these and ASCII folds to its
+# lower case, with no fold in Python per character.
+CASELESS_RANGES = (
+    (0x2000, 0x206F),  # general punctuation: dashes, curly quotes, ellipsis
+    (0x2190, 0x23FF),  # arrows, mathematical operators, technical symbols
+    (0x2500, 0x27BF),  # box drawing, shapes, symbols, dingbats
+    (0x2E80, 0x2FDF),  # CJK radicals
+    (0x3000, 0x4DBF),  # CJK punctuation, kana, bopomofo, jamo, enclosed CJK, ext. A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xAC00, 0xD7AF),  # Hangul syllables
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFE30, 0xFE4F),  # CJK compatibility forms
+    (0xFF01, 0xFF20),  # full-width punctuation and digits (not the capitals after them)
+    (0xFF3B, 0xFFEF),  # full-width small letters, half-width kana and Hangul
+    (0x1F000, 0x1FAFF),  # emoji and pictographs
+    (0x20000, 0x3FFFF),  # CJK extensions B and later
+)
+# A character of neither: text without one (most CJK text) needs only ``lower``.
+_MAY_FOLD = re.compile(
+    "[^\x00-\x7f" + "".join(f"{chr(low)}-{chr(high)}" for low, high in CASELESS_RANGES) + "]"
+)
 
 
 def _fold_letter_case(ch: str) -> str:
