@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +15,7 @@ from typing import Any
 import pytest
 
 import hermes_fts
-from hermes_fts.cli.progress import PLAIN_EVERY_S, ProgressBar
+from hermes_fts.cli.progress import PLAIN_EVERY_S, ProgressBar, waiting
 from hermes_fts.store import SessionStore
 
 pytestmark = pytest.mark.skipif(
@@ -279,3 +281,66 @@ def test_a_rate_below_one_a_second_is_not_shown_as_zero():
     bar({"phase": "repair", "indexed": 2, "total": 2, "percent": 100})
     last = stream.getvalue().splitlines()[-1]
     assert "2/2 indexes" in last and "0.3 indexes/s" in last, last
+
+
+def _store_with_pending(path: Path, rows: int) -> None:
+    """``rows`` messages the sqlite3 shell wrote, as Hermes does without the extension:
+    every one waits for the CJK index."""
+    with SessionStore(path) as store:
+        store.add_session("s1", "cli")
+    script = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < "
+        f"{rows}) INSERT INTO messages(session_id, role, content, timestamp) "
+        "SELECT 's1', 'user', 'note ' || i || ' 东京 backup', 1700000000 + i FROM n;"
+    )
+    shell = shutil.which("sqlite3")
+    assert shell is not None
+    subprocess.run([shell, str(path), script], check=True, timeout=120)
+
+
+def _search(db: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "search", "--db", str(db), "东京", *argv],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        timeout=300,
+    )
+
+
+def test_a_search_over_a_long_pending_backlog_says_what_it_waits_for(tmp_path):
+    """A read-only search reads the rows waiting for the CJK index by a scan: seconds
+    on a long backlog, with nothing on stderr until the answer came."""
+    from hermes_fts.cli.history import SCAN_NOTE_PENDING
+
+    db = tmp_path / "state.db"
+    _store_with_pending(db, SCAN_NOTE_PENDING)
+    plain = _search(db)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout.startswith("Search '东京'")
+    note = f"Searching; {SCAN_NOTE_PENDING:,} messages wait for the search index"
+    assert plain.stderr.startswith(note) and f"hermes-fts sync --db {db}" in plain.stderr
+    assert "\r" not in plain.stderr  # not a terminal: a plain line
+    as_json = _search(db, "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout)["results"]  # stdout stays one JSON document
+    (event,) = [json.loads(line) for line in as_json.stderr.splitlines()]
+    assert event["event"] == "note" and event["message"].startswith(note)
+
+
+def test_a_search_over_a_short_backlog_says_nothing(tmp_path):
+    db = tmp_path / "state.db"
+    _store_with_pending(db, 50)
+    found = _search(db)
+    assert found.returncode == 0 and found.stdout.startswith("Search '东京'")
+    assert found.stderr == ""
+
+
+def test_on_a_terminal_the_waiting_line_is_erased_when_the_wait_ends(monkeypatch):
+    monkeypatch.setenv("TERM", "xterm")
+    stream = io.StringIO()
+    stream.isatty = lambda: True  # type: ignore[method-assign]
+    with waiting("Searching…", stream=stream):
+        assert stream.getvalue().endswith("Searching…")
+    assert stream.getvalue().endswith("\r\x1b[K")

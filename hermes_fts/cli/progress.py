@@ -1,5 +1,5 @@
 """The progress ``hermes-fts optimize-storage``, ``sync``, ``status`` and ``read --full``
-show on stderr.
+show on stderr, and the line a ``search`` shows while it waits on a slow scan.
 
 On a terminal one line is redrawn in place; anywhere else (a log, a pipe) a
 plain line is written every few seconds, with no carriage returns, and once
@@ -10,10 +10,12 @@ stdout stays the command's one JSON document.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any, Callable
 
 from .._display import fit_columns
@@ -114,6 +116,23 @@ def redraw(stream: Any, text: str) -> bool:
     """``text`` over the terminal line the cursor is on, cut to fit it; False when
     it cannot be written (``try_write``)."""
     return try_write(stream, "\r\x1b[K" + fit_columns(text, _line_room(stream)))
+
+
+@contextlib.contextmanager
+def waiting(text: str, as_json: bool = False, stream: Any = None, **fields: Any) -> Iterator[None]:
+    """``text`` on stderr while the work inside runs: on a terminal one line, erased
+    when it ends (the answer follows); anywhere else ``say``'s line, which stays."""
+    stream = stream or sys.stderr
+    if as_json or not is_terminal(stream):
+        say(text, as_json, stream, **fields)
+        yield
+        return
+    drawn = redraw(stream, text)
+    try:
+        yield
+    finally:
+        if drawn:
+            try_write(stream, "\r\x1b[K")
 
 
 class ProgressBar:
