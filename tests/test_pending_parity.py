@@ -505,3 +505,43 @@ def test_rows_applied_by_another_process_during_a_search_do_not_break_it(tmp_pat
     assert synced == [3], "the sync ran inside the search"
     assert found.route == "fts_cjk"
     assert sorted(r["id"] for r in found.rows) == list(range(1, 7)), found.rows
+
+
+@pytest.mark.parametrize(
+    ("query", "kw"),
+    [("kubernetes", {"sort": "sessions"}), ("kubernetes cluster", {}),
+     ("kubernetes cluster", {"sort": "newest"})],
+)  # fmt: skip
+def test_a_pending_row_glued_to_cjk_keeps_its_place_with_the_word_index(
+    tmp_path, monkeypatch, query, kw
+):
+    """With the word index kept, a best match or a search by sessions is scored on
+    the CJK index where a row holds the word glued to CJK text, which unicode61
+    does not see.  That look read the index alone: a message Hermes had just
+    written (``部署kubernetes集群``, pending) was scored as missing the word, and
+    fell off the page it tops once applied."""
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+    path = tmp_path / "state.db"
+    filler = " ".join(f"word{k}" for k in range(30))
+    with SessionStore(path) as st:
+        for s in range(6):
+            st.add_session(f"old{s}", "cli")
+            st.add_message(f"old{s}", "user", f"kubernetes {filler}", timestamp=1_700_000_000 + s)
+        st.add_session("new", "cli")
+    insert = (
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        "VALUES ('new', 'user', '部署kubernetes集群', 1700000100);"
+    )
+    subprocess.run([str(shutil.which("sqlite3")), str(path), insert], check=True, timeout=60)
+    applied = tmp_path / "applied.db"
+    shutil.copy(path, applied)
+    with SessionStore(applied) as st:
+        assert st.index_state()["cjk_pending"] == 0
+    with SessionStore(applied, readonly=True) as taken:
+        expected = [r["session_id"] for r in taken.search(query, limit=2, **kw).rows]
+    assert expected[0] == "new", expected
+    with SessionStore(path, readonly=True) as waiting:
+        assert waiting.index_state()["cjk_pending"] == 1
+        assert waiting.index_state()["hermes_fts_word"]["served"]
+        found = waiting.search(query, limit=2, **kw)
+        assert [r["session_id"] for r in found.rows] == expected

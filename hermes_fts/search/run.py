@@ -35,7 +35,14 @@ from ..query.plan import (
 from ..query.wordforms import unit_words
 from ..transcript import attach_context
 from .evidence import IndexUnits, id_array, label_rows, more_sessions, passing_ids
-from .like import CHECKED_ROUTE, check_like_alternatives, proposed
+from .like import (
+    CHECKED_ROUTE,
+    LIKE_SOURCE,
+    check_like_alternatives,
+    like_plan,
+    like_where,
+    proposed,
+)
 from .request import (
     RESULT_FIELDS,
     ROUTE_ORDER,
@@ -482,7 +489,28 @@ def _glue_decides(req: _Run) -> bool:
             (look, low, high),
         ).fetchone()
         is not None
-    )
+    ) or _glued_pending_held(req, low, high)
+
+
+def _glued_pending_held(req: _Run, low: int, high: int) -> bool:
+    """Whether a row pending for the CJK index holds a term the word index does not see
+    there (glued to CJK, in full width): the look reads the index alone, and such a
+    row Hermes had just written fell off a page scored on the word index."""
+    blind = _blind_spot(req, schema.CJK)
+    if not blind:
+        return False
+    q = req.plan.query
+    for unit in [Query(t) for t in q.terms] if q.loose else [q]:
+        like, params = like_where(req.conn, like_plan(unit), req.fold, letters=True)
+        sql = (
+            f"SELECT 1 FROM {LIKE_SOURCE} m WHERE {blind} AND m.id BETWEEN ? AND ? AND {like} "
+            f"AND m.id NOT IN (SELECT rowid FROM {schema.BASE} WHERE {schema.BASE} MATCH ?) "
+            "LIMIT 1"
+        )
+        word_match = match_expression(unit, "fts5")
+        if req.conn.execute(sql, [low, high, *params, word_match]).fetchone() is not None:
+            return True
+    return False
 
 
 def _execute(req: _Run) -> list[dict[str, Any]]:
