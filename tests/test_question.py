@@ -720,9 +720,16 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("ｉｎ Ｍａｒｃｈ ２０２４", "2024-03-01 – 2024-03-31"),
         # dates of numbers alone, and a day of no month, were searched as words; the
         # note says which number was read as the month
-        ("3/8", "March 8 of every year, read as month/day"),
+        ("on 3/8", "March 8 of every year, read as month/day"),
         ("3/8/2024", "2024-03-08, read as month/day/year"),
-        ("25/12", "December 25 of every year, read as day/month"),
+        ("on 25/12", "December 25 of every year, read as day/month"),
+        # a date of no year ending a clause was read, a fraction or score too: it
+        # now needs a word a date stands after, a weekday or a time of day
+        ("by 3/8", "March 8 of every year, read as month/day"),
+        ("Friday 3/8", "March 8 of every year, read as month/day"),
+        ("fri, 3/8", "March 8 of every year, read as month/day"),
+        ("3/8 at 3pm", "March 8 of every year, read as month/day"),
+        ("3/8 in the morning", "March 8 of every year, read as month/day"),
         ("13/3/2024", "2024-03-13, read as day/month/year"),
         ("8.3.2024", "2024-03-08, read as day.month.year"),
         ("2024/3/8", "2024-03-08"),
@@ -759,6 +766,10 @@ def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
         "deploy 这周边的餐厅",  # the restaurants around here, not this week's
         # numbers that are no date: a fraction, a version, a ratio, an ordinal
         "deploy 3/8 of the tests failed",
+        "deploy what is 1/2",
+        "deploy score 3/8?",
+        "deploy is it 3/4 done?",
+        "deploy the sun 3/8",
         "deploy version 3.8",
         "deploy 1/2 cup",
         "deploy 100/200",

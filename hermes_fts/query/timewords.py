@@ -268,15 +268,22 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3"
 # is no such word: it writes no spaces (我们3/8讨论了, 3/8的会议).
 _NOT_AFTER = rf"(?<![^\W{_CJK}]|[/.,:+-])"
 _NUMBERS_END = rf"(?![^\W{_CJK}]|[/%°:+-]|[.,]\d)"
+# Weekdays as a date is written beside them: Friday 3/8, Fri 3/8.
+_DAY_NAMES = rf"{_EN_DAYS}|mon|tues?|wed|thu(?:rs?)?|fri"  # sat and sun are words
+_AT_TIME = (
+    r",?\s+(?:at\s+|@\s*)?(?:\d{1,2}(?::\d{2})?\s*[ap]\.?m\b\.?|\d{1,2}:\d{2}\b|noon\b|midnight\b)"
+    r"|\s+(?:in\s+the\s+)?(?:morning|afternoon|evening|night)\b"
+)
 _NUMBERS_DATE = rf"{_NOT_AFTER}(?P<a>\d{{1,2}})(?P<sep>[/.])(?P<b>\d{{1,2}})"
 _DATED = [
     rf"{_NUMBERS_DATE}(?P=sep)(?P<y>\d{{4}}){_NUMBERS_END}",
-    # A fraction is no date (3/8 of the tests, 1/2 cup): one with no year is read
-    # only where a date stands, after on, since or until, or ending a clause.
-    rf"(?P<on>\b(?:on|since|until|till)\s+)?{_NOT_AFTER}(?P<a>\d{{1,2}})(?P<sep>/)"
-    rf"(?P<b>\d{{1,2}}){_NUMBERS_END}",
+    # A fraction or a score is no date (3/8 of the tests, what is 1/2, score 3/8?):
+    # one with no year is read only where a date stands, after a word that leads
+    # to one (on, since, by) or a weekday, or before a time of day (3/8 at 3pm).
+    rf"(?P<on>\b(?:on|since|until|till|by|before|after|from|{_DAY_NAMES})\.?,?\s+)?"
+    rf"{_NOT_AFTER}(?P<a>\d{{1,2}})(?P<sep>/)(?P<b>\d{{1,2}}){_NUMBERS_END}(?P<at>{_AT_TIME})?",
 ]
-# Where a clause ends: the text's end, a mark, or CJK text beside it (3/8的会议).
+# Where a clause ends: the text's end, a mark, or CJK text beside it (on the 3rd的会议).
 _CLAUSE_END = re.compile(rf"\s*(?:$|[?!.,;:)\]」』）？！。，、]|[{_CJK}])")
 # "on the 3rd" (no month: the last 3rd up to today), read only where a clause ends:
 # "on the 3rd floor" is no day.  Korean 8일날 says "the 8th" in any sentence.
@@ -371,14 +378,21 @@ def _numbers_dates(text: str) -> list[tuple[int, int, TimeWords | None]]:
     found: list[tuple[int, int, TimeWords | None]] = []
     for pattern in _DATED:
         for m in re.finditer(pattern, text, _FLAGS):
-            dated = "y" in m.re.groupindex or m["on"] or _CLAUSE_END.match(text, m.end())
-            if dated or re.match(f"[{_CJK}]", text[m.start() - 1 : m.start()]):
+            if "y" in m.re.groupindex or m["on"] or m["at"] or _beside_cjk(text, m):
                 found.append((m.start(), m.end(), _numbers_date(m)))
     for n, pattern in enumerate(_MONTH_DAY):
         for m in re.finditer(pattern, text, _FLAGS):
             if (n or _CLAUSE_END.match(text, m.end())) and 1 <= int(m["d"]) <= 31:
                 found.append((m.start(), m.end(), TimeWords(m[0], "day", day=int(m["d"]))))
     return found
+
+
+def _beside_cjk(text: str, m: re.Match[str]) -> bool:
+    """Whether a date of numbers stands in CJK text (3/8的会议, 去年3/8): it is no
+    fraction there, where a CJK sentence writes its dates so."""
+    return bool(re.match(f"[{_CJK}]", text[m.start("a") - 1 : m.start("a")])) or bool(
+        re.match(rf"\s*[{_CJK}]", text[m.end("b") :])
+    )
 
 
 def _numbers_date(m: re.Match[str]) -> TimeWords | None:
