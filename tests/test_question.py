@@ -735,6 +735,12 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("2024/3/8", "2024-03-08"),
         ("3/8的会议", "March 8 of every year, read as month/day"),
         ("去年3/8", "2025-03-08, read as month/day"),
+        # a year of two digits left the date every year's (24年3月) or no date
+        ("3/8/24", "2024-03-08, read as month/day/year"),
+        ("13/3/24", "2024-03-13, read as day/month/year"),
+        ("24年3月", "2024-03-01 – 2024-03-31"),
+        ("99年3月8日", "1999-03-08"),
+        ("24년 3월 8일", "2024-03-08"),
         ("on the 3rd", "2026-12-03"),  # the last 3rd up to today
         ("on the 5th?", "2026-11-05"),
         ("on the 31st", "2026-10-31"),  # November has no 31st
@@ -771,6 +777,9 @@ def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
         "deploy is it 3/4 done?",
         "deploy the sun 3/8",
         "deploy version 3.8",
+        "deploy version 1.2.24",
+        "deploy 1/2/3",
+        "他工作了24年3个月",  # 24 years and 3 months
         "deploy 1/2 cup",
         "deploy 100/200",
         "deploy 3/8% done",

@@ -252,9 +252,11 @@ _DATES = [
     rf"\b(?:in|during)\s+(?:early\s+|late\s+|mid\s+)?(?P<m>{_FULL_MONTHS})\b(?:,?\s+(?P<y>{_YEAR})\b)?",
     rf"\b(?:in|during)\s+(?P<y>{_YEAR})\b",
     # 8일날: "the day of the 8th", as Korean speech says it
-    rf"(?<!\d)(?P<y>\d{{4}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*(?:[日号號]|일날?)",
+    rf"(?<!\d)(?P<y>\d{{4}}|\d{{2}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*(?:[日号號]|일날?)",
     rf"(?<!\d)(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*(?:[日号號]|일날?)",
-    rf"(?<!\d)(?P<y>\d{{4}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월](?!\s*前)",
+    # 24年3月: a year of two digits, as said, where a month follows (24年 alone is
+    # as often 24 years)
+    rf"(?<!\d)(?P<y>\d{{4}}|\d{{2}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월](?!\s*前)",
     rf"(?<!\d)(?P<m>{_NUM})\s*月份?(?!\s*前)",
     r"(?<!\d)(?P<m>\d{1,2})\s*월(?!\s*전)",
     r"(?<!\d)(?P<y>\d{4})\s*[年년](?!\s*前|\s*전)",
@@ -277,6 +279,8 @@ _AT_TIME = (
 _NUMBERS_DATE = rf"{_NOT_AFTER}(?P<a>\d{{1,2}})(?P<sep>[/.])(?P<b>\d{{1,2}})"
 _DATED = [
     rf"{_NUMBERS_DATE}(?P=sep)(?P<y>\d{{4}}){_NUMBERS_END}",
+    # 3/8/24: slashes only (1.2.24 is a version as often as a day)
+    rf"{_NOT_AFTER}(?P<a>\d{{1,2}})(?P<sep>/)(?P<b>\d{{1,2}})/(?P<y>\d{{2}}){_NUMBERS_END}",
     # A fraction or a score is no date (3/8 of the tests, what is 1/2, score 3/8?):
     # one with no year is read only where a date stands, after a word that leads
     # to one (on, since, by) or a weekday, or before a time of day (3/8 at 3pm).
@@ -319,6 +323,13 @@ def _number(text: str) -> int | None:
     return None
 
 
+def _year(text: str) -> int:
+    """A year as written; two digits (24年3月, 3/8/24) are 1970-2069, as POSIX
+    reads ``%y``, the years a message can hold."""
+    year = int(text)
+    return year if len(text) > 2 else year + (1900 if year >= FIRST_YEAR % 100 else 2000)
+
+
 def _plain(count: str) -> str:
     """A count as written, lower-cased, without "a" and "of" (``a couple of``)."""
     return " ".join(count.lower().split()).removeprefix("a ").removesuffix(" of")
@@ -327,7 +338,7 @@ def _plain(count: str) -> str:
 def _date_words(match: re.Match[str]) -> TimeWords | None:
     """A matched date as TimeWords, None when it names no real day or month."""
     found = match.groupdict()
-    year = int(found["y"]) if found.get("y") else None
+    year = _year(found["y"]) if found.get("y") else None
     month_text = found.get("m")
     month = None
     if month_text:
@@ -398,7 +409,7 @@ def _beside_cjk(text: str, m: re.Match[str]) -> bool:
 def _numbers_date(m: re.Match[str]) -> TimeWords | None:
     """A date of numbers alone (``_DATED``) as TimeWords; None where none is read."""
     a, b = int(m["a"]), int(m["b"])
-    year = int(m["y"]) if "y" in m.re.groupindex else None
+    year = _year(m["y"]) if "y" in m.re.groupindex else None
     if m["sep"] == ".":
         month, day, order = b, a, "day.month.year"
     elif a <= 12:
