@@ -694,6 +694,12 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("3時間前", "2026-12-02 – 2026-12-03"),
         ("세 시간 전", "2026-12-02 – 2026-12-03"),
         ("지난 24시간", "2026-12-02 – 2026-12-03"),
+        # units typed short were searched as words
+        ("3 wks ago", "2026-11-09 – 2026-11-15"),
+        ("2 mos. ago", "2026-10-01 – 2026-10-31"),
+        ("5 yrs ago", "2021-01-01 – 2021-12-31"),
+        ("3 hrs ago", "2026-12-02 – 2026-12-03"),
+        ("the past 3 wks", "2026-11-12 – 2026-12-03"),
         ("half a year ago", "2026-06-01 – 2026-06-30"),
         ("半年前", "2026-06-01 – 2026-06-30"),
         ("반년 전", "2026-06-01 – 2026-06-30"),
@@ -765,6 +771,8 @@ def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
         "deploy February 30",
         "deploy 2月30号",
         "deploy 24 hours",  # a length, not a time
+        "deploy 3 wks",
+        "deploy 3 works ago",
         "一年半前的部署",  # a year and a half: no window read as half a year
         "backup_2024-03-08 deploy",
         "deploy 배포한 달",  # 한 ends a verb here: "the month we deployed"

@@ -160,6 +160,7 @@ _FIXED = [
     (rf"\bthis\s+year\b|今年{_NOT_YOUNG}|올해|금년", "year", 0),
 ]
 # "N <unit>s ago" in each language: (pattern with the count as group 1, unit).
+# English is typed short too: 3 wks ago, 2 mos ago, 5 yrs ago.
 _AGO = [
     (
         rf"\b{_EN_N}\s+days?\s+ago\b|(?<!\d){_N}\s*(?:天|日)\s*前|(?<!\d){_KO_N}\s*일\s*전|(며칠)\s*전"
@@ -167,27 +168,30 @@ _AGO = [
         "day",
     ),
     (
-        rf"\b{_EN_N}\s+weeks?\s+ago\b|(?<!\d){_N}\s*(?:个|個)?\s*(?:星期|周|週|礼拜|禮拜|週間)\s*前"
+        rf"\b{_EN_N}\s+(?:weeks?|wks?)\.?\s+ago\b|(?<!\d){_N}\s*(?:个|個)?\s*(?:星期|周|週|礼拜|禮拜|週間)\s*前"
         rf"|(?<!\d){_KO_N}\s*주(?:일)?\s*전|(?<![가-힣])(일)주일\s*전",
         "week",
     ),
     (
-        rf"\b{_EN_N}\s+months?\s+ago\b|(?<!\d){_N}\s*(?:个|個|ヶ|か|カ|ケ|箇)\s*月\s*前"
+        rf"\b{_EN_N}\s+(?:months?|mos?|mths?)\.?\s+ago\b|(?<!\d){_N}\s*(?:个|個|ヶ|か|カ|ケ|箇)\s*月\s*前"
         rf"|(?<!\d){_KO_N}\s*(?:달|개월)\s*전",
         "month",
     ),
-    (rf"\b{_EN_N}\s+years?\s+ago\b|(?<!\d){_N}\s*年\s*前|(?<!\d){_KO_N}\s*년\s*전", "year"),
+    (
+        rf"\b{_EN_N}\s+(?:years?|yrs?)\.?\s+ago\b|(?<!\d){_N}\s*年\s*前|(?<!\d){_KO_N}\s*년\s*전",
+        "year",
+    ),
 ]
 # "the past 3 days", "过去一周": the units up to today (pattern, count group, unit group).
 _UNITS = {
     **dict.fromkeys("day days 天 日 일".split(), "day"),
-    **dict.fromkeys("week weeks 周 週 星期 礼拜 禮拜 週間 주".split(), "week"),
-    **dict.fromkeys("month months 月 か月 ヶ月 カ月 ケ月 箇月 개월 달".split(), "month"),
-    **dict.fromkeys("year years 年 년".split(), "year"),
+    **dict.fromkeys("week weeks wks 周 週 星期 礼拜 禮拜 週間 주".split(), "week"),
+    **dict.fromkeys("month months mos mths 月 か月 ヶ月 カ月 ケ月 箇月 개월 달".split(), "month"),
+    **dict.fromkeys("year years yrs 年 년".split(), "year"),
 }
 _EN_SOME = "|".join([r"\d{1,3}", *_COUNTS, "few", "couple"])  # "the past few days"
 _WITHIN = [
-    rf"\b(?:last|past)\s+(?P<n>{_EN_SOME})(?:\s+of)?\s+(?P<u>days|weeks|months|years)\b",
+    rf"\b(?:last|past)\s+(?P<n>{_EN_SOME})(?:\s+of)?\s+(?P<u>days|weeks|wks|months|mos|mths|years|yrs)\b",
     r"\bpast\s+(?P<u>day|week|month|year)\b",
     rf"(?:过去|過去|最近|近)\s*(?P<n>{_NUM}|几|幾)\s*(?:个|個)?\s*(?P<u>天|周|週|星期|礼拜|禮拜|月|年)",
     r"(?:这|這)(?P<n>几|幾|两|兩)(?P<u>天)",  # 这两天: these couple of days
@@ -201,7 +205,7 @@ _WITHIN = [
 # Hours name no day of their own: "3 hours ago", "the past 24 hours", 几个小时前,
 # 数時間前, 세 시간 전 are read as the whole days they reach into, today's included.
 _HOURS = [
-    rf"\b(?P<n>{_EN_N})\s+hours?\s+ago\b",
+    rf"\b(?P<n>{_EN_N})\s+(?:hours?|hrs?)\.?\s+ago\b",
     rf"\b(?:last|past)\s+(?P<n>{_EN_SOME})(?:\s+of)?\s+hours\b|\bpast\s+hour\b",
     rf"(?<!\d)(?P<n>{_N})\s*(?:个|個)?\s*(?:小时|小時|钟头|鐘頭|時間)\s*前",
     rf"(?:过去|過去|最近|近|直近|ここ)\s*(?P<n>{_N})\s*(?:个|個)?\s*(?:小时|小時|钟头|鐘頭|時間)",
