@@ -606,6 +606,13 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("March 8th, 2024", "2024-03-08"),
         ("2024-03-08", "2024-03-08"),
         ("in May", "May of every year"),
+        # a part of a month was no time unless after in: its month
+        ("mid-March", "March of every year"),
+        ("in mid-March", "March of every year"),
+        ("early April", "April of every year"),
+        ("late March 2024", "2024-03-01 – 2024-03-31"),
+        ("the end of May", "May of every year"),
+        ("mid-may", "May of every year"),
         ("Feb 29", "February 29 of every year"),
         ("昨天", "2026-12-02"),
         ("前天", "2026-12-01"),
@@ -768,6 +775,9 @@ def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
         "deploy last week NOT x",
         "yesterday",
         "python 3 may break",
+        "deploy too late may be",
+        "deploy early may help",
+        "deploy midmarch",
         "deploy February 30",
         "deploy 2月30号",
         "deploy 24 hours",  # a length, not a time

@@ -65,6 +65,7 @@ _MONTH_NAMES = tuple(
 _MONTHS = {name[:size].lower(): n for n, name in enumerate(_MONTH_NAMES, 1) for size in (3, 9)}
 _MONTHS["sept"] = 9
 _FULL_MONTHS = "|".join(name.lower() for name in _MONTH_NAMES)
+_FULL_MONTHS_NOT_MAY = "|".join(name.lower() for name in _MONTH_NAMES if name != "May")
 _ANY_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 # "3 may break" is no date: after a number, "may" is the verb.
 _DAY_FIRST_MONTH = "|".join(sorted(set(_MONTHS) - {"may"}, key=len, reverse=True))
@@ -253,7 +254,12 @@ _DATES = [
     rf"\b(?P<d>\d{{1,2}}){_DAY_SUFFIX}\s+(?:of\s+)?(?P<m>{_DAY_FIRST_MONTH})\b\.?(?:\s+(?P<y>\d{{4}})\b)?",
     rf"\b(?P<m>{_ANY_MONTH})\.?\s+(?P<y>{_YEAR})\b",
     # A month alone is a word too ("may", "march"): read only after in/during.
-    rf"\b(?:in|during)\s+(?:early\s+|late\s+|mid\s+)?(?P<m>{_FULL_MONTHS})\b(?:,?\s+(?P<y>{_YEAR})\b)?",
+    rf"\b(?:in|during)\s+(?:(?:early|late|mid)[\s-]+)?(?P<m>{_FULL_MONTHS})\b(?:,?\s+(?P<y>{_YEAR})\b)?",
+    # A part of a month names it too (mid-March, early April, the end of May): its
+    # month.  Not "late may" or "early may", where may is the verb (too late may be).
+    rf"\b(?:(?:early|late|mid)\s+(?P<m>{_FULL_MONTHS_NOT_MAY})|mid-(?P<m2>{_ANY_MONTH})"
+    rf"|(?:early|late)-(?P<m3>{_FULL_MONTHS})|(?:the\s+)?(?:end|beginning|start|middle)\s+of\s+"
+    rf"(?P<m4>{_FULL_MONTHS}))\b(?:,?\s+(?P<y>{_YEAR})\b)?",
     rf"\b(?:in|during)\s+(?P<y>{_YEAR})\b",
     # 8일날: "the day of the 8th", as Korean speech says it
     rf"(?<!\d)(?P<y>\d{{4}}|\d{{2}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*(?:[日号號]|일날?)",
@@ -343,7 +349,7 @@ def _date_words(match: re.Match[str]) -> TimeWords | None:
     """A matched date as TimeWords, None when it names no real day or month."""
     found = match.groupdict()
     year = _year(found["y"]) if found.get("y") else None
-    month_text = found.get("m")
+    month_text = found.get("m") or found.get("m2") or found.get("m3") or found.get("m4")
     month = None
     if month_text:
         month = _MONTHS.get(month_text.lower().rstrip(".")) or _number(month_text)
