@@ -727,6 +727,13 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("작년 오늘", "2025-12-03"),
         ("today last year", "2025-12-03"),
         ("2024年的今天", "2024-12-03"),
+        # this time beside a year is about this day then, two weeks either side:
+        # it preferred all of last year
+        ("this time last year", "2025-11-19 – 2025-12-17"),
+        ("去年的这个时候", "2025-11-19 – 2025-12-17"),
+        ("去年这个时候", "2025-11-19 – 2025-12-17"),
+        ("昨年の今頃", "2025-11-19 – 2025-12-17"),
+        ("작년 이맘때", "2025-11-19 – 2025-12-17"),
         # Latin a CJK keyboard types in full width was searched as the words ｌａｓｔ, ｗｅｅｋ
         ("ｌａｓｔ ｗｅｅｋ", LAST_WEEK),
         ("ｙｅｓｔｅｒｄａｙ", "2026-12-02"),
@@ -806,6 +813,8 @@ def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
         "deploy on the 3rd floor",
         "deploy 2/30",
         "deploy 提前几天通知",  # a few days in advance, not a few days ago
+        "deploy failed this time",
+        "deploy 这个时候",
     ],
 )
 def test_not_time_words(store: SessionStore, query: str) -> None:

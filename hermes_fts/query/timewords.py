@@ -57,6 +57,7 @@ class TimeWords:
     weekday: int | None = None
     order: str = ""
     this_day: bool = False  # today's month and day in the year named (去年的今天)
+    # ``unit`` "week" with this_day: about this time (去年这个时候), two weeks either side
 
 
 _MONTH_NAMES = tuple(
@@ -218,6 +219,13 @@ HOURS_A_DAY = 24
 # it is in 最近邻 (nearest neighbour; 最近邻居 is "lately, the neighbours") and 最近傍.
 _LATELY = r"\brecently\b|\blately\b|最近(?![邻鄰](?!居)|傍)|최근|近頃|このごろ"
 LATELY_DAYS = 30
+# "this time last year", 去年的这个时候, 昨年の今頃, 작년 이맘때: about this day then, read
+# as the two weeks either side of it.  Alone, "this time" is no time.
+_THIS_TIME = (
+    r"\b(?:about\s+|around\s+)?this\s+time\b|(?:这|這)(?:个|個)?时候|(?:这|這)(?:个|個)?時候"
+    r"|今頃|今ごろ|이맘때쯤?"
+)
+_ABOUT_DAYS = 14
 # Weekdays: "last Tuesday", "上周二", "火曜日", "화요일" (pattern, which week: see TimeWords).
 _WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
 _EN_DAYS = "|".join(_WEEKDAY_NAMES)
@@ -385,6 +393,8 @@ def _candidates(text: str) -> list[tuple[int, int, TimeWords | None]]:
             # A date no calendar holds (2月30号) is read as nothing, not as its month.
             found.append((m.start(), m.end(), _date_words(m)))
     found += _numbers_dates(text)
+    for m in re.finditer(_THIS_TIME, text, _FLAGS):  # a time only beside a year
+        found.append((m.start(), m.end(), TimeWords(m[0], "week", this_day=True)))
     for m in re.finditer(_LATELY, text, _FLAGS):
         if m.group() != "最近" or not re.search("[离離距]", text[: m.start()]):
             found.append(
@@ -484,9 +494,11 @@ def find_time_words(text: str) -> list[tuple[int, int, TimeWords]]:
     for start, end, words in sorted(found, key=lambda c: (c[0], c[0] - c[1])):
         if not chosen or start >= chosen[-1][1]:
             chosen.append((start, end, words))
-    return _with_their_year(
+    read = _with_their_year(
         [(a, b, replace(w, text=text[a:b])) for a, b, w in chosen if w is not None], text
     )
+    # "this time" with no year beside it is no time (this time it failed)
+    return [(a, b, w) for a, b, w in read if not (w.this_day and w.back is None and w.year is None)]
 
 
 # What may stand between a year and its month or day: 去年的12月, 昨年の3月, in March of
@@ -517,7 +529,7 @@ def _in_year(year: TimeWords, when: TimeWords) -> TimeWords | None:
     year and today."""
     alone = year.unit == "year" and not year.within and year.month is None
     today = when.unit == "day" and when.back == 0 and not when.within and when.weekday is None
-    if alone and today:
+    if alone and (today or when.this_day):
         return replace(when, back=year.back, year=year.year, this_day=True)
     if not alone or when.month is None or when.year is not None or when.back is not None:
         return None
@@ -567,6 +579,9 @@ def _days(words: TimeWords, today: date) -> list[tuple[date, date]]:
     if words.this_day:  # 去年的今天; 29 February in a year without one is the 28th
         year = words.year if words.year is not None else today.year - (words.back or 0)
         day = today.day if (today.month, today.day) != (2, 29) or isleap(year) else 28
+        if words.unit == "week":  # about this time: a day said loosely
+            then = date(year, today.month, day)
+            return [(then - timedelta(days=_ABOUT_DAYS), then + timedelta(days=_ABOUT_DAYS + 1))]
         return [_span("day", year, today.month, day)]
     if words.weekday is not None:
         return [_span("day", d.year, d.month, d.day) for d in _weekdays(words, today)]
