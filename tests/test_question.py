@@ -710,6 +710,16 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("half a year ago", "2026-06-01 – 2026-06-30"),
         ("半年前", "2026-06-01 – 2026-06-30"),
         ("반년 전", "2026-06-01 – 2026-06-30"),
+        # half a month (two weeks), a month and a half (six weeks), some days and
+        # a while ago were searched as words
+        ("半个月前", WEEK_BEFORE_LAST),
+        ("half a month ago", WEEK_BEFORE_LAST),
+        ("보름 전", WEEK_BEFORE_LAST),
+        ("一个半月前", "2026-10-19 – 2026-10-25"),
+        ("前些天", "2026-11-30 – 2026-12-03"),
+        ("我前些日子部署的", "2026-11-30 – 2026-12-03"),
+        ("前段时间", "2026-11-03 – 2026-12-03"),
+        ("前阵子", "2026-11-03 – 2026-12-03"),
         # a year beside a date of no year is that date then: 去年12月 was all of
         # last year and December of every year
         ("去年12月", "2025-12-01 – 2025-12-31"),
@@ -813,6 +823,9 @@ def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
         "deploy on the 3rd floor",
         "deploy 2/30",
         "deploy 提前几天通知",  # a few days in advance, not a few days ago
+        "deploy 前段的代码",  # the front part's code
+        "deploy 以前段时间",
+        "deploy 两个半月前",
         "deploy failed this time",
         "deploy 这个时候",
     ],

@@ -78,7 +78,7 @@ _HAN_DIGITS = {c: n for n, c in enumerate("〇一二三四五六七八九")} | {
 _NUM = r"\d{1,3}|[〇零一二两兩三四五六七八九十]{1,3}"  # Arabic or Chinese numerals
 # Counts no one said exactly: "a few weeks ago" (几周前, 数週間前, 몇 주 전) is read
 # as the past four weeks, a preference as wide as the words.
-_VAGUE = frozenset("few several 几 幾 数 數 몇 며칠".split())  # 數: traditional 数
+_VAGUE = frozenset("few several 几 幾 数 數 些 몇 며칠".split())  # 數: traditional 数; 前些天
 _VAGUE_BACK = 4
 _N = f"({_NUM}|[几幾数數])"
 _EN_N = rf"(\d{{1,3}}|{'|'.join(_COUNTS)}|(?:a\s+)?(?:few|couple(?:\s+of)?)|several)"
@@ -147,6 +147,13 @@ _FIXED = [
     ),
     (r"\bthis\s+month\b|这(?:个)?月|這(?:個)?月|本月|今月|이번\s*달", "month", 0),
     (r"\bhalf\s+a\s+year\s+ago\b|(?<![一二两兩三四五六七八九十\d])半年前|반\s*년\s*전", "month", 6),
+    # half a month is two weeks (보름: a fortnight), a month and a half six weeks
+    (
+        r"\bhalf\s+a\s+month\s+ago\b|(?<![一二两兩三四五六七八九十\d])半(?:个|個)月前|보름\s*전",
+        "week",
+        2,
+    ),
+    (r"\ba\s+month\s+and\s+a\s+half\s+ago\b|(?<![\d])一(?:个|個)半月前", "week", 6),
     (r"大前年|さきおととし|一昨昨年", "year", 3),
     (
         rf"\bthe\s+year\s+before\s+last\b|{_NOT_AFTER_QIAN}前年{_NOT_YOUNG}|一昨年|おととし"
@@ -186,7 +193,7 @@ _AGO = [
 ]
 # "the past 3 days", "过去一周": the units up to today (pattern, count group, unit group).
 _UNITS = {
-    **dict.fromkeys("day days 天 日 일".split(), "day"),
+    **dict.fromkeys("day days 天 日 일 日子".split(), "day"),
     **dict.fromkeys("week weeks wks 周 週 星期 礼拜 禮拜 週間 주".split(), "week"),
     **dict.fromkeys("month months mos mths 月 か月 ヶ月 カ月 ケ月 箇月 개월 달".split(), "month"),
     **dict.fromkeys("year years yrs 年 년".split(), "year"),
@@ -198,7 +205,7 @@ _WITHIN = [
     rf"(?:过去|過去|最近|近)\s*(?P<n>{_NUM}|几|幾)\s*(?:个|個)?\s*(?P<u>天|周|週|星期|礼拜|禮拜|月|年)",
     r"(?:这|這)(?P<n>几|幾|两|兩)(?P<u>天)",  # 这两天: these couple of days
     # 前几天: a few days ago; 我前几天 too (之前几天, 提前几天 are no such days).
-    rf"{_NOT_AFTER_QIAN}前(?P<n>几|幾)(?:个|個)?(?P<u>天|周|週|月|年)",
+    rf"{_NOT_AFTER_QIAN}前(?P<n>几|幾|些)(?:个|個)?(?P<u>天|周|週|月|年|日子)",
     # 前两天: the last couple of days (前两年 is as often "the first two years")
     rf"{_NOT_AFTER_QIAN}前(?P<n>两|兩)(?P<u>天)",
     rf"(?:過去|直近|ここ)\s*(?P<n>{_NUM})\s*(?P<u>日|週間|か月|ヶ月|カ月|ケ月|箇月|年)(?:間)?",
@@ -217,7 +224,11 @@ HOURS_A_DAY = 24
 # "recently", 最近, 최근: a stretch of no length said, read as the last LATELY_DAYS
 # days, a preference only.  After 离 or 距, 最近 is "nearest" (离公司最近的车站), and so
 # it is in 最近邻 (nearest neighbour; 最近邻居 is "lately, the neighbours") and 最近傍.
-_LATELY = r"\brecently\b|\blately\b|最近(?![邻鄰](?!居)|傍)|최근|近頃|このごろ"
+_LATELY = (
+    r"\brecently\b|\blately\b|最近(?![邻鄰](?!居)|傍)|최근|近頃|このごろ"
+    # 前段时间, 前阵子: a while ago, no length said either
+    rf"|{_NOT_AFTER_QIAN}前(?:一)?段(?:时间|時間|日子)|{_NOT_AFTER_QIAN}前(?:一)?(?:阵|陣)子"
+)
 LATELY_DAYS = 30
 # "this time last year", 去年的这个时候, 昨年の今頃, 작년 이맘때: about this day then, read
 # as the two weeks either side of it.  Alone, "this time" is no time.
