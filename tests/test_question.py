@@ -716,6 +716,7 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("half a month ago", WEEK_BEFORE_LAST),
         ("보름 전", WEEK_BEFORE_LAST),
         ("一个半月前", "2026-10-19 – 2026-10-25"),
+        ("a month and a half ago", "2026-10-19 – 2026-10-25"),
         ("前些天", "2026-11-30 – 2026-12-03"),
         ("我前些日子部署的", "2026-11-30 – 2026-12-03"),
         ("前段时间", "2026-11-03 – 2026-12-03"),
@@ -849,6 +850,35 @@ def test_last_years_december_comes_first(tmp_path: Path) -> None:
     for query in ("去年12月我们选了哪个数据库", "작년 12월 数据库", "数据库 in December last year"):
         assert sessions(st, query, now=NOW)[0] == "dec_last_year", query
     st.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "read"),
+    [
+        # a word written twice was read once: "the day before yesterday" as
+        # "yesterday", "the week before last" as "last week"
+        (
+            "what did the team deploy the day before yesterday",
+            "'the day before yesterday' (2026-12-01,",
+        ),
+        ("deploy the script the week before last", f"'the week before last' ({WEEK_BEFORE_LAST},"),
+    ],
+)
+def test_a_word_written_twice_is_read_where_it_stands(
+    store: SessionStore, query: str, read: str
+) -> None:
+    said = notes(store, query, now=NOW)
+    assert any(read in n for n in said), said
+
+
+def test_a_repeat_outside_a_time_word_is_still_searched(store: SessionStore) -> None:
+    """The other "last" of "the last build last week" is a word, searched; the time
+    word is left out, and its note says so."""
+    got = store.search(
+        "deploy the last build last week", fields=["session_id", "matched_terms"], now=NOW
+    )
+    assert any(f"'last week' ({LAST_WEEK}, local time) left out" in n for n in got.notes)
+    assert all("week" not in r["matched_terms"] for r in got.rows)
 
 
 def test_this_day_last_year_on_29_february(store: SessionStore) -> None:

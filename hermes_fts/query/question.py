@@ -379,6 +379,8 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
     words = _top_words(q)
     if not q.loose:
         return Reading(tuple(words), written=frozenset(q.bare))
+    repeats = _as_written(words, q.bare)
+    words = repeats or words
     words, possessives = _possessives(words, is_stop)
     words, particles = _after_quotes(words)
     written = frozenset(term.text for term, unquoted in words if unquoted)
@@ -408,6 +410,8 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
                     if before.text.endswith(pair.text[0]) and piece.text.startswith(pair.text[1])
                 ]
             before = piece if cut else None
+    if repeats:
+        out, aside = _once(out, aside, alone)
     notes = []
     # yesterday's, last week's: a time word, whose note says how it was read, no name
     names = [f"{said} → {name}" for said, name in possessives if Term(name) not in aside]
@@ -432,6 +436,29 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
         tuple(joins),
         frozenset(Term(text) for text in alone),
     )
+
+
+def _as_written(words: list[Word], bare: tuple[str, ...]) -> list[Word] | None:
+    """The words of a question of plain words with their repeats, as written; None
+    with no repeat.  The query keeps a word once, and "the team … the day before
+    yesterday" was read without its second "the", as "yesterday"."""
+    plain = all(unquoted and not term.prefix for term, unquoted in words)
+    if (
+        not plain
+        or len(bare) == len(words)
+        or list(dict.fromkeys(bare)) != [term.text for term, _ in words]
+    ):
+        return None
+    return [(Term(text), True) for text in bare]
+
+
+def _once(out: list[Word], aside: list[Term], alone: list[str]) -> tuple[list[Word], list[Term]]:
+    """Each word once again (``_as_written``): searched where any of its repeats is
+    not part of a time or category word, and left aside only where all are (a
+    question of plain words: no quotes, so a word not searched is one cut)."""
+    kept = {term for term, searched in out if searched and term.text not in alone}
+    words = dict.fromkeys(term for term, _ in out)
+    return [(term, term in kept) for term in words], [t for t in aside if t not in kept]
 
 
 def _left_alone(text: str, split: list[tuple[Term, bool]], n: int) -> bool:

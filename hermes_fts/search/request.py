@@ -54,7 +54,7 @@ from .._params import (
 )
 from ..query.best import best_match
 from ..query.plan import ROUTES
-from ..query.question import lone_possessive, time_words
+from ..query.question import STOP_WORDS, lone_possessive, time_words
 from ..query.syntax import QueryError, parse_query, reads_as_sentence
 from ..query.timewords import TimeWords, describe, windows
 
@@ -318,8 +318,15 @@ def _time_words(query: str, sentence: bool = False) -> tuple[tuple[TimeWords, ..
     parsed = parse_query(query, sentence=sentence)
     found = time_words(parsed)
     words = {t.text.lower() for t in best_match(parsed).terms} if found else set()
-    searched = any(w.text.lower() in words or words & set(w.text.lower().split()) for w in found)
+    searched = any(w.text.lower() in words or _parts_searched(w.text, words) for w in found)
     return found, searched
+
+
+def _parts_searched(text: str, words: set[str]) -> bool:
+    """Whether each word of a time word but the common ones is searched: "last" in
+    "the last build last week" is searched as the other "last", not the time."""
+    parts = {part for part in text.lower().split() if part not in STOP_WORDS}
+    return bool(parts) and parts <= words
 
 
 def _windows(found: tuple[TimeWords, ...], now: float) -> tuple[tuple[float, float], ...]:
