@@ -36,9 +36,10 @@ from .index.space import (
     NoRoom,  # re-exported: sync stops on a nearly full disk
     give_back_left_room,  # re-exported: the CLI's run, before its checks
 )
+from .query.best import parts_held as _parts_held
 from .query.best import words_held as _words_held
 from .query.plan import parse_query, reads_as_sentence
-from .query.syntax import QueryError
+from .query.syntax import Query, QueryError
 from .search import request as search_request
 from .search import route as search_route
 from .search import run as search
@@ -607,14 +608,25 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
     def words_held(query: str, matched: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
         """The words of ``query`` as written that a row with ``matched_terms`` holds
         whole, in part, or not at all (``query.best.words_held``)."""
+        return _words_held(SessionStore._held_reading(query, matched), matched)
+
+    @staticmethod
+    def parts_held(query: str, matched: Sequence[str]) -> list[tuple[str, list[str]]]:
+        """The words of ``query`` a row with ``matched_terms`` holds in part, each with
+        the runs of it as written that the row holds (``query.best.parts_held``)."""
+        return _parts_held(SessionStore._held_reading(query, matched), matched)
+
+    @staticmethod
+    def _held_reading(query: str, matched: Sequence[str]) -> Query:
+        """The reading of ``query`` a row with ``matched_terms`` answers."""
         search_request.check_query(query)  # 5 failed on str methods inside; None finds nothing
         query = query or ""
         # Only a partial row asks, so a short CJK word alone was read as a sentence.
-        held = _words_held(parse_query(query, sentence=reads_as_sentence(query)), matched)
+        parsed = parse_query(query, sentence=reads_as_sentence(query))
+        held = _words_held(parsed, matched)
         other = None if held[0] or held[1] else search_request.other_words(query)
-        if other is not None:  # the row is an answer to that reading: name its words
-            return _words_held(parse_query(other), matched)
-        return held
+        # the row is an answer to that reading: name its words
+        return parse_query(other) if other is not None else parsed
 
     def describe_search_path(self, query: Any) -> str:
         """The route a search for ``query`` would take now (fts5, fts_cjk, trigram,

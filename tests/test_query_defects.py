@@ -229,7 +229,12 @@ def test_the_partial_note_names_only_words_as_written(travel: Path, query: str) 
     (note,) = [n for n in answer["query_notes"] if n.startswith("no conversation holds")]
     written = set(re.sub(r"[？?]", "", query).split())
     said = note.split("; the first result ", 1)[1]
-    named = re.split(r", | and |matches only part of |matches |not ", said)
+    # what of a word the result holds, in parentheses, is a stretch of it as typed
+    held = re.findall(r" \(([^)]*)\)", said)
+    assert all(run in query for runs in held for run in runs.split(", ")), note
+    named = re.split(
+        r", | and |matches only part of |matches |not ", re.sub(r" \([^)]*\)", "", said)
+    )
     assert {n for n in named if n} <= written, note
 
 

@@ -1027,3 +1027,29 @@ def test_a_word_glued_to_cjk_or_in_full_width_counts_on_the_word_index_route(tmp
         )
         assert (set(matched), set(missing)) == (holds, {"harbor", "zebra"} - holds), rows
     st_.close()
+
+
+def test_the_partial_note_says_which_part_of_a_sentence_the_result_holds(tmp_path):
+    """Regression: ``上周我们讨论了什么数据库`` said the first result "matches only part of
+    我们讨论了什么数据库", leaving the model to guess that it held 数据库; and a row
+    holding only the pair across the time word's end (``这周我很忙``: 周我) got the
+    same note, as if it held part of the sentence."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "db", [("user", "我们用的数据库是PostgreSQL")], start=T0)
+    conversation(st_, "busy", [("user", "这周我很忙")], start=T0 + 3600)
+    now = T0 + 3 * 86400
+
+    def partial(query):
+        notes = session_search(st_, query=query, now=now)["query_notes"]
+        return [n for n in notes if n.startswith("no conversation holds")]
+
+    assert partial("上周我们讨论了什么数据库") == [
+        "no conversation holds every word; the first result matches only part of "
+        "我们讨论了什么数据库 (数据库)"
+    ]
+    assert partial("这周我们聊了什么") == [
+        "no conversation holds every word; the first result matches only part of "
+        "我们聊了什么 (周我 across a time word's end)"
+    ]
+    assert st_.parts_held("数据库迁移 部署", ["数据", "部署"]) == [("数据库迁移", ["数据"])]
+    st_.close()

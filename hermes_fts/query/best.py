@@ -49,7 +49,7 @@ from .wordforms import (
     word_forms,
 )
 
-__all__ = ["MAX_BEST_TERMS", "best_match", "words_held"]
+__all__ = ["MAX_BEST_TERMS", "best_match", "parts_held", "words_held"]
 
 
 MAX_BEST_TERMS = 32  # the words of one best match (MAX_LIKE_ALTERNATIVES)
@@ -412,3 +412,49 @@ def words_held(q: Query, matched: Collection[str]) -> tuple[list[str], list[str]
         named = held[0 if whole else 1 if have else 2]
         named += [] if shown in named else [shown]  # a word written twice is named once
     return held
+
+
+def parts_held(q: Query, matched: Collection[str]) -> list[tuple[str, list[str]]]:
+    """Each word of ``q`` a row holds only in part (``words_held``), with the runs of it
+    as written that the row holds: ``数据库`` of ``我们讨论了什么数据库``, its
+    two-character parts joined where they overlap, so a note names what was typed,
+    never an index's bigrams.  A pair across a time word's end (the ``周我`` of
+    ``这周我们``) is named with what it crosses: it is no run of the word alone."""
+    searched = {t.text for t in best_match(q).terms}
+    out: list[tuple[str, list[str]]] = []
+    for node, pieces in _written(q) if q.loose else []:
+        parts = [p for p in dict.fromkeys(t.text for t in pieces) if p in searched]
+        have = [p for p in parts if p in matched]
+        if not have or (node.text in matched if node.text in parts else have == parts):
+            continue
+        shown = node.text + "*" * node.prefix
+        if shown in (word for word, _ in out):
+            continue
+        out.append((shown, _runs(node.text, have)))
+    return out
+
+
+def _runs(text: str, held: Sequence[str]) -> list[str]:
+    """The stretches of ``text`` that the parts ``held`` cover, in order, then the
+    pairs that start before it (across a time word's end).  Only parts that
+    overlap are joined (数据, 据库: 数据库); 扩容 and 集群 side by side may stand
+    apart in the row, so they are named apart."""
+    spans: list[tuple[int, int]] = []
+    across = []
+    for part in held:
+        at = text.find(part)
+        if at < 0 and text.startswith(part[1:]):
+            across.append(f"{part} across a time word's end")
+        while at >= 0:
+            spans.append((at, at + len(part)))
+            at = text.find(part, at + 1)
+    merged: list[list[int]] = []
+    for lo, hi in sorted(spans):
+        if merged and lo < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    runs = list(dict.fromkeys(text[lo:hi] for lo, hi in merged))
+    # a run held where the word repeats (缓能 beside 缓能服) says nothing more
+    runs = [r for r in runs if not any(r != longer and r in longer for longer in runs)]
+    return [*runs, *across]

@@ -61,6 +61,7 @@ _BY_SESSIONS = "sessions"
 _TITLE_MAX_CHARS = 100
 _PROBE_ROWS = 8  # rows a hint's probe reads at a time (``_held_by``)
 _NAMED_MAX_CHARS = 40  # a word named in a note
+_NAMED_RUNS = 8  # the stretches of one word named in a note
 _TITLE_QUOTES = "`\"'\u201c\u201d\u2018\u2019"
 
 
@@ -82,6 +83,13 @@ def _named(words: list[str]) -> str:
     cut where a character ends (a letter keeps its accent: the note names what was typed)."""
     cut = _NAMED_MAX_CHARS
     return ", ".join(w if len(w) <= cut else w[: char_start(w, cut - 1)] + "…" for w in words)
+
+
+def _named_runs(runs: list[str]) -> str:
+    """The stretches of a word a result holds, for a note: a long paste holds many,
+    so the first few stand for them."""
+    shown = _named(runs[:_NAMED_RUNS])
+    return shown + (", …" if len(runs) > _NAMED_RUNS else "")
 
 
 def _in_bounds(ts: Any, after: float | None, before: float | None) -> bool:
@@ -376,11 +384,13 @@ class Discovery:
         hits = [slot["hit"] for slot in slots.values() if "hit" in slot]
         if len(hits) < len(slots) or not hits or any(not h.get("missing_terms") for h in hits):
             return []  # a title match, a strict query, or a result with every word
-        whole, part, none = self.ctx.store.words_held(
-            self.options.query, hits[0].get("matched_terms") or ()
-        )
+        matched = hits[0].get("matched_terms") or ()
+        whole, part, none = self.ctx.store.words_held(self.options.query, matched)
         said = [f"matches {_named(whole)}"] if whole else []
-        said += [f"matches only part of {_named(part)}"] if part else []
+        # which part: "only part of" a long sentence left the model to guess what matched
+        parts = self.ctx.store.parts_held(self.options.query, matched) if part else []
+        held = [f"{_named([word])} ({_named_runs(runs)})" for word, runs in parts]
+        said += [f"matches only part of {', '.join(held)}"] if held else []
         said += [f"not {_named(none)}"] if none and said else []
         return [
             "no conversation holds every word; the first result "
