@@ -192,7 +192,9 @@ class Writes:
     def delete_message(self, message_id: int) -> None:
         def delete(c: sqlite3.Connection) -> None:
             c.execute(_UNCOUNT_DELETED, (message_id,))
-            c.execute("DELETE FROM messages WHERE id = ?", (message_id,))
+            # A wrong id deleted nothing and said nothing, where update_message refuses it.
+            if c.execute("DELETE FROM messages WHERE id = ?", (message_id,)).rowcount == 0:
+                raise ValueError(f"message {message_id!r} not found")
 
         self._write(delete)
 

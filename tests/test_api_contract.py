@@ -440,6 +440,7 @@ def test_a_time_that_is_not_a_number_is_refused_by_name_and_writes_nothing(
         # an id no message has changed nothing and said nothing
         (lambda s: s.update_message(2, content="x"), "message 2 not found"),
         (lambda s: s.set_message_flags(2, active=False), "message 2 not found"),
+        (lambda s: s.delete_message(2), "message 2 not found"),
     ],
 )
 def test_a_write_sqlite_refuses_names_the_session_or_column_and_writes_nothing(
