@@ -271,11 +271,12 @@ class Discovery:
         note = rebuild_note(self.ctx.store)
         if note is not None:
             payload["index_rebuild"] = note
-        cuts = self._fit(payload) if opts.budgeted else []
         # The search's own notes (SessionStore.query_notes, and the time words'
-        # windows, which depend on `now` and the bounds).
-        notes = [*self.search_notes, *self._partial_note(slots), *opts.notes, *cuts]
-        return with_notes(payload, [*notes, self._unknown_exclusions()])
+        # windows, which depend on `now` and the bounds); in the payload before it
+        # is fitted, since a long query's notes (one per symbol) passed the budget.
+        with_notes(payload, [*self.search_notes, *self._partial_note(slots), *opts.notes])
+        cuts = self._fit(payload) if opts.budgeted else []
+        return with_notes(payload, [*cuts, self._unknown_exclusions()])
 
     def _unknown_exclusions(self) -> str | None:
         """A note naming the excluded ids no session here has: a mistyped one left
