@@ -605,6 +605,12 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
         return search_request.query_notes(query)
 
     @staticmethod
+    def time_windows(query: Any, now: Any = None) -> tuple[tuple[float, float], ...]:
+        """The spans (Unix seconds, ``[lo, hi)``) the time words of ``query`` name,
+        counted from ``now``, whose rows a search puts first; empty without any."""
+        return search_request.time_windows(query, now)
+
+    @staticmethod
     def words_held(query: str, matched: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
         """The words of ``query`` as written that a row with ``matched_terms`` holds
         whole, in part, or not at all (``query.best.words_held``)."""

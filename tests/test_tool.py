@@ -1345,3 +1345,32 @@ def test_bare_id_of_another_profile_scrolls_though_its_message_id_is_in_the_curr
     assert out["success"] is True, out
     assert out["profile"] == "work" and out["session_id"] == "work_sess"
     assert out["messages"][0]["content"] == "secret of work flamingo"
+
+
+def test_the_time_note_is_true_of_the_results_shown(searchable):
+    """Regression: asked in yesterday's conversation, "what did we deploy yesterday"
+    said "matches from then come first" above a result from ten days before: the
+    current conversation's own matches are no result and a cron job's come last,
+    so the only matches from then were not first."""
+    now = T0 + 10 * 86400
+    conversation(searchable, "old", [("user", "the deploy to staging failed")], start=T0)
+    conversation(searchable, "cur", [("user", "deploy the cache now")], start=now - 86400)
+    conversation(searchable, "job", [("user", "deploy report")], start=now - 86400, source="cron")
+
+    def said(**kw):
+        out = session_search(searchable, query="what did we deploy yesterday", now=now, **kw)
+        (note,) = [n for n in out["query_notes"] if n.startswith("time words")]
+        return [r["session_id"] for r in out["results"]], note
+
+    shown, note = said()
+    assert shown == ["cur", "old", "job"]
+    assert note.endswith("matches from then come first, then the rest"), note
+    shown, note = said(current_session_id="cur")
+    assert shown == ["old", "job"]
+    assert note.endswith(
+        "the first result is from another time: the current conversation's "
+        "own matches are not shown and cron jobs' come last (1 of these are "
+        "from then)"
+    ), note
+    shown, note = said(current_session_id="cur", limit=1)
+    assert shown == ["old"] and "no result here is from then" in note, note

@@ -77,6 +77,7 @@ __all__ = [
     "search_preferring",
     "search_reading",
     "time_note",
+    "time_windows",
 ]
 
 RESULT_FIELDS = (
@@ -371,6 +372,14 @@ def time_note(query: Any, now: float | None = None, bounded: bool = False) -> st
     """
     found = _found(query)
     return _note(query, found, time.time() if now is None else now, bounded) if found else None
+
+
+def time_windows(query: Any, now: Any = None) -> tuple[tuple[float, float], ...]:
+    """The spans of time a question's time words name, merged and in time order (a
+    search prefers rows from them); empty when it has none."""
+    found = _found(query)
+    when = _as_now(now)
+    return _windows(found, time.time() if when is None else when) if found else ()
 
 
 def search_preferring(

@@ -54,11 +54,14 @@ _DISCOVER_SEARCH_FIELDS = (
     "session_started",
     "matched_terms",
     "missing_terms",
+    "timestamp",
 )
 # Best match first: each session scored by all its matching messages, one row
 # (its best message) per session (SessionStore.search_messages' sort="sessions").
 _BY_SESSIONS = "sessions"
 _TITLE_MAX_CHARS = 100
+# The time note of a search whose rows from the time its words name come first.
+_THEN_FIRST = ": matches from then come first, then the rest"
 _PROBE_ROWS = 8  # rows a hint's probe reads at a time (``_held_by``)
 _NAMED_MAX_CHARS = 40  # a word named in a note
 _NAMED_RUNS = 8  # the stretches of one word named in a note
@@ -274,9 +277,32 @@ class Discovery:
         # The search's own notes (SessionStore.query_notes, and the time words'
         # windows, which depend on `now` and the bounds); in the payload before it
         # is fitted, since a long query's notes (one per symbol) passed the budget.
-        with_notes(payload, [*self.search_notes, *self._partial_note(slots), *opts.notes])
+        said = [*self._time_note_as_shown(page), *self._partial_note(slots), *opts.notes]
+        with_notes(payload, said)
         cuts = self._fit(payload) if opts.budgeted else []
         return with_notes(payload, [*cuts, self._unknown_exclusions()])
+
+    def _time_note_as_shown(self, page: list[tuple[str, dict[str, Any]]]) -> list[str]:
+        """The search's notes, its time note made true of the results shown: the
+        current conversation's own matches are no result and cron sessions' come
+        last, so "matches from then come first" could head results from other times."""
+        notes = list(self.search_notes)
+        first = next((n for n, note in enumerate(notes) if note.endswith(_THEN_FIRST)), None)
+        hits = [slot["hit"] for _, slot in page if "hit" in slot]
+        if first is None or not hits or (self.options.offset or 0) > 0:
+            return notes
+        spans = self.ctx.store.time_windows(self.options.query, self.options.now)
+        then = [any(lo <= float(h.get("timestamp") or 0) < hi for lo, hi in spans) for h in hits]
+        if then[0] or "title_match" in page[0][1]:
+            return notes
+        why = "the current conversation's own matches are not shown and cron jobs' come last"
+        shown = (
+            f"the first result is from another time: {why} ({sum(then)} of these are from then)"
+            if any(then)
+            else f"no result here is from then: {why}; these are from other times"
+        )
+        notes[first] = notes[first][: -len(_THEN_FIRST)] + ": " + shown
+        return notes
 
     def _unknown_exclusions(self) -> str | None:
         """A note naming the excluded ids no session here has: a mistyped one left
