@@ -1053,3 +1053,15 @@ def test_the_partial_note_says_which_part_of_a_sentence_the_result_holds(tmp_pat
     ]
     assert st_.parts_held("数据库迁移 部署", ["数据", "部署"]) == [("数据库迁移", ["数据"])]
     st_.close()
+
+
+def test_no_partial_note_on_a_result_with_every_word_as_written(tmp_path):
+    """Regression: ``上周东京塔`` said "no conversation holds every word; the first result
+    matches 东京塔" of a row holding 东京塔, the one word searched: the row lacked only
+    周东, the pair across the time word's end, which is no word of the user's."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "tower", [("user", "东京塔很高")], start=T0)
+    out = session_search(st_, query="上周东京塔", now=T0 + 3 * 86400)
+    assert [r["session_id"] for r in out["results"]] == ["tower"]
+    assert not any(n.startswith("no conversation holds") for n in out["query_notes"]), out
+    st_.close()

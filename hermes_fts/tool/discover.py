@@ -413,6 +413,8 @@ class Discovery:
             return []  # a title match, a strict query, or a result with every word
         matched = hits[0].get("matched_terms") or ()
         whole, part, none = self.ctx.store.words_held(self.options.query, matched)
+        if whole and not part and not none:
+            return []  # it lacks only a pair across a time word's end, no word of the user's
         said = [f"matches {_named(whole)}"] if whole else []
         # which part: "only part of" a long sentence left the model to guess what matched
         parts = self.ctx.store.parts_held(self.options.query, matched) if part else []
