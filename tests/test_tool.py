@@ -1374,3 +1374,20 @@ def test_the_time_note_is_true_of_the_results_shown(searchable):
     ), note
     shown, note = said(current_session_id="cur", limit=1)
     assert shown == ["old"] and "no result here is from then" in note, note
+
+
+def test_no_partial_note_while_a_cron_job_holds_every_word(searchable):
+    """Regression: with limit=1, "deploy billing" said "no conversation holds every
+    word" while a cron job's conversation held both: it ranks after the others, so
+    it was not among the results the note was judged on."""
+    conversation(searchable, "job", [("user", "nightly deploy of billing")], source="cron")
+    conversation(searchable, "chat", [("user", "the deploy went fine")], start=T0 + 5)
+    for limit in (1, 3):
+        out = session_search(searchable, query="deploy billing", limit=limit)
+        assert [r["session_id"] for r in out["results"]] == ["chat", "job"][:limit]
+        assert not any(n.startswith("no conversation holds") for n in out["query_notes"]), out
+    out = session_search(searchable, query="deploy invoices", limit=1)  # truly held by none
+    partial = [n for n in out["query_notes"] if n.startswith("no conversation holds")]
+    assert partial == [
+        "no conversation holds every word; the first result matches deploy and not invoices"
+    ]

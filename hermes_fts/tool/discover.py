@@ -121,6 +121,7 @@ class Discovery:
         # Each result's view as read (entry, view, anchor id, detail), to shape it
         # again with smaller caps when the answer is over its budget (``_fit``).
         self._views: list[tuple[dict[str, Any], dict[str, Any], int, str]] = []
+        self._read: list[dict[str, Any]] = []  # every row the search read, best first
 
     # title ------------------------------------------------------------
     def title_match(self) -> dict[str, Any] | None:
@@ -203,6 +204,7 @@ class Discovery:
         while True:
             rows = self.scan(want, crowding)
             kept += rows
+            self._read = kept
             slots = self._slots(title, sorted(kept, key=_demoted))  # stable: rank order
             firsts = sum(1 for slot in slots.values() if not _demoted(slot.get("hit", {})))
             more = {str(row["session_id"]) for row in rows if row.get("session_id")} - crowding
@@ -411,6 +413,10 @@ class Discovery:
         hits = [slot["hit"] for slot in slots.values() if "hit" in slot]
         if len(hits) < len(slots) or not hits or any(not h.get("missing_terms") for h in hits):
             return []  # a title match, a strict query, or a result with every word
+        # A cron job's conversation with every word comes after the others: not shown
+        # with a small limit, it still holds every word.
+        if any(not r.get("missing_terms") and not self._in_live_context(r) for r in self._read):
+            return []
         matched = hits[0].get("matched_terms") or ()
         whole, part, none = self.ctx.store.words_held(self.options.query, matched)
         if whole and not part and not none:
