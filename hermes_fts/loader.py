@@ -20,6 +20,7 @@ objects.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -62,6 +63,7 @@ _ENTRY_POINT = "sqlite3_cjkunicode_init"
 # Our tokenizer options that the CJK index names (index.schema.CJK_TOKENIZE says
 # what each does): a library older than one of them cannot open that index.
 INDEX_OPTIONS = ("unigrams", "variants", "glue", "kana", "symbols", "compose", "letters")
+_probe_ids = itertools.count()  # names of the TEMP tables _tokenizes creates
 
 
 class ExtensionUnavailable(RuntimeError):
@@ -193,14 +195,20 @@ def _tokenizes(conn: Any, options: str) -> bool:
     """Whether ``conn`` has the version function and builds our tokenizer with ``options``."""
     if not _answers(conn, _PROBE_SQL):
         return False
+    # A name of its own each time: a probe table left behind never fails a later probe.
+    table = f"temp.hermes_fts_probe_{next(_probe_ids)}"
     try:
         conn.execute(
-            "CREATE VIRTUAL TABLE temp.hermes_fts_probe USING fts5(x, "
-            f"tokenize='{_TOKENIZER} {options}')"
+            f"CREATE VIRTUAL TABLE {table} USING fts5(x, tokenize='{_TOKENIZER} {options}')"
         )
     except Exception:
         return False
-    conn.execute("DROP TABLE temp.hermes_fts_probe")
+    try:
+        conn.execute(f"DROP TABLE {table}")
+    except Exception:
+        # SQLite drops no table while a statement of the connection is still reading
+        # ("database table is locked"); the answer stands, and TEMP ends with the connection.
+        pass
     return True
 
 

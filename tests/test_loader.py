@@ -69,6 +69,22 @@ def test_load_on_a_connection_that_already_has_it_reports_present():
     assert hermes_fts.load(conn) == "present"
 
 
+def test_probe_while_a_statement_is_still_reading():
+    """SQLite drops no table while a statement of the connection reads: the probe
+    raised "database table is locked", left its TEMP table behind, and every later
+    probe on that connection then said the extension was missing."""
+    conn = hermes_fts.connect(":memory:")
+    conn.execute("CREATE TABLE t(a)")
+    conn.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(5)])
+    reading = conn.execute("SELECT a FROM t")
+    assert reading.fetchone() == (0,)
+    assert loader.has_extension(conn)
+    assert loader.has_extension(conn)
+    assert hermes_fts.load(conn) == "present"
+    assert [r[0] for r in reading.fetchall()] == [1, 2, 3, 4]
+    assert loader.has_extension(conn)
+
+
 def test_connect_readonly_refuses_writes(tmp_path):
     db = tmp_path / "ro.db"
     w = hermes_fts.connect(str(db))
