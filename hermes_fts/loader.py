@@ -195,6 +195,19 @@ def _tokenizes(conn: Any, options: str) -> bool:
     """Whether ``conn`` has the version function and builds our tokenizer with ``options``."""
     if not _answers(conn, _PROBE_SQL):
         return False
+    # query_only refuses TEMP tables too; the probe keeps nothing it writes.
+    query_only = conn.execute("PRAGMA query_only").fetchone()[0]
+    if query_only:
+        conn.execute("PRAGMA query_only = 0")
+    try:
+        return _builds_probe_table(conn, options)
+    finally:
+        if query_only:
+            conn.execute("PRAGMA query_only = 1")
+
+
+def _builds_probe_table(conn: Any, options: str) -> bool:
+    """Whether a TEMP table with our tokenizer and ``options`` can be created on ``conn``."""
     # A name of its own each time: a probe table left behind never fails a later probe.
     table = f"temp.hermes_fts_probe_{next(_probe_ids)}"
     try:

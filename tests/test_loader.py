@@ -85,6 +85,18 @@ def test_probe_while_a_statement_is_still_reading():
     assert loader.has_extension(conn)
 
 
+def test_probe_on_a_query_only_connection():
+    """PRAGMA query_only refuses TEMP tables too: the probe called the extension
+    missing, and load() went on to load it again."""
+    conn = hermes_fts.connect(":memory:")
+    conn.execute("PRAGMA query_only = 1")
+    assert loader.has_extension(conn)
+    assert hermes_fts.load(conn) == "present"
+    assert conn.execute("PRAGMA query_only").fetchone() == (1,)
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        conn.execute("CREATE TABLE t(a)")
+
+
 def test_connect_readonly_refuses_writes(tmp_path):
     db = tmp_path / "ro.db"
     w = hermes_fts.connect(str(db))
