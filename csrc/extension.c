@@ -133,6 +133,28 @@ static int registerOne(sqlite3 *db, fts5_api *pFts5, const Registration *r) {
   return SQLITE_INTERNAL;
 }
 
+static int isSqlFunction(const Registration *r) {
+  return r->eKind == REG_SCALAR || r->eKind == REG_AGGREGATE;
+}
+
+/* Whether this library (this version) has registered its SQL functions on db
+** already: a second SELECT load_extension() of it.  SQLite refuses to redefine
+** a function while a statement runs (SQLITE_BUSY), and that SELECT is one. */
+static int loadedAlready(sqlite3 *db) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zOurs = hermes_version_text();
+  int bSame = 0;
+  if (zOurs != NULL &&
+      sqlite3_prepare_v2(db, "SELECT cjk_unicode61_version()", -1, &pStmt, NULL) == SQLITE_OK &&
+      sqlite3_step(pStmt) == SQLITE_ROW) {
+    const char *zTheirs = (const char *)sqlite3_column_text(pStmt, 0);
+    bSame = zTheirs != NULL && sqlite3_stricmp(zTheirs, zOurs) == 0;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zOurs);
+  return bSame;
+}
+
 /* Register everything on db; the work shared by all entry points.  Stops at
 ** the first failure and returns its code, with a message naming what failed. */
 static int registerAll(sqlite3 *db, int bAlias, char **pzErrMsg) {
@@ -149,6 +171,9 @@ static int registerAll(sqlite3 *db, int bAlias, char **pzErrMsg) {
     int rc;
     if (REGISTRATIONS[i].eKind == REG_ALIAS && !bAlias) continue;
     rc = registerOne(db, pFts5, &REGISTRATIONS[i]);
+    if (rc == SQLITE_BUSY && isSqlFunction(&REGISTRATIONS[i]) && loadedAlready(db)) {
+      continue; /* ours already: SQLite keeps it, and would refuse the same again */
+    }
     if (rc != SQLITE_OK) {
       if (pzErrMsg) {
         *pzErrMsg = sqlite3_mprintf("cjk_unicode61: cannot register %s (%s)",

@@ -158,6 +158,8 @@ void hermes_fts_block_peaks_final(sqlite3_context *ctx);
 void hermes_cjk_tokens(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void hermes_cjk_tokens_query(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void hermes_cjk_version(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+/* What cjk_unicode61_version() answers, from sqlite3_mprintf (NULL: no memory). */
+char *hermes_version_text(void);
 
 /* Scalar SQL functions (fold.c): cjk_fold(text), the tokenizer's character
 ** folds (width, kana, Han variants) for the LIKE route; cjk_fold_find(text,

@@ -200,12 +200,16 @@ void hermes_cjk_tokens_query(sqlite3_context *ctx, int argc, sqlite3_value **arg
   tokensImpl(ctx, argc, argv, FTS5_TOKENIZE_QUERY, "cjk_tokens_query");
 }
 
+char *hermes_version_text(void) {
+  return sqlite3_mprintf("hermes-fts %s; fts5 api v1; sqlite %s", HERMES_FTS_VERSION_STRING,
+                         sqlite3_libversion());
+}
+
 void hermes_cjk_version(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   char *z;
   (void)argc;
   (void)argv;
-  z = sqlite3_mprintf("hermes-fts %s; fts5 api v1; sqlite %s", HERMES_FTS_VERSION_STRING,
-                      sqlite3_libversion());
+  z = hermes_version_text();
   if (z == NULL) {
     sqlite3_result_error_nomem(ctx);
     return;

@@ -77,6 +77,18 @@ def test_dot_load_as_libfts5_cjk(tmp_path: Path) -> None:
     assert proc.stdout.split("\n")[:4] == DEMO_OUT
 
 
+def test_sql_load_extension_twice() -> None:
+    """SQLite refuses to redefine a function while a statement runs, and
+    SELECT load_extension() is one: loading the library a second time that way
+    failed with "cannot register hermes_fts_block_peaks (database is locked)"."""
+    load = f"SELECT load_extension('{LIB.with_suffix('')}');\n"
+    proc = run_shell(
+        f".load {LIB.with_suffix('')}\n.output /dev/null\n{load}{load}.output stdout\n{DEMO}"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:4] == DEMO_OUT
+
+
 def test_dot_load_unknown_entry_fails() -> None:
     proc = run_shell(f".load {LIB.with_suffix('')} sqlite3_nosuch_init\nSELECT 1;")
     assert proc.returncode != 0
