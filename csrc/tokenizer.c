@@ -66,6 +66,9 @@ typedef struct TokenizeState {
   int iBase;
   const int *aMap;
   int nMapped;           /* valid indices of aMap are 0..nMapped */
+  /* What stopped the segment's tokens (the caller's SQLITE_DONE, an error):
+  ** unicode61 reports SQLITE_DONE as SQLITE_OK, so it is kept here. */
+  int rcStop;
 
   /* Glue marks ("glue 1", emitGlueMarks): whether a character unicode61
   ** reads as a letter (CJK, or a late symbol under "symbols 1") comes right
@@ -301,7 +304,15 @@ static int innerToken(void *pCtx, int tflags, const char *pToken, int nToken, in
     rc = emitGlueMarks(s, pToken, nToken, iStart, iEnd, bTouchesStart, bTouchesEnd,
                        bWidthFolded);
   }
+  s->rcStop = rc;
   return rc;
+}
+
+/* unicode61's xTokenize on z[0..n), then what stopped it, if anything did. */
+static int feedInner(TokenizeState *s, const char *z, int n) {
+  CjkTokenizer *p = s->p;
+  int rc = p->inner.xTokenize(p->pInner, (void *)s, s->flags, z, n, innerToken);
+  return rc == SQLITE_OK ? s->rcStop : rc;
 }
 
 /* Feed z[iStart..iEnd) (non-CJK) to unicode61. */
@@ -320,8 +331,7 @@ static int flushSegment(TokenizeState *s, int iStart, int iEnd, int bFolded) {
     s->aMap = NULL;
     s->iBase = iStart;
     s->nSegFed = nSeg;
-    return p->inner.xTokenize(p->pInner, (void *)s, s->flags, (const char *)s->z + iStart, nSeg,
-                              innerToken);
+    return feedInner(s, (const char *)s->z + iStart, nSeg);
   }
 
   /* Folding and composing never lengthen a character (3 bytes -> 1 or 3, 6 -> 3), so the
@@ -363,8 +373,7 @@ static int flushSegment(TokenizeState *s, int iStart, int iEnd, int bFolded) {
   s->aMap = s->aMapAlloc;
   s->nMapped = (int)s->fold.n;
   s->nSegFed = (int)s->fold.n;
-  return p->inner.xTokenize(p->pInner, (void *)s, s->flags, s->fold.a, (int)s->fold.n,
-                            innerToken);
+  return feedInner(s, s->fold.a, (int)s->fold.n);
 }
 
 /* Emit the UTF-8 of one or two folded code points as a token. */
