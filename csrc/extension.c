@@ -171,8 +171,17 @@ static int registerAll(sqlite3 *db, int bAlias, char **pzErrMsg) {
     int rc;
     if (REGISTRATIONS[i].eKind == REG_ALIAS && !bAlias) continue;
     rc = registerOne(db, pFts5, &REGISTRATIONS[i]);
-    if (rc == SQLITE_BUSY && isSqlFunction(&REGISTRATIONS[i]) && loadedAlready(db)) {
-      continue; /* ours already: SQLite keeps it, and would refuse the same again */
+    if (rc == SQLITE_BUSY && isSqlFunction(&REGISTRATIONS[i])) {
+      if (loadedAlready(db)) continue; /* ours already: SQLite keeps it */
+      /* SQLITE_BUSY's own words ("database is locked") name no cause here. */
+      if (pzErrMsg) {
+        *pzErrMsg = sqlite3_mprintf(
+            "cjk_unicode61: cannot register %s: another build of the library has it on this "
+            "connection, and SQLite redefines no function while a statement runs; load this "
+            "build into a new connection",
+            REGISTRATIONS[i].zName);
+      }
+      return rc;
     }
     if (rc != SQLITE_OK) {
       if (pzErrMsg) {

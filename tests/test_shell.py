@@ -89,6 +89,33 @@ def test_sql_load_extension_twice() -> None:
     assert proc.stdout.split("\n")[:4] == DEMO_OUT
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds with gcc")
+def test_sql_load_over_another_build_names_the_cause(tmp_path: Path) -> None:
+    """Over another build's functions the repeat load must fail (SQLite redefines
+    none while a statement runs), and it said only "database is locked"."""
+    from _csrc import CSRC, config, needs_csrc, sources
+
+    gcc = shutil.which("gcc")
+    if gcc is None or needs_csrc.args[0]:
+        pytest.skip("needs gcc and the source checkout")
+    other = tmp_path / ("cjk_unicode61" + LIB_SUFFIX)
+    subprocess.run(
+        [gcc, "-shared", "-fPIC", "-O0", "-DHERMES_FTS_VERSION=0.0.1", f"-I{CSRC}"]
+        + [*sources(), "-o", str(other)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    assert config.VERSION != "0.0.1"
+    proc = run_shell(
+        f".load {other.with_suffix('')}\nSELECT load_extension('{LIB.with_suffix('')}');\n"
+    )
+    assert proc.returncode != 0
+    assert "another build of the library" in proc.stderr, proc.stderr
+    assert "new connection" in proc.stderr
+    assert "database is locked" not in proc.stderr
+
+
 def test_dot_load_unknown_entry_fails() -> None:
     proc = run_shell(f".load {LIB.with_suffix('')} sqlite3_nosuch_init\nSELECT 1;")
     assert proc.returncode != 0
