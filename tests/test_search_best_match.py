@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import random
 import sqlite3
+from datetime import datetime
 
 import pytest
 from _tool_fixtures import T0, conversation, open_store
@@ -314,6 +315,24 @@ def test_a_joined_word_read_as_its_words_names_the_words_a_result_holds(tmp_path
         "no conversation holds every word; the first result matches staging and not docker"
     ]
     assert st_.words_held("docker:staging", ["staging"]) == (["staging"], [], ["docker"])
+    st_.close()
+
+
+def test_a_clock_time_a_date_reads_is_no_pair_of_joined_words(tmp_path):
+    """Regression: ``rollback 3/8 10:00``, in no message, was read again as
+    ``rollback 3/8 10 00`` (the colon of the clock time taken for one joining two
+    words), which dropped the time reading and found any message holding 10 and 00."""
+    st_ = open_store(tmp_path / "state.db")
+    march_8 = datetime(2026, 3, 8, 10).timestamp()
+    conversation(st_, "standup", [("user", "standup moved to 10:00 sharp")], start=march_8)
+    found = st_.search("rollback 3/8 10:00", now="2026-12-03T12:00")
+    assert found.rows == []
+    assert not any("in no message as written" in n for n in found.notes), found.notes
+    assert any(n.startswith("time words '3/8 10:00'") for n in found.notes), found.notes
+    # a colon that joins words beside the date is still read apart
+    spaced = st_.search("rollback:standup 3/8 10:00", now="2026-12-03T12:00")
+    assert [r["session_id"] for r in spaced.rows] == ["standup"]
+    assert any("searched as rollback standup 3/8 10:00" in n for n in spaced.notes), spaced.notes
     st_.close()
 
 

@@ -56,7 +56,7 @@ from ..query.best import best_match
 from ..query.plan import ROUTES
 from ..query.question import STOP_WORDS, lone_possessive, time_words
 from ..query.syntax import QueryError, parse_query, reads_as_sentence
-from ..query.timewords import TimeWords, describe, windows
+from ..query.timewords import TimeWords, describe, find_time_words, windows
 
 __all__ = [
     "MAX_ROWID",
@@ -507,13 +507,20 @@ def _joined_words(text: str) -> str | None:
     and braces as spaces, so a query where they join words, in no message as
     written, is searched with spaces there (quoted phrases stay as written).  The
     parts stay words: ``NOT:docker`` is ``not docker``, never an operator."""
-    pieces = _QUOTED.split(text)
-    pieces[::2] = [_JOINED.sub(_apart, piece) for piece in pieces[::2]]
+    # a clock time a date reads (3/8 10:00) is a time word, no words a colon joins
+    times = [(a, b) for a, b, _ in find_time_words(text)]
+    pieces, at = [], 0
+    for n, piece in enumerate(_QUOTED.split(text)):
+        pieces.append(piece if n % 2 else _JOINED.sub(functools.partial(_apart, at, times), piece))
+        at += len(piece)
     spaced = "".join(pieces).strip()
     return spaced if spaced != text.strip() else None
 
 
-def _apart(joined: re.Match[str]) -> str:
+def _apart(at: int, times: Sequence[tuple[int, int]], joined: re.Match[str]) -> str:
+    start, end = at + joined.start(), at + joined.end()
+    if any(a <= start and end <= b for a, b in times):
+        return joined.group()
     words = _JOINERS.split(joined.group())
     return " ".join(w.lower() if w in ("AND", "OR", "NOT", "NEAR") else w for w in words)
 
