@@ -496,6 +496,30 @@ def test_a_question_of_its_frame_alone_searches_its_common_words(tmp_path, quest
     st_.close()
 
 
+@pytest.mark.parametrize(
+    ("question", "junction"),
+    [
+        ("我们聊了什么部署", "们聊"),
+        ("我们说了部署的事吗", "们说"),
+        ("我们谈了部署", "们谈"),
+        ("我们讲了部署", "们讲"),
+        ("部署について話した", "話し"),
+    ],
+)
+def test_a_verb_with_le_frames_the_question_as_one_with_guo_does(tmp_path, question, junction):
+    """ "我们聊了什么部署" (what did we say about the deploy?): 聊了 frames the question as
+    聊过 does, but it was no common word, so 们聊, the bigram joining 我们 and 聊了, was
+    searched beside 部署 and a chat that only held 们聊 (他们聊天) was found.
+    Japanese 話した (talked) was searched as its stem 話し too."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "deploy", [("user", "部署已经完成")], start=T0)
+    conversation(st_, "chat", [("user", f"他{junction}天很开心")], start=T0 + 10)
+    assert junction not in {t.text for t in best_match(parse_query(question)).terms}
+    found = session_search(st_, query=question)
+    assert [r["session_id"] for r in found["results"]] == ["deploy"], found
+    st_.close()
+
+
 def test_an_english_question_searches_its_words_not_its_frame(tmp_path):
     """ "When did we talk about the ledger migration?": talk, discuss and
     conversation frame a question about a past conversation and name nothing in
@@ -1066,9 +1090,9 @@ def test_the_partial_note_says_which_part_of_a_sentence_the_result_holds(tmp_pat
         "no conversation holds every word; the first result matches only part of "
         "我们讨论了什么数据库 (数据库)"
     ]
-    assert partial("这周我们聊了什么") == [
+    assert partial("这周我们聊了部署") == [
         "no conversation holds every word; the first result matches only part of "
-        "我们聊了什么 (周我 across a time word's end)"
+        "我们聊了部署 (周我 across a time word's end)"
     ]
     assert st_.parts_held("数据库迁移 部署", ["数据", "部署"]) == [("数据库迁移", ["数据"])]
     st_.close()
