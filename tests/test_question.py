@@ -1043,3 +1043,36 @@ def test_matches_from_then_first_is_the_plain_order_split(tmp_path: Path, optimi
         expected = first + [r["id"] for r in plain if not _in(r["timestamp"], windows)]
         assert [r["id"] for r in rows] == expected, words
     st.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("3月底的部署", "3月底"),
+        ("3月中旬的部署", "3月中旬"),
+        ("3月初的部署", "3月初"),
+        ("3月末の部署", "3月末"),
+        ("2026年3月下旬 部署", "2026年3月下旬"),
+    ],
+)
+def test_a_cjk_part_of_a_month_is_read_as_the_month(tmp_path, question, said):
+    """Regression: ``3月底的部署`` (the deploy at the end of March) read only ``3月`` and
+    searched 底 with what stood beside it (月底), so a March chat about 月底, 中旬 or
+    月初 was found beside the deploy; 末 was searched as a word of one character.
+    A part of a month is the month, as mid-March is."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "deploy", [("user", "部署完成了")], start=at("2026-03-25T10:00"))
+    decoy = "中旬的会议在月底之前，月初的表和月末的账"
+    conversation(st_, "decoy", [("user", decoy)], start=at("2026-03-26T10:00"))
+    assert sessions(st_, question, now=NOW) == ["deploy"]
+    assert any(n.startswith(f"time words '{said}' (") for n in notes(st_, question, now=NOW))
+    st_.close()
+
+
+def test_a_korean_part_of_a_month_is_read_as_the_month():
+    """``3월 말에`` (at the end of March) is March, as 3月底 is; ``말씀`` (speech) is no part."""
+    from hermes_fts.query.timewords import find_time_words
+
+    assert [w.text for _, _, w in find_time_words("3월 말에 배포")] == ["3월 말"]
+    assert [w.text for _, _, w in find_time_words("3월 초순 배포")] == ["3월 초순"]
+    assert [w.text for _, _, w in find_time_words("3월 말씀 배포")] == ["3월"]

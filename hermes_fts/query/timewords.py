@@ -265,6 +265,10 @@ _WEEKDAYS = [
     (r"(?:(先々週|先先週|先週|今週)の?)?([月火水木金土日])曜日?", None),
     (r"(?:(지지난|지난|저번|이번)\s*주\s*)?([월화수목금토일])요일", None),
 ]
+# A part of a month is read as the month, as mid-March is (3月初, 3月中旬, 3月底,
+# 3月末, 3月初め, 3월 초, 3월 말에): searched, 底 and 初 were words of their own.
+_MONTH_PART = "(?:上旬|中旬|下旬|初め|初旬|初(?![次步])|底|末|頭)?"
+_KO_MONTH_PART = r"(?:\s*(?:초순|중순|하순|초|말)(?=(?:에|쯤|경|께)?(?![가-힣])))?"
 # Dates, with named groups y (year), m (month number or name) and d (day).
 _DATES = [
     r"(?<![\w-])(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?![\w-])",
@@ -285,9 +289,9 @@ _DATES = [
     rf"(?<!\d)(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*(?:[日号號]|일날?)",
     # 24年3月: a year of two digits, as said, where a month follows (24年 alone is
     # as often 24 years)
-    rf"(?<!\d)(?P<y>\d{{4}}|\d{{2}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월](?!\s*前)",
-    rf"(?<!\d)(?P<m>{_NUM})\s*月份?(?!\s*前)",
-    r"(?<!\d)(?P<m>\d{1,2})\s*월(?!\s*전)",
+    rf"(?<!\d)(?P<y>\d{{4}}|\d{{2}})\s*[年년]\s*(?P<m>{_NUM})\s*(?:月{_MONTH_PART}|월{_KO_MONTH_PART})(?!\s*前)",
+    rf"(?<!\d)(?P<m>{_NUM})\s*月份?{_MONTH_PART}(?!\s*前)",
+    rf"(?<!\d)(?P<m>\d{{1,2}})\s*월{_KO_MONTH_PART}(?!\s*전)",
     r"(?<!\d)(?P<y>\d{4})\s*[年년](?!\s*前|\s*전)",
 ]
 # A date of numbers alone: which is the month is the writer's habit.  Slashes are
