@@ -241,3 +241,27 @@ def test_a_character_left_alone_finds_nothing_on_its_own(tmp_path: Path) -> None
         assert sessions(st, "昨日は姉") == ["sister"]
     finally:
         st.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "time", "when"),
+    [
+        ("昨天部署", "昨天", "2026-12-02T10:00"),
+        ("上周部署", "上周", "2026-11-25T10:00"),
+        ("3月部署", "3月", "2026-03-25T10:00"),
+    ],
+)
+def test_a_time_word_glued_to_one_word_is_left_out_beside_it(tmp_path, question, time, when):
+    """Regression: ``昨天部署`` (yesterday's deploy) searched 昨天 as a word beside 部署
+    and said "the question has no other": 部署, searched with 天部 (the pair across the
+    time word's end), counted as a sentence of common parts, so a chat from then
+    that only said 昨天 was found beside the deploy."""
+    st = one_message_sessions(
+        tmp_path,
+        ("deploy", when, "部署完成了"),
+        ("decoy", when, f"{time}下雨了"),
+    )
+    assert sessions(st, question) == ["deploy"]
+    (note,) = [n for n in st.search(question, now=NOW).notes if n.startswith("time words")]
+    assert "left out of the words" in note, note
+    st.close()

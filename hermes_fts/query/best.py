@@ -323,7 +323,7 @@ def _kept_terms(
         if not (unquoted and (_is_stop(t.text) or t in apart) or t in aside)
     ]
     notes = list(q.notes)
-    if all(t in _sentences(written) or t in pairs for t in kept):
+    if all(t in _sentences(written, pairs) or t in pairs for t in kept):
         # Only common words (a sentence of them counts no more: 我们讨论了什么):
         # they are what there is to find.  A character a time word left alone (the
         # 我 of 我昨天) is found in nearly every message: not while another is left.
@@ -363,10 +363,18 @@ def _kept_terms(
     return kept, notes
 
 
-def _sentences(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
-    """The words written as a CJK sentence with no spaces, searched by their parts too."""
+def _sentences(
+    written: Sequence[tuple[Term, list[Term]]], pairs: Collection[Term] = ()
+) -> set[Term]:
+    """The words written as a CJK sentence with no spaces, searched by their parts too.
+    ``pairs``: those across a time word's end, no part of the word after it (部署 of
+    昨天部署, searched with 天部, is a word, not a sentence)."""
     return {
-        n for n, pieces in written if len(pieces) > 1 and has_cjk(n.text) and not _korean(n.text)
+        n
+        for n, pieces in written
+        if len([p for p in pieces if p not in pairs]) > 1
+        and has_cjk(n.text)
+        and not _korean(n.text)
     }
 
 
