@@ -989,6 +989,29 @@ def test_a_symbol_among_words_is_left_out_not_scanned_for(tmp_path):
     st_.close()
 
 
+def test_symbols_glued_to_many_words_are_one_note(tmp_path):
+    """Regression: a paste of 40 words each glued to an emoji (``x0🚀 x1🚀 …``) gave 40
+    near-identical notes, one per word; a few stay one note each."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "words", [("user", "x3 shipped")], start=T0)
+    paste = " ".join(f"x{i}🚀" for i in range(40))
+    result = session_search(st_, query=paste)
+    assert [r["session_id"] for r in result["results"]] == ["words"]
+    said = [n for n in result["query_notes"] if "symbol" in n]
+    assert said == [
+        "symbols in 40 words, such as '🚀' in 'x0🚀', '🚀' in 'x1🚀', '🚀' in 'x2🚀', are not "
+        "searched: beside words a symbol separates them (search it on its own to find it)"
+    ]
+    few = st_.search("deploy🚀 rollback→fix").notes
+    assert [n for n in few if "symbol" in n] == [
+        "'🚀' in 'deploy🚀' is not searched: beside words a symbol separates them "
+        "(search it on its own to find it)",
+        "'→' in 'rollback→fix' is not searched: beside words a symbol separates them "
+        "(search it on its own to find it)",
+    ]
+    st_.close()
+
+
 class _CountedEvidence(sessions.Evidence):
     """Evidence that counts how often a row is ranked (``row_key``)."""
 

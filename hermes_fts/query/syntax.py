@@ -257,11 +257,27 @@ def _note_symbols(text: str, notes: list[str]) -> None:
         if not ch.isascii() and unicodedata.category(ch)[0] == "S" and not is_token_char(ch)
     )
     if symbols:
-        notes.append(
-            f"{by_start(''.join(symbols))!r} in {by_start(text)!r} is not searched: beside "
-            "words a symbol "
-            "separates them (search it on its own to find it)"
-        )
+        notes.append(f"{by_start(''.join(symbols))!r} in {by_start(text)!r}{_SYMBOLS_NOTE}")
+
+
+_SYMBOLS_NOTE = (
+    " is not searched: beside words a symbol separates them (search it on its own to find it)"
+)
+_SYMBOLS_NAMED = 3  # a paste of emoji-glued words named them all, one note each
+
+
+def _fold_symbol_notes(notes: list[str]) -> list[str]:
+    """One note for the symbols beside many words: the count and a few of them."""
+    said = [n for n in notes if n.endswith(_SYMBOLS_NOTE)]
+    if len(said) <= _SYMBOLS_NAMED:
+        return notes
+    some = ", ".join(n.removesuffix(_SYMBOLS_NOTE) for n in said[:_SYMBOLS_NAMED])
+    folded = f"symbols in {len(said)} words, such as {some}, are not searched" + (
+        _SYMBOLS_NOTE.removeprefix(" is not searched")
+    )
+    first = notes.index(said[0])
+    rest = [n for n in notes if not n.endswith(_SYMBOLS_NOTE)]
+    return [*rest[:first], folded, *rest[first:]]
 
 
 def _word(piece: str, notes: list[str]) -> _Tok | None:
@@ -626,7 +642,7 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
         and all(isinstance(o, Term) for o in expr.options)
     )
     bare = tuple(t.term.text for t in words if t.term and not t.quoted) if loose else ()
-    return Query(expr, tuple(dict.fromkeys(notes)), loose=loose, bare=bare)
+    return Query(expr, tuple(dict.fromkeys(_fold_symbol_notes(notes))), loose=loose, bare=bare)
 
 
 _CJK_CHAR = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]")
