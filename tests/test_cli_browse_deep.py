@@ -4,15 +4,21 @@ store once, and is the same slice of the listing a single read of everything giv
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _tool_fixtures import T0, conversation
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from hermes_fts import transcript
+from hermes_fts._params import SQLITE_INT_MAX
 from hermes_fts.cli import main
 from hermes_fts.store import SessionStore
 from hermes_fts.tool import sessions
+from hermes_fts.tool.context import HIDDEN_SESSION_SOURCES, CallContext
 
 SESSIONS = 300
 CONTINUED_EVERY = 10  # one session in ten continues the one before (compression)
@@ -69,3 +75,166 @@ def test_a_deep_page_reads_the_listing_once(
     continued = [s for s in listed if int(s[1:]) % CONTINUED_EVERY == 1]
     assert len(listed) == 10 and continued
     assert not any(f"s{int(s[1:]) - 1:03d}" in listed for s in continued)
+
+
+# --------------------------------------------------------------------------- ranking every session
+
+WIDE_SESSIONS = 1000
+WIDE_TURNS = 40
+
+
+@pytest.fixture(scope="module")
+def wide_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """1,000 sessions of 40 messages, Hermes' order: ids follow the timestamps."""
+    path = tmp_path_factory.mktemp("browse-wide") / "state.db"
+    with SessionStore(path) as store:
+        for n in range(WIDE_SESSIONS):
+            store.add_session(f"w{n:04d}", "cli", started_at=T0 + 100 * n)
+        store.add_messages(
+            {
+                "session_id": f"w{n:04d}",
+                "role": "user",
+                "content": "hi",
+                "timestamp": T0 + 100 * n + k,
+            }
+            for n in range(WIDE_SESSIONS)
+            for k in range(WIDE_TURNS)
+        )
+    return path
+
+
+def test_a_deeper_page_costs_the_store_no_more(
+    wide_db: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page's candidates were the owners of its 40 × (offset + limit) newest messages,
+    so the store's work grew with the offset (1.1 s at offset 30,000 of the 1M store);
+    a deep page now ranks every session once, the same work at any depth, and lists
+    the same rows the candidates gave."""
+    real = SessionStore.sessions_by_activity
+    steps: list[int] = []
+
+    def counted(self: SessionStore, *args: Any, **kwargs: Any) -> Any:
+        count = [0]
+
+        def tick() -> int:
+            count[0] += 1
+            return 0
+
+        self._conn.set_progress_handler(tick, 100)
+        try:
+            return real(self, *args, **kwargs)
+        finally:
+            self._conn.set_progress_handler(None, 0)
+            steps.append(count[0])
+
+    monkeypatch.setattr(SessionStore, "sessions_by_activity", counted)
+    pages = [_page(wide_db, capsys, offset) for offset in (500, 900)]
+    assert len(steps) == 2 and steps[1] <= steps[0] * 1.05, steps
+    monkeypatch.setattr(transcript, "_RANK_ALL_FROM", SQLITE_INT_MAX)  # the candidates alone
+    assert pages == [_page(wide_db, capsys, offset) for offset in (500, 900)]
+    assert [r["session_id"] for r in pages[1]["results"]] == [
+        f"w{n:04d}" for n in range(WIDE_SESSIONS - 901, WIDE_SESSIONS - 911, -1)
+    ]
+
+
+# A history as Hermes writes one: each step starts a session or adds a message to
+# one, a second after the step before, so message ids follow their timestamps.
+_SOURCES = ("cli", "cli", "telegram", "cron", "subagent", "tool")
+_CONFIGS = (None, None, None, '{"_delegate_from": "x"}', '{"_branched_from": "x"}', "{}")
+_ENDS = (None, None, "compression", "compression", "branched", "new_session", "idle")
+_HIDDEN_AT_MOST = 5  # hidden sessions' messages take candidate room from the listed ones
+_TURNS_AT_MOST = 6
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[tuple[str, Any]]:
+    steps: list[tuple[str, Any]] = []
+    sessions: list[str] = []
+    turns: dict[str, int] = {}
+    hidden = 0
+    for _ in range(draw(st.integers(1, 90))):
+        if not sessions or draw(st.integers(0, 3)) == 0:
+            source = draw(st.sampled_from(_SOURCES))
+            if source in HIDDEN_SESSION_SOURCES:
+                if hidden == _HIDDEN_AT_MOST:
+                    source = "cli"
+                hidden += source != "cli"
+            sid = f"h{len(sessions):03d}"
+            parent = draw(st.sampled_from([None, None, *sessions[-4:]]))
+            fields = {
+                "source": source,
+                "parent": parent,
+                "config": draw(st.sampled_from(_CONFIGS)) if parent else None,
+                "key": draw(st.sampled_from(["a", "b", None])),
+                "end": draw(st.sampled_from(_ENDS)),
+                "active_mark": draw(st.booleans()),
+            }
+            steps.append(("session", (sid, fields)))
+            sessions.append(sid)
+            turns[sid] = 0
+        else:
+            sid = draw(st.sampled_from(sessions))
+            if turns[sid] < _TURNS_AT_MOST:
+                turns[sid] += 1
+                steps.append(("message", sid))
+    return steps
+
+
+def _write(path: Path, history: list[tuple[str, Any]]) -> None:
+    with SessionStore(path) as store:
+        ends: list[tuple[str, str]] = []
+        for second, (kind, what) in enumerate(history):
+            when = T0 + second
+            if kind == "message":
+                store.add_message(what, "user", f"said at {second}", timestamp=when)
+                continue
+            sid, f = what
+            store.add_session(
+                sid,
+                f["source"],
+                started_at=when,
+                parent_session_id=f["parent"],
+                model_config=f["config"],
+                session_key=f["key"],
+                # A half second: no start or message shares the time.
+                last_activity_at=when + 0.5 if f["active_mark"] else None,
+            )
+            if f["end"]:
+                ends.append((sid, f["end"]))
+        for sid, reason in ends:
+            store.end_session(sid, reason)
+
+
+def _listings(path: Path, ranked: bool) -> tuple[list[Any], list[Any]]:
+    """Every slice of the store's listing, and the tool's browse pages, either by
+    ranking every session or from the candidates only (no floor of 500 messages)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(transcript, "_RANK_ALL_FROM", 0 if ranked else SQLITE_INT_MAX)
+        mp.setattr(transcript, "_RANK_ALL_SHARE", SQLITE_INT_MAX)
+        mp.setattr(transcript, "_RECENT_MESSAGE_FLOOR", 0)
+        with SessionStore(path) as store:
+            rows = [
+                [r["id"] for r in store.sessions_by_activity(HIDDEN_SESSION_SOURCES, size, start)]
+                for size in (1, 3, 10)
+                for start in range(0, 40, 3)
+            ]
+            pages = [
+                sessions.browse(CallContext(store, None, None), size, start)
+                for size in (1, 4)
+                for start in range(0, 30, 5)
+            ]
+    return rows, pages
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=histories())
+def test_ranking_every_session_lists_what_the_candidates_list(
+    history: list[tuple[str, Any]],
+) -> None:
+    """On histories Hermes writes (ids in time order), a deep page ranks every
+    session and a shallow one reads candidates: both give the same rows in the
+    same order, and the same browse pages (continuations folded, delegations left out)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "state.db"
+        _write(path, history)
+        assert _listings(path, ranked=True) == _listings(path, ranked=False)
