@@ -411,7 +411,8 @@ def sessions_by_activity(
     whose newest timestamp belongs to rows written long ago (a back-dated
     import) and whose own activity marks are older is found only once it is
     among the latest marks.  A listing that reaches deep (a share of all
-    sessions) ranks every session instead, which costs the same at any depth.
+    sessions), or whose last row wanted is no newer than the newest message left
+    unread, ranks every session instead, which costs the same at any depth.
     """
     limit = as_count(limit, "limit")
     offset = as_count(offset, "offset")
@@ -425,15 +426,24 @@ def sessions_by_activity(
         not_hidden = "source NOT IN (" + ", ".join("?" * len(hidden)) + ")"
         params.extend(hidden)
     if _ranks_every_session(conn, want):
-        rows = _every_session(conn, not_hidden, params)
-    else:
-        candidates = _activity_candidates(conn, not_hidden, params, want)
-        rows = _with_last_active(conn, candidates, not_hidden, params)
+        return _ranked(_every_session(conn, not_hidden, params))[offset : offset + limit]
+    candidates, unread = _activity_candidates(conn, not_hidden, params, want)
+    rows = _ranked(_with_last_active(conn, candidates, not_hidden, params))
+    # Ids follow time, so no message left unread is newer than the newest of them: a
+    # session left out may outrank the last row wanted only if that row is no newer
+    # (a long run, or hidden sessions' traffic, filled the messages read).
+    if len(rows) >= want and not _time_key(rows[want - 1]["last_active"]) > unread:
+        rows = _ranked(_every_session(conn, not_hidden, params))
+    return rows[offset : offset + limit]
+
+
+def _ranked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` most recently active first: ties go to the later start, then the larger id."""
     rows.sort(
         key=lambda r: (_time_key(r["last_active"]), _time_key(r["started_at"]), r["id"]),
         reverse=True,
     )
-    return rows[offset : offset + limit]
+    return rows
 
 
 def _ranks_every_session(conn: sqlite3.Connection, want: int) -> bool:
@@ -454,8 +464,9 @@ def _time_key(value: Any) -> float:
 
 def _activity_candidates(
     conn: sqlite3.Connection, not_hidden: str, params: list[Any], want: int
-) -> list[str]:
-    """Sessions with the latest start/activity marks, plus the owners of the newest rows."""
+) -> tuple[list[str], float]:
+    """Sessions with the latest start/activity marks, plus the owners of the newest
+    messages; and the time of the newest message left unread (-inf: none was)."""
     where = f"WHERE {not_hidden}" if not_hidden else ""
     candidates = {
         str(row[0])
@@ -468,15 +479,24 @@ def _activity_candidates(
     recent_rows = max(
         _RECENT_MESSAGE_FLOOR, min(want * _RECENT_MESSAGES_PER_SESSION, SQLITE_INT_MAX)
     )
-    candidates.update(
-        str(row[0])
-        for row in conn.execute(
-            "SELECT DISTINCT session_id FROM"
-            " (SELECT session_id FROM messages ORDER BY id DESC LIMIT ?)",
-            (recent_rows,),
-        )
-    )
-    return sorted(candidates)
+    oldest_read: int | None = None
+    for session_id, first_id in conn.execute(
+        "SELECT session_id, min(id) FROM"
+        " (SELECT session_id, id FROM messages ORDER BY id DESC LIMIT ?) GROUP BY session_id",
+        (recent_rows,),
+    ):
+        candidates.add(str(session_id))
+        oldest_read = first_id if oldest_read is None else min(oldest_read, first_id)
+    unread = None
+    if oldest_read is not None:
+        unread = conn.execute(
+            "SELECT timestamp FROM messages WHERE id < ? ORDER BY id DESC LIMIT 1", (oldest_read,)
+        ).fetchone()
+    if unread is None:  # every message was read
+        return sorted(candidates), float("-inf")
+    # A time stored as text says nothing of the messages before it.
+    time = unread[0]
+    return sorted(candidates), float(time) if isinstance(time, (int, float)) else float("inf")
 
 
 # `< ''`: the newest time that is a number (SQLite sorts text above every number,

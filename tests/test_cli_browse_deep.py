@@ -147,7 +147,14 @@ _TURNS_AT_MOST = 6
 
 
 @st.composite
-def histories(draw: st.DrawFn) -> list[tuple[str, Any]]:
+def histories(
+    draw: st.DrawFn,
+    hidden_at_most: int = _HIDDEN_AT_MOST,
+    turns_at_most: int = _TURNS_AT_MOST,
+    run_at_most: int = 1,
+) -> list[tuple[str, Any]]:
+    """Steps: ``("session", (id, fields))``, or ``("messages", (id, how many))`` in a row
+    (``run_at_most``: an agent's run)."""
     steps: list[tuple[str, Any]] = []
     sessions: list[str] = []
     turns: dict[str, int] = {}
@@ -156,7 +163,7 @@ def histories(draw: st.DrawFn) -> list[tuple[str, Any]]:
         if not sessions or draw(st.integers(0, 3)) == 0:
             source = draw(st.sampled_from(_SOURCES))
             if source in HIDDEN_SESSION_SOURCES:
-                if hidden == _HIDDEN_AT_MOST:
+                if hidden == hidden_at_most:
                     source = "cli"
                 hidden += source != "cli"
             sid = f"h{len(sessions):03d}"
@@ -174,33 +181,39 @@ def histories(draw: st.DrawFn) -> list[tuple[str, Any]]:
             turns[sid] = 0
         else:
             sid = draw(st.sampled_from(sessions))
-            if turns[sid] < _TURNS_AT_MOST:
-                turns[sid] += 1
-                steps.append(("message", sid))
+            count = min(draw(st.integers(1, run_at_most)), turns_at_most - turns[sid])
+            if count:
+                turns[sid] += count
+                steps.append(("messages", (sid, count)))
     return steps
 
 
 def _write(path: Path, history: list[tuple[str, Any]]) -> None:
+    """``history`` written a second a step (a message is a step)."""
     with SessionStore(path) as store:
         ends: list[tuple[str, str]] = []
-        for second, (kind, what) in enumerate(history):
-            when = T0 + second
-            if kind == "message":
-                store.add_message(what, "user", f"said at {second}", timestamp=when)
+        when = T0
+        for kind, (sid, what) in history:
+            if kind == "messages":
+                store.add_messages(
+                    {"session_id": sid, "role": "user", "content": "said", "timestamp": when + k}
+                    for k in range(what)
+                )
+                when += what
                 continue
-            sid, f = what
             store.add_session(
                 sid,
-                f["source"],
+                what["source"],
                 started_at=when,
-                parent_session_id=f["parent"],
-                model_config=f["config"],
-                session_key=f["key"],
+                parent_session_id=what["parent"],
+                model_config=what["config"],
+                session_key=what["key"],
                 # A half second: no start or message shares the time.
-                last_activity_at=when + 0.5 if f["active_mark"] else None,
+                last_activity_at=when + 0.5 if what["active_mark"] else None,
             )
-            if f["end"]:
-                ends.append((sid, f["end"]))
+            when += 1
+            if what["end"]:
+                ends.append((sid, what["end"]))
         for sid, reason in ends:
             store.end_session(sid, reason)
 
@@ -234,6 +247,42 @@ def test_ranking_every_session_lists_what_the_candidates_list(
     """On histories Hermes writes (ids in time order), a deep page ranks every
     session and a shallow one reads candidates: both give the same rows in the
     same order, and the same browse pages (continuations folded, delegations left out)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "state.db"
+        _write(path, history)
+        assert _listings(path, ranked=True) == _listings(path, ranked=False)
+
+
+def test_a_long_run_does_not_hide_the_session_active_before_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A page's candidates are the latest-started sessions and the owners of the newest
+    40 messages a row (at least 500): an agent run of 1,600 messages after the session
+    the user had been talking in hid it, and sessions that went quiet earlier were
+    listed in its place."""
+    path = tmp_path / "state.db"
+    with SessionStore(path) as store:
+        conversation(store, "talked", [("user", "started first")], start=T0)
+        for n in range(40):  # short sessions, all over before "talked" spoke last
+            conversation(store, f"quiet{n:02d}", [("user", "brief")], start=T0 + 10 + n)
+        store.add_message("talked", "assistant", "still going", timestamp=T0 + 1000)
+        store.add_session("run", "cli", started_at=T0 + 2000)
+        store.add_messages(
+            {"session_id": "run", "role": "tool", "content": "step", "timestamp": T0 + 2000 + k}
+            for k in range(1600)
+        )
+    main(["--db", str(path), "--json", "browse", "--limit", "3"])
+    listed = [r["session_id"] for r in json.loads(capsys.readouterr().out)["results"]]
+    assert listed == ["run", "talked", "quiet39"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=histories(hidden_at_most=1000, turns_at_most=1000, run_at_most=120))
+def test_a_listing_the_messages_read_cannot_vouch_for_ranks_every_session(
+    history: list[tuple[str, Any]],
+) -> None:
+    """Long runs and hidden sessions' traffic fill the newest messages a listing reads:
+    the sessions active before them were left out of it, and are listed now."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "state.db"
         _write(path, history)
