@@ -287,3 +287,28 @@ def test_a_listing_the_messages_read_cannot_vouch_for_ranks_every_session(
         path = Path(folder) / "state.db"
         _write(path, history)
         assert _listings(path, ranked=True) == _listings(path, ranked=False)
+
+
+def test_a_conversation_compressed_thousands_of_times_leaves_no_other_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A gateway chat compressed 1,200 times lists once, so the listing read sessions
+    eight times over and then stopped: the 30 other conversations between its
+    continuations were cut short, and the page said there were no more."""
+    path = tmp_path / "state.db"
+    with SessionStore(path) as store:
+        previous = None
+        for n in range(1200):
+            sid = f"chat{n:04d}"
+            store.add_session(sid, "telegram", started_at=T0 + 10 * n, parent_session_id=previous)
+            store.add_message(sid, "user", "more", timestamp=T0 + 10 * n + 1)
+            if previous is not None:
+                store.end_session(previous, "compression")
+            previous = sid
+            if n % 40 == 0:
+                conversation(store, f"other{n // 40:02d}", [("user", "hi")], start=T0 + 10 * n + 2)
+    main(["--db", str(path), "--json", "browse", "--limit", "50"])
+    page = json.loads(capsys.readouterr().out)
+    listed = [r["session_id"] for r in page["results"]]
+    assert listed[0] == "chat1199"
+    assert listed[1:] == [f"other{n:02d}" for n in range(29, -1, -1)]

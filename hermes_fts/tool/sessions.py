@@ -8,6 +8,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
+from .._params import SQLITE_INT_MAX
 from ..store import failure_cause
 from .args import scroll_anchor, scroll_window
 from .context import FRESH_RESET_END_REASONS, CallContext
@@ -26,7 +27,6 @@ log = logging.getLogger(__name__)
 _READ_HEAD = 20
 _READ_TAIL = 10
 _BROWSE_EXTRA_ROWS = 15
-_BROWSE_MAX_PAGES = 8
 
 
 def _not_found(session_id: str) -> NotHere:
@@ -372,29 +372,31 @@ def browse(ctx: CallContext, limit: int, offset: int | None = None) -> dict[str,
             skip_conversation = _listable(ctx, current_row)
     want = limit if offset is None else offset + limit + 1
     # Room for the sessions a listing folds or leaves out (continuations, delegations:
-    # a share of every store, a tenth of a large one), so a deep page is one read:
-    # each further read computes the listing again from its start.
+    # a share of every store, a tenth of a large one), so a page is mostly one read.
     page = want + want // 8 + _BROWSE_EXTRA_ROWS
     results: list[tuple[dict[str, Any], str]] = []  # (row, its conversation)
     shown: set[str] = set()
+
+    def take(rows: list[dict[str, Any]]) -> None:
+        for row in rows:
+            if len(results) >= want:
+                return
+            sid = str(row["id"])
+            conversation = _listable(ctx, row) if sid != current else None
+            if conversation is None or conversation in shown:
+                continue
+            if conversation == skip_conversation:
+                continue
+            shown.add(conversation)
+            results.append((row, conversation))
+
     try:
-        for number in range(_BROWSE_MAX_PAGES):
-            rows = ctx.sessions_by_activity(limit=page, offset=number * page)
-            for row in rows:
-                sid = str(row["id"])
-                if sid == current:
-                    continue
-                conversation = _listable(ctx, row)
-                if conversation is None or conversation in shown:
-                    continue
-                if conversation == skip_conversation:
-                    continue
-                shown.add(conversation)
-                results.append((row, conversation))
-                if len(results) >= want:
-                    break
-            if len(results) >= want or len(rows) < page:
-                break
+        first = ctx.sessions_by_activity(limit=page, offset=0)
+        take(first)
+        if len(results) < want and len(first) == page:
+            # Folded short (a chat compressed a thousand times lists once): every
+            # other session in one read, which ranks them all, as a deep page does.
+            take(ctx.sessions_by_activity(limit=SQLITE_INT_MAX - page, offset=page))
         start = offset or 0
         entries = [_browse_entry(ctx, row, conv) for row, conv in results[start : start + limit]]
     except Exception as exc:  # noqa: BLE001 - reported to the caller
