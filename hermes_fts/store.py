@@ -39,7 +39,8 @@ from .index.space import (
 from .query.best import parts_held as _parts_held
 from .query.best import words_held as _words_held
 from .query.plan import parse_query, reads_as_sentence
-from .query.syntax import Query, QueryError
+from .query.syntax import QueryError
+from .query.tree import Query
 from .search import request as search_request
 from .search import route as search_route
 from .search import run as search

@@ -43,6 +43,7 @@ LAYERS: dict[str, int] = {
     "_index_text": LEAF,
     "_display": LEAF,
     "query.typed": LEAF,
+    "query.tree": LEAF,
     "query.syntax": LEAF,
     "query.wordforms": LEAF,
     "query.timewords": LEAF,

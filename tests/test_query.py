@@ -21,7 +21,8 @@ from hermes_fts.query.plan import (
     sanitize_fts5_query,
     snippet_terms,
 )
-from hermes_fts.query.syntax import MAX_FTS5_QUERY_CHARS, AllOf, AnyOf, Near, Term
+from hermes_fts.query.syntax import MAX_FTS5_QUERY_CHARS
+from hermes_fts.query.tree import AllOf, AnyOf, Near, Term
 from hermes_fts.search import like as like_sql
 from hermes_fts.search.like import (
     LikeAll,

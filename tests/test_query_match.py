@@ -35,7 +35,7 @@ from hermes_fts.query.plan import (  # noqa: E402
     route_can_represent,
     sanitize_fts5_query,
 )
-from hermes_fts.query.syntax import AllOf, AnyOf, Near, Node, Term  # noqa: E402
+from hermes_fts.query.tree import AllOf, AnyOf, Near, Node, Term  # noqa: E402
 from hermes_fts.search import like as like_sql  # noqa: E402
 from hermes_fts.search.like import like_plan  # noqa: E402
 

@@ -322,7 +322,7 @@ def test_forms_of_words_far_apart_in_the_store_are_all_read(tmp_path) -> None:
     ],
 )
 def test_a_short_stem_is_searched_as_its_inflections(word: str, forms: list[str]) -> None:
-    from hermes_fts.query.syntax import Term
+    from hermes_fts.query.tree import Term
     from hermes_fts.query.wordforms import word_forms
 
     assert [f"{f.text}{'*' if f.prefix else ''}" for f in word_forms(Term(word))] == forms

@@ -36,7 +36,8 @@ from .question import (
     common_contraction,
     read_question,
 )
-from .syntax import OPERATOR_WORD, AnyOf, Node, Query, Term, by_start
+from .syntax import OPERATOR_WORD, by_start
+from .tree import AnyOf, Node, Query, Term
 from .wordforms import (
     KOREAN_HADA_ENDINGS,
     KOREAN_PARTICLES,

@@ -91,21 +91,11 @@ from .._index_text import (
     is_token_char,
     segments,
 )
-from .syntax import (
-    AnyOf,
-    Near,
-    Node,
-    Query,
-    QueryError,
-    Term,
-    contains_near,
-    parse_query,
-    reads_as_sentence,
-    render,
-)
+from .syntax import QueryError, parse_query, reads_as_sentence
+from .tree import AnyOf, Near, Node, Query, Term, contains_near, render
 
 # What the other modules of the package use; the tree types (Term, Near, AllOf,
-# AnyOf) come with Query.expr and live in hermes_fts.query.syntax.
+# AnyOf) come with Query.expr and live in hermes_fts.query.tree.
 __all__ = [
     "Query",
     "QueryError",

@@ -32,8 +32,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .._index_text import fold_width, has_cjk
-from .syntax import AllOf, Query, Term
 from .timewords import TimeWords, find_time_words
+from .tree import AllOf, Query, Term
 from .wordforms import KOREAN_PARTICLES
 
 __all__ = [

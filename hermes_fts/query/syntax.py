@@ -1,10 +1,9 @@
-"""The query language's syntax: the expression tree, the lexer and the parser.
+"""The query language's syntax: the lexer and the parser.
 
-``parse_query`` turns user or model text into a tree of :class:`Term`,
-:class:`Near`, :class:`AllOf` and :class:`AnyOf` nodes, with a note for every
-change it made to what was written, or a refusal saying how to write the query.
-``render`` writes a tree back in canonical form, which is also valid FTS5.
-The language itself is documented in :mod:`hermes_fts.query.plan`.
+``parse_query`` turns user or model text into a tree (``query.tree``) of
+``Term``, ``Near``, ``AllOf`` and ``AnyOf`` nodes, with a note for every change
+it made to what was written, or a refusal saying how to write the query.  The
+language itself is documented in :mod:`hermes_fts.query.plan`.
 """
 
 from __future__ import annotations
@@ -12,11 +11,21 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
-from typing import Union
+from dataclasses import dataclass
 
 from .._index_text import compose, has_cjk, is_token_char, segments
+from .tree import (
+    DEFAULT_NEAR_DISTANCE,
+    AnyOf,
+    Near,
+    Node,
+    Query,
+    Term,
+    all_of,
+    any_of,
+    quote,
+    render,
+)
 from .typed import (
     OPERATORS,
     clean_control,
@@ -32,7 +41,6 @@ from .typed import (
 MAX_FTS5_QUERY_CHARS = 2048
 MAX_NESTING = 16  # parentheses; SQLite and FTS5 limit expression depth
 MAX_NEAR_DISTANCE = 100_000
-DEFAULT_NEAR_DISTANCE = 10
 OPERATOR_WORD = "{!r} is a word here, not an operator: operators are upper case ({})"
 COLUMN_NAMES = frozenset({"content", "tool_name", "tool_calls", "role", "source", "title"})
 
@@ -52,129 +60,6 @@ _NEAR_DISTANCE = re.compile(r",[ \t\n\r]*(\d+)[ \t\n\r]*\)")
 
 class QueryError(ValueError):
     """A query the language refuses; the message says how to write it."""
-
-
-# ---------------------------------------------------------------------------
-# The expression tree
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Term:
-    """A word or phrase: ``text`` to find, ``prefix`` for a trailing ``*``.
-
-    ``negated`` is set only in :attr:`Query.terms` listings (a term under an
-    odd number of ``NOT``); terms inside the tree never carry it.
-    """
-
-    text: str
-    prefix: bool = False
-    negated: bool = False
-
-
-@dataclass(frozen=True)
-class Near:
-    """``NEAR(t1 t2 …, distance)``."""
-
-    terms: tuple[Term, ...]
-    distance: int = DEFAULT_NEAR_DISTANCE
-
-
-@dataclass(frozen=True)
-class AllOf:
-    """Every ``include`` node and none of the ``exclude`` nodes."""
-
-    include: tuple[Node, ...]
-    exclude: tuple[Node, ...] = ()
-
-
-@dataclass(frozen=True)
-class AnyOf:
-    """At least one of ``options``."""
-
-    options: tuple[Node, ...]
-
-
-Node = Union[Term, Near, AllOf, AnyOf]
-
-
-@dataclass(frozen=True)
-class Query:
-    """A parsed query: ``expr`` (None: matches nothing), what the parser changed, or why not."""
-
-    expr: Node | None = None
-    notes: tuple[str, ...] = ()
-    error: str | None = None
-    # Words and phrases side by side with no operator, parenthesis or NEAR, or
-    # joined by OR alone (``expr`` an AnyOf): a best match
-    # (``query.best.best_match``), not all or nothing.  ``bare`` holds the texts
-    # written without quotes, which may be split further or searched in
-    # other forms.
-    loose: bool = False
-    bare: tuple[str, ...] = ()
-    # Of a best match: (word, its other forms) pairs among its terms
-    # (``fixed``, ``fix*``): one word, which a row holds once (``term_groups``).
-    forms: tuple[tuple[Term, Term], ...] = ()
-
-    @property
-    def is_empty(self) -> bool:
-        return self.expr is None
-
-    @property
-    def terms(self) -> tuple[Term, ...]:
-        """Every term in query order, NEAR terms included, ``negated`` by polarity."""
-        return tuple(_walk_terms(self.expr, False)) if self.expr is not None else ()
-
-
-def _walk_terms(node: Node, negated: bool) -> Iterator[Term]:
-    if isinstance(node, Term):
-        yield replace(node, negated=negated)
-    elif isinstance(node, Near):
-        for term in node.terms:
-            yield replace(term, negated=negated)
-    elif isinstance(node, AnyOf):
-        for option in node.options:
-            yield from _walk_terms(option, negated)
-    else:
-        for child in node.include:
-            yield from _walk_terms(child, negated)
-        for child in node.exclude:
-            yield from _walk_terms(child, not negated)
-
-
-def contains_near(node: Node | None) -> bool:
-    if node is None or isinstance(node, Term):
-        return False
-    if isinstance(node, Near):
-        return True
-    children = node.options if isinstance(node, AnyOf) else node.include + node.exclude
-    return any(contains_near(c) for c in children)
-
-
-def _all_of(include: list[Node], exclude: list[Node]) -> Node:
-    """AND is associative: nested positive ANDs merge; repeats are kept once."""
-    inc: list[Node] = []
-    exc: list[Node] = []
-    for node in exclude:  # NOT (a OR b) is NOT a NOT b
-        exc.extend(node.options if isinstance(node, AnyOf) else (node,))
-    for node in include:
-        if isinstance(node, AllOf):
-            inc.extend(node.include)
-            exc.extend(node.exclude)
-        else:
-            inc.append(node)
-    inc_t, exc_t = tuple(dict.fromkeys(inc)), tuple(dict.fromkeys(exc))
-    if len(inc_t) == 1 and not exc_t:
-        return inc_t[0]
-    return AllOf(inc_t, exc_t)
-
-
-def _any_of(options: list[Node]) -> Node:
-    flat: list[Node] = []
-    for node in options:
-        flat.extend(node.options if isinstance(node, AnyOf) else (node,))
-    unique = tuple(dict.fromkeys(flat))
-    return unique[0] if len(unique) == 1 else AnyOf(unique)
 
 
 # ---------------------------------------------------------------------------
@@ -392,7 +277,7 @@ def _read_listed(
         # NEAR(a b, x): the words are written apart by spaces, so 'x' stands where the
         # distance goes; whether it is a word or a mistyped distance is not clear
         raise _Refuse(f"NEAR(...) takes a number after its comma: {usage}")
-    words = " ".join((_quote(t.text) if " " in t.text else t.text) + "*" * t.prefix for t in terms)
+    words = " ".join((quote(t.text) if " " in t.text else t.text) + "*" * t.prefix for t in terms)
     notes.append(
         f"read the commas between NEAR's terms as spaces: NEAR({words}, {distance}) "
         "(a comma comes only before the distance)"
@@ -414,7 +299,7 @@ def _lex(text: str, notes: list[str]) -> list[_Tok]:
                 continue
             term, i = _phrase(text, i, notes)
             if term and dash:
-                shown = by_start(_quote(term.text))
+                shown = by_start(quote(term.text))
                 notes.append(
                     f"'-{shown}' is searched as {shown}: a leading '-' does not exclude "
                     f"(write NOT {shown} to exclude it)"
@@ -533,7 +418,7 @@ class _Parser:
                 dangling = True
         if dangling:
             self.notes.append("dropped an OR with nothing on one side")
-        return _any_of(options) if options else None
+        return any_of(options) if options else None
 
     def all_of(self, depth: int) -> Node | None:
         include: list[Node] = []
@@ -556,7 +441,7 @@ class _Parser:
         if not (include or exclude):
             return None
         if not include:
-            excluded = _all_of(exclude, [])
+            excluded = all_of(exclude, [])
             shown = (
                 excluded.text + "*" * excluded.prefix
                 if isinstance(excluded, Term)
@@ -567,7 +452,7 @@ class _Parser:
                 f"words before it find. Put what you are looking for first, e.g. "
                 f"'<words> NOT {shown}'; in an OR or a group, every side needs such a word"
             )
-        return _all_of(include, exclude)
+        return all_of(include, exclude)
 
     def read_operators(self, pending: list[str], first: bool) -> bool:
         """Whether the operand after ``pending`` operators is negated; notes odd runs."""
@@ -654,7 +539,7 @@ _CJK_PUNCTUATED = re.compile(
 def _said(tok: _Tok) -> str:
     """A word as a hint writes it: a phrase in its quotes."""
     text = tok.term.text if tok.term else ""
-    return _quote(text) if tok.quoted and not text.isalnum() else text
+    return quote(text) if tok.quoted and not text.isalnum() else text
 
 
 def reads_as_sentence(text: str) -> bool:
@@ -674,36 +559,3 @@ def _sentence(text: str, short: bool = False) -> bool:
         return True
     segs = segments(text) if short else []
     return any(c for c, _ in segs) and any(not c and any(ch.isalpha() for ch in s) for c, s in segs)
-
-
-# ---------------------------------------------------------------------------
-# Canonical text
-# ---------------------------------------------------------------------------
-
-
-def _quote(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
-
-
-def render(node: Node, *, prefix_star: bool = True, top: bool = True) -> str:
-    """``node`` with every term quoted, every operator explicit, compounds parenthesized.
-
-    FTS5's own precedence never decides the meaning.  ``prefix_star=False``
-    drops the ``*`` of prefix terms (a trigram substring already extends).
-    """
-    if isinstance(node, Term):
-        return _quote(node.text) + ("*" if node.prefix and prefix_star else "")
-    if isinstance(node, Near):
-        inner = " ".join(render(t, prefix_star=prefix_star) for t in node.terms)
-        return f"NEAR({inner}, {node.distance})"
-    if isinstance(node, AnyOf):
-        text = " OR ".join(render(o, prefix_star=prefix_star, top=False) for o in node.options)
-    else:
-        text = " AND ".join(render(c, prefix_star=prefix_star, top=False) for c in node.include)
-        if node.exclude:
-            # one NOT over an OR of the exclusions keeps the FTS5 tree shallow
-            if len(node.include) > 1:
-                text = f"({text})"
-            excluded = _any_of(list(node.exclude))
-            text += " NOT " + render(excluded, prefix_star=prefix_star, top=False)
-    return text if top else f"({text})"

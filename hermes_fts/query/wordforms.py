@@ -29,7 +29,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .._index_text import fold_width
-from .syntax import Query, Term, by_start
+from .syntax import by_start
+from .tree import Query, Term
 
 __all__ = [
     "KOREAN_PARTICLES",

@@ -39,7 +39,8 @@ from typing import Any, Union
 from .._index_text import fold_case, is_latin_token_char, positions, segments
 from ..content import INDEXED_COLUMNS, indexed_text_sql
 from ..query.plan import fold_text, folds_apply
-from ..query.syntax import AllOf, AnyOf, Near, Node, Query, QueryError, Term, parse_query, render
+from ..query.syntax import QueryError, parse_query
+from ..query.tree import AllOf, AnyOf, Near, Node, Query, Term, render
 
 __all__ = [
     "CHECKED_ROUTE",
