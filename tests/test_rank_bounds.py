@@ -596,3 +596,41 @@ def test_rows_changed_and_marked_dirty_are_not_damage(built):
     built.sync()
     built._seen.forget()
     assert built.status()["damaged"] == {}
+
+
+class _InterruptedAfterCommit:
+    """A connection whose COMMIT succeeds and is then interrupted, as SIGTERM's
+    handler can raise between SQLite's commit and Python's next line."""
+
+    def __init__(self, conn):
+        self._conn = conn
+
+    @property
+    def in_transaction(self):
+        return self._conn.in_transaction
+
+    def executemany(self, sql, rows):
+        return self._conn.executemany(sql, rows)
+
+    def execute(self, sql, *args):
+        cursor = self._conn.execute(sql, *args)
+        if sql == "COMMIT":
+            raise KeyboardInterrupt
+        return cursor
+
+
+def test_an_interrupt_after_the_commit_of_saved_tokens_is_not_hidden(built):
+    """SIGTERM in optimize-storage's rank-bounds step ended in 'cannot rollback - no
+    transaction is active' (exit 1, not 143): the save's clean-up rolled back a
+    transaction its COMMIT had already ended, and that error hid the interrupt."""
+    conn = built._conn
+    ((token, rows, counts, peaks),) = conn.execute(
+        f"SELECT token, rows, counts, peaks FROM {rank_bounds.TABLE} WHERE token = 'alpha'"
+    ).fetchall()
+    with pytest.raises(KeyboardInterrupt):
+        rank_bounds._write(
+            _InterruptedAfterCommit(conn), schema.CJK, [(token, rows, counts, peaks)], ready=True
+        )
+    assert not conn.in_transaction
+    saved = conn.execute(f"SELECT count(*) FROM {rank_bounds.TABLE} WHERE token = 'alpha'")
+    assert saved.fetchone()[0] == 1

@@ -452,7 +452,10 @@ def _start(conn: sqlite3.Connection, tables: Sequence[str], dense: int) -> int:
             )
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        # A signal can land after COMMIT, or SQLite may have rolled back by itself:
+        # a ROLLBACK then fails and hides the interrupt behind its own error.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     return last
 
@@ -569,7 +572,10 @@ def _write(
             conn.execute(f"UPDATE {BUILT} SET ready = 1 WHERE tbl = ?", (table,))
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        # A signal can land after COMMIT, or SQLite may have rolled back by itself:
+        # a ROLLBACK then fails and hides the interrupt behind its own error.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
 
 
