@@ -132,32 +132,49 @@ def test_a_run_creates_no_store_and_touches_no_other_database(tmp_path: Path) ->
     assert other.read_bytes() == before
 
 
+def _optimized_store(tmp_path: Path) -> Path:
+    """A store with one message and every index built."""
+    path = tmp_path / "state.db"
+    with SessionStore(path) as st:
+        st.add_session("s1", "cli")
+        st.add_message("s1", "user", "the deploy failed")
+        assert st.optimize_storage(min_pause=0, vacuum=False)["ok"]
+    return path
+
+
+def _block_writes(path: Path) -> None:
+    """Drop the time table in the sqlite3 shell: our trigger then fails Hermes' writes."""
+    sqlite3 = str(shutil.which("sqlite3"))
+    subprocess.run([sqlite3, str(path), "DROP TABLE hermes_fts_time;"], check=True, timeout=60)
+    with pytest.raises(subprocess.CalledProcessError):
+        _hermes_wrote(path, ["lost"])
+
+
+def _hook_after_turn(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plugin's hook after a turn on ``home``'s store, waited for, its stores closed."""
+    import time
+
+    from hermes_fts.hermes import plugin
+
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    plugin.after_turn()
+    deadline = time.monotonic() + 60
+    while upkeep.running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    serving.STORES.drop()
+
+
 def test_the_hook_after_a_turn_puts_back_a_table_whose_loss_fails_every_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A table of ours dropped by hand, its trigger kept: every message Hermes saved
     failed ("no such table").  The hook's apply ran only for pending rows of a served
     index, so nothing put the table back until the user ran optimize-storage."""
-    import time
 
-    from hermes_fts.hermes import plugin
-
-    path = tmp_path / "state.db"
-    with SessionStore(path) as st:
-        st.add_session("s1", "cli")
-        st.add_message("s1", "user", "the deploy failed")
-        assert st.optimize_storage(min_pause=0, vacuum=False)["ok"]
-    sqlite3 = str(shutil.which("sqlite3"))
-    subprocess.run([sqlite3, str(path), "DROP TABLE hermes_fts_time;"], check=True, timeout=60)
-    with pytest.raises(subprocess.CalledProcessError):
-        _hermes_wrote(path, ["lost"])
-    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
-    plugin.after_turn()
-    deadline = time.monotonic() + 60
-    while upkeep.running() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    path = _optimized_store(tmp_path)
+    _block_writes(path)
+    _hook_after_turn(tmp_path, monkeypatch)
     _hermes_wrote(path, ["the walrus tank leaks"])  # saved again
-    serving.STORES.drop()
 
 
 def test_the_hook_after_a_turn_unblocks_writes_but_builds_no_missing_cjk_index(
@@ -165,29 +182,15 @@ def test_the_hook_after_a_turn_unblocks_writes_but_builds_no_missing_cjk_index(
 ) -> None:
     """The hook's apply ran ``sync()``, which creates a missing CJK index and seeds its
     backfill over every message: the plugin built an index, which it never does."""
-    import time
 
     import hermes_fts
-    from hermes_fts.hermes import plugin
 
-    path = tmp_path / "state.db"
-    with SessionStore(path) as st:
-        st.add_session("s1", "cli")
-        st.add_message("s1", "user", "the deploy failed")
-        assert st.optimize_storage(min_pause=0, vacuum=False)["ok"]
+    path = _optimized_store(tmp_path)
     conn = hermes_fts.connect(str(path))  # the CJK table's tokenizer is needed to drop it
     conn.execute("DROP TABLE hermes_fts_cjk")
     conn.close()
-    sqlite3 = str(shutil.which("sqlite3"))
-    subprocess.run([sqlite3, str(path), "DROP TABLE hermes_fts_time;"], check=True, timeout=60)
-    with pytest.raises(subprocess.CalledProcessError):
-        _hermes_wrote(path, ["lost"])
-    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
-    plugin.after_turn()
-    deadline = time.monotonic() + 60
-    while upkeep.running() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    serving.STORES.drop()
+    _block_writes(path)
+    _hook_after_turn(tmp_path, monkeypatch)
     _hermes_wrote(path, ["the walrus tank leaks"])  # saved again
     with SessionStore(path, readonly=True) as after:
         state = after.index_state()
