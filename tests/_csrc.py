@@ -8,6 +8,8 @@ None in an installed-wheel run without the source checkout.
 from __future__ import annotations
 
 import importlib.util
+import shutil
+import subprocess
 from pathlib import Path
 from types import ModuleType
 
@@ -38,3 +40,38 @@ def sources() -> list[str]:
     """Absolute paths of the library's C sources."""
     assert config is not None
     return [str(ROOT / s) for s in config.SOURCES]
+
+
+def sanitized_driver(driver: Path, exe: Path, *defines: str) -> Path:
+    """``driver`` (a C ``main``) linked with the library's sources under ASan/UBSan,
+    warnings as errors, into ``exe``; skips without gcc or SQLite's headers."""
+    gcc = shutil.which("gcc")
+    if gcc is None or not Path("/usr/include/sqlite3.h").exists():
+        pytest.skip("needs gcc and libsqlite3-dev")
+    assert config is not None
+    subprocess.run(
+        [
+            gcc,
+            "-std=c11",
+            "-g",
+            "-O1",
+            "-fsanitize=address,undefined",
+            "-fno-sanitize-recover=all",
+            "-fno-omit-frame-pointer",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            *defines,
+            config.VERSION_DEFINE,
+            f"-I{CSRC}",
+            str(driver),
+            *sources(),
+            "-lsqlite3",
+            "-o",
+            str(exe),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return exe

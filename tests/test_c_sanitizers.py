@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _csrc import CSRC, ROOT, config, needs_csrc, sources
+from _csrc import CSRC, ROOT, config, needs_csrc, sanitized_driver, sources
 
 HARNESS = CSRC / "fuzz" / "fuzz_tokenizer.c"
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error", "SUMMARY:")
@@ -170,35 +170,7 @@ def test_setup_py_sanitizer_build_in_sqlite_shell(tmp_path: Path) -> None:
 
 
 def test_standalone_driver_asan_ubsan(tmp_path: Path) -> None:
-    gcc = shutil.which("gcc")
-    if gcc is None or not _have_sqlite_dev():
-        pytest.skip("needs gcc and libsqlite3-dev")
-    exe = tmp_path / "driver"
-    subprocess.run(
-        [
-            gcc,
-            "-std=c11",
-            "-g",
-            "-O1",
-            "-fsanitize=address,undefined",
-            "-fno-sanitize-recover=all",
-            "-fno-omit-frame-pointer",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-DHERMES_FUZZ_STANDALONE",
-            config.VERSION_DEFINE,
-            f"-I{CSRC}",
-            str(HARNESS),
-            *sources(),
-            "-lsqlite3",
-            "-o",
-            str(exe),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+    exe = sanitized_driver(HARNESS, tmp_path / "driver", "-DHERMES_FUZZ_STANDALONE")
     proc = subprocess.run(
         [str(exe), "1500", "11"],
         capture_output=True,

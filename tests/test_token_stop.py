@@ -8,13 +8,12 @@ ASan/UBSan) and counts the callbacks made after one asked to stop.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from _csrc import CSRC, config, needs_csrc, sources
+from _csrc import needs_csrc, sanitized_driver
 
 DRIVER = Path(__file__).resolve().parent / "token_stop_driver.c"
 SQLITE_DONE = 101
@@ -27,34 +26,7 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    gcc = shutil.which("gcc")
-    if gcc is None or not Path("/usr/include/sqlite3.h").exists():
-        pytest.skip("needs gcc and libsqlite3-dev")
-    exe = tmp_path_factory.mktemp("stop") / "driver"
-    subprocess.run(
-        [
-            gcc,
-            "-std=c11",
-            "-g",
-            "-O1",
-            "-fsanitize=address,undefined",
-            "-fno-sanitize-recover=all",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            config.VERSION_DEFINE,
-            f"-I{CSRC}",
-            str(DRIVER),
-            *sources(),
-            "-lsqlite3",
-            "-o",
-            str(exe),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    return exe
+    return sanitized_driver(DRIVER, tmp_path_factory.mktemp("stop") / "driver")
 
 
 def _run(driver: Path, text: str, stop_after: int, *args: str) -> tuple[int, int]:
