@@ -391,3 +391,21 @@ def sqlite_sort_key(value: Any) -> tuple[int, Any]:
     if isinstance(value, (int, float)):
         return (1, value)
     return (2, value) if isinstance(value, str) else (3, bytes(value))
+
+
+@contextmanager
+def write_txn(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE … COMMIT; rolls back on any exception, Ctrl-C included."""
+    # IMMEDIATE takes the write lock up front: a deferred transaction that
+    # upgrades later gets SQLITE_BUSY_SNAPSHOT in WAL mode, which the busy
+    # handler cannot wait out.
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        # SQLite already rolled back by itself after some errors (corruption,
+        # out of disk); a second ROLLBACK would mask the real exception.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

@@ -15,9 +15,9 @@ import logging
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from typing import Any, Callable
 
+from .._sqlite import write_txn
 from ..content import INDEXED_COLUMNS
 from . import schema
 from .schema import CJK, CJK_PENDING, DDL, TRIGRAM
@@ -54,24 +54,6 @@ BUILD_CRISISMERGE = 64
 
 Sleep = Callable[[float], None]
 Progress = Callable[[dict[str, Any]], None]
-
-
-@contextmanager
-def write_txn(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """BEGIN IMMEDIATE … COMMIT; rolls back on any exception, Ctrl-C included."""
-    # IMMEDIATE takes the write lock up front: a deferred transaction that
-    # upgrades later gets SQLITE_BUSY_SNAPSHOT in WAL mode, which the busy
-    # handler cannot wait out.
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        # SQLite already rolled back by itself after some errors (corruption,
-        # out of disk); a second ROLLBACK would mask the real exception.
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 # --------------------------------------------------------------------------

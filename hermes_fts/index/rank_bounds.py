@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .. import loader
+from .._sqlite import write_txn
 from . import schema
 
 __all__ = [
@@ -427,8 +428,7 @@ _SPARSE_IDS = 4  # ids covered per row at most past that
 def _start(conn: sqlite3.Connection, tables: Sequence[str], dense: int) -> int:
     """Mark a build of ``tables`` under way; returns the last id it covers (at most
     ``dense``)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with write_txn(conn):
         install(conn)
         conn.execute(f"DELETE FROM {DIRTY}")
         last = int(
@@ -450,13 +450,6 @@ def _start(conn: sqlite3.Connection, tables: Sequence[str], dense: int) -> int:
                 f"INSERT OR IGNORE INTO {DIRTY}(block) "
                 f"SELECT msg_id >> {SHIFT} FROM {schema.CJK_PENDING}"
             )
-        conn.execute("COMMIT")
-    except BaseException:
-        # A signal can land after COMMIT, or SQLite may have rolled back by itself:
-        # a ROLLBACK then fails and hides the interrupt behind its own error.
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return last
 
 
@@ -561,8 +554,7 @@ def _write(
 ) -> None:
     """Save ``found`` among ``table``'s bounds (a token read again replaces its row);
     ``ready``: the build is complete, searches may use them."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with write_txn(conn):
         conn.executemany(
             f"INSERT OR REPLACE INTO {TABLE}(tbl, token, rows, counts, peaks) "
             "VALUES (?, ?, ?, ?, ?)",
@@ -570,13 +562,6 @@ def _write(
         )
         if ready:
             conn.execute(f"UPDATE {BUILT} SET ready = 1 WHERE tbl = ?", (table,))
-        conn.execute("COMMIT")
-    except BaseException:
-        # A signal can land after COMMIT, or SQLite may have rolled back by itself:
-        # a ROLLBACK then fails and hides the interrupt behind its own error.
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
 
 
 # ---------------------------------------------------------------------------
