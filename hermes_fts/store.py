@@ -45,6 +45,7 @@ from .search import request as search_request
 from .search import route as search_route
 from .search import run as search
 from .search.like import QueryTooBroad  # re-exported: the tool and CLI see queries through us
+from .search.request import THEN_FIRST  # re-exported: the tool checks its time note
 from .search.run import SearchResult
 from .transcript import file_has_session  # re-exported: the tool's profile lookup
 
@@ -54,6 +55,7 @@ __all__ = [  # the store, and what the tool and the CLI reach through it
     "QueryTooBroad",
     "SessionStore",
     "StoreError",
+    "THEN_FIRST",
     "default_db_path",
     "failure_cause",
     "file_has_session",

@@ -59,6 +59,7 @@ from ..query.syntax import QueryError, parse_query, reads_as_sentence
 from ..query.timewords import TimeWords, describe, find_time_words, windows
 
 __all__ = [
+    "THEN_FIRST",
     "MAX_ROWID",
     "MIN_ROWID",
     "OPTIONAL_FIELDS",
@@ -79,6 +80,9 @@ __all__ = [
     "time_note",
     "time_windows",
 ]
+
+# How the time note ends when the matches from its windows head the page.
+THEN_FIRST = "matches from then come first, then the rest"
 
 RESULT_FIELDS = (
     "id",
@@ -361,7 +365,7 @@ def _note(
         return f"time words {said} {what}: no message matches, from then or from other times"
     if none_then:
         return f"time words {said} {what}: no match is from then; these are from other times"
-    return f"time words {said} {what}: matches from then come first, then the rest"
+    return f"time words {said} {what}: {THEN_FIRST}"
 
 
 def time_note(query: Any, now: float | None = None, bounded: bool = False) -> str | None:

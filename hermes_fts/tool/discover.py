@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from .._display import char_start
-from ..store import QueryError, failure_cause
+from ..store import THEN_FIRST, QueryError, failure_cause
 from .args import ROLES, SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
 from .errors import ToolError
@@ -61,7 +61,7 @@ _DISCOVER_SEARCH_FIELDS = (
 _BY_SESSIONS = "sessions"
 _TITLE_MAX_CHARS = 100
 # The time note of a search whose rows from the time its words name come first.
-_THEN_FIRST = ": matches from then come first, then the rest"
+_THEN_FIRST = ": " + THEN_FIRST
 _PROBE_ROWS = 8  # rows a hint's probe reads at a time (``_held_by``)
 _NAMED_MAX_CHARS = 40  # a word named in a note
 _NAMED_RUNS = 8  # the stretches of one word named in a note
