@@ -110,9 +110,9 @@ static void constructorError(sqlite3_context *ctx, const char *zFunc, int rc,
   }
   zMsg = sqlite3_mprintf(
       "%s: error in tokenizer constructor (%s): 'unigrams', 'variants', 'glue', 'kana', "
-      "'symbols', 'compose' and 'letters' take 0 or 1, every other argument must be a valid "
-      "unicode61 option with its value (remove_diacritics 0|1|2, categories, tokenchars, "
-      "separators)",
+      "'symbols', 'compose', 'letters' and 'selectors' take 0 or 1, every other argument must "
+      "be a valid unicode61 option with its value (remove_diacritics 0|1|2, categories, "
+      "tokenchars, separators)",
       zFunc, zWhich ? zWhich : sqlite3_errstr(rc));
   sqlite3_result_error(ctx, zMsg ? zMsg : "error in tokenizer constructor", -1);
   sqlite3_free(zMsg);

@@ -18,7 +18,8 @@
 ** With "compose 1" decomposed Hangul jamo and a kana's combining voiced mark
 ** join the character before (NFC), as the composed text reads; with
 ** "letters 1" Greek tonos, ё and the Hebrew and Arabic vowel points are read
-** as the letters without them.
+** as the letters without them; with "selectors 1" a variation selector after a
+** CJK character is part of it, so 葛󠄀飾 (an ideographic variant) reads as 葛飾.
 */
 #include "internal.h"
 #include "variants.h"
@@ -39,6 +40,7 @@ typedef struct CjkTokenizer {
   int bSymbols;          /* "symbols 1": late symbols separate words (chars.c) */
   int bCompose;          /* "compose 1": decomposed text composed (chars.c) */
   int bLetters;          /* "letters 1": letters read without their marks (chars.c) */
+  int bSelectors;        /* "selectors 1": variation selectors join the CJK character */
   int foldFlags;         /* HERMES_FOLD_* of the two, for hermes_fold_next */
 } CjkTokenizer;
 
@@ -97,6 +99,7 @@ static const char *const KANA_OPTION = "kana";
 static const char *const SYMBOLS_OPTION = "symbols";
 static const char *const COMPOSE_OPTION = "compose";
 static const char *const LETTERS_OPTION = "letters";
+static const char *const SELECTORS_OPTION = "selectors";
 
 /* Our options take exactly "0" or "1"; anything else (or a missing value)
 ** fails the constructor, as unicode61 does for its own options. */
@@ -120,8 +123,8 @@ static void cjkDelete(Fts5Tokenizer *pTok) {
 
 /*
 ** Arguments come as key/value pairs.  "unigrams 0|1", "variants 0|1",
-** "glue 0|1", "kana 0|1", "symbols 0|1", "compose 0|1" and "letters 0|1" are
-** ours and removed;
+** "glue 0|1", "kana 0|1", "symbols 0|1", "compose 0|1", "letters 0|1" and
+** "selectors 0|1" are ours and removed;
 ** everything else goes to unicode61
 ** unchanged, so its options work and an unknown argument fails exactly as it
 ** does in unicode61.
@@ -176,6 +179,10 @@ static int cjkCreate(void *pCtx, const char **azArg, int nArg, Fts5Tokenizer **p
       if ((rc = parseFlag(zVal, &p->bLetters)) != SQLITE_OK) goto done;
       continue;
     }
+    if (sqlite3_stricmp(azArg[i], SELECTORS_OPTION) == 0) {
+      if ((rc = parseFlag(zVal, &p->bSelectors)) != SQLITE_OK) goto done;
+      continue;
+    }
     azPass[nPass++] = azArg[i];
     if (i + 1 < nArg) azPass[nPass++] = azArg[i + 1];
   }
@@ -193,6 +200,26 @@ done:
   }
   *ppOut = (Fts5Tokenizer *)p;
   return SQLITE_OK;
+}
+
+#define VS_FIRST 0xFE00 /* the variation selectors, VS1..VS16 */
+#define VS_LAST 0xFE0F
+#define IVS_FIRST 0xE0100 /* VS17..VS256, for ideographic variants */
+#define IVS_LAST 0xE01EF
+
+/* The bytes of the variation selectors at the start of z ("selectors 1"): they
+** choose a glyph of the character before them, never another word. */
+static int selectorsAt(const unsigned char *z, int n) {
+  int len = 0;
+  while (len < n) {
+    unsigned int cp;
+    int k = hermes_utf8_decode(z + len, n - len, &cp);
+    if (k <= 0 || !((cp >= VS_FIRST && cp <= VS_LAST) || (cp >= IVS_FIRST && cp <= IVS_LAST))) {
+      break;
+    }
+    len += k;
+  }
+  return len;
 }
 
 /* Emit one colocated mark token: zMark [word1 zMark] word2. */
@@ -480,6 +507,7 @@ static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *p
       /* Only the token text changes: offsets stay those of the original. */
       if (s.p->bKana) cp = hermes_kana_fold(cp);
       if (s.p->bVariants) cp = hermes_variant_fold(cp);
+      if (s.p->bSelectors) len += selectorsAt(s.z + i + len, nText - i - len);
       rc = addRunChar(&s, cp, i, i + len);
       if (rc != SQLITE_OK) break;
     } else {

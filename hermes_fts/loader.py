@@ -62,7 +62,7 @@ _TOKENIZER = "hermes_fts_cjk"
 _ENTRY_POINT = "sqlite3_cjkunicode_init"
 # Our tokenizer options that the CJK index names (index.schema.CJK_TOKENIZE says
 # what each does): a library older than one of them cannot open that index.
-INDEX_OPTIONS = ("unigrams", "variants", "glue", "kana", "symbols", "compose", "letters")
+INDEX_OPTIONS = tuple("unigrams variants glue kana symbols compose letters selectors".split())
 _probe_ids = itertools.count()  # names of the TEMP tables _tokenizes creates
 
 

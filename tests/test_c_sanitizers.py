@@ -67,6 +67,8 @@ def _random_inputs(n: int, seed: int) -> list[bytes]:
     pieces += [
         s.encode() for s in ("ά", "ё", "ש", "\u05c1", "\u05b8", "ب", "\u064e", "\u0640", "ﬃ")
     ]
+    # selectors 1: a standard and an ideographic variation selector, and a cut one
+    pieces += [s.encode() for s in ("\ufe00", "\U000e0100", "葛")] + [b"\xf3\xa0\x84"]
     pieces += [b"\xff", b"\xe4\xb8", b"\xed\xa0\x80", b"\xc0\xaf", b"\x00", b"\x80"]
     out = []
     for _ in range(n):
@@ -118,7 +120,7 @@ def test_setup_py_sanitizer_build_in_sqlite_shell(tmp_path: Path) -> None:
         "CREATE VIRTUAL TABLE a USING fts5(x, y, tokenize='cjk_unicode61');",
         "CREATE VIRTUAL TABLE b USING fts5(x, "
         "tokenize='cjk_unicode61 unigrams 1 remove_diacritics 2 variants 1 glue 1 kana 1 symbols 1 "
-        "compose 1 letters 1');",
+        "compose 1 letters 1 selectors 1');",
     ]
     for data in _random_inputs(300, seed=7):
         h = data.hex()
@@ -131,6 +133,7 @@ def test_setup_py_sanitizer_build_in_sqlite_shell(tmp_path: Path) -> None:
             f"length(cjk_tokens(x'{h}', 'kana', '1')), cjk_fold_find(x'{h}', x'{needle}'), "
             f"length(cjk_tokens(x'{h}', 'compose', '1', 'glue', '1')), "
             f"length(cjk_tokens(x'{h}', 'letters', '1', 'glue', '1')), "
+            f"length(cjk_tokens(x'{h}', 'selectors', '1', 'unigrams', '1')), "
             f"cjk_fold_find(CAST(x'{h}' AS TEXT), CAST(x'{needle}' AS TEXT));",
             f"INSERT INTO a VALUES (CAST(x'{h}' AS TEXT), CAST(x'{needle}' AS TEXT));",
             f"INSERT INTO b VALUES (CAST(x'{h}' AS TEXT));",

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import hermes_fts
+from hermes_fts import loader
 from hermes_fts._cjk_ranges import RANGES, is_cjk
 from hermes_fts._display import char_start
 
@@ -207,10 +208,7 @@ def test_bad_options_fail(db: Db, tokenize: str) -> None:
 @pytest.mark.parametrize(
     "args, refused",
     [
-        *[
-            (("unigrams", "1", opt, "2"), f"refused '{opt} 2'")
-            for opt in ("unigrams", "variants", "glue", "kana", "symbols", "compose", "letters")
-        ],
+        *[(("unigrams", "1", opt, "2"), f"refused '{opt} 2'") for opt in loader.INDEX_OPTIONS],
         (("bogus", "1"), "refused 'bogus 1'"),
         (("kana", "1", "remove_diacritics", "3"), "refused 'remove_diacritics 3'"),
         (("symbols", "1", "tokenchars"), "refused 'tokenchars' with no value"),
@@ -223,7 +221,7 @@ def test_a_refused_option_is_named_with_every_option_of_ours(
         db.tokens("中国", *args)
     message = str(caught.value)
     assert refused in message
-    for option in ("unigrams", "variants", "glue", "kana", "symbols", "compose", "letters"):
+    for option in loader.INDEX_OPTIONS:
         assert f"'{option}'" in message
 
 

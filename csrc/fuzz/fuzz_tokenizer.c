@@ -50,7 +50,7 @@ static void setup(void) {
   execOrDie(
       "CREATE VIRTUAL TABLE t0 USING fts5(a, b, tokenize='cjk_unicode61');"
       "CREATE VIRTUAL TABLE t1 USING fts5(a, tokenize='cjk_unicode61 unigrams 1 "
-      "remove_diacritics 2 variants 1 glue 1 kana 1 symbols 1');"
+      "remove_diacritics 2 variants 1 glue 1 kana 1 symbols 1 compose 1 letters 1 selectors 1');"
       "CREATE VIRTUAL TABLE t2 USING fts5(a, tokenize='cjk_unicode61 unigrams 1 "
       "tokenchars ''-_'' separators ''x''');");
 }

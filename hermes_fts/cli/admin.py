@@ -229,6 +229,7 @@ _OLDER_OPTIONS = (
     ("diacritics", "letters with two diacritics not folded: viet does not find Việt"),
     ("compose", "decomposed Hangul and kana not composed: 한국어 does not find it written as jamo"),
     ("letters", "Greek accents, ё and vowel points not folded: αλφα does not find άλφα"),
+    ("selectors", "variation selectors split CJK words: 葛飾 does not find 葛󠄀飾"),
     ("glue", "no glue marks: word searches find Latin glued to CJK by a slower look"),
 )
 

@@ -195,6 +195,7 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
     out[CJK]["diacritics"] = schema.cjk_option_on(cjk_sql, "remove_diacritics", "2")
     out[CJK]["compose"] = schema.cjk_option_on(cjk_sql, "compose")
     out[CJK]["letters"] = schema.cjk_option_on(cjk_sql, "letters")
+    out[CJK]["selectors"] = schema.cjk_option_on(cjk_sql, "selectors")
     return out
 
 

@@ -47,12 +47,14 @@ CJK_PENDING = "hermes_fts_cjk_pending"
 # jamo and kana voiced marks written decomposed (a macOS file name's 한국어
 # finds 한국어); ``letters 1`` reads Greek tonos, ё and Hebrew and Arabic vowel
 # points as the letters without them (αλφα finds άλφα, еще finds ещё), and a
-# ligature as its letters (finance finds ﬁnance).
+# ligature as its letters (finance finds ﬁnance); ``selectors 1`` reads a
+# variation selector after a CJK character as part of it (葛飾 finds 葛󠄀飾, the
+# ideographic variant a Japanese name is often written with).
 # Other options: rebuilt by optimize.
 CJK_TOKENIZER = "hermes_fts_cjk"
 CJK_TOKENIZE = (
     f"{CJK_TOKENIZER} unigrams 1 variants 1 glue 1 kana 1 symbols 1 remove_diacritics 2"
-    " compose 1 letters 1"
+    " compose 1 letters 1 selectors 1"
 )
 # The opt-in word index folds diacritics as the CJK index does, so a store that
 # keeps it answers a Latin query with the same rows as one that does not.

@@ -109,7 +109,7 @@ def missed_until_rebuilt(state: dict[str, Any]) -> str | None:
     """What searches do not find until ``optimize-storage`` rebuilds the CJK index,
     if anything (``state``: ``index_state``).  Every other outdated option only
     slows a search; an index built before ``symbols 1``, ``remove_diacritics 2``,
-    ``compose 1`` or ``letters 1`` misses rows."""
+    ``compose 1``, ``letters 1`` or ``selectors 1`` misses rows."""
     cjk = state.get(CJK) or {}
     missed = []
     if cjk.get("symbols") is False:
@@ -125,6 +125,8 @@ def missed_until_rebuilt(state: dict[str, Any]) -> str | None:
             "a word is not found without its accents, vowel points or ligatures (αλφα, еще, "
             "שלום, finance)"
         )
+    if cjk.get("selectors") is False:
+        missed.append("a CJK word written with a variation selector (葛󠄀飾) is not found as 葛飾")
     return ", and ".join(missed) or None
 
 

@@ -1,0 +1,78 @@
+"""A CJK character written with a variation selector reads as the character (``selectors 1``).
+
+Japanese names and places are often stored with an ideographic variation
+sequence (``葛󠄀飾``: 葛 followed by VS17, U+E0100) so that a particular glyph is
+drawn; an input method types plain ``葛飾``.  The selector chooses a glyph,
+never another word, yet the tokenizer read it as a separator, so ``葛飾``
+found nothing in ``葛󠄀飾区``.  Standard variation selectors (U+FE00..FE0F)
+after Han characters are the same case.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _support import needs_extension, rebuild_cjk_index, rebuilt_by_optimize_storage
+
+from hermes_fts import loader
+from hermes_fts.store import SessionStore
+
+pytestmark = needs_extension
+
+IVS = "\U000e0100"  # VS17, the first ideographic variation selector
+VS1 = "\ufe00"
+# (stored, typed): the typed word must find the stored one, and the reverse.
+SAME = [
+    (f"葛{IVS}飾区", "葛飾区"),
+    (f"辻{IVS}堂", "辻堂"),
+    (f"東{VS1}京", "東京"),
+    (f"渡邉{IVS}{IVS}さん", "渡邉さん"),  # two selectors in a row
+]
+
+
+def _ids(st: SessionStore, query: str) -> list[int]:
+    found = st.search(query, route="fts_cjk")
+    assert found.route == "fts_cjk"
+    return [r["id"] for r in found.rows]
+
+
+def test_the_selector_is_part_of_the_character_before_it() -> None:
+    plain = [t.text for t in loader.tokenize("葛飾区", "selectors", "1")]
+    tokens = loader.tokenize(f"葛{IVS}飾区", "selectors", "1")
+    assert [t.text for t in tokens] == plain == ["葛飾", "飾区"]
+    # Offsets still cover the original bytes: the selector is inside the first bigram.
+    assert (tokens[0].start, tokens[0].end) == (0, len(f"葛{IVS}飾".encode()))
+    # Without the option (an index built before it) the selector separates.
+    assert [t.text for t in loader.tokenize(f"葛{IVS}飾区")] == ["葛", "飾区"]
+
+
+@pytest.mark.parametrize("text", [IVS, IVS * 3 + "a", f"a{IVS}b", f"{IVS}葛", "葛" + IVS])
+def test_a_selector_alone_or_after_latin_is_no_token_of_its_own(text: str) -> None:
+    texts = [t.text for t in loader.tokenize(text, "selectors", "1")]
+    assert all(IVS not in t or t == "a" + IVS + "b" for t in texts), texts
+    assert [t.text for t in loader.tokenize(text, "selectors", "1", query=True)] == [
+        t.text for t in loader.tokenize(text, "selectors", "1")
+    ]
+
+
+def test_a_word_is_found_with_or_without_its_selector(tmp_path: Path) -> None:
+    with SessionStore(tmp_path / "state.db") as st:
+        st.add_session("s1", "cli")
+        stored = [st.add_message("s1", "user", f"{a} です") for a, _ in SAME]
+        typed = [st.add_message("s1", "user", f"{b} です") for _, b in SAME]
+        for (a, b), row_a, row_b in zip(SAME, stored, typed):
+            assert sorted(_ids(st, b)) == [row_a, row_b], b
+            assert sorted(_ids(st, a)) == [row_a, row_b], a
+        # The snippet marks the word with its selector, not half of it.
+        (snippet,) = [r["snippet"] for r in st.search("葛飾").rows if r["id"] == stored[0]]
+        assert f">>>葛{IVS}飾<<<" in snippet
+
+
+def test_an_index_built_before_the_option_is_rebuilt_by_optimize_storage(tmp_path: Path) -> None:
+    st = SessionStore(tmp_path / "state.db")
+    st.add_session("s1", "cli")
+    row = st.add_message("s1", "user", f"葛{IVS}飾区に住んでいます")
+    rebuild_cjk_index(st, " selectors 1")
+    status = "variation selectors split CJK words"
+    rebuilt_by_optimize_storage(st, "selectors", "葛飾", row, status, "variation selector")
