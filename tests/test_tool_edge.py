@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from _support import other_application_db
 from _tool_fixtures import T0, assert_error, chat, conversation, open_store
 
 from hermes_fts import cli
+from hermes_fts.store import SessionStore
 from hermes_fts.tool import session_search
 
 SUBCOMMANDS = [
@@ -323,3 +326,36 @@ def test_browse_lists_a_parent_cycle_no_session_of_which_was_compressed(home):
         assert out["results"] == []
     finally:
         s.close()
+
+
+def test_a_time_of_infinity_in_the_store_is_answered_as_json(db, capsys):
+    """A REAL column holds infinity (the sqlite3 shell's ``9e999``): the message's
+    timestamp came out as ``Infinity``, which no JSON parser reads, in the tool's answer
+    and in the command line's ``--json``."""
+    script = (
+        "UPDATE messages SET timestamp = 9e999 WHERE id = (SELECT min(id) FROM messages "
+        "WHERE session_id = 's_en'); UPDATE messages SET timestamp = -9e999 WHERE id = "
+        "(SELECT max(id) FROM messages WHERE session_id = 's_en');"
+    )
+    subprocess.run([str(shutil.which("sqlite3")), str(db), script], check=True, timeout=60)
+
+    def strict(text: str) -> object:
+        def refuse(constant: str) -> object:
+            raise AssertionError(f"{constant} is no JSON")
+
+        return json.loads(text, parse_constant=refuse)
+
+    with SessionStore(db, readonly=True) as store:
+        for args in (
+            {"session_id": "s_en"},
+            {"session_id": "s_en", "around_message_id": 1},
+            {"query": "migration"},
+        ):
+            out = session_search(store, **args)
+            assert out["success"] is True, out
+            shown = strict(json.dumps(out))
+            found = shown["results"][0]["messages"] if "query" in args else shown["messages"]
+            assert [m["timestamp"] for m in found] == ["inf", "-inf"], found
+    code, out, _err = run_cli(["--db", str(db), "read", "s_en", "--json"], capsys)
+    assert code == 0
+    assert [m["timestamp"] for m in strict(out)["messages"]] == ["inf", "-inf"]

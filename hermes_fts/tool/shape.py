@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -69,7 +70,7 @@ def shape_message(
         "id": msg.get("id"),
         "role": msg.get("role"),
         "content": content,
-        "timestamp": msg.get("timestamp"),
+        "timestamp": _json_time(msg.get("timestamp")),
     }
     for key in ("tool_name", "tool_calls", "tool_call_id"):
         value = msg.get(key)
@@ -86,6 +87,14 @@ def shape_message(
         if cut:
             out["tool_calls"], out["tool_calls_truncated"] = calls, True
     return {k: v for k, v in out.items() if v is not None or k == "content"}
+
+
+def _json_time(ts: Any) -> Any:
+    """A stored time as JSON can hold it: a REAL column holds infinity (``9e999`` from
+    the sqlite3 shell), which ``json.dumps`` wrote as ``Infinity``, no JSON at all."""
+    if isinstance(ts, float) and not math.isfinite(ts):
+        return str(ts)
+    return ts
 
 
 def _cap_tool_calls(calls: Any, cap: int) -> tuple[Any, bool]:
