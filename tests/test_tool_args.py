@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import datetime
 
 import pytest
 from _tool_fixtures import T0, assert_error, chat, conversation, open_store
 
-from hermes_fts.tool import session_search
+from hermes_fts.tool import TOOL_SCHEMA, session_search
 from hermes_fts.tool.args import Call, clamp_int, parse_roles, parse_time_bound, scroll_anchor
 from hermes_fts.tool.errors import ToolError
 
@@ -436,3 +437,19 @@ def test_relative_bounds_select_messages_by_their_own_time(tmp_path, monkeypatch
             session_search(store, query="lighthouse", after="last week"),
             "or a time back from now such as 30m, 24h, 7d or 2w",
         )
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{"max_results": 5}, {"mode": "search", "explanation": "find the deploy chat"}],
+)
+def test_an_argument_the_tool_does_not_take_is_an_error_naming_those_it_does(tmp_path, extra):
+    """A model's call passed as keywords (``session_search(store, **arguments)``, as
+    TOOL_SCHEMA invites) raised TypeError for any name the schema lacks, where every
+    other bad argument is an error payload saying what to pass."""
+    with open_store(tmp_path / "state.db") as store:
+        conversation(store, "s1", [("user", "deploy docker")])
+        out = session_search(store, **{"query": "deploy", **extra})
+    assert_error(out, *map(repr, extra))
+    assert all(name in out["error"] for name in TOOL_SCHEMA["parameters"]["properties"])
+    assert json.loads(json.dumps(out)) == out

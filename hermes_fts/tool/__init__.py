@@ -27,6 +27,7 @@ form: ``discover`` and ``sessions`` (read, scroll, browse).
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from ..store import failure_cause
@@ -63,6 +64,7 @@ def session_search(
     exclude_session_ids: Any = None,
     now: Any = None,
     beyond: str | None = None,
+    **unknown: Any,
 ) -> dict[str, Any]:
     """Search, read, scroll or browse past conversations; returns a JSON-ready dict.
 
@@ -78,7 +80,11 @@ def session_search(
     ``"before"``) makes a scroll the 2 × window messages that follow (precede)
     ``around_message_id`` instead of those around it: the next page after one
     already shown (``hermes-fts scroll --after``), never overlapping it.
+    An argument of another name (a model's ``max_results``) is an error naming the
+    arguments there are, as every bad argument is: it raised TypeError.
     """
+    if unknown:
+        return error_payload(_unknown_arguments(unknown))
     try:
         call = Call.parse(
             session_id,
@@ -107,6 +113,14 @@ def session_search(
             return error_payload(f"session_search could not read the store: {cause}")
         log.exception("session_search failed")
         return error_payload(f"session_search failed: {exc}; retry with simpler arguments")
+
+
+def _unknown_arguments(names: Iterable[str]) -> str:
+    """The error of a call naming arguments the tool does not take: which, and the ones
+    it does.  Not ignored: a narrowing argument dropped would widen what is shown."""
+    given = ", ".join(sorted(map(repr, names)))
+    known = ", ".join(TOOL_SCHEMA["parameters"]["properties"])
+    return f"session_search does not take {given}; its arguments are {known}"
 
 
 def run_call(store: Any, call: Call) -> dict[str, Any]:
