@@ -494,3 +494,36 @@ def test_the_plugin_status_names_why_the_indexes_are_not_ready(
     assert status["indexes_ready"] is False
     line = next(x for x in hermes_commands.format_status(status).splitlines() if "indexes:" in x)
     assert "were dropped (cjk_broken)" in line and "not built" not in line
+
+
+@pytest.mark.parametrize(
+    ("method", "args"),
+    [
+        ("search", {"query": "数据库"}),
+        ("get_message_ends", {"session_id": "s1"}),
+        ("get_messages_around", {"session_id": "s1", "around_message_id": 1}),
+        ("sessions_by_activity", {}),
+    ],
+)
+def test_a_failure_of_ours_inside_a_form_goes_to_the_builtin(
+    plugin_store: Path, monkeypatch: pytest.MonkeyPatch, method: str, args: dict[str, object]
+) -> None:
+    """The plugin promises Hermes' built-in whenever our search fails inside, but a
+    failure caught inside a form ("Search failed: …", "failed to load session: …")
+    came back to the model as our error, telling it to retry a call that cannot work."""
+    from hermes_fts.hermes import plugin as hermes_plugin
+    from hermes_fts.hermes.serving import STORES
+    from hermes_fts.store import SessionStore
+
+    def broken(*_a: object, **_k: object) -> None:
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr(SessionStore, method, broken)
+    calls: list[str] = []
+    try:
+        raw = hermes_plugin.serve(
+            args, None, lambda: calls.append("builtin") or '{"from": "builtin"}', plugin_store
+        )
+    finally:
+        STORES.drop()
+    assert raw == '{"from": "builtin"}' and calls == ["builtin"], raw

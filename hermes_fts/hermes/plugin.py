@@ -49,6 +49,7 @@ import hermes_fts
 from .._cjk_ranges import is_cjk
 from ..index.schema import CJK as CJK_INDEX
 from ..index.slowed import fix_command, missed_until_rebuilt, search_slowed_by, slowed_why
+from ..tool.errors import INTERNAL_FAILURE
 from . import commands, serving, upkeep
 from . import host as hermes_host
 from .agent import agent_behind, agents_store_path, agents_store_path_async, db_path, same_file
@@ -61,7 +62,7 @@ TOOLSET = "session_search"  # Hermes' own toolset name, so toolset filters keep 
 
 # hermes_fts.session_search answers every failure itself; internal ones (not a
 # refusal of the caller's arguments) carry this prefix and go to the built-in.
-_INTERNAL_FAILURE_PREFIX = "session_search failed"
+_INTERNAL_FAILURE_PREFIX = INTERNAL_FAILURE
 
 
 # --------------------------------------------------------------------------- serving

@@ -34,7 +34,7 @@ from ..store import failure_cause
 from .args import Call
 from .context import open_context, with_profile_fallback
 from .discover import Discovery
-from .errors import ToolError, error_payload
+from .errors import INTERNAL_FAILURE, ToolError, error_payload
 from .sessions import browse, read, scroll
 from .shape import nothing_found as nothing_found  # the command line's empty answer
 from .shape import with_notes
@@ -112,7 +112,7 @@ def session_search(
             log.warning("session_search could not read the store: %s", cause)
             return error_payload(f"session_search could not read the store: {cause}")
         log.exception("session_search failed")
-        return error_payload(f"session_search failed: {exc}; retry with simpler arguments")
+        return error_payload(f"{INTERNAL_FAILURE}: {exc}; retry with simpler arguments")
 
 
 def _unknown_arguments(names: Iterable[str]) -> str:

@@ -17,7 +17,7 @@ from .._display import char_start
 from ..store import THEN_FIRST, QueryError, failure_cause
 from .args import ROLES, SearchOptions
 from .context import HIDDEN_SESSION_SOURCES, CallContext
-from .errors import ToolError
+from .errors import Failed, ToolError
 from .shape import (
     BOOKEND_CONTENT_CAP,
     PAYLOAD_BUDGET_BYTES,
@@ -226,7 +226,7 @@ class Discovery:
             if cause is not None:  # the store's state: rewriting the query would not help
                 raise ToolError(f"Search could not read the store: {cause}") from exc
             log.error("full-text search failed for %r", opts.query, exc_info=True)
-            raise ToolError(
+            raise Failed(
                 f"Search failed: {exc}; retry with plain words (drop operators and "
                 "punctuation) or browse with no arguments"
             ) from exc

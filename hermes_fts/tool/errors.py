@@ -10,6 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 _ERROR_MAX_CHARS = 2048
+# How a failure of ours starts (not the arguments', not the store's state): the
+# Hermes plugin hands such a call to Hermes' built-in.
+INTERNAL_FAILURE = "session_search failed"
 
 
 class ToolError(Exception):
@@ -35,6 +38,14 @@ class NoStore(ToolError):
 
 class NoDefaultStore(NoStore):
     """No store was passed and ``$HERMES_HOME/state.db`` does not exist."""
+
+
+class Failed(ToolError):
+    """Our own code failed (an unexpected exception, not the arguments or the store's
+    state): the model reads ``INTERNAL_FAILURE`` first, a person the message alone."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"{INTERNAL_FAILURE}: {message}", person=message)
 
 
 class BadValue(ToolError):

@@ -12,7 +12,7 @@ from .._params import SQLITE_INT_MAX
 from ..store import failure_cause
 from .args import scroll_anchor, scroll_window
 from .context import FRESH_RESET_END_REASONS, CallContext
-from .errors import NotHere, ToolError
+from .errors import Failed, NotHere, ToolError
 from .shape import (
     format_ts,
     messages_within_budget,
@@ -103,7 +103,7 @@ def scroll(
         view = ctx.around(session_id, anchor_id, size)
     except Exception as exc:  # noqa: BLE001 - reported to the caller
         log.error("failed to load messages around %s in %s", anchor_id, session_id, exc_info=True)
-        raise ToolError(f"failed to load messages: {exc}") from exc
+        raise Failed(f"failed to load messages: {exc}") from exc
     payload_extra: dict[str, Any] = {}
     if (
         not view.get("window")
@@ -228,7 +228,7 @@ def read(
             total, chosen = ctx.store.get_message_ends(session_id, _READ_HEAD, _READ_TAIL)
     except Exception as exc:  # noqa: BLE001 - reported to the caller
         log.error("failed to load session %s", session_id, exc_info=True)
-        raise ToolError(f"failed to load session: {exc}") from exc
+        raise Failed(f"failed to load session: {exc}") from exc
     truncated = not full and total > _READ_HEAD + _READ_TAIL
     frame.update(message_count=total, truncated=truncated)
     out = {**frame, "messages": chosen} if full else _shaped(frame, chosen, None, full)
@@ -404,7 +404,7 @@ def browse(ctx: CallContext, limit: int, offset: int | None = None) -> dict[str,
         if cause is not None:  # the store's state, not a fault of ours
             raise ToolError(f"Listing recent sessions could not read the store: {cause}") from exc
         log.error("listing recent sessions failed", exc_info=True)
-        raise ToolError(f"Failed to list recent sessions: {exc}") from exc
+        raise Failed(f"Failed to list recent sessions: {exc}") from exc
     payload: dict[str, Any] = {
         "success": True,
         "mode": "browse",
