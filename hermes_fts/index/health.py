@@ -84,8 +84,10 @@ def _samples(conn: sqlite3.Connection, view: str) -> list[tuple[int, str]]:
 
 
 def _first_words(text: str) -> str:
-    """The text of its first words, exactly as stored (a trigram sees the whitespace)."""
-    match = _FIRST_WORDS.match(text)
+    """The text of its first words, exactly as stored (a trigram sees the whitespace).
+    Only those before a NUL: FTS5 reads a MATCH text as a C string, so a phrase
+    holding one was 'unterminated', and the index was called damaged."""
+    match = _FIRST_WORDS.match(text.partition("\0")[0])
     return match.group(1) if match else ""
 
 
