@@ -9,7 +9,9 @@
 ** here) joins a letter and what NFC composes into it, and "letters 1" (on
 ** here) folds letters (ά -> α, ё -> е) and drops the Hebrew points and
 ** Arabic harakat after one; cjk_fold_find counts the original characters,
-** so its answer indexes the text as written.
+** so its answer indexes the text as written.  A NUL folds to a space: the
+** tokenizer reads a column past a NUL, and LIKE, reading a C string, stopped
+** there, so a pending row's words after one were never found.
 */
 #include "internal.h"
 #include "variants.h"
@@ -24,6 +26,11 @@ static int foldChar(const unsigned char *z, int n, char *out, int *pnIn) {
   int bWidth;
   int len;
   int k;
+  if (z[0] == 0) { /* a separator to the tokenizer; the end of the text to LIKE */
+    out[0] = ' ';
+    *pnIn = 1;
+    return 1;
+  }
   /* ASCII that no mark (U+0300..) follows is itself. */
   if (z[0] < 0x80 && (n == 1 || z[1] < HERMES_COMPOSE_LEAD_MIN)) {
     out[0] = (char)z[0];

@@ -255,7 +255,8 @@ def test_cjk_fold_is_width_then_variant_folding(sdb: Db, text: str) -> None:
     folded = sdb.value("SELECT cjk_fold(?)", [text])
     assert folded == fold_text(text)
     if fold_width(text) == fold(text):  # no letter fold applies: the width model decides
-        assert folded == fold_kana(fold_variants(fold(text)))
+        # A NUL reads as a space (a separator, where LIKE would stop).
+        assert folded == fold_kana(fold_variants(fold(text))).replace("\0", " ")
 
 
 # --------------------------------------------------------------------------

@@ -320,10 +320,11 @@ def sanitize_fts5_query(query: str) -> str:
 
 
 def fold_text(text: str) -> str:
-    """Width, kana then Han variant folding: Python's twin of the extension's ``cjk_fold()``."""
+    """Width, kana then Han variant folding: Python's twin of the extension's ``cjk_fold()``
+    (which also reads a NUL as a space, as the tokenizer reads it: a separator)."""
     from hermes_fts._cjk_variants import fold as fold_variants  # a large table, rarely needed
 
-    return fold_variants(fold_kana(fold_width(text)))
+    return fold_variants(fold_kana(fold_width(text))).replace("\0", " ")
 
 
 def folds_apply(q: Query) -> bool:
