@@ -8,8 +8,9 @@
 ** joins a half-width kana and its voiced mark, composing ("compose 1", on
 ** here) joins a letter and what NFC composes into it, and "letters 1" (on
 ** here) folds letters (ά -> α, ё -> е) and drops the Hebrew points and
-** Arabic harakat after one; cjk_fold_find counts the original characters,
-** so its answer indexes the text as written.  A NUL folds to a space: the
+** Arabic harakat after one, and the variation selectors after a CJK
+** character are dropped ("selectors 1"); cjk_fold_find counts the original
+** characters, so its answer indexes the text as written.  A NUL folds to a space: the
 ** tokenizer reads a column past a NUL, and LIKE, reading a C string, stopped
 ** there, so a pending row's words after one were never found.
 */
@@ -39,9 +40,11 @@ static int foldChar(const unsigned char *z, int n, char *out, int *pnIn) {
   }
   len = hermes_fold_next(z, n, &cp, &bWidth, HERMES_FOLD_ALL);
   folded = hermes_variant_fold(hermes_kana_fold(cp));
-  *pnIn = len;
+  /* Variation selectors after a CJK character go with it, as "selectors 1"
+  ** reads them: 葛 VS17 飾 folds to 葛飾. */
+  *pnIn = hermes_is_cjk(cp) ? len + hermes_selectors_at(z + len, n - len) : len;
   if ((k = hermes_ligature_letters(cp, out)) > 0) return k;
-  if (bWidth || folded != cp) return hermes_utf8_encode(folded, out);
+  if (bWidth || folded != cp || *pnIn != len) return hermes_utf8_encode(folded, out);
   for (k = 0; k < len && k < 4; k++) out[k] = (char)z[k]; /* unfolded: len <= 4 */
   return k;
 }

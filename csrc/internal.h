@@ -90,6 +90,11 @@ unsigned int hermes_kana_fold(unsigned int cp);
 /* True when cp (already folded) belongs to a CJK run. */
 int hermes_is_cjk(unsigned int cp);
 
+/* The bytes of the variation selectors (VS1..VS16, VS17..VS256) at the start
+** of z[0..n): after a CJK character they pick its glyph, never another word,
+** so "selectors 1" and cjk_fold() read them as part of it. */
+int hermes_selectors_at(const unsigned char *z, int n);
+
 /* True when cp is a symbol, punctuation, space or format character newer
 ** than unicode61's Unicode 6.1 tables, which read it as a letter
 ** (csrc/cjk_script.h hermes_late_symbols): a separator under "symbols 1". */

@@ -202,26 +202,6 @@ done:
   return SQLITE_OK;
 }
 
-#define VS_FIRST 0xFE00 /* the variation selectors, VS1..VS16 */
-#define VS_LAST 0xFE0F
-#define IVS_FIRST 0xE0100 /* VS17..VS256, for ideographic variants */
-#define IVS_LAST 0xE01EF
-
-/* The bytes of the variation selectors at the start of z ("selectors 1"): they
-** choose a glyph of the character before them, never another word. */
-static int selectorsAt(const unsigned char *z, int n) {
-  int len = 0;
-  while (len < n) {
-    unsigned int cp;
-    int k = hermes_utf8_decode(z + len, n - len, &cp);
-    if (k <= 0 || !((cp >= VS_FIRST && cp <= VS_LAST) || (cp >= IVS_FIRST && cp <= IVS_LAST))) {
-      break;
-    }
-    len += k;
-  }
-  return len;
-}
-
 /* Emit one colocated mark token: zMark [word1 zMark] word2. */
 static int emitMark(TokenizeState *s, const char *zMark, const HBuf *pWord1, const char *pWord2,
                     int nWord2, int iStart, int iEnd) {
@@ -507,7 +487,7 @@ static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *p
       /* Only the token text changes: offsets stay those of the original. */
       if (s.p->bKana) cp = hermes_kana_fold(cp);
       if (s.p->bVariants) cp = hermes_variant_fold(cp);
-      if (s.p->bSelectors) len += selectorsAt(s.z + i + len, nText - i - len);
+      if (s.p->bSelectors) len += hermes_selectors_at(s.z + i + len, nText - i - len);
       rc = addRunChar(&s, cp, i, i + len);
       if (rc != SQLITE_OK) break;
     } else {

@@ -66,8 +66,9 @@ def fold_width(text: str) -> str:
     (``ｶﾞ`` → ``ガ``).  A letter and the marks that follow it compose as NFC
     composes them (``compose 1``: ``и`` U+0306 → ``й``, Hangul jamo → ``한``,
     ``か`` U+3099 → ``が``), then folds as ``letters 1`` does (``ά`` → ``α``,
-    ``ё`` → ``е``, Hebrew points and Arabic harakat dropped).  Everything else
-    is left alone, as in the C library.
+    ``ё`` → ``е``, Hebrew points and Arabic harakat dropped), and the variation
+    selectors after a CJK character are dropped (``selectors 1``).  Everything
+    else is left alone, as in the C library.
     """
     return "".join(folded_characters(text))
 
@@ -87,8 +88,8 @@ def folded_characters(text: str, limit: int | None = None) -> list[str]:
         ch = text[i]
         cp = ord(ch)
         i += 1
-        if cp < _KATAKANA_FIRST:
-            i = _join_following(text, i, ch, out)
+        if cp < _KATAKANA_FIRST:  # hiragana, 々 and Hangul jamo among them
+            i = _selectors_after(text, _join_following(text, i, ch, out), out[first])
             folded += len(out[first])
             if i - start > 1:
                 out.extend([""] * (i - start - 1))
@@ -108,11 +109,23 @@ def folded_characters(text: str, limit: int | None = None) -> list[str]:
             if len(composed) == 1:
                 ch = composed
                 i += 1
-        i = _join_following(text, i, ch, out)
+        i = _selectors_after(text, _join_following(text, i, ch, out), out[first])
         folded += len(out[first])
         if i - start > 1:
             out.extend([""] * (i - start - 1))
     return out
+
+
+def _selectors_after(text: str, i: int, folded: str) -> int:
+    """``i`` past the variation selectors (VS1..VS16, VS17..VS256) at ``text[i]`` when
+    ``folded`` is a CJK character: they pick its glyph (``selectors 1``: 葛 VS17 飾 is 葛飾)."""
+    while i < len(text) and _is_selector(text[i]) and len(folded) == 1 and is_cjk(ord(folded)):
+        i += 1
+    return i
+
+
+def _is_selector(ch: str) -> bool:
+    return "\ufe00" <= ch <= "\ufe0f" or "\U000e0100" <= ch <= "\U000e01ef"
 
 
 # ``letters 1``: the Latin ligatures PDF text extraction leaves in, as their letters.
@@ -160,8 +173,9 @@ def segments(text: str, fold: bool = True) -> list[tuple[bool, str]]:
     cur: list[str] = []
     cur_cjk = False
     for ch in fold_width(text) if fold else text:
-        # Unfolded, a character is still classed as it folds: half-width ﾗ is kana.
-        if is_cjk(ord(ch)) if fold else has_cjk(ch):
+        # Unfolded, a character is still classed as it folds: half-width ﾗ is kana,
+        # and a variation selector after CJK is part of its character.
+        if is_cjk(ord(ch)) if fold else has_cjk(ch) or (cur_cjk and cur and _is_selector(ch)):
             kind: bool | None = True
         elif is_token_char(ch):
             kind = False

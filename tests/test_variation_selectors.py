@@ -10,12 +10,16 @@ after Han characters are the same case.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 from _support import needs_extension, rebuild_cjk_index, rebuilt_by_optimize_storage
 
+import hermes_fts
 from hermes_fts import loader
+from hermes_fts.query.plan import fold_text
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -76,3 +80,58 @@ def test_an_index_built_before_the_option_is_rebuilt_by_optimize_storage(tmp_pat
     rebuild_cjk_index(st, " selectors 1")
     status = "variation selectors split CJK words"
     rebuilt_by_optimize_storage(st, "selectors", "葛飾", row, status, "variation selector")
+
+
+@pytest.mark.parametrize(
+    "text, plain",
+    [
+        (f"葛{IVS}飾区", "葛飾区"),
+        (f"渡邉{IVS}{IVS}さん", "渡邉さん"),
+        (f"か{IVS}き", "かき"),  # hiragana is CJK too
+        (f"a{IVS}b ❤\ufe0f", f"a{IVS}b ❤\ufe0f"),  # after anything else it stays
+        (f"{IVS}葛", f"{IVS}葛"),
+    ],
+)
+def test_the_like_scan_folds_a_selector_away_as_the_index_reads_it(text: str, plain: str) -> None:
+    # The LIKE scan compares cjk_fold(column) with the pattern through fold_text;
+    # both kept the selector, so a row the index had not taken yet was found by
+    # 葛󠄀飾 only, and the index found it by 葛飾 too.
+    conn = hermes_fts.connect(":memory:")
+    assert conn.execute("SELECT cjk_fold(?)", (text,)).fetchone()[0] == fold_text(plain)
+    assert fold_text(text) == fold_text(plain)
+    # cjk_fold_find counts the characters as written: the selector is one of them.
+    assert conn.execute("SELECT cjk_fold_find(?, '飾')", (f"葛{IVS}飾",)).fetchone()[0] == 2
+
+
+def _shell_rows(path: Path, texts: list[str]) -> None:
+    """``texts`` written by the sqlite3 shell, as Hermes writes: pending for the CJK index."""
+    script = "".join(
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        f"VALUES('s1', 'user', CAST(x'{t.encode().hex()}' AS TEXT), 1700000001);"
+        for t in texts
+    )
+    subprocess.run([str(shutil.which("sqlite3")), str(path), script], check=True, timeout=60)
+
+
+@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="needs the sqlite3 shell")
+def test_a_pending_row_is_found_as_the_index_finds_it(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    with SessionStore(path) as st:
+        st.add_session("s1", "cli")
+        st.add_message("s1", "user", "seed")
+    _shell_rows(path, [f"{a} です" for a, _ in SAME])
+    queries = [q for pair in SAME for q in pair] + ['"葛飾区 です"', "NEAR(渡邉さん です, 1)"]
+    with SessionStore(path, readonly=True) as waiting:
+        assert waiting.index_state()["cjk_pending"] == len(SAME)
+        pending = {q: _ids(waiting, q) for q in queries}
+        scanned = {
+            q: sorted(r["id"] for r in waiting.search(q, route="like_scan").rows) for q in queries
+        }
+        snippet = waiting.search("葛飾").rows[0]["snippet"]
+    with SessionStore(path) as st:
+        st.optimize_storage(vacuum=False)
+        indexed = {q: _ids(st, q) for q in queries}
+    assert all(indexed.values()), indexed
+    assert pending == scanned == indexed
+    # The LIKE snippet marks the word with its selector, as the index's does.
+    assert f">>>葛{IVS}飾<<<" in snippet
