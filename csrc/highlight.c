@@ -129,6 +129,10 @@ static int refineSingleChar(InstTokenFn xInstToken, Fts5Context *pFts, int iInst
     int bFolded;
     int len = hermes_fold_next((const unsigned char *)z + i, n - i, &cp[nChar], &bFolded,
                               HERMES_FOLD_ALL);
+    /* "selectors 1": a CJK character's variation selectors are part of it. */
+    if (hermes_is_cjk(cp[nChar])) {
+      len += hermes_selectors_at((const unsigned char *)z + i + len, n - i - len);
+    }
     aOff[nChar++] = i;
     i += len;
   }

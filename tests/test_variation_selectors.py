@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from _cjk_hosts import HOSTS, host_db
 from _support import needs_extension, rebuild_cjk_index, rebuilt_by_optimize_storage
 
 import hermes_fts
@@ -135,3 +136,34 @@ def test_a_pending_row_is_found_as_the_index_finds_it(tmp_path: Path) -> None:
     assert pending == scanned == indexed
     # The LIKE snippet marks the word with its selector, as the index's does.
     assert f">>>葛{IVS}飾<<<" in snippet
+
+
+@pytest.mark.parametrize(
+    "query, marked",
+    [("葛", f">>>葛{IVS}<<<飾区"), ("飾", f"葛{IVS}>>>飾<<<区"), ("区", f"飾>>>区{IVS}<<<に")],
+)
+def test_a_one_character_hit_marks_its_character_with_its_selector(
+    tmp_path: Path, query: str, marked: str
+) -> None:
+    # A bigram holding a selector is three code points; the narrowing looked for
+    # two, so the query 葛 marked 葛󠄀飾 on the index route.
+    with SessionStore(tmp_path / "state.db") as st:
+        st.add_session("s1", "cli")
+        st.add_message("s1", "user", f"葛{IVS}飾区{IVS}に住んでいます")
+        for route in ("fts_cjk", "like_scan"):
+            (row,) = st.search(query, route=route).rows
+            assert marked in row["snippet"], (route, row["snippet"])
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_cjk_highlight_narrows_a_character_with_its_selector(
+    host: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    db = host_db(host, tmp_path_factory)
+    db.run("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61 unigrams 1 selectors 1')")
+    db.run("INSERT INTO t VALUES (?)", (f"葛{IVS}飾区",))
+    got = db.value("SELECT cjk_highlight(t, 0, '[', ']') FROM t WHERE t MATCH '葛'")
+    if db.sqlite_version >= (3, 45, 0):  # xInstToken says which character matched
+        assert got == f"[葛{IVS}]飾区"
+    else:  # the whole bigram; the search layer narrows it (above)
+        assert got == f"[葛{IVS}飾]区"

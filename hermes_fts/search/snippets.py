@@ -352,6 +352,9 @@ def _variants_by_fold() -> dict[str, list[str]]:
     return forms
 
 
+_SELECTORS = "[\ufe00-\ufe0f\U000e0100-\U000e01ef]"
+
+
 def narrow_single_char_hits(snippet: str, q: Query) -> str:
     """Mark just the character when a one-character term hit inside a bigram.
 
@@ -377,7 +380,9 @@ def single_char_narrowing(q: Query) -> Callable[[str], str] | None:
     # the query finds those, so the other marks cost no Python call.
     spellings = {ch for single in singles for ch in _spellings(single)}
     chars = "".join(re.escape(ch) for ch in sorted(spellings))
-    pair = re.compile(f"{OPEN}(?:([{chars}])([^{CLOSE}])|([^{CLOSE}])([{chars}])){CLOSE}")
+    # A character with the variation selectors after it (``selectors 1``: 葛󠄀 is 葛).
+    single, other = f"[{chars}]{_SELECTORS}*", f"[^{CLOSE}]{_SELECTORS}*"
+    pair = re.compile(f"{OPEN}(?:({single})({other})|({other})({single})){CLOSE}")
 
     def narrow(m: re.Match[str]) -> str:
         if any(fold_text(m.group(0)[1:-1]) in t for t in longer):
