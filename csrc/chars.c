@@ -254,17 +254,38 @@ static unsigned int codePointAt(const unsigned char *z, int n, int i) {
   return cp;
 }
 
+/* Whether the code point at byte i is drawn with the one at byte iPrev before
+** it, regional indicators apart (a flag's pairing needs the whole run). */
+static int joinsPrevious(const unsigned char *z, int n, int iPrev, int i) {
+  unsigned int cp = codePointAt(z, n, i);
+  if (codePointAt(z, n, iPrev) == ZERO_WIDTH_JOINER) return 1;
+  return cp >= HERMES_JOINING_MIN && inRanges(hermes_joining, HERMES_JOINING_N, cp);
+}
+
 int hermes_inside_char(const unsigned char *z, int n, const int *aChar, int k) {
   unsigned int cp;
   unsigned int before;
   int run = 0;
   if (k <= 0 || aChar[k] >= n) return 0;
+  if (joinsPrevious(z, n, aChar[k - 1], aChar[k])) return 1;
   cp = codePointAt(z, n, aChar[k]);
   before = codePointAt(z, n, aChar[k - 1]);
-  if (before == ZERO_WIDTH_JOINER) return 1;
-  if (cp >= HERMES_JOINING_MIN && inRanges(hermes_joining, HERMES_JOINING_N, cp)) return 1;
   if (!isRegional(cp) || !isRegional(before)) return 0;
   /* Flags pair regional indicators from the start of their run. */
   while (k - run > 0 && isRegional(codePointAt(z, n, aChar[k - run - 1]))) run++;
   return run % 2 == 1;
+}
+
+int hermes_char_end(const unsigned char *z, int n, int i) {
+  int iPrev = i - 1;
+  unsigned int cp;
+  if (i <= 0) return i;
+  /* The code point before i: back over continuation bytes, if they decode so. */
+  while (iPrev > 0 && i - iPrev < 4 && (z[iPrev] & 0xC0) == 0x80) iPrev--;
+  if (hermes_utf8_decode(z + iPrev, n - iPrev, &cp) != i - iPrev) iPrev = i - 1;
+  while (i < n && joinsPrevious(z, n, iPrev, i)) {
+    iPrev = i;
+    i += hermes_utf8_decode(z + i, n - i, &cp);
+  }
+  return i;
 }

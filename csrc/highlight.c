@@ -199,6 +199,9 @@ static int collectHits(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int iCol
       rc = refineSingleChar(xInstToken, pFts, i, z, n, &aHit[nHit]);
       if (rc != SQLITE_OK) goto done;
     }
+    /* A token ends before a mark the tokenizer separates (東京 U+0301, a
+    ** Devanagari vowel sign): the span keeps the character whole. */
+    aHit[nHit].iEnd = hermes_char_end((const unsigned char *)z, n, aHit[nHit].iEnd);
     nHit++;
   }
   qsort(aHit, (size_t)nHit, sizeof(Span), cmpSpan);

@@ -106,6 +106,11 @@ int hermes_is_late_symbol(unsigned int cp);
 ** tone, a Hangul vowel or final jamo, a flag's second regional indicator.  A
 ** snippet's edge never falls there (hermes_fts/_display.py reads text alike). */
 int hermes_inside_char(const unsigned char *z, int n, const int *aChar, int k);
+/* Byte offset i (a code point boundary of z[0..n)) moved past what is drawn
+** with the code point before it (marks, joiners, selectors, skin tones), so a
+** highlight ending there keeps its character whole.  A token never ends
+** inside a flag, so regional indicators are not paired here. */
+int hermes_char_end(const unsigned char *z, int n, int i);
 
 /* ---- a growable byte buffer on SQLite's allocator (buffer.c) ------------ */
 

@@ -152,6 +152,29 @@ def test_snippet_width_folded_and_surrogate_pairs(db: Db) -> None:
 
 
 @pytest.mark.parametrize(
+    "text, query, expected",
+    [
+        # a combining mark the tokenizer separates from the CJK before it
+        ("東京\u0301タワー", "東京", "[東京\u0301]タワー"),
+        ("東京\u0301\u0302タワー", "東京", "[東京\u0301\u0302]タワー"),
+        # a joiner and the emoji it joins, a skin tone after a word
+        ("部署\u200d\U0001f468 ok", "部署", "[部署\u200d\U0001f468] ok"),
+        ("ok\U0001f3fb fine", "ok", "[ok\U0001f3fb] fine"),
+        ("東京タワー", "東京", "[東京]タワー"),  # nothing drawn with the hit: as before
+    ],
+)
+def test_a_highlight_keeps_the_character_it_ends_in_whole(
+    db: Db, text: str, query: str, expected: str
+) -> None:
+    # The span ended at the token's last byte, so the mark drawn with that
+    # character came after the close marker (>>>東京<<<́), where the LIKE
+    # scan's snippet of the same row keeps it inside.
+    make_table(db, [(text,)], options="compose 1 symbols 1")
+    assert highlight(db, query) == [expected]
+    assert snippet(db, query, 64) == [expected]
+
+
+@pytest.mark.parametrize(
     "sql",
     [
         "SELECT cjk_highlight(t, 0, '[') FROM t WHERE t MATCH '中国'",
