@@ -12,7 +12,7 @@ import functools
 import re
 import unicodedata
 
-from ._cjk_ranges import LETTER_FOLD, is_cjk, is_dropped_mark
+from ._cjk_ranges import LETTER_FOLD, RANGES, is_cjk, is_dropped_mark
 
 _HALFWIDTH_KANA_FIRST = 0xFF65
 _HALFWIDTH_KANA_LAST = 0xFF9F
@@ -205,7 +205,19 @@ def fold_case(token: str) -> str:
     every search seconds."""
     if token.isascii() or not _MAY_FOLD.search(token):
         return token.lower()
-    return "".join(map(_fold_character, token))
+    return "".join(map(_fold_character, _MARKS_AFTER_CJK.sub(_spaces, token)))
+
+
+def _spaces(found: re.Match[str]) -> str:
+    return " " * len(found[0])
+
+
+# Combining diacritics right after a CJK character: the tokenizer starts no word
+# with one, so there they separate (ー and U+0301 before ラ is no ーラ), where inside
+# a word they are dropped.
+_MARKS_AFTER_CJK = re.compile(
+    "(?<=[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in RANGES) + "])[\u0300-\u036f]+"
+)
 
 
 @functools.lru_cache(maxsize=8192)

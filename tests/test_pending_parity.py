@@ -217,6 +217,21 @@ def test_punctuation_beside_a_cjk_word_is_a_separator_on_every_route(tmp_path, q
         assert _found(waiting, query) == expected
 
 
+@pytest.mark.parametrize("query", ["ーラーメン", "東京タワー", "東京", "タワー", '"東京 タワー"'])
+def test_a_combining_mark_after_cjk_separates_in_a_pending_row_too(tmp_path, query):
+    """A combining accent right after a CJK character is a separator to the
+    tokenizer (no word starts with one); the pending rows' case and diacritic
+    fold dropped it as inside a Latin word, so ーラーメン found ー + U+0301 +
+    ラーメン while the row was pending, and lost it once indexed."""
+    marked = [("s1", "user", "ー\u0301ラーメン屋"), ("s1", "user", "東京\u0301\u0302タワー")]
+    indexed, pending = _stores(tmp_path, marked + [("s2", "user", "ーラーメン 東京タワー")])
+    with SessionStore(indexed, readonly=True) as taken:
+        expected = _found(taken, query)
+        assert expected[0] and expected[1] == "fts_cjk"
+    with SessionStore(pending, readonly=True) as waiting:
+        assert _found(waiting, query) == expected
+
+
 # Mixed scripts, folds and punctuation for the seeded parity run below.
 MIXED = [
     ("s1", "user", "数据库迁移的方案。"),
