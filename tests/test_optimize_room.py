@@ -434,6 +434,9 @@ def test_a_disk_filling_while_the_backlog_is_applied_still_gets_the_wal_truncate
         status = cli.main([how, *yes, "--json", "--db", str(db)])
         doc = json.loads(capsys.readouterr().out)
         assert status == 1 and doc["reason"] == "disk_full", doc
+        # A failed document says why, as every --json error does (optimize-storage's had none).
+        assert doc["success"] is False, doc
+        assert doc["error"].startswith("stopped to keep the disk's last room for Hermes"), doc
     assert len(checks) >= 2
     assert space.file_sizes(db)[1] == 0  # the applied batch is in the main file
     monkeypatch.undo()

@@ -527,6 +527,8 @@ def _optimize(
     )
     if args.json:
         stopped = {"reason": "no_extension", "error": stuck} if stuck else {}
+        if not result.get("ok"):  # every failed document says why, as the text does
+            stopped = {"error": carry_store(args, _failure_text(result))}
         emit_json({**result, "success": bool(result.get("ok")) and not stuck, **stopped})
         return 0 if result.get("ok") and not stuck else 1
     if not result.get("ok"):
