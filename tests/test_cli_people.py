@@ -19,6 +19,7 @@ import pytest
 from _tool_fixtures import T0, conversation
 
 import hermes_fts
+from hermes_fts.cli import build_parser
 from hermes_fts.store import SessionStore
 
 REPO = Path(__file__).resolve().parents[1]
@@ -316,6 +317,24 @@ def test_a_missing_store_is_one_error_with_one_exit_status(tmp_path, words):
         payload = json.loads(proc.stdout)
         assert payload["success"] is False and payload["error"].startswith(expected[7:])
     assert not (tmp_path / "state.db").exists()
+
+
+@pytest.mark.parametrize("flag", ["--j", "--js", "--jso"])
+def test_json_abbreviated_as_argparse_allows_makes_errors_json_too(tmp_path, flag):
+    """argparse reads ``--js`` as ``--json``: the answers were JSON, but an error was a
+    line on stderr and stdout stayed empty, no document for the script to read."""
+    for argv in (["search", "deploy", flag], [flag, "status"], ["browse", "--limit", "0", flag]):
+        proc = run(tmp_path, *argv)
+        assert proc.returncode == 2 and proc.stderr == "", proc.stderr
+        assert json.loads(proc.stdout)["success"] is False, proc.stdout
+    # After `--` it is query text, as --json itself is.
+    proc = run(tmp_path, "search", "--", "deploy", flag)
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.startswith("Error: ")
+    # The check reads any prefix of --json as it: no other option may start --j.
+    parser = build_parser(configure_all=True)
+    subparsers = next(a for a in parser._actions if a.dest == "command").choices.values()
+    options = {o for p in (parser, *subparsers) for o in p._option_string_actions}
+    assert {o for o in options if o.startswith("--j")} == {"--json"}
 
 
 @pytest.mark.parametrize(

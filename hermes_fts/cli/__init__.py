@@ -56,9 +56,10 @@ def store_error_text(exc: StoreError) -> str:
 
 
 def _wants_json(argv: list[str]) -> bool:
-    """Whether ``--json`` was given, looked up before (or without) a successful parse."""
+    """Whether ``--json`` was given, looked up before (or without) a successful parse;
+    as argparse reads it, abbreviated too (``--js``: no other option starts ``--j``)."""
     words = argv[: argv.index("--")] if "--" in argv else argv
-    return "--json" in words
+    return any(len(word) >= 3 and "--json".startswith(word) for word in words)
 
 
 def _fail(message: str, status: int, as_json: bool) -> int:
