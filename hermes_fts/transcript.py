@@ -17,6 +17,7 @@ visibility follows the ``active``/``compacted``/``display_kind`` markers:
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import sqlite3
@@ -118,6 +119,31 @@ def each_message(
     )
     for raw in cur:
         yield _hydrated(row_dict(cur, raw))
+
+
+def counted_messages(
+    conn: sqlite3.Connection, session_id: str, *, readable: bool = False
+) -> tuple[int, Iterator[dict[str, Any]]]:
+    """How many messages ``each_message`` gives, and those messages, of one moment (one
+    statement): counted apart, a message Hermes wrote between the count and the read
+    made the count one short of the messages read."""
+    shown = f"session_id = :s{f' AND {_READABLE}' if readable else ''}"
+    cur = conn.execute(
+        f"SELECT *, (SELECT count(*) FROM messages WHERE {shown}) AS _total"
+        f" FROM messages WHERE {shown} ORDER BY id",
+        {"s": session_id},
+    )
+    first = cur.fetchone()
+    if first is None:
+        return 0, iter(())
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for raw in itertools.chain([first], cur):
+            row = row_dict(cur, raw)
+            del row["_total"]
+            yield _hydrated(row)
+
+    return int(first[-1]), rows()
 
 
 # What a read of a session shows, as a scroll's window does: rewound rows (the user
@@ -745,6 +771,12 @@ class Views:
     def each_message(self, session_id: str, *, readable: bool = False) -> Iterator[dict[str, Any]]:
         """``get_messages`` one at a time, read as they are asked for."""
         return each_message(self._conn, _session(session_id), readable=readable)
+
+    def counted_messages(
+        self, session_id: str, *, readable: bool = False
+    ) -> tuple[int, Iterator[dict[str, Any]]]:
+        """``count_messages`` and ``each_message`` of one moment, however Hermes writes."""
+        return counted_messages(self._conn, _session(session_id), readable=readable)
 
     def session_preview(self, session_id: str) -> str:
         """The session's first visible user message on one line, shortened."""

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from hermes_fts.cli import main
+from hermes_fts.cli import history, main, output
 from hermes_fts.store import SessionStore
 from hermes_fts.tool import Call, run_call
 
@@ -162,3 +165,42 @@ def test_read_full_json_is_written_as_it_is_read(
     events = [json.loads(line) for line in err.read_text(encoding="utf-8").splitlines()]
     assert (events[-1]["done"], events[-1]["total"]) == (MESSAGES, MESSAGES)
     assert peak < 8_000_000, peak
+
+
+@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="needs the sqlite3 shell")
+@pytest.mark.parametrize("as_json", [False, True])
+def test_read_full_counts_the_messages_it_shows_while_another_process_writes(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    as_json: bool,
+) -> None:
+    """`read --full` counted the session's messages, then read them: a message another
+    process (Hermes, here the sqlite3 shell) wrote in between was shown, one more than the
+    count the header gave (`--json`: message_count); seen with Hermes writing the session."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("live", "cli")
+        for i in range(5):
+            store.add_message("live", "user", f"message {i}")
+    # The other process writes as the header goes out, before the first message does.
+    owner, name = (output.JsonList, "begin") if as_json else (history, "_print_session_header")
+    header = getattr(owner, name)
+
+    def write_then_header(*args: Any) -> None:
+        subprocess.run(
+            ["sqlite3", str(db), "INSERT INTO messages(session_id, role, content, timestamp)"
+             " VALUES ('live', 'user', 'late', 2e9);"],
+            check=True,
+        )  # fmt: skip
+        header(*args)
+
+    monkeypatch.setattr(owner, name, write_then_header)
+    assert main(["--db", str(db), *(["--json"] if as_json else []), "read", "live", "--full"]) == 0
+    out = capsys.readouterr().out
+    if as_json:
+        doc = json.loads(out)
+        assert doc["message_count"] == len(doc["messages"]) == 5, doc
+    else:
+        shown = re.findall(r"^    #(\d+) ", out, flags=re.M)
+        assert "5 messages" in out.splitlines() and len(shown) == 5, out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._params import SQLITE_INT_MAX
@@ -253,12 +253,13 @@ def _read_into(
 ) -> dict[str, Any]:
     """A full read handed to ``sink`` message by message: a session of 400,000 held
     whole took 400 MB, and printing it began only once it was all read."""
-    session_id = frame["session_id"]
-    frame["message_count"] = ctx.store.count_messages(session_id, readable=True)
+    # The count the header says and the messages that follow it, of one moment.
+    total, messages = ctx.store.counted_messages(frame["session_id"], readable=True)
+    frame["message_count"] = total
     frame["truncated"] = False
     if ctx.found_elsewhere:  # the header names where the session was found
         frame["profile"] = ctx.profile
-    _read_whole(ctx, session_id, progress, sink(dict(frame)), frame["message_count"])
+    _read_whole(ctx, frame["session_id"], progress, sink(dict(frame)), total, messages)
     return frame
 
 
@@ -271,13 +272,16 @@ def _read_whole(
     progress: Callable[[int, int], None] | None,
     each: Callable[[dict[str, Any]], None],
     total: int | None = None,
+    messages: Iterator[dict[str, Any]] | None = None,
 ) -> int:
     """Every message a read shows, shaped whole, each handed to ``each`` as it is read;
-    how many.  ``total``: the count when the caller has it."""
+    how many.  ``total`` and ``messages``: the count and the messages when the caller has them."""
     if total is None:
         total = ctx.store.count_messages(session_id, readable=True) if progress else 0
+    if messages is None:
+        messages = ctx.store.each_message(session_id, readable=True)
     done = 0
-    for message in ctx.store.each_message(session_id, readable=True):
+    for message in messages:
         each(shape_message(message))
         done += 1
         if progress is not None and done % _PROGRESS_EVERY == 0 and done < total:
