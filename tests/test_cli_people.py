@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -478,3 +479,27 @@ def test_a_backfill_under_way_says_its_searches_are_exact_not_that_hits_are_miss
     note = data["index_rebuild"]["note"]
     assert "0% done" in note and "hermes-fts optimize-storage" in note
     assert "missing" not in note and "no hit is left out" in note
+
+
+def test_json_notes_and_status_name_the_store_chosen(tmp_path):
+    """With ``--db``, the text output's notes name `hermes-fts optimize-storage --db PATH`;
+    ``--json``'s (search's ``index_rebuild`` note, status' reasons) named it bare, which
+    runs on the default store, not the one searched."""
+    from hermes_fts.index import maintain
+    from hermes_fts.index.schema import CJK
+
+    db = tmp_path / "elsewhere" / "state.db"
+    db.parent.mkdir()
+    with SessionStore(db) as store:
+        conversation(store, "s1", [("user", "deploy the server"), ("assistant", "done")])
+        maintain.reset_index(store._conn, CJK)  # a backfill waits: notes name optimize-storage
+    home = tmp_path / "home"
+    home.mkdir()
+    for argv in (["search", "deploy"], ["status"]):
+        code, data = run_json(home, *argv, "--db", str(db))
+        text = json.dumps(data)
+        commands = re.findall(r"`hermes-fts ([^`]*)`", text)
+        assert code == 0 and any(c.startswith("optimize-storage") for c in commands), text
+        assert all(f"--db {db}" in c for c in commands), commands
+    proc = run(home, "search", "deploy", "--db", str(db))  # the text output, as it was
+    assert f"`hermes-fts optimize-storage --db {db}`" in proc.stdout, proc.stdout

@@ -29,6 +29,7 @@ from .output import bar, emit_json, human_bytes
 from .progress import ProgressBar, say
 from .registry import (
     CommandError,
+    carry_everywhere,
     carry_store,
     command,
     command_pause,
@@ -90,7 +91,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     home = db_path(args).absolute().parent if args.db or args.profile else hermes_home()
     data["hermes_plugin"] = hermes_host.plugin_status(home)
     if args.json:
-        emit_json({"success": True, **data, **getattr(args, "status_extra", {})})
+        # Every command it names runs on this store, as the text's lines do.
+        emit_json(
+            {"success": True, **carry_everywhere(args, data), **getattr(args, "status_extra", {})}
+        )
         return 0
 
     def show(line: str) -> None:  # every `hermes-fts ...` it names: on this store

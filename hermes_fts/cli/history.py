@@ -53,6 +53,7 @@ from .progress import ProgressBar, waiting
 from .registry import (
     CommandError,
     bounded_int,
+    carry_notes,
     carry_store,
     command,
     follow_up,
@@ -312,7 +313,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         marks=None if args.json else SEARCH_MARKS,  # --json: the tool's >>> <<<
     )
     if args.json:
-        emit_json(payload)
+        emit_json(carry_notes(args, payload))
         return 0
     _print_search(payload, elapsed, args, use_color(), sys.stdout)
     return 0
@@ -384,7 +385,7 @@ def _show_session(args: argparse.Namespace, session: str) -> tuple[dict[str, Any
     output.  Returns ``(payload, colour)`` for the caller to print the messages."""
     payload, elapsed = _run(args, session)
     if args.json:
-        emit_json(payload)
+        emit_json(carry_notes(args, payload))
         return None
     color = use_color()
     _print_session_header(args, payload, elapsed, color)
@@ -515,7 +516,7 @@ def cmd_scroll(args: argparse.Namespace) -> int:
         beyond=beyond,
     )
     if args.json:
-        emit_json(payload)
+        emit_json(carry_notes(args, payload))
         return 0
     color = use_color()
     _print_session_header(args, payload, elapsed, color)
@@ -552,7 +553,7 @@ def _browse_args(p: argparse.ArgumentParser) -> None:
 def cmd_browse(args: argparse.Namespace) -> int:
     payload, elapsed = _run(args, limit=args.limit, offset=args.offset)
     if args.json:
-        emit_json(payload)
+        emit_json(carry_notes(args, payload))
         return 0
     color = use_color()
     rows = payload["results"]

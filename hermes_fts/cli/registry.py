@@ -479,6 +479,32 @@ def carry_store(args: Any, text: str) -> str:
     return re.sub(r"`hermes-fts ([^`]*)`", lambda m: f"`{follow_up(args, m.group(1))}`", text)
 
 
+def carry_notes(args: Any, payload: dict[str, Any]) -> dict[str, Any]:
+    """A ``--json`` payload of the tool with its notes carried (``carry_store``), as the
+    text output prints them; the stored text it holds stays as stored."""
+    out = dict(payload)
+    if out.get("query_notes"):
+        out["query_notes"] = [carry_store(args, note) for note in out["query_notes"]]
+    if isinstance(out.get("index_rebuild"), dict) and out["index_rebuild"].get("note"):
+        out["index_rebuild"] = {
+            **out["index_rebuild"],
+            "note": carry_store(args, out["index_rebuild"]["note"]),
+        }
+    return out
+
+
+def carry_everywhere(args: Any, value: Any) -> Any:
+    """``value``, a document of ours that holds no stored text (``status``), with every
+    string in it carried (``carry_store``)."""
+    if isinstance(value, str):
+        return carry_store(args, value)
+    if isinstance(value, dict):
+        return {key: carry_everywhere(args, item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [carry_everywhere(args, item) for item in value]
+    return value
+
+
 def _store_flags(args: Any, subcommand: str) -> str:
     if subcommand not in SUBCOMMANDS or subcommand in _NO_STORE:
         return ""
