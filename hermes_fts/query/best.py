@@ -30,6 +30,7 @@ from .question import (
     ALONE_NOTE,
     CJK_FUNCTION_CHARS,
     CJK_STOP_WORDS,
+    HAN_PAIR,
     KO_ENDINGS,
     STOP_WORDS,
     Reading,
@@ -383,17 +384,40 @@ def _junctions(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
     """Bigrams of a sentence with no spaces that join two common words (们讨 in
     我们讨论): a piece of each, no word of the user's.  A bigram common only by a
     particle (的指, 弹是) or across a Japanese particle (た仕, 事は) is a boundary,
-    not a word: 指弹 and 仕事 between them are words."""
+    not a word: 指弹 and 仕事 between them are words.  In Chinese, so is one
+    that starts where a common word ends (过部 of 讨论过部署, 们上 of 我们上次) and
+    one holding a pronoun (你提 of 你提到, 跟我 of 跟我说): see ``_framing``."""
     out: set[Term] = set()
     for node in _sentences(written):
         for cjk, seg in segments(node.text):
             pairs = [seg[i : i + 2] for i in range(len(seg) - 1)] if cjk else []
             out |= {
                 Term(pairs[i])
-                for i in range(1, len(pairs) - 1)
-                if _common(pairs[i - 1]) and _common(pairs[i + 1])
+                for i in range(len(pairs))
+                if 0 < i < len(pairs) - 1
+                and _common(pairs[i - 1])
+                and _common(pairs[i + 1])
+                or _framing(pairs, i)
             }
     return out
+
+
+# The pronouns a question is put with (你提到, 我说过, 跟你说): glued to the verb
+# beside them they make a bigram of grammar.  Words that hold one all the same:
+_PRONOUNS = frozenset("你您我")
+_PRONOUN_WORDS = frozenset("自我 迷你 我国 我司 我方 忘我 你好".split())
+
+
+def _framing(pairs: Sequence[str], i: int) -> bool:
+    """Whether the Chinese bigram ``pairs[i]`` of a sentence only frames it: it starts
+    where a common word ends (过部 of 讨论过部署: 部署 is the word) or holds a
+    pronoun (你提 of 你提到什么部署).  Searched, it found every message that says
+    "you mentioned" and ranked it beside the one about 部署."""
+    pair = pairs[i]
+    if not HAN_PAIR.fullmatch(pair) or _common(pair):
+        return False  # kana: a Japanese pair across two words is ``straddles``'s
+    after_common = i > 0 and _common(pairs[i - 1])
+    return after_common or (bool(_PRONOUNS & set(pair)) and pair not in _PRONOUN_WORDS)
 
 
 def _common(pair: str) -> bool:

@@ -40,6 +40,7 @@ __all__ = [
     "ALONE_NOTE",
     "CJK_FUNCTION_CHARS",
     "CJK_STOP_WORDS",
+    "HAN_PAIR",
     "KO_ENDINGS",
     "STOP_WORDS",
     "Reading",
@@ -145,7 +146,7 @@ class Reading:
     notes: tuple[str, ...] = ()
     written: frozenset[str] = frozenset()
     # (word, pair): the two Han characters across a time word's end, searched as a
-    # part of the word after it (``_HAN_PAIR``), never deciding on their own.
+    # part of the word after it (``HAN_PAIR``), never deciding on their own.
     joins: tuple[tuple[Term, Term], ...] = ()
     # One character a time or category word left alone in a sentence (``_left_alone``):
     # in ``aside``, and never searched on its own, even when nothing else is left.
@@ -229,7 +230,7 @@ def _stretches(words: list[Word]) -> Iterator[list[tuple[int, int]]]:
 
 def _mark_times(words: list[Word], marks: list[list[Span]], joins: list[Term]) -> list[TimeWords]:
     """Find the time words of each stretch; mark their characters in the words.  The
-    two Han characters across a time word's end join ``joins`` (see ``_HAN_PAIR``)."""
+    two Han characters across a time word's end join ``joins`` (see ``HAN_PAIR``)."""
     found: list[TimeWords] = []
     for run in _stretches(words):
         text = " ".join(words[i][0].text for i, _ in run)
@@ -244,7 +245,7 @@ def _mark_times(words: list[Word], marks: list[list[Span]], joins: list[Term]) -
                 if lo < hi:
                     marks[i].append((lo - offset, hi - offset))
                     word = words[i][0].text
-                    if _HAN_PAIR.fullmatch(word[hi - offset - 1 : hi - offset + 1]):
+                    if HAN_PAIR.fullmatch(word[hi - offset - 1 : hi - offset + 1]):
                         joins.append(Term(word[hi - offset - 1 : hi - offset + 1]))
     return found
 
@@ -266,7 +267,7 @@ def _inside_korean_word(text: str, start: int, end: int) -> bool:
 # mayor of Tianjin, 前日本首相 a former Japanese prime minister, 今日头条 an app.
 # Cut out, the time word took 天津 or 日本 with it; the pair across its end is
 # searched too, a word if the sentence has one there.
-_HAN_PAIR = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]{2}")
+HAN_PAIR = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]{2}")
 
 
 def _mark_categories(

@@ -1,0 +1,65 @@
+"""The frame of a question about a past conversation decides nothing (docs/QUERY.md).
+
+"你提到了什么部署" (what deployment did you mention?) is about 部署; 你提到 ("you
+mentioned") only frames it.  Chinese and Japanese write no spaces, so a
+sentence is searched by its bigrams: those of the frame, and those across the
+frame's edge, must not be searched beside the word the question is about,
+or every message that says "you mentioned" is found with it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _support import needs_extension
+from _tool_fixtures import T0, conversation, open_store
+
+from hermes_fts import session_search
+from hermes_fts.query.best import best_match
+from hermes_fts.query.syntax import parse_query
+
+pytestmark = needs_extension
+
+
+def searched(question: str) -> list[str]:
+    return [t.text for t in best_match(parse_query(question)).terms]
+
+
+def found(tmp_path: Path, question: str, answer: str, decoy: str) -> list[str]:
+    """The sessions ``question`` finds among one that holds ``answer`` and a newer one
+    that holds ``decoy`` (the frame, and none of the question's words)."""
+    st = open_store(tmp_path / "state.db")
+    try:
+        conversation(st, "answer", [("user", answer)], start=T0)
+        conversation(st, "decoy", [("user", decoy)], start=T0 + 10)
+        return [r["session_id"] for r in session_search(st, query=question)["results"]]
+    finally:
+        st.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "frame", "decoy"),
+    [
+        ("你提到了什么部署", "你提", "你提的建议很好"),
+        ("你说过什么部署", "你说", "你说得对"),
+        ("你之前提到的部署", "你之", "你之后再来吧"),
+        ("我们什么时候讨论过部署", "过部", "经过部分测试"),
+        ("你跟我说过部署吗", "跟我", "跟我来"),
+        ("我问过你部署的事", "你部", "你部门的人"),
+        ("我们讨论的那个部署问题", "个部", "这个部分很难"),
+    ],
+)
+def test_a_chinese_frame_glued_to_the_word_is_not_searched(
+    tmp_path: Path, question: str, frame: str, decoy: str
+) -> None:
+    """你提 (you + mention), 跟我 (with me), and 过部, 个部 across the end of 讨论过 and
+    那个 were searched beside 部署, so a chat that only held them was found too."""
+    assert frame not in searched(question)
+    assert "部署" in searched(question)
+    assert found(tmp_path, question, "部署已经完成了", decoy) == ["answer"]
+
+
+@pytest.mark.parametrize("word", ["迷你", "自我"])
+def test_a_word_holding_a_pronoun_is_still_searched(word: str) -> None:
+    assert word in searched(f"我们聊的{word}主机")
