@@ -63,3 +63,22 @@ def test_a_chinese_frame_glued_to_the_word_is_not_searched(
 @pytest.mark.parametrize("word", ["迷你", "自我"])
 def test_a_word_holding_a_pronoun_is_still_searched(word: str) -> None:
     assert word in searched(f"我们聊的{word}主机")
+
+
+@pytest.mark.parametrize(
+    ("question", "frame", "decoy"),
+    [
+        ("我们上次聊的部署", "上次", "上次的会议很长"),
+        ("你还记得关于部署的对话吗", "关于", "关于这个问题"),
+        ("我们刚才聊天说的部署", "聊天", "聊天很开心"),
+        ("你刚刚告诉我的部署", "告诉", "告诉他吧"),
+        ("我们谈论过部署吗", "谈论", "大家都在谈论"),
+    ],
+)
+def test_a_chinese_framing_word_is_not_searched(
+    tmp_path: Path, question: str, frame: str, decoy: str
+) -> None:
+    """上次 (last time), 关于 (about), 聊天 (chat), 告诉 (told) and 谈论 (discuss) frame a
+    question as 讨论 and 记得 do, but were searched beside 部署."""
+    assert frame not in searched(question)
+    assert found(tmp_path, question, "部署已经完成了", decoy) == ["answer"]

@@ -75,6 +75,7 @@ mention mentioned
 # words (`新干线是` gives 线是).
 CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀么什哪谁是")
 # The last lines frame a question (你还记得…, …的对话, 怎么回事, 讨论过, 聊了, 話した;
+# 上次聊天 (when we chatted last time), 关于 (about), 你刚才告诉我 (you just told me);
 # 기억나요, 얘기한, 알려 주세요, 얘기한 거: the thing we talked about) and name
 # nothing a conversation is about.
 CJK_STOP_WORDS = frozenset(
@@ -84,6 +85,7 @@ CJK_STOP_WORDS = frozenset(
 언제 어디 무엇 누가 누구 어떻 어떤 무슨 했나 나요 습니 니까 까요 있나 었나 였나 인가
 记得 还记 你还 对话 讨论 聊过 论过 谈过 说过 讲过 问过 提过 聊到 说到 谈到 讲到 提到 提起 回事 聊的
 聊了 说了 谈了 讲了 问了 提了 話し
+谈论 聊天 告诉 关于 上次 上回 刚才 刚刚 记不 不记
 기억 기억나 얘기 얘기한 이야기 이야기한 알려 어떻게 뭐 뭐라고 무엇 뭐였 했죠 해요
 대해 대한 우리 제가 내가 뭐에 뭐를 뭐가 뭘 거 것
 """.split()
