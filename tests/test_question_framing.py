@@ -82,3 +82,24 @@ def test_a_chinese_framing_word_is_not_searched(
     question as 讨论 and 记得 do, but were searched beside 部署."""
     assert frame not in searched(question)
     assert found(tmp_path, question, "部署已经完成了", decoy) == ["answer"]
+
+
+@pytest.mark.parametrize(
+    ("question", "frame", "decoy"),
+    [
+        ("デプロイについて教えて", "教え", "教えてくれてありがとう"),
+        ("あなたが前に言ったデプロイ", "言っ", "あなたが言ったとおりです"),
+        ("前回の会話で話したデプロイ", "前回", "前回の会話は楽しかった"),
+        ("私たちが話したデプロイを覚えていますか", "覚え", "私たちは覚えています"),
+        ("前に聞いたデプロイの件", "件", "前に聞いた件です"),
+        ("言及したデプロイ", "言及", "言及しました"),
+    ],
+)
+def test_a_japanese_framing_word_is_not_searched(
+    tmp_path: Path, question: str, frame: str, decoy: str
+) -> None:
+    """言った (said), 覚えて (remember), 教えて (tell me), 前回の会話 (last time's
+    conversation), あなた (you), 私たち (we) and の件 (the matter of) frame a question
+    as 話した does, but were searched beside デプロイ."""
+    assert frame not in searched(question)
+    assert found(tmp_path, question, "デプロイが終わりました", decoy) == ["answer"]
