@@ -103,3 +103,29 @@ def test_a_japanese_framing_word_is_not_searched(
     as 話した does, but were searched beside デプロイ."""
     assert frame not in searched(question)
     assert found(tmp_path, question, "デプロイが終わりました", decoy) == ["answer"]
+
+
+@pytest.mark.parametrize(
+    ("question", "frame", "decoy"),
+    [
+        ("전에 말했던 배포", "말했던", "전에 말했던 대로 했어요"),
+        ("네가 말한 배포", "네가", "네가 말한 게 맞아"),
+        ("지난번에 말한 배포", "지난번에", "지난번에 만났을 때"),
+        ("배포에 관해 얘기했었나요", "관해", "그것에 관해 생각했어요"),
+        ("배포에 대해서 대화했던 적 있어?", "대화했던", "대화했던 적 있어"),
+        ("당신이 언급한 배포", "언급한", "당신이 언급한 책"),
+    ],
+)
+def test_a_korean_framing_word_is_not_searched(
+    tmp_path: Path, question: str, frame: str, decoy: str
+) -> None:
+    """말했던 (said: 말하다, whose noun is one syllable), 네가 and 당신 (you), 전에 and
+    지난번에 (before, last time), 관해 and 대해서 (about), 대화 (conversation) and 언급
+    (mention) frame a question as 얘기했던 does, but were searched beside 배포."""
+    assert frame not in searched(question)
+    assert found(tmp_path, question, "배포가 끝났어요", decoy) == ["answer"]
+
+
+def test_a_horse_is_still_a_word() -> None:
+    """말 alone is a word (a horse, an end): only 말하다's forms frame a question."""
+    assert "말" in searched("말 타기 배포")

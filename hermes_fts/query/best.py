@@ -32,6 +32,7 @@ from .question import (
     CJK_STOP_WORDS,
     HAN_PAIR,
     KO_ENDINGS,
+    KO_SAID,
     STOP_WORDS,
     Reading,
     common_contraction,
@@ -66,7 +67,9 @@ def _is_stop(text: str) -> bool:
         predicate = len(text) > 2 and text.endswith(KO_ENDINGS) and bare == text
         # 하다 written apart from its noun (배포 했어): "did", naming nothing.
         did = len(text) > 1 and text in KOREAN_HADA_ENDINGS
-        return bare in CJK_STOP_WORDS or predicate or did
+        # 말했던, 말한: "said", framing the question as 얘기한 does.
+        said = text.startswith(KO_SAID) and text[len(KO_SAID) :] in KOREAN_HADA_ENDINGS
+        return bare in CJK_STOP_WORDS or predicate or did or said
     if has_cjk(text):
         if text in CJK_STOP_WORDS or len(text) > 2:
             return text in CJK_STOP_WORDS

@@ -42,6 +42,7 @@ __all__ = [
     "CJK_STOP_WORDS",
     "HAN_PAIR",
     "KO_ENDINGS",
+    "KO_SAID",
     "STOP_WORDS",
     "Reading",
     "common_contraction",
@@ -77,7 +78,8 @@ CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀么什哪谁是")
 # The last lines frame a question (你还记得…, …的对话, 怎么回事, 讨论过, 聊了, 話した;
 # 上次聊天 (when we chatted last time), 关于 (about), 你刚才告诉我 (you just told me);
 # あなたが前に言った (you said before), 覚えていますか, 教えて (tell me), 前回の会話, の件;
-# 기억나요, 얘기한, 알려 주세요, 얘기한 거: the thing we talked about) and name
+# 기억나요, 얘기한, 알려 주세요, 얘기한 거: the thing we talked about; 네가 전에 말했던,
+# you said before; 지난번 대화, last time's conversation; 배포에 관해, about) and name
 # nothing a conversation is about.
 CJK_STOP_WORDS = frozenset(
     """
@@ -90,10 +92,15 @@ CJK_STOP_WORDS = frozenset(
 言っ 言い 言及 覚え 教え 聞い 会話 前回 あなた 私た 前 件
 기억 기억나 얘기 얘기한 이야기 이야기한 알려 어떻게 뭐 뭐라고 무엇 뭐였 했죠 해요
 대해 대한 우리 제가 내가 뭐에 뭐를 뭐가 뭘 거 것
+대해서 관해 관해서 관한 대화 언급 논의 네가 너가 니가 당신 저희
+전에 예전 지난번 저번 아까 그때 적 있어
 """.split()
 )
 # Endings of the Korean words that end a sentence: the question's predicate.
 KO_ENDINGS = ("요", "죠", "까", "니다")
+# 말하다 (to say) as 하다 verbs are read (말했던, 말한): its noun is one syllable, which
+# ``wordforms.korean_stem`` keeps, so it is named here.
+KO_SAID = "말"
 
 
 # The apostrophes a possessive is typed with: ASCII, curly (’, and ‘ where a keyboard's
