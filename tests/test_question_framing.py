@@ -129,3 +129,24 @@ def test_a_korean_framing_word_is_not_searched(
 def test_a_horse_is_still_a_word() -> None:
     """말 alone is a word (a horse, an end): only 말하다's forms frame a question."""
     assert "말" in searched("말 타기 배포")
+
+
+@pytest.mark.parametrize(
+    ("question", "frame"),
+    [
+        ("Do you remember what I told you about kubernetes?", "told"),
+        ("do you recall when we chatted about kubernetes", "chatted"),
+        ("remind me what we said about kubernetes", "remind"),
+        ("what was it I asked you about kubernetes earlier", "asked"),
+        ("what were we talking about regarding kubernetes", "regarding"),
+        ("you mentioned kubernetes previously", "previously"),
+    ],
+)
+def test_an_english_framing_word_is_not_searched(tmp_path: Path, question: str, frame: str) -> None:
+    """told (tell was common), chatted, remind, asked, earlier, regarding and previously
+    frame a question as talk and remember do, but were searched beside kubernetes.
+    Not chat: a noun too, and a project's name (chat-relay) holds it."""
+    assert "chat" in searched("chat-relay的编码错误是怎么解决的")
+    assert frame not in searched(question)
+    decoy = "I told you to remind me, we chatted earlier and previously, I asked regarding it"
+    assert found(tmp_path, question, "the kubernetes cluster is up", decoy) == ["answer"]

@@ -68,7 +68,8 @@ us very was we were what when where which while who whom whose why will with wou
 your yours yourself yourselves tell remember recall said say says know think thing things
 ever also again did does anything something someone somebody
 talk talked talking talks discuss discussed discussing conversation conversations
-mention mentioned
+mention mentioned mentions mentioning told tells telling chatted chatting
+remind reminded remembered recalled spoke spoken asked earlier previously regarding
 """.split()
 )
 # A CJK bigram holding one of these characters is mostly grammar (的, 了, 吗, 什么):
