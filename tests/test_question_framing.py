@@ -150,3 +150,22 @@ def test_an_english_framing_word_is_not_searched(tmp_path: Path, question: str, 
     assert frame not in searched(question)
     decoy = "I told you to remind me, we chatted earlier and previously, I asked regarding it"
     assert found(tmp_path, question, "the kubernetes cluster is up", decoy) == ["answer"]
+
+
+@pytest.mark.parametrize(
+    ("question", "pair", "decoy"),
+    [
+        ("这周我们聊了部署", "周我", "这周我很忙"),
+        ("上周你说的部署是什么", "周你", "上周你去哪了"),
+        ("先週話したデプロイは何でしたっけ", "週話", "先週話した"),
+    ],
+)
+def test_a_pair_across_a_time_words_end_into_the_frame_is_not_searched(
+    tmp_path: Path, question: str, pair: str, decoy: str
+) -> None:
+    """The two characters across a time word's end are searched so that 天津 of
+    前天津市长 still counts; into a pronoun or a framing word (周我 of 这周我们, 週話 of
+    先週話した) they name nothing, and found "I'm busy this week" (这周我很忙)."""
+    assert pair not in searched(question)
+    answer = "デプロイが終わりました" if "デプロイ" in question else "部署已经完成了"
+    assert found(tmp_path, question, answer, decoy) == ["answer"]

@@ -1098,11 +1098,11 @@ def test_a_word_glued_to_cjk_or_in_full_width_counts_on_the_word_index_route(tmp
 def test_the_partial_note_says_which_part_of_a_sentence_the_result_holds(tmp_path):
     """Regression: ``上周我们讨论了什么数据库`` said the first result "matches only part of
     我们讨论了什么数据库", leaving the model to guess that it held 数据库; and a row
-    holding only the pair across the time word's end (``这周我很忙``: 周我) got the
+    holding only the pair across the time word's end (``这周东西很多``: 周东) got the
     same note, as if it held part of the sentence."""
     st_ = open_store(tmp_path / "state.db")
     conversation(st_, "db", [("user", "我们用的数据库是PostgreSQL")], start=T0)
-    conversation(st_, "busy", [("user", "这周我很忙")], start=T0 + 3600)
+    conversation(st_, "busy", [("user", "这周东西很多")], start=T0 + 3600)
     now = T0 + 3 * 86400
 
     def partial(query):
@@ -1113,9 +1113,9 @@ def test_the_partial_note_says_which_part_of_a_sentence_the_result_holds(tmp_pat
         "no conversation holds every word; the first result matches only part of "
         "我们讨论了什么数据库 (数据库)"
     ]
-    assert partial("这周我们聊了部署") == [
+    assert partial("这周东京塔的照片") == [
         "no conversation holds every word; the first result matches only part of "
-        "我们聊了部署 (周我 across a time word's end)"
+        "东京塔的照片 (周东 across a time word's end)"
     ]
     assert st_.parts_held("数据库迁移 部署", ["数据", "部署"]) == [("数据库迁移", ["数据"])]
     st_.close()

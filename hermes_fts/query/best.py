@@ -320,7 +320,7 @@ def _kept_terms(
     particles written apart, symbols among words; all of them when nothing
     else remains."""
     aside = reading.aside
-    apart = _particles_apart(written) | _junctions(written)
+    apart = _particles_apart(written) | _junctions(written) | _framing_joins(reading)
     pairs = {pair for _, pair in reading.joins}  # they never decide alone
     kept = [
         t
@@ -423,6 +423,17 @@ def _framing(pairs: Sequence[str], i: int) -> bool:
     return after_common or (bool(_PRONOUNS & set(pair)) and pair not in _PRONOUN_WORDS)
 
 
+def _framing_joins(reading: Reading) -> set[Term]:
+    """Pairs across a time word's end (``Reading.joins``) into a pronoun or a common
+    word: 周你 of 上周你说的, 週話 of 先週話した.  Searched, they found every chat
+    that says "this week I" (这周我很忙) before the one the question is about."""
+    return {
+        pair
+        for word, pair in reading.joins
+        if _framing([pair.text, word.text[:2]], 0) or _common(word.text[:2])
+    }
+
+
 def _common(pair: str) -> bool:
     return pair in CJK_STOP_WORDS
 
@@ -454,8 +465,8 @@ def parts_held(q: Query, matched: Collection[str]) -> list[tuple[str, list[str]]
     """Each word of ``q`` a row holds only in part (``words_held``), with the runs of it
     as written that the row holds: ``数据库`` of ``我们讨论了什么数据库``, its
     two-character parts joined where they overlap, so a note names what was typed,
-    never an index's bigrams.  A pair across a time word's end (the ``周我`` of
-    ``这周我们``) is named with what it crosses: it is no run of the word alone."""
+    never an index's bigrams.  A pair across a time word's end (the ``周东`` of
+    ``这周东京塔``) is named with what it crosses: it is no run of the word alone."""
     searched = {t.text for t in best_match(q).terms}
     out: list[tuple[str, list[str]]] = []
     for node, pieces in _written(q) if q.loose else []:
