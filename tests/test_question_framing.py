@@ -169,3 +169,21 @@ def test_a_pair_across_a_time_words_end_into_the_frame_is_not_searched(
     assert pair not in searched(question)
     answer = "デプロイが終わりました" if "デプロイ" in question else "部署已经完成了"
     assert found(tmp_path, question, answer, decoy) == ["answer"]
+
+
+@pytest.mark.parametrize(
+    ("question", "frame", "decoy"),
+    [
+        ("你还记得上周的部署吗", "你还记得", "你还记得我上次跟你说的吗？"),
+        ("我们讨论过 部署", "我们讨论过", "我们讨论过很多次"),
+        ("部署 覚えていますか", "覚えていますか", "覚えていますか"),
+    ],
+)
+def test_a_sentence_of_framing_words_alone_is_not_searched(
+    tmp_path: Path, question: str, frame: str, decoy: str
+) -> None:
+    """你还记得 (do you remember), cut from the question by its time word or written
+    apart, is a sentence whose every part is a common word; it was searched
+    whole all the same, and found every chat asking "do you remember"."""
+    assert frame not in searched(question)
+    assert found(tmp_path, question, "部署已经完成了", decoy) == ["answer"]

@@ -320,8 +320,11 @@ def _kept_terms(
     particles written apart, symbols among words; all of them when nothing
     else remains."""
     aside = reading.aside
-    apart = _particles_apart(written) | _junctions(written) | _framing_joins(reading)
+    grammar = _particles_apart(written) | _junctions(written, framing=False)
     pairs = {pair for _, pair in reading.joins}  # they never decide alone
+    apart = (
+        grammar | _junctions(written) | _framing_joins(reading) | _frames(written, grammar, pairs)
+    )
     kept = [
         t
         for t, unquoted in terms.items()
@@ -383,13 +386,14 @@ def _sentences(
     }
 
 
-def _junctions(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
+def _junctions(written: Sequence[tuple[Term, list[Term]]], framing: bool = True) -> set[Term]:
     """Bigrams of a sentence with no spaces that join two common words (们讨 in
     我们讨论): a piece of each, no word of the user's.  A bigram common only by a
     particle (的指, 弹是) or across a Japanese particle (た仕, 事は) is a boundary,
     not a word: 指弹 and 仕事 between them are words.  In Chinese, so is one
     that starts where a common word ends (过部 of 讨论过部署, 们上 of 我们上次) and
-    one holding a pronoun (你提 of 你提到, 跟我 of 跟我说): see ``_framing``."""
+    one holding a pronoun (你提 of 你提到, 跟我 of 跟我说): see ``_framing``; not
+    with ``framing`` false (``_frames``: 们选 holds the 选 of 我们选了)."""
     out: set[Term] = set()
     for node in _sentences(written):
         for cjk, seg in segments(node.text):
@@ -400,7 +404,8 @@ def _junctions(written: Sequence[tuple[Term, list[Term]]]) -> set[Term]:
                 if 0 < i < len(pairs) - 1
                 and _common(pairs[i - 1])
                 and _common(pairs[i + 1])
-                or _framing(pairs, i)
+                or framing
+                and _framing(pairs, i)
             }
     return out
 
@@ -421,6 +426,23 @@ def _framing(pairs: Sequence[str], i: int) -> bool:
         return False  # kana: a Japanese pair across two words is ``straddles``'s
     after_common = i > 0 and _common(pairs[i - 1])
     return after_common or (bool(_PRONOUNS & set(pair)) and pair not in _PRONOUN_WORDS)
+
+
+def _frames(
+    written: Sequence[tuple[Term, list[Term]]], apart: Collection[Term], pairs: Collection[Term]
+) -> set[Term]:
+    """Sentences with no spaces made of common words alone (你还记得, 我们讨论过,
+    覚えていますか): each of their parts is left out, so the whole names nothing
+    either.  Searched, 你还记得 found every chat that asks "do you remember".
+    ``apart``: the particles and junctions left out, not the pairs that only frame:
+    我们选了 is no frame, its 们选 holds the 选 (chose)."""
+    sentences = _sentences(written, pairs)
+    return {
+        node
+        for node, pieces in written
+        if node in sentences
+        and all(p == node or p in pairs or p in apart or _is_stop(p.text) for p in pieces)
+    }
 
 
 def _framing_joins(reading: Reading) -> set[Term]:
