@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .. import loader
-from .._sqlite import write_txn
+from .._sqlite import is_index_corruption, write_txn
 from . import schema
 
 __all__ = [
@@ -258,7 +258,14 @@ def _unmarked(
             f"SELECT token, counts, peaks FROM {TABLE} WHERE tbl = ? ORDER BY rows DESC LIMIT ?",
             (table, -1 if most is None else most),
         ).fetchall():
-            now = _read_token(conn, table, token, last, avgdl, sizes)
+            try:
+                now = _read_token(conn, table, token, last, avgdl, sizes)
+            except sqlite3.DatabaseError as exc:
+                if not is_index_corruption(conn, exc):
+                    raise
+                # Pages of the index itself damaged where the probe's few lookups
+                # did not reach: status says so, not a traceback; a run rebuilds it.
+                return f"{table} cannot be read ({token!r}: {exc})"
             now_counts, now_peaks = (now[2], now[3]) if now else (bytes(2 * blocks), bytes(blocks))
             if (now_counts, now_peaks) == (counts, peaks):
                 continue
