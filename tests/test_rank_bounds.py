@@ -657,3 +657,42 @@ def test_an_interrupt_after_the_commit_of_saved_tokens_is_not_hidden(built):
     assert not conn.in_transaction
     saved = conn.execute(f"SELECT count(*) FROM {rank_bounds.TABLE} WHERE token = 'alpha'")
     assert saved.fetchone()[0] == 1
+
+
+class _CutShort:
+    """A cursor whose reading is interrupted after its first row, as SIGTERM's handler
+    raises KeyboardInterrupt between two rows; the statement stays open until closed."""
+
+    def __init__(self, cursor):
+        self._cursor = cursor
+
+    def __iter__(self):
+        yield next(self._cursor)
+        raise KeyboardInterrupt
+
+    def close(self):
+        self._cursor.close()
+
+
+class _InterruptedVocabulary:
+    """A connection whose read of the frequent words (``_frequent``) is cut short."""
+
+    def __init__(self, conn):
+        self._conn = conn
+
+    def execute(self, sql, *args):
+        cursor = self._conn.execute(sql, *args)
+        return _CutShort(cursor) if sql.startswith("SELECT term FROM") else cursor
+
+
+def test_an_interrupt_while_the_frequent_words_are_read_is_not_hidden(built):
+    """SIGTERM while optimize-storage listed the frequent words ended in "optimization
+    failed: ... locked by another process (database table is locked)", exit 1: the
+    clean-up dropped the vocabulary table its open read still held, and that error
+    hid the interrupt."""
+    conn = built._conn
+    with pytest.raises(KeyboardInterrupt):
+        rank_bounds._frequent(_InterruptedVocabulary(conn), schema.CJK)
+    left = conn.execute("SELECT name FROM temp.sqlite_master WHERE name LIKE 'hermes_fts_vocab%'")
+    assert left.fetchall() == []
+    assert "alpha" in rank_bounds._frequent(conn, schema.CJK)

@@ -465,15 +465,14 @@ def _frequent(conn: sqlite3.Connection, table: str) -> list[str]:
     vocab = f"temp.hermes_fts_vocab_{table}"
     conn.execute(f"DROP TABLE IF EXISTS {vocab}")
     conn.execute(f"CREATE VIRTUAL TABLE {vocab} USING fts5vocab(main, {table}, row)")
+    least = max(FREQUENT, index_totals(conn, table)[0] // FREQUENT_SHARE)
+    cursor = conn.execute(f"SELECT term FROM {vocab} WHERE doc >= ?", (least,))
     try:
-        return [
-            str(r[0])
-            for r in conn.execute(
-                f"SELECT term FROM {vocab} WHERE doc >= ?",
-                (max(FREQUENT, index_totals(conn, table)[0] // FREQUENT_SHARE),),
-            )
-        ]
+        return [str(r[0]) for r in cursor]
     finally:
+        # Closed first: a read cut short (SIGTERM, Ctrl-C) holds the table, whose DROP
+        # would fail with "database table is locked" in place of the interrupt.
+        cursor.close()
         conn.execute(f"DROP TABLE IF EXISTS {vocab}")
 
 
