@@ -126,6 +126,47 @@ def test_sqlite3_shell_writer(tmp_path: Path) -> None:
         _assert_indexes_exact(store)
 
 
+@pytest.mark.parametrize("index", [BASE, TRIGRAM])
+@pytest.mark.parametrize("move", ["past the window", "into the window"])
+def test_a_shell_renumbering_a_row_across_a_rebuild_s_window_leaves_it_exact(
+    tmp_path: Path, index: str, move: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The sqlite3 shell changed a message's id while a word or trigram index was being
+    rebuilt: a row moved from the ids the build had not reached to past them was
+    never indexed (its searches missed it), and one moved the other way was indexed
+    twice, so the build threw away its work and started over; the build's update
+    trigger looked at the old id alone."""
+    shell = shutil.which("sqlite3")
+    if shell is None:
+        pytest.skip("sqlite3 shell not installed (CI installs it with apt)")
+    db = tmp_path / "state.db"
+    ids = _seed(db, 40)
+
+    def stop() -> None:
+        raise KeyboardInterrupt
+
+    with SessionStore(db) as store:
+        indexing.reset_index(store._conn, index)  # a rebuild under the build name
+        with pytest.raises(KeyboardInterrupt):  # cut short after its first chunk
+            store.backfill(index, chunk_rows=10, min_pause=0, txn_target=None, on_chunk=stop)
+        high, progress = indexing.backfill_window(store._conn, index)
+    assert ids[5] <= progress < ids[25] < ids[30] <= high
+    old, new = (ids[30], high + 100) if move == "past the window" else (ids[5], ids[25])
+    script = f"""
+        DELETE FROM messages WHERE id = {ids[25]};
+        UPDATE messages SET id = {new}, content = 'zebrafish moved' WHERE id = {old};
+    """
+    proc = subprocess.run([shell, str(db)], input=script, capture_output=True, text=True)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
+    with SessionStore(db) as store:
+        assert indexing.backfill_window(store._conn, index) == (high, progress)
+        store.backfill(index, min_pause=0)
+        assert not schema.building(store._conn, index)
+        assert _match(store, index, "zebrafish") == {new}
+        _assert_indexes_exact(store)
+    assert "rebuilding" not in caplog.text  # the build went on from where it was
+
+
 # -------------------------------------------------------- Hermes Agent 0.19.0
 
 

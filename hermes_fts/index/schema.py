@@ -369,17 +369,27 @@ def _word_ddl(index: str, tokenize: str, table: str, gated: bool) -> IndexDDL:
     )
     # Insert and 'delete' must give FTS5 the very same text, or the index
     # keeps tokens no row has: both take it from indexed_values.
-    ins = (
-        f"INSERT INTO {table}(rowid, content, tool_name, tool_calls) VALUES "
-        f"(new.id, {indexed_values('new.')});"
-    )
-    dele = (
-        f"INSERT INTO {table}({table}, rowid, content, tool_name, tool_calls) VALUES "
-        f"('delete', old.id, {indexed_values('old.')});"
-    )
+    into = f"INSERT INTO {table}(rowid, content, tool_name, tool_calls)"
+    into_delete = f"INSERT INTO {table}({table}, rowid, content, tool_name, tool_calls)"
+    new_row = f"new.id, {indexed_values('new.')}"
+    old_row = f"'delete', old.id, {indexed_values('old.')}"
+    ins = f"{into} VALUES ({new_row});"
+    dele = f"{into_delete} VALUES ({old_row});"
 
     def gate(row: str) -> str:
         return f" AND {indexed_condition(index, row + '.id')}" if gated else ""
+
+    update = f"BEGIN {dele} {ins} END"
+    if gated:
+        # A new id can lie on the other side of the backfill window than the old:
+        # the old id's tokens go only if the build holds them, the new id's come only
+        # if the backfill will not reach it.  Gated on the old id alone, a row moved
+        # past the window was never indexed, and one moved into it twice.
+        held, coming = indexed_condition(index, "old.id"), indexed_condition(index, "new.id")
+        update = (
+            f"AND ({held} OR {coming}) BEGIN {into_delete} SELECT {old_row} WHERE {held}; "
+            f"{into} SELECT {new_row} WHERE {coming}; END"
+        )
 
     triggers = (
         (
@@ -398,7 +408,7 @@ def _word_ddl(index: str, tokenize: str, table: str, gated: bool) -> IndexDDL:
             f"{table}_update",
             f"CREATE TRIGGER IF NOT EXISTS {table}_update AFTER UPDATE OF "
             f"id, content, tool_name, tool_calls ON messages "
-            f"WHEN {_CHANGED}{gate('old')} BEGIN {dele} {ins} END",
+            f"WHEN {_CHANGED} {update}",
         ),
     )
     return IndexDDL(index, view, view_sql, table_sql, triggers, INDEXED_COLUMNS)
