@@ -560,3 +560,40 @@ def test_a_pending_row_glued_to_cjk_keeps_its_place_with_the_word_index(
         assert waiting.index_state()["hermes_fts_word"]["served"]
         found = waiting.search(query, limit=2, **kw)
         assert [r["session_id"] for r in found.rows] == expected
+
+
+@pytest.mark.parametrize("sort", [None, "newest", "oldest"])
+def test_a_glued_pending_row_is_on_the_page_that_reaches_it(tmp_path, monkeypatch, sort):
+    """With the word index kept, a pending row where the word is glued to CJK is
+    found by a LIKE scan of the pending rows.  That scan was cut at the rows the
+    page still lacked before the pending rows the word index had found already
+    were dropped from it, so a page that reached the glued row lost it: it was
+    found by ``limit=1000`` and on no page of ``limit=4``."""
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+    path = tmp_path / "state.db"
+    with SessionStore(path) as st:
+        st.add_session("s1", "cli")
+        for n in range(3):
+            st.add_message("s1", "user", f"kubernetes indexed {n}", timestamp=1_700_000_000 + n)
+    # Pending: the glued row is the oldest, the plain ones (in the word index) newer.
+    rows = [("部署kubernetes集群", 1_600_000_000)] + [
+        (f"kubernetes pending {n}", 1_700_000_100 + n) for n in range(3)
+    ]
+    script = "".join(
+        "INSERT INTO messages(session_id, role, content, timestamp) "
+        f"VALUES ('s1', 'user', {_quoted(text)}, {ts});"
+        for text, ts in rows
+    )
+    subprocess.run([str(shutil.which("sqlite3")), str(path), script], check=True, timeout=60)
+    with SessionStore(path, readonly=True) as st:
+        assert st.index_state()["cjk_pending"] == 4
+        assert st.index_state()["hermes_fts_word"]["served"]
+        every = [r["id"] for r in st.search("kubernetes", limit=1000, sort=sort).rows]
+        assert len(every) == 7 and st.search("kubernetes", sort=sort).route == "fts5"
+        assert [r["id"] for r in st.search("kubernetes", limit=7, sort=sort).rows] == every
+        paged = [
+            r["id"]
+            for offset in range(0, 8, 2)
+            for r in st.search("kubernetes", limit=2, offset=offset, sort=sort).rows
+        ]
+        assert paged == every

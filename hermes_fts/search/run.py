@@ -426,8 +426,10 @@ def _glued_pending(req: _Run, found: list[dict[str, Any]]) -> list[dict[str, Any
     blind = _blind_spot(req, schema.CJK)
     if not blind:
         return []
-    seen = {r["id"] for r in found}
-    return [r for r in _left_out(req, found, blind) if r["id"] not in seen]
+    # The rows found are left out in the scan, not after it: its LIMIT is the rows
+    # the page lacks, and pending rows the word index found filled it with repeats.
+    unseen = f"{blind} AND m.id NOT IN (SELECT value FROM json_each(?))"
+    return _left_out(req, found, unseen, [id_array(r["id"] for r in found)])
 
 
 @functools.lru_cache(maxsize=256)
