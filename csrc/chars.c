@@ -221,17 +221,12 @@ int hermes_is_cjk(unsigned int cp) {
   return cp >= HERMES_CJK_MIN && inRanges(hermes_cjk_ranges, HERMES_CJK_NRANGES, cp);
 }
 
-#define VS_FIRST 0xFE00 /* the variation selectors, VS1..VS16 */
-#define VS_LAST 0xFE0F
-#define IVS_FIRST 0xE0100 /* VS17..VS256, for ideographic variants */
-#define IVS_LAST 0xE01EF
-
 int hermes_selectors_at(const unsigned char *z, int n) {
   int len = 0;
   while (len < n) {
     unsigned int cp;
     int k = hermes_utf8_decode(z + len, n - len, &cp);
-    if (!((cp >= VS_FIRST && cp <= VS_LAST) || (cp >= IVS_FIRST && cp <= IVS_LAST))) break;
+    if (!inRanges(hermes_selectors, HERMES_SELECTORS_N, cp)) break;
     len += k;
   }
   return len;

@@ -1921,4 +1921,11 @@ static const unsigned int hermes_joining[][2] = {
 #define HERMES_JOINING_N 351
 #define HERMES_JOINING_MIN 0x0300
 
+/* The variation selectors a CJK character keeps ("selectors 1"); sorted ranges. */
+static const unsigned int hermes_selectors[][2] = {
+  {0x0FE00, 0x0FE0F},
+  {0xE0100, 0xE01EF},
+};
+#define HERMES_SELECTORS_N 2
+
 #endif /* HERMES_CJK_SCRIPT_H */

@@ -456,3 +456,16 @@ def folded_from_other(ch: str) -> bool:
 def is_dropped_mark(ch: str) -> bool:
     """Whether ``letters 1`` drops ``ch`` after a letter (a Hebrew point, a haraka)."""
     return any(lo <= ord(ch) <= hi for lo, hi in DROPPED_MARKS)
+
+
+# ``selectors 1``: the variation selectors a CJK character keeps (csrc/cjk_script.h
+# hermes_selectors).
+SELECTORS: tuple[tuple[int, int], ...] = (
+    (0x0FE00, 0x0FE0F),
+    (0xE0100, 0xE01EF),
+)
+
+
+def is_selector(ch: str) -> bool:
+    """Whether ``ch`` is a variation selector ``selectors 1`` keeps after a CJK character."""
+    return any(lo <= ord(ch) <= hi for lo, hi in SELECTORS)

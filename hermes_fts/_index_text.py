@@ -12,7 +12,7 @@ import functools
 import re
 import unicodedata
 
-from ._cjk_ranges import LETTER_FOLD, RANGES, is_cjk, is_dropped_mark
+from ._cjk_ranges import LETTER_FOLD, RANGES, is_cjk, is_dropped_mark, is_selector
 
 _HALFWIDTH_KANA_FIRST = 0xFF65
 _HALFWIDTH_KANA_LAST = 0xFF9F
@@ -119,13 +119,11 @@ def folded_characters(text: str, limit: int | None = None) -> list[str]:
 def _selectors_after(text: str, i: int, folded: str) -> int:
     """``i`` past the variation selectors (VS1..VS16, VS17..VS256) at ``text[i]`` when
     ``folded`` is a CJK character: they pick its glyph (``selectors 1``: 葛 VS17 飾 is 葛飾)."""
-    while i < len(text) and _is_selector(text[i]) and len(folded) == 1 and is_cjk(ord(folded)):
+    if len(folded) != 1 or not is_cjk(ord(folded)):
+        return i
+    while i < len(text) and is_selector(text[i]):
         i += 1
     return i
-
-
-def _is_selector(ch: str) -> bool:
-    return "\ufe00" <= ch <= "\ufe0f" or "\U000e0100" <= ch <= "\U000e01ef"
 
 
 # ``letters 1``: the Latin ligatures PDF text extraction leaves in, as their letters.
@@ -175,7 +173,7 @@ def segments(text: str, fold: bool = True) -> list[tuple[bool, str]]:
     for ch in fold_width(text) if fold else text:
         # Unfolded, a character is still classed as it folds: half-width ﾗ is kana,
         # and a variation selector after CJK is part of its character.
-        if is_cjk(ord(ch)) if fold else has_cjk(ch) or (cur_cjk and cur and _is_selector(ch)):
+        if is_cjk(ord(ch)) if fold else has_cjk(ch) or (cur_cjk and cur and is_selector(ch)):
             kind: bool | None = True
         elif is_token_char(ch):
             kind = False

@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .._cjk_ranges import is_cjk
+from .._cjk_ranges import SELECTORS, is_cjk
 from .._display import char_end, char_start
 from .._index_text import folded_characters
 from ..content import decode_content, escape_lone_surrogates, render_tool_calls
@@ -352,7 +352,8 @@ def _variants_by_fold() -> dict[str, list[str]]:
     return forms
 
 
-_SELECTORS = "[\ufe00-\ufe0f\U000e0100-\U000e01ef]"
+# A CJK character and its variation selectors are one character (``selectors 1``).
+_SELECTORS = "[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in SELECTORS) + "]"
 
 
 def narrow_single_char_hits(snippet: str, q: Query) -> str:
