@@ -60,11 +60,6 @@ log = logging.getLogger(__name__)
 TOOL_NAME = "session_search"
 TOOLSET = "session_search"  # Hermes' own toolset name, so toolset filters keep the tool
 
-# hermes_fts.session_search answers every failure itself; internal ones (not a
-# refusal of the caller's arguments) carry this prefix and go to the built-in.
-_INTERNAL_FAILURE_PREFIX = INTERNAL_FAILURE
-
-
 # --------------------------------------------------------------------------- serving
 
 
@@ -161,10 +156,11 @@ def answer(
             if not isinstance(payload, dict):
                 raise Decline(f"hermes-fts returned {type(payload).__name__}, not a result")
             error = payload.get("error")
+            # Our own failures (not a refusal of the caller's arguments) go to the built-in.
             if (
                 payload.get("success") is False
                 and isinstance(error, str)
-                and error.startswith(_INTERNAL_FAILURE_PREFIX)
+                and error.startswith(INTERNAL_FAILURE)
             ):
                 raise Decline(error)
             _annotate(state, payload, path)
