@@ -21,6 +21,8 @@ from hermes_fts.query.syntax import parse_query
 
 pytestmark = needs_extension
 
+ZH_ANSWER, JA_ANSWER, KO_ANSWER = "部署已经完成了", "デプロイが終わりました", "배포가 끝났어요"
+
 
 def searched(question: str) -> list[str]:
     return [t.text for t in best_match(parse_query(question)).terms]
@@ -57,7 +59,7 @@ def test_a_chinese_frame_glued_to_the_word_is_not_searched(
     那个 were searched beside 部署, so a chat that only held them was found too."""
     assert frame not in searched(question)
     assert "部署" in searched(question)
-    assert found(tmp_path, question, "部署已经完成了", decoy) == ["answer"]
+    assert found(tmp_path, question, ZH_ANSWER, decoy) == ["answer"]
 
 
 @pytest.mark.parametrize("word", ["迷你", "自我"])
@@ -66,64 +68,39 @@ def test_a_word_holding_a_pronoun_is_still_searched(word: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("question", "frame", "decoy"),
+    ("question", "frame", "answer", "decoy"),
     [
-        ("我们上次聊的部署", "上次", "上次的会议很长"),
-        ("你还记得关于部署的对话吗", "关于", "关于这个问题"),
-        ("我们刚才聊天说的部署", "聊天", "聊天很开心"),
-        ("你刚刚告诉我的部署", "告诉", "告诉他吧"),
-        ("我们谈论过部署吗", "谈论", "大家都在谈论"),
+        # 上次 (last time), 关于 (about), 聊天 (chat), 告诉 (told), 谈论 (discuss)
+        ("我们上次聊的部署", "上次", ZH_ANSWER, "上次的会议很长"),
+        ("你还记得关于部署的对话吗", "关于", ZH_ANSWER, "关于这个问题"),
+        ("我们刚才聊天说的部署", "聊天", ZH_ANSWER, "聊天很开心"),
+        ("你刚刚告诉我的部署", "告诉", ZH_ANSWER, "告诉他吧"),
+        ("我们谈论过部署吗", "谈论", ZH_ANSWER, "大家都在谈论"),
+        # 教えて (tell me), 言った (said), 前回の会話 (last time's conversation),
+        # 覚えて (remember), の件 (the matter of), 言及 (mention)
+        ("デプロイについて教えて", "教え", JA_ANSWER, "教えてくれてありがとう"),
+        ("あなたが前に言ったデプロイ", "言っ", JA_ANSWER, "あなたが言ったとおりです"),
+        ("前回の会話で話したデプロイ", "前回", JA_ANSWER, "前回の会話は楽しかった"),
+        ("私たちが話したデプロイを覚えていますか", "覚え", JA_ANSWER, "私たちは覚えています"),
+        ("前に聞いたデプロイの件", "件", JA_ANSWER, "前に聞いた件です"),
+        ("言及したデプロイ", "言及", JA_ANSWER, "言及しました"),
+        # 말했던 (said: 말하다, whose noun is one syllable), 네가 and 당신 (you), 전에 and
+        # 지난번에 (before, last time), 관해 and 대해서 (about), 대화 (conversation), 언급 (mention)
+        ("전에 말했던 배포", "말했던", KO_ANSWER, "전에 말했던 대로 했어요"),
+        ("네가 말한 배포", "네가", KO_ANSWER, "네가 말한 게 맞아"),
+        ("지난번에 말한 배포", "지난번에", KO_ANSWER, "지난번에 만났을 때"),
+        ("배포에 관해 얘기했었나요", "관해", KO_ANSWER, "그것에 관해 생각했어요"),
+        ("배포에 대해서 대화했던 적 있어?", "대화했던", KO_ANSWER, "대화했던 적 있어"),
+        ("당신이 언급한 배포", "언급한", KO_ANSWER, "당신이 언급한 책"),
     ],
 )
-def test_a_chinese_framing_word_is_not_searched(
-    tmp_path: Path, question: str, frame: str, decoy: str
+def test_a_cjk_framing_word_is_not_searched(
+    tmp_path: Path, question: str, frame: str, answer: str, decoy: str
 ) -> None:
-    """上次 (last time), 关于 (about), 聊天 (chat), 告诉 (told) and 谈论 (discuss) frame a
-    question as 讨论 and 记得 do, but were searched beside 部署."""
+    """These words frame a question as 讨论, 話した and 얘기했던 do, but were searched
+    beside the word the question is about, and found the chat that only held them."""
     assert frame not in searched(question)
-    assert found(tmp_path, question, "部署已经完成了", decoy) == ["answer"]
-
-
-@pytest.mark.parametrize(
-    ("question", "frame", "decoy"),
-    [
-        ("デプロイについて教えて", "教え", "教えてくれてありがとう"),
-        ("あなたが前に言ったデプロイ", "言っ", "あなたが言ったとおりです"),
-        ("前回の会話で話したデプロイ", "前回", "前回の会話は楽しかった"),
-        ("私たちが話したデプロイを覚えていますか", "覚え", "私たちは覚えています"),
-        ("前に聞いたデプロイの件", "件", "前に聞いた件です"),
-        ("言及したデプロイ", "言及", "言及しました"),
-    ],
-)
-def test_a_japanese_framing_word_is_not_searched(
-    tmp_path: Path, question: str, frame: str, decoy: str
-) -> None:
-    """言った (said), 覚えて (remember), 教えて (tell me), 前回の会話 (last time's
-    conversation), あなた (you), 私たち (we) and の件 (the matter of) frame a question
-    as 話した does, but were searched beside デプロイ."""
-    assert frame not in searched(question)
-    assert found(tmp_path, question, "デプロイが終わりました", decoy) == ["answer"]
-
-
-@pytest.mark.parametrize(
-    ("question", "frame", "decoy"),
-    [
-        ("전에 말했던 배포", "말했던", "전에 말했던 대로 했어요"),
-        ("네가 말한 배포", "네가", "네가 말한 게 맞아"),
-        ("지난번에 말한 배포", "지난번에", "지난번에 만났을 때"),
-        ("배포에 관해 얘기했었나요", "관해", "그것에 관해 생각했어요"),
-        ("배포에 대해서 대화했던 적 있어?", "대화했던", "대화했던 적 있어"),
-        ("당신이 언급한 배포", "언급한", "당신이 언급한 책"),
-    ],
-)
-def test_a_korean_framing_word_is_not_searched(
-    tmp_path: Path, question: str, frame: str, decoy: str
-) -> None:
-    """말했던 (said: 말하다, whose noun is one syllable), 네가 and 당신 (you), 전에 and
-    지난번에 (before, last time), 관해 and 대해서 (about), 대화 (conversation) and 언급
-    (mention) frame a question as 얘기했던 does, but were searched beside 배포."""
-    assert frame not in searched(question)
-    assert found(tmp_path, question, "배포가 끝났어요", decoy) == ["answer"]
+    assert found(tmp_path, question, answer, decoy) == ["answer"]
 
 
 def test_a_horse_is_still_a_word() -> None:
@@ -167,7 +144,7 @@ def test_a_pair_across_a_time_words_end_into_the_frame_is_not_searched(
     前天津市长 still counts; into a pronoun or a framing word (周我 of 这周我们, 週話 of
     先週話した) they name nothing, and found "I'm busy this week" (这周我很忙)."""
     assert pair not in searched(question)
-    answer = "デプロイが終わりました" if "デプロイ" in question else "部署已经完成了"
+    answer = JA_ANSWER if "デプロイ" in question else ZH_ANSWER
     assert found(tmp_path, question, answer, decoy) == ["answer"]
 
 
@@ -186,4 +163,4 @@ def test_a_sentence_of_framing_words_alone_is_not_searched(
     apart, is a sentence whose every part is a common word; it was searched
     whole all the same, and found every chat asking "do you remember"."""
     assert frame not in searched(question)
-    assert found(tmp_path, question, "部署已经完成了", decoy) == ["answer"]
+    assert found(tmp_path, question, ZH_ANSWER, decoy) == ["answer"]
