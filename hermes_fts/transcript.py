@@ -113,9 +113,8 @@ def each_message(
     conn: sqlite3.Connection, session_id: str, *, readable: bool = False
 ) -> Iterator[dict[str, Any]]:
     """``session_messages`` one at a time: a caller shapes a long session as it is read."""
-    only = f" AND {_READABLE}" if readable else ""
     cur = conn.execute(
-        f"SELECT * FROM messages WHERE session_id = ?{only} ORDER BY id", (session_id,)
+        f"SELECT * FROM messages WHERE {_shown(readable)} ORDER BY id", {"s": session_id}
     )
     for raw in cur:
         yield _hydrated(row_dict(cur, raw))
@@ -127,7 +126,7 @@ def counted_messages(
     """How many messages ``each_message`` gives, and those messages, of one moment (one
     statement): counted apart, a message Hermes wrote between the count and the read
     made the count one short of the messages read."""
-    shown = f"session_id = :s{f' AND {_READABLE}' if readable else ''}"
+    shown = _shown(readable)
     cur = conn.execute(
         f"SELECT *, (SELECT count(*) FROM messages WHERE {shown}) AS _total"
         f" FROM messages WHERE {shown} ORDER BY id",
@@ -151,6 +150,11 @@ def counted_messages(
 _READABLE = visible_sql(include_hidden=True)
 
 
+def _shown(readable: bool) -> str:
+    """The condition for the messages of session ``:s`` a read gives."""
+    return f"session_id = :s AND {_READABLE}" if readable else "session_id = :s"
+
+
 def session_ends(
     conn: sqlite3.Connection, session_id: str, head: int, tail: int
 ) -> tuple[int, list[dict[str, Any]]]:
@@ -161,7 +165,7 @@ def session_ends(
     One statement, so the count and the rows are of the same moment; a session
     of 150,000 messages is not read whole (and held in memory) to show 30.
     """
-    shown = f"session_id = :s AND {_READABLE}"
+    shown = _shown(readable=True)
     # A negative head was SQLite's LIMIT -1: every message, not the first none.
     head, tail = as_count(head, "head"), as_count(tail, "tail")
     cur = conn.execute(
