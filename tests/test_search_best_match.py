@@ -706,7 +706,7 @@ def _brute_force(store, query, role_filter=None, route=None, **filters):
     by (words' weight, BM25, newest), and each word's weight.  ``route``: that
     index's (default: the planned one); ``filters``: ``SearchRequest``'s others."""
     conn = store._conn
-    plan = search_route.plan_search(store.index_state(), query, role_filter)
+    plan = search_route.plan_search(store.index_state(), query)
     route = route or plan.route
     table = search_route.INDEX_ROUTES[route]
     request = search.SearchRequest(query, role_filter=role_filter, **filters)

@@ -178,7 +178,7 @@ def test_ranked_rows_equal_one_statement_over_every_match(store, monkeypatch):
     )
     checked = 0
     for query, kw, limit in itertools.product(QUERIES, filters, [1, 5, 40, 10_000]):
-        plan = search_route.plan_search(state, query, kw.get("role_filter"))
+        plan = search_route.plan_search(state, query)
         if plan.route not in search_route.INDEX_ROUTES:
             continue
         request = search.SearchRequest(query, limit=limit, **kw)
@@ -486,7 +486,7 @@ def test_time_sorts_equal_the_old_one_statement_plan(store, walk):
         [1, 9, 10_000],
         ["m.timestamp DESC, m.id DESC", "m.timestamp ASC, m.id ASC"],
     ):
-        plan = search_route.plan_search(state, query, kw.get("role_filter"))
+        plan = search_route.plan_search(state, query)
         if plan.route not in search_route.INDEX_ROUTES:
             continue
         where, params, _ = search_rows.where_sql(search.SearchRequest(query, limit=limit, **kw))

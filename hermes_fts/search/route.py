@@ -16,7 +16,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from .._params import parse_roles
 from ..index import schema
 from ..query.best import best_match
 from ..query.plan import (
@@ -55,7 +54,6 @@ class Plan:
 def plan_search(
     state: dict[str, Any],
     query: Any,
-    role_filter: Any = None,
     route: str | None = None,
     sentence: bool = False,
 ) -> Plan:
@@ -67,7 +65,6 @@ def plan_search(
     """
     if not isinstance(query, str) or not query.strip():
         return Plan("empty", Query(), "")
-    roles = parse_roles(role_filter)
     check_route(route)
     served = tuple(
         state[index]["served"] and route in (None, name) for name, index in INDEX_ROUTES.items()
@@ -75,7 +72,6 @@ def plan_search(
     return _plan(
         query,
         bool(state["fts_stale"]),
-        roles is not None and "tool" in roles,
         served,
         bool(state.get("cjk_fold")),
         bool(state[INDEX_ROUTES["fts_cjk"]].get("kana", True)),
@@ -88,7 +84,6 @@ def plan_search(
 def _plan(
     query: str,
     fts_stale: bool,
-    tool_role: bool,
     served: tuple[bool, bool, bool],
     fold: bool,
     kana: bool,

@@ -606,7 +606,7 @@ def _log_search(route: str, started: float, rows: list[Any] | None, query: Any) 
 def _search(
     conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest
 ) -> tuple[Plan, list[dict[str, Any]]]:
-    plan = plan_search(state, request.query, request.roles, request.route, request.sentence)
+    plan = plan_search(state, request.query, request.route, request.sentence)
     if plan.route == "refused":
         raise QueryError(plan.query.error)
     if plan.route == "empty" or request.limit == 0:
