@@ -171,8 +171,16 @@ def test_a_small_sync_prints_no_progress(tmp_path: Path) -> None:
     assert done.stdout == "Applied 10 pending change(s); 0 left.\n"
 
 
-@pytest.mark.parametrize("as_json", [False, True])
-def test_ctrl_c_during_a_long_read_only_command_exits_130(tmp_path: Path, as_json: bool) -> None:
+@pytest.mark.parametrize(
+    ("sig", "as_json"),
+    [(signal.SIGINT, False), (signal.SIGINT, True), (signal.SIGTERM, False)],
+)
+def test_ctrl_c_during_a_long_read_only_command_exits_130(
+    tmp_path: Path, sig: signal.Signals, as_json: bool
+) -> None:
+    """Ctrl-C exits 130, saying so; SIGTERM (`timeout`, `kill`) exits 143 and was
+    called a Ctrl-C in the message."""
+    named = "Ctrl-C" if sig == signal.SIGINT else "SIGTERM"
     db = tmp_path / "state.db"
     _backlog_store(db, rows=PENDING_BATCH_IDS)
     before = db.read_bytes()
@@ -187,21 +195,21 @@ def test_ctrl_c_during_a_long_read_only_command_exits_130(tmp_path: Path, as_jso
     try:
         time.sleep(2.0)  # the bench times its first terms
         assert proc.poll() is None, "bench ended before it could be interrupted"
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert "Traceback" not in err, err
-    assert proc.returncode == 130
+    assert proc.returncode == 128 + sig
     if as_json:
         assert json.loads(out) == {
             "success": False,
-            "error": "interrupted (Ctrl-C); no change was left half done",
+            "error": f"interrupted ({named}); no change was left half done",
         }
     else:
         assert out == "" and err.endswith(
-            "Error: interrupted (Ctrl-C); no change was left half done\n"
+            f"Error: interrupted ({named}); no change was left half done\n"
         )
     assert db.read_bytes() == before  # bench reads only
 

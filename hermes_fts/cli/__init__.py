@@ -46,8 +46,6 @@ _NO_ROOM = frozenset(
     code for code in (getattr(errno, n, None) for n in ("ENOSPC", "EDQUOT", "EFBIG")) if code
 )
 _OUTPUT_FAILED: list[OSError] = []  # the failure _output_failed reported
-# Every write is a transaction of its own, rolled back when cut short: the store is whole.
-_INTERRUPTED = "interrupted (Ctrl-C); no change was left half done"
 
 
 def store_error_text(exc: StoreError) -> str:
@@ -121,7 +119,7 @@ def main(
     except KeyboardInterrupt:
         # Ctrl-C before the subcommand ran: while its modules were still being
         # imported, which a slow or cold start makes long enough to hit.
-        return _fail(_INTERRUPTED, 130, as_json)
+        return _fail(_interrupted(), 130, as_json)
 
 
 def _as_typed(words: list[str]) -> list[str]:
@@ -192,6 +190,14 @@ def _remember_ctrl_c() -> None:
         number = getattr(signal, name, None)
         if number is not None and signal.getsignal(number) is signal.SIG_DFL:
             signal.signal(number, ctrl_c)
+
+
+def _interrupted() -> str:
+    """The error of an interrupted command, naming what stopped it (SIGTERM is no Ctrl-C).
+    Every write is a transaction of its own, rolled back when cut short: the store is whole."""
+    came = _CTRL_C[0] if _CTRL_C else signal.SIGINT
+    named = "Ctrl-C" if came == signal.SIGINT else signal.Signals(came).name
+    return f"interrupted ({named}); no change was left half done"
 
 
 def _signal_status(status: int) -> int:
@@ -298,7 +304,7 @@ def _run(args: Any, as_json: bool) -> int:
     except StoreError as exc:
         message, status = store_error_text(exc), 2
         if _CTRL_C:
-            message, status = _INTERRUPTED, 130
+            message, status = _interrupted(), 130
     except FileNotFoundError as exc:
         message, status = str(exc), 2
     except sqlite3.DatabaseError as exc:
@@ -306,7 +312,7 @@ def _run(args: Any, as_json: bool) -> int:
         # this is what is left (e.g. damage found while reading).
         message, status = f"the session store cannot be used ({exc})", 1
         if _CTRL_C:
-            message, status = _INTERRUPTED, 130
+            message, status = _interrupted(), 130
     except BrokenPipeError:
         return 0
     except OSError as exc:
@@ -318,6 +324,6 @@ def _run(args: Any, as_json: bool) -> int:
     except KeyboardInterrupt:
         # Ctrl-C: every write is a transaction of its own, rolled back when cut
         # short, so the store is whole; a command that had more to say said it.
-        message, status = _INTERRUPTED, 130
+        message, status = _interrupted(), 130
     # A command an error names ("`hermes-fts read b1` shows its ids") reads this store.
     return _fail(carry_store(args, message), status, as_json)
