@@ -31,6 +31,7 @@ from hermes_fts.query.plan import (
     sanitize_fts5_query,
 )
 from hermes_fts.query.syntax import MAX_FTS5_QUERY_CHARS, MAX_NESTING
+from hermes_fts.query.tree import AllOf, Term
 from hermes_fts.search import request as search_request
 from hermes_fts.search import route as search_route
 from hermes_fts.search import run as search
@@ -396,6 +397,24 @@ def test_negative_only_queries_are_refused_with_a_way_to_write_them(store, query
     assert st.describe_search_path(query) == "refused"
     assert sanitize_fts5_query(query) == ""
     assert search_request.query_notes(query)[-1] == parse_query(query).error
+
+
+@pytest.mark.parametrize(
+    ("query", "excluded"),
+    [
+        # bare, the hint `<words> NOT staging env` kept `env` and excluded `staging`
+        ('NOT "staging env"', Term("staging env")),
+        ('deploy OR NOT "staging env"*', Term("staging env", prefix=True)),
+        ('NOT "OR"', Term("OR")),  # bare, a dangling operator
+        ('NOT "a""b"', Term('a"b')),
+        ("NOT deploy*", Term("deploy", prefix=True)),
+    ],
+)
+def test_a_refusal_names_the_exclusion_as_a_query_writes_it(query: str, excluded: Term) -> None:
+    error = parse_query(query).error
+    hint = re.search(r"'<words> (NOT .*)';", error or "")
+    assert hint is not None, error
+    assert parse_query(f"rollout {hint.group(1)}").expr == AllOf((Term("rollout"),), (excluded,))
 
 
 @pytest.mark.parametrize(

@@ -443,9 +443,7 @@ class _Parser:
         if not include:
             excluded = all_of(exclude, [])
             shown = (
-                excluded.text + "*" * excluded.prefix
-                if isinstance(excluded, Term)
-                else render(excluded, top=False)
+                _written(excluded) if isinstance(excluded, Term) else render(excluded, top=False)
             )
             raise _Refuse(
                 f"NOT {shown} has nothing to find: NOT only removes rows from what the "
@@ -534,6 +532,17 @@ _CJK_CHAR = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]")
 _CJK_PUNCTUATED = re.compile(
     "[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3][^\\w\\s]+[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]"
 )
+
+
+def _written(term: Term) -> str:
+    """``term`` as a hint writes it: bare where it reads back as itself, else in
+    quotes (``NOT "staging env"``: bare, ``NOT staging env`` keeps ``env``)."""
+    try:
+        toks = _lex(term.text, [])
+    except _Refuse:  # `"NEAR(x"`: a phrase
+        toks = []
+    bare = [t.term for t in toks] == [Term(term.text)] and toks[0].kind == "term"
+    return (term.text if bare else quote(term.text)) + "*" * term.prefix
 
 
 def _said(tok: _Tok) -> str:
