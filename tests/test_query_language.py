@@ -472,6 +472,15 @@ def test_colons_and_dashes_are_text_and_say_so(store, query, row, note) -> None:
         ("de*ploy", "'de*ploy' is searched as 'de ploy': a '*' is a wildcard only at the end"),
         ("*ploy", "'*ploy' is searched as 'ploy'"),
         ("*ploy*", "'*ploy*' is searched as 'ploy*'"),
+        # a leading '-' before a prefix: the prefix is what is searched, and excluded
+        (
+            "rm -deploy*",
+            "'-deploy*' is searched as 'deploy*': a leading '-' does not exclude (write NOT deploy* ",
+        ),
+        (
+            'rm -"staging env"*',
+            'searched as "staging env"*: a leading \'-\' does not exclude (write NOT "staging env"* ',
+        ),
     ],
 )
 def test_every_change_to_the_written_query_is_noted(query: str, fragment: str) -> None:
@@ -677,6 +686,9 @@ def test_random_queries_agree_with_the_reference_on_every_route(property_store, 
         ("-x -y", "'<words> NOT x NOT y'", '"-x" "-y"'),  # NOT x y would keep y
         # a phrase was searched: the opposite of what the '-' asked
         ('-"staging env"', "'<words> NOT \"staging env\"'", '"-staging env"'),
+        # a prefix stays one: NOT deploy and "-deploy" dropped the star that was searched
+        ("-deploy*", "'<words> NOT deploy*'", '"-deploy"*'),
+        ('-"staging env"*', "'<words> NOT \"staging env\"*'", '"-staging env"*'),
     ],
 )
 def test_a_query_of_dashed_words_alone_is_refused_with_queries_that_work(

@@ -173,9 +173,10 @@ def _word(piece: str, notes: list[str]) -> _Tok | None:
         return None
     dash = len(stem) > 1 and stem[0] == "-" and stem[1] != "-"
     if dash:
+        searched = by_start(text) + "*" * (stem != piece)  # `-deploy*` is still a prefix
         notes.append(
-            f"{by_start(piece)!r} is searched as {by_start(text)!r}: a leading '-' does not "
-            f"exclude (write NOT {by_start(text)} to exclude it)"
+            f"{by_start(piece)!r} is searched as {searched!r}: a leading '-' does not "
+            f"exclude (write NOT {searched} to exclude it)"
         )
     if stem.upper() in OPERATORS + ("NEAR",) and (stem != stem.upper() or stem != piece):
         notes.append(OPERATOR_WORD.format(piece, stem.upper()))
@@ -299,7 +300,7 @@ def _lex(text: str, notes: list[str]) -> list[_Tok]:
                 continue
             term, i = _phrase(text, i, notes)
             if term and dash:
-                shown = by_start(quote(term.text))
+                shown = by_start(quote(term.text)) + "*" * term.prefix
                 notes.append(
                     f"'-{shown}' is searched as {shown}: a leading '-' does not exclude "
                     f"(write NOT {shown} to exclude it)"
@@ -504,9 +505,9 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
         expr = _Parser(toks, notes).any_of(0)
         words = [t for t in toks if t.kind == "term"]
         if words and all(t.dash for t in words) and not any(t.kind == "near" for t in toks):
-            shown = list(dict.fromkeys(_said(t) for t in words if t.term))
-            excluded = " ".join(f"NOT {w}" for w in shown)
-            quoted = " ".join(f'"-{w.strip(chr(34))}"' for w in shown)
+            dashed = list(dict.fromkeys(t.term for t in words if t.term))
+            excluded = " ".join(f"NOT {_written(t)}" for t in dashed)
+            quoted = " ".join(quote(f"-{t.text}") + "*" * t.prefix for t in dashed)
             raise _Refuse(
                 "a leading '-' is searched as text, not as an exclusion, and this query "
                 f"has nothing else to find: to exclude write '<words> {excluded}'; to "
@@ -543,12 +544,6 @@ def _written(term: Term) -> str:
         toks = []
     bare = [t.term for t in toks] == [Term(term.text)] and toks[0].kind == "term"
     return (term.text if bare else quote(term.text)) + "*" * term.prefix
-
-
-def _said(tok: _Tok) -> str:
-    """A word as a hint writes it: a phrase in its quotes."""
-    text = tok.term.text if tok.term else ""
-    return quote(text) if tok.quoted and not text.isalnum() else text
 
 
 def reads_as_sentence(text: str) -> bool:
