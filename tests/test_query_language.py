@@ -468,6 +468,10 @@ def test_colons_and_dashes_are_text_and_say_so(store, query, row, note) -> None:
         ("NEAR(→deploy release)", "'→' in '→deploy' is not searched"),
         # a number closing NEAR's words without its comma: a word, said so
         ("NEAR(deploy service 5)", "'5' in NEAR(...) is searched as a word: a distance follows"),
+        # FTS4's infix NEAR: searched as words, without a word on the proximity asked
+        ("deploy NEAR/3 release", "'NEAR/3' is searched as a word, not as an operator"),
+        ("deploy NEAR/3 release", "NEAR takes its terms in parentheses, NEAR(deploy release, 3)"),
+        ('"deploy env" NEAR release*', 'parentheses, NEAR("deploy env" release*)'),
         # a '*' before or inside a word: no wildcard, said so
         ("de*ploy", "'de*ploy' is searched as 'de ploy': a '*' is a wildcard only at the end"),
         ("*ploy", "'*ploy' is searched as 'ploy'"),

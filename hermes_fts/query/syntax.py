@@ -328,7 +328,31 @@ def _lex(text: str, notes: list[str]) -> list[_Tok]:
                     said = f"read {piece!r} as the words {' '.join(words)}"
                     notes.append(f"{said}: ',' ';' '|' between letters separate words")
                 toks += [t for w in words if (t := _Tok(w) if w in OPERATORS else _word(w, notes))]
+    _note_infix_near(toks, notes)
     return _balance(toks, notes)
+
+
+_INFIX_NEAR = re.compile(r"NEAR(?:/(\d+))?|near/(\d+)", re.IGNORECASE)
+
+
+def _note_infix_near(toks: list[_Tok], notes: list[str]) -> None:
+    """``deploy NEAR/3 staging``, as FTS4 and other engines write it: here NEAR takes
+    its terms in parentheses, so the words were searched, NEAR/3 among them, with
+    no word on the proximity asked for.  The note says how to write it."""
+    for n, tok in enumerate(toks):
+        m = _INFIX_NEAR.fullmatch(tok.term.text) if tok.term and not tok.quoted else None
+        around = [toks[i].term for i in (n - 1, n + 1) if 0 <= i < len(toks)]
+        terms = [_written(t) for t in around if t] if len(around) == 2 and all(around) else []
+        # NEAR alone is a word unless it stands between two (a lower-case `near` has
+        # the note on operators' case); NEAR/3 is no word anyone writes
+        if m is None or tok.term is None or not (m[1] or m[2] or terms and m[0] == "NEAR"):
+            continue
+        written = " ".join(terms or ["deploy", "service"])
+        distance = f", {m[1] or m[2]}" if (m[1] or m[2]) else ""
+        notes.append(
+            f"{tok.term.text!r} is searched as a word, not as an operator: NEAR takes its "
+            f"terms in parentheses, NEAR({written}{distance})"
+        )
 
 
 def _balance(toks: list[_Tok], notes: list[str]) -> list[_Tok]:
