@@ -725,6 +725,16 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         # last year and December of every year
         ("去年12月", "2025-12-01 – 2025-12-31"),
         ("去年的3月8号", "2025-03-08"),
+        # a day after this or last month's word was searched as a word (8号), and
+        # the whole month preferred
+        ("上个月8号", "2026-11-08"),
+        ("上月的十五号", "2026-11-15"),
+        ("这个月1号", "2026-12-01"),
+        ("上上个月8号", "2026-10-08"),
+        ("先月の8日", "2026-11-08"),
+        ("지난달 8일", "2026-11-08"),
+        ("이번 달 1일", "2026-12-01"),
+        ("上个月8号楼的网络", "2026-11-01 – 2026-11-30"),  # building 8
         ("昨年の12月", "2025-12-01 – 2025-12-31"),
         ("작년 12월", "2025-12-01 – 2025-12-31"),
         ("올해 3월 8일", "2026-03-08"),
@@ -784,6 +794,20 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
 def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
     said = notes(store, f"deploy script {words}", now=NOW)
     assert any(f"({read}, local time) left out of the words" in n for n in said), said
+
+
+def test_a_day_of_last_month_comes_first(tmp_path: Path) -> None:
+    """``上个月8号选了哪个数据库`` ("which database did we pick on the 8th of last
+    month") preferred all of November and searched 8号 as a word: the talk of the
+    20th came before the one of the 8th."""
+    st = _one_message_sessions(
+        tmp_path,
+        ("eighth", "2026-11-08T10:00", "我们选了数据库 postgres"),
+        ("twentieth", "2026-11-20T10:00", "我们选了数据库 mysql"),
+    )
+    for question in ("上个月8号选了哪个数据库", "先月の8日 数据库", "지난달 8일 数据库"):
+        assert sessions(st, question, now=NOW) == ["eighth", "twentieth"], question
+    st.close()
 
 
 @pytest.mark.parametrize(

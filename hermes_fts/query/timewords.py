@@ -42,8 +42,9 @@ class TimeWords:
     (``back`` 0), of last week (1), the last one before today or last week's
     (-1: "last Tuesday" means either), or the last one up to today (None).
     ``month`` set with ``back``: that month (and ``day``) of the year ``back``
-    years before now's (去年12月).  ``day`` alone ("on the 3rd", 8일날): the last
-    such day of a month up to today.  Otherwise absolute: ``year`` None means
+    years before now's (去年12月); ``day`` with ``back`` and no ``month``: that day
+    of the month ``back`` months before now's (上个月8号).  ``day`` alone ("on the
+    3rd", 8일날): the last such day of a month up to today.  Otherwise absolute: ``year`` None means
     every year.  ``order``: how a date of numbers alone was read ("month/day").
     """
 
@@ -329,6 +330,11 @@ _MONTH_DAY = [
     r"(?<![\d월月])(?P<d>\d{1,2})\s*일날",
 ]
 _FLAGS = re.IGNORECASE
+# A day after this or last month's word (上个月8号, 先月の8日, 지난달 8일): that day of
+# the month.  A number alone (8号) is no day (8号楼, building 8), so only here.
+_DAY_OF_MONTH_WORD = re.compile(
+    rf"\s*(?:的|の|의)?\s*(?P<d>{_NUM})\s*(?:[日号號](?![楼樓线線])|일날?)", _FLAGS
+)
 # A CJK keyboard types Latin in full width (ｌａｓｔ ｗｅｅｋ): read as ASCII, one
 # character for one, so the offsets and the words as written stay the user's.
 _ASCII_WIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
@@ -395,6 +401,12 @@ def _candidates(text: str) -> list[tuple[int, int, TimeWords | None]]:
     for pattern, unit, back in _FIXED:
         for m in re.finditer(pattern, text, _FLAGS):
             found.append((m.start(), m.end(), TimeWords(m.group(0), unit, back)))
+            day = _DAY_OF_MONTH_WORD.match(text, m.end()) if unit == "month" and back < 3 else None
+            if day and 1 <= (_number(day["d"]) or 0) <= 31:
+                said = text[m.start() : day.end()]
+                found.append(
+                    (m.start(), day.end(), TimeWords(said, "day", back, day=_number(day["d"])))
+                )
     for pattern, unit in _AGO:
         for m in re.finditer(pattern, text, _FLAGS):
             said = _plain(next(g for g in m.groups() if g))
@@ -604,6 +616,8 @@ def _days(words: TimeWords, today: date) -> list[tuple[date, date]]:
         return [(_within(words, today), today + timedelta(days=1))]
     if words.back is not None and words.month is not None:  # 去年12月: in a year back
         return [_span(words.unit, today.year - words.back, words.month, words.day or 1)]
+    if words.back is not None and words.day is not None:  # 上个月8号: in a month back
+        return [_span("day", *_shift_month(today.year, today.month, words.back), words.day)]
     if words.back is not None:
         if words.unit == "day":
             return [_span("day", *(today - timedelta(days=words.back)).timetuple()[:3])]
