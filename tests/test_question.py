@@ -796,6 +796,26 @@ def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
     assert any(f"({read}, local time) left out of the words" in n for n in said), said
 
 
+@pytest.mark.parametrize(
+    ("now", "words", "read"),
+    [
+        ("2026-12-31T12:00", "past year", "2025-12-31 – 2026-12-31"),
+        ("2026-12-31T12:00", "the last 3 months", "2026-09-30 – 2026-12-31"),
+        ("2026-05-31T12:00", "过去一个月", "2026-04-30 – 2026-05-31"),
+        ("2026-03-31T12:00", "지난 한 달 동안", "2026-02-28 – 2026-03-31"),
+        ("2024-02-29T12:00", "past year", "2023-02-28 – 2024-02-29"),
+    ],
+)
+def test_the_past_months_start_on_the_same_day(
+    store: SessionStore, now: str, words: str, read: str
+) -> None:
+    """ "past year" asked on 31 December preferred from 28 December a year before:
+    the day then was cut to the 28th in every month, not only where a month
+    has no such day."""
+    said = notes(store, f"deploy script {words}", now=now)
+    assert any(f"({read}, local time) left out of the words" in n for n in said), said
+
+
 def test_a_day_of_last_month_comes_first(tmp_path: Path) -> None:
     """``上个月8号选了哪个数据库`` ("which database did we pick on the 8th of last
     month") preferred all of November and searched 8号 as a word: the talk of the

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
-from calendar import isleap
+from calendar import isleap, monthrange
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
@@ -599,7 +599,8 @@ def _within(words: TimeWords, today: date) -> date:
     if words.unit in ("day", "week"):
         return today - timedelta(days=n * (7 if words.unit == "week" else 1))
     year, month = _shift_month(today.year, today.month, n * (12 if words.unit == "year" else 1))
-    return date(year, month, min(today.day, 28))
+    # the same day then, or the month's last where it has none (31 May: 30 April)
+    return date(year, month, min(today.day, monthrange(year, month)[1]))
 
 
 def _days(words: TimeWords, today: date) -> list[tuple[date, date]]:
