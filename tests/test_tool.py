@@ -1377,6 +1377,21 @@ def test_the_time_note_is_true_of_the_results_shown(searchable):
     assert shown == ["old"] and "no result here is from then" in note, note
 
 
+def test_the_time_note_of_a_query_read_as_a_sentence(searchable):
+    """Regression: ``昨天的部署`` ("yesterday's deploy"), in no message as written and
+    searched as a sentence, headed yesterday's talk with "no result here is from
+    then": the tool judged the results by the time words of the text as written,
+    which has none, not by those of the reading searched."""
+    now = T0 + 10 * 86400
+    conversation(searchable, "old", [("user", "部署失败了")], start=T0)
+    conversation(searchable, "y", [("user", "我们部署了新的服务")], start=now - 86400)
+    for query in ("昨天的部署", "部署:yesterday"):
+        out = session_search(searchable, query=query, now=now)
+        assert [r["session_id"] for r in out["results"]] == ["y", "old"], out
+        (note,) = [n for n in out["query_notes"] if n.startswith("time words")]
+        assert note.endswith("matches from then come first, then the rest"), note
+
+
 def test_no_partial_note_while_a_cron_job_holds_every_word(searchable):
     """Regression: with limit=1, "deploy billing" said "no conversation holds every
     word" while a cron job's conversation held both: it ranks after the others, so

@@ -386,22 +386,26 @@ def time_windows(query: Any, now: Any = None) -> tuple[tuple[float, float], ...]
     return _windows(found, time.time() if when is None else when) if found else ()
 
 
+Windows = tuple[tuple[float, float], ...]
+
+
 def search_preferring(
     request: SearchRequest, search: Callable[[SearchRequest], tuple[P, Rows]]
-) -> tuple[P, Rows, tuple[str, ...]]:
-    """``search(request)``, with rows from the time its words name first, and the note.
+) -> tuple[P, Rows, tuple[str, ...], Windows]:
+    """``search(request)``, with rows from the time its words name first, the note,
+    and the windows whose rows came first (none without a preference).
 
     ``search`` runs one request and returns ``(plan, rows)``.
     """
     found = _found(request.query, request.sentence)
     if not found:
-        return (*search(request), ())
+        return (*search(request), (), ())
     now = time.time() if request.now is None else request.now
     bounded = request.after is not None or request.before is not None
     note = (_note(request.query, found, now, bounded, request.sentence),)
     spans = () if bounded else _windows(found, now)
     if not spans or request.limit == 0:
-        return (*search(request), note)
+        return (*search(request), note, spans)
     want = request.limit + request.offset
     key = "session_id" if request.sort == SESSIONS_SORT else "id"
     fields = request.projection
@@ -422,22 +426,23 @@ def search_preferring(
     rows = rows[request.offset : want]
     if fields != request.projection:
         rows = [{k: row[k] for k in request.projection or ()} for row in rows]
-    return plan, rows, note
+    return plan, rows, note, spans
 
 
 def search_reading(
     request: SearchRequest, search: Callable[[SearchRequest], tuple[P, Rows]]
-) -> tuple[P, Rows, tuple[str, ...], tuple[str, ...]]:
+) -> tuple[P, Rows, tuple[str, ...], tuple[str, ...], Windows]:
     """``search_preferring``, and when a query that has another reading is in no
     message as written, the same again read that way (``_other_reading``): the
-    plan, the rows, the note on that reading and the time words' note.
+    plan, the rows, the note on that reading, the time words' note and their
+    windows, of the reading searched (``昨天的部署`` as written has no time word).
 
     Not when the filters or the page left its messages out: that empty answer
     is right."""
-    plan, rows, time_note = search_preferring(request, search)
+    plan, rows, time_note, spans = search_preferring(request, search)
     other = None if rows or request.limit == 0 else _other_reading(request)
     if other is None:
-        return plan, rows, (), time_note
+        return plan, rows, (), time_note, spans
     anywhere = SearchRequest(
         request.query,
         include_inactive=request.include_inactive,
@@ -446,7 +451,7 @@ def search_reading(
         route=request.route,
     )
     if search(anywhere)[1]:
-        return plan, rows, (), time_note
+        return plan, rows, (), time_note, spans
     again, how = other
     read_as = (
         f"{_by_its_start(request.query.strip())!r} is in no message as written: "
@@ -455,8 +460,8 @@ def search_reading(
     try:
         found = search_preferring(again, search)
     except QueryError:  # the other reading is only a try: the empty answer stands
-        return plan, rows, (), time_note
-    return found[0], found[1], (read_as,), found[2]
+        return plan, rows, (), time_note, spans
+    return found[0], found[1], (read_as,), found[2], found[3]
 
 
 def _other_reading(request: SearchRequest) -> tuple[SearchRequest, str] | None:

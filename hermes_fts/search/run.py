@@ -564,6 +564,8 @@ class SearchResult:
     rows: list[dict[str, Any]]
     route: str
     notes: tuple[str, ...] = ()
+    # the time words' windows whose matches came first (``request.search_preferring``)
+    windows: tuple[tuple[float, float], ...] = ()
 
 
 def run(conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest) -> SearchResult:
@@ -577,14 +579,16 @@ def run(conn: sqlite3.Connection, state: dict[str, Any], request: SearchRequest)
     rows: list[dict[str, Any]] | None = None
     try:
         # Time words first, a short CJK word read again as a sentence (request.search_reading).
-        plan, rows, read_as, time_notes = search_reading(request, lambda r: _search(conn, state, r))
+        plan, rows, read_as, time_notes, spans = search_reading(
+            request, lambda r: _search(conn, state, r)
+        )
         route = plan.route
         marks = request.marks or MARKS
         for row in rows:
             if isinstance(row.get("snippet"), str):
                 row["snippet"] = with_marks(row["snippet"], marks)
         notes = (*read_as, *plan.notes, *time_notes, *switched_off_notes(state))
-        return SearchResult(rows, route, notes)
+        return SearchResult(rows, route, notes, spans)
     finally:
         _log_search(route, started, rows, request.query)
 

@@ -118,6 +118,7 @@ class Discovery:
         self.route: str | None = None  # the route that answered the last scan
         # What that search changed or could not do (the time words' windows too).
         self.search_notes: tuple[str, ...] = ()
+        self.search_windows: tuple[tuple[float, float], ...] = ()  # and whose rows came first
         # Each result's view as read (entry, view, anchor id, detail), to shape it
         # again with smaller caps when the answer is over its budget (``_fit``).
         self._views: list[tuple[dict[str, Any], dict[str, Any], int, str]] = []
@@ -179,6 +180,7 @@ class Discovery:
             # a later read leaves out the sessions already seen, and would say that no
             # match is from the time asked when the first read's all were.
             self.search_notes = result.notes  # the query's, and what its time words did
+            self.search_windows = result.windows
         return list(result.rows)
 
     def collect(self, title: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
@@ -293,7 +295,9 @@ class Discovery:
         hits = [slot["hit"] for _, slot in page if "hit" in slot]
         if first is None or not hits or (self.options.offset or 0) > 0:
             return notes
-        spans = self.ctx.store.time_windows(self.options.query, self.options.now)
+        # the search's own windows: it may have read the query another way (昨天的部署
+        # as a sentence), whose time words the text as written does not have
+        spans = self.search_windows
         then = [any(lo <= float(h.get("timestamp") or 0) < hi for lo, hi in spans) for h in hits]
         if then[0] or "title_match" in page[0][1]:
             return notes
