@@ -789,6 +789,7 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         # 날 glued to the day made it a part of another word: 3월 as 3
         ("3월 8일날", "March 8 of every year"),
         ("2024년 3월 8일날에", "2024-03-08"),
+        ("in 2024 sales rose", "2024-01-01 – 2024-12-31"),  # a year, no count
     ],
 )
 def test_time_words_read(store: SessionStore, words: str, read: str) -> None:
@@ -873,12 +874,30 @@ def test_a_day_of_last_month_comes_first(tmp_path: Path) -> None:
         "deploy 两个半月前",
         "deploy failed this time",
         "deploy 这个时候",
+        # a count after in, read as a year (and left out of the words)
+        "buffer overflow in 2048 bytes",
+        "deploy timed out in 2000 ms",
+        "deploy sorted in 2500 rows",
+        "deploy done in 2000 MB",
     ],
 )
 def test_not_time_words(store: SessionStore, query: str) -> None:
     """Quoted, strict, one word, a verb after a number, no such day, inside an
     identifier: words as written."""
     assert not any("time words" in n for n in notes(store, query, now=NOW))
+
+
+def test_a_count_after_in_is_searched(tmp_path: Path) -> None:
+    """``buffer overflow in 2048 bytes`` read ``in 2048`` as the year 2048: 2048 was
+    left out of the words, so the overflow at 4096 bytes came first."""
+    st = _one_message_sessions(
+        tmp_path,
+        ("four", "2026-11-01T10:00", "buffer overflow again, the buffer overflow in 4096 bytes"),
+        ("two", "2025-10-01T10:00", "buffer overflow in 2048 bytes"),
+    )
+    assert sessions(st, "buffer overflow in 2048 bytes", now=NOW)[0] == "two"
+    assert sessions(st, "buffer overflow in 2026", now=NOW)[0] == "four"  # a year still
+    st.close()
 
 
 def test_last_years_december_comes_first(tmp_path: Path) -> None:

@@ -270,6 +270,16 @@ _WEEKDAYS = [
 # 3月末, 3月初め, 3월 초, 3월 말에): searched, 底 and 初 were words of their own.
 _MONTH_PART = "(?:上旬|中旬|下旬|初め|初旬|初(?![次步])|底|末|頭)?"
 _KO_MONTH_PART = r"(?:\s*(?:초순|중순|하순|초|말)(?=(?:에|쯤|경|께)?(?![가-힣])))?"
+# A number a unit or a thing counted follows counts it: "in 2048 bytes", "in 2000
+# ms" are no years (and 2048, 2000 are searched).  Not any plural: "in 2024 sales
+# rose" is the year.
+_COUNTED_BY = (
+    r"\s*(?:ms|ns|[kmgt]i?b|px|[kmg]?hz|rpm|fps|qps|rps|(?:bytes|bits|rows|lines|items"
+    r"|records|requests|tokens|files|entries|chars|characters|words|steps|iterations"
+    r"|epochs|tests|errors|messages|pages|points|times|seconds|secs|minutes|mins|hours"
+    r"|days|weeks|months|years|users|calls|queries|jobs|tasks|threads|samples|docs"
+    r"|documents|nodes|pods|commits|retries|attempts|units|dollars|yen|yuan|euros))\b"
+)
 # Dates, with named groups y (year), m (month number or name) and d (day).
 _DATES = [
     r"(?<![\w-])(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?![\w-])",
@@ -284,7 +294,7 @@ _DATES = [
     rf"\b(?:(?:early|late|mid)\s+(?P<m>{_FULL_MONTHS_NOT_MAY})|mid-(?P<m2>{_ANY_MONTH})"
     rf"|(?:early|late)-(?P<m3>{_FULL_MONTHS})|(?:the\s+)?(?:end|beginning|start|middle)\s+of\s+"
     rf"(?P<m4>{_FULL_MONTHS}))\b(?:,?\s+(?P<y>{_YEAR})\b)?",
-    rf"\b(?:in|during)\s+(?P<y>{_YEAR})\b",
+    rf"\b(?:in|during)\s+(?P<y>{_YEAR})\b(?!{_COUNTED_BY})",
     # 8일날: "the day of the 8th", as Korean speech says it
     rf"(?<!\d)(?P<y>\d{{4}}|\d{{2}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*(?:[日号號]|일날?)",
     rf"(?<!\d)(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*(?:[日号號]|일날?)",
