@@ -735,6 +735,9 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("지난달 8일", "2026-11-08"),
         ("이번 달 1일", "2026-12-01"),
         ("上个月8号楼的网络", "2026-11-01 – 2026-11-30"),  # building 8
+        # 지난 금요일 ("last Friday") was the last Friday up to today, 지난 a word
+        ("지난 수요일", "2026-11-25 or 2026-12-02"),
+        ("저번 금요일에", "2026-11-27"),
         ("昨年の12月", "2025-12-01 – 2025-12-31"),
         ("작년 12월", "2025-12-01 – 2025-12-31"),
         ("올해 3월 8일", "2026-03-08"),
@@ -815,6 +818,18 @@ def test_the_past_months_start_on_the_same_day(
     has no such day."""
     said = notes(store, f"deploy script {words}", now=now)
     assert any(f"({read}, local time) left out of the words" in n for n in said), said
+
+
+def test_last_friday_in_korean_on_a_friday(tmp_path: Path) -> None:
+    """``지난 금요일 배포`` ("the deploy last Friday") asked on a Friday preferred
+    today's talk, the last Friday up to today, and searched 지난 as a word."""
+    st = _one_message_sessions(
+        tmp_path,
+        ("today", "2026-12-04T09:00", "지난 서버 배포는 취소"),
+        ("last", "2026-11-27T10:00", "서버 배포 완료"),
+    )
+    assert sessions(st, "지난 금요일 배포", now="2026-12-04T12:00") == ["last", "today"]
+    st.close()
 
 
 def test_a_day_of_last_month_comes_first(tmp_path: Path) -> None:

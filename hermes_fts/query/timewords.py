@@ -265,6 +265,8 @@ _WEEKDAYS = [
     (rf"(?<!每)(上上|上|这|這|本)?(?:个|個)?(?:周|週|星期|礼拜|禮拜)({_ZH_WEEKDAY})", None),
     (r"(?:(先々週|先先週|先週|今週)の?)?([月火水木金土日])曜日?", None),
     (r"(?:(지지난|지난|저번|이번)\s*주\s*)?([월화수목금토일])요일", None),
+    # 지난 금요일, as "last Friday": no week said (지난주 금요일 is last week's)
+    (r"(?:지난|저번)\s*([월화수목금토일])요일", -1),
 ]
 # A part of a month is read as the month, as mid-March is (3月初, 3月中旬, 3月底,
 # 3月末, 3月初め, 3월 초, 3월 말에): searched, 底 and 初 were words of their own.
