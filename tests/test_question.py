@@ -738,6 +738,15 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         # 지난 금요일 ("last Friday") was the last Friday up to today, 지난 a word
         ("지난 수요일", "2026-11-25 or 2026-12-02"),
         ("저번 금요일에", "2026-11-27"),
+        # a month after last or this was searched as the words last, March
+        ("last March", "2026-03-01 – 2026-03-31"),
+        ("last December", "2025-12-01 – 2025-12-31"),  # this month's is not yet over
+        ("last March 8th", "2026-03-08"),
+        ("this January", "2026-01-01 – 2026-01-31"),
+        ("last May", "2026-05-01 – 2026-05-31"),
+        ("지난 3월", "2026-03-01 – 2026-03-31"),
+        ("지난 12월 25일", "2025-12-25"),
+        ("last February 29", "2024-02-29"),
         ("昨年の12月", "2025-12-01 – 2025-12-31"),
         ("작년 12월", "2025-12-01 – 2025-12-31"),
         ("올해 3월 8일", "2026-03-08"),
@@ -832,6 +841,19 @@ def test_last_friday_in_korean_on_a_friday(tmp_path: Path) -> None:
     st.close()
 
 
+def test_last_march_comes_first(tmp_path: Path) -> None:
+    """ "what did we deploy last March" searched the words last and March: the talk
+    that said them came first, not the one from March."""
+    st = _one_message_sessions(
+        tmp_path,
+        ("march", "2026-03-12T10:00", "we deploy the gateway tonight"),
+        ("words", "2026-11-20T10:00", "deploy it last, after the March freeze"),
+    )
+    assert sessions(st, "what did we deploy last March", now=NOW) == ["march", "words"]
+    assert sessions(st, "지난 3월 deploy", now=NOW) == ["march", "words"]
+    st.close()
+
+
 def test_a_day_of_last_month_comes_first(tmp_path: Path) -> None:
     """``上个月8号选了哪个数据库`` ("which database did we pick on the 8th of last
     month") preferred all of November and searched 8号 as a word: the talk of the
@@ -890,6 +912,7 @@ def test_a_day_of_last_month_comes_first(tmp_path: Path) -> None:
         "deploy failed this time",
         "deploy 这个时候",
         # a count after in, read as a year (and left out of the words)
+        "deploy the last may fail",  # may, the verb
         "buffer overflow in 2048 bytes",
         "deploy timed out in 2000 ms",
         "deploy sorted in 2500 rows",

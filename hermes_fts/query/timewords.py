@@ -42,7 +42,8 @@ class TimeWords:
     (``back`` 0), of last week (1), the last one before today or last week's
     (-1: "last Tuesday" means either), or the last one up to today (None).
     ``month`` set with ``back``: that month (and ``day``) of the year ``back``
-    years before now's (去年12月); ``day`` with ``back`` and no ``month``: that day
+    years before now's (去年12月), or with ``back`` -1 the last one before today
+    ("last March"); ``day`` with ``back`` and no ``month``: that day
     of the month ``back`` months before now's (上个月8号).  ``day`` alone ("on the
     3rd", 8일날): the last such day of a month up to today.  Otherwise absolute: ``year`` None means
     every year.  ``order``: how a date of numbers alone was read ("month/day").
@@ -307,6 +308,14 @@ _DATES = [
     rf"(?<!\d)(?P<m>\d{{1,2}})\s*월{_KO_MONTH_PART}(?!\s*전)",
     r"(?<!\d)(?P<y>\d{4})\s*[年년](?!\s*前|\s*전)",
 ]
+# A month named after last or this ("last March", "this March 8", 지난 3월): that
+# month (day) this year, or for "last" the last one before today's (in March 2026,
+# last March is March 2025).  Not "last may", the verb (the last may fail).
+_LAST_MONTH = [
+    rf"\b(?P<w>last|this)\s+(?P<m>{_FULL_MONTHS_NOT_MAY}|(?-i:May))\b"
+    rf"(?:\.?\s+(?P<d>\d{{1,2}}){_DAY_SUFFIX}\b)?",
+    rf"(?P<w>지난|저번)\s*(?P<m>\d{{1,2}})\s*월{_KO_MONTH_PART}(?:\s*(?P<d>\d{{1,2}})\s*일날?)?",
+]
 # A date of numbers alone: which is the month is the writer's habit.  Slashes are
 # read month/day, as Chinese, Japanese and US writing has it (3/8 is March 8), and
 # day/month only where the first can be no month (25/12); dots with the year last
@@ -408,6 +417,19 @@ def _date_words(match: re.Match[str]) -> TimeWords | None:
     return TimeWords(match.group(0).strip(), unit, None, year, month, day)
 
 
+def _last_month(m: re.Match[str]) -> TimeWords | None:
+    """A month named after last or this (``_LAST_MONTH``) as TimeWords, None where
+    it names no real day: ``back`` 0 this year's, -1 the last one before today."""
+    month = _MONTHS.get(m["m"].lower()) or int(m["m"])
+    day = int(m["d"]) if m["d"] else None
+    try:  # 29 February is a day in a leap year
+        date(2000, month, day or 1)
+    except ValueError:
+        return None
+    back = 0 if m["w"].lower() == "this" else -1
+    return TimeWords(m[0], "day" if day else "month", back, month=month, day=day)
+
+
 def _candidates(text: str) -> list[tuple[int, int, TimeWords | None]]:
     found: list[tuple[int, int, TimeWords | None]] = []
     for pattern, unit, back in _FIXED:
@@ -432,6 +454,9 @@ def _candidates(text: str) -> list[tuple[int, int, TimeWords | None]]:
             # A date no calendar holds (2月30号) is read as nothing, not as its month.
             found.append((m.start(), m.end(), _date_words(m)))
     found += _numbers_dates(text)
+    for pattern in _LAST_MONTH:
+        for m in re.finditer(pattern, text, _FLAGS):
+            found.append((m.start(), m.end(), _last_month(m)))
     for m in re.finditer(_THIS_TIME, text, _FLAGS):  # a time only beside a year
         found.append((m.start(), m.end(), TimeWords(m[0], "week", this_day=True)))
     for m in re.finditer(_LATELY, text, _FLAGS):
@@ -627,6 +652,12 @@ def _days(words: TimeWords, today: date) -> list[tuple[date, date]]:
         return [_span("day", d.year, d.month, d.day) for d in _weekdays(words, today)]
     if words.within:
         return [(_within(words, today), today + timedelta(days=1))]
+    if words.back == -1 and words.month is not None:  # last March: the last before today
+        gone = (words.month, words.day or 0) < (today.month, today.day if words.day else 0)
+        year = today.year - (0 if gone else 1)
+        while words.day == 29 and words.month == 2 and not isleap(year):  # last February 29
+            year -= 1
+        return [_span(words.unit, year, words.month, words.day or 1)]
     if words.back is not None and words.month is not None:  # 去年12月: in a year back
         return [_span(words.unit, today.year - words.back, words.month, words.day or 1)]
     if words.back is not None and words.day is not None:  # 上个月8号: in a month back
