@@ -747,6 +747,10 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("지난 3월", "2026-03-01 – 2026-03-31"),
         ("지난 12월 25일", "2025-12-25"),
         ("last February 29", "2024-02-29"),
+        # May after a day was the verb (3 may break) even where "of" or an
+        # ordinal made it the month
+        ("the 1st of May", "May 1 of every year"),
+        ("8th May 2024", "2024-05-08"),
         ("昨年の12月", "2025-12-01 – 2025-12-31"),
         ("작년 12월", "2025-12-01 – 2025-12-31"),
         ("올해 3월 8일", "2026-03-08"),
@@ -913,6 +917,7 @@ def test_a_day_of_last_month_comes_first(tmp_path: Path) -> None:
         "deploy 这个时候",
         # a count after in, read as a year (and left out of the words)
         "deploy the last may fail",  # may, the verb
+        "deploy the 2nd may fail",
         "buffer overflow in 2048 bytes",
         "deploy timed out in 2000 ms",
         "deploy sorted in 2500 rows",

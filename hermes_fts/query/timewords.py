@@ -70,8 +70,10 @@ _MONTHS["sept"] = 9
 _FULL_MONTHS = "|".join(name.lower() for name in _MONTH_NAMES)
 _FULL_MONTHS_NOT_MAY = "|".join(name.lower() for name in _MONTH_NAMES if name != "May")
 _ANY_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
-# "3 may break" is no date: after a number, "may" is the verb.
+# "3 may break" is no date: after a number, "may" is the verb (the 2nd may fail);
+# after "of" (the 8th of May) it is the month, and May written so after an ordinal.
 _DAY_FIRST_MONTH = "|".join(sorted(set(_MONTHS) - {"may"}, key=len, reverse=True))
+_DAY_FIRST_MONTH += r"|(?<=of\s)may|(?<=(?:st|nd|rd|th)\s)(?-i:May)"
 _COUNTS = {"a": 1, "an": 1}
 _COUNTS |= zip(
     "one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13)
