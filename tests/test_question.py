@@ -735,6 +735,10 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("지난달 8일", "2026-11-08"),
         ("이번 달 1일", "2026-12-01"),
         ("上个月8号楼的网络", "2026-11-01 – 2026-11-30"),  # building 8
+        # and in English, where the month was preferred whole and 3rd searched
+        ("on the 3rd of last month", "2026-11-03"),
+        ("last month on the 8th", "2026-11-08"),
+        ("the 15th of this month", "2026-12-15"),
         # 지난 금요일 ("last Friday") was the last Friday up to today, 지난 a word
         ("지난 수요일", "2026-11-25 or 2026-12-02"),
         ("저번 금요일에", "2026-11-27"),

@@ -353,6 +353,13 @@ _MONTH_DAY = [
     r"(?<![\d월月])(?P<d>\d{1,2})\s*일날",
 ]
 _FLAGS = re.IGNORECASE
+# "the 3rd of last month", "last month on the 3rd": that day of that month (read
+# apart, the month was preferred whole and the 3rd searched as a word).
+_EN_DAY_OF_MONTH = [
+    r"\b(?:on\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\s+(?:of\s+)?"
+    r"(?P<w>last|previous|this)\s+month\b",
+    r"\b(?P<w>last|previous|this)\s+month\s+on\s+the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b",
+]
 # A day after this or last month's word (上个月8号, 先月の8日, 지난달 8일): that day of
 # the month.  A number alone (8号) is no day (8号楼, building 8), so only here.
 _DAY_OF_MONTH_WORD = re.compile(
@@ -443,6 +450,11 @@ def _candidates(text: str) -> list[tuple[int, int, TimeWords | None]]:
                 found.append(
                     (m.start(), day.end(), TimeWords(said, "day", back, day=_number(day["d"])))
                 )
+    for pattern in _EN_DAY_OF_MONTH:
+        for m in re.finditer(pattern, text, _FLAGS):
+            if 1 <= int(m["d"]) <= 31:
+                back = 0 if m["w"].lower() == "this" else 1
+                found.append((m.start(), m.end(), TimeWords(m[0], "day", back, day=int(m["d"]))))
     for pattern, unit in _AGO:
         for m in re.finditer(pattern, text, _FLAGS):
             said = _plain(next(g for g in m.groups() if g))
