@@ -735,6 +735,15 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("지난달 8일", "2026-11-08"),
         ("이번 달 1일", "2026-12-01"),
         ("上个月8号楼的网络", "2026-11-01 – 2026-11-30"),  # building 8
+        # a part of a relative month or year left 底, 末 or 말에 as words
+        ("上个月底的部署", "2026-11-01 – 2026-11-30"),
+        ("先月末", "2026-11-01 – 2026-11-30"),
+        ("지난달 말에", "2026-11-01 – 2026-11-30"),
+        ("这个月初", "2026-12-01 – 2026-12-31"),
+        ("去年底", "2025-01-01 – 2025-12-31"),
+        ("去年年初", "2025-01-01 – 2025-12-31"),
+        ("昨年末", "2025-01-01 – 2025-12-31"),
+        ("작년 말에", "2025-01-01 – 2025-12-31"),
         # and in English, where the month was preferred whole and 3rd searched
         ("on the 3rd of last month", "2026-11-03"),
         ("last month on the 8th", "2026-11-08"),
@@ -859,6 +868,23 @@ def test_last_march_comes_first(tmp_path: Path) -> None:
     )
     assert sessions(st, "what did we deploy last March", now=NOW) == ["march", "words"]
     assert sessions(st, "지난 3월 deploy", now=NOW) == ["march", "words"]
+    st.close()
+
+
+def test_a_part_of_a_relative_month_is_no_word(tmp_path: Path) -> None:
+    """``上个月底的部署`` ("the deploy at the end of last month") searched 底的部署 and
+    月底 beside 部署, so a talk of 月底 from another time came first."""
+    from hermes_fts.query.best import best_match
+    from hermes_fts.query.syntax import parse_query
+
+    for question, word in (("上个月底的部署", "部署"), ("지난달 말에 배포", "배포")):
+        assert [t.text for t in best_match(parse_query(question)).terms] == [word]
+    st = _one_message_sessions(
+        tmp_path,
+        ("then", "2026-11-28T10:00", "我们部署了网关"),
+        ("words", "2026-06-30T10:00", "月底的部署计划"),
+    )
+    assert sessions(st, "上个月底的部署", now=NOW) == ["then", "words"]
     st.close()
 
 

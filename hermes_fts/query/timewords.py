@@ -105,6 +105,13 @@ _ZH_WEEK = r"(?:周|週)(?![期边邊围圍转轉全刊])"
 # ago); 过去年份 past years, 如今年轻人 young people now (年轻: young).
 _NOT_AFTER_QIAN = "(?<![目提以之从從当當先眼面空事生向往])"
 _NOT_YOUNG = "(?![轻輕])"
+# A part of a month is read as the month, as mid-March is (3月初, 3月中旬, 3月底,
+# 3月末, 3月初め, 3월 초, 3월 말에): searched, 底 and 初 were words of their own.
+_MONTH_PART = "(?:上旬|中旬|下旬|初め|初旬|初(?![次步])|底|末|頭)?"
+_KO_MONTH_PART = r"(?:\s*(?:초순|중순|하순|초|말)(?=(?:에|쯤|경|께)?(?![가-힣])))?"
+# So is a part of a relative month or year (上个月底, 先月末, 지난달 말, 去年底, 去年年初,
+# 昨年末, 작년 말): its month or year.  今年初めて is "for the first time this year".
+_YEAR_PART = "(?:年?(?:底|末|初(?![次步め])))?"
 # Relative words with a fixed distance: (pattern, unit, back).  A step further back
 # (大前天, 上上周, 先々週, 지지난주) starts before the nearer word: read first, whole.
 _FIXED = [
@@ -140,16 +147,23 @@ _FIXED = [
         0,
     ),
     (
-        r"\bthe\s+month\s+before\s+last\b|上上(?:个|個)?月(?![球亮光])|先[々先]月|지지난\s*달",
+        rf"\bthe\s+month\s+before\s+last\b|(?:上上(?:个|個)?月(?![球亮光])|先[々先]月){_MONTH_PART}"
+        rf"|지지난\s*달{_KO_MONTH_PART}",
         "month",
         2,
     ),
     (
-        r"\b(?:last|previous)\s+month\b|上(?:个|個)?月(?![球亮光])|先月|지난\s*달|저번\s*달",
+        rf"\b(?:last|previous)\s+month\b|(?:上(?:个|個)?月(?![球亮光])|先月){_MONTH_PART}"
+        rf"|(?:지난|저번)\s*달{_KO_MONTH_PART}",
         "month",
         1,
     ),
-    (r"\bthis\s+month\b|这(?:个)?月|這(?:個)?月|本月|今月|이번\s*달", "month", 0),
+    (
+        rf"\bthis\s+month\b|(?:这(?:个)?月|這(?:個)?月|本月|今月){_MONTH_PART}"
+        rf"|이번\s*달{_KO_MONTH_PART}",
+        "month",
+        0,
+    ),
     (r"\bhalf\s+a\s+year\s+ago\b|(?<![一二两兩三四五六七八九十\d])半年前|반\s*년\s*전", "month", 6),
     # half a month is two weeks (보름: a fortnight), a month and a half six weeks
     (
@@ -158,19 +172,24 @@ _FIXED = [
         2,
     ),
     (r"\ba\s+month\s+and\s+a\s+half\s+ago\b|(?<![\d])一(?:个|個)半月前", "week", 6),
-    (r"大前年|さきおととし|一昨昨年", "year", 3),
+    (rf"(?:大前年|さきおととし|一昨昨年){_YEAR_PART}", "year", 3),
     (
-        rf"\bthe\s+year\s+before\s+last\b|{_NOT_AFTER_QIAN}前年{_NOT_YOUNG}|一昨年|おととし"
-        r"|재작년|그러께",
+        rf"\bthe\s+year\s+before\s+last\b|(?:{_NOT_AFTER_QIAN}前年{_NOT_YOUNG}|一昨年|おととし)"
+        rf"{_YEAR_PART}|(?:재작년|그러께){_KO_MONTH_PART}",
         "year",
         2,
     ),
     (
-        rf"\b(?:last|previous)\s+year\b|(?<![过過失])去年{_NOT_YOUNG}|昨年|작년|지난\s*해",
+        rf"\b(?:last|previous)\s+year\b|(?:(?<![过過失])去年{_NOT_YOUNG}|昨年){_YEAR_PART}"
+        rf"|(?:작년|지난\s*해){_KO_MONTH_PART}",
         "year",
         1,
     ),
-    (rf"\bthis\s+year\b|今年{_NOT_YOUNG}|올해|금년", "year", 0),
+    (
+        rf"\bthis\s+year\b|今年{_NOT_YOUNG}{_YEAR_PART}|(?:올해|금년){_KO_MONTH_PART}",
+        "year",
+        0,
+    ),
 ]
 # "N <unit>s ago" in each language: (pattern with the count as group 1, unit).
 # English is typed short too: 3 wks ago, 2 mos ago, 5 yrs ago.
@@ -271,10 +290,6 @@ _WEEKDAYS = [
     # 지난 금요일, as "last Friday": no week said (지난주 금요일 is last week's)
     (r"(?:지난|저번)\s*([월화수목금토일])요일", -1),
 ]
-# A part of a month is read as the month, as mid-March is (3月初, 3月中旬, 3月底,
-# 3月末, 3月初め, 3월 초, 3월 말에): searched, 底 and 初 were words of their own.
-_MONTH_PART = "(?:上旬|中旬|下旬|初め|初旬|初(?![次步])|底|末|頭)?"
-_KO_MONTH_PART = r"(?:\s*(?:초순|중순|하순|초|말)(?=(?:에|쯤|경|께)?(?![가-힣])))?"
 # A number a unit or a thing counted follows counts it: "in 2048 bytes", "in 2000
 # ms" are no years (and 2048, 2000 are searched).  Not any plural: "in 2024 sales
 # rose" is the year.
