@@ -948,6 +948,12 @@ def test_a_day_of_last_month_comes_first(tmp_path: Path) -> None:
         # a count after in, read as a year (and left out of the words)
         "deploy the last may fail",  # may, the verb
         "deploy the 2nd may fail",
+        # 月 starting a word (月饼 mooncake, 月亮 moon, 月刊), 本月 ending one (基本月薪)
+        "这个月饼很好吃",
+        "deploy 这个月亮真圆",
+        "基本月薪是多少",
+        "日本月饼 deploy",
+        "deploy 一本月刊",
         "buffer overflow in 2048 bytes",
         "deploy timed out in 2000 ms",
         "deploy sorted in 2500 rows",

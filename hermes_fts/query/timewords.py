@@ -112,6 +112,11 @@ _KO_MONTH_PART = r"(?:\s*(?:초순|중순|하순|초|말)(?=(?:에|쯤|경|께)?
 # So is a part of a relative month or year (上个月底, 先月末, 지난달 말, 去年底, 去年年初,
 # 昨年末, 작년 말): its month or year.  今年初めて is "for the first time this year".
 _YEAR_PART = "(?:年?(?:底|末|初(?![次步め])))?"
+# 月 starts a word of its own after a month word: 这个月亮 is "this moon", 这个月饼
+# "this mooncake", 上个月球 no month; 本月 ends another word in 基本月薪 (base
+# monthly pay), 日本月饼, 一本月刊, 成本, 版本, 脚本: no "this month" there.
+_NOT_MOON = "(?![球亮光饼餅刊])"
+_NOT_AFTER_BEN = "(?<![基日成版样樣资資根剧劇脚腳文课課账賬记記一两兩几幾原标標范範副])"
 # Relative words with a fixed distance: (pattern, unit, back).  A step further back
 # (大前天, 上上周, 先々週, 지지난주) starts before the nearer word: read first, whole.
 _FIXED = [
@@ -147,19 +152,19 @@ _FIXED = [
         0,
     ),
     (
-        rf"\bthe\s+month\s+before\s+last\b|(?:上上(?:个|個)?月(?![球亮光])|先[々先]月){_MONTH_PART}"
+        rf"\bthe\s+month\s+before\s+last\b|(?:上上(?:个|個)?月{_NOT_MOON}|先[々先]月){_MONTH_PART}"
         rf"|지지난\s*달{_KO_MONTH_PART}",
         "month",
         2,
     ),
     (
-        rf"\b(?:last|previous)\s+month\b|(?:上(?:个|個)?月(?![球亮光])|先月){_MONTH_PART}"
+        rf"\b(?:last|previous)\s+month\b|(?:上(?:个|個)?月{_NOT_MOON}|先月){_MONTH_PART}"
         rf"|(?:지난|저번)\s*달{_KO_MONTH_PART}",
         "month",
         1,
     ),
     (
-        rf"\bthis\s+month\b|(?:这(?:个)?月|這(?:個)?月|本月|今月){_MONTH_PART}"
+        rf"\bthis\s+month\b|(?:(?:这|這)(?:个|個)?月{_NOT_MOON}|{_NOT_AFTER_BEN}本月{_NOT_MOON}|今月){_MONTH_PART}"
         rf"|이번\s*달{_KO_MONTH_PART}",
         "month",
         0,
