@@ -47,6 +47,7 @@ LAYERS: dict[str, int] = {
     "query.syntax": LEAF,
     "query.wordforms": LEAF,
     "query.timewords": LEAF,
+    "query.timespans": LEAF,
     "query.question": LEAF,
     "_cjk_variants": LEAF,
     "hermes.config": LEAF,

@@ -19,7 +19,7 @@ written.  The common words a best match leaves out while others remain
 (``STOP_WORDS``, ``CJK_STOP_WORDS``) are listed here too.  This module knows
 words, not SQL.
 
-Which stretches are time words is ``query/timewords.py``'s (the calendar);
+Which stretches are time words is ``query/timewords.py``'s;
 what the search does with them is docs/QUERY.md's "Time words" and
 docs/DESIGN.md §6.4c.
 """

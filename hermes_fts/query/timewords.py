@@ -1,31 +1,26 @@
-"""Time words: what a question's dates and relative words name.
+"""Time words: the dates and relative words of a question, as written.
 
 :func:`find_time_words` finds such expressions in a stretch of query text
 (English, Chinese, Japanese and Korean): "last week", "3月8号", "先週",
-"지난주".  :func:`windows` turns one into ``[start, end)`` ranges of Unix
-seconds, counted from a given ``now`` in the local time zone (the zone naive
-ISO bounds are read in, ``tool/args.py``).  A date without a year is that day
-in every year up to ``now``'s.  Which words of a question are read so is
-``question.read_question``'s; what the search does with them is docs/QUERY.md's
-"Time words" and docs/DESIGN.md §6.4c.  This module knows the calendar, not
-SQL.
+"지난주", each as a :class:`TimeWords` that says what it names: a day, a
+week, a month or a year, counted back from now or not.  Which days those are
+from a given ``now`` is ``timespans``' (the calendar).  Which words of a
+question are read so is ``question.read_question``'s; what the search does
+with them is docs/QUERY.md's "Time words" and docs/DESIGN.md §6.4c.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-from calendar import isleap, monthrange
 from dataclasses import dataclass, replace
-from datetime import date, datetime, timedelta
+from datetime import date
 
 __all__ = [
     "FIRST_YEAR",
     "LATELY_DAYS",
+    "MONTH_NAMES",
     "TimeWords",
-    "describe",
     "find_time_words",
-    "windows",
 ]
 
 
@@ -62,13 +57,13 @@ class TimeWords:
     # ``unit`` "week" with this_day: about this time (去年这个时候), two weeks either side
 
 
-_MONTH_NAMES = tuple(
+MONTH_NAMES = tuple(
     "January February March April May June July August September October November December".split()
 )
-_MONTHS = {name[:size].lower(): n for n, name in enumerate(_MONTH_NAMES, 1) for size in (3, 9)}
+_MONTHS = {name[:size].lower(): n for n, name in enumerate(MONTH_NAMES, 1) for size in (3, 9)}
 _MONTHS["sept"] = 9
-_FULL_MONTHS = "|".join(name.lower() for name in _MONTH_NAMES)
-_FULL_MONTHS_NOT_MAY = "|".join(name.lower() for name in _MONTH_NAMES if name != "May")
+_FULL_MONTHS = "|".join(name.lower() for name in MONTH_NAMES)
+_FULL_MONTHS_NOT_MAY = "|".join(name.lower() for name in MONTH_NAMES if name != "May")
 _ANY_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 # "3 may break" is no date: after a number, "may" is the verb (the 2nd may fail);
 # after "of" (the 8th of May) it is the month, and May written so after an ordinal.
@@ -264,7 +259,6 @@ _THIS_TIME = (
     r"\b(?:about\s+|around\s+)?this\s+time\b|(?:这|這)(?:个|個)?时候|(?:这|這)(?:个|個)?時候"
     r"|今頃|今ごろ|이맘때쯤?"
 )
-_ABOUT_DAYS = 14
 # Weekdays: "last Tuesday", "上周二", "火曜日", "화요일" (pattern, which week: see TimeWords).
 _WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
 _EN_DAYS = "|".join(_WEEKDAY_NAMES)
@@ -632,158 +626,3 @@ def _in_year(year: TimeWords, when: TimeWords) -> TimeWords | None:
     if not alone or when.month is None or when.year is not None or when.back is not None:
         return None
     return replace(when, back=year.back, year=year.year)
-
-
-def _shift_month(year: int, month: int, back: int) -> tuple[int, int]:
-    index = year * 12 + month - 1 - back
-    return index // 12, index % 12 + 1
-
-
-def _span(unit: str, year: int, month: int, day: int) -> tuple[date, date]:
-    """The ``unit`` that starts on the given day, as [first day, day after)."""
-    first = date(year, month, day)
-    if unit == "day":
-        return first, first + timedelta(days=1)
-    if unit == "week":
-        return first, first + timedelta(days=7)
-    if unit == "month":
-        y, m = _shift_month(year, month, -1)
-        return first, date(y, m, 1)
-    return first, date(year + 1, 1, 1)
-
-
-def _weekdays(words: TimeWords, today: date) -> list[date]:
-    """The days a weekday names (``TimeWords``), counted from ``today``."""
-    day = words.weekday or 0
-    monday = today - timedelta(days=today.weekday())
-    if words.back is None:  # the last one, today included
-        return [today - timedelta(days=(today.weekday() - day) % 7)]
-    if words.back >= 0:
-        return [monday + timedelta(days=day - 7 * words.back)]
-    before = today - timedelta(days=(today.weekday() - day - 1) % 7 + 1)
-    return sorted({before, monday + timedelta(days=day - 7)})
-
-
-def _within(words: TimeWords, today: date) -> date:
-    """The first day of "the past ``back`` ``unit``\\ s" up to ``today``."""
-    n = words.back or 0
-    if words.unit in ("day", "week"):
-        return today - timedelta(days=n * (7 if words.unit == "week" else 1))
-    year, month = _shift_month(today.year, today.month, n * (12 if words.unit == "year" else 1))
-    # the same day then, or the month's last where it has none (31 May: 30 April)
-    return date(year, month, min(today.day, monthrange(year, month)[1]))
-
-
-def _days(words: TimeWords, today: date) -> list[tuple[date, date]]:
-    if words.this_day:  # 去年的今天; 29 February in a year without one is the 28th
-        year = words.year if words.year is not None else today.year - (words.back or 0)
-        day = today.day if (today.month, today.day) != (2, 29) or isleap(year) else 28
-        if words.unit == "week":  # about this time: a day said loosely
-            then = date(year, today.month, day)
-            return [(then - timedelta(days=_ABOUT_DAYS), then + timedelta(days=_ABOUT_DAYS + 1))]
-        return [_span("day", year, today.month, day)]
-    if words.weekday is not None:
-        return [_span("day", d.year, d.month, d.day) for d in _weekdays(words, today)]
-    if words.within:
-        return [(_within(words, today), today + timedelta(days=1))]
-    if words.back == -1 and words.month is not None:  # last March: the last before today
-        gone = (words.month, words.day or 0) < (today.month, today.day if words.day else 0)
-        year = today.year - (0 if gone else 1)
-        while words.day == 29 and words.month == 2 and not isleap(year):  # last February 29
-            year -= 1
-        return [_span(words.unit, year, words.month, words.day or 1)]
-    if words.back is not None and words.month is not None:  # 去年12月: in a year back
-        return [_span(words.unit, today.year - words.back, words.month, words.day or 1)]
-    if words.back is not None and words.day is not None:  # 上个月8号: in a month back
-        return [_span("day", *_shift_month(today.year, today.month, words.back), words.day)]
-    if words.back is not None:
-        if words.unit == "day":
-            return [_span("day", *(today - timedelta(days=words.back)).timetuple()[:3])]
-        if words.unit == "week":
-            monday = today - timedelta(days=today.weekday() + 7 * words.back)
-            return [_span("week", monday.year, monday.month, monday.day)]
-        if words.unit == "month":
-            return [_span("month", *_shift_month(today.year, today.month, words.back), 1)]
-        return [_span("year", today.year - words.back, 1, 1)]
-    if words.month is None and words.day is not None:  # "on the 3rd": the last one
-        return [_span("day", *_last_monthly(words.day, today))]
-    years = [words.year] if words.year is not None else range(FIRST_YEAR, today.year + 1)
-    spans = []
-    for year in years:
-        try:
-            spans.append(_span(words.unit, year, words.month or 1, words.day or 1))
-        except ValueError:  # 29 February in a year without one
-            continue
-    return spans
-
-
-def _last_monthly(day: int, today: date) -> tuple[int, int, int]:
-    """The last ``day`` of a month up to ``today`` (the 31st: of the last month with one)."""
-    year, month = today.year, today.month
-    back = 0 if day <= today.day else 1
-    while True:
-        y, m = _shift_month(year, month, back)
-        try:
-            return date(y, m, day).timetuple()[:3]
-        except ValueError:
-            back += 1
-
-
-def _seconds(day: date) -> float:
-    return datetime(day.year, day.month, day.day).timestamp()  # local midnight
-
-
-def _today(now: float) -> date | None:
-    """``now``'s local date; None where no date holds it (a ``now`` of 1e300)."""
-    try:
-        return datetime.fromtimestamp(now).date()
-    except (ValueError, OverflowError, OSError):
-        return None
-
-
-def _calendar_days(words: TimeWords, today: date) -> list[tuple[date, date]]:
-    """``_days``, none where they would pass the calendar's ends ("today" on
-    9999-12-31, "last year" in year 1): a ``now`` a caller chose, not a failed search."""
-    try:
-        return _days(words, today)
-    except (ValueError, OverflowError):
-        return []
-
-
-def windows(words: TimeWords, now: float) -> tuple[tuple[float, float], ...]:
-    """``words`` as ``[start, end)`` Unix-second ranges of local time, counted from ``now``."""
-    today = _today(now)
-    return () if today is None else _windows(words, today)
-
-
-@functools.lru_cache(maxsize=256)  # a day in every year is 57 windows; each search asks
-def _windows(words: TimeWords, today: date) -> tuple[tuple[float, float], ...]:
-    # A stretch that starts before FIRST_YEAR ("the past 100 years") holds every
-    # message from then on: cut there, not dropped as a time no message has.
-    first = date(FIRST_YEAR, 1, 1)
-    try:
-        return tuple(
-            (_seconds(max(a, first)), _seconds(b))
-            for a, b in _calendar_days(words, today)
-            if b > first
-        )
-    except (ValueError, OverflowError, OSError):  # local midnight of 9999-12-31 east of UTC
-        return ()
-
-
-def describe(words: TimeWords, now: float) -> str:
-    """The days ``words`` names, for a note: ``2026-11-23 – 2026-11-29``, or a
-    date in every year (``March 8 of every year``)."""
-    read = f", read as {words.order}" if words.order else ""
-    if words.month is not None and words.back is None and words.year is None:
-        month = _MONTH_NAMES[words.month - 1]
-        return f"{month} {words.day} of every year{read}" if words.day else f"{month} of every year"
-    today = _today(now)
-    spans = [] if today is None else _calendar_days(words, today)
-    if not spans:
-        return "no day the calendar holds"
-    said = []
-    for first, after in spans:  # one span, or the two days of "last Tuesday"
-        last = after - timedelta(days=1)
-        said.append(first.isoformat() if first == last else f"{first} – {last}")
-    return " or ".join(said) + read

@@ -56,7 +56,8 @@ from ..query.best import best_match
 from ..query.plan import ROUTES
 from ..query.question import STOP_WORDS, lone_possessive, time_words
 from ..query.syntax import QueryError, parse_query, reads_as_sentence
-from ..query.timewords import TimeWords, describe, find_time_words, windows
+from ..query.timespans import describe, windows
+from ..query.timewords import TimeWords, find_time_words
 
 __all__ = [
     "THEN_FIRST",
