@@ -735,6 +735,15 @@ def test_a_word_starting_like_a_particle_keeps_it(tmp_path: Path) -> None:
         ("지난달 8일", "2026-11-08"),
         ("이번 달 1일", "2026-12-01"),
         ("上个月8号楼的网络", "2026-11-01 – 2026-11-30"),  # building 8
+        # a part of a day or a clock time after a day was searched as words
+        ("yesterday afternoon", "2026-12-02"),
+        ("last Friday evening", "2026-11-27"),
+        ("on March 8 at 3pm", "March 8 of every year"),
+        ("2024-03-08 10:00", "2024-03-08"),
+        ("2024-03-08T10:00", "2024-03-08"),
+        ("昨天下午3点", "2026-12-02"),
+        ("昨日の午後", "2026-12-02"),
+        ("어제 오후 3시에", "2026-12-02"),
         # a part of a relative month or year left 底, 末 or 말에 as words
         ("上个月底的部署", "2026-11-01 – 2026-11-30"),
         ("先月末", "2026-11-01 – 2026-11-30"),
@@ -885,6 +894,25 @@ def test_a_part_of_a_relative_month_is_no_word(tmp_path: Path) -> None:
         ("words", "2026-06-30T10:00", "月底的部署计划"),
     )
     assert sessions(st, "上个月底的部署", now=NOW) == ["then", "words"]
+    st.close()
+
+
+def test_a_part_of_the_day_is_no_word(tmp_path: Path) -> None:
+    """ "deploy last Friday evening" searched evening, and its forms even and
+    evens: a talk of that evening that said neither came after one that said
+    "even"; 昨天下午部署的 searched 下午 and 天下 (the world)."""
+    from hermes_fts.query.best import best_match
+    from hermes_fts.query.syntax import parse_query
+
+    for question in ("deploy last Friday evening", "deploy yesterday at 3pm", "昨天下午部署"):
+        terms = {t.text for t in best_match(parse_query(question)).terms}
+        assert not terms & {"evening", "even", "3pm", "下午", "天下"}, (question, terms)
+    st = _one_message_sessions(
+        tmp_path,
+        ("plain", "2026-11-27T19:00", "the deploy of the gateway went out"),
+        ("even", "2026-11-27T20:00", "even in the evening the deploy failed"),
+    )
+    assert sessions(st, "gateway deploy last Friday evening", now=NOW)[0] == "plain"
     st.close()
 
 

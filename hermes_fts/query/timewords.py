@@ -301,7 +301,7 @@ _COUNTED_BY = (
 )
 # Dates, with named groups y (year), m (month number or name) and d (day).
 _DATES = [
-    r"(?<![\w-])(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?![\w-])",
+    r"(?<![\w-])(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?=T\d{1,2}:\d{2}|(?![\w-]))",
     r"(?<![\w-])(?P<y>\d{4})-(?P<m>\d{2})(?![\w-])",
     rf"\b(?P<m>{_ANY_MONTH})\.?\s+(?P<d>\d{{1,2}}){_DAY_SUFFIX}(?:,?\s+(?P<y>\d{{4}}))?\b",
     rf"\b(?P<d>\d{{1,2}}){_DAY_SUFFIX}\s+(?:of\s+)?(?P<m>{_DAY_FIRST_MONTH})\b\.?(?:\s+(?P<y>\d{{4}})\b)?",
@@ -346,6 +346,18 @@ _DAY_NAMES = rf"{_EN_DAYS}|mon|tues?|wed|thu(?:rs?)?|fri"  # sat and sun are wor
 _AT_TIME = (
     r",?\s+(?:at\s+|@\s*)?(?:\d{1,2}(?::\d{2})?\s*[ap]\.?m\b\.?|\d{1,2}:\d{2}\b|noon\b|midnight\b)"
     r"|\s+(?:in\s+the\s+)?(?:morning|afternoon|evening|night)\b"
+)
+# A part of a day or a clock time after a day (yesterday afternoon, March 8 at
+# 3pm, 2024-03-08T10:00, 昨天下午3点, 昨日の午後, 어제 오후 3시) is that day: searched,
+# "afternoon" held no message of that afternoon, and "evening" found "even".
+_CLOCK = rf"(?:\s*(?:{_NUM})\s*[点點時时시](?:\s*半|\s*반|\s*(?:{_NUM})\s*分)?)?"
+_DAY_PART = re.compile(
+    rf"(?:{_AT_TIME})"
+    r"|T\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?(?![\w:])"
+    rf"|\s*(?:的\s*)?(?:早上|上午|中午|下午|晚上|傍晚|凌晨|早晨|白天|夜里|夜裡|晚间|晚間){_CLOCK}"
+    rf"|\s*(?:の\s*)?(?:午前|午後|夕方)|\s*の\s*(?:朝|昼|夜|晩){_CLOCK}"
+    rf"|\s*(?:아침|오전|점심|오후|저녁|밤|새벽){_CLOCK}(?=(?:에|의|쯤)?(?![가-힣]))",
+    re.IGNORECASE,
 )
 _NUMBERS_DATE = rf"{_NOT_AFTER}(?P<a>\d{{1,2}})(?P<sep>[/.])(?P<b>\d{{1,2}})"
 _DATED = [
@@ -586,11 +598,27 @@ def find_time_words(text: str) -> list[tuple[int, int, TimeWords]]:
     for start, end, words in sorted(found, key=lambda c: (c[0], c[0] - c[1])):
         if not chosen or start >= chosen[-1][1]:
             chosen.append((start, end, words))
+    chosen = _with_their_hours(chosen, text.translate(_ASCII_WIDTH))
     read = _with_their_year(
         [(a, b, replace(w, text=text[a:b])) for a, b, w in chosen if w is not None], text
     )
     # "this time" with no year beside it is no time (this time it failed)
     return [(a, b, w) for a, b, w in read if not (w.this_day and w.back is None and w.year is None)]
+
+
+def _with_their_hours(
+    chosen: list[tuple[int, int, TimeWords | None]], text: str
+) -> list[tuple[int, int, TimeWords | None]]:
+    """A day's time words with the part of the day or clock time after them
+    (``_DAY_PART``), where no other time word starts inside it."""
+    out = []
+    for n, (start, end, words) in enumerate(chosen):
+        day = words is not None and words.unit == "day" and not words.within
+        after = _DAY_PART.match(text, end) if day else None
+        if after and (n + 1 == len(chosen) or chosen[n + 1][0] >= after.end()):
+            end = after.end()
+        out.append((start, end, words))
+    return out
 
 
 # What may stand between a year and its month or day: 去年的12月, 昨年の3月, in March of
