@@ -25,6 +25,7 @@ __all__ = [
     "open_elsewhere",
     "opened_elsewhere",
     "pause_when_shared",
+    "run_alive",
     "run_held",
     "run_lock",
     "write_lock_held",
@@ -153,6 +154,32 @@ def run_held(path: str | os.PathLike[str]) -> bool:
     """Whether this thread holds the store's run lock (a run, or a sync, under way)."""
     holder = _runs_held.get(os.path.realpath(os.fspath(path)))
     return holder is not None and holder[0] == threading.get_ident()
+
+
+def run_alive(path: str | os.PathLike[str]) -> bool:
+    """Whether a live process (this one included) holds the store's run lock: a run, or
+    a sync holding its room.  Asked without making the lock file, for readers; True
+    where it cannot be told (no flock), so nothing of a live run is called left over."""
+    key = os.path.realpath(os.fspath(path))
+    if key in _runs_held:
+        return True
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    try:
+        fd = os.open(key + RUN_LOCK_SUFFIX, os.O_RDONLY)
+    except FileNotFoundError:  # every run and sync holds one while its room exists
+        return False
+    except OSError:
+        return True
+    try:  # shared and let go at once: a run taking the lock meanwhile is seen next time
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
 
 
 def _take_run_lock(lock: str, store: str, what: str) -> int | None:

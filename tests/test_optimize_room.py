@@ -282,7 +282,8 @@ def dry_run_plan(db: Path) -> dict[str, Any]:
 @pytest.mark.parametrize("disk", [100], indirect=True)
 def test_the_room_a_killed_run_left_counts_as_free_room(hermes_store, disk):
     """A run killed outright leaves its room file (``kill -9`` cannot be caught);
-    the next run's free-space check counts it as free, since the run gives it back."""
+    the next run's free-space check counts it as free, since the run gives it back,
+    and so does ``--dry-run``, which said "does NOT fit" of a run that then fitted."""
     db = disk / "state.db"
     shutil.copy(hermes_store, db)
     left = Path(f"{db}{space.ROOM_SUFFIX}")
@@ -290,6 +291,9 @@ def test_the_room_a_killed_run_left_counts_as_free_room(hermes_store, disk):
     need = dry_run_plan(db)["peak_free_bytes"]
     # Less free than the run needs, unless the left room counts.
     leave_free(disk, need - space.reserve(db) // 2)
+    plan = dry_run_plan(db)
+    assert plan["fits"] is True, plan
+    assert left.exists()  # the dry run changes nothing
     proc = optimize(db)
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, out + err

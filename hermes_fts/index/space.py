@@ -45,6 +45,7 @@ __all__ = [
     "need",
     "keep_reserve",
     "give_back_left_room",
+    "left_room",
     "held_room",
     "room_while_applying",
     "out_of_room",
@@ -112,7 +113,8 @@ def run_free_bytes(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> in
     the WAL from being truncated leaves the run to stop at ``keep_reserve``."""
     main, wal = file_sizes(path)
     pages, size = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "page_size"))
-    return free_bytes(path) + max(0, wal - max(0, pages * size - main))
+    # The room a killed run left is given back before the run's own check.
+    return free_bytes(path) + max(0, wal - max(0, pages * size - main)) + left_room(path)
 
 
 def vacuum_temp_dir() -> str:
@@ -302,6 +304,19 @@ def room_while_applying(conn: sqlite3.Connection, path: str | None) -> Iterator[
         else:
             held.enter_context(held_room(path))
         yield
+
+
+def left_room(path: str | os.PathLike[str] | None) -> int:
+    """Bytes of the room a run killed outright left beside ``path`` (``held_room``),
+    which the next write open or run gives back; 0 when there is none or a live run
+    holds it.  Reads only, so ``status`` and ``--dry-run`` can count it."""
+    if path is None:
+        return 0
+    try:
+        size = os.stat(os.fspath(path) + ROOM_SUFFIX).st_size
+    except OSError:
+        return 0
+    return 0 if _sharing.run_alive(path) else size
 
 
 def give_back_left_room(path: str | os.PathLike[str] | None) -> None:
