@@ -107,6 +107,7 @@ LAYERS: dict[str, int] = {
     "cli.timing": 12,
     "cli.writing": 12,
     "cli.remove": 12,
+    "cli.status_lines": 12,
     # The Hermes Agent plugin sits on top: it wires the tool and the CLI into
     # Hermes, and nothing in the package imports it.
     "hermes.commands": 13,

@@ -1,6 +1,7 @@
 """The room an optimize-storage run holds for Hermes (DESIGN §5.6, "Disk room")
 is given back when a run is killed outright: the next write open (``sync``)
-removes the file a dead run left, never the file of a run still alive.
+removes the file a dead run left, never the file of a run still alive, and
+``status`` says until then that a dead run's file holds that room.
 
 Until then the file took its reserve (up to 8 MB) from the disk Hermes saves
 messages to, and ``sync`` itself stopped applying rows sooner on a nearly
@@ -13,6 +14,7 @@ SIGKILL while it holds the room; the backlog is written by the real
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -54,6 +56,22 @@ def _sync(db: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _left_room(db: Path) -> tuple[object, str]:
+    """``status``' ``left_room`` (--json), and its text output."""
+    run = [
+        subprocess.run(
+            _cli("--db", str(db), *fmt, "status"),
+            capture_output=True,
+            text=True,
+            env=_env(),
+            timeout=120,
+            check=True,
+        ).stdout
+        for fmt in (("--json",), ())
+    ]
+    return json.loads(run[0])["left_room"], run[1]
+
+
 def test_a_killed_run_s_room_is_given_back_by_the_next_sync(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
     room = Path(f"{db}{ROOM_SUFFIX}")
@@ -69,7 +87,8 @@ def test_a_killed_run_s_room_is_given_back_by_the_next_sync(tmp_path: Path) -> N
         env=_env(),
     )
     try:
-        while not room.exists():  # polled: the run makes it once its checks passed
+        # polled: the run makes it once its checks passed, then writes its bytes
+        while not (room.exists() and room.stat().st_size > 0):
             assert run.poll() is None, "the run ended before it held any room"
             time.sleep(0.005)
         os.kill(run.pid, signal.SIGKILL)
@@ -78,10 +97,17 @@ def test_a_killed_run_s_room_is_given_back_by_the_next_sync(tmp_path: Path) -> N
         run.wait()
     hermes.close()
     assert room.exists()  # a killed run cannot remove it itself
+    # status said nothing of the megabytes it took from Hermes' disk
+    left, text = _left_room(db)
+    assert left == {"file": str(room), "bytes": room.stat().st_size}, left
+    assert f"held in {room} by an optimize-storage or sync that was killed; " in text
+    assert f"`hermes-fts sync --db {db}` gives it back" in text
+    assert room.exists()  # status reads only
 
     done = _sync(db)
     assert done.returncode == 0, done.stdout + done.stderr
     assert not room.exists()
+    assert _left_room(db)[0] is None
 
 
 def test_the_room_of_a_run_still_alive_is_left_alone(tmp_path: Path) -> None:
@@ -105,6 +131,8 @@ def test_the_room_of_a_run_still_alive_is_left_alone(tmp_path: Path) -> None:
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        left, text = _left_room(db)  # a live run's room is not left over
+        assert left is None and "Disk room" not in text, text
         done = _sync(db)
         assert done.returncode == 0, done.stdout + done.stderr
         assert room.exists()  # the live run still needs it

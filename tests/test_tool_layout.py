@@ -29,7 +29,7 @@ TOOL_LAYERS = [
 ]
 CLI_LAYERS = [
     {"output"},
-    {"progress", "registry", "messages"},
+    {"progress", "registry", "messages", "status_lines"},
     {"writing"},
     {"admin", "history", "demo", "timing", "remove"},
     {"__init__"},

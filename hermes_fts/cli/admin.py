@@ -13,7 +13,6 @@ from .._sharing import RunBusy, run_lock
 from .._store_problems import store_file_problem
 from ..hermes import host as hermes_host
 from ..index.slowed import (
-    backfills_dropped,
     fix_command,
     optimize_why,
     search_slowed_by,
@@ -37,6 +36,7 @@ from .registry import (
     open_db,
     profile_option,
 )
+from .status_lines import backfill_line, left_room_line, time_table_lines
 from .writing import confirm, refuse_profile, wait_note, writer_profile_option
 
 # A store from which status shows its progress.
@@ -135,8 +135,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         # query, Latin too without a word index, reads those rows by LIKE.
         pending += " (searches read them by a LIKE scan until `hermes-fts sync` applies them)"
     show(pending)
-    show(_backfill_line(data["backfill"], data["needs_optimize"]))
-    for line in _time_table_lines(data["time_table"]):
+    show(backfill_line(data["backfill"], data["needs_optimize"]))
+    if data["left_room"]:
+        show(left_room_line(data["left_room"]))
+    for line in time_table_lines(data["time_table"]):
         show(line)
     if "hermes_fts_rank_bounds" in data["damaged"]:
         show(
@@ -146,22 +148,6 @@ def cmd_status(args: argparse.Namespace) -> int:
     for line in _work_lines(data):
         show(line)
     return 0
-
-
-def _backfill_line(bf: dict[str, Any] | None, needs: list[str]) -> str:
-    """``status``' Backfill line: how far the builds got and what finishes them."""
-    if not bf:
-        return "Backfill: none pending"
-    if backfills_dropped(bf, needs):
-        # A build cut short after its opt-out: the next run drops it, never finishes it.
-        return (
-            f"Backfill: {bf['percent']}% of an index no longer kept; "
-            "`hermes-fts optimize-storage` drops it"
-        )
-    return (
-        f"Backfill: {bf['percent']}% {bar(bf['percent'] / 100)} "
-        f"({bf['indexed']:,}/{bf['total']:,}); run `hermes-fts optimize-storage` to finish"
-    )
 
 
 def _status_data(args: argparse.Namespace) -> dict[str, Any]:
@@ -236,38 +222,6 @@ _OLDER_OPTIONS = (
     ("selectors", "variation selectors split CJK words: 葛飾 does not find 葛󠄀飾"),
     ("glue", "no glue marks: word searches find Latin glued to CJK by a slower look"),
 )
-
-
-def _time_table_lines(tt: dict[str, Any]) -> list[str]:
-    """The time table's state (``time_table.state`` plus ``rows``) for people."""
-    status = tt["status"]
-    if tt.get("damaged"):
-        lines = [
-            f"Time table: DAMAGED ({tt['damaged']}): time sorts and time bounds may miss "
-            "rows; `hermes-fts optimize-storage` refills it"
-        ]
-    elif status == "complete":
-        lines = [
-            f"Time table: complete, {tt['rows'] or 0:,} rows "
-            "(time sorts on very common terms walk it)"
-        ]
-    elif status == "absent":
-        lines = ["Time table: none (`hermes-fts optimize-storage` adds it for time sorts)"]
-    elif status == "filling":
-        done, total = tt["filled"] or 0, tt["total"] or 0
-        percent = min(100, int(100 * done / total)) if total else 100
-        lines = [
-            f"Time table: filling {percent}% {bar(percent / 100)} "
-            f"({done:,}/{total:,} ids); run `hermes-fts optimize-storage` to finish"
-        ]
-    else:
-        lines = [f"Time table: NOT used ({status}); `hermes-fts optimize-storage` refills it"]
-    if tt["old_index"]:
-        lines.append(
-            "Old time index on messages(timestamp): `hermes-fts optimize-storage` "
-            "drops it (Hermes Agent's own search would walk it)"
-        )
-    return lines
 
 
 @command(

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import _sqlite, _store_problems
 from . import maintain as indexing
-from . import schema, time_table
+from . import schema, space, time_table
 
 __all__ = ["status_report"]
 
@@ -27,6 +27,7 @@ def status_report(
     """Everything ``hermes-fts status`` reports; reads only (a full scan of the text,
     and of each index, which ``progress`` reports as ``text`` and ``sizes``).
     ``damage``: the served indexes found damaged (``damaged``), with what is wrong.
+    ``left_room``: the file and bytes a run killed outright still holds for nobody.
 
     ``db_bytes`` is SQLite's page count times the page size, which includes
     pages still in the ``-wal`` file; ``disk_bytes`` what the files take on
@@ -58,6 +59,11 @@ def status_report(
         "text_bytes": text,
         "db_bytes": _sqlite.db_bytes(conn),
         "disk_bytes": disk_bytes,
+        "left_room": (
+            {"file": f"{path}{space.ROOM_SUFFIX}", "bytes": left}
+            if (left := space.left_room(path))
+            else None
+        ),
         "indexes": indexes,
         "fts_stale": state["fts_stale"],
         "needs_optimize": [*state["needs_optimize"], *(["damaged"] if damage else [])],
