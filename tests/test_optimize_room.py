@@ -542,3 +542,32 @@ def test_vacuum_s_copy_is_counted_in_var_tmp_where_sqlite_writes_it(hermes_store
     assert doc["status"] == 1 and "temporary copy" in doc["error"], doc
     assert "/var/tmp" in doc["error"], doc
     assert db.read_bytes() == before
+
+
+def test_a_run_stopped_with_the_wal_left_says_so_not_that_it_was_truncated(hermes_store, tmp_path):
+    """A run stopped for room whose clean-up could not checkpoint (here the store may not
+    grow: a file size limit, as a quota; elsewhere another program that took the room back
+    at once) said "the WAL was truncated, so Hermes keeps writing" beside a WAL of tens of
+    megabytes; it now says what the WAL still holds."""
+    import resource
+
+    db = tmp_path / "state.db"
+    shutil.copy(hermes_store, db)
+    limit = db.stat().st_size + (256 << 10)  # the store may grow by 256 KB, no more
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "hermes_fts.cli", "optimize-storage", "--yes", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=small_files,
+    )
+    wal = Path(f"{db}-wal").stat().st_size
+    assert done.returncode == 1 and wal > 0, (done.returncode, wal, done.stderr)
+    error = done.stderr.splitlines()[-1]
+    assert "the WAL was truncated" not in error, error
+    assert "but the WAL still holds" in error, error
+    assert_intact_and_findable(db, ROWS + 8)

@@ -544,11 +544,19 @@ def _without_extension(store: SessionStore, pending: int, ran: str = "") -> str 
 
 def _failure_text(result: dict[str, Any]) -> str:
     if result.get("reason") == "disk_full":
+        # Said as measured after the clean-up: its checkpoint needs room the disk may lack.
+        wal = result.get("wal_after") or 0
+        truncated = (
+            "and the WAL was truncated, so Hermes keeps writing"
+            if not wal
+            else f"but the WAL still holds {human_bytes(wal)} the clean-up could not move "
+            "into the store (no room for it, or another process was reading); the next "
+            "checkpoint with room moves it"
+        )
         return (
             f"stopped to keep the disk's last room for Hermes: {result.get('detail')}. "
             "Nothing was lost: a rebuild's half-built copy was dropped, an index built in "
-            "place keeps what it holds and goes on from there next time, and the WAL was "
-            "truncated, so Hermes keeps writing. Free some space and run "
-            "`hermes-fts optimize-storage` again."
+            f"place keeps what it holds and goes on from there next time, {truncated}. "
+            "Free some space and run `hermes-fts optimize-storage` again."
         )
     return f"could not optimize: {result.get('reason')}"
