@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 from _support import needs_extension, shell_backlog
 
+from hermes_fts.cli.output import human_bytes
 from hermes_fts.index.space import ROOM_SUFFIX
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,3 +140,44 @@ def test_the_room_of_a_run_still_alive_is_left_alone(tmp_path: Path) -> None:
     finally:
         holder.communicate("")
     assert room.exists()  # and the holder never removes what is not its own
+
+
+def test_status_counts_the_wal_a_killed_writer_left(tmp_path: Path) -> None:
+    """A writer killed in a big transaction (a VACUUM, an import) leaves its pages in the
+    -wal file for as long as another process (Hermes) has the store open: status said
+    "Store: 1.2 MB" of a store taking tens of megabytes more on disk."""
+    db = tmp_path / "state.db"
+    shell_backlog(db, 10)
+    hermes = sqlite3.connect(db)  # keeps the WAL from being removed
+    hermes.execute("SELECT count(*) FROM messages").fetchone()
+    killed = (
+        "import os, signal, sqlite3, sys\n"
+        "conn = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "conn.execute('PRAGMA cache_size=16')\n"  # the pages spill into the WAL
+        "conn.execute('BEGIN')\n"
+        "conn.execute('CREATE TABLE scratch(b BLOB)')\n"
+        "for _ in range(8):\n"
+        "    conn.execute('INSERT INTO scratch VALUES (randomblob(1 << 20))')\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    try:
+        proc = subprocess.run([sys.executable, "-c", killed, str(db)], timeout=60)
+        assert proc.returncode == -signal.SIGKILL
+        wal = Path(f"{db}-wal").stat().st_size
+        assert wal > 8 << 20
+        runs = [
+            subprocess.run(
+                _cli("--db", str(db), *fmt, "status"),
+                capture_output=True,
+                text=True,
+                env=_env(),
+                timeout=120,
+                check=True,
+            ).stdout
+            for fmt in (("--json",), ())
+        ]
+    finally:
+        hermes.close()
+    assert json.loads(runs[0])["wal_bytes"] == wal
+    store_line = runs[1].splitlines()[0]
+    assert f" + {human_bytes(wal)} WAL, " in store_line, store_line

@@ -100,8 +100,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     def show(line: str) -> None:  # every `hermes-fts ...` it names: on this store
         print(carry_store(args, line))
 
+    wal = f" + {human_bytes(data['wal_bytes'])} WAL" if data["wal_bytes"] else ""
     show(
-        f"Store:    {data['db']}  ({human_bytes(data['db_bytes'])}, "
+        f"Store:    {data['db']}  ({human_bytes(data['db_bytes'])}{wal}, "
         f"{data['messages']:,} messages, {human_bytes(data['text_bytes'])} of text)"
     )
     if data["read_only_mount"]:

@@ -27,7 +27,6 @@ def status_report(
     """Everything ``hermes-fts status`` reports; reads only (a full scan of the text,
     and of each index, which ``progress`` reports as ``text`` and ``sizes``).
     ``damage``: the served indexes found damaged (``damaged``), with what is wrong.
-    ``left_room``: the file and bytes a run killed outright still holds for nobody.
 
     ``db_bytes`` is SQLite's page count times the page size, which includes
     pages still in the ``-wal`` file; ``disk_bytes`` what the files take on
@@ -59,11 +58,7 @@ def status_report(
         "text_bytes": text,
         "db_bytes": _sqlite.db_bytes(conn),
         "disk_bytes": disk_bytes,
-        "left_room": (
-            {"file": f"{path}{space.ROOM_SUFFIX}", "bytes": left}
-            if (left := space.left_room(path))
-            else None
-        ),
+        **_left_behind(path),
         "indexes": indexes,
         "fts_stale": state["fts_stale"],
         "needs_optimize": [*state["needs_optimize"], *(["damaged"] if damage else [])],
@@ -81,4 +76,16 @@ def status_report(
         "backfill": backfill,
         "sqlite_version": sqlite3.sqlite_version,
         "extension": extension,
+    }
+
+
+def _left_behind(path: str | None) -> dict[str, Any]:
+    """What takes disk room beside the store: ``wal_bytes``, the ``-wal`` file's size
+    (one a killed writer, a VACUUM, left is the store's size again while another
+    process keeps it open), and ``left_room``, the file and bytes a run killed
+    outright still holds for nobody (None when there is none)."""
+    left = space.left_room(path)
+    return {
+        "wal_bytes": space.file_sizes(path)[1] if path else 0,
+        "left_room": {"file": f"{path}{space.ROOM_SUFFIX}", "bytes": left} if left else None,
     }
