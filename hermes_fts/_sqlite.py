@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -36,6 +37,7 @@ __all__ = [
     "readonly_uri",
     "row_dict",
     "sqlite_sort_key",
+    "temp_dir",
     "rows_as_dicts",
 ]
 
@@ -116,6 +118,21 @@ def nobody_writing(path: str | os.PathLike[str]) -> bool:
         and not os.path.exists(target + "-journal")
         and _wal_mode(target)  # a rollback-journal store is read with locks, no -shm
     )
+
+
+def temp_dir() -> str:
+    """The folder SQLite writes its temporary files to (VACUUM's copy, a sort that
+    outgrows memory), found as its unix VFS finds it: the first writable folder of
+    SQLITE_TMPDIR, TMPDIR, /var/tmp, /usr/tmp, /tmp and the current one.  Python's
+    ``tempfile`` reads no SQLITE_TMPDIR and tries /tmp before /var/tmp, so on a system
+    with /tmp in memory it named the wrong disk."""
+    if os.name != "posix":
+        return tempfile.gettempdir()
+    names = (os.environ.get("SQLITE_TMPDIR"), os.environ.get("TMPDIR"))
+    for folder in (*names, "/var/tmp", "/usr/tmp", "/tmp", "."):
+        if folder and os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK):
+            return folder
+    return "."
 
 
 def disk_full(path: str | os.PathLike[str]) -> bool:

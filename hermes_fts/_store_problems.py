@@ -25,6 +25,7 @@ from ._sqlite import (
     disk_full,
     effective_uid,
     readonly_uri,
+    temp_dir,
 )
 
 
@@ -371,6 +372,14 @@ def open_problem(path: Path, readonly: bool, exc: BaseException) -> FileProblem:
         or (code is not None and code & 0xFF == SQLITE_FULL)
         or (("disk i/o error" in text or refused) and disk_full(path))
     ):
+        if readonly and not disk_full(path):
+            # A reader writes nothing on the store's disk: SQLite's own temporary
+            # files filled their folder (a sort or a read that outgrew memory).
+            return FileProblem(
+                f"SQLite's temporary folder {temp_dir()} is full ({exc}); the store's "
+                "disk has room. Free some space there, or point SQLITE_TMPDIR at a "
+                "folder with room, and try again"
+            )
         return FileProblem(
             f"the disk holding {path} is full ({exc}); free some space and try again"
         )

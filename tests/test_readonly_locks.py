@@ -559,3 +559,39 @@ def test_status_on_a_read_only_mount_says_no_write_runs_there() -> None:
             check=True,
         )
         assert json.loads(text.stdout)["read_only_mount"] is False
+
+
+def test_a_full_temporary_folder_is_named_not_the_store_s_disk(tmp_path: Path) -> None:
+    """A read-only command whose sort outgrew memory met SQLite's temporary folder full
+    (SQLITE_TMPDIR, TMPDIR or /var/tmp on a small disk) and said "the disk holding
+    state.db is full" of a store whose disk had gigabytes free."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("a")
+        store.add_message("a", "user", "first")
+    conn = sqlite3.connect(db)
+    with conn:  # words enough that bench's read of the vocabulary is sorted on disk
+        conn.executemany(
+            "INSERT INTO messages(session_id, role, content, timestamp) VALUES ('a', 'user', ?, ?)",
+            ((f"word{i} tok{i * 7} 部署{i}", 1.7e9 + i) for i in range(20_000)),
+        )
+    conn.close()
+    with SessionStore(db) as store:
+        store.sync()
+    with tmpfs("1m") as temp:
+        fill(temp)
+        proc = subprocess.run(
+            [str(SYSTEM_PYTHON), "-m", "hermes_fts.cli", "--db", str(db), "--json", "bench"],
+            capture_output=True,
+            text=True,
+            env={
+                "PATH": "/usr/bin:/bin",
+                "PYTHONPATH": str(nobody_package_root()),
+                "SQLITE_TMPDIR": str(temp),
+            },
+            timeout=300,
+        )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    error = json.loads(proc.stdout)["error"]
+    assert error.startswith(f"SQLite's temporary folder {temp} is full"), error
+    assert "the disk holding" not in error, error

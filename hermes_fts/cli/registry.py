@@ -436,7 +436,8 @@ def open_db(
             # Locked, read-only or full; or pages of the file damaged under the rows
             # read, said as an open that met them says it (restore or .recover).
             if isinstance(exc, sqlite3.OperationalError) or store.file_damaged(exc):
-                raise store_error(path, exc) from exc
+                # A reader's "disk is full" is SQLite's temporary folder, not the store's.
+                raise store_error(path, exc, readonly=store.readonly or None) from exc
             raise
 
 

@@ -15,7 +15,6 @@ import logging
 import os
 import shutil
 import sqlite3
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -41,7 +40,6 @@ __all__ = [
     "check_merge_room",
     "temp_elsewhere",
     "temp_shortfall",
-    "vacuum_temp_dir",
     "need",
     "keep_reserve",
     "give_back_left_room",
@@ -73,7 +71,7 @@ class Need:
     """Bytes a run needs free at its peak: ``build`` (the indexes and the time
     table it adds) and ``vacuum`` (the merge and VACUUM after it, 0 without) on
     the store's disk, and ``temp`` in VACUUM's temporary folder when that lies
-    on another disk (``vacuum_temp_dir``; not in ``total``)."""
+    on another disk (``_sqlite.temp_dir``; not in ``total``)."""
 
     build: int
     vacuum: int
@@ -117,25 +115,11 @@ def run_free_bytes(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> in
     return free_bytes(path) + max(0, wal - max(0, pages * size - main)) + left_room(path)
 
 
-def vacuum_temp_dir() -> str:
-    """The folder SQLite writes VACUUM's temporary copy to, found as its unix VFS finds
-    it: the first writable folder of SQLITE_TMPDIR, TMPDIR, /var/tmp, /usr/tmp, /tmp
-    and the current one.  Python's ``tempfile`` reads no SQLITE_TMPDIR and tries /tmp
-    before /var/tmp, so on a system with /tmp in memory it named the wrong disk."""
-    if os.name != "posix":
-        return tempfile.gettempdir()
-    names = (os.environ.get("SQLITE_TMPDIR"), os.environ.get("TMPDIR"))
-    for folder in (*names, "/var/tmp", "/usr/tmp", "/tmp", "."):
-        if folder and os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK):
-            return folder
-    return "."
-
-
 def temp_elsewhere(path: str | os.PathLike[str]) -> str | None:
     """VACUUM's temporary folder when it lies on another disk than the store's, else None."""
     try:
         here = os.stat(os.path.dirname(os.path.abspath(os.fspath(path)))).st_dev
-        folder = vacuum_temp_dir()
+        folder = _sqlite.temp_dir()
         return None if os.stat(folder).st_dev == here else folder
     except OSError:
         return None  # assume the worse: the copy is counted on the store's disk
