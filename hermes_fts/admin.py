@@ -30,6 +30,7 @@ class Admin:
 
     _conn: sqlite3.Connection
     _path: Path
+    _file: str | None  # the real path of the main file
     _seen: lifecycle.StateCache
     readonly: bool
     fts5_available: bool
@@ -91,22 +92,28 @@ class Admin:
         found = lifecycle.damaged(self._conn, self._caps, full=False)
         return {**found, **lifecycle.tables_damage(self._conn)}
 
+    @property
+    def _on_disk(self) -> str | Path:
+        """Where the store's bytes are: the file a symlink names, beside which SQLite
+        keeps the -wal and on whose disk the room is counted and held."""
+        return self._file or self._path
+
     def optimize_room(self, vacuum: bool = True) -> dict[str, int]:
         """Free disk bytes an ``optimize_storage`` run needs at its peak, and has
         (``lifecycle.optimize_room``)."""
-        return lifecycle.optimize_room(self._conn, self._caps, self._path, vacuum)
+        return lifecycle.optimize_room(self._conn, self._caps, self._on_disk, vacuum)
 
     def vacuum_temp_shortfall(self, temp_need: int) -> str | None:
         """Why VACUUM's temporary copy (``optimize_room``'s ``temp_need``) would not fit
         in SQLite's temporary folder on another disk, else None (``space.temp_shortfall``)."""
-        return space.temp_shortfall(self._path, temp_need) if temp_need else None
+        return space.temp_shortfall(self._on_disk, temp_need) if temp_need else None
 
     def optimize_estimate(self, vacuum: bool = True) -> dict[str, Any]:
         """What ``optimize_storage`` would add, build, drop and take, without running
         it (``optimize.estimate``); the file is not changed."""
         from .index import optimize  # a search never needs it
 
-        return optimize.estimate(self._conn, self._caps, self._path, vacuum)
+        return optimize.estimate(self._conn, self._caps, self._on_disk, vacuum)
 
     def optimize_storage(
         self,
@@ -143,7 +150,7 @@ class Admin:
         from .index import optimize
 
         hooks = optimize.Hooks(self.backfill, self.sync, self._seen.forget)
-        return optimize.run(self._conn, self._caps, self._path, hooks, progress, vacuum, pacing)
+        return optimize.run(self._conn, self._caps, self._on_disk, hooks, progress, vacuum, pacing)
 
     def integrity_check(self) -> dict[str, str | None]:
         """FTS5 'integrity-check' per existing, usable index: None means it passed."""
@@ -159,11 +166,11 @@ class Admin:
 
     def disk_bytes(self) -> int:
         """What the store takes on disk now: its main file plus its ``-wal`` file."""
-        return _sqlite.file_bytes(self._path)
+        return _sqlite.file_bytes(self._on_disk)
 
     def file_sizes(self) -> tuple[int, int]:
         """Bytes on disk of the main file and of the ``-wal`` file, apart."""
-        return space.file_sizes(self._path)
+        return space.file_sizes(self._on_disk)
 
     def search_objects(self) -> dict[str, Any]:
         """What ``remove_search_objects`` would drop: names and bytes, the same keys."""

@@ -571,3 +571,23 @@ def test_a_run_stopped_with_the_wal_left_says_so_not_that_it_was_truncated(herme
     assert "the WAL was truncated" not in error, error
     assert "but the WAL still holds" in error, error
     assert_intact_and_findable(db, ROWS + 8)
+
+
+@pytest.mark.parametrize("disk", [40], indirect=True)
+def test_a_store_reached_by_a_symlink_is_measured_on_its_own_disk(hermes_store, disk, tmp_path):
+    """``--db`` a symlink to a store on another, smaller disk: the run counted the free
+    room of the symlink's folder, said it fitted, and filled the store's disk ("database
+    or disk is full") with its reserve held beside the symlink, on the wrong disk."""
+    db = disk / "state.db"
+    shutil.copy(hermes_store, db)
+    link = tmp_path / "state.db"
+    link.symlink_to(db)
+    plan = dry_run_plan(link)
+    assert plan["free_bytes"] <= shutil.disk_usage(disk).free, plan
+    assert plan["fits"] is False, plan
+    before = db.read_bytes()
+    proc = optimize(link)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, out + err
+    assert "not enough free disk space" in json.loads(out)["error"]
+    assert db.read_bytes() == before  # refused before it wrote anything

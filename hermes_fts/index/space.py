@@ -296,8 +296,9 @@ def left_room(path: str | os.PathLike[str] | None) -> int:
     holds it.  Reads only, so ``status`` and ``--dry-run`` can count it."""
     if path is None:
         return 0
+    path = os.path.realpath(os.fspath(path))  # beside the file a symlink names
     try:
-        size = os.stat(os.fspath(path) + ROOM_SUFFIX).st_size
+        size = os.stat(path + ROOM_SUFFIX).st_size
     except OSError:
         return 0
     return 0 if _sharing.run_alive(path) else size
@@ -306,7 +307,10 @@ def left_room(path: str | os.PathLike[str] | None) -> int:
 def give_back_left_room(path: str | os.PathLike[str] | None) -> None:
     """Remove the room a run killed outright left beside ``path``, unless a run
     is alive (it holds the run lock), so Hermes has that room back."""
-    if path is None or not os.path.exists(os.fspath(path) + ROOM_SUFFIX):
+    if path is None:
+        return
+    path = os.path.realpath(os.fspath(path))  # beside the file a symlink names
+    if not os.path.exists(path + ROOM_SUFFIX):
         return
     if os.name != "posix":  # no flock: a live run cannot be told from a dead one
         return
