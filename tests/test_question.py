@@ -366,6 +366,33 @@ def test_only_a_cjk_category_searches_its_noun(tmp_path: Path, query: str, noun:
         st.close()
 
 
+@pytest.mark.parametrize(
+    ("query", "answer", "decoy"),
+    [
+        ("どんな助言", "助言は休むことでした", "どんな本が好き？"),
+        ("どんな助言をもらった？", "助言は休むことでした", "どんな本が好き？"),
+        ("哪些城市", "城市都很美", "哪些是你的？"),
+        ("你提到过什么样的餐厅", "那家餐厅很好吃", "你提到过的那个人"),
+        ("我们聊过哪些电影", "电影很好看", "我们聊过天"),
+        ("어떤 취미", "취미는 등산이야", "어떤 날은 비가 와"),
+        ("what kind of hobby", "my hobby is bouldering", "what kind of day is it"),
+    ],
+)
+def test_a_category_alone_searches_its_noun_not_its_question_word(
+    tmp_path: Path, query: str, answer: str, decoy: str
+) -> None:
+    """A question of a category and its frame alone searched every word, the
+    question word too: どんな, 哪些, 어떤 and the frame (你提到过) decided as much as
+    the noun, and a newer chat that only shared them came first."""
+    st = open_store(tmp_path / "state.db")
+    try:
+        conversation(st, "answer", [("user", answer)], start=at("2026-01-01T10:00"))
+        conversation(st, "decoy", [("user", decoy)], start=at("2026-01-01T10:00") + 10)
+        assert sessions(st, query) == ["answer"]
+    finally:
+        st.close()
+
+
 # --------------------------------------------------------------------------- time words
 
 

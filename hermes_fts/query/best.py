@@ -335,10 +335,20 @@ def _kept_terms(
         # Only common words (a sentence of them counts no more: 我们讨论了什么):
         # they are what there is to find.  A character a time word left alone (the
         # 我 of 我昨天) is found in nearly every message: not while another is left.
-        kept = [t for t in terms if t not in pairs and t not in reading.alone] or [
-            t for t in terms if t not in pairs
-        ]
+        # A category's noun names the thing asked about, its question word nothing:
+        # searched, どんな or 哪些 found every question as often as the noun.
+        nouns = [t for t in terms if t in reading.nouns]
+        kept = (
+            nouns
+            or [t for t in terms if t not in pairs and t not in reading.alone]
+            or [t for t in terms if t not in pairs]
+        )
         notes += [n for n in reading.notes if n.startswith(ALONE_NOTE)]
+        if nouns:
+            notes.append(
+                "nothing else names a thing: searched only the noun after the question "
+                "word: " + ", ".join(t.text for t in nouns)
+            )
     else:
         # "make, wanted and Young": a best match already ranks rows with both words
         # first, and is an OR; a lower-case 'not' or 'near' keeps its note.

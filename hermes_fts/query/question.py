@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from .._index_text import fold_width, has_cjk
 from .timewords import TimeWords, find_time_words
 from .tree import AllOf, Query, Term
-from .wordforms import KOREAN_PARTICLES
+from .wordforms import KOREAN_PARTICLES, korean_stem
 
 __all__ = [
     "ALONE_NOTE",
@@ -163,6 +163,9 @@ class Reading:
     # One character a time or category word left alone in a sentence (``_left_alone``):
     # in ``aside``, and never searched on its own, even when nothing else is left.
     alone: frozenset[Term] = frozenset()
+    # The nouns of category words (in ``aside``): what a question of nothing else is
+    # searched as, never its question word (どんな助言: 助言, not どんな).
+    nouns: frozenset[Term] = frozenset()
 
 
 def _top_words(q: Query) -> list[Word]:
@@ -284,9 +287,11 @@ HAN_PAIR = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]{2}")
 
 def _mark_categories(
     words: list[Word], marks: list[list[Span]], is_stop: Callable[[str], bool]
-) -> list[str]:
-    """Mark category words (see the module docstring); return them as written."""
+) -> tuple[list[str], set[str]]:
+    """Mark category words (see the module docstring); return them as written, and
+    their nouns as cut out (without the kind or question word before them)."""
     found = []
+    nouns: set[str] = set()
     for run in _stretches(words):
         idx = [i for i, _ in run]
         texts = [words[i][0].text for i in idx]
@@ -309,8 +314,11 @@ def _mark_categories(
                 continue
             if nxt < len(idx) and low[nxt].isalpha() and not is_stop(low[nxt]):
                 if not marks[idx[nxt]]:  # a time word is one already
-                    marks[idx[nxt]].append((0, len(texts[nxt])))
+                    # 취미를: the noun without its particle, which goes with it
+                    stem = korean_stem(texts[nxt]) or texts[nxt]
+                    marks[idx[nxt]].append((0, len(stem)))
                     found.append(kind + texts[nxt])
+                    nouns.add(stem)
             elif kind:
                 found.append(texts[k + 1])
         for i in idx:
@@ -322,7 +330,8 @@ def _mark_categories(
                     noun = 1 if m.group(1) else 2
                     marks[i] += [(m.start(), m.start(noun)), m.span(noun)]
                     found.append(m.group(noun))
-    return found
+                    nouns.add(m.group(noun))
+    return found, nouns
 
 
 # Particles a date or a category word carries in Korean and Japanese.
@@ -401,7 +410,7 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
     marks: list[list[Span]] = [[] for _ in words]
     pairs: list[Term] = []
     times = _mark_times(words, marks, pairs)
-    categories = _mark_categories(words, marks, is_stop)
+    categories, nouns = _mark_categories(words, marks, is_stop)
     out: list[Word] = []
     aside: list[Term] = []
     joins: list[tuple[Term, Term]] = []
@@ -449,6 +458,7 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
         written,
         tuple(joins),
         frozenset(Term(text) for text in alone),
+        frozenset(term for term in aside if term.text in nouns),
     )
 
 
