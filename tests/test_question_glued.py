@@ -80,6 +80,33 @@ def test_stacked_particles_do_not_rank_their_sentences_first(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("question", "word"),
     [
+        ("先週もらったプレゼント", "もらったプレゼント"),  # もらう (get), no particle も
+        ("昨日はもう寝た", "もう寝た"),  # nothing stacks after は: もう (already)
+        ("先週にもらった", "もらった"),
+    ],
+)
+def test_a_word_that_starts_like_a_particle_keeps_its_start(question: str, word: str) -> None:
+    """The も of もらった and of もう was cut off as a particle stacked after the time
+    word's: らった and う寝た were searched, words of no message."""
+    assert word in searched(question)
+
+
+def test_a_verb_cut_short_finds_no_other_verb_first(tmp_path: Path) -> None:
+    """先週もらった (what I got last week) searched らった, found in わらった (laughed)."""
+    st = one_message_sessions(
+        tmp_path,
+        ("got", "2025-10-01T10:00", "もらったのは本でした"),
+        ("decoy", "2025-10-02T10:00", "みんなわらった"),
+    )
+    try:
+        assert sessions(st, "先週もらった")[0] == "got"
+    finally:
+        st.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
         ("오늘의집 가구 주문", "오늘의집"),
         ("최근접 이웃 알고리즘", "최근접"),
         ("오늘날 기술", "오늘날"),

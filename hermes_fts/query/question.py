@@ -340,8 +340,13 @@ _LEFT_BEHIND = frozenset([*KOREAN_PARTICLES, "に", "の", "は", "も", "から
 # Chinese its 的 (上周的Docker镜像: last week's Docker image).
 _GLUED = ("から", "まで", "に", "の", "は", "も", "で", "と", "を", "が", "的")
 # No Japanese word starts with these: a particle before one is the word's own
-# first syllable (にんじん, のっぽ), not a particle.
-_NEVER_FIRST = frozenset("んンっッゃゅょャュョぁぃぅぇぉァィゥェォーゎゕゖ")
+# first syllable (にんじん, のっぽ), not a particle.  Nor does a word written in
+# hiragana start with ら, り, る, れ or ろ (no native word does): the も of もらった,
+# the と of とる.
+_NEVER_FIRST = frozenset("んンっッゃゅょャュョぁぃぅぇぉァィゥェォーゎゕゖらりるれろ")
+# Particles nothing stacks after (には and からの stack; をも, はも do not): the
+# も of 昨日はもう寝た is the word's (もう, already), not a second particle.
+_LAST_GLUED = ("は", "も", "を", "が")
 
 
 def _split(term: Term, spans: list[Span]) -> list[tuple[Term, bool]]:
@@ -371,6 +376,8 @@ def _unglued(piece: str) -> str:
         if not glued or len(piece) <= len(glued) or piece[len(glued)] in _NEVER_FIRST:
             return piece
         piece = piece[len(glued) :]
+        if glued in _LAST_GLUED:
+            return piece
 
 
 @functools.lru_cache(maxsize=256)
