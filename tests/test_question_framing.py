@@ -84,6 +84,12 @@ def test_a_word_holding_a_pronoun_is_still_searched(word: str) -> None:
         ("私たちが話したデプロイを覚えていますか", "覚え", JA_ANSWER, "私たちは覚えています"),
         ("前に聞いたデプロイの件", "件", JA_ANSWER, "前に聞いた件です"),
         ("言及したデプロイ", "言及", JA_ANSWER, "言及しました"),
+        # 先ほど, 先程 (a moment ago), この前 (the other day), 何か (anything), のこと
+        ("先ほど話したデプロイ", "先ほ", JA_ANSWER, "先ほどはありがとう"),
+        ("先程話したデプロイ", "先程", JA_ANSWER, "先程はありがとう"),
+        ("この前話したデプロイ", "前話", JA_ANSWER, "以前話したように休みです"),
+        ("デプロイについて何か言ってた？", "何か", JA_ANSWER, "何か食べたい"),
+        ("デプロイのことを覚えてる？", "ーのこと", JA_ANSWER, "コーヒーのことを考えた"),
         # 말했던 (said: 말하다, whose noun is one syllable), 네가 and 당신 (you), 전에 and
         # 지난번에 (before, last time), 관해 and 대해서 (about), 대화 (conversation), 언급 (mention)
         ("전에 말했던 배포", "말했던", KO_ANSWER, "전에 말했던 대로 했어요"),

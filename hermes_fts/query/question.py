@@ -79,6 +79,7 @@ CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀么什哪谁是")
 # The last lines frame a question (你还记得…, …的对话, 怎么回事, 讨论过, 聊了, 話した;
 # 上次聊天 (when we chatted last time), 关于 (about), 你刚才告诉我 (you just told me);
 # あなたが前に言った (you said before), 覚えていますか, 教えて (tell me), 前回の会話, の件;
+# 先ほど, 先程 (a moment ago), この前話した (we talked the other day), 何か (anything);
 # 기억나요, 얘기한, 알려 주세요, 얘기한 거: the thing we talked about; 네가 전에 말했던,
 # you said before; 지난번 대화, last time's conversation; 배포에 관해, about) and name
 # nothing a conversation is about.
@@ -91,6 +92,7 @@ CJK_STOP_WORDS = frozenset(
 聊了 说了 谈了 讲了 问了 提了 話し
 谈论 聊天 告诉 关于 上次 上回 刚才 刚刚 记不 不记
 言っ 言い 言及 覚え 教え 聞い 会話 前回 あなた 私た 前 件
+先ほ 先程 前話 何か
 기억 기억나 얘기 얘기한 이야기 이야기한 알려 어떻게 뭐 뭐라고 무엇 뭐였 했죠 해요
 대해 대한 우리 제가 내가 뭐에 뭐를 뭐가 뭘 거 것
 대해서 관해 관해서 관한 대화 언급 논의 네가 너가 니가 당신 저희

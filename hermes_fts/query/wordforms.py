@@ -388,14 +388,18 @@ _HIRAGANA_WORD = 3  # shorter ones are mostly particles and endings
 def hiragana_words(run: str) -> list[str]:
     """The nouns written in hiragana in the Japanese CJK run ``run``: a stretch of
     hiragana that a case particle or ``って`` ends (おにぎりを), without it, without the
-    particle that starts it after a kanji (東京で…), and without a question
+    particle that starts it after a kanji or katakana (東京で…), and without a question
     word before it (どんな…).  Without a dictionary, only where a particle
     marks it: a stretch after a kanji that no particle starts is that word's
     ending (食べた), and one that ends otherwise is a verb (している)."""
     words = []
     for m in _HIRAGANA_STRETCH.finditer(run):
-        stretch = m.group()
-        if m.start() and _kanji(run[m.start() - 1]):
+        stretch, start = m.group(), m.start()
+        if start and _katakana(run[start - 1]):
+            # the ー of カレーのことを is the katakana word's: its particle starts the stretch
+            start += len(stretch) - len(stretch.lstrip("ー"))
+            stretch = stretch.lstrip("ー")
+        if start and (_kanji(run[start - 1]) or _katakana(run[start - 1])) and stretch:
             if stretch[0] not in _JA_CASE:
                 continue  # okurigana
             stretch = stretch[1:]
