@@ -98,6 +98,12 @@ def test_a_word_holding_a_pronoun_is_still_searched(word: str) -> None:
         ("배포에 관해 얘기했었나요", "관해", KO_ANSWER, "그것에 관해 생각했어요"),
         ("배포에 대해서 대화했던 적 있어?", "대화했던", KO_ANSWER, "대화했던 적 있어"),
         ("당신이 언급한 배포", "언급한", KO_ANSWER, "당신이 언급한 책"),
+        # 봤다고 했지 (you said you saw): a quoted verb, in a form no answer holds;
+        # 뭐였지 (what was it), 어느 (which), 그 (that)
+        ("무슨 영화 봤다고 했지?", "봤다고", "영화 기생충을 봤어", "그거 봤다고 했잖아"),
+        ("어떤 취미가 있다고 했지?", "있다고", "취미는 등산이야", "시간 있다고 했잖아"),
+        ("그 책 제목이 뭐였지?", "그", "책 제목은 데미안이야", "그래 그거 뭐였지"),
+        ("어느 호텔에 묵었어?", "어느", "신라호텔에 묵었어", "어느 쪽이야"),
     ],
 )
 def test_a_cjk_framing_word_is_not_searched(
@@ -107,6 +113,13 @@ def test_a_cjk_framing_word_is_not_searched(
     beside the word the question is about, and found the chat that only held them."""
     assert frame not in searched(question)
     assert found(tmp_path, question, answer, decoy) == ["answer"]
+
+
+def test_a_quoted_hada_verb_names_its_noun() -> None:
+    """배포했다고 (said it was deployed) is the noun 배포 made a verb, not a quoted
+    verb that names nothing; nor is 이사 (moving house) the 이 (this) left out."""
+    assert "배포" in searched("민수가 배포했다고 했지?")
+    assert "이사" in searched("서연이 이사 간다고 했지?")
 
 
 def test_a_horse_is_still_a_word() -> None:

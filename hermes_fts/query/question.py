@@ -81,8 +81,9 @@ CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀么什哪谁是")
 # あなたが前に言った (you said before), 覚えていますか, 教えて (tell me), 前回の会話, の件;
 # 先ほど, 先程 (a moment ago), この前話した (we talked the other day), 何か (anything);
 # 기억나요, 얘기한, 알려 주세요, 얘기한 거: the thing we talked about; 네가 전에 말했던,
-# you said before; 지난번 대화, last time's conversation; 배포에 관해, about) and name
-# nothing a conversation is about.
+# you said before; 지난번 대화, last time's conversation; 배포에 관해, about; 뭐였지, what
+# was it; 어느, which; 그, 저 and 이 written apart, that and this) and name nothing
+# a conversation is about.
 CJK_STOP_WORDS = frozenset(
     """
 时候 怎样 怎么 为什 我们 你们 他们 她们 这个 那个 一个 是不 有没 没有 是否 曾经 以前 之前 哪里 哪儿
@@ -97,10 +98,13 @@ CJK_STOP_WORDS = frozenset(
 대해 대한 우리 제가 내가 뭐에 뭐를 뭐가 뭘 거 것
 대해서 관해 관해서 관한 대화 언급 논의 네가 너가 니가 당신 저희
 전에 예전 지난번 저번 아까 그때 적 있어
+뭐지 뭐였지 뭐더라 뭐였더라 어느 어디서 그 저 이
 """.split()
 )
-# Endings of the Korean words that end a sentence: the question's predicate.
-KO_ENDINGS = ("요", "죠", "까", "니다")
+# Endings of the Korean words that end a sentence: the question's predicate; and of
+# one a question quotes (봤다고 했지, 있다고 했어: said that … saw, had), a form
+# no answer holds (it says 봤어), found only in other chats that quote.
+KO_ENDINGS = ("요", "죠", "까", "니다", "다고", "라고", "더라")
 # 말하다 (to say) as 하다 verbs are read (말했던, 말한): its noun is one syllable, which
 # ``wordforms.korean_stem`` keeps, so it is named here.
 KO_SAID = "말"
