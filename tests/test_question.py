@@ -348,6 +348,9 @@ def test_only_a_category_is_still_searched(store: SessionStore) -> None:
         ("哪种数据库", "数据库"),
         ("哪种数据库的", "数据库"),
         ("哪些城市了", "城市"),
+        ("哪些书", "书"),  # one character that ends the word
+        ("什么样的车", "车"),
+        ("哪些书是", "书"),  # 是 is grammar, in no noun
     ],
 )
 def test_only_a_cjk_category_searches_its_noun(tmp_path: Path, query: str, noun: str) -> None:

@@ -122,6 +122,31 @@ def test_a_quoted_hada_verb_names_its_noun() -> None:
     assert "이사" in searched("서연이 이사 간다고 했지?")
 
 
+@pytest.mark.parametrize(
+    ("question", "noun", "answer", "decoy"),
+    [
+        ("有没有提到过猫", "猫", "我家的猫很可爱", "有没有空"),
+        ("我们聊过猫吗", "猫", "我家的猫很可爱", "我们聊过天"),
+        ("你推荐过什么书", "书", "我推荐你读三体这本书", "推荐一部电影"),
+        ("我上次买的是什么车", "车", "车是特斯拉", "我上次买的是什么来着"),
+        ("你之前说过的书", "书", "那本书很好", "你之前说过的话"),
+    ],
+)
+def test_a_one_character_noun_after_the_frame_is_searched(
+    tmp_path: Path, question: str, noun: str, answer: str, decoy: str
+) -> None:
+    """A one-character noun after grammar (什么书, 的书) or a framing verb (提到过猫)
+    was only searched in its bigrams (么书, 过猫), words of no message: the chat
+    about the cat was not found, or came after one sharing the frame."""
+    assert noun in searched(question)
+    assert found(tmp_path, question, answer, decoy)[0] == "answer"
+
+
+def test_a_question_word_is_no_one_character_noun() -> None:
+    assert "样" not in searched("我们讨论过怎么样的方案")
+    assert "敏" not in searched("你对什么过敏")
+
+
 def test_a_horse_is_still_a_word() -> None:
     """말 alone is a word (a horse, an end): only 말하다's forms frame a question."""
     assert "말" in searched("말 타기 배포")

@@ -155,12 +155,41 @@ def _pieces(term: Term) -> list[Term]:
             out += [Term(seg[i : i + 2], prefix and i == len(seg) - 2) for i in range(len(seg) - 1)]
             out += [Term(w) for w in hiragana_words(seg) if w != seg]
             out += [Term(w) for w in lone_kanji(seg)]
+            out += [Term(w) for w in _lone_hanzi(seg)]
     lone = [
         Term(seg, term.prefix and n == len(segs) - 1)
         for n, (c, seg) in enumerate(segs)
         if c and len(seg) == 1
     ]
     return list(dict.fromkeys(out or lone))
+
+
+# Grammar a one-character noun comes after: 什么书, 的书, 哪些书; and the aspect marker
+# of a framing verb (提到过猫, 聊过猫, 说了猫).
+_BEFORE_LONE = frozenset("么的些")
+_ASPECT = frozenset("过了")
+
+
+def _lone_hanzi(run: str) -> list[str]:
+    """The one-character nouns of a Chinese sentence with no spaces (no kana): a Han
+    character after grammar (什么书, 的车, 哪些书, 提到过猫) that ends the run or a
+    word (书吗).  Its bigrams (么书, 过猫) are no word, and it was searched in none."""
+    if any(0x3041 <= ord(c) <= 0x30FF for c in run):
+        return []  # Japanese: ``lone_kanji``
+    out = []
+    for i in range(1, len(run)):
+        ch, before = run[i], run[i - 1]
+        ends = i == len(run) - 1 or run[i + 1] in CJK_FUNCTION_CHARS
+        if not (HAN_PAIR.fullmatch(ch * 2) and ends) or ch in CJK_FUNCTION_CHARS:
+            continue
+        if before + ch == "么样":  # 什么样的, 怎么样: a question word
+            continue
+        framed = before in _ASPECT and (
+            run[max(i - 2, 0) : i] in CJK_STOP_WORDS or run[max(i - 3, 0) : i - 1] in CJK_STOP_WORDS
+        )
+        if before in _BEFORE_LONE or framed:
+            out.append(ch)
+    return out
 
 
 def _one_character_note(terms: Sequence[Term]) -> list[str]:

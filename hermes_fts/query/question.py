@@ -90,7 +90,7 @@ CJK_STOP_WORDS = frozenset(
 いつ どこ なに なん だれ どう どの どれ です ます した ました でし まし ませ ない たの 何 話 時 方
 언제 어디 무엇 누가 누구 어떻 어떤 무슨 했나 나요 습니 니까 까요 있나 었나 였나 인가
 记得 还记 你还 对话 讨论 聊过 论过 谈过 说过 讲过 问过 提过 聊到 说到 谈到 讲到 提到 提起 回事 聊的
-聊了 说了 谈了 讲了 问了 提了 話し
+聊了 说了 谈了 讲了 问了 提了 話し 到过
 谈论 聊天 告诉 关于 上次 上回 刚才 刚刚 记不 不记
 言っ 言い 言及 覚え 教え 聞い 会話 前回 あなた 私た 前 件
 先ほ 先程 前話 何か
@@ -133,8 +133,11 @@ _CJK_CATEGORY = re.compile(
     "(?:什么样的?|什麼樣的?|什么类型的|什麼類型的|什么种类的|什麼種類的|哪种|哪種|哪些|哪类|哪類)"
     # its first two characters, and a third that ends the word (数据库): alone, 库 was
     # searched as a word, found in every 仓库
-    f"(?![{_AFTER_NOUN}])([\u4e00-\u9fff]{{2}}"
-    f"(?:(?![{_AFTER_NOUN}])[\u4e00-\u9fff](?!(?![{_AFTER_NOUN}])[\u4e00-\u9fff]))?)"
+    f"(?![{_AFTER_NOUN}])([\u4e00-\u9fff](?![{_AFTER_NOUN}])[\u4e00-\u9fff]"
+    f"(?:(?![{_AFTER_NOUN}])[\u4e00-\u9fff](?!(?![{_AFTER_NOUN}])[\u4e00-\u9fff]))?"
+    # or one that ends the word (哪些书, 什么样的车): alone it was no category, and
+    # the question was searched as 些书 and 的车, words of no message
+    f"|[\u4e00-\u9fff](?![\u4e00-\u9fff](?<![{_AFTER_NOUN}])))"
     "|(?:どんな|どの|どういう|どういった|何の|なんの)([\u4e00-\u9fff\u30a0-\u30ff\u3005]+)"
 )
 _KO_ASKING = frozenset({"어떤", "무슨"})
