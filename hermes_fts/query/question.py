@@ -138,7 +138,8 @@ _CJK_CATEGORY = re.compile(
     # or one that ends the word (哪些书, 什么样的车): alone it was no category, and
     # the question was searched as 些书 and 的车, words of no message
     f"|[\u4e00-\u9fff](?![\u4e00-\u9fff](?<![{_AFTER_NOUN}])))"
-    "|(?:どんな|どの|どういう|どういった|何の|なんの)([\u4e00-\u9fff\u30a0-\u30ff\u3005]+)"
+    "|(?:どんな|どの|どういう|どういった|何の|なんの|何という|なんという|なんていう|何て)"
+    "([\u4e00-\u9fff\u30a0-\u30ff\u3005]+)"
 )
 _KO_ASKING = frozenset({"어떤", "무슨"})
 ALONE_NOTE = "left out characters a time or category word left alone in a sentence: "
