@@ -31,6 +31,7 @@ from .question import (
     CJK_FUNCTION_CHARS,
     CJK_STOP_WORDS,
     HAN_PAIR,
+    KO_ASKED,
     KO_ENDINGS,
     KO_SAID,
     STOP_WORDS,
@@ -69,7 +70,8 @@ def _is_stop(text: str) -> bool:
         did = len(text) > 1 and text in KOREAN_HADA_ENDINGS
         # 말했던, 말한: "said", framing the question as 얘기한 does.
         said = text.startswith(KO_SAID) and text[len(KO_SAID) :] in KOREAN_HADA_ENDINGS
-        return bare in CJK_STOP_WORDS or predicate or did or said
+        asked = KO_ASKED.fullmatch(text) is not None
+        return bare in CJK_STOP_WORDS or predicate or did or said or asked
     if has_cjk(text):
         if text in CJK_STOP_WORDS or len(text) > 2:
             return text in CJK_STOP_WORDS

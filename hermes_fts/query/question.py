@@ -41,6 +41,7 @@ __all__ = [
     "CJK_FUNCTION_CHARS",
     "CJK_STOP_WORDS",
     "HAN_PAIR",
+    "KO_ASKED",
     "KO_ENDINGS",
     "KO_SAID",
     "STOP_WORDS",
@@ -98,13 +99,17 @@ CJK_STOP_WORDS = frozenset(
 대해 대한 우리 제가 내가 뭐에 뭐를 뭐가 뭘 거 것
 대해서 관해 관해서 관한 대화 언급 논의 네가 너가 니가 당신 저희
 전에 예전 지난번 저번 아까 그때 적 있어
-뭐지 뭐였지 뭐더라 뭐였더라 어느 어디서 그 저 이
+뭐지 뭐였지 뭐더라 뭐였더라 어느 어디서 그 저 이 내 제 네 나 너
 """.split()
 )
 # Endings of the Korean words that end a sentence: the question's predicate; and of
 # one a question quotes (봤다고 했지, 있다고 했어: said that … saw, had), a form
 # no answer holds (it says 봤어), found only in other chats that quote.
-KO_ENDINGS = ("요", "죠", "까", "니다", "다고", "라고", "더라")
+# So are the endings of an embedded question (샀는지 알려줘: tell me what … bought) and
+# of a request (알려줘, 말해줄래).
+KO_ENDINGS = ("요", "죠", "까", "니다", "다고", "라고", "더라", "는지", "줘", "줄래")
+# A question word with its copula (뭐였어, 어디였지, 언제야): "what was it".
+KO_ASKED = re.compile("(?:뭐|어디|언제|누구|무엇)(?:이었|였|이에|예|야|이야|지|더)[\uac00-\ud7a3]*")
 # 말하다 (to say) as 하다 verbs are read (말했던, 말한): its noun is one syllable, which
 # ``wordforms.korean_stem`` keeps, so it is named here.
 KO_SAID = "말"
