@@ -148,6 +148,22 @@ def test_a_one_character_noun_after_the_frame_is_searched(
     assert found(tmp_path, question, answer, decoy)[0] == "answer"
 
 
+@pytest.mark.parametrize(
+    ("question", "noun", "pointing", "answer", "decoy"),
+    [
+        ("你刚才说的那本书", "书", "那本", "书名是三体", "那本杂志"),
+        ("你上次去的那家店", "店", "那家", "店名是老王烧烤", "那家伙"),
+    ],
+)
+def test_that_one_is_no_word_its_noun_is(
+    tmp_path: Path, question: str, noun: str, pointing: str, answer: str, decoy: str
+) -> None:
+    """那本书 (that book) was searched as 那本 and 本书, never 书: "书名是三体" (the
+    title is…) was found after "那本杂志" (that magazine)."""
+    assert noun in searched(question) and pointing not in searched(question)
+    assert found(tmp_path, question, answer, decoy) == ["answer"]
+
+
 def test_a_question_word_is_no_one_character_noun() -> None:
     assert "样" not in searched("我们讨论过怎么样的方案")
     assert "敏" not in searched("你对什么过敏")

@@ -80,6 +80,7 @@ def _is_stop(text: str) -> bool:
             any(c in CJK_FUNCTION_CHARS for c in text)
             or all(0x3041 <= ord(c) <= 0x309F for c in text)
             or straddles(text)
+            or _pointing(text)
         )
     # ｔｈｅ, as a CJK keyboard in full-width mode types it, is the word every index reads
     return fold_width(text).lower() in STOP_WORDS or common_contraction(text)
@@ -166,16 +167,24 @@ def _pieces(term: Term) -> list[Term]:
     return list(dict.fromkeys(out or lone))
 
 
-# Grammar a one-character noun comes after: 什么书, 的书, 哪些书; and the aspect marker
-# of a framing verb (提到过猫, 聊过猫, 说了猫).
+# Grammar a one-character noun comes after: 什么书, 的书, 哪些书; the aspect marker
+# of a framing verb (提到过猫, 聊过猫, 说了猫); a measure word after this or that (那本书).
 _BEFORE_LONE = frozenset("么的些")
 _ASPECT = frozenset("过了")
+_POINTING = frozenset("这那哪")
+_MEASURES = frozenset("个本家只条部首件位辆张台")
+
+
+def _pointing(pair: str) -> bool:
+    """这 or 那 and a measure word (那本, 这家): "that one", as 这个 and 那个 are; searched,
+    那本 found "那本杂志" before the book the question is about."""
+    return len(pair) == 2 and pair[0] in _POINTING and pair[1] in _MEASURES
 
 
 def _lone_hanzi(run: str) -> list[str]:
     """The one-character nouns of a Chinese sentence with no spaces (no kana): a Han
-    character after grammar (什么书, 的车, 哪些书, 提到过猫) that ends the run or a
-    word (书吗).  Its bigrams (么书, 过猫) are no word, and it was searched in none."""
+    character after grammar (什么书, 的车, 哪些书, 提到过猫, 那本书) that ends the run
+    or a word (书吗).  Its bigrams (么书, 过猫) are no word, and it was searched in none."""
     if any(0x3041 <= ord(c) <= 0x30FF for c in run):
         return []  # Japanese: ``lone_kanji``
     out = []
@@ -189,7 +198,8 @@ def _lone_hanzi(run: str) -> list[str]:
         framed = before in _ASPECT and (
             run[max(i - 2, 0) : i] in CJK_STOP_WORDS or run[max(i - 3, 0) : i - 1] in CJK_STOP_WORDS
         )
-        if before in _BEFORE_LONE or framed:
+        counted = before in _MEASURES and i > 1 and run[i - 2] in _POINTING
+        if before in _BEFORE_LONE or framed or counted:
             out.append(ch)
     return out
 
