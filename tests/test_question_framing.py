@@ -90,6 +90,9 @@ def test_a_word_holding_a_pronoun_is_still_searched(word: str) -> None:
         ("この前話したデプロイ", "前話", JA_ANSWER, "以前話したように休みです"),
         ("デプロイについて何か言ってた？", "何か", JA_ANSWER, "何か食べたい"),
         ("デプロイのことを覚えてる？", "ーのこと", JA_ANSWER, "コーヒーのことを考えた"),
+        # してるって (that … is doing): a verb quoted, no noun in hiragana
+        ("デプロイをしてるって言った？", "してる", JA_ANSWER, "今何してる？"),
+        ("どういう仕事をしてるって言った？", "してる", "仕事はエンジニアです", "今何してる？"),
         # 말했던 (said: 말하다, whose noun is one syllable), 네가 and 당신 (you), 전에 and
         # 지난번에 (before, last time), 관해 and 대해서 (about), 대화 (conversation), 언급 (mention)
         ("전에 말했던 배포", "말했던", KO_ANSWER, "전에 말했던 대로 했어요"),

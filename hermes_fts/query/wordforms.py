@@ -381,6 +381,9 @@ def forms_note(words: Sequence[Term], searched: Sequence[Term]) -> list[str]:
 # hiragana (おにぎり) was lost with them: these cut one out of its stretch.
 _JA_CASE = "をがはにでとのもへ"  # the particles that follow a noun
 _JA_QUOTE = "って"  # the spoken quote particle: ありがとうって言った
+# What a verb or the copula ends in before it (してるって, 行ったって, 好きだって); a
+# noun written in hiragana hardly ever does.
+_JA_VERB_ENDS = ("る", "た", "だ")
 _JA_ASKING = ("いつ", "どこ", "なに", "なん", "だれ", "どんな", "どの", "どれ", "どう")
 _HIRAGANA_STRETCH = re.compile("[\u3041-\u309f\u30fc]+")
 _HIRAGANA_WORD = 3  # shorter ones are mostly particles and endings
@@ -406,6 +409,8 @@ def hiragana_words(run: str) -> list[str]:
             stretch = stretch[1:]
         if stretch.endswith(_JA_QUOTE):
             stretch = stretch.removesuffix(_JA_QUOTE)
+            if stretch.endswith(_JA_VERB_ENDS):
+                continue  # してるって, いたって: a verb quoted, no noun
         elif stretch[-1:] in tuple(_JA_CASE):
             stretch = stretch[:-1]
         else:
