@@ -101,6 +101,9 @@ def test_a_word_holding_a_pronoun_is_still_searched(word: str) -> None:
         ("배포에 관해 얘기했었나요", "관해", KO_ANSWER, "그것에 관해 생각했어요"),
         ("배포에 대해서 대화했던 적 있어?", "대화했던", KO_ANSWER, "대화했던 적 있어"),
         ("당신이 언급한 배포", "언급한", KO_ANSWER, "당신이 언급한 책"),
+        # 叫什么 (is called what), 怎么样 (how is it): X叫 and X怎 are no words
+        ("你记得我妹妹叫什么吗", "妹叫", "妹妹在北京上学", "妹叫我吃饭"),
+        ("那个餐厅怎么样", "厅怎", "餐厅很好吃", "大厅怎么走"),
         # 봤다고 했지 (you said you saw): a quoted verb, in a form no answer holds;
         # 뭐였지 (what was it), 어느 (which), 그 (that)
         ("무슨 영화 봤다고 했지?", "봤다고", "영화 기생충을 봤어", "그거 봤다고 했잖아"),
@@ -139,6 +142,7 @@ def test_a_quoted_hada_verb_names_its_noun() -> None:
         ("你推荐过什么书", "书", "我推荐你读三体这本书", "推荐一部电影"),
         ("我上次买的是什么车", "车", "车是特斯拉", "我上次买的是什么来着"),
         ("你之前说过的书", "书", "那本书很好", "你之前说过的话"),
+        ("我的猫叫什么名字", "猫", "我家的猫很可爱", "我的手机"),
     ],
 )
 def test_a_one_character_noun_after_the_frame_is_searched(
@@ -170,6 +174,8 @@ def test_that_one_is_no_word_its_noun_is(
 def test_a_question_word_is_no_one_character_noun() -> None:
     assert "样" not in searched("我们讨论过怎么样的方案")
     assert "敏" not in searched("你对什么过敏")
+    assert "做" not in searched("我们讨论的部署怎么做")  # how to: a verb
+    assert "天气" in searched("今天气怎么样")  # 气怎 at the word's start stays
 
 
 def test_a_horse_is_still_a_word() -> None:

@@ -190,11 +190,13 @@ def _lone_hanzi(run: str) -> list[str]:
     out = []
     for i in range(1, len(run)):
         ch, before = run[i], run[i - 1]
-        ends = i == len(run) - 1 or run[i + 1] in CJK_FUNCTION_CHARS
+        ends = (
+            i == len(run) - 1 or run[i + 1] in CJK_FUNCTION_CHARS or run[i + 1 : i + 3] in _CALLED
+        )
         if not (HAN_PAIR.fullmatch(ch * 2) and ends) or ch in CJK_FUNCTION_CHARS:
             continue
-        if before + ch == "么样":  # 什么样的, 怎么样: a question word
-            continue
+        if before + ch == "么样" or run[max(i - 2, 0) : i] == "怎么":
+            continue  # 什么样的, 怎么样: a question word; 怎么做: how to, a verb after it
         framed = before in _ASPECT and (
             run[max(i - 2, 0) : i] in CJK_STOP_WORDS or run[max(i - 3, 0) : i - 1] in CJK_STOP_WORDS
         )
@@ -464,6 +466,10 @@ def _junctions(written: Sequence[tuple[Term, list[Term]]], framing: bool = True)
 # The pronouns a question is put with (你提到, 我说过, 跟你说): glued to the verb
 # beside them they make a bigram of grammar.  Words that hold one all the same:
 _PRONOUNS = frozenset("你您我")
+# "is called what" (猫叫什么名字): the noun before it ends there, and 猫叫 is no word.
+_CALLED = frozenset({"叫什", "叫啥"})
+# …and "how" (餐厅怎么样): 厅怎 is no word either.
+_ASKED_AFTER = _CALLED | {"怎么", "怎样"}
 _PRONOUN_WORDS = frozenset("自我 迷你 我国 我司 我方 忘我 你好".split())
 
 
@@ -476,7 +482,10 @@ def _framing(pairs: Sequence[str], i: int) -> bool:
     if not HAN_PAIR.fullmatch(pair) or _common(pair):
         return False  # kana: a Japanese pair across two words is ``straddles``'s
     after_common = i > 0 and _common(pairs[i - 1])
-    return after_common or (bool(_PRONOUNS & set(pair)) and pair not in _PRONOUN_WORDS)
+    # 妹叫 of 妹妹叫什么, 厅怎 of 餐厅怎么样: the word before ends in its own pair; at
+    # the start (气怎 of 今天气怎么样, its 天气 across a time word's end) it decides
+    asked = 0 < i < len(pairs) - 1 and pairs[i + 1] in _ASKED_AFTER
+    return after_common or asked or (bool(_PRONOUNS & set(pair)) and pair not in _PRONOUN_WORDS)
 
 
 def _frames(
