@@ -239,3 +239,26 @@ def test_a_sentence_of_framing_words_alone_is_not_searched(
     whole all the same, and found every chat asking "do you remember"."""
     assert frame not in searched(question)
     assert found(tmp_path, question, ZH_ANSWER, decoy) == ["answer"]
+
+
+@pytest.mark.parametrize(
+    ("question", "name", "honorific", "answer", "decoy"),
+    [
+        ("田中さんに何をあげた？", "田中", "中さ", "田中に本をあげた", "山中さんが来た"),
+        ("林さんに何をあげた？", "林", "林さ", "林に本をあげた", "ケンさんが来た"),
+        (
+            "さくらちゃんの好きな食べ物は？",
+            "さくら",
+            "さくらちゃん",
+            "さくらはカレーが好き",
+            "ちゃんと食べた",
+        ),
+    ],
+)
+def test_a_japanese_honorific_is_no_part_of_the_name(
+    tmp_path: Path, question: str, name: str, honorific: str, answer: str, decoy: str
+) -> None:
+    """田中さん was searched as 田中 and 中さ, the pair across the honorific, which
+    found 山中さん (another name) before the 田中 the question is about."""
+    assert name in searched(question) and honorific not in searched(question)
+    assert found(tmp_path, question, answer, decoy)[0] == "answer"

@@ -44,11 +44,13 @@ from .tree import AnyOf, Node, Query, Term
 from .wordforms import (
     KOREAN_HADA_ENDINGS,
     KOREAN_PARTICLES,
+    before_honorific,
     form_pairs,
     forms_note,
     hiragana_words,
     korean_stem,
     lone_kanji,
+    lone_names,
     straddles,
     word_forms,
 )
@@ -155,7 +157,12 @@ def _pieces(term: Term) -> list[Term]:
         if not cjk or len(seg) == 2:
             out.append(Term(seg, prefix))
         elif len(seg) > 2:
-            out += [Term(seg[i : i + 2], prefix and i == len(seg) - 2) for i in range(len(seg) - 1)]
+            out += [
+                Term(seg[i : i + 2], prefix and i == len(seg) - 2)
+                for i in range(len(seg) - 1)
+                if not before_honorific(seg, i)
+            ]
+            out += [Term(w) for w in lone_names(seg)]
             out += [Term(w) for w in hiragana_words(seg) if w != seg]
             out += [Term(w) for w in lone_kanji(seg)]
             out += [Term(w) for w in _lone_hanzi(seg)]

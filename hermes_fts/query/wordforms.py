@@ -35,12 +35,14 @@ from .tree import Query, Term
 __all__ = [
     "KOREAN_PARTICLES",
     "MIN_STEM",
+    "before_honorific",
     "form_pairs",
     "forms_note",
     "hiragana_words",
     "inflections",
     "korean_stem",
     "lone_kanji",
+    "lone_names",
     "straddles",
     "stem",
     "term_groups",
@@ -417,6 +419,8 @@ def hiragana_words(run: str) -> list[str]:
             continue
         for asking in _JA_ASKING:
             stretch = stretch.removeprefix(asking)
+        for honorific in _HONORIFICS:  # さくらちゃんの: the name
+            stretch = stretch.removesuffix(honorific)
         if len(stretch) >= _HIRAGANA_WORD:
             words.append(stretch)
     return words
@@ -424,6 +428,28 @@ def hiragana_words(run: str) -> list[str]:
 
 def _kanji(ch: str) -> bool:
     return "\u4e00" <= ch <= "\u9fff" or ch == "\u3005"
+
+
+# Honorifics after a name (田中さん, 鈴木くん, さくらちゃん): no part of the name.
+_HONORIFICS = ("さん", "さま", "くん", "ちゃん")
+
+
+def before_honorific(run: str, i: int) -> bool:
+    """Whether the bigram of the Japanese ``run`` at ``i`` is a name's last kanji or
+    katakana and the first kana of its honorific (the 中さ of 田中さん): searched, it
+    found 山中さん before the 田中 the question is about."""
+    return (_kanji(run[i]) or _katakana(run[i])) and run.startswith(_HONORIFICS, i + 1)
+
+
+def lone_names(run: str) -> list[str]:
+    """A name of one kanji or katakana before its honorific (林さん: 林), whose pair
+    ``before_honorific`` leaves out."""
+    return [
+        run[i]
+        for i in range(len(run) - 1)
+        if before_honorific(run, i)
+        and (i == 0 or not (_kanji(run[i - 1]) or _katakana(run[i - 1])))
+    ]
 
 
 def straddles(pair: str) -> bool:
