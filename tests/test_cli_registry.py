@@ -187,6 +187,39 @@ def test_a_query_word_with_a_leading_dash_is_shown_the_command_that_runs(tmp_pat
     assert "s1" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (["read", "-b1"], "session id"),
+        (["read", "--full", "-b1"], "session id"),
+        (["read", "-help1"], "session id"),  # argparse read it as -h with a value
+        (["scroll", "-b1", "2", "--window", "1"], "session id"),
+        (["search", "-hello", "there"], "query"),
+    ],
+)
+def test_a_session_id_with_a_leading_dash_is_shown_the_command_that_runs(
+    tmp_path, capsys, argv, shown
+):
+    # read and scroll said only that the session was missing, and `search -hello`
+    # that -h/--help ignored 'ello', with no word of `--`.
+    db = tmp_path / "state.db"
+    with open_store(db) as store:
+        conversation(store, "-b1", [("user", "hello there"), ("assistant", "hi")])
+        conversation(store, "-help1", [("user", "-hello"), ("assistant", "hi")])
+    assert main(["--db", str(db), *argv]) == 2
+    err = capsys.readouterr().err
+    assert f"a {shown} that starts with '-' goes after `--`" in err, err
+    words = shlex.split(err.split("goes after `--` (", 1)[1].rsplit(")", 1)[0])
+    assert main(words[1:]) == 0
+    assert "hello" in capsys.readouterr().out
+
+
+def test_a_mistyped_option_after_a_session_id_is_not_told_about_dashes(tmp_path, capsys):
+    assert main(["read", "s1", "-x", "--db", str(tmp_path / "none.db")]) == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: -x" in err and "--`" not in err
+
+
 def test_a_search_without_words_is_not_told_about_dashes(tmp_path, capsys):
     assert main(["search", "--db", str(tmp_path / "none.db")]) == 2
     err = capsys.readouterr().err

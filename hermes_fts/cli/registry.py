@@ -157,10 +157,12 @@ class Parser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> Any:  # argparse's hook; never returns
-        if "search" in (self.chosen, self.prog.rsplit(" ", 1)[-1]) and (
-            message.startswith("unrecognized arguments: -") or message.endswith("required: query")
+        name = self.chosen or self.prog.rsplit(" ", 1)[-1]
+        if name in _POSITIONAL_TEXT and (
+            message.startswith(("unrecognized arguments: -", _HELP_GLUED))
+            or "the following arguments are required: " in message
         ):
-            message += self._dash_hint()
+            message += self._dash_hint(name)
         elif message.endswith("required: COMMAND"):
             # argparse names the missing command first: an unknown option is the mistake.
             unknown = [w for w in self.words if w.startswith("-") and w != "--"]
@@ -173,12 +175,13 @@ class Parser(argparse.ArgumentParser):
             message += _missing_value_hint(option, self.words, self._option_string_actions)
         raise UsageError(f"{self.prog}: {message}")
 
-    def _dash_hint(self) -> str:
-        """The user's own search command with its words after ``--``, when a word of the
-        query starts with '-' (``-deploy`` alone, once shown, is a query that is refused)."""
+    def _dash_hint(self, name: str) -> str:
+        """The user's own command (``name``: search, read, scroll) with its words after
+        ``--``, when one of them starts with '-': a query word, or a session id
+        (``-deploy`` alone, once shown, is a query that is refused)."""
         import shlex
 
-        sub = self if self.chosen is None else _search_parser(self)
+        sub = self if self.chosen is None else _sub_parser(self, name)
         rest = self.words if self.chosen is None else self.words[len(self.before) + 1 :]
         options: list[str] = []
         query: list[str] = []
@@ -196,14 +199,24 @@ class Parser(argparse.ArgumentParser):
                 options += [next(words, "")]
         if not any(word.startswith("-") for word in query):
             return ""
-        line = shlex.join([*self.command.split(), *sub.before, "search", *options, "--", *query])
-        return f"; a query that starts with '-' goes after `--` ({line})"
+        slots = [a.nargs for a in sub._actions if not a.option_strings]
+        if "+" not in slots and len(query) > len(slots):
+            return ""  # more words than the command takes: a mistyped option, no session id
+        line = shlex.join([*self.command.split(), *sub.before, name, *options, "--", *query])
+        return f"; {_POSITIONAL_TEXT[name]} that starts with '-' goes after `--` ({line})"
 
 
-def _search_parser(parser: argparse.ArgumentParser) -> Parser:
-    """The ``search`` subparser of the top-level ``parser``."""
+# The subcommands whose words (a query, a session id) may start with '-', as argparse
+# reads an option: what such a word is, for the hint that puts it after `--`.
+_POSITIONAL_TEXT = {"search": "a query", "read": "a session id", "scroll": "a session id"}
+# argparse's error for a word that starts with -h (`-hello`): -h given a value.
+_HELP_GLUED = "argument -h/--help: ignored explicit argument"
+
+
+def _sub_parser(parser: argparse.ArgumentParser, name: str) -> Parser:
+    """The subparser of subcommand ``name`` of the top-level ``parser``."""
     action = next(a for a in parser._actions if isinstance(a, _Subcommands))
-    return action.choices["search"]
+    return action.choices[name]
 
 
 def _missing_value_hint(option: str, words: list[str], options: Container[str]) -> str:
