@@ -401,7 +401,47 @@ def test_ctrl_c_while_the_command_starts_exits_130_without_a_traceback(
     assert not db.exists()
 
 
+def _ctrl_c_in_the_document(argv: list[str]) -> tuple[bytes, bytes, int]:
+    """``hermes-fts ARGV`` sent Ctrl-C while its stdout, a pipe nobody reads yet, is
+    full: the command is blocked inside its --json document.  (stdout, stderr, status)."""
+    proc = subprocess.Popen(
+        _cli(*argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(),
+        restore_signals=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        first = os.read(proc.stdout.fileno(), 1)  # one byte read, the pipe full
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert b"Traceback" not in err, err
+    return first + out, err, proc.returncode
+
+
 def test_ctrl_c_while_the_json_document_is_written_leaves_it_whole(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    long_text = "部署 deploy note " * 200  # 3 KB a message: the document is far bigger than a pipe
+    with SessionStore(db) as store:
+        for n in range(100):
+            store.add_session(f"s{n}", "cli")
+            store.add_messages(
+                {"session_id": f"s{n}", "role": "user", "content": f"{i} {long_text}"}
+                for i in range(4)
+            )
+    out, _err, status = _ctrl_c_in_the_document(
+        ["search", "deploy", "--limit", "100", "--json", "--db", str(db)]
+    )
+    document = json.loads(out)  # whole, and the only document
+    assert document["success"] is True and document["count"] == 100
+    assert status == 0  # the answer was given in full
+
+
+def test_ctrl_c_during_read_full_json_stops_it_with_one_document(tmp_path: Path) -> None:
+    """`read --full --json` writes its document as it reads the session: a first Ctrl-C
+    waited for the whole session (minutes on a long one) and exited 0, and a second
+    one cut the document mid-string.  It now stops at once, the document ended whole."""
     db = tmp_path / "state.db"
     long_text = "部署 deploy note " * 200  # 3 KB a message: the document is far bigger than a pipe
     with SessionStore(db) as store:
@@ -409,24 +449,9 @@ def test_ctrl_c_while_the_json_document_is_written_leaves_it_whole(tmp_path: Pat
         store.add_messages(
             {"session_id": "s1", "role": "user", "content": f"{i} {long_text}"} for i in range(400)
         )
-    proc = subprocess.Popen(
-        _cli("read", "s1", "--full", "--json", "--db", str(db)),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=_env(),
-        restore_signals=True,
-    )
-    try:
-        assert proc.stdout is not None
-        # One byte read, the pipe full: the command is blocked inside the document.
-        first = os.read(proc.stdout.fileno(), 1)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert b"Traceback" not in err, err
-    document = json.loads(first + out)  # whole, and the only document
-    assert document["success"] is True
-    assert len(document["messages"]) == 400
-    assert proc.returncode == 0  # the answer was given in full
+    out, _err, status = _ctrl_c_in_the_document(["read", "s1", "--full", "--json", "--db", str(db)])
+    document = json.loads(out)  # whole, and the only document
+    assert document["success"] is False
+    assert document["error"] == "interrupted (Ctrl-C); no change was left half done"
+    assert 0 < len(document["messages"]) < 400 == document["message_count"]
+    assert status == 130

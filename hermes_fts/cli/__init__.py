@@ -63,10 +63,12 @@ def _wants_json(argv: list[str]) -> bool:
 def _fail(message: str, status: int, as_json: bool) -> int:
     """Report an error: one JSON document on stdout with ``--json``, else a line on stderr."""
     if as_json:
-        from .output import emit_json
+        from .output import emit_json, end_open
 
         try:
-            emit_json({"success": False, "error": message})
+            # A document written as it is read (`read --full`) ends with the error.
+            if not end_open(message):
+                emit_json({"success": False, "error": message})
         except OSError as exc:
             if exc.errno not in _NO_ROOM:
                 raise
@@ -179,7 +181,10 @@ def _remember_ctrl_c() -> None:
         _CTRL_C.append(signum)
         output = sys.modules.get(f"{__name__}.output")
         if len(_CTRL_C) == 1 and output is not None and output.WRITING_JSON:
-            return  # the command is done: its answer goes out whole, then it exits
+            # What is being written goes out whole: a document the command had
+            # done, then it exits; a piece of one written as it is read, then it stops.
+            output.WAITED.append(signum)
+            return
         raise KeyboardInterrupt
 
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:

@@ -39,7 +39,6 @@ from .output import (
     DIM,
     LINE_CHARS,
     SEARCH_MARKS,
-    WRITING_JSON,
     JsonList,
     emit_json,
     marked_line,
@@ -419,7 +418,6 @@ def _read_full(args: argparse.Namespace) -> int:
         if document is not None:
             document.end({k: v for k, v in payload.items() if k not in document.head})
     finally:
-        WRITING_JSON.clear()  # a document cut short by an error is no longer being written
         if bar is not None:
             bar.close()
     return 0

@@ -8,11 +8,13 @@ one or when ``NO_COLOR`` is set.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import itertools
 import json
 import os
 import re
 import sys
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from .._display import char_start, columns
@@ -32,6 +34,25 @@ LINE_CHARS = 160
 # True while a JSON document is being written: the command line's Ctrl-C handler
 # then lets it end, since half a document and the error's after it are no JSON.
 WRITING_JSON: list[bool] = []
+# The signal a piece of a document written as it is made (``JsonList``) made wait:
+# the document stops after that piece, and the error ends it (``end_open``).
+WAITED: list[int] = []
+
+
+def end_open(error: str) -> bool:
+    """End the document ``JsonList`` was writing when ``error`` stopped it, with the
+    error; False when none was begun (the error is then a document of its own).  Half
+    a piece out (a second Ctrl-C cut it), no end makes it JSON: stderr says the error."""
+    if not OPEN:
+        return False
+    document = OPEN.pop()
+    if document.cut:  # as progress.say writes a note event, stderr's lines under --json
+        note = {"event": "note", "message": error, "level": "error"}
+        with contextlib.suppress(OSError):
+            print(json.dumps(note), file=sys.stderr, flush=True)
+    else:
+        document.end({"success": False, "error": error})
+    return True
 
 
 def emit_json(payload: Any) -> None:
@@ -76,6 +97,10 @@ def _stream_utf8(payload: Any) -> bool:
     return True
 
 
+# The document a ``JsonList`` is writing, from its ``begin`` to its ``end``.
+OPEN: list[JsonList] = []
+
+
 class JsonList:
     """One document written as it is made, as ``emit_json`` writes it whole: ``begin``
     its first keys and ``key``'s list, ``item`` each element, ``end`` the keys after."""
@@ -90,6 +115,7 @@ class JsonList:
         self.encoder = json.JSONEncoder(ensure_ascii=not utf8, indent=2, default=str)
         self.items = 0
         self.head: dict[str, Any] = {}
+        self.cut = False
         self.parts: list[str] = []
         self.size = 0
 
@@ -109,26 +135,46 @@ class JsonList:
         else:
             _write_all(self.fd, text.encode("utf-8", "backslashreplace"))
 
+    @contextlib.contextmanager
+    def _piece(self, stops: bool = True) -> Iterator[None]:
+        """A piece of the document, written whole: a first Ctrl-C meanwhile waits for
+        its end, then (``stops``) stops the document, which the command ends with
+        ``end`` (the reading it waited for can take minutes on a long session)."""
+        WRITING_JSON.append(True)
+        try:
+            yield
+        except BaseException:
+            self.cut = True  # (a second Ctrl-C) the document can no longer end as JSON
+            raise
+        finally:
+            WRITING_JSON.clear()
+        if stops and WAITED:
+            raise KeyboardInterrupt
+
     def begin(self, head: dict[str, Any], key: str) -> None:
-        WRITING_JSON.append(True)  # a first Ctrl-C lets the document end whole
-        self.head = head
-        sys.stdout.flush()  # what was printed before goes first
-        keys = [f"  {json.dumps(k)}: {self._value(v, '  ')}" for k, v in head.items()]
-        self._put("{\n" + "".join(line + ",\n" for line in keys) + f"  {json.dumps(key)}: [")
+        with self._piece():
+            # "success" goes last, with the rest: a document stopped half way says false.
+            self.head = {k: v for k, v in head.items() if k != "success"}
+            OPEN.append(self)
+            sys.stdout.flush()  # what was printed before goes first
+            keys = [f"  {json.dumps(k)}: {self._value(v, '  ')}" for k, v in self.head.items()]
+            self._put("{\n" + "".join(line + ",\n" for line in keys) + f"  {json.dumps(key)}: [")
 
     def item(self, value: Any) -> None:
-        self._put(("," if self.items else "") + "\n    " + self._value(value, "    "))
-        self.items += 1
+        with self._piece():
+            self._put(("," if self.items else "") + "\n    " + self._value(value, "    "))
+            self.items += 1
 
     def end(self, tail: dict[str, Any]) -> None:
-        self._put("\n  ]" if self.items else "]")
-        for k, v in tail.items():
-            self._put(f",\n  {json.dumps(k)}: {self._value(v, '  ')}")
-        self._put("\n}\n")
-        self.flush()
-        if self.fd is None:
-            sys.stdout.flush()
-        WRITING_JSON.clear()
+        with self._piece(stops=False):
+            self._put("\n  ]" if self.items else "]")
+            for k, v in tail.items():
+                self._put(f",\n  {json.dumps(k)}: {self._value(v, '  ')}")
+            self._put("\n}\n")
+            self.flush()
+            if self.fd is None:
+                sys.stdout.flush()
+        OPEN.clear()
 
 
 def _emit_whole(payload: Any) -> None:
