@@ -132,6 +132,23 @@ def test_a_time_sort_keeps_rows_with_every_word_first(store, route, sort):
         assert times == sorted(times, reverse=sort == "newest")
 
 
+@pytest.mark.parametrize("route", ROUTE_ORDER)
+@pytest.mark.parametrize("sort", [None, "newest", "oldest"])
+def test_a_rare_form_of_one_word_does_not_come_before_rows_with_every_word(tmp_path, route, sort):
+    """Regression: with both words in most messages (a long session about deploying to
+    staging), a newer message holding only `stage`, a rare form of staging, came first
+    in `search --sort newest` and in every message search: its weight alone passed
+    that of the two common words together."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "work", [("user", f"deploy to staging, try {n}") for n in range(40)])
+    conversation(st_, "later", [("user", "the stage was dark")], start=T0 + 86400)
+    rows = st_.search_messages(
+        "deploy staging", limit=3, sort=sort, route=route, fields=("session_id", "missing_terms")
+    )
+    assert [(r["session_id"], r["missing_terms"]) for r in rows] == [("work", [])] * 3, rows
+    st_.close()
+
+
 def test_a_word_repeated_does_not_beat_a_session_with_the_answer(store):
     rows = store.search_messages(
         "Caroline pottery riverside",

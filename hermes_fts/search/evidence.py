@@ -1,7 +1,8 @@
 """Best match evidence: every match with the terms it holds, the exact top rows.
 
-A best match (``query.best.best_match``) ranks rows by the weight of the query
-terms they hold (each term's BM25 IDF), then BM25, then newest first
+A best match (``query.best.best_match``) ranks the rows that hold every word
+first, then by the weight of the query terms they hold (each term's BM25 IDF),
+then BM25, then newest first
 (``Evidence.row_key``).  ``gather`` reads the evidence from one FTS5 index,
 ``like_evidence`` from a LIKE scan.  ``best_row_ids`` picks the page among
 the rows the filters keep, checking candidates best first, so the page is
@@ -132,13 +133,16 @@ class Evidence:
     times: dict[int, Any] = field(default_factory=dict)
 
     def row_key(self, row_id: int) -> tuple[Any, ...]:
-        """Best first: the weight of the terms held, then BM25 (or the time order),
-        then newest."""
-        coverage, score, _, _ = self.rows[row_id]
+        """Best first: the rows with every word, then the weight of the terms held,
+        then BM25 (or the time order), then newest."""
+        coverage, score, _, words = self.rows[row_id]
+        # A rare form of one word (`stage` for staging) weighs more than two common
+        # words: by weight alone it came before the rows that hold every word.
+        partial = len(self.weights) > 1 and words != (1 << len(self.weights)) - 1
         if self.order is None:
-            return (-coverage, -score, -row_id)
+            return (partial, -coverage, -score, -row_id)
         when = (sqlite_sort_key(self.times.get(row_id)), row_id)
-        return (-coverage, _Later(when) if self.order == "newest" else when)
+        return (partial, -coverage, _Later(when) if self.order == "newest" else when)
 
 
 class _Later:
