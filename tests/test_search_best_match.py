@@ -1138,6 +1138,22 @@ def test_the_partial_note_says_which_part_of_a_sentence_the_result_holds(tmp_pat
     st_.close()
 
 
+@pytest.mark.parametrize("sort", ["newest", "oldest"])
+def test_a_time_sort_says_no_conversation_holds_every_word_only_when_none_does(tmp_path, sort):
+    """Regression: `search deploy staging --sort newest` said "no conversation holds
+    every word" of a conversation that said deploy in one message and staging in the
+    next: a time sort reads messages, each for its own words, not conversations."""
+    st_ = open_store(tmp_path / "state.db")
+    conversation(st_, "work", [("user", "we deploy tonight"), ("assistant", "staging is ready")])
+    conversation(st_, "later", [("user", "staging went down")], start=T0 + 86400)
+    out = session_search(st_, query="deploy staging", sort=sort, now=T0 + 2 * 86400)
+    assert {r["session_id"] for r in out["results"]} == {"work", "later"}
+    assert not any(n.startswith("no conversation holds") for n in out["query_notes"]), out
+    out = session_search(st_, query="deploy xyzzy", sort=sort, now=T0 + 2 * 86400)
+    assert any(n.startswith("no conversation holds") for n in out["query_notes"]), out
+    st_.close()
+
+
 def test_no_partial_note_on_a_result_with_every_word_as_written(tmp_path):
     """Regression: ``上周东京塔`` said "no conversation holds every word; the first result
     matches 东京塔" of a row holding 东京塔, the one word searched: the row lacked only

@@ -410,6 +410,29 @@ class Discovery:
             log.debug("role probe failed for %r", opts.query, exc_info=True)
             return False
 
+    def _best_holds_every_word(self) -> bool:
+        """Whether a conversation the filters keep holds every word, read best first: a
+        time sort reads the newest (or oldest) messages, each for its own words, so
+        that none of those holds them all says nothing of the conversations."""
+        opts = self.options
+        try:
+            rows = self.ctx.store.search(
+                opts.query,
+                exclude_sources=HIDDEN_SESSION_SOURCES,
+                role_filter=opts.roles,
+                limit=_PROBE_ROWS,
+                sort=_BY_SESSIONS,
+                fields=("id", "session_id", "missing_terms"),
+                after=opts.after,
+                before=opts.before,
+                exclude_session_ids=sorted(opts.excluded),
+                now=opts.now,
+            ).rows
+        except Exception:  # noqa: BLE001 - only a note: the answer stands without it
+            log.debug("best-match probe failed for %r", opts.query, exc_info=True)
+            return True  # unknown: no note rather than a false one
+        return any(not r.get("missing_terms") and not self._in_live_context(r) for r in rows)
+
     def _partial_note(self, slots: dict[str, dict[str, Any]]) -> list[str]:
         """When no result holds every word of a best match: which words the first holds,
         named as written (``SessionStore.words_held``).  A session whose title is the query
@@ -420,6 +443,8 @@ class Discovery:
         # A cron job's conversation with every word comes after the others: not shown
         # with a small limit, it still holds every word.
         if any(not r.get("missing_terms") and not self._in_live_context(r) for r in self._read):
+            return []
+        if self.options.sort and self._best_holds_every_word():
             return []
         matched = hits[0].get("matched_terms") or ()
         whole, part, none = self.ctx.store.words_held(self.options.query, matched)
