@@ -144,6 +144,9 @@ def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, capsys, argv):
         # `--db "$DB"` with DB unset: it was read as the current folder (". is a directory").
         (["search", "x", "--db", ""], "--db: the path is empty; name a file, or leave --db out"),
         (["status", "--db="], "--db: the path is empty"),
+        # `--exclude "$SID"` with SID unset: the session meant to be left out was searched.
+        (["search", "x", "--exclude", ""], "--exclude: the session is empty"),
+        (["search", "x", "--exclude=@session:"], "--exclude: the session is empty"),
         (["demo", "--db", ""], "--db: the path is empty"),
         # An unknown option with no command was reported as the command missing.
         (["--bogus"], "unrecognized arguments: --bogus; a command comes first"),

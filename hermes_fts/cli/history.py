@@ -245,6 +245,13 @@ def _time_text(text: str) -> str:
     return text
 
 
+def _excluded(text: str) -> str:
+    """``--exclude``'s session; a blank one (SID unset) would leave nothing out."""
+    if not text.strip().removeprefix(LINK_PREFIX).strip():
+        raise argparse.ArgumentTypeError("the session is empty; give an id or leave it out")
+    return text
+
+
 def _search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "query",
@@ -283,6 +290,7 @@ def _search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--exclude",
         action="append",
+        type=_excluded,
         default=[],
         metavar="SESSION",
         help="leave out a session id or link (repeatable)",
