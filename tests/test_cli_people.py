@@ -354,6 +354,16 @@ def test_json_abbreviated_as_argparse_allows_makes_errors_json_too(tmp_path, fla
             ["read", "@session:default/ops", "--db", "x.db"],
             "@session:default/ops reads $HERMES_HOME/state.db and --db names another store",
         ),
+        # --profile won over the reference's profile: "session ops not found" in work
+        (
+            ["read", "default/ops", "--profile", "work"],
+            "default/ops reads $HERMES_HOME/state.db and --profile names another store "
+            "($HERMES_HOME/profiles/work/state.db): pass the session id alone with --profile",
+        ),
+        (
+            ["scroll", "@session:work/ops", "3", "--profile", "default"],
+            "@session:work/ops reads $HERMES_HOME/profiles/work/state.db and --profile",
+        ),
         (
             ["search", "x", "--profile", "default", "--db", "x.db"],
             "--profile default reads $HERMES_HOME/state.db and --db",

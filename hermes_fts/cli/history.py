@@ -30,6 +30,7 @@ from ..tool.args import (
     SCROLL_WINDOW_MAX,
     SCROLL_WINDOW_MIN,
     SORTS,
+    split_session_ref,
     strip_link,
 )
 from ..tool.errors import BadValue, NoStore, ToolError
@@ -104,12 +105,9 @@ def _print_notes(
 
 
 def _open_history_store(args: argparse.Namespace, session: str | None) -> SessionStore | None:
-    """The store ``--db`` names, else the default store; raises ``StoreError`` when
-    it is missing, as every subcommand does.
-
-    ``None`` lets the tool open a ``--profile`` store read-only, or look a
-    session up in the profiles when there is no default store.
-    """
+    """The store ``--db`` names, else the default store (``StoreError`` when missing, as
+    for every subcommand); ``None`` lets the tool open a ``--profile`` store read-only,
+    or look a session up in the profiles when there is no default store."""
     if args.db:
         path = args.db.expanduser()
     else:
@@ -143,11 +141,13 @@ def _run(
         call = Call.parse(session, args.profile, None, limit_max=LIMIT_MAX, **fields)
     except ToolError as exc:  # an argument the command line let through (bytes not UTF-8)
         raise CommandError(exc.person, 1) from exc
-    if args.db and call.qualified:
-        # A profile/id reference reads that profile's store, as --profile does.
+    # A profile/id reference reads its profile's store; --db or another --profile too?
+    named = split_session_ref(session, None)[1] if call.qualified else None
+    if named is not None and (args.db or named != call.profile):
+        flag, other = ("--db", args.db) if args.db else ("--profile", profile_store(call.profile))
         raise CommandError(
-            f"{session} reads {profile_store(call.profile)} and --db names "
-            f"another store ({args.db}): pass the session id alone with --db, or drop --db"
+            f"{session} reads {profile_store(named)} and {flag} names another store ({other})"
+            f": pass the session id alone with {flag}, or drop {flag}"
         )
     store = _open_history_store(args, session)
     try:
