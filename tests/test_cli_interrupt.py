@@ -455,3 +455,57 @@ def test_ctrl_c_during_read_full_json_stops_it_with_one_document(tmp_path: Path)
     assert document["error"] == "interrupted (Ctrl-C); no change was left half done"
     assert 0 < len(document["messages"]) < 400 == document["message_count"]
     assert status == 130
+
+
+# Ctrl-C as SQLite calls one of the LIKE test's Python functions: Python runs its
+# handler as the function starts, before the function's own `try` can stop the
+# statement with SQLite's interrupt, and sqlite3 reports the function as failed.
+CTRL_C_AS_A_LIKE_FUNCTION_STARTS = """
+import os, signal, sys
+from hermes_fts.search import like
+stops = like._stops_on_ctrl_c
+calls = []
+def at_entry(conn, function):
+    inner = stops(conn, function)
+    def call(*args):
+        if not calls:
+            calls.append(1)
+            os.kill(os.getpid(), signal.SIGINT)
+        return inner(*args)
+    return call
+like._stops_on_ctrl_c = at_entry
+sys.argv = ["hermes-fts", *sys.argv[1:]]
+from hermes_fts.cli import run
+run()
+"""
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_during_a_like_scan_search_is_an_interruption_not_a_failed_search(
+    tmp_path: Path, as_json: bool
+) -> None:
+    """It said "Search failed: user-defined function raised exception; retry with plain
+    words", with a logged failure, and exited 1."""
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+        store.add_messages(
+            {"session_id": "s1", "role": "user", "content": "hello there"} for _ in range(3)
+        )
+    proc = subprocess.run(
+        [sys.executable, "-c", CTRL_C_AS_A_LIKE_FUNCTION_STARTS, "search", "hello", "--db", str(db)]
+        + (["--json"] if as_json else []),
+        capture_output=True,
+        text=True,
+        env={**_env(), "HERMES_CJK_FTS": "0"},
+        timeout=120,
+        restore_signals=True,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    error = "interrupted (Ctrl-C); no change was left half done"
+    if as_json:
+        assert json.loads(proc.stdout) == {"success": False, "error": error}
+        assert proc.stderr == ""
+    else:
+        assert proc.stdout == "" and proc.stderr == f"Error: {error}\n"

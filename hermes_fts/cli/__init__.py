@@ -115,7 +115,7 @@ def main(
     if own_process:  # a host process (Hermes) keeps its own logging
         from .progress import say_library_warnings
 
-        say_library_warnings(as_json)
+        say_library_warnings(as_json, lambda: bool(_CTRL_C))
     try:
         return _parse_and_run(words, as_json, home, status_extra, own_process, prog)
     except KeyboardInterrupt:
@@ -306,6 +306,10 @@ def _run(args: Any, as_json: bool) -> int:
         return int(args._handler(args))
     except CommandError as exc:
         message, status = str(exc), exc.status
+        if _CTRL_C and status != 130:
+            # Ctrl-C inside a SQL function of ours (the LIKE scan's tests) failed the
+            # statement, which the search reported as its failure ("retry with ...").
+            message, status = _interrupted(), 130
     except StoreError as exc:
         message, status = store_error_text(exc), 2
         if _CTRL_C:

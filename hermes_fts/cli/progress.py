@@ -76,14 +76,16 @@ def say(text: str, as_json: bool = False, stream: Any = None, **fields: Any) -> 
     try_write(stream or sys.stderr, text + "\n")
 
 
-def say_library_warnings(as_json: bool) -> None:
+def say_library_warnings(as_json: bool, stopped: Callable[[], bool] = lambda: False) -> None:
     """The package's warnings (a run stopped by a full disk …) as ``say`` lines: Python's
-    last-resort handler printed them as bare text amid ``--json``'s event lines."""
+    last-resort handler printed them as bare text amid ``--json``'s event lines.  None
+    once ``stopped()`` (Ctrl-C): a statement it cut short logs a failure that is none."""
     import logging
 
     class Say(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
-            say(record.getMessage(), as_json, level=record.levelname.lower())
+            if not stopped():
+                say(record.getMessage(), as_json, level=record.levelname.lower())
 
     logger = logging.getLogger("hermes_fts")
     if not logger.handlers:
