@@ -124,7 +124,7 @@ def prop_db() -> Iterator[tuple[sqlite3.Connection, list[str], str | None]]:
 
 
 @settings(
-    max_examples=5000,
+    max_examples=2000,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
