@@ -57,8 +57,8 @@ def _sync(db: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _left_room(db: Path) -> tuple[object, str]:
-    """``status``' ``left_room`` (--json), and its text output."""
+def _status(db: Path) -> tuple[dict[str, object], str]:
+    """``status --json``'s document, and ``status``' text output."""
     run = [
         subprocess.run(
             _cli("--db", str(db), *fmt, "status"),
@@ -70,7 +70,13 @@ def _left_room(db: Path) -> tuple[object, str]:
         ).stdout
         for fmt in (("--json",), ())
     ]
-    return json.loads(run[0])["left_room"], run[1]
+    return json.loads(run[0]), run[1]
+
+
+def _left_room(db: Path) -> tuple[object, str]:
+    """``status``' ``left_room`` (--json), and its text output."""
+    doc, text = _status(db)
+    return doc["left_room"], text
 
 
 def test_a_killed_run_s_room_is_given_back_by_the_next_sync(tmp_path: Path) -> None:
@@ -165,19 +171,9 @@ def test_status_counts_the_wal_a_killed_writer_left(tmp_path: Path) -> None:
         assert proc.returncode == -signal.SIGKILL
         wal = Path(f"{db}-wal").stat().st_size
         assert wal > 8 << 20
-        runs = [
-            subprocess.run(
-                _cli("--db", str(db), *fmt, "status"),
-                capture_output=True,
-                text=True,
-                env=_env(),
-                timeout=120,
-                check=True,
-            ).stdout
-            for fmt in (("--json",), ())
-        ]
+        doc, text = _status(db)
     finally:
         hermes.close()
-    assert json.loads(runs[0])["wal_bytes"] == wal
-    store_line = runs[1].splitlines()[0]
+    assert doc["wal_bytes"] == wal
+    store_line = text.splitlines()[0]
     assert f" + {human_bytes(wal)} WAL, " in store_line, store_line
