@@ -24,6 +24,7 @@ __all__ = [
     "as_session_ids",
     "as_sources",
     "as_time_bound",
+    "check_session_id",
     "check_text",
     "parse_roles",
     "parse_sort",
@@ -188,6 +189,15 @@ def check_text(value: Any, name: str) -> None:
             f"character {exc.start + 1}): a JSON escape without its pair, or bytes that are "
             "not UTF-8, is not text; pass the text without it"
         ) from None
+
+
+def check_session_id(value: Any, name: str = "session_id") -> None:
+    """Refuse a session id that is not text (``check_text`` too): bytes, a number or
+    None matched no session and read as one without messages, a list failed in
+    SQLite's binding naming no argument."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be text, not {type(value).__name__}")
+    check_text(value, name)
 
 
 def iso_seconds(moment: datetime) -> float:

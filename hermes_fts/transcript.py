@@ -25,7 +25,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ._display import whole_prefix
-from ._params import SQLITE_INT_MAX, as_count, as_message_id, as_sources, check_text
+from ._params import (
+    SQLITE_INT_MAX,
+    as_count,
+    as_message_id,
+    as_sources,
+    check_session_id,
+    check_text,
+)
 from ._sqlite import connect_readonly, row_dict, rows_as_dicts
 from .content import as_text, decode_content, parse_tool_calls
 from .index.schema import MESSAGES
@@ -707,7 +714,8 @@ def _text(value: Any, name: str) -> Any:
 
 
 def _session(session_id: Any) -> Any:
-    return _text(session_id, "session_id")
+    check_session_id(session_id)
+    return session_id
 
 
 class Views:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Callable
 
-from ._params import as_time_bound, check_text
+from ._params import as_time_bound, check_session_id, check_text
 from .content import encode_value
 from .index import schema
 
@@ -70,6 +70,7 @@ class Writes:
         return str(sid)
 
     def end_session(self, session_id: str, end_reason: str) -> None:
+        check_session_id(session_id)  # bytes or a number ended no session, silently
         # First writer wins, as in the reference.
         with _named_failure(
             self._conn, lambda: {"session_id": session_id, "end_reason": end_reason}
@@ -83,7 +84,7 @@ class Writes:
             )
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
-        check_text(session_id, "session_id")  # a lone surrogate: named, not SQLite's encode error
+        check_session_id(session_id)  # a lone surrogate: named, not SQLite's encode error
         row = self._conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return None if row is None else dict(row)
 

@@ -334,6 +334,38 @@ def test_a_reader_argument_with_a_lone_surrogate_is_named(
 
 
 @pytest.mark.parametrize(
+    "method",
+    [
+        "get_messages",
+        "count_messages",
+        "session_preview",
+        "first_message_id",
+        "get_session",
+        "each_message",
+        "get_message_ends",
+        "get_messages_around",
+    ],
+)
+@pytest.mark.parametrize("session_id", [b"s1", 5, None, ["s1"]])
+def test_a_session_id_that_is_not_text_is_a_type_error_naming_it(
+    db: Path, method: str, session_id: Any
+) -> None:
+    # b"s1" and 5 read as a session without messages (s1 has two), a list failed in
+    # SQLite's binding naming no argument.
+    args = {"get_message_ends": (1, 1), "get_messages_around": (1,)}.get(method, ())
+    with SessionStore(db, readonly=True) as store:
+        with pytest.raises(TypeError, match="^session_id must be text, not "):
+            getattr(store, method)(session_id, *args)
+
+
+def test_ending_a_session_by_an_id_that_is_not_text_is_refused(db: Path) -> None:
+    with SessionStore(db) as store:
+        with pytest.raises(TypeError, match="^session_id must be text, not bytes"):
+            store.end_session(b"s1", "done")  # type: ignore[arg-type]
+        assert store.get_session("s1")["ended_at"] is None  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
     ("write", "name"),
     [
         (lambda s: s.add_session("s\ud800", "cli"), "id"),
