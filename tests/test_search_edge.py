@@ -131,6 +131,16 @@ def test_include_inactive_that_is_not_a_flag_is_a_clear_error(store, bad):
     assert set(ids(store.search_messages("alpha", include_inactive=1))) == {kept, rewound}
 
 
+@pytest.mark.parametrize("bad", ["[]", "[", ("[",), ("[", None), True, b"[]"])
+def test_marks_that_are_not_a_pair_of_texts_are_a_clear_error(store, bad):
+    # "[]" marked matches as [ and ], "[" failed with an IndexError from the snippet
+    # code, ("[", None) with str.replace's TypeError: none named the argument.
+    store.add_message("s1", "user", "alpha", timestamp=1.0)
+    with pytest.raises(TypeError, match=r"^search marks must be a pair of texts"):
+        store.search_messages("alpha", marks=bad)
+    assert store.search_messages("alpha", marks=["[", "]"])[0]["snippet"] == "[alpha]"
+
+
 @pytest.mark.parametrize("bad", [None, "abc", 2.5, [3], object()])
 def test_bad_limit_or_offset_is_a_clear_error(store, bad):
     store.add_message("s1", "user", "alpha", timestamp=1.0)

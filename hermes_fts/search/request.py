@@ -226,6 +226,7 @@ class SearchRequest:
             )
         self.exclude_session_ids = as_session_ids(self.exclude_session_ids)
         self.now = _as_now(self.now)
+        self.marks = _check_marks(self.marks)
         self.windows = tuple((float(lo), float(hi)) for lo, hi in self.windows)
 
 
@@ -243,6 +244,21 @@ def _as_now(value: Any) -> float | None:
                 f"got {value!r}"
             ) from None
     return as_time_bound(value, "search now")
+
+
+def _check_marks(marks: Any) -> tuple[str, str] | None:
+    """``marks`` as an (open, close) pair of texts, or None (the default ``>>>`` ``<<<``);
+    anything else failed on the first snippet with an IndexError or a TypeError of
+    ``str.replace`` that named no argument (a string was read as its first two letters)."""
+    if marks is None:
+        return None
+    pair = tuple(marks) if isinstance(marks, (tuple, list)) else ()
+    if len(pair) != 2 or not all(isinstance(mark, str) for mark in pair):
+        raise TypeError(
+            f"search marks must be a pair of texts (open, close) such as ('[', ']'), not {marks!r}"
+        )
+    check_text(list(pair), "search marks")
+    return (pair[0], pair[1])
 
 
 def _check_sort(sort: Any) -> str | None:
