@@ -19,6 +19,7 @@ __all__ = [
     "SQLITE_INT_MAX",
     "SQLITE_INT_MIN",
     "as_count",
+    "as_flag",
     "as_int",
     "as_message_id",
     "as_session_ids",
@@ -55,6 +56,14 @@ def as_int(value: Any, name: str) -> int:
         return int(number)
     except (ValueError, OverflowError):
         raise ValueError(f"{name} must be an integer, got {value!r}") from None
+
+
+def as_flag(value: Any, name: str) -> bool:
+    """``value`` as True or False (``1`` and ``0`` too), else a TypeError naming ``name``:
+    text such as "no" or "false" is true to Python, and None false."""
+    if not (isinstance(value, int) and value in (0, 1)):
+        raise TypeError(f"{name} must be True or False, not {value!r}")
+    return bool(value)
 
 
 def as_count(value: Any, name: str) -> int:

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from . import _env, _sharing, _sqlite, _store_problems, admin, loader, transcript, writes
 from ._env import default_db_path
+from ._params import as_flag
 from ._sharing import write_lock_held
 from ._sqlite import BUSY_TIMEOUT_S, StoreError
 from ._store_problems import failure_cause, store_error
@@ -159,6 +160,8 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
         apply_pending: bool = True,
     ) -> None:
         self._lock = threading.RLock()  # one thread at a time on the connection
+        # readonly="no" opened read-only, and None for writing, a store meant to be read
+        readonly = as_flag(readonly, "readonly")
         self._path = Path(path) if path is not None else default_db_path()
         self.readonly, self._progress, self._pause = readonly, progress, pause
         _store_problems.prepare_store_path(self._path, default=path is None, readonly=readonly)

@@ -214,6 +214,16 @@ def test_file_has_session_peeks_without_writing(db: Path, tmp_path: Path) -> Non
     assert digest(db) == before
 
 
+@pytest.mark.parametrize("flag", [None, "no", "false", 2])
+def test_a_readonly_that_is_not_a_flag_is_refused_before_the_open(db: Path, flag: object) -> None:
+    # None opened for writing a store meant to be read, "no" and "false" read-only.
+    before = digest(db)
+    with pytest.raises(TypeError, match=r"^readonly must be True or False, not "):
+        SessionStore(db, readonly=flag)  # type: ignore[arg-type]
+    assert digest(db) == before
+    assert sorted(p.name for p in db.parent.iterdir()) == [db.name]
+
+
 def test_path_is_the_real_file(db: Path, tmp_path: Path) -> None:
     link = tmp_path / "link.db"
     link.symlink_to(db)

@@ -43,6 +43,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from .._params import (
     SORTS,
+    as_flag,
     as_int,
     as_session_ids,
     as_sources,
@@ -207,10 +208,8 @@ class SearchRequest:
         check_text(self.exclude_session_ids, "search exclude_session_ids")
         self.source_filter = as_sources(self.source_filter, "search source_filter")
         self.exclude_sources = as_sources(self.exclude_sources, "search exclude_sources")
-        flag = self.include_inactive
-        if not (isinstance(flag, int) and flag in (0, 1)):  # "no" was true: rewound rows shown
-            raise TypeError(f"search include_inactive must be True or False, not {flag!r}")
-        self.include_inactive = bool(flag)
+        # "no" was true: rewound rows shown
+        self.include_inactive = as_flag(self.include_inactive, "search include_inactive")
         self.projection = _check_fields(self.fields)
         self.limit = max(0, as_int(self.limit, "search limit"))
         self.offset = max(0, as_int(self.offset, "search offset"))
