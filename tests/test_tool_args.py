@@ -53,6 +53,21 @@ def test_a_blank_profile_is_none_given_in_every_form(tmp_path, profile):
     store.close()
 
 
+@pytest.mark.parametrize("as_given", [str, lambda p: p, lambda p: 5])
+def test_a_store_that_is_not_a_session_store_is_named_as_the_callers_mistake(
+    tmp_path, caplog, as_given
+):
+    # A path failed inside ('str' object has no attribute 'path'), was logged with a
+    # traceback and answered as our own failure: "retry with simpler arguments".
+    path = tmp_path / "state.db"
+    with open_store(path) as store:
+        conversation(store, "s1", [("user", "deploy the blue build")])
+    found = session_search(as_given(path), query="deploy")
+    assert_error(found, "store must be a SessionStore", "not ")
+    assert "simpler arguments" not in found["error"]
+    assert not [r for r in caplog.records if r.exc_info]
+
+
 def test_every_optional_argument_blank_is_none_given(tmp_path):
     """A model that fills every argument sends "" for those it does not mean: the call
     is the search (or read) it names, with no note about the blanks.  A blank

@@ -30,7 +30,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from ..store import failure_cause
+from ..store import SessionStore, failure_cause
 from .args import Call
 from .context import open_context, with_profile_fallback
 from .discover import Discovery
@@ -85,6 +85,8 @@ def session_search(
     """
     if unknown:
         return error_payload(_unknown_arguments(unknown))
+    if store is not None and not isinstance(store, SessionStore):
+        return error_payload(_not_a_store(store))
     try:
         call = Call.parse(
             session_id,
@@ -113,6 +115,16 @@ def session_search(
             return error_payload(f"session_search could not read the store: {cause}")
         log.exception("session_search failed")
         return error_payload(f"{INTERNAL_FAILURE}: {exc}; retry with simpler arguments")
+
+
+def _not_a_store(store: Any) -> str:
+    """The error of a ``store`` that is no SessionStore: a path failed deep inside ('str'
+    object has no attribute 'path'), reported as our own failure ("retry with simpler
+    arguments") when the caller's store was wrong."""
+    return (
+        "store must be a SessionStore (hermes_fts.SessionStore(path, readonly=True)), "
+        f"or None for $HERMES_HOME/state.db; not {type(store).__name__}"
+    )
 
 
 def _unknown_arguments(names: Iterable[str]) -> str:
