@@ -171,6 +171,8 @@ def as_session_ids(value: Any) -> tuple[str, ...]:
         return ()
     if isinstance(value, (str, bytes)):
         raise TypeError("exclude_session_ids must be a collection of session ids, not a string")
+    if not isinstance(value, Iterable):  # 5 failed as "'int' object is not iterable"
+        raise TypeError(f"exclude_session_ids must be a collection of session ids, not {value!r}")
     ids = tuple(value)
     if not all(isinstance(i, str) for i in ids):
         raise TypeError("exclude_session_ids must hold session ids (strings)")

@@ -131,6 +131,15 @@ def test_include_inactive_that_is_not_a_flag_is_a_clear_error(store, bad):
     assert set(ids(store.search_messages("alpha", include_inactive=1))) == {kept, rewound}
 
 
+@pytest.mark.parametrize("name", ["fields", "exclude_session_ids"])
+@pytest.mark.parametrize("bad", [5, True, 1.5])
+def test_a_collection_argument_given_a_number_is_named(store, name, bad):
+    # It failed as "'int' object is not iterable", naming no argument.
+    store.add_message("s1", "user", "alpha", timestamp=1.0)
+    with pytest.raises(TypeError, match=rf"{name} must be a collection of .*, not {bad!r}"):
+        store.search_messages("alpha", **{name: bad})
+
+
 @pytest.mark.parametrize("bad", ["[]", "[", ("[",), ("[", None), True, b"[]"])
 def test_marks_that_are_not_a_pair_of_texts_are_a_clear_error(store, bad):
     # "[]" marked matches as [ and ], "[" failed with an IndexError from the snippet

@@ -36,7 +36,7 @@ import dataclasses
 import functools
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple, TypeVar
@@ -303,6 +303,8 @@ def _check_fields(fields: Any) -> tuple[str, ...] | None:
         return None
     if isinstance(fields, (str, bytes)):
         raise TypeError("search fields must be a collection of field names, not a string")
+    if not isinstance(fields, Iterable):  # 5 failed as "'int' object is not iterable"
+        raise TypeError(f"search fields must be a collection of field names, not {fields!r}")
     names = tuple(fields)
     try:
         return _projection(names)
