@@ -162,6 +162,9 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
         self._lock = threading.RLock()  # one thread at a time on the connection
         # readonly="no" opened read-only, and None for writing, a store meant to be read
         readonly = as_flag(readonly, "readonly")
+        if not (path is None or isinstance(path, (str, os.PathLike))):
+            # pathlib's own error names no argument, and for a number says bytes would do
+            raise TypeError(f"path must be text or a path, not {type(path).__name__}")
         self._path = Path(path) if path is not None else default_db_path()
         self.readonly, self._progress, self._pause = readonly, progress, pause
         _store_problems.prepare_store_path(self._path, default=path is None, readonly=readonly)

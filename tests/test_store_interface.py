@@ -224,6 +224,13 @@ def test_a_readonly_that_is_not_a_flag_is_refused_before_the_open(db: Path, flag
     assert sorted(p.name for p in db.parent.iterdir()) == [db.name]
 
 
+@pytest.mark.parametrize("path", [b"/tmp/state.db", 5])
+def test_a_path_that_is_not_text_is_refused_naming_it(path: object) -> None:
+    """pathlib's TypeError named no argument, and for 5 said bytes were accepted."""
+    with pytest.raises(TypeError, match=r"^path must be text or a path, not "):
+        SessionStore(path)  # type: ignore[arg-type]
+
+
 def test_path_is_the_real_file(db: Path, tmp_path: Path) -> None:
     link = tmp_path / "link.db"
     link.symlink_to(db)
