@@ -165,17 +165,17 @@ def as_sources(value: Any, name: str) -> list[str] | None:
     return sources
 
 
-def as_session_ids(value: Any) -> tuple[str, ...]:
-    """Session ids to leave out, as a tuple; a string or a non-string id is refused."""
+def as_session_ids(value: Any, name: str = "exclude_session_ids") -> tuple[str, ...]:
+    """Session ids (the argument ``name``), as a tuple; a string or a non-string id is refused."""
     if value is None:
         return ()
     if isinstance(value, (str, bytes)):
-        raise TypeError("exclude_session_ids must be a collection of session ids, not a string")
+        raise TypeError(f"{name} must be a collection of session ids, not a string")
     if not isinstance(value, Iterable):  # 5 failed as "'int' object is not iterable"
-        raise TypeError(f"exclude_session_ids must be a collection of session ids, not {value!r}")
+        raise TypeError(f"{name} must be a collection of session ids, not {value!r}")
     ids = tuple(value)
     if not all(isinstance(i, str) for i in ids):
-        raise TypeError("exclude_session_ids must hold session ids (strings)")
+        raise TypeError(f"{name} must hold session ids (strings)")
     return ids
 
 

@@ -511,20 +511,19 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
         after: float | None = None,
         before: float | None = None,
         exclude_session_ids: Sequence[str] | None = None,
+        archived_only_session_ids: Sequence[str] | None = None,
         now: float | str | None = None,
         marks: tuple[str, str] | None = None,
     ) -> search.SearchResult:
         """Search visible messages: the rows, the route that answered, the query's notes.
 
-        Routes and semantics in ``hermes_fts.search.run``.  ``after``/``before`` (Unix
-        seconds, ``after <= timestamp < before``) and ``exclude_session_ids`` are SQL
-        conditions (``search.SearchRequest``).  ``route`` (``fts5``, ``fts_cjk``,
-        ``trigram`` or ``like_scan``) runs the search as if that route's index were the
-        only one, plus the LIKE scan: ``hermes-fts bench`` compares routes with it.  A
-        damaged index found on the way is detached and the search is answered anyway, by
-        the route that then answers (``like_scan_fts_stale``).  Time words in a question
-        ("last week") rank matches from that time first, counted from ``now`` (Unix
-        seconds or ISO; default now).  ``marks`` go around matches (default >>> <<<).
+        Routes in ``hermes_fts.search.run``; the filters are SQL conditions
+        (``search.SearchRequest``).  ``route`` (``fts5``, ``fts_cjk``, ``trigram`` or
+        ``like_scan``) runs the search as if that route's index were the only one, plus
+        the LIKE scan (``hermes-fts bench``).  A damaged index found on the way is
+        detached and the search answered by the route that then answers
+        (``like_scan_fts_stale``).  Time words ("last week") rank matches from then first,
+        counted from ``now`` (Unix seconds or ISO).  ``marks`` go around matches.
         """
         request = search.SearchRequest(
             query,
@@ -540,6 +539,7 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
             after=after,
             before=before,
             exclude_session_ids=exclude_session_ids,
+            archived_only_session_ids=archived_only_session_ids,
             now=now,
             marks=marks,
         )
@@ -598,6 +598,7 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
         after: float | None = None,
         before: float | None = None,
         exclude_session_ids: Sequence[str] | None = None,
+        archived_only_session_ids: Sequence[str] | None = None,
         now: float | str | None = None,
         marks: tuple[str, str] | None = None,
     ) -> list[dict[str, Any]]:
@@ -605,7 +606,8 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
         return self.search(
             query, source_filter, exclude_sources, role_filter, limit, offset, sort,
             include_inactive, fields, route=route, after=after, before=before,
-            exclude_session_ids=exclude_session_ids, now=now, marks=marks,
+            exclude_session_ids=exclude_session_ids,
+            archived_only_session_ids=archived_only_session_ids, now=now, marks=marks,
         ).rows  # fmt: skip
 
     @staticmethod

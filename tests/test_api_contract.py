@@ -75,6 +75,7 @@ def test_search_messages_passes_every_argument_on(db: Path) -> None:
         assert store.search_messages("deploy", after=T0 + 1) == []
         assert store.search_messages("deploy", route="like_scan", before=T0 + 1)
         assert store.search_messages("deploy", exclude_session_ids=["s1"]) == []
+        assert store.search_messages("deploy", archived_only_session_ids=["s1"]) == []
 
 
 # --------------------------------------------------------------------------- time bounds

@@ -232,6 +232,9 @@ def test_visibility_filters_sort_and_fields(store):
     tg = add(store, "s3", "user", "visibility probe telegram", 15)
     assert set(ids(store.search_messages("visibility"))) == {live, archived, cron, tg}
     assert rewound in ids(store.search_messages("visibility", include_inactive=True))
+    # s1's live rows left out, its compaction archive kept, other sessions whole
+    only = store.search_messages("visibility", archived_only_session_ids=["s1"])
+    assert set(ids(only)) == {archived, cron, tg}
     assert ids(store.search_messages("visibility", source_filter=["cron"])) == [cron]
     assert cron not in ids(store.search_messages("visibility", exclude_sources=["cron"]))
     assert ids(

@@ -800,6 +800,43 @@ def test_discovery_current_lineage_exceptions(searchable):
     assert branched_only["results"] == []
 
 
+def test_discovery_finds_the_current_lineages_archives_behind_its_live_matches(searchable):
+    # Hermes' compaction keeps the session id: the archived past and the live
+    # summary both match, and a search by sessions read only the live best row.
+    mine = conversation(
+        searchable,
+        "ongoing",
+        [("user", "narwhal tusk plans"), ("user", "narwhal summary narwhal narwhal")],
+        start=T0 + 40,
+    )
+    searchable.set_message_flags(mine[0], active=False, compacted=True)
+    # a sibling in the same lineage, found by the reads only
+    sib = conversation(
+        searchable,
+        "sibling",
+        [("user", "narwhal sibling archive"), ("user", "narwhal narwhal narwhal live")],
+        start=T0 + 50,
+        parent="ongoing",
+    )
+    searchable.set_message_flags(sib[0], active=False, compacted=True)
+    out = session_search(searchable, query="narwhal", current_session_id="ongoing", limit=10)
+    # one lineage, shown by an archive, never by a live row
+    assert [r["match_message_id"] for r in out["results"]] in ([mine[0]], [sib[0]]), out
+    for left_out, shown, archive in (
+        ("sibling", "ongoing", mine[0]),
+        ("ongoing", "sibling", sib[0]),
+    ):
+        alone = session_search(
+            searchable,
+            query="narwhal",
+            current_session_id="ongoing",
+            exclude_session_ids=[left_out],
+        )
+        assert [(r["session_id"], r["match_message_id"]) for r in alone["results"]] == [
+            (shown, archive)
+        ]
+
+
 def test_discovery_bookends_skip_compaction_summaries_and_cap(searchable):
     summary = "[CONTEXT COMPACTION] earlier turns summarised " + "s" * 5000
     turns = [

@@ -167,9 +167,12 @@ class SearchRequest:
     ``after``/``before`` keep messages with ``after <= timestamp < before``
     (Unix seconds; a message without a numeric timestamp is left out once
     either bound is given) and ``exclude_session_ids`` leaves out those
-    sessions' messages.  Both are conditions of the SQL, so they cost no
-    extra rows, and a result is exactly the unfiltered result with the
-    left-out rows removed (same order; see ``_match_rows``).
+    sessions' messages; ``archived_only_session_ids`` leaves out those sessions'
+    live messages, keeping their compaction archives (``active = 0``: the
+    rows a compaction took out of the agent's context).  All are conditions of
+    the SQL, so they cost no extra rows, and a result is exactly the
+    unfiltered result with the left-out rows removed (same order; see
+    ``_match_rows``).
 
     ``now`` (Unix seconds or an ISO date/time, naive is local; None: the
     current time) is where a question's relative time words ("last week")
@@ -194,6 +197,7 @@ class SearchRequest:
     after: Any = None
     before: Any = None
     exclude_session_ids: Any = None
+    archived_only_session_ids: Any = None
     now: Any = None
     windows: Any = ()
     sentence: bool = False
@@ -206,6 +210,7 @@ class SearchRequest:
         for name in ("source_filter", "exclude_sources", "role_filter"):
             check_text(getattr(self, name), f"search {name}")
         check_text(self.exclude_session_ids, "search exclude_session_ids")
+        check_text(self.archived_only_session_ids, "search archived_only_session_ids")
         self.source_filter = as_sources(self.source_filter, "search source_filter")
         self.exclude_sources = as_sources(self.exclude_sources, "search exclude_sources")
         # "no" was true: rewound rows shown
@@ -224,6 +229,9 @@ class SearchRequest:
                 f"search after ({self.after}) must be earlier than before ({self.before})"
             )
         self.exclude_session_ids = as_session_ids(self.exclude_session_ids)
+        self.archived_only_session_ids = as_session_ids(
+            self.archived_only_session_ids, "archived_only_session_ids"
+        )
         self.now = _as_now(self.now)
         self.marks = _check_marks(self.marks)
         self.windows = tuple((float(lo), float(hi)) for lo, hi in self.windows)

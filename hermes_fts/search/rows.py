@@ -77,6 +77,10 @@ def where_sql(request: SearchRequest) -> Filters:
         # One JSON parameter, however many ids (no bound-variable limit).
         parts.append("m.session_id NOT IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(list(request.exclude_session_ids)))
+    if request.archived_only_session_ids:
+        # Rewound rows (active = 0, compacted = 0) are left out by ``visible`` already.
+        parts.append("(m.active = 0 OR m.session_id NOT IN (SELECT value FROM json_each(?)))")
+        params.append(json.dumps(list(request.archived_only_session_ids)))
     return Filters(" AND ".join(parts), params, reads_session)
 
 

@@ -123,6 +123,19 @@ class CallContext:
         self._roots[session_id] = (root, hop)
         return root, hop
 
+    def live_ancestry(self, current: str | None) -> set[str]:
+        """``current`` and its ancestors up to the first that left live context: the
+        sessions whose live messages the model holds (Hermes' compaction keeps the
+        session id, so the current session's own past is in its compaction archives)."""
+        live: set[str] = set()
+        sid = current
+        while sid is not None and sid not in live:
+            if sid != current and self.left_live_context(sid):
+                break
+            live.add(sid)
+            sid = (self.session(sid) or {}).get("parent_session_id") or None
+        return live
+
     def message_flags(self, message_id: int) -> tuple[str, int, int] | None:
         """(session_id, active, compacted) of a message, None when it does not exist."""
         return self.store.message_flags(message_id)

@@ -115,6 +115,9 @@ class Discovery:
         self.options = options
         self.current = ctx.current_session_id
         self.current_root = ctx.lineage(self.current)[0] if self.current else None
+        # Sessions whose live messages the model holds: only their compaction archives
+        # are searched (a live best row, the one row a session gives, hid them).
+        self.live = ctx.live_ancestry(self.current)
         self.route: str | None = None  # the route that answered the last scan
         # What that search changed or could not do (the time words' windows too).
         self.search_notes: tuple[str, ...] = ()
@@ -171,6 +174,7 @@ class Discovery:
             after=opts.after,
             before=opts.before,
             exclude_session_ids=sorted({*opts.excluded, *crowding}),
+            archived_only_session_ids=sorted(self.live),
             now=opts.now,
             marks=opts.marks,
         )
@@ -197,7 +201,8 @@ class Discovery:
         The size of the first read never changes the answer: the rows kept are
         the top of the ranking, and each later read the next rows of the
         sessions not yet seen, so every read size picks the same lineages
-        with the same first hits.
+        with the same first hits.  A live row of a session not known as live yet
+        (a sibling in the current lineage) starts the reads again without it.
         """
         wanted = self.options.wanted
         want = min(wanted * _DISCOVER_ROWS_PER_LINEAGE, _DISCOVER_MAX_SCAN)
@@ -205,6 +210,12 @@ class Discovery:
         crowding: set[str] = set()
         while True:
             rows = self.scan(want, crowding)
+            live = {str(r["session_id"]) for r in rows if self._in_live_context(r)} - self.live
+            if live:
+                self.live |= live
+                want = min(wanted * _DISCOVER_ROWS_PER_LINEAGE, _DISCOVER_MAX_SCAN)
+                kept, crowding = [], set()
+                continue
             kept += rows
             self._read = kept
             slots = self._slots(title, sorted(kept, key=_demoted))  # stable: rank order
@@ -426,6 +437,7 @@ class Discovery:
                 after=opts.after,
                 before=opts.before,
                 exclude_session_ids=sorted(opts.excluded),
+                archived_only_session_ids=sorted(self.live),
                 now=opts.now,
             ).rows
         except Exception:  # noqa: BLE001 - only a note: the answer stands without it
