@@ -90,6 +90,45 @@ def test_dry_run_names_the_opt_in_index_it_would_drop(
     assert code == 0 and result["size_after"] < result["size_before"]
 
 
+def test_dry_run_names_a_half_built_index_no_longer_kept_and_the_room_it_frees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A word index build cut short, then the opt-in taken back: status said the run
+    drops it, and the run gave its pages back, but the dry run said "drop: nothing"
+    and counted none of them (it looked at the live tables alone)."""
+    monkeypatch.delenv("HERMES_TRIGRAM_FTS", raising=False)
+    db = tmp_path / "state.db"
+    write_store(db)
+    monkeypatch.delenv("HERMES_WORD_FTS", raising=False)
+    assert optimize(db)[1]["ok"]
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+    chunks = 0
+
+    def interrupt(_seconds: float) -> None:  # Ctrl-C between two chunks of the backfill
+        nonlocal chunks
+        chunks += 1
+        if chunks == 11:
+            raise KeyboardInterrupt
+
+    with SessionStore(db) as store, pytest.raises(KeyboardInterrupt):
+        store.optimize_storage(
+            vacuum=False, sleep=interrupt, chunk_rows=100, min_pause=0, txn_target=None
+        )
+    monkeypatch.delenv("HERMES_WORD_FTS")
+    conn = sqlite3.connect(db)
+    half = conn.execute(f"SELECT sum(length(block)) FROM {schema.BASE}_next_data").fetchone()[0]
+    conn.close()
+    assert half > 10_000
+    with SessionStore(db, readonly=True) as store:
+        assert "word_to_drop" in store.status()["needs_optimize"]
+    plan = json.loads(cli("optimize-storage", "--dry-run", "--json", db=db).stdout)
+    assert plan["drops"] == [schema.BASE], plan
+    assert plan["adds_bytes"] <= -half, plan
+    code, result, err = optimize(db)
+    assert code == 0 and result["ok"], err
+    assert result["size_before"] - result["size_after"] >= half
+
+
 def test_dry_run_takes_each_full_scan_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

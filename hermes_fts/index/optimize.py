@@ -267,11 +267,8 @@ def estimate(
     builds = list(shares)
     text = indexing.text_bytes(conn)
     sizes = {k: v["bytes"] for k, v in indexing.index_sizes(conn, text).items()}
-    kept = {
-        schema.BASE: index_state.word_policy()[0],
-        schema.TRIGRAM: index_state.trigram_policy(conn, caps)[0],
-    }
-    drops = [i for i in kept if i in sizes and not kept[i]]
+    dropped = _dropped(conn, caps, sizes)
+    drops = list(dropped)
     time_rows = (
         0 if time_table.ready(conn) else conn.execute("SELECT count(*) FROM messages").fetchone()[0]
     )
@@ -281,7 +278,7 @@ def estimate(
         added = sum(int(space.BUILD_X_TEXT[i] * text * shares[i]) for i in builds)
     added += space.TIME_ROW_BYTES * time_rows
     if vacuum:  # what the rebuilt and dropped indexes held goes with the VACUUM
-        added -= sum(sizes.get(i, 0) for i in builds + drops)
+        added -= sum(sizes.get(i, 0) for i in builds) + sum(dropped.values())
         # and so do the pages the file holds free already (deleted sessions, a
         # dropped index): without them a store that shrinks was said to grow.
         free_pages, page = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in _FREE_PRAGMAS)
@@ -316,6 +313,24 @@ def estimate(
         "temp_room": temp_short,
         "vacuum": vacuum,
     }
+
+
+def _dropped(
+    conn: sqlite3.Connection, caps: index_state.Capabilities, sizes: dict[str, int]
+) -> dict[str, int]:
+    """The word and trigram indexes a run drops (not kept), with the bytes they hold
+    (``sizes``: the live tables'), a build of one (``_next``) included: cut short
+    after the opt-out it is no live table, yet the run drops it as well."""
+    kept = {
+        schema.BASE: index_state.word_policy()[0],
+        schema.TRIGRAM: index_state.trigram_policy(conn, caps)[0],
+    }
+    dropped = {}
+    for index in (i for i, keep in kept.items() if not keep):
+        half = indexing.index_bytes(conn, schema.build_name(index))
+        if index in sizes or half is not None:
+            dropped[index] = sizes.get(index, 0) + (half or 0)
+    return dropped
 
 
 def _measures_words(conn: sqlite3.Connection) -> bool:
