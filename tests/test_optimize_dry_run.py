@@ -17,6 +17,7 @@ import pytest
 from _tool_fixtures import needs_nobody, nobody_dir, nobody_package_root, nobody_python
 from test_optimize_storage import cli, optimize, write_store
 
+import hermes_fts
 from hermes_fts.cli import main
 from hermes_fts.index import health, maintain, schema, space
 from hermes_fts.store import SessionStore
@@ -127,6 +128,37 @@ def test_dry_run_names_a_half_built_index_no_longer_kept_and_the_room_it_frees(
     code, result, err = optimize(db)
     assert code == 0 and result["ok"], err
     assert result["size_before"] - result["size_after"] >= half
+
+
+def test_dry_run_counts_the_old_layout_index_a_run_gives_back(tmp_path: Path) -> None:
+    """A store an older hermes-fts indexed as ``messages_fts_cjk``: the run drops that
+    index (``old_layout.give_back``) and its pages go with the VACUUM, but the dry
+    run said "drop: nothing" and counted none of them."""
+    db = tmp_path / "state.db"
+    write_store(db)
+    assert optimize(db)[1]["ok"]
+    plain = json.loads(cli("optimize-storage", "--dry-run", "--json", db=db).stdout)
+    conn = hermes_fts.connect(str(db))
+    assert conn.execute("SELECT cjk_unicode61_claim()").fetchone()[0] == 1
+    cols = "content, tool_name, tool_calls"
+    conn.execute(f"CREATE VIEW messages_fts_cjk_text AS SELECT id, {cols} FROM messages")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE messages_fts_cjk USING fts5({cols}, "
+        "content='messages_fts_cjk_text', content_rowid='id', tokenize='cjk_unicode61')"
+    )
+    conn.execute("INSERT INTO messages_fts_cjk(messages_fts_cjk) VALUES ('rebuild')")
+    conn.commit()
+    held = conn.execute("SELECT sum(length(block)) FROM messages_fts_cjk_data").fetchone()[0]
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    before = _files(db)
+    plan = json.loads(cli("optimize-storage", "--dry-run", "--json", db=db).stdout)
+    assert _files(db) == before
+    assert plan["drops"] == ["messages_fts_cjk"], plan
+    assert plan["adds_bytes"] <= plain["adds_bytes"] - held, (plan, plain, held)
+    code, result, err = optimize(db)
+    assert code == 0 and result["ok"], err
+    assert result["size_before"] - result["size_after"] >= held
 
 
 def test_dry_run_takes_each_full_scan_once(

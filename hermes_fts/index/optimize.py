@@ -19,7 +19,7 @@ from .. import _sharing, _sqlite, loader
 from ..content import INDEXED_COLUMNS, indexed_text_sql
 from . import lifecycle as index_state
 from . import maintain as indexing
-from . import rank_bounds, schema, space, time_table
+from . import old_layout, rank_bounds, schema, space, time_table
 
 logger = logging.getLogger("hermes_fts.store")
 
@@ -318,9 +318,9 @@ def estimate(
 def _dropped(
     conn: sqlite3.Connection, caps: index_state.Capabilities, sizes: dict[str, int]
 ) -> dict[str, int]:
-    """The word and trigram indexes a run drops (not kept), with the bytes they hold
-    (``sizes``: the live tables'), a build of one (``_next``) included: cut short
-    after the opt-out it is no live table, yet the run drops it as well."""
+    """The indexes a run drops, with the bytes they hold (``sizes``: the live tables'):
+    a word or trigram index not kept, a build of one (``_next``) included (cut
+    short after the opt-out it is no live table, yet the run drops it as well)."""
     kept = {
         schema.BASE: index_state.word_policy()[0],
         schema.TRIGRAM: index_state.trigram_policy(conn, caps)[0],
@@ -330,6 +330,14 @@ def _dropped(
         half = indexing.index_bytes(conn, schema.build_name(index))
         if index in sizes or half is not None:
             dropped[index] = sizes.get(index, 0) + (half or 0)
+    # And the indexes an older hermes-fts kept under Hermes' names, which the run
+    # gives back first (``old_layout.give_back``; its CJK one where the tokenizer is).
+    for name in old_layout.find(conn):
+        if name.startswith(old_layout.CJK) and not loader.has_extension(conn):
+            continue
+        held = indexing.index_bytes(conn, name)
+        if held is not None:
+            dropped[name] = held
     return dropped
 
 
