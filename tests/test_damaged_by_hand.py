@@ -528,3 +528,22 @@ def test_a_store_without_hermes_keys_is_refused_by_name_not_with_a_traceback(
     assert status == 2
     assert wrong in json.loads(captured.out)["error"]
     assert path.read_bytes() == before  # no column was added to it
+
+
+def test_rank_bounds_dropped_by_hand_are_named_by_status_and_measured_again(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Dropping the rank bounds' own table blocks no write (their triggers write the
+    other two), but searches lose the bounds: status said nothing, while a run
+    found the table gone and rebuilt it."""
+    shell(db, "DROP TABLE hermes_fts_rank_bounds;")
+    status = status_json(db, capsys)
+    assert "dropped" in status["damaged"].get("hermes_fts_rank_bounds", ""), status["damaged"]
+    assert "damaged" in status["needs_optimize"], status["needs_optimize"]
+    assert cli_main(["status", "--db", str(db)]) == 0
+    shown = capsys.readouterr().out
+    assert "Rank bounds: NOT used (hermes_fts_rank_bounds dropped)" in shown, shown
+    with SessionStore(db) as store:
+        done = store.optimize_storage(sleep=lambda s: None, vacuum=False)
+    assert done["ok"] is True and "hermes_fts_rank_bounds" in done["repaired"], done
+    assert status_json(db, capsys)["damaged"] == {}

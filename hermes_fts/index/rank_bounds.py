@@ -190,6 +190,12 @@ def trouble(conn: sqlite3.Connection) -> str | None:
     every write to ``messages``; the changes marked meanwhile are lost with
     it.  Bounds edited by hand (``damage``) would have a search skip the
     blocks holding its best rows.  ``forget`` is the repair of both."""
+    return damage(conn, full=True)
+
+
+def _tables_dropped(conn: sqlite3.Connection) -> str | None:
+    """Which of our tables are gone while our triggers are there (dropped by hand);
+    None when every one is there, or when the bounds were never built."""
     names = (TABLE, BUILT, DIRTY, *(name for name, _sql in TRIGGERS))
     held = {
         str(r[0])
@@ -201,7 +207,7 @@ def trouble(conn: sqlite3.Connection) -> str | None:
     if not held & {name for name, _sql in TRIGGERS}:
         return None  # never built
     missing = sorted({TABLE, BUILT, DIRTY} - held)
-    return f"{', '.join(missing)} dropped" if missing else damage(conn, full=True)
+    return f"{', '.join(missing)} dropped" if missing else None
 
 
 def forget(conn: sqlite3.Connection) -> None:
@@ -217,7 +223,11 @@ def damage(conn: sqlite3.Connection, full: bool = False) -> str | None:
     a build writes (``_sound``), or a block not marked dirty whose bounds differ
     from the index (``_unmarked``).  Reads every row of ``TABLE``, and the matches
     of every bounded token (``full``, as a build does) or of the most frequent
-    ones, which a changed row most likely holds (``PROBED_TOKENS``)."""
+    ones, which a changed row most likely holds (``PROBED_TOKENS``), and a table of
+    ours dropped by hand, which the reads below took for bounds never built."""
+    dropped = _tables_dropped(conn)
+    if dropped is not None:
+        return dropped
     try:
         lost = _triggers_lost(conn)
         if lost and conn.execute(f"SELECT 1 FROM {BUILT} WHERE ready = 1").fetchone():
