@@ -109,6 +109,32 @@ def test_an_interrupted_build_of_a_word_index_is_dropped_too(
         assert store.rebuild_status() is None
 
 
+def test_a_dropped_word_index_leaves_no_rank_bounds_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its rank bounds went unused with the index but stayed in the file: nothing
+    measures or deletes the bounds of an index that is no longer there."""
+    from test_optimize_storage import optimize, write_store
+
+    monkeypatch.delenv("HERMES_TRIGRAM_FTS", raising=False)
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+    db = tmp_path / "state.db"
+    write_store(db)
+    code, result, err = optimize(db)
+    assert code == 0 and result["rank_bounds_measured"].get(schema.BASE), (result, err)
+    monkeypatch.delenv("HERMES_WORD_FTS")
+    code, result, err = optimize(db)
+    assert code == 0 and result["ok"], err
+    conn = sqlite3.connect(db)
+    try:
+        left = conn.execute(
+            "SELECT tbl, count(*) FROM hermes_fts_rank_bounds GROUP BY tbl"
+        ).fetchall()
+    finally:
+        conn.close()
+    assert [tbl for tbl, _n in left] == [schema.CJK], left
+
+
 def _first_word_build_cut_short(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """optimize-storage with HERMES_WORD_FTS=1 stopped (Ctrl-C) after its first chunk of
     the word index, which it builds under its build name, unserved until the swap."""

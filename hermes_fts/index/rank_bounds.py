@@ -61,7 +61,7 @@ __all__ = [
     "tokens_of",
 ]
 
-TABLE = "hermes_fts_rank_bounds"  # (tbl, token) -> rows, counts, peaks
+TABLE = schema.RANK_BOUNDS  # (tbl, token) -> rows, counts, peaks
 BUILT = schema.RANK_BOUNDS_BUILT  # tbl -> last id covered, average row length, ready
 DIRTY = "hermes_fts_rank_bounds_dirty"  # blocks whose rows changed after a build
 SHIFT = 9

@@ -546,17 +546,21 @@ def drop_triggers(conn: sqlite3.Connection, index: str) -> None:
         conn.execute(f"DROP TRIGGER IF EXISTS {name}")
 
 
-# rank_bounds' record of what each index's bounds cover: an index dropped or
-# swapped for a rebuild forgets its bounds (``forget_rank_bounds``).
+# rank_bounds' bounds, and its record of what each index's bounds cover: an index
+# dropped or swapped for a rebuild forgets its bounds (``forget_rank_bounds``).
+RANK_BOUNDS = "hermes_fts_rank_bounds"
 RANK_BOUNDS_BUILT = "hermes_fts_rank_bounds_built"
 
 
 def forget_rank_bounds(conn: sqlite3.Connection, index: str) -> None:
-    """Inside the caller's transaction: ``index``'s rank bounds no longer apply."""
-    if conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (RANK_BOUNDS_BUILT,)
-    ).fetchone():
-        conn.execute(f"DELETE FROM {RANK_BOUNDS_BUILT} WHERE tbl = ?", (index,))
+    """Inside the caller's transaction: ``index``'s rank bounds no longer apply.  The
+    bounds go with the record: an index dropped for good (no longer kept) left
+    them in the file, where nothing would measure or delete them again."""
+    for table in (RANK_BOUNDS_BUILT, RANK_BOUNDS):
+        if conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).fetchone():
+            conn.execute(f"DELETE FROM {table} WHERE tbl = ?", (index,))
 
 
 # The tables FTS5 keeps for an index of ours (external content: no ``_content``).
