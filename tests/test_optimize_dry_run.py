@@ -312,3 +312,22 @@ def test_dry_run_says_a_run_would_be_refused_on_a_file_this_user_cannot_write() 
         assert f"a run would be refused: {db} is a read-only file" in human.stdout
         run = as_nobody("--yes", "--json")
         assert run.returncode != 0 and plan["refused"] in json.loads(run.stdout)["error"]
+
+
+def test_dry_run_names_the_rank_bounds_a_run_measures_after_building_the_word_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``HERMES_WORD_FTS=1`` on an optimized store: the run builds the word index and
+    then measures the rank bounds of both indexes, but the dry run said "fill:
+    nothing" (it asked about the rank bounds only when it built the CJK index)."""
+    monkeypatch.delenv("HERMES_TRIGRAM_FTS", raising=False)
+    monkeypatch.delenv("HERMES_WORD_FTS", raising=False)
+    db = tmp_path / "state.db"
+    write_store(db)
+    assert optimize(db)[1]["ok"]
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+    plan = json.loads(cli("optimize-storage", "--dry-run", "--json", db=db).stdout)
+    assert plan["builds"] == [schema.BASE], plan
+    code, result, err = optimize(db)
+    assert code == 0 and result["rank_bounds_measured"].get(schema.BASE), (result, err)
+    assert plan["fills"] == ["rank_bounds"], plan

@@ -297,7 +297,8 @@ def estimate(
         ["rank_bounds"]
         if caps.cjk
         and _measures_words(conn)
-        and (schema.CJK in builds or rank_bounds.to_build(conn))
+        # a build forgets its index's bounds: the word index's too, measured with the CJK's
+        and (any(i in builds for i in rank_bounds.INDEXES) or rank_bounds.to_build(conn))
         else []
     )
     return {
