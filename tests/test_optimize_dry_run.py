@@ -248,6 +248,36 @@ def test_a_resumed_backfill_needs_the_room_and_time_of_what_is_left(stale: Path)
     assert code == 0 and result["ok"], err
 
 
+def test_a_resumed_time_table_fill_counts_only_the_rows_left(tmp_path: Path) -> None:
+    """A fill of the time table cut short keeps the rows it copied and the next run
+    goes on from there, but the dry run and the free-space check counted every
+    message again (64 MB on a million messages), as for a table never begun."""
+    db = tmp_path / "state.db"
+    write_store(db)  # the CJK index complete: the run's chunks are the time table's
+    chunks = 0
+
+    def interrupt(_seconds: float) -> None:  # Ctrl-C between two chunks of the fill
+        nonlocal chunks
+        chunks += 1
+        if chunks == 11:
+            raise KeyboardInterrupt
+
+    with SessionStore(db) as store, pytest.raises(KeyboardInterrupt):
+        store.optimize_storage(
+            vacuum=False, sleep=interrupt, chunk_rows=100, min_pause=0, txn_target=None
+        )
+    with SessionStore(db, readonly=True) as store:
+        tt = store.status()["time_table"]
+        assert tt["status"] == "filling" and tt["rows"] == 1100, tt
+        build = store.optimize_room(False)["build"]
+    left = space.TIME_ROW_BYTES * 400
+    assert build == left
+    plan = json.loads(cli("optimize-storage", "--dry-run", "--json", "--no-vacuum", db=db).stdout)
+    assert plan["adds_bytes"] == left and "time_table" in plan["fills"], plan
+    code, result, err = optimize(db)
+    assert code == 0 and result["ok"], err
+
+
 def test_dry_run_names_the_time_table_and_rank_bounds_a_run_fills(tmp_path: Path) -> None:
     """A store with its index complete but never optimized: the dry run said
     "build: nothing" and yet "add about 1.2 MB" (the time table, the rank bounds)."""

@@ -638,7 +638,7 @@ def optimize_room(
     from . import space  # not on a search's path
 
     builds = rebuild_shares(conn, caps, damaged(conn, caps, full=False))
-    need = space.need(conn, path, builds, vacuum=vacuum, time=not time_table.ready(conn))
+    need = space.need(conn, path, builds, vacuum=vacuum, time_rows=time_table.rows_to_fill(conn))
     return {"need": need.total, "build": need.build, "vacuum": need.vacuum} | {
         "reserve": need.reserve,
         "free": space.run_free_bytes(conn, path),

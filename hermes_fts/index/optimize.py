@@ -269,9 +269,8 @@ def estimate(
     sizes = {k: v["bytes"] for k, v in indexing.index_sizes(conn, text).items()}
     dropped = _dropped(conn, caps, sizes)
     drops = list(dropped)
-    time_rows = (
-        0 if time_table.ready(conn) else conn.execute("SELECT count(*) FROM messages").fetchone()[0]
-    )
+    # A fill an interrupted run left counts only its rows still to copy, as a backfill does.
+    time_rows = time_table.rows_to_fill(conn)
     if vacuum:  # the whole index once merged, less what it holds now (below)
         added = sum(int(FINAL_X_TEXT[i] * text) for i in builds)
     else:  # the chunks still to add
@@ -287,13 +286,13 @@ def estimate(
     if vacuum:
         seconds += (_sqlite.db_bytes(conn) + max(added, 0)) / VACUUM_BYTES_PER_S
     need = space.need(
-        conn, path, shares, vacuum=vacuum, time=bool(time_rows), text=text, sizes=sizes
+        conn, path, shares, vacuum=vacuum, time_rows=time_rows, text=text, sizes=sizes
     )
     free = space.run_free_bytes(conn, path)
     temp_short = space.temp_shortfall(path, need.temp) if need.temp else None
     # Not indexes, but steps that add to the file: named, so "build: nothing" is
     # not all a run that adds a time table and rank bounds says.
-    fills = (["time_table"] if time_rows else []) + (
+    fills = ([] if time_table.ready(conn) else ["time_table"]) + (
         ["rank_bounds"]
         if caps.cjk
         and _measures_words(conn)

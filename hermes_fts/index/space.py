@@ -199,17 +199,17 @@ def need(
     rebuilds: dict[str, float],
     *,
     vacuum: bool,
-    time: bool,
+    time_rows: int,
     text: int | None = None,
     sizes: dict[str, int] | None = None,
 ) -> Need:
     """The peak a run that builds ``rebuilds`` (each with the share of the text it
-    has left to take, ``lifecycle.rebuild_shares``; and the time table, ``time``)
-    needs; ``text`` and the index ``sizes`` are measured (full scans) unless given."""
+    has left to take, ``lifecycle.rebuild_shares``; and the ``time_rows`` it adds
+    to the time table, ``time_table.rows_to_fill``) needs; ``text`` and the index
+    ``sizes`` are measured (full scans) unless given."""
     text = indexing.text_bytes(conn) if text is None else text
     built = {index: int(BUILD_X_TEXT[index] * text * share) for index, share in rebuilds.items()}
-    rows = conn.execute("SELECT count(*) FROM messages").fetchone()[0] if time else 0
-    growth = sum(built.values()) + TIME_ROW_BYTES * rows
+    growth = sum(built.values()) + TIME_ROW_BYTES * time_rows
     if not vacuum:
         return Need(growth, 0, reserve(path))
     if sizes is None:

@@ -352,6 +352,18 @@ def damage(conn: sqlite3.Connection) -> str | None:
     return None
 
 
+def rows_to_fill(conn: sqlite3.Connection) -> int:
+    """The messages a run adds to the table: none once it is ready, those past the
+    window of a fill cut short (each chunk keeps the id range it filled), else all."""
+    st = state(conn)
+    if st["ready"]:
+        return 0
+    since = st["filled"] if st["status"] == "filling" else None
+    return int(
+        conn.execute("SELECT count(*) FROM main.messages WHERE id > ?", (since or 0,)).fetchone()[0]
+    )
+
+
 def needs_work(conn: sqlite3.Connection) -> bool:
     """An optimize-storage step is due: the old index to drop, or a fill to finish."""
     st = state(conn)
