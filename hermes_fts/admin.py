@@ -202,7 +202,7 @@ class Admin:
         return status_report(
             self._conn,
             self.index_state(),
-            self.rebuild_status(),
+            indexing.backfill_progress(self._conn, messages=True),  # status' counts: messages
             self.path,
             self.disk_bytes(),
             extension={

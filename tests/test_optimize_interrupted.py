@@ -330,3 +330,55 @@ def test_sigterm_in_the_rank_bounds_step_keeps_the_tokens_measured(
         assert store.optimize_storage(vacuum=False, sleep=lambda _s: None)["ok"]
     assert _bounds(db) == _bounds(twin)  # the same bounds, to the byte
     assert _bounds(db)[0][0][4] == 1
+
+
+def _cut_short_after(store: SessionStore, chunks: int) -> None:
+    """An optimize-storage run stopped by Ctrl-C after ``chunks`` chunks of 100 messages."""
+    done = 0
+
+    def interrupt(_seconds: float) -> None:
+        nonlocal done
+        done += 1
+        if done == chunks:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        store.optimize_storage(
+            vacuum=False, sleep=interrupt, chunk_rows=100, min_pause=0, txn_target=None
+        )
+
+
+@pytest.mark.parametrize("step", ["backfill", "time_table"])
+def test_status_counts_what_a_run_left_in_messages_when_early_ids_were_deleted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], step: str
+) -> None:
+    """Ids need not be dense: with the first 1,000 of 1,500 messages deleted (old
+    sessions), two chunks of 100 were "Backfill: 80% (1,200/1,500)" where 200 of
+    the 500 messages are indexed, the time table's fill likewise."""
+    from hermes_fts.cli import main as cli_main
+
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+        store.add_messages(
+            {"session_id": "s1", "role": "user", "content": f"note {i} 部署"} for i in range(1500)
+        )
+    conn = sqlite3.connect(db)  # as Hermes deletes a session
+    with conn:
+        conn.execute("DELETE FROM messages WHERE id <= 1000")
+    conn.close()
+    with SessionStore(db) as store:
+        if step == "backfill":
+            store._mark_fts_stale("test")
+        _cut_short_after(store, 2)  # else the index is complete: the fill is the first step
+    assert cli_main(["--json", "status", "--db", str(db)]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert cli_main(["status", "--db", str(db)]) == 0
+    shown = capsys.readouterr().out
+    if step == "backfill":
+        backfill = status["backfill"]
+        assert (backfill["indexed"], backfill["total"], backfill["percent"]) == (200, 500, 40)
+        assert "Backfill: 40% " in shown and "(200/500)" in shown, shown
+    else:
+        assert status["time_table"]["filled_messages"] == 200, status["time_table"]
+        assert "Time table: filling 40% " in shown and "(200/500 messages)" in shown, shown

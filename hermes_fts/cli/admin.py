@@ -139,7 +139,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     show(backfill_line(data["backfill"], data["needs_optimize"]))
     if data["left_room"]:
         show(left_room_line(data["left_room"]))
-    for line in time_table_lines(data["time_table"]):
+    for line in time_table_lines(data["time_table"], data["messages"]):
         show(line)
     if "hermes_fts_rank_bounds" in data["damaged"]:
         show(

@@ -27,8 +27,9 @@ def backfill_line(bf: dict[str, Any] | None, needs: list[str]) -> str:
     )
 
 
-def time_table_lines(tt: dict[str, Any]) -> list[str]:
-    """The time table's state (``time_table.state`` plus ``rows``) for people."""
+def time_table_lines(tt: dict[str, Any], messages: int) -> list[str]:
+    """The time table's state (``time_table.state`` plus ``rows``) for people; a fill
+    in the ``messages`` it has copied, since its window's ids need not be dense."""
     status = tt["status"]
     if tt.get("damaged"):
         lines = [
@@ -43,11 +44,11 @@ def time_table_lines(tt: dict[str, Any]) -> list[str]:
     elif status == "absent":
         lines = ["Time table: none (`hermes-fts optimize-storage` adds it for time sorts)"]
     elif status == "filling":
-        done, total = tt["filled"] or 0, tt["total"] or 0
-        percent = min(100, int(100 * done / total)) if total else 100
+        done = tt["filled_messages"] or 0
+        percent = min(100, int(100 * done / messages)) if messages else 100
         lines = [
             f"Time table: filling {percent}% {bar(percent / 100)} "
-            f"({done:,}/{total:,} ids); run `hermes-fts optimize-storage` to finish"
+            f"({done:,}/{messages:,} messages); run `hermes-fts optimize-storage` to finish"
         ]
     else:
         lines = [f"Time table: NOT used ({status}); `hermes-fts optimize-storage` refills it"]

@@ -72,6 +72,8 @@ def status_report(
             **state["time_table"],
             "rows": time_table.row_count(conn),
             "damaged": damage.get(time_table.TABLE),
+            # ``filled`` is an id: ids need not be dense (a store's first sessions deleted)
+            "filled_messages": _messages_upto(conn, state["time_table"]["filled"]),
         },
         "backfill": backfill,
         "sqlite_version": sqlite3.sqlite_version,
@@ -89,3 +91,11 @@ def _left_behind(path: str | None) -> dict[str, Any]:
         "wal_bytes": space.file_sizes(path)[1] if path else 0,
         "left_room": {"file": f"{path}{space.ROOM_SUFFIX}", "bytes": left} if left else None,
     }
+
+
+def _messages_upto(conn: sqlite3.Connection, last_id: int | None) -> int | None:
+    """The messages whose id is at most ``last_id``; None for None."""
+    if last_id is None:
+        return None
+    row = conn.execute("SELECT count(*) FROM main.messages WHERE id <= ?", (last_id,)).fetchone()
+    return int(row[0])
