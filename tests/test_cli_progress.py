@@ -85,6 +85,22 @@ def test_a_resumed_run_starts_where_the_first_stopped(tmp_path):
     assert second[-1]["percent"] == 100 and {e["total"] for e in second} == {MESSAGES}
 
 
+def test_the_bar_counts_messages_when_the_first_ids_were_deleted(tmp_path):
+    """Ids need not be dense: with the first 200 of 300 messages deleted (old
+    sessions), the bar read 80 % after its first chunk of 40 of the 100 messages."""
+    import sqlite3
+
+    db = tmp_path / "state.db"
+    _store_needing_a_full_backfill(db)
+    conn = sqlite3.connect(db)  # as Hermes deletes a session
+    with conn:
+        conn.execute("DELETE FROM messages WHERE id <= 200")
+    conn.close()
+    events = _run(db)
+    assert {e["total"] for e in events} == {100}
+    assert [e["indexed"] for e in events] == [0, 40, 80, 100], events
+
+
 class _Clock:
     def __init__(self) -> None:
         self.now = 100.0

@@ -549,37 +549,48 @@ def index_sizes(conn: sqlite3.Connection, text: int | None = None) -> dict[str, 
 class BackfillJob:
     """One optimize-storage backfill as progress in messages, over every index it fills.
 
-    ``backfill_progress`` sums id windows per pending index, so its
-    totals count each message once per index and shrink as an index
-    finishes.  The job keeps the windows it started with (a finished index
-    counts as complete) and reports that fraction of the messages to index,
-    so one bar runs from where a resumed run stands to 100 %.
+    Each index's window is counted in messages (ids need not be dense: a store
+    whose first sessions were deleted jumped to 96 % at its second chunk), once
+    when the job starts and then chunk by chunk, the ids each chunk covered.  A
+    finished index counts as complete, and the job reports the fraction of all
+    the windows' messages indexed, as a share of the messages to index, so one
+    bar runs from where a resumed run stands to 100 %.
     """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
-        start = backfill_progress(conn)
-        self._highs = {index: st["total"] for index, st in (start or {}).get("indexes", {}).items()}
-        top = max(self._highs.values(), default=0)
-        self.messages = (
-            int(conn.execute("SELECT COUNT(*) FROM messages WHERE id <= ?", (top,)).fetchone()[0])
-            if top
-            else 0
-        )
+        # index -> [high, progress reached, messages up to high, messages up to progress]
+        self._windows: dict[str, list[int]] = {}
+        for index, st in ((backfill_progress(conn) or {}).get("indexes", {})).items():
+            self._join(index, st)
+        top = max((w[0] for w in self._windows.values()), default=0)
+        self.messages = self._count(0, top) if top else 0
+
+    def _count(self, after: int, upto: int) -> int:
+        row = self._conn.execute(
+            "SELECT count(*) FROM main.messages WHERE id > ? AND id <= ?", (after, upto)
+        ).fetchone()
+        return int(row[0])
+
+    def _join(self, index: str, st: dict[str, int]) -> None:
+        high, progress = st["total"], st["indexed"]
+        self._windows[index] = [high, progress, self._count(0, high), self._count(0, progress)]
 
     def progress(self) -> dict[str, Any]:
         """``percent``, ``indexed`` and ``total`` (messages) of the whole job so far."""
         now = (backfill_progress(self._conn) or {}).get("indexes", {})
-        for index, st in now.items():  # a window opened mid-job (an index reset) joins it
-            self._highs.setdefault(index, st["total"])
-        span = sum(self._highs.values())
+        for index, st in now.items():
+            window = self._windows.get(index)
+            if window is None or st["total"] != window[0] or st["indexed"] < window[1]:
+                self._join(index, st)  # a window opened mid-job (an index reset) joins it
+            elif st["indexed"] > window[1]:  # the ids the chunks since have covered
+                window[3] += self._count(window[1], st["indexed"])
+                window[1] = st["indexed"]
+        span = sum(w[2] for w in self._windows.values())
         if not span:
             return {"percent": 100, "indexed": self.messages, "total": self.messages}
-        done = sum(
-            min(now[index]["indexed"], high) if index in now else high
-            for index, high in self._highs.items()
-        )
-        fraction = done / span
+        done = sum(w[3] if index in now else w[2] for index, w in self._windows.items())
+        fraction = min(1.0, done / span)
         return {
             "percent": min(100, int(100 * fraction)),
             "indexed": round(fraction * self.messages),
