@@ -547,3 +547,22 @@ def test_rank_bounds_dropped_by_hand_are_named_by_status_and_measured_again(
         done = store.optimize_storage(sleep=lambda s: None, vacuum=False)
     assert done["ok"] is True and "hermes_fts_rank_bounds" in done["repaired"], done
     assert status_json(db, capsys)["damaged"] == {}
+
+
+@pytest.mark.parametrize(
+    "index",
+    ["hermes_fts_messages_session_id", "hermes_fts_sessions_title", "hermes_fts_cjk_pending_msg"],
+)
+def test_an_index_of_ours_dropped_by_hand_is_named_and_made_again(
+    db: Path, index: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Reading a session, or applying the CJK changes, goes slower without them: status
+    named nothing and ``optimize-storage --no-vacuum`` said "nothing to do", so they
+    stayed missing until a full run."""
+    shell(db, f"DROP INDEX {index};")
+    assert "read_indexes" in status_json(db, capsys)["needs_optimize"]
+    assert cli_main(["status", "--db", str(db)]) == 0
+    assert "(read_indexes)" in capsys.readouterr().out
+    assert cli_main(["--json", "optimize-storage", "--no-vacuum", "--yes", "--db", str(db)]) == 0
+    assert "nothing_to_do" not in json.loads(capsys.readouterr().out)
+    assert "read_indexes" not in status_json(db, capsys)["needs_optimize"]

@@ -539,6 +539,8 @@ def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
             reasons.append("cjk_pending")
         if rank_bounds.behind(conn):
             reasons.append("rank_bounds")  # common words read more of the index than needed
+    if schema.missing_read_indexes(conn):
+        reasons.append("read_indexes")  # a B-tree index of ours dropped, or never made
     if indexing.get_meta(conn, schema.META_COMPACTION) is not None:
         reasons.append("compaction")  # a run ended before its VACUUM
     return reasons

@@ -262,6 +262,22 @@ def _ensure_session_id_index(conn: sqlite3.Connection) -> None:
         conn.execute(f"CREATE INDEX IF NOT EXISTS {SESSION_ID_INDEX} ON messages(session_id, id)")
 
 
+def missing_read_indexes(conn: sqlite3.Connection) -> list[str]:
+    """Our B-tree indexes the file lacks (dropped by hand, or never made by an older
+    hermes-fts): reading a session and applying the CJK changes go slower without
+    them, and nothing but a write (``ensure_base_schema``, the CJK index's
+    alignment) puts them back."""
+    held = {str(r[0]): str(r[1]) for r in conn.execute("SELECT name, type FROM main.sqlite_master")}
+    if "sessions" not in held or "messages" not in held:
+        return []
+    wanted = ["hermes_fts_sessions_title"]
+    if HERMES_SESSION_ID_INDEX not in held:
+        wanted.append(SESSION_ID_INDEX)
+    if held.get(CJK_PENDING) == "table":
+        wanted.append(f"{CJK_PENDING}_msg")
+    return [name for name in wanted if held.get(name) != "index"]
+
+
 def ensure_base_schema(conn: sqlite3.Connection) -> list[str]:
     """Create missing base tables, add missing columns; returns added columns."""
     added: list[str] = []

@@ -96,6 +96,7 @@ OPTIMIZE_WORDS = {
     "time_table": "the time table is not complete",
     "rank_bounds": "rank bounds lag behind the CJK index",
     "compaction": "a run's VACUUM is left to do (it stopped, or Hermes had the store open)",
+    "read_indexes": "indexes of ours are missing, so reads and applying changes are slower",
     "cjk_pending": "messages wait for the CJK index",  # any, where a search minds many
 }
 
