@@ -384,10 +384,10 @@ def _dry_run(plan: dict[str, Any], as_json: bool) -> int:
         f"  need up to {human_bytes(plan['peak_free_bytes'])} free at its peak; "
         f"free disk: {human_bytes(plan['free_bytes'])} ({fits})"
     )
-    if plan.get("temp_room"):
-        print(f"  the VACUUM does NOT fit: {plan['temp_room']}")
-    if plan.get("refused"):
-        print(f"  a run would be refused: {plan['refused']}")
+    said = ("vacuum_left", "not compacted"), ("temp_room", "the VACUUM does NOT fit")
+    for key, what in (*said, ("refused", "a run would be refused")):
+        if plan.get(key):
+            print(f"  {what}: {plan[key]}")
     return 0
 
 

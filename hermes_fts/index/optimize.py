@@ -124,12 +124,7 @@ def _steps(
         )
         logger.warning("optimize-storage: %s", ok["check_left"])
     if held is not None:  # its compaction mark stays: status says it is left to do
-        ok["vacuum_left"] = (
-            f"the index merge and VACUUM would hold the store for about {held:.0f} s, longer "
-            f"than Hermes waits to save a message (about {HERMES_WRITE_PATIENCE_S:.0f} s), and "
-            "another process has the store open; run optimize-storage again while Hermes "
-            "is stopped"
-        )
+        ok["vacuum_left"] = vacuum_left_text(held)
         logger.warning("optimize-storage: %s", ok["vacuum_left"])
     return {**ok, "rank_bounds_measured": measured}
 
@@ -152,6 +147,16 @@ def has_work(conn: sqlite3.Connection, caps: index_state.Capabilities) -> bool:
 # then loses the message; the merge and the VACUUM each hold the write lock for
 # one statement, so a longer one while Hermes has the store open could cost one.
 HERMES_WRITE_PATIENCE_S = 10.0
+
+
+def vacuum_left_text(seconds: float) -> str:
+    """Why a run leaves the merge and VACUUM (``hermes_kept_waiting``'s ``seconds``)."""
+    return (
+        f"the index merge and VACUUM would hold the store for about {seconds:.0f} s, longer "
+        f"than Hermes waits to save a message (about {HERMES_WRITE_PATIENCE_S:.0f} s), and "
+        "another process has the store open; run optimize-storage again while Hermes "
+        "is stopped"
+    )
 
 
 def hermes_kept_waiting(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> float | None:
@@ -271,38 +276,32 @@ def estimate(
     drops = list(dropped)
     # A fill an interrupted run left counts only its rows still to copy, as a backfill does.
     time_rows = time_table.rows_to_fill(conn)
-    if vacuum:  # the whole index once merged, less what it holds now (below)
+    # With Hermes holding the store open, a run leaves a merge and VACUUM longer than
+    # Hermes waits: none of their bytes nor time, said instead of "gives back".
+    held = hermes_kept_waiting(conn, path) if vacuum else None
+    compacts = vacuum and held is None
+    if compacts:  # the whole index once merged, less what it holds now (below)
         added = sum(int(FINAL_X_TEXT[i] * text) for i in builds)
     else:  # the chunks still to add
         added = sum(int(space.BUILD_X_TEXT[i] * text * shares[i]) for i in builds)
     added += space.TIME_ROW_BYTES * time_rows
-    if vacuum:  # what the rebuilt and dropped indexes held goes with the VACUUM
+    if compacts:  # what the rebuilt and dropped indexes held goes with the VACUUM
         added -= sum(sizes.get(i, 0) for i in builds) + sum(dropped.values())
         # and so do the pages the file holds free already (deleted sessions, a
         # dropped index): without them a store that shrinks was said to grow.
         free_pages, page = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in _FREE_PRAGMAS)
         added -= free_pages * page
     seconds = sum(text * shares[i] * _seconds_per_byte(conn, i) for i in builds) * BUILD_OVERHEAD
-    if vacuum:
+    if compacts:
         seconds += (_sqlite.db_bytes(conn) + max(added, 0)) / VACUUM_BYTES_PER_S
     need = space.need(
         conn, path, shares, vacuum=vacuum, time_rows=time_rows, text=text, sizes=sizes
     )
     free = space.run_free_bytes(conn, path)
     temp_short = space.temp_shortfall(path, need.temp) if need.temp else None
-    # Not indexes, but steps that add to the file: named, so "build: nothing" is
-    # not all a run that adds a time table and rank bounds says.
-    fills = ([] if time_table.ready(conn) else ["time_table"]) + (
-        ["rank_bounds"]
-        if caps.cjk
-        and _measures_words(conn)
-        # a build forgets its index's bounds: the word index's too, measured with the CJK's
-        and (any(i in builds for i in rank_bounds.INDEXES) or rank_bounds.to_build(conn))
-        else []
-    )
     return {
         "builds": builds,
-        "fills": fills,
+        "fills": _fills(conn, caps, builds),
         "drops": drops,
         "text_bytes": text,
         "adds_bytes": added,
@@ -312,7 +311,23 @@ def estimate(
         "fits": free >= need.total and temp_short is None,
         "temp_room": temp_short,
         "vacuum": vacuum,
+        "vacuum_left": None if held is None else vacuum_left_text(held),
     }
+
+
+def _fills(
+    conn: sqlite3.Connection, caps: index_state.Capabilities, builds: list[str]
+) -> list[str]:
+    """Not indexes, but steps that add to the file: named, so "build: nothing" is
+    not all a run that adds a time table and rank bounds says."""
+    return ([] if time_table.ready(conn) else ["time_table"]) + (
+        ["rank_bounds"]
+        if caps.cjk
+        and _measures_words(conn)
+        # a build forgets its index's bounds: the word index's too, measured with the CJK's
+        and (any(i in builds for i in rank_bounds.INDEXES) or rank_bounds.to_build(conn))
+        else []
+    )
 
 
 def _dropped(
