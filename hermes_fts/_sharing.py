@@ -28,6 +28,7 @@ __all__ = [
     "run_alive",
     "run_held",
     "run_lock",
+    "run_under_way",
     "write_lock_held",
 ]
 
@@ -148,6 +149,35 @@ def run_lock(path: str | os.PathLike[str], what: str = OPTIMIZE_RUN) -> Iterator
         except OSError:
             pass
         os.close(fd)
+
+
+def run_under_way(path: str | os.PathLike[str]) -> str | None:
+    """Which other process holds the store's run lock now (``another optimize-storage
+    run (process N)``), read in /proc/locks without taking the lock: a reader
+    holding it even a moment would refuse a run starting then.  None when no one
+    does, or where it cannot be told (not Linux)."""
+    if sys.platform != "linux":
+        return None
+    lock = os.path.realpath(os.fspath(path)) + RUN_LOCK_SUFFIX
+    try:
+        st = os.stat(lock)
+        with open("/proc/locks", encoding="ascii", errors="replace") as table:
+            lines = table.read().splitlines()
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        _pid, what = _lock_holder(fd)
+    finally:
+        os.close(fd)
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in lines:  # "3: FLOCK  ADVISORY  WRITE 5876 fe:00:2146381 0 EOF"
+        fields = line.split()
+        if "FLOCK" in fields and inode in fields[1:]:
+            pid = fields[fields.index(inode) - 1]
+            if pid != str(os.getpid()):
+                return f"another {what} (process {pid})"
+    return None
 
 
 def run_held(path: str | os.PathLike[str]) -> bool:

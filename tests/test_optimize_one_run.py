@@ -118,6 +118,35 @@ def test_the_api_run_is_refused_while_another_process_runs(tmp_path: Path) -> No
         holder.wait()
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="who holds the run lock is read in /proc/locks")
+def test_status_and_the_dry_run_say_a_run_is_at_work(tmp_path: Path) -> None:
+    """During a run, status said its compaction was left because "it stopped, or Hermes
+    had the store open", and the dry run planned a run the lock refuses."""
+    db = tmp_path / "state.db"
+    shell_backlog(db, 10)
+    holder = _holder(db)
+    try:
+        status = subprocess.run(
+            _cli("--db", str(db), "status"), capture_output=True, text=True, env=_env()
+        )
+        plan = subprocess.run(
+            _cli("--db", str(db), "--json", "optimize-storage", "--dry-run"),
+            capture_output=True,
+            text=True,
+            env=_env(),
+        )
+    finally:
+        holder.kill()
+        holder.wait()
+    running = f"another optimize-storage run (process {holder.pid})"
+    assert f"Running:  {running} is at work" in status.stdout, status.stdout
+    assert json.loads(plan.stdout)["refused"] == f"{running} is at work on it", plan.stdout
+    after = subprocess.run(  # a killed run holds nothing: nothing is said
+        _cli("--db", str(db), "--json", "status"), capture_output=True, text=True, env=_env()
+    )
+    assert json.loads(after.stdout)["run_under_way"] is None
+
+
 def test_a_killed_run_does_not_block_the_next(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
     shell_backlog(db, 10)

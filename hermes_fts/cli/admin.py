@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import loader
 from .._env import cjk_extension_disabled, cjk_switch_value, hermes_home
-from .._sharing import RunBusy, run_lock
+from .._sharing import RunBusy, run_lock, run_under_way
 from .._store_problems import store_file_problem
 from ..hermes import host as hermes_host
 from ..index.slowed import (
@@ -107,6 +107,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     )
     if data["read_only_mount"]:
         show(f"Writes:   {_READ_ONLY_MOUNT}")
+    if data["run_under_way"]:
+        show(f"Running:  {data['run_under_way']} is at work; what it has left to do is below")
     show(f"SQLite:   {data['sqlite_version']}")
     show(f"Hermes:   {hermes_host.format_plugin_status(data['hermes_plugin'])}")
     ext = data["extension"]
@@ -331,7 +333,9 @@ def cmd_optimize_storage(args: argparse.Namespace) -> int:
             plan = store.optimize_estimate(not args.no_vacuum)
         # A run refuses a store this user cannot write: the plan says so up front.
         problem = store_file_problem(db_path(args), readonly=False, may_create=False, tables=False)
-        return _dry_run({**plan, "refused": problem.message if problem else None}, args.json)
+        running = run_under_way(db_path(args))  # and refuses a second run at once
+        refused = problem.message if problem else running and f"{running} is at work on it"
+        return _dry_run({**plan, "refused": refused or None}, args.json)
     try:
         # Held from the checks to the end, so a second run is refused before it asks.
         with run_lock(db_path(args)):
@@ -369,11 +373,7 @@ def _dry_run(plan: dict[str, Any], as_json: bool) -> int:
         emit_json({"success": True, "dry_run": True, **plan})
         return 0
     added = plan["adds_bytes"]
-    change = (
-        f"add about {human_bytes(added)}"
-        if added >= 0
-        else f"give back about {human_bytes(-added)}"
-    )
+    change = f"{'add' if added >= 0 else 'give back'} about {human_bytes(abs(added))}"
     print(f"Dry run: nothing was changed. optimize-storage would {change} to the file")
     builds, drops = (", ".join(plan[k]) or "nothing" for k in ("builds", "drops"))
     fills = ", ".join(f.replace("_", " ") for f in plan["fills"]) or "nothing"

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from .. import _sqlite, _store_problems
+from .. import _sharing, _sqlite, _store_problems
 from . import maintain as indexing
 from . import schema, space, time_table
 
@@ -53,6 +53,8 @@ def status_report(
         "db": path,
         # where no command that writes can run: status must not send the user to one
         "read_only_mount": path is not None and _store_problems.read_only_mount(Path(path).parent),
+        # what it says is left is what that run is doing: not "it stopped"
+        "run_under_way": _sharing.run_under_way(path) if path is not None else None,
         "messages": conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0],
         "sessions": conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0],
         "text_bytes": text,
