@@ -302,7 +302,8 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
         return index_state.unindexed_range(self._conn, index)
 
     def rebuild_status(self) -> dict[str, Any] | None:
-        return indexing.backfill_progress(self._conn)
+        """The backfill's progress in messages (ids need not be dense), None when done."""
+        return indexing.backfill_progress(self._conn, messages=True)
 
     def slowed_by(self) -> list[str]:
         """Why searches here take slower exact routes until ``optimize-storage``: the

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from _support import needs_extension
 
+from hermes_fts import session_search
 from hermes_fts.index import space
 from hermes_fts.store import SessionStore
 
@@ -379,6 +380,19 @@ def _cut_short_after(store: SessionStore, chunks: int) -> None:
         )
 
 
+def _early_ids_deleted(db: Path) -> None:
+    """A store of 1,500 messages whose first 1,000 were deleted (old sessions)."""
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+        store.add_messages(
+            {"session_id": "s1", "role": "user", "content": f"note {i} 部署"} for i in range(1500)
+        )
+    conn = sqlite3.connect(db)  # as Hermes deletes a session
+    with conn:
+        conn.execute("DELETE FROM messages WHERE id <= 1000")
+    conn.close()
+
+
 @pytest.mark.parametrize("step", ["backfill", "time_table"])
 def test_status_counts_what_a_run_left_in_messages_when_early_ids_were_deleted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], step: str
@@ -389,15 +403,7 @@ def test_status_counts_what_a_run_left_in_messages_when_early_ids_were_deleted(
     from hermes_fts.cli import main as cli_main
 
     db = tmp_path / "state.db"
-    with SessionStore(db) as store:
-        store.add_session("s1", "cli")
-        store.add_messages(
-            {"session_id": "s1", "role": "user", "content": f"note {i} 部署"} for i in range(1500)
-        )
-    conn = sqlite3.connect(db)  # as Hermes deletes a session
-    with conn:
-        conn.execute("DELETE FROM messages WHERE id <= 1000")
-    conn.close()
+    _early_ids_deleted(db)
     with SessionStore(db) as store:
         if step == "backfill":
             store._mark_fts_stale("test")
@@ -413,3 +419,19 @@ def test_status_counts_what_a_run_left_in_messages_when_early_ids_were_deleted(
     else:
         assert status["time_table"]["filled_messages"] == 200, status["time_table"]
         assert "Time table: filling 40% " in shown and "(200/500 messages)" in shown, shown
+
+
+def test_the_tools_backfill_note_counts_messages_when_early_ids_were_deleted(
+    tmp_path: Path,
+) -> None:
+    """The model was told "Search index backfill incomplete: 80% done" of the store
+    above, where 200 of its 500 messages were indexed: the tool's note counted ids."""
+    db = tmp_path / "state.db"
+    _early_ids_deleted(db)
+    with SessionStore(db) as store:
+        store._mark_fts_stale("test")
+        _cut_short_after(store, 2)
+    with SessionStore(db, readonly=True) as store:
+        note = session_search(store, query="部署")["index_rebuild"]
+    assert note["percent"] == 40, note
+    assert "backfill incomplete: 40% done" in note["note"], note

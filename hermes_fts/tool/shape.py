@@ -273,7 +273,7 @@ def rebuild_note(store: Any) -> dict[str, Any] | None:
         reasons = store.slowed_by()
         # A build under its build name (``_next``) leaves every search where it was.
         if status and "backfill" in reasons:
-            # The percent only: the store's totals count id windows per index, not messages.
+            # The percent only: the totals add up each index's window of messages.
             percent = int(status.get("percent") or 0)
             return {
                 "percent": percent,
