@@ -338,6 +338,38 @@ def test_a_message_replaced_without_a_delete_is_not_left_in_the_index(
     assert found.route == "fts_cjk" and [r["session_id"] for r in found.rows] == ["en-1"]
 
 
+@pytest.mark.parametrize("route", [None, "fts5"])
+def test_a_message_replaced_without_a_delete_is_not_found_by_its_old_text_in_kept_indexes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route: str | None
+) -> None:
+    """The kept word and trigram indexes' insert trigger added the new text beside the
+    replaced row's old tokens: 'deploy' found a message that no longer says it, read-only
+    before any apply and still after one, where only the CJK index was marked stale."""
+    monkeypatch.setenv("HERMES_WORD_FTS", "1")
+    monkeypatch.setenv("HERMES_TRIGRAM_FTS", "1")
+    path = tmp_path / "state.db"
+    with open_store(path) as store:
+        conversation(store, "en-1", [("user", "the deploy failed"), ("assistant", "redeployed")])
+        store.optimize_storage(sleep=lambda s: None, vacuum=False)
+        assert store.search("deploy", route=route).route == (route or "fts5")
+    shell(
+        path,
+        "INSERT OR REPLACE INTO messages(id, session_id, role, content, timestamp) "
+        "SELECT id, session_id, role, 'the zebrafish tank leaks', timestamp FROM messages "
+        "WHERE content = 'the deploy failed';",
+    )
+    with SessionStore(path, readonly=True) as reader:
+        assert not reader.index_state()["hermes_fts_trigram"]["served"]
+        assert reader.search("deploy", route=route).rows == []
+        assert [r["session_id"] for r in reader.search("zebrafish", route=route).rows] == ["en-1"]
+    with SessionStore(path) as store:  # a write open applies the change log
+        assert store.search("deploy", route=route).rows == []
+        assert store.optimize_storage(sleep=lambda s: None, vacuum=False)["ok"] is True
+        assert store.search("deploy", route=route).rows == []
+        found = store.search("zebrafish", route=route)
+    assert found.route == (route or "fts5") and [r["session_id"] for r in found.rows] == ["en-1"]
+
+
 def test_a_logged_delete_of_a_message_the_index_never_held_leaves_it_sound(db: Path) -> None:
     """FTS5 takes a 'delete' of a row it lacks at its word: it subtracted the tokens
     and the index was malformed while status said ok."""

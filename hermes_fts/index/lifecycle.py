@@ -164,9 +164,11 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
         "time_table": timing,
         "message_id_max": conn.execute("SELECT max(id) FROM main.messages").fetchone()[0] or 0,
     }
+    # Seen by a read-only open before a writer marks them stale (pending.py).
+    replaced = pending.replaced_message(conn)
     for index in schema.INDEXES:
         sql = schema.index_sql(conn, index)
-        served, reason = _served(conn, caps, index, sql, stale)
+        served, reason = _served(conn, caps, index, sql, stale, replaced)
         out[index] = {
             "exists": sql is not None,
             "layout": schema.index_layout(sql),
@@ -200,7 +202,12 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
 
 
 def _served(
-    conn: sqlite3.Connection, caps: Capabilities, index: str, sql: str | None, stale: bool
+    conn: sqlite3.Connection,
+    caps: Capabilities,
+    index: str,
+    sql: str | None,
+    stale: bool,
+    replaced: int | None = None,
 ) -> tuple[bool, str]:
     if sql is None:
         if index in (BASE, TRIGRAM):
@@ -219,6 +226,11 @@ def _served(
         return False, "fts_stale: index under repair, run `hermes-fts optimize-storage`"
     if index == BASE and not _env.word_enabled():
         return False, "disabled by HERMES_WORD_FTS"
+    if index in (BASE, TRIGRAM) and replaced is not None:
+        # Their triggers added the new text beside the replaced row's old tokens.
+        return False, (
+            f"message {replaced} replaced without a delete: run `hermes-fts optimize-storage`"
+        )
     if index == TRIGRAM:
         if not _env.trigram_enabled():
             return False, "disabled by HERMES_TRIGRAM_FTS"

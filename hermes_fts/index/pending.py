@@ -19,10 +19,13 @@ __all__ = [
     "apply_pending_batch",
     "pending_count",
     "pending_deletes",
+    "replaced_message",
     "unlogged_message",
 ]
 
 logger = logging.getLogger("hermes_fts.index.maintain")  # the log name of index upkeep
+# A message's first pending row: the one whose old values the index holds.
+_FIRST = f"p.seq = (SELECT MIN(seq) FROM {CJK_PENDING} q WHERE q.msg_id = p.msg_id)"
 
 
 def pending_count(conn: sqlite3.Connection) -> int:
@@ -144,28 +147,24 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
     n = conn.execute(
         f"SELECT COUNT(DISTINCT msg_id) FROM {CJK_PENDING} WHERE msg_id <= ?", (bound,)
     ).fetchone()[0]
-    first = f"p.seq = (SELECT MIN(seq) FROM {CJK_PENDING} q WHERE q.msg_id = p.msg_id)"
-    held = f"EXISTS (SELECT 1 FROM {CJK}_docsize d WHERE d.id = p.msg_id)"
     stale = get_meta(conn, schema.META_CJK_STALE) is not None
     if not stale:
-        replaced = conn.execute(
-            f"SELECT p.msg_id FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND {first} "
-            f"AND p.op = 'insert' AND {indexed} AND {held} LIMIT 1",
-            (bound,),
-        ).fetchone()
+        replaced = replaced_message(conn, bound)
         if replaced is not None:
             # An INSERT OR REPLACE over an indexed message fires no delete trigger:
             # the text the index holds for it was never logged, so no 'delete'
             # can take it out.  Only a rebuild (optimize-storage) makes it right.
             logger.warning(
-                "message %d was replaced without a delete; %s needs a rebuild", replaced[0], CJK
+                "message %d was replaced without a delete; %s needs a rebuild", replaced, CJK
             )
             set_meta(conn, schema.META_CJK_STALE, 1)
+            _replaced_in_word_indexes(conn, replaced)
             stale = True
     if stale:
         # Rebuilt from the messages anyway: the changes are not applied.
         conn.execute(f"DELETE FROM {CJK_PENDING} WHERE msg_id <= ?", (bound,))
         return int(n)
+    held = f"EXISTS (SELECT 1 FROM {CJK}_docsize d WHERE d.id = p.msg_id)"
     # 1) remove what the index holds: the first pending row's old values,
     #    for rows that qualified then and lie in the indexed id range.
     # The pending table keeps stored values; the index holds their indexed
@@ -175,7 +174,7 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
     conn.execute(
         f"INSERT INTO {CJK}({CJK}, rowid, content, tool_name, tool_calls) "
         f"SELECT 'delete', p.msg_id, {indexed_values('p.old_')} "
-        f"FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND {first} AND p.op <> 'insert' "
+        f"FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND {_FIRST} AND p.op <> 'insert' "
         f"AND {indexed} AND {held}",
         (bound,),
     )
@@ -191,3 +190,34 @@ def apply_pending_batch(conn: sqlite3.Connection, batch_ids: int | None = None) 
     # will read their current state.
     conn.execute(f"DELETE FROM {CJK_PENDING} WHERE msg_id <= ?", (bound,))
     return int(n)
+
+
+def replaced_message(conn: sqlite3.Connection, bound: int | None = None) -> int | None:
+    """A pending message (up to id ``bound``) that an ``INSERT OR REPLACE`` wrote over one
+    the CJK index holds: its change log begins with an insert of an id already held.
+    No delete trigger fired for the row replaced, so no index knows its old text."""
+    indexed = schema.indexed_condition(CJK, "p.msg_id")
+    held = f"EXISTS (SELECT 1 FROM {CJK}_docsize d WHERE d.id = p.msg_id)"
+    try:
+        row = conn.execute(
+            f"SELECT p.msg_id FROM {CJK_PENDING} p WHERE p.msg_id <= ? AND {_FIRST} "
+            f"AND p.op = 'insert' AND {indexed} AND {held} LIMIT 1",
+            (bound if bound is not None else 2**63 - 1,),
+        ).fetchone()
+    except sqlite3.OperationalError:  # no CJK index or change log
+        return None
+    return None if row is None else int(row[0])
+
+
+def _replaced_in_word_indexes(conn: sqlite3.Connection, message_id: int) -> None:
+    """The kept word and trigram indexes also hold the replaced message's old tokens:
+    their insert trigger added the new text beside them (no delete trigger fired), so
+    they found the replaced text in a message that no longer holds it.  Marked stale
+    as the CJK index is: not served, rebuilt by optimize-storage."""
+    if schema.index_sql(conn, schema.BASE) is not None:
+        set_meta(conn, schema.META_FTS_STALE, 1)
+        set_meta(
+            conn, schema.META_FTS_STALE_REASON, f"message {message_id} replaced without a delete"
+        )
+    if schema.index_sql(conn, schema.TRIGRAM) is not None:
+        set_meta(conn, schema.META_TRIGRAM_STALE, 1)
