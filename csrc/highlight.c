@@ -366,6 +366,104 @@ static int charIndexOf(const int *aChar, int nChar, int iByte) {
   return lo;
 }
 
+/* A candidate window: the one centred on hit iHit, from character iWs. */
+typedef struct Window {
+  int iWs;
+  int iHit;
+} Window;
+
+static int cmpWindow(const void *a, const void *b) {
+  const Window *x = (const Window *)a;
+  const Window *y = (const Window *)b;
+  if (x->iWs != y->iWs) return x->iWs < y->iWs ? -1 : 1;
+  return x->iHit < y->iHit ? -1 : (x->iHit > y->iHit);
+}
+
+/* Hits by end, for the sweep below. */
+static int cmpByEnd(const void *a, const void *b) {
+  const Span *x = (const Span *)a;
+  const Span *y = (const Span *)b;
+  if (x->iEnd != y->iEnd) return x->iEnd < y->iEnd ? -1 : 1;
+  return 0;
+}
+
+/*
+** The snippet window (its first character) of nMax characters: of the windows
+** centred on each hit (sorted by start), the one with the most distinct
+** phrases fully inside, then the most hits; ties keep the earliest hit.  The
+** windows are swept in order of start, each hit entering once and leaving once,
+** so a long max_chars over a text full of hits stays O(n log n), not O(n^2).
+*/
+static int bestWindow(const Span *aHit, int nHit, const int *aChar, int nChar, int nMax,
+                      int nPhrase, int *piWinStart) {
+  sqlite3_uint64 nByte = (sizeof(Window) + sizeof(Span) + 4 * sizeof(int)) * (sqlite3_uint64)nHit +
+                         sizeof(int) * (sqlite3_uint64)(nPhrase > 0 ? nPhrase : 1);
+  Window *aWin;
+  Span *aEnd;    /* the hits by end; iPhrase holds the hit's index in aHit */
+  int *aScore;   /* per hit's window: distinct phrases, hits, its start (3 each) */
+  int *aIn;      /* per hit: inside the current window */
+  int *aPhrase;  /* per phrase: its hits inside the current window */
+  int nDistinct = 0;
+  int nCount = 0;
+  int iEnter = 0;
+  int iLeave = 0;
+  int iBest = 0;
+  int i;
+
+  aWin = (Window *)sqlite3_malloc64(nByte);
+  if (aWin == NULL) return SQLITE_NOMEM;
+  memset(aWin, 0, (size_t)nByte);
+  aEnd = (Span *)&aWin[nHit];
+  aScore = (int *)&aEnd[nHit];
+  aIn = &aScore[3 * nHit];
+  aPhrase = &aIn[nHit];
+  for (i = 0; i < nHit; i++) {
+    int hs = charIndexOf(aChar, nChar, aHit[i].iStart);
+    int he = charIndexOf(aChar, nChar, aHit[i].iEnd);
+    int ws = (hs + he) / 2 - nMax / 2;
+    if (ws > nChar - nMax) ws = nChar - nMax;
+    if (ws < 0) ws = 0;
+    aWin[i].iWs = ws;
+    aWin[i].iHit = i;
+    aEnd[i] = aHit[i];
+    aEnd[i].iPhrase = i;
+  }
+  qsort(aWin, (size_t)nHit, sizeof(Window), cmpWindow);
+  qsort(aEnd, (size_t)nHit, sizeof(Span), cmpByEnd);
+  for (i = 0; i < nHit; i++) {
+    int lo = aChar[aWin[i].iWs];
+    int hi = aChar[aWin[i].iWs + nMax];
+    /* Windows only move right: a hit starting before this one has left for good. */
+    for (; iLeave < nHit && aHit[iLeave].iStart < lo; iLeave++) {
+      int ph = aHit[iLeave].iPhrase;
+      if (!aIn[iLeave]) continue;
+      aIn[iLeave] = 0;
+      nCount--;
+      if (ph >= 0 && ph < nPhrase && --aPhrase[ph] == 0) nDistinct--;
+    }
+    for (; iEnter < nHit && aEnd[iEnter].iEnd <= hi; iEnter++) {
+      int j = aEnd[iEnter].iPhrase;
+      int ph = aHit[j].iPhrase;
+      if (aHit[j].iStart < lo) continue;
+      aIn[j] = 1;
+      nCount++;
+      if (ph >= 0 && ph < nPhrase && aPhrase[ph]++ == 0) nDistinct++;
+    }
+    aScore[3 * aWin[i].iHit] = nDistinct;
+    aScore[3 * aWin[i].iHit + 1] = nCount;
+    aScore[3 * aWin[i].iHit + 2] = aWin[i].iWs;
+  }
+  for (i = 1; i < nHit; i++) {
+    if (aScore[3 * i] > aScore[3 * iBest] ||
+        (aScore[3 * i] == aScore[3 * iBest] && aScore[3 * i + 1] > aScore[3 * iBest + 1])) {
+      iBest = i;
+    }
+  }
+  *piWinStart = aScore[3 * iBest + 2];
+  sqlite3_free(aWin);
+  return SQLITE_OK;
+}
+
 /* max_chars as an int: a larger number asks for the whole text, which has
 ** fewer characters than that anyway (read as int it would wrap negative). */
 static int snippetMaxChars(sqlite3_value *pVal) {
@@ -403,7 +501,6 @@ void hermes_cjk_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3
   Span *aHit = NULL;
   int nHit = 0;
   int *aChar = NULL; /* byte offset of every code point, plus n at the end */
-  int *aSeen = NULL; /* per phrase: the last candidate window that counted it */
   int nChar = 0;
   int iWinStart = 0;
   int iWinEnd;
@@ -449,48 +546,8 @@ void hermes_cjk_snippet(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3
   aChar[nChar] = n;
 
   if (nChar > nMax && nHit > 0) {
-    /* Score the window centred on each hit: most distinct phrases, then
-    ** most hits fully inside; ties keep the earliest hit. */
-    int nPhrase = pApi->xPhraseCount(pFts);
-    int bestDistinct = -1;
-    int bestCount = -1;
-    size_t nSeen = sizeof(int) * (size_t)(nPhrase > 0 ? nPhrase : 1);
-    aSeen = (int *)sqlite3_malloc64((sqlite3_uint64)nSeen);
-    if (aSeen == NULL) {
-      rc = SQLITE_NOMEM;
-      goto error;
-    }
-    memset(aSeen, 0, nSeen);
-    for (i = 0; i < nHit; i++) {
-      int hs = charIndexOf(aChar, nChar, aHit[i].iStart);
-      int he = charIndexOf(aChar, nChar, aHit[i].iEnd);
-      int ws = (hs + he) / 2 - nMax / 2;
-      int we;
-      int nDistinct = 0;
-      int nCount = 0;
-      int j;
-      if (ws > nChar - nMax) ws = nChar - nMax;
-      if (ws < 0) ws = 0;
-      we = ws + nMax;
-      /* Hits are sorted by start: skip to the first one inside the window
-      ** and stop at the first one past it, so this stays near-linear. */
-      j = i;
-      while (j > 0 && aHit[j - 1].iStart >= aChar[ws]) j--;
-      for (; j < nHit && aHit[j].iStart < aChar[we]; j++) {
-        if (aHit[j].iStart < aChar[ws] || aHit[j].iEnd > aChar[we]) continue;
-        nCount++;
-        if (aHit[j].iPhrase >= 0 && aHit[j].iPhrase < nPhrase &&
-            aSeen[aHit[j].iPhrase] != i + 1) {
-          aSeen[aHit[j].iPhrase] = i + 1;
-          nDistinct++;
-        }
-      }
-      if (nDistinct > bestDistinct || (nDistinct == bestDistinct && nCount > bestCount)) {
-        bestDistinct = nDistinct;
-        bestCount = nCount;
-        iWinStart = ws;
-      }
-    }
+    rc = bestWindow(aHit, nHit, aChar, nChar, nMax, pApi->xPhraseCount(pFts), &iWinStart);
+    if (rc != SQLITE_OK) goto error;
   }
   iWinEnd = iWinStart + nMax;
   if (iWinEnd > nChar) iWinEnd = nChar;
@@ -516,5 +573,4 @@ cleanup:
   hermes_buf_free(&b);
   sqlite3_free(aHit);
   sqlite3_free(aChar);
-  sqlite3_free(aSeen);
 }
