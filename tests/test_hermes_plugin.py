@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -415,6 +416,35 @@ def test_a_role_list_found_empty_is_not_answered_with_other_roles(
     tools, users = out["results"]
     assert is_ours(tools) and tools["results"] == [], tools
     assert is_ours(users) and [r["matched_role"] for r in users["results"]] == ["user"], users
+    assert not warnings(out), out["logs"]
+
+
+@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="needs the sqlite3 shell")
+def test_an_empty_search_is_not_answered_with_the_current_conversation_on_a_parent_cycle(
+    hermes_venv: Path, home: Path
+) -> None:
+    """On a ``parent_session_id`` cycle through the current session, Hermes' built-in
+    stops its lineage walk where a session repeats and took the other member for a
+    past conversation: the cross-check returned the model's own conversation and
+    the WARNING blamed the indexes."""
+    enable(hermes_venv, home, grant=True)
+    optimize(hermes_venv, home)
+    steps = [{"append": ["cyc-b", "user", "the zebrafish tank leaks"]}]
+    he.run_driver(hermes_venv, home, "calls", "--steps", json.dumps(steps))
+    subprocess.run(
+        [
+            "sqlite3",
+            str(home / "state.db"),
+            f"UPDATE sessions SET parent_session_id = 'cyc-b' WHERE id = '{he.SESSION_ID}';"
+            f"UPDATE sessions SET parent_session_id = '{he.SESSION_ID}' WHERE id = 'cyc-b';",
+        ],
+        check=True,
+    )
+    steps = [{"search": {"query": "zebrafish"}}, {"search": {"query": "deploy"}}]
+    out = he.run_driver(hermes_venv, home, "calls", "--steps", json.dumps(steps))
+    own, past = out["results"]
+    assert is_ours(own) and own["results"] == [], own
+    assert is_ours(past) and hit_sessions(past) == ["en-1"], past
     assert not warnings(out), out["logs"]
 
 

@@ -49,6 +49,7 @@ import hermes_fts
 from .._cjk_ranges import is_cjk
 from ..index.schema import CJK as CJK_INDEX
 from ..index.slowed import fix_command, missed_until_rebuilt, search_slowed_by, slowed_why
+from ..tool.context import CallContext
 from ..tool.errors import INTERNAL_FAILURE
 from . import commands, serving, upkeep
 from . import host as hermes_host
@@ -234,9 +235,11 @@ def _builtin_drops_operators(query: Any) -> bool:
     return any(0 < n < 3 for n in counts)
 
 
-def _cross_checked(payload: dict[str, Any], theirs: Any) -> Any:
-    """Our empty answer, or the built-in's ``theirs`` when it found something (a
-    WARNING says so)."""
+def _cross_checked(
+    payload: dict[str, Any], theirs: Any, current_session_id: str | None, path: Path | None
+) -> Any:
+    """Our empty answer, or the built-in's ``theirs`` when it found something outside
+    the current conversation (a WARNING says so)."""
     try:
         data = json.loads(theirs) if isinstance(theirs, str) else None
     except ValueError:
@@ -245,7 +248,7 @@ def _cross_checked(payload: dict[str, Any], theirs: Any) -> Any:
     # read as text (a number) makes it list the latest sessions instead.
     searched = isinstance(data, dict) and data.get("mode") == "discover"
     found = data.get("results") if searched and isinstance(data, dict) else None
-    if not found:
+    if not found or not _outside_current(found, current_session_id, path):
         return json.dumps(payload, ensure_ascii=False)
     query = payload.get("query")
     serving.once(
@@ -259,6 +262,22 @@ def _cross_checked(payload: dict[str, Any], theirs: Any) -> Any:
         commands.OPTIMIZE_HINT,
     )
     return theirs
+
+
+def _outside_current(found: list[Any], current: str | None, path: Path | None) -> bool:
+    """Whether a built-in hit lies outside the current conversation.  Hermes 0.19.0
+    walks ``parent_session_id`` only until a session repeats, so on a parent cycle
+    it takes another member of the current conversation for a past one; ours reads
+    the cycle as one conversation (``CallContext.lineage``)."""
+    if not current:
+        return True
+    with STORES.lock:
+        ctx = CallContext(STORES.get(path or serving.store_path()), None, current)
+        root = ctx.lineage(current)[0]
+        return any(
+            not isinstance(hit, dict) or ctx.lineage(str(hit.get("session_id") or ""))[0] != root
+            for hit in found
+        )
 
 
 def serve(
@@ -275,7 +294,7 @@ def serve(
         return builtin()
     if _wants_cross_check(payload, args):
         try:
-            return _cross_checked(payload, builtin())
+            return _cross_checked(payload, builtin(), current_session_id, path)
         except Exception:  # noqa: BLE001 - the check is extra; our answer stands
             log.debug("cross-checking an empty answer with the built-in failed", exc_info=True)
     return json.dumps(payload, ensure_ascii=False)
@@ -295,7 +314,9 @@ async def serve_async(
         return await builtin()
     if _wants_cross_check(payload, args):
         try:
-            return _cross_checked(payload, await builtin())
+            return await asyncio.to_thread(
+                _cross_checked, payload, await builtin(), current_session_id, path
+            )
         except Exception:  # noqa: BLE001 - the check is extra; our answer stands
             log.debug("cross-checking an empty answer with the built-in failed", exc_info=True)
     return json.dumps(payload, ensure_ascii=False)
