@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -139,3 +140,19 @@ def other_application_db(path: Path) -> Path:
     conn.commit()
     conn.close()
     return path
+
+
+def cut_short_after(store: Any, chunks: int) -> None:
+    """An optimize-storage run stopped by Ctrl-C after ``chunks`` chunks of 100 messages."""
+    done = 0
+
+    def interrupt(_seconds: float) -> None:
+        nonlocal done
+        done += 1
+        if done == chunks:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        store.optimize_storage(
+            vacuum=False, sleep=interrupt, chunk_rows=100, min_pause=0, txn_target=None
+        )

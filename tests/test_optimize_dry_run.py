@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _support import cut_short_after
 from _tool_fixtures import needs_nobody, nobody_dir, nobody_package_root, nobody_python
 from test_optimize_storage import cli, optimize, write_store
 
@@ -218,18 +219,8 @@ def test_a_resumed_backfill_needs_the_room_and_time_of_what_is_left(stale: Path)
     )
     with SessionStore(stale, readonly=True) as store:
         whole_build = store.optimize_room(False)["build"]
-    chunks = 0
-
-    def interrupt(_seconds: float) -> None:  # Ctrl-C between two chunks of the backfill
-        nonlocal chunks
-        chunks += 1
-        if chunks == 11:
-            raise KeyboardInterrupt
-
-    with SessionStore(stale) as store, pytest.raises(KeyboardInterrupt):
-        store.optimize_storage(
-            vacuum=False, sleep=interrupt, chunk_rows=100, min_pause=0, txn_target=None
-        )
+    with SessionStore(stale) as store:  # Ctrl-C between two chunks of the backfill
+        cut_short_after(store, 11)
     with SessionStore(stale, readonly=True) as store:
         left = store.status()["backfill"]
         assert left["indexed"] == 1100 and left["total"] == 1500, left
@@ -254,18 +245,8 @@ def test_a_resumed_time_table_fill_counts_only_the_rows_left(tmp_path: Path) -> 
     message again (64 MB on a million messages), as for a table never begun."""
     db = tmp_path / "state.db"
     write_store(db)  # the CJK index complete: the run's chunks are the time table's
-    chunks = 0
-
-    def interrupt(_seconds: float) -> None:  # Ctrl-C between two chunks of the fill
-        nonlocal chunks
-        chunks += 1
-        if chunks == 11:
-            raise KeyboardInterrupt
-
-    with SessionStore(db) as store, pytest.raises(KeyboardInterrupt):
-        store.optimize_storage(
-            vacuum=False, sleep=interrupt, chunk_rows=100, min_pause=0, txn_target=None
-        )
+    with SessionStore(db) as store:  # Ctrl-C between two chunks of the fill
+        cut_short_after(store, 11)
     with SessionStore(db, readonly=True) as store:
         tt = store.status()["time_table"]
         assert tt["status"] == "filling" and tt["rows"] == 1100, tt

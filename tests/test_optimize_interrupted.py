@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _support import needs_extension
+from _support import cut_short_after, needs_extension
 
 from hermes_fts import session_search
 from hermes_fts.index import space
@@ -364,22 +364,6 @@ def test_sigterm_in_the_rank_bounds_step_keeps_the_tokens_measured(
     assert _bounds(db)[0][0][4] == 1
 
 
-def _cut_short_after(store: SessionStore, chunks: int) -> None:
-    """An optimize-storage run stopped by Ctrl-C after ``chunks`` chunks of 100 messages."""
-    done = 0
-
-    def interrupt(_seconds: float) -> None:
-        nonlocal done
-        done += 1
-        if done == chunks:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        store.optimize_storage(
-            vacuum=False, sleep=interrupt, chunk_rows=100, min_pause=0, txn_target=None
-        )
-
-
 def _early_ids_deleted(db: Path) -> None:
     """A store of 1,500 messages whose first 1,000 were deleted (old sessions)."""
     with SessionStore(db) as store:
@@ -407,7 +391,7 @@ def test_status_counts_what_a_run_left_in_messages_when_early_ids_were_deleted(
     with SessionStore(db) as store:
         if step == "backfill":
             store._mark_fts_stale("test")
-        _cut_short_after(store, 2)  # else the index is complete: the fill is the first step
+        cut_short_after(store, 2)  # else the index is complete: the fill is the first step
     assert cli_main(["--json", "status", "--db", str(db)]) == 0
     status = json.loads(capsys.readouterr().out)
     assert cli_main(["status", "--db", str(db)]) == 0
@@ -430,7 +414,7 @@ def test_the_tools_backfill_note_counts_messages_when_early_ids_were_deleted(
     _early_ids_deleted(db)
     with SessionStore(db) as store:
         store._mark_fts_stale("test")
-        _cut_short_after(store, 2)
+        cut_short_after(store, 2)
     with SessionStore(db, readonly=True) as store:
         note = session_search(store, query="部署")["index_rebuild"]
     assert note["percent"] == 40, note
