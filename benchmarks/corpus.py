@@ -723,7 +723,12 @@ def build_store(path: str | os.PathLike[str], n_messages: int, seed: int = 0) ->
 # The package files whose changes make a cached store stale (paths in hermes_fts/).
 STORE_CODE = ("store.py", "index/schema.py", "index/maintain.py")
 # ... and those whose changes make a cached optimized store stale.
-OPTIMIZE_CODE = ("index/lifecycle.py", "index/time_table.py", "index/rank_bounds.py")
+OPTIMIZE_CODE = (
+    "index/lifecycle.py",
+    "index/align.py",
+    "index/time_table.py",
+    "index/rank_bounds.py",
+)
 
 
 def _store_code_tag() -> str:

@@ -26,9 +26,9 @@ from ._params import as_flag
 from ._sharing import write_lock_held
 from ._sqlite import BUSY_TIMEOUT_S, StoreError
 from ._store_problems import failure_cause, store_error
+from .index import align, pending, schema, space
 from .index import lifecycle as index_state
 from .index import maintain as indexing
-from .index import pending, schema, space
 from .index.schema import BASE, CJK, TRIGRAM
 
 # Re-exported: why searches are slower or miss rows, for the tool and the CLI.
@@ -176,7 +176,7 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
         self._file = self._main_file()
         # An existing store's missing columns come from TEMP views until our
         # first write: an open changes nothing in it (docs/DESIGN.md §9.2).
-        self._base_deferred = not readonly and index_state.has_messages(self._conn)
+        self._base_deferred = not readonly and align.has_messages(self._conn)
         if readonly:
             schema.shadow_missing_columns(self._conn)
         self.cjk_available = self._cjk_capable()
@@ -198,7 +198,7 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
                 # switches a WAL file back).
                 if self._conn.execute("PRAGMA page_count").fetchone()[0] == 0:
                     self._conn.execute("PRAGMA journal_mode = WAL")
-                index_state.align(self._conn, self._caps, base=not self._base_deferred)
+                align.align(self._conn, self._caps, base=not self._base_deferred)
                 index_state.unblock_writes(self._conn)
                 if self._base_deferred:  # after align: a trigger must name main.messages
                     schema.shadow_missing_columns(self._conn)
@@ -345,7 +345,7 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
             and schema.index_sql(self._conn, CJK) is None
         ):
             self._align_base()
-            index_state.align(self._conn, self._caps, create_cjk=True)
+            align.align(self._conn, self._caps, create_cjk=True)
         applied = self._apply_pending(room_errors=True) + self._applied_unreported
         self._applied_unreported = 0
         return applied

@@ -78,6 +78,7 @@ LAYERS: dict[str, int] = {
     "search.run": 7,
     "index.slowed": 4,
     "index.lifecycle": 6,
+    "index.align": 7,
     "index.status": 6,
     "index.optimize": 7,
     "admin": 8,
