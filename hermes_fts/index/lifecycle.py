@@ -14,6 +14,7 @@ indexes at all.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sqlite3
@@ -170,11 +171,18 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
         "time_table": timing,
         "message_id_max": conn.execute("SELECT max(id) FROM main.messages").fetchone()[0] or 0,
     }
-    # Seen by a read-only open before a writer marks them stale (pending.py).
-    replaced = pending.replaced_message(conn)
+    # Seen by a read-only open before a writer marks them stale (pending.py).  Only
+    # the word and trigram indexes need it, and the scan is as long as the backlog.
+    replaced = (
+        pending.replaced_message(conn)
+        if any(schema.index_sql(conn, i) is not None for i in (BASE, TRIGRAM))
+        else None
+    )
+    # Asked by serving and by needs_optimize, and as long as the backlog: read once.
+    by_hand = functools.cache(lambda: _cjk_edited_by_hand(conn))
     for index in schema.INDEXES:
         sql = schema.index_sql(conn, index)
-        served, reason = _served(conn, caps, index, sql, stale, replaced)
+        served, reason = _served(conn, caps, index, sql, stale, replaced, by_hand)
         out[index] = {
             "exists": sql is not None,
             "layout": schema.index_layout(sql),
@@ -194,7 +202,7 @@ def index_state(conn: sqlite3.Connection, caps: Capabilities) -> dict[str, Any]:
                 "instead": instead,
                 "exists": out[index]["exists"],
             }
-    out["needs_optimize"] = optimize_reasons(conn, caps)
+    out["needs_optimize"] = optimize_reasons(conn, caps, by_hand)
     cjk_sql = schema.index_sql(conn, CJK)
     for key, option, value in _CJK_OPTIONS:
         out[CJK][key] = schema.cjk_option_on(cjk_sql, option, value)
@@ -207,7 +215,8 @@ def _served(
     index: str,
     sql: str | None,
     stale: bool,
-    replaced: int | None = None,
+    replaced: int | None,
+    by_hand: Callable[[], tuple[str, str] | None],
 ) -> tuple[bool, str]:
     if sql is None:
         if index in (BASE, TRIGRAM):
@@ -246,7 +255,7 @@ def _served(
             return False, "cjk_unicode61 extension not loaded"
         if indexing.get_meta(conn, schema.META_CJK_STALE) is not None:
             return False, "stale: run `hermes-fts optimize-storage`"
-        edited = _cjk_edited_by_hand(conn)
+        edited = by_hand()
         if edited is not None:
             # Seen by a read-only open, which cannot repair: the index misses
             # changes or cannot be read.
@@ -367,8 +376,14 @@ def backfill_targets(
 # optimize-storage's repair phase
 
 
-def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
-    """Why ``optimize-storage`` has work to do on this store, for this process (codes)."""
+def optimize_reasons(
+    conn: sqlite3.Connection,
+    caps: Capabilities,
+    by_hand: Callable[[], tuple[str, str] | None] | None = None,
+) -> list[str]:
+    """Why ``optimize-storage`` has work to do on this store, for this process (codes).
+    ``by_hand``: ``_cjk_edited_by_hand`` already asked by the caller."""
+    by_hand = by_hand or (lambda: _cjk_edited_by_hand(conn))
     reasons: list[str] = []
     if schema.dangling_triggers(conn):
         reasons.append("writes_blocked")  # a table of ours dropped by hand, its triggers kept
@@ -407,7 +422,7 @@ def optimize_reasons(conn: sqlite3.Connection, caps: Capabilities) -> list[str]:
             reasons.append("cjk_missing")
         elif indexing.get_meta(conn, schema.META_CJK_STALE) is not None:
             reasons.append("cjk_stale")
-        elif (edited := _cjk_edited_by_hand(conn)) is not None:
+        elif (edited := by_hand()) is not None:
             reasons.append(edited[0])
         elif not schema.cjk_tokenize_current(cjk_sql):
             reasons.append("cjk_outdated")  # older tokenizer options: rebuilt
