@@ -34,7 +34,6 @@ __all__ = [
     "StateCache",
     "backfill_targets",
     "damaged",
-    "rebuilds",
     "rebuild_shares",
     "index_state",
     "merge_segments",
@@ -481,17 +480,12 @@ def damaged(
     return found
 
 
-def rebuilds(conn: sqlite3.Connection, caps: Capabilities, broken: dict[str, str]) -> list[str]:
-    """The indexes ``repair`` and the backfill after it will build (all or part of):
-    the decisions of ``repair``, read without writing, for the room a run needs."""
-    return list(rebuild_shares(conn, caps, broken))
-
-
 def rebuild_shares(
     conn: sqlite3.Connection, caps: Capabilities, broken: dict[str, str]
 ) -> dict[str, float]:
-    """``rebuilds`` with the share of the messages each has left to take: 1 for a
-    build from the start, less for a backfill an interrupted run left, which
+    """The indexes ``repair`` and the backfill after it will build (all or part of),
+    read without writing, each with the share of the messages it has left to take:
+    1 for a build from the start, less for a backfill an interrupted run left, which
     the next run resumes (its room and time are that share's, not a whole build's)."""
     stale = indexing.get_meta(conn, schema.META_FTS_STALE) is not None
     kept = (
