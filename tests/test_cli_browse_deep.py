@@ -13,7 +13,7 @@ from _tool_fixtures import T0, conversation
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_fts import transcript
+from hermes_fts import listing
 from hermes_fts._params import SQLITE_INT_MAX
 from hermes_fts.cli import main
 from hermes_fts.store import SessionStore
@@ -130,7 +130,7 @@ def test_a_deeper_page_costs_the_store_no_more(
     monkeypatch.setattr(SessionStore, "sessions_by_activity", counted)
     pages = [_page(wide_db, capsys, offset) for offset in (500, 900)]
     assert len(steps) == 2 and steps[1] <= steps[0] * 1.05, steps
-    monkeypatch.setattr(transcript, "_RANK_ALL_FROM", SQLITE_INT_MAX)  # the candidates alone
+    monkeypatch.setattr(listing, "_RANK_ALL_FROM", SQLITE_INT_MAX)  # the candidates alone
     assert pages == [_page(wide_db, capsys, offset) for offset in (500, 900)]
     assert [r["session_id"] for r in pages[1]["results"]] == [
         f"w{n:04d}" for n in range(WIDE_SESSIONS - 901, WIDE_SESSIONS - 911, -1)
@@ -222,9 +222,9 @@ def _listings(path: Path, ranked: bool) -> tuple[list[Any], list[Any]]:
     """Every slice of the store's listing, and the tool's browse pages, either by
     ranking every session or from the candidates only (no floor of 500 messages)."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(transcript, "_RANK_ALL_FROM", 0 if ranked else SQLITE_INT_MAX)
-        mp.setattr(transcript, "_RANK_ALL_SHARE", SQLITE_INT_MAX)
-        mp.setattr(transcript, "_RECENT_MESSAGE_FLOOR", 0)
+        mp.setattr(listing, "_RANK_ALL_FROM", 0 if ranked else SQLITE_INT_MAX)
+        mp.setattr(listing, "_RANK_ALL_SHARE", SQLITE_INT_MAX)
+        mp.setattr(listing, "_RECENT_MESSAGE_FLOOR", 0)
         with SessionStore(path) as store:
             rows = [
                 [r["id"] for r in store.sessions_by_activity(HIDDEN_SESSION_SOURCES, size, start)]

@@ -68,6 +68,7 @@ LAYERS: dict[str, int] = {
     "index.health": 5,
     "index.space": 5,
     "index.removal": 5,
+    "listing": 4,
     "transcript": 5,
     "writes": 5,
     "search.snippets": 5,

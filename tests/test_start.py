@@ -25,6 +25,7 @@ STORE_STACK = (
     "hermes_fts._sqlite",
     "hermes_fts.store",
     "hermes_fts.transcript",
+    "hermes_fts.listing",
     "hermes_fts.search",
     "hermes_fts.index",
     "hermes_fts.tool",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from _tool_fixtures import chat, conversation, ids_of, open_store
 
-from hermes_fts import content, transcript
+from hermes_fts import content, listing, transcript
 from hermes_fts.store import SessionStore
 
 
@@ -304,7 +304,7 @@ def test_sessions_by_activity_uses_newest_message(store):
     conversation(store, "new", chat(2), start=2000)
     store.add_message("old", "user", "late reply", timestamp=9000)
     conversation(store, "bot", chat(2), start=3000, source="subagent")
-    rows = transcript.sessions_by_activity(store._conn, ("subagent",), limit=10)
+    rows = listing.sessions_by_activity(store._conn, ("subagent",), limit=10)
     assert [r["id"] for r in rows] == ["old", "new"]
     assert rows[0]["last_active"] == 9000
 
@@ -377,7 +377,7 @@ def test_sessions_by_activity_survives_times_that_are_not_numbers(store):
     with store._conn:
         store._conn.execute("UPDATE sessions SET started_at = 'not a time' WHERE id = 'odd'")
         store._conn.execute("UPDATE messages SET timestamp = 'yesterday' WHERE session_id = 'odd'")
-    rows = transcript.sessions_by_activity(store._conn, limit=10)
+    rows = listing.sessions_by_activity(store._conn, limit=10)
     assert [r["id"] for r in rows] == ["fine", "odd"]
 
 
@@ -389,7 +389,7 @@ def test_a_time_stored_as_text_does_not_hide_a_sessions_other_times(store):
     ids = conversation(store, "mixed", chat(3), start=3000)
     with store._conn:
         store._conn.execute("UPDATE messages SET timestamp = '2024-01-01' WHERE id = ?", (ids[0],))
-    rows = transcript.sessions_by_activity(store._conn, limit=10)
+    rows = listing.sessions_by_activity(store._conn, limit=10)
     assert [r["id"] for r in rows] == ["mixed", "older"]
     newest = store._conn.execute("SELECT max(timestamp) FROM messages WHERE id IN (?, ?)", ids[1:])
     assert rows[0]["last_active"] == newest.fetchone()[0]
