@@ -9,6 +9,7 @@ A leaf module: it imports nothing from the package.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from datetime import datetime
@@ -136,12 +137,15 @@ def as_time_bound(value: Any, name: str) -> float | None:
     if value != value:  # NaN would silently match nothing
         raise ValueError(f"{name} must be a number, got NaN")
     try:
-        return float(value)
+        seconds = float(value)
     except OverflowError:  # an int past the largest float (about 1.8e308)
+        seconds = math.inf
+    if math.isinf(seconds):  # after=inf matched nothing, before=inf everything, silently
         raise ValueError(
-            f"{name} is out of range: a Unix time in seconds must be a float, at most "
-            "about 1.8e308 in size"
-        ) from None
+            f"{name} is out of range: a Unix time in seconds must be a finite float, at "
+            "most about 1.8e308 in size"
+        )
+    return seconds
 
 
 def as_sources(value: Any, name: str) -> list[str] | None:

@@ -91,6 +91,26 @@ def test_a_time_bound_past_any_float_is_a_range_error(db: Path, huge: int) -> No
     assert payload["error"].startswith("before is out of range"), payload
 
 
+@pytest.mark.parametrize("bound", ["after", "before", "now"])
+@pytest.mark.parametrize("infinite", [float("inf"), float("-inf")], ids=["inf", "-inf"])
+def test_an_infinite_time_bound_is_a_range_error(db: Path, bound: str, infinite: float) -> None:
+    """after=inf answered nothing and before=inf everything, with no word said,
+    where the tool refuses either as out of range."""
+    with SessionStore(db) as store:
+        with pytest.raises(ValueError, match=f"search {bound} is out of range"):
+            store.search("deploy", **{bound: infinite})
+        payload = session_search(store, query="deploy", **{bound: infinite})
+    assert payload["success"] is False
+    assert payload["error"].startswith(f"{bound} is out of range"), payload
+
+
+def test_an_infinite_message_time_is_refused(db: Path) -> None:
+    with SessionStore(db) as store:
+        with pytest.raises(ValueError, match="timestamp is out of range"):
+            store.add_message("s1", role="user", content="later", timestamp=float("inf"))
+        assert store.count_messages("s1") == 2
+
+
 @pytest.mark.parametrize("text", ["1e309", "9" * 400, "-" + "9" * 400, "9" * 400 + "d"])
 def test_the_cli_says_a_huge_bound_is_out_of_range(db: Path, text: str) -> None:
     code, payload = cli("search", "deploy", "--db", str(db), f"--after={text}")
