@@ -151,18 +151,41 @@ def run_lock(path: str | os.PathLike[str], what: str = OPTIMIZE_RUN) -> Iterator
         os.close(fd)
 
 
-def run_under_way(path: str | os.PathLike[str]) -> str | None:
-    """Which other process holds the store's run lock now (``another optimize-storage
-    run (process N)``), read in /proc/locks without taking the lock: a reader
-    holding it even a moment would refuse a run starting then.  None when no one
-    does, or where it cannot be told (not Linux)."""
+def _flock_holders(lock: str) -> list[str] | None:
+    """The ids of the processes holding an flock on ``lock``, read in /proc/locks
+    without taking it: a reader holding it even a moment would refuse a run
+    starting then.  [] without the file; None where it cannot be told (not Linux)."""
     if sys.platform != "linux":
         return None
-    lock = os.path.realpath(os.fspath(path)) + RUN_LOCK_SUFFIX
     try:
         st = os.stat(lock)
+    except FileNotFoundError:
+        return []
+    except OSError:
+        return None
+    try:
         with open("/proc/locks", encoding="ascii", errors="replace") as table:
             lines = table.read().splitlines()
+    except OSError:
+        return None
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    holders = []
+    for line in lines:  # "3: FLOCK  ADVISORY  WRITE 5876 fe:00:2146381 0 EOF"
+        fields = line.split()
+        if "FLOCK" in fields and inode in fields[1:]:
+            holders.append(fields[fields.index(inode) - 1])
+    return holders
+
+
+def run_under_way(path: str | os.PathLike[str]) -> str | None:
+    """Which other process holds the store's run lock now (``another optimize-storage
+    run (process N)``), without taking the lock.  None when no one does, or where
+    it cannot be told (not Linux)."""
+    lock = os.path.realpath(os.fspath(path)) + RUN_LOCK_SUFFIX
+    others = [pid for pid in _flock_holders(lock) or () if pid != str(os.getpid())]
+    if not others:
+        return None
+    try:
         fd = os.open(lock, os.O_RDONLY)
     except OSError:
         return None
@@ -170,14 +193,7 @@ def run_under_way(path: str | os.PathLike[str]) -> str | None:
         _pid, what = _lock_holder(fd)
     finally:
         os.close(fd)
-    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    for line in lines:  # "3: FLOCK  ADVISORY  WRITE 5876 fe:00:2146381 0 EOF"
-        fields = line.split()
-        if "FLOCK" in fields and inode in fields[1:]:
-            pid = fields[fields.index(inode) - 1]
-            if pid != str(os.getpid()):
-                return f"another {what} (process {pid})"
-    return None
+    return f"another {what} (process {others[0]})"
 
 
 def run_held(path: str | os.PathLike[str]) -> bool:
@@ -188,11 +204,15 @@ def run_held(path: str | os.PathLike[str]) -> bool:
 
 def run_alive(path: str | os.PathLike[str]) -> bool:
     """Whether a live process (this one included) holds the store's run lock: a run, or
-    a sync holding its room.  Asked without making the lock file, for readers; True
-    where it cannot be told (no flock), so nothing of a live run is called left over."""
+    a sync holding its room.  Asked without making the lock file, for readers: in
+    /proc/locks on Linux, elsewhere by a shared lock let go at once; True where it
+    cannot be told (no flock), so nothing of a live run is called left over."""
     key = os.path.realpath(os.fspath(path))
     if key in _runs_held:
         return True
+    holders = _flock_holders(key + RUN_LOCK_SUFFIX)
+    if holders is not None:
+        return bool(holders)
     try:
         import fcntl
     except ImportError:
@@ -203,7 +223,7 @@ def run_alive(path: str | os.PathLike[str]) -> bool:
         return False
     except OSError:
         return True
-    try:  # shared and let go at once: a run taking the lock meanwhile is seen next time
+    try:  # shared and let go at once: a run starting in that moment is refused
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         return False
     except OSError:

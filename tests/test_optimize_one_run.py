@@ -234,3 +234,38 @@ def test_a_run_started_while_sync_holds_the_room_names_the_sync(tmp_path: Path) 
     assert sync.returncode == 0, err
     assert json.loads(out)["pending"] == 0
     assert not lock.exists() and not Path(f"{db}-hermes-fts-room").exists()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc/locks is Linux's")
+def test_asking_whether_a_run_is_alive_takes_no_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``status`` asks whether a run holds the room it left (run_alive).  A shared lock
+    taken for that, even for a moment, refused a run starting then as "another
+    run"; on Linux the answer is read in /proc/locks instead."""
+    import fcntl
+
+    from hermes_fts import _sharing
+
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store:
+        store.add_session("s1", "cli")
+    taken: list[int] = []
+    real_flock = fcntl.flock
+
+    def flock(fd: int, op: int) -> None:
+        taken.append(op)
+        real_flock(fd, op)
+
+    holder = _holder(db)
+    try:
+        monkeypatch.setattr(fcntl, "flock", flock)
+        assert _sharing.run_alive(db)
+        assert _sharing.run_under_way(db) == f"another optimize-storage run (process {holder.pid})"
+    finally:
+        holder.kill()
+        holder.wait()
+    Path(str(db) + _sharing.RUN_LOCK_SUFFIX).touch()  # a file the killed run left
+    assert not _sharing.run_alive(db)
+    assert _sharing.run_under_way(db) is None
+    assert taken == []
