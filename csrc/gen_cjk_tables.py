@@ -470,9 +470,13 @@ def folded_from_other(ch: str) -> bool:
     return 0x21 <= cp <= 0x7E or cp in _LETTER_FOLDED or 0x0590 <= cp <= 0x06FF
 
 
+# Asked of every character a query or a row folds: a set, not a walk of the ranges.
+_DROPPED = frozenset(cp for lo, hi in DROPPED_MARKS for cp in range(lo, hi + 1))
+
+
 def is_dropped_mark(ch: str) -> bool:
     """Whether ``letters 1`` drops ``ch`` after a letter (a Hebrew point, a haraka)."""
-    return any(lo <= ord(ch) <= hi for lo, hi in DROPPED_MARKS)
+    return ord(ch) in _DROPPED
 
 
 # ``selectors 1``: the variation selectors a CJK character keeps (csrc/cjk_script.h
@@ -482,9 +486,12 @@ SELECTORS: tuple[tuple[int, int], ...] = (
 )
 
 
+_SELECTOR_POINTS = frozenset(cp for lo, hi in SELECTORS for cp in range(lo, hi + 1))
+
+
 def is_selector(ch: str) -> bool:
     """Whether ``ch`` is a variation selector ``selectors 1`` keeps after a CJK character."""
-    return any(lo <= ord(ch) <= hi for lo, hi in SELECTORS)
+    return ord(ch) in _SELECTOR_POINTS
 '''
 
 
