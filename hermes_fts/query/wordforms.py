@@ -34,6 +34,7 @@ from .tree import Query, Term
 
 __all__ = [
     "KOREAN_PARTICLES",
+    "IRREGULAR",
     "MIN_STEM",
     "before_honorific",
     "form_pairs",
@@ -149,7 +150,8 @@ def stem(word: str) -> str:
 def word_forms(term: Term) -> tuple[Term, ...]:
     """The other forms a best match searches ``term`` as, beside the word: a single
     English word (three or more ASCII letters, no ``*``) as its stem's prefix,
-    or as its stem and the stem's inflections when the stem is short; a Korean word
+    or as its stem and the stem's inflections when the stem is short, or as the
+    forms ``IRREGULAR`` lists (went: go, goes, going, gone); a Korean word
     without the particle it ends in (``korean_stem``); nothing else."""
     if term.prefix:
         return ()
@@ -159,6 +161,8 @@ def word_forms(term: Term) -> tuple[Term, ...]:
         lowered = fold_width(term.text).lower()
         if lowered in _S_WORDS or not _VOWEL.search(lowered):
             return ()  # no other form: news is no plural of new, dns no verb
+        if lowered in IRREGULAR:
+            return tuple(Term(form) for form in IRREGULAR[lowered] if form != lowered)
         root = stem(lowered)
         if root == lowered:
             root = _lost_e(lowered) or root
@@ -173,6 +177,120 @@ def word_forms(term: Term) -> tuple[Term, ...]:
         return (Term(root, prefix=True),)
     bare = korean_stem(term.text)
     return (Term(bare),) if bare else ()
+
+
+# English words whose forms no suffix rule finds (went: go, bought: buy, children:
+# child), one word a line with every form of it; a word here is searched in these
+# forms alone.  Left out, as forms of two words: left (leave; the side), rose (rise;
+# the flower), led (lead; LED), bit (bite; a bit), lives (life; to live), leaves
+# (leaf; to leave), fed (feed; the Fed), meant (mean, the average), drew (a name),
+# stuck, wound, ground, bound, lit; and verbs that are common words (be, have, do,
+# get, say, tell, think, know).  `go` is too short to get forms: it names a language.
+_IRREGULAR_WORDS = """
+go goes going went gone
+see sees seeing saw seen
+find finds finding findings found
+feel feels feeling feelings felt
+lay lays laying laid
+begin begins beginning beginnings began begun
+bend bends bending bent
+bite bites biting bitten
+bleed bleeds bleeding bled
+blow blows blowing blew blown
+break breaks breaking broke broken
+breed breeds breeding bred
+bring brings bringing brought
+build builds building buildings built
+burn burns burning burned burnt
+buy buys buying bought
+catch catches catching caught
+choose chooses choosing chose chosen
+come comes coming came
+creep creeps creeping crept
+deal deals dealing dealt
+dig digs digging dug
+dream dreams dreaming dreamed dreamt
+drink drinks drinking drank drunk
+drive drives driving drove driven
+eat eats eating ate eaten
+fall falls falling fell fallen
+fight fights fighting fought
+flee flees fleeing fled
+fly flies flying flew flown
+forget forgets forgetting forgot forgotten
+forgive forgives forgiving forgave forgiven
+freeze freezes freezing froze frozen
+give gives giving gave given
+grow grows growing grew grown
+hang hangs hanging hung
+hear hears hearing heard
+hide hides hiding hid hidden
+hold holds holding held
+keep keeps keeping kept
+learn learns learning learned learnt
+lend lends lending lent
+lose loses losing lost
+make makes making made
+meet meets meeting meetings met
+pay pays paying paid
+ride rides riding rode ridden
+ring rings ringing rang rung
+run runs running ran
+seek seeks seeking sought
+sell sells selling sold
+send sends sending sent
+shake shakes shaking shook shaken
+shoot shoots shooting shot shots
+show shows showing showed shown
+shrink shrinks shrinking shrank shrunk
+sing sings singing sang sung
+sink sinks sinking sank sunk
+sit sits sitting sat
+sleep sleeps sleeping slept
+slide slides sliding slid
+spend spends spending spent
+spin spins spinning spun
+stand stands standing stood
+steal steals stealing stole stolen
+sting stings stinging stung
+strike strikes striking struck
+swear swears swearing swore sworn
+sweep sweeps sweeping swept
+swim swims swimming swam swum
+swing swings swinging swung
+take takes taking took taken
+teach teaches teaching taught
+tear tears tearing tore torn
+throw throws throwing threw thrown
+understand understands understanding understood
+wake wakes waking woke woken
+wear wears wearing wore worn
+weep weeps weeping wept
+win wins winning won
+write writes writing writings wrote written
+child children
+man men
+woman women
+person persons people
+foot feet
+tooth teeth
+goose geese
+mouse mice
+knife knives
+wife wives
+half halves
+shelf shelves
+wolf wolves
+thief thieves
+analysis analyses
+crisis crises
+criterion criteria
+phenomenon phenomena
+"""
+# Each form of a word in _IRREGULAR_WORDS: all the word's forms.
+IRREGULAR = {
+    form: tuple(line.split()) for line in _IRREGULAR_WORDS.split("\n") for form in line.split()
+}
 
 
 def _inflected(base: str) -> tuple[str, ...]:
@@ -220,16 +338,10 @@ def _lost_e(word: str) -> str | None:
     return None
 
 
-# A short verb whose -ed form is another word (seeing was searched as seed).
-_IRREGULAR = {"see": ("sees", "saw", "seeing")}
-
-
 def inflections(word: str) -> tuple[str, str, str]:
     """The plural (or third person), ``-ed`` and ``-ing`` forms of a short stem.  Its
     prefix would reach other words: ``tom*`` finds "tomorrow", ``tim*`` "time",
     and a name that matches them stops deciding the match."""
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
     if word.endswith(("ee", "ye", "oe")):
         return word + "s", word + "d", word + "ing"  # agree: agreeing; dye: dyeing
     if word.endswith("ie"):
