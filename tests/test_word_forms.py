@@ -311,6 +311,9 @@ def test_forms_of_words_far_apart_in_the_store_are_all_read(tmp_path) -> None:
         ("cases", ["cas", "cassed", "cassing", "case"]),
         ("houses", ["hous", "housed", "housing", "house"]),
         ("buses", ["bus", "bussed", "bussing", "buse"]),  # or no e: both are searched
+        # after z and ch too: these were siz, sizzed, sizzing and cach, cached, caching
+        ("sizes", ["siz", "sizzed", "sizzing", "size"]),
+        ("caches", ["cach", "cached", "caching", "cache"]),
         ("news", []),  # no plural: was new, news, newed, newing
         ("species", []),
         # a final vowel has no -ed or -ing: bias was bia, biaed, biaing; dns dnses
@@ -391,17 +394,20 @@ def test_a_short_name_is_not_found_in_longer_words(tmp_path) -> None:
 @pytest.mark.parametrize("route", ROUTE_ORDER)
 def test_a_form_that_lost_its_e_finds_the_word(tmp_path, route) -> None:
     """Regression: ``queued``, ``typed`` and ``cases`` were searched as queu, typ and
-    cas with their inflections: a row saying "queue", "type" or "case" did not
-    hold the word, and one holding nothing else was not found at all."""
+    cas with their inflections, ``caches`` and ``sizes`` as cach and siz: a row saying
+    "queue", "type", "case", "cache" or "size" did not hold the word, and one holding
+    nothing else was not found at all."""
     st = open_store(tmp_path / "state.db", word_index=True)
     said = {"queue": "the queue is full", "type": "type the password twice",
-            "case": "one case is flaky"}  # fmt: skip
+            "case": "one case is flaky", "cache": "clear the cache first",
+            "size": "the font size is small"}  # fmt: skip
     for n, (sid, text) in enumerate(said.items()):
         conversation(st, sid, [("user", text)], start=T0 + n)
     conversation(st, "none", [("user", "lunch at noon")], start=T0 + 10)
     fields = ("session_id", "matched_terms")
     for query, sid in (("queued jobs", "queue"), ("typed passwords", "type"),
-                       ("cases flaky", "case")):  # fmt: skip
+                       ("cases flaky", "case"), ("caches cleared", "cache"),
+                       ("sizes fonts", "size")):  # fmt: skip
         rows = st.search_messages(query, route=route, fields=fields)
         held = {r["session_id"]: r["matched_terms"] for r in rows}
         assert query.split()[0] in held.get(sid, []), (query, route, held)

@@ -316,11 +316,12 @@ def _ie_word(word: str, base: str) -> tuple[str, ...]:
 
 
 def _e_word(word: str, base: str) -> tuple[str, ...]:
-    """The silent-e word an ``-ed``, ``-ing`` or ``-ses`` form may have lost its e from,
+    """The silent-e word an ``-ed``, ``-ing`` or ``-es`` form may have lost its e from,
     beside its short stem, with its plural: merging is merge or merg, parsed parse,
     queued queue, cases case (merged was merg, mergs, merged, merging: never merge)."""
-    # -es after an s is also an e-word's -s (cases: case, houses: house; buses: bus)
-    lost = word.endswith(("ed", "ing", "ses")) and base.endswith(_E_ENDINGS)
+    # -es after s, z or ch is also an e-word's -s (cases: case, sizes: size, caches:
+    # cache; buses: bus)
+    lost = word.endswith(("ed", "ing", "es")) and base.endswith(_E_ENDINGS)
     if not lost or base[-1] == base[-2] or word.startswith(base + base[-1]):
         return ()  # passed, logging: no e was lost beside a doubled letter
     plural, _, _ = inflections(base + "e")
