@@ -335,6 +335,26 @@ def test_which_after_a_preposition_asks(store: SessionStore) -> None:
     assert any(n.endswith("not its kind: city") for n in said), said
 
 
+@pytest.mark.parametrize(
+    ("query", "category"),
+    [
+        ("which Anna's sister did we talk about", "sister"),
+        ("what kind of Anna's sister", "kind of sister"),
+    ],
+)
+def test_a_possessive_after_which_is_no_category(
+    store: SessionStore, query: str, category: str
+) -> None:
+    """The noun after *which* names the kind; a possessive there says whose it is.
+    Taken for the category, the name was left out, its possessive note with it, and
+    only "sister" was searched, finding a stranger's sister first."""
+    assert sessions(store, query)[0] == "anna"
+    found, said = tool(store, query)
+    assert found[0] == "anna"
+    assert "read possessives as the name: Anna's → Anna" in said, said
+    assert any(n.endswith(f"not its kind: {category}") for n in said), said
+
+
 def test_only_a_category_is_still_searched(store: SessionStore) -> None:
     # Nothing else to find: the words are what there is (as with common words).
     assert sessions(store, "what kind of hobby")[0] == "hobby"

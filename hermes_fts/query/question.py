@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 
 from .._index_text import fold_width, has_cjk
@@ -208,15 +208,16 @@ def common_contraction(text: str) -> bool:
 
 def _possessives(
     words: list[Word], is_stop: Callable[[str], bool]
-) -> tuple[list[Word], list[tuple[str, str]]]:
-    """``Anna's`` and ``Anna’s`` written without quotes as ``Anna``, and the note's pairs.
+) -> tuple[list[Word], list[tuple[int, str, str]]]:
+    """``Anna's`` and ``Anna’s`` written without quotes as ``Anna``, and the note's pairs,
+    each with the word's position.
 
     ``it's`` and ``let's`` stay as written: common words, no possessive to name."""
     out, read = [], []
-    for term, unquoted in words:
+    for n, (term, unquoted) in enumerate(words):
         found = _POSSESSIVE.fullmatch(term.text) if unquoted else None
         if found is not None and not is_stop(found.group(1)):
-            read.append((term.text, found.group(1)))
+            read.append((n, term.text, found.group(1)))
             term = Term(found.group(1), term.prefix)
         out.append((term, unquoted))
     return out, read
@@ -301,10 +302,15 @@ HAN_PAIR = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]{2}")
 
 
 def _mark_categories(
-    words: list[Word], marks: list[list[Span]], is_stop: Callable[[str], bool]
+    words: list[Word],
+    marks: list[list[Span]],
+    is_stop: Callable[[str], bool],
+    owners: Collection[int] = (),
 ) -> tuple[list[str], set[str]]:
     """Mark category words (see the module docstring); return them as written, and
-    their nouns as cut out (without the kind or question word before them)."""
+    their nouns as cut out (without the kind or question word before them).
+    ``owners``: the positions of possessives read as their name, whose noun is the
+    word after them (which Tom's book: the kind is book, Tom the one to find)."""
     found = []
     nouns: set[str] = set()
     for run in _stretches(words):
@@ -327,6 +333,8 @@ def _mark_categories(
                 and (k == 0 or low[k - 1] in _ASKS_AFTER or is_stop(low[k - 1]))
             ):
                 continue
+            if nxt < len(idx) and idx[nxt] in owners:
+                nxt += 1  # which Tom's book: Tom is the one to find, book the kind
             if nxt < len(idx) and low[nxt].isalpha() and not is_stop(low[nxt]):
                 if not marks[idx[nxt]]:  # a time word is one already
                     # 취미를: the noun without its particle, which goes with it
@@ -426,13 +434,14 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
         return Reading(tuple(words), written=frozenset(q.bare))
     repeats = _as_written(words, q.bare)
     words = repeats or words
-    words, possessives = _possessives(words, is_stop)
     words, particles = _after_quotes(words)
+    words, possessives = _possessives(words, is_stop)
     written = frozenset(term.text for term, unquoted in words if unquoted)
     marks: list[list[Span]] = [[] for _ in words]
     pairs: list[Term] = []
     times = _mark_times(words, marks, pairs)
-    categories, nouns = _mark_categories(words, marks, is_stop)
+    owners = frozenset(n for n, _, _ in possessives)
+    categories, nouns = _mark_categories(words, marks, is_stop, owners)
     out: list[Word] = []
     aside: list[Term] = []
     joins: list[tuple[Term, Term]] = []
@@ -459,7 +468,7 @@ def read_question(q: Query, is_stop: Callable[[str], bool]) -> Reading:
         out, aside = _once(out, aside, alone)
     notes = []
     # yesterday's, last week's: a time word, whose note says how it was read, no name
-    names = [f"{said} → {name}" for said, name in possessives if Term(name) not in aside]
+    names = [f"{said} → {name}" for _, said, name in possessives if Term(name) not in aside]
     if names:
         notes.append("read possessives as the name: " + ", ".join(names))
     if particles:
