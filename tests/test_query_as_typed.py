@@ -598,6 +598,24 @@ def test_near_with_commas_only_between_some_terms_is_refused(query: str) -> None
     assert error is not None and error.startswith("NEAR(...) takes a number after its comma")
 
 
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+@pytest.mark.parametrize(
+    ("query", "straight"), [("Kube＊", "Kube*"), ("ｋｕｂｅ＊ 桂林", "kube* 桂林")]
+)
+def test_a_full_width_star_is_a_prefix(
+    store: Any, route: str | None, query: str, straight: str
+) -> None:
+    """The same keyboard types a prefix's ``*`` as ＊: dropped as punctuation without a
+    note, ``Kube＊`` searched the word "kube" alone and found nothing."""
+    found, result = _sessions(store[0], query, route)
+    wanted, _ = _sessions(store[0], straight, route)
+    assert "k8s" in found and set(found) == set(wanted), (route, result.route, found)
+    assert "read full-width operators as operators: ＊ as *" in result.notes
+    payload = session_search(store[0], query=query, limit=10)
+    assert "k8s" in {r["session_id"] for r in payload["results"]}
+    assert "read full-width operators as operators: ＊ as *" in payload["query_notes"]
+
+
 @pytest.mark.parametrize(
     "query", ["ＦＯＲＭ", "ｏｒ ｎｏｔ", "ＯＲacle", '"部署 ＯＲ 迁移"', "ＮＥＡＲ by"]
 )

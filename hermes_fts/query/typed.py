@@ -31,8 +31,9 @@ _INVISIBLE = f"[{''.join(INVISIBLE)}]"
 # digits or CJK, where they are never spelling.
 _JOINERS = "\u200c\u200d"
 # ＡＮＤ, ＯＲ, ＮＯＴ and ＮＥＡＲ( as a CJK keyboard types them, not inside a word.
+# ＊ too, a prefix's star: dropped as punctuation, ｄｅｐ＊ searched the word dep alone.
 _FULL_WIDTH_OPERATOR = re.compile(
-    "(?<![0-9A-Za-z０-９Ａ-Ｚａ-ｚ])(?:(ＡＮＤ|ＯＲ|ＮＯＴ)(?![0-9A-Za-z０-９Ａ-Ｚａ-ｚ])|ＮＥＡＲ(?=[(（]))"
+    "(?<![0-9A-Za-z０-９Ａ-Ｚａ-ｚ])(?:(ＡＮＤ|ＯＲ|ＮＯＴ)(?![0-9A-Za-z０-９Ａ-Ｚａ-ｚ])|ＮＥＡＲ(?=[(（]))|＊"
 )
 
 
@@ -118,9 +119,9 @@ _NEAR_GROUP = re.compile(r'NEAR[(（][^()（）"]*[)）]')
 
 
 def read_full_width_operators(text: str, notes: list[str]) -> str:
-    """``部署 ＯＲ 迁移`` → ``部署 OR 迁移``, outside ``"`` phrases, with a note: a CJK
-    keyboard types the operators in full width, as it types （ ）, and read as
-    words they turned an OR into a search for the word ＯＲ."""
+    """``部署 ＯＲ 迁移`` → ``部署 OR 迁移``, ``ｄｅｐ＊`` → ``ｄｅｐ*``, outside ``"`` phrases,
+    with a note: a CJK keyboard types the operators in full width, as it types
+    （ ）, and read as words they turned an OR into a search for the word ＯＲ."""
     pieces = text.split('"')
     read: dict[str, None] = {}
     # outside phrases: the even pieces, and the last after a '"' that closes nothing
