@@ -167,6 +167,8 @@ def test_a_japanese_question_finds_the_sister_not_the_grammar(tmp_path: Path) ->
         "Anna\u2018s sister",
         "Anna\uff07s sister",
         "Anna\u02bcs sister",
+        # a CJK keyboard in full-width mode types the s so too: searched as "anna s"
+        "\uff21\uff4e\uff4e\uff41\uff07\uff53 sister",
     ],
 )
 def test_a_possessive_searches_the_name(store: SessionStore, query: str) -> None:

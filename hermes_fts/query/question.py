@@ -116,11 +116,11 @@ KO_SAID = "말"
 
 
 # The apostrophes a possessive is typed with: ASCII, curly (’, and ‘ where a keyboard's
-# autocorrect turned it the wrong way), full width (a CJK keyboard) and ʼ.  The name
-# is a word as written, which may hold one itself or other marks (O'Brien's,
-# v2.3.1's, PR-42's, state-of-the-art's).
+# autocorrect turned it the wrong way), full width (a CJK keyboard, which types the s
+# so too: Ａｎｎａ＇ｓ) and ʼ.  The name is a word as written, which may hold one
+# itself or other marks (O'Brien's, v2.3.1's, PR-42's, state-of-the-art's).
 _APOSTROPHES = "'\u2019\u2018\uff07\u02bc"
-_POSSESSIVE = re.compile(rf"(\S*?\w)[{_APOSTROPHES}]s", re.IGNORECASE)
+_POSSESSIVE = re.compile(rf"(\S*?\w)[{_APOSTROPHES}][sｓ]", re.IGNORECASE)
 # "what kind of X", "which type of X", "what sorts of X": X names a category.
 _ASKING = frozenset({"what", "which"})
 _KINDS = frozenset({"kind", "kinds", "type", "types", "sort", "sorts"})
