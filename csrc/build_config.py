@@ -73,7 +73,12 @@ GNU_CFLAGS = [
 GNU_WERROR = ["-Werror"]
 MSVC_CFLAGS = ["/O2", "/W3"]
 MSVC_WERROR = ["/WX"]
-SANITIZE_CFLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+# GCC's "undefined" leaves out float-cast-overflow (a NaN or huge double cast to an integer).
+SANITIZE_CFLAGS = [
+    "-fsanitize=address,undefined,float-cast-overflow",
+    "-fno-omit-frame-pointer",
+    "-g",
+]
 # Linux: fail at link time, not at .load time, on any unresolved symbol.
 ELF_LDFLAGS = ["-Wl,-z,defs"]
 

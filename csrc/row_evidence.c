@@ -220,10 +220,11 @@ void hermes_fts_block_peaks_step(sqlite3_context *ctx, int argc, sqlite3_value *
   if (count < 0xFFFF) count++;
   pCount[0] = (unsigned char)(count & 0xFF);
   pCount[1] = (unsigned char)(count >> 8);
-  /* ceil() without libm: the scaled saturation is positive. */
+  /* ceil() without libm on [0, 255]; NaN (say infinity times a scale of 0) reads as 0,
+     since casting it to int is undefined behaviour. */
   peak = sqlite3_value_double(argv[1]) * sqlite3_value_double(argv[3]) + 1e-9;
   if (peak > 255.0) peak = 255.0;
-  if (peak < 0.0) peak = 0.0;
+  if (!(peak >= 0.0)) peak = 0.0;
   if ((double)(int)peak < peak) peak = (double)((int)peak + 1);
   if (peak > (double)p->aOut[p->nBlock * 2 + iBlock]) {
     p->aOut[p->nBlock * 2 + iBlock] = (unsigned char)peak;

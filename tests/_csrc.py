@@ -55,7 +55,7 @@ def sanitized_driver(driver: Path, exe: Path, *defines: str) -> Path:
             "-std=c11",
             "-g",
             "-O1",
-            "-fsanitize=address,undefined",
+            "-fsanitize=address,undefined,float-cast-overflow",
             "-fno-sanitize-recover=all",
             "-fno-omit-frame-pointer",
             "-Wall",

@@ -152,6 +152,8 @@ def test_setup_py_sanitizer_build_in_sqlite_shell(tmp_path: Path) -> None:
         "SELECT hermes_fts_held(a), hermes_fts_bm25(a, 7.5, 1.2, 0.4, 3.0), "
         "hermes_fts_bm25(a, 0), hermes_fts_bm25(a, 9.0) FROM a WHERE a MATCH '中国 OR 人民 OR abc';",
         "SELECT hermes_fts_held(b), hermes_fts_bm25(b, -1) FROM b WHERE b MATCH '\"国 ガ\" OR 한';",
+        # block peaks of a NaN saturation (infinity times a scale of 0) and of infinity
+        "SELECT hex(hermes_fts_block_peaks(0, 1e999, 1, 0)), hex(hermes_fts_block_peaks(0, 1e999, 1, 1));",
         "INSERT INTO a(a) VALUES ('integrity-check');",
         "INSERT INTO b(b) VALUES ('integrity-check');",
         "SELECT 'done';",
@@ -169,6 +171,7 @@ def test_setup_py_sanitizer_build_in_sqlite_shell(tmp_path: Path) -> None:
         timeout=300,
     )
     _assert_clean(proc)
+    assert "010000|0100FF" in proc.stdout  # one row each: the NaN's peak is 0, infinity's 255
     assert proc.stdout.strip().endswith("done")
 
 
