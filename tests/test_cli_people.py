@@ -383,6 +383,10 @@ def test_errors_name_the_command_lines_flags(home, argv, needle):
     [
         (["search", "deploy", "--after", "bogus"], "after must be epoch seconds"),
         (["search", "deploy", "--before", "1e400"], "before is out of range"),
+        (
+            ["search", "deploy", "--after", "99999999d"],
+            "after '99999999d' goes back past the year 1",
+        ),
         # `--after "$SINCE"` with SINCE unset searched every date, as if no bound was given.
         (["search", "deploy", "--after", ""], "--after: the time is empty"),
         (["search", "deploy", "--before", "  "], "--before: the time is empty"),

@@ -329,6 +329,21 @@ def test_bounds_past_any_float_are_out_of_range(value):
         parse_time_bound(value, "after", now=NOW)
 
 
+@pytest.mark.parametrize("value", ["99999999d", "999999999999w", "9999999999h", "740000d"])
+def test_a_time_back_past_the_year_1_is_refused(tmp_path, value):
+    """Regression: `--after 99999999d` (a typo) was read as 273,000 years ago, so
+    the filter kept every message, and `--before` found nothing, neither said."""
+    with pytest.raises(ToolError, match=rf"^before '{value}' goes back past the year 1; "):
+        parse_time_bound(value, "before", now=NOW)
+    with open_store(tmp_path / "state.db") as store:
+        conversation(store, "s1", [("user", "deploy the rocket")])
+        assert_error(session_search(store, query="deploy", after=value), "past the year 1")
+
+
+def test_a_time_back_to_the_year_1_is_read():
+    assert parse_time_bound("700000d", "after", now=NOW) == NOW - 700000 * 86400
+
+
 @pytest.mark.parametrize(
     ("value", "unit"),
     [

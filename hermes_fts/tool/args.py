@@ -211,12 +211,24 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
         )
     if relative is not None:
         back = float(relative.group(1)) * _RELATIVE_UNIT_SECONDS[relative.group(2).lower()]
-        return (time.time() if now is None else now) - _epoch_seconds(back, name)
+        return _back_from(time.time() if now is None else now, back, name, value)
     iso = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
     try:
         return _params.iso_seconds(datetime.fromisoformat(iso))
     except (ValueError, OverflowError, OSError):
         raise BadValue(hint) from None
+
+
+def _back_from(now: float, back: float, name: str, written: str) -> float:
+    """``back`` seconds before ``now``; a span reaching past the year 1 is refused, as
+    no date holds it (``99999999d`` read as 273,000 years ago, a typo kept silently)."""
+    moment = now - _epoch_seconds(back, name)
+    if moment < _FIRST_DAY_SECONDS:
+        raise BadValue(
+            f"{name} {written!r} goes back past the year 1; pass a date such as 2026-03-15 "
+            "or a shorter time back such as 7d"
+        )
+    return moment
 
 
 def _compact_date(text: str, name: str) -> datetime | None:
@@ -260,6 +272,8 @@ def _epoch_seconds(number: float, name: str) -> float:
     return seconds
 
 
+# 0001-01-01 UTC, the first day datetime holds.
+_FIRST_DAY_SECONDS = datetime(1, 1, 1, tzinfo=timezone.utc).timestamp()
 # Epoch seconds past this are after the year 5000: a time in milliseconds (what
 # JavaScript and many logs write) read as seconds, which silently found nothing.
 _LATEST_SECONDS = 1e11
