@@ -28,8 +28,10 @@ __all__ = [
     "as_time_bound",
     "check_session_id",
     "check_text",
+    "digits_hint",
     "parse_roles",
     "parse_sort",
+    "plain_number",
 ]
 
 SORTS = ("newest", "oldest")
@@ -40,23 +42,39 @@ _ROLES_HINT = (
 )
 
 
+def plain_number(text: str) -> bool:
+    """Whether ``text`` may be read by ``int()``/``float()``: ASCII alone, no ``_``.
+    Python reads ``1_000``, full-width ``１０００`` and other scripts' digits as
+    numbers too, which nobody types on purpose as one."""
+    return text.isascii() and "_" not in text
+
+
+def digits_hint(value: Any) -> str:
+    """What an error about a number adds when ``value`` is text ``plain_number`` refuses."""
+    return (
+        "" if not isinstance(value, str) or plain_number(value) else ", written with the digits 0-9"
+    )
+
+
 def as_int(value: Any, name: str) -> int:
     """``value`` as an integer (``5``, ``"5"``, ``5.0``) or a clear error naming ``name``.
 
     A bool, a fractional number or text that is not an integer is refused
-    rather than silently truncated.
+    rather than silently truncated; so is text with digits other than 0-9.
     """
     if type(value) is int:  # the usual case (a bool is refused below)
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
     try:
+        if isinstance(value, str) and not plain_number(value):
+            raise ValueError
         number = int(value) if isinstance(value, str) else value
         if number != int(number):
             raise ValueError
         return int(number)
     except (ValueError, OverflowError):
-        raise ValueError(f"{name} must be an integer, got {value!r}") from None
+        raise ValueError(f"{name} must be an integer{digits_hint(value)}, got {value!r}") from None
 
 
 def as_flag(value: Any, name: str) -> bool:

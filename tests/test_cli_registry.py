@@ -122,6 +122,10 @@ def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, capsys, argv):
         (["browse", "--offset", "-1"], "must be an integer from 0 to 100000 (got '-1')"),
         (["read", "s1", "--profile", "../x"], "invalid profile name '../x'"),
         (["search", "x", "--limit", "2.5"], "(got '2.5')"),
+        # Python's int() reads these; the limit and the message id were taken unsaid
+        (["search", "x", "--limit", "\uff15"], "from 1 to 100, written with the digits 0-9 (got"),
+        (["browse", "--offset", "1_0"], "from 0 to 100000, written with the digits 0-9 (got"),
+        (["scroll", "s1", "\uff13"], "a message id such as 42, written with the digits 0-9"),
         (["scroll", "s1", "3", "--window", "x"], "must be an integer from 1 to 20 (got 'x')"),
         (["scroll", "s1", "3", "--window", "21"], "must be an integer from 1 to 20 (got '21')"),
         (["search", "x", "--sort", "sideways"], "invalid choice: 'sideways'"),

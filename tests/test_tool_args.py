@@ -151,6 +151,10 @@ def test_roles_of_the_wrong_type_are_an_error(value):
         (-1, 1, "limit -1 is outside 1-10; used 1"),
         (0, 1, "limit 0 is outside 1-10; used 1"),
         (99, 10, "limit 99 is outside 1-10; used 10"),
+        # Python's int() reads these; nobody writes a count so (it was 4, unsaid)
+        ("\uff14", 3, "limit '\uff14' is not a number; used the default 3"),
+        ("0_4", 3, "limit '0_4' is not a number; used the default 3"),
+        ("\u0664.0", 3, "limit '\u0664.0' is not a number; used the default 3"),
     ],
 )
 def test_limit_is_clamped_the_hermes_way_and_the_clamp_is_noted(value, expected, note):
@@ -190,6 +194,23 @@ def test_scroll_anchor_accepts_integers_in_any_spelling(value, expected):
 def test_scroll_anchor_refuses_what_is_not_an_integer(value):
     with pytest.raises(ToolError, match="integer around_message_id"):
         scroll_anchor(value)
+
+
+def _digits(first: int):
+    """A message id written with the ten digits from ``first`` (U+FF10: full-width)."""
+    return lambda n: str(n).translate({ord(d): first + int(d) for d in "0123456789"})
+
+
+@pytest.mark.parametrize("written", [_digits(0xFF10), _digits(0x0966), lambda n: f"0_{n}"])
+def test_scroll_anchor_refuses_digits_other_than_0_to_9(tmp_path, written):
+    """Regression: a message id written in full-width or Devanagari digits, or with
+    an underscore, was read as that id, as Python's int() reads it, unsaid."""
+    with pytest.raises(ToolError, match="^scroll requires integer around_message_id, written "):
+        scroll_anchor(written(12))
+    with open_store(tmp_path / "state.db") as store:
+        ids = conversation(store, "s1", chat(3))
+        got = session_search(store, session_id="s1", around_message_id=written(ids[1]))
+        assert_error(got, "around_message_id, written with the digits 0-9")
 
 
 def test_search_options_are_parsed_only_for_the_search_form(tmp_path, monkeypatch):

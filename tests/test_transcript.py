@@ -331,6 +331,11 @@ def test_paging_counts_are_counts_of_rows(store):
     assert store.get_message_ends("s", 0, 0) == (6, [])
     with pytest.raises(ValueError, match="message_id must be an integer, got 2.5"):
         beyond("s", 2.5, 2, forward=True)
+    # Python's int() reads "1_0" and full-width "２" too; nobody means them as numbers
+    with pytest.raises(ValueError, match="count must be an integer, written with the digits 0-9"):
+        beyond("s", ids[1], "\uff12", forward=True)
+    with pytest.raises(ValueError, match="message_id must be an integer, written with the dig"):
+        beyond("s", f"0_{ids[1]}", 2, forward=True)
 
 
 def test_a_number_past_sqlites_integers_is_no_overflow(store):

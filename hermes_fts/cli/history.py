@@ -19,7 +19,7 @@ import time
 from typing import Any, Callable, TextIO
 
 from .._display import columns, fit_columns
-from .._params import as_int
+from .._params import as_int, digits_hint
 from .._store_problems import file_kind
 from ..store import SessionStore, default_db_path, failure_cause, open_store
 from ..tool import Call, nothing_found, run_call
@@ -219,7 +219,7 @@ def _message_id(text: str) -> int:
         return as_int(text.strip(), "message id")
     except (TypeError, ValueError):
         raise argparse.ArgumentTypeError(
-            f"must be a message id such as 42 (got {text!r})"
+            f"must be a message id such as 42{digits_hint(text)} (got {text!r})"
         ) from None
 
 

@@ -116,7 +116,7 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
     """
 
     def parse(text: str) -> int:
-        from .._params import as_int
+        from .._params import as_int, digits_hint
 
         try:
             number = as_int(text.strip(), "value")
@@ -124,7 +124,7 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
             number = None
         if number is None or not low <= number <= high:
             raise argparse.ArgumentTypeError(
-                f"must be an integer from {low} to {high} (got {text!r})"
+                f"must be an integer from {low} to {high}{digits_hint(text)} (got {text!r})"
             )
         return number
 

@@ -56,7 +56,8 @@ def clamped(value: Any, default: int, low: int, high: int, name: str) -> tuple[i
         return default, None
     number: int | None = None
     whole = True
-    if not isinstance(value, bool):
+    text = value if isinstance(value, str) else ""  # "１０" and "1_0" are no numbers
+    if not isinstance(value, bool) and _params.plain_number(text):
         try:
             number = int(value)
             whole = not isinstance(value, float) or value.is_integer()
@@ -89,7 +90,8 @@ def scroll_anchor(value: Any, session_id: str = "SESSION") -> int:
         anchor = _params.as_int(value, "around_message_id")
     except (TypeError, ValueError):
         raise ToolError(
-            f"scroll requires integer around_message_id (got {value!r}); pass a message "
+            f"scroll requires integer around_message_id{_params.digits_hint(value)} "
+            f"(got {value!r}); pass a message "
             "id from a result's messages, or omit around_message_id to read the session"
         ) from None
     if not _params.SQLITE_INT_MIN <= anchor <= _params.SQLITE_INT_MAX:
