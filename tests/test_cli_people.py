@@ -387,6 +387,8 @@ def test_errors_name_the_command_lines_flags(home, argv, needle):
             ["search", "deploy", "--after", "99999999d"],
             "after '99999999d' goes back past the year 1",
         ),
+        # superscript digits failed in int(): "search failed", exit 1
+        (["search", "deploy", "--after", "\u00b2\u2070\u00b2\u2076"], "with the digits 0-9"),
         # `--after "$SINCE"` with SINCE unset searched every date, as if no bound was given.
         (["search", "deploy", "--after", ""], "--after: the time is empty"),
         (["search", "deploy", "--before", "  "], "--before: the time is empty"),

@@ -361,6 +361,29 @@ def test_a_time_back_past_the_year_1_is_refused(tmp_path, value):
         assert_error(session_search(store, query="deploy", after=value), "past the year 1")
 
 
+@pytest.mark.parametrize(
+    ("value", "meant"),
+    [
+        ("\u00b2\u2070\u00b2\u2076", "a year in superscript digits"),
+        ("\uff11\uff17\uff10\uff10\uff10\uff10\uff10\uff10\uff10", "full-width seconds"),
+        ("\u0967\u0968\u0969\u096a", "Devanagari seconds"),
+        ("1_700_000_000", "seconds with underscores"),
+        ("\uff17d", "a full-width time back"),
+    ],
+)
+def test_a_time_bound_in_digits_other_than_0_to_9_is_refused(tmp_path, caplog, value, meant):
+    """Regression: superscript digits failed in int() ("session_search failed",
+    a traceback logged, CLI exit 1); full-width or other scripts' digits were
+    read as epoch seconds, a bound in 1970 kept silently."""
+    with pytest.raises(ToolError, match=r"2w, written with the digits 0-9 \(got "):
+        parse_time_bound(value, "after", now=NOW)
+    with open_store(tmp_path / "state.db") as store:
+        conversation(store, "s1", [("user", "deploy the rocket")])
+        got = session_search(store, query="deploy", before=value)
+    assert_error(got, "before must be epoch seconds", "written with the digits 0-9")
+    assert "Traceback" not in caplog.text, meant
+
+
 def test_a_time_back_to_the_year_1_is_read():
     assert parse_time_bound("700000d", "after", now=NOW) == NOW - 700000 * 86400
 

@@ -186,14 +186,16 @@ def parse_time_bound(value: Any, name: str, now: float | None = None) -> float |
         return _unix_time(value, name)
     hint = (
         f"{name} must be epoch seconds, an ISO date/time such as 2026-03-15 or "
-        f"2026-03-15T09:30, or a time back from now such as 30m, 24h, 7d or 2w "
-        f"(got {value!r})"
+        f"2026-03-15T09:30, or a time back from now such as 30m, 24h, 7d or 2w"
+        f"{_params.digits_hint(value)} (got {value!r})"
     )
     if not isinstance(value, str):
         raise BadValue(hint)
     text = value.strip()
     if not text:
         return None
+    if not _params.plain_number(text):  # "²⁰²⁶" failed in int(), "１７００…" was read as seconds
+        raise BadValue(hint)
     compact = _compact_date(text, name)
     if compact is not None:
         return _params.iso_seconds(compact)
