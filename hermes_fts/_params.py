@@ -26,7 +26,9 @@ __all__ = [
     "as_session_ids",
     "as_sources",
     "as_time_bound",
+    "check_callable",
     "check_session_id",
+    "check_str",
     "check_text",
     "digits_hint",
     "parse_roles",
@@ -224,13 +226,26 @@ def check_text(value: Any, name: str) -> None:
         ) from None
 
 
-def check_session_id(value: Any, name: str = "session_id") -> None:
-    """Refuse a session id that is not text (``check_text`` too): bytes, a number or
-    None matched no session and read as one without messages, a list failed in
-    SQLite's binding naming no argument."""
+def check_str(value: Any, name: str) -> None:
+    """Refuse a value that is not text (``check_text`` too), naming ``name``."""
     if not isinstance(value, str):
         raise TypeError(f"{name} must be text, not {type(value).__name__}")
     check_text(value, name)
+
+
+def check_session_id(value: Any, name: str = "session_id") -> None:
+    """Refuse a session id that is not text (``check_str``): bytes, a number or
+    None matched no session and read as one without messages, a list failed in
+    SQLite's binding naming no argument."""
+    check_str(value, name)
+
+
+def check_callable(value: Any, name: str, *, none: bool = True) -> None:
+    """Refuse a callback that cannot be called (None too when ``none`` is False): it
+    failed only once called, deep inside a run, as "'int' object is not callable"."""
+    if not (callable(value) or (none and value is None)):
+        either = "a function or None" if none else "a function"
+        raise TypeError(f"{name} must be {either}, not {type(value).__name__}")
 
 
 def iso_seconds(moment: datetime) -> float:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import _env, _sqlite, loader
+from ._params import check_callable
 from ._sqlite import StoreError
 from .index import lifecycle, removal, schema, space
 from .index import maintain as indexing
@@ -136,6 +137,8 @@ class Admin:
         A disk too full to go on ends the run with the room given back
         (``space.give_back``), never with the disk full.
         """
+        check_callable(progress, "progress")
+        check_callable(sleep, "sleep", none=False)
         if self.readonly:
             return {"ok": False, "reason": "read_only", "vacuumed": None}
         if not self.fts5_available:
@@ -199,6 +202,7 @@ class Admin:
 
     def status(self, progress: indexing.Progress | None = None) -> dict[str, Any]:
         """Everything ``hermes-fts status`` reports (``index.status.status_report``)."""
+        check_callable(progress, "progress")
         return status_report(
             self._conn,
             self.index_state(),

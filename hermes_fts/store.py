@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from . import _env, _sharing, _sqlite, _store_problems, admin, loader, transcript, writes
 from ._env import default_db_path
-from ._params import as_flag
+from ._params import as_flag, check_callable
 from ._sharing import write_lock_held
 from ._sqlite import BUSY_TIMEOUT_S, StoreError
 from ._store_problems import failure_cause, store_error
@@ -162,6 +162,8 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
         self._lock = threading.RLock()  # one thread at a time on the connection
         # readonly="no" opened read-only, and None for writing, a store meant to be read
         readonly = as_flag(readonly, "readonly")
+        check_callable(progress, "progress")
+        check_callable(pause, "pause", none=False)
         if not (path is None or isinstance(path, (str, os.PathLike))):
             # pathlib's own error names no argument, and for a number says bytes would do
             raise TypeError(f"path must be text or a path, not {type(path).__name__}")

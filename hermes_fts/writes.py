@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Callable
 
-from ._params import as_time_bound, check_session_id, check_text
+from ._params import as_time_bound, check_session_id, check_str, check_text
 from .content import encode_value
 from .index import schema
 
@@ -71,6 +71,7 @@ class Writes:
 
     def end_session(self, session_id: str, end_reason: str) -> None:
         check_session_id(session_id)  # bytes or a number ended no session, silently
+        check_str(end_reason, "end_reason")  # 5 or b"x" was stored as the reason
         # First writer wins, as in the reference.
         with _named_failure(
             self._conn, lambda: {"session_id": session_id, "end_reason": end_reason}

@@ -386,6 +386,35 @@ def test_ending_a_session_by_an_id_that_is_not_text_is_refused(db: Path) -> None
         assert store.get_session("s1")["ended_at"] is None  # type: ignore[index]
 
 
+@pytest.mark.parametrize("reason", [5, b"done", None])
+def test_ending_a_session_for_a_reason_that_is_not_text_is_refused(db: Path, reason: Any) -> None:
+    # 5 and b"done" were stored as the reason, and None ended it with none
+    with SessionStore(db) as store:
+        with pytest.raises(TypeError, match="^end_reason must be text, not "):
+            store.end_session("s1", reason)
+        assert store.get_session("s1")["ended_at"] is None  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s, db: s.status(progress=5),
+        lambda s, db: s.optimize_storage(progress="bar"),
+        lambda s, db: s.optimize_storage(sleep=None),
+        lambda s, db: SessionStore(db, progress=5),
+        lambda s, db: SessionStore(db, pause=None),
+    ],
+)
+def test_a_callback_that_cannot_be_called_is_refused_naming_it(db: Path, call: Any) -> None:
+    """status(progress=5) failed with "'int' object is not callable", naming no
+    argument, and optimize_storage(progress="bar") did so once its run had begun."""
+    with SessionStore(db) as store:
+        before = store.status()
+        with pytest.raises(TypeError, match=r"^(progress|pause|sleep) must be a function"):
+            call(store, db)
+        assert store.status()["indexes"] == before["indexes"]
+
+
 @pytest.mark.parametrize(
     ("write", "name"),
     [
