@@ -328,6 +328,44 @@ def test_a_language_name_is_searched_exactly_beside_other_words(
     assert "common words" not in " ".join(SessionStore.query_notes("A+ grades"))
 
 
+NUMBERS = {
+    "percent": "revenue grew 61.2% this year, for $100 a seat",
+    "plain": "version 61.2 released, 100 seats",
+}
+
+
+@pytest.fixture(scope="module")
+def numbers(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    yield from one_message_each(tmp_path_factory, "numbers", NUMBERS)
+
+
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [
+        (
+            "61.2%",
+            "'61.2%' is searched as 61.2: the index keeps no '%', so it finds every "
+            "61.2, not only 61.2%",
+        ),
+        (
+            "$100",
+            "'$100' is searched as 100: the index keeps no '$', so it finds every 100, "
+            "not only $100",
+        ),
+        ("61.2\uff05", "the index keeps no '\uff05', so it finds every 61.2, not only 61.2\uff05"),
+    ],
+)
+def test_a_number_with_a_percent_or_dollar_sign_says_it_is_searched_as_the_number(
+    numbers: Any, route: str | None, query: str, said: str
+) -> None:
+    """The indexes keep no '%' or '$': ``61.2%`` found "version 61.2" too, with no
+    note, as if it held the percentage."""
+    found, result = _sessions(numbers[0], query, route)
+    assert set(found) == {"percent", "plain"}, (route, result.route, found)
+    assert any(said in n for n in result.notes), result.notes
+
+
 # --------------------------------------------------------------------------- roles left out
 
 

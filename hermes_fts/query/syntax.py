@@ -31,6 +31,7 @@ from .typed import (
     clean_control,
     closing_quote,
     drop_invisible,
+    note_number_signs,
     note_signs,
     read_full_width_operators,
     read_near_apart,
@@ -195,6 +196,7 @@ def _word(piece: str, notes: list[str]) -> _Tok | None:
     _note_symbols(text, notes)
     # C++ is a name: searched exactly as c, never left out as common nor in other forms
     named = note_signs(stem, text, notes)
+    note_number_signs(stem, text, notes)
     return _Tok("term", Term(text, stem != piece), dash=dash, quoted=named)
 
 

@@ -112,6 +112,21 @@ def note_signs(stem: str, word: str, notes: list[str]) -> bool:
     return True
 
 
+def note_number_signs(stem: str, word: str, notes: list[str]) -> None:
+    """A note when ``stem`` is the number in ``word`` with a percent or dollar sign
+    (``61.2%``, ``$100``; ``word`` keeps a ``%``), which the indexes drop: it
+    finds every 61.2, and unsaid that read as a search for the percentage."""
+    number = word.rstrip("%")
+    start = stem.find(word)
+    before, after = stem[:start][-1:], word[len(number) :][:1] or stem[start + len(word) :][:1]
+    signs = [s for s in (before, after) if s in ("$", "%", "\uff05")]
+    if signs and number[:1].isdigit() and number[-1:].isdigit():
+        notes.append(
+            f"{stem!r} is searched as {number}: the index keeps no {' or '.join(map(repr, signs))}"
+            f", so it finds every {number}, not only {before}{number}{after}"
+        )
+
+
 # NEAR(a b，2): the same keyboard types the comma before NEAR's distance in full width,
 # and between its terms (NEAR(数据库，迁移)), which syntax._near reads as a list.
 _NEAR_COMMA = re.compile(r'(NEAR[(（][^()（）"]*?)，([ \t\n\r]*\d+[ \t\n\r]*[)）])')
