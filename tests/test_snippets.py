@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 import hermes_fts
+from hermes_fts._cjk_variants import FOLDS, fold_char
 from hermes_fts.content import JSON_CONTENT_PREFIX, render_tool_calls
 from hermes_fts.index.schema import BASE, CJK
-from hermes_fts.query.plan import parse_query
+from hermes_fts.query.plan import fold_text, parse_query
 from hermes_fts.search import snippets
 from hermes_fts.search.snippets import (
     CLOSE,
@@ -186,6 +187,28 @@ def test_one_character_terms_mark_only_their_character(query, snippet, narrowed)
     narrow = single_char_narrowing(parse_query(query))
     assert narrow is not None and narrow(snippet) == narrowed
     assert single_char_narrowing(parse_query("猫粮 cat")) is None
+
+
+def test_every_han_variant_folds_as_the_table_says():
+    """A one-character hit's other spellings are read off the variant table's own fold;
+    the width and kana folds that ``fold_text`` adds leave every such character alone."""
+    differ = [
+        hex(cp) for cp in {*FOLDS, *FOLDS.values()} if fold_text(chr(cp)) != chr(fold_char(cp))
+    ]
+    assert not differ, differ[:20]
+
+
+def test_a_one_character_query_folds_no_whole_variant_table(monkeypatch):
+    """The other spellings of 東 were found by folding each of the variant table's
+    characters in Python, in every process that searched a one-character word (each
+    `hermes-fts search 猫`); now the table's fold gives them, with the same marks."""
+    folded: list[str] = []
+    fold = snippets.fold_text
+    monkeypatch.setattr(snippets, "fold_text", lambda text: folded.append(text) or fold(text))
+    snippets._variants_by_fold.cache_clear()
+    narrow = single_char_narrowing(parse_query("東"))
+    assert narrow is not None and narrow(">>>东京<<<和>>>東京<<<") == ">>>东<<<京和>>>東<<<京"
+    assert len(folded) < 1000, len(folded)
 
 
 @needs_extension

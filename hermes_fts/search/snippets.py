@@ -343,12 +343,14 @@ def _kana_by_fold() -> dict[str, list[str]]:
 
 @functools.cache
 def _variants_by_fold() -> dict[str, list[str]]:
-    """Every Han character with another spelling, by its folded form."""
-    from .._cjk_variants import FOLDS  # a large table, read only for such a query
+    """Every Han character with another spelling, by its folded form: the table's
+    own fold, which is ``fold_text``'s for such a character (the width and kana
+    folds leave it alone; a test checks each), without folding each in Python."""
+    from .._cjk_variants import FOLDS, fold_char  # a large table, read only for such a query
 
     forms: dict[str, list[str]] = {}
     for cp in {*FOLDS, *FOLDS.values()}:
-        forms.setdefault(fold_text(chr(cp)), []).append(chr(cp))
+        forms.setdefault(chr(fold_char(cp)), []).append(chr(cp))
     return forms
 
 
