@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from hermes_fts import loader, session_search
 from hermes_fts.index import rank_bounds, schema
+from hermes_fts.query import syntax
 from hermes_fts.query.best import best_match
 from hermes_fts.query.plan import match_expression, parse_query
 from hermes_fts.query.wordforms import term_groups
@@ -102,6 +103,26 @@ def test_a_nine_word_question_finds_the_session_with_six_of_its_words(store):
     assert missing == "join, Melanie"
     for word in ("Caroline", "riverside", "pottery", "workshop"):
         assert word in held
+
+
+def test_a_question_is_parsed_once_for_each_reading_in_a_call(store, monkeypatch):
+    """A search parsed the question again for its plan, its time words, whether it reads
+    as a sentence (twice) and the note on what the first result holds (three times for
+    each of its words and its parts): five to eight parses of the same text a call.
+    Each reading (as written, as a sentence) is now parsed once."""
+    question = "Did Caroline join the riverside pottery workshop with Melanie, Anna?"
+    parsed: list[str] = []
+
+    class Counted(syntax._Parser):
+        def __init__(self, toks, notes):
+            parsed.append(" ".join(t.kind for t in toks))
+            super().__init__(toks, notes)
+
+    monkeypatch.setattr(syntax, "_Parser", Counted)
+    got = session_search(store, query=question, limit=3)
+    assert got["results"][0]["session_id"] == "answer"
+    assert any(n.startswith("no conversation holds every word") for n in got["query_notes"])
+    assert 1 <= len(parsed) <= 2, parsed
 
 
 def test_rows_holding_every_word_rank_first(store):

@@ -8,6 +8,7 @@ language itself is documented in :mod:`hermes_fts.query.plan`.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 import unicodedata
@@ -514,8 +515,13 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
     read as a sentence too, as one of six or more always is (``search.run``
     asks so once it is in no message as written).
     """
-    if not isinstance(text, str):
-        return Query()
+    return _parse(text, sentence) if isinstance(text, str) else Query()
+
+
+# A search reads one text several times (its plan, time words, other readings, the note
+# on what the first result holds); a Query is immutable, so each is parsed once.
+@functools.lru_cache(maxsize=256)
+def _parse(text: str, sentence: bool) -> Query:
     notes: list[str] = []
     try:
         # only what can be searched is cleaned: a huge paste costs no more than the limit
