@@ -179,6 +179,19 @@ def test_long_input_is_cut_at_a_term_boundary() -> None:
     assert parse_query("a" * (MAX_FTS5_QUERY_CHARS + 500)).error
 
 
+def test_a_long_paste_is_not_kept_by_the_parse_cache() -> None:
+    """Questions are parsed once per text and kept (syntax._parse); a paste of megabytes,
+    each one different, would have been kept too, 256 of them."""
+    from hermes_fts.query import syntax
+
+    before = syntax._parse.cache_info().currsize
+    paste = "deploy log line " * 200_000  # 3.2 million characters
+    assert parse_query(paste).terms and parse_query(paste + "x").terms
+    assert syntax._parse.cache_info().currsize == before
+    # a question is kept: the same reading is handed back
+    assert parse_query("keep this question") is parse_query("keep this question")
+
+
 def test_canonical_text_is_a_fixed_point() -> None:
     for raw in [
         "a NOT b c",

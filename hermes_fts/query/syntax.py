@@ -515,7 +515,11 @@ def parse_query(text: object, *, sentence: bool = False) -> Query:
     read as a sentence too, as one of six or more always is (``search.run``
     asks so once it is in no message as written).
     """
-    return _parse(text, sentence) if isinstance(text, str) else Query()
+    if not isinstance(text, str):
+        return Query()
+    if len(text) > MAX_FTS5_QUERY_CHARS:  # a paste of any size: the cache would keep it
+        return _parse.__wrapped__(text, sentence)
+    return _parse(text, sentence)
 
 
 # A search reads one text several times (its plan, time words, other readings, the note
