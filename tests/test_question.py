@@ -312,6 +312,11 @@ def test_the_category_word_does_not_decide(store: SessionStore) -> None:
         ("メラニーはなんていう映画を見ましたか", "映画"),
         ("멜라니는 어떤 취미를 시작했어", "취미를"),
         ("멜라니는 무슨 취미를 시작했어", "취미를"),
+        # the noun phrase's last word where the question's verb ends it
+        ("which Python version did we pin", "version"),
+        ("what kind of health problem did Olivia get into", "kind of problem"),
+        # no verb we know after it: the first word, never a name past it
+        ("which hobby Melanie started", "hobby"),
     ],
 )
 def test_category_words_in_four_languages(store: SessionStore, query: str, category: str) -> None:
@@ -330,6 +335,37 @@ def test_category_words_in_four_languages(store: SessionStore, query: str, categ
 )
 def test_no_category_word(store: SessionStore, query: str) -> None:
     assert not any("category" in n for n in SessionStore.query_notes(query))
+
+
+@pytest.mark.parametrize(
+    ("query", "answer", "decoy"),
+    [
+        (
+            "Which Python version did we settle on?",
+            "we went with Python 3.12 for the service",
+            "bump the version of the node image",
+        ),
+        (
+            "What kind of health problem did Olivia get into?",
+            "Olivia says her health is better, the knee heals",
+            "Olivia found the problem with the printer",
+        ),
+    ],
+)
+def test_the_category_is_the_last_noun_before_the_verb(
+    tmp_path: Path, query: str, answer: str, decoy: str
+) -> None:
+    """Only the word after "which" or "kind of" was the category: "Python" was left
+    out and "version" searched, found in the decoy alone; "health" left out and
+    "problem" searched.  The last noun before the question's verb is the kind,
+    and the words before it narrow it."""
+    st = open_store(tmp_path / "state.db")
+    try:
+        conversation(st, "answer", [("user", answer)], start=at("2026-01-01T10:00"))
+        conversation(st, "decoy", [("user", decoy)], start=at("2026-01-01T10:00") + 10)
+        assert sessions(st, query)[0] == "answer"
+    finally:
+        st.close()
 
 
 def test_which_after_a_preposition_asks(store: SessionStore) -> None:

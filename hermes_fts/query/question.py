@@ -127,6 +127,12 @@ _KINDS = frozenset({"kind", "kinds", "type", "types", "sort", "sorts"})
 # "which X" asks only where a question or its clause starts: after a noun,
 # "which" is relative ("the bug which crashed") and the word after it a verb.
 _ASKS_AFTER = frozenset("in on at from to for with of by about during into and or".split())
+# The verb a question's noun phrase ends at: "which Python version did we pin" asks for
+# a version, the last noun, and "Python" narrows it, a word the answer says.
+_AUXILIARIES = frozenset(
+    "do does did is are was were has have had will would can could should may might".split()
+)
+_MAX_MODIFIERS = 2
 # The noun after these names a category too: Chinese (its first two
 # characters), Japanese (its kanji or katakana run) and Korean (the next word).
 # Not 哪个 ("which one"): it mostly picks among things named before.
@@ -336,6 +342,7 @@ def _mark_categories(
             if nxt < len(idx) and idx[nxt] in owners:
                 nxt += 1  # which Tom's book: Tom is the one to find, book the kind
             if nxt < len(idx) and low[nxt].isalpha() and not is_stop(low[nxt]):
+                nxt = _head_noun(low, [marks[i] for i in idx], nxt, is_stop)
                 if not marks[idx[nxt]]:  # a time word is one already
                     # 취미를: the noun without its particle, which goes with it
                     stem = korean_stem(texts[nxt]) or texts[nxt]
@@ -355,6 +362,20 @@ def _mark_categories(
                     found.append(m.group(noun))
                     nouns.add(m.group(noun))
     return found, nouns
+
+
+def _head_noun(
+    low: list[str], marks: list[list[Span]], at: int, is_stop: Callable[[str], bool]
+) -> int:
+    """The category's noun of an English noun phrase starting at ``at``: its last word
+    where a verb of the question ends it within a few words (``health problem did``:
+    ``problem``), else its first word (a verb past it is no word we know)."""
+    for end in range(at + 1, min(at + _MAX_MODIFIERS + 2, len(low))):
+        if low[end] in _AUXILIARIES:
+            return end - 1
+        if not low[end].isascii() or not low[end].isalpha() or is_stop(low[end]) or marks[end]:
+            break
+    return at
 
 
 # Particles a date or a category word carries in Korean and Japanese.
