@@ -262,3 +262,31 @@ def test_a_japanese_honorific_is_no_part_of_the_name(
     found 山中さん (another name) before the 田中 the question is about."""
     assert name in searched(question) and honorific not in searched(question)
     assert found(tmp_path, question, answer, decoy)[0] == "answer"
+
+
+def test_two_overlapping_bigrams_of_a_sentence_are_one_word(tmp_path: Path) -> None:
+    """张伟说的岩馆是怎么回事: 伟说, the name glued to the verb after it, was searched
+    as a word of its own beside 张伟, so a chat that said 张伟说 held the name twice
+    and came before the one about 张伟 and 岩馆.  Of two overlapping bigrams at most
+    one is a word of the sentence; held, they count once (and a long word, its
+    three bigrams, no longer weighs three names)."""
+    question = "张伟说的岩馆是怎么回事"
+    st = open_store(tmp_path / "state.db")
+    try:
+        said = [
+            ("answer", "张伟最近常去岩馆"),
+            ("other", "岩馆周末人很多"),
+            ("decoy", "张伟说比赛是最难的部分"),
+            *[(f"filler{i}", "今天天气不错") for i in range(7)],
+        ]
+        for n, (sid, text) in enumerate(said):
+            conversation(st, sid, [("user", text)], start=T0 + n)
+        got = session_search(st, query=question)
+        assert [r["session_id"] for r in got["results"]][:2] == ["answer", "decoy"]
+        # one word to the score, yet each bigram is named as the row holds it
+        rows = st.search(question, sort="sessions", fields=["session_id", "matched_terms"]).rows
+        matched = {r["session_id"]: r["matched_terms"] for r in rows}
+        assert (matched["decoy"], matched["answer"]) == (["张伟", "伟说"], ["张伟", "岩馆"])
+        assert st.parts_held(question, matched["decoy"]) == [(question, ["张伟说"])]
+    finally:
+        st.close()

@@ -80,7 +80,8 @@ class Query:
     loose: bool = False
     bare: tuple[str, ...] = ()
     # Of a best match: (word, its other forms) pairs among its terms
-    # (``fixed``, ``fix*``): one word, which a row holds once (``term_groups``).
+    # (``fixed``, ``fix*``), and overlapping bigrams of a sentence (张伟, 伟说): one
+    # word, which a row holds once (``term_groups``).
     forms: tuple[tuple[Term, Term], ...] = ()
 
     @property

@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .._index_text import fold_width
+from .._index_text import fold_width, has_cjk
 from .syntax import by_start
 from .tree import Query, Term
 
@@ -48,6 +48,7 @@ __all__ = [
     "stem",
     "term_groups",
     "term_labels",
+    "unit_labels",
     "unit_words",
     "word_forms",
 ]
@@ -474,6 +475,21 @@ def term_labels(q: Query) -> list[str]:
     for group, term in zip(groups, q.terms):
         labels.setdefault(group, term.text)
     return [labels[g] for g in range(len(labels))]
+
+
+def unit_labels(q: Query) -> list[str]:
+    """The label of each term of the best match ``q`` (a row's units, a bit each), for
+    ``matched_terms``: its word's (``term_labels``), but a bigram of a sentence its
+    own.  Two overlapping bigrams are one word to a score (``best._bigram_words``),
+    yet a row holds either or both, and a note names the runs of the sentence a
+    row holds (扩容, 集群 apart, or 扩容集群), never one it may not."""
+    labels = term_labels(q)
+    bigrams = {t for pair in q.forms if all(_bigram(t.text) for t in pair) for t in pair}
+    return [t.text if t in bigrams else labels[g] for t, g in zip(q.terms, term_groups(q))]
+
+
+def _bigram(text: str) -> bool:
+    return len(text) == 2 and has_cjk(text)
 
 
 def forms_note(words: Sequence[Term], searched: Sequence[Term]) -> list[str]:

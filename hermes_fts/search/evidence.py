@@ -25,7 +25,7 @@ from typing import Any
 from .._sqlite import sqlite_sort_key
 from ..content import INDEXED_COLUMNS
 from ..index.schema import MESSAGE_TEXT
-from ..query.wordforms import term_labels
+from ..query.wordforms import unit_labels
 from .request import MAX_ROWID, MIN_ROWID
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "term_weights",
     "unit_counts",
     "units_held",
+    "units_of",
     "weigh",
     "word_weights",
 ]
@@ -121,8 +122,9 @@ def weigh(
 @dataclass
 class Evidence:
     """Every row matching any unit, with what it holds: ``rows[id] = [coverage, bm25,
-    session_id, words]`` (``coverage``: the weight of the words it holds, ``credit``;
-    ``words`` a bit per word; ``session_id`` None when read from an index, which
+    session_id, words, units]`` (``coverage``: the weight of the words it holds,
+    ``credit``; ``words`` a bit per word, ``units`` per unit, which a one-unit row
+    leaves out (``units_of``); ``session_id`` None when read from an index, which
     leaves sessions to the page), and each word's weight (``word_weights``)."""
 
     rows: dict[int, list[Any]]
@@ -135,7 +137,7 @@ class Evidence:
     def row_key(self, row_id: int) -> tuple[Any, ...]:
         """Best first: the rows with every word, then the weight of the terms held,
         then BM25 (or the time order), then newest."""
-        coverage, score, _, words = self.rows[row_id]
+        coverage, score, _, words = self.rows[row_id][:4]
         # A rare form of one word (`stage` for staging) weighs more than two common
         # words: by weight alone it came before the rows that hold every word.
         partial = len(self.weights) > 1 and words != (1 << len(self.weights)) - 1
@@ -260,8 +262,14 @@ def gather(u: IndexUnits, order: str | None = None, apart: Sequence[Apart] = ())
     # Rows hold few distinct sets of units: count and weigh each set once.
     credits, words = u.weigh(Counter(row[3] for row in rows.values()), apart)
     for row in rows.values():
+        row.append(row[3])
         row[0], row[3] = credits[row[3]]
     return Evidence(rows, words, order, times)
+
+
+def units_of(row: Sequence[Any]) -> int:
+    """The units an ``Evidence`` row holds, a bit each (a one-unit row: its word)."""
+    return int(row[-1])
 
 
 def units_held(
@@ -467,9 +475,10 @@ def label_rows(
     rows: list[dict[str, Any]], query: Any, held: dict[int, int]
 ) -> list[dict[str, Any]]:
     """``matched_terms`` and ``missing_terms`` on each row of a best match (``query``
-    loose): the words it, or its session, holds and those it does not."""
+    loose): the words it, or its session, holds and those it does not; ``held``:
+    the units (a bit each) of each row, or of its session."""
     if query.loose:
-        labels = term_labels(query)  # a word and its forms (fixed, fix*) as "fixed"
+        labels = unit_labels(query)  # a word and its forms (fixed, fix*) as "fixed"
         for row in rows:
             bits = held.get(row["id"], 0)
             has = dict.fromkeys(t for bit, t in enumerate(labels) if bits >> bit & 1)
@@ -508,5 +517,6 @@ def like_evidence(
         return Evidence(rows, [1.0], _time_order(order), times)
     credits, words = weigh({row[3] for row in rows.values()}, counts, documents, groups)
     for row in rows.values():
+        row.append(row[3])
         row[0], row[3] = credits[row[3]]
     return Evidence(rows, words, _time_order(order), times)

@@ -48,6 +48,7 @@ from .evidence import (
     like_evidence,
     passing_ids,
     score_apart,
+    units_of,
 )
 from .like import LIKE_SOURCE, like_plan, like_where
 from .request import Filters
@@ -66,7 +67,7 @@ __all__ = [
     "top_sessions",
 ]
 
-# ``(score, best message id, session id, terms the session holds)``, best first.
+# ``(score, best message id, session id, units its matches hold)``, best first.
 Page = list[tuple[float, int, str, int]]
 
 
@@ -105,11 +106,13 @@ def top_sessions(
     weights: Sequence[float],
     want: int,
     w: SessionWeights = SESSION_WEIGHTS,
+    held_units: Callable[[Any], int] = int,
 ) -> Page:
     """The ``want`` best sessions of the kept matches ``rows``, each ``(id, session,
     BM25, held, ...)``; ``credit(held)`` is its share of the weight and
     ``words_of(held)`` the words it holds, a bit each, as ``evidence.credit``
-    gives them.
+    gives them, and ``held_units(held)`` the units (by default ``held`` is them).
+    A page's session comes with the units its matches hold, for its labels.
 
     A session scores at most the highest credit and the highest BM25 of its rows
     plus the coverage weight times the share of the words it holds (each word's
@@ -142,7 +145,8 @@ def top_sessions(
         group = by_session[sid]
         value, rid = max((credit(r[3]) / total + w.bm25 * r[2], r[0]) for r in group)
         each = Counter(map(words_of, map(_HELD, group)))
-        entry = (_score(value, each, weights, total, w), rid, sid, words)
+        units = reduce(or_, (held_units(r[3]) for r in group))
+        entry = (_score(value, each, weights, total, w), rid, sid, units)
         if len(page) < want:
             heapq.heappush(page, entry)
         elif entry > page[0]:
@@ -203,7 +207,7 @@ def _sessions_met(
         sid = kept[rid]
         if sid not in met:
             met.add(sid)
-            page.append((_one_term(evidence.rows[rid]), rid, sid, 1))
+            page.append((_one_term(evidence.rows[rid]), rid, sid, units_of(evidence.rows[rid])))
             if len(page) == want:
                 break
     return page
@@ -219,7 +223,8 @@ def _each_sessions_best(evidence: Evidence, want: int, passing: Passing) -> Page
             best[sid] = mine
     # Keys are unique (they end with the row id), so the session is never compared.
     top = heapq.nsmallest(want, ((mine, sid) for sid, mine in best.items()))
-    return [(_one_term(evidence.rows[rid]), rid, sid, 1) for (_, rid), sid in top]
+    rows = evidence.rows
+    return [(_one_term(rows[rid]), rid, sid, units_of(rows[rid])) for (_, rid), sid in top]
 
 
 def _one_term(row: Sequence[Any], w: SessionWeights = SESSION_WEIGHTS) -> float:
@@ -234,15 +239,17 @@ def pick_ids(
     terms (bits) each holds, or its session holds."""
     if not by_sessions:
         ids = best_row_ids(evidence, want, passing)
-        return ids, {i: evidence.rows[i][3] for i in ids}
+        return ids, {i: units_of(evidence.rows[i]) for i in ids}
     if len(evidence.weights) == 1:
         page = first_sessions(evidence, want, passing)
     else:
         rows = evidence.rows
         kept = passing(list(rows))
-        # A row already holds its credit and words: the pair is what it holds.
-        found = [(i, sid, rows[i][1], (rows[i][0], rows[i][3])) for i, sid in sorted(kept.items())]
-        page = top_sessions(found, itemgetter(0), itemgetter(1), evidence.weights, want)
+        # A row already holds its credit, words and units: they are what it holds.
+        found = [(i, sid, rows[i][1], (rows[i][0], rows[i][3], units_of(rows[i])))
+                 for i, sid in sorted(kept.items())]  # fmt: skip
+        holds = (itemgetter(0), itemgetter(1), evidence.weights, want)
+        page = top_sessions(found, *holds, held_units=itemgetter(2))
     return [best for _, best, _, _ in page], {best: bits for _, best, _, bits in page}
 
 
