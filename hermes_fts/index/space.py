@@ -225,19 +225,29 @@ def need(
 def keep_reserve(path: str | os.PathLike[str]) -> None:
     """Between two steps: raise NoRoom once the disk has less than half the
     ``reserve`` free beside the room held."""
+    _keep_half_free(path, holding=False)
+
+
+def _keep_half_free(path: str | os.PathLike[str], *, holding: bool) -> None:
+    """``keep_reserve``; ``holding``: before the room is taken, counting it as taken."""
     free, kept = free_bytes(path), reserve(path)
-    if free < kept // 2:
+    if free - (kept if holding else 0) < kept // 2:
         # Not "before it is full": another program may have filled it already.
+        first = f"only {free:,} bytes free on the disk"
         raise NoRoom(
-            f"only {free:,} bytes free on the disk, under half the {kept:,} kept for "
-            "Hermes' own writes; stopped to leave them that room"
+            f"{first}: holding the {kept:,} kept for Hermes' own writes would leave under "
+            "half of them beside; stopped to leave them that room"
+            if holding
+            else f"{first}, under half the {kept:,} kept for Hermes' own writes; stopped "
+            "to leave them that room"
         )
 
 
 @contextmanager
 def held_room(path: str | os.PathLike[str]) -> Iterator[None]:
     """Hold ``reserve`` bytes of the disk in a file beside the store while the block
-    runs; the file goes when the block ends, however it ends.
+    runs; the file goes when the block ends, however it ends.  NoRoom, holding
+    nothing, where half of them would not stay free beside (``keep_reserve``).
 
     Whatever else fills the disk meanwhile (another program, an estimate
     too low), the clean-up after a failure then has room to checkpoint the
@@ -248,6 +258,9 @@ def held_room(path: str | os.PathLike[str]) -> Iterator[None]:
     room, size = os.fspath(path) + ROOM_SUFFIX, reserve(path)
     # One a killed run left may be another user's (root's): replaced, not rewritten.
     _remove(room)
+    # Taken where half of it would not stay free beside, it left Hermes next to no
+    # room until the first step's check (the same floor) gave it back.
+    _keep_half_free(path, holding=True)
     try:
         with open(room, "wb") as out:  # written, so the blocks are taken (not sparse)
             for start in range(0, size, 1 << 16):
