@@ -374,6 +374,7 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
             self._seen.synced = self._seen.token()
             return 0
         wait = _sqlite.BUSY_TIMEOUT_S if asked else _sqlite.SHORT_WAIT_S
+        wal = space.file_sizes(self._file)[1] if asked and self._file else None
         try:
             with _sqlite.busy_timeout(self._conn, wait):
                 deleted = asked and pending.pending_deletes(self._conn)
@@ -385,6 +386,10 @@ class SessionStore(transcript.Views, writes.Writes, admin.Admin):
                     )
                 if deleted:
                     self._merge_deleted(room)
+            if wal is not None and self._file and space.file_sizes(self._file)[1] > wal:
+                # The batches grew the WAL, which Hermes' open connection keeps at
+                # that size until it closes: the disk it takes is given back now.
+                _sqlite.shrink_wal(self._conn)
         except (sqlite3.DatabaseError, space.NoRoom) as exc:
             if space.out_of_room(exc):
                 # A failed batch's pages stay in the WAL until truncated: give them back.

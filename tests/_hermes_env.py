@@ -7,7 +7,8 @@ Two halves in one file, because the second one runs inside that environment:
   by pip (never into the interpreter running the tests), and returns it.
 * ``python _hermes_env.py COMMAND`` (venv side) drives Hermes' own code:
   ``seed`` writes a history through ``hermes_state.SessionDB`` (``session``: one
-  more session on a given store); ``turn`` runs one
+  more session on a given store; ``hold``: a turn of tool outputs, then a
+  Hermes keeping the store open until stdin closes); ``turn`` runs one
   real ``AIAgent`` turn against a scripted OpenAI-compatible server on
   127.0.0.1; ``calls`` runs ``session_search`` calls through the agent's own
   dispatch (``invoke_tool``, middleware included) with SessionDB writes in
@@ -218,6 +219,27 @@ def cmd_session(args: argparse.Namespace) -> dict[str, Any]:
     message = int(db.append_message(args.session_id, "user", content="still writing"))
     db.close()
     return {"session": args.session_id, "message": message}
+
+
+def cmd_hold(args: argparse.Namespace) -> dict[str, Any]:
+    """A turn of ``--tool-rows`` tool outputs saved by a Hermes that then exits (closing
+    the store truncates its WAL), then a Hermes that keeps ``--db-path`` open: one
+    message saved, a line of JSON (the outputs' ids), and once stdin closes one
+    more message before it closes the store."""
+    db = _session_db(args.db_path)
+    db.create_session("held", "cli")
+    ids = [
+        int(db.append_message("held", "tool", content=f"tool output 部署日志 {words}"))
+        for words in (" ".join(f"w{i}x{k}" for k in range(200)) for i in range(args.tool_rows))
+    ]
+    db.close()
+    db = _session_db(args.db_path)
+    db.append_message("held", "user", content="back again")
+    print(json.dumps({"first": ids[0], "last": ids[-1]}), file=sys.__stdout__, flush=True)
+    sys.stdin.read()
+    message = int(db.append_message("held", "user", content="still writing"))
+    db.close()
+    return {"message": message}
 
 
 class _Records(logging.Handler):
@@ -662,6 +684,10 @@ def main(argv: list[str] | None = None) -> int:
     session.add_argument("--db-path", required=True)
     session.add_argument("--session-id", default="after-optimize")
     session.set_defaults(fn=cmd_session)
+    hold = sub.add_parser("hold")
+    hold.add_argument("--db-path", required=True)
+    hold.add_argument("--tool-rows", type=int, default=3000)
+    hold.set_defaults(fn=cmd_hold)
     turn = sub.add_parser("turn")
     turn.add_argument("--tool-args", required=True, help="JSON arguments of the tool call")
     turn.add_argument("--prompt", default="What did we say earlier?")

@@ -10,6 +10,7 @@ Hermes writes it.
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import sqlite3
@@ -23,6 +24,7 @@ import pytest
 from _support import needs_extension
 from test_optimize_room import WORDS, leave_free, small_disk
 
+from hermes_fts.hermes import upkeep
 from hermes_fts.index import space
 from hermes_fts.store import SessionStore
 
@@ -32,8 +34,9 @@ BACKLOG = 1_200  # more than one batch: the apply holds the reserve in its room 
 
 
 @pytest.fixture
-def disk(tmp_path: Path) -> Iterator[Path]:
-    folder = small_disk(tmp_path / "disk", 48)
+def disk(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """A tmpfs of 48 MB, or of the test's ``disk`` parameter."""
+    folder = small_disk(tmp_path / "disk", getattr(request, "param", 48))
     try:
         yield folder
     finally:
@@ -115,3 +118,48 @@ def test_hermes_saves_while_a_backlog_is_applied_on_a_nearly_full_disk(
         found = store.search("部署", limit=2 * BACKLOG)
         assert found.route == "fts_cjk" and len(found.rows) == BACKLOG
         assert len(store.search("still writing", limit=5).rows) == 1 + (len(saves) == 1)
+
+
+@pytest.mark.parametrize("disk", [160], indirect=True)
+def test_the_wal_an_after_turn_apply_grew_is_given_back_while_hermes_keeps_the_store_open(
+    hermes_venv: Path, disk: Path, tmp_path: Path
+) -> None:
+    """A turn of long tool outputs waits for the CJK index; the plugin's after-turn
+    apply wrote its batches' pages into the WAL, which Hermes' open connection kept
+    at that size (6 MB after 3,000 outputs) until Hermes closed: megabytes of the
+    disk Hermes saves to, taken until it restarts."""
+    db = _store_with_backlog(hermes_venv, disk, tmp_path)
+    with SessionStore(db) as store:
+        store.sync()  # the backlog's rows applied; the turn below is what waits
+    home = tmp_path / "home"
+    home.mkdir()
+    hermes = subprocess.Popen(
+        [str(he.venv_python(hermes_venv)), he.__file__, "hold", "--db-path", str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=he.clean_env(home),
+        cwd=str(home),
+    )
+    try:
+        assert hermes.stdout is not None
+        line = hermes.stdout.readline()
+        assert line, hermes.communicate()[1]
+        turn = json.loads(line)
+        (main, wal), free = space.file_sizes(db), shutil.disk_usage(disk).free
+        thread = upkeep.apply_after_turn(db)
+        assert thread is not None
+        thread.join(timeout=300)
+        with SessionStore(db, readonly=True) as store:
+            assert store.index_state()["cjk_pending"] == 0
+            found = store.search("部署日志", limit=5000)
+            assert len(found.rows) == turn["last"] - turn["first"] + 1
+        # The disk lost the index's pages, not a WAL grown by them.
+        grown = space.file_sizes(db)[0] - main
+        assert space.file_sizes(db)[1] <= wal, (wal, space.file_sizes(db))
+        assert free - shutil.disk_usage(disk).free <= grown + (64 << 10), (free, grown)
+    finally:
+        out, err = hermes.communicate("", timeout=120)
+    assert hermes.returncode == 0, err
+    assert json.loads(out.splitlines()[-1])["message"] > turn["last"]
