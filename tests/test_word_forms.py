@@ -488,3 +488,46 @@ def test_an_irregular_form_finds_the_word(tmp_path, route) -> None:
     note = "also searched other forms of: went (go, goes, going, gone), hiking (hike, hikes, hiked)"
     assert note in st.query_notes("went hiking")
     st.close()
+
+
+@pytest.mark.parametrize("route", ["fts_cjk", "like_scan"])
+def test_a_japanese_or_korean_verb_finds_its_other_forms(tmp_path, route) -> None:
+    """Regression: 登る was searched as 登る, 見た as 見た, 고치다 as 고치다 alone, and
+    a session saying 登った, 見ました or 고쳤어요 held only the name beside it: the
+    bigram of a verb's kanji and its kana, or its fused Korean past, met none of
+    the other form's.  A best match now searches the other forms' bigrams (登っ,
+    見ま; 고쳤, 올랐 for 오르다, 구웠 for 굽다; 보러 for 봤어, no lone syllable), named in
+    the note; a phrase and AND stay exact."""
+    st = open_store(tmp_path / "state.db")
+    said = {
+        "climbed": "由美と週末に山に登った", "cafe": "由美とカフェでお茶をした",
+        "watched": "昨日は映画を見ました", "ticket": "映画のチケットが高い",
+        "fixed": "수빈이 버그를 고쳤어요", "lunch": "수빈이 점심을 먹었어요",
+        "hiked": "지훈이 산에 올랐어요", "baked": "지훈이 빵을 구웠어요",
+        "went": "영화 보러 갔어", "price": "영화 티켓 가격", "asked": "하은이 물어봤어요",
+    }  # fmt: skip
+    for n, (sid, text) in enumerate(said.items()):
+        conversation(st, sid, [("user", text)], start=T0 + n)
+    fields = ("session_id", "matched_terms")
+
+    def held(query: str) -> dict[str, list[str]]:
+        rows = st.search_messages(query, route=route, fields=fields, sort="sessions")
+        return {r["session_id"]: r["matched_terms"] for r in rows}
+
+    assert held("由美 登る") == {"climbed": ["由美", "登る"], "cafe": ["由美"]}, route
+    assert next(iter(held("由美 登る"))) == "climbed"
+    assert held("映画 見た") == {"watched": ["映画", "見た"], "ticket": ["映画"]}, route
+    assert held("수빈 고치다") == {"fixed": ["수빈", "고치다"], "lunch": ["수빈"]}, route
+    assert next(iter(held("지훈 오르다"))) == "hiked"
+    assert next(iter(held("지훈 굽다"))) == "baked"
+    watched = held("영화 봤어")  # 봤어 as written is found in 물어봤어요 too
+    assert next(iter(watched.items())) == ("went", ["영화", "봤어"]), route
+    # 봤, the one-syllable past of 보다, is mostly a helper verb (물어봤어요: asked)
+    assert held("하은 보다") == {"asked": ["하은"]}, route
+    assert held('"映画 見た"') == {} and held("수빈 AND 고치다") == {}, route
+    notes = st.query_notes("수빈 고치다 영화 봤어 由美 登る")
+    assert (
+        "also searched other forms of: 고치다 (고쳤), 봤어 (보고, 보는, 보러), "
+        "登る (登っ, 登り, 登ら, 登た, 登て, 登ま)"
+    ) in notes, notes
+    st.close()

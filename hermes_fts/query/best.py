@@ -48,6 +48,7 @@ from .wordforms import (
     form_pairs,
     forms_note,
     hiragana_words,
+    japanese_verb_forms,
     korean_stem,
     lone_kanji,
     lone_names,
@@ -166,12 +167,24 @@ def _pieces(term: Term) -> list[Term]:
             out += [Term(w) for w in hiragana_words(seg) if w != seg]
             out += [Term(w) for w in lone_kanji(seg)]
             out += [Term(w) for w in _lone_hanzi(seg)]
+        if cjk and len(seg) >= 2 and not prefix:
+            out += _verb_forms(seg)
     lone = [
         Term(seg, term.prefix and n == len(segs) - 1)
         for n, (c, seg) in enumerate(segs)
         if c and len(seg) == 1
     ]
     return list(dict.fromkeys(out or lone))
+
+
+def _verb_forms(run: str) -> list[Term]:
+    """The bigrams of the other forms of the Japanese verbs in ``run`` (登る: 登っ, 登り),
+    of a verb's bigram that decides: a form searched where its verb is not."""
+    return [
+        Term(form)
+        for verb, form in japanese_verb_forms(run)
+        if not _is_stop(verb) and not _is_stop(form)
+    ]
 
 
 # Grammar a one-character noun comes after: 什么书, 的书, 哪些书; the aspect marker

@@ -16,10 +16,12 @@ consonant or a final ``e``/``y`` goes, as long as the stem keeps
 
 Korean and Japanese glue a word to its grammar; the word alone is what other
 sentences hold.  ``korean_stem`` cuts the particle off a Korean word
-(``태호의`` → ``태호``); ``hiragana_words`` cuts a noun written in hiragana
-out of a Japanese sentence (``おにぎりを`` → ``おにぎり``); ``straddles`` tells a
-Japanese bigram across two words (``の姉``, ``姉は``), and ``lone_kanji`` finds
-the word such bigrams hold alone (``姉``).
+(``태호의`` → ``태호``) and ``korean_verb_forms`` gives a verb's past or stem
+(``고치다``: ``고쳤``); ``japanese_verb_forms`` gives the bigrams of a Japanese
+verb's other forms (``登る``: ``登っ``, ``登り``); ``hiragana_words`` cuts a noun
+written in hiragana out of a Japanese sentence (``おにぎりを`` → ``おにぎり``);
+``straddles`` tells a Japanese bigram across two words (``の姉``, ``姉は``), and
+``lone_kanji`` finds the word such bigrams hold alone (``姉``).
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ __all__ = [
     "forms_note",
     "hiragana_words",
     "inflections",
+    "japanese_verb_forms",
+    "korean_verb_forms",
     "korean_stem",
     "lone_kanji",
     "lone_names",
@@ -177,7 +181,8 @@ def word_forms(term: Term) -> tuple[Term, ...]:
             return tuple(Term(form) for form in forms if form != lowered)
         return (Term(root, prefix=True),)
     bare = korean_stem(term.text)
-    return (Term(bare),) if bare else ()
+    others = [*([bare] if bare else []), *korean_verb_forms(bare or term.text)]
+    return tuple(Term(form) for form in dict.fromkeys(others) if form != term.text)
 
 
 # English words whose forms no suffix rule finds (went: go, bought: buy, children:
@@ -427,13 +432,18 @@ def form_pairs(
     cut them), the word paired with each of its other forms, where both were
     ``kept``."""
     searched = set(kept)
-    return tuple(
+    pairs = [
         (pieces[0], form)
         for pieces in words
         if pieces and pieces[0] in searched
         for form in word_forms(pieces[0])
         if form in pieces[1:] and form in searched
-    )
+    ]
+    for pieces in words:  # a Japanese verb's bigram with its other forms' (登る: 登っ)
+        for verb, form in _japanese_forms(pieces[0]) if pieces else ():
+            if verb in searched and form in searched and form in pieces:
+                pairs.append((verb, form))
+    return tuple(pairs)
 
 
 def term_groups(q: Query) -> list[int]:
@@ -482,10 +492,20 @@ def unit_labels(q: Query) -> list[str]:
     ``matched_terms``: its word's (``term_labels``), but a bigram of a sentence its
     own.  Two overlapping bigrams are one word to a score (``best._bigram_words``),
     yet a row holds either or both, and a note names the runs of the sentence a
-    row holds (扩容, 集群 apart, or 扩容集群), never one it may not."""
+    row holds (扩容, 集群 apart, or 扩容集群), never one it may not.  A verb's form
+    (登っ) is named as the verb written (登る)."""
     labels = term_labels(q)
-    bigrams = {t for pair in q.forms if all(_bigram(t.text) for t in pair) for t in pair}
-    return [t.text if t in bigrams else labels[g] for t, g in zip(q.terms, term_groups(q))]
+    bigrams = {t for a, b in q.forms if _overlap(a.text, b.text) for t in (a, b)}
+    verbs = {b: a for a, b in q.forms if not _overlap(a.text, b.text)}
+    return [
+        verbs[t].text if t in verbs and t not in bigrams else t.text if t in bigrams else labels[g]
+        for t, g in zip(q.terms, term_groups(q))
+    ]
+
+
+def _overlap(a: str, b: str) -> bool:
+    """Two bigrams of a sentence that follow each other (张伟, 伟说)."""
+    return _bigram(a) and _bigram(b) and a[1] == b[0]
 
 
 def _bigram(text: str) -> bool:
@@ -502,6 +522,11 @@ def forms_note(words: Sequence[Term], searched: Sequence[Term]) -> list[str]:
         forms = [by_start(f.text + "…" * f.prefix) for f in word_forms(term) if f in kept]
         if forms:
             shown.append(f"{by_start(term.text)} ({', '.join(forms)})")
+        verbs: dict[Term, list[str]] = {}
+        for verb, form in _japanese_forms(term):
+            if verb in kept and form in kept:
+                verbs.setdefault(verb, []).append(form.text)
+        shown += [f"{verb.text} ({', '.join(held)})" for verb, held in verbs.items()]
     if not shown:
         return []
     return ["also searched other forms of: " + ", ".join(shown)]
@@ -612,3 +637,164 @@ def lone_kanji(run: str) -> list[str]:
         and (i == len(run) - 1 or run[i + 1] in _JA_CASE)
         and any(c in _JA_CASE for c in run[max(i - 1, 0) : i + 2])
     ]
+
+
+# A Japanese verb keeps its kanji and changes the kana after it (登る, 登った,
+# 登ります); a question's bigram of the two met none of the session's.  The kana a
+# form puts after the kanji, by the kana the question has there and, for a
+# conjugated form, the kana after that: our own table of the regular verbs.  A
+# verb whose stem ends in kana (受ける, 落ちた) keeps its bigram (受け, 落ち).
+_JA_VERB_KANA: tuple[tuple[str, str, str], ...] = (
+    # the dictionary form: る of 登る (godan: 登った, 登ります) or 見る (見た, 見ます)
+    ("る", "", "っりらたてま"),
+    ("う", "", "いっわ"),
+    ("く", "", "きいか"),
+    ("ぐ", "", "ぎいが"),
+    ("す", "", "しさ"),  # 直す: 直した; 発酵する's 酵す likewise: 発酵した, 発酵させ
+    ("つ", "", "ちった"),
+    ("む", "", "みんま"),
+    ("ぶ", "", "びんば"),
+    ("ぬ", "", "にんな"),
+    # the た and て forms: 登った, 焼いた, 泳いだ, 直した, 読んだ, 見た
+    ("っ", "たて", "るうりい"),
+    ("い", "たて", "くき"),
+    ("い", "だで", "ぐぎ"),
+    ("し", "たて", "すさ"),
+    ("ん", "だで", "むみぶび"),
+    ("た", "", "るまて"),
+    ("て", "", "るまた"),
+    # the ます form: 登ります, 見ます
+    ("り", "ま", "るっら"),
+    ("き", "ま", "くいか"),
+    ("み", "ま", "むんま"),
+    ("ま", "すし", "るたて"),
+)
+
+
+def _japanese_forms(term: Term) -> list[tuple[Term, Term]]:
+    """``japanese_verb_forms`` of a word as written, as terms; none for a prefix."""
+    if term.prefix:
+        return []
+    return [(Term(a), Term(b)) for a, b in japanese_verb_forms(fold_width(term.text))]
+
+
+def japanese_verb_forms(run: str) -> list[tuple[str, str]]:
+    """The bigrams of a Japanese verb's other forms, each with the verb's bigram in
+    the run ``run`` it is a form of: (登る, 登っ), (登る, 登り), (見た, 見る)."""
+    out = []
+    for i in range(len(run) - 1):
+        pair, after = run[i : i + 2], run[i + 2 : i + 3]
+        if not _kanji(run[i]):
+            continue
+        for kana, before, forms in _JA_VERB_KANA:
+            if pair[1] == kana and (not before or (after and after in before)):
+                out += [(pair, run[i] + k) for k in forms if k != kana]
+    return list(dict.fromkeys(out))
+
+
+# A Korean verb's past fuses 았/었 into its last syllable (고치다: 고쳤어요, 보다: 봤어,
+# 먹다: 먹었어): a question's 고치다 met no bigram of the session's 고쳤어요.  Hangul
+# syllables are (initial * 21 + vowel) * 28 + final from U+AC00; the vowels and
+# finals by number:
+_A, _AE, _EO, _E, _YEO, _O, _WA, _WAE, _OE, _U, _WO, _EU, _I = (
+    0,
+    1,
+    4,
+    5,
+    6,
+    8,
+    9,
+    10,
+    11,
+    13,
+    14,
+    18,
+    20,
+)
+_DIGEUT, _RIEUL, _BIEUP, _SSANG_SIOT = 7, 8, 17, 20
+# An open syllable's vowel as the past fuses it (보 → 봤, 고치 → 고쳤, 되 → 됐).
+_FUSED = {_A: _A, _AE: _AE, _EO: _EO, _E: _E, _YEO: _YEO, _O: _WA, _U: _WO, _I: _YEO, _OE: _WAE}
+_UNFUSED = {_WA: _O, _WO: _U, _YEO: _I, _WAE: _OE, _A: _A, _AE: _AE, _EO: _EO, _E: _E}
+
+
+def _jamo(ch: str) -> tuple[int, int, int]:
+    n = ord(ch) - 0xAC00
+    return n // 588, n // 28 % 21, n % 28
+
+
+def _syllable(initial: int, vowel: int, final: int) -> str:
+    return chr(0xAC00 + (initial * 21 + vowel) * 28 + final)
+
+
+def _bright(vowel: int) -> bool:
+    """ㅏ and ㅗ take 았, the rest 었 (vowel harmony)."""
+    return vowel in (_A, _O)
+
+
+def _korean_pasts(stem: str) -> list[str]:
+    """The past stems of the Korean verb stem ``stem`` (고치: 고쳤; 먹: 먹었; 굽: 굽었 and, as
+    ㅂ-irregular verbs have it, 구웠; 오르: 올랐; 걷: 걷었 and 걸었)."""
+    head, last = stem[:-1], stem[-1]
+    initial, vowel, final = _jamo(last)
+    if last == "하":
+        return [head + "했"]
+    if final:
+        out = [stem + ("았" if _bright(vowel) else "었")]
+        if final == _BIEUP:
+            out.append(head + _syllable(initial, vowel, 0) + ("왔" if vowel == _O else "웠"))
+        if final == _DIGEUT:
+            out.append(
+                head + _syllable(initial, vowel, _RIEUL) + ("았" if _bright(vowel) else "었")
+            )
+        return out
+    if vowel == _EU and head:  # 쓰 → 썼, 아프 → 아팠, 오르 → 올랐
+        before = _jamo(head[-1])
+        fused = _A if _bright(before[1]) else _EO
+        if last == "르" and not before[2]:
+            return [
+                head[:-1]
+                + _syllable(before[0], before[1], _RIEUL)
+                + _syllable(5, fused, _SSANG_SIOT)
+            ]
+        return [head + _syllable(initial, fused, _SSANG_SIOT)]
+    if vowel == _EU:
+        return [_syllable(initial, _EO, _SSANG_SIOT)]
+    if vowel in _FUSED:
+        return [head + _syllable(initial, _FUSED[vowel], _SSANG_SIOT)]
+    return [stem + "었"]  # 할퀴었, 띄었: no fusing
+
+
+def _korean_past_stem(word: str) -> str | None:
+    """The stem of the Korean past form ``word`` (고쳤어요: 고치; 먹었던: 먹; 봤어: 보), its
+    past syllable within the first two, or None."""
+    for i, ch in enumerate(word[:3]):
+        initial, vowel, final = _jamo(ch)
+        if final != _SSANG_SIOT or not word[i + 1 :]:
+            continue
+        if ch in "았었" and i:
+            return word[:i]
+        if vowel in _UNFUSED and ch not in "했겠":  # 하다 verbs: their noun; 겠: will
+            return word[:i] + _syllable(initial, _UNFUSED[vowel], 0)
+        return None
+    return None
+
+
+def korean_verb_forms(word: str) -> list[str]:
+    """The other forms of the Korean verb ``word``, each of two syllables or more: a
+    dictionary form's past stems (고치다: 고쳤; 먹다: 먹었), a past
+    form's stem (고쳤어요: 고치) or, for a stem of one syllable, its forms with 고, 는
+    and 러 (봤어: 보고, 보는, 보러; 먹었어: 먹고, 먹는, 먹으): a lone syllable would be
+    found inside every word."""
+    if not word or not all(_hangul(ch) for ch in word):
+        return []
+    if len(word) >= 2 and word.endswith("다"):
+        # a past of one syllable (보다: 봤, 주다: 줬) is mostly the verb as a helper
+        # glued to another (물어봤어요, asked; 해줬어, did for someone): none is searched
+        return [past for past in _korean_pasts(word[:-1]) if len(past) > 1]
+    stem = _korean_past_stem(word)
+    if stem is None:
+        return []
+    if len(stem) > 1:
+        return [stem]
+    # 러 (to go and do) takes 으 after a final consonant: 보러, 먹으러
+    return [stem + "고", stem + "는", stem + ("으" if _jamo(stem)[2] else "러")]
