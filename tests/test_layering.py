@@ -46,6 +46,7 @@ LAYERS: dict[str, int] = {
     "query.tree": LEAF,
     "query.syntax": LEAF,
     "query.wordforms": LEAF,
+    "query.cjk_forms": LEAF,
     "query.timewords": LEAF,
     "query.timespans": LEAF,
     "query.question": LEAF,

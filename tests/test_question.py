@@ -104,7 +104,7 @@ def test_a_hiragana_noun_in_a_japanese_sentence_is_searched(
     ],
 )
 def test_hiragana_grammar_is_no_noun(run: str) -> None:
-    from hermes_fts.query.wordforms import hiragana_words
+    from hermes_fts.query.cjk_forms import hiragana_words
 
     assert hiragana_words(run) == []
 

@@ -26,6 +26,17 @@ from collections.abc import Collection, Sequence
 
 from .._cjk_ranges import is_cjk
 from .._index_text import fold_width, has_cjk, is_token_char, segments
+from .cjk_forms import (
+    KOREAN_HADA_ENDINGS,
+    KOREAN_PARTICLES,
+    before_honorific,
+    hiragana_words,
+    japanese_verb_forms,
+    korean_stem,
+    lone_kanji,
+    lone_names,
+    straddles,
+)
 from .question import (
     ALONE_NOTE,
     CJK_FUNCTION_CHARS,
@@ -41,20 +52,7 @@ from .question import (
 )
 from .syntax import OPERATOR_WORD, by_start
 from .tree import AnyOf, Node, Query, Term
-from .wordforms import (
-    KOREAN_HADA_ENDINGS,
-    KOREAN_PARTICLES,
-    before_honorific,
-    form_pairs,
-    forms_note,
-    hiragana_words,
-    japanese_verb_forms,
-    korean_stem,
-    lone_kanji,
-    lone_names,
-    straddles,
-    word_forms,
-)
+from .wordforms import form_pairs, forms_note, word_forms
 
 __all__ = ["MAX_BEST_TERMS", "best_match", "parts_held", "words_held"]
 

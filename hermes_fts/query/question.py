@@ -32,9 +32,9 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 
 from .._index_text import fold_width, has_cjk
+from .cjk_forms import KOREAN_PARTICLES, korean_stem
 from .timewords import TimeWords, find_time_words
 from .tree import AllOf, Query, Term
-from .wordforms import KOREAN_PARTICLES, korean_stem
 
 __all__ = [
     "ALONE_NOTE",
@@ -111,7 +111,7 @@ KO_ENDINGS = ("요", "죠", "까", "니다", "다고", "라고", "더라", "는�
 # A question word with its copula (뭐였어, 어디였지, 언제야): "what was it".
 KO_ASKED = re.compile("(?:뭐|어디|언제|누구|무엇)(?:이었|였|이에|예|야|이야|지|더)[\uac00-\ud7a3]*")
 # 말하다 (to say) as 하다 verbs are read (말했던, 말한): its noun is one syllable, which
-# ``wordforms.korean_stem`` keeps, so it is named here.
+# ``cjk_forms.korean_stem`` keeps, so it is named here.
 KO_SAID = "말"
 
 
