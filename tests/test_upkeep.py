@@ -117,6 +117,68 @@ def test_a_python_that_exits_leaves_the_backlog_to_the_next_run(tmp_path: Path) 
         assert set(st.integrity_check().values()) == {None} and _pending(path) == 0
 
 
+def _write_lock_held_by_another(path: Path) -> sqlite3.Connection:
+    """A connection holding ``path``'s write lock, as another process' long write does
+    (a gateway's VACUUM at its start, Hermes' own index merge)."""
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    return holder
+
+
+def test_an_exiting_hermes_does_not_sit_out_another_process_write_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Hermes quit right after a turn while another process held the write lock: the
+    run's open waited SQLite's whole busy timeout (10 s, which nothing cuts short) before
+    Hermes could exit, then failed with "database is locked"; it now stops for the exit."""
+    path = tmp_path / "state.db"
+    _backlog(path, 2)
+    caplog.set_level(logging.DEBUG, logger=upkeep.__name__)
+    monkeypatch.setattr(upkeep, "_exiting", lambda: True)
+    holder = _write_lock_held_by_another(path)
+    try:
+        thread = upkeep.apply_after_turn(path)
+        assert thread is not None
+        thread.join(timeout=60)
+        told = [r.getMessage() for r in caplog.records]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert not thread.is_alive() and not upkeep.running()
+    assert any("Hermes exits" in m for m in told) and not any("locked" in m for m in told), told
+    assert _pending(path) == 2  # left to the next run
+
+
+def test_a_running_hermes_run_waits_for_another_process_write_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While Hermes runs, the run still waits for the lock and then applies the rows."""
+    import threading
+
+    path = tmp_path / "state.db"
+    _backlog(path, 2)
+    seen_held = threading.Event()
+
+    def held(store: Path) -> bool:
+        taken = upkeep_lock_held(store)
+        if taken:
+            seen_held.set()
+        return taken
+
+    upkeep_lock_held = upkeep.write_lock_held
+    monkeypatch.setattr(upkeep, "write_lock_held", held)
+    holder = _write_lock_held_by_another(path)
+    try:
+        thread = upkeep.apply_after_turn(path)
+        assert thread is not None
+        assert seen_held.wait(timeout=30)  # the run met the lock and waits
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    thread.join(timeout=60)
+    assert not upkeep.running() and _pending(path) == 0
+
+
 def test_a_run_creates_no_store_and_touches_no_other_database(tmp_path: Path) -> None:
     """The hook checks the store, then the run opens it: a store moved away meanwhile
     became a new empty one with our tables where Hermes keeps its history, and a

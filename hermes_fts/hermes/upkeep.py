@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from ..index.schema import CJK
-from ..store import open_store
+from ..store import BUSY_TIMEOUT_S, open_store, write_lock_held
 
 __all__ = ["apply_after_turn", "running"]
 
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 
 _RUN = threading.Lock()  # held while a run applies; a turn ending meanwhile starts none
 _REPORTED: set[str] = set()  # the reasons a run failed, each logged once at INFO
+_LOCK_POLL_S = 0.05  # how often a run waiting for another process' write lock looks again
 
 
 class _Exiting(Exception):
@@ -43,6 +45,17 @@ def _stop_when_exiting(_event: dict[str, Any]) -> None:
     stops the run once Hermes exits, so it waits for one batch, not the backlog."""
     if _exiting():
         raise _Exiting
+
+
+def _wait_for_the_write_lock(path: Path) -> None:
+    """Until no other process holds ``path``'s write lock, for as long as a write would
+    wait for it, stopping once Hermes exits: SQLite's own wait cannot be cut short,
+    so an exiting Hermes sat out the busy timeout for rows the next run applies."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while write_lock_held(path) and time.monotonic() < deadline:
+        if _exiting():
+            raise _Exiting
+        time.sleep(_LOCK_POLL_S)
 
 
 def apply_after_turn(path: Path) -> threading.Thread | None:
@@ -68,6 +81,7 @@ def running() -> bool:
 
 def _apply(path: Path) -> None:
     try:
+        _wait_for_the_write_lock(path)
         # A write open applies the pending table in bounded batches, each its own
         # transaction, and keeps the disk's last room for Hermes (§5.3).  open_store
         # refuses, untouched, a store gone since the hook looked or not Hermes'.
