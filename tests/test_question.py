@@ -307,6 +307,20 @@ def test_the_category_word_does_not_decide(store: SessionStore) -> None:
         ("梅兰妮开始了哪些活动", "活动"),
         ("梅兰妮去过哪些城市了", "城市"),  # 了 is grammar, no part of the noun
         ("哪类服务器的配置最好", "服务器"),  # 的 ends the word: 服务器, not 服务
+        # the predicate ends the noun: an adverb, 给, a pronoun (not the 他 of 吉他)
+        ("陈静觉得哪种书比较好", "书"),
+        ("陳靜覺得哪種書比較好", "書"),
+        ("你推荐过什么样的书给我", "书"),
+        ("哪类游戏他最喜欢", "游戏"),
+        ("陈静买了哪种吉他", "吉他"),
+        ("哪种数据库你用过", "数据库"),
+        # four characters are the noun where the phrase ends (健康 is a kind too); before
+        # a pronoun the fourth may be a verb's, and a longer run is cut at two
+        ("陈静得了哪种健康问题", "健康问题"),
+        ("哪种健康问题最严重", "健康问题"),
+        ("哪种运动适合我们", "运动"),
+        ("陈静喜欢哪种运动适合冬天", "运动"),
+        ("张伟参加了哪些活动昨天", "活动"),  # a time word ends it too
         ("メラニーはどんな趣味を始めましたか", "趣味"),
         ("メラニーは何という店に行きましたか", "店"),
         ("メラニーはなんていう映画を見ましたか", "映画"),
@@ -425,6 +439,27 @@ def test_only_a_cjk_category_searches_its_noun(tmp_path: Path, query: str, noun:
         conversation(st, sid, [("user", text)], start=at("2026-01-01T10:00") + n)
     try:
         assert sessions(st, query) == ["noun"]
+    finally:
+        st.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "answer", "decoy"),
+    [
+        ("陈静爬山后得了哪种健康问题", "陈静爬山后膝盖肿了", "陈静爬山的照片有问题"),
+        ("陈静聊过什么样的旅行计划", "陈静想去京都泡温泉", "陈静把发布计划推迟了"),
+    ],
+)
+def test_a_cjk_category_of_four_characters_is_one_noun(
+    tmp_path: Path, query: str, answer: str, decoy: str
+) -> None:
+    """Only its first two characters were the category: 问题 and 计划 were searched,
+    found in every chat about a bug or a release, and ranked them first."""
+    st = open_store(tmp_path / "state.db")
+    try:
+        conversation(st, "answer", [("user", answer)], start=at("2026-01-01T10:00"))
+        conversation(st, "decoy", [("user", decoy)], start=at("2026-01-01T10:00") + 10)
+        assert sessions(st, query)[0] == "answer"
     finally:
         st.close()
 

@@ -7,8 +7,8 @@ conversation says, and would decide the match if searched (docs/QUERY.md,
 
 * a possessive: ``Anna's`` is the word ``Anna`` (the tokenizer would make it
   the phrase "anna s");
-* a category word: the ``hobby`` of "what kind of hobby", the ``数据`` of
-  "哪个数据库": the conversation names the thing (bouldering), not its kind;
+* a category word: the ``hobby`` of "what kind of hobby", the ``数据库`` of
+  "哪种数据库": the conversation names the thing (bouldering), not its kind;
 * time words: "last week", "3月8号", "先週", "지난주": a message's date is
   its timestamp (``request.search_preferring`` turns them into a time preference);
 * the particles a quoted phrase carries (``「東京タワー」に行った``): its grammar,
@@ -133,23 +133,26 @@ _AUXILIARIES = frozenset(
     "do does did is are was were has have had will would can could should may might".split()
 )
 _MAX_MODIFIERS = 2
-# The noun after these names a category too: Chinese (its first two
-# characters), Japanese (its kanji or katakana run) and Korean (the next word).
+# The noun after these names a category too: Chinese (see ``_zh_noun_end``), Japanese
+# (its kanji or katakana run) and Korean (the next word).
 # Not 哪个 ("which one"): it mostly picks among things named before.
-# Grammar after a noun: no part of it (城市了, 城市的 were cut out as the noun), and
-# where the third character ends the word (数据库的: 库 was searched in 库的生命周期).
+# Grammar after a noun: no part of it (城市了, 城市的 were cut out as the noun).
 _AFTER_NOUN = "是有的了在吗呢吧"
 _GRAMMAR = frozenset(_AFTER_NOUN) | CJK_FUNCTION_CHARS
-_CJK_CATEGORY = re.compile(
-    "(?:什么样的?|什麼樣的?|什么类型的|什麼類型的|什么种类的|什麼種類的|哪种|哪種|哪些|哪类|哪類)"
-    # its first two characters, and a third that ends the word (数据库): alone, 库 was
-    # searched as a word, found in every 仓库
-    f"(?![{_AFTER_NOUN}])([\u4e00-\u9fff](?![{_AFTER_NOUN}])[\u4e00-\u9fff]"
-    f"(?:(?![{_AFTER_NOUN}])[\u4e00-\u9fff](?!(?![{_AFTER_NOUN}])[\u4e00-\u9fff]))?"
-    # or one that ends the word (哪些书, 什么样的车): alone it was no category, and
-    # the question was searched as 些书 and 的车, words of no message
-    f"|[\u4e00-\u9fff](?![\u4e00-\u9fff](?<![{_AFTER_NOUN}])))"
-    "|(?:どんな|どの|どういう|どういった|何の|なんの|何という|なんという|なんていう|何て)"
+_ZH_ASKING = re.compile(
+    "什么样的?|什麼樣的?|什么类型的|什麼類型的|什么种类的|什麼種類的|哪种|哪種|哪些|哪类|哪類"
+)
+# What starts the predicate after a Chinese noun, never the end of one (哪种书比较好: 书,
+# not 书比): adverbs, 给 and a pronoun, but one ending a noun (吉他, 迷你).
+# Not 更 (变更), 都 (京都), 能 (功能).
+_ZH_PREDICATE = tuple("比较 比較 非常 特别 特別 可以 应该 應該 最 很 不 给 給".split())
+_ZH_PRONOUNS = tuple("你您我她他它妳")
+_ZH_PRONOUN_NOUNS = frozenset("吉他 其他 其它 迷你".split())
+# 健康问题, 旅行计划: a longer run goes on into words we cannot cut; before a pronoun
+# (运动适合我们), the fourth character is as often a verb's.
+_ZH_NOUN = 4
+_JA_CATEGORY = re.compile(
+    "(?:どんな|どの|どういう|どういった|何の|なんの|何という|なんという|なんていう|何て)"
     "([\u4e00-\u9fff\u30a0-\u30ff\u3005]+)"
 )
 _KO_ASKING = frozenset({"어떤", "무슨"})
@@ -352,16 +355,49 @@ def _mark_categories(
             elif kind:
                 found.append(texts[k + 1])
         for i in idx:
-            for m in _CJK_CATEGORY.finditer(words[i][0].text):
+            text = words[i][0].text
+            for start, at, end in _cjk_categories(text, marks[i]):
                 # The question word goes with its noun: どんな alone is no word either.
                 # Two pieces, so a question of nothing else searches the noun (城市), not
                 # 哪些城市 as written, which no message holds.
-                if not any(a < m.end() and m.start() < b for a, b in marks[i]):
-                    noun = 1 if m.group(1) else 2
-                    marks[i] += [(m.start(), m.start(noun)), m.span(noun)]
-                    found.append(m.group(noun))
-                    nouns.add(m.group(noun))
+                if not any(a < end and start < b for a, b in marks[i]):
+                    marks[i] += [(start, at), (at, end)]
+                    found.append(text[at:end])
+                    nouns.add(text[at:end])
     return found, nouns
+
+
+def _cjk_categories(text: str, marks: list[Span]) -> Iterator[tuple[int, int, int]]:
+    """The category words of a Chinese or Japanese ``text``: where each question word
+    starts, and where its noun starts and ends; a Chinese noun ends where a time word
+    (``marks``) starts (哪些活动昨天: 活动)."""
+    for m in _ZH_ASKING.finditer(text):
+        stop = min((a for a, _ in marks if a >= m.end()), default=len(text))
+        end = _zh_noun_end(text[:stop], m.end())
+        if end is not None:
+            yield m.start(), m.end(), end
+    for m in _JA_CATEGORY.finditer(text):
+        yield m.start(), m.start(1), m.end()
+
+
+def _zh_noun_end(text: str, at: int) -> int | None:
+    """Where the Chinese noun starting at ``at`` ends: at the grammar or the predicate
+    after it, all of it up to ``_ZH_NOUN`` characters (书, 数据库; 健康问题: cut at two,
+    问题 was searched, found in every chat about a bug); a longer one, its first two,
+    which a noun has (运动适合我们: 运动)."""
+    end = at
+    while end < len(text) and "\u4e00" <= text[end] <= "\u9fff" and text[end] not in _AFTER_NOUN:
+        if end > at and _predicate_starts(text, end):
+            break
+        end += 1
+    longest = _ZH_NOUN - text.startswith(_ZH_PRONOUNS, end)
+    return None if end == at else end if end - at <= longest else at + 2
+
+
+def _predicate_starts(text: str, at: int) -> bool:
+    if text.startswith(_ZH_PRONOUNS, at):
+        return text[at - 1 : at + 1] not in _ZH_PRONOUN_NOUNS
+    return text.startswith(_ZH_PREDICATE, at)
 
 
 def _head_noun(
