@@ -531,3 +531,33 @@ def test_a_japanese_or_korean_verb_finds_its_other_forms(tmp_path, route) -> Non
         "登る (登っ, 登り, 登ら, 登た, 登て, 登ま)"
     ) in notes, notes
     st.close()
+
+
+@pytest.mark.parametrize("route", ["fts_cjk", "like_scan"])
+def test_a_korean_word_with_its_particle_earns_no_more_than_its_stem(tmp_path, route) -> None:
+    """Regression: "invoice-gen에서 배포 문제가 뭐였어요?" ranked a chat that once said
+    "invoice-gen에서" above the one about invoice-gen's deployment: the form as
+    written with its particle is rarer than the stem, and a row holding it earned
+    its weight, though the particle is grammar.  A row now earns no more for it
+    than for the stem; the word as written is still searched and named, and a
+    noun cut as if it ended in a particle (고양이 as 고양) still finds itself first."""
+    st = open_store(tmp_path / "state.db")
+    said = {
+        "asked": ["invoice-gen 배포가 멈췄어요", "invoice-gen 로그를 볼게요", "배포 스크립트를 고쳤어요"],
+        "echo": ["invoice-gen에서 배포 일정이 바뀌었어요"],
+        **{f"tests{k:02d}": [f"invoice-gen {k}번 테스트 통과"] for k in range(12)},
+        "cat": ["고양이 사료를 바꿨어요"], "city": ["고양시 사료 공장에 갔어요"],
+    }  # fmt: skip
+    for n, (sid, texts) in enumerate(said.items()):
+        conversation(st, sid, [("user", text) for text in texts], start=T0 + n)
+    fields = ("session_id", "matched_terms")
+    rows = st.search_messages(
+        "invoice-gen에서 배포 문제가 뭐였어요?", route=route, sort="sessions", fields=fields
+    )
+    assert [r["session_id"] for r in rows[:2]] == ["asked", "echo"], route
+    assert rows[0]["matched_terms"] == ["invoice-gen에서", "배포"]
+    cat = st.search_messages("고양이 사료", route=route, sort="sessions", fields=fields)
+    assert [r["session_id"] for r in cat] == ["cat", "city"], route
+    notes = st.query_notes("invoice-gen에서 배포 문제가")
+    assert "also searched other forms of: invoice-gen에서 (invoice-gen), 문제가 (문제)" in notes
+    st.close()

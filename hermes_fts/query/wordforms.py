@@ -40,6 +40,7 @@ __all__ = [
     "stem",
     "term_groups",
     "term_labels",
+    "unit_caps",
     "unit_labels",
     "unit_words",
     "word_forms",
@@ -399,6 +400,24 @@ def unit_words(q: Query) -> list[int]:
     """The word of each unit a search scores ``q`` by (``plan.evidence_units``): a
     best match's ``term_groups``; a strict query is one unit, one word."""
     return term_groups(q) if q.loose else [0]
+
+
+def unit_caps(q: Query) -> list[int] | None:
+    """The unit whose weight bounds what a row earns for each unit
+    (``plan.evidence_units``; its own where none), or None where none is bounded:
+    a Korean word as written with its particle or 하다 ending (``invoice-gen에서``,
+    ``배포했어``) earns no more than its stem.  The particle is grammar, not what
+    the word names: rarer than the stem, the form as written outweighed it, and
+    a message repeating the question's particle ranked above the conversation
+    about the thing."""
+    if not q.loose:
+        return None
+    index = {t: i for i, t in reversed(list(enumerate(replace(t, negated=False) for t in q.terms)))}
+    caps = list(range(len(q.terms)))
+    for word, form in q.forms:
+        if word in index and form in index and korean_stem(word.text) == form.text:
+            caps[index[word]] = index[form]
+    return caps if caps != list(range(len(q.terms))) else None
 
 
 def term_labels(q: Query) -> list[str]:

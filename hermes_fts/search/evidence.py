@@ -107,15 +107,28 @@ def credit(bits: int, weights: Sequence[float], groups: Sequence[int]) -> tuple[
     return sum(best[g] for g in sorted(best)), sum(1 << g for g in best)
 
 
+# What a bounded form earns above its bound (``weigh``): the word as written then
+# wins a tie with its stem alone (고양이 over 고양시 on the LIKE scan, no BM25).
+_HAIR = 1e-6
+
+
 def weigh(
-    sets: Iterable[int], counts: Sequence[int], documents: int, groups: Sequence[int] | None
+    sets: Iterable[int],
+    counts: Sequence[int],
+    documents: int,
+    groups: Sequence[int] | None,
+    caps: Sequence[int] | None = None,
 ) -> tuple[dict[int, tuple[float, int]], list[float]]:
-    """What each set of units rows hold (a bit per unit) is worth (``credit``), and each
-    word's weight (``word_weights``), from each unit's document count; ``groups``
-    as ``IndexUnits.groups`` (None: each unit its own word)."""
+    """What each set of units rows hold (a bit per unit) is worth (``credit``), each unit
+    at no more than the unit ``caps`` names, and each word's weight
+    (``word_weights``, unbounded), from each unit's document count; ``groups``
+    and ``caps`` as ``IndexUnits``' (None: each unit its own word, unbounded)."""
     weights = term_weights(counts, documents)
+    earned = weights
+    if caps is not None:  # no more than the form that bounds it, and a hair to break a tie
+        earned = [min(weight, weights[cap] + _HAIR) for weight, cap in zip(weights, caps)]
     groups = groups if groups is not None else range(len(counts))
-    credits = {bits: credit(bits, weights, groups) for bits in sets}
+    credits = {bits: credit(bits, earned, groups) for bits in sets}
     return credits, word_weights(weights, counts, groups)
 
 
@@ -168,10 +181,12 @@ class _Later:
 class IndexUnits:
     """A best match's units on one index, as ``gather`` and ``sessions.index_sessions``
     read them: ``units`` and their OR (``any_unit``), the word of each unit
-    (``groups``), the rowids read (``envelope_ids``), conditions on ``m`` a row
-    must meet to be answered by this index (``extra``, ``search._blind_spot``),
-    the store's message count (``documents``), whether the connection has
-    ``hermes_fts_held()`` (``held_fn``), and the condition on the index's rowid
+    (``groups``) and the unit whose weight bounds what a row earns for it
+    (``caps``, ``wordforms.unit_caps``; None: none), the rowids read
+    (``envelope_ids``), conditions on ``m`` a row must meet to be answered by
+    this index (``extra``, ``search._blind_spot``), the store's message count
+    (``documents``), whether the connection has ``hermes_fts_held()``
+    (``held_fn``), and the condition on the index's rowid
     that names the rows it holds in a state the messages no longer have
     (``lagging``: pending for it, their pending text counted instead)."""
 
@@ -185,6 +200,7 @@ class IndexUnits:
     documents: int
     held_fn: bool = False
     lagging: str = ""
+    caps: Sequence[int] | None = None
 
     @property
     def every_match(self) -> bool:
@@ -214,7 +230,7 @@ class IndexUnits:
         else:
             counts = document_counts(self.conn, self.table, self.units, sets, self.every_match)
         counts = [n + sum(row[3] >> b & 1 for row in apart) for b, n in enumerate(counts)]
-        return weigh(sets, counts, self.documents, self.groups)
+        return weigh(sets, counts, self.documents, self.groups, self.caps)
 
 
 def gather(u: IndexUnits, order: str | None = None, apart: Sequence[Apart] = ()) -> Evidence:
@@ -497,11 +513,12 @@ def like_evidence(
     documents: int,
     order: str | None = None,
     groups: Sequence[int] | None = None,
+    caps: Sequence[int] | None = None,
 ) -> Evidence:
     """Evidence from a LIKE scan's ``(id, session_id, timestamp, holds unit 1, …)``
     rows: the words' weights from how many rows hold each unit (one unit: a strict
-    query; ``groups`` as ``IndexUnits.groups``); ``order``: the search's sort (a time sort
-    orders each level)."""
+    query; ``groups`` and ``caps`` as ``IndexUnits``'); ``order``: the search's sort (a
+    time sort orders each level)."""
     rows: dict[int, list[Any]] = {}
     times: dict[int, Any] = {}
     counts = [0] * units
@@ -515,7 +532,7 @@ def like_evidence(
         for row in rows.values():
             row[0] = 1.0
         return Evidence(rows, [1.0], _time_order(order), times)
-    credits, words = weigh({row[3] for row in rows.values()}, counts, documents, groups)
+    credits, words = weigh({row[3] for row in rows.values()}, counts, documents, groups, caps)
     for row in rows.values():
         row.append(row[3])
         row[0], row[3] = credits[row[3]]

@@ -32,7 +32,7 @@ from ..query.plan import (
     route_can_represent,
     snippet_terms,
 )
-from ..query.wordforms import unit_words
+from ..query.wordforms import unit_caps, unit_words
 from ..transcript import attach_context
 from .evidence import IndexUnits, id_array, label_rows, more_sessions, passing_ids
 from .like import (
@@ -195,6 +195,7 @@ def _best(
         bool(req.state.get("row_evidence")),
         # What the index holds of its pending rows is counted as their pending text.
         f"rowid IN (SELECT msg_id FROM {schema.CJK_PENDING})" if blind else "",
+        unit_caps(req.plan.query),
     )
     q = req.plan.query
     apart = rows_apart(units, q, req.fold, blind, req.where, req.params) if blind else []
@@ -269,6 +270,7 @@ def _best_like(req: _Run, extra: str, extra_params: list[Any]) -> list[dict[str,
         req.want,
         req.sort,
         unit_words(req.plan.query),
+        unit_caps(req.plan.query),
     )
     return label_rows(_in_order(_rows_by_id(req, ids, False), ids), req.plan.query, held)
 

@@ -310,13 +310,14 @@ def like_page(
     want: int,
     sort: str | None,
     groups: Sequence[int] | None = None,
+    caps: Sequence[int] | None = None,
 ) -> tuple[list[int], dict[int, int]]:
     """``pick_ids`` on the LIKE scan: one pass tests every term on every row the filters
     ``where`` keep; a row's score is the weight of the words it holds (no BM25
-    here; ``groups`` as ``IndexUnits.groups``)."""
+    here; ``groups`` and ``caps`` as ``IndexUnits``')."""
     units = [Query(t) for t in query.terms] if query.loose else [query]
     cur = _like_units(conn, query, units, fold, False, where, params)
-    found = like_evidence(cur, len(units), documents, sort, groups)
+    found = like_evidence(cur, len(units), documents, sort, groups, caps)
     # The scan applied the filters and read each row's session.
     sessions = {rid: row[2] for rid, row in found.rows.items()}
     return pick_ids(
