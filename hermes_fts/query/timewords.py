@@ -11,6 +11,7 @@ with them is docs/QUERY.md's "Time words" and docs/DESIGN.md §6.4c.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 from datetime import date
@@ -73,6 +74,19 @@ _COUNTS = {"a": 1, "an": 1}
 _COUNTS |= zip(
     "one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13)
 )
+# A Hangul syllable, and the CJK scripts (a word character of none of them is
+# Latin's, or another alphabet's): big classes, which re builds character by
+# character in each pattern holding one (see _compiled).  None of them has a case.
+_HANGUL = "(?-i:[\uac00-\ud7a3])"
+_CJK_RANGES = (
+    ("\u3040", "\u30ff"),
+    ("\u3400", "\u4dbf"),
+    ("\u4e00", "\u9fff"),
+    ("\uac00", "\ud7a3"),
+)
+_CJK = "".join(f"{lo}-{hi}" for lo, hi in _CJK_RANGES)
+_CJK_CHAR = f"(?-i:[{_CJK}])"
+_NOT_CJK_WORD = rf"(?-i:[^\W{_CJK}])"
 _HAN_DIGITS = {c: n for n, c in enumerate("〇一二三四五六七八九")} | {"两": 2, "兩": 2, "零": 0}
 _NUM = r"\d{1,3}|[〇零一二两兩三四五六七八九十]{1,3}"  # Arabic or Chinese numerals
 # Counts no one said exactly: "a few weeks ago" (几周前, 数週間前, 몇 주 전) is read
@@ -88,7 +102,7 @@ _KO_COUNTS |= dict(zip("하루 이틀 사흘 나흘".split(), range(1, 5))) | {"
 _KO_NATIVE = "|".join(
     sorted(_KO_COUNTS.keys() - {"하루", "이틀", "사흘", "나흘", "일"}, key=len)[::-1]
 )
-_KO_N = rf"(\d{{1,3}}|몇|(?<![가-힣])(?:{_KO_NATIVE}))"
+_KO_N = rf"(\d{{1,3}}|몇|(?<!{_HANGUL})(?:{_KO_NATIVE}))"
 _DAY_SUFFIX = r"(?:st|nd|rd|th)?"
 _YEAR = r"(19[7-9]\d|2\d{3})"
 
@@ -103,7 +117,7 @@ _NOT_YOUNG = "(?![轻輕])"
 # A part of a month is read as the month, as mid-March is (3月初, 3月中旬, 3月底,
 # 3月末, 3月初め, 3월 초, 3월 말에): searched, 底 and 初 were words of their own.
 _MONTH_PART = "(?:上旬|中旬|下旬|初め|初旬|初(?![次步])|底|末|頭)?"
-_KO_MONTH_PART = r"(?:\s*(?:초순|중순|하순|초|말)(?=(?:에|쯤|경|께)?(?![가-힣])))?"
+_KO_MONTH_PART = rf"(?:\s*(?:초순|중순|하순|초|말)(?=(?:에|쯤|경|께)?(?!{_HANGUL})))?"
 # So is a part of a relative month or year (上个月底, 先月末, 지난달 말, 去年底, 去年年初,
 # 昨年末, 작년 말): its month or year.  今年初めて is "for the first time this year".
 _YEAR_PART = "(?:年?(?:底|末|初(?![次步め])))?"
@@ -196,12 +210,12 @@ _FIXED = [
 _AGO = [
     (
         rf"\b{_EN_N}\s+days?\s+ago\b|(?<!\d){_N}\s*(?:天|日)\s*前|(?<!\d){_KO_N}\s*일\s*전|(며칠)\s*전"
-        r"|(?<![가-힣])(하루|이틀|사흘|나흘)\s*전",
+        rf"|(?<!{_HANGUL})(하루|이틀|사흘|나흘)\s*전",
         "day",
     ),
     (
         rf"\b{_EN_N}\s+(?:weeks?|wks?)\.?\s+ago\b|(?<!\d){_N}\s*(?:个|個)?\s*(?:星期|周|週|礼拜|禮拜|週間)\s*前"
-        rf"|(?<!\d){_KO_N}\s*주(?:일)?\s*전|(?<![가-힣])(일)주일\s*전",
+        rf"|(?<!\d){_KO_N}\s*주(?:일)?\s*전|(?<!{_HANGUL})(일)주일\s*전",
         "week",
     ),
     (
@@ -336,11 +350,10 @@ _LAST_MONTH = [
 # read month/day, as Chinese, Japanese and US writing has it (3/8 is March 8), and
 # day/month only where the first can be no month (25/12); dots with the year last
 # day.month.year (8.3.2024), as German or Russian writing has it.  The note says which.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3"
 # Inside a word, a version or a sum (v1.2.2024, 10/3/2024, 3/8%): no date.  CJK text
 # is no such word: it writes no spaces (我们3/8讨论了, 3/8的会议).
-_NOT_AFTER = rf"(?<![^\W{_CJK}]|[/.,:+-])"
-_NUMBERS_END = rf"(?![^\W{_CJK}]|[/%°:+-]|[.,]\d)"
+_NOT_AFTER = rf"(?<!{_NOT_CJK_WORD}|[/.,:+-])"
+_NUMBERS_END = rf"(?!{_NOT_CJK_WORD}|[/%°:+-]|[.,]\d)"
 # Weekdays as a date is written beside them: Friday 3/8, Fri 3/8.
 _DAY_NAMES = rf"{_EN_DAYS}|mon|tues?|wed|thu(?:rs?)?|fri"  # sat and sun are words
 _AT_TIME = (
@@ -351,13 +364,12 @@ _AT_TIME = (
 # 3pm, 2024-03-08T10:00, 昨天下午3点, 昨日の午後, 어제 오후 3시) is that day: searched,
 # "afternoon" held no message of that afternoon, and "evening" found "even".
 _CLOCK = rf"(?:\s*(?:{_NUM})\s*[点點時时시](?:\s*半|\s*반|\s*(?:{_NUM})\s*分)?)?"
-_DAY_PART = re.compile(
+_DAY_PART = (
     rf"(?:{_AT_TIME})"
     r"|T\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?(?![\w:])"
     rf"|\s*(?:的\s*)?(?:早上|上午|中午|下午|晚上|傍晚|凌晨|早晨|白天|夜里|夜裡|晚间|晚間){_CLOCK}"
     rf"|\s*(?:の\s*)?(?:午前|午後|夕方)|\s*の\s*(?:朝|昼|夜|晩){_CLOCK}"
-    rf"|\s*(?:아침|오전|점심|오후|저녁|밤|새벽){_CLOCK}(?=(?:에|의|쯤)?(?![가-힣]))",
-    re.IGNORECASE,
+    rf"|\s*(?:아침|오전|점심|오후|저녁|밤|새벽){_CLOCK}(?=(?:에|의|쯤)?(?!{_HANGUL}))"
 )
 _NUMBERS_DATE = rf"{_NOT_AFTER}(?P<a>\d{{1,2}})(?P<sep>[/.])(?P<b>\d{{1,2}})"
 _DATED = [
@@ -370,8 +382,9 @@ _DATED = [
     rf"(?P<on>\b(?:on|since|until|till|by|before|after|from|{_DAY_NAMES})\.?,?\s+)?"
     rf"{_NOT_AFTER}(?P<a>\d{{1,2}})(?P<sep>/)(?P<b>\d{{1,2}}){_NUMBERS_END}(?P<at>{_AT_TIME})?",
 ]
+_NUMBERS_APART = re.compile(r"\d[/.]\d")  # each _DATED date holds it: none built without
 # Where a clause ends: the text's end, a mark, or CJK text beside it (on the 3rd的会议).
-_CLAUSE_END = re.compile(rf"\s*(?:$|[?!.,;:)\]」』）？！。，、]|[{_CJK}])")
+_CLAUSE_END = rf"\s*(?:$|[?!.,;:)\]」』）？！。，、]|{_CJK_CHAR})"
 # "on the 3rd" (no month: the last 3rd up to today), read only where a clause ends:
 # "on the 3rd floor" is no day.  Korean 8일날 says "the 8th" in any sentence.
 _MONTH_DAY = [
@@ -394,6 +407,36 @@ _DAY_OF_MONTH_WORD = re.compile(
 # A CJK keyboard types Latin in full width (ｌａｓｔ ｗｅｅｋ): read as ASCII, one
 # character for one, so the offsets and the words as written stay the user's.
 _ASCII_WIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+_NEVER = "(?!)"
+
+
+def _is_cjk(char: str) -> bool:
+    return any(lo <= char <= hi for lo, hi in _CJK_RANGES)
+
+
+@functools.lru_cache(maxsize=16)  # each pattern asks about the same text
+def _scripts(text: str) -> tuple[bool, bool]:
+    """Whether ``text`` holds a Hangul syllable, and whether any CJK character."""
+    chars = set(text)
+    return any("\uac00" <= c <= "\ud7a3" for c in chars), any(map(_is_cjk, chars))
+
+
+def _pattern(source: str, text: str) -> re.Pattern[str]:
+    """``source`` compiled for searching ``text`` (see ``_compiled``)."""
+    return _compiled(source, *_scripts(text))
+
+
+@functools.cache  # the module's patterns, in three forms at most
+def _compiled(source: str, hangul: bool, cjk: bool) -> re.Pattern[str]:
+    """``source`` compiled for a text with Hangul (``hangul``), with CJK (``cjk``) or
+    neither: in a text without such characters their big classes match nothing
+    (a word character of no CJK script is any), and building them was most of a
+    new process's first reading of a question."""
+    if not hangul:
+        source = source.replace(_HANGUL, _NEVER)
+    if not cjk:
+        source = source.replace(_CJK_CHAR, _NEVER).replace(_NOT_CJK_WORD, r"\w")
+    return re.compile(source, _FLAGS)
 
 
 def _number(text: str) -> int | None:
@@ -468,7 +511,7 @@ def _last_month(m: re.Match[str]) -> TimeWords | None:
 def _candidates(text: str) -> list[tuple[int, int, TimeWords | None]]:
     found: list[tuple[int, int, TimeWords | None]] = []
     for pattern, unit, back in _FIXED:
-        for m in re.finditer(pattern, text, _FLAGS):
+        for m in _pattern(pattern, text).finditer(text):
             found.append((m.start(), m.end(), TimeWords(m.group(0), unit, back)))
             day = _DAY_OF_MONTH_WORD.match(text, m.end()) if unit == "month" and back < 3 else None
             if day and 1 <= (_number(day["d"]) or 0) <= 31:
@@ -477,12 +520,12 @@ def _candidates(text: str) -> list[tuple[int, int, TimeWords | None]]:
                     (m.start(), day.end(), TimeWords(said, "day", back, day=_number(day["d"])))
                 )
     for pattern in _EN_DAY_OF_MONTH:
-        for m in re.finditer(pattern, text, _FLAGS):
+        for m in _pattern(pattern, text).finditer(text):
             if 1 <= int(m["d"]) <= 31:
                 back = 0 if m["w"].lower() == "this" else 1
                 found.append((m.start(), m.end(), TimeWords(m[0], "day", back, day=int(m["d"]))))
     for pattern, unit in _AGO:
-        for m in re.finditer(pattern, text, _FLAGS):
+        for m in _pattern(pattern, text).finditer(text):
             said = _plain(next(g for g in m.groups() if g))
             count, vague = _number(said), said in _VAGUE
             if count is not None:
@@ -490,16 +533,16 @@ def _candidates(text: str) -> list[tuple[int, int, TimeWords | None]]:
                 found.append((m.start(), m.end(), TimeWords(m.group(0), unit, back, within=vague)))
     found += _hours(text)
     for pattern in _DATES:
-        for m in re.finditer(pattern, text, _FLAGS):
+        for m in _pattern(pattern, text).finditer(text):
             # A date no calendar holds (2月30号) is read as nothing, not as its month.
             found.append((m.start(), m.end(), _date_words(m)))
     found += _numbers_dates(text)
     for pattern in _LAST_MONTH:
-        for m in re.finditer(pattern, text, _FLAGS):
+        for m in _pattern(pattern, text).finditer(text):
             found.append((m.start(), m.end(), _last_month(m)))
-    for m in re.finditer(_THIS_TIME, text, _FLAGS):  # a time only beside a year
+    for m in _pattern(_THIS_TIME, text).finditer(text):  # a time only beside a year
         found.append((m.start(), m.end(), TimeWords(m[0], "week", this_day=True)))
-    for m in re.finditer(_LATELY, text, _FLAGS):
+    for m in _pattern(_LATELY, text).finditer(text):
         if m.group() != "最近" or not re.search("[离離距]", text[: m.start()]):
             found.append(
                 (m.start(), m.end(), TimeWords(m.group(), "day", LATELY_DAYS, within=True))
@@ -511,13 +554,13 @@ def _numbers_dates(text: str) -> list[tuple[int, int, TimeWords | None]]:
     """Dates of numbers alone (``3/8``, ``3/8/2024``, ``8.3.2024``) and days of no
     month ("on the 3rd", ``8일날``), where they read as dates (``_DATED``)."""
     found: list[tuple[int, int, TimeWords | None]] = []
-    for pattern in _DATED:
-        for m in re.finditer(pattern, text, _FLAGS):
+    for pattern in _DATED if _NUMBERS_APART.search(text) else ():
+        for m in _pattern(pattern, text).finditer(text):
             if "y" in m.re.groupindex or m["on"] or m["at"] or _beside_cjk(text, m):
                 found.append((m.start(), m.end(), _numbers_date(m)))
     for n, pattern in enumerate(_MONTH_DAY):
-        for m in re.finditer(pattern, text, _FLAGS):
-            if (n or _CLAUSE_END.match(text, m.end())) and 1 <= int(m["d"]) <= 31:
+        for m in _pattern(pattern, text).finditer(text):
+            if (n or _pattern(_CLAUSE_END, text).match(text, m.end())) and 1 <= int(m["d"]) <= 31:
                 found.append((m.start(), m.end(), TimeWords(m[0], "day", day=int(m["d"]))))
     return found
 
@@ -525,9 +568,8 @@ def _numbers_dates(text: str) -> list[tuple[int, int, TimeWords | None]]:
 def _beside_cjk(text: str, m: re.Match[str]) -> bool:
     """Whether a date of numbers stands in CJK text (3/8的会议, 去年3/8): it is no
     fraction there, where a CJK sentence writes its dates so."""
-    return bool(re.match(f"[{_CJK}]", text[m.start("a") - 1 : m.start("a")])) or bool(
-        re.match(rf"\s*[{_CJK}]", text[m.end("b") :])
-    )
+    before, after = text[m.start("a") - 1 : m.start("a")], text[m.end("b") :].lstrip()
+    return _is_cjk(before) or _is_cjk(after[:1])
 
 
 def _numbers_date(m: re.Match[str]) -> TimeWords | None:
@@ -556,7 +598,7 @@ def _hours(text: str) -> list[tuple[int, int, TimeWords]]:
     yesterday's, "the past 48 hours" two days and today."""
     found = []
     for pattern in _HOURS:
-        for m in re.finditer(pattern, text, _FLAGS):
+        for m in _pattern(pattern, text).finditer(text):
             found_count = m.groupdict()
             count = _number(found_count.get("n") or found_count.get("k") or "1")
             if count:
@@ -569,14 +611,14 @@ def _stretch_candidates(text: str) -> list[tuple[int, int, TimeWords]]:
     """The past few units up to today ("the past 3 days") and weekdays ("last Tuesday")."""
     found = []
     for pattern in _WITHIN:
-        for m in re.finditer(pattern, text, _FLAGS):
+        for m in _pattern(pattern, text).finditer(text):
             n = (m.groupdict().get("n") or "1").lower()
             count = _number(n)
             unit = _UNITS.get(m.group("u").lower())
             if count and unit:
                 found.append((m.start(), m.end(), TimeWords(m.group(0), unit, count, within=True)))
     for pattern, which in _WEEKDAYS:
-        for m in re.finditer(pattern, text, _FLAGS):
+        for m in _pattern(pattern, text).finditer(text):
             *week, day = m.groups()
             back = which if not week or week[0] is None else _WEEKS[week[0]]
             weekday = (
@@ -614,7 +656,7 @@ def _with_their_hours(
     out = []
     for n, (start, end, words) in enumerate(chosen):
         day = words is not None and words.unit == "day" and not words.within
-        after = _DAY_PART.match(text, end) if day else None
+        after = _pattern(_DAY_PART, text).match(text, end) if day else None
         if after and (n + 1 == len(chosen) or chosen[n + 1][0] >= after.end()):
             end = after.end()
         out.append((start, end, words))
