@@ -414,7 +414,8 @@ def _is_cjk(char: str) -> bool:
     return any(lo <= char <= hi for lo, hi in _CJK_RANGES)
 
 
-@functools.lru_cache(maxsize=16)  # each pattern asks about the same text
+# One text: a reading asks about it for every pattern; a paste is not kept after it.
+@functools.lru_cache(maxsize=1)
 def _scripts(text: str) -> tuple[bool, bool]:
     """Whether ``text`` holds a Hangul syllable, and whether any CJK character."""
     chars = set(text)
