@@ -39,6 +39,18 @@ def sessions(store: SessionStore, query: str, **kw: Any) -> list[str]:
     return [r["session_id"] for r in rows]
 
 
+def answer_and_decoy(tmp_path: Path, query: str, answer: str, decoy: str) -> list[str]:
+    """The sessions ``query`` finds in a store of two chats: ``answer``, and ``decoy``
+    written ten seconds later (newer, so it wins a tie)."""
+    st = open_store(tmp_path / "state.db")
+    try:
+        conversation(st, "answer", [("user", answer)], start=at("2026-01-01T10:00"))
+        conversation(st, "decoy", [("user", decoy)], start=at("2026-01-01T10:00") + 10)
+        return sessions(st, query)
+    finally:
+        st.close()
+
+
 def notes(store: SessionStore, query: str, **kw: Any) -> tuple[str, ...]:
     return store.search(query, sort="sessions", fields=["session_id"], **kw).notes
 
@@ -373,13 +385,7 @@ def test_the_category_is_the_last_noun_before_the_verb(
     out and "version" searched, found in the decoy alone; "health" left out and
     "problem" searched.  The last noun before the question's verb is the kind,
     and the words before it narrow it."""
-    st = open_store(tmp_path / "state.db")
-    try:
-        conversation(st, "answer", [("user", answer)], start=at("2026-01-01T10:00"))
-        conversation(st, "decoy", [("user", decoy)], start=at("2026-01-01T10:00") + 10)
-        assert sessions(st, query)[0] == "answer"
-    finally:
-        st.close()
+    assert answer_and_decoy(tmp_path, query, answer, decoy)[0] == "answer"
 
 
 def test_which_after_a_preposition_asks(store: SessionStore) -> None:
@@ -455,13 +461,7 @@ def test_a_cjk_category_of_four_characters_is_one_noun(
 ) -> None:
     """Only its first two characters were the category: 问题 and 计划 were searched,
     found in every chat about a bug or a release, and ranked them first."""
-    st = open_store(tmp_path / "state.db")
-    try:
-        conversation(st, "answer", [("user", answer)], start=at("2026-01-01T10:00"))
-        conversation(st, "decoy", [("user", decoy)], start=at("2026-01-01T10:00") + 10)
-        assert sessions(st, query)[0] == "answer"
-    finally:
-        st.close()
+    assert answer_and_decoy(tmp_path, query, answer, decoy)[0] == "answer"
 
 
 @pytest.mark.parametrize(
@@ -483,13 +483,7 @@ def test_a_category_alone_searches_its_noun_not_its_question_word(
     """A question of a category and its frame alone searched every word, the
     question word too: どんな, 哪些, 어떤 and the frame (你提到过) decided as much as
     the noun, and a newer chat that only shared them came first."""
-    st = open_store(tmp_path / "state.db")
-    try:
-        conversation(st, "answer", [("user", answer)], start=at("2026-01-01T10:00"))
-        conversation(st, "decoy", [("user", decoy)], start=at("2026-01-01T10:00") + 10)
-        assert sessions(st, query) == ["answer"]
-    finally:
-        st.close()
+    assert answer_and_decoy(tmp_path, query, answer, decoy) == ["answer"]
 
 
 # --------------------------------------------------------------------------- time words

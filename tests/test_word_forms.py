@@ -52,6 +52,13 @@ def _store(tmp_path_factory):
     st.close()
 
 
+def held_by_session(st, query: str, route: str, **kw) -> dict[str, list[str]]:
+    """Each session a search finds, in order, with the words its row holds."""
+    fields = ("session_id", "matched_terms")
+    rows = st.search_messages(query, route=route, fields=fields, **kw)
+    return {r["session_id"]: r["matched_terms"] for r in rows}
+
+
 def found(st, query: str, route: str) -> set[int]:
     result = st.search(query, route=route, limit=100)
     # Answered natively; but the trigram index holds raw text, so where the extension
@@ -356,11 +363,9 @@ def test_a_silent_e_word_and_news_keep_their_own_words(tmp_path, route) -> None:
     conversation(st, "merge", [("user", "please merge the branch")], start=T0)
     conversation(st, "new", [("user", "a new release")], start=T0 + 1)
     conversation(st, "news", [("user", "the news about the release")], start=T0 + 2)
-    fields = ("session_id", "matched_terms")
 
     def held(query: str) -> dict[str, list[str]]:
-        rows = st.search_messages(query, route=route, fields=fields)
-        return {r["session_id"]: r["matched_terms"] for r in rows}
+        return held_by_session(st, query, route)
 
     assert held("merged branches") == {"merge": ["merged", "branches"]}, route
     assert held("news release") == {"news": ["news", "release"], "new": ["release"]}, route
@@ -473,11 +478,9 @@ def test_an_irregular_form_finds_the_word(tmp_path, route) -> None:
             "buy": "I want to buy a road bike", "kid": "my child starts school"}  # fmt: skip
     for n, (sid, text) in enumerate(said.items()):
         conversation(st, sid, [("user", text)], start=T0 + n)
-    fields = ("session_id", "matched_terms")
 
     def held(query: str) -> dict[str, list[str]]:
-        rows = st.search_messages(query, route=route, fields=fields, sort="sessions")
-        return {r["session_id"]: r["matched_terms"] for r in rows}
+        return held_by_session(st, query, route, sort="sessions")
 
     assert held("went hiking") == {"go": ["went", "hiking"], "boots": ["hiking"]}, route
     assert next(iter(held("went hiking"))) == "go"
@@ -508,11 +511,9 @@ def test_a_japanese_or_korean_verb_finds_its_other_forms(tmp_path, route) -> Non
     }  # fmt: skip
     for n, (sid, text) in enumerate(said.items()):
         conversation(st, sid, [("user", text)], start=T0 + n)
-    fields = ("session_id", "matched_terms")
 
     def held(query: str) -> dict[str, list[str]]:
-        rows = st.search_messages(query, route=route, fields=fields, sort="sessions")
-        return {r["session_id"]: r["matched_terms"] for r in rows}
+        return held_by_session(st, query, route, sort="sessions")
 
     assert held("由美 登る") == {"climbed": ["由美", "登る"], "cafe": ["由美"]}, route
     assert next(iter(held("由美 登る"))) == "climbed"
