@@ -121,6 +121,8 @@ def note_number_signs(stem: str, word: str, notes: list[str]) -> None:
     before, after = stem[:start][-1:], word[len(number) :][:1] or stem[start + len(word) :][:1]
     signs = [s for s in (before, after) if s in ("$", "%", "\uff05")]
     if signs and number[:1].isdigit() and number[-1:].isdigit():
+        # "(61.2%)", "$100,": the signs alone beside the number, no bracket or comma
+        before, after = (s if s in signs else "" for s in (before, after))
         notes.append(
             f"{stem!r} is searched as {number}: the index keeps no {' or '.join(map(repr, signs))}"
             f", so it finds every {number}, not only {before}{number}{after}"
