@@ -359,3 +359,43 @@ def test_a_time_of_infinity_in_the_store_is_answered_as_json(db, capsys):
     code, out, _err = run_cli(["--db", str(db), "read", "s_en", "--json"], capsys)
     assert code == 0
     assert [m["timestamp"] for m in strict(out)["messages"]] == ["inf", "-inf"]
+
+
+# --------------------------------------------------------------------------- a store changing under a search
+
+
+@pytest.mark.parametrize("detail", [None, "index"])
+def test_a_hit_deleted_after_the_search_found_it_is_left_out_and_said(home, monkeypatch, detail):
+    """Hermes deleting a session between the search and the read of its hit gave a
+    result with no messages and a link to nothing (a compact or index one), or, when
+    its view failed, a page one short with nothing said."""
+    path = home / "state.db"
+    store = open_store(path)
+    for n, sid in enumerate(("s_a", "s_b", "s_c")):
+        turns = [("user", f"deploy the service {sid}"), ("assistant", "deployed")]
+        conversation(store, sid, turns, start=T0 + 100 * n)
+    search = store.search
+
+    def then_deleted(*args, **kwargs):
+        found = search(*args, **kwargs)
+        other = sqlite3.connect(path)  # Hermes' own delete, from its process
+        with other:
+            other.execute("DELETE FROM messages WHERE session_id = 's_b'")
+            other.execute("DELETE FROM sessions WHERE id = 's_b'")
+        other.close()
+        return found
+
+    try:
+        monkeypatch.setattr(store, "search", then_deleted)
+        payload = session_search(store, query="deploy", detail=detail)
+    finally:
+        store.close()
+    json.dumps(payload)
+    shown = [r["session_id"] for r in payload["results"]]
+    assert shown == ["s_c", "s_a"], payload
+    assert payload["count"] == len(payload["results"]) == 2
+    assert all(r["messages"] for r in payload["results"] if r["detail"] != "index"), payload
+    assert any(
+        n.startswith("1 result(s) left out: the message found was deleted")
+        for n in payload["query_notes"]
+    ), payload

@@ -23,6 +23,7 @@ from .shape import (
     PAYLOAD_BUDGET_BYTES,
     WINDOW_CONTENT_CAP,
     bookend_messages,
+    deleted_meanwhile,
     fit_content_cap,
     format_ts,
     nothing_found,
@@ -141,17 +142,10 @@ class Discovery:
             if row is None:
                 return None
             root = self.ctx.lineage(sid)[0]
-            if (
-                self.current_root is not None
-                and root == self.current_root
-                and not self.ctx.left_live_context(sid)
-            ):
+            if root == self.current_root and not self.ctx.left_live_context(sid):
                 return None
             root_row = self.ctx.session(root) or row
-            if (
-                root_row.get("source") in HIDDEN_SESSION_SOURCES
-                or row.get("source") in HIDDEN_SESSION_SOURCES
-            ):
+            if {root_row.get("source"), row.get("source")} & set(HIDDEN_SESSION_SOURCES):
                 return None
             if not _in_bounds(row.get("started_at"), opts.after, opts.before):
                 return None
@@ -268,16 +262,7 @@ class Discovery:
         if opts.offset is not None:  # paged: where the next page starts, None after the last
             payload["offset"] = opts.offset
             payload["next_offset"] = start + opts.limit if len(slots) > start + opts.limit else None
-        results: list[dict[str, Any]] = []
-        for root, slot in page:
-            if "title_match" in slot:
-                entry = self._title_entry(root, slot["title_match"], first=not results)
-            else:
-                entry = self._hit_entry(root, slot["hit"], first=not results)
-            if entry is not None:
-                entry["link"] = self.ctx.link(entry["session_id"])
-                results.append(entry)
-
+        results = self._entries(page)
         payload["results"] = results
         payload["count"] = len(results)
         payload["sessions_searched"] = len(slots)
@@ -293,9 +278,22 @@ class Discovery:
         # windows, which depend on `now` and the bounds); in the payload before it
         # is fitted, since a long query's notes (one per symbol) passed the budget.
         said = [*self._time_note_as_shown(page), *self._partial_note(slots), *opts.notes]
-        with_notes(payload, said)
+        with_notes(payload, [*said, deleted_meanwhile(len(page) - len(results))])
         cuts = self._fit(payload) if opts.budgeted else []
         return with_notes(payload, [*cuts, self._unknown_exclusions()])
+
+    def _entries(self, page: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """The page's results: a hit whose message is gone by now is left out (``run`` says so)."""
+        results: list[dict[str, Any]] = []
+        for root, slot in page:
+            if "title_match" in slot:
+                entry = self._title_entry(root, slot["title_match"], first=not results)
+            else:
+                entry = self._hit_entry(root, slot["hit"], first=not results)
+            if entry is not None:
+                entry["link"] = self.ctx.link(entry["session_id"])
+                results.append(entry)
+        return results
 
     def _time_note_as_shown(self, page: list[tuple[str, dict[str, Any]]]) -> list[str]:
         """The search's notes, its time note made true of the results shown: the
@@ -522,6 +520,8 @@ class Discovery:
         except Exception:  # noqa: BLE001 - one broken hit must not sink the others
             log.warning("anchored view failed for %s/%s", session_id, anchor_id, exc_info=True)
             return False
+        if not view.get("window"):  # deleted since the search read it (Hermes' delete, /undo)
+            return False
         self._shape_view(entry, view, anchor_id, detail, WINDOW_CONTENT_CAP)
         entry["messages_before"] = int(view.get("messages_before") or 0)
         entry["messages_after"] = int(view.get("messages_after") or 0)
@@ -564,9 +564,9 @@ class Discovery:
         }
         if root != sid:
             entry["parent_session_id"] = root
-        if detail != "index" and not self._attach_view(entry, sid, hit_id, detail):
-            return None
-        return entry
+        if detail == "index":  # no view read: is the message still there?
+            return entry if self.ctx.message_flags(hit_id) is not None else None
+        return entry if self._attach_view(entry, sid, hit_id, detail) else None
 
     def _title_entry(self, root: str, match: dict[str, Any], first: bool) -> dict[str, Any] | None:
         sid = match["session_id"]

@@ -256,6 +256,17 @@ def nothing_found(timed: bool) -> str:
     )
 
 
+def deleted_meanwhile(left_out: int) -> str | None:
+    """The note of a page ``left_out`` results short: their messages were deleted
+    between the search and the read of them (Hermes deleting a session meanwhile)."""
+    if not left_out:
+        return None
+    return (
+        f"{left_out} result(s) left out: the message found was deleted after the search "
+        "found it (or could not be read); search again for a full page"
+    )
+
+
 def past_the_end(offset: int, found: str) -> str:
     """The message of an empty page that starts after the last result (``found``:
     what there is, "this search found 3 matching")."""
