@@ -317,6 +317,23 @@ def test_a_language_name_with_signs_says_it_is_searched_as_its_word(
 
 
 @pytest.mark.parametrize("route", EVERY_ROUTE)
+@pytest.mark.parametrize(
+    ("query", "typed", "wanted"),
+    [('"C++"', "C++", {"cpp", "csharp", "c"}), ('"the C# service"', "C#", {"csharp"})],
+)
+def test_a_language_name_with_signs_in_a_phrase_says_it_is_searched_as_its_word(
+    signs: Any, route: str | None, query: str, typed: str, wanted: set[str]
+) -> None:
+    """Quoted, ``"C++"`` was searched as c too, and found C and C#, with no note."""
+    found, result = _sessions(signs[0], query, route)
+    assert set(found) == wanted, (route, result.route, found)
+    assert (
+        f"{typed!r} is searched as c: the index keeps no '+', '#' or leading '.' around "
+        f"a word, so it finds every c, not only {typed}"
+    ) in result.notes
+
+
+@pytest.mark.parametrize("route", EVERY_ROUTE)
 def test_a_language_name_is_searched_exactly_beside_other_words(
     signs: Any, route: str | None
 ) -> None:

@@ -115,7 +115,8 @@ def _phrase(text: str, start: int, notes: list[str]) -> tuple[Term | None, int]:
         return None, i
     _note_symbols(body, notes)
     _note_cjk_apart(body, notes)
-    for word in body.split():  # a phrase keeps no '%' or '$' either: "61.2%"
+    for word in body.split():  # a phrase keeps no signs either: "C++", "61.2%"
+        note_signs(word, _trim(word), notes)
         note_number_signs(word, _trim(word), notes)
     return Term(body, prefix), i
 
