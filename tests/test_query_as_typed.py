@@ -248,6 +248,20 @@ def test_an_invisible_character_inside_a_word_is_dropped(
     assert _sessions(invisible[0], '"data base"', route)[0] == ["pasted"]
 
 
+@pytest.mark.parametrize("route", EVERY_ROUTE)
+def test_an_invisible_character_inside_a_quoted_word_names_the_phrase_to_search(
+    invisible: Any, route: str | None
+) -> None:
+    """Quoted, ``"data\u200bbase"`` told the model to search ``""data base""``: two
+    empty phrases around data and base, which found the plain "database" too."""
+    found, result = _sessions(invisible[0], '"data\u200bbase"', route)
+    assert found == ["plain"], (route, result.route, found)
+    assert (
+        "dropped invisible characters inside words (U+200B zero-width space): searched as "
+        'database; the index splits text that holds them there (search "data base" for it)'
+    ) in result.notes
+
+
 @pytest.mark.parametrize(
     "query",
     [

@@ -87,7 +87,8 @@ def drop_invisible(text: str, notes: list[str]) -> str:
     two, a phrase no message holds, and the search found nothing."""
     visible, dropped = _visible(text)
     if dropped:
-        typed = [w for w in text.split() if _visible(w)[1]]
+        # a quoted word's own quotes stay out: advice to search ""data base"" was no phrase
+        typed = [w.strip('"') for w in text.split() if _visible(w)[1]]
         read = " ".join(_visible(w)[0] for w in typed)
         split = ", ".join(f'"{re.sub(_INVISIBLE, " ", w).strip()}"' for w in typed)
         notes.append(
