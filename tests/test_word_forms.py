@@ -430,8 +430,16 @@ def test_a_form_that_lost_its_e_finds_the_word(tmp_path, route) -> None:
         ("bought", ["buy", "buys", "buying"]),
         ("buying", ["buy", "buys", "bought"]),
         ("ran", ["run", "runs", "running"]),
-        ("writing", ["write", "writes", "writings", "wrote", "written"]),  # was write*
+        # a word the rules search by its word's prefix keeps it (build*: builder;
+        # learn*: learnings), its irregular forms beside it; were build, builds,
+        # building; but an irregular form's own prefix is none (built*: builtin)
+        ("writing", ["write*", "writings", "wrote", "written"]),
         ("Wrote", ["write", "writes", "writing", "writings", "written"]),
+        ("build", ["build*", "built"]),
+        ("built", ["build", "builds", "building", "buildings"]),
+        ("learned", ["learn*"]),  # learnt too
+        ("standing", ["stand*", "stood"]),
+        ("stood", ["stand", "stands", "standing"]),  # not stand*: standard
         ("children", ["child"]),
         ("mice", ["mouse"]),
         ("taught", ["teach", "teaches", "teaching"]),
@@ -490,6 +498,27 @@ def test_an_irregular_form_finds_the_word(tmp_path, route) -> None:
     assert held("went AND hiking") == {}, route
     note = "also searched other forms of: went (go, goes, going, gone), hiking (hike, hikes, hiked)"
     assert note in st.query_notes("went hiking")
+    st.close()
+
+
+@pytest.mark.parametrize("route", ROUTE_ORDER)
+def test_an_irregular_word_keeps_the_reach_of_its_prefix(tmp_path, route) -> None:
+    """Regression: ``learn`` was searched as learn, learns, learning, learned and
+    learnt alone, ``building`` as build, builds, buildings and built: a session
+    saying "learnings" or "builder" never held the word, which ``learn*`` and
+    ``build*`` had found before the table of irregular forms."""
+    st = open_store(tmp_path / "state.db", word_index=True)
+    said = {"retro": "key learnings from the outage", "ci": "the builder image for ci",
+            "old": "we built that image by hand", "other": "the outage ended at noon"}  # fmt: skip
+    for n, (sid, text) in enumerate(said.items()):
+        conversation(st, sid, [("user", text)], start=T0 + n)
+    learn = held_by_session(st, "learn outage", route, sort="sessions")
+    assert learn == {"retro": ["learn", "outage"], "other": ["outage"]}, route
+    building = held_by_session(st, "building image", route)
+    assert building.keys() == {"ci", "old"}, route
+    assert all(terms == ["building", "image"] for terms in building.values()), route
+    note = "also searched other forms of: building (build…, built), image (image…)"
+    assert st.query_notes("building image") == [note]
     st.close()
 
 

@@ -156,30 +156,50 @@ def word_forms(term: Term) -> tuple[Term, ...]:
         if lowered in _S_WORDS or not _VOWEL.search(lowered):
             return ()  # no other form: news is no plural of new, dns no verb
         if lowered in IRREGULAR:
-            return tuple(Term(form) for form in IRREGULAR[lowered] if form != lowered)
-        root = stem(lowered)
-        if root == lowered:
-            root = _lost_e(lowered) or root
-        y_word = _y_word(lowered)
-        # cities keeps `citie` when its stem is too short for -ies: city is its word
-        if len(root) < _MIN_DERIVED or (y_word and root == lowered[:-1]):
-            base = y_word or root
-            forms = dict.fromkeys(
-                (base, *_inflected(base), *_ie_word(lowered, base), *_e_word(lowered, base))
-            )
-            return tuple(Term(form) for form in forms if form != lowered)
-        return (Term(root, prefix=True),)
+            return _irregular_forms(lowered)
+        return _english_forms(lowered)
     bare = korean_stem(term.text)
     others = [*([bare] if bare else []), *korean_verb_forms(bare or term.text)]
     return tuple(Term(form) for form in dict.fromkeys(others) if form != term.text)
 
 
+def _english_forms(lowered: str) -> tuple[Term, ...]:
+    """``word_forms`` of a lower-cased English word by the rules: its stem's prefix,
+    or a short stem and its inflections."""
+    root = stem(lowered)
+    if root == lowered:
+        root = _lost_e(lowered) or root
+    y_word = _y_word(lowered)
+    # cities keeps `citie` when its stem is too short for -ies: city is its word
+    if len(root) < _MIN_DERIVED or (y_word and root == lowered[:-1]):
+        base = y_word or root
+        forms = dict.fromkeys(
+            (base, *_inflected(base), *_ie_word(lowered, base), *_e_word(lowered, base))
+        )
+        return tuple(Term(form) for form in forms if form != lowered)
+    return (Term(root, prefix=True),)
+
+
+def _irregular_forms(lowered: str) -> tuple[Term, ...]:
+    """``word_forms`` of a word ``IRREGULAR`` lists: its word's forms, and where the
+    rules search the word written by a prefix of its word (building, learned:
+    build*, learn*), that prefix for the forms it reaches, so the table takes
+    none of its reach (builder, learnings).  An irregular form's own prefix is
+    no form (built*: builtin; stood* is no stand*)."""
+    listed = IRREGULAR[lowered]
+    reach = [t for t in _english_forms(lowered) if t.prefix and listed[0].startswith(t.text)]
+    prefix = reach[0].text if reach else None
+    others = [f for f in listed if f != lowered and not (prefix and f.startswith(prefix))]
+    return (*reach, *map(Term, others))
+
+
 # English words whose forms no suffix rule finds (went: go, bought: buy, children:
 # child), one word a line with every form of it; a word here is searched in these
-# forms alone.  Left out, as forms of two words: left (leave; the side), rose (rise;
-# the flower), led (lead; LED), bit (bite; a bit), lives (life; to live), leaves
-# (leaf; to leave), fed (feed; the Fed), meant (mean, the average), drew (a name),
-# stuck, wound, ground, bound, lit; and verbs that are common words (be, have, do,
+# forms, beside the prefix the rules give it (``_irregular_forms``).  Left out, as forms of two
+# words: left (leave; the side), rose (rise; the flower), led (lead; LED), bit
+# (bite; a bit), lives (life; to live), leaves (leaf; to leave), fed (feed; the
+# Fed), meant (mean, the average), drew (a name), stuck, wound, ground, bound,
+# lit; and verbs that are common words (be, have, do,
 # get, say, tell, think, know).  `go` is too short to get forms: it names a language.
 _IRREGULAR_WORDS = """
 go goes going went gone
