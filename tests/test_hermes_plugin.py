@@ -611,9 +611,16 @@ def test_fts_slash_command_shows_who_answers(hermes_venv: Path, home: Path) -> N
     optimize(hermes_venv, home)
     text = he.run_driver(hermes_venv, home, "slash", "fts")["text"]
     assert "session_search: served by hermes-fts (schema override)" in text
-    assert "answers now: hermes-fts" in text and "indexes:" not in text
+    assert "answers now: hermes-fts" in text and "indexes:" not in text and "ignored" not in text
     off = he.run_driver(hermes_venv, home, "slash", "fts", env={"HERMES_CJK_FTS": "0"})["text"]
     assert "answers now: Hermes' built-in (the cjk_unicode61 extension" in off
+    # A value it cannot read was taken as unset inside Hermes without a word.
+    unread = {"HERMES_SEARCH_SLOW_MS": "abc"}
+    said = he.run_driver(hermes_venv, home, "slash", "fts", env=unread)["text"]
+    assert said.endswith(
+        "\n  ignored: HERMES_SEARCH_SLOW_MS='abc' is not a number of milliseconds, 0 or more; "
+        "used the default 1000"
+    ), said
 
 
 def test_hermes_fts_follows_the_active_profile(hermes_venv: Path, home: Path) -> None:

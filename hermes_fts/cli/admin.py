@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import loader
-from .._env import cjk_extension_disabled, cjk_switch_value, hermes_home
+from .._env import cjk_extension_disabled, cjk_switch_value, hermes_home, ignored_settings
 from .._sharing import RunBusy, run_lock, run_under_way
 from .._store_problems import store_file_problem
 from ..hermes import host as hermes_host
@@ -90,6 +90,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     # Absolute, as the Store: line is: `--db state.db` named a bare "config.yaml".
     home = db_path(args).absolute().parent if args.db or args.profile else hermes_home()
     data["hermes_plugin"] = hermes_host.plugin_status(home)
+    data["ignored_settings"] = ignored_settings()
     if args.json:
         # Every command it names runs on this store, as the text's lines do.
         emit_json(
@@ -100,23 +101,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     def show(line: str) -> None:  # every `hermes-fts ...` it names: on this store
         print(carry_store(args, line))
 
-    wal = f" + {human_bytes(data['wal_bytes'])} WAL" if data["wal_bytes"] else ""
-    show(
-        f"Store:    {data['db']}  ({human_bytes(data['db_bytes'])}{wal}, "
-        f"{data['messages']:,} messages, {human_bytes(data['text_bytes'])} of text)"
-    )
-    if data["read_only_mount"]:
-        show(f"Writes:   {_READ_ONLY_MOUNT}")
-    if data["run_under_way"]:
-        show(f"Running:  {data['run_under_way']} is at work; what it has left to do is below")
-    show(f"SQLite:   {data['sqlite_version']}")
-    show(f"Hermes:   {hermes_host.format_plugin_status(data['hermes_plugin'])}")
-    ext = data["extension"]
-    if ext["disabled"]:
-        how = "disabled by HERMES_CJK_FTS"
-    else:
-        how = ext["strategy"] if ext["loaded"] else f"not loaded: {ext.get('error') or '?'}"
-    show(f"Extension: cjk_unicode61 {'loaded' if ext['loaded'] else 'missing'} ({how})")
+    for line in _header_lines(data):
+        show(line)
     # One scale for the text and every index, so the bars compare at a glance.
     text = data["text_bytes"] or 0
     scale = max([text] + [info["bytes"] or 0 for info in data["indexes"].values()]) or 1
@@ -151,6 +137,31 @@ def cmd_status(args: argparse.Namespace) -> int:
     for line in _work_lines(data):
         show(line)
     return 0
+
+
+def _header_lines(data: dict[str, Any]) -> list[str]:
+    """``status``' lines before the indexes: the store, the settings and the extension."""
+    wal = f" + {human_bytes(data['wal_bytes'])} WAL" if data["wal_bytes"] else ""
+    lines = [
+        f"Store:    {data['db']}  ({human_bytes(data['db_bytes'])}{wal}, "
+        f"{data['messages']:,} messages, {human_bytes(data['text_bytes'])} of text)"
+    ]
+    if data["read_only_mount"]:
+        lines.append(f"Writes:   {_READ_ONLY_MOUNT}")
+    if data["run_under_way"]:
+        lines.append(
+            f"Running:  {data['run_under_way']} is at work; what it has left to do is below"
+        )
+    lines += [f"Ignored:  {problem}" for problem in data["ignored_settings"]]
+    lines.append(f"SQLite:   {data['sqlite_version']}")
+    lines.append(f"Hermes:   {hermes_host.format_plugin_status(data['hermes_plugin'])}")
+    ext = data["extension"]
+    if ext["disabled"]:
+        how = "disabled by HERMES_CJK_FTS"
+    else:
+        how = ext["strategy"] if ext["loaded"] else f"not loaded: {ext.get('error') or '?'}"
+    lines.append(f"Extension: cjk_unicode61 {'loaded' if ext['loaded'] else 'missing'} ({how})")
+    return lines
 
 
 def _status_data(args: argparse.Namespace) -> dict[str, Any]:

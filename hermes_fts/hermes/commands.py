@@ -8,6 +8,7 @@ import argparse
 import sys
 from typing import Any
 
+from .._env import ignored_settings
 from ..index.slowed import search_slowed_by, slowed_why
 from . import host as hermes_host
 from . import serving
@@ -88,7 +89,8 @@ def format_status(status: dict[str, Any]) -> str:
 def slash_command(raw_args: str = "") -> str:
     """``/fts``: the plugin's status inside a session."""
     try:
-        return format_status(serving_status())
+        ignored = [f"  ignored: {problem}" for problem in ignored_settings()]
+        return "\n".join([format_status(serving_status()), *ignored])
     except Exception as exc:  # noqa: BLE001 - a slash command answers, never raises
         return f"hermes-fts status failed: {exc}"
 
