@@ -614,6 +614,14 @@ def test_fts_slash_command_shows_who_answers(hermes_venv: Path, home: Path) -> N
     assert "answers now: hermes-fts" in text and "indexes:" not in text and "ignored" not in text
     off = he.run_driver(hermes_venv, home, "slash", "fts", env={"HERMES_CJK_FTS": "0"})["text"]
     assert "answers now: Hermes' built-in (the cjk_unicode61 extension" in off
+    # /fts read no argument: `/fts search 桂林` answered with the status, as if searched.
+    assert he.run_driver(hermes_venv, home, "slash", "fts", "status")["text"] == text
+    unknown = he.run_driver(hermes_venv, home, "slash", "fts", "search 桂林")["text"]
+    assert unknown.startswith("/fts does not take 'search 桂林'. /fts shows hermes-fts' status")
+    assert "hermes fts status|optimize-storage|search|sync" in unknown
+    assert "answers now" not in unknown
+    usage = he.run_driver(hermes_venv, home, "slash", "fts", "help")["text"]
+    assert usage.startswith("/fts shows") and "answers now" not in usage
     # A value it cannot read was taken as unset inside Hermes without a word.
     unread = {"HERMES_SEARCH_SLOW_MS": "abc"}
     said = he.run_driver(hermes_venv, home, "slash", "fts", env=unread)["text"]

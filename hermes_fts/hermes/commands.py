@@ -86,8 +86,21 @@ def format_status(status: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+_SLASH_USAGE = (
+    "/fts shows hermes-fts' status in this session and takes no arguments "
+    "(`/fts status` is the same); in a shell, `hermes fts " + "|".join(CLI_COMMANDS) + "` "
+    "runs those commands on this profile's store."
+)
+
+
 def slash_command(raw_args: str = "") -> str:
-    """``/fts``: the plugin's status inside a session."""
+    """``/fts``: the plugin's status inside a session.  Any other argument than
+    ``status`` is answered with the usage: the status alone read as if it were done."""
+    words = str(raw_args or "").split()
+    if words in (["help"], ["-h"], ["--help"]):
+        return _SLASH_USAGE
+    if words not in ([], ["status"]):
+        return f"/fts does not take {' '.join(words)!r}. {_SLASH_USAGE}"
     try:
         ignored = [f"  ignored: {problem}" for problem in ignored_settings()]
         return "\n".join([format_status(serving_status()), *ignored])
