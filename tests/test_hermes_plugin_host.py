@@ -166,6 +166,19 @@ def test_subset_reader_only_reads_the_plugins_section(monkeypatch: pytest.Monkey
     assert config_section(text, "absent") is None
 
 
+def test_a_config_saved_with_a_byte_order_mark_is_read_as_hermes_reads_it(
+    tmp_path: Path, yaml_mode: str
+) -> None:
+    """Notepad's UTF-8 starts the file with a BOM: Hermes (PyYAML) loads the plugin,
+    but without PyYAML status took the first key for another and said not enabled."""
+    home = tmp_path / "h"
+    home.mkdir()
+    text = HERMES_CONFIG[HERMES_CONFIG.index("plugins:") :]  # the key the mark comes before
+    (home / "config.yaml").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    status = plugin_status(home)
+    assert status["error"] is None and status["grant"] == "schema override"
+
+
 def test_same_answer_with_and_without_pyyaml(monkeypatch: pytest.MonkeyPatch) -> None:
     yaml = pytest.importorskip("yaml")
     expected = yaml.safe_load(HERMES_CONFIG)["plugins"]

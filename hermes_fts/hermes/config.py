@@ -172,7 +172,9 @@ def plugin_status(hermes_home: str | os.PathLike[str]) -> dict[str, Any]:
         "hint": None,
     }
     try:
-        plugins = config_section(path.read_text(encoding="utf-8"), "plugins")
+        # utf-8-sig: a byte-order mark (Windows editors) is no part of the first key,
+        # as PyYAML, which Hermes reads it with, takes it.
+        plugins = config_section(path.read_text(encoding="utf-8-sig"), "plugins")
     except FileNotFoundError:
         plugins = None
     except (OSError, UnicodeDecodeError, ConfigUnreadable) as exc:
