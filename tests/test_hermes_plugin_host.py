@@ -179,6 +179,19 @@ def test_a_config_saved_with_a_byte_order_mark_is_read_as_hermes_reads_it(
     assert status["error"] is None and status["grant"] == "schema override"
 
 
+def test_a_plugins_section_pasted_below_another_is_the_one_read(
+    tmp_path: Path, yaml_mode: str
+) -> None:
+    """HERMES.md's block pasted at the end of a config that has ``plugins:`` already:
+    Hermes (PyYAML) reads the last, the reader without PyYAML read the first."""
+    text = "plugins:\n  enabled: []\nmodel:\n  default: x\n" + HERMES_CONFIG
+    status = plugin_status(write_config(tmp_path / "h", text))
+    assert status["error"] is None and status["grant"] == "schema override"
+    text = HERMES_CONFIG + "plugins:\n  disabled:\n  - hermes-fts\n"
+    status = plugin_status(write_config(tmp_path / "h", text))
+    assert status["disabled"] and not status["enabled"] and status["grant"] is None
+
+
 def test_same_answer_with_and_without_pyyaml(monkeypatch: pytest.MonkeyPatch) -> None:
     yaml = pytest.importorskip("yaml")
     expected = yaml.safe_load(HERMES_CONFIG)["plugins"]

@@ -110,15 +110,16 @@ def _block(lines: list[tuple[int, str]], pos: int, indent: int) -> tuple[Any, in
 
 def _top_level_section(lines: list[tuple[int, str]], key: str) -> list[tuple[int, str]]:
     """The lines of top-level ``key:`` (itself included), so the rest of the file,
-    whatever YAML it uses, is never read."""
+    whatever YAML it uses, is never read.  A key given twice is its last one, as
+    PyYAML, which Hermes reads it with, takes it (a block pasted at the end)."""
     out: list[tuple[int, str]] = []
+    inside = False
     for indent, text in lines:
         if indent == 0 and not text.startswith("-"):
-            if out:
-                break
-            if text.partition(":")[0].strip().strip("'\"") == key:
-                out.append((indent, text))
-        elif out:
+            inside = text.partition(":")[0].strip().strip("'\"") == key
+            if inside:
+                out = [(indent, text)]
+        elif inside:
             out.append((indent, text))
     return out
 
