@@ -105,6 +105,24 @@ def test_search_covers_tool_output_by_default(home):
     assert "Searched user,assistant messages only; tool, system left out." in proc.stdout
 
 
+def test_an_empty_json_answer_names_the_command_lines_flags(home):
+    """`--json` gave the tool's message, which told a person to pass role_filter and
+    drop exclude_session_ids: the command line has --role and --exclude."""
+    text = run(home, "search", "Permission denied", "--role", "user").stdout
+    code, data = run_json(home, "search", "Permission denied", "--role", "user")
+    assert code == 0 and data["count"] == 0 and data["roles_with_matches"] == ["tool"]
+    said = [line for line in text.splitlines()[1:] if not line.startswith("note:")]
+    assert data["message"] == " ".join(said)  # the text output's words
+    assert data["message"].endswith("Tool messages hold matches: add them with --role user,tool.")
+    code, plain = run_json(home, "search", "Permission denied")
+    found = plain["results"][0]["session_id"]
+    code, data = run_json(home, "search", "Permission denied", "--exclude", found)
+    assert data["excluded_hold_matches"] is True
+    assert data["message"].endswith(" The sessions --exclude leaves out hold matches.")
+    for doc in (data, run_json(home, "search", "Permission denied", "--role", "user")[1]):
+        assert "role_filter" not in doc["message"] and "exclude_session_ids" not in doc["message"]
+
+
 def test_an_exclude_naming_no_session_says_so(home):
     """``--exclude`` with a mistyped id left nothing out and said nothing: the search
     looked as if the session named had been left out."""

@@ -1,12 +1,11 @@
 """``hermes-fts search|read|scroll|browse``: the session_search tool on a terminal.
 
 A thin layer over the tool (:func:`hermes_fts.tool.run_call`) with the command
-line's own defaults: a search covers every role, listings page (``--limit``
-up to ``LIMIT_MAX``, ``--offset``; the JSON says where the next page starts
-in ``next_offset``) and ``--full`` shows messages whole.  ``--json`` prints
-the tool's payload; otherwise it is rendered as a table or a transcript,
-with the search route and the time taken.  The model-facing tool keeps its
-own defaults and caps (docs/USAGE.md, "The command line").
+line's own defaults: a search covers every role, listings page (``--limit`` up to
+``LIMIT_MAX``, ``--offset``, the JSON's ``next_offset``) and ``--full`` shows
+messages whole.  ``--json`` prints the tool's payload, an empty search's message
+in the command line's words; otherwise a table or a transcript, with the route
+and the time taken (docs/USAGE.md, "The command line": the tool's own defaults).
 """
 
 from __future__ import annotations
@@ -319,11 +318,29 @@ def cmd_search(args: argparse.Namespace) -> int:
         full=True,  # a person's page of results, not cut to the model's payload budget
         marks=None if args.json else SEARCH_MARKS,  # --json: the tool's >>> <<<
     )
-    if args.json:
+    if args.json:  # an empty answer's message, in the command line's words
+        if payload.get("roles_with_matches") or payload.get("excluded_hold_matches"):
+            payload = {**payload, "message": " ".join(_nothing_found_lines(payload, args))}
         emit_json(carry_notes(args, payload))
         return 0
     _print_search(payload, elapsed, args, use_color(), sys.stdout)
     return 0
+
+
+def _nothing_found_lines(payload: dict[str, Any], args: argparse.Namespace) -> list[str]:
+    """An empty answer's message with --role and --exclude: the tool's names the
+    model's role_filter and exclude_session_ids."""
+    held, excluded = payload.get("roles_with_matches"), payload.get("excluded_hold_matches")
+    timed = args.after is not None or args.before is not None
+    lines = [nothing_found(timed) if held or excluded else payload.get("message", "")]
+    lines += ["The sessions --exclude leaves out hold matches."] if excluded else []
+    if args.role:
+        left_out = [role for role in ROLES if role not in args.role.split(",")]
+        lines.append(f"Searched {args.role} messages only; {', '.join(left_out)} left out.")
+    if held:
+        wider, roles = ",".join(dict.fromkeys([*args.role.split(","), *held])), ", ".join(held)
+        lines.append(f"{roles.capitalize()} messages hold matches: add them with --role {wider}.")
+    return lines
 
 
 def _print_search(
@@ -342,24 +359,7 @@ def _print_search(
         print(style(carry_store(args, note["note"]), DIM, color), file=out)
     _print_notes(args, payload, color, out)
     if not payload.get("results"):
-        held = payload.get("roles_with_matches")
-        excluded = payload.get("excluded_hold_matches")
-        if held or excluded:  # the tool's message says it in the model's words
-            print(nothing_found(args.after is not None or args.before is not None), file=out)
-        else:
-            print(payload.get("message", "No matching sessions found."), file=out)
-        if excluded:
-            print("The sessions --exclude leaves out hold matches.", file=out)
-        if args.role:
-            left_out = [role for role in ROLES if role not in args.role.split(",")]
-            print(f"Searched {args.role} messages only; {', '.join(left_out)} left out.", file=out)
-        if held:
-            wider = ",".join(dict.fromkeys([*args.role.split(","), *held]))
-            print(
-                f"{', '.join(held).capitalize()} messages hold matches: add them with --role "
-                f"{wider}.",
-                file=out,
-            )
+        print("\n".join(_nothing_found_lines(payload, args)), file=out)
         return
     for number, res in enumerate(payload["results"], start=args.offset + 1):
         _print_result(number, res, color, out)
