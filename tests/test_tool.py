@@ -339,6 +339,27 @@ def test_scroll_window_clamps(store, window, expected):
     assert len(out["messages"]) == 2 * expected + 1
 
 
+@pytest.mark.parametrize(
+    "form",
+    [{"query": "chatter"}, {"session_id": "s1"}, {}],
+    ids=["search", "read", "browse"],
+)
+def test_a_window_given_where_nothing_scrolls_is_named_not_used(store, form):
+    """``{"query": "backup", "window": 3}`` showed its usual messages with no word:
+    a window sizes a scroll alone."""
+    conversation(store, "s1", chat(12))
+    plain = session_search(store, **form)
+    out = session_search(store, window=3, **form)
+    assert out["success"] is True and out.get("mode") == plain.get("mode")
+    said = [n for n in out.get("query_notes", []) if n.startswith("window not used")]
+    assert len(said) == 1 and "around_message_id" in said[0]
+    assert not any(n.startswith("window") for n in plain.get("query_notes", []))
+    first = store.first_message_id("s1")
+    scrolled = session_search(store, session_id="s1", around_message_id=first, window=3)
+    assert scrolled["window"] == 3
+    assert not any(n.startswith("window") for n in scrolled.get("query_notes", []))
+
+
 def test_scroll_paging_protocol_repeats_boundary(store):
     ids = conversation(store, "s1", chat(30))
     first = session_search(store, session_id="s1", around_message_id=ids[10], window=3)

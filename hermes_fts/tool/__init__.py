@@ -174,7 +174,7 @@ def _form(owned: list[Any], store: Any, call: Call) -> dict[str, Any]:
         payload = with_profile_fallback(
             owned, ctx, call, lambda c: read(c, sid, call.full, call.progress, call.sink)
         )
-        return with_notes(payload, [call.search_arguments_note("reads")])
+        return with_notes(payload, [call.search_arguments_note("reads"), call.window_note()])
     if call.around_message_id is not None:
         raise ToolError(
             "scroll requires session_id; pass the session_id (or link) of the result that "
@@ -182,5 +182,6 @@ def _form(owned: list[Any], store: Any, call: Call) -> dict[str, Any]:
         )
     if call.search_query is None:
         limit, note = call.count
-        return with_notes(browse(ctx, limit, call.offset), [note, call.browse_note()])
-    return Discovery(ctx, call.search_options()).run()
+        notes = [note, call.browse_note(), call.window_note()]
+        return with_notes(browse(ctx, limit, call.offset), notes)
+    return with_notes(Discovery(ctx, call.search_options()).run(), [call.window_note()])

@@ -508,6 +508,16 @@ class Call:
             "leave session_id out to search"
         )
 
+    def window_note(self) -> str | None:
+        """The note of a ``window`` given to a call that does not scroll, or None: it
+        sizes a scroll alone, and a call read past it would look as if it were used."""
+        if self.window is None:
+            return None
+        return (
+            "window not used: it sizes a scroll (session_id with around_message_id); "
+            "search, browse and read show their own number of messages"
+        )
+
     def browse_note(self) -> str | None:
         """The note of a call that browses while it names a search (a query of spaces,
         ``after`` with no query), or None: a listing of the latest sessions read as
