@@ -1,9 +1,7 @@
 """Hermes Agent's ``config.yaml``, read without importing Hermes (a leaf module).
 
 ``plugin_status(hermes_home)``: is our plugin enabled in that home's
-``config.yaml``, and with which grant?  ``plugin_serves(hermes_home)``: the
-same yes/no, kept per file state, for callers that ask on every store read
-(``index_state`` decides with it whether the store keeps Hermes' trigram index).
+``config.yaml``, and with which grant?
 
 Hermes keeps ``config.yaml`` in YAML.  PyYAML is in Hermes' environment but not
 a dependency of ours, so without it a small reader handles the block and flow
@@ -14,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -208,30 +205,3 @@ def _override_granted(entry: Any) -> bool:
     granted = entry.get("granted_capabilities")
     capabilities = granted if isinstance(granted, list) else []
     return entry.get("allow_tool_override") is True or OVERRIDE_CAPABILITY in capabilities
-
-
-_served_cache: dict[str, tuple[tuple[int, int, int] | None, bool]] = {}
-_served_lock = threading.Lock()
-
-
-def plugin_serves(hermes_home: str | os.PathLike[str]) -> bool:
-    """Whether Hermes Agent with ``hermes_home`` loads our plugin (``serves_session_search``).
-
-    Kept per ``config.yaml`` state (inode, size, modification time), so asking
-    costs one ``stat`` unless the file changed.  An unreadable file counts as
-    not enabled.
-    """
-    path = os.path.join(os.path.expanduser(os.fspath(hermes_home)), "config.yaml")
-    try:
-        st = os.stat(path)
-        ident: tuple[int, int, int] | None = (st.st_ino, st.st_size, st.st_mtime_ns)
-    except OSError:
-        ident = None
-    with _served_lock:
-        cached = _served_cache.get(path)
-    if cached is not None and cached[0] == ident:
-        return cached[1]
-    serves = ident is not None and bool(plugin_status(hermes_home)["serves_session_search"])
-    with _served_lock:
-        _served_cache[path] = (ident, serves)
-    return serves

@@ -30,7 +30,6 @@ from .config import (  # noqa: F401 - re-exported: hermes_host is the public fac
     PLUGIN_NAME,
     ConfigUnreadable,
     config_section,
-    plugin_serves,
     plugin_status,
 )
 
