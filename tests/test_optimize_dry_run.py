@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 from _support import cut_short_after
 from _tool_fixtures import needs_nobody, nobody_dir, nobody_package_root, nobody_python
-from test_optimize_storage import cli, optimize, write_store
+from test_optimize_storage import cli, optimize, text_of, write_store
 
 import hermes_fts
 from hermes_fts.cli import main
@@ -342,3 +343,44 @@ def test_dry_run_names_the_rank_bounds_a_run_measures_after_building_the_word_in
     code, result, err = optimize(db)
     assert code == 0 and result["rank_bounds_measured"].get(schema.BASE), (result, err)
     assert plan["fills"] == ["rank_bounds"], plan
+
+
+def test_dry_run_counts_the_backlog_other_writers_left(tmp_path: Path) -> None:
+    """Hermes without the plugin wrote 3,000 messages: a run applies them to the CJK
+    index first, yet the dry run said "add about 0 B" and a few seconds (on 60,000
+    waiting messages of the 200k store, 0 B and 3 s for a run of 50 s that grew the
+    file by 19 MB), and the free-space check left their index out of its peak."""
+    db = tmp_path / "state.db"
+    write_store(db)
+    code, result, err = optimize(db)
+    assert code == 0 and result["ok"], err
+    quiet = json.loads(cli("optimize-storage", "--dry-run", "--json", db=db).stdout)
+    with SessionStore(db, readonly=True) as store:
+        room = store.optimize_room(True)
+    conn = sqlite3.connect(db)  # as Hermes writes: no extension, the triggers log it
+    conn.executemany(
+        "INSERT INTO messages(session_id, role, content, timestamp) VALUES ('s1', 'user', ?, ?)",
+        ((f"{text_of(i)} 迁移第{i}批数据 {_words(i)}", i) for i in range(3000)),
+    )
+    conn.commit()
+    conn.close()
+    plan = json.loads(cli("optimize-storage", "--dry-run", "--json", db=db).stdout)
+    human = cli("optimize-storage", "--dry-run", db=db).stdout
+    with SessionStore(db, readonly=True) as store:
+        assert store.optimize_room(True)["need"] > room["need"]  # the run's own check
+    assert plan["peak_free_bytes"] > quiet["peak_free_bytes"]
+    assert plan["seconds"] > quiet["seconds"]
+    code, result, err = optimize(db)
+    assert code == 0 and result["ok"], err
+    grew = result["size_after"] - result["size_before"]
+    assert grew > 100_000 and grew / 3 < plan["adds_bytes"] < grew * 3, (plan, result)
+    assert plan["applies"] == 3000 and plan["builds"] == [] and quiet["applies"] == 0, plan
+    assert "apply: the changes of 3,000 messages other writers left" in human, human
+    human = cli("optimize-storage", "--dry-run", db=db).stdout
+    assert "apply:" not in human  # applied: nothing waits
+
+
+def _words(seed: int) -> str:
+    """Twenty words of a 5,000-word vocabulary, as varied as a conversation's."""
+    rng = random.Random(seed)
+    return " ".join(f"w{rng.randrange(5000):x}q" for _ in range(20))

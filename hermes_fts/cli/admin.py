@@ -389,6 +389,8 @@ def _dry_run(plan: dict[str, Any], as_json: bool) -> int:
     builds, drops = (", ".join(plan[k]) or "nothing" for k in ("builds", "drops"))
     fills = ", ".join(f.replace("_", " ") for f in plan["fills"]) or "nothing"
     print(f"  build: {builds}; fill: {fills}; drop: {drops}")
+    if plan["applies"]:
+        print(f"  apply: the changes of {plan['applies']:,} messages other writers left")
     print(f"  take about {_duration(plan['seconds'])}")
     fits = "fits" if plan["fits"] else "does NOT fit"
     print(

@@ -33,6 +33,7 @@ __all__ = [
     "Capabilities",
     "StateCache",
     "backfill_targets",
+    "backlog",
     "damaged",
     "rebuild_shares",
     "index_state",
@@ -515,6 +516,14 @@ def rebuild_shares(
     return out
 
 
+def backlog(
+    conn: sqlite3.Connection, caps: Capabilities, builds: Collection[str]
+) -> tuple[int, int]:
+    """The messages waiting for the CJK index and their bytes, which a run applies
+    first (``pending.pending_text``); none where it builds that index anew."""
+    return (0, 0) if not caps.cjk or CJK in builds else pending.pending_text(conn)
+
+
 def optimize_room(
     conn: sqlite3.Connection, caps: Capabilities, path: str | os.PathLike[str], vacuum: bool
 ) -> dict[str, int]:
@@ -525,7 +534,14 @@ def optimize_room(
     from . import space  # not on a search's path
 
     builds = rebuild_shares(conn, caps, damaged(conn, caps, full=False))
-    need = space.need(conn, path, builds, vacuum=vacuum, time_rows=time_table.rows_to_fill(conn))
+    need = space.need(
+        conn,
+        path,
+        builds,
+        vacuum=vacuum,
+        time_rows=time_table.rows_to_fill(conn),
+        pending=backlog(conn, caps, builds)[1],
+    )
     return {"need": need.total, "build": need.build, "vacuum": need.vacuum} | {
         "reserve": need.reserve,
         "free": space.run_free_bytes(conn, path),

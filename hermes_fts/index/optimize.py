@@ -276,6 +276,8 @@ def estimate(
     drops = list(dropped)
     # A fill an interrupted run left counts only its rows still to copy, as a backfill does.
     time_rows = time_table.rows_to_fill(conn)
+    # The changes other writers left, which a run applies before anything else.
+    waiting, pending = index_state.backlog(conn, caps, builds)
     # With Hermes holding the store open, a run leaves a merge and VACUUM longer than
     # Hermes waits: none of their bytes nor time, said instead of "gives back".
     held = hermes_kept_waiting(conn, path) if vacuum else None
@@ -285,23 +287,33 @@ def estimate(
     else:  # the chunks still to add
         added = sum(int(space.BUILD_X_TEXT[i] * text * shares[i]) for i in builds)
     added += space.TIME_ROW_BYTES * time_rows
+    added += int((FINAL_X_TEXT if compacts else space.BUILD_X_TEXT)[schema.CJK] * pending)
     if compacts:  # what the rebuilt and dropped indexes held goes with the VACUUM
         added -= sum(sizes.get(i, 0) for i in builds) + sum(dropped.values())
         # and so do the pages the file holds free already (deleted sessions, a
         # dropped index): without them a store that shrinks was said to grow.
         free_pages, page = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in _FREE_PRAGMAS)
         added -= free_pages * page
-    seconds = sum(text * shares[i] * _seconds_per_byte(conn, i) for i in builds) * BUILD_OVERHEAD
+    work = {i: text * shares[i] for i in builds} | ({schema.CJK: pending} if pending else {})
+    seconds = sum(size * _seconds_per_byte(conn, i) for i, size in work.items()) * BUILD_OVERHEAD
     if compacts:
         seconds += (_sqlite.db_bytes(conn) + max(added, 0)) / VACUUM_BYTES_PER_S
     need = space.need(
-        conn, path, shares, vacuum=vacuum, time_rows=time_rows, text=text, sizes=sizes
+        conn,
+        path,
+        shares,
+        vacuum=vacuum,
+        time_rows=time_rows,
+        text=text,
+        sizes=sizes,
+        pending=pending,
     )
     free = space.run_free_bytes(conn, path)
     temp_short = space.temp_shortfall(path, need.temp) if need.temp else None
     return {
         "builds": builds,
         "fills": _fills(conn, caps, builds),
+        "applies": waiting,
         "drops": drops,
         "text_bytes": text,
         "adds_bytes": added,

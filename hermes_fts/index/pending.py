@@ -9,7 +9,7 @@ import sqlite3
 import time
 from typing import Callable
 
-from ..content import indexed_values
+from ..content import INDEXED_COLUMNS, indexed_values
 from . import maintain, schema
 from .maintain import Phases, Progress, Sleep, get_meta, paced_steps, set_meta
 from .schema import CJK, CJK_PENDING
@@ -19,6 +19,7 @@ __all__ = [
     "apply_pending_batch",
     "pending_count",
     "pending_deletes",
+    "pending_text",
     "replaced_message",
     "unlogged_message",
 ]
@@ -33,6 +34,20 @@ def pending_count(conn: sqlite3.Connection) -> int:
         return int(conn.execute(f"SELECT COUNT(*) FROM {CJK_PENDING}").fetchone()[0])
     except sqlite3.OperationalError:
         return 0
+
+
+def pending_text(conn: sqlite3.Connection) -> tuple[int, int]:
+    """The messages the pending table names and their stored bytes: what applying the
+    backlog indexes (deleted ones add nothing); (0, 0) without a change log."""
+    size = " + ".join(f"COALESCE(length(CAST({c} AS BLOB)), 0)" for c in INDEXED_COLUMNS)
+    try:
+        row = conn.execute(
+            f"SELECT COUNT(*), SUM({size}) FROM main.messages "
+            f"WHERE id IN (SELECT msg_id FROM {CJK_PENDING})"
+        ).fetchone()
+    except sqlite3.OperationalError:
+        return 0, 0
+    return int(row[0]), int(row[1] or 0)
 
 
 def unlogged_message(conn: sqlite3.Connection) -> int | None:

@@ -202,20 +202,25 @@ def need(
     time_rows: int,
     text: int | None = None,
     sizes: dict[str, int] | None = None,
+    pending: int = 0,
 ) -> Need:
     """The peak a run that builds ``rebuilds`` (each with the share of the text it
-    has left to take, ``lifecycle.rebuild_shares``; and the ``time_rows`` it adds
-    to the time table, ``time_table.rows_to_fill``) needs; ``text`` and the index
-    ``sizes`` are measured (full scans) unless given."""
+    has left to take, ``lifecycle.rebuild_shares``; the ``time_rows`` it adds
+    to the time table, ``time_table.rows_to_fill``; and the ``pending`` bytes of
+    text it applies to the CJK index, ``lifecycle.backlog``) needs; ``text`` and
+    the index ``sizes`` are measured (full scans) unless given."""
     text = indexing.text_bytes(conn) if text is None else text
     built = {index: int(BUILD_X_TEXT[index] * text * share) for index, share in rebuilds.items()}
-    growth = sum(built.values()) + TIME_ROW_BYTES * time_rows
+    applied = int(BUILD_X_TEXT[schema.CJK] * pending)
+    growth = sum(built.values()) + applied + TIME_ROW_BYTES * time_rows
     if not vacuum:
         return Need(growth, 0, reserve(path))
     if sizes is None:
         sizes = {k: v["bytes"] for k, v in indexing.index_sizes(conn, text).items()}
     # A resumed backfill adds to what its index holds; a build from the start replaces it.
     sizes = sizes | {i: built[i] + (sizes.get(i, 0) if rebuilds[i] < 1 else 0) for i in built}
+    if applied:
+        sizes[schema.CJK] = sizes.get(schema.CJK, 0) + applied
     live = _sqlite.db_bytes(conn) + growth
     biggest = max(sizes.values(), default=0)
     temp = live if temp_elsewhere(path) is not None else 0
