@@ -328,7 +328,7 @@ def _search(db: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 def test_a_search_over_a_long_pending_backlog_says_what_it_waits_for(tmp_path):
     """A read-only search reads the rows waiting for the CJK index by a scan: seconds
     on a long backlog, with nothing on stderr until the answer came."""
-    from hermes_fts.cli.history import SCAN_NOTE_PENDING
+    from hermes_fts.cli.progress import SCAN_NOTE_PENDING
 
     db = tmp_path / "state.db"
     _store_with_pending(db, SCAN_NOTE_PENDING)
@@ -343,6 +343,32 @@ def test_a_search_over_a_long_pending_backlog_says_what_it_waits_for(tmp_path):
     assert json.loads(as_json.stdout)["results"]  # stdout stays one JSON document
     (event,) = [json.loads(line) for line in as_json.stderr.splitlines()]
     assert event["event"] == "note" and event["message"].startswith(note)
+
+
+def test_a_search_of_a_long_history_the_cjk_index_does_not_serve_says_so(tmp_path, monkeypatch):
+    """Without the CJK index (never built, removed, half built) or with the extension
+    off, every search is a LIKE scan of the whole store: 1.5 s on 200,000 messages,
+    with nothing on stderr until the answer came."""
+    from hermes_fts.cli.progress import SCAN_NOTE_PENDING
+
+    db, small = tmp_path / "state.db", tmp_path / "small.db"
+    for path, rows in ((db, SCAN_NOTE_PENDING), (small, 50)):
+        _store_with_pending(path, rows)
+        with SessionStore(path) as store:
+            store.remove_search_objects()
+    plain = _search(db)
+    assert plain.returncode == 0 and plain.stdout.startswith("Search '东京'"), plain.stderr
+    note = f"Searching up to {SCAN_NOTE_PENDING:,} messages by a slower exact scan"
+    assert plain.stderr.startswith(f"{note}, since the CJK index is not built (cjk_missing)")
+    assert f"`hermes-fts optimize-storage --db {db}` makes searches fast" in plain.stderr
+    as_json = _search(db, "--json")
+    assert json.loads(as_json.stdout)["results"]  # stdout stays one JSON document
+    (event,) = [json.loads(line) for line in as_json.stderr.splitlines()]
+    assert event["event"] == "note" and event["message"].startswith(note)
+    assert _search(small).stderr == ""  # a short history: no wait worth a line
+    monkeypatch.setenv("HERMES_CJK_FTS", "0")  # switched off: optimize-storage cannot help
+    off = _search(db)
+    assert off.returncode == 0 and off.stderr.startswith(f"{note} without the CJK extension…")
 
 
 def test_a_search_over_a_short_backlog_says_nothing(tmp_path):

@@ -48,7 +48,7 @@ from .output import (
     style,
     use_color,
 )
-from .progress import ProgressBar, waiting
+from .progress import ProgressBar, scan_note, waiting
 from .registry import (
     CommandError,
     bounded_int,
@@ -66,7 +66,6 @@ SEARCH_LIMIT = 10
 BROWSE_LIMIT = 20
 OFFSET_MAX = 100_000
 READ_PROGRESS_MIN = 20_000  # messages from which `read --full` shows its progress
-SCAN_NOTE_PENDING = 20_000  # rows waiting for the CJK index from which a search says so
 
 # --------------------------------------------------------------------------- rendering
 
@@ -151,7 +150,8 @@ def _run(
     store = _open_history_store(args, session)
     try:
         started = time.perf_counter()
-        note = _scan_note(args, store, fields)
+        note = scan_note(store) if store is not None and "query" in fields else None
+        note = carry_store(args, note) if note else None
         with waiting(note, args.json) if note else contextlib.nullcontext():
             payload = run_call(store, call)
         elapsed = (time.perf_counter() - started) * 1000.0
@@ -168,21 +168,6 @@ def _run(
         if store is not None:
             store.close()
     return payload, elapsed
-
-
-def _scan_note(
-    args: argparse.Namespace, store: SessionStore | None, fields: dict[str, Any]
-) -> str | None:
-    """What a search waits for while many rows wait for the CJK index: the read-only
-    open reads them by a scan, seconds on a long backlog with nothing said."""
-    pending = int(store.index_state().get("cjk_pending") or 0) if store is not None else 0
-    if "query" not in fields or pending < SCAN_NOTE_PENDING:
-        return None
-    return carry_store(
-        args,
-        f"Searching; {pending:,} messages wait for the search index and are read by "
-        "a slower exact scan (`hermes-fts sync` adds them)…",
-    )
 
 
 # Each subcommand takes only the options it uses.

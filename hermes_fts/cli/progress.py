@@ -137,6 +137,38 @@ def waiting(text: str, as_json: bool = False, stream: Any = None, **fields: Any)
             try_write(stream, "\r\x1b[K")
 
 
+# Messages the CJK index cannot answer from which a search says what it waits for.
+SCAN_NOTE_PENDING = 20_000
+
+
+def scan_note(store: Any) -> str | None:
+    """What a search of ``store`` waits for while the CJK index cannot answer many rows
+    (seconds on a long history, with nothing said): rows that wait for it, or a store
+    it does not serve (not built, half built, the extension off), read by an exact scan."""
+    from ..store import slowed_why  # with the store stack, which the caller opened
+
+    state = store.index_state()
+    cjk, pending = state.get("hermes_fts_cjk") or {}, int(state.get("cjk_pending") or 0)
+    gap = cjk.get("unindexed_range") or (0, 0)
+    unserved = 0 if cjk.get("served") else int(state.get("message_id_max") or 0)
+    scanned = max(unserved, gap[1] - gap[0])
+    if scanned >= SCAN_NOTE_PENDING:
+        codes = store.slowed_by()
+        # No code: the extension is off or does not load, which the answer's note explains.
+        why = (
+            f", since {slowed_why(codes)} (`hermes-fts optimize-storage` makes searches fast)"
+            if codes
+            else " without the CJK extension"
+        )
+        return f"Searching up to {scanned:,} messages by a slower exact scan{why}…"
+    if pending < SCAN_NOTE_PENDING:
+        return None
+    return (
+        f"Searching; {pending:,} messages wait for the search index and are read by "
+        "a slower exact scan (`hermes-fts sync` adds them)…"
+    )
+
+
 class ProgressBar:
     """One line per step: bar, percent, count, rate and time left of the step.
 
