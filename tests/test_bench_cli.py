@@ -187,3 +187,26 @@ def _table(out):
     return [
         line for line in out.splitlines() if line.split()[:1] and line.split()[0] in bench.CLASSES
     ]
+
+
+def test_bench_of_a_damaged_index_says_what_to_do(tmp_path, capsys):
+    """Pages of the CJK index deleted in the sqlite3 shell: search and status name the
+    damage and `optimize-storage`, but bench said only "the session store cannot be
+    used (database disk image is malformed)"."""
+    import shutil
+    import subprocess
+
+    shell = shutil.which("sqlite3")
+    if shell is None:
+        pytest.skip("needs the sqlite3 shell")
+    db = tmp_path / "state.db"
+    make_store(db)
+    with SessionStore(db) as st:
+        st.optimize_storage(sleep=lambda s: None)
+    subprocess.run([shell, str(db), "DELETE FROM hermes_fts_cjk_data WHERE id > 10;"], check=True)
+    assert main(["bench", "--db", str(db), "--per-band", "1", "--repeats", "1"]) == 1
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert error.startswith("Error: cannot use the session store: the store is damaged"), error
+    assert f"`hermes-fts optimize-storage --db {db}`" in error, error
+    assert main(["bench", "--db", str(db), "--json", "--per-band", "1", "--repeats", "1"]) == 1
+    assert "optimize-storage" in json.loads(capsys.readouterr().out)["error"]

@@ -299,7 +299,7 @@ def _run(args: Any, as_json: bool) -> int:
     """Run the parsed subcommand; every error it raises printed in one place."""
     import sqlite3  # with the store stack: only once a subcommand runs
 
-    from ..store import StoreError
+    from ..store import StoreError, failure_cause
     from .registry import CommandError, carry_store
 
     try:
@@ -318,8 +318,14 @@ def _run(args: Any, as_json: bool) -> int:
         message, status = str(exc), 2
     except sqlite3.DatabaseError as exc:
         # A store opened through open_db reports its cause as a StoreError;
-        # this is what is left (e.g. damage found while reading).
-        message, status = f"the session store cannot be used ({exc})", 1
+        # this is what is left (e.g. damage found while reading), with what to do.
+        cause = failure_cause(exc)
+        message = (
+            f"cannot use the session store: {cause}"
+            if cause
+            else f"the session store cannot be used ({exc})"
+        )
+        status = 1
         if _CTRL_C:
             message, status = _interrupted(), 130
     except BrokenPipeError:
