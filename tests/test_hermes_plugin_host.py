@@ -109,6 +109,24 @@ def test_newer_hermes_capability_grant_is_the_override(
     assert status["grant"] == "schema override" and status["hint"] is None
 
 
+@pytest.mark.parametrize(
+    ("value", "granted"),
+    [("true", True), ("1", True), ("yes", True), ("'false'", True), ("0", False), ("no", False)],
+)
+def test_the_override_grant_is_read_as_hermes_reads_it(
+    tmp_path: Path, yaml_mode: str, value: str, granted: bool
+) -> None:
+    """Hermes 0.19 grants the override for any true value (`bool(...)`): status said
+    "execution middleware only" for `allow_tool_override: 1`, which Hermes granted."""
+    text = (
+        "plugins:\n  enabled: [hermes-fts]\n  entries:\n    hermes-fts:\n"
+        f"      allow_tool_override: {value}\n"
+    )
+    status = plugin_status(write_config(tmp_path / "h", text))
+    assert status["error"] is None and status["allow_tool_override"] is granted
+    assert status["grant"] == ("schema override" if granted else "execution middleware only")
+
+
 def test_a_capability_list_without_the_override_grants_nothing(tmp_path: Path) -> None:
     text = (
         "plugins:\n  enabled: [hermes-fts]\n  entries:\n    hermes-fts:\n"

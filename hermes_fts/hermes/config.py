@@ -24,6 +24,9 @@ class ConfigUnreadable(ValueError):
     """config.yaml uses YAML this module's reader does not understand."""
 
 
+_INTEGER = re.compile(r"[-+]?[0-9]+")
+
+
 def _scalar(text: str) -> Any:
     text = text.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
@@ -37,6 +40,8 @@ def _scalar(text: str) -> Any:
         return None
     if text.startswith(("[", "{", "&", "*", "!", "|", ">")):
         raise ConfigUnreadable(f"unsupported YAML value {text!r}")
+    if _INTEGER.fullmatch(text):  # a number, as PyYAML reads it: 0 is false, "0" true
+        return int(text)
     return text
 
 
@@ -199,9 +204,10 @@ def plugin_status(hermes_home: str | os.PathLike[str]) -> dict[str, Any]:
 def _override_granted(entry: Any) -> bool:
     """Whether a ``plugins.entries`` entry grants the tool override: 0.19's
     ``allow_tool_override``, or the ``granted_capabilities`` list of newer
-    Hermes builds, which grants it alone there."""
+    Hermes builds, which grants it alone there.  Any true value grants it, as
+    Hermes reads it (``bool``): 1 and "no" do, 0 does not."""
     if not isinstance(entry, dict):
         return False
     granted = entry.get("granted_capabilities")
     capabilities = granted if isinstance(granted, list) else []
-    return entry.get("allow_tool_override") is True or OVERRIDE_CAPABILITY in capabilities
+    return bool(entry.get("allow_tool_override")) or OVERRIDE_CAPABILITY in capabilities
