@@ -435,8 +435,11 @@ def failure_cause(exc: BaseException) -> str | None:
         )
     if "malformed" in text or "corrupt" in text or "not a database" in text:
         return (
-            f"the store is damaged ({exc}); run `hermes-fts optimize-storage` to rebuild "
-            "its indexes, or restore it from a backup"
+            # Which part is damaged is not known here: optimize-storage checks, rebuilds
+            # an index of ours, and names the recovery where Hermes' own tables are hit.
+            f"the store is damaged ({exc}); run `hermes-fts optimize-storage`: it rebuilds "
+            "a damaged index of ours, or says how to recover the store if Hermes' own "
+            "tables are damaged"
         )
     return None
 

@@ -523,6 +523,26 @@ def test_a_store_whose_message_pages_are_damaged_is_named_with_what_to_do(
     assert f"{path} is damaged" in error and ".recover" in error
 
 
+def test_a_search_on_damaged_message_pages_sends_to_the_command_that_names_the_cure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A search told a person to rebuild the indexes or restore a backup; the
+    optimize-storage it named then refused with other words.  It now promises what
+    optimize-storage does: a rebuild of ours, or the recovery of Hermes' tables."""
+    path = tmp_path / "state.db"
+    with open_store(path) as store:
+        conversation(store, "en-1", [("user", f"note {i} " + "deploy " * 40) for i in range(60)])
+        store.optimize_storage(sleep=lambda s: None, vacuum=False)
+    shell(path, "PRAGMA journal_mode = DELETE;")
+    _damage_message_pages(path)
+    assert cli_main(["search", "deploy", "--json", "--db", str(path)]) != 0
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert "damaged" in error and "optimize-storage" in error, error
+    assert "recover" in error and "restore it from a backup" not in error, error
+    assert cli_main(["optimize-storage", "--yes", "--json", "--db", str(path)]) == 2
+    assert ".recover" in json.loads(capsys.readouterr().out)["error"]
+
+
 @pytest.mark.parametrize(
     "tables, wrong",
     [
