@@ -1036,6 +1036,68 @@ def test_a_part_of_the_day_is_no_word(tmp_path: Path) -> None:
     st.close()
 
 
+@pytest.mark.parametrize(
+    ("words", "read"),
+    [
+        ("3月到5月", "March – May of every year"),
+        ("from March 10 to May 20", "March 10 – May 20 of every year"),
+        ("3월부터 5월까지", "March – May of every year"),
+        ("3月から5月まで", "March – May of every year"),
+        ("12月到2月", "December – February of every year"),
+        # a day alone after a date ends the range in its month
+        ("3月8号到10号", "March 8 – March 10 of every year"),
+        ("March 8-10", "March 8 – March 10 of every year"),
+        ("March 8th to 10th, 2024", "2024-03-08 – 2024-03-10"),
+        ("3月8日から10日まで", "March 8 – March 10 of every year"),
+        ("3월 8일부터 10일까지", "March 8 – March 10 of every year"),
+        ("上个月8号到15号", "2026-11-08 – 2026-11-15"),
+        ("between 2024-03-08 and 2024-03-10", "2024-03-08 – 2024-03-10"),
+        ("3月8日～3月10日", "March 8 – March 10 of every year"),
+        # the end in the start's year or week, where it names none
+        ("去年3月到5月", "2025-03-01 – 2025-05-31"),
+        ("上周一到周三", "2026-11-23 – 2026-11-25"),
+        ("上周五到周一", "2026-11-27 – 2026-11-30"),
+        ("yesterday to today", "2026-12-02 – 2026-12-03"),
+    ],
+)
+def test_a_range_is_read_whole(store: SessionStore, words: str, read: str) -> None:
+    """``3月到5月的部署`` (the deploys from March to May) preferred March and May and
+    not April, and ``3月8号到10号`` March 8 alone, searching 10 and 号到 as words;
+    ``上周一到周三`` (last Monday to Wednesday) preferred this week's Wednesday."""
+    said = notes(store, f"deploy script {words}", now=NOW)  # named to the range's end
+    assert any(f"{words.split()[-1]}' ({read}, local time)" in n for n in said), said
+
+
+@pytest.mark.parametrize(
+    ("words", "read"),
+    [
+        ("March 8 to 10 servers", "'March 8' (March 8 of every year"),  # 10 servers
+        ("3月8号到8号楼", "'3月8号' (March 8 of every year"),  # building 8
+        ("Feb 28 to 29, 2023", "'Feb 28' (February 28 of every year"),  # no 29th
+        ("3月10号到8号", "'3月10号' (March 10 of every year"),  # no day after it
+    ],
+)
+def test_a_number_after_a_date_that_ends_no_range(
+    store: SessionStore, words: str, read: str
+) -> None:
+    said = notes(store, f"deploy script {words}", now=NOW)
+    assert any(read in n for n in said), said
+
+
+def test_the_days_within_a_range_come_first(tmp_path: Path) -> None:
+    st = _one_message_sessions(
+        tmp_path,
+        ("june", "2026-06-20T10:00", "部署了网关，3月和5月的部署，10号的部署"),
+        ("april", "2026-04-15T10:00", "部署了网关"),
+        ("ninth", "2026-03-09T10:00", "部署了网关"),
+    )
+    found = sessions(st, "3月到5月的部署", now=NOW)  # June said 3月 and 5月
+    assert set(found[:2]) == {"april", "ninth"} and found[2] == "june"
+    assert sessions(st, "3月8号到10号的部署", now=NOW)[0] == "ninth"
+    assert sessions(st, "部署 from March 1 to May 31", now=NOW)[-1] == "june"
+    st.close()
+
+
 def test_a_day_of_last_month_comes_first(tmp_path: Path) -> None:
     """``上个月8号选了哪个数据库`` ("which database did we pick on the 8th of last
     month") preferred all of November and searched 8号 as a word: the talk of the

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from calendar import isleap, monthrange
+from dataclasses import replace
 from datetime import date, datetime, timedelta
 
 from .timewords import FIRST_YEAR, MONTH_NAMES, TimeWords
@@ -60,7 +61,22 @@ def _within(words: TimeWords, today: date) -> date:
     return date(year, month, min(today.day, monthrange(year, month)[1]))
 
 
+def _range(words: TimeWords, today: date) -> list[tuple[date, date]]:
+    """A range's days: each of its end's days from the latest of its start's before it
+    (3月到5月: March to May of each year); its two ends apart where none is."""
+    firsts = _days(replace(words, through=None), today)
+    lasts = _days(words.through, today) if words.through else []
+    spans: list[tuple[date, date]] = []
+    for _, after in lasts:
+        starts = [first for first, _ in firsts if first < after]
+        if starts and (not spans or max(starts) >= spans[-1][1]):
+            spans.append((max(starts), after))
+    return spans or sorted(firsts + lasts)
+
+
 def _days(words: TimeWords, today: date) -> list[tuple[date, date]]:
+    if words.through is not None:
+        return _range(words, today)
     if words.this_day:  # 去年的今天; 29 February in a year without one is the 28th
         year = words.year if words.year is not None else today.year - (words.back or 0)
         day = today.day if (today.month, today.day) != (2, 29) or isleap(year) else 28
@@ -157,13 +173,22 @@ def _windows(words: TimeWords, today: date) -> tuple[tuple[float, float], ...]:
         return ()
 
 
+def _every_year(words: TimeWords) -> bool:
+    return words.month is not None and words.back is None and words.year is None
+
+
+def _month_day(words: TimeWords) -> str:
+    month = MONTH_NAMES[(words.month or 1) - 1]
+    return f"{month} {words.day}" if words.day else month
+
+
 def describe(words: TimeWords, now: float) -> str:
     """The days ``words`` names, for a note: ``2026-11-23 – 2026-11-29``, or a
     date in every year (``March 8 of every year``)."""
     read = f", read as {words.order}" if words.order else ""
-    if words.month is not None and words.back is None and words.year is None:
-        month = MONTH_NAMES[words.month - 1]
-        return f"{month} {words.day} of every year{read}" if words.day else f"{month} of every year"
+    if _every_year(words) and (words.through is None or _every_year(words.through)):
+        ends = " – ".join(_month_day(w) for w in (words, words.through) if w is not None)
+        return f"{ends} of every year{read}"
     today = _today(now)
     spans = [] if today is None else _calendar_days(words, today)
     if not spans:
