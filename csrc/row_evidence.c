@@ -159,10 +159,15 @@ void hermes_fts_saturation(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqli
     sqlite3_result_error(ctx, "hermes_fts_saturation: needs avgdl and the sizes blob", -1);
     return;
   }
+  /* No MATCH (a scan, a rowid lookup): no phrase, nothing saturates, and
+  ** xRowid must not be asked, as SQLite 3.40's reads a NULL expression there. */
+  if (pApi->xPhraseCount(pFts) == 0) {
+    sqlite3_result_double(ctx, 0.0);
+    return;
+  }
   avgdl = sqlite3_value_double(apVal[0]);
   if (avgdl <= 0.0) avgdl = 1.0;
-  rc = pApi->xPhraseCount(pFts) > 0 ? pApi->xPhraseFirst(pFts, 0, &iter, &iCol, &iOff)
-                                    : SQLITE_OK;
+  rc = pApi->xPhraseFirst(pFts, 0, &iter, &iCol, &iOff);
   while (rc == SQLITE_OK && iCol >= 0) {
     f += 1.0;
     pApi->xPhraseNext(pFts, &iter, &iCol, &iOff);

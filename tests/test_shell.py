@@ -116,6 +116,24 @@ def test_sql_load_over_another_build_names_the_cause(tmp_path: Path) -> None:
     assert "database is locked" not in proc.stderr
 
 
+def test_saturation_of_a_row_no_match_found() -> None:
+    """`SELECT hermes_fts_saturation(t, 1.0, NULL) FROM t`, with no MATCH (a scan, a
+    rowid lookup), crashed the shell with a segmentation fault: SQLite 3.40's xRowid
+    reads the query's expression, which such a cursor has none of.  No phrase
+    saturates nothing."""
+    proc = run_shell(
+        f".load {LIB.with_suffix('')}\n"
+        "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61');\n"
+        "INSERT INTO t VALUES ('中国 hello'), ('hello');\n"
+        "SELECT rowid, hermes_fts_saturation(t, 1.0, NULL) FROM t;\n"
+        "SELECT rowid, hermes_fts_saturation(t, 1.0, x'0100000001000000') FROM t WHERE rowid = 2;\n"
+        "SELECT rowid, round(hermes_fts_saturation(t, 1.0, NULL), 6) FROM t WHERE t MATCH 'hello';\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    # f = 1 in each matching row; D = 2 and 1 tokens: 2.2 / (1 + 1.2 * (0.25 + 0.75 * D))
+    assert proc.stdout.split() == ["1|0.0", "2|0.0", "2|0.0", "1|0.709677", "2|1.0"]
+
+
 def test_dot_load_unknown_entry_fails() -> None:
     proc = run_shell(f".load {LIB.with_suffix('')} sqlite3_nosuch_init\nSELECT 1;")
     assert proc.returncode != 0
