@@ -19,40 +19,60 @@ typedef struct JsonTokens {
   int iPos;   /* next FTS5 position */
 } JsonTokens;
 
+/* Append the character at z[0..n) (n >= 1) when it is valid UTF-8, else
+** U+FFFD (for an invalid byte, and for an encoded surrogate); returns the
+** bytes of z it covers. */
+static int appendValidChar(HBuf *b, const unsigned char *z, int n) {
+  unsigned int cp;
+  int len = hermes_utf8_decode(z, n, &cp);
+  if ((len == 1 && z[0] >= 0x80) || (cp >= 0xD800 && cp <= 0xDFFF)) {
+    hermes_buf_append(b, "\xEF\xBF\xBD", 3);
+  } else {
+    hermes_buf_append(b, (const char *)z, (size_t)len);
+  }
+  return len;
+}
+
 /* Append z[0..n) as a JSON string.  Control characters are escaped as
-** \u00XX; bytes that are not valid UTF-8 (and encoded surrogates) become
-** U+FFFD so the output is always valid JSON, whatever the input. */
+** \u00XX; bytes that are not valid UTF-8 become U+FFFD, so the output is
+** always valid JSON, whatever the input. */
 static void jsonString(HBuf *b, const char *zIn, int n) {
   const unsigned char *z = (const unsigned char *)zIn;
   int i = 0;
   hermes_buf_append(b, "\"", 1);
   while (i < n) {
     unsigned int c = z[i];
-    if (c < 0x80) {
-      if (c == '"' || c == '\\') {
-        char esc[2] = {'\\', (char)c};
-        hermes_buf_append(b, esc, 2);
-      } else if (c < 0x20 || c == 0x7F) {
-        char esc[8];
-        sqlite3_snprintf((int)sizeof(esc), esc, "\\u%04x", c);
-        hermes_buf_append(b, esc, 6);
-      } else {
-        hermes_buf_append(b, (const char *)z + i, 1);
-      }
+    if (c == '"' || c == '\\') {
+      char esc[2] = {'\\', (char)c};
+      hermes_buf_append(b, esc, 2);
+      i++;
+    } else if (c < 0x20 || c == 0x7F) {
+      char esc[8];
+      sqlite3_snprintf((int)sizeof(esc), esc, "\\u%04x", c);
+      hermes_buf_append(b, esc, 6);
       i++;
     } else {
-      unsigned int cp;
-      int len = hermes_utf8_decode(z + i, n - i, &cp);
-      int bValid = !(len == 1 || (cp >= 0xD800 && cp <= 0xDFFF));
-      if (bValid) {
-        hermes_buf_append(b, (const char *)z + i, (size_t)len);
-      } else {
-        hermes_buf_append(b, "\xEF\xBF\xBD", 3);
-      }
-      i += len;
+      i += appendValidChar(b, z + i, n - i);
     }
   }
   hermes_buf_append(b, "\"", 1);
+}
+
+/* zIn with U+FFFD for what is not valid UTF-8, in sqlite3_malloc'd memory
+** (NULL when out of memory): a message SQLite hands on must be UTF-8, or a
+** client decoding it (Python) fails with an error of its own instead. */
+static char *validText(const char *zIn) {
+  int n = (int)strlen(zIn);
+  int i = 0;
+  HBuf b;
+  memset(&b, 0, sizeof(b));
+  while (i < n) i += appendValidChar(&b, (const unsigned char *)zIn + i, n - i);
+  hermes_buf_append(&b, "", 1); /* the NUL */
+  if (b.oom) {
+    hermes_buf_free(&b);
+    return NULL;
+  }
+  return b.a;
 }
 
 static int jsonToken(void *pCtx, int tflags, const char *pToken, int nToken, int iStart,
@@ -100,6 +120,7 @@ static void constructorError(sqlite3_context *ctx, const char *zFunc, int rc,
                              int nArg) {
   int iBad = rc == SQLITE_NOMEM ? -1 : firstBadOption(pTok, pUserData, azArg, nArg);
   char *zWhich;
+  char *zShown;
   char *zMsg;
   if (iBad < 0) {
     zWhich = sqlite3_mprintf("%s", sqlite3_errstr(rc));
@@ -108,14 +129,16 @@ static void constructorError(sqlite3_context *ctx, const char *zFunc, int rc,
   } else {
     zWhich = sqlite3_mprintf("refused '%s' with no value", azArg[iBad]);
   }
+  zShown = zWhich ? validText(zWhich) : NULL;
   zMsg = sqlite3_mprintf(
       "%s: error in tokenizer constructor (%s): 'unigrams', 'variants', 'glue', 'kana', "
       "'symbols', 'compose', 'letters' and 'selectors' take 0 or 1, every other argument must "
       "be a valid unicode61 option with its value (remove_diacritics 0|1|2, categories, "
       "tokenchars, separators)",
-      zFunc, zWhich ? zWhich : sqlite3_errstr(rc));
+      zFunc, zShown ? zShown : sqlite3_errstr(rc));
   sqlite3_result_error(ctx, zMsg ? zMsg : "error in tokenizer constructor", -1);
   sqlite3_free(zMsg);
+  sqlite3_free(zShown);
   sqlite3_free(zWhich);
 }
 

@@ -225,6 +225,33 @@ def test_a_refused_option_is_named_with_every_option_of_ours(
         assert f"'{option}'" in message
 
 
+@pytest.mark.parametrize(
+    "key, value, refused",
+    [
+        ("x'ff'", "'1'", "refused '\ufffd 1'"),
+        ("'unigrams'", "x'c0af'", "refused 'unigrams \ufffd\ufffd'"),
+        ("'kana'", "x'ed' || '中'", "refused 'kana \ufffd中'"),  # a cut sequence, then a character
+        ("x'e4b8'", None, "refused '\ufffd\ufffd' with no value"),
+    ],
+)
+def test_a_refused_option_not_utf8_is_named_in_utf8(
+    db: Db, key: str, value: str | None, refused: str
+) -> None:
+    """An option of bytes that are not UTF-8 (a blob cast to text) was quoted into
+    the message as it was, and Python's sqlite3 failed decoding the message with a
+    UnicodeDecodeError instead of raising the error; hermes_fts.tokenize too."""
+    args = f"CAST({key} AS TEXT)" + (f", CAST({value} AS TEXT)" if value else "")
+    with pytest.raises(DB_ERRORS) as caught:
+        db.run(f"SELECT cjk_tokens('中国', {args})")
+    assert refused in str(caught.value)
+    assert "'letters'" in str(caught.value)  # the rest of the message follows
+
+
+def test_tokenize_names_an_option_not_utf8() -> None:
+    with pytest.raises(ValueError, match="refused '\ufffd 1'"):
+        loader.tokenize("中国", b"\xff", "1")  # type: ignore[arg-type]
+
+
 def test_unknown_option_fails_like_unicode61(db: Db) -> None:
     for tok in ("unicode61 bogus 1", "cjk_unicode61 bogus 1"):
         with pytest.raises(DB_ERRORS):
