@@ -33,6 +33,8 @@
 **     16-bit row counts, then nblocks bytes of peaks, ceil(saturation *
 **     scale), at most 255.  Rows come in any order; no SQL GROUP BY (a sort
 **     of every row) is needed.
+**
+** Text, a blob or NULL where a number goes is an error, not a 0.
 */
 #include <string.h>
 
@@ -44,6 +46,18 @@ SQLITE_EXTENSION_INIT3
 #define BM25_B 0.75
 /* Phrases hermes_fts_bm25() counts on the stack; more is an error. */
 #define BM25_MAX_PHRASES 64
+
+/* Whether v is a number (or text that reads as one), else an error on ctx
+** naming it: text or a blob would be read as 0, a score that looks right. */
+static int isNumber(sqlite3_context *ctx, sqlite3_value *v, int bInteger, const char *zWhat) {
+  int t = sqlite3_value_numeric_type(v);
+  char *zMsg;
+  if (t == SQLITE_INTEGER || (t == SQLITE_FLOAT && !bInteger)) return 1;
+  zMsg = sqlite3_mprintf("%s must be %s", zWhat, bInteger ? "an integer" : "a number");
+  sqlite3_result_error(ctx, zMsg ? zMsg : "argument of the wrong type", -1);
+  sqlite3_free(zMsg);
+  return 0;
+}
 
 void hermes_fts_held(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_context *ctx,
                      int nVal, sqlite3_value **apVal) {
@@ -107,6 +121,11 @@ void hermes_fts_bm25(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3_co
     sqlite3_result_error(ctx, "hermes_fts_bm25: one IDF per phrase, at most 64 phrases", -1);
     return;
   }
+  for (i = 0; i < nVal; i++) {
+    if (!isNumber(ctx, apVal[i], 0, i ? "hermes_fts_bm25: an IDF" : "hermes_fts_bm25: avgdl")) {
+      return;
+    }
+  }
   for (i = 0; i < nPhrase; i++) aFreq[i] = 0.0;
   rc = pApi->xInstCount(pFts, &nInst);
   for (i = 0; rc == SQLITE_OK && i < nInst; i++) {
@@ -159,6 +178,7 @@ void hermes_fts_saturation(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqli
     sqlite3_result_error(ctx, "hermes_fts_saturation: needs avgdl and the sizes blob", -1);
     return;
   }
+  if (!isNumber(ctx, apVal[0], 0, "hermes_fts_saturation: avgdl")) return;
   /* No MATCH (a scan, a rowid lookup): no phrase, nothing saturates, and
   ** xRowid must not be asked, as SQLite 3.40's reads a NULL expression there. */
   if (pApi->xPhraseCount(pFts) == 0) {
@@ -201,6 +221,12 @@ void hermes_fts_block_peaks_step(sqlite3_context *ctx, int argc, sqlite3_value *
   (void)argc;
   if (p == NULL) {
     sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (!isNumber(ctx, argv[0], 1, "hermes_fts_block_peaks: block") ||
+      !isNumber(ctx, argv[1], 0, "hermes_fts_block_peaks: saturation") ||
+      !isNumber(ctx, argv[2], 1, "hermes_fts_block_peaks: nblocks") ||
+      !isNumber(ctx, argv[3], 0, "hermes_fts_block_peaks: scale")) {
     return;
   }
   if (p->aOut == NULL) {

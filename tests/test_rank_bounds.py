@@ -14,6 +14,7 @@ import subprocess
 import pytest
 from _tool_fixtures import T0, open_store
 
+import hermes_fts
 from hermes_fts import cli
 from hermes_fts.index import rank_bounds, schema
 from hermes_fts.search import run as search
@@ -464,6 +465,44 @@ def test_block_peaks_gathers_counts_and_peaks_and_refuses_a_block_out_of_range(b
         conn.execute("SELECT hermes_fts_block_peaks(3, 1.0, 3, 100)").fetchone()
     with pytest.raises(sqlite3.OperationalError, match="nblocks out of range"):
         conn.execute("SELECT hermes_fts_block_peaks(0, 1.0, 0, 100)").fetchone()
+
+
+@pytest.mark.parametrize(
+    "call, refused",
+    [
+        ("hermes_fts_bm25(t, 'abc', 1.0)", "hermes_fts_bm25: avgdl must be a number"),
+        ("hermes_fts_bm25(t, NULL)", "hermes_fts_bm25: avgdl must be a number"),
+        ("hermes_fts_bm25(t, 3.0, 'x')", "hermes_fts_bm25: an IDF must be a number"),
+        ("hermes_fts_bm25(t, 3.0, x'00ff')", "hermes_fts_bm25: an IDF must be a number"),
+        ("hermes_fts_saturation(t, 'abc', NULL)", "hermes_fts_saturation: avgdl must be a number"),
+        ("hermes_fts_block_peaks('abc', 0.5, 2, 10)", "block must be an integer"),
+        ("hermes_fts_block_peaks(1.9, 0.5, 2, 10)", "block must be an integer"),
+        ("hermes_fts_block_peaks(NULL, 0.5, 2, 10)", "block must be an integer"),
+        ("hermes_fts_block_peaks(0, 'x', 2, 10)", "saturation must be a number"),
+        ("hermes_fts_block_peaks(0, 0.5, 'two', 10)", "nblocks must be an integer"),
+        ("hermes_fts_block_peaks(0, 0.5, 2, NULL)", "scale must be a number"),
+    ],
+)
+def test_the_row_functions_refuse_what_is_not_a_number(call, refused):
+    """Text, a blob or NULL where a number goes was read as 0: hermes_fts_bm25(t,
+    'abc', 1.0) scored with the index's own average, an IDF of 'x' scored 0, and
+    hermes_fts_block_peaks('abc', ...) (or 1.9) counted the row in block 0 (or 1)."""
+    conn = hermes_fts.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61')")
+    conn.execute("INSERT INTO t VALUES ('hello world'), ('hello')")
+    source = "FROM t WHERE t MATCH 'hello'" if "(t," in call else ""
+    with pytest.raises(sqlite3.OperationalError, match=refused):
+        conn.execute(f"SELECT {call} {source}").fetchall()
+    # A number written as text is read as the number, as SQLite reads it.
+    same = conn.execute(
+        "SELECT hermes_fts_bm25(t, '2.5', '1') = hermes_fts_bm25(t, 2.5, 1), "
+        "hermes_fts_saturation(t, '2.5', NULL) = hermes_fts_saturation(t, 2.5, NULL) "
+        "FROM t WHERE t MATCH 'hello'"
+    ).fetchall()
+    assert same == [(1, 1), (1, 1)]
+    (blob,) = conn.execute("SELECT hermes_fts_block_peaks(1, '0.5', 2, 10)").fetchone()
+    assert blob == bytes([0, 0, 1, 0, 0, 6])  # ceil(0.5 * 10 + 1e-9), as _read_token rounds
+    conn.close()
 
 
 # Bounds edited by hand in the sqlite3 shell: a page read block by block from them
