@@ -23,7 +23,7 @@
 **     rank bounds store (index/rank_bounds.py).
 **
 **   hermes_fts_saturation(tbl, avgdl, sizes)
-**     The same saturation, with D read from `sizes`: a blob of little-endian
+**     The same saturation (avgdl 0 or less: the index's average), with D read from `sizes`: a blob of little-endian
 **     32-bit token counts indexed by rowid (0 or past its end: asked of the
 **     index).  Building rank bounds reads every frequent token's rows, so a
 **     row's size is looked up once for all of them instead of once each.
@@ -186,8 +186,8 @@ void hermes_fts_saturation(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqli
     return;
   }
   avgdl = sqlite3_value_double(apVal[0]);
-  if (avgdl <= 0.0) avgdl = 1.0;
-  rc = pApi->xPhraseFirst(pFts, 0, &iter, &iCol, &iOff);
+  rc = avgdl > 0.0 ? SQLITE_OK : indexAverage(pApi, pFts, &avgdl);
+  if (rc == SQLITE_OK) rc = pApi->xPhraseFirst(pFts, 0, &iter, &iCol, &iOff);
   while (rc == SQLITE_OK && iCol >= 0) {
     f += 1.0;
     pApi->xPhraseNext(pFts, &iter, &iCol, &iOff);

@@ -505,6 +505,24 @@ def test_the_row_functions_refuse_what_is_not_a_number(call, refused):
     conn.close()
 
 
+def test_saturation_at_no_average_takes_the_index_average_as_bm25_does():
+    """``hermes_fts_saturation(t, 0, ...)`` took an average of 1 token a row where
+    ``hermes_fts_bm25(t, 0)``, which its header calls the same saturation, takes
+    the index's own: the two disagreed on every row."""
+    conn = hermes_fts.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cjk_unicode61')")
+    conn.executemany("INSERT INTO t VALUES (?)", [("hello world " * 3,), ("hello",), ("a b c",)])
+    pairs = conn.execute(
+        "SELECT hermes_fts_saturation(t, 0, NULL), hermes_fts_bm25(t, 0), "
+        "hermes_fts_saturation(t, -1, NULL), hermes_fts_bm25(t, 10 / 3.0) "
+        "FROM t WHERE t MATCH 'hello'"
+    ).fetchall()
+    assert len(pairs) == 2
+    for at_zero, bm25_zero, at_minus, bm25_average in pairs:
+        assert at_zero == bm25_zero == at_minus == pytest.approx(bm25_average, rel=1e-12)
+    conn.close()
+
+
 # Bounds edited by hand in the sqlite3 shell: a page read block by block from them
 # missed the best rows without a sign, or the search raised "math domain error".
 HAND_EDITS = {
