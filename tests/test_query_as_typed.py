@@ -330,6 +330,23 @@ def test_a_language_name_with_signs_says_it_is_searched_as_its_word(
     ) in result.notes
 
 
+@pytest.mark.parametrize(
+    ("query", "stem", "shown"),
+    [
+        ("in C#, mostly", "C#,", "C#"),
+        ("C++; mostly", "C++;", "C++"),
+        ("see .NET.", ".NET.", ".NET"),
+    ],
+)
+def test_a_language_name_beside_punctuation_is_named_with_its_signs_alone(
+    query: str, stem: str, shown: str
+) -> None:
+    """``C#,`` was said to find every c "not only C#,": the comma is no sign of it."""
+    notes = parse_query(query).notes
+    said = [n for n in notes if n.startswith(f"{stem!r} is searched as")]
+    assert len(said) == 1 and said[0].endswith(f", not only {shown}"), notes
+
+
 @pytest.mark.parametrize("route", EVERY_ROUTE)
 @pytest.mark.parametrize(
     ("query", "typed", "wanted"),

@@ -106,9 +106,11 @@ def note_signs(stem: str, word: str, notes: list[str]) -> bool:
     before, after = stem[:start], stem[start + len(word) :]
     if not (before.endswith(".") or after[:1] in ("+", "#")) or not word.isalnum():
         return False
+    # "(C#,": the word with its signs alone, no bracket or comma
+    shown = "." * before.endswith(".") + word + after[: len(after) - len(after.lstrip("+#"))]
     notes.append(
         f"{stem!r} is searched as {fold_case(word)}: the index keeps no '+', '#' or leading "
-        f"'.' around a word, so it finds every {fold_case(word)}, not only {stem}"
+        f"'.' around a word, so it finds every {fold_case(word)}, not only {shown}"
     )
     return True
 
