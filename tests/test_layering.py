@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     "query.wordforms": LEAF,
     "query.cjk_forms": LEAF,
     "query.timewords": LEAF,
+    "query.timeranges": LEAF,
     "query.timespans": LEAF,
     "query.question": LEAF,
     "_cjk_variants": LEAF,

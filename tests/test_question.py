@@ -1423,7 +1423,7 @@ def test_a_cjk_part_of_a_month_is_read_as_the_month(tmp_path, question, said):
 
 def test_a_korean_part_of_a_month_is_read_as_the_month():
     """``3월 말에`` (at the end of March) is March, as 3月底 is; ``말씀`` (speech) is no part."""
-    from hermes_fts.query.timewords import find_time_words
+    from hermes_fts.query.timeranges import find_time_words
 
     assert [w.text for _, _, w in find_time_words("3월 말에 배포")] == ["3월 말"]
     assert [w.text for _, _, w in find_time_words("3월 초순 배포")] == ["3월 초순"]

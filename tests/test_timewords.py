@@ -91,6 +91,6 @@ def test_a_long_paste_is_not_kept_after_its_reading() -> None:
     """Which scripts a text holds is asked once per reading (tw._scripts); it kept the
     last 16 texts read, a query pasted at megabytes among them."""
     for n in range(17):
-        pastes = tw.find_time_words(f"log line {n} " * 1_000 + "last week")
+        pastes = tw.find_time_expressions(f"log line {n} " * 1_000 + "last week")
         assert pastes and pastes[-1][2].unit == "week"
     assert tw._scripts.cache_info().currsize == 1

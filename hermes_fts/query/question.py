@@ -19,7 +19,7 @@ written.  The common words a best match leaves out while others remain
 (``STOP_WORDS``, ``CJK_STOP_WORDS``) are listed here too.  This module knows
 words, not SQL.
 
-Which stretches are time words is ``query/timewords.py``'s;
+Which stretches are time words is ``query/timeranges.py``'s;
 what the search does with them is docs/QUERY.md's "Time words" and
 docs/DESIGN.md §6.4c.
 """
@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 from .._index_text import fold_width, has_cjk
 from .cjk_forms import KOREAN_PARTICLES, korean_stem
-from .timewords import TimeWords, find_time_words
+from .timeranges import find_time_words
+from .timewords import TimeWords
 from .tree import AllOf, Query, Term
 
 __all__ = [

@@ -1,10 +1,11 @@
 """Time words: the dates and relative words of a question, as written.
 
-:func:`find_time_words` finds such expressions in a stretch of query text
-(English, Chinese, Japanese and Korean): "last week", "3月8号", "先週",
+:func:`find_time_expressions` finds such expressions in a stretch of query
+text (English, Chinese, Japanese and Korean): "last week", "3月8号", "先週",
 "지난주", each as a :class:`TimeWords` that says what it names: a day, a
-week, a month or a year, counted back from now or not.  Which days those are
-from a given ``now`` is ``timespans``' (the calendar).  Which words of a
+week, a month or a year, counted back from now or not.  Which of them a range
+joins is ``timeranges``'; which days they are from a given ``now``,
+``timespans``' (the calendar).  Which words of a
 question are read so is ``question.read_question``'s; what the search does
 with them is docs/QUERY.md's "Time words" and docs/DESIGN.md §6.4c.
 """
@@ -19,9 +20,13 @@ from datetime import date
 __all__ = [
     "FIRST_YEAR",
     "LATELY_DAYS",
+    "ASCII_WIDTH",
     "MONTH_NAMES",
+    "NUM",
+    "YEAR",
     "TimeWords",
-    "find_time_words",
+    "find_time_expressions",
+    "number",
 ]
 
 
@@ -89,12 +94,12 @@ _CJK = "".join(f"{lo}-{hi}" for lo, hi in _CJK_RANGES)
 _CJK_CHAR = f"(?-i:[{_CJK}])"
 _NOT_CJK_WORD = rf"(?-i:[^\W{_CJK}])"
 _HAN_DIGITS = {c: n for n, c in enumerate("〇一二三四五六七八九")} | {"两": 2, "兩": 2, "零": 0}
-_NUM = r"\d{1,3}|[〇零一二两兩三四五六七八九十]{1,3}"  # Arabic or Chinese numerals
+NUM = r"\d{1,3}|[〇零一二两兩三四五六七八九十]{1,3}"  # Arabic or Chinese numerals
 # Counts no one said exactly: "a few weeks ago" (几周前, 数週間前, 몇 주 전) is read
 # as the past four weeks, a preference as wide as the words.
 _VAGUE = frozenset("few several 几 幾 数 數 些 몇 며칠".split())  # 數: traditional 数; 前些天
 _VAGUE_BACK = 4
-_N = f"({_NUM}|[几幾数數])"
+_N = f"({NUM}|[几幾数數])"
 _EN_N = rf"(\d{{1,3}}|{'|'.join(_COUNTS)}|(?:a\s+)?(?:few|couple(?:\s+of)?)|several)"
 # Korean counts a week or a month in native numerals (한 달 전, 두 주 전), days in
 # words of their own (하루, 이틀), and "a week" as 일주일: none was read before.
@@ -105,7 +110,7 @@ _KO_NATIVE = "|".join(
 )
 _KO_N = rf"(\d{{1,3}}|몇|(?<!{_HANGUL})(?:{_KO_NATIVE}))"
 _DAY_SUFFIX = r"(?:st|nd|rd|th)?"
-_YEAR = r"(19[7-9]\d|2\d{3})"
+YEAR = r"(19[7-9]\d|2\d{3})"
 
 # 周 as a week, not the start of a word: 上个周期 is "the last cycle", 这周边 "around
 # here", not last or this week.
@@ -240,13 +245,13 @@ _EN_SOME = "|".join([r"\d{1,3}", *_COUNTS, "few", "couple"])  # "the past few da
 _WITHIN = [
     rf"\b(?:last|past)\s+(?P<n>{_EN_SOME})(?:\s+of)?\s+(?P<u>days|weeks|wks|months|mos|mths|years|yrs)\b",
     r"\bpast\s+(?P<u>day|week|month|year)\b",
-    rf"(?:过去|過去|最近|近)\s*(?P<n>{_NUM}|几|幾)\s*(?:个|個)?\s*(?P<u>天|周|週|星期|礼拜|禮拜|月|年)",
+    rf"(?:过去|過去|最近|近)\s*(?P<n>{NUM}|几|幾)\s*(?:个|個)?\s*(?P<u>天|周|週|星期|礼拜|禮拜|月|年)",
     r"(?:这|這)(?P<n>几|幾|两|兩)(?P<u>天)",  # 这两天: these couple of days
     # 前几天: a few days ago; 我前几天 too (之前几天, 提前几天 are no such days).
     rf"{_NOT_AFTER_QIAN}前(?P<n>几|幾|些)(?:个|個)?(?P<u>天|周|週|月|年|日子)",
     # 前两天: the last couple of days (前两年 is as often "the first two years")
     rf"{_NOT_AFTER_QIAN}前(?P<n>两|兩)(?P<u>天)",
-    rf"(?:過去|直近|ここ)\s*(?P<n>{_NUM})\s*(?P<u>日|週間|か月|ヶ月|カ月|ケ月|箇月|年)(?:間)?",
+    rf"(?:過去|直近|ここ)\s*(?P<n>{NUM})\s*(?P<u>日|週間|か月|ヶ月|カ月|ケ月|箇月|年)(?:間)?",
     rf"(?:지난|최근)\s*(?P<n>\d{{1,3}}|{_KO_NATIVE})\s*(?P<u>일|주|개월|달|년)(?:\s*간|\s*동안)?",
 ]
 # Hours name no day of their own: "3 hours ago", "the past 24 hours", 几个小时前,
@@ -320,22 +325,22 @@ _DATES = [
     r"(?<![\w-])(?P<y>\d{4})-(?P<m>\d{2})(?![\w-])",
     rf"\b(?P<m>{_ANY_MONTH})\.?\s+(?P<d>\d{{1,2}}){_DAY_SUFFIX}(?:,?\s+(?P<y>\d{{4}}))?\b",
     rf"\b(?P<d>\d{{1,2}}){_DAY_SUFFIX}\s+(?:of\s+)?(?P<m>{_DAY_FIRST_MONTH})\b\.?(?:\s+(?P<y>\d{{4}})\b)?",
-    rf"\b(?P<m>{_ANY_MONTH})\.?\s+(?P<y>{_YEAR})\b",
+    rf"\b(?P<m>{_ANY_MONTH})\.?\s+(?P<y>{YEAR})\b",
     # A month alone is a word too ("may", "march"): read only after in/during.
-    rf"\b(?:in|during)\s+(?:(?:early|late|mid)[\s-]+)?(?P<m>{_FULL_MONTHS})\b(?:,?\s+(?P<y>{_YEAR})\b)?",
+    rf"\b(?:in|during)\s+(?:(?:early|late|mid)[\s-]+)?(?P<m>{_FULL_MONTHS})\b(?:,?\s+(?P<y>{YEAR})\b)?",
     # A part of a month names it too (mid-March, early April, the end of May): its
     # month.  Not "late may" or "early may", where may is the verb (too late may be).
     rf"\b(?:(?:early|late|mid)\s+(?P<m>{_FULL_MONTHS_NOT_MAY})|mid-(?P<m2>{_ANY_MONTH})"
     rf"|(?:early|late)-(?P<m3>{_FULL_MONTHS})|(?:the\s+)?(?:end|beginning|start|middle)\s+of\s+"
-    rf"(?P<m4>{_FULL_MONTHS}))\b(?:,?\s+(?P<y>{_YEAR})\b)?",
-    rf"\b(?:in|during)\s+(?P<y>{_YEAR})\b(?!{_COUNTED_BY})",
+    rf"(?P<m4>{_FULL_MONTHS}))\b(?:,?\s+(?P<y>{YEAR})\b)?",
+    rf"\b(?:in|during)\s+(?P<y>{YEAR})\b(?!{_COUNTED_BY})",
     # 8일날: "the day of the 8th", as Korean speech says it
-    rf"(?<!\d)(?P<y>\d{{4}}|\d{{2}})\s*[年년]\s*(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*(?:[日号號]|일날?)",
-    rf"(?<!\d)(?P<m>{_NUM})\s*[月월]\s*(?P<d>{_NUM})\s*(?:[日号號]|일날?)",
+    rf"(?<!\d)(?P<y>\d{{4}}|\d{{2}})\s*[年년]\s*(?P<m>{NUM})\s*[月월]\s*(?P<d>{NUM})\s*(?:[日号號]|일날?)",
+    rf"(?<!\d)(?P<m>{NUM})\s*[月월]\s*(?P<d>{NUM})\s*(?:[日号號]|일날?)",
     # 24年3月: a year of two digits, as said, where a month follows (24年 alone is
     # as often 24 years)
-    rf"(?<!\d)(?P<y>\d{{4}}|\d{{2}})\s*[年년]\s*(?P<m>{_NUM})\s*(?:月{_MONTH_PART}|월{_KO_MONTH_PART})(?!\s*前)",
-    rf"(?<!\d)(?P<m>{_NUM})\s*月份?{_MONTH_PART}(?!\s*前)",
+    rf"(?<!\d)(?P<y>\d{{4}}|\d{{2}})\s*[年년]\s*(?P<m>{NUM})\s*(?:月{_MONTH_PART}|월{_KO_MONTH_PART})(?!\s*前)",
+    rf"(?<!\d)(?P<m>{NUM})\s*月份?{_MONTH_PART}(?!\s*前)",
     rf"(?<!\d)(?P<m>\d{{1,2}})\s*월{_KO_MONTH_PART}(?!\s*전)",
     r"(?<!\d)(?P<y>\d{4})\s*[年년](?!\s*前|\s*전)",
 ]
@@ -364,7 +369,7 @@ _AT_TIME = (
 # A part of a day or a clock time after a day (yesterday afternoon, March 8 at
 # 3pm, 2024-03-08T10:00, 昨天下午3点, 昨日の午後, 어제 오후 3시) is that day: searched,
 # "afternoon" held no message of that afternoon, and "evening" found "even".
-_CLOCK = rf"(?:\s*(?:{_NUM})\s*[点點時时시](?:\s*半|\s*반|\s*(?:{_NUM})\s*分)?)?"
+_CLOCK = rf"(?:\s*(?:{NUM})\s*[点點時时시](?:\s*半|\s*반|\s*(?:{NUM})\s*分)?)?"
 _DAY_PART = (
     rf"(?:{_AT_TIME})"
     r"|T\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?(?![\w:])"
@@ -403,11 +408,11 @@ _EN_DAY_OF_MONTH = [
 # A day after this or last month's word (上个月8号, 先月の8日, 지난달 8일): that day of
 # the month.  A number alone (8号) is no day (8号楼, building 8), so only here.
 _DAY_OF_MONTH_WORD = re.compile(
-    rf"\s*(?:的|の|의)?\s*(?P<d>{_NUM})\s*(?:[日号號](?![楼樓线線])|일날?)", _FLAGS
+    rf"\s*(?:的|の|의)?\s*(?P<d>{NUM})\s*(?:[日号號](?![楼樓线線])|일날?)", _FLAGS
 )
 # A CJK keyboard types Latin in full width (ｌａｓｔ ｗｅｅｋ): read as ASCII, one
 # character for one, so the offsets and the words as written stay the user's.
-_ASCII_WIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+ASCII_WIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
 _NEVER = "(?!)"
 
 
@@ -441,7 +446,7 @@ def _compiled(source: str, hangul: bool, cjk: bool) -> re.Pattern[str]:
     return re.compile(source, _FLAGS)
 
 
-def _number(text: str) -> int | None:
+def number(text: str) -> int | None:
     """An Arabic, English count or Chinese numeral up to 999 as an int (a few: 3, a
     couple: 2); None otherwise."""
     text = _plain(text)
@@ -482,8 +487,8 @@ def _date_words(match: re.Match[str]) -> TimeWords | None:
     month_text = found.get("m") or found.get("m2") or found.get("m3") or found.get("m4")
     month = None
     if month_text:
-        month = _MONTHS.get(month_text.lower().rstrip(".")) or _number(month_text)
-    day = _number(found["d"]) if found.get("d") else None
+        month = _MONTHS.get(month_text.lower().rstrip(".")) or number(month_text)
+    day = number(found["d"]) if found.get("d") else None
     if month_text and not (month and 1 <= month <= 12):
         return None
     if year is not None and not FIRST_YEAR <= year <= 9999:
@@ -516,10 +521,10 @@ def _candidates(text: str) -> list[tuple[int, int, TimeWords | None]]:
         for m in _pattern(pattern, text).finditer(text):
             found.append((m.start(), m.end(), TimeWords(m.group(0), unit, back)))
             day = _DAY_OF_MONTH_WORD.match(text, m.end()) if unit == "month" and back < 3 else None
-            if day and 1 <= (_number(day["d"]) or 0) <= 31:
+            if day and 1 <= (number(day["d"]) or 0) <= 31:
                 said = text[m.start() : day.end()]
                 found.append(
-                    (m.start(), day.end(), TimeWords(said, "day", back, day=_number(day["d"])))
+                    (m.start(), day.end(), TimeWords(said, "day", back, day=number(day["d"])))
                 )
     for pattern in _EN_DAY_OF_MONTH:
         for m in _pattern(pattern, text).finditer(text):
@@ -529,7 +534,7 @@ def _candidates(text: str) -> list[tuple[int, int, TimeWords | None]]:
     for pattern, unit in _AGO:
         for m in _pattern(pattern, text).finditer(text):
             said = _plain(next(g for g in m.groups() if g))
-            count, vague = _number(said), said in _VAGUE
+            count, vague = number(said), said in _VAGUE
             if count is not None:
                 back = _VAGUE_BACK if vague else count
                 found.append((m.start(), m.end(), TimeWords(m.group(0), unit, back, within=vague)))
@@ -602,7 +607,7 @@ def _hours(text: str) -> list[tuple[int, int, TimeWords]]:
     for pattern in _HOURS:
         for m in _pattern(pattern, text).finditer(text):
             found_count = m.groupdict()
-            count = _number(found_count.get("n") or found_count.get("k") or "1")
+            count = number(found_count.get("n") or found_count.get("k") or "1")
             if count:
                 days = -(-count // HOURS_A_DAY)
                 found.append((m.start(), m.end(), TimeWords(m.group(0), "day", days, within=True)))
@@ -615,7 +620,7 @@ def _stretch_candidates(text: str) -> list[tuple[int, int, TimeWords]]:
     for pattern in _WITHIN:
         for m in _pattern(pattern, text).finditer(text):
             n = (m.groupdict().get("n") or "1").lower()
-            count = _number(n)
+            count = number(n)
             unit = _UNITS.get(m.group("u").lower())
             if count and unit:
                 found.append((m.start(), m.end(), TimeWords(m.group(0), unit, count, within=True)))
@@ -630,7 +635,7 @@ def _stretch_candidates(text: str) -> list[tuple[int, int, TimeWords]]:
     return found
 
 
-def find_time_words(text: str) -> list[tuple[int, int, TimeWords]]:
+def find_time_expressions(text: str) -> list[tuple[int, int, TimeWords]]:
     """The time expressions in ``text`` as ``(start, end, TimeWords)``, in text order.
 
     Overlapping readings go to the one that starts first, then the longest
@@ -638,104 +643,16 @@ def find_time_words(text: str) -> list[tuple[int, int, TimeWords]]:
     (``2月30号``, February 30) is no time, and no shorter reading inside it is.
     """
     chosen: list[tuple[int, int, TimeWords | None]] = []
-    found = _candidates(text.translate(_ASCII_WIDTH))
+    found = _candidates(text.translate(ASCII_WIDTH))
     for start, end, words in sorted(found, key=lambda c: (c[0], c[0] - c[1])):
         if not chosen or start >= chosen[-1][1]:
             chosen.append((start, end, words))
-    chosen = _with_their_hours(chosen, text.translate(_ASCII_WIDTH))
+    chosen = _with_their_hours(chosen, text.translate(ASCII_WIDTH))
     read = _with_their_year(
         [(a, b, replace(w, text=text[a:b])) for a, b, w in chosen if w is not None], text
     )
     # "this time" with no year beside it is no time (this time it failed)
-    read = [(a, b, w) for a, b, w in read if not (w.this_day and w.back is None and w.year is None)]
-    return _as_ranges(read, text)
-
-
-# A range: two times a word or a dash joins (March 10 to May 20, 3月到5月, 上周一到周三,
-# 3月8日から10日まで, 3월 8일부터 10일까지), or a day alone after a date (3月8号到10号,
-# March 8-10): from the first's first day to the second's last.  Read apart, the
-# days between them were no time, and 10号 a word.
-_RANGE_JOIN = r"\s*(?:[-–—~〜]|到|至|から|부터|\b(?:to|through|thru|until|till)\b)\s*"
-_BETWEEN = re.compile(r"\bbetween\s+$", _FLAGS)  # between March 8 and March 10
-_AND = re.compile(r"\s+and\s+", _FLAGS)
-_RANGE_DAY = re.compile(
-    rf"{_RANGE_JOIN}(?P<said>(?P<d>{_NUM})\s*(?:[日号號](?![楼樓线線])|일)"
-    rf"|(?P<n>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>{_YEAR})\b|(?=\s*(?:$|[?!.,;:)]))))",
-    _FLAGS,
-)
-_RANGE_CLOSE = re.compile(r"\s*(?:まで|까지|为止|為止)")
-
-
-def _as_ranges(
-    found: list[tuple[int, int, TimeWords]], text: str
-) -> list[tuple[int, int, TimeWords]]:
-    """Two time words a range joins as one (``_RANGE_JOIN``), the second's days
-    in the first's year or week where it names none (上周一到周三, 去年3月到5月)."""
-    plain = text.translate(_ASCII_WIDTH)
-    out: list[tuple[int, int, TimeWords]] = []
-    for start, end, words in found:
-        if out and out[-1][2].through is None and _joined(plain, out[-1][0], out[-1][1], start):
-            first_start, _, first = out[-1]
-            end = _closed(plain, end)
-            last = replace(_like(first, words), text=text[start:end])
-            out[-1] = (first_start, end, replace(first, text=text[first_start:end], through=last))
-        else:
-            out.append(_to_a_day(start, end, words, text, plain))
-    return out
-
-
-def _to_a_day(
-    start: int, end: int, words: TimeWords, text: str, plain: str
-) -> tuple[int, int, TimeWords]:
-    """A date and the day alone after it that ends a range (3月8号到10号, March 8-10)."""
-    day = _RANGE_DAY.match(plain, end) if words.unit == "day" and words.day else None
-    said = _number(day["d"] or day["n"]) if day else None
-    if day is None or said is None or said <= (words.day or 0):
-        return start, end, words
-    dated = words  # March 8 to 10, 2024: both days in 2024
-    if day["y"] and words.year is None and words.back is None:
-        dated = replace(words, year=int(day["y"]))
-    if not _a_day(dated, said) or not _a_day(dated, words.day or 1):
-        return start, end, words
-    stop = _closed(plain, day.end())
-    last = replace(dated, text=text[day.start("said") : stop], day=said)
-    return start, stop, replace(dated, text=text[start:stop], through=last)
-
-
-def _closed(text: str, end: int) -> int:
-    """Where a range ends: after its closing word (まで, 까지, 为止) if one follows."""
-    close = _RANGE_CLOSE.match(text, end)
-    return close.end() if close else end
-
-
-def _joined(text: str, start: int, end: int, at: int) -> bool:
-    """Whether the time word at ``text[start:end]`` and the one at ``at`` make a range."""
-    if _pattern(_RANGE_JOIN, text).fullmatch(text, end, at):
-        return True
-    between = _BETWEEN.search(text, max(0, start - 12), start)
-    return between is not None and _AND.fullmatch(text, end, at) is not None
-
-
-def _like(first: TimeWords, last: TimeWords) -> TimeWords:
-    """A range's end in its start's year or week where it names none (上周一到周三:
-    last week's Wednesday; 上周五到周一, the Monday after it)."""
-    week = first.back if first.weekday is not None and first.back is not None else -1
-    if last.weekday is not None and last.back is None and week >= 0:
-        back = week if last.weekday >= (first.weekday or 0) else week - 1
-        return replace(last, back=back) if back >= 0 else last
-    year = first.year is not None or first.month is not None and (first.back or 0) >= 0
-    if last.month is not None and last.year is None and last.back is None and year:
-        return replace(last, year=first.year, back=first.back)
-    return last
-
-
-def _a_day(words: TimeWords, day: int) -> bool:
-    """Whether ``words``' month holds a ``day`` (of any year where it names none)."""
-    try:
-        date(words.year or 2000, words.month or 1, day)
-    except ValueError:
-        return False
-    return True
+    return [(a, b, w) for a, b, w in read if not (w.this_day and w.back is None and w.year is None)]
 
 
 def _with_their_hours(

@@ -57,8 +57,9 @@ from ..query.best import best_match
 from ..query.plan import ROUTES
 from ..query.question import STOP_WORDS, lone_possessive, time_words
 from ..query.syntax import QueryError, parse_query, reads_as_sentence
+from ..query.timeranges import find_time_words
 from ..query.timespans import describe, windows
-from ..query.timewords import TimeWords, find_time_words
+from ..query.timewords import TimeWords
 
 __all__ = [
     "THEN_FIRST",
