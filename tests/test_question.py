@@ -1098,6 +1098,72 @@ def test_the_days_within_a_range_come_first(tmp_path: Path) -> None:
     st.close()
 
 
+@pytest.mark.parametrize(
+    ("words", "read"),
+    [
+        ("on Monday or Tuesday", ["'on Monday' (2026-11-30", "'Tuesday' (2026-12-01"]),
+        ("on Monday, Tuesday or Friday", ["'Tuesday' (2026-12-01", "'Friday' (2026-11-27"]),
+        ("3月8号和9号", ["'3月8号' (March 8 of every year", "'9号' (March 9 of every year"]),
+        ("3월 8일이나 9일", ["'3월 8일' (March 8 of every year", "'9일' (March 9 of every year"]),
+        ("3月8日と9日", ["'3月8日' (March 8 of every year", "'9日' (March 9 of every year"]),
+        ("3月8号、9号", ["'9号' (March 9 of every year"]),
+        ("on March 8, 9 and 10", ["'9' (March 9 of every year", "'10' (March 10 of every year"]),
+        ("March 8 or 9, 2024", ["'March 8' (2024-03-08", "(2024-03-09"]),
+        ("上个月8号和9号", ["'上个月8号' (2026-11-08", "'9号' (2026-11-09"]),
+        ("in March or April", ["'in March' (March of every year", "'April' (April of every year"]),
+        ("in 2024 or 2025", ["'2025' (2025-01-01 – 2025-12-31"]),
+        # a later time in the earlier's week or year, as a range's end
+        ("上周一和周三", ["'上周一' (2026-11-23", "'周三' (2026-11-25"]),
+        ("지난주 월요일이나 화요일", ["'화요일' (2026-11-24"]),
+        ("去年3月和5月", ["'5月' (2025-05-01 – 2025-05-31"]),
+        ("last Monday or Tuesday", ["'Tuesday' (2026-11-24 or 2026-12-01"]),
+        ("3月8号到10号和12号", ["'12号' (March 12 of every year"]),
+    ],
+)
+def test_each_time_of_a_list_is_read(store: SessionStore, words: str, read: list[str]) -> None:
+    """``on Monday or Tuesday`` read Monday alone and searched Tuesday as a word, and
+    ``3月8号和9号`` (``3월 8일이나 9일``, ``3月8日と9日``) searched 9 and 号和; each time
+    of a list is now a time of its own, named in the note."""
+    from hermes_fts.query.best import best_match
+    from hermes_fts.query.syntax import parse_query
+
+    said = notes(store, f"deploy script {words}", now=NOW)
+    assert all(any(f"{r}, local time)" in n for n in said) for r in read), said
+    terms = {t.text.lower() for t in best_match(parse_query(f"deploy {words}")).terms}
+    assert terms == {"deploy"}, terms
+
+
+@pytest.mark.parametrize(
+    ("words", "searched"),
+    [
+        ("March 8 and 9 servers", "9"),  # nine servers
+        ("3月8号和9号楼", "号楼"),  # building 9
+        ("in March, May said", "may"),  # May the name (the comma is not read)
+        ("Feb 28 or 29, 2023", "29"),  # no 29th that year
+    ],
+)
+def test_a_number_or_name_after_a_time_that_lists_none(words: str, searched: str) -> None:
+    from hermes_fts.query.best import best_match
+    from hermes_fts.query.syntax import parse_query
+
+    terms = {t.text.lower() for t in best_match(parse_query(f"deploy {words}")).terms}
+    assert searched in terms, terms
+
+
+def test_each_day_of_a_list_comes_first(tmp_path: Path) -> None:
+    st = _one_message_sessions(
+        tmp_path,
+        ("tuesday", "2026-12-01T10:00", "the gateway deploy went out"),
+        ("words", "2026-11-18T10:00", "the gateway deploy went out on Tuesday"),
+        ("ninth", "2026-03-09T10:00", "部署了网关"),
+        ("nine", "2026-06-20T10:00", "部署了网关 9号"),
+    )
+    assert sessions(st, "gateway deploy on Monday or Tuesday", now=NOW)[0] == "tuesday"
+    for question in ("3月8号和9号的部署", "3월 8일이나 9일 部署", "3月8日と9日の部署"):
+        assert sessions(st, question, now=NOW)[0] == "ninth", question
+    st.close()
+
+
 def test_a_day_of_last_month_comes_first(tmp_path: Path) -> None:
     """``上个月8号选了哪个数据库`` ("which database did we pick on the 8th of last
     month") preferred all of November and searched 8号 as a word: the talk of the

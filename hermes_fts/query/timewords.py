@@ -24,6 +24,7 @@ __all__ = [
     "MONTH_NAMES",
     "NUM",
     "YEAR",
+    "WEEKDAY_NAMES",
     "TimeWords",
     "find_time_expressions",
     "number",
@@ -280,8 +281,8 @@ _THIS_TIME = (
     r"|今頃|今ごろ|이맘때쯤?"
 )
 # Weekdays: "last Tuesday", "上周二", "火曜日", "화요일" (pattern, which week: see TimeWords).
-_WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
-_EN_DAYS = "|".join(_WEEKDAY_NAMES)
+WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
+_EN_DAYS = "|".join(WEEKDAY_NAMES)
 _WEEKDAY_CHARS = dict(zip("一二三四五六日天", (0, 1, 2, 3, 4, 5, 6, 6)))
 _WEEKDAY_CHARS |= dict(zip("月火水木金土", range(6))) | dict(zip("월화수목금토일", range(7)))
 # Which week a weekday's prefix names: 0 this one, 1 last week, 2 the week before.
@@ -629,7 +630,7 @@ def _stretch_candidates(text: str) -> list[tuple[int, int, TimeWords]]:
             *week, day = m.groups()
             back = which if not week or week[0] is None else _WEEKS[week[0]]
             weekday = (
-                _WEEKDAY_CHARS[day] if day in _WEEKDAY_CHARS else _WEEKDAY_NAMES.index(day.lower())
+                _WEEKDAY_CHARS[day] if day in _WEEKDAY_CHARS else WEEKDAY_NAMES.index(day.lower())
             )
             found.append((m.start(), m.end(), TimeWords(m.group(0), "day", back, weekday=weekday)))
     return found
