@@ -1351,6 +1351,27 @@ def test_a_now_at_the_calendar_s_ends_answers(store: SessionStore, query: str, n
     assert sessions(store, query, now=now)
 
 
+@pytest.mark.parametrize(
+    ("words", "lacks"),
+    [
+        ("上个月31号", "November 2026 has no day 31"),  # last month had 30
+        ("the 31st of last month", "November 2026 has no day 31"),
+        ("지난달 31일", "November 2026 has no day 31"),
+        ("去年2月29日", "February 2025 has no day 29"),  # no leap year
+        ("작년 2월 29일", "February 2025 has no day 29"),
+        ("this February 29", "February 2026 has no day 29"),
+    ],
+)
+def test_a_day_the_month_lacks_is_named(store: SessionStore, words: str, lacks: str) -> None:
+    """``上个月31号`` after a November of 30 days said "no message has that time", as if
+    the store were empty then; the note now says the day is not on the calendar.  It
+    is left out of the words, as every time word is (2月30号, never a day, is words)."""
+    found, said = tool(store, f"decide {words}", now=NOW)
+    assert found and any(f"left out of the words: {lacks}" in n for n in said), said
+    mixed = notes(store, f"decide yesterday or {words}", now=NOW)
+    assert any(f"'{words}' ({lacks}" in n for n in mixed), mixed
+
+
 @pytest.mark.parametrize("tz", ["UTC", "Asia/Tokyo", "America/New_York"])
 @pytest.mark.parametrize("now", ["0001-01-01", "9999-12-31T23:59:59"])
 def test_the_api_takes_the_calendar_s_first_and_last_day_as_now(

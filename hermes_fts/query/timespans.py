@@ -16,7 +16,7 @@ from datetime import date, datetime, timedelta
 
 from .timewords import FIRST_YEAR, MONTH_NAMES, TimeWords
 
-__all__ = ["describe", "windows"]
+__all__ = ["describe", "missing_day", "windows"]
 
 _ABOUT_DAYS = 14  # about this time (this time last year): two weeks either side
 
@@ -192,9 +192,23 @@ def describe(words: TimeWords, now: float) -> str:
     today = _today(now)
     spans = [] if today is None else _calendar_days(words, today)
     if not spans:
-        return "no day the calendar holds"
+        return missing_day(words, now) or "no day the calendar holds"
     said = []
     for first, after in spans:  # one span, or the two days of "last Tuesday"
         last = after - timedelta(days=1)
         said.append(first.isoformat() if first == last else f"{first} – {last}")
     return " or ".join(said) + read
+
+
+def missing_day(words: TimeWords, now: float) -> str | None:
+    """What the calendar lacks where ``words`` name a day their month has not then
+    (上个月31号 after a November of 30 days, this February 29 in 2026): "November
+    2026 has no day 31"; None where they name no such day."""
+    today = _today(now)
+    if today is None or not words.day or _calendar_days(words, today):
+        return None
+    month = _calendar_days(replace(words, day=1), today)
+    if not month:
+        return None
+    first = month[0][0]
+    return f"{MONTH_NAMES[first.month - 1]} {first.year} has no day {words.day}"

@@ -58,7 +58,7 @@ from ..query.plan import ROUTES
 from ..query.question import STOP_WORDS, lone_possessive, time_words
 from ..query.syntax import QueryError, parse_query, reads_as_sentence
 from ..query.timeranges import find_time_words
-from ..query.timespans import describe, windows
+from ..query.timespans import describe, missing_day, windows
 from ..query.timewords import TimeWords
 
 __all__ = [
@@ -385,7 +385,9 @@ def _note(
     # A time word written twice is named once.
     if bounded or not any(windows(w, now) for w in found):
         said = ", ".join(dict.fromkeys(f"'{w.text}'" for w in found))
-        why = "the after/before given set the time" if bounded else "no message has that time"
+        lacks = dict.fromkeys(m for w in found if (m := missing_day(w, now)))
+        why = "no message has that time" if not lacks else "; ".join(lacks)
+        why = "the after/before given set the time" if bounded else why
         return f"time words {said} {what}: {why}"
     said = ", ".join(dict.fromkeys(f"'{w.text}' ({describe(w, now)}, local time)" for w in found))
     if none_at_all:  # "these are from other times" named results there were none of
