@@ -8,9 +8,9 @@ Writes two files from the same source so C and Python never disagree:
 
 The half-width katakana table and the voiced-mark compositions are derived
 from Python's own Unicode database (NFKC / NFC), not typed by hand, so they
-cannot contain transcription mistakes.  The late symbols ("symbols 1") and
-the canonical compositions ("compose 1") come from the Unicode Character
-Database files of Debian's unicode-data
+cannot contain transcription mistakes.  The late symbols ("symbols 1"), the
+separators the query side reads and the canonical compositions ("compose 1")
+come from the Unicode Character Database files of Debian's unicode-data
 (/usr/share/unicode), a fixed Unicode version whatever the Python.
 
 Usage: python csrc/gen_cjk_tables.py [--check]
@@ -139,12 +139,9 @@ def _separates(category: str) -> bool:
     return category[0] in "SPZ" or category == "Cf"
 
 
-def late_symbols() -> tuple[str, list[tuple[int, int]]]:
-    """The Unicode version read, and the ranges of code points assigned after
-    unicode61's tables as a symbol, punctuation, space or format character,
-    plus the pictograph blocks' unassigned code points.  unicode61 reads all
-    of them as letters; with "symbols 1" they separate words, as the symbols
-    its tables know do."""
+def _ages_and_categories() -> tuple[dict[int, tuple[int, ...]], dict[int, str]]:
+    """Each code point's Unicode version (DerivedAge) and general category
+    (UnicodeData), of the code points UnicodeData lists."""
     age = {
         cp: tuple(map(int, v.split(".")))
         for f, v in _ucd_lines("DerivedAge.txt")
@@ -158,20 +155,61 @@ def late_symbols() -> tuple[str, list[tuple[int, int]]]:
         last = int(rows[i + 1][0], 16) if row[1].endswith(", First>") else int(row[0], 16)
         for cp in range(int(row[0], 16), last + 1):
             category[cp] = row[2]
-    picked = [
+    return age, category
+
+
+def late_symbols() -> tuple[str, list[tuple[int, int]]]:
+    """The Unicode version read, and the ranges of code points assigned after
+    unicode61's tables as a symbol, punctuation, space or format character,
+    plus the pictograph blocks' unassigned code points.  unicode61 reads all
+    of them as letters; with "symbols 1" they separate words, as the symbols
+    its tables know do."""
+    age, category = _ages_and_categories()
+    picked = {
         cp
         for cp in range(0x80, 0x110000)
         if (cp in category and age[cp] > UNICODE61_VERSION and _separates(category[cp]))
         or (cp not in category and PICTOGRAPHS[0] <= cp <= PICTOGRAPHS[1])
-    ]
-    ranges: list[tuple[int, int]] = []
-    for cp in picked:
-        if ranges and cp == ranges[-1][1] + 1:
-            ranges[-1] = (ranges[-1][0], cp)
-        else:
-            ranges.append((cp, cp))
+    }
     version = (UCD / "DerivedAge.txt").read_text(encoding="utf-8").split("\n", 1)[0]
-    return version.lstrip("# ").removeprefix("DerivedAge-").removesuffix(".txt"), ranges
+    return version.lstrip("# ").removeprefix("DerivedAge-").removesuffix(".txt"), _coalesced(picked)
+
+
+# Marks in Unicode 6.1 that later versions made letters (New Tai Lue vowel signs,
+# two Vedic signs), and letters made marks (Mongolian ali gali): unicode61 reads
+# them as 6.1 did.  SQLite reads U+FFFE and U+FFFF as U+FFFD, a symbol.
+MARKS_IN_6_1 = ((0x19B0, 0x19C0), (0x19C8, 0x19C9), (0x1CF2, 0x1CF3), (0xFFFE, 0xFFFF))
+LETTERS_IN_6_1 = ((0x1885, 0x1886),)
+# The marks unicode61 calls diacritics: one goes on the word before it (and is
+# dropped from it, remove_diacritics), where it starts none.
+DIACRITICS = (
+    (0x0300, 0x0304),
+    (0x0306, 0x030C),
+    (0x030F, 0x030F),
+    (0x0311, 0x0311),
+    (0x031B, 0x031B),
+    (0x0323, 0x0328),
+    (0x032D, 0x032E),
+    (0x0330, 0x0331),
+)
+
+
+def separators() -> list[tuple[int, int]]:
+    """Ranges of the code points the CJK index's tokenizer reads between words,
+    CJK aside: what unicode61's Unicode 6.1 tables call neither a letter, a
+    number nor private use, and the late symbols ("symbols 1").  It reads any
+    other code point as a letter: one assigned since 6.1 (a mark of Unicode 7
+    glued to a word is in the word), or unassigned still."""
+    age, category = _ages_and_categories()
+    known = {
+        cp
+        for cp, cat in category.items()
+        if age[cp] <= UNICODE61_VERSION and cat[0] not in "LN" and cat != "Co"
+    }
+    marks = {cp for lo, hi in MARKS_IN_6_1 for cp in range(lo, hi + 1)}
+    letters = {cp for lo, hi in LETTERS_IN_6_1 for cp in range(lo, hi + 1)}
+    late = {cp for lo, hi in late_symbols()[1] for cp in range(lo, hi + 1)}
+    return _coalesced((known | marks | late) - letters)
 
 
 def canonical_pairs() -> list[tuple[int, int, int]]:
@@ -404,6 +442,8 @@ def render_py(ranges: list[tuple[int, int]]) -> str:
     letters_body = "\n".join(f"    0x{a:04X}: 0x{b:04X}," for a, b in letter_folds())
     marks_body = "\n".join(f"    (0x{a:04X}, 0x{b:04X})," for a, b in dropped_marks())
     selectors_body = "\n".join(f"    (0x{lo:05X}, 0x{hi:05X})," for lo, hi in SELECTORS)
+    separators_body = "\n".join(f"    (0x{lo:05X}, 0x{hi:05X})," for lo, hi in separators())
+    diacritics_body = "\n".join(f"    (0x{lo:04X}, 0x{hi:04X})," for lo, hi in DIACRITICS)
     return f'''"""CJK code point ranges (generated, do not edit).
 
 Generated by csrc/gen_cjk_tables.py from csrc/cjk_ranges.txt, the same source
@@ -492,6 +532,36 @@ _SELECTOR_POINTS = frozenset(cp for lo, hi in SELECTORS for cp in range(lo, hi +
 def is_selector(ch: str) -> bool:
     """Whether ``ch`` is a variation selector ``selectors 1`` keeps after a CJK character."""
     return ord(ch) in _SELECTOR_POINTS
+
+
+# What the CJK index's tokenizer reads between words, CJK aside: what unicode61's
+# Unicode 6.1 tables call neither a letter, a number nor private use, and the
+# late symbols (``symbols 1``).  Any other code point is a letter to it, one
+# assigned since 6.1 (a mark of Unicode 7) or unassigned still, whatever this
+# Python's Unicode database says.
+SEPARATORS: tuple[tuple[int, int], ...] = (
+{separators_body}
+)
+_SEPARATOR_STARTS: tuple[int, ...] = tuple(lo for lo, _hi in SEPARATORS)
+
+
+def is_separator(cp: int) -> bool:
+    """Whether the tokenizer reads code point ``cp`` between words (``SEPARATORS``)."""
+    i = bisect_right(_SEPARATOR_STARTS, cp) - 1
+    return i >= 0 and cp <= SEPARATORS[i][1]
+
+
+# unicode61's diacritics (separators): one right after a word's letter goes on the
+# word (and is dropped from it), where it starts none.
+DIACRITICS: tuple[tuple[int, int], ...] = (
+{diacritics_body}
+)
+
+
+def is_diacritic(ch: str) -> bool:
+    """Whether ``ch`` is one of unicode61's ``DIACRITICS``."""
+    cp = ord(ch)
+    return any(lo <= cp <= hi for lo, hi in DIACRITICS)
 '''
 
 

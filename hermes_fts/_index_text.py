@@ -12,7 +12,17 @@ import functools
 import re
 import unicodedata
 
-from ._cjk_ranges import LETTER_FOLD, RANGES, is_cjk, is_dropped_mark, is_selector
+from ._cjk_ranges import (
+    DIACRITICS,
+    LETTER_FOLD,
+    RANGES,
+    SEPARATORS,
+    is_cjk,
+    is_diacritic,
+    is_dropped_mark,
+    is_selector,
+    is_separator,
+)
 
 _HALFWIDTH_KANA_FIRST = 0xFF65
 _HALFWIDTH_KANA_LAST = 0xFF9F
@@ -155,17 +165,21 @@ def has_cjk(text: str) -> bool:
 
 
 def is_token_char(ch: str) -> bool:
-    """unicode61's default token characters: categories L*, N*, Co."""
-    cat = unicodedata.category(ch)
-    return cat[0] in "LN" or cat == "Co"
+    """A character of a word to the CJK index's tokenizer: unicode61's letters,
+    numbers and private use by its Unicode 6.1 tables, so also a code point
+    assigned since (a mark glued to a word) or unassigned, a late symbol aside."""
+    if ch.isascii():
+        return ch.isalnum()
+    return not is_separator(ord(ch))
 
 
 def segments(text: str, fold: bool = True) -> list[tuple[bool, str]]:
     """The tokenizer's view of ``text``: (is_cjk_run, segment) pairs.
 
     Separators are dropped; a non-CJK segment is a maximal run of unicode61
-    token characters; a CJK segment is a maximal CJK run (width folded, unless
-    ``fold`` is false: the segments then keep the text's own characters).
+    token characters (``is_token_char``) and the diacritics it goes on through;
+    a CJK segment is a maximal CJK run (width folded, unless ``fold`` is false:
+    the segments then keep the text's own characters).
     """
     segs: list[tuple[bool, str]] = []
     cur: list[str] = []
@@ -175,7 +189,7 @@ def segments(text: str, fold: bool = True) -> list[tuple[bool, str]]:
         # and a variation selector after CJK is part of its character.
         if is_cjk(ord(ch)) if fold else has_cjk(ch) or (cur_cjk and cur and is_selector(ch)):
             kind: bool | None = True
-        elif is_token_char(ch):
+        elif is_token_char(ch) or (cur and not cur_cjk and is_diacritic(ch)):
             kind = False
         else:
             kind = None
@@ -284,8 +298,26 @@ def positions(text: str, document: bool) -> list[frozenset[str]]:
     return out
 
 
-def is_latin_token_char(ch: str) -> bool:
-    """A character of a non-CJK token: a word there ends where none follows."""
+def word_goes_on(text: str, i: int, step: int) -> bool:
+    """Whether a non-CJK word ending before ``text[i]`` (``step`` 1), or starting
+    after ``text[i]`` (``step`` -1), goes on there: a letter of it follows, past
+    the diacritics the tokenizer keeps in a word and drops."""
+    while 0 <= i < len(text) and is_diacritic(text[i]):
+        i += step
+    if not 0 <= i < len(text):
+        return False
+    ch = text[i]
     if ch.isascii():
         return ch.isalnum()
     return is_token_char(ch) and not has_cjk(ch)
+
+
+def _class(ranges: tuple[tuple[int, int], ...]) -> str:
+    return "[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges) + "]"
+
+
+# ``SEPARATORS`` as a regular expression over lower-cased text, and what stands
+# between two words: the diacritics the first goes on through, then separators.
+SEPARATOR = _class(SEPARATORS)
+_DIACRITIC = _class(DIACRITICS)
+BETWEEN_WORDS = f"{_DIACRITIC}*(?!{_DIACRITIC}){SEPARATOR}+"

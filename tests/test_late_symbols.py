@@ -10,15 +10,17 @@ side (``_index_text.segments``) always read them.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
-import unicodedata
 
 import pytest
 from _support import needs_extension, rebuild_cjk_index, rebuilt_by_optimize_storage
 
 import hermes_fts
 from hermes_fts import loader
-from hermes_fts._index_text import is_token_char, segments
+from hermes_fts._index_text import positions
+from hermes_fts.index.schema import CJK_TOKENIZE
 from hermes_fts.store import SessionStore
 
 pytestmark = needs_extension
@@ -45,23 +47,38 @@ def test_a_late_symbol_separates_the_words_around_it(text, word):
     assert not any(ord(ch) > 0x2000 and not ch.isalnum() for t in tokens for ch in t)
 
 
-def test_the_tokenizer_and_the_query_side_agree_on_every_symbol():
-    """Every code point that is not a letter, number or private use to Python's
-    Unicode database separates two words in the tokenizer under ``symbols 1``,
-    as ``_index_text.segments`` (the query side's model) reads it."""
+def _token_counts(conn, samples: list[str]) -> list[int]:
+    """How many words the CJK index's tokenizer reads in each of ``samples``."""
+    options = CJK_TOKENIZE.split()[1:]
+    text = "\n".join(samples)
+    ends = list(itertools.accumulate(len(s.encode()) + 1 for s in samples))
+    sql = f"SELECT cjk_tokens(?{', ?' * len(options)})"
+    (raw,) = conn.execute(sql, (text, *options)).fetchone()
+    counts = [0] * len(samples)
+    for token in json.loads(raw):
+        if not token["colocated"]:
+            counts[bisect.bisect_right(ends, token["start"])] += 1
+    return counts
+
+
+def test_the_tokenizer_and_the_query_side_agree_on_every_code_point():
+    """Every code point, inside a word and at its start, makes the words in the
+    tokenizer (the CJK index's options) that ``_index_text.segments``, the query
+    side's model, reads there.  Regression: a code point unassigned in Unicode
+    6.1, which unicode61 reads as a letter (a mark of Unicode 7, U+1AB0; a
+    letter of Unicode 11, U+1DA6B), separated words on the query side, so the
+    LIKE scan found ``deploy`` in "deploy\u1ab0x" and no index did; unicode61's
+    diacritics go on a word (``за\u0301мок`` is one) and a New Tai Lue vowel sign
+    (a mark in 6.1) does not."""
     conn = hermes_fts.connect(":memory:")
+    code_points = [cp for cp in range(0x80, 0x110000) if not 0xD800 <= cp <= 0xDFFF]
     disagree = []
-    for cp in range(0x80, 0x110000):
-        ch = chr(cp)
-        category = unicodedata.category(ch)
-        if category[0] not in "SPZ" and category != "Cf" or is_token_char(ch):
-            continue
-        text = f"x{ch}y"
-        if [s for _cjk, s in segments(text)] != ["x", "y"]:
-            continue  # CJK punctuation and the like: the model keeps them, not at issue
-        (raw,) = conn.execute("SELECT cjk_tokens(?, 'symbols', '1')", (text,)).fetchone()
-        if [t["token"] for t in json.loads(raw)] != ["x", "y"]:
-            disagree.append(f"U+{cp:04X}")
+    for i in range(0, len(code_points), 4096):
+        chunk = code_points[i : i + 4096]
+        samples = [f"x{chr(cp)}y {chr(cp)}y" for cp in chunk]
+        for cp, sample, count in zip(chunk, samples, _token_counts(conn, samples)):
+            if count != len(positions(sample, document=False)):
+                disagree.append(f"U+{cp:04X}")
     assert disagree == []
 
 
@@ -138,4 +155,38 @@ def test_a_query_with_a_late_symbol_finds_the_same_rows_on_every_route(tmp_path,
     for query in ("deploy🫠", '"deploy 🫠"', "deploy 🫠"):
         result = st.search(query, route=route)
         assert sorted(r["id"] for r in result.rows) == ids[:2], (query, route, result.route)
+    st.close()
+
+
+@pytest.mark.parametrize("route", ["fts5", "fts_cjk", "like_scan"])
+def test_a_word_glued_to_a_code_point_newer_than_the_tables_is_one_word_on_every_route(
+    tmp_path, route
+):
+    """Regression: unicode61 reads a mark of Unicode 7 (U+1AB0) or a character
+    of a later version (U+1EB3E, U+1093C, U+1DA6B) glued to a word as part of
+    the word, where the LIKE scan read it as a space: ``deploy`` found
+    "deploy\\u1ab0x now" there alone, and ``deploy-x`` found it on no index."""
+    from _tool_fixtures import conversation, open_store
+
+    st = open_store(tmp_path / "state.db", word_index=True)
+    said = [
+        "deploy\u1ab0x now",
+        "ship\U0001eb3eit today",
+        "ok\U0001093cgo",
+        "\U0001da6b배포했어 어제",
+        "deploy x to staging, ship it, ok go",
+    ]
+    ids = conversation(st, "s1", [("user", text) for text in said])
+    expected = {
+        "deploy": [ids[4]],
+        "deploy-x": [ids[4]],
+        '"ship it"': [ids[4]],
+        "go": [ids[4]],
+        "deploy\u1ab0x": [ids[0]],
+        "ship\U0001eb3eit": [ids[1]],
+        "\U0001da6b배포했어": [ids[3]],
+    }
+    for query, rows in expected.items():
+        result = st.search(query, route=route)
+        assert sorted(r["id"] for r in result.rows) == rows, (query, route, result.route)
     st.close()

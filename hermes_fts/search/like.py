@@ -36,7 +36,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Union
 
-from .._index_text import fold_case, is_latin_token_char, positions, segments
+from .._index_text import (
+    BETWEEN_WORDS,
+    SEPARATOR,
+    fold_case,
+    positions,
+    segments,
+    word_goes_on,
+)
 from ..content import INDEXED_COLUMNS, indexed_text_sql
 from ..query.plan import fold_text, folds_apply
 from ..query.syntax import QueryError, parse_query
@@ -253,18 +260,16 @@ def _word_pattern(spec: str) -> tuple[re.Pattern[str], bool, bool]:
     pattern = ""
     for n, (cjk, seg) in enumerate(parts):
         if n:  # separators between two words; none needed where CJK meets Latin
-            pattern += _SEPARATOR + ("+" if cjk == parts[n - 1][0] else "*")
+            if cjk != parts[n - 1][0]:
+                pattern += SEPARATOR + "*"
+            else:
+                pattern += SEPARATOR + "+" if cjk else BETWEEN_WORDS
         pattern += re.escape(seg)
     left, right = not parts[0][0], not (parts[-1][0] or term.prefix)
     # An ASCII letter or digit after a word is in it: the regex says so without a
     # Python step per miss ("decided").  (A lookbehind in front would keep re
     # from searching for the literal first, so words_match looks left itself.)
     return re.compile(pattern + "(?![0-9a-z])" * right), left, right
-
-
-# What unicode61 does not count as a token character (``is_token_char``): not a
-# letter, number or private-use character; "_" is one such.
-_SEPARATOR = "(?:[^\\w\ue000-\uf8ff\U000f0000-\U0010ffff]|_)"
 
 
 def words_match(spec: str, *texts: object) -> bool:
@@ -284,8 +289,7 @@ def words_match(spec: str, *texts: object) -> bool:
         while found is not None:
             start, end = found.span()
             if not (
-                (left and start and is_latin_token_char(low[start - 1]))
-                or (right and end < len(low) and is_latin_token_char(low[end]))
+                (left and word_goes_on(low, start - 1, -1)) or (right and word_goes_on(low, end, 1))
             ):
                 return True
             found = pattern.search(low, start + 1)
