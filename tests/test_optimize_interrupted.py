@@ -419,3 +419,37 @@ def test_the_tools_backfill_note_counts_messages_when_early_ids_were_deleted(
         note = session_search(store, query="部署")["index_rebuild"]
     assert note["percent"] == 40, note
     assert "backfill incomplete: 40% done" in note["note"], note
+
+
+def test_the_backfill_note_names_optimize_storage_alone_as_what_finishes_it(
+    tmp_path: Path,
+) -> None:
+    """The note said the backfill "advances while Hermes runs": nothing Hermes runs
+    moves it (the plugin's after-turn apply is a sync), so a half-built index
+    stayed half built while the note promised otherwise."""
+    from hermes_fts.hermes import upkeep
+
+    db = tmp_path / "state.db"
+    _early_ids_deleted(db)
+    with SessionStore(db) as store:
+        store._mark_fts_stale("test")
+        cut_short_after(store, 2)
+    conn = sqlite3.connect(db)  # Hermes saves a turn's message without our extension
+    with conn:
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) "
+            "VALUES ('s1', 'user', 'new 部署', 1.0)"
+        )
+    conn.close()
+    thread = upkeep.apply_after_turn(db)  # what the plugin runs after each turn
+    assert thread is not None
+    thread.join()
+    with SessionStore(db) as store:
+        assert store.sync() == 0  # the after-turn apply took the new message
+    with SessionStore(db, readonly=True) as store:
+        note = session_search(store, query="部署")["index_rebuild"]
+    assert note["percent"] == 40, note  # as the run left it
+    assert note["note"].endswith(
+        "it does not advance on its own (Hermes and `sync` leave it), and "
+        "`hermes-fts optimize-storage` finishes it."
+    ), note

@@ -291,8 +291,8 @@ def rebuild_note(store: Any) -> dict[str, Any] | None:
                 "note": (
                     f"Search index backfill incomplete: {percent}% done. The messages it "
                     "has not reached are read by a slower exact scan, so no hit is left "
-                    "out; it advances while Hermes runs, and `hermes-fts optimize-storage` "
-                    "finishes it now."
+                    "out; it does not advance on its own (Hermes and `sync` leave it), "
+                    "and `hermes-fts optimize-storage` finishes it."
                 ),
             }
         if reasons == ["cjk_pending"]:
