@@ -149,6 +149,48 @@ def test_remove_refuses_while_the_plugin_would_put_them_back(tmp_path: Path) -> 
 
 
 @needs_extension
+def test_remove_refuses_the_enabled_plugin_for_what_it_would_really_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refusal said the plugin "would add hermes-fts' objects back after Hermes'
+    next turn", but its hook after a turn builds nothing on a removed store: what it
+    does is answer by slow scans, each answer asking for the optimize-storage that
+    builds them again."""
+    import time
+
+    from hermes_fts.hermes import plugin, serving, upkeep
+
+    db = _store(tmp_path)
+    (tmp_path / "config.yaml").write_text("plugins:\n  enabled:\n  - hermes-fts\n")
+    refused = _cli(db, "remove", "--yes")
+    assert refused.returncode == 2
+    assert "slow exact scans" in refused.stderr, refused.stderr
+    assert "`hermes fts optimize-storage`" in refused.stderr, refused.stderr
+    assert "next turn" not in refused.stderr, refused.stderr
+    (tmp_path / "config.yaml").unlink()  # removed anyway: what would the plugin do?
+    assert _cli(db, "remove", "--yes").returncode == 0
+    conn = sqlite3.connect(db)  # Hermes saves the turn's message
+    with conn:
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) "
+            "VALUES ('s1', 'user', 'deploy again', 2.0)"
+        )
+    conn.close()
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    plugin.after_turn()
+    deadline = time.monotonic() + 60
+    while upkeep.running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        answer = plugin.answer({"query": "deploy"}, None, db)
+    finally:
+        serving.STORES.drop()
+    assert _objects(db)[0] == set()  # the turn put nothing back
+    assert answer["count"] == 1 and answer["route"] == "like_scan", answer
+    assert "`hermes fts optimize-storage`" in answer["index_rebuild"]["note"], answer
+
+
+@needs_extension
 def test_remove_without_the_extension_says_why_and_removes_nothing(tmp_path: Path) -> None:
     db = _store(tmp_path)
     ours = _objects(db)[0]

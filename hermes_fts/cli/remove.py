@@ -26,13 +26,14 @@ def _remove_args(p: argparse.ArgumentParser) -> None:
 def cmd_remove(args: argparse.Namespace) -> int:
     refuse_profile(args)
     path = db_path(args)
-    # The plugin would put them back after the next turn.
+    # The plugin would go on answering by slow scans, asking for what builds them again.
     plugin = hermes_host.plugin_status(path.parent)
     if plugin["enabled"] and not plugin["disabled"]:
         raise CommandError(
-            f"the Hermes plugin is enabled in {plugin['config']} and would add hermes-fts' "
-            f"objects back after Hermes' next turn; disable it first (`hermes plugins "
-            f"disable {hermes_host.PLUGIN_NAME}`). Nothing was removed.",
+            f"the Hermes plugin is enabled in {plugin['config']}: it would go on answering "
+            f"session_search by slow exact scans, each answer asking for `hermes fts "
+            f"optimize-storage`, which builds hermes-fts' objects again; disable it first "
+            f"(`hermes plugins disable {hermes_host.PLUGIN_NAME}`). Nothing was removed.",
             2,
         )
     if args.json and not args.yes:
