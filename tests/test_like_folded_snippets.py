@@ -1,11 +1,11 @@
 """LIKE-route snippets of folded text: the mark sits on the original characters.
 
 The LIKE scan compares folded text (width, kana and Han variants), and its
-snippet finds the term in the folded row in C (``cjk_fold_find``), once per
-row.  These tests search a store Hermes wrote and hermes-fts has not synced,
-opened read-only as the plugin opens it, so every search is a LIKE scan, and
-check each snippet against a reference that folds the text one character at a
-time (how snippets were cut before) and cuts it by the documented rule.
+snippet finds the terms in the folded row in C (``cjk_fold_find``).  These
+tests search a store Hermes wrote and hermes-fts has not synced, opened
+read-only as the plugin opens it, so every search is a LIKE scan, and check
+each snippet against a reference that folds the text one character at a time
+(how snippets were cut before) and cuts it by the documented rule.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from hermes_fts.search.snippets import (
     LIKE_SNIPPET_READ,
     MARKS,
     OPEN,
-    _mark_repeats,
     with_marks,
 )
 from hermes_fts.store import SessionStore
@@ -48,41 +47,60 @@ PIECES = [
 TERMS = ["東京", "东京", "らーめん", "ラーメン", "ガ", "が", "ｶﾞ", "台湾", "ﾗｰ", "京ら", "めん東"]
 
 
-def _reference_span(text: str, term: str) -> tuple[int, int] | None:
-    """The term's first place in the folded text, as original offsets: folding one
-    character at a time (a half-width kana with its voiced mark as one)."""
+def _reference_spans(text: str, term: str) -> list[tuple[int, int]]:
+    """The term's places in the folded text, one after another, as original offsets:
+    folding one character at a time (a half-width kana with its voiced mark as one)."""
     folded: list[str] = []
     starts: list[int] = []
     i = 0
     while i < len(text):
         step = 2 if text[i + 1 : i + 2] in ("\uff9e", "\uff9f") else 1
-        if step == 2 and len(fold_width(text[i : i + 2])) != 1:
+        if step == 2 and len(fold_width(text[i : i + step])) != 1:
             step = 1
         for ch in fold_text(text[i : i + step]):
             folded.append(ch)
             starts.append(i)
         i += step
     starts.append(len(text))
-    key = fold_text(term)
-    at = "".join(folded).find(key)
-    return None if at < 0 else (starts[at], starts[at + len(key)])
+    key, joined, spans = fold_text(term), "".join(folded), []
+    at = joined.find(key)
+    while at >= 0:
+        spans.append((starts[at], starts[at + len(key)]))
+        at = joined.find(key, at + len(key))
+    return spans
+
+
+def _reference_span(text: str, term: str) -> tuple[int, int] | None:
+    spans = _reference_spans(text, term)
+    return spans[0] if spans else None
 
 
 def _reference_snippet(text: str, term: str) -> str | None:
-    span = _reference_span(text, term)
-    if span is None:
+    spans = _reference_spans(text, term)
+    if not spans:
         return None
-    at, stop = span
+    at, stop = spans[0]
     start = max(0, at - LIKE_SNIPPET_BEFORE)
     end = max(min(len(text), start + LIKE_SNIPPET_CHARS), stop)
-    # Where the first hit is and how the cut falls are checked here; marking the
-    # same word again in the cut is its own rule (tests/test_snippets.py).
+    # Every other hit the cut shows whole, off its edges (the "..."), is marked too.
+    marks = [spans[0]] + [
+        (a, b)
+        for a, b in spans[1:]
+        if (start < a or start == a == 0) and (b < end or b == end == len(text))
+    ]
+    out, pos = [], start
+    for a, b in marks:
+        if out and a == pos:  # touching marks become one
+            out[-1] += text[a:b]
+        else:
+            out += [text[pos:a], text[a:b]]
+        pos = b
+    pieces = [f"{x}" if n % 2 == 0 else f"{OPEN}{x}{CLOSE}" for n, x in enumerate(out)]
     return with_marks(
-        _mark_repeats(
-            ("..." if start > 0 else "")
-            + f"{text[start:at]}{OPEN}{text[at:stop]}{CLOSE}{text[stop:end]}"
-            + ("..." if end < len(text) else "")
-        ),
+        ("..." if start > 0 else "")
+        + "".join(pieces)
+        + text[pos:end]
+        + ("..." if end < len(text) else ""),
         MARKS,
     )
 

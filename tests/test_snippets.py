@@ -15,6 +15,7 @@ from hermes_fts.content import JSON_CONTENT_PREFIX, render_tool_calls
 from hermes_fts.index.schema import BASE, CJK
 from hermes_fts.query.plan import fold_text, parse_query
 from hermes_fts.search import snippets
+from hermes_fts.search.request import ROUTE_ORDER
 from hermes_fts.search.snippets import (
     CLOSE,
     LIKE_SNIPPET_BEFORE,
@@ -107,6 +108,28 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     with SessionStore(tmp_path / "state.db") as st:
         st.add_session("s1", "cli")
         yield st
+
+
+# One message, queries of several terms, and the words each route must mark.
+MANY_TERMS = "We fixed the broken deploy, and the fixes held. 서버를 배포했어요 東京と大阪"
+MANY_MARKED = {
+    "fix* broken": ["fixed", "broken", "fixes"],
+    "deploy fixes": ["fixed", "deploy", "fixes"],  # fixes: its other forms too
+    "배포 서버": ["서버", "배포"],
+    "东京 大阪": ["東京", "大阪"],
+}
+
+
+@needs_extension
+@pytest.mark.parametrize("route", ROUTE_ORDER)
+@pytest.mark.parametrize("query", MANY_MARKED)
+def test_every_route_marks_every_term_its_snippet_shows(store, route, query):
+    """Regression: the LIKE scan marked the first term it found and that word's
+    repeats alone (``>>>fixed<<< the broken deploy … the fixes``, for
+    ``fix* broken``), where the index routes mark every term."""
+    store.add_message("s1", "user", MANY_TERMS)
+    result = store.search(query, route=route)
+    assert [MARKED.findall(r["snippet"]) for r in result.rows] == [MANY_MARKED[query]], result.route
 
 
 @needs_extension

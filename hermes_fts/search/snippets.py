@@ -78,7 +78,8 @@ def few_snippet_sql(table: str) -> str:
 def like_snippet(
     texts: Iterable[str | None], terms: Sequence[str], *, fold: sqlite3.Connection | None = None
 ) -> str:
-    """Text around the first term found, marked ``>>>term<<<``.
+    """Text around the first term found, marked ``>>>term<<<``, as is every other
+    term the cut shows.
 
     Taken from the first column holding a term, so a hit in ``tool_name``
     alone still shows the term.  A stored ``tool_calls`` array is shown as
@@ -113,15 +114,7 @@ def _cut(readable: list[str], terms: Sequence[str], fold: sqlite3.Connection | N
             at = _word_start(text, at)
             start = char_start(text, max(0, at - LIKE_SNIPPET_BEFORE))
             end = char_end(text, max(min(len(text), start + LIKE_SNIPPET_CHARS), hit_end))
-            return _mark_repeats(
-                ("..." if start > 0 else "")
-                + text[start:at]
-                + OPEN
-                + text[at:hit_end]
-                + CLOSE
-                + text[hit_end:end]
-                + ("..." if end < len(text) else "")
-            )
+            return _marked(text, start, end, (at, hit_end), terms, fold)
     if not found:
         return ""
     end = char_end(found[0], min(len(found[0]), LIKE_SNIPPET_CHARS))
@@ -278,31 +271,48 @@ def recut_unreadable_snippets(
 _MARKED = re.compile(f"{OPEN}(.+?){CLOSE}")
 
 
-def _mark_repeats(snippet: str) -> str:
-    """``snippet`` with every other occurrence of a marked word marked too (any case),
-    except where it would touch a cut edge (``...``); touching marks become one."""
-    words = {w.lower() for w in _MARKED.findall(snippet)}
-    if not words:
-        return snippet
-    parts = re.split(f"({OPEN}.+?{CLOSE})", snippet)
-    for i in range(0, len(parts), 2):  # the unmarked parts
-        text, low = parts[i], _lowered(parts[i])
-        # Where a repeat may start and end: not on the cut edges.
-        first = 4 if i == 0 and snippet.startswith("...") else 0
-        last = len(text) - 4 if i == len(parts) - 1 and snippet.endswith("...") else len(text)
-        spans = []
-        for word in words:
-            at = low.find(word, first)
-            while 0 <= at and at + len(word) <= last:
-                spans.append((at, at + len(word)))
-                at = low.find(word, at + len(word))
-        out, pos = [], 0
-        for at, stop in sorted(spans):
-            if at >= pos:  # overlapping repeats: the first one wins
-                out += [text[pos:at], OPEN, text[at:stop], CLOSE]
-                pos = stop
-        parts[i] = "".join(out) + text[pos:]
-    return "".join(parts).replace(CLOSE + OPEN, "")
+def _marked(
+    text: str,
+    start: int,
+    end: int,
+    first: tuple[int, int],
+    terms: Sequence[str],
+    fold: sqlite3.Connection | None,
+) -> str:
+    """``text[start:end]`` as a snippet: ``first`` marked, and every other hit of a term
+    in it (any case, folded with ``fold``) over its whole Latin word, as the index
+    routes mark every term they show, except where it would touch a cut edge
+    (``...``).  Touching marks become one."""
+    spans = [first]
+    for at, stop in _hits(text[start:end], terms, fold):
+        at, stop = _word_start(text, start + at), _word_end(text, start + stop)
+        if (start < at or start == at == 0) and (stop < end or stop == end == len(text)):
+            spans.append((at, stop))
+    merged: list[list[int]] = []
+    for at, stop in sorted(spans):
+        if merged and at <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], stop)
+        else:
+            merged.append([at, stop])
+    out, pos = ["..." if start > 0 else ""], start
+    for at, stop in merged:
+        out += [text[pos:at], OPEN, text[at:stop], CLOSE]
+        pos = stop
+    return "".join([*out, text[pos:end], "..." if end < len(text) else ""])
+
+
+def _hits(
+    window: str, terms: Sequence[str], fold: sqlite3.Connection | None
+) -> list[tuple[int, int]]:
+    """Where each of ``terms`` occurs in ``window``, as ``_find`` finds the first."""
+    lowered = _lowered(window)
+    hits = []
+    for term in dict.fromkeys(t.lower() for t in terms):
+        pos = 0
+        while term and (span := _find(lowered[pos:], term, fold)) is not None:
+            hits.append((pos + span[0], pos + span[1]))
+            pos += max(span[1], span[0] + 1)
+    return hits
 
 
 # --------------------------------------------------------------------------- edges
