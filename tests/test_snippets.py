@@ -133,6 +133,17 @@ def test_every_route_marks_every_term_its_snippet_shows(store, route, query):
 
 
 @needs_extension
+@pytest.mark.parametrize("route", ROUTE_ORDER)
+def test_a_term_inside_a_longer_word_is_not_the_snippets_hit(store, route):
+    """Regression: the LIKE scan found the row by "deploy" and cut its snippet
+    around the "redeploy" before it, marked, the word it found out of sight."""
+    text = "we redeploy nightly. " + "filler words here " * 10 + "then deploy again"
+    store.add_message("s1", "user", text)
+    [row] = store.search("deploy", route=route).rows
+    assert MARKED.findall(row["snippet"]) == ["deploy"], row["snippet"]
+
+
+@needs_extension
 @pytest.mark.parametrize("query", ["web_search", "nginx", "deploy*"])
 def test_index_snippets_of_tool_calls_show_the_call_not_json(store, query):
     store.add_message("s1", "user", "find me a guide")

@@ -22,7 +22,7 @@ from typing import Any
 
 from .._cjk_ranges import SELECTORS, is_cjk
 from .._display import char_end, char_start
-from .._index_text import folded_characters
+from .._index_text import folded_characters, word_goes_on
 from ..content import decode_content, escape_lone_surrogates, render_tool_calls
 from ..query.plan import Query, fold_text, has_cjk
 
@@ -84,9 +84,9 @@ def like_snippet(
     Taken from the first column holding a term, so a hit in ``tool_name``
     alone still shows the term.  A stored ``tool_calls`` array is shown as
     ``name(arg="value")`` rather than its JSON.  The mark covers the whole
-    word a Latin term sits in (``dep`` marks ``deployment``), and neither the
-    mark nor a character (a combining mark, an emoji sequence) is cut at the
-    snippet's edges.  The term is looked for in the first
+    word a Latin term starts (``dep`` marks ``deployment``, not ``redeploy``),
+    and neither the mark nor a character (a combining mark, an emoji sequence)
+    is cut at the snippet's edges.  The term is looked for in the first
     ``LIKE_SNIPPET_READ`` characters of each text.  With ``fold`` (the LIKE
     scan compared folded text; a connection with the extension's
     ``cjk_fold_find``) the term is looked up in the folded text and the mark
@@ -121,22 +121,36 @@ def _cut(readable: list[str], terms: Sequence[str], fold: sqlite3.Connection | N
     return found[0][:end] + ("..." if end < len(found[0]) else "")
 
 
-def _find(text: str, key: str, fold: sqlite3.Connection | None) -> tuple[int, int] | None:
-    """Where ``key`` first occurs in ``text``, folded with ``fold`` (see ``like_snippet``).
+def _find(
+    text: str, key: str, fold: sqlite3.Connection | None, pos: int = 0
+) -> tuple[int, int] | None:
+    """Where ``key`` first occurs in ``text`` from ``pos`` on, folded with ``fold``
+    (see ``like_snippet``), not inside a word: a term starting with a Latin
+    word starts where a word does, as the scan and the indexes find it
+    (``deploy`` is not the one in "redeploy").
 
     Folded, the text is read once, in C, up to the hit (``cjk_fold_find``);
     only the characters of the hit are folded again here, to find where it
     ends (folding joins ``ｶﾞ``, a letter and its marks, Hangul jamo into one).
     Surrogates go through as the bytes Python would write for them.
     """
+    word = _latin_word_char(key[:1])
+    while True:
+        if fold is None:
+            at = text.find(key, pos)
+        else:
+            at = fold.execute(
+                "SELECT cjk_fold_find(?, ?)", (_utf8(text[pos:]), _utf8(key))
+            ).fetchone()[0]
+            at = at if at < 0 else pos + at
+        if at < 0:
+            return None
+        if not (word and word_goes_on(text, at - 1, -1)):
+            break
+        pos = at + 1
     if fold is None:
-        at = text.find(key)
-        return None if at < 0 else (at, at + len(key))
-    at = fold.execute("SELECT cjk_fold_find(?, ?)", (_utf8(text), _utf8(key))).fetchone()[0]
-    if at < 0:
-        return None
-    folded = folded_characters(text[at:], limit=len(fold_text(key)))
-    return at, at + len(folded)
+        return at, at + len(key)
+    return at, at + len(folded_characters(text[at:], limit=len(fold_text(key))))
 
 
 def _utf8(text: str) -> bytes:
@@ -309,9 +323,9 @@ def _hits(
     hits = []
     for term in dict.fromkeys(t.lower() for t in terms):
         pos = 0
-        while term and (span := _find(lowered[pos:], term, fold)) is not None:
-            hits.append((pos + span[0], pos + span[1]))
-            pos += max(span[1], span[0] + 1)
+        while term and (span := _find(lowered, term, fold, pos)) is not None:
+            hits.append(span)
+            pos = max(span[1], span[0] + 1)
     return hits
 
 
