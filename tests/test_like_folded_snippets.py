@@ -150,6 +150,15 @@ def test_like_snippets_mark_the_folded_hit_in_the_original_text(unsynced, random
         ("今日はﾗｰﾒﾝを", "らーめん", "今日は>>>ﾗｰﾒﾝ<<<を"),
         ("😀ラーメン", "らーめん", "😀>>>ラーメン<<<"),  # a character outside the BMP before it
         ("ｶﾞ" * 50 + "臺灣", "台湾", "..." + "ｶﾞ" * 20 + ">>>臺灣<<<"),  # cut in original chars
+        # Found as the scan matched it: a phrase's words apart, a word whole.
+        (
+            "the ＡＬＰＨＡ－ｓｅｒｖｉｃｅ went",
+            '"alpha service"',
+            "the >>>ＡＬＰＨＡ－ｓｅｒｖｉｃｅ<<< went",
+        ),
+        ("ｶﾞｷﾞ alpha,\u3000ｻｰﾋﾞｽ", '"alpha さーびす"', "ｶﾞｷﾞ >>>alpha,\u3000ｻｰﾋﾞｽ<<<"),
+        ("ｄｅｃｉｄｅｄ to ｄｅｃｉｄｅ", "decide", "ｄｅｃｉｄｅｄ to >>>ｄｅｃｉｄｅ<<<"),
+        ("数据库、遷移 done", '"数据库 迁移"', ">>>数据库、遷移<<< done"),
     ],
 )
 def test_like_snippet_cases(tmp_path, text, term, snippet):

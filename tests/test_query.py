@@ -490,7 +490,10 @@ def test_near_matches_agrees_with_the_cjk_index() -> None:
 
 
 def test_snippet_terms() -> None:
-    assert snippet_terms(q("alpha NOT beta OR alpha gamma*")) == ["alpha", "gamma"]
+    assert snippet_terms(q("alpha NOT beta OR alpha gamma*")) == [
+        Term("alpha"),
+        Term("gamma", prefix=True),
+    ]
 
 
 @pytest.fixture(scope="module")

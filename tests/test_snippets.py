@@ -14,6 +14,7 @@ from hermes_fts._cjk_variants import FOLDS, fold_char
 from hermes_fts.content import JSON_CONTENT_PREFIX, render_tool_calls
 from hermes_fts.index.schema import BASE, CJK
 from hermes_fts.query.plan import fold_text, parse_query
+from hermes_fts.query.tree import Term
 from hermes_fts.search import snippets
 from hermes_fts.search.request import ROUTE_ORDER
 from hermes_fts.search.snippets import (
@@ -41,8 +42,10 @@ def _internal(snippet: str) -> str:
     return snippet.replace(">>>", OPEN).replace("<<<", CLOSE)
 
 
-def like_snippet(*args, **kwargs) -> str:
-    return with_marks(snippets.like_snippet(*args, **kwargs), MARKS)
+def like_snippet(texts, terms, **kwargs) -> str:
+    """Of terms as a query writes them (``dep*``: a prefix)."""
+    terms = [Term(t.removesuffix("*"), t.endswith("*")) for t in terms]
+    return with_marks(snippets.like_snippet(texts, terms, **kwargs), MARKS)
 
 
 def edge_cut_highlight(snippet: str) -> bool:
@@ -141,6 +144,41 @@ def test_a_term_inside_a_longer_word_is_not_the_snippets_hit(store, route):
     store.add_message("s1", "user", text)
     [row] = store.search("deploy", route=route).rows
     assert MARKED.findall(row["snippet"]) == ["deploy"], row["snippet"]
+
+
+# A message, a query, and the words every route marks in its snippet: as each
+# route finds them (a phrase's words apart, a word whole).
+FOUND_AS_MATCHED = [
+    ("the alpha-service went down", '"alpha service"', ["alpha-service"]),
+    ("we saw alpha,  service errors", '"alpha service"', ["alpha,  service"]),
+    ("数据库、迁移 done", '"数据库 迁移"', ["数据库、迁移"]),
+    ("we decided to decide later", "decide", ["decide"]),
+    ("we decided to decide later", '"decide" AND later', ["decide", "later"]),
+    ("we decided to decide later", "decide* AND later", ["decided", "decide", "later"]),
+]
+
+
+@needs_extension
+@pytest.mark.parametrize("route", ROUTE_ORDER)
+@pytest.mark.parametrize(("text", "query", "marked"), FOUND_AS_MATCHED)
+def test_every_route_marks_a_term_where_it_found_it(store, route, text, query, marked):
+    """Regression: the LIKE scan found "alpha-service" for ``"alpha service"`` but
+    its snippet marked nothing (the text's head), and marked "decided" for
+    ``decide``, which it does not count as a match."""
+    store.add_message("s1", "user", text)
+    result = store.search(query, route=route)
+    assert [MARKED.findall(r["snippet"]) for r in result.rows] == [marked], result.route
+
+
+@needs_extension
+def test_a_snippet_cut_again_from_a_tool_call_marks_whole_words(store):
+    """Regression: the index snippet of a tool call, cut again from the call, marked
+    "decided" for ``decide``, a word the index did not match."""
+    store.add_message(
+        "s1", "assistant", None, tool_calls=_call("note", {"text": FOUND_AS_MATCHED[3][0]})
+    )
+    [row] = store.search("decide", route="fts_cjk").rows
+    assert row["snippet"] == 'note(text="we decided to >>>decide<<< later")'
 
 
 @needs_extension
@@ -259,7 +297,7 @@ def test_a_one_character_han_variant_marks_only_its_character(store):
 
 def test_a_latin_mark_covers_its_whole_word():
     text = "a " * 60 + "deployment of the service"
-    snippet = like_snippet([text], ["dep"])
+    snippet = like_snippet([text], ["dep*"])
     assert ">>>deployment<<<" in snippet
 
 

@@ -10,6 +10,7 @@ import hermes_fts
 from hermes_fts import loader
 from hermes_fts.index import schema
 from hermes_fts.index.schema import CJK
+from hermes_fts.query.tree import Term
 from hermes_fts.search import route as search_route
 from hermes_fts.search import snippets
 from hermes_fts.store import SessionStore
@@ -144,18 +145,20 @@ def test_like_scan_folds_widths(store):
     assert ">>>ｶﾞｷﾞ<<<" in rows[0]["snippet"]  # two folded characters, four original ones
 
 
-def like_snippet(*args, **kwargs) -> str:
-    """The LIKE snippet as a search's rows show it (``>>> <<<``)."""
-    return snippets.with_marks(snippets.like_snippet(*args, **kwargs), snippets.MARKS)
+def like_snippet(texts, terms, **kwargs) -> str:
+    """The LIKE snippet as a search's rows show it (``>>> <<<``), of terms as a query
+    writes them (``abc*``: a prefix)."""
+    terms = [Term(t.removesuffix("*"), t.endswith("*")) for t in terms]
+    return snippets.with_marks(snippets.like_snippet(texts, terms, **kwargs), snippets.MARKS)
 
 
 def test_like_snippet_maps_folded_positions_back():
     conn = hermes_fts.connect(":memory:")
     assert like_snippet(["我去過東京タワー"], ["东京"], fold=conn) == "我去過>>>東京<<<タワー"
     assert (
-        like_snippet(["ｶﾞｷﾞ東京ＡＢＣd"], ["ギ东京abc"], fold=conn) == "ｶﾞ>>>ｷﾞ東京ＡＢＣd<<<"
+        like_snippet(["ｶﾞｷﾞ東京ＡＢＣd"], ["ギ东京abc*"], fold=conn) == "ｶﾞ>>>ｷﾞ東京ＡＢＣd<<<"
     )  # the mark covers the whole Latin word
-    assert like_snippet(["ｶﾞｷﾞ東京ＡＢＣd"], ["ギ东京abc"]) == "ｶﾞｷﾞ東京ＡＢＣd"  # no fold, no hit
+    assert like_snippet(["ｶﾞｷﾞ東京ＡＢＣd"], ["ギ东京abc*"]) == "ｶﾞｷﾞ東京ＡＢＣd"  # no fold, no hit
 
 
 def test_a_library_without_cjk_fold_leaves_like_unfolded(tmp_path, monkeypatch):

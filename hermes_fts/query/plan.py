@@ -352,6 +352,7 @@ def kana_applies(q: Query) -> bool:
     return any(has_kana(fold_width(t.text)) for t in q.terms)  # ﾗ is ラ
 
 
-def snippet_terms(q: Query) -> list[str]:
-    """Positive term texts in query order, without duplicates (for LIKE snippets)."""
-    return list(dict.fromkeys(t.text for t in q.terms if not t.negated))
+def snippet_terms(q: Query) -> list[Term]:
+    """Positive terms in query order, without duplicates (for LIKE snippets): a
+    prefix keeps its ``*``, since ``decide`` marks no "decided" where ``decide*`` does."""
+    return list(dict.fromkeys(Term(t.text, t.prefix) for t in q.terms if not t.negated))

@@ -68,6 +68,7 @@ __all__ = [
     "near_matches",
     "proposed",
     "proposes",
+    "term_pattern",
     "words_match",
 ]
 
@@ -251,12 +252,19 @@ def near_matches(spec: str, *texts: object) -> bool:
 
 @functools.lru_cache(maxsize=256)
 def _word_pattern(spec: str) -> tuple[re.Pattern[str], bool, bool]:
-    """The term ``spec`` as a regular expression over lower-cased text, and whether
-    its first and its last part are words that must end there (not CJK, no prefix)."""
+    """``term_pattern`` of the term ``spec``."""
     term = parse_query(spec).expr
     if not isinstance(term, Term):
         raise ValueError(f"not one term: {spec!r}")
-    parts = segments(term.text.lower(), fold=False)
+    return term_pattern(term.text, term.prefix)
+
+
+@functools.lru_cache(maxsize=256)
+def term_pattern(text: str, prefix: bool) -> tuple[re.Pattern[str], bool, bool]:
+    """The term ``text`` (a prefix: ``prefix``) as a regular expression over
+    lower-cased text, and whether its first and its last part are words that
+    must end there (not CJK, no prefix).  ``text`` has a letter or a number."""
+    parts = segments(text.lower(), fold=False)
     pattern = ""
     for n, (cjk, seg) in enumerate(parts):
         if n:  # separators between two words; none needed where CJK meets Latin
@@ -265,7 +273,7 @@ def _word_pattern(spec: str) -> tuple[re.Pattern[str], bool, bool]:
             else:
                 pattern += SEPARATOR + "+" if cjk else BETWEEN_WORDS
         pattern += re.escape(seg)
-    left, right = not parts[0][0], not (parts[-1][0] or term.prefix)
+    left, right = not parts[0][0], not (parts[-1][0] or prefix)
     # An ASCII letter or digit after a word is in it: the regex says so without a
     # Python step per miss ("decided").  (A lookbehind in front would keep re
     # from searching for the literal first, so words_match looks left itself.)

@@ -32,6 +32,7 @@ from ..query.plan import (
     route_can_represent,
     snippet_terms,
 )
+from ..query.tree import Term
 from ..query.wordforms import unit_caps, unit_words
 from ..transcript import attach_context
 from .evidence import IndexUnits, id_array, label_rows, more_sessions, passing_ids
@@ -125,7 +126,7 @@ class _IndexQuery:
     snippet: str  # the snippet SQL
     few_snippet: str | None  # the snippet SQL of a rare phrase's ranking pass, if any
     narrow: Callable[[str], str] | None  # one-character hits inside bigrams (fts_cjk)
-    terms: tuple[str, ...]  # positive terms, for snippets cut again from the text
+    terms: tuple[Term, ...]  # positive terms, for snippets cut again from the text
 
 
 @functools.lru_cache(maxsize=256)

@@ -18,13 +18,16 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .._cjk_ranges import SELECTORS, is_cjk
 from .._display import char_end, char_start
-from .._index_text import folded_characters, word_goes_on
+from .._index_text import SEPARATOR, folded_characters, segments, word_goes_on
 from ..content import decode_content, escape_lone_surrogates, render_tool_calls
 from ..query.plan import Query, fold_text, has_cjk
+from ..query.tree import Term
+from .like import term_pattern
 
 __all__ = [
     "CLOSE",
@@ -76,37 +79,39 @@ def few_snippet_sql(table: str) -> str:
 
 
 def like_snippet(
-    texts: Iterable[str | None], terms: Sequence[str], *, fold: sqlite3.Connection | None = None
+    texts: Iterable[str | None], terms: Sequence[Term], *, fold: sqlite3.Connection | None = None
 ) -> str:
     """Text around the first term found, marked ``>>>term<<<``, as is every other
     term the cut shows.
 
     Taken from the first column holding a term, so a hit in ``tool_name``
     alone still shows the term.  A stored ``tool_calls`` array is shown as
-    ``name(arg="value")`` rather than its JSON.  The mark covers the whole
-    word a Latin term starts (``dep`` marks ``deployment``, not ``redeploy``),
-    and neither the mark nor a character (a combining mark, an emoji sequence)
-    is cut at the snippet's edges.  The term is looked for in the first
-    ``LIKE_SNIPPET_READ`` characters of each text.  With ``fold`` (the LIKE
-    scan compared folded text; a connection with the extension's
-    ``cjk_fold_find``) the term is looked up in the folded text and the mark
-    is put on the original characters it came from (``>>>東京<<<`` for 东京,
-    ``>>>ラーメン<<<`` for らーめん).
+    ``name(arg="value")`` rather than its JSON.  A term is found where the
+    LIKE scan finds it: its Latin words whole (``decide`` is not in "decided")
+    and its parts apart as the scan's pattern allows (``"alpha service"`` in
+    "alpha-service"); the mark covers the whole word a prefix ends in
+    (``dep*`` marks ``deployment``), and neither the mark nor a character (a
+    combining mark, an emoji sequence) is cut at the snippet's edges.  The
+    term is looked for in the first ``LIKE_SNIPPET_READ`` characters of each
+    text.  With ``fold`` (the LIKE scan compared folded text; a connection
+    with the extension's ``cjk_fold_find``) the term is looked up in the
+    folded text and the mark is put on the original characters it came from
+    (``>>>東京<<<`` for 东京, ``>>>ラーメン<<<`` for らーめん).
     """
     return _cut([readable_text(x) for x in texts], terms, fold)
 
 
-def _cut(readable: list[str], terms: Sequence[str], fold: sqlite3.Connection | None) -> str:
+def _cut(readable: list[str], terms: Sequence[Term], fold: sqlite3.Connection | None) -> str:
     """``like_snippet`` of texts already made readable (``readable_text``)."""
     found = [t for t in readable if t]
+    sought = [_sought(term, fold is not None) for term in terms]
     for text in found:
         head = text[:LIKE_SNIPPET_READ]  # a prefix: its positions are the text's
         lowered = None
-        for term in terms:
-            key = term.lower()
-            if lowered is None and not _caseless(key):
+        for term in sought:
+            if lowered is None and not term.caseless:
                 lowered = _lowered(head)  # long non-ASCII text lowers slowly: only when needed
-            span = _find(head if lowered is None else lowered, key, fold)
+            span = _find(head if lowered is None else lowered, term, fold)
             if span is None:
                 continue
             at, stop = span
@@ -114,43 +119,136 @@ def _cut(readable: list[str], terms: Sequence[str], fold: sqlite3.Connection | N
             at = _word_start(text, at)
             start = char_start(text, max(0, at - LIKE_SNIPPET_BEFORE))
             end = char_end(text, max(min(len(text), start + LIKE_SNIPPET_CHARS), hit_end))
-            return _marked(text, start, end, (at, hit_end), terms, fold)
+            return _marked(text, start, end, (at, hit_end), sought, fold)
     if not found:
         return ""
     end = char_end(found[0], min(len(found[0]), LIKE_SNIPPET_CHARS))
     return found[0][:end] + ("..." if end < len(found[0]) else "")
 
 
-def _find(
-    text: str, key: str, fold: sqlite3.Connection | None, pos: int = 0
-) -> tuple[int, int] | None:
-    """Where ``key`` first occurs in ``text`` from ``pos`` on, folded with ``fold``
-    (see ``like_snippet``), not inside a word: a term starting with a Latin
-    word starts where a word does, as the scan and the indexes find it
-    (``deploy`` is not the one in "redeploy").
+@dataclass(frozen=True)
+class _Sought:
+    """A term as the LIKE scan matches it (``like.words_match``): ``key``, its first
+    part lowered, is looked up as a substring, then ``pattern`` (a term of
+    several parts; the scan's own, ``like.term_pattern``) must match there,
+    over at most what ``reach`` matches of the text, and a Latin word ends
+    where ``right`` says one must."""
 
-    Folded, the text is read once, in C, up to the hit (``cjk_fold_find``);
+    key: str
+    caseless: bool  # no character of the term has a case: the text need not be lowered
+    left: bool
+    right: bool
+    pattern: re.Pattern[str] | None = None
+    reach: tuple[re.Pattern[str], ...] = ()
+
+
+_NOT_SEPARATOR = "[^" + SEPARATOR[1:]
+
+
+@functools.lru_cache(maxsize=256)
+def _sought(term: Term, folded: bool) -> _Sought:
+    """``term`` as the LIKE scan matches it, folded (``fold_text``) when ``folded``."""
+    caseless = all(is_cjk(ord(ch)) for ch in term.text)  # CJK has no case, nothing lowers to it
+    parts = segments(term.text, fold=False)
+    if not parts:  # symbols alone: the text itself, as the scan's LikeText
+        return _Sought(term.text.lower(), caseless, False, False)
+    pattern, left, right = term_pattern(fold_text(term.text) if folded else term.text, term.prefix)
+    if len(parts) == 1:  # one word or CJK run: the key and its edges say it all
+        return _Sought(parts[0][1].lower(), caseless, left, right)
+    # The text a match can span: the term's characters and two more, separators
+    # apart; folding joins at most three characters into one.
+    letters = sum(len(seg) for _, seg in parts)
+    reach = tuple(
+        re.compile(f"(?:{SEPARATOR}*{_NOT_SEPARATOR}){{0,{n}}}")
+        for n in (letters + 2, 3 * letters + 2)
+    )
+    return _Sought(parts[0][1].lower(), caseless, left, right, pattern, reach)
+
+
+def _find(
+    text: str, term: _Sought, fold: sqlite3.Connection | None, pos: int = 0
+) -> tuple[int, int] | None:
+    """Where ``term`` first occurs in ``text`` from ``pos`` on, folded with ``fold``
+    (see ``like_snippet``), as the scan and the indexes find it: a Latin word
+    neither starts nor ends inside a word (``deploy`` is not the one in
+    "redeploy" or in "deployed").
+
+    Folded, the text is read once, in C, up to the key (``cjk_fold_find``);
     only the characters of the hit are folded again here, to find where it
     ends (folding joins ``ｶﾞ``, a letter and its marks, Hangul jamo into one).
     Surrogates go through as the bytes Python would write for them.
     """
-    word = _latin_word_char(key[:1])
     while True:
         if fold is None:
-            at = text.find(key, pos)
+            at = text.find(term.key, pos)
         else:
             at = fold.execute(
-                "SELECT cjk_fold_find(?, ?)", (_utf8(text[pos:]), _utf8(key))
+                "SELECT cjk_fold_find(?, ?)", (_utf8(text[pos:]), _utf8(term.key))
             ).fetchone()[0]
             at = at if at < 0 else pos + at
         if at < 0:
             return None
-        if not (word and word_goes_on(text, at - 1, -1)):
-            break
         pos = at + 1
+        if term.left and word_goes_on(text, at - 1, -1):
+            continue
+        stop = _match_end(text, at, term, fold)
+        if stop is not None:
+            return at, stop
+
+
+def _match_end(text: str, at: int, term: _Sought, fold: sqlite3.Connection | None) -> int | None:
+    """Where ``term``, its key found at ``at``, ends in ``text``; None when it does not
+    match there (a word goes on, the parts after the key differ)."""
+    if term.pattern is None:
+        if fold is None:
+            stop = at + len(term.key)
+        else:
+            stop = at + len(folded_characters(text[at:], limit=len(fold_text(term.key))))
+        return None if term.right and word_goes_on(text, stop, 1) else stop
     if fold is None:
-        return at, at + len(key)
-    return at, at + len(folded_characters(text[at:], limit=len(fold_text(key))))
+        found = term.pattern.match(text, at)
+        if found is None or (term.right and word_goes_on(text, found.end(), 1)):
+            return None
+        return found.end()
+    return _folded_match_end(text, at, term)
+
+
+def _folded_match_end(text: str, at: int, term: _Sought) -> int | None:
+    """``_match_end`` where the scan compared folded text (folded, then lowered): the
+    text the match can reach, each character's fold at its place, so the match
+    maps back.  The text a character per letter of the term reaches first; the
+    text three do, where folding joined characters (``ｶﾞ``, jamo) and missed."""
+    for reach in term.reach:
+        window = reach.match(text, at)  # {0,n}: always matches
+        reached = text[at : window.end() if window else at]
+        # ASCII folds letter for letter (a NUL to a space): no character's fold to place.
+        pieces = list(reached) if reached.isascii() else folded_characters(reached)
+        folded = fold_text("".join(pieces)).lower()
+        if len(folded) == sum(map(len, pieces)):  # the kana and Han folds go letter for letter
+            pieces = _split_like(folded, pieces)
+        else:  # a letter lowered to two (İ): one at a time
+            pieces = [fold_text(piece).lower() for piece in pieces]
+            folded = "".join(pieces)
+        found = term.pattern.match(folded) if term.pattern else None
+        if found is not None and not (term.right and word_goes_on(folded, found.end(), 1)):
+            # The characters the match folded from, and the ones joined to its last.
+            read, stop = 0, 0
+            while stop < len(pieces) and (read < found.end() or not pieces[stop]):
+                read += len(pieces[stop])
+                stop += 1
+            return at + stop
+        if all(pieces):  # nothing joined: the text read was all the match could reach
+            return None
+    return None
+
+
+def _split_like(text: str, pieces: list[str]) -> list[str]:
+    """``text`` cut into pieces as long as ``pieces``."""
+    out, at = [], 0
+    for piece in pieces:
+        out.append(text[at : at + len(piece)])
+        at += len(piece)
+    return out
 
 
 def _utf8(text: str) -> bytes:
@@ -164,12 +262,6 @@ def _lowered(text: str) -> str:
     if len(lowered) == len(text):  # lowering never shortens: nothing moved
         return lowered
     return "".join(low if len(low := ch.lower()) == 1 else ch for ch in text)
-
-
-def _caseless(key: str) -> bool:
-    """Whether ``key`` is found in a text exactly where it is found in the text lowered:
-    CJK characters have no case, and no other character lowers to one."""
-    return all(is_cjk(ord(ch)) for ch in key)
 
 
 # --------------------------------------------------------------------------- readable text
@@ -247,7 +339,7 @@ def edge_cut_highlight(snippet: str) -> bool:
 
 
 def recut_unreadable_snippets(
-    conn: sqlite3.Connection, rows: list[dict[str, Any]], terms: Sequence[str]
+    conn: sqlite3.Connection, rows: list[dict[str, Any]], terms: Sequence[Term]
 ) -> None:
     """Cut again, from the stored text, the index snippets people could not read.
 
@@ -277,7 +369,7 @@ def recut_unreadable_snippets(
             continue  # nothing decodes or renders differently from how it is stored
         # The words the index marked, as written: a term it matched folded (ＮＧＩＮＸ
         # for nginx) is found in the stored text too.
-        recut = _cut(readable, [*terms, *_MARKED.findall(snippet)], None)
+        recut = _cut(readable, [*terms, *map(Term, _MARKED.findall(snippet))], None)
         if OPEN in recut:
             row["snippet"] = recut
 
@@ -290,7 +382,7 @@ def _marked(
     start: int,
     end: int,
     first: tuple[int, int],
-    terms: Sequence[str],
+    terms: Sequence[_Sought],
     fold: sqlite3.Connection | None,
 ) -> str:
     """``text[start:end]`` as a snippet: ``first`` marked, and every other hit of a term
@@ -316,14 +408,14 @@ def _marked(
 
 
 def _hits(
-    window: str, terms: Sequence[str], fold: sqlite3.Connection | None
+    window: str, terms: Sequence[_Sought], fold: sqlite3.Connection | None
 ) -> list[tuple[int, int]]:
     """Where each of ``terms`` occurs in ``window``, as ``_find`` finds the first."""
     lowered = _lowered(window)
     hits = []
-    for term in dict.fromkeys(t.lower() for t in terms):
+    for term in dict.fromkeys(terms):
         pos = 0
-        while term and (span := _find(lowered, term, fold, pos)) is not None:
+        while term.key and (span := _find(lowered, term, fold, pos)) is not None:
             hits.append(span)
             pos = max(span[1], span[0] + 1)
     return hits
