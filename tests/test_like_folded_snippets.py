@@ -184,3 +184,30 @@ def test_a_snippet_reads_a_long_text_only_up_to_its_cap(tmp_path):
         ">>>臺灣<<<" + pad[: LIKE_SNIPPET_CHARS - LIKE_SNIPPET_BEFORE - 2] + "..."
     )
     assert rows[2] == pad[:LIKE_SNIPPET_CHARS] + "..."  # past the cap: the head, unmarked
+
+
+def test_a_folded_snippet_tries_a_bounded_number_of_places(tmp_path):
+    """Each folded lookup reads the text again from its last place: a tool output of
+    thousands of "decided" before one ｄｅｃｉｄｅ (full width: a folded scan) was
+    read once per "decided", a pause that grew with the square of the text."""
+    from hermes_fts import connect
+    from hermes_fts.query.syntax import Term
+    from hermes_fts.search.snippets import FOLDED_TRIES, like_snippet
+
+    class Counting:
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self.conn, self.calls = conn, 0
+
+        def execute(self, sql: str, params: tuple[object, ...]) -> sqlite3.Cursor:
+            self.calls += 1
+            return self.conn.execute(sql, params)
+
+    conn = connect(":memory:")
+    near = "we ｄｅｃｉｄｅ now"
+    assert OPEN + "ｄｅｃｉｄｅ" + CLOSE in like_snippet([near], [Term("decide")], fold=conn)
+    counting = Counting(conn)
+    far = "decided " * 5000 + near
+    snippet = like_snippet([far], [Term("decide")], fold=counting)  # type: ignore[arg-type]
+    assert counting.calls <= FOLDED_TRIES + 1
+    assert OPEN not in snippet and snippet.startswith("decided decided")
+    conn.close()

@@ -14,6 +14,7 @@ text.  Pure text functions apart from the SQL they run or return.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 import sqlite3
@@ -165,6 +166,12 @@ def _sought(term: Term, folded: bool) -> _Sought:
     return _Sought(parts[0][1].lower(), caseless, left, right, pattern, reach)
 
 
+# Each folded lookup reads the text again from the place after the last: a long tool
+# output whose words only hold the term ("redeploy", "deployed" for deploy) was read
+# once per such word.  Past this many places the snippet shows another term or none.
+FOLDED_TRIES = 32
+
+
 def _find(
     text: str, term: _Sought, fold: sqlite3.Connection | None, pos: int = 0
 ) -> tuple[int, int] | None:
@@ -176,9 +183,10 @@ def _find(
     Folded, the text is read once, in C, up to the key (``cjk_fold_find``);
     only the characters of the hit are folded again here, to find where it
     ends (folding joins ``ｶﾞ``, a letter and its marks, Hangul jamo into one).
-    Surrogates go through as the bytes Python would write for them.
+    Surrogates go through as the bytes Python would write for them.  Folded,
+    at most ``FOLDED_TRIES`` places are tried.
     """
-    while True:
+    for _ in itertools.count() if fold is None else range(FOLDED_TRIES):
         if fold is None:
             at = text.find(term.key, pos)
         else:
@@ -194,6 +202,7 @@ def _find(
         stop = _match_end(text, at, term, fold)
         if stop is not None:
             return at, stop
+    return None
 
 
 def _match_end(text: str, at: int, term: _Sought, fold: sqlite3.Connection | None) -> int | None:
