@@ -258,6 +258,22 @@ def test_a_contraction_is_no_possessive_to_name(store: SessionStore) -> None:
     assert "left out common words that do not decide a match: it’s" in rows.notes
 
 
+@pytest.mark.parametrize("contraction", ["didn't", "can\u2019t", "won't", "we'll", "I'm", "I've"])
+def test_an_auxiliary_or_pronoun_contraction_is_a_common_word(
+    tmp_path: Path, contraction: str
+) -> None:
+    """Only a common word's 's was common: ``didn't``, ``we'll`` or ``I'm`` was searched
+    as a rare word, and the chat that said it outranked the one about the backup."""
+    query = f"why {contraction} the backup run"
+    said = SessionStore.query_notes(query)
+    assert f"left out common words that do not decide a match: why, {contraction}, the" in said
+    decoy = f"{contraction} check the backup".replace("\u2019", "'")
+    assert answer_and_decoy(tmp_path, query, "the backup run failed at 3am", decoy) == [
+        "answer",
+        "decoy",
+    ]
+
+
 def test_a_question_of_contractions_alone_searches_them_as_written(tmp_path: Path) -> None:
     """With nothing else to search, ``what's that`` is searched as written: a message
     that says "what's that" ranks above one that only says "what"."""

@@ -122,6 +122,11 @@ KO_SAID = "말"
 # itself or other marks (O'Brien's, v2.3.1's, PR-42's, state-of-the-art's).
 _APOSTROPHES = "'\u2019\u2018\uff07\u02bc"
 _POSSESSIVE = re.compile(rf"(\S*?\w)[{_APOSTROPHES}][sｓ]", re.IGNORECASE)
+# A pronoun's or auxiliary's contraction (we'll, they're, I've, I'm, didn't, won't):
+# searched, didn't was a rare word deciding the match.  Read after ``fold_width``.
+_CONTRACTION = re.compile(
+    rf"(\S*?\w)(?:[{_APOSTROPHES}](?:s|ll|re|ve|m|d)|(n[{_APOSTROPHES}]t))", re.I
+)
 # "what kind of X", "which type of X", "what sorts of X": X names a category.
 _ASKING = frozenset({"what", "which"})
 _KINDS = frozenset({"kind", "kinds", "type", "types", "sort", "sorts"})
@@ -210,10 +215,13 @@ def lone_possessive(text: str) -> str | None:
 
 
 def common_contraction(text: str) -> bool:
-    """Whether ``text`` is a common word with its 's (``it's``, ``what's``, ``let's``):
+    """Whether ``text`` is a common word with its 's, 'll, 're, 've, 'm or 'd (``it's``,
+    ``let's``, ``we'll``, ``I'm``) or an auxiliary with n't (``didn't``, ``can't``):
     common itself, and named as written when left out (it was named ``it``)."""
-    found = _POSSESSIVE.fullmatch(text)
-    return found is not None and fold_width(found.group(1)).lower() in STOP_WORDS
+    found = _CONTRACTION.fullmatch(fold_width(text))
+    return found is not None and (
+        found.group(2) is not None or found.group(1).lower() in STOP_WORDS
+    )
 
 
 def _possessives(
