@@ -355,6 +355,27 @@ def test_an_ied_word_is_found_as_its_y_word_not_as_a_shorter_word(tmp_path, rout
 
 
 @pytest.mark.parametrize("route", ROUTE_ORDER)
+def test_an_acronyms_plural_finds_the_acronym(tmp_path, route) -> None:
+    """Regression: ``APIs`` was searched as apises, apised, apising (``GPUs`` as gpuses,
+    ``VMs`` as nothing else): "the API failed" did not hold the word."""
+    st = open_store(tmp_path / "state.db", word_index=True)
+    said = {"api": "the payments API failed twice", "gpu": "one GPU failed at noon",
+            "vm": "the VM failed to boot", "cve": "a CVE failed the audit",
+            "os": "the OS failed to update", "none": "lunch failed"}  # fmt: skip
+    for n, (sid, text) in enumerate(said.items()):
+        conversation(st, sid, [("user", text)], start=T0 + n)
+    for query, sid in (("APIs failed", "api"), ("ＧＰＵｓ failed", "gpu"),
+                       ("VMs failed", "vm"), ("CVEs failed", "cve"),
+                       ("OSes failed", "os")):  # fmt: skip
+        held = held_by_session(st, query, route)
+        assert held[sid] == query.split(), (query, route, held)
+        assert list(held)[0] == sid, (query, route, held)
+    note = "also searched other forms of: APIs (api), failed (fail, fails, failing)"
+    assert note in st.query_notes("APIs failed")
+    st.close()
+
+
+@pytest.mark.parametrize("route", ROUTE_ORDER)
 def test_a_silent_e_word_and_news_keep_their_own_words(tmp_path, route) -> None:
     """Regression: ``merged`` was searched as merg, mergs, merged, merging: a row
     saying "merge" did not match it; ``news`` was searched as ``new``, which

@@ -54,6 +54,9 @@ MIN_STEM = 3
 _MIN_DERIVED = 5
 
 _WORD = re.compile(r"[A-Za-z]{3,}")
+# An acronym's plural (APIs, GPUs, VMs, OSes): its one other form is the acronym; read
+# as a word, APIs was apises, apised, apising, and "the API" was not found.
+_ACRONYM_PLURAL = re.compile(r"([A-Z]{2,})e?s")
 _VOWEL = re.compile(r"[aeiouy]")
 # (suffix, the shortest stem it may leave), longest suffixes first.
 _SUFFIXES: tuple[tuple[str, int], ...] = (
@@ -145,13 +148,17 @@ def word_forms(term: Term) -> tuple[Term, ...]:
     """The other forms a best match searches ``term`` as, beside the word: a single
     English word (three or more ASCII letters, no ``*``) as its stem's prefix,
     or as its stem and the stem's inflections when the stem is short, or as the
-    forms ``IRREGULAR`` lists (went: go, goes, going, gone); a Korean word
-    without the particle it ends in (``korean_stem``); nothing else."""
+    forms ``IRREGULAR`` lists (went: go, goes, going, gone), an acronym's plural as
+    the acronym (APIs: api); a Korean word without the particle it ends in
+    (``korean_stem``); nothing else."""
     if term.prefix:
         return ()
     # ｄｅｐｌｏｙｅｄ, as a CJK keyboard in full-width mode types it, is the word every
     # index reads: its forms are that word's
     if _WORD.fullmatch(fold_width(term.text)):
+        acronym = _ACRONYM_PLURAL.fullmatch(fold_width(term.text))
+        if acronym:
+            return (Term(acronym.group(1).lower()),)
         lowered = fold_width(term.text).lower()
         if lowered in _S_WORDS or not _VOWEL.search(lowered):
             return ()  # no other form: news is no plural of new, dns no verb
