@@ -376,6 +376,28 @@ def test_an_acronyms_plural_finds_the_acronym(tmp_path, route) -> None:
 
 
 @pytest.mark.parametrize("route", ROUTE_ORDER)
+def test_a_month_or_a_modal_verb_has_no_other_form(tmp_path, route) -> None:
+    """Regression: ``March`` was searched as march*, and a chat "marching to the
+    offsite" held the month; ``may`` was mays, mayed, maying, ``July`` julies,
+    julied, julying, ``must`` musts, musted, musting."""
+    from hermes_fts.query.tree import Term
+    from hermes_fts.query.wordforms import word_forms
+
+    for word in ("May", "may", "might", "must", "shall", "ought", "March", "July", "Sept"):
+        assert word_forms(Term(word)) == (), word
+    st = open_store(tmp_path / "state.db", word_index=True)
+    conversation(st, "month", [("user", "the March offsite is booked")], start=T0)
+    conversation(st, "verb", [("user", "marching to the offsite")], start=T0 + 1)
+    held = held_by_session(st, "March offsite", route)
+    assert held == {"month": ["March", "offsite"], "verb": ["offsite"]}, (route, held)
+    notes = st.query_notes("the last may fail")
+    assert "also searched other forms of: last (lasts, lasted, lasting), fail (fails, " in (
+        " ".join(notes)
+    ), notes
+    st.close()
+
+
+@pytest.mark.parametrize("route", ROUTE_ORDER)
 def test_a_silent_e_word_and_news_keep_their_own_words(tmp_path, route) -> None:
     """Regression: ``merged`` was searched as merg, mergs, merged, merging: a row
     saying "merge" did not match it; ``news`` was searched as ``new``, which

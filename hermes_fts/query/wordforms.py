@@ -81,6 +81,12 @@ _SIBILANT = ("s", "x", "z", "ch", "sh")
 _NOT_PLURAL = ("ss", "us", "is")
 # Words whose final s is no plural either: news was searched as new.
 _S_WORDS = frozenset({"news", "species", "lens", "means", "series", "physics"})
+# Words with no other form: the modal verbs (may was mays, mayed, maying; must musted)
+# and the months (July was julies, julied; march* found "marching").
+_NO_FORMS = frozenset(
+    """may might must shall ought january february march april june july august september
+    october november december jan feb mar apr jun jul aug sep sept oct nov dec""".split()
+)
 # Endings after which English keeps a silent e (merge, parse, cache, solve, breathe):
 # a short stem of an -ed or -ing form ending so may have lost one.
 _E_ENDINGS = ("c", "g", "s", "u", "v", "z", "ch", "th")
@@ -160,7 +166,7 @@ def word_forms(term: Term) -> tuple[Term, ...]:
         if acronym:
             return (Term(acronym.group(1).lower()),)
         lowered = fold_width(term.text).lower()
-        if lowered in _S_WORDS or not _VOWEL.search(lowered):
+        if lowered in _S_WORDS or lowered in _NO_FORMS or not _VOWEL.search(lowered):
             return ()  # no other form: news is no plural of new, dns no verb
         if lowered in IRREGULAR:
             return _irregular_forms(lowered)
