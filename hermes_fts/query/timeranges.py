@@ -184,10 +184,9 @@ def _next_alone(
     return m.start("said"), m.end(), replace(alone, through=None), year
 
 
-Alone = tuple["re.Match[str] | None", TimeWords | None, int | None]
-
-
-def _alone(last: TimeWords, plain: str, end: int) -> Alone:
+def _alone(
+    last: TimeWords, plain: str, end: int
+) -> tuple[re.Match[str] | None, TimeWords | None, int | None]:
     """What follows ``last`` at ``end`` as another time of its kind: a weekday's
     weekday, a date's day (of its month), a month's month, a year's year."""
     if last.weekday is not None:
