@@ -197,7 +197,7 @@ def _find(
         if at < 0:
             return None
         pos = at + 1
-        if term.left and word_goes_on(text, at - 1, -1):
+        if term.left and not _escape_before(text, at) and word_goes_on(text, at - 1, -1):
             continue
         stop = _match_end(text, at, term, fold)
         if stop is not None:
@@ -437,8 +437,27 @@ def _latin_word_char(ch: str) -> bool:
     return (ch.isalnum() or ch == "_") and not has_cjk(ch)
 
 
+# A lone surrogate shows as its escape (``\\ud800``, ``content.escape_lone_surrogates``),
+# which the tokenizer never read: a word beside it starts after it, not in its digits.
+_SURROGATE_ESCAPE = re.compile(r"\\ud[89a-f][0-9a-f]{2}")
+
+
+def _escape_before(text: str, i: int) -> bool:
+    """Whether the shown escape of a lone surrogate ends right before ``text[i]``."""
+    return (
+        i >= 6
+        and text[i - 1] in "0123456789abcdef"
+        and bool(_SURROGATE_ESCAPE.fullmatch(text, i - 6, i))
+    )
+
+
 def _word_start(text: str, i: int) -> int:
-    while i > 0 and _latin_word_char(text[i - 1]) and _latin_word_char(text[i]):
+    while (
+        i > 0
+        and _latin_word_char(text[i - 1])
+        and _latin_word_char(text[i])
+        and not _escape_before(text, i)
+    ):
         i -= 1
     return char_start(text, i)
 
