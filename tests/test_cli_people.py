@@ -234,10 +234,11 @@ def test_tool_rows_print_as_text_not_json_escapes(home):
             "reload",
             'terminal(command="sudo systemctl >>>reload<<< nginx && nginx -s >>>reload<<<")',
         ),
-        # Widths fold: "nginx" of the other call matches too, and ranks below this one.
+        # Widths fold: "nginx" of the other call matches too, and ranks below this one;
+        # every term the snippet shows is marked, config too.
         (
             "ＮＧＩＮＸ config",
-            'web_search(query=">>>ＮＧＩＮＸ<<< config >>>ＮＧＩＮＸ<<<")',
+            'web_search(query=">>>ＮＧＩＮＸ<<< >>>config<<< >>>ＮＧＩＮＸ<<<")',
         ),
     ],
 )

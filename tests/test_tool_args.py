@@ -178,9 +178,7 @@ def test_every_clamp_reaches_the_payload_as_a_query_note(tmp_path, monkeypatch):
             "sort 'sideways' is not one of newest, oldest; used best match first",
             "detail 'Huge' is not one of adaptive, full, index; used adaptive",
         ]
-        exact = session_search(
-            store, query="chatter", limit=2, sort="Newest", detail="index", window=3
-        )
+        exact = session_search(store, query="chatter", limit=2, sort="Newest", detail="index")
         assert "query_notes" not in exact
         assert "query_notes" not in session_search(store, session_id="s1", limit="junk")
 
