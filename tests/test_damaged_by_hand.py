@@ -506,16 +506,21 @@ def _damage_message_pages(path: Path) -> None:
             f.write(b"\xa5" * page_size)
 
 
-@pytest.mark.parametrize("command", [["status"], ["optimize-storage", "--yes"]])
-def test_a_store_whose_message_pages_are_damaged_is_named_with_what_to_do(
-    tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
+def _optimized_store_with_damaged_message_pages(tmp_path: Path) -> Path:
     path = tmp_path / "state.db"
     with open_store(path) as store:
         conversation(store, "en-1", [("user", f"note {i} " + "deploy " * 40) for i in range(60)])
         store.optimize_storage(sleep=lambda s: None, vacuum=False)
     shell(path, "PRAGMA journal_mode = DELETE;")
     _damage_message_pages(path)
+    return path
+
+
+@pytest.mark.parametrize("command", [["status"], ["optimize-storage", "--yes"]])
+def test_a_store_whose_message_pages_are_damaged_is_named_with_what_to_do(
+    tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _optimized_store_with_damaged_message_pages(tmp_path)
     status = cli_main([*command, "--json", "--db", str(path)])
     error = json.loads(capsys.readouterr().out)["error"]
     # The file, the damage and what to do: not "the session store cannot be used".
@@ -529,12 +534,7 @@ def test_a_search_on_damaged_message_pages_sends_to_the_command_that_names_the_c
     """A search told a person to rebuild the indexes or restore a backup; the
     optimize-storage it named then refused with other words.  It now promises what
     optimize-storage does: a rebuild of ours, or the recovery of Hermes' tables."""
-    path = tmp_path / "state.db"
-    with open_store(path) as store:
-        conversation(store, "en-1", [("user", f"note {i} " + "deploy " * 40) for i in range(60)])
-        store.optimize_storage(sleep=lambda s: None, vacuum=False)
-    shell(path, "PRAGMA journal_mode = DELETE;")
-    _damage_message_pages(path)
+    path = _optimized_store_with_damaged_message_pages(tmp_path)
     assert cli_main(["search", "deploy", "--json", "--db", str(path)]) != 0
     error = json.loads(capsys.readouterr().out)["error"]
     assert "damaged" in error and "optimize-storage" in error, error
